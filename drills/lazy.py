@@ -1,0 +1,53 @@
+"""A click group whose subcommands are imported only when they are run.
+
+``qkv --help`` lists every command from the short help given here, without importing the
+module that implements it; this keeps start-up at the cost of one Python interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+
+class LazyGroup(click.Group):
+    """Subcommands given as ``{name: ("module:attribute", "short help")}``."""
+
+    def __init__(self, *args, lazy: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def _available(self, name: str) -> bool:
+        module_name = self.lazy[name][0].split(":")[0]
+        try:
+            return importlib.util.find_spec(module_name) is not None
+        except ModuleNotFoundError:
+            return False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        lazy = {name for name in self.lazy if self._available(name)}
+        return sorted(set(super().list_commands(ctx)) | lazy)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and self._available(name):
+            target, _ = self.lazy[name]
+            module_name, attr = target.split(":")
+            command = getattr(importlib.import_module(module_name), attr)
+            command.name = name
+            return command
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, self.lazy[name][1]))
+            else:
+                cmd = super().get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(limit=formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

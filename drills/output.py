@@ -1,0 +1,74 @@
+"""The one place where qkv prints: results to stdout, diagnostics to stderr.
+
+Commands build plain data (dicts, lists, strings) and hand it here. Errors that the user can
+fix are raised as :class:`InputError` (or ``solver.errors.SolverInputError``) and end up as
+one line on stderr with exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+import click
+
+
+class InputError(click.ClickException):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(f"{param}: {message}" if param else message)
+
+    def show(self, file=None) -> None:  # one line, no usage block
+        click.echo(f"qkv: error: {self.format_message()}", err=True)
+
+
+def _jsonable(obj: Any) -> Any:
+    """Convert numpy/sympy/fractions to JSON types; floats keep full double precision."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        if math.isnan(obj) or math.isinf(obj):
+            return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+        return obj
+    tolist = getattr(obj, "tolist", None)
+    if callable(tolist):  # numpy arrays and scalars, torch tensors
+        return _jsonable(tolist())
+    if type(obj).__module__.startswith("sympy"):
+        if getattr(obj, "is_Matrix", False):
+            return [[_jsonable(x) for x in row] for row in obj.tolist()]
+        if getattr(obj, "is_Integer", False):
+            return int(obj)
+        return float(obj)
+    if hasattr(obj, "numerator") and hasattr(obj, "denominator"):  # Fraction
+        return float(obj)
+    if hasattr(obj, "to_json"):
+        return _jsonable(obj.to_json())
+    return str(obj)
+
+
+def emit_json(obj: Any) -> None:
+    """Print one JSON object on one line of stdout."""
+    click.echo(json.dumps(_jsonable(obj), ensure_ascii=False))
+
+
+def emit(text: str = "") -> None:
+    click.echo(text)
+
+
+def warn(text: str) -> None:
+    click.echo(f"qkv: {text}", err=True)
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()

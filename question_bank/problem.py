@@ -1,0 +1,127 @@
+"""The problem model: what a question is, whatever produced it.
+
+A :class:`Problem` comes from a family (a generator, ``question_bank.families``) or from a
+curated data file (``question_bank/data/*.toml``); the quiz, the checker, sheets and exams
+read only this shape. Keys are values the solver computed; grading lives in
+``question_bank.grading``; text→value parsing of what a student types lives in ``drills``.
+
+Types (GATE's three, plus two that drills need):
+
+- ``mcq``: one correct option of four; key :class:`ChoiceKey` with one index.
+- ``msq``: one or more correct options; :class:`ChoiceKey`, all-or-nothing.
+- ``nat``: a number; :class:`NumericKey` with the exact value, the rounding the statement
+  asks for (``decimals``) and the accepted GATE-style range ``[lo, hi]``.
+- ``integer``: an exact integer (parameter counts); :class:`IntegerKey`.
+- ``matrix``: a matrix keyed elementwise; :class:`MatrixKey` with a tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ProblemType = Literal["mcq", "msq", "nat", "integer", "matrix"]
+PROBLEM_TYPES: tuple[str, ...] = ("mcq", "msq", "nat", "integer", "matrix")
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class NumericKey:
+    """A NAT key: ``value`` exact (a float, or an int), the statement's rounding, and the range
+    ``[lo, hi]`` that GATE would accept (inclusive)."""
+
+    value: float
+    lo: float
+    hi: float
+    decimals: int | None = None  # "round off to two decimal places" -> 2
+    unit: str = ""  # "", "bytes", "GiB", "FLOPs", ...
+
+
+@dataclass(frozen=True)
+class IntegerKey:
+    value: int
+    unit: str = ""
+    rel_tol: float = 0.0  # 0: exact; a family may accept e.g. 1e-3 when it says "in millions"
+
+
+@dataclass(frozen=True)
+class MatrixKey:
+    value: tuple[tuple[float, ...], ...]  # rows
+    abs_tol: float = 5e-3
+    decimals: int | None = None
+
+
+@dataclass(frozen=True)
+class ChoiceKey:
+    correct: frozenset[int]  # indices into Problem.options (0 = a)
+
+
+Key = NumericKey | IntegerKey | MatrixKey | ChoiceKey
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A typical wrong path, computed by the solver with the mistake applied.
+
+    ``value`` has the shape of the key's value (a number, a matrix as rows, or for choice
+    problems the option index the mistake leads to)."""
+
+    id: str  # stable: "no_sqrt_dk_scaling"
+    label: str  # short: "forgot to divide by √dₖ"
+    feedback: str  # to the student: "This is the result without dividing by √dₖ."
+    value: Any
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A figure of a source text that the solver disagrees with."""
+
+    where: str  # "004_83489721195aedaa.txt §19 GATE Q3"
+    printed: str  # the figure as printed
+    exact: str  # the solver's figure
+    reason: str  # a different convention, or a plain error, explained
+
+
+@dataclass
+class Part:
+    """One part of a multi-part problem ((a) QKᵀ, (b) scaled, (c) weights, (d) output).
+
+    ``follow`` computes this part's key from the student's answers to the earlier parts
+    (a dict label -> value), for follow-through marking; ``None`` when the part stands alone.
+    """
+
+    label: str
+    type: ProblemType
+    prompt_md: str
+    prompt_text: str
+    key: Key
+    misconceptions: list[Misconception] = field(default_factory=list)
+    follow: Callable[[dict[str, Any]], Key] | None = None
+
+
+@dataclass
+class Problem:
+    id: str  # "attention.by_hand/1234" for a generated variant; the item id for curated ones
+    family: str | None  # family id, or None for a curated item
+    seed: int | None
+    topic: str  # "attention", "counting", "positional", "normalisation", "hardware", ...
+    tags: tuple[str, ...]
+    difficulty: str  # easy | medium | hard
+    marks: int  # 1 or 2
+    type: ProblemType
+    statement_md: str  # Markdown with LaTeX math ($...$, $$...$$)
+    statement_text: str  # plain Unicode for the terminal (QKᵀ/√dₖ)
+    key: Key
+    solution_md: str
+    solution_text: str
+    given: dict[str, Any] = field(default_factory=dict)
+    options: list[str] = field(default_factory=list)  # MCQ/MSQ, Markdown
+    options_text: list[str] = field(default_factory=list)  # MCQ/MSQ, plain Unicode
+    misconceptions: list[Misconception] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)  # empty for single-answer problems
+    source: str = "generated"  # or "004_83489721195aedaa.txt §19 GATE Q3"
+    source_label: str = ""  # "GATE Q3", "B5", "Worked Example 1"
+    hints: list[str] = field(default_factory=list)
+    errata: list[Erratum] = field(default_factory=list)
+    explanation: str = ""  # for conceptual MCQ/MSQ: why the key is right

@@ -1,0 +1,163 @@
+"""One description of a Transformer: :class:`ModelConfig`.
+
+Every count (``solver.counts``), every reference model (``solver.models``) and every preset
+(``solver.presets``) speaks in these fields. Field names are an interface (the command line
+turns each into a flag: ``n_kv_heads`` is ``--n-kv-heads``).
+
+Conventions that the fields settle:
+
+- ``bias`` switches the biases of every linear layer and every norm; the finer switches
+  ``attn_bias``, ``ffn_bias``, ``norm_bias`` (``None`` = follow ``bias``) override it per
+  part. RMSNorm never has a bias; LayerNorm has γ and β (β only when its bias is on).
+- ``d_ff`` is the hidden width of the FFN; for ``swiglu`` there are three matrices of
+  ``d_model × d_ff`` (gate, up, down).
+- ``d_head`` defaults to ``d_model // n_heads``; attention projects to ``n_heads·d_head``
+  queries and ``n_kv_heads·d_head`` keys and values.
+- ``tied_embeddings``: the LM head reuses the token embedding matrix (counted once).
+- ``max_positions`` sizes the learned position table (``pos="learned"`` only).
+- Encoder-decoder models use ``n_encoder_layers`` and ``n_decoder_layers``; ``n_layers`` is
+  their sum there, and the layer count of the stack otherwise.
+- Mixture of experts: ``n_experts`` FFNs per layer (1 = dense) with a router of
+  ``d_model × n_experts`` (no bias) and ``top_k`` experts active per token.
+- LoRA: ``lora_rank`` r adds A (r × d_in) and B (d_out × r) beside each targeted linear layer
+  (``lora_targets`` from q, k, v, o, ffn); the adapters are counted separately from the base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from solver.errors import SolverInputError
+
+ARCHS = ("encoder", "decoder", "encoder-decoder")
+FFNS = ("relu", "gelu", "swiglu")
+NORMS = ("layernorm", "rmsnorm")
+NORM_POSITIONS = ("pre", "post")
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")
+LORA_TARGETS = ("q", "k", "v", "o", "ffn")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    arch: str = "decoder"  # encoder (BERT-style) | decoder (GPT-style) | encoder-decoder
+    d_model: int = 768
+    n_layers: int = 12  # for encoder-decoder: n_encoder_layers + n_decoder_layers
+    n_heads: int = 12
+    n_kv_heads: int | None = None  # None = n_heads (MHA); 1 = MQA; in between = GQA
+    d_head: int | None = None  # None = d_model // n_heads
+    d_ff: int = 3072
+    ffn: str = "gelu"  # relu | gelu (two matrices) | swiglu (three matrices)
+    norm: str = "layernorm"  # layernorm | rmsnorm
+    norm_position: str = "pre"  # pre | post
+    final_norm: bool = True  # a norm after the last layer (pre-norm models have one)
+    bias: bool = True  # biases in linear layers and norms
+    attn_bias: bool | None = None  # None = follow bias
+    ffn_bias: bool | None = None  # None = follow bias
+    norm_bias: bool | None = None  # None = follow bias
+    vocab_size: int = 50257
+    max_positions: int = 1024
+    pos: str = "learned"  # learned | sinusoidal | rope | alibi | none
+    tied_embeddings: bool = True
+    lm_head: bool = True  # an output projection to the vocabulary
+    type_vocab_size: int = 0  # BERT's segment embeddings (2 in BERT)
+    pooler: bool = False  # BERT's pooler: a d_model × d_model dense layer with bias
+    n_encoder_layers: int | None = None
+    n_decoder_layers: int | None = None
+    lora_rank: int = 0
+    lora_targets: tuple[str, ...] = ("q", "v")
+    n_experts: int = 1
+    top_k: int = 1
+    norm_eps: float = 1e-5
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.lora_targets, (list, str)):
+            targets = (self.lora_targets,) if isinstance(self.lora_targets, str) else self.lora_targets
+            object.__setattr__(self, "lora_targets", tuple(targets))
+        if self.arch == "encoder-decoder":
+            enc = self.n_encoder_layers if self.n_encoder_layers is not None else self.n_layers // 2
+            dec = self.n_decoder_layers if self.n_decoder_layers is not None else self.n_layers - enc
+            object.__setattr__(self, "n_encoder_layers", enc)
+            object.__setattr__(self, "n_decoder_layers", dec)
+            object.__setattr__(self, "n_layers", enc + dec)
+        self.validate()
+
+    # ---- derived values -------------------------------------------------------------
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads if self.d_head is None else self.d_head
+
+    @property
+    def has_attn_bias(self) -> bool:
+        return self.bias if self.attn_bias is None else self.attn_bias
+
+    @property
+    def has_ffn_bias(self) -> bool:
+        return self.bias if self.ffn_bias is None else self.ffn_bias
+
+    @property
+    def has_norm_bias(self) -> bool:
+        """Whether LayerNorm carries β (RMSNorm never does)."""
+        return self.norm == "layernorm" and (self.bias if self.norm_bias is None else self.norm_bias)
+
+    @property
+    def encoder_layers(self) -> int:
+        if self.arch == "encoder-decoder":
+            return int(self.n_encoder_layers or 0)
+        return self.n_layers if self.arch == "encoder" else 0
+
+    @property
+    def decoder_layers(self) -> int:
+        if self.arch == "encoder-decoder":
+            return int(self.n_decoder_layers or 0)
+        return self.n_layers if self.arch == "decoder" else 0
+
+    # ---- validation -----------------------------------------------------------------
+    def validate(self) -> None:
+        def need(cond: bool, param: str, message: str) -> None:
+            if not cond:
+                raise SolverInputError(message, param=param)
+
+        for name, allowed in (("arch", ARCHS), ("ffn", FFNS), ("norm", NORMS),
+                              ("norm_position", NORM_POSITIONS), ("pos", POSITIONS)):
+            value = getattr(self, name)
+            need(value in allowed, name, f"must be one of {', '.join(allowed)} (got {value!r})")
+        for name in ("d_model", "n_heads", "d_ff", "vocab_size"):
+            value = getattr(self, name)
+            need(isinstance(value, int) and value > 0, name, f"must be a positive integer (got {value!r})")
+        need(isinstance(self.n_layers, int) and self.n_layers >= 0, "n_layers", "must be a non-negative integer")
+        need(self.kv_heads > 0, "n_kv_heads", "must be a positive integer")
+        need(self.n_heads % self.kv_heads == 0, "n_kv_heads",
+             f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({self.kv_heads})")
+        if self.d_head is None:
+            need(self.d_model % self.n_heads == 0, "n_heads",
+                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) when d_head is not given")
+        else:
+            need(self.d_head > 0, "d_head", "must be a positive integer")
+        need(self.pos != "learned" or self.max_positions > 0, "max_positions",
+             "a learned position table needs max_positions > 0")
+        need(self.type_vocab_size >= 0, "type_vocab_size", "must be >= 0")
+        need(self.lora_rank >= 0, "lora_rank", "must be >= 0")
+        bad = [t for t in self.lora_targets if t not in LORA_TARGETS]
+        need(not bad, "lora_targets", f"unknown target(s) {bad}; choose from {', '.join(LORA_TARGETS)}")
+        need(self.n_experts >= 1, "n_experts", "must be >= 1")
+        need(1 <= self.top_k <= self.n_experts, "top_k", f"must be between 1 and n_experts ({self.n_experts})")
+        need(self.pos != "rope" or self.head_dim % 2 == 0, "d_head", "RoPE needs an even head size")
+
+    # ---- conversions ----------------------------------------------------------------
+    def replace(self, **changes: Any) -> ModelConfig:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["lora_targets"] = list(self.lora_targets)
+        return d
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]

@@ -1,0 +1,36 @@
+"""Reference PyTorch models built from a :class:`~solver.config.ModelConfig`.
+
+``build_model(cfg, device)`` returns a :class:`Transformer`; on ``cpu``/``cuda`` it first checks
+that the weights fit (:mod:`solver.models.guard`), on ``meta`` it takes any size and allocates
+nothing. Importing this package imports torch.
+"""
+
+from __future__ import annotations
+
+from solver.config import ModelConfig
+from solver.models.attention import Attention, LayerKV
+from solver.models.guard import check_fits
+from solver.models.transformer import KVCache, ModelOutput, Stack, Transformer
+
+__all__ = ["Attention", "KVCache", "LayerKV", "ModelOutput", "Stack", "Transformer", "build_model"]
+
+DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+
+
+def build_model(cfg: ModelConfig, device: str = "meta", dtype: str = "fp32") -> Transformer:
+    """The reference model of ``cfg`` on ``device`` (meta, cpu, cuda) with ``dtype`` weights."""
+    import torch
+
+    from solver.errors import SolverInputError
+
+    if dtype not in DTYPES:
+        raise SolverInputError(f"choose one of {', '.join(DTYPES)} (got {dtype!r})", param="dtype")
+    torch_dtype = getattr(torch, DTYPES[dtype])
+    check_fits(cfg, device, torch.tensor([], dtype=torch_dtype).element_size())
+    try:
+        with torch.device(device):
+            model = Transformer(cfg)
+    except RuntimeError as e:
+        raise SolverInputError(f"cannot build the model on {device}: {str(e).splitlines()[0]}",
+                               param="device") from None
+    return model.to(torch_dtype)

@@ -1,0 +1,47 @@
+"""One Transformer layer: self-attention, (in a decoder of an encoder-decoder) cross-attention,
+and the FFN, each wrapped in a residual connection and a norm.
+
+pre-norm  (GPT-2, Llama):             x = x + sublayer(norm(x))
+post-norm (original Transformer, BERT): x = norm(x + sublayer(x))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from solver.config import ModelConfig
+from solver.models.attention import Attention, LayerKV
+from solver.models.ffn import FeedForward, MixtureOfExperts
+from solver.models.layers import make_norm
+
+
+class Block(nn.Module):
+    """A layer with ``attn_norm``/``attn``, optionally ``cross_norm``/``cross_attn``, and ``ffn_norm``/``ffn``."""
+
+    def __init__(self, cfg: ModelConfig, causal: bool, cross: bool):
+        super().__init__()
+        self.pre_norm = cfg.norm_position == "pre"
+        self.attn_norm = make_norm(cfg)
+        self.attn = Attention(cfg, causal=causal)
+        self.cross_norm = make_norm(cfg) if cross else None
+        self.cross_attn = Attention(cfg, causal=False, cross=True) if cross else None
+        self.ffn_norm = make_norm(cfg)
+        self.ffn = MixtureOfExperts(cfg) if cfg.n_experts > 1 else FeedForward(cfg)
+
+    def residual(self, x: torch.Tensor, norm: nn.Module, sublayer: Callable[[torch.Tensor], torch.Tensor]):
+        if self.pre_norm:
+            return x + sublayer(norm(x))
+        return norm(x + sublayer(x))
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
+                cache: tuple[LayerKV, LayerKV] | None = None, start: int = 0, impl: str = "sdpa") -> torch.Tensor:
+        """x: (B, T, d_model) → (B, T, d_model); ``cache`` = (self-attention KV, cross-attention KV)."""
+        self_kv, cross_kv = cache if cache is not None else (None, None)
+        x = self.residual(x, self.attn_norm, lambda h: self.attn(h, cache=self_kv, start=start, impl=impl))
+        if self.cross_attn is not None:
+            x = self.residual(x, self.cross_norm,
+                              lambda h: self.cross_attn(h, memory=memory, cache=cross_kv, impl=impl))
+        return self.residual(x, self.ffn_norm, self.ffn)

@@ -1,0 +1,72 @@
+"""The position-wise feed-forward network, dense or as a mixture of experts.
+
+Dense (``relu``/``gelu``): down(act(up(x))), two matrices d_model×d_ff.
+``swiglu``: down(silu(gate(x)) ⊙ up(x)), three matrices d_model×d_ff.
+Biases (d_ff on up/gate, d_model on down) when ``cfg.has_ffn_bias``.
+
+Mixture of experts: a router (d_model → n_experts, no bias) scores every token, the ``top_k``
+best experts each run their own FFN on it, and the outputs are mixed with the softmax of the
+top-k scores (Mixtral's rule). Per token the FFN matmuls cost top_k dense FFNs plus the router.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from solver.config import ModelConfig
+from solver.models.layers import Linear, activation, lora_rank
+
+
+class FeedForward(nn.Module):
+    """One dense FFN: (N, d_model) → (N, d_model), or any leading shape."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d, d_ff, bias, r = cfg.d_model, cfg.d_ff, cfg.has_ffn_bias, lora_rank(cfg, "ffn")
+        self.kind = cfg.ffn
+        self.gate = Linear(d, d_ff, bias, r) if cfg.ffn == "swiglu" else None
+        self.up = Linear(d, d_ff, bias, r)
+        self.down = Linear(d_ff, d, bias, r)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.gate is not None:
+            h = F.silu(self.gate(x)) * self.up(x)  # (..., d_ff)
+        else:
+            h = activation(self.kind, self.up(x))  # (..., d_ff)
+        return self.down(h)  # (..., d_model)
+
+
+class MixtureOfExperts(nn.Module):
+    """Top-k routing over ``n_experts`` FFNs: (B, T, d_model) → (B, T, d_model)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.top_k = cfg.top_k
+        self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=False)
+        self.experts = nn.ModuleList(FeedForward(cfg) for _ in range(cfg.n_experts))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        flat = x.reshape(B * T, d)  # (N, d)
+        N, k, E = B * T, self.top_k, len(self.experts)
+        scores, chosen = self.router(flat).topk(k, dim=-1)  # (N, k) each
+        weights = scores.softmax(dim=-1)  # (N, k): mixing weights of the chosen experts
+        out = torch.zeros_like(flat)  # (N, d)
+
+        if flat.is_meta:
+            # Values (and so the routing) do not exist on the meta device. Route the N·k
+            # (token, slot) pairs to the experts in fixed, balanced shares instead: the same
+            # shapes in total, hence exactly the same matmul FLOPs as any real routing.
+            pairs = torch.arange(N * k, device=x.device)
+            for e, share in enumerate(pairs.tensor_split(E)):
+                token, slot = share // k, share % k
+                out.index_add_(0, token, self.experts[e](flat[token]) * weights[token, slot, None])
+            return out.view(B, T, d)
+
+        for e, expert in enumerate(self.experts):
+            token, slot = (chosen == e).nonzero(as_tuple=True)  # the tokens that chose expert e
+            if token.numel():
+                out.index_add_(0, token, expert(flat[token]) * weights[token, slot, None])
+        return out.view(B, T, d)  # each token: Σ over its k experts of weight · FFN_e(x)

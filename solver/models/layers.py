@@ -1,0 +1,66 @@
+"""Building blocks shared by every part of the reference model: linear layers (with optional
+LoRA adapters) and the two norms.
+
+Parameter names are part of the interface: a breakdown per component is read from
+``model.named_parameters()`` (``...q.base.weight``, ``...q.lora_A.weight``, ``...attn_norm.bias``).
+Modules take no ``device`` argument: :func:`solver.models.build_model` builds under
+``with torch.device(...)``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from solver.config import ModelConfig
+
+
+class Linear(nn.Module):
+    """``y = x Wᵀ + b``, plus a LoRA update ``y += B(A x)`` when ``rank > 0``.
+
+    Shapes follow ``nn.Linear``: ``weight`` is (d_out, d_in); LoRA's ``A`` is (r, d_in) and ``B``
+    is (d_out, r), so the adapters add ``r·(d_in + d_out)`` parameters and, per token,
+    ``2·r·(d_in + d_out)`` FLOPs (2 per multiply-add). LoRA's scale α/r is left at 1: a scalar
+    multiply changes no count.
+    """
+
+    def __init__(self, d_in: int, d_out: int, bias: bool, rank: int = 0):
+        super().__init__()
+        self.base = nn.Linear(d_in, d_out, bias=bias)
+        self.lora_A = nn.Linear(d_in, rank, bias=False) if rank else None
+        self.lora_B = nn.Linear(rank, d_out, bias=False) if rank else None
+        if self.lora_B is not None:
+            nn.init.zeros_(self.lora_B.weight)  # LoRA starts as the identity update: B = 0
+
+    @property
+    def weight(self) -> nn.Parameter:
+        return self.base.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.base(x)
+        if self.lora_A is not None:
+            y = y + self.lora_B(self.lora_A(x))
+        return y
+
+
+def lora_rank(cfg: ModelConfig, target: str) -> int:
+    """The LoRA rank of the linear layers named by ``target`` (q, k, v, o or ffn); 0 = none."""
+    return cfg.lora_rank if cfg.lora_rank and target in cfg.lora_targets else 0
+
+
+def make_norm(cfg: ModelConfig) -> nn.Module:
+    """LayerNorm (γ, and β when the config's norm bias is on) or RMSNorm (γ only)."""
+    if cfg.norm == "layernorm":
+        return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps, bias=cfg.has_norm_bias)
+    assert cfg.norm == "rmsnorm", f"unknown norm {cfg.norm!r}"
+    return nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+
+
+def activation(name: str, x: torch.Tensor) -> torch.Tensor:
+    """The FFN's nonlinearity (elementwise: FlopCounterMode counts none of it)."""
+    if name == "relu":
+        return F.relu(x)
+    if name == "gelu":
+        return F.gelu(x)
+    raise AssertionError(f"no plain activation for ffn={name!r}")

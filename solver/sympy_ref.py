@@ -104,6 +104,12 @@ def _scalar(x: Any, param: str) -> Any:
     return v
 
 
+def _tidy(expr: Any) -> Any:
+    """The shorter of ``expr`` and its cancelled form (so 1/2 shows as 1/2, not a sum of fractions)."""
+    c = sp.cancel(expr)
+    return c if sp.count_ops(c) < sp.count_ops(expr) else expr
+
+
 def _row_max(row: Sequence[Any]) -> Any:
     """Largest entry of an exact row (−oo entries included)."""
     best = row[0]
@@ -247,7 +253,7 @@ def attention(
         else:
             rows.append(list(softmax(x.row(i))))
     w = tr.add("weights", sp.Matrix(rows), "A = softmax(S'') row by row", r"A = \mathrm{softmax}(S'')")
-    out = tr.add("output", w * V, "O = A·V", r"O = AV")
+    out = tr.add("output", (w * V).applyfunc(_tidy), "O = A·V", r"O = AV")
     return ((out, w), tr) if return_trace else (out, w)
 
 
@@ -268,9 +274,9 @@ def multi_head_attention(
     d_in×d_out), split into ``n_heads`` heads of d_k = d_out/h columns each, attend per head
     with scale 1/√d_k, concatenate, then multiply by W_o when given.
 
-    Returns (y, weights) with weights a list of one (n, n) matrix per head. Steps: q, k, v,
-    then per head ``scores``, ``scaled``, ``masked``, ``weights``, ``output`` as lists (one
-    matrix per head), then concat, and output (after W_o, if any).
+    Returns (y, weights) with weights a list of one (n, n) matrix per head. Steps as
+    :func:`solver.numpy_ref.multi_head_attention`: q, k, v, then scores, scaled, [masked],
+    weights, each a list of one matrix per head (NumPy's head axis), then concat, output.
     """
     X = matrix(x, "x")
     Wq, Wk, Wv = matrix(wq, "wq"), matrix(wk, "wk"), matrix(wv, "wv")
@@ -299,18 +305,12 @@ def multi_head_attention(
             return_trace=True,
         )
         for step in htr:
-            per_head.setdefault(step.name, []).append(step.value)
+            if step.name != "output":
+                per_head.setdefault(step.name, []).append((step.value, step.formula, step.latex))
         outs.append(o)
         ws.append(w)
-    formulas = {
-        "scores": "S_h = Q_h·K_hᵀ",
-        "scaled": "S'_h = S_h / √d_k",
-        "masked": "S''_h = S'_h + M",
-        "weights": "A_h = softmax(S''_h)",
-        "output": "O_h = A_h·V_h",
-    }
-    for name, values in per_head.items():
-        tr.add(f"head_{name}", values, formulas[name] + "  (one per head)")
+    for name, entries in per_head.items():
+        tr.add(name, [e[0] for e in entries], entries[0][1] + " (per head)", entries[0][2])
     y = tr.add("concat", sp.Matrix.hstack(*outs), "concat(O_1, …, O_h)", r"\mathrm{concat}(O_1,\dots,O_h)")
     if wo is not None:
         Wo = matrix(wo, "wo")
@@ -406,8 +406,8 @@ def _check_pe(d_model: int, base: Any) -> Any:
     if int(d_model) != d_model or d_model < 1:
         raise SolverInputError(f"d_model must be a positive integer, got {d_model}", param="d_model")
     b = _scalar(base, "base")
-    if not bool(b > 0):
-        raise SolverInputError(f"base must be > 0, got {b}", param="base")
+    if not bool(b > 1):
+        raise SolverInputError(f"base must be > 1, got {b}", param="base")
     return b
 
 
@@ -436,31 +436,36 @@ def pe_value(pos: Any, dim: int, d_model: int, *, base: Any = 10000, layout: str
 
 def sinusoidal_pe(n_positions: int, d_model: int, *, base: Any = 10000, layout: str = "interleaved",
                   return_trace: bool = False):
-    """The (n_positions, d_model) sinusoidal table of :func:`pe_value`. Steps: angle, output."""
+    """The (n_positions, d_model) sinusoidal table of :func:`pe_value`.
+
+    Steps: angle ((n_positions, ⌈d/2⌉), one column per frequency i), output.
+    """
     b = _check_pe(d_model, base)
-    slots = [_pe_slot(j, int(d_model), layout) for j in range(int(d_model))]
+    d = int(d_model)
     tr = Trace()
     angle = tr.add(
         "angle",
-        sp.Matrix(n_positions, d_model, lambda p, j: sp.Integer(p) / b ** sp.Rational(2 * slots[j][0], int(d_model))),
-        "θ[pos, j] = pos / base^(2i/d)",
+        sp.Matrix(int(n_positions), (d + 1) // 2, lambda p, i: sp.Integer(p) / b ** sp.Rational(2 * i, d)),
+        "θ[pos, i] = pos / base^(2i/d)",
         r"\theta = pos / 10000^{2i/d}",
     )
+    slots = [_pe_slot(j, d, layout) for j in range(d)]
     out = tr.add(
         "output",
-        sp.Matrix(n_positions, d_model, lambda p, j: sp.sin(angle[p, j]) if slots[j][1] else sp.cos(angle[p, j])),
+        sp.Matrix(int(n_positions), d, lambda p, j: (sp.sin if slots[j][1] else sp.cos)(angle[p, slots[j][0]])),
         "PE = sin θ (sine slots), cos θ (cosine slots)",
         "",
     )
     return (out, tr) if return_trace else out
 
 
-def rope(x: Any, positions: Any, *, base: Any = 10000, pairing: str = "interleaved", return_trace: bool = False):
+def rope(x: Any, positions: Any = None, *, base: Any = 10000, pairing: str = "interleaved", return_trace: bool = False):
     """RoPE: rotate each pair (a, b) of row t by angle pos_t·θᵢ, θᵢ = base^(−2i/d), exactly.
 
     ``pairing="interleaved"`` (GPT-J, the RoFormer paper): pairs (x₀, x₁), (x₂, x₃), …;
     ``pairing="half"`` (GPT-NeoX, LLaMA): pairs (xᵢ, x_{i+d/2}). The rotation is
-    (a, b) → (a cos − b sin, a sin + b cos). Steps: angle, cos, sin (each (n, d/2)), output.
+    (a, b) → (a cos − b sin, a sin + b cos); positions default to 0 … n − 1 (one number is
+    accepted for one row). Steps: angle, cos, sin (each (n, d/2)), output.
     """
     X = matrix(x)
     d = X.cols
@@ -468,6 +473,8 @@ def rope(x: Any, positions: Any, *, base: Any = 10000, pairing: str = "interleav
         raise SolverInputError(f"RoPE needs an even dimension, got d = {d}", param="x")
     if pairing not in ("interleaved", "half"):
         raise SolverInputError(f"pairing must be 'interleaved' or 'half', got {pairing!r}", param="pairing")
+    if positions is None:
+        positions = list(range(X.rows))
     if hasattr(positions, "tolist"):
         positions = positions.tolist()
     pos = [positions] if not isinstance(positions, (list, tuple)) else list(positions)
@@ -475,6 +482,8 @@ def rope(x: Any, positions: Any, *, base: Any = 10000, pairing: str = "interleav
         raise SolverInputError(f"{len(pos)} positions for {X.rows} rows", param="positions")
     pos = [_scalar(p, "positions") for p in pos]
     b = _scalar(base, "base")
+    if not bool(b > 1):
+        raise SolverInputError(f"base must be > 1, got {b}", param="base")
     half = d // 2
     tr = Trace()
     angle = tr.add(

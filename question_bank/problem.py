@@ -125,3 +125,73 @@ class Problem:
     hints: list[str] = field(default_factory=list)
     errata: list[Erratum] = field(default_factory=list)
     explanation: str = ""  # for conceptual MCQ/MSQ: why the key is right
+
+
+def key_value(key: Key) -> Any:
+    """The plain answer a key holds: a number, rows, or the sorted correct option indices."""
+    if isinstance(key, ChoiceKey):
+        return sorted(key.correct)
+    if isinstance(key, MatrixKey):
+        return [list(r) for r in key.value]
+    return key.value
+
+
+def key_to_json(key: Key) -> dict[str, Any]:
+    if isinstance(key, NumericKey):
+        return {"kind": "numeric", "value": key.value, "lo": key.lo, "hi": key.hi, "decimals": key.decimals, "unit": key.unit}
+    if isinstance(key, IntegerKey):
+        return {"kind": "integer", "value": key.value, "unit": key.unit, "rel_tol": key.rel_tol}
+    if isinstance(key, MatrixKey):
+        return {"kind": "matrix", "value": [list(r) for r in key.value], "abs_tol": key.abs_tol, "decimals": key.decimals}
+    return {"kind": "choice", "correct": sorted(key.correct)}
+
+
+def _mis_json(m: Misconception) -> dict[str, Any]:
+    v = m.value
+    if isinstance(v, tuple):
+        v = [list(r) if isinstance(r, tuple) else r for r in v]
+    elif isinstance(v, frozenset | set):
+        v = sorted(v)
+    return {"id": m.id, "label": m.label, "feedback": m.feedback, "value": v}
+
+
+def problem_to_json(p: Problem) -> dict[str, Any]:
+    """The whole problem as plain JSON data (answer included; ``Part.follow`` omitted)."""
+    return {
+        "id": p.id,
+        "family": p.family,
+        "seed": p.seed,
+        "kind": "family" if p.family else "curated",
+        "topic": p.topic,
+        "tags": list(p.tags),
+        "difficulty": p.difficulty,
+        "marks": p.marks,
+        "type": p.type,
+        "statement_md": p.statement_md,
+        "statement_text": p.statement_text,
+        "options": list(p.options),
+        "options_text": list(p.options_text),
+        "key": key_to_json(p.key),
+        "answer": key_value(p.key),
+        "solution_md": p.solution_md,
+        "solution_text": p.solution_text,
+        "given": p.given,
+        "misconceptions": [_mis_json(m) for m in p.misconceptions],
+        "parts": [
+            {
+                "label": pt.label,
+                "type": pt.type,
+                "prompt_md": pt.prompt_md,
+                "prompt_text": pt.prompt_text,
+                "key": key_to_json(pt.key),
+                "misconceptions": [_mis_json(m) for m in pt.misconceptions],
+                "follow_through": pt.follow is not None,
+            }
+            for pt in p.parts
+        ],
+        "source": p.source,
+        "source_label": p.source_label,
+        "hints": list(p.hints),
+        "errata": [{"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason} for e in p.errata],
+        "explanation": p.explanation,
+    }

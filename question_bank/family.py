@@ -1,0 +1,322 @@
+"""Problem families: seeded generators, and the registry ``FAMILIES`` (id -> :class:`Family`).
+
+A family is a function that draws its numbers from a :class:`Draw` and returns a
+:class:`~question_bank.problem.Problem`; the :func:`family` decorator registers it::
+
+    @family("softmax.temperature", topic="attention", types=("nat",), title="Softmax with a temperature")
+    def softmax_temperature(d: Draw) -> Problem:
+        x = [d.rng.randint(-2, 3) for _ in range(3)]
+        ...
+        return d.problem(type="nat", statement=doc, key=nat_key(p, 2), solution=sol, ...)
+
+Determinism: ``Family.generate(seed, difficulty)`` seeds ``random.Random`` with the string
+``"<family id>:<difficulty>:<seed>"`` (a string seed is hashed with SHA-512 by ``random``, the
+same on every platform and Python ≥ 3.2), and :meth:`Draw.np` gives a NumPy Generator
+derived from the same draw. No family may touch global random state. The same
+``(family, seed, difficulty)`` therefore always gives the same problem, and its id
+``"<family id>/<difficulty>/<seed>"`` names it.
+
+``FAMILIES`` is filled when ``question_bank.families`` is imported (each topic module
+registers its families at import); :func:`all_families` does that import. Families import
+the solver's SymPy path only inside their generator, so importing the registry is cheap.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from question_bank.grading import LETTERS, values_coincide
+from question_bank.problem import DIFFICULTIES, PROBLEM_TYPES, ChoiceKey, Key, Misconception, Part, Problem
+from question_bank.render import Doc, latex_to_text
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "Draw",
+    "family",
+    "all_families",
+    "get_family",
+    "parse_problem_id",
+    "numeric_choices",
+    "concept_choices",
+    "Wrong",
+]
+
+FAMILIES: dict[str, Family] = {}
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A typical mistake for a numeric answer, before it becomes a :class:`Misconception`:
+    its id, short label, the feedback sentence, and the value the solver computes with the
+    mistake applied."""
+
+    id: str
+    label: str
+    feedback: str
+    value: Any
+
+    def misconception(self) -> Misconception:
+        return Misconception(self.id, self.label, self.feedback, self.value)
+
+
+class Draw:
+    """The random draw of one problem, and the helper that assembles it.
+
+    ``rng`` is a ``random.Random``; :meth:`np` a NumPy Generator seeded from it (created on
+    first use, so families that need no NumPy do not import it)."""
+
+    def __init__(self, fam: Family, seed: int, difficulty: str):
+        self.family = fam
+        self.seed = int(seed)
+        self.difficulty = difficulty
+        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}")
+        self._np = None
+
+    @property
+    def level(self) -> int:
+        """0 for easy, 1 for medium, 2 for hard."""
+        return DIFFICULTIES.index(self.difficulty)
+
+    def np(self):
+        if self._np is None:
+            import numpy as np
+
+            self._np = np.random.default_rng(self.rng.getrandbits(64))
+        return self._np
+
+    def pick(self, seq: Sequence[Any]) -> Any:
+        return seq[self.rng.randrange(len(seq))]
+
+    def problem(
+        self,
+        *,
+        type: str,
+        statement: Doc,
+        key: Key,
+        solution: Doc,
+        given: dict[str, Any] | None = None,
+        marks: int | None = None,
+        options: list[str] | None = None,
+        options_text: list[str] | None = None,
+        misconceptions: Sequence[Misconception | Wrong] = (),
+        parts: Sequence[Part] = (),
+        hints: Sequence[str] = (),
+        explanation: str = "",
+        tags: Sequence[str] = (),
+    ) -> Problem:
+        """Assemble the Problem, filling id, family, seed, topic, tags and difficulty."""
+        if options is not None and options_text is None:
+            options_text = [latex_to_text(o) for o in options]
+        mis = [m.misconception() if isinstance(m, Wrong) else m for m in misconceptions]
+        return Problem(
+            id=f"{self.family.id}/{self.difficulty}/{self.seed}",
+            family=self.family.id,
+            seed=self.seed,
+            topic=self.family.topic,
+            tags=tuple(dict.fromkeys((*self.family.tags, *tags))),
+            difficulty=self.difficulty,
+            marks=marks if marks is not None else (2 if self.level >= 1 and self.family.marks == 2 else self.family.marks),
+            type=type,  # type: ignore[arg-type]
+            statement_md=statement.md,
+            statement_text=statement.text,
+            key=key,
+            solution_md=solution.md,
+            solution_text=solution.text,
+            given=dict(given or {}),
+            options=list(options or []),
+            options_text=list(options_text or []),
+            misconceptions=mis,
+            parts=list(parts),
+            source="generated",
+            source_label=self.family.title,
+            hints=list(hints),
+            explanation=explanation,
+        )
+
+
+@dataclass(frozen=True)
+class Family:
+    """A registered generator. ``types`` lists the problem types it can produce; ``source``
+    names the seed sections it drills (for reference; generated problems say "generated")."""
+
+    id: str
+    topic: str
+    title: str
+    types: tuple[str, ...]
+    build: Callable[[Draw], Problem] = field(repr=False)
+    tags: tuple[str, ...] = ()
+    difficulties: tuple[str, ...] = DIFFICULTIES
+    marks: int = 1
+    source: str = ""
+    description: str = ""
+
+    @property
+    def default_difficulty(self) -> str:
+        return "medium" if "medium" in self.difficulties else self.difficulties[0]
+
+    def generate(self, seed: int, difficulty: str | None = None) -> Problem:
+        """The problem for ``seed`` at ``difficulty`` (default: medium, or the family's only
+        level); the same arguments always give the same problem."""
+        diff = difficulty or self.default_difficulty
+        if diff not in self.difficulties:
+            raise ValueError(f"family {self.id} has difficulties {', '.join(self.difficulties)}, not {diff!r}")
+        p = self.build(Draw(self, seed, diff))
+        if p.type not in self.types:
+            raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
+        return p
+
+    def self_test(self, seeds: Sequence[int] = range(10)) -> list[str]:
+        """Generate each seed at each difficulty and audit it (schema, key accepted,
+        misconceptions rejected and diagnosed, options distinct); returns the problems found."""
+        from question_bank.grading import audit_problem
+
+        problems: list[str] = []
+        for diff in self.difficulties:
+            for s in seeds:
+                try:
+                    p = self.generate(s, diff)
+                except Exception as e:  # noqa: BLE001 - reported, not raised
+                    problems.append(f"{self.id}/{diff}/{s}: generation failed: {type(e).__name__}: {e}")
+                    continue
+                problems.extend(f"{p.id}: {msg}" for msg in audit_problem(p))
+        return problems
+
+
+def family(
+    id: str,
+    *,
+    topic: str,
+    title: str,
+    types: Sequence[str],
+    tags: Sequence[str] = (),
+    difficulties: Sequence[str] = DIFFICULTIES,
+    marks: int = 1,
+    source: str = "",
+) -> Callable[[Callable[[Draw], Problem]], Family]:
+    """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
+    for t in types:
+        if t not in PROBLEM_TYPES:
+            raise ValueError(f"unknown problem type {t!r}")
+
+    def deco(fn: Callable[[Draw], Problem]) -> Family:
+        if id in FAMILIES:
+            raise ValueError(f"family {id!r} registered twice")
+        fam = Family(
+            id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
+            difficulties=tuple(difficulties), marks=marks, source=source,
+            description=(fn.__doc__ or "").strip().split("\n\n")[0],
+        )
+        FAMILIES[id] = fam
+        return fam
+
+    return deco
+
+
+def all_families() -> dict[str, Family]:
+    """The registry, after importing every family module."""
+    import question_bank.families  # noqa: F401 - registers
+
+    return FAMILIES
+
+
+def get_family(fid: str) -> Family:
+    fams = all_families()
+    if fid not in fams:
+        raise KeyError(f"no family {fid!r}")
+    return fams[fid]
+
+
+def parse_problem_id(pid: str) -> tuple[str, str | None, int | None]:
+    """``"fam"`` -> (fam, None, None); ``"fam/7"`` -> (fam, None, 7); ``"fam/hard/7"`` -> (fam, "hard", 7)."""
+    parts = pid.split("/")
+    if len(parts) == 3 and parts[1] in DIFFICULTIES and parts[2].lstrip("-").isdigit():
+        return parts[0], parts[1], int(parts[2])
+    if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+        return parts[0], None, int(parts[1])
+    if len(parts) == 2 and parts[1] in DIFFICULTIES:
+        return parts[0], parts[1], None
+    return pid, None, None
+
+
+# --------------------------------------------------------------------------------------------
+# building choice questions
+
+
+def numeric_choices(
+    d: Draw,
+    correct: Any,
+    wrongs: Sequence[Wrong],
+    *,
+    fmt: Callable[[Any], str],
+    tol_key: Key,
+    fillers: Callable[[Any], Sequence[Any]] | None = None,
+    n: int = 4,
+) -> tuple[list[str], ChoiceKey, list[Misconception], list[Any]]:
+    """An MCQ from a correct value and the values of typical mistakes.
+
+    Distractors are the mistakes' values, in order, skipping any that coincide (under
+    ``tol_key``'s tolerance, or as displayed) with the key or with an earlier option; then
+    ``fillers(correct)`` until there are ``n`` options. Options are shuffled with the draw.
+    Returns ``(options_md, ChoiceKey, misconceptions keyed by option index, option values)``."""
+    chosen: list[tuple[Any, Wrong | None]] = [(correct, None)]
+
+    def clash(v: Any) -> bool:
+        return any(values_coincide(v, c, tol_key) or values_coincide(c, v, tol_key) or fmt(v) == fmt(c) for c, _ in chosen)
+
+    for w in wrongs:
+        if len(chosen) >= n:
+            break
+        if not clash(w.value):
+            chosen.append((w.value, w))
+    for v in fillers(correct) if fillers else ():
+        if len(chosen) >= n:
+            break
+        if not clash(v):
+            chosen.append((v, None))
+    if len(chosen) < n:
+        raise ValueError(f"only {len(chosen)} distinct options for {fmt(correct)}")
+    order = list(range(len(chosen)))
+    d.rng.shuffle(order)
+    options = [fmt(chosen[i][0]) for i in order]
+    values = [chosen[i][0] for i in order]
+    key = ChoiceKey(frozenset({order.index(0)}))
+    mis = [
+        Misconception(w.id, w.label, w.feedback, pos)
+        for pos, i in enumerate(order)
+        if (w := chosen[i][1]) is not None
+    ]
+    return options, key, mis, values
+
+
+def concept_choices(
+    d: Draw,
+    right: Sequence[str],
+    wrong: Sequence[tuple[str, Wrong | None]],
+    *,
+    n: int = 4,
+    n_right: int = 1,
+) -> tuple[list[str], ChoiceKey, list[Misconception]]:
+    """An MCQ (``n_right == 1``) or MSQ from statements known true (``right``) and false
+    (``wrong``, each with the mistake it reflects, if any), drawn and shuffled with ``d``."""
+    if n_right > len(right) or n - n_right > len(wrong):
+        raise ValueError("not enough statements")
+    rs = d.rng.sample(list(right), n_right)
+    ws = d.rng.sample(list(wrong), n - n_right)
+    items: list[tuple[str, bool, Wrong | None]] = [(r, True, None) for r in rs] + [(t, False, w) for t, w in ws]
+    d.rng.shuffle(items)
+    options = [t for t, _, _ in items]
+    if len(set(options)) != len(options):
+        raise ValueError("duplicate options")
+    key = ChoiceKey(frozenset(i for i, (_, ok, _) in enumerate(items) if ok))
+    mis: list[Misconception] = []
+    if n_right == 1:
+        mis = [Misconception(w.id, w.label, w.feedback, i) for i, (_, ok, w) in enumerate(items) if w is not None and not ok]
+    return options, key, mis
+
+
+def letter(i: int) -> str:
+    return LETTERS[i]

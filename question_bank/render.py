@@ -1,0 +1,306 @@
+"""Rendering helpers: numbers, matrices and formulas in Markdown+LaTeX and in plain Unicode.
+
+Families write a statement or a solution once, through a :class:`Doc`, which keeps the two
+renderings side by side: ``doc.p(md)`` adds a paragraph whose Unicode text is derived from
+the LaTeX by :func:`latex_to_text` (a small converter for the subset used here:
+``\\sqrt{d_k}`` -> ``√dₖ``, ``QK^\\top`` -> ``QKᵀ``, ``\\frac{a}{b}`` -> ``a/b``, Greek letters,
+``\\times``, ``\\cdot``, sub/superscripts), and ``doc.matrix("S", rows)`` adds a display
+equation as a LaTeX ``bmatrix`` and as an aligned Unicode matrix with ⎡ ⎤ brackets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
+SUP = str.maketrans("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ")
+_SUB_OK = set("0123456789+-=()aehijklmnoprstuvx")
+_SUP_OK = set("0123456789+-=()inT")
+
+_SYMBOLS = {
+    r"\top": "ᵀ", r"\times": "×", r"\cdot": "·", r"\approx": "≈", r"\le": "≤", r"\leq": "≤",
+    r"\ge": "≥", r"\geq": "≥", r"\ne": "≠", r"\neq": "≠", r"\infty": "∞", r"\in": "∈",
+    r"\to": "→", r"\rightarrow": "→", r"\Rightarrow": "⇒", r"\ldots": "…", r"\dots": "…",
+    r"\cdots": "⋯", r"\sum": "Σ", r"\prod": "Π", r"\odot": "⊙", r"\pm": "±", r"\mid": "|",
+    r"\alpha": "α", r"\beta": "β", r"\gamma": "γ", r"\delta": "δ", r"\epsilon": "ε",
+    r"\varepsilon": "ε", r"\theta": "θ", r"\lambda": "λ", r"\mu": "μ", r"\sigma": "σ",
+    r"\tau": "τ", r"\phi": "φ", r"\pi": "π", r"\omega": "ω", r"\Theta": "Θ", r"\Omega": "Ω",
+    r"\exp": "exp", r"\sin": "sin", r"\cos": "cos", r"\log": "log", r"\ln": "ln", r"\max": "max",
+    r"\min": "min", r"\quad": "  ", r"\qquad": "    ", r"\,": " ", r"\;": " ", r"\!": "",
+    r"\{": "{", r"\}": "}", r"\%": "%", r"\left": "", r"\right": "", r"\big": "", r"\Big": "",
+    r"\lVert": "‖", r"\rVert": "‖", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\lceil": "⌈", r"\rceil": "⌉",
+    r"\neg": "¬", r"\circ": "∘", r"\mathbb{E}": "E", r"\operatorname{Var}": "Var",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# numbers
+
+
+def num(x: Any, decimals: int | None = None, *, strip: bool = False) -> str:
+    """A number for display: integers as integers; otherwise ``decimals`` places (default: up
+    to 4 significant decimals, trailing zeros stripped); ``-0.000`` shown as ``0.000``."""
+    if isinstance(x, Fraction) and x.denominator == 1:
+        x = int(x)
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int) and decimals is None:
+        return str(x)
+    f = float(x)
+    if math.isinf(f):
+        return "-∞" if f < 0 else "∞"
+    if math.isnan(f):
+        return "nan"
+    if decimals is None:
+        if f.is_integer() and abs(f) < 1e15:
+            return str(int(f))
+        s = f"{f:.4f}".rstrip("0").rstrip(".") if abs(f) >= 1e-3 else f"{f:.4g}"
+        return "0" if s in ("-0", "") else s
+    s = f"{f:.{decimals}f}"
+    if strip and "." in s:
+        s = s.rstrip("0").rstrip(".")
+    if re.fullmatch(r"-0(\.0*)?", s):
+        s = s[1:]
+    return s
+
+
+def tex_num(x: Any, decimals: int | None = None, *, strip: bool = False) -> str:
+    s = num(x, decimals, strip=strip)
+    return s.replace("∞", r"\infty")
+
+
+def frac_text(fr: Fraction) -> str:
+    return str(fr.numerator) if fr.denominator == 1 else f"{fr.numerator}/{fr.denominator}"
+
+
+def _cells(rows: Any, decimals: int | None, strip: bool) -> list[list[str]]:
+    if hasattr(rows, "tolist") and not isinstance(rows, list | tuple):
+        rows = rows.tolist()
+    rows = list(rows)
+    if rows and not isinstance(rows[0], list | tuple):
+        rows = [rows]
+    return [[num(x, decimals, strip=strip) for x in r] for r in rows]
+
+
+# --------------------------------------------------------------------------------------------
+# matrices
+
+
+def latex_matrix(rows: Any, decimals: int | None = None, *, strip: bool = False) -> str:
+    """``\\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}``; a 1-D input is one row."""
+    body = r" \\ ".join(" & ".join(c.replace("∞", r"\infty") for c in r) for r in _cells(rows, decimals, strip))
+    return r"\begin{bmatrix} " + body + r" \end{bmatrix}"
+
+
+def text_matrix_lines(rows: Any, decimals: int | None = None, *, strip: bool = False) -> list[str]:
+    """The matrix as aligned lines with ⎡ ⎢ ⎣ brackets (``[ … ]`` for one row)."""
+    cells = _cells(rows, decimals, strip)
+    if not cells:
+        return ["[ ]"]
+    widths = [max(len(r[j]) for r in cells) for j in range(len(cells[0]))]
+    body = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    if len(body) == 1:
+        return [f"[ {body[0]} ]"]
+    out = []
+    for i, b in enumerate(body):
+        lb, rb = ("⎡", "⎤") if i == 0 else ("⎣", "⎦") if i == len(body) - 1 else ("⎢", "⎥")
+        out.append(f"{lb} {b} {rb}")
+    return out
+
+
+def text_matrix(rows: Any, decimals: int | None = None, *, strip: bool = False) -> str:
+    return "\n".join(text_matrix_lines(rows, decimals, strip=strip))
+
+
+def text_equation(lhs: str, *matrices_and_ops: Any, decimals: int | None = None, strip: bool = False) -> str:
+    """``lhs = M₁ op M₂ …`` laid out side by side, the names on the middle line.
+
+    Each item after ``lhs`` is either a string (an operator or a word, placed on the middle
+    line) or a matrix (rows)."""
+    blocks: list[list[str]] = []
+    for item in ((lhs + " =") if lhs else "", *matrices_and_ops):
+        if isinstance(item, str):
+            blocks.append([item] if item else [])
+        else:
+            blocks.append(text_matrix_lines(item, decimals, strip=strip))
+    blocks = [b for b in blocks if b]
+    height = max(len(b) for b in blocks)
+    mid = (height - 1) // 2
+    cols = []
+    for b in blocks:
+        w = max(len(s) for s in b)
+        top = mid - (len(b) - 1) // 2
+        col = [" " * w] * height
+        for i, s in enumerate(b):
+            col[top + i] = s.ljust(w)
+        cols.append(col)
+    return "\n".join(" ".join(c[i] for c in cols).rstrip() for i in range(height))
+
+
+# --------------------------------------------------------------------------------------------
+# LaTeX -> Unicode
+
+
+def _group(s: str, i: int) -> tuple[str, int]:
+    """The brace group or single token starting at s[i]; returns (content, next index)."""
+    if i < len(s) and s[i] == "{":
+        depth, j = 0, i
+        while j < len(s):
+            if s[j] == "{":
+                depth += 1
+            elif s[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    return s[i + 1 : j], j + 1
+            j += 1
+        return s[i + 1 :], len(s)
+    if i < len(s) and s[i] == "\\":
+        m = re.match(r"\\[A-Za-z]+|\\.", s[i:])
+        tok = m.group(0) if m else s[i]
+        return tok, i + len(tok)
+    return (s[i], i + 1) if i < len(s) else ("", i)
+
+
+def _script(content: str, table: dict, ok: set) -> str | None:
+    t = latex_to_text(content, _inner=True)
+    if t and all(ch in ok for ch in t):
+        return t.translate(table)
+    return None
+
+
+def _wrap(t: str) -> str:
+    return t if re.fullmatch(r"[\w.√ᵀ⁰-⁹ₐ-ₜ₀-₉]+", t) else f"({t})"
+
+
+def latex_to_text(s: str, *, _inner: bool = False) -> str:
+    """Plain Unicode for a string of Markdown with inline LaTeX (``$…$``, ``$$…$$``)."""
+    if not _inner:
+        s = s.replace("$$", "").replace("$", "")
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+            cmd = "\\" + m.group(1) if m else "\\"
+            j = i + len(cmd)
+            if cmd in (r"\sqrt",):
+                arg, j = _group(s, j)
+                t = latex_to_text(arg, _inner=True)
+                out.append("√" + (t if re.fullmatch(r"[\w.ₐ-ₜ₀-₉]+", t) else f"({t})"))
+            elif cmd in (r"\frac", r"\tfrac", r"\dfrac"):
+                a, j = _group(s, j)
+                b, j = _group(s, j)
+                ta, tb = latex_to_text(a, _inner=True), latex_to_text(b, _inner=True)
+                out.append(f"{_wrap(ta)}/{_wrap(tb)}")
+            elif cmd in (r"\mathrm", r"\text", r"\operatorname", r"\mathbf", r"\mathit", r"\textbf", r"\mathcal",
+                         r"\texttt", r"\boldsymbol", r"\hat", r"\tilde", r"\bar", r"\overline"):
+                arg, j = _group(s, j)
+                out.append(latex_to_text(arg, _inner=True))
+            elif cmd == r"\begin":
+                env, j = _group(s, j)
+                end = s.find(r"\end{" + env + "}", j)
+                body = s[j:end if end >= 0 else len(s)]
+                j = (end + len(r"\end{" + env + "}")) if end >= 0 else len(s)
+                rows = [r.strip() for r in body.split(r"\\") if r.strip()]
+                cells = [[latex_to_text(c.strip(), _inner=True) for c in r.split("&")] for r in rows]
+                out.append("[" + "; ".join(" ".join(r) for r in cells) + "]")
+            elif cmd in _SYMBOLS:
+                out.append(_SYMBOLS[cmd])
+            else:
+                out.append(cmd[1:])
+            i = j
+        elif c in "_^":
+            arg, j = _group(s, i + 1)
+            table, ok = (SUB, _SUB_OK) if c == "_" else (SUP, _SUP_OK)
+            if arg in (r"\top", "T", "{\\top}"):
+                out.append("ᵀ")
+            else:
+                conv = _script(arg, table, ok)
+                if conv is not None:
+                    out.append(conv)
+                else:
+                    t = latex_to_text(arg, _inner=True)
+                    out.append(("_" if c == "_" else "^") + (t if len(t) == 1 or re.fullmatch(r"\w+", t) and c == "_" else f"({t})"))
+            i = j
+        elif c in "{}":
+            i += 1
+        elif c == "~":
+            out.append(" ")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    text = "".join(out)
+    if not _inner:
+        text = re.sub(r"[ \t]+\n", "\n", text)
+        text = re.sub(r" {2,}(?=[^\s])", lambda m: m.group(0) if m.start() == 0 else " ", text)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# documents with two renderings
+
+
+class Doc:
+    """A statement or solution written once, rendered as Markdown+LaTeX and as Unicode text."""
+
+    def __init__(self) -> None:
+        self._md: list[str] = []
+        self._text: list[str] = []
+
+    def p(self, md: str, text: str | None = None) -> Doc:
+        """A paragraph; its text is ``latex_to_text(md)`` unless given."""
+        self._md.append(md)
+        self._text.append(latex_to_text(md) if text is None else text)
+        return self
+
+    def eq(self, tex: str, text: str | None = None) -> Doc:
+        """A display equation (``$$…$$``)."""
+        self._md.append(f"$$\n{tex}\n$$")
+        self._text.append("    " + (latex_to_text(tex) if text is None else text).replace("\n", "\n    "))
+        return self
+
+    def matrix(self, lhs_tex: str, rows: Any, decimals: int | None = None, *, lhs_text: str | None = None,
+               strip: bool = False, rhs_tex: str = "", rhs_text: str | None = None) -> Doc:
+        """``lhs = [matrix]`` as a display equation; ``rhs_tex`` is an optional trailing note."""
+        tex = (f"{lhs_tex} = " if lhs_tex else "") + latex_matrix(rows, decimals, strip=strip) + (f" {rhs_tex}" if rhs_tex else "")
+        lt = latex_to_text(lhs_tex) if lhs_text is None else lhs_text
+        extra = (latex_to_text(rhs_tex) if rhs_text is None else rhs_text) if rhs_tex or rhs_text else ""
+        items: list[Any] = [rows] + ([extra] if extra else [])
+        self._md.append(f"$$\n{tex}\n$$")
+        body = text_equation(lt, *items, decimals=decimals, strip=strip)
+        self._text.append("    " + body.replace("\n", "\n    "))
+        return self
+
+    def bullets(self, items_md: list[str], items_text: list[str] | None = None) -> Doc:
+        texts = items_text or [latex_to_text(m) for m in items_md]
+        self._md.append("\n".join(f"- {m}" for m in items_md))
+        self._text.append("\n".join(f"• {t}" for t in texts))
+        return self
+
+    def steps(self, items_md: list[str]) -> Doc:
+        self._md.append("\n".join(f"{i + 1}. {m}" for i, m in enumerate(items_md)))
+        self._text.append("\n".join(f"{i + 1}. {latex_to_text(m)}" for i, m in enumerate(items_md)))
+        return self
+
+    def extend(self, other: Doc) -> Doc:
+        self._md.extend(other._md)
+        self._text.extend(other._text)
+        return self
+
+    @property
+    def md(self) -> str:
+        return "\n\n".join(self._md)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self._text)
+
+
+def options_pair(options_md: list[str]) -> tuple[list[str], list[str]]:
+    """MCQ options in Markdown and their Unicode text."""
+    return list(options_md), [latex_to_text(o) for o in options_md]

@@ -4,23 +4,63 @@ Every count (``solver.counts``), every reference model (``solver.models``) and e
 (``solver.presets``) speaks in these fields. Field names are an interface (the command line
 turns each into a flag: ``n_kv_heads`` is ``--n-kv-heads``).
 
-Conventions that the fields settle:
+The model the fields describe (the contract between the analytic counts and the reference
+PyTorch model; a count is exact only for a module built this way):
+
+Embeddings (one *stack* = the encoder or the decoder):
+
+- token embedding ``vocab_size × d_model``; an encoder-decoder has ONE table shared by both
+  stacks (Vaswani et al. 2017 §3.4, T5);
+- ``pos="learned"``: a position table ``max_positions × d_model`` per stack (an
+  encoder-decoder has two, as BART); ``sinusoidal`` is a buffer, ``rope``/``alibi``/``none``
+  have no parameters;
+- ``type_vocab_size > 0``: a segment table ``type_vocab_size × d_model`` (BERT), one, at the
+  input of the first stack;
+- ``embedding_norm``: a norm after the embedding sum, one per stack (BERT's embedding
+  LayerNorm);
+- ``cls_token`` (encoder only): one learned ``d_model`` vector prepended to every sequence
+  (seed 000's BERTClassifier); the model then runs on ``seq + 1`` positions and the learned
+  position table is applied to the ``seq`` token positions only.
+
+Layers:
+
+- self-attention: Q ``d_model → n_heads·d_head``, K and V ``d_model → n_kv_heads·d_head``,
+  O ``n_heads·d_head → d_model``; Q/K/V biases when ``has_attn_bias``, the O bias when
+  ``has_attn_out_bias``. Grouped K/V heads are shared by ``n_heads / n_kv_heads`` query heads.
+- the decoder layers of an encoder-decoder also have cross-attention (same shapes as
+  self-attention: Q from the decoder, K/V from the encoder output) and a third norm;
+- FFN: ``relu``/``gelu`` ``d_model → d_ff → d_model`` (two matrices); ``swiglu``: gate and up
+  ``d_model → d_ff``, down ``d_ff → d_model`` (three matrices); biases on every FFN matrix
+  when ``has_ffn_bias``. With ``n_experts > 1``: a router ``d_model → n_experts`` (no bias)
+  and ``n_experts`` such FFNs; each token runs through its ``top_k`` experts only.
+- two norms per layer (three in the decoder of an encoder-decoder), before (``pre``) or after
+  (``post``) each sub-layer. A norm has γ (``d_model``) and, for LayerNorm with
+  ``has_norm_bias``, β (``d_model``); RMSNorm never has β.
+- ``final_norm``: one norm after the last layer of each stack.
+
+Heads:
+
+- ``lm_head``: ``d_model → vocab_size`` on every position of the last stack; with
+  ``tied_embeddings`` its weight IS the token embedding (counted once); ``lm_head_bias`` adds
+  a ``vocab_size`` bias (counted even when the weight is tied);
+- ``pooler`` (encoder only): ``d_model → d_model`` with bias, on the first position (BERT);
+- ``n_classes > 0`` (encoder only): a classifier ``d_model → n_classes`` with bias, on the
+  pooled output (the pooler's output, or the first position's hidden state without pooler).
+
+Other conventions that the fields settle:
 
 - ``bias`` switches the biases of every linear layer and every norm; the finer switches
-  ``attn_bias``, ``ffn_bias``, ``norm_bias`` (``None`` = follow ``bias``) override it per
-  part. RMSNorm never has a bias; LayerNorm has γ and β (β only when its bias is on).
-- ``d_ff`` is the hidden width of the FFN; for ``swiglu`` there are three matrices of
-  ``d_model × d_ff`` (gate, up, down).
-- ``d_head`` defaults to ``d_model // n_heads``; attention projects to ``n_heads·d_head``
-  queries and ``n_kv_heads·d_head`` keys and values.
-- ``tied_embeddings``: the LM head reuses the token embedding matrix (counted once).
+  ``attn_bias``, ``attn_out_bias``, ``ffn_bias``, ``norm_bias`` (``None`` = follow ``bias``;
+  ``attn_out_bias`` follows ``attn_bias``) override it per part. The pooler and classifier
+  always have biases; the LM head has one only with ``lm_head_bias``.
+- ``d_head`` defaults to ``d_model // n_heads``; ``n_heads·d_head`` need not equal
+  ``d_model`` (GPT-3 XL and 13B in the GPT-3 paper's Table 2.1 do not).
 - ``max_positions`` sizes the learned position table (``pos="learned"`` only).
 - Encoder-decoder models use ``n_encoder_layers`` and ``n_decoder_layers``; ``n_layers`` is
   their sum there, and the layer count of the stack otherwise.
-- Mixture of experts: ``n_experts`` FFNs per layer (1 = dense) with a router of
-  ``d_model × n_experts`` (no bias) and ``top_k`` experts active per token.
 - LoRA: ``lora_rank`` r adds A (r × d_in) and B (d_out × r) beside each targeted linear layer
-  (``lora_targets`` from q, k, v, o, ffn); the adapters are counted separately from the base.
+  (``lora_targets`` from q, k, v, o: in every attention, cross-attention included; ffn: every
+  FFN matrix of every expert); the adapters are counted separately from the base.
 """
 
 from __future__ import annotations
@@ -52,7 +92,8 @@ class ModelConfig:
     norm_position: str = "pre"  # pre | post
     final_norm: bool = True  # a norm after the last layer (pre-norm models have one)
     bias: bool = True  # biases in linear layers and norms
-    attn_bias: bool | None = None  # None = follow bias
+    attn_bias: bool | None = None  # None = follow bias (Q, K, V biases)
+    attn_out_bias: bool | None = None  # None = follow attn_bias (the O projection's bias)
     ffn_bias: bool | None = None  # None = follow bias
     norm_bias: bool | None = None  # None = follow bias
     vocab_size: int = 50257
@@ -60,8 +101,12 @@ class ModelConfig:
     pos: str = "learned"  # learned | sinusoidal | rope | alibi | none
     tied_embeddings: bool = True
     lm_head: bool = True  # an output projection to the vocabulary
+    lm_head_bias: bool = False  # a vocab_size bias on the LM head (seed 004's Mini-GPT)
+    embedding_norm: bool = False  # a norm after the embedding sum, per stack (BERT)
     type_vocab_size: int = 0  # BERT's segment embeddings (2 in BERT)
     pooler: bool = False  # BERT's pooler: a d_model × d_model dense layer with bias
+    n_classes: int = 0  # encoder only: a d_model × n_classes classifier (with bias) on the pooled output
+    cls_token: bool = False  # encoder only: a learned d_model vector prepended to each sequence
     n_encoder_layers: int | None = None
     n_decoder_layers: int | None = None
     lora_rank: int = 0
@@ -95,6 +140,20 @@ class ModelConfig:
     @property
     def has_attn_bias(self) -> bool:
         return self.bias if self.attn_bias is None else self.attn_bias
+
+    @property
+    def has_attn_out_bias(self) -> bool:
+        return self.has_attn_bias if self.attn_out_bias is None else self.attn_out_bias
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the queries (and of the O projection's input): ``n_heads · d_head``."""
+        return self.n_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the keys and of the values: ``n_kv_heads · d_head``."""
+        return self.kv_heads * self.head_dim
 
     @property
     def has_ffn_bias(self) -> bool:
@@ -148,9 +207,22 @@ class ModelConfig:
         need(self.n_experts >= 1, "n_experts", "must be >= 1")
         need(1 <= self.top_k <= self.n_experts, "top_k", f"must be between 1 and n_experts ({self.n_experts})")
         need(self.pos != "rope" or self.head_dim % 2 == 0, "d_head", "RoPE needs an even head size")
+        need(self.n_classes >= 0, "n_classes", "must be >= 0")
+        for name in ("pooler", "cls_token", "n_classes"):
+            need(not getattr(self, name) or self.arch == "encoder", name,
+                 f"only an encoder has a {name.replace('_', ' ')} (arch is {self.arch})")
+        need(not self.lm_head_bias or self.lm_head, "lm_head_bias", "an LM head bias needs lm_head")
+        if self.arch == "encoder-decoder":
+            need(int(self.n_encoder_layers or 0) >= 0 and int(self.n_decoder_layers or 0) >= 0,
+                 "n_layers", "layer counts must be >= 0")
 
     # ---- conversions ----------------------------------------------------------------
     def replace(self, **changes: Any) -> ModelConfig:
+        """A copy with ``changes``; for an encoder-decoder, a new ``n_layers`` without new
+        ``n_encoder_layers``/``n_decoder_layers`` is split in half again."""
+        if (self.arch == "encoder-decoder" or changes.get("arch") == "encoder-decoder") and "n_layers" in changes:
+            changes.setdefault("n_encoder_layers", None)
+            changes.setdefault("n_decoder_layers", None)
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

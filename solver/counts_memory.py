@@ -1,0 +1,184 @@
+"""Exact bytes of weights, the KV cache, the attention score matrix and Adam training state.
+
+Every figure is an integer number of bytes first (``MemoryReport.bytes``); GB (10⁹) and GiB
+(2³⁰) are two views of it. ``int4`` packs two values per byte: an odd element count rounds up
+to whole bytes (the last byte half used), so int4 figures are ``ceil(elements / 2)``.
+Activations are not part of ``training_bytes`` (they depend on batch, length and
+recomputation: see the hardware helpers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from solver.config import ModelConfig
+from solver.counts_params import param_breakdown
+from solver.errors import SolverInputError
+from solver.units import bytes_views, dtype_bytes, format_bytes
+
+TRAINING_MODES = ("mixed", "fp32")
+
+
+def _bytes(elements: int, dtype: str) -> int:
+    """Whole bytes holding ``elements`` values of ``dtype`` (int4 rounds up)."""
+    return math.ceil(elements * dtype_bytes(dtype))
+
+
+def _positive(name: str, value: Any, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise SolverInputError(f"must be an integer >= {minimum} (got {value!r})", param=name)
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One part of a memory figure: ``bytes`` from ``formula`` (plain Unicode)."""
+
+    name: str
+    bytes: int
+    formula: str
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """An exact byte count, its parts, and the convention that produced it."""
+
+    what: str
+    items: tuple[MemoryItem, ...]
+    formula: str
+    convention: str
+
+    @property
+    def bytes(self) -> int:
+        return sum(i.bytes for i in self.items)
+
+    @property
+    def gb(self) -> float:
+        return self.bytes / 10**9
+
+    @property
+    def gib(self) -> float:
+        return self.bytes / 2**30
+
+    def text(self) -> str:
+        return format_bytes(self.bytes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "bytes": self.bytes, "views": bytes_views(self.bytes), "formula": self.formula,
+                "convention": self.convention,
+                "items": [{"name": i.name, "bytes": i.bytes, "formula": i.formula} for i in self.items]}
+
+
+# ---- weights -------------------------------------------------------------------------
+def weights_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
+    """Bytes of all parameters at one dtype: ``(total + lora) × bytes/element``."""
+    return weights_report(cfg, dtype).bytes
+
+
+def weights_report(cfg: ModelConfig, dtype: str = "fp16") -> MemoryReport:
+    """Bytes of all parameters at one dtype: ``(total + lora) × bytes/element``, by part.
+
+    LoRA adapters, when present, are held too, so they are included (as their own item).
+    """
+    pb = param_breakdown(cfg)
+    b = dtype_bytes(dtype)
+    items = [MemoryItem("base weights", _bytes(pb.total, dtype), f"{pb.total:,} × {_fmt(b)} B")]
+    if pb.lora:
+        items.append(MemoryItem("LoRA adapters", _bytes(pb.lora, dtype), f"{pb.lora:,} × {_fmt(b)} B"))
+    return MemoryReport("weights", tuple(items), "N × bytes per parameter", f"dtype {dtype}: {_fmt(b)} B/param")
+
+
+# ---- KV cache --------------------------------------------------------------------------
+def kv_cache_bytes(n_layers: int, batch: int, seq: int, n_kv_heads: int, d_head: int, dtype: str = "fp16") -> int:
+    """KV cache = 2 (K and V) × layers × B × n × kv_heads × d_head × bytes/element."""
+    for name, value in (("n_layers", n_layers), ("batch", batch), ("seq", seq), ("n_kv_heads", n_kv_heads),
+                        ("d_head", d_head)):
+        _positive(name, value, 0 if name == "n_layers" else 1)
+    return _bytes(2 * n_layers * batch * seq * n_kv_heads * d_head, dtype)
+
+
+def kv_cache_bytes_cfg(cfg: ModelConfig, batch: int, seq: int, dtype: str = "fp16", *,
+                       src_seq: int | None = None, include_cross: bool = False) -> int:
+    """``kv_cache_bytes`` for ``cfg`` (which layers cache: see ``kv_cache_report``)."""
+    return kv_cache_report(cfg, batch, seq, dtype, src_seq=src_seq, include_cross=include_cross).bytes
+
+
+def kv_cache_report(cfg: ModelConfig, batch: int, seq: int, dtype: str = "fp16", *, src_seq: int | None = None,
+                    include_cross: bool = False) -> MemoryReport:
+    """The KV cache of ``cfg`` holding ``seq`` positions per sequence.
+
+    Which layers cache: every layer of a decoder; for an encoder-decoder, the decoder's
+    self-attention layers (the default; the cross-attention K/V of the encoder output,
+    ``2 × L_d × B × s × kv_heads × d_head`` elements with ``s = src_seq`` (default ``seq``), are
+    computed once per sequence and counted only with ``include_cross=True``). An encoder has
+    no KV cache.
+    """
+    if cfg.arch == "encoder":
+        raise SolverInputError("an encoder has no KV cache (it does not decode)", param="arch")
+    L = cfg.decoder_layers
+    b = dtype_bytes(dtype)
+    items = [MemoryItem("self-attention K and V", kv_cache_bytes(L, batch, seq, cfg.kv_heads, cfg.head_dim, dtype),
+                        f"2 × {L} × {batch} × {seq} × {cfg.kv_heads} × {cfg.head_dim} × {_fmt(b)} B")]
+    if include_cross and cfg.arch == "encoder-decoder":
+        s = src_seq if src_seq is not None else seq
+        items.append(MemoryItem("cross-attention K and V", kv_cache_bytes(L, batch, s, cfg.kv_heads, cfg.head_dim, dtype),
+                                f"2 × {L} × {batch} × {s} × {cfg.kv_heads} × {cfg.head_dim} × {_fmt(b)} B"))
+    return MemoryReport("kv-cache", tuple(items), "2 × L × B × n × h_kv × d_h × bytes",
+                        f"K and V both cached; n_kv_heads = {cfg.kv_heads} (not n_heads = {cfg.n_heads}); "
+                        f"dtype {dtype}")
+
+
+# ---- attention scores ----------------------------------------------------------------
+def attention_scores_bytes(batch: int, n_heads: int, seq: int, dtype: str = "fp16", kv_seq: int | None = None) -> int:
+    """One layer's materialised score matrix: B × heads × n × n_k × bytes (n_k = kv_seq or n)."""
+    nk = seq if kv_seq is None else kv_seq
+    for name, value in (("batch", batch), ("n_heads", n_heads), ("seq", seq), ("kv_seq", nk)):
+        _positive(name, value)
+    return _bytes(batch * n_heads * seq * nk, dtype)
+
+
+def attention_scores_report(batch: int, n_heads: int, seq: int, dtype: str = "fp16",
+                            kv_seq: int | None = None) -> MemoryReport:
+    nk = seq if kv_seq is None else kv_seq
+    b = dtype_bytes(dtype)
+    item = MemoryItem("scores B×h×n×n_k", attention_scores_bytes(batch, n_heads, seq, dtype, kv_seq),
+                      f"{batch} × {n_heads} × {seq} × {nk} × {_fmt(b)} B")
+    return MemoryReport("attention-scores", (item,), "B × h × n × n_k × bytes",
+                        f"one layer, one matrix (the softmax output is another of the same size); dtype {dtype}")
+
+
+# ---- training state ------------------------------------------------------------------
+#: Adam model-state bytes per parameter, by part.
+ADAM_BYTES: dict[str, tuple[tuple[str, int], ...]] = {
+    "mixed": (("fp16/bf16 weights", 2), ("fp16/bf16 gradients", 2), ("fp32 master weights", 4),
+              ("fp32 Adam m (momentum)", 4), ("fp32 Adam v (variance)", 4)),
+    "fp32": (("fp32 weights", 4), ("fp32 gradients", 4), ("fp32 Adam m (momentum)", 4),
+             ("fp32 Adam v (variance)", 4)),
+}
+
+
+def training_bytes(cfg: ModelConfig, mode: str = "mixed") -> int:
+    """Bytes of Adam model states (16 per parameter in both modes; see ``training_report``)."""
+    return training_report(cfg, mode).bytes
+
+
+def training_report(cfg: ModelConfig, mode: str = "mixed") -> MemoryReport:
+    """Model states of Adam training (activations excluded), every parameter trainable.
+
+    mixed precision: 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (Rajbhandari et al. 2020,
+    ZeRO §3.1); fp32: 4 + 4 + 4 + 4 = 16 bytes too, without the master copy.
+    """
+    if mode not in TRAINING_MODES:
+        raise SolverInputError(f"must be one of {', '.join(TRAINING_MODES)} (got {mode!r})", param="mode")
+    n = param_breakdown(cfg).total_with_lora
+    items = tuple(MemoryItem(part, n * k, f"{n:,} × {k} B") for part, k in ADAM_BYTES[mode])
+    per = sum(k for _, k in ADAM_BYTES[mode])
+    parts = " + ".join(str(k) for _, k in ADAM_BYTES[mode])
+    return MemoryReport("training", items, f"N × ({parts}) = {per}·N bytes",
+                        f"Adam, {mode} precision; {per} bytes/parameter; activations not included")
+
+
+def _fmt(b: Fraction) -> str:
+    return str(b.numerator) if b.denominator == 1 else f"{b.numerator}/{b.denominator}"

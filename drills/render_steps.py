@@ -35,7 +35,7 @@ def format_number(x: Any, decimals: int = 4) -> str:
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
     if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
+        return str(int(x)).replace("-", "−")
     s = f"{x:.{decimals}f}"
     if float(s) == 0:
         s = s.lstrip("-")
@@ -86,12 +86,14 @@ def _grid(cells: list[list[str]], indent: str) -> list[str]:
 def _is_exactly_decimal(expr: Any, text: str) -> bool:
     """True when the expression is the number its decimal shows (an integer, say)."""
     try:
-        return bool(expr.is_Integer) or (bool(expr.is_Rational) and str(float(expr)) == text)
+        return bool(expr.is_Integer) or (bool(expr.is_Rational) and float(expr) == float(text.replace("−", "-")))
     except AttributeError:
         return False
 
 
-def _cell(value: float, expr: Any, decimals: int) -> str:
+def _cell(value: Any, expr: Any, decimals: int) -> str:
+    if isinstance(value, str):  # pre-formatted (e.g. an input as the user typed it)
+        return value
     dec = format_number(value, decimals)
     if expr is None:
         return dec
@@ -147,8 +149,10 @@ def render_trace(
     conventions: dict[str, str] | None = None,
     answer: RenderedStep | None = None,
     decimals: int = 4,
+    given: list[RenderedStep] | None = None,
 ) -> str:
-    """The worked answer: title, conventions, numbered steps with formula and values, answer."""
+    """The worked answer: title, conventions, the given inputs, numbered steps (formula and
+    values), and the answer."""
     lines: list[str] = []
     if title:
         lines += [title, ""]
@@ -156,6 +160,12 @@ def render_trace(
         width = max(len(k) for k in conventions)
         lines.append("Conventions:")
         lines += [f"  {k.ljust(width)}  {v}" for k, v in conventions.items()]
+        lines.append("")
+    if given:
+        lines.append("Given:")
+        for g in given:
+            lines.append(f"  {g.name} =")
+            lines += render_value(g.value, g.exact, decimals)
         lines.append("")
     for n, step in enumerate(steps, 1):
         head = f"Step {n}. {step.name}"

@@ -175,7 +175,7 @@ class Chip:
         value = getattr(self, name)
         if value is None:
             flag = "--" + name.replace("_", "-")
-            raise SolverInputError(f"needs {flag} (or --hw NAME to take it from a preset)",
+            raise SolverInputError(f"needed here: give {flag}, or --hw NAME to take it from a preset",
                                    param=name)
         if value <= 0:
             raise SolverInputError(f"must be positive (got {value})", param=name)
@@ -203,9 +203,11 @@ def resolve_chip(hw: str | Hardware | None = None, dtype: str = "bf16", *, peak_
             else:
                 values[key] = float({"bandwidth": preset.hbm_bandwidth, "hbm": preset.hbm_bytes,
                                      "link_bandwidth": preset.link_bandwidth}[key])
-            origin[key] = f"{preset.name} ({preset.source})"
+            origin[key] = preset.name
         else:
             values[key] = None
+    if preset is not None and any(v == preset.name for v in origin.values()):
+        origin["source"] = preset.source
     return Chip(origin=origin, **values)
 
 

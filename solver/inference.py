@@ -50,7 +50,7 @@ def prefill(params: int, tokens: int, chip: Chip, *, chips: int = 1, mfu: float 
         f = r.step("FLOPs = exact matmul count (counting engine)", f"(2·N·T would be {fmt(rule)})", flops, "FLOP")
     t = r.step("t = FLOPs / (chips · peak · MFU)", f"{fmt(f)} / ({n} × {fmt(peak)} × {u})", f / (n * peak * u), "s")
     r.answer = t
-    r.breakdown.update(flops=f, flops_rule_2NT=rule, time_s=t, tokens_per_s=T / t, peak_flops=peak,
+    r.breakdown.update(flops=f, flops_rule_2NT=rule, time_s=t, tokens_per_second=T / t, peak_flops=peak,
                        chips=n, mfu=u)
     return r
 
@@ -89,7 +89,7 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
     r.answer = t
     r.breakdown.update(weight_bytes=wb, kv_bytes=kv, total_bytes=total, flops=fl, memory_time_s=tm,
                        compute_time_s=tc, bound="memory" if tm >= tc else "compute",
-                       tokens_per_s=B / t, per_sequence_tokens_per_s=1 / t, chips=n)
+                       tokens_per_second=B / t, tokens_per_second_per_sequence=1 / t, chips=n)
     return r
 
 

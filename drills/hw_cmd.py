@@ -1,0 +1,418 @@
+"""``qkv hw list|show`` (the hardware presets) and ``qkv measure matmul|attention|forward``.
+
+``measure`` runs the operation for real with torch and times it properly: warm-up runs, a
+device synchronisation around every timed run (CUDA events on a GPU), several repetitions, the
+median. It prints the time beside the roofline estimate and the achieved fraction of peak.
+On the CPU there is no preset, so the machine's peak FLOP/s is measured first with a large
+matmul (and its memory bandwidth with a large copy), and those stand in for the preset. On a
+GPU the preset is found from the device name (or ``--hw``), and ``measure attention`` also
+measures the memory of the attention score matrix with the math backend against the
+flash/efficient ones. torch is imported only inside the commands.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import click
+
+from drills.output import InputError, emit, emit_json
+from drills.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, _human
+
+# ---------------------------------------------------------------------------------------
+# qkv hw
+# ---------------------------------------------------------------------------------------
+
+
+@click.group()
+def hw() -> None:
+    """Hardware presets: dense peak FLOP/s, HBM, bandwidth, interconnect, and their sources."""
+
+
+def _hw_json(h) -> dict[str, Any]:
+    return {"name": h.name, "vendor": h.vendor, "aliases": list(h.aliases), "peak_flops_dense": h.peak_flops,
+            "hbm_bytes": h.hbm_bytes, "hbm_bandwidth": h.hbm_bandwidth, "link_bandwidth": h.link_bandwidth,
+            "link": h.link_name, "critical_intensity_bf16": h.critical_intensity("bf16"),
+            "source": h.source, "notes": h.notes}
+
+
+@hw.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def hw_list(as_json: bool) -> None:
+    """Every preset: bf16 dense peak, HBM, bandwidth, link bandwidth, critical intensity."""
+    from solver.hardware import list_hardware
+
+    presets = list_hardware()
+    if as_json:
+        emit_json({"hardware": [_hw_json(h) for h in presets]})
+        return
+    emit(f"{'name':<11} {'bf16 dense':>11} {'HBM':>9} {'HBM BW':>10} {'link BW':>10} {'I* (bf16)':>10}")
+    for h in presets:
+        hbm = f"{h.hbm_bytes / 2**30:.0f} GiB" if h.hbm_bytes % 2**30 == 0 else f"{h.hbm_bytes / 1e9:.0f} GB"
+        emit(f"{h.name:<11} {h.peak('bf16') / 1e12:>7.1f} TF/s {hbm:>9} {h.hbm_bandwidth / 1e12:>6.3g} TB/s "
+             f"{h.link_bandwidth / 1e9:>6.0f} GB/s {h.critical_intensity('bf16'):>10.1f}")
+    emit("")
+    emit("Peaks are dense (NVIDIA's with-sparsity datasheet figures halved); qkv hw show NAME for the sources.")
+
+
+@hw.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def hw_show(name: str, as_json: bool) -> None:
+    """One preset in full, with its source."""
+    from solver.errors import SolverInputError
+    from solver.hardware import get_hardware
+    from solver.units import format_bytes
+
+    try:
+        h = get_hardware(name)
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), "NAME") from e
+    if as_json:
+        emit_json(_hw_json(h))
+        return
+    emit(f"{h.name} ({h.vendor})" + (f"  aliases: {', '.join(h.aliases)}" if h.aliases else ""))
+    emit("dense peak per chip:")
+    for dt, v in h.peak_flops.items():
+        emit(f"  {dt:<5} {v / 1e12:>8.1f} TFLOP/s   critical intensity {h.critical_intensity(dt):8.1f} FLOP/byte")
+    emit(f"HBM:        {format_bytes(h.hbm_bytes)}")
+    emit(f"bandwidth:  {h.hbm_bandwidth:.4g} bytes/s ({h.hbm_bandwidth / 1e12:.4g} TB/s)")
+    emit(f"link:       {h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s, {h.link_name}, "
+         "bidirectional total per chip)")
+    emit(f"source:     {h.source}")
+    if h.notes:
+        emit(f"notes:      {h.notes}")
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------------------
+
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+GPU_NAMES = (("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"),
+             ("a100-sxm4-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100", "a100-80gb"))
+
+
+def time_op(fn, device: str, warmup: int = 3, repeats: int = 10) -> dict[str, float]:
+    """Median (and min, max) seconds of ``fn()`` after ``warmup`` untimed runs, synchronised."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    for _ in range(warmup):
+        fn()
+    if cuda:
+        torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": repeats}
+
+
+def _device(device: str) -> str:
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise InputError("no CUDA device is available on this machine (use --device cpu)", "--device")
+    return device
+
+
+def _dtype(name: str, device: str):
+    import torch
+
+    name = name or ("bf16" if device == "cuda" else "fp32")
+    if name not in TORCH_DTYPES:
+        raise InputError(f"choose one of {', '.join(TORCH_DTYPES)} (got {name!r})", "--dtype")
+    return name, getattr(torch, TORCH_DTYPES[name])
+
+
+def machine_figures(device: str, dtype_name: str, torch_dtype, *, hw_name: str | None, peak_flops, bandwidth,
+                    peak_size: int, copy_bytes: int, warmup: int, repeats: int) -> dict[str, Any]:
+    """Peak FLOP/s and bandwidth: given, from a preset (GPU), or measured (CPU, or unknown GPU)."""
+    import torch
+
+    from solver.hardware import get_hardware
+
+    fig: dict[str, Any] = {}
+    preset = None
+    if hw_name:
+        preset = get_hardware(hw_name)
+    elif device == "cuda":
+        gpu = torch.cuda.get_device_name().lower()
+        for key, name in GPU_NAMES:
+            if key in gpu:
+                preset = get_hardware(name)
+                break
+    if peak_flops is None and preset is not None and dtype_name in preset.peak_flops:
+        peak_flops, fig["peak_origin"] = preset.peak(dtype_name), f"preset {preset.name} (dense)"
+    if bandwidth is None and preset is not None:
+        bandwidth, fig["bandwidth_origin"] = preset.hbm_bandwidth, f"preset {preset.name}"
+    if peak_flops is None:
+        n = peak_size
+        a = torch.randn(n, n, device=device, dtype=torch_dtype)
+        b = torch.randn(n, n, device=device, dtype=torch_dtype)
+        t = time_op(lambda: a @ b, device, warmup, repeats)["min_s"]
+        peak_flops, fig["peak_origin"] = 2 * n**3 / t, f"measured: {n}×{n} @ {n}×{n} matmul, fastest run"
+    else:
+        fig.setdefault("peak_origin", "given")
+    if bandwidth is None:
+        numel = max(1, copy_bytes // 4)
+        src = torch.empty(numel, device=device, dtype=torch.float32).fill_(1.0)
+        dst = torch.empty_like(src)
+        t = time_op(lambda: dst.copy_(src), device, warmup, repeats)["min_s"]
+        bandwidth, fig["bandwidth_origin"] = 2 * src.nbytes / t, f"measured: copy of {src.nbytes:,} bytes (read + write)"
+    else:
+        fig.setdefault("bandwidth_origin", "given")
+    fig.update(peak_flops=float(peak_flops), bandwidth=float(bandwidth))
+    return fig
+
+
+def _report(kind: str, flops: int, n_bytes, timing: dict[str, float], fig: dict[str, Any],
+            extra: dict[str, Any]) -> dict[str, Any]:
+    from solver.roofline import bound, critical_intensity, roofline_time
+
+    peak, bw = fig["peak_flops"], fig["bandwidth"]
+    t_roof, t_c, t_m = roofline_time(flops, n_bytes, peak, bw)
+    t = timing["median_s"]
+    intensity = float(flops) / float(n_bytes)
+    return {
+        "operation": kind, **extra, "flops": flops, "bytes": float(n_bytes), "intensity": intensity,
+        "critical_intensity": critical_intensity(peak, bw), "bound": bound(intensity, critical_intensity(peak, bw)),
+        "measured_s": t, "min_s": timing["min_s"], "repeats": timing["repeats"],
+        "roofline_s": t_roof, "roofline_compute_s": t_c, "roofline_memory_s": t_m,
+        "achieved_flops_per_s": flops / t, "fraction_of_peak": flops / t / peak,
+        "achieved_bytes_per_s": float(n_bytes) / t, "fraction_of_bandwidth": float(n_bytes) / t / bw,
+        "roofline_fraction": t_roof / t, **fig,
+    }
+
+
+def _print(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(report)
+        return
+    emit(f"{report['operation']}: measured {_human('s', report['measured_s'])} (median of {report['repeats']}), "
+         f"roofline {_human('s', report['roofline_s'])} ({report['bound']}-bound)")
+    emit(f"achieved {report['achieved_flops_per_s']:.4g} FLOP/s = {report['fraction_of_peak']:.1%} of peak "
+         f"{report['peak_flops']:.4g} ({report['peak_origin']})")
+    emit(f"achieved {report['achieved_bytes_per_s']:.4g} bytes/s = {report['fraction_of_bandwidth']:.1%} of "
+         f"bandwidth {report['bandwidth']:.4g} ({report['bandwidth_origin']})")
+    skip = {"operation", "measured_s", "roofline_s", "bound", "achieved_flops_per_s", "fraction_of_peak",
+            "peak_flops", "peak_origin", "achieved_bytes_per_s", "fraction_of_bandwidth", "bandwidth",
+            "bandwidth_origin", "repeats"}
+    for k, v in report.items():
+        if k not in skip:
+            emit(f"  {k:<26} {_human(k, v) if not isinstance(v, dict) else v}")
+
+
+# ---------------------------------------------------------------------------------------
+# qkv measure
+# ---------------------------------------------------------------------------------------
+
+
+def measure_options(f):
+    opts = [
+        click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True),
+        click.option("--dtype", default=None, help="fp32, bf16, fp16 (default: fp32 on cpu, bf16 on cuda)."),
+        click.option("--hw", "hw_name", metavar="NAME", help="Preset whose peak and bandwidth to compare with."),
+        click.option("--peak-flops", type=FLOPS, default=None, help="Peak FLOP/s to compare with."),
+        click.option("--bandwidth", type=BANDWIDTH, default=None, help="Bandwidth (bytes/s) to compare with."),
+        click.option("--peak-size", type=INT, default=1024, show_default=True,
+                     help="n of the n×n matmul that measures the peak when no preset applies."),
+        click.option("--copy-bytes", type=BYTES, default=64 * 2**20, show_default=True,
+                     help="Bytes copied to measure the bandwidth when no preset applies."),
+        click.option("--warmup", type=click.IntRange(0, 1000), default=3, show_default=True),
+        click.option("--repeats", type=click.IntRange(1, 10000), default=10, show_default=True),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON object."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+@click.group()
+def measure() -> None:
+    """Run an operation for real with torch, time it, compare with the roofline."""
+
+
+def _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes, warmup, repeats):
+    import torch
+
+    from solver.errors import SolverInputError
+
+    device = _device(device)
+    name, tdt = _dtype(dtype, device)
+    torch.manual_seed(0)
+    try:
+        fig = machine_figures(device, name, tdt, hw_name=hw_name, peak_flops=peak_flops, bandwidth=bandwidth,
+                              peak_size=peak_size, copy_bytes=copy_bytes, warmup=warmup, repeats=repeats)
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), "--hw") from e
+    return device, name, tdt, fig
+
+
+@measure.command("matmul")
+@click.option("--batch", "-B", type=COUNT, default=512, show_default=True)
+@click.option("--d-in", "-D", type=COUNT, default=1024, show_default=True)
+@click.option("--d-out", "-F", type=COUNT, default=1024, show_default=True)
+@click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
+@measure_options
+def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops, bandwidth, peak_size,
+                   copy_bytes, warmup, repeats, as_json):
+    """Time X[B,D] @ W[D,F] (forward, or forward + both backward matmuls)."""
+    import torch
+
+    from solver.roofline import matmul_bytes, matmul_flops
+    from solver.units import dtype_bytes
+
+    device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
+                                    warmup, repeats)
+    x = torch.randn(batch, d_in, device=device, dtype=tdt)
+    w = torch.randn(d_in, d_out, device=device, dtype=tdt)
+    if mode == "forward":
+        def fn():
+            return x @ w
+    else:
+        dy = torch.randn(batch, d_out, device=device, dtype=tdt)
+
+        def fn():
+            return x @ w, dy @ w.T, x.T @ dy
+    timing = time_op(fn, device, warmup, repeats)
+    b = dtype_bytes(name)
+    report = _report("matmul", matmul_flops(batch, d_in, d_out, mode), matmul_bytes(batch, d_in, d_out, b, b, mode),
+                     timing, fig, {"shape": f"[{batch},{d_in}] @ [{d_in},{d_out}]", "mode": mode, "device": device,
+                                   "dtype": name})
+    _print(report, as_json)
+
+
+@measure.command("attention")
+@click.option("--batch", "-B", type=COUNT, default=4, show_default=True)
+@click.option("--seq", "-T", type=COUNT, default=512, show_default=True)
+@click.option("--n-heads", type=INT, default=8, show_default=True)
+@click.option("--d-head", type=INT, default=64, show_default=True)
+@click.option("--n-kv-heads", type=INT, default=None, help="GQA/MQA: K and V heads (repeated for the kernel).")
+@click.option("--causal/--no-causal", default=False, show_default=True)
+@measure_options
+def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, dtype, hw_name, peak_flops,
+                      bandwidth, peak_size, copy_bytes, warmup, repeats, as_json):
+    """Time scaled_dot_product_attention; on a GPU also the score-matrix memory per backend."""
+    import torch
+    import torch.nn.functional as F
+
+    from solver.roofline import attention_bytes, attention_flops
+    from solver.units import dtype_bytes
+
+    G = n_kv_heads or n_heads
+    if n_heads % G:
+        raise InputError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({G})", "--n-kv-heads")
+    device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
+                                    warmup, repeats)
+    q = torch.randn(batch, n_heads, seq, d_head, device=device, dtype=tdt)
+    k = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
+    v = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
+
+    def fn():
+        kk = k.repeat_interleave(n_heads // G, dim=1) if G != n_heads else k
+        vv = v.repeat_interleave(n_heads // G, dim=1) if G != n_heads else v
+        return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
+
+    timing = time_op(fn, device, warmup, repeats)
+    a = dtype_bytes(name)
+    extra: dict[str, Any] = {"shape": f"B={batch} N={n_heads} G={G} T={seq} H={d_head}", "causal": causal,
+                             "device": device, "dtype": name,
+                             "score_matrix_bytes": int(batch * n_heads * seq * seq * a)}
+    if device == "cuda":
+        extra["backend_peak_memory_bytes"] = _backend_memory(q, k, v, n_heads // G, causal)
+    report = _report("attention", attention_flops(batch, seq, seq, n_heads, d_head),
+                     attention_bytes(batch, seq, seq, n_heads, G, d_head, a), timing, fig, extra)
+    report["flops_note"] = "full T×T counted (a causal kernel may skip about half)" if causal else "full T×T"
+    _print(report, as_json)
+
+
+def _backend_memory(q, k, v, group: int, causal: bool) -> dict[str, Any]:
+    """Peak extra CUDA memory of one SDPA call with each backend (math materialises the scores)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    kk = k.repeat_interleave(group, dim=1) if group > 1 else k
+    vv = v.repeat_interleave(group, dim=1) if group > 1 else v
+    out: dict[str, Any] = {}
+    for label, backend in (("math", SDPBackend.MATH), ("flash", SDPBackend.FLASH_ATTENTION),
+                           ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        try:
+            with sdpa_kernel(backend):
+                o = F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
+            torch.cuda.synchronize()
+            out[label] = torch.cuda.max_memory_allocated() - base
+            del o
+        except RuntimeError as e:
+            out[label] = f"unavailable: {str(e).splitlines()[0][:80]}"
+    return out
+
+
+@measure.command("forward")
+@click.option("--batch", "-B", type=COUNT, default=2, show_default=True)
+@click.option("--seq", "-T", type=COUNT, default=128, show_default=True)
+@click.option("--d-model", type=INT, default=256, show_default=True)
+@click.option("--n-layers", type=INT, default=2, show_default=True)
+@click.option("--n-heads", type=INT, default=4, show_default=True)
+@click.option("--d-ff", type=INT, default=None, help="Default 4·d_model.")
+@click.option("--vocab-size", type=INT, default=1000, show_default=True)
+@measure_options
+def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, device, dtype, hw_name, peak_flops,
+                    bandwidth, peak_size, copy_bytes, warmup, repeats, as_json):
+    """Time a forward pass of the reference decoder (solver.models) at batch × seq tokens."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from solver.config import ModelConfig
+    from solver.counts import matmul_flops, weights_bytes
+    from solver.errors import SolverInputError
+    from solver.models import build_model
+
+    device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
+                                    warmup, repeats)
+    try:
+        cfg = ModelConfig(d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff or 4 * d_model,
+                          vocab_size=vocab_size, max_positions=seq)
+        model = build_model(cfg, device=device, dtype=name).eval()
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), f"--{(e.param or 'd-model').replace('_', '-')}") from e
+    tokens = torch.randint(0, vocab_size, (batch, seq), device=device)
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as counter:
+            model(tokens, impl="math") if _accepts_impl(model) else model(tokens)
+        counted = counter.get_total_flops()
+
+        def fn():
+            return model(tokens)
+
+        timing = time_op(fn, device, warmup, repeats)
+    flops = matmul_flops(cfg, batch, seq, "forward").flops
+    n_bytes = weights_bytes(cfg, name)
+    report = _report("forward", flops, n_bytes, timing, fig, {
+        "model": f"decoder d={d_model} L={n_layers} heads={n_heads} d_ff={cfg.d_ff} V={vocab_size}",
+        "tokens": batch * seq, "device": device, "dtype": name, "flops_counted_by_torch": counted,
+        "bytes_note": "weights read once (a lower bound: activations not counted)"})
+    _print(report, as_json)
+
+
+def _accepts_impl(model) -> bool:
+    import inspect
+
+    return "impl" in inspect.signature(model.forward).parameters

@@ -1,0 +1,422 @@
+"""``qkv solve matmul|roofline|attention-flops|prefill|decode|train|zero|activations|chips``.
+
+Every figure is a flag, so a question that states its own numbers is solved as stated;
+``--hw NAME`` fills in only the hardware figures not given. Numbers accept plain and
+scientific forms (``989e12``, ``3.35e12``) and suffixes: ``989T`` or ``989TFLOPS`` (FLOP/s),
+``80GB`` / ``80GiB`` (bytes), ``3.35TB/s`` (bytes/s), ``70B`` / ``1.4T`` (counts: params,
+tokens). The formulas live in ``solver.roofline``, ``solver.inference`` and ``solver.training``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from fractions import Fraction
+from typing import Any
+
+import click
+
+from drills.matrix_args import parse_number
+from drills.output import InputError, emit, emit_json
+
+# ---------------------------------------------------------------------------------------
+# Numbers with units
+# ---------------------------------------------------------------------------------------
+
+_SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_BIN = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
+_COUNT = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
+_UNITS = {
+    "flops": r"(?:flop/s|flops|flop)?",
+    "bytes": r"(?:b|bytes?)?",
+    "bandwidth": r"(?:b/s|bps|bytes?/s)?",
+    "count": r"",
+    "plain": r"",
+}
+_QTY = re.compile(r"^(?P<num>[-+0-9.eE/]+?)\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTPEB]?)\s*(?P<unit>[A-Za-z/]*)$")
+
+
+def parse_quantity(text: str, kind: str, param: str) -> Fraction:
+    """``'80GB'`` → 80·10^9, ``'80GiB'`` → 80·2^30, ``'989T'`` → 989·10^12, ``'70B'`` (a count) → 7·10^10."""
+    m = _QTY.match(text.strip())
+    if not m:
+        raise InputError(f"{text!r} is not a number (examples: 989e12, 989T, 80GB, 3.35TB/s, 70B)", param)
+    value = parse_number(m["num"], param)
+    prefix, unit = m["prefix"], m["unit"]
+    if kind == "count":
+        if prefix not in _COUNT or unit:
+            raise InputError(f"{text!r}: use a plain number or a suffix K, M, B (billion) or T", param)
+        return value * _COUNT[prefix]
+    if prefix == "B" and not unit:  # '80B' for bytes means 80 bytes
+        prefix, unit = "", "B"
+    if not re.fullmatch(_UNITS[kind], unit, flags=re.IGNORECASE):
+        raise InputError(f"{text!r}: unit {unit!r} does not fit here", param)
+    scale = _BIN.get(prefix) or _SI.get(prefix)
+    if scale is None or (prefix in _BIN and kind not in ("bytes", "bandwidth")):
+        raise InputError(f"{text!r}: unknown prefix {prefix!r}", param)
+    return value * scale
+
+
+class Quantity(click.ParamType):
+    name = "number"
+
+    def __init__(self, kind: str = "plain", integer: bool = False):
+        self.kind, self.integer = kind, integer
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float, Fraction)):
+            return value
+        flag = param.opts[0] if param is not None else "value"
+        q = parse_quantity(str(value), self.kind, flag)
+        if q <= 0:
+            raise InputError(f"must be positive (got {value})", flag)
+        if self.integer:
+            if q.denominator != 1:
+                raise InputError(f"must be a whole number (got {value})", flag)
+            return int(q)
+        return int(q) if q.denominator == 1 else float(q)
+
+
+FLOPS, BYTES, BANDWIDTH = Quantity("flops"), Quantity("bytes"), Quantity("bandwidth")
+COUNT, INT = Quantity("count", integer=True), Quantity("plain", integer=True)
+POSITIVE = Quantity("plain")
+
+# ---------------------------------------------------------------------------------------
+# Shared flags
+# ---------------------------------------------------------------------------------------
+
+
+def hardware_options(f):
+    """--hw, --peak-flops, --bandwidth, --hbm, --link-bandwidth, --chips, --mfu, --dtype, --weight-dtype."""
+    opts = [
+        click.option("--hw", "hw", metavar="NAME", help="Hardware preset (qkv hw list); fills only figures not given."),
+        click.option("--peak-flops", type=FLOPS, help="Dense peak FLOP/s per chip (989e12, 989T)."),
+        click.option("--bandwidth", type=BANDWIDTH, help="HBM bandwidth per chip in bytes/s (3.35e12, 3.35TB/s)."),
+        click.option("--hbm", type=BYTES, help="HBM bytes per chip (80e9, 80GB, 80GiB)."),
+        click.option("--link-bandwidth", type=BANDWIDTH, help="Chip-to-chip bandwidth per chip, bytes/s."),
+        click.option("--chips", type=INT, default=None, help="Number of chips (default 1)."),
+        click.option("--mfu", type=POSITIVE, default=None, help="Model FLOPs utilisation, 0 < MFU <= 1."),
+        click.option("--dtype", default="bf16", show_default=True,
+                     help="Activation / compute / KV-cache dtype (its peak is used)."),
+        click.option("--weight-dtype", default=None, help="Weight dtype (default: --dtype); int4 = 1/2 byte."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def output_options(f):
+    f = click.option("--explain", is_flag=True, help="Print the worked solution.")(f)
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(f)
+
+
+def _chip(kw: dict[str, Any]):
+    from solver.hardware import resolve_chip
+
+    return resolve_chip(kw.get("hw"), kw.get("dtype") or "bf16", peak_flops=kw.get("peak_flops"),
+                        bandwidth=kw.get("bandwidth"), hbm=kw.get("hbm"),
+                        link_bandwidth=kw.get("link_bandwidth"))
+
+
+def _model_config(preset: str | None):
+    """The ModelConfig of a preset of ``solver.presets`` (the counting engine), or None."""
+    if not preset:
+        return None
+    try:
+        from solver import presets
+    except ImportError as e:
+        raise InputError("model presets are not available in this build; give --params", "--preset") from e
+    getter = getattr(presets, "get_preset", None) or getattr(presets, "get", None)
+    if getter is None:
+        raise InputError("model presets are not available in this build; give --params", "--preset")
+    cfg = getter(preset)
+    return getattr(cfg, "config", cfg)
+
+
+def model_option(f):
+    return click.option("--preset", metavar="NAME",
+                        help="A model preset (qkv models list) in place of --params (and the KV size).")(f)
+
+
+# ---------------------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------------------
+
+
+def _human(key: str, value: Any) -> str:
+    from solver.hardware import as_number, fmt
+    from solver.units import format_bytes
+
+    value = as_number(value)
+    if isinstance(value, (dict, list, str)) or value is None or isinstance(value, bool):
+        return str(value)
+    if key == "bytes" or key.endswith("_bytes") or key == "hbm":
+        return format_bytes(value)
+    if key.endswith("_s") or key == "s":
+        v = float(value)
+        for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+            if abs(v) >= scale or unit == "ns":
+                return f"{fmt(value)} s ({v / scale:.4g} {unit})" if unit != "s" else f"{v:.6g} s"
+    return fmt(value)
+
+
+def show(result, as_json: bool, explain: bool) -> None:
+    """Print a ``solver.hardware.Result``: JSON, the worked solution, or the answer and breakdown."""
+    from solver.hardware import fmt
+
+    if as_json:
+        d = result.to_json()
+        emit_json({k: d[k] for k in ("answer", "unit", "convention", "breakdown")})
+        return
+    unit = result.unit
+    emit(f"answer: {_human(unit, result.answer)}" + ("" if unit in ("s", "bytes") else f" {unit}"))
+    if explain:
+        emit("")
+        emit("worked solution:")
+        for s in result.steps:
+            emit(f"  {s.formula}")
+            emit(f"      = {s.substitution}")
+            emit(f"      = {fmt(s.value)}{(' ' + s.unit) if s.unit else ''}")
+    emit("")
+    emit("breakdown:")
+    width = max((len(k) for k in result.breakdown), default=0)
+    for k, v in result.breakdown.items():
+        emit(f"  {k.ljust(width)}  {_human(k, v)}")
+    if explain:
+        emit("")
+        emit("conventions:")
+        for k, v in result.convention.items():
+            if isinstance(v, dict):
+                v = "; ".join(f"{a}: {b}" for a, b in v.items()) or "(none)"
+            emit(f"  {k}: {v}")
+
+
+def _solver_call(fn):
+    """Turn the solver's input errors into one-line CLI errors naming the flag."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from solver.errors import SolverInputError
+
+        try:
+            return fn(*args, **kwargs)
+        except SolverInputError as e:
+            param = f"--{e.param.replace('_', '-')}" if e.param else None
+            raise InputError(str(e.args[0]), param) from e
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--batch", "-B", type=COUNT, required=True, help="Rows of X (tokens in the batch).")
+@click.option("--d-in", "-D", type=COUNT, required=True, help="Columns of X = rows of W.")
+@click.option("--d-out", "-F", type=COUNT, required=True, help="Columns of W.")
+@click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
+@hardware_options
+@output_options
+@_solver_call
+def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
+    """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F]."""
+    from solver.roofline import matmul as solve
+
+    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=_chip(kw))
+    show(r, as_json, explain)
+
+
+@click.command()
+@hardware_options
+@output_options
+@_solver_call
+def roofline(as_json, explain, **kw):
+    """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it."""
+    from solver.roofline import roofline as solve
+
+    r = solve(_chip(kw), weight_dtype=kw["weight_dtype"] or kw["dtype"])
+    show(r, as_json, explain)
+
+
+@click.command("attention-flops")
+@click.option("--batch", "-B", type=COUNT, required=True)
+@click.option("--seq", "-T", type=COUNT, required=True,
+              help="Prefill: query tokens (and keys unless --kv-seq). Decode: the context length.")
+@click.option("--kv-seq", "-S", type=COUNT, default=None, help="Key/value length (default --seq).")
+@click.option("--n-heads", type=INT, required=True)
+@click.option("--d-head", type=INT, required=True)
+@click.option("--n-kv-heads", type=INT, default=None, help="KV heads (default n_heads; 1 = MQA).")
+@click.option("--mode", type=click.Choice(["prefill", "decode"]), default="prefill", show_default=True)
+@click.option("--d-model", type=INT, default=None, help="For the crossover lengths (default n_heads·d_head).")
+@click.option("--d-ff", type=INT, default=None, help="For the crossover with all matmuls (default 4·d_model).")
+@click.option("--ffn", type=click.Choice(["relu", "gelu", "swiglu"]), default="gelu", show_default=True)
+@hardware_options
+@output_options
+@_solver_call
+def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, as_json,
+                    explain, **kw):
+    """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls."""
+    from solver.roofline import attention
+
+    r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
+                  dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=_chip(kw))
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--tokens", "-T", type=COUNT, required=True, help="Prompt tokens to prefill.")
+@model_option
+@hardware_options
+@output_options
+@_solver_call
+def prefill(params, tokens, preset, as_json, explain, **kw):
+    """Time of a prefill: 2·N·T / (chips · peak · MFU)."""
+    from solver.inference import prefill as solve
+
+    cfg, flops = _model_config(preset), None
+    if cfg is not None:
+        from solver.counts_flops import matmul_flops
+        from solver.counts_params import param_count
+
+        params = params or param_count(cfg)
+        flops = matmul_flops(cfg, 1, int(tokens), "forward").flops
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
+    r = solve(params, tokens, _chip(kw), chips=kw["chips"] or 1, mfu=kw["mfu"] or 1.0, flops=flops)
+    if kw["mfu"] is None:
+        r.convention["mfu"] = "1 (peak; give --mfu for a realistic time)"
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--batch", "-B", type=COUNT, required=True, help="Sequences decoded together.")
+@click.option("--context", "-S", type=COUNT, required=True, help="Cached tokens per sequence.")
+@click.option("--kv-bytes-per-token", type=BYTES, default=None,
+              help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes.")
+@model_option
+@hardware_options
+@output_options
+@_solver_call
+def decode(params, batch, context, kv_bytes_per_token, preset, as_json, explain, **kw):
+    """Lower bound of one decode step: max(bytes / bandwidth, FLOPs / peak) over all chips."""
+    from solver.inference import decode_step
+    from solver.inference import kv_bytes_per_token as kv_per_token
+
+    cfg, attn = _model_config(preset), 0
+    if cfg is not None:
+        from solver.counts_params import param_count
+
+        params = params or param_count(cfg)
+        if kv_bytes_per_token is None:
+            kv_bytes_per_token = kv_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim,
+                                              kw["dtype"])
+        attn = 4 * int(batch) * int(context) * (cfg.decoder_layers or cfg.n_layers) * cfg.n_heads * cfg.head_dim
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
+    if kv_bytes_per_token is None:
+        raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
+                         "--kv-bytes-per-token")
+    r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
+                    weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn)
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--tokens", "-D", type=COUNT, default=None, help="Training tokens (1.4e12, 1.4T).")
+@click.option("--compute", "-C", type=POSITIVE, default=None, help="Compute budget in FLOPs (3.14e23).")
+@click.option("--gpu-hours", type=POSITIVE, default=None, help="GPU-hours spent (gives the MFU).")
+@click.option("--seq", type=COUNT, default=None, help="With --preset: sequence length of the exact count.")
+@model_option
+@hardware_options
+@output_options
+@_solver_call
+def train(params, tokens, compute, gpu_hours, seq, preset, as_json, explain, **kw):
+    """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours."""
+    from solver.training import train as solve
+
+    cfg, exact = _model_config(preset), None
+    if cfg is not None:
+        from fractions import Fraction as Fr
+
+        from solver.counts_flops import matmul_flops
+        from solver.counts_params import param_count
+
+        params = params or param_count(cfg)
+        n = int(seq or cfg.max_positions)
+        exact = Fr(matmul_flops(cfg, 1, n, "train").flops, n)
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
+    r = solve(params, tokens=tokens, compute=compute, chip=_chip(kw), chips=kw["chips"], mfu=kw["mfu"],
+              gpu_hours=gpu_hours, exact_flops_per_token=exact)
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ (7.5e9, 7.5B).")
+@click.option("--gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
+@click.option("--stage", type=click.IntRange(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
+@click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
+              help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
+@output_options
+@_solver_call
+def zero(params, gpus, stage, optimizer_bytes, as_json, explain):
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3."""
+    from solver.training import zero as solve
+
+    show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes), as_json, explain)
+
+
+@click.command()
+@click.option("--seq", "-s", type=COUNT, required=True)
+@click.option("--batch", "-b", type=COUNT, required=True)
+@click.option("--d-model", type=INT, required=True, help="Hidden size h.")
+@click.option("--n-heads", "-a", type=INT, required=True)
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
+@click.option("--n-layers", "-L", type=INT, default=1, show_default=True, help="Layers (1 = per layer).")
+@output_options
+@_solver_call
+def activations(seq, batch, d_model, n_heads, recompute, n_layers, as_json, explain):
+    """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation."""
+    from solver.training import activations as solve
+
+    show(solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers), as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--batch", "-B", type=COUNT, default=None, help="With --context: add the KV cache.")
+@click.option("--context", "-S", type=COUNT, default=None, help="Cached tokens per sequence.")
+@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@model_option
+@hardware_options
+@output_options
+@_solver_call
+def chips(params, batch, context, kv_bytes_per_token, preset, as_json, explain, **kw):
+    """Fewest chips whose HBM holds the weights (and the KV cache): ⌈(N·w + KV) / HBM⌉."""
+    from solver.inference import kv_bytes_per_token as kv_per_token
+    from solver.inference import min_chips
+
+    cfg = _model_config(preset)
+    if cfg is not None:
+        from solver.counts_params import param_count
+
+        params = params or param_count(cfg)
+        if kv_bytes_per_token is None:
+            kv_bytes_per_token = kv_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim,
+                                              kw["dtype"])
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
+    kv = 0
+    if batch is not None or context is not None:
+        if batch is None or context is None or kv_bytes_per_token is None:
+            raise InputError("the KV cache needs --batch, --context and --kv-bytes-per-token (or --preset)",
+                             "--context")
+        kv = Fraction(batch) * Fraction(context) * Fraction(kv_bytes_per_token)
+    hbm = _chip(kw).need("hbm")
+    r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv)
+    show(r, as_json, explain)

@@ -299,11 +299,13 @@ def _textbook(rep: FlopReport) -> dict[str, Any]:
                     if c.group == "norm" or (c.name.endswith(".bias") and c.group != "head"))
     no_matmul_flops = -2 * mult * no_matmul * D
     rest = exact - rule - attn - lm - no_matmul_flops
-    per_token = "6N" if rep.mode == "train" else "2N"
+    macs = rep.convention == "macs"
+    per_token = {(False, False): "2N FLOPs", (False, True): "N MACs",
+                 (True, False): "6N FLOPs", (True, True): "3N MACs"}[(rep.mode == "train", macs)]
     return {
-        "rule": f"{per_token} FLOPs per token" + (" (C = 6·N·D)" if rep.mode == "train" else ""),
+        "rule": f"{per_token} per token" + (" (C = 6·N·D FLOPs)" if rep.mode == "train" else ""),
         "N_non_embedding": N, "N_total": pb.total, "D_tokens": D,
-        "rule_flops": rep.value(rule), "exact_flops": rep.value(exact),
+        "rule_value": rep.value(rule), "exact_value": rep.value(exact),
         "ratio_exact_to_rule": (exact / rule) if rule else None,
         "gap": {"attention_scores_and_context": rep.value(attn), "lm_head": rep.value(lm),
                 "norm_and_bias_params_without_matmul": -rep.value(-no_matmul_flops),

@@ -126,8 +126,11 @@ def kv_cache_report(cfg: ModelConfig, batch: int, seq: int, dtype: str = "fp16",
         items.append(MemoryItem("cross-attention K and V", kv_cache_bytes(L, batch, s, cfg.kv_heads, cfg.head_dim, dtype),
                                 f"2 × {L} × {batch} × {s} × {cfg.kv_heads} × {cfg.head_dim} × {_fmt(b)} B"))
     return MemoryReport("kv-cache", tuple(items), "2 × L × B × n × h_kv × d_h × bytes",
-                        f"K and V both cached; n_kv_heads = {cfg.kv_heads} (not n_heads = {cfg.n_heads}); "
-                        f"dtype {dtype}")
+                        f"K and V both cached, {L} layers; n_kv_heads = {cfg.kv_heads}"
+                        + (f" (not n_heads = {cfg.n_heads})" if cfg.kv_heads != cfg.n_heads else "")
+                        + ("; decoder self-attention only (cross-attention K/V: --include-cross)"
+                           if cfg.arch == "encoder-decoder" and not include_cross else "")
+                        + f"; dtype {dtype}")
 
 
 # ---- attention scores ----------------------------------------------------------------

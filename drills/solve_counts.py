@@ -1,0 +1,330 @@
+"""``qkv solve params|flops|memory``: exact counts of a Transformer, with their conventions.
+
+Thin commands over ``solver.counts``; every ModelConfig field is a flag (``drills.model_flags``),
+``--preset NAME`` starts from the zoo. ``--json`` prints ``{"answer", "unit", "convention",
+"breakdown"}``; ``--explain`` prints the formula, the substitution, the breakdown table and
+the conventions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from drills.model_flags import (
+    PARAMS_NEEDS,
+    assumed_defaults,
+    missing_message,
+    model_config,
+    model_options,
+    pop_model_kwargs,
+)
+from drills.output import InputError, emit, emit_json
+
+#: Defaults worth naming when a count used them (the conventions an examiner could catch).
+_CONVENTION_FIELDS = ("arch", "n_kv_heads", "d_head", "ffn", "norm", "norm_position", "final_norm", "bias", "pos",
+                      "tied_embeddings", "lm_head", "type_vocab_size", "pooler", "embedding_norm", "n_experts",
+                      "lora_rank")
+
+_DTYPES = "fp32, fp16, bf16, fp8, int8, int4"
+
+
+def output_options(f: Any) -> Any:
+    f = click.option("--explain", is_flag=True, help="Print the worked solution.")(f)
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(f)
+
+
+def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...], right: set[int]) -> list[str]:
+    cells = [tuple(f"{c:,}" if isinstance(c, int) else str(c) for c in row) for row in [header, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for k, row in enumerate(cells):
+        parts = [c.rjust(w) if i in right and k else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        out.append("  " + "  ".join(parts).rstrip())
+    return out
+
+
+def _assumed(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
+    d = assumed_defaults(preset, given)
+    return {k: d[k] for k in _CONVENTION_FIELDS if k in d}
+
+
+def _published(preset: str | None, exact: int, changed: bool) -> dict[str, Any] | None:
+    if not preset or changed:
+        return None
+    from solver.presets import get_preset
+
+    p = get_preset(preset)
+    gap = (exact - p.published) / p.published if p.published else None
+    return {"preset": p.name, "published": p.published, "published_text": p.published_text, "source": p.source,
+            "note": p.note, "relative_gap": gap}
+
+
+def _subst_text(subs: dict[Any, int]) -> str:
+    return ", ".join(f"{k} = {v:,}" for k, v in subs.items())
+
+
+def _expr_text(expr: Any) -> str:
+    return str(expr).replace("**", "^").replace("*", "·")
+
+
+# ---------------------------------------------------------------------------------------
+# params
+# ---------------------------------------------------------------------------------------
+@click.command()
+@model_options
+@output_options
+def params(as_json: bool, explain: bool, **kw: Any) -> None:
+    """Exact parameter count of a Transformer, component by component.
+
+    Counts every trainable scalar once (a tied LM head shares the token embedding); LoRA
+    adapters are reported apart from the base model. Examples:
+
+      qkv solve params --preset gpt2
+      qkv solve params --d-model 512 --n-layers 6 --n-heads 8 --d-ff 2048 --vocab-size 37000 --pos sinusoidal
+    """
+    from solver.counts import param_breakdown
+
+    preset, given = pop_model_kwargs(kw)
+    cfg = model_config(preset, given, PARAMS_NEEDS)
+    pb = param_breakdown(cfg)
+    published = _published(preset, pb.total, bool(given))
+    convention = {
+        "counted": "trainable scalars; a shared (tied) tensor once; buffers (sinusoidal table, masks) are not "
+                   "parameters",
+        "embedding": "token, position and segment tables, [CLS] vector, untied LM head weight",
+        "lora": "adapters counted apart from the base (answer excludes them)",
+        "assumed_defaults": _assumed(preset, given),
+    }
+    if as_json:
+        bd = pb.to_json()
+        bd["config"] = cfg.to_dict()
+        bd["published"] = published
+        emit_json({"answer": pb.total, "unit": "parameters", "convention": convention, "breakdown": bd})
+        return
+    label = f" ({cfg.name})" if cfg.name and not given else ""
+    emit(f"answer: {pb.total:,} parameters{label}")
+    emit(f"  embedding      {pb.embedding:>18,}")
+    emit(f"  non-embedding  {pb.non_embedding:>18,}")
+    if pb.lora:
+        emit(f"  LoRA adapters  {pb.lora:>18,}  (not in the answer; with them {pb.total_with_lora:,})")
+    if published and published["published"]:
+        emit(f"  published      {published['published_text']:>18}  ({published['source']}); exact is "
+             f"{published['relative_gap']:+.2%}")
+        emit(f"  why: {published['note']}")
+    if explain:
+        expr, subs, value = pb.formula()
+        emit("")
+        emit("formula:")
+        emit(f"  N = {_expr_text(expr)}")
+        emit("substitution:")
+        emit(f"  {_subst_text(subs)}")
+        emit(f"  N = {value:,}")
+        emit("")
+        emit("breakdown:")
+        for line in _table(pb.table(), ("component", "shape × times", "formula", "count"), {3}):
+            emit(line)
+        emit("")
+        emit("by group:")
+        for g, n in pb.by_group().items():
+            emit(f"  {g:<16} {n:>18,}")
+        _emit_conventions(convention)
+
+
+def _emit_conventions(convention: dict[str, Any]) -> None:
+    emit("")
+    emit("conventions:")
+    for k, v in convention.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{a}={b}" for a, b in v.items()) or "(none: every field given)"
+        emit(f"  {k.replace('_', ' ')}: {v}")
+
+
+# ---------------------------------------------------------------------------------------
+# flops
+# ---------------------------------------------------------------------------------------
+@click.command()
+@model_options
+@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
+@click.option("--seq", type=click.IntRange(min=1), default=None,
+              help="Tokens n per sequence (decode: positions attended, cache included).")
+@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length s (encoder-decoder).")
+@click.option("--mode", type=click.Choice(["forward", "decode", "train"]), default="forward", show_default=True)
+@click.option("--convention", type=click.Choice(["flops", "macs"]), default="flops", show_default=True,
+              help="flops: 2 per multiply-add; macs: 1.")
+@click.option("--attention-kernel", type=click.Choice(["explicit", "fused"]), default="explicit",
+              show_default=True, help="fused: flash/efficient SDPA backward (recomputes QKᵀ).")
+@output_options
+def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, convention: str,
+          attention_kernel: str, as_json: bool, explain: bool, **kw: Any) -> None:
+    """Exact matmul FLOPs of a forward pass, a decode step or a training step.
+
+    Counts what torch.utils.flop_counter.FlopCounterMode counts: matmuls only, attention
+    over the full n × n (causal or not). Softmax, norms, activations and the mask are listed
+    apart, as estimates. Example: qkv solve flops --preset gpt2 --batch 1 --seq 1024
+    """
+    from solver.counts import matmul_flops
+
+    preset, given = pop_model_kwargs(kw)
+    missing = [n for n, v in (("batch", batch), ("seq", seq)) if v is None]
+    if missing:
+        try:
+            model_config(preset, given, PARAMS_NEEDS)
+        except InputError as e:
+            raise InputError(f"{e.format_message().removesuffix(' (or --preset NAME)')}, "
+                             f"{', '.join('--' + m for m in missing)} (or --preset NAME)") from None
+        raise InputError(missing_message(missing).replace(" (or --preset NAME)", ""))
+    cfg = model_config(preset, given, PARAMS_NEEDS)
+    rep = matmul_flops(cfg, batch, seq, mode, convention, src_seq=src_seq, attention_kernel=attention_kernel)
+    unit = "FLOPs" if convention == "flops" else "multiply-adds"
+    conv = {
+        "count": "2 FLOPs per multiply-add" if convention == "flops" else "1 per multiply-add (MACs)",
+        "what": "matmuls only, as torch.utils.flop_counter.FlopCounterMode counts them; softmax, norms, "
+                "activations, mask, residual adds not in the total",
+        "attention": "QKᵀ and AV over the full n×n even when causal",
+        "mode": {"forward": "prefill: B·n tokens, logits on every position",
+                 "decode": "one new token per sequence, attending to n cached positions (its own included)",
+                 "train": "forward + backward; backward = 2 × forward per matmul"
+                          + (" (fused attention: QKᵀ recomputed)" if attention_kernel == "fused" else "")}[mode],
+        "assumed_defaults": _assumed(preset, given),
+    }
+    if as_json:
+        emit_json({"answer": rep.total, "unit": unit, "convention": conv, "breakdown": rep.to_json()})
+        return
+    emit(f"answer: {rep.total:,} {unit} ({mode}, B={batch}, n={seq}"
+         + (f", s={rep.src_seq}" if cfg.arch == "encoder-decoder" else "") + ")")
+    if mode == "train":
+        emit(f"  forward {rep.value(rep.forward_flops):,} + backward {rep.value(rep.backward_flops):,}")
+    emit("by group:")
+    for g, n in rep.by_group().items():
+        emit(f"  {g:<26} {n:>22,}")
+    tb = rep.textbook
+    emit(f"textbook rule {tb['rule']}: {tb['rule_value']:,} (N = {tb['N_non_embedding']:,} non-embedding, "
+         f"D = {tb['D_tokens']:,} tokens); exact/rule = {tb['ratio_exact_to_rule']:.4f}")
+    emit("  gap: " + ", ".join(f"{k.replace('_', ' ')} {v:+,}" for k, v in tb["gap"].items()))
+    if explain:
+        emit("")
+        emit("breakdown (forward formula; terms in " + unit + "):")
+        rows = [((f"{t.stack}." if t.stack else "") + t.name, t.formula, rep.value(t.forward), rep.value(t.backward))
+                for t in rep.terms]
+        header = ("matmul", "formula", "forward", "backward")
+        if mode != "train":
+            rows, header = [r[:3] for r in rows], header[:3]
+        for line in _table(rows, header, {2, 3}):
+            emit(line)
+        emit("")
+        emit("not in the total (estimates, FLOPs):")
+        rows2 = [(o.name, o.elements, o.per_element, o.flops_estimate, o.note) for o in rep.other]
+        for line in _table(rows2, ("operation", "elements", "ops/elem", "≈ FLOPs", "assumption"), {1, 2, 3}):
+            emit(line)
+        _emit_conventions(conv)
+
+
+# ---------------------------------------------------------------------------------------
+# memory
+# ---------------------------------------------------------------------------------------
+_WHAT = ("weights", "kv-cache", "attention-scores", "training")
+
+
+@click.command()
+@model_options
+@click.option("--what", type=click.Choice(_WHAT), default="weights", show_default=True)
+@click.option("--dtype", default=None, help=f"Element type: {_DTYPES}.")
+@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
+@click.option("--seq", type=click.IntRange(min=1), default=None, help="Tokens n (cached, or queries).")
+@click.option("--kv-seq", type=click.IntRange(min=1), default=None, help="Keys n_k of the score matrix (default n).")
+@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length (cross-attention cache).")
+@click.option("--include-cross/--no-include-cross", default=False,
+              help="Encoder-decoder: add the cross-attention K/V cache.")
+@click.option("--precision", type=click.Choice(["mixed", "fp32"]), default="mixed", show_default=True,
+              help="Training: mixed (fp16 + fp32 master) or fp32 Adam.")
+@output_options
+def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_seq: int | None,
+           src_seq: int | None, include_cross: bool, precision: str, as_json: bool, explain: bool,
+           **kw: Any) -> None:
+    """Exact bytes of the weights, the KV cache, the attention scores or Adam training state.
+
+    Always bytes first, then GB (10⁹) and GiB (2³⁰). Each quantity asks only for what it
+    depends on: a KV cache needs layers, KV heads, head size, batch, length and dtype.
+    """
+    from solver import counts
+
+    preset, given = pop_model_kwargs(kw)
+    if what in ("weights", "training"):
+        need_dtype = what == "weights"
+        missing_extra = ["dtype"] if need_dtype and dtype is None else []
+        try:
+            cfg = model_config(preset, given, PARAMS_NEEDS)
+        except InputError:
+            miss = [n for n in PARAMS_NEEDS if n not in given] + missing_extra
+            raise InputError(missing_message(miss)) from None
+        if missing_extra:
+            raise InputError("needs --dtype (" + _DTYPES + ")")
+        rep = counts.weights_report(cfg, dtype) if what == "weights" else counts.training_report(cfg, precision)
+    elif what == "kv-cache":
+        rep = _kv_report(preset, given, batch, seq, dtype, src_seq, include_cross)
+    else:
+        n_heads = given.get("n_heads")
+        if preset and n_heads is None:
+            from solver.presets import get_config
+
+            n_heads = get_config(preset).n_heads
+        miss = [m for m, v in (("n_heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
+        if miss:
+            raise InputError(f"attention scores need {', '.join('--' + m.replace('_', '-') for m in miss)}")
+        rep = counts.attention_scores_report(batch, n_heads, seq, dtype, kv_seq)
+    conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention}
+    if what in ("weights", "training"):
+        conv["assumed_defaults"] = _assumed(preset, given)
+    if as_json:
+        emit_json({"answer": rep.bytes, "unit": "bytes", "convention": conv, "breakdown": rep.to_json()})
+        return
+    emit(f"answer: {rep.text()}")
+    for item in rep.items:
+        emit(f"  {item.name:<26} {item.bytes:>22,} B   {item.formula}")
+    if explain:
+        emit("")
+        emit("formula:")
+        emit(f"  {rep.formula}")
+        _emit_conventions(conv)
+
+
+def _kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,
+               src_seq: int | None, include_cross: bool):
+    """KV cache from a preset/config, or from the few flags it needs."""
+    from solver import counts
+
+    missing = [m for m, v in (("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
+    if preset or given.get("arch") == "encoder-decoder":
+        if missing:
+            raise InputError(f"the KV cache needs {', '.join('--' + m for m in missing)}")
+        cfg = model_config(preset, given, ("n_layers", "n_heads", "d_model"))
+        return counts.kv_cache_report(cfg, batch, seq, dtype, src_seq=src_seq, include_cross=include_cross)
+    if given.get("arch") == "encoder":
+        raise InputError("an encoder has no KV cache (it does not decode)", "--arch")
+    n_layers = given.get("n_layers")
+    kv = given.get("n_kv_heads", given.get("n_heads"))
+    d_head = given.get("d_head")
+    if d_head is None and given.get("d_model") and given.get("n_heads"):
+        if given["d_model"] % given["n_heads"]:
+            raise InputError("d_model must be divisible by n_heads when --d-head is not given", "--n-heads")
+        d_head = given["d_model"] // given["n_heads"]
+    need = []
+    if n_layers is None:
+        need.append("--n-layers")
+    if kv is None:
+        need.append("--n-kv-heads (or --n-heads)")
+    if d_head is None:
+        need.append("--d-head (or --d-model and --n-heads)")
+    need += ["--" + m for m in missing]
+    if need:
+        raise InputError(f"the KV cache needs {', '.join(need)} (or --preset NAME)")
+    bytes_ = counts.kv_cache_bytes(n_layers, batch, seq, kv, d_head, dtype)
+    from solver.units import dtype_bytes
+
+    b = dtype_bytes(dtype)
+    per = str(b.numerator) if b.denominator == 1 else f"{b.numerator}/{b.denominator}"
+    item = counts.MemoryItem("K and V", bytes_, f"2 × {n_layers} × {batch} × {seq} × {kv} × {d_head} × {per} B")
+    return counts.MemoryReport("kv-cache", (item,), "2 × L × B × n × h_kv × d_h × bytes",
+                               f"K and V both cached, every layer; {kv} KV heads; dtype {dtype}")

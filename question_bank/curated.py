@@ -1,0 +1,366 @@
+"""Curated items: every problem of the seed texts, loaded from ``question_bank/data/*.toml``.
+
+Each file is checked against :mod:`question_bank.curated_schema`; a malformed file raises
+:class:`CuratedError` naming the file, the item and the field. Keys are computed by
+:mod:`question_bank.compute` (never typed in), worked solutions come from the computation's
+steps, misconceptions from the computation rerun with the mistake applied.
+
+Errata: an item records the seed's figures as printed (``[[item.printed]]``). Each is
+recomputed; a figure that disagrees beyond its printed rounding becomes an
+:class:`~question_bank.problem.Erratum` with the authored reason. :func:`errata` lists them
+for ``qkv bank errata``; :func:`audit_curated` reports figures that disagree without a reason
+and reasons given for figures that agree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from question_bank import compute
+from question_bank.curated_schema import CHOICE_LETTERS, CuratedError, validate_file
+from question_bank.problem import ChoiceKey, Erratum, Misconception, Part, Problem
+
+DATA_DIR = Path(__file__).parent / "data"
+
+__all__ = ["CuratedError", "load_curated", "errata", "unavailable", "audit_curated", "check_printed",
+           "data_files", "load_file", "PrintedCheck"]
+
+
+@dataclass
+class PrintedCheck:
+    """One printed figure and its recomputation."""
+
+    item: str
+    where: str
+    printed: str
+    exact: str
+    agrees: bool
+    reason: str | None
+    printed_value: Any = None
+    exact_value: Any = None
+    tol: float = 0.0
+
+
+@dataclass
+class _Loaded:
+    problems: list[Problem] = field(default_factory=list)
+    checks: list[PrintedCheck] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (item id, solver function)
+
+
+def data_files(data_dir: Path | None = None) -> list[Path]:
+    return sorted((data_dir or DATA_DIR).glob("*.toml"))
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise CuratedError(path.name, None, None, f"not valid TOML: {e}") from e
+    validate_file(data, path.name)
+    return data
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _text(md: str) -> str:
+    """Plain Unicode from Markdown + LaTeX (``question_bank.render.latex_to_text``)."""
+    from question_bank.render import latex_to_text
+
+    return latex_to_text(md).replace("**", "").replace("`", "")
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def _key(kind_type: str, c: compute.Computed, decimals: int | None, unit: str) -> Any:
+    from question_bank import grading
+
+    if kind_type == "integer":
+        if c.kind != "integer":
+            raise ValueError(f"an integer item needs an integer computation, got {c.kind}")
+        return grading.integer_key(int(c.value), unit or c.unit)
+    if kind_type == "nat":
+        return grading.nat_key(float(c.value), int(decimals), unit or c.unit)
+    if kind_type == "matrix":
+        return grading.matrix_key(c.value, decimals if decimals is not None else 3)
+    raise ValueError(kind_type)
+
+
+def _misconceptions(c: compute.Computed, key: Any) -> list[Misconception]:
+    from question_bank import grading
+
+    out = []
+    for w in c.wrong:
+        m = Misconception(w.id, w.label, w.feedback, w.value)
+        try:
+            if grading.accepts(key, w.value):
+                continue  # the mistake happens to give the right answer here: no distractor
+        except (TypeError, ValueError):
+            continue
+        out.append(m)
+    return out
+
+
+def _choose(ans: dict[str, Any], value: Any, n: int) -> frozenset[int]:
+    vals = [float(v) for v in ans["option_values"]]
+    how = ans.get("choose", "equal")
+    v = float(value)
+    if how == "equal":
+        idx = [i for i, o in enumerate(vals) if math.isclose(o, v, rel_tol=1e-9, abs_tol=1e-12)]
+    elif how == "at_least":
+        idx = [i for i, o in enumerate(vals) if o <= v]
+    else:  # nearest, on a log scale for positive figures ("~3.1M" among orders of magnitude)
+        def dist(o: float) -> float:
+            return abs(math.log(o / v)) if o > 0 and v > 0 else abs(o - v)
+
+        best = min(dist(o) for o in vals)
+        idx = [i for i, o in enumerate(vals) if dist(o) == best]
+    if not idx:
+        raise ValueError(f"no option matches the computed value {value}")
+    return frozenset(idx)
+
+
+# --------------------------------------------------------------------------- printed figures
+
+
+_NUM = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
+
+
+def _decimals_in(text: str) -> int:
+    """Decimals of the most precise number written in ``text`` (``"0.401"`` → 3)."""
+    best = 0
+    for m in _NUM.finditer(text):
+        s = m.group(0)
+        if "." in s:
+            best = max(best, len(s.split(".")[1]))
+    return best
+
+
+def _fmt_exact(v: Any, decimals: int, scale: float) -> str:
+    if isinstance(v, tuple):
+        return "[" + ", ".join("[" + ", ".join(f"{x:.{decimals}f}" for x in r) + "]" for r in v) + "]"
+    if isinstance(v, int) and scale == 1:
+        return f"{v:,}"
+    x = float(v) / scale
+    suffix = {1: "", 1e3: "K", 1e6: "M", 1e9: "B", 1e12: "T"}.get(scale, f" × {scale:g}")
+    shown = f"{x:,.{decimals + 2}f}" if not (isinstance(v, int) and scale == 1) else f"{v:,}"
+    extra = f" (= {v:,})" if isinstance(v, int) and scale != 1 else ""
+    return f"{shown}{suffix}{extra}"
+
+
+def _check_one(pr: dict[str, Any], item_id: str, where: str, c: compute.Computed,
+               key: Any, options: list[str]) -> PrintedCheck:
+    printed = pr["value"]
+    reason = pr.get("reason")
+    if isinstance(printed, str):  # an option letter
+        assert isinstance(key, ChoiceKey)
+        exact_letters = "".join(CHOICE_LETTERS[i] for i in sorted(key.correct))
+        agrees = printed == exact_letters
+        return PrintedCheck(item_id, where, pr["text"], f"({exact_letters}) {', '.join(options[i] for i in sorted(key.correct))}",
+                            agrees, reason, printed, exact_letters)
+    decimals = pr.get("decimals", _decimals_in(pr["text"]))
+    scale = float(pr.get("scale", 1))
+    tol = 0.5 * 10.0 ** (-decimals) * scale
+    if isinstance(printed, list):
+        rows = printed if printed and isinstance(printed[0], list) else [printed]
+        ex = c.value if isinstance(c.value, tuple) else ((c.value,),)
+        same_shape = len(rows) == len(ex) and all(len(a) == len(b) for a, b in zip(rows, ex, strict=False))
+        agrees = same_shape and all(abs(float(a) * scale - b) <= tol * (1 + 1e-9) + 1e-12
+                                    for ra, rb in zip(rows, ex, strict=True) for a, b in zip(ra, rb, strict=True))
+        exact = _fmt_exact(tuple(tuple(r) for r in ex), decimals, 1)
+    else:
+        v = c.value
+        if isinstance(v, tuple):
+            raise CuratedError("?", item_id, "printed.value", "a scalar figure checked against a matrix computation")
+        agrees = abs(float(printed) * scale - float(v)) <= tol * (1 + 1e-9) + 1e-12
+        exact = _fmt_exact(v, decimals, scale)
+    return PrintedCheck(item_id, where, pr["text"], exact, agrees, reason, printed, c.value, tol)
+
+
+# --------------------------------------------------------------------------- items
+
+
+def _follow_attention(spec: dict[str, Any], prev: str, part: str) -> Any:
+    """Follow-through for attention parts: this part's key from the student's previous part."""
+    import numpy as np
+
+    from question_bank import grading
+    from solver import numpy_ref
+
+    d_k = len(spec["q"][0])
+    v = np.array([[float(x) for x in r] for r in spec["v"]])
+
+    def follow(answers: dict[str, Any]) -> Any:
+        got = np.array(answers[prev], dtype=float)
+        if part == "scaled":
+            scale = float(spec["scale"]) if spec.get("scale") is not None else 1 / math.sqrt(d_k)
+            val = got * scale
+        elif part == "weights":
+            val = numpy_ref.softmax(got, axis=-1)
+        else:
+            val = got @ v
+        return grading.matrix_key(val.tolist(), 3)
+
+    return follow
+
+
+def _build_parts(it: dict[str, Any]) -> tuple[list[Part], list[compute.Computed]]:
+    parts, comps = [], []
+    prev_label, prev_part = None, None
+    for p in it.get("parts", []):
+        c = compute.run(p["answer"])
+        key = _key(p["type"], c, p.get("decimals"), "")
+        follow = None
+        spec = p["answer"]
+        if spec.get("compute") == "attention" and prev_label is not None and spec.get("mask") is None \
+                and not spec.get("causal") and spec.get("part") in ("scaled", "weights", "output") \
+                and prev_part == {"scaled": "scores", "weights": "scaled", "output": "weights"}[spec["part"]]:
+            follow = _follow_attention(spec, prev_label, spec["part"])
+        parts.append(Part(p["label"], p["type"], p["prompt"], _text(p["prompt"]), key, _misconceptions(c, key), follow))
+        comps.append(c)
+        prev_label, prev_part = p["label"], spec.get("part")
+    return parts, comps
+
+
+def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[PrintedCheck]]:
+    type_ = it["type"]
+    options = it.get("options", [])
+    ans = it.get("answer", {})
+    parts, part_comps = _build_parts(it)
+    misconceptions: list[Misconception] = []
+    given = dict(it.get("given", {}))
+    c: compute.Computed | None = None
+    if parts:
+        key = parts[-1].key
+        misconceptions = list(parts[-1].misconceptions)
+        c = part_comps[-1]
+        sol_md = "\n\n".join(f"**({p.label})** " + pc.solution_md() for p, pc in zip(parts, part_comps, strict=True))
+        sol_text = "\n".join(f"({p.label}) " + pc.solution_text() for p, pc in zip(parts, part_comps, strict=True))
+    elif "compute" in ans:
+        c = compute.run(ans)
+        given.update({k: v for k, v in ans.items() if k not in ("compute", "choose", "option_values")})
+        if type_ in ("mcq", "msq"):
+            correct = _choose(ans, c.value, len(options))
+            key = ChoiceKey(correct)
+            given["option_values"] = list(ans["option_values"])
+            seen = set(correct)
+            for w in c.wrong:
+                try:
+                    idx = _choose({**ans, "choose": "nearest"}, w.value, len(options))
+                except (ValueError, TypeError):
+                    continue
+                i = min(idx)
+                if i not in seen:
+                    seen.add(i)
+                    misconceptions.append(Misconception(w.id, w.label, w.feedback, i))
+        else:
+            key = _key(type_, c, it.get("decimals"), it.get("unit", ""))
+            misconceptions = _misconceptions(c, key)
+        sol_md, sol_text = c.solution_md(), c.solution_text()
+        if type_ in ("mcq", "msq"):
+            letters = ", ".join(f"({CHOICE_LETTERS[i]})" for i in sorted(key.correct))
+            sol_md += f"\n\nAnswer: {letters}"
+            sol_text += f"\nAnswer: {letters}"
+    else:
+        key = ChoiceKey(frozenset(CHOICE_LETTERS.index(x) for x in ans["correct"]))
+        letters = ", ".join(f"({x})" for x in ans["correct"])
+        sol_md = f"Answer: {letters}\n\n{it['explanation']}"
+        sol_text = f"Answer: {letters}\n{_text(it['explanation'])}"
+    if it.get("explanation") and ("compute" in ans or parts):
+        sol_md += "\n\n" + it["explanation"]
+        sol_text += "\n" + _text(it["explanation"])
+    where_base = f"{source} {it['section']} {it['label']}"
+    checks: list[PrintedCheck] = []
+    errata_list: list[Erratum] = []
+    for pr in it.get("printed", []):
+        pc = compute.run(pr["compute"]) if "compute" in pr else c
+        if pc is None:
+            raise CuratedError(file, it["id"], "printed.compute", "no computation to check against")
+        chk = _check_one(pr, it["id"], f"{where_base}: {pr['where']}", pc, key, options)
+        checks.append(chk)
+        if not chk.agrees:
+            errata_list.append(Erratum(chk.where, chk.printed, chk.exact,
+                                       chk.reason or "UNEXPLAINED: the seed disagrees with the solver"))
+    problem = Problem(
+        id=it["id"], family=None, seed=None, topic=it["topic"], tags=tuple(it.get("tags", [])),
+        difficulty=it["difficulty"], marks=it["marks"], type=type_,
+        statement_md=it["statement"], statement_text=it.get("statement_text") or _text(it["statement"]),
+        key=key, solution_md=sol_md, solution_text=sol_text, given=given,
+        options=list(options), options_text=[_text(o) for o in options], misconceptions=misconceptions,
+        parts=parts, source=f"{source} {it['section']}", source_label=it["label"],
+        hints=list(it.get("hints", [])), errata=errata_list, explanation=it.get("explanation", ""),
+    )
+    return problem, checks
+
+
+def load_file(path: Path) -> _Loaded:
+    """Validate and build one data file (items whose solver function is missing are skipped
+    and listed in ``missing``)."""
+    data = _read(path)
+    out = _Loaded()
+    source = data["source"]["file"]
+    for it in data["item"]:
+        try:
+            p, checks = _build(it, source, path.name)
+        except compute.SolverMissing as e:
+            out.missing.append((it["id"], e.function))
+            continue
+        except CuratedError:
+            raise
+        except Exception as e:  # a computation rejected its inputs: report where
+            raise CuratedError(path.name, it["id"], "answer", f"{type(e).__name__}: {e}") from e
+        out.problems.append(p)
+        out.checks.extend(checks)
+    return out
+
+
+@lru_cache(maxsize=4)
+def _load_all(data_dir: str) -> _Loaded:
+    total = _Loaded()
+    for path in data_files(Path(data_dir)):
+        one = load_file(path)
+        total.problems.extend(one.problems)
+        total.checks.extend(one.checks)
+        total.missing.extend(one.missing)
+    return total
+
+
+def load_curated(data_dir: Path | None = None) -> list[Problem]:
+    """Every curated item whose computation the solver can run, in file order."""
+    return list(_load_all(str(data_dir or DATA_DIR)).problems)
+
+
+def errata(data_dir: Path | None = None) -> list[tuple[str, Erratum]]:
+    """``[(item id, Erratum)]``: every seed figure the solver disagrees with."""
+    return [(p.id, e) for p in load_curated(data_dir) for e in p.errata]
+
+
+def check_printed(data_dir: Path | None = None) -> list[PrintedCheck]:
+    """Every printed figure with its recomputation."""
+    return list(_load_all(str(data_dir or DATA_DIR)).checks)
+
+
+def unavailable(data_dir: Path | None = None) -> list[tuple[str, str]]:
+    """``[(item id, missing solver function)]`` for items not built."""
+    return list(_load_all(str(data_dir or DATA_DIR)).missing)
+
+
+def audit_curated(data_dir: Path | None = None) -> list[str]:
+    """Problems with the errata bookkeeping: a figure that disagrees without a reason, or a
+    reason given for a figure that agrees."""
+    out = []
+    for chk in check_printed(data_dir):
+        if not chk.agrees and not chk.reason:
+            out.append(f"{chk.item}: {chk.where}: printed {chk.printed!r} but exact {chk.exact}, and no reason given")
+        if chk.agrees and chk.reason:
+            out.append(f"{chk.item}: {chk.where}: a reason is given but the printed figure {chk.printed!r} agrees")
+    return out

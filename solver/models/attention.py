@@ -44,7 +44,8 @@ class LayerKV:
 class Attention(nn.Module):
     """softmax(Q Kᵀ / √hs + bias) V, per head, then the output projection O.
 
-    Parameters (weights (d_out, d_in), biases when ``cfg.has_attn_bias``):
+    Parameters (weights (d_out, d_in); Q/K/V biases when ``cfg.has_attn_bias``, the O bias when
+    ``cfg.has_attn_out_bias``):
       q: d_model → n_heads·hs      k, v: d_model → n_kv_heads·hs      o: n_heads·hs → d_model
     With ``cross=True`` keys and values come from the encoder's output (``memory``).
     """
@@ -59,7 +60,7 @@ class Attention(nn.Module):
         self.q = Linear(d, self.n_heads * hs, bias, lora_rank(cfg, "q"))
         self.k = Linear(d, self.n_kv_heads * hs, bias, lora_rank(cfg, "k"))
         self.v = Linear(d, self.n_kv_heads * hs, bias, lora_rank(cfg, "v"))
-        self.o = Linear(self.n_heads * hs, d, bias, lora_rank(cfg, "o"))
+        self.o = Linear(self.n_heads * hs, d, cfg.has_attn_out_bias, lora_rank(cfg, "o"))
 
     def split_heads(self, x: torch.Tensor, n: int) -> torch.Tensor:
         B, T, _ = x.shape

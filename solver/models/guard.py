@@ -19,15 +19,13 @@ HEADROOM = 0.8
 
 
 def parameter_count(cfg: ModelConfig) -> int:
-    """The analytic count when ``solver.counts`` is there; otherwise numel summed over a
-    meta-device build (exact, and free)."""
+    """The analytic count, LoRA adapters included, when ``solver.counts`` is there; otherwise
+    numel summed over a meta-device build (exact, and free)."""
     try:
-        from solver.counts import param_count
+        from solver.counts import param_breakdown
     except ImportError:
-        param_count = None
-    if param_count is not None:
-        return int(param_count(cfg))
-    return meta_numel(cfg)
+        return meta_numel(cfg)
+    return int(param_breakdown(cfg).total_with_lora)
 
 
 def meta_numel(cfg: ModelConfig) -> int:

@@ -54,10 +54,13 @@ class ModelOutput:
     logits: torch.Tensor | None = None  # (B, T, vocab_size)
     pooled: torch.Tensor | None = None  # (B, d_model)
     class_logits: torch.Tensor | None = None  # (B, n_classes)
+    memory: torch.Tensor | None = None  # (B, S, d_model): the encoder's output in an encoder-decoder
 
     def scalar(self) -> torch.Tensor:
-        """A scalar that depends on every output (what a training step back-propagates)."""
-        parts = [t for t in (self.hidden, self.logits, self.pooled, self.class_logits) if t is not None]
+        """A scalar that depends on every output (what a training step back-propagates); the
+        encoder's output is one, so the encoder is trained even by a decoder of zero layers."""
+        parts = [self.hidden, self.logits, self.pooled, self.class_logits, self.memory]
+        parts = [t for t in parts if t is not None]
         return sum(t.sum() for t in parts)
 
 
@@ -164,7 +167,9 @@ class Transformer(nn.Module):
         h = self.decoder(self.embed(self.decoder, tokens, start=start), memory=memory, cache=cache, impl=impl)
         if cache is not None:
             cache.length += tokens.shape[1]
-        return self.heads(h)
+        out = self.heads(h)
+        out.memory = memory
+        return out
 
     def heads(self, h: torch.Tensor) -> ModelOutput:
         out = ModelOutput(hidden=h)

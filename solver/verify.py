@@ -1,0 +1,275 @@
+"""Check the analytic counts (``solver.counts``) against the reference model (``solver.models``).
+
+Each check compares two numbers obtained independently:
+
+- parameters: the analytic breakdown versus ``sum(p.numel() for p in model.parameters())`` of
+  the model built on the meta device (``parameters()`` yields a shared tensor once, so a tied
+  LM head is counted once); also per group (embedding, attention, ffn, norm, head, lora);
+- FLOPs: the analytic matmul count versus ``torch.utils.flop_counter.FlopCounterMode`` around
+  a real call of the model (2 FLOPs per multiply-add; FlopCounterMode counts matmuls only):
+  ``forward`` = one pass over ``batch × seq`` tokens, ``decode`` = one new token per sequence
+  after a prefill of ``seq − 1`` tokens (it attends to ``seq`` positions, the cache holds
+  ``seq`` after the step), ``train`` = the forward pass plus the backward pass of a scalar
+  that depends on every output, every parameter trainable;
+- KV cache: the analytic bytes versus the bytes of the cache tensors after that decode step.
+
+On the meta device every tensor is a shape without data: GPT-3 175B costs no memory, and
+``scaled_dot_product_attention`` runs as explicit matmuls that FlopCounterMode sees. On the CPU
+the fused attention kernel is invisible to FlopCounterMode, so FLOPs there are counted with the
+model's "math" attention (the same two matmuls).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.config import ModelConfig
+from solver.errors import SolverInputError
+
+DEVICES = ("meta", "cpu", "cuda")
+FLOP_MODES = ("forward", "decode", "train")
+
+#: Groups of ``solver.counts``' breakdown, and how a reference-model parameter name maps to one.
+GROUPS = ("embedding", "attention", "cross_attention", "ffn", "norm", "head", "lora")
+
+
+def group_of(name: str) -> str:
+    """The breakdown group of a parameter of :class:`solver.models.Transformer` by its name."""
+    parts = name.split(".")
+    if "lora_A" in parts or "lora_B" in parts:
+        return "lora"
+    if parts[0] in ("tok_emb", "type_emb", "cls") or "pos_emb" in parts:
+        return "embedding"
+    if parts[0] in ("lm_head", "pooler", "classifier"):
+        return "head"
+    if parts[-2:-1] and parts[-2].endswith("norm"):  # attn_norm, cross_norm, ffn_norm, emb_norm, final_norm
+        return "norm"
+    if "cross_attn" in parts:
+        return "cross_attention"
+    if "attn" in parts:
+        return "attention"
+    if "ffn" in parts:
+        return "ffn"
+    raise AssertionError(f"parameter {name!r} belongs to no group")
+
+
+def instantiated_breakdown(model) -> dict[str, int]:
+    """Elements of the model's unique parameters, per group."""
+    out: dict[str, int] = {}
+    for name, p in model.named_parameters():  # shared tensors once (a tied LM head is tok_emb)
+        g = group_of(name)
+        out[g] = out.get(g, 0) + p.numel()
+    return out
+
+
+def analytic():
+    """``solver.counts`` (H3's module); imported late so that this module loads without it."""
+    import solver.counts as counts
+
+    return counts
+
+
+# ---- measuring the model --------------------------------------------------------------------
+
+def _inputs(model, batch: int, seq: int) -> tuple[Any, dict[str, Any]]:
+    import torch
+
+    device = next(model.parameters()).device
+    tokens = torch.zeros(batch, seq, dtype=torch.long, device=device)
+    extra = {"src_tokens": tokens} if model.cfg.arch == "encoder-decoder" else {}
+    return tokens, extra
+
+
+def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "sdpa") -> int:
+    """FLOPs that FlopCounterMode records for one ``mode`` step of ``model`` (see the module docstring)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    assert mode in FLOP_MODES, f"mode must be one of {FLOP_MODES}, got {mode!r}"
+    tokens, extra = _inputs(model, batch, seq)
+    counter = FlopCounterMode(display=False)
+    if mode == "forward":
+        with torch.no_grad(), counter:
+            model(tokens, impl=impl, **extra)
+    elif mode == "train":
+        with counter:
+            model(tokens, impl=impl, **extra).scalar().backward()
+        model.zero_grad(set_to_none=True)
+    else:
+        if seq < 2:
+            raise SolverInputError("a decode step needs seq >= 2 (a prefill of seq - 1 tokens first)", param="seq")
+        cache = model.new_cache()
+        with torch.no_grad():
+            model(tokens[:, : seq - 1], cache=cache, impl=impl, **extra)
+            with counter:
+                model(tokens[:, seq - 1:], cache=cache, impl=impl)
+    return int(counter.get_total_flops())
+
+
+def measure_kv_cache_bytes(model, batch: int, seq: int, cross: bool = False) -> int:
+    """Bytes of the self-attention cache (plus the cross-attention one if ``cross``) that the
+    model holds after a prefill of ``seq − 1`` tokens and one decode step: ``seq`` positions."""
+    import torch
+
+    tokens, extra = _inputs(model, batch, seq)
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(tokens[:, : seq - 1], cache=cache, **extra)
+        model(tokens[:, seq - 1:], cache=cache)
+    assert cache.length == seq, f"the cache should hold {seq} positions, holds {cache.length}"
+    return cache.nbytes(cross=cross)
+
+
+# ---- one model, every check -----------------------------------------------------------------
+
+@dataclass
+class Check:
+    quantity: str  # "params", "params[attention]", "flops[forward]", "kv_cache_bytes", ...
+    analytic: int | None
+    measured: int | None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.analytic is not None and self.analytic == self.measured
+
+    def to_json(self) -> dict[str, Any]:
+        return {"quantity": self.quantity, "analytic": self.analytic, "measured": self.measured,
+                "ok": self.ok, "note": self.note}
+
+
+@dataclass
+class VerifyRecord:
+    name: str
+    device: str
+    batch: int
+    seq: int
+    checks: list[Check] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # timings, peak memory (cpu/cuda)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(c.ok for c in self.checks)
+
+    def get(self, quantity: str) -> Check:
+        for c in self.checks:
+            if c.quantity == quantity:
+                return c
+        raise KeyError(quantity)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "device": self.device, "batch": self.batch, "seq": self.seq, "ok": self.ok,
+                "seconds": self.seconds, "error": self.error, "checks": [c.to_json() for c in self.checks],
+                **self.extra}
+
+
+def default_seq(cfg: ModelConfig, seq: int) -> int:
+    """``seq`` clipped to the position table (learned or sinusoidal)."""
+    if cfg.pos in ("learned", "sinusoidal"):
+        return max(2, min(seq, cfg.max_positions))
+    return seq
+
+
+def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 128,
+           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None) -> VerifyRecord:
+    """Build ``cfg`` on ``device`` and compare every analytic count with the model."""
+    from solver.models import build_model
+
+    if device not in DEVICES:
+        raise SolverInputError(f"choose one of {', '.join(DEVICES)} (got {device!r})", param="device")
+    require_device(device)
+    seq = default_seq(cfg, seq)
+    record = VerifyRecord(name or cfg.name or "model", device, batch, seq)
+    t0 = time.perf_counter()
+    counts = analytic()
+    model = build_model(cfg, device)
+
+    # parameters: total, and per group (a mismatch in a group says where to look)
+    breakdown = counts.param_breakdown(cfg)
+    mine = instantiated_breakdown(model)
+    record.checks.append(Check("params", breakdown.total_with_lora, sum(mine.values()),
+                               "LoRA adapters included" if cfg.lora_rank else ""))
+    theirs = breakdown.by_group()
+    for g in GROUPS:
+        if theirs.get(g, 0) or mine.get(g, 0):
+            record.checks.append(Check(f"params[{g}]", theirs.get(g, 0), mine.get(g, 0)))
+
+    # FLOPs: meta and cuda run sdpa (visible to FlopCounterMode); the CPU's fused kernel is not
+    impl = "math" if device == "cpu" else "sdpa"
+    has_decoder = cfg.arch != "encoder"
+    for mode in modes:
+        if mode == "decode" and not has_decoder:
+            continue
+        expected = counts.matmul_flops(cfg, batch=batch, seq=seq, mode=mode).total
+        record.checks.append(Check(f"flops[{mode}]", int(expected), measure_flops(model, batch, seq, mode, impl)))
+
+    # KV cache after one decode step
+    if has_decoder and seq >= 2:
+        expected = counts.kv_cache_bytes(cfg, batch=batch, seq=seq, dtype="fp32")
+        record.checks.append(Check("kv_cache_bytes", int(expected), measure_kv_cache_bytes(model, batch, seq)))
+
+    if device != "meta":
+        record.extra["forward_seconds"] = time_forward(model, batch, seq)
+    record.seconds = time.perf_counter() - t0
+    return record
+
+
+def time_forward(model, batch: int, seq: int) -> float:
+    """Wall-clock seconds of one forward pass (after a warm-up pass)."""
+    import torch
+
+    tokens, extra = _inputs(model, batch, seq)
+    with torch.no_grad():
+        model(tokens, **extra)
+        sync = torch.cuda.synchronize if tokens.is_cuda else (lambda: None)
+        sync()
+        t = time.perf_counter()
+        model(tokens, **extra)
+        sync()
+    return time.perf_counter() - t
+
+
+def require_device(device: str) -> None:
+    """Raise SolverInputError (one line) when ``device`` is cuda and no GPU is visible."""
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SolverInputError("no CUDA GPU on this machine (torch.cuda.is_available() is False); "
+                                   "use --device meta or cpu", param="device")
+
+
+# ---- the O(n²) memory claim, measured -------------------------------------------------------
+
+def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, device: str = "cuda",
+                          dtype: str = "fp16") -> dict[str, int]:
+    """Peak CUDA memory (``torch.cuda.max_memory_allocated``, bytes above the weights) of one
+    forward pass with the "math" attention, which materialises the (B, nh, n, n) score matrix,
+    and with ``scaled_dot_product_attention`` (flash/efficient kernels), which does not.
+    Needs a GPU: raises SolverInputError without one."""
+    import torch
+
+    from solver.models import build_model
+
+    require_device(device)
+    if not device.startswith("cuda"):
+        raise SolverInputError("peak memory is measured with torch.cuda: use --device cuda", param="device")
+    model = build_model(cfg, device, dtype=dtype).eval()
+    seq = default_seq(cfg, seq)
+    tokens, extra = _inputs(model, batch, seq)
+    out: dict[str, int] = {"weights": torch.cuda.memory_allocated(device)}
+    for impl in ("math", "sdpa"):
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+        with torch.no_grad():
+            model(tokens, impl=impl, **extra)
+        torch.cuda.synchronize(device)
+        out[impl] = int(torch.cuda.max_memory_allocated(device) - base)
+    out["score_matrix_bytes"] = batch * cfg.n_heads * seq * seq * torch.tensor([], dtype=model.tok_emb.weight.dtype).element_size()
+    return out

@@ -1,0 +1,84 @@
+"""Hypothesis strategies for model configurations: small, valid, and across every option.
+
+``transformer_configs()`` draws a :class:`~solver.config.ModelConfig` small enough to build and
+run on the CPU in milliseconds, covering every field: arch, ffn, norm, norm position, final and
+embedding norms, every bias switch, every position scheme, tied or untied LM head (or none,
+with or without its bias), BERT's segment table, [CLS] vector, pooler and classifier, MHA, GQA
+and MQA, a head size that differs from d_model / n_heads, LoRA on any targets, and MoE.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from solver.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
+
+optional_bool = st.sampled_from([None, True, False])
+
+
+@st.composite
+def attention_heads(draw, rope: bool) -> dict:
+    """n_heads, n_kv_heads (None = MHA, 1 = MQA, in between = GQA), d_head, d_model."""
+    n_kv = draw(st.integers(1, 3))
+    group = draw(st.integers(1, 3))
+    n_heads = n_kv * group
+    n_kv_heads = draw(st.sampled_from([None, n_kv])) if group > 1 or n_kv == 1 else None
+    step = 2 if rope else 1
+    if draw(st.booleans()):  # d_head given, n_heads·d_head need not be d_model
+        d_head = step * draw(st.integers(1, 4))
+        d_model = draw(st.integers(2, 16))
+    else:
+        d_head = None
+        d_model = n_heads * step * draw(st.integers(1, 4))
+    return {"n_heads": n_heads, "n_kv_heads": n_kv_heads, "d_head": d_head, "d_model": d_model}
+
+
+@st.composite
+def transformer_configs(draw, archs=ARCHS, max_layers: int = 2) -> ModelConfig:
+    """A small valid ModelConfig (max_positions is at least 8: enough for seq ≤ 8)."""
+    arch = draw(st.sampled_from(archs))
+    pos = draw(st.sampled_from(POSITIONS))
+    heads = draw(attention_heads(rope=pos == "rope"))
+    encoder = arch == "encoder"
+    lm_head = draw(st.booleans())
+    n_experts = draw(st.sampled_from([1, 1, 2, 3]))
+    lora_rank = draw(st.sampled_from([0, 0, 1, 2]))
+    layers = {}
+    if arch == "encoder-decoder":
+        layers = {"n_encoder_layers": draw(st.integers(0, max_layers)),
+                  "n_decoder_layers": draw(st.integers(0, max_layers))}
+    return ModelConfig(
+        arch=arch,
+        n_layers=draw(st.integers(0, max_layers)),
+        **layers,
+        **heads,
+        d_ff=draw(st.integers(1, 24)),
+        ffn=draw(st.sampled_from(FFNS)),
+        norm=draw(st.sampled_from(NORMS)),
+        norm_position=draw(st.sampled_from(NORM_POSITIONS)),
+        final_norm=draw(st.booleans()),
+        embedding_norm=draw(st.booleans()),
+        bias=draw(st.booleans()),
+        attn_bias=draw(optional_bool),
+        attn_out_bias=draw(optional_bool),
+        ffn_bias=draw(optional_bool),
+        norm_bias=draw(optional_bool),
+        vocab_size=draw(st.integers(1, 40)),
+        max_positions=draw(st.integers(8, 12)),
+        pos=pos,
+        tied_embeddings=draw(st.booleans()),
+        lm_head=lm_head,
+        lm_head_bias=lm_head and draw(st.booleans()),
+        type_vocab_size=draw(st.integers(0, 3)),
+        pooler=encoder and draw(st.booleans()),
+        n_classes=draw(st.integers(0, 4)) if encoder else 0,
+        cls_token=encoder and draw(st.booleans()),
+        lora_rank=lora_rank,
+        lora_targets=tuple(draw(st.lists(st.sampled_from(LORA_TARGETS), min_size=1, max_size=5, unique=True))),
+        n_experts=n_experts,
+        top_k=draw(st.integers(1, n_experts)),
+    )
+
+
+#: A decoder-bearing configuration (something that can decode with a KV cache).
+decoding_configs = transformer_configs(archs=("decoder", "encoder-decoder"))

@@ -43,6 +43,8 @@ __all__ = [
     "numeric_choices",
     "concept_choices",
     "Wrong",
+    "keep_distinct",
+    "safe_call",
 ]
 
 FAMILIES: dict[str, Family] = {}
@@ -252,20 +254,23 @@ def numeric_choices(
     wrongs: Sequence[Wrong],
     *,
     fmt: Callable[[Any], str],
-    tol_key: Key,
+    tol_key: Key | None,
     fillers: Callable[[Any], Sequence[Any]] | None = None,
     n: int = 4,
 ) -> tuple[list[str], ChoiceKey, list[Misconception], list[Any]]:
     """An MCQ from a correct value and the values of typical mistakes.
 
     Distractors are the mistakes' values, in order, skipping any that coincide (under
-    ``tol_key``'s tolerance, or as displayed) with the key or with an earlier option; then
+    ``tol_key``'s tolerance, or as displayed; ``tol_key=None``: as displayed only) with the key or with an earlier option; then
     ``fillers(correct)`` until there are ``n`` options. Options are shuffled with the draw.
     Returns ``(options_md, ChoiceKey, misconceptions keyed by option index, option values)``."""
     chosen: list[tuple[Any, Wrong | None]] = [(correct, None)]
 
     def clash(v: Any) -> bool:
-        return any(values_coincide(v, c, tol_key) or values_coincide(c, v, tol_key) or fmt(v) == fmt(c) for c, _ in chosen)
+        return any(
+            fmt(v) == fmt(c) or (tol_key is not None and (values_coincide(v, c, tol_key) or values_coincide(c, v, tol_key)))
+            for c, _ in chosen
+        )
 
     for w in wrongs:
         if len(chosen) >= n:
@@ -320,3 +325,29 @@ def concept_choices(
 
 def letter(i: int) -> str:
     return LETTERS[i]
+
+
+def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> list[Misconception]:
+    """The mistakes that a grader can tell apart: drops any whose value coincides (under the
+    key's tolerance) with the key or with an earlier mistake, or could not be computed (None)."""
+    from question_bank.grading import _key_value, grade
+
+    kept: list[Wrong] = []
+    kv = _key_value(key)
+    for w in wrongs:
+        if w.value is None:
+            continue
+        if values_coincide(w.value, kv, key) or values_coincide(kv, w.value, key) or grade(key, w.value).correct:
+            continue
+        if any(values_coincide(w.value, k.value, key) or values_coincide(k.value, w.value, key) for k in kept):
+            continue
+        kept.append(w)
+    return [w.misconception() for w in kept]
+
+
+def safe_call(fn: Callable[[], Any]) -> Any:
+    """``fn()``, or None when the mistaken computation is undefined (e.g. an all −∞ column)."""
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - a mistake that cannot be computed is simply not offered
+        return None

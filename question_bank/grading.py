@@ -280,8 +280,7 @@ def describe_key(key: Key, options_text: list[str] | None = None) -> str:
         tol = f" (within {key.rel_tol:.2%})" if key.rel_tol else ""
         return f"{key.value:,}{unit}{tol}"
     if isinstance(key, MatrixKey):
-        d = key.decimals if key.decimals is not None else 3
-        return "; ".join(" ".join(_fmt(x, d) for x in row) for row in key.value)
+        return "; ".join(" ".join(_fmt(x, key.decimals) for x in row) for row in key.value)
     letters = ", ".join(f"({LETTERS[i]})" for i in sorted(key.correct))
     if options_text:
         return "; ".join(f"({LETTERS[i]}) {options_text[i]}" for i in sorted(key.correct) if i < len(options_text))

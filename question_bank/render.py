@@ -178,7 +178,7 @@ def _wrap(t: str) -> str:
 def latex_to_text(s: str, *, _inner: bool = False) -> str:
     """Plain Unicode for a string of Markdown with inline LaTeX (``$…$``, ``$$…$$``)."""
     if not _inner:
-        s = s.replace("$$", "").replace("$", "")
+        s = s.replace("$$", "").replace("$", "").replace("**", "")
     out: list[str] = []
     i = 0
     while i < len(s):

@@ -1,0 +1,101 @@
+"""Complexity classes of attention variants, as MCQ and MSQ, from a table of facts.
+
+The table (n tokens, model/head width d, window w, projected length k, block/stride √n):
+
+====================== ============== ================ ============================================
+variant                time           extra memory     why
+====================== ============== ================ ============================================
+full self-attention    O(n²·d)        O(n²)            QKᵀ is (n×d)(d×n); the n×n score matrix
+sliding window         O(n·w·d)       O(n·w)           each query sees w keys (Longformer local)
+linear attention       O(n·d²)        O(d²)            φ(K)ᵀV is d×d, computed once (Katharopoulos)
+Linformer              O(n·k·d)       O(n·k)           K, V projected to k rows (Wang et al.)
+sparse (strided)       O(n·√n·d)      O(n·√n)          each query sees √n keys (Child et al.)
+FlashAttention         O(n²·d)        O(n)             exact attention, tiled: no n×n in memory
+RNN layer              O(n·d²)        O(d)             n sequential steps of a d×d matrix-vector
+decode step, KV cache  O(n·d)         O(n·d)           one query against n cached keys/values
+====================== ============== ================ ============================================
+
+Each MCQ option is another row's class, so a wrong option is diagnosed as "that is the cost
+of <other variant>".
+"""
+
+from __future__ import annotations
+
+import re
+
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import answer_text
+from question_bank.problem import ChoiceKey, Misconception, Problem
+from question_bank.render import Doc, latex_to_text
+
+# variant -> (time, memory, reason, linear_in_n_time)
+FACTS: dict[str, tuple[str, str, str, bool]] = {
+    "full self-attention": (r"O(n^2 d)", r"O(n^2)", r"$QK^\top$ multiplies $(n\times d)(d\times n)$ and stores the $n\times n$ scores", False),
+    "sliding-window attention (window $w$)": (r"O(n w d)", r"O(n w)", "each query attends to only $w$ keys", True),
+    r"linear attention ($\phi(Q)(\phi(K)^\top V)$)": (r"O(n d^2)", r"O(d^2)", r"$\phi(K)^\top V$ is a $d\times d$ matrix built once", True),
+    "Linformer (keys and values projected to $k$ rows)": (r"O(n k d)", r"O(n k)", "the score matrix is $n\\times k$", True),
+    r"strided sparse attention ($\sqrt{n}$ keys per query)": (r"O(n\sqrt{n}\, d)", r"O(n\sqrt{n})", r"each query sees $\sqrt n$ keys", False),
+    "FlashAttention": (r"O(n^2 d)", r"O(n)", "it computes exact attention in tiles: same FLOPs, no $n\\times n$ matrix in memory", False),
+    "a recurrent (RNN) layer": (r"O(n d^2)", r"O(d)", "$n$ sequential steps, each a $d\\times d$ matrix–vector product", True),
+    "one decoding step with a KV cache": (r"O(n d)", r"O(n d)", "one new query against $n$ cached keys and values", True),
+}
+
+
+def _slug(variant: str) -> str:
+    return re.sub(r"[^a-z]+", "_", variant.split("(")[0].lower()).strip("_")
+
+
+def _wrong_for(variant: str, column: int) -> str:
+    return f"That is the {'time' if column == 0 else 'memory'} of {variant}."
+
+
+@family(
+    "complexity.attention_variants",
+    topic="complexity",
+    title="Complexity of attention variants",
+    types=("mcq", "msq"),
+    tags=("complexity", "efficient-attention", "conceptual"),
+    source="004_83489721195aedaa.txt GATE Q2; 003_f22b31e216cc5b5a.txt (variants)",
+)
+def attention_variants(d: Draw) -> Problem:
+    """MCQ: the time (or memory) class of one variant; MSQ (hard): which variants are linear in n."""
+    variants = list(FACTS)
+    if d.level == 2:
+        picked = d.rng.sample(variants, 4)
+        while not any(FACTS[v][3] for v in picked) or all(FACTS[v][3] for v in picked):
+            picked = d.rng.sample(variants, 4)
+        options = [v[0].upper() + v[1:] for v in picked]
+        key = ChoiceKey(frozenset(i for i, v in enumerate(picked) if FACTS[v][3]))
+        mis = [Misconception("flash_is_linear", "thought FlashAttention is linear in n",
+                             "FlashAttention saves memory, not FLOPs: its time is still O(n²·d).",
+                             frozenset(key.correct | {picked.index("FlashAttention")}))] if "FlashAttention" in picked else []
+        st = Doc().p("For a sequence of $n$ tokens with fixed width $d$ (and fixed $w$, $k$), which of the following take time "
+                     "**linear** in $n$? Choose all that apply.")
+        sol = Doc()
+        sol.bullets([f"{v[0].upper() + v[1:]}: ${FACTS[v][0]}$ — {FACTS[v][2]}." for v in picked])
+        sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
+        return d.problem(type="msq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
+                         given={"variants": picked}, marks=2)
+    column = 0 if d.level == 0 or d.rng.random() < 0.7 else 1
+    variant = d.pick(variants)
+    right = FACTS[variant][column]
+    others = []
+    for v in variants:
+        val = FACTS[v][column]
+        if val != right and val not in [o for o, _ in others]:
+            others.append((val, v))
+    d.rng.shuffle(others)
+    chosen = [(right, None)] + others[:3]
+    d.rng.shuffle(chosen)
+    options = [f"${c}$" for c, _ in chosen]
+    ci = next(i for i, (_, v) in enumerate(chosen) if v is None)
+    key = ChoiceKey(frozenset({ci}))
+    mis = [Wrong("confused_with_" + _slug(v), f"confused with {latex_to_text(v)}", _wrong_for(latex_to_text(v), column), i).misconception()
+           for i, (_, v) in enumerate(chosen) if v is not None]
+    what = "time complexity" if column == 0 else "memory needed beyond the inputs and outputs"
+    st = Doc().p(f"What is the {what} of {variant} for a sequence of $n$ tokens of width $d$?")
+    sol = Doc()
+    sol.p(f"${right}$: {FACTS[variant][2]}.")
+    sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
+    return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
+                     given={"variant": variant, "column": column})

@@ -1,0 +1,186 @@
+"""Softmax with a temperature, the variance of q·k, and why attention divides by √dₖ.
+
+Facts used (stated here so that keys are derived, never typed):
+
+- softmax with temperature T: pᵢ = exp(zᵢ/T) / Σⱼ exp(zⱼ/T) (``solver.sympy_ref.softmax``);
+- for q, k with independent components of mean 0 and variances σ_q², σ_k²:
+  Var(qᵢkᵢ) = E[qᵢ²]E[kᵢ²] = σ_q²σ_k², so Var(q·k) = dₖ·σ_q²σ_k² (a sum of dₖ independent
+  terms) and Var(q·k/√dₖ) = σ_q²σ_k²: dividing by √dₖ removes the growth with dₖ.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from question_bank.family import Draw, Wrong, concept_choices, family, keep_distinct
+from question_bank.grading import answer_text, nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc, frac_text, latex_to_text, num
+
+
+@family(
+    "softmax.temperature",
+    topic="attention",
+    title="Softmax with a temperature",
+    types=("nat",),
+    tags=("softmax", "temperature", "sampling"),
+    source="003_f22b31e216cc5b5a.txt, 004_83489721195aedaa.txt (softmax, sampling temperature)",
+)
+def softmax_temperature(d: Draw) -> Problem:
+    """The probability of one token under softmax(z/T) for small integer logits."""
+    from solver import sympy_ref
+
+    decimals = 3 if d.level == 2 else 2
+    n = 3 if d.level == 0 else 4
+    temps = (Fraction(1, 2), Fraction(2)) if d.level < 2 else (Fraction(1, 2), Fraction(2), Fraction(5), Fraction(1, 4))
+    for _ in range(300):
+        z = [d.rng.randint(-1, 3) for _ in range(n)]
+        if len(set(z)) < 3:
+            continue
+        t = d.pick(temps)
+        i = d.rng.randrange(n)
+        out, tr = sympy_ref.softmax(z, temperature=str(t), return_trace=True)
+        p = sympy_ref.to_floats(out)[0]
+        value = p[i]
+        key = nat_key(value, decimals)
+        if not safe_for_rounding(value, decimals, 0.15):
+            continue
+        tf = float(t)
+        exps = [math.exp(x / tf) for x in z]
+        wrongs = [
+            Wrong("multiplied_by_t", "multiplied by T instead of dividing",
+                  f"This is softmax(z·T); the logits are divided by T = {frac_text(t)}.",
+                  math.exp(z[i] * tf) / sum(math.exp(x * tf) for x in z)),
+            Wrong("ignored_temperature", "ignored the temperature", "This is the softmax at T = 1.",
+                  math.exp(z[i]) / sum(math.exp(x) for x in z)),
+            Wrong("divided_logits_not_exp", "divided the probabilities by T",
+                  "You took softmax(z) and then divided by T; the temperature divides the logits inside the exponential.",
+                  math.exp(z[i]) / sum(math.exp(x) for x in z) / tf),
+            Wrong("linear_normalisation", "normalised z/T linearly",
+                  "You divided zᵢ/T by Σ zⱼ/T without exponentiating.",
+                  (z[i] / sum(z)) if sum(z) else None),
+        ]
+        wrongs = [w for w in wrongs if w.value is not None and exps]
+        mis = keep_distinct(key, wrongs)
+        if len(mis) >= 2:
+            break
+    zs = ", ".join(str(x) for x in z)
+    st = Doc()
+    st.p(f"A language model outputs the logits $z = [{zs}]$ over a vocabulary of {n} tokens. "
+         f"Sampling uses softmax with temperature $T = {frac_text(t)}$: $p_i = e^{{z_i/T}} / \\sum_j e^{{z_j/T}}$.")
+    st.p(f"What is the probability of token {i + 1} (logit {z[i]})? Round off to {decimals} decimal places.")
+    scaled = [x / tf for x in z]
+    mx = max(scaled)
+    e = [math.exp(s - mx) for s in scaled]
+    sol = Doc()
+    sol.p(f"Divide the logits by $T = {frac_text(t)}$: $z/T = [{', '.join(num(s, 4) for s in scaled)}]$.")
+    sol.p(f"Subtract the maximum ({num(mx, 4)}) and exponentiate: $[{', '.join(num(x, 4) for x in e)}]$, "
+          f"sum $= {num(sum(e), 4)}$.")
+    sol.p(f"$p_{{{i + 1}}} = {num(e[i], 4)} / {num(sum(e), 4)} = {num(value, 6)} \\approx$ **{answer_text(key)}**.")
+    sol.p("A temperature below 1 sharpens the distribution (the largest logit gains), above 1 flattens it.")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"logits": z, "temperature": str(t), "index": i, "trace": tr.names()},
+                     hints=["Divide every logit by T first, then take the ordinary softmax."])
+
+
+@family(
+    "attention.variance_qk",
+    topic="attention",
+    title="The variance of q·k and the √dₖ scaling",
+    types=("nat",),
+    tags=("scaling", "variance", "sqrt-dk"),
+    source="004_83489721195aedaa.txt GATE Q4, §derivations",
+)
+def variance_qk(d: Draw) -> Problem:
+    """Var(q·k) = dₖσ_q²σ_k² for independent zero-mean components; after the 1/√dₖ scaling
+    it is σ_q²σ_k²; the standard deviation is the square root."""
+    d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
+    var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
+    var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
+    ask = d.pick(("variance", "std", "scaled_variance") if d.level else ("variance", "std"))
+    prod = var_q * var_k
+    var = d_k * prod
+    if ask == "variance":
+        value, what = float(var), r"the variance of the dot product $q \cdot k$"
+    elif ask == "std":
+        value, what = math.sqrt(var), r"the standard deviation of $q \cdot k$"
+    else:
+        value, what = float(prod), r"the variance of the scaled score $q \cdot k/\sqrt{d_k}$"
+    key = nat_key(value, 2)
+    wrongs = [
+        Wrong("std_for_variance", "gave the standard deviation for the variance (or the reverse)",
+              "You mixed up variance and standard deviation (one is the square of the other).",
+              math.sqrt(value) if ask != "std" else float(var)),
+        Wrong("sum_not_product", "added the variances of q and k instead of multiplying",
+              "Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] = σ_q²·σ_k², a product, not a sum.",
+              {"variance": float(d_k * (var_q + var_k)), "std": math.sqrt(d_k * (var_q + var_k)),
+               "scaled_variance": float(var_q + var_k)}[ask]),
+        Wrong("divided_by_dk", "scaled by 1/dₖ instead of 1/√dₖ",
+              "Dividing by √dₖ divides the variance by dₖ; you divided it by dₖ².",
+              float(prod / d_k) if ask == "scaled_variance" else None),
+        Wrong("no_dk", "forgot the factor dₖ", "q·k sums dₖ independent products, so the variances add up dₖ times.",
+              float(prod) if ask == "variance" else (math.sqrt(prod) if ask == "std" else None)),
+        Wrong("dk_not_scaled", "forgot that the scaling divides the variance",
+              "Dividing the score by √dₖ divides its variance by dₖ.", float(var) if ask == "scaled_variance" else None),
+    ]
+    mis = keep_distinct(key, wrongs)
+    st = Doc()
+    sq = "" if var_q == 1 and var_k == 1 else f" (variance $\\sigma_q^2 = {frac_text(var_q)}$ for $q$, $\\sigma_k^2 = {frac_text(var_k)}$ for $k$)"
+    st.p(f"The components of a query $q$ and a key $k$ in $\\mathbb{{R}}^{{{d_k}}}$ are independent random variables with mean 0"
+         + (" and variance 1" if not sq else "") + f"{sq}. What is {what}? Round off to two decimal places.")
+    sol = Doc()
+    sol.p(r"Each term $q_i k_i$ has mean $E[q_i]E[k_i] = 0$ and variance $E[q_i^2]E[k_i^2] = \sigma_q^2\sigma_k^2$ "
+          f"$= {frac_text(var_q)} \\times {frac_text(var_k)} = {frac_text(prod)}$.")
+    sol.p(f"The $d_k = {d_k}$ terms are independent, so their variances add: $\\operatorname{{Var}}(q\\cdot k) = d_k\\sigma_q^2\\sigma_k^2 = {frac_text(var)}$.")
+    if ask == "std":
+        sol.p(f"The standard deviation is $\\sqrt{{{frac_text(var)}}} = {num(value, 4)}$.")
+    if ask == "scaled_variance":
+        sol.p(f"Dividing by $\\sqrt{{d_k}}$ divides the variance by $d_k$: ${frac_text(var)}/{d_k} = {frac_text(prod)}$, "
+              "independent of $d_k$: this is why the scores are scaled, so the softmax does not saturate as $d_k$ grows.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask},
+                     hints=["Var of a product of independent zero-mean variables is the product of their variances."])
+
+
+_WHY_RIGHT = [
+    r"Without it the scores have variance $\approx d_k$, the softmax saturates (nearly one-hot) and its gradients vanish",
+    r"It keeps the variance of the scores near 1 whatever $d_k$ is, so the softmax stays in a region with useful gradients",
+]
+_WHY_WRONG = [
+    (r"To normalise the attention weights so that each row sums to 1",
+     Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
+           "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
+    (r"To reduce the number of parameters of the attention layer",
+     Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
+    (r"To make the output of attention lie in $[0, 1]$",
+     Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
+    (r"To make the model invariant to the order of the tokens",
+     Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
+    (r"To divide the variance of the scores by $\sqrt{d_k}$",
+     Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
+]
+
+
+@family(
+    "attention.why_sqrt_dk",
+    topic="attention",
+    title="Why divide by √dₖ?",
+    types=("mcq",),
+    tags=("scaling", "sqrt-dk", "conceptual"),
+    difficulties=("easy", "medium"),
+    source="004_83489721195aedaa.txt GATE Q4",
+)
+def why_sqrt_dk(d: Draw) -> Problem:
+    """The reason for the 1/√dₖ factor, one right statement among mistaken ones."""
+    wrong = [(t, Wrong(w.id, w.label, w.feedback, 0)) for t, w in _WHY_WRONG]
+    options, key, mis = concept_choices(d, _WHY_RIGHT, wrong, n=4, n_right=1)
+    st = Doc().p(r"Why does scaled dot-product attention divide $QK^\top$ by $\sqrt{d_k}$ before the softmax?")
+    sol = Doc()
+    sol.p(r"For $q, k$ with independent unit-variance components, $\operatorname{Var}(q\cdot k) = d_k$: the scores grow "
+          r"like $\sqrt{d_k}$, and a softmax of large scores is nearly one-hot with vanishing gradients. Dividing by $\sqrt{d_k}$ "
+          r"brings the variance back to 1.")
+    sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
+    return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
+                     explanation="Var(q·k) = d_k for unit-variance components; the scaling keeps the softmax out of saturation.")

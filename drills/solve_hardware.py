@@ -278,8 +278,7 @@ def prefill(params, tokens, preset, as_json, explain, **kw):
 
     cfg, flops = _model_config(preset), None
     if cfg is not None:
-        from solver.counts_flops import matmul_flops
-        from solver.counts_params import param_count
+        from solver.counts import matmul_flops, param_count
 
         params = params or param_count(cfg)
         flops = matmul_flops(cfg, 1, int(tokens), "forward").flops
@@ -308,7 +307,7 @@ def decode(params, batch, context, kv_bytes_per_token, preset, as_json, explain,
 
     cfg, attn = _model_config(preset), 0
     if cfg is not None:
-        from solver.counts_params import param_count
+        from solver.counts import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
@@ -343,8 +342,7 @@ def train(params, tokens, compute, gpu_hours, seq, preset, as_json, explain, **k
     if cfg is not None:
         from fractions import Fraction as Fr
 
-        from solver.counts_flops import matmul_flops
-        from solver.counts_params import param_count
+        from solver.counts import matmul_flops, param_count
 
         params = params or param_count(cfg)
         n = int(seq or cfg.max_positions)
@@ -403,7 +401,7 @@ def chips(params, batch, context, kv_bytes_per_token, preset, as_json, explain, 
 
     cfg = _model_config(preset)
     if cfg is not None:
-        from solver.counts_params import param_count
+        from solver.counts import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:

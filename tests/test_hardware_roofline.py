@@ -22,7 +22,6 @@ from solver.roofline import (
     attention_bytes,
     attention_flops,
     bound,
-    critical_intensity,
     ffn_flops_per_token,
     matmul,
     matmul_bytes,

@@ -855,7 +855,7 @@ _FLOAT_COLUMNS = {"score", "marks", "negative"}
 
 
 def _bad_import(message: str) -> ProgressError:
-    return ProgressError(message, "history import")
+    return ProgressError(f"cannot import: {message}")
 
 
 def _clean_attempt(raw: dict[str, Any], where: str) -> dict[str, Any]:

@@ -1,0 +1,213 @@
+"""``qkv stats`` and ``qkv history export|import``: what the progress store knows, and moving it.
+
+Thin commands: the numbers come from :meth:`drills.progress.ProgressStore.stats`; this module
+only lays them out (plain text with Unicode bars, no colour needed) and prints through
+:mod:`drills.output`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from drills.output import InputError, emit, emit_json
+from drills.paths import data_dir_option
+
+BAR_WIDTH = 20
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(fraction: float | None, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar ``width`` cells wide, filled to ``fraction`` (0..1) in eighths of a cell."""
+    if fraction is None:
+        return "·".ljust(width)
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[part] if part else "")
+    return text + "░" * (width - len(text))
+
+
+def sparkline(values: list[float | None]) -> str:
+    """One character a value in 0..1 (``▁`` to ``█``); ``·`` where there is none."""
+    ticks = "▁▂▃▄▅▆▇█"
+    return "".join("·" if v is None else ticks[min(7, int(max(0.0, min(1.0, v)) * 8))] for v in values)
+
+
+def _percent(x: float | None) -> str:
+    return "  —  " if x is None else f"{100 * x:5.1f}%"
+
+
+def _ago(when: datetime, now: datetime) -> str:
+    seconds = (now - when).total_seconds()
+    if seconds < 0:
+        seconds = -seconds
+        suffix = "from now"
+    else:
+        suffix = "overdue"
+    if seconds < 3600:
+        amount = f"{max(1, round(seconds / 60))} min"
+    elif seconds < 86400 * 2:
+        amount = f"{round(seconds / 3600)} h"
+    else:
+        amount = f"{round(seconds / 86400)} days"
+    return f"{amount} {suffix}"
+
+
+def render_stats(stats: dict[str, Any]) -> str:
+    """The text of ``qkv stats`` from :meth:`ProgressStore.stats`'s dict."""
+    from drills.progress import parse_time
+
+    lines: list[str] = []
+    total = stats["totals"]
+    if total["attempts"] == 0:
+        return (f"No answers recorded yet in {stats['data_dir']}.\n"
+                "Run `qkv quiz` to start; every answer is kept here.")
+    skipped = total["attempts"] - total["answered"]
+    lines.append(f"Answers: {total['answered']}" + (f" (+{skipped} skipped)" if skipped else "")
+                 + f"   right: {total['correct']}   accuracy: {_percent(total['accuracy']).strip()}")
+    streak = stats["streak"]
+    days = "day" if streak["current"] == 1 else "days"
+    today = "answered today" if streak["today"] else "nothing yet today"
+    lines.append(f"Streak: {streak['current']} {days} (longest {streak['longest']}); {today}")
+
+    lines += ["", "By topic" + " " * 16 + "answers  accuracy"]
+    width = max([len(t["topic"]) for t in stats["topics"]] + [20])
+    for t in stats["topics"]:
+        lines.append(f"  {t['topic']:<{width}}  {t['answered']:>6}   {_percent(t['accuracy'])}  {bar(t['accuracy'])}")
+
+    if stats["misconceptions"]:
+        lines += ["", "Mistakes you make most"]
+        for m in stats["misconceptions"]:
+            label = m["label"] or m["id"]
+            where = ", ".join(m["topics"])
+            lines.append(f"  {m['count']:>3}×  {label}  ({m['id']}" + (f"; {where})" if where else ")"))
+
+    due = stats["due"]
+    lines += ["", f"Review: {due['now']} due now, {due['today']} today, {due['week']} this week "
+                  f"(of {due['cards']} items seen)"]
+    now = parse_time(stats["now"])
+    for item in due["items"][:8]:
+        topic = f" ({item['topic']})" if item["topic"] else ""
+        lines.append(f"  {item['ref']}{topic}: {_ago(parse_time(item['due']), now)}")
+
+    daily = stats["daily"]
+    if daily:
+        first, last = daily[0]["day"], daily[-1]["day"]
+        lines += ["", f"Accuracy by day, {first} to {last} (· no answers)",
+                  "  " + sparkline([d["accuracy"] for d in daily])]
+        if not any(d["attempts"] for d in daily):
+            lines.append(f"  no answers in these {len(daily)} days")
+        for d in daily:
+            if d["answered"] or d["attempts"]:
+                label = date.fromisoformat(d["day"]).strftime("%a %d %b")
+                lines.append(f"  {label}  {bar(d['accuracy'])} {_percent(d['accuracy'])}  ({d['answered']})")
+
+    if stats["exams"]:
+        lines += ["", "Recent mock exams"]
+        for e in stats["exams"][:5]:
+            score = "—" if e["score"] is None else f"{e['score']:g}"
+            out_of = "" if e["max_score"] is None else f" / {e['max_score']:g}"
+            lost = f", {e['negative']:g} lost to negative marks" if e["negative"] else ""
+            lines.append(f"  {e['started_at'][:16].replace('T', ' ')} UTC  {score}{out_of}{lost}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--days", type=click.IntRange(1, 366), default=14, show_default=True,
+              help="Days shown in the accuracy chart.")
+@data_dir_option
+def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
+    """Accuracy per topic, your most frequent mistakes, items due, streak, accuracy by day."""
+    from drills.progress import ProgressStore
+
+    with ProgressStore.open(data_dir) as store:
+        result = store.stats(days=days)
+    if as_json:
+        emit_json(result)
+    else:
+        emit(render_stats(result))
+
+
+@click.group()
+def history() -> None:
+    """Export or import your answer history (to move it to another machine)."""
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@history.command("export")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default=None,
+              help="json: everything (sessions, answers, review cards, reports); csv: one row per answer. "
+                   "Default: from the file name, else json.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (default: standard output).")
+@data_dir_option
+def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
+    """Write your whole history as JSON or CSV."""
+    from drills.progress import ProgressStore
+
+    if fmt is None:
+        fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "json"
+    with ProgressStore.open(data_dir) as store:
+        text = store.export(fmt)
+        n = store.count_attempts()
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        _write_atomically(output, text)
+    except OSError as e:
+        raise InputError(f"cannot write {str(output)!r}: {e.strerror or e}", "--output") from None
+    emit(f"Wrote {n} answers to {output} ({fmt}).")
+
+
+@history.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default=None,
+              help="Default: guessed from the content.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
+@data_dir_option
+def import_(file: Path, fmt: str | None, as_json: bool, data_dir: Path | None) -> None:
+    """Merge an exported history into yours (answers already present are skipped)."""
+    from drills.progress import ProgressStore
+
+    try:
+        if str(file) == "-":
+            text = sys.stdin.read()
+        else:
+            text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no such file {str(file)!r}", "FILE") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {str(file)!r}: {getattr(e, 'strerror', None) or e}", "FILE") from None
+    with ProgressStore.open(data_dir) as store:
+        counts = store.import_(text, fmt)
+    if as_json:
+        emit_json(counts)
+        return
+    already = f" ({counts['skipped']} already there)" if counts["skipped"] else ""
+    emit(f"Imported {counts['attempts']} answers{already}, {counts['sessions']} sessions, "
+         f"{counts['reports']} reports; rebuilt {counts['cards']} review cards.")

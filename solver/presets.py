@@ -51,7 +51,7 @@ def _vaswani(d: int, h: int, d_ff: int) -> ModelConfig:
     return ModelConfig(arch="encoder-decoder", d_model=d, n_layers=12, n_encoder_layers=6, n_decoder_layers=6,
                        n_heads=h, d_ff=d_ff, ffn="relu", norm="layernorm", norm_position="post",
                        final_norm=False, bias=True, vocab_size=37000, pos="sinusoidal", tied_embeddings=True,
-                       lm_head=True, max_positions=0, norm_eps=1e-6)
+                       lm_head=True, max_positions=1024, norm_eps=1e-6)
 
 
 def _bert(d: int, L: int, h: int) -> ModelConfig:

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from drills.matrix_args import parse_number
+from drills.model_flags import model_options
 from drills.output import InputError, emit, emit_json
 
 # ---------------------------------------------------------------------------------------
@@ -118,24 +119,33 @@ def _chip(kw: dict[str, Any]):
                         link_bandwidth=kw.get("link_bandwidth"))
 
 
-def _model_config(preset: str | None):
-    """The ModelConfig of a preset of ``solver.presets`` (the counting engine), or None."""
-    if not preset:
+def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
+    """A ModelConfig from --preset and the ModelConfig field flags (drills.model_flags), or None.
+
+    Pops those flags from ``kw``. ``need_params``: the parameter count is asked of the config;
+    ``need_kv``: only the KV size is (layers, heads and head size suffice).
+    """
+    from drills.model_flags import PARAMS_NEEDS, model_config, pop_model_kwargs
+
+    preset, given = pop_model_kwargs(kw)
+    if not preset and not given:
         return None
-    try:
-        from solver import presets
-    except ImportError as e:
-        raise InputError("model presets are not available in this build; give --params", "--preset") from e
-    getter = getattr(presets, "get_preset", None) or getattr(presets, "get", None)
-    if getter is None:
-        raise InputError("model presets are not available in this build; give --params", "--preset")
-    cfg = getter(preset)
-    return getattr(cfg, "config", cfg)
+    if need_params:
+        return model_config(preset, given, PARAMS_NEEDS)
+    if need_kv:
+        if not preset and "d_head" not in given and "d_model" not in given:
+            raise InputError("the KV size needs --d-head (or --d-model), --n-layers and --n-heads "
+                             "(or --kv-bytes-per-token, or --preset)", "--d-head")
+        if not preset:  # positions do not change the KV size; spare the user --max-positions
+            given = {"pos": "none", **given}
+        return model_config(preset, given, ("n_layers", "n_heads"))
+    return model_config(preset, given, PARAMS_NEEDS)
 
 
-def model_option(f):
-    return click.option("--preset", metavar="NAME",
-                        help="A model preset (qkv models list) in place of --params (and the KV size).")(f)
+def _kv_per_token(cfg, dtype: str):
+    from solver.inference import kv_bytes_per_token
+
+    return kv_bytes_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim, dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -268,15 +278,15 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
 @click.command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--tokens", "-T", type=COUNT, required=True, help="Prompt tokens to prefill.")
-@model_option
+@model_options
 @hardware_options
 @output_options
 @_solver_call
-def prefill(params, tokens, preset, as_json, explain, **kw):
-    """Time of a prefill: 2·N·T / (chips · peak · MFU)."""
+def prefill(params, tokens, as_json, explain, **kw):
+    """Time of a prefill: 2·N·T / (chips · peak · MFU) (exact matmul FLOPs with a model config)."""
     from solver.inference import prefill as solve
 
-    cfg, flops = _model_config(preset), None
+    cfg, flops = _model(kw, need_params=params is None, need_kv=False), None
     if cfg is not None:
         from solver.counts import matmul_flops, param_count
 
@@ -296,23 +306,21 @@ def prefill(params, tokens, preset, as_json, explain, **kw):
 @click.option("--context", "-S", type=COUNT, required=True, help="Cached tokens per sequence.")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None,
               help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes.")
-@model_option
+@model_options
 @hardware_options
 @output_options
 @_solver_call
-def decode(params, batch, context, kv_bytes_per_token, preset, as_json, explain, **kw):
+def decode(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
     """Lower bound of one decode step: max(bytes / bandwidth, FLOPs / peak) over all chips."""
     from solver.inference import decode_step
-    from solver.inference import kv_bytes_per_token as kv_per_token
 
-    cfg, attn = _model_config(preset), 0
+    cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
     if cfg is not None:
         from solver.counts import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
-            kv_bytes_per_token = kv_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim,
-                                              kw["dtype"])
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
         attn = 4 * int(batch) * int(context) * (cfg.decoder_layers or cfg.n_layers) * cfg.n_heads * cfg.head_dim
     if params is None:
         raise InputError("give --params or --preset", "--params")
@@ -330,15 +338,15 @@ def decode(params, batch, context, kv_bytes_per_token, preset, as_json, explain,
 @click.option("--compute", "-C", type=POSITIVE, default=None, help="Compute budget in FLOPs (3.14e23).")
 @click.option("--gpu-hours", type=POSITIVE, default=None, help="GPU-hours spent (gives the MFU).")
 @click.option("--seq", type=COUNT, default=None, help="With --preset: sequence length of the exact count.")
-@model_option
+@model_options
 @hardware_options
 @output_options
 @_solver_call
-def train(params, tokens, compute, gpu_hours, seq, preset, as_json, explain, **kw):
+def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
     """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours."""
     from solver.training import train as solve
 
-    cfg, exact = _model_config(preset), None
+    cfg, exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
         from fractions import Fraction as Fr
 
@@ -390,23 +398,22 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, as_json, expl
 @click.option("--batch", "-B", type=COUNT, default=None, help="With --context: add the KV cache.")
 @click.option("--context", "-S", type=COUNT, default=None, help="Cached tokens per sequence.")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None)
-@model_option
+@model_options
 @hardware_options
 @output_options
 @_solver_call
-def chips(params, batch, context, kv_bytes_per_token, preset, as_json, explain, **kw):
+def chips(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
     """Fewest chips whose HBM holds the weights (and the KV cache): ⌈(N·w + KV) / HBM⌉."""
-    from solver.inference import kv_bytes_per_token as kv_per_token
     from solver.inference import min_chips
 
-    cfg = _model_config(preset)
+    wants_kv = batch is not None and kv_bytes_per_token is None
+    cfg = _model(kw, need_params=params is None, need_kv=wants_kv)
     if cfg is not None:
         from solver.counts import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
-            kv_bytes_per_token = kv_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim,
-                                              kw["dtype"])
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
     if params is None:
         raise InputError("give --params or --preset", "--params")
     kv = 0

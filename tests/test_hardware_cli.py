@@ -189,3 +189,20 @@ def test_measure_attention_memory_on_gpu():
     flash = [v for k, v in mem.items() if k != "math" and isinstance(v, int)]
     assert flash and min(flash) < d["score_matrix_bytes"]
     check_consistent(d)
+
+
+def test_model_config_in_place_of_params_and_kv_size():
+    # Llama-2-70B: 80 layers, 8 KV heads of 128 -> 2 × 80 × 8 × 128 × 2 bytes = 327,680 bytes per token (bf16)
+    from solver.counts import param_count
+    from solver.presets import get_config
+
+    d = run_json("solve", "decode", "--preset", "llama2-70b", "--batch", "32", "--context", "4096", "--hw", "h100",
+                 "--chips", "8")
+    assert d["breakdown"]["kv_bytes"] == 32 * 4096 * 327_680
+    assert d["breakdown"]["weight_bytes"] == 2 * param_count(get_config("llama2-70b"))
+    flags = run_json("solve", "decode", "--params", "70B", "--n-layers", "80", "--n-heads", "64", "--n-kv-heads", "8",
+                     "--d-head", "128", "--batch", "32", "--context", "4096", "--hw", "h100", "--chips", "8")
+    assert flags["breakdown"]["kv_bytes"] == d["breakdown"]["kv_bytes"]
+    t = run_json("solve", "train", "--preset", "gpt3-175b", "--tokens", "300B", "--seq", "2048")
+    assert t["answer"] == 6 * param_count(get_config("gpt3-175b")) * 300 * 10**9
+    assert 1 < t["breakdown"]["ratio_exact_to_6N"] < 1.1  # attention and the LM head on top of 6N

@@ -423,8 +423,8 @@ def params(*, preset: str | None = None, config: dict[str, Any] | None = None, s
     value, steps = _param_value(counts, cfg, scope, stack)
     wrong: list[Wrong] = []
     # typical slips, each recomputed by the counting engine with the slip applied
+    seen = {value}
     if scope != "lora":
-        seen = {value}
         for wid, label, fb, changes in (
             ("forgot_biases", "forgot the biases",
              "This is the count without any bias (linear layers and LayerNorm β).", {"bias": False,
@@ -443,10 +443,11 @@ def params(*, preset: str | None = None, config: dict[str, Any] | None = None, s
             alt = _count_without_norms(counts, cfg, scope, stack)
         except SolverInputError:
             alt = None
-        if alt is not None and alt != value:
+        if alt is not None and alt not in seen:
+            seen.add(alt)
             wrong.append(Wrong("forgot_layernorm", "forgot the LayerNorm parameters",
                                "This is the count without the LayerNorm γ and β.", alt))
-    if scope == "total" and cfg.tied_embeddings and cfg.lm_head:
+    if scope == "total" and cfg.tied_embeddings and cfg.lm_head and value + cfg.vocab_size * cfg.d_model not in seen:
         wrong.append(Wrong("tied_counted_twice", "counted the tied LM head again",
                            "With tied embeddings the LM head reuses the token embedding: count it once.",
                            value + cfg.vocab_size * cfg.d_model))
@@ -717,8 +718,7 @@ COMPUTATIONS: dict[str, Callable[..., Computed]] = {
 
 def run(spec: dict[str, Any]) -> Computed:
     """Run ``spec["compute"]`` with the remaining keys as keyword arguments."""
-    args = {k: v for k, v in spec.items() if k not in ("compute", "choose", "option_values", "decimals", "unit",
-                                                       "rel_tol", "abs_tol")}
+    args = {k: v for k, v in spec.items() if k not in ("compute", "choose", "option_values")}
     name = spec.get("compute")
     if name not in COMPUTATIONS:
         raise SolverInputError(f"unknown computation {name!r}; known: {', '.join(sorted(COMPUTATIONS))}",

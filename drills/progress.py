@@ -299,6 +299,10 @@ def _open_checked(path: Path) -> sqlite3.Connection:
     """Connect, set WAL, check integrity and migrate; damage raises :class:`_Damaged`."""
     conn = _connect(path)
     try:
+        version = _retrying(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:  # refuse before changing anything (even the journal mode)
+            raise ProgressError(f"the progress database has schema version {version}, newer than this "
+                                f"qkv understands ({SCHEMA_VERSION}); upgrade qkv")
         _retrying(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = OFF")

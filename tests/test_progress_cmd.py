@@ -1,0 +1,118 @@
+"""``qkv stats`` and ``qkv history`` through click's CliRunner on a temporary QKV_HOME."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+from drills.progress import ProgressStore
+from drills.progress_cmd import bar, sparkline
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("QKV_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def _fill(data_dir) -> None:
+    now = datetime.now(UTC)
+    with ProgressStore.open(data_dir) as store:
+        sid = store.start_session("quiz", now=now - timedelta(minutes=10))
+        for i, (topic, correct) in enumerate([("attention", True), ("attention", False), ("attention", True),
+                                              ("counting", True), ("counting", None)]):
+            store.record_attempt(problem_id=f"{topic}.fam/{i}", family=f"{topic}.fam", seed=i, topic=topic,
+                                 type="nat", answer=None if correct is None else "0.6", correct=correct,
+                                 misconception="no_sqrt_dk_scaling" if correct is False else None,
+                                 misconception_label="forgot to divide by √dₖ" if correct is False else None,
+                                 time_ms=30_000, session_id=sid, now=now - timedelta(minutes=9 - i))
+        store.end_session(sid, now=now)
+
+
+def test_stats_empty(home):
+    result = run("stats")
+    assert result.exit_code == 0
+    assert "No answers recorded yet" in result.output and "qkv quiz" in result.output
+
+
+def test_stats_text(home):
+    _fill(home)
+    result = run("stats")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    # 4 answered (one skipped), 3 right: 75.0%; attention 2 of 3 = 66.7%, counting 1 of 1 = 100.0%
+    assert "Answers: 4 (+1 skipped)   right: 3   accuracy: 75.0%" in out
+    assert "Streak: 1 day (longest 1); answered today" in out
+    attention = next(line for line in out.splitlines() if line.strip().startswith("attention"))
+    assert "66.7%" in attention and "3" in attention
+    counting = next(line for line in out.splitlines() if line.strip().startswith("counting"))
+    assert "100.0%" in counting
+    assert "1×  forgot to divide by √dₖ  (no_sqrt_dk_scaling; attention)" in out
+    assert "Review:" in out and "of 2 items seen" in out
+    assert "Accuracy by day" in out
+
+
+def test_stats_json_and_data_dir_option(home, tmp_path):
+    other = tmp_path / "other"
+    _fill(other)
+    empty = json.loads(run("stats", "--json").output)  # QKV_HOME: nothing there
+    assert empty["totals"]["attempts"] == 0
+    result = run("stats", "--json", "--days", "3", "--data-dir", str(other))
+    doc = json.loads(result.output)
+    assert result.output.count("\n") == 1  # one JSON object on one line
+    assert doc["totals"] == {"scope": "all", "attempts": 5, "answered": 4, "correct": 3, "accuracy": 0.75}
+    assert len(doc["daily"]) == 3
+    assert doc["misconceptions"][0]["id"] == "no_sqrt_dk_scaling"
+    assert doc["due"]["cards"] == 2
+    assert doc["data_dir"] == str(other)
+
+
+def test_history_export_import_round_trip(home, tmp_path):
+    _fill(home)
+    for fmt in ("json", "csv"):
+        target = tmp_path / f"history.{fmt}"
+        result = run("history", "export", "-o", str(target))
+        assert result.exit_code == 0 and f"Wrote 5 answers to {target} ({fmt})" in result.output
+        fresh = tmp_path / f"fresh-{fmt}"
+        result = run("history", "import", str(target), "--data-dir", str(fresh))
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("Imported 5 answers")
+        result = run("history", "import", str(target), "--data-dir", str(fresh), "--json")
+        assert json.loads(result.output)["attempts"] == 0 and json.loads(result.output)["skipped"] == 5
+        with ProgressStore.open(home) as a, ProgressStore.open(fresh) as b:
+            assert b.attempts() == a.attempts()
+
+
+def test_history_export_to_stdout_and_import_from_stdin(home, tmp_path):
+    _fill(home)
+    exported = run("history", "export", "--format", "json").output
+    assert json.loads(exported)["format"] == "qkv-history"
+    result = run("history", "import", "-", "--data-dir", str(tmp_path / "b"), input=exported)
+    assert "Imported 5 answers" in result.output
+
+
+def test_history_import_errors_are_one_line(home, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "elsewhere"}')
+    for args in (["history", "import", str(bad)], ["history", "import", str(tmp_path / "missing.json")]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2
+        assert result.output.count("\n") == 1 and result.output.startswith("qkv: error: ")
+        assert "Traceback" not in result.output
+
+
+def test_bar_and_sparkline():
+    assert bar(0.5, 10) == "█████░░░░░"
+    assert bar(1.0, 4) == "████" and bar(0.0, 4) == "░░░░"
+    assert bar(1 / 16, 2) == "▏░"  # 1/16 of 2 cells is 1/8 of a cell: the one-eighth block
+    assert bar(0.25, 2) == "▌░"  # half a cell
+    assert bar(None, 3) == "·  "
+    assert sparkline([0.0, 0.5, 1.0, None]) == "▁▅█·"

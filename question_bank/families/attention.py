@@ -107,9 +107,9 @@ def _mask_sentence(inp: dict[str, Any]) -> tuple[str, str]:
     return "", ""
 
 
-def _dot_lines(q: list[list[int]], k: list[list[int]]) -> list[str]:
+def _dot_lines(q: list[list[int]], k: list[list[int]], first: int = 0) -> list[str]:
     out = []
-    for i, qi in enumerate(q):
+    for i, qi in enumerate(q, start=first):
         terms = []
         for j, kj in enumerate(k):
             expansion = " + ".join(f"({a})({b})" if a < 0 or b < 0 else f"{a}\\cdot{b}" for a, b in zip(qi, kj, strict=True))
@@ -118,10 +118,10 @@ def _dot_lines(q: list[list[int]], k: list[list[int]]) -> list[str]:
     return out
 
 
-def _softmax_lines(x: list[list[float]], keep) -> list[str]:
+def _softmax_lines(x: list[list[float]], keep, first: int = 0) -> list[str]:
     out = []
-    for i, row in enumerate(x):
-        finite = [(j, v) for j, v in enumerate(row) if keep[i][j]]
+    for i, row in enumerate(x, start=first):
+        finite = [(j, v) for j, v in enumerate(row) if keep[i - first][j]]
         mx = max(v for _, v in finite)
         exps = {j: math.exp(v - mx) for j, v in finite}
         total = sum(exps.values())
@@ -365,11 +365,11 @@ def attention_one_weight(d: Draw) -> Problem:
     row_s = [int(x) for x in scores[i]]
     sol = Doc()
     sol.p(f"Only row {i + 1} matters: $\\alpha_{{{i + 1}j}} = \\mathrm{{softmax}}_j(q_{i + 1}\\cdot k_j/\\sqrt{{d_k}})$.")
-    sol.bullets(_dot_lines([inp["q"][i]], inp["k"]))
+    sol.bullets(_dot_lines([inp["q"][i]], inp["k"], first=i))
     sol.p(f"Scores of row {i + 1}: [{', '.join(str(s) for s in row_s)}]; divided by $\\sqrt{{{inp['d_k']}}} = {num(math.sqrt(inp['d_k']), 4)}$: "
           f"[{', '.join(num(s, 4) for s in scaled[i])}]" + (" (blocked entries become −∞)." if inp["mask"] else "."))
     xs = (vals["masked"] if "masked" in vals else vals["scaled"])
-    sol.bullets(_softmax_lines([xs[i]], [keep[i].tolist()]))
+    sol.bullets(_softmax_lines([xs[i]], [keep[i].tolist()], first=i))
     sol.p(f"So $\\alpha_{{{i + 1}{j + 1}}} = {num(value, 6)} \\approx$ **{answer_text(key)}**.")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
                      given={"q": inp["q"], "k": inp["k"], "d_k": inp["d_k"], "mask": inp["mask"], "i": i, "j": j,

@@ -1,0 +1,225 @@
+"""The index of the question bank: every family and every curated item.
+
+- :func:`families` – the registered families (id -> Family);
+- :func:`curated` – the curated items (``question_bank.curated.load_curated()``, imported
+  defensively: an absent module gives none);
+- :func:`entries` – one :class:`Entry` per family and per curated item, filterable by topic,
+  type and difficulty (what ``qkv bank list`` prints and what the quiz picks from);
+- :func:`problem` – a problem by id: a family id with a seed (and difficulty), a generated
+  problem id ``"family/difficulty/seed"``, or a curated item id;
+- :func:`validate` – the checks of ``qkv bank validate``;
+- :func:`errata_table` – the rows of ``qkv bank errata``.
+
+Nothing here imports torch; sympy and numpy are imported only when a problem is generated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from question_bank.family import Family, all_families, parse_problem_id
+from question_bank.problem import DIFFICULTIES, Problem
+
+__all__ = ["Entry", "families", "curated", "entries", "lookup", "problem", "validate", "ValidationReport",
+           "errata_table", "BankError"]
+
+
+class BankError(LookupError):
+    """An id or a filter that names nothing in the bank."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the bank: a family or a curated item."""
+
+    id: str
+    kind: str  # "family" | "curated"
+    topic: str
+    types: tuple[str, ...]
+    title: str
+    source: str
+    source_label: str = ""
+    difficulties: tuple[str, ...] = DIFFICULTIES
+    tags: tuple[str, ...] = ()
+    errata: tuple[dict[str, str], ...] = ()
+
+    @property
+    def type(self) -> str:
+        return self.types[0] if len(self.types) == 1 else "|".join(self.types)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "kind": self.kind, "topic": self.topic, "type": self.type, "types": list(self.types),
+            "title": self.title, "source": self.source, "source_label": self.source_label,
+            "difficulties": list(self.difficulties), "tags": list(self.tags), "errata": list(self.errata),
+        }
+
+
+def families() -> dict[str, Family]:
+    return all_families()
+
+
+_CURATED: list[Problem] | None = None
+
+
+def curated() -> list[Problem]:
+    """The curated items; [] when ``question_bank.curated`` does not exist (yet). Errors in a
+    data file (``CuratedError``) propagate: they name the file, the item and the field."""
+    global _CURATED
+    if _CURATED is None:
+        try:
+            from question_bank import curated as mod
+        except ModuleNotFoundError as e:
+            if e.name not in ("question_bank.curated",):
+                raise
+            return []
+        _CURATED = list(mod.load_curated())
+    return _CURATED
+
+
+def _erratum_json(e: Any) -> dict[str, str]:
+    return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason}
+
+
+def entries(topic: str | None = None, type: str | None = None, difficulty: str | None = None,
+            kind: str | None = None) -> list[Entry]:
+    """Families then curated items, filtered (topic matches exactly or as a prefix of a dotted
+    id, e.g. ``attention`` also matches family ``attention.by_hand``)."""
+    out: list[Entry] = []
+    for f in families().values():
+        out.append(Entry(f.id, "family", f.topic, f.types, f.title, f.source or "generated", f.title,
+                         f.difficulties, f.tags))
+    for p in curated() if kind != "family" else ():
+        out.append(Entry(p.id, "curated", p.topic, (p.type,), p.source_label or p.id, p.source, p.source_label,
+                         (p.difficulty,), p.tags, tuple(_erratum_json(e) for e in p.errata)))
+
+    def keep(e: Entry) -> bool:
+        if topic and not (e.topic == topic or e.id.startswith(topic + ".") or topic in e.tags):
+            return False
+        if type and type not in e.types:
+            return False
+        if difficulty and difficulty not in e.difficulties:
+            return False
+        return not (kind and e.kind != kind)
+
+    return [e for e in out if keep(e)]
+
+
+def lookup(item_id: str) -> Family | Problem:
+    """The family or curated item named ``item_id`` (a generated problem id names its family)."""
+    fams = families()
+    fid, _, _ = parse_problem_id(item_id)
+    if fid in fams:
+        return fams[fid]
+    for p in curated():
+        if p.id == item_id:
+            return p
+    close = [i for i in list(fams) + [p.id for p in curated()] if item_id.lower() in i.lower()][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `qkv bank list` shows the ids"
+    raise BankError(f"no family or item {item_id!r}{hint}")
+
+
+def problem(item_id: str, seed: int | None = None, difficulty: str | None = None) -> Problem:
+    """A problem by id. For a family: ``seed`` (default: the id's seed, else 0) and
+    ``difficulty`` (default: the id's, else the family's default). A curated item ignores both."""
+    found = lookup(item_id)
+    if isinstance(found, Problem):
+        return found
+    _, id_diff, id_seed = parse_problem_id(item_id)
+    s = seed if seed is not None else (id_seed if id_seed is not None else 0)
+    diff = difficulty or id_diff
+    if diff is not None and diff not in found.difficulties:
+        raise BankError(f"family {found.id} has difficulties {', '.join(found.difficulties)}, not {diff!r}")
+    return found.generate(s, diff)
+
+
+@dataclass
+class ValidationReport:
+    """What ``qkv bank validate`` found: ``issues`` (empty when everything is sound) and counts."""
+
+    issues: list[str] = field(default_factory=list)
+    families: int = 0
+    generated: int = 0
+    curated: int = 0
+    unavailable: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "issues": self.issues, "families": self.families, "generated": self.generated,
+                "curated": self.curated, "unavailable": self.unavailable}
+
+
+def validate(seeds: int = 20) -> ValidationReport:
+    """Generate every family for ``seeds`` seeds at each of its difficulties and load every
+    curated item; audit each problem (:func:`question_bank.grading.audit_problem`: schema, key
+    accepted, every misconception rejected and diagnosed as itself, options distinct,
+    follow-through consistent), check that a seed reproduces its problem, and run the
+    curated errata bookkeeping check."""
+    from question_bank.grading import audit_problem
+
+    rep = ValidationReport()
+    fams = families()
+    rep.families = len(fams)
+    for f in fams.values():
+        for diff in f.difficulties:
+            for s in range(seeds):
+                try:
+                    p = f.generate(s, diff)
+                except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
+                    rep.issues.append(f"family {f.id} ({diff}, seed {s}): generation failed: {type(e).__name__}: {e}")
+                    continue
+                rep.generated += 1
+                rep.issues.extend(f"family {f.id} ({diff}, seed {s}): {m}" for m in audit_problem(p))
+            try:
+                again = f.generate(0, diff)
+                first = f.generate(0, diff)
+                if again.statement_md != first.statement_md:
+                    rep.issues.append(f"family {f.id} ({diff}): seed 0 gives two different problems")
+            except Exception:  # noqa: BLE001 - already reported above
+                pass
+    try:
+        items = curated()
+    except Exception as e:  # noqa: BLE001 - CuratedError names file, item and field
+        rep.issues.append(f"curated data: {e}")
+        items = []
+    rep.curated = len(items)
+    seen: set[str] = set()
+    for p in items:
+        if p.id in seen:
+            rep.issues.append(f"curated {p.id}: duplicate id")
+        seen.add(p.id)
+        if p.id in fams:
+            rep.issues.append(f"curated {p.id}: id collides with a family")
+        rep.issues.extend(f"curated {p.id} ({p.source}): {m}" for m in audit_problem(p))
+    try:
+        from question_bank import curated as mod
+    except ModuleNotFoundError:
+        mod = None
+    if mod is not None and items:
+        for fn, label in (("audit_curated", "errata"),):
+            check = getattr(mod, fn, None)
+            if check is not None:
+                try:
+                    rep.issues.extend(f"curated {label}: {m}" for m in check())
+                except Exception as e:  # noqa: BLE001
+                    rep.issues.append(f"curated {label}: check failed: {type(e).__name__}: {e}")
+        un = getattr(mod, "unavailable", None)
+        if un is not None:
+            try:
+                rep.unavailable = [f"{i}: needs {what}" for i, what in un()]
+            except Exception:  # noqa: BLE001
+                pass
+    return rep
+
+
+def errata_table() -> list[dict[str, str]]:
+    """``[{item, where, printed, exact, reason}]``: every seed figure the solver disagrees with."""
+    rows = []
+    for p in curated():
+        for e in p.errata:
+            rows.append({"item": p.id, "source_label": p.source_label, **_erratum_json(e)})
+    return rows

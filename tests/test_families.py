@@ -1,0 +1,372 @@
+"""Every family: well-formed, deterministic, keyed by an independent recomputation (torch or
+the hand formula on the problem's own data), the key accepted and every misconception
+rejected and diagnosed, the worked solution ending in the key; and one pinned hand-worked
+variant per family (the expected values derived by hand in each docstring)."""
+
+import functools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from question_bank.family import all_families
+from question_bank.grading import audit_problem, grade
+from question_bank.problem import ChoiceKey, MatrixKey, NumericKey
+
+FAMS = all_families()
+SEEDS_PER_FAMILY = 30
+
+
+@functools.cache
+def variants(fid):
+    """30 problems per family, spread over its difficulties."""
+    f = FAMS[fid]
+    per = max(1, SEEDS_PER_FAMILY // len(f.difficulties))
+    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(per))
+
+
+def key_array(key):
+    return np.array(key.value, dtype=float)
+
+
+def test_at_least_twelve_families():
+    assert len(FAMS) >= 12
+
+
+@pytest.mark.parametrize("fid", sorted(FAMS))
+def test_family_is_sound(fid):
+    """audit_problem: schema, key accepted, misconceptions rejected AND diagnosed as themselves,
+    options distinct, follow-through consistent, solution states the answer."""
+    for p in variants(fid):
+        assert audit_problem(p) == [], p.id
+        for m in p.misconceptions:
+            v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) and isinstance(m.value, int) else m.value)
+            assert not v.correct and v.misconception.id == m.id
+
+
+@pytest.mark.parametrize("fid", sorted(FAMS))
+def test_deterministic(fid):
+    f = FAMS[fid]
+    a, b = f.generate(7, f.difficulties[-1]), f.generate(7, f.difficulties[-1])
+    assert (a.statement_md, a.key, a.id) == (b.statement_md, b.key, b.id)
+
+
+def _torch_attention(g, scaled):
+    q, k, v = (torch.tensor(g[x], dtype=torch.float64) for x in ("q", "k", "v"))
+    n = q.shape[0]
+    keep = torch.ones(n, n, dtype=torch.bool)
+    if g["mask"] == "causal":
+        keep = torch.tril(keep)
+    elif g["mask"] == "padding":
+        keep[:, n - 1] = False
+    scale = 1 / math.sqrt(q.shape[1]) if scaled else 1.0
+    scores = q @ k.T
+    w = torch.softmax((scores * scale).masked_fill(~keep, float("-inf")), dim=-1)
+    out = F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=keep[None], scale=scale)[0]
+    return scores, scores * scale, w, out
+
+
+def test_attention_by_hand_independent():
+    for p in variants("attention.by_hand"):
+        g = p.given
+        scores, scaled, w, out = _torch_attention(g, g["scaled"])
+        keys = {pt.label: key_array(pt.key) for pt in p.parts}
+        labels = [pt.label for pt in p.parts]
+        np.testing.assert_allclose(keys[labels[0]], scores.numpy(), atol=1e-12)
+        if g["scaled"]:
+            np.testing.assert_allclose(keys["b"], scaled.numpy(), atol=1e-12)
+        np.testing.assert_allclose(keys[labels[-2]], w.numpy(), atol=1e-12)
+        np.testing.assert_allclose(keys[labels[-1]], out.numpy(), atol=1e-12)
+        assert isinstance(p.key, MatrixKey) and p.key == p.parts[-1].key
+        # the worked solution shows the final matrix, rounded as the key
+        for row in p.key.value:
+            for x in row:
+                assert f"{x:.3f}".replace("-0.000", "0.000") in p.solution_text
+
+
+def test_one_weight_independent():
+    for p in variants("attention.one_weight"):
+        g = p.given
+        _, _, w, _ = _torch_attention({**g, "v": [[0]] * len(g["k"])}, True)
+        assert p.key.value == pytest.approx(float(w[g["i"], g["j"]]), abs=1e-12)
+
+
+def test_masked_weights_independent():
+    for p in variants("attention.masked_weights"):
+        s = torch.tensor(p.given["scores"], dtype=torch.float64)
+        n = s.shape[0]
+        keep = torch.tril(torch.ones(n, n, dtype=torch.bool)) if p.given["mask"] == "causal" else torch.ones(n, n, dtype=torch.bool)
+        if p.given["mask"] == "padding":
+            keep[:, n - 1] = False
+        w = torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1)
+        np.testing.assert_allclose(key_array(p.key), w.numpy(), atol=1e-12)
+
+
+def test_shapes_independent():
+    for p in variants("attention.shapes"):
+        g = p.given
+        q, k, v = torch.zeros(g["n"], g["d_k"]), torch.zeros(g["m"], g["d_k"]), torch.zeros(g["m"], g["d_v"])
+        s = q @ k.T
+        shape = tuple((s if g["ask"] in ("scores", "weights") else torch.softmax(s, -1) @ v).shape)
+        (ci,) = p.key.correct
+        assert tuple(p.given["option_values"][ci]) == shape
+
+
+def test_heads_independent():
+    for p in variants("attention.heads"):
+        g = p.given
+        if g["ask"] == "d_k":
+            mha = torch.nn.MultiheadAttention(g["d_model"], g["n_heads"], bias=False, device="meta")
+            assert p.key.value == mha.head_dim
+        elif g["ask"] == "wq_head":
+            mha = torch.nn.MultiheadAttention(g["d_model"], g["n_heads"], bias=False, device="meta")
+            w_q = mha.in_proj_weight[: g["d_model"]]  # all heads' W_Q, rows grouped by head
+            assert p.key.value == w_q.numel() // g["n_heads"]
+        else:
+            assert p.key.value == g["n_heads"] * g["n"] ** 2
+
+
+def test_softmax_temperature_independent():
+    for p in variants("softmax.temperature"):
+        g = p.given
+        from fractions import Fraction
+
+        z = torch.tensor(g["logits"], dtype=torch.float64) / float(Fraction(g["temperature"]))
+        assert p.key.value == pytest.approx(float(torch.softmax(z, 0)[g["index"]]), abs=1e-12)
+
+
+def test_variance_qk_monte_carlo():
+    """Sample q, k with the stated variances; the sample statistic matches the key within 5 %."""
+    rng = np.random.default_rng(0)
+    for p in variants("attention.variance_qk")[::3]:
+        from fractions import Fraction
+
+        g = p.given
+        d, sq, sk = g["d_k"], float(Fraction(g["var_q"])), float(Fraction(g["var_k"]))
+        q = rng.normal(0, math.sqrt(sq), (20000, d))
+        k = rng.normal(0, math.sqrt(sk), (20000, d))
+        dots = (q * k).sum(1)
+        stat = {"variance": dots.var(), "std": dots.std(), "scaled_variance": (dots / math.sqrt(d)).var()}[g["ask"]]
+        assert stat == pytest.approx(p.key.value, rel=0.05)
+
+
+def test_pe_value_independent():
+    for p in variants("positional.pe_value"):
+        g = p.given
+        i = g["dim"] // 2
+        angle = g["pos"] / 10000 ** (2 * i / g["d_model"])
+        expect = math.sin(angle) if g["dim"] % 2 == 0 else math.cos(angle)
+        assert p.key.value == pytest.approx(expect, abs=1e-12)
+
+
+def test_pe_rotation_agrees_with_direct_value():
+    for p in variants("positional.pe_rotation"):
+        g = p.given
+        a, b, c, s = g["shown"]
+        assert p.key.value == pytest.approx(a * c + b * s, abs=1e-12)
+        omega = 10000 ** (-2 * g["i"] / g["d_model"])
+        assert p.key.value == pytest.approx(math.sin(omega * (g["p"] + g["k"])), abs=3e-4)
+
+
+def test_rope_independent():
+    """Torch: interleaved pairs as complex numbers times e^{ipθ}; 'half' pairs (i, i + d/2)."""
+    for p in variants("positional.rope"):
+        g = p.given
+        x = torch.tensor(g["x"], dtype=torch.float64)
+        d = x.numel()
+        theta = 10000 ** (-2 * torch.arange(d // 2, dtype=torch.float64) / d)
+        rot = torch.polar(torch.ones_like(theta), g["p"] * theta)
+        if g["pairing"] == "interleaved":
+            z = torch.view_as_complex(x.reshape(-1, 2).contiguous()) * rot
+            out = torch.view_as_real(z).reshape(-1)
+        else:
+            z = torch.complex(x[: d // 2], x[d // 2 :]) * rot
+            out = torch.cat([z.real, z.imag])
+        np.testing.assert_allclose(key_array(p.key)[0], out.numpy(), atol=1e-12)
+
+
+def test_layernorm_independent():
+    for p in variants("normalisation.layernorm"):
+        g = p.given
+        x = torch.tensor([g["x"]], dtype=torch.float64)
+        y = F.layer_norm(x, (x.shape[-1],), torch.tensor(g["gamma"], dtype=torch.float64),
+                         torch.tensor(g["beta"], dtype=torch.float64), eps=0.0)
+        np.testing.assert_allclose(key_array(p.key), y.numpy(), atol=1e-12)
+
+
+def test_rmsnorm_independent():
+    for p in variants("normalisation.rmsnorm"):
+        g = p.given
+        x = torch.tensor([g["x"]], dtype=torch.float64)
+        y = F.rms_norm(x, (x.shape[-1],), torch.tensor(g["gamma"], dtype=torch.float64), eps=0.0)
+        np.testing.assert_allclose(key_array(p.key), y.numpy(), atol=1e-12)
+
+
+def test_bert_masking_simulation():
+    """Simulate BERT's 15 % / 80-10-10 procedure; the mean count is within 5 standard errors."""
+    rng = np.random.default_rng(1)
+    for p in variants("pretraining.bert_masking")[::3]:
+        g = p.given
+        n, reps = g["n_tokens"], 300
+        u = rng.random((reps, n))
+        r = rng.random((reps, n))
+        sel = u < 0.15
+        counts = {
+            "selected": sel.sum(1),
+            "mask": (sel & (r < 0.8)).sum(1),
+            "random": (sel & (r >= 0.8) & (r < 0.9)).sum(1),
+            "unchanged": (sel & (r >= 0.9)).sum(1),
+        }
+        counts["not_mask"] = n - counts["mask"]
+        c = counts[g["ask"]]
+        assert abs(c.mean() - p.key.value) <= 5 * c.std() / math.sqrt(reps) + 1e-9
+
+
+TIME = {  # typed again, independently of complexity.FACTS
+    "full self-attention": "n^2 d", "sliding-window": "n w d", "linear attention": "n d^2", "linformer": "n k d",
+    "strided sparse": r"n\sqrt{n}\, d", "flashattention": "n^2 d", "recurrent": "n d^2", "decoding step": "n d",
+}
+
+
+def test_complexity_keys_match_a_second_table():
+    for p in variants("complexity.attention_variants"):
+        if p.type != "mcq" or p.given["column"] != 0:
+            continue
+        (ci,) = p.key.correct
+        name = p.given["variant"].lower()
+        expect = next(v for k, v in TIME.items() if k in name)
+        assert p.options[ci] == f"$O({expect})$"
+
+
+def test_why_sqrt_dk_key_mentions_variance_or_saturation():
+    for p in variants("attention.why_sqrt_dk"):
+        (ci,) = p.key.correct
+        assert "variance" in p.options[ci] and ("saturat" in p.options[ci] or "gradients" in p.options[ci])
+
+
+# ---------------------------------------------------------------- pinned hand-worked variants
+
+
+def gen(fid, diff="easy", seed=0):
+    return FAMS[fid].generate(seed, diff)
+
+
+def test_pin_attention_by_hand():
+    """Q = [[1,1,2,0],[0,1,2,0]], K = [[1,1,1,1],[1,0,1,1]], V = [[1,1],[2,1]], d_k = 4.
+    S = [[4,3],[3,2]]; S/2 = [[2,1.5],[1.5,1]]; each row's weights = [1/(1+e^-0.5), …] = [0.6225, 0.3775];
+    output row = 0.6225·[1,1] + 0.3775·[2,1] = [1.3775, 1]."""
+    p = gen("attention.by_hand")
+    assert p.given["q"] == [[1, 1, 2, 0], [0, 1, 2, 0]] and p.given["v"] == [[1, 1], [2, 1]]
+    assert p.parts[0].key.value == ((4, 3), (3, 2))
+    assert grade(p, [[1.38, 1.0], [1.38, 1.0]]).correct
+    assert grade(p.parts[2], [[0.62, 0.38], [0.62, 0.38]]).correct
+
+
+def test_pin_one_weight():
+    """q₁ = [0,1,0,2], k = [1,1,1,0], [1,1,1,1]: scores [1, 3] -> /2 -> [0.5, 1.5]; α₁₂ = 1/(1+e^-1) = 0.7311 -> 0.73."""
+    p = gen("attention.one_weight")
+    assert (p.given["i"], p.given["j"]) == (0, 1)
+    assert grade(p, 0.73).correct and grade(p, 0.88).misconception is not None  # 1/(1+e^-2) = 0.8808 unscaled
+
+
+def test_pin_masked_weights():
+    """Causal, S' = [[1,-1,1],[2,-1,-1],[2,0,1]]: row 2 softmax(2,-1) = [0.9526, 0.0474];
+    row 3 [1, e^-2, e^-1]/1.5032 = [0.6652, 0.0900, 0.2447]."""
+    p = gen("attention.masked_weights")
+    assert p.given["scores"] == [[1, -1, 1], [2, -1, -1], [2, 0, 1]]
+    assert grade(p, [[1, 0, 0], [0.95, 0.05, 0], [0.67, 0.09, 0.24]]).correct
+
+
+def test_pin_shapes():
+    """Q 10×8, K 3×8: QKᵀ is 10×3."""
+    p = gen("attention.shapes")
+    (ci,) = p.key.correct
+    assert (p.given["n"], p.given["m"], p.given["ask"]) == (10, 3, "scores") and p.options[ci] == r"$10 \times 3$"
+
+
+def test_pin_heads():
+    """d_model = 1024, h = 4: d_k = 1024/4 = 256."""
+    p = gen("attention.heads")
+    assert (p.given["d_model"], p.given["n_heads"]) == (1024, 4) and grade(p, 256).correct
+    assert grade(p, 1024).misconception.id == "used_d_model"
+
+
+def test_pin_softmax_temperature():
+    """z = [1,-1,3], T = 2: z/T = [0.5,-0.5,1.5]; p₂ = e^-0.5/(e^0.5+e^-0.5+e^1.5) = 0.6065/6.7369 = 0.0900 -> 0.09."""
+    p = gen("softmax.temperature")
+    assert p.given["logits"] == [1, -1, 3] and grade(p, 0.09).correct
+
+
+def test_pin_variance():
+    """d_k = 64, unit variances: Var(q·k) = 64."""
+    p = gen("attention.variance_qk")
+    assert p.given["d_k"] == 64 and grade(p, 64).correct and grade(p, 8).misconception.id == "std_for_variance"
+
+
+def test_pin_why_sqrt_dk():
+    p = gen("attention.why_sqrt_dk")
+    assert len(p.options) == 4 and len(p.key.correct) == 1
+
+
+def test_pin_pe_value():
+    """PE(7, 3), d = 8: i = 1, angle 7/10000^(2/8) = 7/10 = 0.7; cos 0.7 = 0.76484 -> 0.765."""
+    p = gen("positional.pe_value")
+    assert (p.given["pos"], p.given["dim"], p.given["d_model"]) == (7, 3, 8) and grade(p, 0.765).correct
+
+
+def test_pin_pe_rotation():
+    """a = 0.1411, b = −0.99, cos = 0.5403, sin = 0.8415: 0.07624 − 0.83309 = −0.75685 -> −0.757 (sin 4 = −0.7568)."""
+    p = gen("positional.pe_rotation")
+    assert p.given["shown"] == [0.1411, -0.99, 0.5403, 0.8415] and grade(p, -0.757).correct
+
+
+def test_pin_rope():
+    """x = [3, 1], p = 1, θ = 1: (3 cos 1 − sin 1, 3 sin 1 + cos 1) = (0.7794, 3.0647)."""
+    p = gen("positional.rope")
+    assert (p.given["x"], p.given["p"]) == ([3, 1], 1) and grade(p, [[0.78, 3.06]]).correct
+
+
+def test_pin_layernorm():
+    """x = [1,6,3,−2]: μ = 2, deviations [−1,4,1,−4], σ² = 34/4 = 8.5, σ = 2.9155: y = [−0.34, 1.37, 0.34, −1.37]."""
+    p = gen("normalisation.layernorm")
+    assert p.given["x"] == [1, 6, 3, -2] and grade(p, [[-0.34, 1.37, 0.34, -1.37]]).correct
+    # unbiased: σ² = 34/3, σ = 3.3665: [−0.30, 1.19, 0.30, −1.19]
+    assert grade(p, [[-0.30, 1.19, 0.30, -1.19]]).misconception.id == "unbiased_variance"
+
+
+def test_pin_rmsnorm():
+    """x = [5,5,−1,−2]: mean square 55/4 = 13.75, RMS 3.7081: y = [1.35, 1.35, −0.27, −0.54]."""
+    p = gen("normalisation.rmsnorm")
+    assert p.given["x"] == [5, 5, -1, -2] and grade(p, [[1.35, 1.35, -0.27, -0.54]]).correct
+
+
+def test_pin_bert():
+    """128 tokens, positions in the MLM loss: 0.15 × 128 = 19.2."""
+    p = gen("pretraining.bert_masking")
+    assert (p.given["n_tokens"], p.given["ask"]) == (128, "selected") and grade(p, 19.2).correct
+
+
+def test_pin_complexity():
+    """Strided sparse attention: each of n queries sees √n keys of width d: O(n√n·d)."""
+    p = gen("complexity.attention_variants")
+    (ci,) = p.key.correct
+    assert "strided" in p.given["variant"] and "sqrt{n}" in p.options[ci]
+
+
+def test_import_is_light():
+    """Importing the families and the bank pulls in neither numpy, sympy nor torch."""
+    code = "import sys, question_bank.families, question_bank.bank; print(sorted(m for m in ('numpy','sympy','torch') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_numeric_keys_are_safe_for_rounding():
+    from question_bank.grading import safe_for_rounding
+
+    for fid in ("attention.one_weight", "softmax.temperature", "positional.pe_value"):
+        for p in variants(fid):
+            assert isinstance(p.key, NumericKey) and safe_for_rounding(p.key.value, p.key.decimals, 0.1)

@@ -56,6 +56,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 MAX_NUMBER_CHARS = 200
@@ -233,7 +234,7 @@ def unit_info(unit: str) -> tuple[str, Fraction]:
 # tokenizer
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_TOKEN = re.compile(
+_TOKEN_PATTERN = (
     r"""
     (?P<space>\s+)
   | (?P<num>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:_\d+)*)(?:\.\d*)?(?:[eE][+-]?\d+)?
@@ -241,8 +242,7 @@ _TOKEN = re.compile(
   | (?P<sup>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
   | (?P<ident>[A-Za-zµμ]+(?:\d+)?(?:/s\b)?)
   | (?P<op>\*\*|[-+*/^()%√π×·⋅÷−,])
-    """,
-    re.VERBOSE,
+    """
 )
 _OP_ALIASES = {"−": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "**": "^"}
 
@@ -254,11 +254,17 @@ class _Tok:
     pos: int
 
 
+@lru_cache(maxsize=1)
+def _token_re() -> re.Pattern[str]:
+    return re.compile(_TOKEN_PATTERN, re.VERBOSE)  # compiled on first use: keeps the import quick
+
+
 def _tokenize(text: str) -> list[_Tok]:
+    token_re = _token_re()
     tokens: list[_Tok] = []
     pos = 0
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = token_re.match(text, pos)
         if m is None:
             raise AnswerParseError(f"unexpected {text[pos]!r}; expected {NUMBER_EXPECTED}")
         kind = m.lastgroup or ""

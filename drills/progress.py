@@ -556,6 +556,11 @@ class ProgressStore:
             sql += f" LIMIT {int(limit)}"
         return [_row_dict(r) for r in self.conn.execute(sql, params)]
 
+    def seeds_seen(self, family: str) -> set[int]:
+        """Seeds of the variants of ``family`` already answered (to draw a fresh one)."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT seed FROM attempts WHERE family = ? AND typeof(seed) = 'integer'", (family,))}
+
     def count_attempts(self) -> int:
         return self.conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
 
@@ -772,7 +777,7 @@ class ProgressStore:
                 f"SELECT {', '.join(_CARD_COLUMNS)} FROM cards ORDER BY kind, ref")],
             "reports": self.reports(),
         }
-        return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+        return _dump_export(doc)
 
     def import_(self, text: str, format: str | None = None) -> dict[str, int]:
         """Merge an export (``json`` or ``csv``; guessed from the text when None) into this store.
@@ -842,6 +847,24 @@ def _decode_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def _row_dict(row: sqlite3.Row) -> dict[str, Any]:
     return _decode_row(dict(row))
+
+
+def _dump_export(doc: dict[str, Any]) -> str:
+    """JSON with one record a line (readable, diff-friendly, and fast: the C encoder per record)."""
+    lines = ["{"]
+    items = list(doc.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        name = json.dumps(key)
+        if isinstance(value, list) and value:
+            lines.append(f"{name}: [")
+            last = len(value) - 1
+            lines += [json.dumps(v, ensure_ascii=False) + ("," if j < last else "") for j, v in enumerate(value)]
+            lines.append(f"]{comma}")
+        else:
+            lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def _csv_cell(column: str, value: Any) -> str:

@@ -411,3 +411,10 @@ def test_unusable_data_dir_is_one_line(tmp_path):
     blocker.write_text("x")
     with pytest.raises(InputError, match="cannot create the data directory"):
         data_dir(blocker / "sub")
+
+
+def test_seeds_seen(store):
+    store.record_attempt(problem_id="a/3", family="a", seed=3, correct=True, now=T0)
+    store.record_attempt(problem_id="a/8", family="a", seed=8, correct=False, now=T0)
+    store.record_attempt(problem_id="b/1", family="b", seed=1, correct=False, now=T0)
+    assert store.seeds_seen("a") == {3, 8} and store.seeds_seen("zzz") == set()

@@ -84,9 +84,9 @@ def render_stats(stats: dict[str, Any]) -> str:
     if stats["misconceptions"]:
         lines += ["", "Mistakes you make most"]
         for m in stats["misconceptions"]:
-            label = m["label"] or m["id"]
             where = ", ".join(m["topics"])
-            lines.append(f"  {m['count']:>3}×  {label}  ({m['id']}" + (f"; {where})" if where else ")"))
+            detail = "; ".join(x for x in ((m["id"] if m["label"] else ""), where) if x)
+            lines.append(f"  {m['count']:>3}×  {m['label'] or m['id']}" + (f"  ({detail})" if detail else ""))
 
     due = stats["due"]
     lines += ["", f"Review: {due['now']} due now, {due['today']} today, {due['week']} this week "

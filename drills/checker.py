@@ -179,19 +179,29 @@ def read_value(text: str, *, vector: bool = False, scalar: bool = False) -> Type
 
 
 def judge(given: Typed, expected: Any) -> tuple[bool, list[tuple[int, ...]], str]:
-    """(right?, wrong entries (indices), tolerance text) of ``given`` against ``expected``."""
+    """(right?, wrong entries (indices), tolerance text) of ``given`` against ``expected``.
+
+    Each decimal entry is judged to the places it shows; an integer entry in a step that has
+    decimals is judged to the most places of the step (the ``0`` in ``0.707 0 0.707``); a step
+    of integers or expressions only is compared exactly."""
     exp = np.asarray(expected, dtype=float)
     k = given.decimals
     if given.values.shape != exp.shape:
         return False, [], f"shape {_shape(given.values)} given, {_shape(exp)} expected"
-    wrong = []
+    wrong, used = [], set()
     for idx in np.ndindex(exp.shape):
         g, e = float(given.values[idx]), float(exp[idx])
-        by_places = k is not None and (given.places[idx] >= 0 or _plain_int(g))
-        ok = is_correct_decimals(g, e, k) if by_places else is_correct_exact(g, e)
+        places = int(given.places[idx]) if given.places[idx] > 0 else (k if _plain_int(g) else None)
+        ok = is_correct_decimals(g, e, places) if places is not None else is_correct_exact(g, e)
+        used.add(places)
         if not ok:
             wrong.append(idx)
-    return not wrong, wrong, tolerance_text(k)
+    decs = sorted(p for p in used if p is not None)
+    if len(decs) > 1:
+        tol = f"each entry to the decimal places it shows ({decs[0]} to {decs[-1]})"
+    else:
+        tol = tolerance_text(decs[0] if decs else None)
+    return not wrong, wrong, tol
 
 
 def _plain_int(x: float) -> bool:
@@ -454,8 +464,10 @@ def attention_chain(q: Any, k: Any, v: Any, mask: Any = None, *, causal: bool = 
         return out
 
     conventions = {"scale": f"1/√dₖ = 1/√{d_k}" if scale is None else f"{s:g} (given)",
-                   "softmax": "over each row (over the keys)",
-                   "mask": "1 = may attend, 0 = blocked (−∞ before the softmax)"}
+                   "softmax": "over each row (over the keys)"}
+    if keep is not None or causal:
+        conventions["mask"] = ("causal: query i sees keys j ≤ i" if causal else
+                               "1 = may attend, 0 = blocked") + " (−∞ before the softmax)"
     return Chain("attention", names, ATTENTION_LABELS, exact, follow, mistakes, conventions=conventions)
 
 
@@ -658,7 +670,8 @@ def rmsnorm_chain(x: Any, gamma: Any = None, eps: float = 1e-6) -> Chain:
 
 # ---------------------------------------------------------------------------- positions
 
-PE_LABELS = {"angle": "pos/10000^(2i/d)", "output": "sin/cos(angle)", "cos": "cos(pθᵢ)", "sin": "sin(pθᵢ)"}
+PE_LABELS = {"angle": "pos/10000^(2i/d)", "output": "sin/cos(angle)"}
+ROPE_LABELS = {"angle": "p·θᵢ", "cos": "cos(p·θᵢ)", "sin": "sin(p·θᵢ)", "output": "rotated x"}
 
 
 def pe_chain(pos: float, d_model: int, dims: list[int], *, base: float = 10000.0,
@@ -751,7 +764,7 @@ def rope_chain(x: Any, pos: float, *, base: float = 10000.0, pairing: str = "int
         return out
 
     conv = {"pairing": pairing, "base": f"{base:g}", "theta": "θᵢ = base^(−2i/d)"}
-    return Chain("rope", names, PE_LABELS, exact, follow, mistakes, conventions=conv)
+    return Chain("rope", names, ROPE_LABELS, exact, follow, mistakes, conventions=conv)
 
 
 # ============================================================================ counts
@@ -809,7 +822,7 @@ class CountCheck:
         if self.given == self.exact:
             return f"your {self.given_text} is exactly right: {ex} {self.unit}"
         rel = abs(self.relative)
-        if rel < 0.1:
+        if rel < 0.01:
             head = f"your {self.given_text} is within {_pct(rel)} of the exact {ex} {self.unit}"
         else:
             side = "above" if self.given > self.exact else "below"
@@ -818,9 +831,7 @@ class CountCheck:
         if self.ok:
             parts.append(f"right to the {self.sig_figs} significant figures you gave")
         eq = [e for e in self.explanations if e.equals]
-        parts += [e.text for e in (eq[:1] if eq else self.explanations[:2])]
-        if self.note:
-            parts.append(self.note)
+        parts += [e.text for e in (eq or self.explanations)[:1]]
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -833,7 +844,7 @@ class CountCheck:
             "unit": self.unit, "relative_difference": self.relative, "significant_figures": self.sig_figs,
             "explanations": [{"text": e.text, "value": e.convention.value, "equals": e.equals}
                              for e in self.explanations],
-            "message": self.message(),
+            "message": self.message(), "note": self.note,
         }
 
 
@@ -952,8 +963,7 @@ def memory_conventions(exact_bytes: int, *, dtype_bytes: float | None = None, kv
 def flop_conventions(report: Any) -> list[Convention]:
     """FLOP counts under the usual slips: MACs for FLOPs, forward for training, a rule of thumb."""
     total = report.total
-    out = [Convention("the count is 2 FLOPs per multiply-add", "in multiply-adds (MACs), not FLOPs", total / 2),
-           Convention("the count is 2 FLOPs per multiply-add", "at 2 FLOPs per multiply counted twice", total * 2)]
+    out = [Convention("the count is 2 FLOPs per multiply-add", "in multiply-adds (MACs), not FLOPs", total / 2)]
     if report.mode == "train":
         out.append(Convention("training = forward + backward (3 × forward)", "of the forward pass alone",
                               report.value(report.forward_flops)))

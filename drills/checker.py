@@ -175,6 +175,7 @@ def read_value(text: str, *, vector: bool = False, scalar: bool = False) -> Type
         places = np.array([_places(t) for t in tokens]).reshape(values.shape)
     else:  # entries that are expressions with inner spaces: judge exactly
         places = np.full(values.shape, -1)
+    places = np.where(np.isfinite(values), places, -1)
     return Typed(text.strip(), values, places)
 
 
@@ -495,15 +496,18 @@ def softmax_chain(x: Any, temperature: float = 1.0) -> Chain:
         return _steps(lambda: numpy_ref.softmax(x_, axis=axis, temperature=t_, return_trace=True))
 
     exact = trace()
+    sum_shape = () if x.ndim == 1 else np.shape(exact["sum"])
+    exact["sum"] = np.reshape(exact["sum"], sum_shape)  # a vector's sum is one number
     names = [n for n in ("scaled", "shifted", "exp", "sum", "output") if n in exact]
     top = np.max(exact.get("scaled", x), axis=-1, keepdims=True)
     unshift = np.exp(top)  # exp(max): the factor between exp(x) and exp(x − max x)
+    unshift_sum = np.reshape(unshift, sum_shape)
 
     def alternatives(name: str) -> Mistakes:
         if name == "exp":
             return [("unshifted: exp(xᵢ/T) instead of exp(xᵢ/T − max); the same softmax", exact["exp"] * unshift)]
         if name == "sum":
-            return [("unshifted: Σ exp(xᵢ/T); the same softmax", exact["sum"] * unshift)]
+            return [("unshifted: Σ exp(xᵢ/T); the same softmax", exact["sum"] * unshift_sum)]
         return []
 
     def follow(name: str, theirs: dict[str, np.ndarray]) -> Any:
@@ -515,14 +519,14 @@ def softmax_chain(x: Any, temperature: float = 1.0) -> Chain:
             return trace(x_=val, t_=1.0).get(name)
         if prev == "exp":
             if name == "sum":
-                return val.sum(axis=-1, keepdims=True)
+                return np.reshape(val.sum(axis=-1), sum_shape)
             return val / val.sum(axis=-1, keepdims=True)
         if prev == "sum" and name == "output":
             e = theirs.get("exp")
             if e is None:  # their sum with the exact exp, in whichever convention the sum is closer to
-                e = exact["exp"] if abs(val - exact["sum"]).max() < abs(val - exact["sum"] * unshift).max() \
-                    else exact["exp"] * unshift
-            return e / val
+                shifted_closer = np.max(abs(val - exact["sum"])) < np.max(abs(val - exact["sum"] * unshift_sum))
+                e = exact["exp"] if shifted_closer else exact["exp"] * unshift
+            return e / np.reshape(val, np.shape(val) + (1,) * (np.ndim(e) - np.ndim(val)))
         return None
 
     def mistakes(name: str, theirs: dict[str, np.ndarray]) -> Mistakes:
@@ -944,6 +948,12 @@ def memory_conventions(exact_bytes: int, *, dtype_bytes: float | None = None, kv
                    exact_bytes * 10**9 / 2**30),
         Convention("the count is in bytes, not bits", "in bits, not bytes (× 8)", exact_bytes * 8),
     ]
+    if kv:
+        out.append(Convention("K and V are both cached (the factor 2)", "of K or V alone (the factor 2 left out)",
+                              exact_bytes / 2))
+        if n_heads and n_kv_heads and n_heads != n_kv_heads:
+            out.append(Convention(f"only the {n_kv_heads} KV heads are cached, not all {n_heads}",
+                                  f"with all {n_heads} query heads cached", exact_bytes * n_heads / n_kv_heads))
     if dtype_bytes:
         from solver.units import DTYPE_BYTES
 
@@ -951,12 +961,6 @@ def memory_conventions(exact_bytes: int, *, dtype_bytes: float | None = None, kv
             if float(b) != dtype_bytes and name not in ("tf32", "bf16", "fp64"):
                 out.append(Convention(f"{dtype_bytes:g} bytes per element", f"at {float(b):g} bytes per element "
                                       f"({name})", exact_bytes * float(b) / dtype_bytes))
-    if kv:
-        out.append(Convention("K and V are both cached (the factor 2)", "of K or V alone (the factor 2 left out)",
-                              exact_bytes / 2))
-        if n_heads and n_kv_heads and n_heads != n_kv_heads:
-            out.append(Convention(f"only the {n_kv_heads} KV heads are cached, not all {n_heads}",
-                                  f"with all {n_heads} query heads cached", exact_bytes * n_heads / n_kv_heads))
     return out
 
 

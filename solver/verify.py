@@ -65,7 +65,7 @@ def instantiated_breakdown(model) -> dict[str, int]:
 
 
 def analytic():
-    """``solver.counts`` (H3's module); imported late so that this module loads without it."""
+    """``solver.counts``, the analytic side (imported when first needed)."""
     import solver.counts as counts
 
     return counts
@@ -82,44 +82,58 @@ def _inputs(model, batch: int, seq: int) -> tuple[Any, dict[str, Any]]:
     return tokens, extra
 
 
-def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "sdpa") -> int:
-    """FLOPs that FlopCounterMode records for one ``mode`` step of ``model`` (see the module docstring)."""
+def measure_forward_and_train(model, batch: int, seq: int, impl: str = "sdpa") -> tuple[int, int]:
+    """FlopCounterMode's FLOPs of a forward pass, and of the same pass plus its backward pass:
+    one run, the counter read before and after ``backward()``."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    tokens, extra = _inputs(model, batch, seq)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        out = model(tokens, impl=impl, **extra)
+        forward = counter.get_total_flops()
+        out.scalar().backward()
+    model.zero_grad(set_to_none=True)
+    return int(forward), int(counter.get_total_flops())
+
+
+def measure_decode(model, batch: int, seq: int, impl: str = "sdpa", prefill: str = "run"):
+    """FlopCounterMode's FLOPs of one decode step that attends to ``seq`` positions, and the
+    cache after it. ``prefill="run"`` fills the cache by running the model on ``seq − 1``
+    tokens; ``"zeros"`` starts from a cache that already holds ``seq − 1`` positions of zeros
+    (the same shapes, without the cost of the prefill)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    assert mode in FLOP_MODES, f"mode must be one of {FLOP_MODES}, got {mode!r}"
+    if seq < 2:
+        raise SolverInputError("a decode step needs seq >= 2 (a cache of seq - 1 positions first)", param="seq")
+    assert prefill in ("run", "zeros"), f"prefill must be 'run' or 'zeros', got {prefill!r}"
     tokens, extra = _inputs(model, batch, seq)
-    counter = FlopCounterMode(display=False)
-    if mode == "forward":
-        with torch.no_grad(), counter:
-            model(tokens, impl=impl, **extra)
-    elif mode == "train":
-        with counter:
-            model(tokens, impl=impl, **extra).scalar().backward()
-        model.zero_grad(set_to_none=True)
-    else:
-        if seq < 2:
-            raise SolverInputError("a decode step needs seq >= 2 (a prefill of seq - 1 tokens first)", param="seq")
-        cache = model.new_cache()
-        with torch.no_grad():
+    with torch.no_grad():
+        if prefill == "run":
+            cache = model.new_cache()
             model(tokens[:, : seq - 1], cache=cache, impl=impl, **extra)
-            with counter:
-                model(tokens[:, seq - 1:], cache=cache, impl=impl)
-    return int(counter.get_total_flops())
+        else:
+            cache = model.new_cache(batch, seq - 1, src_length=seq)
+        with FlopCounterMode(display=False) as counter:
+            model(tokens[:, seq - 1:], cache=cache, impl=impl)
+    assert cache.length == seq, f"the cache should hold {seq} positions, holds {cache.length}"
+    return int(counter.get_total_flops()), cache
+
+
+def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "sdpa") -> int:
+    """FlopCounterMode's FLOPs of one ``mode`` step of ``model`` (see the module docstring)."""
+    assert mode in FLOP_MODES, f"mode must be one of {FLOP_MODES}, got {mode!r}"
+    if mode == "decode":
+        return measure_decode(model, batch, seq, impl)[0]
+    forward, train = measure_forward_and_train(model, batch, seq, impl)
+    return forward if mode == "forward" else train
 
 
 def measure_kv_cache_bytes(model, batch: int, seq: int, cross: bool = False) -> int:
     """Bytes of the self-attention cache (plus the cross-attention one if ``cross``) that the
     model holds after a prefill of ``seq − 1`` tokens and one decode step: ``seq`` positions."""
-    import torch
-
-    tokens, extra = _inputs(model, batch, seq)
-    cache = model.new_cache()
-    with torch.no_grad():
-        model(tokens[:, : seq - 1], cache=cache, **extra)
-        model(tokens[:, seq - 1:], cache=cache)
-    assert cache.length == seq, f"the cache should hold {seq} positions, holds {cache.length}"
-    return cache.nbytes(cross=cross)
+    return measure_decode(model, batch, seq)[1].nbytes(cross=cross)
 
 
 # ---- one model, every check -----------------------------------------------------------------
@@ -175,8 +189,11 @@ def default_seq(cfg: ModelConfig, seq: int) -> int:
 
 
 def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 128,
-           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None) -> VerifyRecord:
-    """Build ``cfg`` on ``device`` and compare every analytic count with the model."""
+           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None, prefill: str = "run") -> VerifyRecord:
+    """Build ``cfg`` on ``device`` and compare every analytic count with the model.
+
+    ``prefill`` is how the decode step's cache of ``seq − 1`` positions is made (see
+    :func:`measure_decode`): ``"run"`` (the default) or ``"zeros"`` (faster, for the whole zoo)."""
     from solver.models import build_model
 
     if device not in DEVICES:
@@ -200,17 +217,26 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
 
     # FLOPs: meta and cuda run sdpa (visible to FlopCounterMode); the CPU's fused kernel is not
     impl = "math" if device == "cpu" else "sdpa"
-    has_decoder = cfg.arch != "encoder"
-    for mode in modes:
-        if mode == "decode" and not has_decoder:
-            continue
-        expected = counts.matmul_flops(cfg, batch=batch, seq=seq, mode=mode).total
-        record.checks.append(Check(f"flops[{mode}]", int(expected), measure_flops(model, batch, seq, mode, impl)))
 
-    # KV cache after one decode step
-    if has_decoder and seq >= 2:
-        expected = counts.kv_cache_bytes(cfg, batch=batch, seq=seq, dtype="fp32")
-        record.checks.append(Check("kv_cache_bytes", int(expected), measure_kv_cache_bytes(model, batch, seq)))
+    def flop_check(mode: str, measured: int) -> None:
+        if mode in modes:
+            expected = counts.matmul_flops(cfg, batch=batch, seq=seq, mode=mode).total
+            record.checks.append(Check(f"flops[{mode}]", int(expected), measured))
+
+    if "forward" in modes or "train" in modes:
+        forward, train = measure_forward_and_train(model, batch, seq, impl)
+        flop_check("forward", forward)
+        flop_check("train", train)
+
+    # one decode step after a cache of seq - 1 positions, and the KV cache it leaves (fp32)
+    if cfg.arch != "encoder" and seq >= 2:
+        decode, cache = measure_decode(model, batch, seq, impl, prefill=prefill)
+        flop_check("decode", decode)
+        expected = counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype="fp32")
+        record.checks.append(Check("kv_cache_bytes", int(expected), cache.nbytes()))
+        if cfg.arch == "encoder-decoder":
+            expected = counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype="fp32", include_cross=True)
+            record.checks.append(Check("kv_cache_bytes[+cross]", int(expected), cache.nbytes(cross=True)))
 
     if device != "meta":
         record.extra["forward_seconds"] = time_forward(model, batch, seq)

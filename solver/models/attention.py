@@ -67,9 +67,14 @@ class Attention(nn.Module):
         return x.view(B, T, n, self.head_size).transpose(1, 2)  # (B, n, T, hs)
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None, cache: LayerKV | None = None,
-                start: int = 0, impl: str = "sdpa") -> torch.Tensor:
-        """x: (B, T, d_model) → (B, T, d_model). ``start`` is the position of x's first token
-        (the cache length in a decode step); ``cache`` is read and extended in place."""
+                rope: tuple[torch.Tensor, torch.Tensor] | None = None, bias: torch.Tensor | None = None,
+                impl: str = "sdpa") -> torch.Tensor:
+        """x: (B, T, d_model) → (B, T, d_model).
+
+        ``cache`` is read and extended in place; ``rope`` = (cos, sin) of x's positions (from
+        :func:`~solver.models.positions.rope_angles`); ``bias`` is an additive mask (ALiBi, or
+        the causal mask of a block of queries after a cache, see :func:`self_attention_bias`).
+        Without ``bias`` a causal layer masks as if x started at position 0."""
         assert impl in ATTENTION_IMPLS, f"impl must be one of {ATTENTION_IMPLS}, got {impl!r}"
         B, T, _ = x.shape
         q = self.split_heads(self.q(x), self.n_heads)  # (B, nh, T, hs)
@@ -81,14 +86,13 @@ class Attention(nn.Module):
             assert source is not None, "cross-attention needs the encoder output (memory)"
             k = self.split_heads(self.k(source), self.n_kv_heads)  # (B, nkv, S, hs)
             v = self.split_heads(self.v(source), self.n_kv_heads)  # (B, nkv, S, hs)
-            if self.pos == "rope" and not self.cross:
-                q, k = apply_rope(q, start), apply_rope(k, start)
+            if rope is not None and not self.cross:
+                q, k = apply_rope(q, *rope), apply_rope(k, *rope)
             if cache is not None:
                 if not self.cross and cache.k is not None:
                     k = torch.cat((cache.k, k), dim=2)  # (B, nkv, start + T, hs)
                     v = torch.cat((cache.v, v), dim=2)
                 cache.k, cache.v = k, v
-        Tk = k.shape[2]
 
         # GQA/MQA: each KV head serves n_heads / n_kv_heads query heads (a copy, no arithmetic)
         group = self.n_heads // self.n_kv_heads
@@ -96,37 +100,37 @@ class Attention(nn.Module):
             k = k.repeat_interleave(group, dim=1)  # (B, nh, Tk, hs)
             v = v.repeat_interleave(group, dim=1)  # (B, nh, Tk, hs)
 
-        bias = self.attention_bias(start, T, Tk, x.device)  # None, or (1, nh|1, T, Tk) additive
+        causal = self.causal and bias is None and T > 1  # a plain causal mask from position 0
         if bias is not None:
             bias = bias.to(q.dtype)
         if impl == "sdpa":
-            # is_causal aligns the mask top-left, which is right only when queries start at 0
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
-                                               is_causal=self.causal and bias is None and start == 0)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=causal)  # (B, nh, T, hs)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_size)  # (B, nh, T, Tk): materialised
             if bias is not None:
                 scores = scores + bias
-            elif self.causal and start == 0:
-                scores = scores + self.causal_mask(0, T, Tk, x.device)
+            elif causal:
+                scores = scores + causal_mask(0, T, k.shape[2], x.device)
             y = scores.softmax(dim=-1) @ v  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, self.n_heads * self.head_size)  # (B, T, nh·hs)
         return self.o(y)  # (B, T, d_model)
 
-    def attention_bias(self, start: int, T: int, Tk: int, device) -> torch.Tensor | None:
-        """The additive mask for the cases ``is_causal`` cannot express: ALiBi, and a causal
-        block of T > 1 queries after a cache of ``start`` keys."""
-        if self.pos == "alibi" and not self.cross:
-            q_pos = torch.arange(start, start + T, device=device)
-            k_pos = torch.arange(Tk, device=device)
-            return alibi_bias(self.n_heads, q_pos, k_pos, self.causal)
-        if self.causal and start > 0 and T > 1:
-            return self.causal_mask(start, T, Tk, device)
-        return None  # no mask, or a plain causal one from position 0 (is_causal)
 
-    @staticmethod
-    def causal_mask(start: int, T: int, Tk: int, device) -> torch.Tensor:
-        """0 where query i (at position start+i) may see key j (j ≤ start+i), −inf elsewhere: (T, Tk)."""
-        q_pos = torch.arange(start, start + T, device=device)[:, None]
-        k_pos = torch.arange(Tk, device=device)[None, :]
-        return torch.zeros(T, Tk, device=device).masked_fill(k_pos > q_pos, float("-inf"))
+def self_attention_bias(cfg: ModelConfig, causal: bool, start: int, T: int, device) -> torch.Tensor | None:
+    """The additive self-attention mask that ``is_causal`` cannot express, shared by every layer
+    of a stack: ALiBi's −m·|i−j| (with −inf on future keys when causal), or the causal mask of
+    a block of T > 1 queries after ``start`` cached keys. None otherwise."""
+    Tk = start + T
+    if cfg.pos == "alibi":
+        q_pos = torch.arange(start, Tk, device=device)
+        return alibi_bias(cfg.n_heads, q_pos, torch.arange(Tk, device=device), causal)
+    if causal and start > 0 and T > 1:
+        return causal_mask(start, T, Tk, device)
+    return None
+
+
+def causal_mask(start: int, T: int, Tk: int, device) -> torch.Tensor:
+    """0 where query i (at position start+i) may see key j (j ≤ start+i), −inf elsewhere: (T, Tk)."""
+    q_pos = torch.arange(start, start + T, device=device)[:, None]
+    k_pos = torch.arange(Tk, device=device)[None, :]
+    return torch.zeros(T, Tk, device=device).masked_fill(k_pos > q_pos, float("-inf"))

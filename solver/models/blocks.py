@@ -37,10 +37,13 @@ class Block(nn.Module):
         return norm(x + sublayer(x))
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
-                cache: tuple[LayerKV, LayerKV] | None = None, start: int = 0, impl: str = "sdpa") -> torch.Tensor:
-        """x: (B, T, d_model) → (B, T, d_model); ``cache`` = (self-attention KV, cross-attention KV)."""
+                cache: tuple[LayerKV, LayerKV | None] | None = None,
+                rope: tuple[torch.Tensor, torch.Tensor] | None = None, bias: torch.Tensor | None = None,
+                impl: str = "sdpa") -> torch.Tensor:
+        """x: (B, T, d_model) → (B, T, d_model); ``cache`` = (self-attention KV, cross-attention KV);
+        ``rope`` and ``bias`` are the self-attention's, computed once per stack."""
         self_kv, cross_kv = cache if cache is not None else (None, None)
-        x = self.residual(x, self.attn_norm, lambda h: self.attn(h, cache=self_kv, start=start, impl=impl))
+        x = self.residual(x, self.attn_norm, lambda h: self.attn(h, cache=self_kv, rope=rope, bias=bias, impl=impl))
         if self.cross_attn is not None:
             x = self.residual(x, self.cross_norm,
                               lambda h: self.cross_attn(h, memory=memory, cache=cross_kv, impl=impl))

@@ -21,19 +21,24 @@ def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def apply_rope(x: torch.Tensor, start: int, base: float = 10000.0) -> torch.Tensor:
-    """Rotate each pair (x[2i], x[2i+1]) at position p by the angle p·θ_i, θ_i = base^(-2i/hs).
+def rope_angles(start: int, T: int, head_size: int, device=None, base: float = 10000.0):
+    """cos and sin of p·θ_i for positions p = start..start+T−1 and θ_i = base^(−2i/hs): (T, hs/2) each.
 
-    x: (B, nh, T, hs) with hs even; positions are start, ..., start + T - 1 (the cache offset in
-    a decode step). Interleaved pairs as in the RoFormer paper (GPT-NeoX rotates halves instead:
-    a different permutation, the same count).
-    """
-    B, nh, T, hs = x.shape
-    assert hs % 2 == 0, f"RoPE needs an even head size, got {hs}"
-    theta = base ** (-torch.arange(0, hs, 2, dtype=torch.float32, device=x.device) / hs)  # (hs/2,)
-    p = torch.arange(start, start + T, dtype=torch.float32, device=x.device)  # (T,)
+    Computed once per forward pass and shared by every layer (it depends on positions only)."""
+    assert head_size % 2 == 0, f"RoPE needs an even head size, got {head_size}"
+    theta = base ** (-torch.arange(0, head_size, 2, dtype=torch.float32, device=device) / head_size)  # (hs/2,)
+    p = torch.arange(start, start + T, dtype=torch.float32, device=device)  # (T,)
     angle = p[:, None] * theta[None, :]  # (T, hs/2): an outer product by broadcasting, not a matmul
-    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    return angle.cos(), angle.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (x[2i], x[2i+1]) at position p by the angle p·θ_i.
+
+    x: (B, nh, T, hs); cos, sin: (T, hs/2) from :func:`rope_angles`. Interleaved pairs as in the
+    RoFormer paper (GPT-NeoX rotates halves instead: a different permutation, the same count).
+    """
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, nh, T, hs/2) each
     out = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, nh, T, hs/2, 2)
     return out.flatten(-2)  # (B, nh, T, hs)

@@ -26,10 +26,10 @@ from torch import nn
 
 from solver.config import ModelConfig
 from solver.errors import SolverInputError
-from solver.models.attention import LayerKV
+from solver.models.attention import LayerKV, self_attention_bias
 from solver.models.blocks import Block
 from solver.models.layers import make_norm
-from solver.models.positions import sinusoidal_table
+from solver.models.positions import rope_angles, sinusoidal_table
 
 
 @dataclass
@@ -69,6 +69,7 @@ class Stack(nn.Module):
 
     def __init__(self, cfg: ModelConfig, n_layers: int, causal: bool, cross: bool):
         super().__init__()
+        self.cfg, self.causal = cfg, causal
         self.pos_emb = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.pos == "learned" else None
         self.emb_norm = make_norm(cfg) if cfg.embedding_norm else None
         self.layers = nn.ModuleList(Block(cfg, causal=causal, cross=cross) for _ in range(n_layers))
@@ -78,11 +79,15 @@ class Stack(nn.Module):
                 impl: str = "sdpa") -> torch.Tensor:
         """x: (B, T, d_model), embeddings already summed → (B, T, d_model)."""
         start = cache.length if cache is not None else 0
+        T = x.shape[1]
         if self.emb_norm is not None:
             x = self.emb_norm(x)
+        # position-dependent pieces of self-attention, the same in every layer
+        rope = rope_angles(start, T, self.cfg.head_dim, x.device) if self.cfg.pos == "rope" else None
+        bias = self_attention_bias(self.cfg, self.causal, start, T, x.device)  # None, (T, Tk) or (1, nh, T, Tk)
         for i, block in enumerate(self.layers):
             layer_cache = (cache.self_attn[i], cache.cross_attn[i] if cache.cross_attn else None) if cache else None
-            x = block(x, memory=memory, cache=layer_cache, start=start, impl=impl)
+            x = block(x, memory=memory, cache=layer_cache, rope=rope, bias=bias, impl=impl)
         if self.final_norm is not None:
             x = self.final_norm(x)
         return x
@@ -141,12 +146,25 @@ class Transformer(nn.Module):
         return self.encoder if self.encoder is not None else self.decoder
 
     # ---- forward ----------------------------------------------------------------------
-    def new_cache(self) -> KVCache:
+    def new_cache(self, batch: int = 1, length: int = 0, src_length: int | None = None) -> KVCache:
+        """An empty KV cache, or (``length > 0``) one that already holds ``length`` positions of
+        zeros per sequence (and ``src_length`` encoder positions of cross-attention K/V): the
+        state a prefill of ``length`` tokens leaves, without running it."""
         if self.decoder is None:
             raise SolverInputError("an encoder has no decode step and no KV cache", param="arch")
         n = len(self.decoder.layers)
-        cross = [LayerKV() for _ in range(n)] if self.encoder is not None else []
-        return KVCache(self_attn=[LayerKV() for _ in range(n)], cross_attn=cross)
+        cache = KVCache(self_attn=[LayerKV() for _ in range(n)],
+                        cross_attn=[LayerKV() for _ in range(n)] if self.encoder is not None else [])
+        if length:
+            w = self.tok_emb.weight
+            kv_shape = (self.cfg.kv_heads, self.cfg.head_dim)
+            for layer in cache.self_attn:
+                layer.k, layer.v = (w.new_zeros(batch, kv_shape[0], length, kv_shape[1]) for _ in "kv")
+            for layer in cache.cross_attn:
+                s = src_length if src_length is not None else length
+                layer.k, layer.v = (w.new_zeros(batch, kv_shape[0], s, kv_shape[1]) for _ in "kv")
+            cache.length = length
+        return cache
 
     def forward(self, tokens: torch.Tensor, *, src_tokens: torch.Tensor | None = None,
                 token_types: torch.Tensor | None = None, cache: KVCache | None = None,

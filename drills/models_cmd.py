@@ -1,0 +1,197 @@
+"""``qkv models list|show|verify``: the model zoo, and the proof of its counts.
+
+``list`` and ``show`` need only the analytic counts (no torch). ``verify`` builds each model
+with ``solver.models`` (meta by default: any size, no memory), compares instantiated with
+analytic parameters, FlopCounterMode's FLOPs with the analytic matmul FLOPs (forward, decode,
+train) and the KV cache's bytes with the formula, prints a table, and exits with status 1 on
+any mismatch. The numbers come from ``solver.verify``; this module only prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from drills.output import InputError, emit, emit_json
+
+
+@click.group()
+def models() -> None:
+    """The model zoo: list, show, verify against real PyTorch models."""
+
+
+def _preset(name: str):
+    from solver.errors import SolverInputError
+    from solver.presets import get_preset
+
+    try:
+        return get_preset(name)
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), "NAME") from None
+
+
+def _gap(p) -> str:
+    gap = p.relative_gap()
+    return "" if gap is None else f"{100 * gap:+.2f}%"
+
+
+def _render(table) -> str:
+    """A rich table as plain text (colour only on a terminal)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    buf = StringIO()
+    Console(file=buf, width=160, force_terminal=sys.stdout.isatty(), color_system="auto" if sys.stdout.isatty()
+            else None).print(table)
+    return buf.getvalue().rstrip("\n")
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def list_models(as_json: bool) -> None:
+    """Every preset: exact parameters beside the published figure."""
+    from rich.table import Table
+
+    from solver.presets import PRESETS
+
+    rows = [(p, p.exact()) for p in PRESETS.values()]
+    if as_json:
+        emit_json({"presets": [{"name": p.name, "family": p.family, "arch": p.config.arch, "exact": exact,
+                                "published": p.published, "published_text": p.published_text,
+                                "relative_gap": p.relative_gap(), "source": p.source} for p, exact in rows]})
+        return
+    table = Table(box=None, header_style="bold")
+    for col, justify in (("name", "left"), ("arch", "left"), ("exact params", "right"),
+                         ("published", "right"), ("gap", "right")):
+        table.add_column(col, justify=justify)
+    for p, exact in rows:
+        table.add_row(p.name, p.config.arch, f"{exact:,}", p.published_text or "-", _gap(p))
+    emit(_render(table))
+    emit("\nqkv models show NAME: breakdown, source and why the figures differ; "
+         "qkv models verify: check against PyTorch.")
+
+
+@models.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def show(name: str, as_json: bool) -> None:
+    """One preset: configuration, parameter breakdown, exact vs published, and why."""
+    from rich.table import Table
+
+    from solver.counts import param_breakdown
+
+    p = _preset(name)
+    bd = param_breakdown(p.config)
+    if as_json:
+        emit_json({"name": p.name, "config": p.config.to_dict(), "exact": bd.total, "published": p.published,
+                   "published_text": p.published_text, "relative_gap": p.relative_gap(), "source": p.source,
+                   "note": p.note, "breakdown": bd.to_json()})
+        return
+    cfg = p.config
+    emit(f"{p.name}  ({cfg.arch}, {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads"
+         f"{f' / {cfg.kv_heads} KV' if cfg.kv_heads != cfg.n_heads else ''}, d_head {cfg.head_dim}, "
+         f"d_ff {cfg.d_ff} {cfg.ffn}, {cfg.norm_position}-{cfg.norm}, pos {cfg.pos}, vocab {cfg.vocab_size})")
+    table = Table(box=None, header_style="bold")
+    for col, justify in (("component", "left"), ("shape × times", "left"), ("formula", "left"), ("count", "right")):
+        table.add_column(col, justify=justify)
+    for label, shape, formula, count in bd.table():
+        table.add_row(label, shape, formula, f"{count:,}")
+    emit(_render(table))
+    emit(f"total      {bd.total:,}  (embedding {bd.embedding:,}, non-embedding {bd.non_embedding:,})")
+    if bd.lora:
+        emit(f"LoRA       {bd.lora:,} more (adapters)")
+    emit(f"published  {p.published_text or '-'}" + (f"  gap {_gap(p)}" if p.published else ""))
+    emit(f"source     {p.source}")
+    emit(f"why        {p.note}")
+
+
+@models.command("verify")
+@click.argument("names", nargs=-1)
+@click.option("--device", type=click.Choice(["meta", "cpu", "cuda"]), default="meta", show_default=True,
+              help="meta counts without allocating; cpu/cuda build the model for real (memory-checked first).")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seq", type=click.IntRange(min=2), default=128, show_default=True,
+              help="Sequence length (clipped to the position table); decode attends to seq positions.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: int, seq: int, as_json: bool) -> None:
+    """Build each preset (all by default) and check its counts against the real PyTorch model."""
+    from solver.errors import SolverInputError
+    from solver.presets import preset_names
+
+    presets = [_preset(n) for n in (names or preset_names())]
+    try:
+        from solver.verify import require_device
+
+        require_device(device)
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), "--device") from None
+    records = _run(presets, device, batch, seq)
+    failed = [r for r in records if r.error is None and not r.ok]
+    if as_json:
+        emit_json({"device": device, "batch": batch, "seq": seq, "ok": not failed,
+                   "models": [r.to_json() for r in records]})
+    else:
+        emit(_verify_table(records))
+        for r in failed:
+            for c in r.checks:
+                if not c.ok:
+                    emit(f"MISMATCH {r.name}: {c.quantity} analytic {c.analytic:,} != measured {c.measured:,} "
+                         f"(measured - analytic = {c.measured - c.analytic:+,})")
+        skipped = [r for r in records if r.error is not None]
+        total = sum(r.seconds for r in records)
+        emit(f"\n{len(records) - len(failed) - len(skipped)} of {len(records)} models match exactly on {device} "
+             f"(batch {batch}, seq {seq}), {total:.1f} s" + (f"; {len(skipped)} not built" if skipped else ""))
+    if failed:
+        ctx.exit(1)
+
+
+def _run(presets, device: str, batch: int, seq: int) -> list:
+    """Verify each preset with a progress bar on stderr (only on a terminal)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from solver.errors import SolverInputError
+    from solver.verify import VerifyRecord, default_seq, verify
+
+    records = []
+    columns = (TextColumn("{task.description:<26}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True,
+                  disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("verifying", total=len(presets))
+        for p in presets:
+            progress.update(task, description=p.name)
+            try:
+                # on meta the decode step starts from a cache of zeros (no prefill to run)
+                records.append(verify(p.config, device, batch=batch, seq=seq, name=p.name,
+                                      prefill="zeros" if device == "meta" else "run"))
+            except SolverInputError as e:  # e.g. the memory guard: the model is not built
+                records.append(VerifyRecord(p.name, device, batch, default_seq(p.config, seq), error=str(e)))
+            progress.advance(task)
+    return records
+
+
+def _cell(rec, quantity: str) -> str:
+    try:
+        c = rec.get(quantity)
+    except KeyError:
+        return "-"
+    return f"{c.measured:,}" if c.ok else f"[red]{c.measured:,} != {c.analytic:,}[/red]"
+
+
+def _verify_table(records) -> str:
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for col, justify in (("model", "left"), ("params", "right"), ("forward FLOPs", "right"),
+                         ("decode FLOPs", "right"), ("train FLOPs", "right"), ("KV cache B", "right"),
+                         ("s", "right"), ("", "left")):
+        table.add_column(col, justify=justify)
+    for r in records:
+        status: Any = "OK" if r.ok else ("skipped: " + str(r.error) if r.error else "[red]MISMATCH[/red]")
+        table.add_row(r.name, _cell(r, "params"), _cell(r, "flops[forward]"), _cell(r, "flops[decode]"),
+                      _cell(r, "flops[train]"), _cell(r, "kv_cache_bytes"), f"{r.seconds:.2f}", status)
+    return _render(table)

@@ -1,0 +1,390 @@
+"""Parameter counts: an MHA layer, an FFN, the norms, one encoder/decoder layer, a whole model,
+LoRA adapters and the K/V projections of MQA/GQA.
+
+Every key is ``solver.counts_params.param_breakdown`` of a :class:`~solver.config.ModelConfig`
+that says exactly what the statement says (biases on or off, tied or untied embeddings, the
+norm kind...), summed over the components the question asks for. Every misconception is the
+same breakdown with the mistake applied to the configuration (``bias=False``,
+``n_kv_heads=None``, ``tied_embeddings=False``, ``final_norm=False``...) or with a part left
+out (the norms, W_O, the B factor of LoRA). The worked solution lists the components with
+their monomials (``d·h·d_h``), the substitution and the exact integer.
+
+Conventions (from ``solver.config``): W_Q is d × h·d_h, W_K and W_V are d × h_kv·d_h, W_O is
+h·d_h × d; a bias has one entry per output; LayerNorm has γ and β (2d), RMSNorm γ only (d).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from question_bank.families.counting_common import add_components, big
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, integer_key
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "004_83489721195aedaa.txt §15.3, §15.5 (parameter counts); 003_f22b31e216cc5b5a.txt (LoRA, SwiGLU, GQA)"
+
+
+def _cfg(**kw: Any):
+    """A configuration with no embeddings or heads to speak of (vocab 1, no positions)."""
+    from solver.config import ModelConfig
+
+    base = dict(arch="encoder", n_layers=1, vocab_size=1, pos="none", final_norm=False, lm_head=False,
+                tied_embeddings=False)
+    base.update(kw)
+    return ModelConfig(**base)
+
+
+def _parts(cfg: Any, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[Any]:
+    """The components of ``cfg`` in ``groups`` whose key contains none of ``skip``."""
+    from solver.counts_params import param_breakdown
+
+    return [c for c in param_breakdown(cfg).components
+            if c.group in groups and not any(s in c.key for s in skip)]
+
+
+def _count(cfg: Any, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> int:
+    return sum(c.count for c in _parts(cfg, groups, skip))
+
+
+def _dims(d: Draw, models: tuple[int, ...], heads: tuple[int, ...] = (8, 12, 16)) -> tuple[int, int]:
+    while True:
+        dm, h = d.pick(models), d.pick(heads)
+        if dm % h == 0:
+            return dm, h
+
+
+def _finish(d: Draw, st: Doc, sol: Doc, value: int, wrongs: list[Wrong], given: dict[str, Any],
+            hints: list[str]) -> Problem:
+    key = integer_key(value)
+    mis = keep_distinct(key, wrongs)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis, given=given, hints=hints)
+
+
+_BIAS_WRONG = {
+    True: ("forgot_biases", "forgot the biases", "The statement says the layers have biases: add one bias entry per output."),
+    False: ("counted_biases", "counted biases that are not there", "These layers have no biases: count the weight matrices only."),
+}
+
+
+@family("counting.params_mha", topic="counting", title="Parameters of a multi-head attention layer",
+        types=("integer",), tags=("parameters", "multi-head", "biases"), source=_SRC)
+def params_mha(d: Draw) -> Problem:
+    """W_Q, W_K, W_V, W_O of d × d each: 4d² weights, plus 4d biases when there are biases."""
+    d_model, h = _dims(d, (256, 512, 768, 1024) if d.level < 2 else (512, 768, 1024, 2048))
+    bias = d.rng.random() < 0.5
+    layers = d.pick((6, 12, 24)) if d.level == 2 else 1
+    cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
+    comps = _parts(cfg, ("attention",))
+    bid, blabel, bfb = _BIAS_WRONG[bias]
+    wrongs = [
+        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("attention",))),
+        Wrong("forgot_output_projection", "forgot the output projection W_O",
+              "Multi-head attention ends with W_O (h·dₖ × d_model) that mixes the heads.",
+              _count(cfg, ("attention",), skip=(".o.",))),
+        Wrong("full_width_heads", "gave every head d_model-wide projections",
+              "The heads split d_model: each head's W_Qᵢ is d_model × d_model/h, so all heads together are d_model × d_model.",
+              _count(cfg.replace(d_head=d_model), ("attention",))),
+        Wrong("forgot_layers", "counted one layer only", f"There are {layers} layers: multiply by {layers}.",
+              _count(cfg.replace(n_layers=1), ("attention",)) if layers > 1 else None),
+    ]
+    st = Doc()
+    what = "A multi-head self-attention layer" if layers == 1 else f"Each of the {layers} layers of an encoder has a multi-head self-attention sub-layer; it"
+    st.p(f"{what} has $d_{{model}} = {d_model}$ and $h = {h}$ heads with $d_k = d_v = d_{{model}}/h$. The query, key and "
+         r"value projections $W_Q, W_K, W_V$ and the output projection $W_O$ "
+         + ("**have biases**." if bias else "have **no biases**."))
+    st.p("How many trainable parameters do the attention sub-layers have in total?" if layers > 1 else
+         "How many trainable parameters does this layer have?")
+    sol = Doc()
+    sol.p(f"$d_h = d_{{model}}/h = {d_model}/{h} = {cfg.head_dim}$, so all heads of $W_Q$ together map "
+          f"${d_model} \\to {h} \\times {cfg.head_dim} = {cfg.q_dim}$; the same for $W_K$, $W_V$; $W_O$ maps back.")
+    value = add_components(sol, comps)
+    return _finish(d, st, sol, value, wrongs, {"d_model": d_model, "n_heads": h, "bias": bias, "n_layers": layers},
+                   ["Four projections of d_model × d_model each; biases add d_model each."])
+
+
+@family("counting.params_ffn", topic="counting", title="Parameters of a feed-forward network (ReLU/GELU or SwiGLU)",
+        types=("integer",), tags=("parameters", "ffn", "swiglu"), source=_SRC)
+def params_ffn(d: Draw) -> Problem:
+    """ReLU/GELU: 2·d·d_ff (+ d_ff + d biases); SwiGLU: 3·d·d_ff (+ 2·d_ff + d biases)."""
+    kind = d.pick(("relu", "gelu") if d.level == 0 else ("relu", "gelu", "swiglu", "swiglu"))
+    if kind == "swiglu":
+        d_model = d.pick((384, 768, 1536, 3072))
+        d_ff = 8 * d_model // 3
+    else:
+        d_model = d.pick((256, 512, 768, 1024))
+        d_ff = 4 * d_model
+    bias = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
+    layers = d.pick((4, 12, 32)) if d.level == 2 else 1
+    cfg = _cfg(d_model=d_model, n_heads=1, d_ff=d_ff, ffn=kind, bias=bias, n_layers=layers)
+    comps = _parts(cfg, ("ffn",))
+    bid, blabel, bfb = _BIAS_WRONG[bias]
+    wrongs = [
+        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("ffn",))),
+        Wrong("swiglu_two_matrices", "counted SwiGLU with two matrices",
+              "SwiGLU has three matrices: the gate W₁ and the up projection W₃ (d → d_ff) and the down projection W₂.",
+              _count(cfg.replace(ffn="gelu"), ("ffn",)) if kind == "swiglu" else None),
+        Wrong("three_matrices", "counted a gated (SwiGLU) FFN", f"A {kind.upper()} FFN has two matrices, d → d_ff → d.",
+              _count(cfg.replace(ffn="swiglu"), ("ffn",)) if kind != "swiglu" else None),
+        Wrong("one_matrix", "counted one matrix only", "The FFN expands to d_ff and projects back: count both directions.",
+              _count(cfg, ("ffn",), skip=("down", "gate"))),
+        Wrong("forgot_layers", "counted one layer only", f"There are {layers} layers: multiply by {layers}.",
+              _count(cfg.replace(n_layers=1), ("ffn",)) if layers > 1 else None),
+    ]
+    st = Doc()
+    if kind == "swiglu":
+        body = (r"a SwiGLU feed-forward network $\mathrm{FFN}(x) = W_2\,(\mathrm{SiLU}(W_1 x) \odot W_3 x)$ with "
+                f"$W_1, W_3$ mapping $d = {d_model} \\to d_{{ff}} = {d_ff}$ and $W_2$ mapping back")
+    else:
+        act = "ReLU" if kind == "relu" else "GELU"
+        body = (f"a position-wise feed-forward network $d = {d_model} \\to d_{{ff}} = {d_ff} \\to d$ with a {act} "
+                "in between")
+    st.p(("A Transformer layer has " if layers == 1 else f"Each of the {layers} layers of a model has ") + body
+         + (". **Every linear map has a bias.**" if bias else ". The linear maps have **no biases**."))
+    st.p("How many trainable parameters does the feed-forward network have" + (" in all layers together?" if layers > 1 else "?"))
+    sol = Doc()
+    sol.p(("Three" if kind == "swiglu" else "Two") + f" weight matrices of ${d_model} \\times {d_ff}$"
+          + (" and a bias per output" if bias else "") + ":")
+    value = add_components(sol, comps)
+    return _finish(d, st, sol, value, wrongs, {"d_model": d_model, "d_ff": d_ff, "ffn": kind, "bias": bias,
+                                               "n_layers": layers},
+                   ["Count d_in × d_out for every matrix, and d_out for every bias."])
+
+
+@family("counting.params_norm", topic="counting", title="Parameters of LayerNorm and RMSNorm",
+        types=("integer",), tags=("parameters", "layernorm", "rmsnorm"), source=_SRC)
+def params_norm(d: Draw) -> Problem:
+    """LayerNorm has γ and β (2d), RMSNorm only γ (d); a pre-norm model has 2 per layer plus a final one."""
+    norm = d.pick(("layernorm", "rmsnorm"))
+    d_model = d.pick((512, 768, 1024, 2048, 4096))
+    if d.level == 0:
+        layers, final = 1, False
+    else:
+        layers, final = d.pick((6, 12, 24, 32)), d.rng.random() < 0.7
+    cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,
+               final_norm=final, bias=(norm == "layernorm"))
+    comps = _parts(cfg, ("norm",))
+    per = 2 * d_model if norm == "layernorm" else d_model
+
+    def norms(c: Any) -> int:  # level 0 asks for ONE norm: the per-tensor sizes; otherwise all of them
+        parts = _parts(c, ("norm",))
+        return sum(p.per for p in parts) if d.level == 0 else sum(p.count for p in parts)
+
+    wrongs = [
+        Wrong("layernorm_without_beta", "counted LayerNorm with γ only", "LayerNorm has a scale γ AND a shift β: 2·d per norm.",
+              norms(cfg.replace(norm_bias=False)) if norm == "layernorm" else None),
+        Wrong("rmsnorm_with_beta", "gave RMSNorm a β", "RMSNorm has only the scale γ (no mean subtraction, no shift): d per norm.",
+              norms(cfg.replace(norm="layernorm", norm_bias=True)) if norm == "rmsnorm" else None),
+        Wrong("forgot_final_norm", "forgot the final norm", "A pre-norm model has one more norm after the last layer.",
+              norms(cfg.replace(final_norm=False)) if final else None),
+        Wrong("one_norm_per_layer", "counted one norm per layer", "Each layer has two norms: before attention and before the FFN.",
+              (norms(cfg) - layers * per) if d.level else None),
+        Wrong("counted_d_squared", "counted a d × d matrix", "A norm's parameters are vectors of length d, not matrices.",
+              d_model * d_model if d.level == 0 else None),
+    ]
+    st = Doc()
+    name = "LayerNorm" if norm == "layernorm" else "RMSNorm"
+    if d.level == 0:
+        st.p(f"How many trainable parameters does one {name} over $d_{{model}} = {d_model}$ features have "
+             + ("(with its usual elementwise affine parameters)?" if norm == "layernorm" else "(with its learned scale)?"))
+    else:
+        st.p(f"A pre-norm decoder-only Transformer with $d_{{model}} = {d_model}$ has {layers} layers, each with a {name} "
+             "before the attention sub-layer and one before the FFN"
+             + (f", and a final {name} after the last layer." if final else "; there is no final norm.")
+             + (" Each LayerNorm has its usual γ and β." if norm == "layernorm" else " Each RMSNorm has a learned scale."))
+        st.p(f"How many trainable parameters do all the {name}s hold together?")
+    sol = Doc()
+    sol.p(f"One {name} over $d = {d_model}$ has " + (f"$\\gamma$ and $\\beta$: $2d = {per}$." if norm == "layernorm"
+                                                    else f"only $\\gamma$: $d = {per}$."))
+    if d.level == 0:  # one norm: the per-tensor sizes of the layer's norm components
+        value = sum(c.per for c in comps)
+        sol.p(" + ".join(f"{c.label.split(' ')[-1]}: ${c.per}$" for c in comps) + f" $= {value}$")
+    else:
+        value = add_components(sol, comps)
+    return _finish(d, st, sol, value, wrongs, {"d_model": d_model, "norm": norm, "n_layers": layers, "final_norm": final,
+                                               "level": d.level},
+                   ["LayerNorm: 2·d (γ, β). RMSNorm: d (γ)."])
+
+
+@family("counting.params_layer", topic="counting", title="Parameters of one encoder or decoder layer",
+        types=("integer",), tags=("parameters", "encoder", "decoder", "cross-attention"), marks=2, source=_SRC)
+def params_layer(d: Draw) -> Problem:
+    """Encoder layer: MHA + FFN + 2 LayerNorms; decoder layer of an encoder-decoder: + cross-attention + a third norm."""
+    d_model, h = _dims(d, (256, 512, 768, 1024))
+    d_ff = d.pick((4 * d_model, 2048)) if d_model == 512 else 4 * d_model
+    kind = "encoder" if d.level == 0 else d.pick(("encoder", "decoder"))
+    bias = True if d.level < 2 else d.rng.random() < 0.5
+    if kind == "encoder":
+        cfg = _cfg(d_model=d_model, n_heads=h, d_ff=d_ff, ffn="relu", bias=bias, norm_position="post")
+        groups: tuple[str, ...] = ("attention", "ffn", "norm")
+    else:
+        cfg = _cfg(arch="encoder-decoder", n_layers=1, n_encoder_layers=0, n_decoder_layers=1, d_model=d_model,
+                   n_heads=h, d_ff=d_ff, ffn="relu", bias=bias, norm_position="post")
+        groups = ("attention", "cross_attention", "ffn", "norm")
+    comps = _parts(cfg, groups)
+    enc_like = _cfg(d_model=d_model, n_heads=h, d_ff=d_ff, ffn="relu", bias=bias)
+    wrongs = [
+        Wrong("forgot_norm_params", "forgot the LayerNorm parameters",
+              "Each LayerNorm has γ and β of d_model each" + ("." if bias else " (γ only here)."),
+              _count(cfg, groups[:-1])),
+        Wrong("forgot_biases", "forgot the biases", "Every linear map and LayerNorm here has a bias.",
+              _count(cfg.replace(bias=False), groups) if bias else None),
+        Wrong("forgot_cross_attention", "forgot the cross-attention sub-layer",
+              "A decoder layer of an encoder-decoder also attends to the encoder output: a second MHA and a third norm.",
+              _count(enc_like, ("attention", "ffn", "norm")) if kind == "decoder" else None),
+        Wrong("forgot_ffn_biases_only", "counted the FFN without biases", "The FFN's two linear maps have biases too.",
+              _count(cfg, groups, skip=("ffn.up.bias", "ffn.down.bias")) if bias else None),
+    ]
+    st = Doc()
+    b = ("every linear map has a bias and every LayerNorm has γ and β" if bias
+         else "no linear map has a bias and every LayerNorm has γ only (no β)")
+    if kind == "encoder":
+        st.p(f"One layer of a Transformer **encoder** (as in Vaswani et al.): multi-head self-attention with $d_{{model}} = {d_model}$, "
+             f"$h = {h}$ (projections $W_Q, W_K, W_V, W_O$), a ReLU feed-forward network ${d_model} \\to {d_ff} \\to {d_model}$, "
+             f"and two LayerNorms (one after each sub-layer); {b}.")
+    else:
+        st.p(f"One **decoder** layer of an encoder-decoder Transformer (as in Vaswani et al.): masked multi-head self-attention, "
+             f"multi-head cross-attention over the encoder output, a ReLU feed-forward network ${d_model} \\to {d_ff} \\to {d_model}$, "
+             f"and three LayerNorms; $d_{{model}} = {d_model}$, $h = {h}$, each attention has $W_Q, W_K, W_V, W_O$; {b}.")
+    st.p("How many trainable parameters does this one layer have?")
+    sol = Doc()
+    value = add_components(sol, comps)
+    return _finish(d, st, sol, value, wrongs, {"kind": kind, "d_model": d_model, "n_heads": h, "d_ff": d_ff, "bias": bias},
+                   ["Attention 4·d² (+4d), FFN 2·d·d_ff (+d_ff+d), each LayerNorm 2d."])
+
+
+@family("counting.params_model", topic="counting", title="Parameters of a whole decoder-only model",
+        types=("integer",), tags=("parameters", "embeddings", "tied-embeddings", "lm-head"), marks=2, source=_SRC)
+def params_model(d: Draw) -> Problem:
+    """Token (and position) embeddings, L layers, final norm, LM head tied (counted once) or not."""
+    from solver.config import ModelConfig
+    from solver.counts_params import param_breakdown
+
+    d_model, h = _dims(d, (256, 512, 768) if d.level < 2 else (512, 768, 1024))
+    layers = d.pick((2, 4, 6) if d.level == 0 else (4, 6, 12))
+    vocab = d.pick((30000, 32000, 50000))
+    pos = "learned" if d.level == 0 else d.pick(("learned", "rope"))
+    n_ctx = d.pick((512, 1024, 2048))
+    tied = d.rng.random() < 0.5
+    bias = pos == "learned"
+    cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, d_ff=4 * d_model, ffn="gelu",
+                      norm="layernorm", norm_position="pre", final_norm=True, bias=bias, vocab_size=vocab,
+                      max_positions=n_ctx, pos=pos, tied_embeddings=tied, lm_head=True)
+    pb = param_breakdown(cfg)
+    wrongs = [
+        Wrong("tied_counted_twice", "counted the tied embedding twice",
+              "The LM head IS the token embedding matrix (tied): count it once.",
+              param_breakdown(cfg.replace(tied_embeddings=False)).total if tied else None),
+        Wrong("forgot_lm_head", "forgot the untied LM head", "The LM head has its own d_model × V matrix here (not tied).",
+              param_breakdown(cfg.replace(tied_embeddings=True)).total if not tied else None),
+        Wrong("forgot_position_table", "forgot the position embedding", "A learned position table has max_positions × d_model entries.",
+              param_breakdown(cfg.replace(pos="none")).total if pos == "learned" else None),
+        Wrong("forgot_norm_params", "forgot the LayerNorm parameters", "Every LayerNorm has parameters (2 per layer plus the final one).",
+              pb.total - pb.by_group().get("norm", 0)),
+        Wrong("forgot_biases", "forgot the biases", "The linear maps and LayerNorms have biases here.",
+              param_breakdown(cfg.replace(bias=False)).total if bias else None),
+        Wrong("forgot_embeddings", "counted the layers only", "The token embedding is V × d_model parameters.",
+              pb.non_embedding),
+    ]
+    st = Doc()
+    st.p(f"A decoder-only (GPT-style) Transformer has a vocabulary of $V = {vocab:,}$ tokens, $d_{{model}} = {d_model}$, "
+         f"$L = {layers}$ layers and $h = {h}$ heads.".replace(",", "{,}"))
+    items = [f"a token embedding $V \\times d_{{model}}$;"]
+    items.append(f"a learned position embedding for {n_ctx} positions;" if pos == "learned"
+                 else "rotary position embeddings (RoPE: no parameters);")
+    items.append(r"in each layer: multi-head self-attention ($W_Q, W_K, W_V, W_O$, each $d_{model} \times d_{model}$), "
+                 f"a GELU FFN ${d_model} \\to {4 * d_model} \\to {d_model}$, and two LayerNorms;")
+    items.append("a final LayerNorm after the last layer;")
+    items.append("an output (LM) head $d_{model} \\to V$ without bias, "
+                 + ("**tied** to the token embedding (the same matrix)." if tied else "with its **own** weight matrix (not tied)."))
+    st.bullets(items)
+    st.p(("Every linear map has a bias and every LayerNorm has γ and β." if bias
+          else "No linear map has a bias, and the LayerNorms have γ only (no β).")
+         + " How many trainable parameters does the model have?")
+    sol = Doc()
+    if tied:
+        sol.p("The LM head shares the token embedding's matrix, so it adds nothing.")
+    value = add_components(sol, list(pb.components))
+    return _finish(d, st, sol, value, wrongs, {"config": cfg.to_dict()},
+                   ["Embeddings + L × (attention + FFN + 2 norms) + final norm + (untied) head."])
+
+
+@family("counting.params_lora", topic="counting", title="LoRA adapter parameters",
+        types=("integer",), tags=("parameters", "lora", "fine-tuning"), source="003_f22b31e216cc5b5a.txt (LoRA)")
+def params_lora(d: Draw) -> Problem:
+    """Rank r on a d_in × d_out matrix adds A (r × d_in) and B (d_out × r): r·(d_in + d_out), 2·r·d when square."""
+    from solver.config import ModelConfig
+    from solver.counts_params import param_breakdown
+
+    d_model = d.pick((512, 768, 1024, 2048, 4096))
+    h = d.pick((8, 16, 32) if d_model >= 1024 else (8, 16))
+    layers = d.pick((12, 24, 32))
+    r = d.pick((4, 8, 16, 32))
+    targets = ("q", "v") if d.level < 2 else d.pick((("q", "v"), ("q", "k", "v", "o")))
+    kv = h if d.level < 2 else d.pick((h, h // 4, 1))
+    cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model,
+                      bias=False, vocab_size=32000, pos="rope", lora_rank=r, lora_targets=targets)
+    pb = param_breakdown(cfg)
+    lora = [c for c in pb.components if c.group == "lora"]
+    value = pb.lora
+    wrongs = [
+        Wrong("one_factor_only", "counted only one of A and B", "LoRA adds two matrices per target: A (r × d_in) and B (d_out × r).",
+              sum(c.count for c in lora if c.key.endswith(".A"))),
+        Wrong("forgot_layers", "counted one layer only", f"Every one of the {layers} layers gets its adapters.",
+              param_breakdown(cfg.replace(n_layers=1)).lora),
+        Wrong("all_four_projections", "adapted all four projections", "Only the listed projections get adapters.",
+              param_breakdown(cfg.replace(lora_targets=("q", "k", "v", "o"))).lora if targets == ("q", "v") else None),
+        Wrong("full_matrices", "counted the full matrices", "The adapters are low-rank: r·(d_in + d_out), not d_in·d_out.",
+              sum(c.count for c in pb.components if c.group == "attention" and c.key.split(".")[1] in targets)),
+        Wrong("used_n_heads", "used n_heads for the K/V width", "W_K and W_V map to n_kv_heads·d_head, so their B factors are narrower.",
+              param_breakdown(cfg.replace(n_kv_heads=None)).lora if kv != h and ({"k", "v"} & set(targets)) else None),
+    ]
+    names = {"q": "W_Q", "k": "W_K", "v": "W_V", "o": "W_O"}
+    st = Doc()
+    st.p(f"A decoder-only model has $L = {layers}$ layers, $d_{{model}} = {d_model}$ and $h = {h}$ heads of size "
+         f"$d_h = {cfg.head_dim}$" + (f", with grouped-query attention: {kv} key/value head{'s' if kv > 1 else ''} "
+                                      f"(so $W_K, W_V$ map ${d_model} \\to {kv * cfg.head_dim}$)" if kv != h else "") + ".")
+    st.p(f"It is fine-tuned with LoRA of rank $r = {r}$ on " + ", ".join(f"${names[t]}$" for t in targets)
+         + r" of every layer: each adapted $d_{in} \to d_{out}$ matrix $W$ becomes $W + BA$ with $A$ of shape $r \times d_{in}$ "
+         r"and $B$ of shape $d_{out} \times r$. How many trainable adapter parameters are added?")
+    sol = Doc()
+    sol.p(r"Each adapted matrix adds $r \cdot d_{in} + d_{out} \cdot r = r(d_{in} + d_{out})$, "
+          r"which is $2 r d$ for a square $d \times d$ matrix.")
+    add_components(sol, lora)
+    return _finish(d, st, sol, value, wrongs, {"config": cfg.to_dict()},
+                   ["Per adapted matrix: r·(d_in + d_out); times the matrices per layer; times the layers."])
+
+
+@family("counting.params_kv_proj", topic="counting", title="K/V projection parameters with MQA and GQA",
+        types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
+def params_kv_proj(d: Draw) -> Problem:
+    """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
+    d_model = d.pick((1024, 2048, 4096))
+    h = d.pick((16, 32))
+    kv = d.pick((1, 2, 4, 8)) if d.level else d.pick((1, 8))
+    layers = 1 if d.level == 0 else d.pick((16, 24, 32))
+    cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
+    comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))
+    wrongs = [
+        Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only {kv} K/V head(s) are projected, not {h}.",
+              _count(cfg.replace(n_kv_heads=None), ("attention",), skip=(".q.", ".o."))),
+        Wrong("forgot_k_and_v", "counted K or V only", "Both W_K and W_V are needed: two matrices.",
+              _count(cfg, ("attention",), skip=(".q.", ".o.", ".v."))),
+        Wrong("forgot_layers", "counted one layer only", f"Multiply by the {layers} layers.",
+              _count(cfg.replace(n_layers=1), ("attention",), skip=(".q.", ".o.")) if layers > 1 else None),
+        Wrong("one_head_width", "used d_head alone for W_K", "The K/V width is n_kv_heads·d_head.",
+              _count(cfg.replace(n_kv_heads=1), ("attention",), skip=(".q.", ".o.")) if kv > 1 else None),
+    ]
+    name = "multi-query attention (MQA)" if kv == 1 else f"grouped-query attention (GQA) with {kv} key/value heads"
+    st = Doc()
+    st.p(f"A decoder layer uses {name}: $d_{{model}} = {d_model}$, $h = {h}$ query heads of size "
+         f"$d_h = {cfg.head_dim}$; the projections have no biases.")
+    st.p("How many parameters do the key and value projections $W_K$ and $W_V$ hold"
+         + (f" in all {layers} layers together?" if layers > 1 else " in this layer?"))
+    sol = Doc()
+    sol.p(f"$W_K$ and $W_V$ map $d_{{model}} \\to h_{{kv}} \\cdot d_h = {kv} \\times {cfg.head_dim} = {big(cfg.kv_dim)}$:")
+    value = add_components(sol, comps)
+    return _finish(d, st, sol, value, wrongs, {"d_model": d_model, "n_heads": h, "n_kv_heads": kv, "n_layers": layers},
+                   ["K and V: 2 × d_model × (n_kv_heads · d_head) per layer."])

@@ -1,0 +1,167 @@
+"""``qkv check``: options and interactive input, exit statuses 0/1/2, --json, counts.
+
+The attention example is seed 004, section 12; its exact steps (closed forms evaluated with
+``math``, derived by hand in tests/test_worked_example_004.py) are rounded to 3 decimals
+here as a student would write them.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+from solver import numpy_ref
+
+Q = "1 0; 0 1; 1 1"
+V = "1 0; 0 1; 0.5 0.5"
+A = 1 / math.sqrt(2)
+EA = math.exp(A)
+HAND = {
+    "scores": [[1, 0, 1], [0, 1, 1], [1, 1, 2]],
+    "scaled": [[A, 0, A], [0, A, A], [A, A, 2 * A]],
+    "weights": [[EA / (2 * EA + 1), 1 / (2 * EA + 1), EA / (2 * EA + 1)],
+                [1 / (2 * EA + 1), EA / (2 * EA + 1), EA / (2 * EA + 1)],
+                [1 / (2 + EA), 1 / (2 + EA), EA / (2 + EA)]],
+    "output": [[1.5 * EA / (2 * EA + 1), (1 + EA / 2) / (2 * EA + 1)],
+               [(1 + EA / 2) / (2 * EA + 1), 1.5 * EA / (2 * EA + 1)],
+               [0.5, 0.5]],
+}
+STEPS = ["scores", "scaled", "weights", "output"]
+
+
+def text(m) -> str:
+    return "; ".join(" ".join(f"{x:.3f}" for x in row) for row in np.asarray(m, dtype=float))
+
+
+def solver_trace(**kwargs):
+    """The solver's attention on the example with mistaken arguments (scale=1, scale=1/d_k)."""
+    qk = np.array([[1, 0], [0, 1], [1, 1]])
+    return numpy_ref.attention(qk, qk, np.array([[1, 0], [0, 1], [0.5, 0.5]]), return_trace=True, **kwargs)
+
+
+def check(*args, input=None):
+    return CliRunner().invoke(cli, ["check", *args], input=input)
+
+
+def attention_args(steps: dict) -> list[str]:
+    args = ["attention", "--q", Q, "--k", Q, "--v", V]
+    for name, value in steps.items():
+        args += [f"--{name}", text(value)]
+    return args
+
+
+def test_all_steps_right_exit_0():
+    r = check(*attention_args(HAND))
+    assert r.exit_code == 0, r.output
+    assert "All 4 steps checked are right." in r.output
+    assert "to 3 decimal places" in r.output
+
+
+@pytest.mark.parametrize("wrong_step", STEPS)
+def test_each_wrong_step_is_named(wrong_step):
+    steps = {k: np.array(v, dtype=float) for k, v in HAND.items()}
+    steps[wrong_step][2, 1] += 0.25
+    r = check(*attention_args(steps), "--json")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["ok"] is False and out["first_wrong"] == wrong_step
+    assert [s["name"] for s in out["steps"] if not s["ok"]] == [wrong_step]
+    assert set(out["steps"][0]) >= {"name", "given", "expected", "ok", "follow_through", "mistake"}
+    np.testing.assert_allclose(next(s for s in out["steps"] if s["name"] == wrong_step)["expected"],
+                               HAND[wrong_step], atol=1e-12)
+    r = check(*attention_args(steps))
+    assert f"First wrong step: {wrong_step}" in r.output and "Correct value of" in r.output
+
+
+def test_follow_through_and_mistake_in_text():
+    _, wrong = solver_trace(scale=1.0)
+    their_scaled = np.round(wrong["scaled"].value, 3)
+    r = check(*attention_args({"scaled": their_scaled, "weights": numpy_ref.softmax(their_scaled)}))
+    assert r.exit_code == 1
+    assert "First wrong step: scaled" in r.output
+    assert "not scaled" in r.output
+    assert "right given your previous step" in r.output
+
+
+def test_interactive_over_stdin_with_a_skipped_step():
+    lines = [text(HAND["scores"]), "", text(HAND["weights"]), "0.602 0.398; 0.398 0.602; 0.5 0.5"]
+    r = check("attention", "--q", Q, "--k", Q, "--v", V, input="\n".join(lines) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "QKᵀ = ?" in r.output and "QKᵀ/√dₖ = ?" in r.output
+    assert "All 3 steps checked are right." in r.output
+
+
+def test_interactive_reasks_an_unreadable_line_and_json_prompts_go_to_stderr():
+    bad_scaled = text(solver_trace(scale=1 / 2)[1]["scaled"].value)  # ÷ d_k instead of √d_k
+    lines = ["1 0 1; 0 1 1; 1 1", text(HAND["scores"]), bad_scaled, "", ""]
+    r = check("attention", "--q", Q, "--k", Q, "--v", V, "--json", input="\n".join(lines) + "\n")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["first_wrong"] == "scaled" and "dₖ = 2 instead of √dₖ" in out["steps"][1]["mistake"]
+    assert "cannot read that" in r.stderr
+
+
+def test_interactive_end_of_input_with_nothing_given_is_exit_2():
+    r = check("attention", "--q", Q, "--k", Q, "--v", V, input="")
+    assert r.exit_code == 2
+    assert "nothing to check" in r.output
+
+
+@pytest.mark.parametrize(("args", "param"), [
+    (["attention", "--q", Q, "--k", Q, "--v", V, "--scaled", "1 2; 3"], "--scaled"),
+    (["attention", "--q", Q, "--k", "1 0 0; 0 1 0", "--v", V, "--scaled", "1"], "--k"),
+    (["attention", "--q", Q, "--k", Q, "--v", V, "--scores", "1 0 x"], "--scores"),
+    (["softmax", "--x", "1 2", "--temperature", "0", "--output", "0.5 0.5"], "--temperature"),
+    (["params", "--preset", "bert-base", "--answer", "lots"], "--answer"),
+])
+def test_unreadable_input_exit_2_one_line_naming_the_argument(args, param):
+    r = check(*args)
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and param in lines[0] and lines[0].startswith("qkv: error:")
+
+
+def test_other_kernels_exit_statuses():
+    assert check("softmax", "--x", "1 2 3", "--output", "0.090 0.245 0.665").exit_code == 0
+    r = check("layernorm", "--x", "1 2 3 4", "--variance", "1.667")
+    assert r.exit_code == 1 and "unbiased" in r.output
+    assert check("rmsnorm", "--x", "3 4", "--rms", "3.536").exit_code == 0
+    assert check("pe", "--pos", "1", "--d-model", "4", "--dim", "1", "--output", "0.540").exit_code == 0
+    r = check("pe", "--pos", "1", "--d-model", "4", "--dim", "1", "--output", "0.841")
+    assert r.exit_code == 1 and "swapped" in r.output
+    assert check("rope", "--x", "1 0", "--pos", "1", "--output", "0.540 0.841").exit_code == 0
+
+
+def test_params_bert_base_110m_names_the_pooler():
+    pytest.importorskip("solver.presets", reason="solver.presets (H3's presets) is missing")
+    r = check("params", "--preset", "bert-base", "--answer", "110M")
+    assert r.exit_code == 0, r.output
+    assert "within 0.47% of the exact 109,482,240" in r.output and "pooler" in r.output
+    r = check("params", "--preset", "bert-base", "--answer", "108,891,648", "--json")  # 109,482,240 − 768² − 768
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    assert out["first_wrong"] == "params" and "without the pooler" in out["steps"][0]["mistake"]
+
+
+def test_kv_cache_and_flops_conventions():
+    kv = ["kv-cache", "--n-layers", "32", "--n-heads", "32", "--n-kv-heads", "8", "--d-head", "128",
+          "--batch", "1", "--seq", "4096", "--dtype", "fp16"]
+    # 2 · 32 · 4096 · 8 · 128 · 2 bytes = 536,870,912 = 0.5 GiB
+    assert check(*kv, "--answer", "0.5 GiB").exit_code == 0
+    r = check(*kv, "--answer", "2 GiB")
+    assert r.exit_code == 1 and "all 32 query heads" in r.output
+    r = check("flops", "--d-model", "64", "--n-layers", "1", "--n-heads", "2", "--d-ff", "256", "--vocab-size", "100",
+              "--max-positions", "16", "--batch", "1", "--seq", "8", "--answer", "1", "--json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["first_wrong"] == "flops"
+
+
+def test_check_module_imports_neither_torch_nor_sympy():
+    code = ("import sys; import drills.check_cmd, drills.checker; "
+            "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

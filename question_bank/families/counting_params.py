@@ -289,9 +289,9 @@ def params_model(d: Draw) -> Problem:
               pb.non_embedding),
     ]
     st = Doc()
-    st.p(f"A decoder-only (GPT-style) Transformer has a vocabulary of $V = {vocab:,}$ tokens, $d_{{model}} = {d_model}$, "
-         f"$L = {layers}$ layers and $h = {h}$ heads.".replace(",", "{,}"))
-    items = [f"a token embedding $V \\times d_{{model}}$;"]
+    st.p(f"A decoder-only (GPT-style) Transformer has a vocabulary of $V = {big(vocab)}$ tokens, $d_{{model}} = {d_model}$, "
+         f"$L = {layers}$ layers and $h = {h}$ heads.")
+    items = ["a token embedding $V \\times d_{model}$;"]
     items.append(f"a learned position embedding for {n_ctx} positions;" if pos == "learned"
                  else "rotary position embeddings (RoPE: no parameters);")
     items.append(r"in each layer: multi-head self-attention ($W_Q, W_K, W_V, W_O$, each $d_{model} \times d_{model}$), "

@@ -1,0 +1,263 @@
+"""FLOPs: QKᵀ and AV, a whole forward (or training) pass exactly, the 6N rule for training
+compute, and the cost of attention against an RNN.
+
+Conventions (stated in every statement): 2 FLOPs per multiply-add, only matrix multiplications
+count, the full n × n score matrix is computed (no saving from a causal mask). Keys come from
+``solver.counts_flops.matmul_flops`` (the exact count of the reference model; its terms
+``attn.scores``/``attn.context`` are QKᵀ and AV), ``solver.roofline.matmul_flops``
+(2·B·D·F for one X[B,D] @ W[D,F]) and ``solver.training.train`` (C = 6·N·D). Misconceptions
+are the same calls with the mistake applied: ``convention="macs"``, ``mode="forward"`` in
+place of ``"train"``, one head in place of h, the textbook 2N rule in place of the exact count.
+
+Attention versus RNN: QKᵀ and AV cost 2·n²·d each (4n²d); a recurrent layer
+hₜ = tanh(W_hh hₜ₋₁ + W_xh xₜ) with d × d matrices costs 2·d² + 2·d² per step (4nd²). The
+ratio is n/d: attention is cheaper exactly when n < d.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from question_bank.families.counting_common import big, sci, tokens_text
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, integer_key, nat_key, safe_for_rounding
+from question_bank.problem import ChoiceKey, Misconception, Problem
+from question_bank.render import Doc
+
+_SRC = "004_83489721195aedaa.txt §15.8 and exercise (FLOPs of QKᵀ and A·V vs an RNN); issue 7"
+_CONV = ("Count 2 FLOPs per multiply-add, only matrix multiplications, and the full $n \\times n$ score matrix "
+         "(no saving from masking).")
+
+
+def _attn_cfg(d_model: int, n_heads: int, d_head: int | None = None):
+    from solver.config import ModelConfig
+
+    return ModelConfig(arch="encoder", d_model=d_model, n_layers=1, n_heads=n_heads, d_head=d_head, d_ff=d_model,
+                       vocab_size=1, pos="none", lm_head=False, final_norm=False)
+
+
+def _scores(cfg: Any, batch: int, n: int, convention: str = "flops") -> dict[str, int]:
+    """QKᵀ and AV of one layer from the counting engine: {"qk", "av", "both"}."""
+    from solver.counts_flops import matmul_flops
+
+    rep = matmul_flops(cfg, batch, n, "forward", convention)
+    t = {x.name: rep.value(x.forward) for x in rep.terms}
+    return {"qk": t["attn.scores"], "av": t["attn.context"], "both": t["attn.scores"] + t["attn.context"]}
+
+
+@family("counting.flops_attention", topic="counting", title="FLOPs of QKᵀ and of AV",
+        types=("integer",), tags=("flops", "attention", "macs"), source=_SRC)
+def flops_attention(d: Draw) -> Problem:
+    """QKᵀ: (n × d_h)(d_h × n) per head, 2·B·h·n²·d_h = 2·B·n²·d FLOPs; AV the same."""
+    from solver.roofline import matmul_flops as rl_matmul
+
+    while True:
+        d_model, h = d.pick((256, 512, 768, 1024)), d.pick((8, 12, 16))
+        if d_model % h == 0:
+            break
+    n = d.pick((128, 256, 512, 1024, 2048))
+    batch = 1 if d.level == 0 else d.pick((1, 2, 4, 8))
+    ask = d.pick(("qk", "both") if d.level == 0 else ("qk", "av", "both"))
+    cfg = _attn_cfg(d_model, h)
+    value = _scores(cfg, batch, n)[ask]
+    other = {"qk": "both", "av": "both", "both": "qk"}[ask]
+    wrongs = [
+        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "One multiply-add is 2 FLOPs; you counted multiply-adds.",
+              _scores(cfg, batch, n, "macs")[ask]),
+        Wrong("one_head_only", "counted one head only", f"Each of the {h} heads has its own n × n product (h·d_h = d_model).",
+              _scores(_attn_cfg(d_model, 1, d_model // h), batch, n)[ask]),
+        Wrong("qk_only" if other == "qk" else "added_other_product",
+              "counted QKᵀ only" if other == "qk" else "added the other product",
+              "The question asks for QKᵀ and AV together." if other == "qk" else "The question asks for one of the two products only.",
+              _scores(cfg, batch, n)[other]),
+        Wrong("projection_cost", "counted n·d² (a projection's cost)", "QKᵀ is (n × d)(d × n): its cost grows with n², not d².",
+              (2 if ask == "both" else 1) * rl_matmul(batch * n, d_model, d_model)),
+    ]
+    what = {"qk": r"$QK^\top$", "av": r"the product $AV$ of the attention weights with the values",
+            "both": r"$QK^\top$ and $AV$ together"}[ask]
+    st = Doc()
+    st.p(f"Self-attention runs on a batch of $B = {batch}$ sequence{'s' if batch > 1 else ''} of $n = {n}$ tokens with "
+         f"$d_{{model}} = {d_model}$ and $h = {h}$ heads ($d_k = d_v = d_{{model}}/h$). {_CONV}")
+    st.p(f"How many FLOPs does computing {what} take, over all heads of one layer?")
+    sol = Doc()
+    sol.p(f"Per head $Q_i$ is $n \\times d_k = {n} \\times {d_model // h}$: $Q_iK_i^\\top$ is $(n \\times d_k)(d_k \\times n)$, "
+          f"$n^2 d_k$ multiply-adds; $A_iV_i$ is $(n \\times n)(n \\times d_k)$, the same. Over $h$ heads $h\\,d_k = d_{{model}}$.")
+    qk = _scores(cfg, batch, n)["qk"]
+    sol.p(f"$2 \\cdot B \\cdot h \\cdot n^2 \\cdot d_k = 2 \\times {batch} \\times {h} \\times {n}^2 \\times {d_model // h} = {big(qk)}$ FLOPs "
+          "for each product.")
+    if ask == "both":
+        sol.p(f"Both: $2 \\times {big(qk)} = {big(value)}$.")
+    key = integer_key(value, unit="FLOPs")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"d_model": d_model, "n_heads": h, "n": n, "batch": batch, "ask": ask},
+                     hints=["A (m×k)(k×n) product is m·k·n multiply-adds = 2·m·k·n FLOPs."])
+
+
+@family("counting.flops_forward", topic="counting", title="Exact FLOPs of a forward (or training) pass",
+        types=("nat",), tags=("flops", "forward-pass", "2N-rule"), marks=2, source=_SRC)
+def flops_forward(d: Draw) -> Problem:
+    """The sum of every matmul: projections, QKᵀ/AV, FFN and LM head; training = 3 × forward."""
+    from solver.config import ModelConfig
+    from solver.counts_flops import matmul_flops
+
+    mode = "train" if d.level == 2 and d.rng.random() < 0.5 else "forward"
+    for _ in range(200):
+        d_model = d.pick((256, 512, 768))
+        h = d.pick((8, 16) if d_model != 768 else (8, 12))
+        layers = d.pick((2, 4, 6))
+        n = d.pick((128, 256, 512, 1024))
+        batch = 1 if d.level == 0 else d.pick((1, 2, 4, 8))
+        vocab = d.pick((32000, 50000))
+        cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, d_ff=4 * d_model, ffn="gelu",
+                          bias=True, vocab_size=vocab, max_positions=max(1024, n), pos="learned", tied_embeddings=True)
+        rep = matmul_flops(cfg, batch, n, mode)
+        value = rep.total / 1e9
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    scores = sum(t.total for t in rep.terms if t.group.endswith("_scores"))
+    head = sum(t.total for t in rep.terms if t.name == "lm_head")
+    wrongs = [
+        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "One multiply-add is 2 FLOPs.",
+              matmul_flops(cfg, batch, n, mode, "macs").total / 1e9),
+        Wrong("forgot_attention_scores", "forgot QKᵀ and AV", "QKᵀ and AV are matmuls too: 4·B·n²·d per layer (forward).",
+              (rep.flops - scores) / 1e9),
+        Wrong("forgot_lm_head", "forgot the LM head", "The logits are a d_model × V matmul on every position: 2·B·n·d·V.",
+              (rep.flops - head) / 1e9),
+        Wrong("used_2n_rule", "used 2N (or 6N) per token", "2N per token with N non-embedding parameters ignores QKᵀ/AV and the LM head; "
+              "the question asks for the exact matmul count.", rep.textbook["rule_value"] / 1e9),
+        Wrong("forgot_backward", "forgot the backward pass", "Training adds the backward pass: 2 × the forward matmuls.",
+              matmul_flops(cfg, batch, n, "forward").total / 1e9) if mode == "train" else
+        Wrong("counted_backward", "counted a training step", "A forward pass has no backward pass (that would be 3 × forward).",
+              matmul_flops(cfg, batch, n, "train").total / 1e9),
+    ]
+    key = nat_key(value, 2, unit="GFLOPs")
+    st = Doc()
+    st.p(f"A decoder-only Transformer: vocabulary $V = {big(vocab)}$, $d_{{model}} = {d_model}$, $L = {layers}$ layers, "
+         f"$h = {h}$ heads, a GELU FFN ${d_model} \\to {4 * d_model} \\to {d_model}$, learned positions, and an LM head "
+         "(tied to the embedding) producing logits at every position.")
+    task = "one forward pass" if mode == "forward" else "one training step (forward and backward pass; each matmul's backward is two matmuls of its size)"
+    st.p(f"It processes a batch of $B = {batch}$ sequence{'s' if batch > 1 else ''} of $n = {n}$ tokens. {_CONV} "
+         f"How many GFLOPs ($10^9$ FLOPs) does {task} take? Round off to two decimal places.")
+    sol = Doc()
+    sol.p(f"Symbols: $B = {batch}$, $n = {n}$, $d = {d_model}$, $h\\,d_h = {d_model}$, $d_{{ff}} = {4 * d_model}$, "
+          f"$V = {big(vocab)}$, $L = {layers}$. Forward FLOPs of each matmul:")
+    sol.bullets([f"{t.name}: {t.formula} = ${big(t.forward)}$" for t in rep.terms],
+                [f"{t.name}: {t.formula} = {t.forward:,}" for t in rep.terms])
+    sol.p(f"Forward total: ${big(rep.forward_flops)}$ FLOPs.")
+    if mode == "train":
+        sol.p(f"Backward: two matmuls of the same size per matmul, $2 \\times {big(rep.forward_flops)} = {big(rep.backward_flops)}$; "
+              f"training step $= {big(rep.flops)}$ FLOPs.")
+    sol.p(f"$= {rep.flops / 1e9:.4f}$ GFLOPs. (The 2N rule with N = {big(rep.textbook['N_non_embedding'])} non-embedding "
+          f"parameters would give {rep.textbook['rule_value'] / 1e9:.2f}.)")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"config": cfg.to_dict(), "batch": batch, "seq": n, "mode": mode},
+                     hints=["Per layer: Q, K, V, O projections, QKᵀ, AV, two FFN matrices; then the LM head."])
+
+
+_NS = (125 * 10**6, 350 * 10**6, 1300 * 10**6, 2700 * 10**6, 6700 * 10**6, 13 * 10**9, 70 * 10**9)
+_DS = (100 * 10**9, 300 * 10**9, 10**12, 2 * 10**12, 15 * 10**12)
+
+
+@family("counting.flops_training", topic="counting", title="Training compute: C = 6·N·D",
+        types=("nat",), tags=("flops", "training", "6ND"), source="issue 7 (training compute); Kaplan et al. 2020")
+def flops_training(d: Draw) -> Problem:
+    """C = 6·N·D: 2N per token forward, 4N backward; PF-days = C / (10¹⁵ · 86,400)."""
+    from solver.roofline import matmul_flops
+    from solver.training import PF_DAY, train
+    from solver.units import per_convention
+
+    ask = "pf_days" if d.level == 2 and d.rng.random() < 0.5 else "compute"
+    for _ in range(200):
+        N, D = d.pick(_NS), d.pick(_DS)
+        r = train(N, tokens=D)
+        C = r.answer
+        exp = int(math.floor(math.log10(C)))
+        value = C / 10**exp if ask == "compute" else float(r.breakdown["pf_days"])
+        scale = 10**exp if ask == "compute" else PF_DAY
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    wrongs = [
+        Wrong("forgot_backward", "used 2N per token (forward only)", "Training also runs the backward pass (≈ 4N per token): 6N in all.",
+              matmul_flops(D, N, 1, "forward") / scale),
+        Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "6N counts 2 FLOPs per multiply-add; 3N would be multiply-adds.",
+              per_convention(6 * N * D, "macs") / scale),
+        Wrong("forgot_forward", "counted the backward pass only (4N)", "The forward pass (2N) comes on top of the backward (4N).",
+              (C - matmul_flops(D, N, 1, "forward")) / scale),
+        Wrong("hours_for_days", "used an hour instead of a day", "A petaflop/s-day is 10¹⁵ FLOP/s for 86,400 s.",
+              C / (10**15 * 3600)) if ask == "pf_days" else None,
+    ]
+    wrongs = [w for w in wrongs if w is not None]
+    key = nat_key(value, 2)
+    st = Doc()
+    st.p(f"A dense decoder-only Transformer with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens. "
+         "Estimate the training compute with the standard rule for matmul FLOPs (2 FLOPs per multiply-add; forward and "
+         "backward pass; ignore attention's sequence-length term).")
+    if ask == "compute":
+        st.p(f"Give $C$ in units of $10^{{{exp}}}$ FLOPs, rounded off to two decimal places.")
+    else:
+        st.p("Give $C$ in petaflop/s-days ($10^{15}$ FLOP/s sustained for one day), rounded off to two decimal places.")
+    sol = Doc()
+    sol.p("Per token and parameter: forward 2 FLOPs (one multiply-add), backward 4 (gradients of inputs and of weights): "
+          "$C = 6ND$.")
+    sol.p(f"$C = 6 \\times {sci(N)} \\times {sci(D)} = {sci(C, 6)}$ FLOPs.")
+    if ask == "compute":
+        sol.p(f"In units of $10^{{{exp}}}$: ${value:.4f}$.")
+    else:
+        sol.p(f"PF-days $= C / (10^{{15}} \\times 86{{,}}400) = {sci(C, 6)} / 8.64 \\times 10^{{19}} = {value:.4f}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"params": N, "tokens": D, "ask": ask, "unit_exponent": exp if ask == "compute" else None},
+                     hints=["Forward 2N, backward 4N FLOPs per token."])
+
+
+@family("counting.attention_vs_rnn", topic="counting", title="Attention versus RNN: which costs more?",
+        types=("mcq", "nat"), tags=("flops", "complexity", "rnn"), source=_SRC)
+def attention_vs_rnn(d: Draw) -> Problem:
+    """Attention (QKᵀ + AV) 4·n²·d against an RNN layer (W_hh and W_xh per step) 4·n·d²: ratio n/d."""
+    from solver.roofline import matmul_flops
+
+    while True:
+        n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
+        if n != dm and safe_for_rounding(n / dm, 2, 0.1):
+            break
+    batch = 1
+    attn = _scores(_attn_cfg(dm, 1), batch, n)["both"]
+    w_hh = matmul_flops(batch * n, dm, dm)  # n steps of (1 × d)(d × d), as one (n × d)(d × d)
+    rnn = 2 * w_hh  # W_hh·h and W_xh·x
+    st = Doc()
+    st.p(f"Compare, for a sequence of $n = {n}$ tokens of width $d = {dm}$, the FLOPs of self-attention's $QK^\\top$ and $AV$ "
+         r"(projections excluded) with those of one recurrent layer $h_t = \tanh(W_{hh} h_{t-1} + W_{xh} x_t)$ run over "
+         r"the sequence, with $d \times d$ matrices $W_{hh}, W_{xh}$ (biases and $\tanh$ ignored; 2 FLOPs per multiply-add).")
+    sol = Doc()
+    sol.p(f"Attention: $QK^\\top$ and $AV$ are $2n^2d$ each, $4n^2d = 4 \\times {n}^2 \\times {dm} = {big(attn)}$.")
+    sol.p(f"RNN: per step $2d^2$ for $W_{{hh}}h$ and $2d^2$ for $W_{{xh}}x$, over $n$ steps $4nd^2 = 4 \\times {n} \\times {dm}^2 = {big(rnn)}$.")
+    sol.p(f"Ratio attention/RNN $= 4n^2d / 4nd^2 = n/d = {n}/{dm} = {n / dm:.4f}$: attention is cheaper exactly when $n < d$.")
+    if d.level == 0:
+        cheaper = "attention" if attn < rnn else "rnn"
+        texts = {"attention": "Self-attention needs fewer FLOPs", "rnn": "The RNN needs fewer FLOPs",
+                 "same": "Both need the same number of FLOPs", "batch": "It cannot be told without the batch size"}
+        order = list(texts)
+        d.rng.shuffle(order)
+        options = [texts[k] for k in order]
+        wrong_model = "rnn" if cheaper == "attention" else "attention"
+        key = ChoiceKey(frozenset({order.index(cheaper)}))
+        mis = [Misconception("swapped_complexities", "swapped O(n²d) and O(nd²)",
+                             "Attention costs O(n²·d) and the RNN O(n·d²): compare n with d.", order.index(wrong_model))]
+        st.p("Which statement is right?")
+        sol.p("**Answer:** " + answer_text(key, options))
+        return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options,
+                         misconceptions=mis, given={"n": n, "d": dm, "cheaper": cheaper})
+    value = attn / rnn
+    key = nat_key(value, 2)
+    wrongs = [
+        Wrong("swapped_complexities", "swapped O(n²d) and O(nd²)", "You computed RNN/attention, d/n: attention is the n² term.", rnn / attn),
+        Wrong("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.", attn / w_hh),
+        Wrong("forgot_av", "counted QKᵀ only", "Attention also multiplies the weights by V: another 2n²d.", attn / 2 / rnn),
+    ]
+    st.p("What is the ratio (attention FLOPs) / (RNN FLOPs)? Round off to two decimal places.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"n": n, "d": dm})

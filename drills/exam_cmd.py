@@ -1,0 +1,65 @@
+"""``qkv exam``: a timed GATE-style mock exam (thin: :mod:`drills.exam` does the work,
+:mod:`drills.exam_view` the drawing)."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+import click
+
+from drills.exam import DEFAULT_N
+from drills.output import emit_json
+from drills.paths import data_dir_option
+
+
+@click.command()
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True, max=24 * 60), default=None,
+              help="Time allowed (default: GATE's pace, 1.8 minutes per mark, rounded up).")
+@click.option("-n", "n", type=click.IntRange(1, 100), default=DEFAULT_N, show_default=True,
+              help="Number of questions.")
+@click.option("--topic", "topics", multiple=True, metavar="TOPIC",
+              help="Only this topic (repeat for several; `qkv bank list` shows them).")
+@click.option("--seed", type=int, default=None, help="The same seed gives the same paper (default: a new one).")
+@click.option("--plain", is_flag=True, help="Plain text, one line per answer, even in a terminal.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as one JSON object on stdout (the exam itself goes to stderr).")
+@data_dir_option
+def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | None, plain: bool, as_json: bool,
+         data_dir: Path | None) -> None:
+    """A timed GATE-style mock exam: 1- and 2-mark MCQ, MSQ and NAT questions, GATE's marking.
+
+    Wrong MCQ answers cost 1/3 of their marks; MSQ (all or nothing) and NAT have no negative
+    marks; unanswered questions cost nothing. At the prompt type an answer (saved, then the
+    next question) or a command: next, prev, goto N, mark [answer], unmark, clear, palette,
+    submit. At zero the exam submits itself. The result, with a review of every question, is
+    kept in your progress (`qkv stats`).
+
+    When stdin is not a terminal, the exam runs in plain text: each question is printed and
+    one line is read per prompt; the timer still runs, and the end of input submits.
+    """
+    from drills.exam import Exam, assemble_paper, default_minutes, record
+    from drills.exam_view import LineReader, PlainView, RichView, run
+    from drills.progress import ProgressStore
+
+    seeded = seed is not None
+    if seed is None:
+        seed = secrets.randbelow(1_000_000)
+    with ProgressStore.open(data_dir) as store:
+        paper = assemble_paper(n, topics, seed)
+        duration = 60.0 * (minutes if minutes is not None else default_minutes(paper))
+        sitting = Exam(paper, duration)
+        interactive = not plain and sys.stdin.isatty() and (sys.stdout.isatty() or as_json)
+        view = RichView(err=as_json) if interactive else PlainView(err=as_json)
+        args = {"minutes": duration / 60, "n": n, "topics": list(paper.topics), "seed": seed,
+                "problems": [p.id for p in paper.problems]}
+        session_id = store.start_session("exam", args=args)
+        view.intro(sitting, seed, seeded)
+        result = run(sitting, view, LineReader(sys.stdin))
+        record(store, session_id, result)
+    view.show_result(result)
+    if as_json:
+        out = result.to_json()
+        out["session_id"] = session_id
+        emit_json(out)

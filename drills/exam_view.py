@@ -1,0 +1,382 @@
+"""The exam in a terminal: the countdown, the question palette, navigation, the final review.
+
+Two views of the same :class:`drills.exam.Exam`:
+
+- :class:`PlainView` (stdin is not a terminal, or ``--plain``): plain lines, for scripts and
+  tests. Each question is printed with its number, type, marks and the time left; one line is
+  read per prompt (an answer or a command).
+- :class:`RichView` (a real terminal): the same, drawn with ``rich``: a header with the
+  countdown, the palette in GATE's colours (green answered, red not answered, purple marked for
+  review, grey not visited), the question in a panel; the countdown also ticks once a second
+  in the terminal's title bar, where it does not disturb what is being typed.
+
+:func:`run` is the loop: lines come from a reader thread (:class:`LineReader`), and the loop
+waits for each with the time left as its timeout, so the exam submits itself at zero even
+while the student is typing (plain mode included); at the end of input it submits too.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from typing import Any, TextIO
+
+import click
+
+from drills.exam import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}
+PALETTE_MARK = {"not_visited": "·", "not_answered": "✗", "answered": "✓", "marked": "?", "answered_marked": "✓?"}
+WARN_AT = (300.0, 60.0)  # seconds left when the terminal view says so
+
+
+def clock_text(seconds: float) -> str:
+    """``h:mm:ss`` or ``mm:ss`` (rounded up: "00:00" only when the time is really up)."""
+    s = max(0, int(-(-seconds // 1)))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def duration_text(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def marks_text(x: Any) -> str:
+    """Marks to two decimal places, as GATE reports them (``-0.67``, ``2``)."""
+    f = float(x)
+    s = f"{f:.2f}".rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def type_line(problem: Any) -> str:
+    t = TYPE_LABEL.get(problem.type, problem.type.upper())
+    how = {"mcq": "one option", "msq": "one or more options", "nat": "a number",
+           "integer": "a whole number"}.get(problem.type, "")
+    m = "1 mark" if problem.marks == 1 else f"{problem.marks} marks"
+    neg = ", wrong answer −" + ("1/3" if problem.marks == 1 else "2/3") if problem.type == "mcq" else ", no negative marks"
+    return f"{t} · {m} ({how}{neg})"
+
+
+def question_lines(exam: Exam) -> list[str]:
+    q = exam.question
+    p = q.problem
+    lines = [f"── Question {q.number} of {len(exam.questions)} · {type_line(p)} · {clock_text(exam.remaining())} left ──",
+             p.statement_text.rstrip()]
+    if p.options_text:
+        lines.append("")
+        lines += [f"  ({LETTERS[i]}) {o.strip()}" for i, o in enumerate(p.options_text)]
+    unit = getattr(p.key, "unit", "") or ""
+    if p.type in ("nat", "integer") and unit:
+        lines.append(f"  (answer in {unit})")
+    state = []
+    if q.response is not None:
+        state.append(f"your answer: {_answer_shown(q.response)}")
+    if q.marked:
+        state.append("marked for review")
+    if state:
+        lines.append("[" + "; ".join(state) + "]")
+    return lines
+
+
+def _answer_shown(r: Any) -> str:
+    if r is None:
+        return "—"
+    letters = getattr(r.parsed, "letters", None)
+    if letters:
+        return "(" + ") (".join(letters.split(",")) + ")"
+    return r.text
+
+
+def palette_lines(exam: Exam) -> list[str]:
+    groups: dict[str, list[str]] = {k: [] for k in PALETTE}
+    for n, status in exam.palette():
+        groups[status].append(str(n))
+    return [f"  {PALETTE[k]}: {', '.join(v) if v else '—'}" for k, v in groups.items()]
+
+
+def prompt_text(exam: Exam) -> str:
+    return f"Q{exam.question.number} [{clock_text(exam.remaining())} left]> "
+
+
+# --------------------------------------------------------------------------------------------
+# the final review
+
+
+def result_lines(result: ExamResult) -> list[str]:
+    t = result.tally()
+    reason = {"time": "Time ran out: the exam was submitted automatically.",
+              "end of input": "End of input: the exam was submitted.",
+              "interrupted": "Interrupted: the exam was submitted with the answers given so far.",
+              "submitted": "Submitted."}.get(result.reason, result.reason)
+    lines = [reason, "",
+             f"Score: {marks_text(result.score)} / {result.max_score}"
+             f"   (marks for right answers {marks_text(result.score + result.negative)}, "
+             f"lost to negative marking {marks_text(result.negative)})",
+             f"Right {t['correct']}, wrong {t['wrong']}, unanswered {t['unanswered']}; "
+             f"time used {duration_text(result.elapsed_s)} of {duration_text(result.duration_s)}", "",
+             " Q   type  marks  result        awarded  time  topic"]
+    for q in result.questions:
+        res = {"correct": "right", "wrong": "wrong", "unanswered": "unanswered"}[q.outcome]
+        if q.verdict is not None and q.verdict.misconception is not None:
+            res = "mistake"
+        lines.append(f"{q.number:>2}   {TYPE_LABEL[q.problem.type]:<4}  {q.marks:>5}  {res:<12}  "
+                     f"{marks_text(q.awarded):>7}  {duration_text(q.seconds):>4}  {q.problem.topic}")
+    lines += ["", "Review"]
+    for q in result.questions:
+        lines += [""] + review_lines(q)
+    return lines
+
+
+def review_lines(q: Any) -> list[str]:
+    from question_bank.grading import describe_key
+
+    p = q.problem
+    sign = {"correct": "✓", "wrong": "✗", "unanswered": "–"}[q.outcome]
+    head = (f"{sign} Question {q.number} · {type_line(p)} · {marks_text(q.awarded)} marks · "
+            f"{duration_text(q.seconds)} · {p.id}")
+    out = [head, _indent(p.statement_text.rstrip())]
+    if p.options_text:
+        out += [f"    ({LETTERS[i]}) {o.strip()}" for i, o in enumerate(p.options_text)]
+    out.append(f"  Your answer: {_answer_shown(q.response) if q.response is not None else '(not answered)'}")
+    out.append(f"  Key: {describe_key(p.key, [o.strip() for o in p.options_text] or None)}")
+    v = q.verdict
+    if v is not None:
+        out.append(f"  {v.message}")
+        if v.misconception is not None:
+            out.append(f"  Mistake: {v.misconception.label} ({v.misconception.id})")
+    if q.negative:
+        out.append(f"  Negative marking: −{marks_text(q.negative)}")
+    out.append("  Worked solution:")
+    out.append(_indent(p.solution_text.rstrip(), 4))
+    return out
+
+
+def _indent(text: str, n: int = 2) -> str:
+    pad = " " * n
+    return "\n".join(pad + line if line else line for line in text.splitlines())
+
+
+# --------------------------------------------------------------------------------------------
+# views
+
+
+class PlainView:
+    """Plain lines on ``out`` (stdout, or stderr when the result goes to stdout as JSON)."""
+
+    interactive = False
+
+    def __init__(self, out: TextIO | None = None, err: bool = False):
+        self.out = out
+        self.err = err
+
+    def echo(self, text: str = "", nl: bool = True) -> None:
+        click.echo(text, nl=nl, err=self.err, file=self.out)
+
+    def intro(self, exam: Exam, seed: int, seeded: bool) -> None:
+        p = exam.paper
+        again = "" if seeded else f" (`qkv exam --seed {seed}` gives this paper again)"
+        self.echo(f"Mock exam: {len(p)} questions, {p.max_marks} marks, {clock_text(exam.duration_s)} "
+                  f"(seed {seed}{again}).")
+        self.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
+                  "no negative marks; NAT: a number, no negative marks.")
+        self.echo("Commands: " + COMMAND_HELP)
+
+    def show_question(self, exam: Exam) -> None:
+        self.echo("")
+        for line in question_lines(exam):
+            self.echo(line)
+
+    def prompt(self, exam: Exam) -> None:
+        self.echo(prompt_text(exam), nl=False)
+        if self.out is not None:
+            self.out.flush()
+
+    def after(self, exam: Exam, outcome: Outcome) -> None:
+        """What to show after a line: the message, then the question now current."""
+        if outcome.kind == "palette":
+            self.show_palette(exam)
+            return
+        if outcome.message:
+            self.echo(outcome.message)
+        if outcome.wrapped:
+            self.echo("That was the last question: back to question 1 (submit to finish).")
+        if outcome.kind in ("answered", "moved", "marked"):
+            self.show_question(exam)
+
+    def show_palette(self, exam: Exam) -> None:
+        for line in palette_lines(exam):
+            self.echo(line)
+
+    def warn(self, text: str) -> None:
+        self.echo("")
+        self.echo(text)
+
+    def tick(self, exam: Exam) -> None:
+        """Called about once a second while waiting for a line (nothing to do in plain text)."""
+
+    def finish(self) -> None:
+        """Called when the exam is over, before the result."""
+
+    def show_result(self, result: ExamResult) -> None:
+        self.echo("")
+        for line in result_lines(result):
+            self.echo(line)
+
+
+class RichView(PlainView):
+    """The terminal view: rich panels, the coloured palette, the countdown in the title bar."""
+
+    interactive = True
+    STYLE = {"not_visited": "black on grey70", "not_answered": "white on red3", "answered": "white on green4",
+             "marked": "white on purple4", "answered_marked": "white on purple4"}
+
+    def __init__(self, err: bool = False):
+        super().__init__(None, err)
+        from rich.console import Console
+
+        self.console = Console(stderr=err, highlight=False)
+        self._title = sys.stdout.isatty() and not err
+
+    def echo(self, text: str = "", nl: bool = True) -> None:
+        self.console.print(text, end="\n" if nl else "", markup=False)
+
+    def _palette(self, exam: Exam) -> Any:
+        from rich.text import Text
+
+        t = Text()
+        for n, status in exam.palette():
+            label = f" {n}{'✓' if status == 'answered_marked' else ''} "
+            style = self.STYLE[status] + (" bold underline" if n == exam.question.number else "")
+            t.append(label, style=style)
+            t.append(" ")
+        return t
+
+    def show_question(self, exam: Exam) -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        left = exam.remaining()
+        head = Text()
+        head.append(f" Time left {clock_text(left)} ", style="bold white on red" if left < 60 else "bold reverse")
+        head.append("   ")
+        head.append_text(self._palette(exam))
+        self.console.print()
+        self.console.print(head)
+        self.console.print(Text("  " + "   ".join(f"{PALETTE_MARK[k]} {PALETTE[k].split(' (')[0]}"
+                                                for k in PALETTE), style="dim"))
+        lines = question_lines(exam)
+        body = "\n".join(lines[1:])
+        q = exam.question
+        self.console.print(Panel(Text(body), title=f"Question {q.number} of {len(exam.questions)}",
+                                 subtitle=type_line(q.problem), title_align="left"))
+
+    def show_palette(self, exam: Exam) -> None:
+        self.console.print(self._palette(exam))
+        super().show_palette(exam)
+
+    def prompt(self, exam: Exam) -> None:
+        left = exam.remaining()
+        style = "bold red" if left < 60 else "bold"
+        self.console.print(f"[{style}]Q{exam.question.number} [{clock_text(left)} left][/]> ", end="",
+                           markup=True, highlight=False)
+        self.console.file.flush()
+
+    def tick(self, exam: Exam) -> None:
+        if self._title:
+            sys.stdout.write(f"\x1b]0;qkv exam: {clock_text(exam.remaining())} left\x07")
+            sys.stdout.flush()
+
+    def finish(self) -> None:
+        if self._title:
+            sys.stdout.write("\x1b]0;qkv\x07")
+            sys.stdout.flush()
+
+    def show_result(self, result: ExamResult) -> None:
+        from rich.rule import Rule
+
+        self.console.print()
+        self.console.print(Rule("Result"))
+        super().show_result(result)
+
+
+# --------------------------------------------------------------------------------------------
+# reading lines against the clock
+
+EOF = object()
+TIMEOUT = object()
+
+
+class LineReader:
+    """Lines of ``stream`` read by a daemon thread, so that the exam can wait for one with a
+    deadline; :data:`EOF` at the end of input."""
+
+    def __init__(self, stream: TextIO):
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, args=(stream,), daemon=True, name="qkv-exam-stdin")
+        self._thread.start()
+
+    def _run(self, stream: TextIO) -> None:
+        try:
+            while True:
+                line = stream.readline()
+                if not line:
+                    break
+                self._q.put(line.rstrip("\r\n"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass
+        self._q.put(EOF)
+
+    def get(self, timeout: float) -> Any:
+        """The next line, :data:`EOF`, or :data:`TIMEOUT` after ``timeout`` seconds."""
+        try:
+            return self._q.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return TIMEOUT
+
+
+def run(exam: Exam, view: PlainView, lines: LineReader) -> ExamResult:
+    """Sit the exam: show, read, apply, until submitted, out of time or out of input."""
+    exam.start()
+    view.show_question(exam)
+    warned = {w for w in WARN_AT if exam.duration_s <= w}
+    try:
+        while not exam.over:
+            view.prompt(exam)
+            item: Any = TIMEOUT
+            while item is TIMEOUT:
+                left = exam.remaining()
+                if left <= 0:
+                    break
+                view.tick(exam)
+                for w in WARN_AT:
+                    if view.interactive and w not in warned and left <= w:
+                        warned.add(w)
+                        view.warn(f"{clock_text(left)} left.")
+                        view.prompt(exam)
+                item = lines.get(min(left, 1.0) if view.interactive else left)
+            if item is TIMEOUT or exam.expired():
+                exam.submit("time")
+                view.warn("Time is up: your answers have been submitted.")
+                break
+            if item is EOF:
+                view.echo("")
+                exam.submit("end of input")
+                break
+            if not view.interactive:
+                view.echo(item)  # echo the line read, so that a transcript reads like a session
+            outcome = exam.handle(item)
+            if outcome.done:
+                if outcome.kind == "expired":
+                    view.warn(outcome.message)
+                break
+            view.after(exam, outcome)
+    except KeyboardInterrupt:
+        exam.submit("interrupted")
+    finally:
+        view.finish()
+    assert exam.result is not None
+    return exam.result

@@ -1,0 +1,192 @@
+"""Memory: the attention score matrix, the KV cache (MHA/MQA/GQA) and Adam training state.
+
+Keys are exact byte counts from ``solver.counts_memory`` (``attention_scores_bytes``,
+``kv_cache_bytes``, ``training_report``), shown in the unit the statement asks for (GB = 10⁹
+bytes, GiB = 2³⁰ bytes, MiB = 2²⁰ bytes), "rounded off to two decimal places". Misconceptions
+are the same calls with the mistake applied: one head, batch 1 or one layer where the
+statement has more, ``n_heads`` in place of ``n_kv_heads``, another dtype's bytes, the other
+unit (GB for GiB), only one of K and V, only some of Adam's 16 bytes per parameter.
+
+Facts: scores of one layer = B·h·n²·bytes; KV cache = 2 (K and V)·L·B·n·h_kv·d_h·bytes;
+mixed-precision Adam holds 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (ZeRO §3.1).
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import BYTE_UNITS, OTHER_UNIT, big, tokens_text
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp8": 1}
+_DTYPE_WORD = {"fp32": "fp32 (4 bytes)", "fp16": "fp16 (2 bytes)", "bf16": "bf16 (2 bytes)", "int8": "int8 (1 byte)"}
+
+
+def _unit_wrong(nbytes: int, unit: str) -> Wrong:
+    other, div = OTHER_UNIT[unit]
+    return Wrong("gb_vs_gib", f"gave {other} instead of {unit}",
+                 f"{unit} and {other} differ: 1 GiB = 2³⁰ = 1,073,741,824 bytes, 1 GB = 10⁹ bytes.", nbytes / div)
+
+
+@family("counting.attention_memory", topic="counting", title="Memory of the attention score matrix",
+        types=("nat",), tags=("memory", "attention", "GiB"), source="004_83489721195aedaa.txt §15.8 (O(n²) memory); issue 7")
+def attention_memory(d: Draw) -> Problem:
+    """One layer's scores: B·h·n²·bytes per element (the n × n matrix of every head and sequence)."""
+    from solver.counts_memory import attention_scores_bytes
+
+    for _ in range(300):
+        batch = d.pick((1, 2, 4, 8) if d.level < 2 else (4, 8, 16, 32))
+        h = d.pick((8, 12, 16, 32))
+        n = d.pick((1024, 2048, 4096) if d.level == 0 else (2048, 4096, 8192, 16384))
+        dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
+        layers = d.pick((12, 24, 32)) if d.level == 2 else 1
+        unit = d.pick(("GB", "GiB") if d.level else ("GiB",))
+        nbytes = layers * attention_scores_bytes(batch, h, n, dtype)
+        value = nbytes / BYTE_UNITS[unit][0]
+        if 0.1 <= value < 10_000 and safe_for_rounding(value, 2, 0.1):
+            break
+    div = BYTE_UNITS[unit][0]
+    other_dtype = "fp16" if dtype == "fp32" else "fp32"
+    wrongs = [
+        _unit_wrong(nbytes, unit),
+        Wrong("forgot_heads", "forgot the heads", f"Each of the {h} heads has its own n × n matrix.",
+              layers * attention_scores_bytes(batch, 1, n, dtype) / div),
+        Wrong("wrong_dtype_bytes", f"used {_BYTES[other_dtype]} bytes per value", f"{dtype} takes {_BYTES[dtype]} bytes per value.",
+              layers * attention_scores_bytes(batch, h, n, other_dtype) / div),
+        Wrong("forgot_batch", "forgot the batch", f"Each of the {batch} sequences has its own matrices.",
+              layers * attention_scores_bytes(1, h, n, dtype) / div) if batch > 1 else None,
+        Wrong("forgot_layers", "counted one layer only", f"All {layers} layers keep their scores.",
+              attention_scores_bytes(batch, h, n, dtype) / div) if layers > 1 else None,
+    ]
+    wrongs = [w for w in wrongs if w is not None]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    where = "one layer" if layers == 1 else f"all {layers} layers (each keeps its own, e.g. for the backward pass)"
+    st.p(f"Standard (non-fused) attention materialises the score matrix $QK^\\top/\\sqrt{{d_k}}$ of every head. For a batch of "
+         f"$B = {batch}$ sequence{'s' if batch > 1 else ''} of $n = {n}$ tokens and $h = {h}$ heads, stored in {_DTYPE_WORD[dtype]}, "
+         f"how much memory do these score matrices take in {where}?")
+    st.p(f"Give the answer in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
+    sol = Doc()
+    one = attention_scores_bytes(batch, h, n, dtype)
+    sol.p(f"$B \\cdot h \\cdot n^2 \\cdot \\text{{bytes}} = {batch} \\times {h} \\times {n}^2 \\times {_BYTES[dtype]} = {big(one)}$ bytes"
+          + (f"; times {layers} layers $= {big(nbytes)}$ bytes." if layers > 1 else "."))
+    sol.p(f"In {unit}: ${big(nbytes)} / {big(div)} = {value:.4f}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"batch": batch, "n_heads": h, "seq": n, "dtype": dtype, "n_layers": layers, "unit": unit},
+                     hints=["B·h·n² entries, times the bytes per entry."])
+
+
+_KV_PRESETS = ("llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mistral-7b", "gpt3-6.7b", "gpt3-13b")
+
+
+@family("counting.kv_cache", topic="counting", title="KV-cache memory with MHA, MQA or GQA",
+        types=("nat",), tags=("memory", "kv-cache", "gqa", "mqa"), marks=2,
+        source="004_83489721195aedaa.txt §15.8 exercise (MQA cache); issue 7")
+def kv_cache(d: Draw) -> Problem:
+    """2 (K and V) · L · B · n · h_kv · d_h · bytes, with h_kv = n_kv_heads (1 for MQA)."""
+    from solver.counts_memory import kv_cache_bytes
+    from solver.presets import get_preset
+
+    for _ in range(300):
+        name = d.pick(_KV_PRESETS if d.level else ("llama2-7b", "gpt3-6.7b", "llama2-13b"))
+        cfg = get_preset(name).config
+        L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
+        batch = d.pick((1, 4, 8, 16, 32) if d.level else (1, 1, 4))
+        n = d.pick((2048, 4096, 8192, 32768))
+        dtype = d.pick(("fp16", "bf16", "int8") if d.level == 2 else ("fp16", "bf16"))
+        unit = d.pick(("GB", "GiB"))
+        nbytes = kv_cache_bytes(L, batch, n, kv, dh, dtype)
+        value = nbytes / BYTE_UNITS[unit][0]
+        if 0.1 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
+            break
+    div = BYTE_UNITS[unit][0]
+    wrongs = [
+        Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both the keys AND the values are cached: a factor 2.",
+              kv_cache_bytes(L, batch, n, kv, dh, dtype) / 2 / div),
+        Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only the {kv} K/V head(s) are cached, not all {h} query heads.",
+              kv_cache_bytes(L, batch, n, h, dh, dtype) / div) if kv != h else None,
+        _unit_wrong(nbytes, unit),
+        Wrong("forgot_batch", "forgot the batch", f"Each of the {batch} sequences has its own cache.",
+              kv_cache_bytes(L, 1, n, kv, dh, dtype) / div) if batch > 1 else None,
+        Wrong("bits_as_bytes", "took 8 bytes (bits) per int8 value", "int8 is 8 bits = 1 byte per value.",
+              kv_cache_bytes(L, batch, n, kv, dh, "fp64") / div) if dtype == "int8" else None,
+        Wrong("forgot_layers", "counted one layer only", f"Every one of the {L} layers caches its own K and V.",
+              kv_cache_bytes(1, batch, n, kv, dh, dtype) / div),
+    ]
+    wrongs = [w for w in wrongs if w is not None]
+    key = nat_key(value, 2, unit=unit)
+    att = ("multi-head attention (every head has its own K and V)" if kv == h
+           else "multi-query attention (one K/V head)" if kv == 1 else f"grouped-query attention with $n_{{kv}} = {kv}$ K/V heads")
+    st = Doc()
+    st.p(f"A decoder-only model ({name}) has $L = {L}$ layers, $h = {h}$ query heads of size $d_h = {dh}$ and uses {att}. "
+         f"It generates with a KV cache in {_DTYPE_WORD[dtype]} for a batch of $B = {batch}$ sequence{'s' if batch > 1 else ''}, "
+         f"each holding $n = {n}$ positions.")
+    st.p(f"How large is the KV cache? Give the answer in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
+    sol = Doc()
+    sol.p(f"$2 \\cdot L \\cdot B \\cdot n \\cdot h_{{kv}} \\cdot d_h \\cdot \\text{{bytes}} = 2 \\times {L} \\times {batch} \\times {n} "
+          f"\\times {kv} \\times {dh} \\times {_BYTES[dtype]} = {big(nbytes)}$ bytes (the 2 is K and V).")
+    sol.p(f"In {unit}: ${big(nbytes)} / {big(div)} = {value:.4f}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"preset": name, "n_layers": L, "n_heads": h, "n_kv_heads": kv, "d_head": dh, "batch": batch,
+                            "seq": n, "dtype": dtype, "unit": unit},
+                     hints=["Per token and layer: K and V, each h_kv·d_h values."])
+
+
+_TRAIN_PRESETS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-xl", "gpt3-2.7b", "llama2-7b", "llama3-8b", "mistral-7b", "llama2-13b")
+
+
+@family("counting.training_memory", topic="counting", title="Training memory with Adam (16 bytes per parameter)",
+        types=("nat",), tags=("memory", "training", "adam", "mixed-precision"),
+        source="issue 7 (memory at scale); Rajbhandari et al. 2020 (ZeRO §3.1)")
+def training_memory(d: Draw) -> Problem:
+    """Mixed-precision Adam: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 4 (m) + 4 (v) = 16 bytes/parameter."""
+    from solver.counts_memory import training_report, weights_bytes
+    from solver.presets import get_preset
+
+    for _ in range(300):
+        name = d.pick(_TRAIN_PRESETS)
+        cfg = get_preset(name).config
+        unit = d.pick(("GB", "GiB"))
+        gpus = d.pick((8, 16, 64)) if d.level == 2 else 1
+        rep = training_report(cfg, "mixed")
+        nbytes = rep.bytes
+        value = nbytes / BYTE_UNITS[unit][0]
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    div = BYTE_UNITS[unit][0]
+    n_params = nbytes // 16
+    items = {i.name: i.bytes for i in rep.items}
+    wrongs = [
+        Wrong("weights_only", "counted the bf16 weights only", "Training also holds gradients and Adam's fp32 states: 16 bytes per parameter.",
+              weights_bytes(cfg, "bf16") / div),
+        Wrong("forgot_optimizer_states", "forgot Adam's states", "Adam keeps fp32 master weights, momentum and variance: 12 more bytes.",
+              sum(v for k, v in items.items() if "fp16" in k) / div),
+        Wrong("forgot_master_copy", "forgot the fp32 master weights", "Mixed precision keeps an fp32 copy of the weights (4 bytes).",
+              sum(v for k, v in items.items() if "master" not in k) / div),
+        _unit_wrong(nbytes, unit),
+        Wrong("divided_by_gpus", "divided by the number of GPUs", "Plain data parallelism replicates all model states on every GPU "
+              "(sharding them is ZeRO).", nbytes / gpus / div) if gpus > 1 else None,
+    ]
+    wrongs = [w for w in wrongs if w is not None]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    st.p(f"A model with $N = {big(n_params)}$ parameters ({name}, about {tokens_text(round(n_params, -6))}) is trained with Adam in "
+         "mixed precision: bf16 weights and gradients, and fp32 master weights, momentum and variance.")
+    if gpus > 1:
+        st.p(f"Training runs with plain data parallelism on {gpus} GPUs (no ZeRO, no sharding). How much memory do the model "
+             "states (weights, gradients, optimizer states; no activations) take **on each GPU**?")
+    else:
+        st.p("How much memory do the model states (weights, gradients, optimizer states; no activations) take?")
+    st.p(f"Give the answer in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
+    sol = Doc()
+    sol.bullets([f"{i.name}: {i.formula} = ${big(i.bytes)}$" for i in rep.items],
+                [f"{i.name}: {i.formula} = {i.bytes:,}" for i in rep.items])
+    sol.p(f"{rep.formula}: ${big(nbytes)}$ bytes" + (" on every GPU (each holds a full replica)." if gpus > 1 else "."))
+    sol.p(f"In {unit}: ${big(nbytes)} / {big(div)} = {value:.4f}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"preset": name, "params": n_params, "unit": unit, "gpus": gpus},
+                     hints=["2 + 2 + 4 + 4 + 4 bytes per parameter."])

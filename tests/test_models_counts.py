@@ -1,0 +1,140 @@
+"""The analytic counts (solver.counts) against the reference PyTorch model (solver.models).
+
+Two independent derivations of each number: a formula written from the config, and a module
+built from the same config and measured (numel of its parameters, FlopCounterMode around a real
+call, the bytes of the cache tensors it holds). Hypothesis draws configurations across every
+option (tests/config_strategies.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from config_strategies import decoding_configs, transformer_configs
+from solver.config import ModelConfig
+from solver.counts import kv_cache_bytes_cfg, matmul_flops, param_breakdown
+from solver.models import build_model
+from solver.verify import (
+    instantiated_breakdown,
+    measure_decode,
+    measure_forward_and_train,
+    verify,
+)
+
+# ---- a pinned example, worked by hand --------------------------------------------------------
+
+TINY = ModelConfig(arch="decoder", d_model=4, n_layers=1, n_heads=2, d_ff=8, ffn="gelu", vocab_size=10,
+                   max_positions=6, pos="learned", tied_embeddings=True, lm_head=True, bias=True)
+
+
+def test_tiny_decoder_worked_by_hand():
+    """d=4, L=1, h=2 (d_h=2), d_ff=8, V=10, P=6, biases, LayerNorm, tied head.
+
+    Parameters: token 10·4 = 40; positions 6·4 = 24; Q,K,V,O 4·(4·4 + 4) = 80;
+    FFN 4·8 + 8 + 8·4 + 4 = 76; two LayerNorms 2·(4 + 4) = 16; final norm 8; tied head 0.
+    Total 40 + 24 + 80 + 76 + 16 + 8 = 244.
+
+    Forward FLOPs, B = 1, n = 3 (2 per multiply-add): Q,K,V,O 4 · 2·3·4·4 = 384;
+    QKᵀ and AV 2 · 2·1·2·3·3·2 = 144; FFN 2 · 2·3·4·8 = 384; LM head 2·3·4·10 = 240.
+    Total 1152; training = 3 × 1152 = 3456.
+    Decode (one token attending to 3 positions): 4 · 2·1·4·4 = 128; 2 · 2·1·2·1·3·2 = 48;
+    2 · 2·1·4·8 = 128; 2·1·4·10 = 80. Total 384.
+    KV cache after it: 2 (K, V) · 1 layer · 1 · 3 positions · 2 heads · 2 · 4 bytes = 96.
+    """
+    model = build_model(TINY, "cpu")
+    assert sum(p.numel() for p in model.parameters()) == 244
+    assert param_breakdown(TINY).total == 244
+    assert measure_forward_and_train(model, 1, 3, impl="math") == (1152, 3456)
+    assert matmul_flops(TINY, 1, 3, "forward").total == 1152
+    assert matmul_flops(TINY, 1, 3, "train").total == 3456
+    flops, cache = measure_decode(model, 1, 3, impl="math")
+    assert flops == 384 == matmul_flops(TINY, 1, 3, "decode").total
+    assert cache.nbytes() == 96 == kv_cache_bytes_cfg(TINY, 1, 3, "fp32")
+
+
+# ---- properties over random configurations -------------------------------------------------
+
+@given(cfg=transformer_configs())
+def test_params_instantiated_equal_analytic_hypo(cfg):
+    """numel of the unique parameters of the module == the analytic count, in total and per group."""
+    model = build_model(cfg, "meta")
+    mine = instantiated_breakdown(model)
+    theirs = param_breakdown(cfg)
+    assert sum(mine.values()) == theirs.total_with_lora
+    assert {g: n for g, n in mine.items() if n} == {g: n for g, n in theirs.by_group().items() if n}
+    base = build_model(cfg.replace(lora_rank=0), "meta")
+    assert sum(p.numel() for p in base.parameters()) == theirs.total
+
+
+@given(cfg=transformer_configs(), batch=st.integers(1, 2), seq=st.integers(2, 6),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_flops_measured_equal_analytic_hypo(cfg, batch, seq, device):
+    """FlopCounterMode's FLOPs of forward, train and decode steps == the analytic matmul FLOPs.
+    On meta, scaled_dot_product_attention runs; on the CPU the explicit "math" attention does."""
+    model = build_model(cfg, device)
+    impl = "math" if device == "cpu" else "sdpa"
+    forward, train = measure_forward_and_train(model, batch, seq, impl)
+    assert forward == matmul_flops(cfg, batch, seq, "forward").total
+    assert train == matmul_flops(cfg, batch, seq, "train").total
+    if cfg.arch != "encoder":
+        decode, _ = measure_decode(model, batch, seq, impl)
+        assert decode == matmul_flops(cfg, batch, seq, "decode").total
+
+
+@given(cfg=decoding_configs, batch=st.integers(1, 3), seq=st.integers(2, 8))
+def test_kv_cache_bytes_equal_cache_tensors_hypo(cfg, batch, seq):
+    """After a real prefill of seq−1 tokens and one decode step, the bytes of the cache tensors
+    the model holds == the KV-cache formula (self-attention; and with cross-attention K/V)."""
+    model = build_model(cfg, "cpu")
+    _, cache = measure_decode(model, batch, seq, impl="sdpa", prefill="run")
+    assert cache.nbytes() == kv_cache_bytes_cfg(cfg, batch, seq, "fp32")
+    if cfg.arch == "encoder-decoder":
+        assert cache.nbytes(cross=True) == kv_cache_bytes_cfg(cfg, batch, seq, "fp32", include_cross=True)
+    for layer in cache.self_attn:  # K/V heads stored once, not repeated per query head
+        assert layer.k.shape == (batch, cfg.kv_heads, seq, cfg.head_dim)
+
+
+def test_macs_convention_is_half_the_measured_flops():
+    cfg = TINY.replace(n_layers=2, n_kv_heads=1)
+    model = build_model(cfg, "meta")
+    forward, _ = measure_forward_and_train(model, 2, 5)
+    assert 2 * matmul_flops(cfg, 2, 5, "forward", convention="macs").total == forward
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+def test_verify_record_reports_every_check(device):
+    rec = verify(TINY.replace(arch="encoder-decoder", n_layers=2, name="tiny-ed"), device, batch=2, seq=4)
+    assert rec.ok, [c for c in rec.checks if not c.ok]
+    names = {c.quantity for c in rec.checks}
+    assert {"params", "flops[forward]", "flops[train]", "flops[decode]", "kv_cache_bytes",
+            "kv_cache_bytes[+cross]", "params[cross_attention]"} <= names
+
+
+def test_verify_detects_a_wrong_count(monkeypatch):
+    """A count that is off by one multiply-add is reported as a mismatch."""
+    import solver.counts as counts
+
+    real = counts.matmul_flops
+
+    class Off:
+        def __init__(self, report):
+            self.total = report.total + 2
+
+    monkeypatch.setattr(counts, "matmul_flops", lambda *a, **k: Off(real(*a, **k)))
+    rec = verify(TINY, "meta", batch=1, seq=3)
+    assert not rec.ok
+    assert not rec.get("flops[forward]").ok and rec.get("params").ok
+
+
+def test_flop_counter_sees_meta_attention():
+    """The premise of counting on meta: FlopCounterMode counts scaled_dot_product_attention
+    there (as two bmm's), so attention FLOPs are not silently zero."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    q = torch.empty(2, 3, 5, 4, device="meta")
+    with FlopCounterMode(display=False) as fc:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert fc.get_total_flops() == 2 * (2 * 2 * 3 * 5 * 5 * 4)

@@ -1,0 +1,746 @@
+"""The quiz session, independent of how it is shown: what to ask, in which order, and what to keep.
+
+:func:`plan` picks the problems of a session from the bank: review cards that are due first
+(the longest overdue first), then items the student has never met (shuffled), then items met
+before but not yet due (the soonest due first); then, if ``count`` is still not reached, more
+variants of the families. Filters: ``topics`` (a topic, a dotted id prefix such as
+``attention`` or ``004``, or a tag), ``type`` and ``difficulty``. The order is a function of
+``seed`` and of the review cards in the database, so the same seed on the same history gives
+the same problems.
+
+:class:`Quiz` runs the session against a *view* (``drills.quiz_view``: rich terminal, plain
+text, or JSON events), which shows things and reads lines. For each problem it presents it,
+reads an answer, grades it (:mod:`question_bank.grading`), records it in the progress store
+(one transaction per answer, before the verdict is shown, so an answer on screen is an answer
+on disk) and shows the verdict. Multi-part problems are asked part by part and graded with
+follow-through. An answer that cannot be read, or a value the grader cannot use (a matrix of
+the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
+
+Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
+(show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
+the same family, nothing recorded), ``report [note]`` (dispute a key: the problem whose verdict
+was shown last, or the current one before any verdict; recorded with its seed and the answer
+given), ``quit`` and ``help``.
+
+Speed. The first problem must be on screen fast, and most generators use the SymPy path of the
+solver (SymPy takes the better part of a second to import). So :meth:`ProblemSource.start`
+looks, among the first few problems of the session's first group (due, else new), for one whose
+generation needs none of :data:`SLOW_MODULES` (tried with an import guard that stops such an
+import), moves it to the front, and the next problem is generated in a background thread while
+the student reads and answers. The set of problems and the group order do not change.
+Curated items are listed from their TOML files without building them (building one runs its
+computations); only the items asked are built.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from drills.answers import (
+    COMMAND_HELP,
+    AnswerParseError,
+    Command,
+    MatrixReader,
+    Parsed,
+    ParsedChoice,
+    ParsedMatrix,
+    key_shape,
+    parse_answer,
+    parse_command,
+    unit_info,
+)
+from drills.output import InputError
+
+__all__ = [
+    "QuizOptions",
+    "Candidate",
+    "Pick",
+    "Catalogue",
+    "plan",
+    "ProblemSource",
+    "Quiz",
+    "SLOW_MODULES",
+    "value_for",
+]
+
+SLOW_MODULES = frozenset({"sympy", "torch", "matplotlib", "scipy"})
+CHOICE_TYPES = ("mcq", "msq")
+FIRST_TRIES = 8  # problems tried under the import guard for the first one on screen
+TYPE_TRIES = 60  # seeds tried when a multi-type family must give the requested type
+SEED_RANGE = 1_000_000
+
+
+# --------------------------------------------------------------------------------------------
+# what to ask
+
+
+@dataclass(frozen=True)
+class QuizOptions:
+    topics: tuple[str, ...] = ()
+    type: str | None = None
+    difficulty: str | None = None
+    count: int = 10
+    seed: int | None = None  # None: drawn at random (and reported, so the session can be replayed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topics": list(self.topics), "type": self.type, "difficulty": self.difficulty,
+                "count": self.count, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A family or a curated item that a session may ask."""
+
+    kind: str  # "family" | "item" (the review-card kinds of drills.scheduling.item_key)
+    ref: str  # family id or curated item id
+    topic: str
+    types: tuple[str, ...]
+    difficulties: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+
+    def matches(self, topics: tuple[str, ...], type_: str | None, difficulty: str | None) -> bool:
+        if topics and not any(self.topic == t or self.ref.startswith(t + ".") or self.ref == t or t in self.tags
+                              for t in topics):
+            return False
+        if type_ and type_ not in self.types:
+            return False
+        return not (difficulty and difficulty not in self.difficulties)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One planned question: which family or item, with which seed and difficulty."""
+
+    kind: str
+    ref: str
+    seed: int | None = None
+    difficulty: str | None = None
+    due: bool = False
+    group: str = "new"  # "due" | "new" | "seen" | "more"
+
+
+class Catalogue:
+    """The bank, listed cheaply: the family registry, and the curated items read from their
+    TOML files (id, topic, type, difficulty, tags) without running their computations."""
+
+    def __init__(self, families: dict[str, Any], items: dict[str, tuple[dict[str, Any], str, str]]):
+        self.families = families
+        self.items = items  # id -> (raw item table, source text file, data file name)
+        self._built: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, data_dir: Path | None = None) -> Catalogue:
+        from question_bank.family import all_families
+
+        return cls(dict(all_families()), _curated_index(data_dir))
+
+    def candidates(self) -> list[Candidate]:
+        out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
+               for f in self.families.values()]
+        for iid, (it, _, _) in self.items.items():
+            out.append(Candidate("item", iid, str(it.get("topic", "")), (str(it.get("type", "")),),
+                                 (str(it.get("difficulty", "")),), tuple(str(t) for t in it.get("tags", ()))))
+        return out
+
+    def topics(self) -> list[str]:
+        return sorted({c.topic for c in self.candidates()})
+
+    def build(self, pick: Pick, type_: str | None = None) -> Any:
+        """The Problem of ``pick`` (a family variant with the pick's seed, or the curated item).
+
+        A family that can give several types is asked for seeds ``seed, seed+1, ...`` until it
+        gives ``type_``; the problem's own ``seed`` says which one was used."""
+        if pick.kind == "family":
+            fam = self.families[pick.ref]
+            seed = int(pick.seed or 0)
+            for attempt in range(TYPE_TRIES if type_ and len(fam.types) > 1 else 1):
+                p = fam.generate(seed + attempt, pick.difficulty)
+                if not type_ or p.type == type_:
+                    return p
+            raise LookupError(f"family {fam.id} gave no {type_} problem in {TYPE_TRIES} seeds")
+        if pick.ref not in self._built:
+            self._built[pick.ref] = _build_curated(pick.ref, self.items.get(pick.ref))
+        return self._built[pick.ref]
+
+
+def _curated_index(data_dir: Path | None = None) -> dict[str, tuple[dict[str, Any], str, str]]:
+    """Curated items by id, read with ``tomllib`` (no schema check, no computation)."""
+    import tomllib
+
+    if data_dir is None:
+        import question_bank
+
+        data_dir = Path(question_bank.__file__).parent / "data"
+    out: dict[str, tuple[dict[str, Any], str, str]] = {}
+    for path in sorted(Path(data_dir).glob("*.toml")):
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue  # `qkv bank validate` reports it; the quiz asks what it can read
+        source = str(data.get("source", {}).get("file", path.name))
+        for it in data.get("item", []):
+            if isinstance(it, dict) and isinstance(it.get("id"), str) and it.get("type"):
+                out[it["id"]] = (it, source, path.name)
+    return out
+
+
+def _build_curated(item_id: str, entry: tuple[dict[str, Any], str, str] | None) -> Any:
+    """One curated item, built alone (``question_bank.curated`` builds a whole file at a time;
+    its per-item builder is used when present, the full loader otherwise)."""
+    from question_bank import curated
+
+    builder = getattr(curated, "_build", None)
+    if entry is not None and builder is not None:
+        it, source, file = entry
+        try:
+            problem, _checks = builder(it, source, file)
+            return problem
+        except TypeError:
+            pass  # the builder's signature changed: fall back to the full loader
+    from question_bank import bank
+
+    return bank.problem(item_id)
+
+
+def plan(catalogue: Catalogue, store: Any, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
+    """The session's questions, in order (see the module docstring). Raises
+    :class:`~drills.output.InputError` when the filters match nothing."""
+    from drills.scheduling import utc
+
+    now = utc(now)
+    cands = [c for c in catalogue.candidates() if c.matches(opts.topics, opts.type, opts.difficulty)]
+    if not cands:
+        what = ", ".join(f"{n} {v}" for n, v in (("--topic", "/".join(opts.topics)), ("--type", opts.type),
+                                                   ("--difficulty", opts.difficulty)) if v)
+        raise InputError(f"no problems match {what}; topics: {', '.join(catalogue.topics())}")
+    cands.sort(key=lambda c: (c.kind, c.ref))
+    by_key = {(c.kind, c.ref): c for c in cands}
+    rng = random.Random(f"qkv-quiz:{opts.seed}")
+    cards = store.cards()
+    due_keys = [(d.kind, d.ref) for d in store.due_items(now) if (d.kind, d.ref) in by_key]
+    new_keys = [k for k in by_key if k not in cards]
+    rng.shuffle(new_keys)
+    seen_keys = sorted((k for k in by_key if k in cards and k not in set(due_keys)), key=lambda k: cards[k].due)
+
+    def pick(key: tuple[str, str], group: str) -> Pick:
+        c = by_key[key]
+        if c.kind == "item":
+            return Pick("item", c.ref, None, c.difficulties[0], group == "due", group)
+        diff = opts.difficulty or rng.choice(c.difficulties)
+        return Pick("family", c.ref, rng.randrange(SEED_RANGE), diff, group == "due", group)
+
+    picks: list[Pick] = []
+    for group, keys in (("due", due_keys), ("new", new_keys), ("seen", seen_keys)):
+        for k in keys:
+            if len(picks) >= opts.count:
+                return picks
+            picks.append(pick(k, group))
+    families = [k for k in by_key if k[0] == "family"]
+    rng.shuffle(families)
+    i = 0
+    while families and len(picks) < opts.count:
+        picks.append(pick(families[i % len(families)], "more"))
+        i += 1
+    return picks
+
+
+# --------------------------------------------------------------------------------------------
+# generating the problems: the first fast, the next in the background
+
+
+class _SlowImport(BaseException):  # noqa: N818 - not an error: a signal to try another problem
+    """Raised by :class:`_ImportGuard`; a BaseException so that no generator swallows it."""
+
+
+class _ImportGuard:
+    """A ``sys.meta_path`` finder that stops the import of the given top-level packages."""
+
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.partition(".")[0] in self.names:
+            raise _SlowImport(fullname)
+        return None
+
+
+def without_slow_imports(fn: Any, names: frozenset[str] = SLOW_MODULES) -> tuple[bool, Any]:
+    """``(True, fn())`` when ``fn`` runs without importing any of ``names`` that is not
+    imported yet; ``(False, None)`` when it would import one."""
+    missing = frozenset(n for n in names if n not in sys.modules)
+    if not missing:
+        return True, fn()
+    guard = _ImportGuard(missing)
+    sys.meta_path.insert(0, guard)
+    try:
+        return True, fn()
+    except _SlowImport:
+        return False, None
+    finally:
+        sys.meta_path.remove(guard)
+
+
+class ProblemSource:
+    """The session's problems, built on demand; :meth:`prefetch` builds one in a background
+    thread. A pick that cannot be built gives ``None`` (and a message through ``warn``)."""
+
+    def __init__(self, catalogue: Catalogue, picks: list[Pick], type_: str | None = None):
+        self.catalogue = catalogue
+        self.picks = list(picks)
+        self.type = type_
+        self._done: dict[int, Any] = {}
+        self._threads: dict[int, threading.Thread] = {}
+        self.errors: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.picks)
+
+    def _build(self, i: int) -> None:
+        try:
+            self._done[i] = self.catalogue.build(self.picks[i], self.type)
+        except Exception as e:  # noqa: BLE001 - one unusable problem must not end the session
+            self._done[i] = None
+            self.errors[i] = f"{self.picks[i].ref}: {type(e).__name__}: {e}"
+
+    def start(self) -> None:
+        """Put first a problem of the first group that builds without a slow import."""
+        if not self.picks:
+            return
+        group = self.picks[0].group
+        for j in range(min(FIRST_TRIES, len(self.picks))):
+            if self.picks[j].group != group:
+                break
+            try:
+                ok, problem = without_slow_imports(lambda j=j: self.catalogue.build(self.picks[j], self.type))
+            except Exception:  # noqa: BLE001 - built (and reported) again in its turn
+                continue
+            if ok:
+                self.picks.insert(0, self.picks.pop(j))
+                self._done[0] = problem
+                return
+
+    def prefetch(self, i: int) -> None:
+        if 0 <= i < len(self.picks) and i not in self._done and i not in self._threads:
+            t = threading.Thread(target=self._build, args=(i,), name=f"qkv-prefetch-{i}", daemon=True)
+            self._threads[i] = t
+            t.start()
+
+    def get(self, i: int) -> Any:
+        t = self._threads.get(i)
+        if t is not None:
+            t.join()
+        elif i not in self._done:
+            self._build(i)
+        return self._done.get(i)
+
+
+# --------------------------------------------------------------------------------------------
+# answers
+
+
+def _key_unit(unit: str) -> tuple[str, Any] | None:
+    """``(dimension, factor)`` of a key's unit (``"GiB"``, ``"FLOPs (2 per multiply-add)"``),
+    or None for a plain count (``""``, ``"parameters"``)."""
+    word = unit.split("(")[0].strip()
+    if not word:
+        return None
+    try:
+        dim, factor = unit_info(word)
+    except (AnswerParseError, KeyError, ValueError):
+        return None
+    return (dim, factor) if dim else None
+
+
+def value_for(parsed: Any, target: Any) -> tuple[Any, str | None]:
+    """The value handed to the grader for a parsed answer, and the text whose digits count
+    (``written``) for NAT precision feedback. A quantity with a unit is converted to the
+    key's unit; a unit of another kind raises :class:`AnswerParseError`."""
+    if isinstance(parsed, ParsedChoice):
+        idx = sorted(parsed.indices)
+        return (idx[0] if target.type == "mcq" else set(idx)), None
+    if isinstance(parsed, ParsedMatrix):
+        return [list(r) for r in parsed.rows], None
+    if not isinstance(parsed, Parsed):
+        return parsed, None
+    key_unit = getattr(target.key, "unit", "") or ""
+    unit = _key_unit(key_unit)
+    if parsed.dimension:
+        if unit is not None:
+            dim, factor = unit
+            if dim != parsed.dimension:
+                raise AnswerParseError(f"the answer is in {key_unit.split('(')[0].strip()}, not {parsed.unit}")
+            if parsed.exact is not None:
+                return parsed.exact / factor, None
+            return parsed.value / float(factor), None
+        # a plain count answered with a unit: the base-unit value (bytes, FLOPs, seconds)
+        return (parsed.exact if parsed.exact is not None else parsed.value), None
+    written = parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
+    return (parsed.exact if parsed.exact is not None else parsed.value), written
+
+
+def _expected_text(target: Any, problem: Any) -> str:
+    from question_bank.grading import describe_key
+
+    return describe_key(target.key, problem.options_text or None)
+
+
+# --------------------------------------------------------------------------------------------
+# the session
+
+
+@dataclass
+class _Outcome:
+    action: str  # "answered" | "skip" | "solution" | "another" | "quit" | "eof"
+    text: str | None = None
+
+
+@dataclass
+class Summary:
+    session_id: str
+    seed: int
+    asked: int = 0  # problems shown and finished (answered, skipped or revealed)
+    answered: int = 0
+    correct: int = 0
+    score: float = 0.0
+    skipped: int = 0
+    revealed: int = 0
+    reports: int = 0
+    seconds: float = 0.0
+    misconceptions: Counter = field(default_factory=Counter)  # (id, label) -> count
+    due_next: list[Any] = field(default_factory=list)  # DueItem
+    interrupted: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id, "seed": self.seed, "asked": self.asked, "answered": self.answered,
+            "correct": self.correct, "score": self.score, "skipped": self.skipped, "revealed": self.revealed,
+            "reports": self.reports, "seconds": self.seconds, "interrupted": self.interrupted,
+            "problems": list(self.problems),
+            "misconceptions": [{"id": i, "label": lab, "count": n} for (i, lab), n in self.misconceptions.most_common()],
+            "due_next": [d.to_json() for d in self.due_next],
+        }
+
+
+class Quiz:
+    """One quiz session. ``view`` shows and reads (``drills.quiz_view``); ``store`` is a
+    :class:`drills.progress.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
+
+    def __init__(self, store: Any, catalogue: Catalogue, source: ProblemSource, view: Any, opts: QuizOptions,
+                 *, seed: int, clock: Any = time.monotonic):
+        self.store = store
+        self.catalogue = catalogue
+        self.source = source
+        self.view = view
+        self.opts = opts
+        self.seed = seed
+        self.clock = clock
+        self.rng = random.Random(f"qkv-quiz-another:{seed}")
+        self.session_id = ""
+        self.summary: Summary | None = None
+        self._last: tuple[Any, dict[str, str]] | None = None  # last graded problem and its answers
+        self._started = 0.0
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> Summary:
+        self._started = self.clock()
+        self.session_id = self.store.start_session("quiz", args={**self.opts.to_json(), "seed": self.seed})
+        s = self.summary = Summary(self.session_id, self.seed)
+        try:
+            self.source.start()
+            self.view.start({"count": len(self.source), "seed": self.seed, "session_id": self.session_id,
+                             "due": sum(p.due for p in self.source.picks), "options": self.opts.to_json()})
+            total = len(self.source)
+            for i in range(total):
+                problem = self.source.get(i)
+                if problem is None:
+                    self.view.message(f"skipped a problem that could not be built ({self.source.errors.get(i)})")
+                    continue
+                self.source.prefetch(i + 1)
+                action = self._problem(problem, i, total, last=i == total - 1)
+                if action in ("quit", "eof"):
+                    break
+        except KeyboardInterrupt:
+            s.interrupted = True
+        self._finish()
+        return s
+
+    def _finish(self) -> None:
+        s = self.summary
+        assert s is not None
+        s.seconds = self.clock() - self._started
+        try:
+            from drills.scheduling import utc
+
+            s.due_next = self.store.due_items(utc() + timedelta(days=7), limit=5)
+            self.store.end_session(self.session_id, score=s.score, max_score=float(s.asked), summary=s.to_json())
+        except KeyboardInterrupt:
+            s.interrupted = True
+        self.view.end(s)
+
+    def _header(self, i: int, total: int) -> dict[str, Any]:
+        s = self.summary
+        return {"index": i + 1, "total": total, "score": s.score, "asked": s.asked}
+
+    def _problem(self, problem: Any, i: int, total: int, *, last: bool) -> str:
+        """Ask one problem (all its parts); returns the action that ended it."""
+        while True:
+            self.view.problem(problem, self._header(i, total))
+            result = self._ask_problem(problem)
+            if result == "another":
+                fresh = self._another(problem)
+                if fresh is not None:
+                    problem = fresh
+                continue
+            if result in ("answered", "skip", "solution"):
+                self.view.errata(problem)
+                if self.view.interactive:
+                    return self._pause(problem, last=last)
+            return result
+
+    def _another(self, problem: Any) -> Any:
+        if not problem.family:
+            self.view.message("This is a curated item: it has no other variants ('skip' moves on).")
+            return None
+        pick = Pick("family", problem.family, self.rng.randrange(SEED_RANGE), problem.difficulty)
+        try:
+            return self.catalogue.build(pick, self.opts.type)
+        except Exception as e:  # noqa: BLE001
+            self.view.message(f"could not make another variant: {e}")
+            return None
+
+    def _pause(self, problem: Any, *, last: bool) -> str:
+        """After a verdict (interactive only): Enter goes on; solution, report, quit work here."""
+        while True:
+            try:
+                line = self.view.read("pause", last=last)
+            except EOFError:
+                return "eof"
+            text = line.strip()
+            if not text:
+                return "answered"
+            try:
+                cmd = parse_command(text, letters_are_answers=False)
+            except AnswerParseError as e:
+                self.view.invalid(text, str(e))
+                continue
+            if cmd is None:
+                self.view.invalid(text, "press Enter for the next question (or: solution, report [note], quit)")
+            elif cmd.name == "quit":
+                return "quit"
+            elif cmd.name == "solution":
+                self.view.solution(problem)
+            elif cmd.name == "report":
+                self._report(cmd, problem, {})
+            elif cmd.name == "help":
+                self.view.message("Enter: next question · solution · report [note] · quit")
+            else:
+                self.view.message(f"'{cmd.name}' works while a question is open; press Enter to go on")
+
+    def _ask_problem(self, problem: Any) -> str:
+        s = self.summary
+        targets = problem.parts or [problem]
+        answers: dict[str, Any] = {}
+        written: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        verdicts: dict[str, Any] = {}
+        hints = [0]
+        problem_start = self.clock()
+        for k, target in enumerate(targets):
+            label = target.label if problem.parts else None
+            if label is not None:
+                self.view.part(problem, target, k, len(targets))
+            start = self.clock()
+            while True:
+                out = self._read_answer(problem, target, label, hints, texts)
+                if out.action != "answered":
+                    break
+                try:
+                    parsed = parse_answer(out.text or "", target.type, n_options=len(problem.options) or None,
+                                          shape=key_shape(target.key))
+                    value, wtext = value_for(parsed, target)
+                except AnswerParseError as e:
+                    msg = str(e)
+                    if "expected" not in msg:
+                        msg = f"{msg}; {_expected_for(target, problem)}"
+                    self.view.invalid(out.text or "", msg)
+                    continue
+                verdict = self._grade(problem, target, label, value, wtext, answers, written)
+                if verdict.invalid:
+                    self.view.invalid(out.text or "", verdict.message)
+                    continue
+                break
+            if out.action != "answered":
+                if out.action in ("skip", "solution"):
+                    self._give_up(problem, target, label, out.action, texts, problem_start)
+                    if texts:
+                        self._last = (problem, dict(texts))
+                return out.action
+            time_ms = int(round((self.clock() - start) * 1000))
+            texts[label or ""] = out.text or ""
+            answers[label or ""] = value
+            if wtext is not None:
+                written[label or ""] = wtext
+            verdicts[label or ""] = verdict
+            final = k == len(targets) - 1
+            rating = None
+            if problem.parts and final:
+                from drills.scheduling import rating_for
+
+                all_right = all(v.correct for v in verdicts.values())
+                rating = rating_for(all_right, int(round((self.clock() - problem_start) * 1000)),
+                                    problem.type, problem.marks)
+            m = verdict.misconception
+            recorded = self.store.record_attempt(
+                problem_id=problem.id, session_id=self.session_id, family=problem.family, seed=problem.seed,
+                topic=problem.topic, type=target.type, part=label, answer=out.text, parsed=parsed,
+                correct=verdict.correct, score=verdict.score, marks=problem.marks, time_ms=time_ms,
+                misconception=m.id if m else None, misconception_label=m.label if m else None,
+                review=final, rating=rating,
+                extra={"status": verdict.status, "hints": hints[0], "difficulty": problem.difficulty,
+                       "follow_through": verdict.follow_through})
+            if m is not None:
+                s.misconceptions[(m.id, m.label)] += 1
+            self.view.answer(problem, label, out.text or "", parsed)
+            self.view.verdict(problem, target, verdict, text=out.text or "", parsed=parsed, value=value,
+                              expected=_expected_text(target, problem), recorded=recorded, time_ms=time_ms)
+            if final:
+                self._last = (problem, dict(texts))
+                score = sum(v.score for v in verdicts.values()) / len(verdicts)
+                s.asked += 1
+                s.answered += 1
+                s.score += score
+                s.correct += int(all(v.correct for v in verdicts.values()))
+                s.problems.append(problem.id)
+                if not all(v.correct for v in verdicts.values()):
+                    self.view.solution(problem)
+        return "answered"
+
+    def _grade(self, problem: Any, target: Any, label: str | None, value: Any, wtext: str | None,
+               answers: dict[str, Any], written: dict[str, str]) -> Any:
+        from question_bank.grading import grade, grade_parts
+
+        if label is None:
+            return grade(problem, value, written=wtext)
+        trial = {**answers, label: value}
+        wr = {**written, **({label: wtext} if wtext is not None else {})}
+        return grade_parts(problem, trial, written=wr)[label]
+
+    def _give_up(self, problem: Any, target: Any, label: str | None, action: str, texts: dict[str, str],
+                 problem_start: float) -> None:
+        s = self.summary
+        self.store.record_attempt(
+            problem_id=problem.id, session_id=self.session_id, family=problem.family, seed=problem.seed,
+            topic=problem.topic, type=target.type, part=label, answer=None, correct=None, score=0.0,
+            marks=problem.marks, time_ms=int(round((self.clock() - problem_start) * 1000)), review=True,
+            extra={"action": action, "difficulty": problem.difficulty})
+        s.asked += 1
+        s.problems.append(problem.id)
+        if action == "skip":
+            s.skipped += 1
+            self.view.skipped(problem, _expected_text(problem, problem))
+        else:
+            s.revealed += 1
+            self.view.solution(problem)
+
+    def _read_answer(self, problem: Any, target: Any, label: str | None, hints: list[int],
+                     texts: dict[str, str]) -> _Outcome:
+        """Read lines until an answer (a whole matrix, maybe row by row) or a command that ends
+        the problem; hint, help and report are handled here."""
+        reader = MatrixReader(key_shape(target.key)) if target.type == "matrix" else None
+        choice = target.type in CHOICE_TYPES
+        while True:
+            kind = "row" if reader is not None and reader.rows else "answer"
+            try:
+                line = self.view.read(kind, row=reader.prompt() if reader is not None and reader.rows else None)
+            except EOFError:
+                return _Outcome("eof")
+            text = line.strip()
+            try:
+                cmd = parse_command(text, letters_are_answers=choice)
+            except AnswerParseError as e:
+                self.view.invalid(text, str(e))
+                continue
+            if cmd is not None:
+                done = self._command(cmd, problem, hints, texts)
+                if done is not None:
+                    return _Outcome(done)
+                continue
+            if reader is None:
+                if not text:
+                    self.view.invalid(text, _expected_for(target, problem))
+                    continue
+                return _Outcome("answered", text)
+            try:
+                complete = reader.feed(line)
+            except AnswerParseError as e:
+                self.view.invalid(text, str(e))
+                continue
+            if complete:
+                joined = "; ".join(reader.lines) if len(reader.lines) > 1 else (reader.lines[0] if reader.lines else text)
+                return _Outcome("answered", joined)
+
+    def _command(self, cmd: Command, problem: Any, hints: list[int], texts: dict[str, str]) -> str | None:
+        if cmd.name == "hint":
+            if hints[0] < len(problem.hints):
+                from question_bank.render import latex_to_text
+
+                self.view.hint(latex_to_text(problem.hints[hints[0]]), hints[0] + 1, len(problem.hints))
+                hints[0] += 1
+            else:
+                self.view.message("No more hints for this one." if problem.hints else "No hint for this one.")
+            return None
+        if cmd.name == "help":
+            self.view.message(COMMAND_HELP)
+            return None
+        if cmd.name == "report":
+            if texts or self._last is None:
+                self._report(cmd, problem, texts)
+            else:
+                self._report(cmd, *self._last)
+            return None
+        return cmd.name  # skip, solution, another, quit
+
+    def _report(self, cmd: Command, problem: Any, texts: dict[str, str]) -> None:
+        answer = "; ".join(f"({k}) {v}" if k else v for k, v in texts.items()) or None
+        expected = _expected_text(problem, problem)
+        uid = self.store.report(problem.id, seed=problem.seed, family=problem.family, answer=answer,
+                                key=expected, note=cmd.arg, session_id=self.session_id,
+                                extra={"difficulty": problem.difficulty, "source": problem.source})
+        self.summary.reports += 1
+        self.view.reported(problem, answer, uid, self.store.data_dir)
+
+
+def _expected_for(target: Any, problem: Any) -> str:
+    if target.type == "mcq":
+        return f"expected one option letter, a to {chr(ord('a') + max(len(problem.options), 1) - 1)}"
+    if target.type == "msq":
+        return "expected one or more option letters, e.g. a,c"
+    if target.type == "matrix":
+        shape = key_shape(target.key)
+        return f"expected a {shape[0]}×{shape[1]} matrix, e.g. rows separated by ';'" if shape else "expected a matrix"
+    return "expected a number, e.g. 0.6, 3/5, 2^20 or 1.2G"
+
+
+# --------------------------------------------------------------------------------------------
+# entry point for the command
+
+
+def run_quiz(store: Any, opts: QuizOptions, view: Any, *, catalogue: Catalogue | None = None) -> Summary:
+    """Plan a session with ``opts`` on ``store``'s history and run it through ``view``."""
+    seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(SEED_RANGE)
+    opts = QuizOptions(opts.topics, opts.type, opts.difficulty, opts.count, seed)
+    catalogue = catalogue or Catalogue.load()
+    picks = plan(catalogue, store, opts)
+    source = ProblemSource(catalogue, picks, opts.type)
+    return Quiz(store, catalogue, source, view, opts, seed=seed).run()

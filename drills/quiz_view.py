@@ -1,0 +1,504 @@
+"""How a quiz looks: the rich terminal view, the plain view, and the ``--json`` event stream.
+
+The session (:mod:`drills.quiz`) calls the same methods on each view: ``start``, ``problem``,
+``part``, ``read``, ``invalid``, ``answer``, ``verdict``, ``solution``, ``skipped``, ``hint``,
+``errata``, ``reported``, ``message`` and ``end``. The content is composed once, as lines
+tagged with a style (:func:`verdict_lines`, :func:`summary_lines`, ...); :class:`PlainView`
+prints them as text with ✓/✗ marks, :class:`RichView` with colour through ``rich``, and
+:class:`JsonView` prints one JSON object per line instead (``{"event": "problem", ...}``,
+``"answer"``, ``"verdict"``, ... and ``"end"`` with the session summary), flushed as it goes.
+
+- :class:`RichView` (stdin and stdout are terminals): a header rule "Question 3 of 10 · score
+  2/3", the statement in a panel (math already in Unicode: QKᵀ/√dₖ, matrices drawn with ⎡ ⎤),
+  lettered options, type and marks; the prompt reads with line editing (``readline``). After
+  each verdict it waits for Enter, so the verdict stays on screen (and ``solution``/``report``
+  can be typed there).
+- :class:`PlainView`: the same text without colour; when stdin is not a terminal it echoes each
+  line it reads after the prompt, so the output reads as a transcript, and it never pauses.
+- ``rich`` is imported only by :class:`RichView`.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+import click
+
+from drills.output import emit_json
+
+__all__ = ["PlainView", "RichView", "JsonView", "make_view", "verdict_lines", "summary_lines", "relative_time"]
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+TYPE_LABELS = {
+    "mcq": "MCQ · one answer",
+    "msq": "MSQ · one or more answers",
+    "nat": "NAT · a number",
+    "integer": "integer",
+    "matrix": "matrix",
+}
+PAUSE_TEXT = "Enter: next · solution · report [note] · quit"
+
+Line = tuple[str, str]  # (style, text); styles: ok bad warn key dim title text
+
+
+# --------------------------------------------------------------------------------------------
+# content, composed once
+
+
+def fmt_score(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def header_text(h: dict[str, Any]) -> str:
+    return f"Question {h['index']} of {h['total']} · score {fmt_score(h['score'])}/{h['asked']}"
+
+
+def meta_text(problem: Any) -> str:
+    marks = f"{problem.marks} mark" + ("" if problem.marks == 1 else "s")
+    origin = problem.source_label if problem.family is None and problem.source_label else problem.id
+    bits = [TYPE_LABELS.get(problem.type, problem.type), marks, problem.topic, problem.difficulty, origin]
+    if problem.parts:
+        bits.insert(1, f"{len(problem.parts)} parts")
+    return " · ".join(b for b in bits if b)
+
+
+def option_lines(problem: Any) -> list[str]:
+    opts = problem.options_text or problem.options
+    return [f"({LETTERS[i]}) {o}" for i, o in enumerate(opts)]
+
+
+def answer_hint(target: Any, problem: Any) -> str:
+    if target.type == "mcq":
+        return "Answer with a letter (b) or a number (2)."
+    if target.type == "msq":
+        return "One or more letters, e.g. a,c."
+    if target.type == "matrix":
+        from drills.answers import key_shape
+
+        shape = key_shape(target.key)
+        dims = f"{shape[0]}×{shape[1]} " if shape else ""
+        return f"A {dims}matrix: rows separated by ';' (0.6 0.4; 0.4 0.6), as JSON, or one row per line."
+    return "A number: 0.6, 3/5, 2^20, 1.2G, 4 GiB, sqrt(2)/2 …"
+
+
+def relative_time(when: datetime, now: datetime | None = None) -> str:
+    from drills.scheduling import utc
+
+    seconds = (utc(when) - utc(now)).total_seconds()
+    if seconds <= 60:
+        return "now"
+    if seconds < 3600:
+        return f"in {round(seconds / 60)} min"
+    if seconds < 86400:
+        return f"in {round(seconds / 3600)} h"
+    days = round(seconds / 86400)
+    return "tomorrow" if days == 1 else f"in {days} days"
+
+
+def duration_text(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    m, s = divmod(seconds, 60)
+    if m < 60:
+        return f"{m} min {s} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m} min"
+
+
+def _cell_grid(rows: list[list[float]], cells: Any, decimals: int | None) -> list[str]:
+    """The student's matrix aligned, each wrong entry followed by ✗."""
+    from question_bank.render import num
+
+    body = [[num(x, decimals) if decimals is not None else num(x) for x in r] for r in rows]
+    marks = [[" " if ok else "✗" for ok in r] for r in cells]
+    widths = [max(len(r[j]) for r in body) for j in range(len(body[0]))]
+    lines = ["  ".join(f"{c.rjust(w)}{m}" for c, m, w in zip(r, mr, widths, strict=True)) for r, mr in zip(body, marks, strict=True)]
+    if len(lines) == 1:
+        return [f"[ {lines[0]} ]"]
+    out = []
+    for i, b in enumerate(lines):
+        lb, rb = ("⎡", "⎤") if i == 0 else ("⎣", "⎦") if i == len(lines) - 1 else ("⎢", "⎥")
+        out.append(f"{lb} {b} {rb}")
+    return out
+
+
+def verdict_lines(problem: Any, target: Any, verdict: Any, *, value: Any, expected: str,
+                  recorded: Any = None) -> list[Line]:
+    """The verdict as styled lines: mark and message, the misconception, per-cell marks, what
+    was accepted, the exact answer, and when the item comes back."""
+    from question_bank.problem import MatrixKey
+
+    label = f"({verdict.label}) " if verdict.label else ""
+    out: list[Line] = [("ok" if verdict.correct else "bad", f"{'✓' if verdict.correct else '✗'} {label}{verdict.message}")]
+    if verdict.misconception is not None:
+        m = verdict.misconception
+        out.append(("warn", f"  Misconception: {m.label} [{m.id}]"))
+    key = target.key
+    if verdict.cells is not None and not all(all(r) for r in verdict.cells) and isinstance(value, list):
+        out.append(("text", "  Your matrix (✗ = wrong entry):"))
+        out.extend(("text", "    " + ln) for ln in _cell_grid(value, verdict.cells, getattr(key, "decimals", None)))
+    if verdict.accepted:
+        out.append(("dim", f"  Accepted: {verdict.accepted}"))
+    if not verdict.correct:
+        if isinstance(key, MatrixKey):
+            from question_bank.render import text_matrix_lines
+
+            out.append(("key", "  Answer:"))
+            out.extend(("key", "    " + ln) for ln in text_matrix_lines(key.value, key.decimals))
+        else:
+            out.append(("key", f"  Answer: {expected}"))
+    if recorded is not None and getattr(recorded, "due", None) is not None:
+        out.append(("dim", f"  Saved · this comes back {relative_time(recorded.due)}"))
+    return out
+
+
+def solution_lines(problem: Any) -> list[Line]:
+    return [("title", "Worked solution:")] + [("text", "  " + ln) for ln in problem.solution_text.splitlines()]
+
+
+def errata_lines(problem: Any) -> list[Line]:
+    out: list[Line] = []
+    for e in problem.errata:
+        out.append(("warn", f"Erratum in the source ({e.where}): printed {e.printed}; exact {e.exact}."))
+        out.append(("dim", f"  {e.reason}"))
+    return out
+
+
+def summary_lines(s: Any) -> list[Line]:
+    out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {fmt_score(s.score)}/{s.asked} · "
+                                 f"{duration_text(s.seconds)}")]
+    extras = [f"{n} {w}" for n, w in ((s.skipped, "skipped"), (s.revealed, "solution(s) shown"),
+                                      (s.reports, "key(s) reported")) if n]
+    if extras:
+        out.append(("dim", "  " + " · ".join(extras)))
+    if s.misconceptions:
+        hit = "; ".join(f"{lab}" + (f" (×{n})" if n > 1 else "") for (_, lab), n in s.misconceptions.most_common())
+        out.append(("warn", f"  Misconceptions hit: {hit}"))
+    if s.due_next:
+        due = "; ".join(f"{d.ref} {relative_time(d.due)}" for d in s.due_next)
+        out.append(("text", f"  Due next: {due}"))
+    else:
+        out.append(("text", "  Nothing due in the next 7 days."))
+    out.append(("dim", f"  Seed {s.seed} · all answers saved"))
+    return out
+
+
+def goodbye_line(s: Any) -> str:
+    misc = f" · {sum(s.misconceptions.values())} misconception(s) hit" if s.misconceptions else ""
+    return (f"Goodbye: {s.correct} of {s.asked} right (score {fmt_score(s.score)}/{s.asked}) in "
+            f"{duration_text(s.seconds)}{misc} · all answers given are saved.")
+
+
+# --------------------------------------------------------------------------------------------
+# plain text
+
+
+class PlainView:
+    """Text without colour. Reads lines from ``stdin``; ``interactive`` when it is a terminal."""
+
+    MARKS = {"ok": "", "bad": "", "warn": "", "key": "", "dim": "", "title": "", "text": ""}
+
+    def __init__(self, stdin: Any = None):
+        self.stdin = stdin if stdin is not None else sys.stdin
+        try:
+            self.interactive = bool(self.stdin.isatty())
+        except (AttributeError, ValueError):
+            self.interactive = False
+
+    # output
+    def out(self, text: str = "") -> None:
+        click.echo(text)
+
+    def lines(self, lines: list[Line]) -> None:
+        for _style, text in lines:
+            self.out(text)
+
+    def start(self, info: dict[str, Any]) -> None:
+        due = f" ({info['due']} due for review)" if info.get("due") else ""
+        self.out(f"qkv quiz · {info['count']} question{'s' if info['count'] != 1 else ''}{due} · seed {info['seed']} "
+                 f"· type help for commands")
+
+    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+        self.out("")
+        self.out(f"── {header_text(header)} ── {meta_text(problem)}")
+        self.out(problem.statement_text)
+        opts = option_lines(problem)
+        if opts:
+            self.out("")
+            for o in opts:
+                self.out(o)
+        if problem.errata:
+            self.out("(Note: the source of this item prints a figure qkv disagrees with; shown with the answer.)")
+        if not problem.parts:
+            self.out(answer_hint(problem, problem))
+
+    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+        self.out(f"Part ({part.label}) of {n}: {part.prompt_text}  [{TYPE_LABELS.get(part.type, part.type)}]")
+
+    # input
+    def prompt_text(self, kind: str, row: str | None = None, last: bool = False) -> str:
+        if kind == "row":
+            return f"{row}> "
+        if kind == "pause":
+            return f"[{PAUSE_TEXT.replace('next', 'finish' if last else 'next')}] "
+        return "answer> "
+
+    def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
+        click.echo(self.prompt_text(kind, row, last), nl=False)
+        line = self.stdin.readline()
+        if not line:
+            self.out("")
+            raise EOFError
+        if not self.interactive:
+            self.out(line.rstrip("\n"))
+        return line.rstrip("\r\n")
+
+    def invalid(self, text: str, message: str) -> None:
+        self.out(f"  ? {message} (nothing counted; answer again)")
+
+    def answer(self, problem: Any, label: str | None, text: str, parsed: Any) -> None:
+        pass
+
+    def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
+                expected: str, recorded: Any, time_ms: int) -> None:
+        self.lines(verdict_lines(problem, target, verdict, value=value, expected=expected, recorded=recorded))
+
+    def solution(self, problem: Any) -> None:
+        self.lines(solution_lines(problem))
+
+    def skipped(self, problem: Any, expected: str) -> None:
+        self.out(f"Skipped. Answer: {expected}")
+
+    def hint(self, text: str, i: int, n: int) -> None:
+        self.out(f"Hint {i}/{n}: {text}")
+
+    def errata(self, problem: Any) -> None:
+        self.lines(errata_lines(problem))
+
+    def reported(self, problem: Any, answer: str | None, uid: str, data_dir: Any) -> None:
+        yours = f" with your answer {answer!r}" if answer else ""
+        self.out(f"Reported {problem.id}{yours} for review (saved to {data_dir}/reports.jsonl).")
+
+    def message(self, text: str) -> None:
+        self.out(text)
+
+    def end(self, summary: Any) -> None:
+        if summary.interrupted:
+            self.out("")
+            self.out(goodbye_line(summary))
+            return
+        self.out("")
+        self.lines(summary_lines(summary))
+
+
+# --------------------------------------------------------------------------------------------
+# rich terminal
+
+
+class RichView(PlainView):
+    """The terminal view: colour, a header rule, the statement in a panel."""
+
+    STYLES = {"ok": "bold green", "bad": "bold red", "warn": "yellow", "key": "bold", "dim": "dim",
+              "title": "bold cyan", "text": ""}
+
+    def __init__(self, stdin: Any = None, console: Any = None):
+        super().__init__(stdin)
+        from rich.console import Console
+
+        self.console = console or Console(highlight=False, soft_wrap=False)
+        try:
+            import readline  # noqa: F401 - line editing and history for input()
+        except ImportError:  # pragma: no cover - Windows
+            pass
+
+    def out(self, text: str = "") -> None:
+        from rich.text import Text
+
+        self.console.print(Text(text))
+
+    def lines(self, lines: list[Line]) -> None:
+        from rich.text import Text
+
+        for style, text in lines:
+            self.console.print(Text(text, style=self.STYLES.get(style, "")))
+
+    def start(self, info: dict[str, Any]) -> None:
+        from rich.text import Text
+
+        due = f" · {info['due']} due for review" if info.get("due") else ""
+        self.console.print(Text(f"qkv quiz · {info['count']} questions{due} · type help for commands", style="dim"))
+
+    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.console.print()
+        self.console.rule(Text(header_text(header), style="bold"), align="left")
+        body = Text(problem.statement_text)
+        opts = option_lines(problem)
+        if opts:
+            body.append("\n")
+            for o in opts:
+                body.append("\n")
+                body.append(o[:3], style="bold")
+                body.append(o[3:])
+        self.console.print(Panel(body, title=Text(meta_text(problem), style="cyan"), title_align="left",
+                                 expand=False, padding=(0, 1)))
+        if problem.errata:
+            self.console.print(Text("Note: the source of this item prints a figure qkv disagrees with; "
+                                    "it is shown with the answer.", style="yellow"))
+        if not problem.parts:
+            self.console.print(Text(answer_hint(problem, problem), style="dim"))
+
+    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+        from rich.text import Text
+
+        t = Text()
+        t.append(f"({part.label}) ", style="bold")
+        t.append(part.prompt_text)
+        t.append(f"   part {k + 1} of {n} · {TYPE_LABELS.get(part.type, part.type)}", style="dim")
+        self.console.print(t)
+
+    def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
+        prompt = self.prompt_text(kind, row, last)
+        if kind == "pause":
+            from rich.text import Text
+
+            self.console.print(Text(PAUSE_TEXT.replace("next", "finish" if last else "next"), style="dim"))
+            prompt = "› "
+        elif kind == "answer":
+            prompt = "answer › "
+        try:
+            return self.console.input(prompt)
+        except EOFError:
+            self.console.print()
+            raise
+
+    def invalid(self, text: str, message: str) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(f"  ? {message} (nothing counted; answer again)", style="yellow"))
+
+    def solution(self, problem: Any) -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.console.print(Panel(Text(problem.solution_text), title="Worked solution", title_align="left",
+                                 border_style="cyan", expand=False))
+
+    def hint(self, text: str, i: int, n: int) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(f"Hint {i}/{n}: {text}", style="cyan"))
+
+    def end(self, summary: Any) -> None:
+        from rich.text import Text
+
+        if summary.interrupted:
+            self.console.print()
+            self.console.print(Text(goodbye_line(summary), style="bold"))
+            return
+        self.console.print()
+        self.console.rule(style="dim")
+        self.lines(summary_lines(summary))
+
+
+# --------------------------------------------------------------------------------------------
+# JSON events
+
+
+class JsonView:
+    """One JSON object per line on stdout; answers read one per line from stdin, no prompts."""
+
+    interactive = False
+
+    def __init__(self, stdin: Any = None):
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self._problem_id: str | None = None
+        self._part: str | None = None
+
+    def _emit(self, event: str, **data: Any) -> None:
+        emit_json({"event": event, **data})
+
+    def start(self, info: dict[str, Any]) -> None:
+        self._emit("start", **info)
+
+    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+        self._problem_id, self._part = problem.id, None
+        self._emit(
+            "problem", **header, id=problem.id, family=problem.family, seed=problem.seed, type=problem.type,
+            topic=problem.topic, difficulty=problem.difficulty, marks=problem.marks, tags=list(problem.tags),
+            statement=problem.statement_text, statement_md=problem.statement_md,
+            options=list(problem.options_text or problem.options),
+            parts=[{"label": p.label, "type": p.type, "prompt": p.prompt_text} for p in problem.parts],
+            source=problem.source, source_label=problem.source_label, hints=len(problem.hints),
+            errata=len(problem.errata),
+        )
+
+    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+        self._part = part.label
+        self._emit("part", problem_id=problem.id, label=part.label, type=part.type, prompt=part.prompt_text,
+                   index=k + 1, of=n)
+
+    def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    def invalid(self, text: str, message: str) -> None:
+        self._emit("answer", problem_id=self._problem_id, part=self._part, text=text, valid=False, message=message)
+
+    def answer(self, problem: Any, label: str | None, text: str, parsed: Any) -> None:
+        self._emit("answer", problem_id=problem.id, part=label, text=text, valid=True, parsed=parsed)
+
+    def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
+                expected: str, recorded: Any, time_ms: int) -> None:
+        data = verdict.to_json()
+        data.update(problem_id=problem.id, part=getattr(target, "label", None) if problem.parts else None,
+                    answer=text, expected_text=expected, time_ms=time_ms,
+                    recorded_id=getattr(recorded, "id", None), rating=getattr(recorded, "rating", None),
+                    due=recorded.due.isoformat() if getattr(recorded, "due", None) else None)
+        self._emit("verdict", **data)
+
+    def solution(self, problem: Any) -> None:
+        self._emit("solution", problem_id=problem.id, text=problem.solution_text)
+
+    def skipped(self, problem: Any, expected: str) -> None:
+        self._emit("skip", problem_id=problem.id, expected_text=expected)
+
+    def hint(self, text: str, i: int, n: int) -> None:
+        self._emit("hint", problem_id=self._problem_id, text=text, index=i, of=n)
+
+    def errata(self, problem: Any) -> None:
+        for e in problem.errata:
+            self._emit("erratum", problem_id=problem.id, where=e.where, printed=e.printed, exact=e.exact,
+                       reason=e.reason)
+
+    def reported(self, problem: Any, answer: str | None, uid: str, data_dir: Any) -> None:
+        self._emit("report", problem_id=problem.id, seed=problem.seed, answer=answer, uid=uid,
+                   file=f"{data_dir}/reports.jsonl")
+
+    def message(self, text: str) -> None:
+        self._emit("message", problem_id=self._problem_id, text=text)
+
+    def end(self, summary: Any) -> None:
+        self._emit("end", **summary.to_json())
+
+
+def make_view(*, as_json: bool = False, plain: bool = False, stdin: Any = None) -> Any:
+    """JSON when asked; the rich view when stdin and stdout are terminals (unless ``plain``);
+    the plain view otherwise."""
+    stdin = stdin if stdin is not None else sys.stdin
+    if as_json:
+        return JsonView(stdin)
+    try:
+        tty = stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if tty and not plain:
+        return RichView(stdin)
+    return PlainView(stdin)

@@ -1,0 +1,365 @@
+"""Hardware arithmetic: compute- or memory-bound matmuls, critical intensity, the decode-step
+lower bound, GPU-days at an MFU, ZeRO memory per GPU, and the fewest chips that hold a model.
+
+Keys are ``solver.roofline``/``solver.inference``/``solver.training`` results on figures
+that the statement states (from ``solver.hardware`` presets: dense peaks, HBM bandwidth and
+capacity); the worked solution is the result's steps (formula, substitution, value).
+Misconceptions are the same calls with the mistake applied: the with-sparsity peak (2 × the
+dense one), FLOPs counted as multiply-adds, no KV cache or only K, ``n_heads`` in place of
+``n_kv_heads``, the compute time where the memory time binds (bandwidth- vs compute-bound),
+2N (forward only) in place of 6N, GiB in place of GB, 4 bytes (bits) per int4 weight,
+another ZeRO stage.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from question_bank.families.counting_common import big, result_steps, tokens_text
+from question_bank.family import Draw, Wrong, family, keep_distinct, numeric_choices
+from question_bank.grading import answer_text, integer_key, nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc, latex_to_text
+
+_SRC = "issue 7 (hardware arithmetic)"
+_NAMES = {"a100-80gb": "NVIDIA A100 80GB SXM", "a100-40gb": "NVIDIA A100 40GB SXM", "h100-sxm": "NVIDIA H100 SXM",
+          "h200": "NVIDIA H200", "tpu-v4": "Google TPU v4", "tpu-v5e": "Google TPU v5e", "tpu-v5p": "Google TPU v5p"}
+
+
+def _hw(name: str) -> Any:
+    from solver.hardware import get_hardware
+
+    return get_hardware(name)
+
+
+def _peak_text(name: str, dtype: str = "bf16") -> str:
+    """The peak as a datasheet states it: NVIDIA prints the with-sparsity figure (2 × dense)."""
+    hw = _hw(name)
+    dense = hw.peak(dtype) / 1e12
+    if hw.vendor == "NVIDIA":
+        return (f"its datasheet lists {dtype.upper()} tensor throughput as ${2 * dense:g}$ TFLOP/s *with 2:4 structured "
+                "sparsity*; dense matmuls cannot use sparsity")
+    return f"its dense {dtype.upper()} peak is ${dense:g}$ TFLOP/s"
+
+
+def _bw_text(name: str) -> str:
+    return f"HBM bandwidth ${_hw(name).hbm_bandwidth / 1e12:g}$ TB/s ($10^{{12}}$ bytes/s)"
+
+
+def _chip(name: str, dtype: str = "bf16", **kw: Any) -> Any:
+    from solver.hardware import resolve_chip
+
+    return resolve_chip(name, dtype, **kw)
+
+
+def _sparse(name: str, dtype: str = "bf16") -> Any:
+    """The chip with the with-sparsity figure taken as the peak (the mistake)."""
+    return _chip(name, dtype, peak_flops=2 * _hw(name).peak(dtype))
+
+
+_SPARSE = ("sparse_peak", "used the with-sparsity peak", "The datasheet's figure with 2:4 sparsity is twice the dense peak; "
+           "a dense matmul gets only half of it.")
+
+
+@family("hardware.matmul_bound", topic="hardware", title="Is this matmul compute- or memory-bound?",
+        types=("mcq",), tags=("roofline", "arithmetic-intensity", "hardware"), marks=2, source=_SRC)
+def matmul_bound(d: Draw) -> Problem:
+    """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth."""
+    from solver.roofline import bound, matmul
+
+    for _ in range(300):
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200") if d.level < 2 else ("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p"))
+        D, F = d.pick((4096, 8192)), d.pick((4096, 8192, 16384))
+        B = d.pick((32, 64, 128, 256, 512, 1024, 2048))
+        r = matmul(B, D, F, dtype="bf16", chip=_chip(hw))
+        I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
+        if 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 and abs(I - 2 * crit) / crit > 0.05:
+            break
+    which = r.breakdown["bound"]
+    rs = matmul(B, D, F, dtype="bf16", chip=_sparse(hw))
+    crit_s = float(rs.breakdown["critical_intensity"])
+    macs_i = float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))  # FLOPs counted as multiply-adds
+
+    def fmt(v: tuple[float, float, str]) -> str:
+        i, c, b = v
+        rel = "<" if i < c else ">"
+        return f"{b.capitalize()}-bound: $I \\approx {i:.1f}$ {rel} $I^* \\approx {c:.1f}$ FLOP/byte"
+
+    other = "compute" if which == "memory" else "memory"
+    wrongs = [
+        Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
+              "Below the critical intensity the chip waits for memory (memory-bound); above it, for the ALUs (compute-bound).",
+              (I, crit, other)),
+        Wrong(*_SPARSE, (I, crit_s, bound(I, crit_s))),
+        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "The peak counts 2 FLOPs per multiply-add: so must the intensity.",
+              (macs_i, crit, bound(macs_i, crit))),
+    ]
+    options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None)
+    options_text = [latex_to_text(o).replace("I^*", "I*") for o in options]
+    st = Doc()
+    st.p(f"On the {_NAMES[hw]} ({_peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
+         f"$X$ of shape ${B} \\times {D}$ by weights $W$ of shape ${D} \\times {F}$. Assume each operand is read from HBM once "
+         "and $Y$ written once. Which statement is right?")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**.",
+          f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound.")
+    ans = answer_text(key, options_text)
+    sol.p(f"**Answer:** {ans}", f"Answer: {ans}")
+    return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options_text,
+                     misconceptions=mis,
+                     given={"hw": hw, "batch": B, "d_in": D, "d_out": F, "bound": which,
+                            "option_values": [list(v) for v in values]})
+
+
+@family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",
+        types=("nat",), tags=("roofline", "critical-intensity", "hardware"), source=_SRC)
+def critical_intensity(d: Draw) -> Problem:
+    """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2."""
+    from solver.roofline import roofline
+
+    hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
+    ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
+    wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
+    r = roofline(_chip(hw), weight_dtype=wdt)
+    rs = roofline(_sparse(hw), weight_dtype=wdt)
+    field = "critical_intensity" if ask == "intensity" else "critical_batch"
+    value = float(r.breakdown[field])
+    wrongs = [Wrong(*_SPARSE, float(rs.breakdown[field])) if _hw(hw).vendor == "NVIDIA" else None]
+    if ask == "intensity":
+        wrongs.append(Wrong("inverted", "divided bandwidth by peak", "I* = peak FLOP/s ÷ bytes/s (FLOPs per byte).",
+                            1 / value))
+        wrongs.append(Wrong("macs_vs_flops", "counted the peak in multiply-adds", "Peaks count 2 FLOPs per multiply-add, "
+                            "and so does the intensity.", float(roofline(_chip(hw, peak_flops=_hw(hw).peak("bf16") / 2))
+                                                               .breakdown[field])))
+    else:
+        bits = {"bf16": None, "int8": "fp64", "int4": "fp32"}[wdt]
+        wrongs.append(Wrong("bits_as_bytes", "used bits as bytes per weight", f"A {wdt} weight is {'1 byte' if wdt == 'int8' else 'half a byte'}.",
+                            float(roofline(_chip(hw), weight_dtype=bits).breakdown[field])) if bits else None)
+        doubled = {"bf16": "fp32", "int8": "bf16", "int4": "int8"}[wdt]  # B* = I*·(2w)/2 = I*·w: the missing /2
+        wrongs.append(Wrong("forgot_two_flops", "took I ≈ B/w (forgot 2 FLOPs per multiply-add)",
+                            "Each weight read is used in B multiply-adds = 2B FLOPs: I ≈ 2B/w.",
+                            float(roofline(_chip(hw), weight_dtype=doubled).breakdown[field])))
+        wrongs.append(Wrong("ignored_weight_dtype", "assumed 2-byte weights", f"The weights are {wdt}: fewer bytes per weight read "
+                            "means fewer rows needed to reach I*.", float(roofline(_chip(hw), weight_dtype="bf16").breakdown[field]))
+                      if wdt != "bf16" else None)
+    wrongs = [w for w in wrongs if w is not None]
+    decimals = 1 if ask == "intensity" else 0
+    key = nat_key(value, decimals, unit="FLOP/byte" if ask == "intensity" else "rows")
+    st = Doc()
+    st.p(f"Consider the {_NAMES[hw]}: {_peak_text(hw)}; {_bw_text(hw)}.")
+    if ask == "intensity":
+        st.p("What is its critical arithmetic intensity $I^{*}$ (FLOPs per byte of HBM traffic above which a dense bf16 kernel "
+             "is compute-bound)? Round off to one decimal place.")
+    else:
+        st.p(f"A matmul $X[B, D] \\cdot W[D, F]$ with bf16 activations and **{wdt} weights**, $B \\ll D, F$, moves mostly the "
+             "weights, so its intensity is about $2B/w$ ($w$ = bytes per weight). From which batch size $B^*$ does it become "
+             "compute-bound (at the bf16 dense peak)? Round off to the nearest integer.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"hw": hw, "ask": ask, "weight_dtype": wdt})
+
+
+_DECODE_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b", "llama2-70b")
+
+
+@family("hardware.decode_step", topic="hardware", title="Lower bound of one decode step",
+        types=("nat",), tags=("inference", "decode", "kv-cache", "memory-bound"), marks=2, source=_SRC)
+def decode_step(d: Draw) -> Problem:
+    """t ≥ max((N·w + B·S·X) / (chips·bw), 2·N·B / (chips·peak)), X = 2·L·h_kv·d_h·bytes per token."""
+    from solver.counts_params import param_count
+    from solver.inference import decode_step as step
+    from solver.inference import kv_bytes_per_token
+    from solver.presets import get_preset
+
+    for _ in range(300):
+        name = d.pick(_DECODE_MODELS if d.level else ("llama2-7b", "mistral-7b"))
+        cfg = get_preset(name).config
+        N = param_count(cfg)
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
+        chips = 8 if name == "llama2-70b" else (d.pick((1, 2, 4)) if d.level else 1)
+        B = d.pick((1, 8, 16, 32, 64) if d.level else (1, 8))
+        S = d.pick((1024, 2048, 4096, 8192))
+        L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
+        X = kv_bytes_per_token(L, kv, dh, "bf16")
+        chip = _chip(hw)
+        r = step(N, B, S, X, chip, chips=chips, weight_dtype="bf16")
+        value = r.answer * 1e3
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    ms = 1e3
+    wrongs = [
+        Wrong("forgot_kv_cache", "forgot the KV-cache read", "Each step reads every sequence's whole KV cache as well as the weights.",
+              step(N, B, S, 0, chip, chips=chips).answer * ms),
+        Wrong("forgot_k_and_v", "cached K only (forgot the factor 2)", "Both K and V are cached and read: 2·L·h_kv·d_h values per token.",
+              step(N, B, S, X / 2, chip, chips=chips).answer * ms),
+        Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only {kv} K/V heads are cached per layer, not {h}.",
+              step(N, B, S, kv_bytes_per_token(L, h, dh, "bf16"), chip, chips=chips).answer * ms) if kv != h else None,
+        Wrong("compute_bound_time", "took the compute time", "Decode at this batch is memory-bandwidth-bound: the bound is the larger "
+              "(memory) time, not FLOPs/peak.", float(r.breakdown["compute_time_s"]) * ms),
+        Wrong("one_chip", "used one chip's bandwidth", f"The weights and cache are spread over {chips} chips whose bandwidths add up.",
+              step(N, B, S, X, chip, chips=1).answer * ms) if chips > 1 else None,
+    ]
+    wrongs = [w for w in wrongs if w is not None]
+    key = nat_key(value, 2, unit="ms")
+    att = "multi-head attention" if kv == h else f"grouped-query attention with {kv} K/V heads"
+    st = Doc()
+    st.p(f"{name} has $N = {big(N)}$ parameters, $L = {L}$ layers, $h = {h}$ heads of size $d_h = {dh}$ and {att}. "
+         f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on {chips} × {_NAMES[hw]} "
+         f"(per chip: dense bf16 peak ${_hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s, {_bw_text(hw)}), weights and cache split evenly.")
+    st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ cached tokens. Each decode step reads all "
+         "weights once and every sequence's whole KV cache, and does 2N FLOPs per sequence. What is the lower bound on the "
+         "time of one decode step (no communication cost)? Give it in milliseconds, rounded off to two decimal places.")
+    sol = Doc()
+    sol.p(f"KV bytes per token $X = 2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {kv} \\times {dh} \\times 2 "
+          f"= {big(int(X))}$ bytes.")
+    result_steps(sol, r.steps, {"s": "s"})
+    sol.p(f"$= {value:.4f}$ ms ({r.breakdown['bound']}-bound).")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"model": name, "params": N, "n_layers": L, "n_heads": h, "n_kv_heads": kv, "d_head": dh,
+                            "hw": hw, "chips": chips, "batch": B, "context": S})
+
+
+@family("hardware.gpu_days", topic="hardware", title="Training time in days at an MFU",
+        types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
+def gpu_days(d: Draw) -> Problem:
+    """days = 6·N·D / (chips · dense peak · MFU · 86,400)."""
+    from solver.inference import prefill
+    from solver.training import DAY, train
+
+    for _ in range(300):
+        n_b, t_b = d.pick((7, 13, 70)), d.pick((1000, 2000, 15000))
+        N, D = n_b * 10**9, t_b * 10**9
+        hw = d.pick(("a100-80gb", "h100-sxm"))
+        chips = d.pick((512, 1024, 2048, 4096))
+        mfu = d.pick((0.4, 0.5)) if d.level else 0.5
+        chip = _chip(hw)
+        r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
+        value = float(r.breakdown["days"])
+        if 1 <= value < 5000 and safe_for_rounding(value, 2, 0.1):
+            break
+    wrongs = [
+        Wrong(*_SPARSE, float(train(N, tokens=D, chip=_sparse(hw), chips=chips, mfu=mfu).breakdown["days"])),
+        Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token, not 2N.",
+              prefill(N, D, chip, chips=chips, mfu=mfu).answer / DAY),
+        Wrong("forgot_mfu", "ignored the MFU", f"Only {mfu:.0%} of the peak is achieved: divide by the MFU.",
+              float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"])),
+        Wrong("gpu_days", "gave GPU-days", "The question asks for wall-clock days: the chips work in parallel.",
+              value * chips),
+    ]
+    key = nat_key(value, 2, unit="days")
+    st = Doc()
+    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens on {chips} × "
+         f"{_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
+    st.p("Using the standard rule for training FLOPs, how many days (wall-clock, 86,400 s each) does training take? "
+         "Round off to two decimal places.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu})
+
+
+@family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",
+        types=("nat",), tags=("training", "zero", "memory", "data-parallel"), source=_SRC + "; Rajbhandari et al. 2020")
+def zero_memory(d: Draw) -> Problem:
+    """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam)."""
+    from solver.training import zero
+
+    for _ in range(300):
+        psi = d.pick((Fraction(15, 2), 1, 3, 7, 13, 70)) * 10**9
+        psi = int(psi)
+        gpus = d.pick((8, 16, 32, 64, 128))
+        stage = d.pick((1, 3) if d.level == 0 else (1, 2, 3))
+        unit = "GB" if d.level < 2 else d.pick(("GB", "GiB"))
+        r = zero(psi, gpus, stage)
+        value = float(r.breakdown[unit])
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    other = "GiB" if unit == "GB" else "GB"
+    wrongs = [Wrong("no_sharding", "ignored ZeRO (plain data parallelism)", "ZeRO partitions the model states over the GPUs.",
+                    float(zero(psi, gpus, 0).breakdown[unit]))]
+    for s in (1, 2, 3):
+        if s != stage:
+            what = {1: "optimizer states only", 2: "optimizer states and gradients", 3: "optimizer states, gradients and parameters"}[s]
+            wrongs.append(Wrong(f"stage_{s}_partitioning", f"partitioned as stage {s}",
+                                f"Stage {s} partitions the {what}; stage {stage} is asked.", float(zero(psi, gpus, s).breakdown[unit])))
+    wrongs.append(Wrong("gb_vs_gib", f"gave {other} instead of {unit}", "1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes.",
+                        float(zero(psi, gpus, stage).breakdown[other])))
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    st.p(f"A model with $\\Psi = {tokens_text(psi)}$ parameters is trained with mixed-precision Adam (2-byte weights and "
+         "gradients; 12 bytes of optimizer state per parameter: fp32 master weights, momentum, variance) on "
+         f"$N_d = {gpus}$ data-parallel GPUs with **ZeRO stage {stage}**.")
+    st.p("How much memory do the model states (no activations or buffers) take per GPU? Give the answer in "
+         + ("GB ($10^9$ bytes)" if unit == "GB" else "GiB ($2^{30}$ bytes)") + ", rounded off to two decimal places.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
+                     given={"params": psi, "gpus": gpus, "stage": stage, "unit": unit})
+
+
+_CHIP_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b", "gpt3-175b", "gpt3-13b")
+
+
+@family("hardware.min_chips", topic="hardware", title="Fewest chips to hold a model (int4 / int8 / bf16)",
+        types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC)
+def min_chips(d: Draw) -> Problem:
+    """⌈(N·w + KV bytes) / HBM per chip⌉ with w = 2 (bf16), 1 (int8) or ½ (int4) bytes per weight."""
+    from solver.counts_memory import kv_cache_bytes
+    from solver.counts_params import param_count
+    from solver.inference import min_chips as chips_for
+    from solver.presets import get_preset
+
+    for _ in range(300):
+        name = d.pick(_CHIP_MODELS)
+        cfg = get_preset(name).config
+        N = param_count(cfg)
+        hw = d.pick(("a100-40gb", "a100-80gb", "h100-sxm", "tpu-v5e", "tpu-v4"))
+        hbm = _hw(hw).hbm_bytes
+        wdt = d.pick(("bf16", "int8", "int4"))
+        with_kv = d.level >= 1 and d.rng.random() < 0.6
+        B, S = d.pick((8, 16, 32)), d.pick((2048, 4096, 8192))
+        kv = kv_cache_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, "bf16") if with_kv else 0
+        r = chips_for(N, wdt, hbm, kv_bytes=kv)
+        value = r.answer
+        ratio = r.breakdown["exact_ratio"]
+        if 1.05 < ratio and ratio - math.floor(ratio) > 0.02:
+            wrongs = [
+                Wrong("bits_as_bytes", "used bits as bytes per weight",
+                      f"{wdt}: {'half a byte' if wdt == 'int4' else '1 byte' if wdt == 'int8' else '2 bytes'} per weight.",
+                      chips_for(N, {"int4": "fp32", "int8": "fp64", "bf16": "fp64"}[wdt], hbm, kv_bytes=kv).answer
+                      if wdt != "bf16" else None),
+                Wrong("forgot_kv_cache", "forgot the KV cache", "The KV cache must fit in HBM too.",
+                      chips_for(N, wdt, hbm).answer if kv else None),
+                Wrong("rounded_down", "rounded down", "A fraction of a chip does not exist: round the ratio up.", math.floor(ratio)),
+                Wrong("gb_vs_gib", "mixed GB and GiB for the HBM size", "NVIDIA's 80GB is 80·10⁹ bytes; Google's v4 32 GiB is 32·2³⁰.",
+                      chips_for(N, wdt, (hbm * 2**30) // 10**9 if hbm % 10**9 == 0 else (hbm * 10**9) // 2**30, kv_bytes=kv).answer),
+                Wrong("bf16_weights", "ignored the quantisation", f"The weights are stored in {wdt}, not bf16.",
+                      chips_for(N, "bf16", hbm, kv_bytes=kv).answer if wdt != "bf16" else None),
+            ]
+            key = integer_key(value, unit="chips")
+            mis = keep_distinct(key, wrongs)
+            if len(mis) >= 2:
+                break
+    hbm_text = f"{hbm // 2**30} GiB ($2^{{30}}$ bytes each)" if hbm % 2**30 == 0 else f"{hbm // 10**9} GB ($10^9$ bytes each)"
+    st = Doc()
+    st.p(f"{name} has $N = {big(N)}$ parameters, stored in **{wdt}**. Each {_NAMES[hw]} has {hbm_text} of HBM.")
+    if kv:
+        st.p(f"Serving also keeps a bf16 KV cache for $B = {B}$ sequences of $S = {S}$ tokens ($L = {cfg.n_layers}$ layers, "
+             f"{cfg.kv_heads} K/V heads of size {cfg.head_dim}): ${big(kv)}$ bytes.")
+    st.p("Ignoring activations and workspace, what is the fewest number of chips whose HBM holds "
+         + ("the weights and the KV cache?" if kv else "the weights?"))
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"model": name, "params": N, "hw": hw, "hbm": hbm, "weight_dtype": wdt, "kv_bytes": kv})
+

@@ -29,6 +29,8 @@ from drills.exam import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}
 PALETTE_MARK = {"not_visited": "·", "not_answered": "✗", "answered": "✓", "marked": "?", "answered_marked": "✓?"}
+LEGEND = {"not_visited": "not visited", "not_answered": "not answered", "answered": "answered",
+          "marked": "marked", "answered_marked": "answered & marked (evaluated)"}
 WARN_AT = (300.0, 60.0)  # seconds left when the terminal view says so
 
 
@@ -242,7 +244,7 @@ class RichView(PlainView):
         self._title = sys.stdout.isatty() and not err
 
     def echo(self, text: str = "", nl: bool = True) -> None:
-        self.console.print(text, end="\n" if nl else "", markup=False)
+        self.console.print(text, end="\n" if nl else "", markup=False, soft_wrap=True)
 
     def _palette(self, exam: Exam) -> Any:
         from rich.text import Text
@@ -266,8 +268,7 @@ class RichView(PlainView):
         head.append_text(self._palette(exam))
         self.console.print()
         self.console.print(head)
-        self.console.print(Text("  " + "   ".join(f"{PALETTE_MARK[k]} {PALETTE[k].split(' (')[0]}"
-                                                for k in PALETTE), style="dim"))
+        self.console.print(Text("  " + "   ".join(f"{PALETTE_MARK[k]} {LEGEND[k]}" for k in PALETTE), style="dim"))
         lines = question_lines(exam)
         body = "\n".join(lines[1:])
         q = exam.question

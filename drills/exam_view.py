@@ -25,6 +25,7 @@ from typing import Any, TextIO
 import click
 
 from drills.exam import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
+from drills.quiz_view import answer_hint, option_lines  # the quiz's question layout, shared
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}
@@ -68,12 +69,12 @@ def question_lines(exam: Exam) -> list[str]:
     p = q.problem
     lines = [f"── Question {q.number} of {len(exam.questions)} · {type_line(p)} · {clock_text(exam.remaining())} left ──",
              p.statement_text.rstrip()]
-    if p.options_text:
+    opts = option_lines(p)
+    if opts:
         lines.append("")
-        lines += [f"  ({LETTERS[i]}) {o.strip()}" for i, o in enumerate(p.options_text)]
+        lines += ["  " + o for o in opts]
     unit = getattr(p.key, "unit", "") or ""
-    if p.type in ("nat", "integer") and unit:
-        lines.append(f"  (answer in {unit})")
+    lines.append(answer_hint(p, p) + (f" (in {unit})" if p.type in ("nat", "integer") and unit else ""))
     state = []
     if q.response is not None:
         state.append(f"your answer: {_answer_shown(q.response)}")
@@ -141,8 +142,7 @@ def review_lines(q: Any) -> list[str]:
     head = (f"{sign} Question {q.number} · {type_line(p)} · {marks_text(q.awarded)} marks · "
             f"{duration_text(q.seconds)} · {p.id}")
     out = [head, _indent(p.statement_text.rstrip())]
-    if p.options_text:
-        out += [f"    ({LETTERS[i]}) {o.strip()}" for i, o in enumerate(p.options_text)]
+    out += ["    " + o for o in option_lines(p)]
     out.append(f"  Your answer: {_answer_shown(q.response) if q.response is not None else '(not answered)'}")
     out.append(f"  Key: {describe_key(p.key, [o.strip() for o in p.options_text] or None)}")
     v = q.verdict

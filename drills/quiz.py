@@ -583,8 +583,7 @@ class Quiz:
             if out.action != "answered":
                 if out.action in ("skip", "solution"):
                     self._give_up(problem, target, label, out.action, texts, problem_start)
-                    if texts:
-                        self._last = (problem, dict(texts))
+                    self._last = (problem, dict(texts))  # its answer was shown: 'report' may follow
                 return out.action
             time_ms = int(round((self.clock() - start) * 1000))
             texts[label or ""] = out.text or ""

@@ -87,10 +87,10 @@ def relative_time(when: datetime, now: datetime | None = None) -> str:
     from drills.scheduling import utc
 
     seconds = (utc(when) - utc(now)).total_seconds()
-    if seconds <= 60:
+    if seconds <= 0:
         return "now"
     if seconds < 3600:
-        return f"in {round(seconds / 60)} min"
+        return f"in {max(1, round(seconds / 60))} min"
     if seconds < 86400:
         return f"in {round(seconds / 3600)} h"
     days = round(seconds / 86400)
@@ -433,7 +433,9 @@ class JsonView:
             topic=problem.topic, difficulty=problem.difficulty, marks=problem.marks, tags=list(problem.tags),
             statement=problem.statement_text, statement_md=problem.statement_md,
             options=list(problem.options_text or problem.options),
-            parts=[{"label": p.label, "type": p.type, "prompt": p.prompt_text} for p in problem.parts],
+            shape=_shape(problem),
+            parts=[{"label": p.label, "type": p.type, "prompt": p.prompt_text, "shape": _shape(p)}
+                   for p in problem.parts],
             source=problem.source, source_label=problem.source_label, hints=len(problem.hints),
             errata=len(problem.errata),
         )
@@ -441,7 +443,7 @@ class JsonView:
     def part(self, problem: Any, part: Any, k: int, n: int) -> None:
         self._part = part.label
         self._emit("part", problem_id=problem.id, label=part.label, type=part.type, prompt=part.prompt_text,
-                   index=k + 1, of=n)
+                   shape=_shape(part), index=k + 1, of=n)
 
     def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
         line = self.stdin.readline()
@@ -487,6 +489,14 @@ class JsonView:
 
     def end(self, summary: Any) -> None:
         self._emit("end", **summary.to_json())
+
+
+def _shape(target: Any) -> list[int] | None:
+    """``[rows, columns]`` of a matrix answer (what a script must send), else None."""
+    from drills.answers import key_shape
+
+    shape = key_shape(target.key) if target.type == "matrix" else None
+    return list(shape) if shape else None
 
 
 def make_view(*, as_json: bool = False, plain: bool = False, stdin: Any = None) -> Any:

@@ -1,0 +1,377 @@
+"""`qkv quiz`: scripted sessions over stdin for every problem type, the database rows they leave,
+follow-through on a multi-part problem, the --json event stream, --seed reproducibility,
+SIGKILL mid-quiz, and the quiz path importing no torch (and no sympy before the first problem).
+
+Answers are never copied numbers: they are written from the problem object the quiz will ask
+(its key, a misconception's value, a part's follow-through key), which the test rebuilds with
+the same planner on an equally empty history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from drills.progress import ProgressStore
+from drills.quiz import Catalogue, Pick, ProblemSource, QuizOptions, plan, without_slow_imports
+from drills.quiz_cmd import quiz
+from question_bank.grading import round_half_up
+from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
+
+REPO = Path(__file__).resolve().parents[1]
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+UNREADABLE = {"mcq": "zz", "msq": "zz", "nat": "abc", "integer": "12..5", "matrix": "1 2; 3"}
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Catalogue:
+    # The quiz puts first a problem that builds without importing SymPy (a start-up speed-up).
+    # Once SymPy is loaded nothing is reordered; load it here so that the problems predicted
+    # below and the in-process quiz runs see the same order.
+    import sympy  # noqa: F401
+
+    return Catalogue.load()
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["QKV_HOME"] = str(home)
+    env.pop("QKV_DEBUG", None)
+    return env
+
+
+def _qkv() -> list[str]:
+    script = Path(sys.executable).with_name("qkv")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "drills"]
+
+
+# --------------------------------------------------------------------------------------------
+# answers written from a problem's key
+
+
+def text_for(key, value) -> str:
+    """``value`` (shaped like ``key``'s value) written the way a student types it."""
+    if isinstance(key, NumericKey):
+        if key.decimals is None:
+            return repr(float(value))
+        return f"{round_half_up(float(value), key.decimals):.{key.decimals}f}"
+    if isinstance(key, IntegerKey):
+        v = float(value)
+        return str(int(v)) if v.is_integer() else repr(v)
+    if isinstance(key, MatrixKey):
+        return "; ".join(" ".join(repr(float(x)) for x in row) for row in value)
+    assert isinstance(key, ChoiceKey)
+    chosen = {value} if isinstance(value, int) else set(value)
+    return ",".join(LETTERS[i] for i in sorted(chosen))
+
+
+def right_lines(problem) -> list[str]:
+    targets = problem.parts or [problem]
+    return [text_for(t.key, key_value(t.key)) for t in targets]
+
+
+def predict(catalogue: Catalogue, tmp: Path, opts: QuizOptions) -> list:
+    """The problems a quiz with ``opts`` asks on an empty history, in order."""
+    with ProgressStore.open(tmp) as store:
+        picks = plan(catalogue, store, opts)
+    source = ProblemSource(catalogue, picks, opts.type)
+    source.start()
+    return [source.get(i) for i in range(len(source))]
+
+
+def find_session(catalogue: Catalogue, tmp: Path, ptype: str):
+    """A seed (and difficulty) whose first problem of ``ptype`` is single-part with a
+    misconception: (opts, [first, second])."""
+    for difficulty in (None, "hard", "medium", "easy"):
+        for seed in range(40):
+            opts = QuizOptions(type=ptype, difficulty=difficulty, count=2, seed=seed)
+            problems = predict(catalogue, tmp / f"p-{difficulty}-{seed}", opts)
+            first = problems[0]
+            if not first.parts and first.misconceptions:
+                return opts, problems
+    pytest.fail(f"no {ptype} problem with a misconception in the bank")
+
+
+def cli_args(opts: QuizOptions, data: Path) -> list[str]:
+    args = ["--type", opts.type, "-n", str(opts.count), "--seed", str(opts.seed), "--data-dir", str(data)]
+    if opts.difficulty:
+        args += ["--difficulty", opts.difficulty]
+    return args
+
+
+# --------------------------------------------------------------------------------------------
+# scripted quizzes over stdin (plain view), one per problem type
+
+
+@pytest.mark.parametrize("ptype", ["mcq", "msq", "nat", "integer", "matrix"])
+def test_scripted_quiz_per_type(ptype, catalogue, tmp_path):
+    opts, (first, second) = find_session(catalogue, tmp_path, ptype)
+    assert first.type == ptype
+    mis = first.misconceptions[0]
+    mis_text = text_for(first.key, mis.value)
+    bad = UNREADABLE[ptype]
+    script = [bad, mis_text, *right_lines(second)]
+    data = tmp_path / "data"
+    result = CliRunner().invoke(quiz, cli_args(opts, data), input="\n".join(script) + "\n")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    # the unreadable answer: one message, asked again, nothing counted
+    assert out.count("nothing counted; answer again") == 1
+    assert out.index(f"answer> {bad}\n") < out.index("nothing counted") < out.index(f"answer> {mis_text}\n")
+    # the misconception is diagnosed by id and its feedback shown
+    assert f"[{mis.id}]" in out
+    assert mis.feedback in out
+    assert "Worked solution:" in out  # after the wrong answer
+    assert "Session over: 1 of 2 right" in out
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+    assert len(rows) == 1 + max(1, len(second.parts))
+    assert all(r["answer"] != bad for r in rows)
+    r = rows[0]
+    assert (r["problem_id"], r["type"], r["answer"], r["correct"]) == (first.id, ptype, mis_text, 0)
+    assert r["misconception"] == mis.id and r["misconception_label"] == mis.label
+    assert r["seed"] == first.seed and r["family"] == first.family
+    assert r["time_ms"] is not None and r["time_ms"] >= 0
+    assert r["rating"] == 1  # wrong: Again
+    for row in rows[1:]:
+        assert row["problem_id"] == second.id and row["correct"] == 1 and row["misconception"] is None
+    assert rows[-1]["rating"] in (2, 3, 4)  # right: Hard, Good or Easy by the time taken
+
+
+def test_follow_through_on_a_multi_part_problem(catalogue, tmp_path):
+    opts = QuizOptions(topics=("attention.by_hand",), count=1, seed=5)
+    (p,) = predict(catalogue, tmp_path / "p", opts)
+    a, b = p.parts[0], p.parts[1]
+    assert b.follow is not None
+    wrong_a = [list(row) for row in key_value(a.key)]
+    wrong_a[0][0] += 1.0  # one score wrong
+    ft_b = b.follow({a.label: wrong_a}).value  # what (b) is, given that (a)
+    lines = [text_for(a.key, wrong_a), text_for(b.key, ft_b)]
+    earlier = {a.label: wrong_a, b.label: [list(r) for r in ft_b]}
+    for part in p.parts[2:]:
+        k = part.follow(dict(earlier)) if part.follow is not None else part.key
+        lines.append(text_for(part.key, k.value))
+        earlier[part.label] = [list(r) for r in k.value]
+    data = tmp_path / "data"
+    args = ["--topic", "attention.by_hand", "-n", "1", "--seed", "5", "--data-dir", str(data)]
+    result = CliRunner().invoke(quiz, args, input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "(1,1)" in result.output  # the wrong cell of (a) is named
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+    assert [r["part"] for r in rows] == [pt.label for pt in p.parts]
+    assert rows[0]["correct"] == 0
+    for r in rows[1:]:
+        assert r["correct"] == 1 and r["extra"]["status"] == "follow_through"
+    assert [r["rating"] for r in rows[:-1]] == [None] * (len(rows) - 1)  # one review per problem
+    assert rows[-1]["rating"] == 1  # (a) was wrong: Again
+
+
+def test_commands_hint_skip_report_another(catalogue, tmp_path):
+    opts = QuizOptions(type="nat", count=2, seed=2)
+    first, second = predict(catalogue, tmp_path / "p", opts)
+    lines = ["help", "hint", "another", "skip", "report the key looks wrong", "quit"]
+    data = tmp_path / "data"
+    result = CliRunner().invoke(quiz, ["--type", "nat", "-n", "2", "--seed", "2", "--data-dir", str(data)],
+                                input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "hint (:h)" in out
+    assert ("Hint 1/" in out) == bool(first.hints)
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+        reports = store.reports()
+    # 'another' replaced the first problem by a fresh variant of its family, or said it has none
+    skipped_id = rows[0]["problem_id"]
+    if first.family:
+        assert skipped_id != first.id and skipped_id.startswith(first.family + "/")
+    else:
+        assert skipped_id == first.id and "no other variants" in out
+    assert len(rows) == 1 and rows[0]["correct"] is None and rows[0]["answer"] is None
+    assert rows[0]["extra"]["action"] == "skip" and rows[0]["rating"] == 1
+    # the report (typed before answering the next problem) is about the skipped one
+    assert len(reports) == 1 and reports[0]["problem_id"] == skipped_id
+    assert reports[0]["note"] == "the key looks wrong"
+    lines_in_file = (data / "reports.jsonl").read_text().splitlines()
+    assert json.loads(lines_in_file[-1])["problem_id"] == skipped_id
+
+
+def test_end_of_input_ends_cleanly_and_bad_filters_are_one_line(tmp_path):
+    result = CliRunner().invoke(quiz, ["-n", "3", "--seed", "1", "--data-dir", str(tmp_path)], input="")
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    assert "Session over: 0 of 0 right" in result.output
+    bad = subprocess.run([*_qkv(), "quiz", "--topic", "no-such-topic", "--data-dir", str(tmp_path)],
+                         capture_output=True, text=True, env=_env(tmp_path), timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("qkv: error: no problems match --topic no-such-topic")
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# the import guard that picks a fast first problem
+
+
+def test_import_guard_stops_a_slow_import_and_leaves_no_trace():
+    import importlib
+
+    name = "colorsys"
+    sys.modules.pop(name, None)
+    ok, value = without_slow_imports(lambda: importlib.import_module(name), frozenset({name}))
+    assert (ok, value) == (False, None)
+    assert name not in sys.modules
+    assert not any(type(f).__name__ == "_ImportGuard" for f in sys.meta_path)
+    ok, value = without_slow_imports(lambda: 41 + 1, frozenset({name}))
+    assert (ok, value) == (True, 42)
+    ok, mod = without_slow_imports(lambda: importlib.import_module(name), frozenset())
+    assert ok and mod.__name__ == name
+
+
+# --------------------------------------------------------------------------------------------
+# subprocesses: JSON stream over a real pipe, --seed, SIGKILL, imports
+
+
+class Driver:
+    """A `qkv quiz --json` subprocess read event by event."""
+
+    def __init__(self, args: list[str], home: Path):
+        self.proc = subprocess.Popen([*_qkv(), "quiz", "--json", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=_env(home), bufsize=1)
+        self.events: list[dict] = []
+
+    def next(self) -> dict:
+        line = self.proc.stdout.readline()
+        assert line, f"quiz ended early: {self.proc.stderr.read()}"
+        ev = json.loads(line)
+        self.events.append(ev)
+        return ev
+
+    def until(self, *names: str) -> dict:
+        while True:
+            ev = self.next()
+            if ev["event"] in names:
+                return ev
+
+    def send(self, text: str) -> None:
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+
+def _rebuild(catalogue: Catalogue, event: dict):
+    pick = (Pick("family", event["family"], event["seed"], event["difficulty"]) if event["family"]
+            else Pick("item", event["id"]))
+    return catalogue.build(pick)
+
+
+def test_json_event_stream_over_a_pipe(catalogue, tmp_path):
+    d = Driver(["-n", "2", "--seed", "11", "--data-dir", str(tmp_path)], tmp_path)
+    start = d.next()
+    assert start["event"] == "start" and start["count"] == 2 and start["seed"] == 11
+    for _ in range(2):
+        ev = d.until("problem")
+        assert {"id", "type", "statement", "options", "marks", "index", "total", "parts"} <= set(ev)
+        assert "key" not in ev and "answer" not in ev and "solution" not in ev  # nothing given away
+        problem = _rebuild(catalogue, ev)
+        assert problem.statement_text == ev["statement"]
+        for line in right_lines(problem):
+            d.send(line)
+            ans = d.until("answer")
+            assert ans["valid"] is True and ans["text"] == line and ans["problem_id"] == problem.id
+            verdict = d.until("verdict")
+            assert verdict["correct"] is True and verdict["problem_id"] == problem.id
+            assert verdict["recorded_id"] is not None and isinstance(verdict["time_ms"], int)
+    d.proc.stdin.close()
+    end = d.until("end")
+    assert d.proc.wait(timeout=60) == 0
+    assert end["asked"] == 2 and end["correct"] == 2 and end["score"] == 2.0
+    order = [e["event"] for e in d.events]
+    assert order[0] == "start" and order[-1] == "end"
+    assert order.index("problem") < order.index("answer") < order.index("verdict")
+
+
+def _problem_ids(seed: int, home: Path) -> list[str]:
+    out = subprocess.run([*_qkv(), "quiz", "--json", "-n", "3", "--seed", str(seed), "--data-dir", str(home)],
+                         input="skip\nskip\nskip\n", capture_output=True, text=True, env=_env(home), timeout=60)
+    assert out.returncode == 0, out.stderr
+    return [json.loads(x)["id"] for x in out.stdout.splitlines() if json.loads(x)["event"] == "problem"]
+
+
+def test_seed_reproduces_the_same_problems(tmp_path):
+    one = _problem_ids(123, tmp_path / "a")
+    two = _problem_ids(123, tmp_path / "b")
+    other = _problem_ids(124, tmp_path / "c")
+    assert len(one) == 3 and one == two
+    assert other != one
+
+
+def _valid_answer(event: dict) -> str:
+    """A readable (not necessarily right) answer for a problem or part event."""
+    if event["type"] in ("mcq", "msq"):
+        return "a"
+    if event["type"] == "matrix":
+        rows, cols = event["shape"]
+        return "; ".join(" ".join("0" for _ in range(cols)) for _ in range(rows))
+    return "0"
+
+
+def test_sigkill_mid_quiz_keeps_exactly_the_confirmed_answers(tmp_path):
+    k = 2
+    d = Driver(["-n", "5", "--seed", "7", "--data-dir", str(tmp_path)], tmp_path)
+    confirmed = []
+    while len(confirmed) < k:
+        ev = d.until("problem", "part")
+        if ev["event"] == "problem" and ev["parts"]:
+            continue  # the part events come next
+        d.send(_valid_answer(ev))
+        confirmed.append(d.until("verdict"))
+    time.sleep(0.2)  # the quiz now waits for the next answer
+    d.proc.send_signal(signal.SIGKILL)
+    assert d.proc.wait(timeout=30) == -signal.SIGKILL
+    with ProgressStore.open(tmp_path) as store:
+        rows = store.attempts()
+        session = store.session(rows[0]["session_id"])
+    assert session is not None and session["ended_at"] is None  # killed: never ended
+    assert len(rows) == k
+    assert [(r["problem_id"], r["answer"]) for r in rows] == [(v["problem_id"], v["answer"]) for v in confirmed]
+
+
+_PROBE = r"""
+import json, sys
+import drills.quiz_view as v
+seen = []
+orig = v.PlainView.problem
+def problem(self, *a, **k):
+    seen.append(sorted(m for m in ("sympy", "torch") if m in sys.modules))
+    return orig(self, *a, **k)
+v.PlainView.problem = problem
+from drills.cli import cli
+try:
+    cli.main(args=sys.argv[1:], prog_name="qkv")
+except SystemExit as e:
+    code = e.code
+mods = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "sympy", "matplotlib", "rich"})
+print(json.dumps({"code": code, "at_first_problem": seen[0] if seen else None, "at_exit": mods}), file=sys.stderr)
+"""
+
+
+def test_quiz_over_a_pipe_imports_no_torch(tmp_path):
+    # seed 3: the first nat problem drawn (a PE value) is built with SymPy, the second is not
+    args = ["quiz", "--type", "nat", "-n", "3", "--seed", "3", "--data-dir", str(tmp_path)]
+    out = subprocess.run([sys.executable, "-c", _PROBE, *args], input="1\n1\n1\n1\n1\n1\n", capture_output=True,
+                         text=True, env=_env(tmp_path), timeout=120)
+    probe = json.loads(out.stderr.strip().splitlines()[-1])
+    assert probe["code"] in (0, None), out.stderr
+    assert "torch" not in probe["at_exit"]
+    assert "rich" not in probe["at_exit"]  # the plain view does without it
+    assert probe["at_first_problem"] == []  # neither sympy nor torch before the first problem
+    with ProgressStore.open(tmp_path) as store:
+        assert store.count_attempts() >= 2  # answers were graded and recorded on this path

@@ -139,7 +139,7 @@ def review_lines(q: Any) -> list[str]:
 
     p = q.problem
     sign = {"correct": "✓", "wrong": "✗", "unanswered": "–"}[q.outcome]
-    head = (f"{sign} Question {q.number} · {type_line(p)} · {marks_text(q.awarded)} marks · "
+    head = (f"{sign} Question {q.number} · {type_line(p)} · awarded {marks_text(q.awarded)} of {q.marks} · "
             f"{duration_text(q.seconds)} · {p.id}")
     out = [head, _indent(p.statement_text.rstrip())]
     out += ["    " + o for o in option_lines(p)]

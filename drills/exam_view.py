@@ -282,8 +282,10 @@ class RichView(PlainView):
     def prompt(self, exam: Exam) -> None:
         left = exam.remaining()
         style = "bold red" if left < 60 else "bold"
-        self.console.print(f"[{style}]Q{exam.question.number} [{clock_text(left)} left][/]> ", end="",
-                           markup=True, highlight=False)
+        from rich.text import Text
+
+        self.console.print(Text(f"Q{exam.question.number} [{clock_text(left)} left]", style=style), end="")
+        self.console.print("> ", end="", markup=False)
         self.console.file.flush()
 
     def tick(self, exam: Exam) -> None:

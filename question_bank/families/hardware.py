@@ -39,13 +39,18 @@ def _peak_text(name: str, dtype: str = "bf16") -> str:
     hw = _hw(name)
     dense = hw.peak(dtype) / 1e12
     if hw.vendor == "NVIDIA":
-        return (f"its datasheet lists {dtype.upper()} tensor throughput as ${2 * dense:g}$ TFLOP/s *with 2:4 structured "
-                "sparsity*; dense matmuls cannot use sparsity")
+        return (f"its datasheet lists {dtype.upper()} tensor throughput as ${2 * dense:g}$ TFLOP/s with 2:4 structured "
+                "sparsity; dense matmuls cannot use sparsity")
     return f"its dense {dtype.upper()} peak is ${dense:g}$ TFLOP/s"
 
 
 def _bw_text(name: str) -> str:
     return f"HBM bandwidth ${_hw(name).hbm_bandwidth / 1e12:g}$ TB/s ($10^{{12}}$ bytes/s)"
+
+
+def _p(doc: Doc, md: str) -> None:
+    """A paragraph whose text spells I* and B* (and ≪) plainly."""
+    doc.p(md, latex_to_text(md.replace(r"\ll", "≪")).replace("I^*", "I*").replace("B^*", "B*"))
 
 
 def _chip(name: str, dtype: str = "bf16", **kw: Any) -> Any:
@@ -151,10 +156,10 @@ def critical_intensity(d: Draw) -> Problem:
     st = Doc()
     st.p(f"Consider the {_NAMES[hw]}: {_peak_text(hw)}; {_bw_text(hw)}.")
     if ask == "intensity":
-        st.p("What is its critical arithmetic intensity $I^{*}$ (FLOPs per byte of HBM traffic above which a dense bf16 kernel "
+        _p(st, "What is its critical arithmetic intensity $I^*$ (FLOPs per byte of HBM traffic above which a dense bf16 kernel "
              "is compute-bound)? Round off to one decimal place.")
     else:
-        st.p(f"A matmul $X[B, D] \\cdot W[D, F]$ with bf16 activations and **{wdt} weights**, $B \\ll D, F$, moves mostly the "
+        _p(st, f"A matmul $X[B, D] \\cdot W[D, F]$ with bf16 activations and **{wdt} weights**, $B \\ll D, F$, moves mostly the "
              "weights, so its intensity is about $2B/w$ ($w$ = bytes per weight). From which batch size $B^*$ does it become "
              "compute-bound (at the bf16 dense peak)? Round off to the nearest integer.")
     sol = Doc()

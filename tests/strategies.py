@@ -25,12 +25,16 @@ def tol(dtype) -> dict:
 
 
 def finite_arrays(shape, dtype="float64", bound: float = 3.0):
-    """Arrays of the given shape with entries in [−bound, bound], exactly representable in float32."""
-    return hnp.arrays(
-        np.dtype(dtype),
-        shape,
-        elements=st.floats(-bound, bound, width=32, allow_subnormal=False),
+    """Arrays of the given shape with entries in [−bound, bound], exactly representable in
+    float32: half of the draws are generic (uniform from a drawn seed, so no two entries tie
+    and a transposed or mis-ordered operand shows), half come from Hypothesis' own array
+    strategy (zeros, repeated values and other edge cases, with shrinking)."""
+    dt = np.dtype(dtype)
+    generic = st.integers(0, 2**32 - 1).map(
+        lambda seed: np.random.default_rng(seed).uniform(-bound, bound, shape).astype(np.float32).astype(dt)
     )
+    edgy = hnp.arrays(dt, shape, elements=st.floats(-bound, bound, width=32, allow_subnormal=False))
+    return st.one_of(generic, edgy)
 
 
 batch_shapes = hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3)
@@ -133,11 +137,14 @@ class HeadConfig:
 
 
 @st.composite
-def head_configs(draw, max_heads: int = 4, max_d_head: int = 3, gqa: bool = True) -> HeadConfig:
-    """Number of heads, K/V heads (a divisor: MHA, GQA or MQA) and head dimension."""
-    h = draw(st.integers(1, max_heads))
-    h_kv = draw(st.sampled_from([g for g in range(1, h + 1) if h % g == 0])) if gqa else h
-    return HeadConfig(h, h_kv, draw(st.integers(1, max_d_head)))
+def head_configs(draw, max_kv_heads: int = 3, max_group: int = 3, max_d_head: int = 3, gqa: bool = True) -> HeadConfig:
+    """K/V heads, query heads per K/V head (1: MHA; all heads on one K/V head: MQA; else GQA)
+    and head dimension. Drawn as h_kv and the group size so that grouped cases are common;
+    ``gqa=False`` gives plain multi-head attention (h_kv = h)."""
+    h_kv = draw(st.integers(1, max_kv_heads))
+    group = draw(st.integers(1, max_group))
+    h = h_kv * group
+    return HeadConfig(h, h_kv if gqa else h, draw(st.integers(1, max_d_head)))
 
 
 @st.composite

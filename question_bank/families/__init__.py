@@ -1,4 +1,4 @@
-"""The kernel-topic families; importing this package registers them in ``question_bank.family.FAMILIES``.
+"""The problem families; importing this package registers them in ``question_bank.family.FAMILIES``.
 
 Each module keeps statement, answer, solution, misconceptions and metadata of its families
 together. Solver modules (numpy, sympy) are imported inside the generators, so this import
@@ -8,6 +8,11 @@ stays cheap (no numpy, sympy or torch at import time).
 from question_bank.families import (  # noqa: F401 - importing registers the families
     attention,
     complexity,
+    counting_flops,
+    counting_memory,
+    counting_params,
+    counting_scaling,
+    hardware,
     heads,
     normalisation,
     positional,

@@ -388,9 +388,9 @@ def value_for(parsed: Any, target: Any) -> tuple[Any, str | None]:
 
 
 def _expected_text(target: Any, problem: Any) -> str:
-    from question_bank.grading import describe_key
+    from question_bank.grading import answer_text
 
-    return describe_key(target.key, problem.options_text or None)
+    return answer_text(target.key, problem.options_text or None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -467,6 +467,8 @@ class Quiz:
                     self.view.message(f"skipped a problem that could not be built ({self.source.errors.get(i)})")
                     continue
                 self.source.prefetch(i + 1)
+                if i == 0:
+                    _warm_up()
                 action = self._problem(problem, i, total, last=i == total - 1)
                 if action in ("quit", "eof"):
                     break
@@ -729,6 +731,21 @@ def _expected_for(target: Any, problem: Any) -> str:
         shape = key_shape(target.key)
         return f"expected a {shape[0]}×{shape[1]} matrix, e.g. rows separated by ';'" if shape else "expected a matrix"
     return "expected a number, e.g. 0.6, 3/5, 2^20 or 1.2G"
+
+
+def _warm_up() -> None:
+    """Import what grading and recording the first answer need (FSRS) in the background,
+    while the student reads the first problem."""
+
+    def work() -> None:
+        try:
+            import fsrs  # noqa: F401
+
+            import question_bank.grading  # noqa: F401
+        except Exception:  # noqa: BLE001 - imported again, with its error, when needed
+            pass
+
+    threading.Thread(target=work, name="qkv-warm-up", daemon=True).start()
 
 
 # --------------------------------------------------------------------------------------------

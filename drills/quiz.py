@@ -172,7 +172,20 @@ class Catalogue:
 
 
 def _curated_index(data_dir: Path | None = None) -> dict[str, tuple[dict[str, Any], str, str]]:
-    """Curated items by id, read with ``tomllib`` (no schema check, no computation)."""
+    """Curated items by id: ``question_bank.curated.index()`` (schema-checked, nothing computed)
+    where it exists and reads the files, else the data files read here with ``tomllib``."""
+    try:
+        from question_bank import curated
+
+        listing = curated.index(data_dir) if hasattr(curated, "index") else None
+    except Exception:  # noqa: BLE001 - a malformed file: `qkv bank validate` says where; ask what reads
+        listing = None
+    if listing is not None:
+        return {e.id: (e.item, e.seed_file, e.data_file) for e in listing}
+    return _read_curated_files(data_dir)
+
+
+def _read_curated_files(data_dir: Path | None = None) -> dict[str, tuple[dict[str, Any], str, str]]:
     import tomllib
 
     if data_dir is None:
@@ -194,10 +207,16 @@ def _curated_index(data_dir: Path | None = None) -> dict[str, tuple[dict[str, An
 
 
 def _build_curated(item_id: str, entry: tuple[dict[str, Any], str, str] | None) -> Any:
-    """One curated item, built alone (``question_bank.curated`` builds a whole file at a time;
-    its per-item builder is used when present, the full loader otherwise)."""
+    """One curated item, built alone: ``question_bank.curated.build(id)`` where it exists, else
+    its per-item builder, else the full loader (which builds every item)."""
     from question_bank import curated
 
+    public = getattr(curated, "build", None)
+    if public is not None:
+        try:
+            return public(item_id)
+        except (KeyError, TypeError):
+            pass
     builder = getattr(curated, "_build", None)
     if entry is not None and builder is not None:
         it, source, file = entry

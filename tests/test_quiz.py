@@ -372,6 +372,7 @@ def test_quiz_over_a_pipe_imports_no_torch(tmp_path):
     assert probe["code"] in (0, None), out.stderr
     assert "torch" not in probe["at_exit"]
     assert "rich" not in probe["at_exit"]  # the plain view does without it
-    assert probe["at_first_problem"] == []  # neither sympy nor torch before the first problem
+    # neither sympy nor torch before the first problem (a generator that needs SymPy is put later)
+    assert probe["at_first_problem"] == [], (probe, out.stdout[:600])
     with ProgressStore.open(tmp_path) as store:
         assert store.count_attempts() >= 2  # answers were graded and recorded on this path

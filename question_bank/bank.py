@@ -1,16 +1,21 @@
 """The index of the question bank: every family and every curated item.
 
 - :func:`families` – the registered families (id -> Family);
-- :func:`curated` – the curated items (``question_bank.curated.load_curated()``, imported
-  defensively: an absent module gives none);
+- :func:`curated` – every curated item built (``question_bank.curated.load_curated()``, imported
+  defensively: an absent module gives none); computes every key, so it is for validation,
+  errata and tests, not for listing;
+- :func:`curated_index` – the curated items as read from their data files, no key computed;
 - :func:`entries` – one :class:`Entry` per family and per curated item, filterable by topic,
-  type and difficulty (what ``qkv bank list`` prints and what the quiz picks from);
+  type and difficulty (what ``qkv bank list`` prints and what the quiz picks from); built
+  from the families' registry and :func:`curated_index`, so listing computes nothing;
 - :func:`problem` – a problem by id: a family id with a seed (and difficulty), a generated
-  problem id ``"family/difficulty/seed"``, or a curated item id;
+  problem id ``"family/difficulty/seed"``, or a curated item id (that one item is built, once
+  per process);
 - :func:`validate` – the checks of ``qkv bank validate``;
 - :func:`errata_table` – the rows of ``qkv bank errata``.
 
-Nothing here imports torch; sympy and numpy are imported only when a problem is generated.
+Nothing here imports torch; sympy and numpy are imported only when a problem is generated
+or a curated item is built.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 from question_bank.family import Family, all_families, parse_problem_id
 from question_bank.problem import DIFFICULTIES, Problem
 
-__all__ = ["Entry", "families", "curated", "entries", "lookup", "problem", "validate", "ValidationReport",
+__all__ = ["Entry", "families", "curated", "curated_index", "entries", "lookup", "problem", "validate", "ValidationReport",
            "errata_table", "BankError"]
 
 
@@ -60,22 +65,30 @@ def families() -> dict[str, Family]:
     return all_families()
 
 
-_CURATED: list[Problem] | None = None
+def _curated_module() -> Any:
+    """``question_bank.curated``, or None when it does not exist (yet)."""
+    try:
+        from question_bank import curated as mod
+    except ModuleNotFoundError as e:
+        if e.name not in ("question_bank.curated",):
+            raise
+        return None
+    return mod
 
 
 def curated() -> list[Problem]:
-    """The curated items; [] when ``question_bank.curated`` does not exist (yet). Errors in a
-    data file (``CuratedError``) propagate: they name the file, the item and the field."""
-    global _CURATED
-    if _CURATED is None:
-        try:
-            from question_bank import curated as mod
-        except ModuleNotFoundError as e:
-            if e.name not in ("question_bank.curated",):
-                raise
-            return []
-        _CURATED = list(mod.load_curated())
-    return _CURATED
+    """Every curated item, built (each key computed: seconds); [] when
+    ``question_bank.curated`` does not exist (yet). Errors in a data file (``CuratedError``)
+    propagate: they name the file, the item and the field."""
+    mod = _curated_module()
+    return [] if mod is None else list(mod.load_curated())
+
+
+def curated_index() -> list[Any]:
+    """The curated items as :class:`question_bank.curated.ItemIndex` (read from the data files,
+    nothing computed); [] when ``question_bank.curated`` does not exist (yet)."""
+    mod = _curated_module()
+    return [] if mod is None else mod.index()
 
 
 def _erratum_json(e: Any) -> dict[str, str]:
@@ -85,14 +98,16 @@ def _erratum_json(e: Any) -> dict[str, str]:
 def entries(topic: str | None = None, type: str | None = None, difficulty: str | None = None,
             kind: str | None = None) -> list[Entry]:
     """Families then curated items, filtered (topic matches exactly or as a prefix of a dotted
-    id, e.g. ``attention`` also matches family ``attention.by_hand``)."""
+    id, e.g. ``attention`` also matches family ``attention.by_hand``). Computes no key: a
+    curated entry's ``errata`` are those its data file declares, as ``{where, printed,
+    reason}`` (the exact figures: :func:`errata_table`)."""
     out: list[Entry] = []
-    for f in families().values():
+    for f in families().values() if kind != "curated" else ():
         out.append(Entry(f.id, "family", f.topic, f.types, f.title, f.source or "generated", f.title,
                          f.difficulties, f.tags))
-    for p in curated() if kind != "family" else ():
-        out.append(Entry(p.id, "curated", p.topic, (p.type,), p.source_label or p.id, p.source, p.source_label,
-                         (p.difficulty,), p.tags, tuple(_erratum_json(e) for e in p.errata)))
+    for it in curated_index() if kind != "family" else ():
+        out.append(Entry(it.id, "curated", it.topic, (it.type,), it.source_label or it.id, it.source, it.source_label,
+                         (it.difficulty,), it.tags, tuple(dict(e) for e in it.errata)))
 
     def keep(e: Entry) -> bool:
         if topic and not (e.topic == topic or e.id.startswith(topic + ".") or topic in e.tags):
@@ -106,16 +121,27 @@ def entries(topic: str | None = None, type: str | None = None, difficulty: str |
     return [e for e in out if keep(e)]
 
 
+def _build_curated(item_id: str) -> Problem:
+    from question_bank import compute
+    from question_bank import curated as mod
+
+    try:
+        return mod.build(item_id)
+    except compute.SolverMissing as e:
+        raise BankError(f"curated item {item_id} needs {e.function}, which the solver lacks") from None
+
+
 def lookup(item_id: str) -> Family | Problem:
-    """The family or curated item named ``item_id`` (a generated problem id names its family)."""
+    """The family or curated item named ``item_id`` (a generated problem id names its family).
+    A curated item is built (its key computed) here, once per process."""
     fams = families()
     fid, _, _ = parse_problem_id(item_id)
     if fid in fams:
         return fams[fid]
-    for p in curated():
-        if p.id == item_id:
-            return p
-    close = [i for i in list(fams) + [p.id for p in curated()] if item_id.lower() in i.lower()][:5]
+    ids = [it.id for it in curated_index()]
+    if item_id in ids:
+        return _build_curated(item_id)
+    close = [i for i in list(fams) + ids if item_id.lower() in i.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else "; `qkv bank list` shows the ids"
     raise BankError(f"no family or item {item_id!r}{hint}")
 
@@ -195,10 +221,7 @@ def validate(seeds: int = 20) -> ValidationReport:
         if p.id in fams:
             rep.issues.append(f"curated {p.id}: id collides with a family")
         rep.issues.extend(f"curated {p.id} ({p.source}): {m}" for m in audit_problem(p))
-    try:
-        from question_bank import curated as mod
-    except ModuleNotFoundError:
-        mod = None
+    mod = _curated_module()
     if mod is not None and items:
         for fn, label in (("audit_curated", "errata"),):
             check = getattr(mod, fn, None)

@@ -10,6 +10,13 @@ recomputed; a figure that disagrees beyond its printed rounding becomes an
 :class:`~question_bank.problem.Erratum` with the authored reason. :func:`errata` lists them
 for ``qkv bank errata``; :func:`audit_curated` reports figures that disagree without a reason
 and reasons given for figures that agree.
+
+Cheap index, lazy keys: :func:`index` reads and schema-checks the TOML only (no computation,
+no NumPy or SymPy import): one :class:`ItemIndex` per item with what a listing shows (id,
+topic, type, difficulty, marks, source, label, and the errata the file declares: its printed
+figures that carry a ``reason``). :func:`build` computes one item's key, solution and
+misconceptions when that item is asked for, cached per process; :func:`load_curated` builds
+them all (tests, ``qkv bank validate``, ``qkv bank errata``).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from question_bank.problem import ChoiceKey, Erratum, Misconception, Part, Probl
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = ["CuratedError", "load_curated", "errata", "unavailable", "audit_curated", "check_printed",
-           "data_files", "load_file", "PrintedCheck"]
+           "data_files", "load_file", "PrintedCheck", "ItemIndex", "index", "build"]
 
 
 @dataclass
@@ -278,7 +285,7 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
     if it.get("explanation") and ("compute" in ans or parts):
         sol_md += "\n\n" + it["explanation"]
         sol_text += "\n" + _text(it["explanation"])
-    where_base = f"{source} {it['section']} {it['label']}"
+    where_base = _where_base(source, it)
     checks: list[PrintedCheck] = []
     errata_list: list[Erratum] = []
     for pr in it.get("printed", []):
@@ -302,6 +309,27 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
     return problem, checks
 
 
+@dataclass
+class _Built:
+    """One item built: its problem and printed-figure checks, or the solver function it lacks."""
+
+    problem: Problem | None
+    checks: list[PrintedCheck]
+    missing: str | None = None
+
+
+def _build_item(it: dict[str, Any], source: str, file: str) -> _Built:
+    try:
+        p, checks = _build(it, source, file)
+    except compute.SolverMissing as e:
+        return _Built(None, [], e.function)
+    except CuratedError:
+        raise
+    except Exception as e:  # a computation rejected its inputs: report where
+        raise CuratedError(file, it["id"], "answer", f"{type(e).__name__}: {e}") from e
+    return _Built(p, checks)
+
+
 def load_file(path: Path) -> _Loaded:
     """Validate and build one data file (items whose solver function is missing are skipped
     and listed in ``missing``)."""
@@ -309,28 +337,103 @@ def load_file(path: Path) -> _Loaded:
     out = _Loaded()
     source = data["source"]["file"]
     for it in data["item"]:
-        try:
-            p, checks = _build(it, source, path.name)
-        except compute.SolverMissing as e:
-            out.missing.append((it["id"], e.function))
+        b = _build_item(it, source, path.name)
+        if b.problem is None:
+            out.missing.append((it["id"], str(b.missing)))
             continue
-        except CuratedError:
-            raise
-        except Exception as e:  # a computation rejected its inputs: report where
-            raise CuratedError(path.name, it["id"], "answer", f"{type(e).__name__}: {e}") from e
-        out.problems.append(p)
-        out.checks.extend(checks)
+        out.problems.append(b.problem)
+        out.checks.extend(b.checks)
     return out
+
+
+# --------------------------------------------------------------------------- the cheap index
+
+
+@dataclass(frozen=True)
+class ItemIndex:
+    """What a listing needs of a curated item, read from its data file without computing
+    anything. ``errata``: the printed figures the file marks as disagreeing (those with a
+    ``reason``), as ``{where, printed, reason}``; the exact figure needs the computation
+    (:func:`build`, :func:`errata`). ``item`` is the item's TOML table."""
+
+    id: str
+    topic: str
+    type: str
+    difficulty: str
+    marks: int
+    tags: tuple[str, ...]
+    source: str  # "004_83489721195aedaa.txt §19 GATE / Exam Corner"
+    source_label: str  # "GATE Q3"
+    seed_file: str  # "004_83489721195aedaa.txt"
+    data_file: str  # "seed004.toml"
+    errata: tuple[dict[str, str], ...] = ()
+    item: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _where_base(source: str, it: dict[str, Any]) -> str:
+    return f"{source} {it['section']} {it['label']}"
+
+
+@lru_cache(maxsize=4)
+def _index(data_dir: str) -> tuple[ItemIndex, ...]:
+    out = []
+    for path in data_files(Path(data_dir)):
+        data = _read(path)
+        source = data["source"]["file"]
+        for it in data["item"]:
+            base = _where_base(source, it)
+            declared = tuple({"where": f"{base}: {pr['where']}", "printed": pr["text"], "reason": pr["reason"]}
+                             for pr in it.get("printed", []) if pr.get("reason"))
+            out.append(ItemIndex(
+                id=it["id"], topic=it["topic"], type=it["type"], difficulty=it["difficulty"], marks=it["marks"],
+                tags=tuple(it.get("tags", [])), source=f"{source} {it['section']}", source_label=it["label"],
+                seed_file=source, data_file=path.name, errata=declared, item=it,
+            ))
+    return tuple(out)
+
+
+def index(data_dir: Path | None = None) -> list[ItemIndex]:
+    """Every curated item as an :class:`ItemIndex`, in file order: the data files read and
+    checked against the schema (a malformed file raises :class:`CuratedError`), no key computed."""
+    return list(_index(str(data_dir or DATA_DIR)))
+
+
+_BUILT: dict[tuple[str, str], _Built] = {}
+
+
+def _built(entry: ItemIndex, data_dir: str) -> _Built:
+    k = (data_dir, entry.id)
+    b = _BUILT.get(k)
+    if b is None:
+        b = _BUILT[k] = _build_item(entry.item, entry.seed_file, entry.data_file)
+    return b
+
+
+def build(item_id: str, data_dir: Path | None = None) -> Problem:
+    """The Problem of one curated item, its key computed by the solver (once per process).
+
+    Raises ``KeyError`` for an unknown id and :class:`~question_bank.compute.SolverMissing`
+    when the item's computation needs a solver function that does not exist."""
+    d = str(data_dir or DATA_DIR)
+    for entry in _index(d):
+        if entry.id == item_id:
+            b = _built(entry, d)
+            if b.problem is None:
+                raise compute.SolverMissing(str(b.missing))
+            return b.problem
+    raise KeyError(item_id)
 
 
 @lru_cache(maxsize=4)
 def _load_all(data_dir: str) -> _Loaded:
     total = _Loaded()
-    for path in data_files(Path(data_dir)):
-        one = load_file(path)
-        total.problems.extend(one.problems)
-        total.checks.extend(one.checks)
-        total.missing.extend(one.missing)
+    for entry in _index(data_dir):
+        b = _built(entry, data_dir)
+        if b.problem is None:
+            total.missing.append((entry.id, str(b.missing)))
+            continue
+        total.problems.append(b.problem)
+        total.checks.extend(b.checks)
     return total
 
 

@@ -81,3 +81,72 @@ def test_errata_json(runner):
     assert obj["count"] == len(obj["errata"])
     for row in obj["errata"]:
         assert {"item", "where", "printed", "exact", "reason"} <= set(row)
+
+
+# --------------------------------------------------------------------------- a cheap index, keys on demand
+
+
+def test_listing_imports_neither_sympy_nor_numpy():
+    """``qkv bank list``, ``qkv exam`` and ``qkv quiz`` start from ``entries()``: reading the
+    data files must not compute a key (which pulls in SymPy/NumPy and takes seconds)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, question_bank.bank as b; es = b.entries(); "
+            "n = sum(e.kind == 'curated' for e in es); assert n >= 80, n; "
+            "print(sorted(m for m in ('numpy', 'sympy', 'torch') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout
+
+
+def test_entries_compute_nothing_and_problem_builds_one_item(monkeypatch):
+    """With fresh caches, listing runs no computation; ``problem(id)`` runs only that item's
+    computations (its answer and its printed figures), and a second call runs none."""
+    from question_bank import compute
+    from question_bank import curated as cur
+
+    calls: list[str] = []
+    real_run = compute.run
+
+    def counting_run(spec):
+        calls.append(spec["compute"])
+        return real_run(spec)
+
+    monkeypatch.setattr(compute, "run", counting_run)
+    monkeypatch.setattr(cur, "_BUILT", {})
+    cur._index.cache_clear()
+    es = qb.entries(kind="curated")
+    assert len(es) >= 80 and calls == []
+    item = next(it.item for it in cur.index() if it.id == "004.ex.b3")
+    expected = 1 + sum("compute" in pr for pr in item.get("printed", []))
+    p = qb.problem("004.ex.b3")
+    assert p.id == "004.ex.b3" and calls == ["params"] * expected
+    assert qb.problem("004.ex.b3") is p and len(calls) == expected
+
+
+def test_curated_entries_match_the_built_problems():
+    """Every field a listing shows, read from the TOML alone, equals the built problem's; the
+    errata the file declares are exactly the built errata (minus the exact figure)."""
+    built = {p.id: p for p in qb.curated()}
+    es = qb.entries(kind="curated")
+    assert {e.id for e in es} == set(built)
+    for e in es:
+        p = built[e.id]
+        assert (e.topic, e.types, e.difficulties, e.source, e.source_label, e.tags) == \
+            (p.topic, (p.type,), (p.difficulty,), p.source, p.source_label, p.tags), e.id
+        assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason} for x in p.errata], e.id
+
+
+def test_list_json_curated_errata(runner):
+    r = runner.invoke(bank, ["list", "--json", "--kind", "curated"])
+    assert r.exit_code == 0, r.output
+    items = {it["id"]: it for it in json.loads(r.output)["items"]}
+    b5 = items["004.ex.b5"]
+    assert b5["kind"] == "curated" and b5["source_label"] == "B5" and b5["source"].startswith("004_")
+    assert any("537M" in e["printed"] and e["reason"] for e in b5["errata"])
+
+
+def test_unknown_curated_like_id_suggests_close_ids():
+    with pytest.raises(qb.BankError, match="did you mean .*004.ex.b3"):
+        qb.problem("ex.b3")

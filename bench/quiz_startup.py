@@ -6,8 +6,9 @@ header line is on stdout and until the process has exited; against ``python -c "
 numpy"`` timed in the same run. Each seed gets a fresh data directory (a new student: no card
 is due, so the first problem is a new one). One warm-up run first (warm disk cache), then
 medians over ``--reps`` rounds. Target (issue 5): at most 0.8 s to the first problem on a
-2-core machine. The timed processes may write and read ``__pycache__`` (as an installed qkv
-does) even when ``PYTHONDONTWRITEBYTECODE`` is set here; ``--source-only`` keeps it.
+2-core machine. The timed processes read and write ``__pycache__`` as an installed qkv does
+(even where ``PYTHONDONTWRITEBYTECODE`` is set); ``--source-only`` times them with no bytecode
+cache at all (numpy's included).
 
 ``--tty`` measures the same through a pseudo-terminal (the rich view), with pexpect. Then,
 unless ``--no-latency``: from sending an answer to reading its verdict (graded and committed
@@ -41,15 +42,20 @@ def qkv_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "drills"]
 
 
-SOURCE_ONLY = False  # --source-only: keep PYTHONDONTWRITEBYTECODE (compile qkv's modules every run)
+SOURCE_ONLY = False  # --source-only: no bytecode cache at all
+_EMPTY_PREFIX = tempfile.mkdtemp(prefix="qkv-bench-nopyc-")
 
 
 def child_env(home: str | None = None) -> dict[str, str]:
     """The environment of the timed processes: bytecode caching on (as in an installed qkv),
     unless --source-only."""
     env = dict(os.environ)
-    if not SOURCE_ONLY:
+    if SOURCE_ONLY:  # no .pyc is read or written: every module (numpy's too) compiled each run
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = _EMPTY_PREFIX
+    else:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("PYTHONPYCACHEPREFIX", None)
     if home is not None:
         env["QKV_HOME"] = home
     return env
@@ -143,7 +149,7 @@ def main() -> int:
     parser.add_argument("--tty", action="store_true", help="also time the rich view in a pseudo-terminal")
     parser.add_argument("--no-latency", action="store_true", help="skip the answer-to-verdict timing")
     parser.add_argument("--source-only", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE if set (no .pyc cache for qkv's own modules)")
+                        help="no bytecode cache: every module (numpy's too) compiled from source in each run")
     args = parser.parse_args()
     global SOURCE_ONLY
     SOURCE_ONLY = args.source_only
@@ -163,7 +169,7 @@ def main() -> int:
             if args.tty:
                 ttys[s].append(quiz_tty(s))
     numpy_med = statistics.median(base)
-    cache = "off (compiled from source each run)" if SOURCE_ONLY and os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
+    cache = "off (every module compiled from source)" if SOURCE_ONLY else "on"
     print(f"cores: {os.cpu_count()}   reps: {args.reps}   bytecode cache: {cache}")
     print(f"python -c 'import numpy'       : {numpy_med * 1000:7.1f} ms (median)")
     print(f"{'seed':>6} {'first problem':>14} {'exit':>9} {'ratio':>7}" + ("   tty first" if args.tty else ""))

@@ -115,9 +115,12 @@ def show(name: str, as_json: bool) -> None:
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--seq", type=click.IntRange(min=2), default=128, show_default=True,
               help="Sequence length (clipped to the position table); decode attends to seq positions.")
+@click.option("--jobs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Processes for --device meta (0 = one per core, at most 4).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: int, seq: int, as_json: bool) -> None:
+def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: int, seq: int, jobs: int,
+               as_json: bool) -> None:
     """Build each preset (all by default) and check its counts against the real PyTorch model."""
     from solver.errors import SolverInputError
     from solver.presets import preset_names
@@ -129,7 +132,7 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
         require_device(device)
     except SolverInputError as e:
         raise InputError(str(e.args[0]), "--device") from None
-    records = _run(presets, device, batch, seq)
+    records = _run(presets, device, batch, seq, jobs)
     failed = [r for r in records if r.error is None and not r.ok]
     if as_json:
         emit_json({"device": device, "batch": batch, "seq": seq, "ok": not failed,
@@ -142,36 +145,33 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
                     emit(f"MISMATCH {r.name}: {c.quantity} analytic {c.analytic:,} != measured {c.measured:,} "
                          f"(measured - analytic = {c.measured - c.analytic:+,})")
         skipped = [r for r in records if r.error is not None]
-        total = sum(r.seconds for r in records)
+        for r in skipped:
+            emit(f"not built {r.name}: {r.error}")
         emit(f"\n{len(records) - len(failed) - len(skipped)} of {len(records)} models match exactly on {device} "
-             f"(batch {batch}, seq {seq}), {total:.1f} s" + (f"; {len(skipped)} not built" if skipped else ""))
+             f"(batch {batch}, seq {seq})" + (f"; {len(skipped)} not built" if skipped else ""))
     if failed:
         ctx.exit(1)
 
 
-def _run(presets, device: str, batch: int, seq: int) -> list:
+def _run(presets, device: str, batch: int, seq: int, jobs: int) -> list:
     """Verify each preset with a progress bar on stderr (only on a terminal)."""
+    import os
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from solver.errors import SolverInputError
-    from solver.verify import VerifyRecord, default_seq, verify
+    from solver.verify import verify_many
 
-    records = []
+    if jobs == 0:  # auto: the meta device is CPU-bound and needs little memory, so use the cores
+        jobs = min(os.cpu_count() or 1, 4) if device == "meta" and len(presets) > 4 else 1
     columns = (TextColumn("{task.description:<26}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("verifying", total=len(presets))
-        for p in presets:
-            progress.update(task, description=p.name)
-            try:
-                # on meta the decode step starts from a cache of zeros (no prefill to run)
-                records.append(verify(p.config, device, batch=batch, seq=seq, name=p.name,
-                                      prefill="zeros" if device == "meta" else "run"))
-            except SolverInputError as e:  # e.g. the memory guard: the model is not built
-                records.append(VerifyRecord(p.name, device, batch, default_seq(p.config, seq), error=str(e)))
-            progress.advance(task)
-    return records
+        return verify_many([(p.name, p.config) for p in presets], device, batch=batch, seq=seq, jobs=jobs,
+                           # on meta the decode step starts from a cache of zeros (no prefill to run)
+                           prefill="zeros" if device == "meta" else "run",
+                           on_done=lambda r: progress.update(task, advance=1, description=r.name))
 
 
 def _cell(rec, quantity: str) -> str:
@@ -191,7 +191,7 @@ def _verify_table(records) -> str:
                          ("s", "right"), ("", "left")):
         table.add_column(col, justify=justify)
     for r in records:
-        status: Any = "OK" if r.ok else ("skipped: " + str(r.error) if r.error else "[red]MISMATCH[/red]")
+        status: Any = "OK" if r.ok else ("not built (below)" if r.error else "[red]MISMATCH[/red]")
         table.add_row(r.name, _cell(r, "params"), _cell(r, "flops[forward]"), _cell(r, "flops[decode]"),
                       _cell(r, "flops[train]"), _cell(r, "kv_cache_bytes"), f"{r.seconds:.2f}", status)
     return _render(table)

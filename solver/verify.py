@@ -200,6 +200,8 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
         raise SolverInputError(f"choose one of {', '.join(DEVICES)} (got {device!r})", param="device")
     require_device(device)
     seq = default_seq(cfg, seq)
+    if name and not cfg.name:
+        cfg = cfg.replace(name=name)  # the memory guard's message names the model
     record = VerifyRecord(name or cfg.name or "model", device, batch, seq)
     t0 = time.perf_counter()
     counts = analytic()
@@ -299,3 +301,42 @@ def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, dev
         out[impl] = int(torch.cuda.max_memory_allocated(device) - base)
     out["score_matrix_bytes"] = batch * cfg.n_heads * seq * seq * torch.tensor([], dtype=model.tok_emb.weight.dtype).element_size()
     return out
+
+
+# ---- many models ------------------------------------------------------------------------------
+
+def _verify_job(args: tuple) -> VerifyRecord:
+    cfg, device, batch, seq, name, prefill = args
+    try:
+        return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill)
+    except SolverInputError as e:  # e.g. the memory guard: the model is not built
+        return VerifyRecord(name, device, batch, default_seq(cfg, seq), error=str(e))
+
+
+def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batch: int = 1, seq: int = 128,
+                jobs: int = 1, prefill: str = "run", on_done=None) -> list[VerifyRecord]:
+    """:func:`verify` for each ``(name, config)``, in that order, in ``jobs`` processes (meta
+    only: real builds stay in this process); ``on_done(record)`` is called as each finishes.
+    A model refused by the memory guard gets a record with ``error`` set instead of checks."""
+    work = [(cfg, device, batch, seq, name, prefill) for name, cfg in named]
+    if jobs <= 1 or device != "meta" or len(work) < 2:
+        records = []
+        for w in work:
+            records.append(_verify_job(w))
+            if on_done:
+                on_done(records[-1])
+        return records
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # the largest first (longest-processing-time scheduling), results back in the given order
+    order = sorted(range(len(work)), key=lambda i: -work[i][0].n_layers * work[i][0].d_model)
+    done: dict[int, VerifyRecord] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_verify_job, work[i]): i for i in order}
+        for future in as_completed(futures):
+            done[futures[future]] = record = future.result()
+            if on_done:
+                on_done(record)
+    return [done[i] for i in range(len(work))]

@@ -8,13 +8,23 @@ import math
 
 import pytest
 import torch
+from config_strategies import decoding_configs, transformer_configs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config_strategies import decoding_configs, transformer_configs
 from solver.config import ModelConfig
 from solver.models import build_model
 from solver.models.positions import alibi_slopes, sinusoidal_table
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: one intra-op thread (on a busy 2-core machine OpenMP's spin-waits cost 100×
+    the work of a (2, 5, 8) LayerNorm)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def _random_init(model, seed: int = 0):

@@ -26,7 +26,7 @@ from torch import nn
 
 from solver.config import ModelConfig
 from solver.errors import SolverInputError
-from solver.models.attention import LayerKV, self_attention_bias
+from solver.models.attention import LayerKV, causal_mask, self_attention_bias
 from solver.models.blocks import Block
 from solver.models.layers import make_norm
 from solver.models.positions import rope_angles, sinusoidal_table
@@ -85,6 +85,8 @@ class Stack(nn.Module):
         # position-dependent pieces of self-attention, the same in every layer
         rope = rope_angles(start, T, self.cfg.head_dim, x.device) if self.cfg.pos == "rope" else None
         bias = self_attention_bias(self.cfg, self.causal, start, T, x.device)  # None, (T, Tk) or (1, nh, T, Tk)
+        if bias is None and impl == "math" and self.causal and T > 1:
+            bias = causal_mask(start, T, start + T, x.device)  # the math path adds the mask explicitly
         for i, block in enumerate(self.layers):
             layer_cache = (cache.self_attn[i], cache.cross_attn[i] if cache.cross_attn else None) if cache else None
             x = block(x, memory=memory, cache=layer_cache, rope=rope, bias=bias, impl=impl)

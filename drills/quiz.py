@@ -468,6 +468,7 @@ class Quiz:
         self.summary: Summary | None = None
         self._last: tuple[Any, dict[str, str]] | None = None  # last graded problem and its answers
         self._started = 0.0
+        self._warm = False
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -485,9 +486,6 @@ class Quiz:
                 if problem is None:
                     self.view.message(f"skipped a problem that could not be built ({self.source.errors.get(i)})")
                     continue
-                self.source.prefetch(i + 1)
-                if i == 0:
-                    _warm_up()
                 action = self._problem(problem, i, total, last=i == total - 1)
                 if action in ("quit", "eof"):
                     break
@@ -517,6 +515,12 @@ class Quiz:
         """Ask one problem (all its parts); returns the action that ended it."""
         while True:
             self.view.problem(problem, self._header(i, total))
+            # only now (the problem is on screen) build the next one and warm up FSRS, in the
+            # background, while the student reads
+            self.source.prefetch(i + 1)
+            if not self._warm:
+                self._warm = True
+                _warm_up()
             result = self._ask_problem(problem)
             if result == "another":
                 fresh = self._another(problem)

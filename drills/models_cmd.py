@@ -147,6 +147,12 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
         skipped = [r for r in records if r.error is not None]
         for r in skipped:
             emit(f"not built {r.name}: {r.error}")
+        for r in records:
+            mem = r.extra.get("peak_memory")
+            if mem:
+                emit(f"{r.name}: forward peak memory {mem['math']:,} B with the score matrix materialised (math), "
+                     f"{mem['sdpa']:,} B with sdpa (flash/efficient); one layer's scores: "
+                     f"{mem['score_matrix_bytes']:,} B")
         emit(f"\n{len(records) - len(failed) - len(skipped)} of {len(records)} models match exactly on {device} "
              f"(batch {batch}, seq {seq})" + (f"; {len(skipped)} not built" if skipped else ""))
     if failed:

@@ -15,8 +15,10 @@ Each check compares two numbers obtained independently:
 
 On the meta device every tensor is a shape without data: GPT-3 175B costs no memory, and
 ``scaled_dot_product_attention`` runs as explicit matmuls that FlopCounterMode sees. On the CPU
-the fused attention kernel is invisible to FlopCounterMode, so FLOPs there are counted with the
-model's "math" attention (the same two matmuls).
+the fused attention kernel is invisible to FlopCounterMode, and on CUDA its registered backward
+counts a recomputation of QKᵀ, so FLOPs there are counted with the model's "math" attention
+(the same two matmuls). On CUDA the record also holds the peak memory of a forward pass with the
+score matrix materialised ("math") and not (flash/efficient), :func:`forward_peak_memory`.
 """
 
 from __future__ import annotations
@@ -217,8 +219,10 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
         if theirs.get(g, 0) or mine.get(g, 0):
             record.checks.append(Check(f"params[{g}]", theirs.get(g, 0), mine.get(g, 0)))
 
-    # FLOPs: meta and cuda run sdpa (visible to FlopCounterMode); the CPU's fused kernel is not
-    impl = "math" if device == "cpu" else "sdpa"
+    # FLOPs: on meta sdpa runs as explicit matmuls; on cpu/cuda the explicit "math" attention
+    # (FlopCounterMode sees nothing of the CPU's fused kernel, and counts a recomputation in the
+    # backward pass of the CUDA ones: solver.counts' attention_kernel="fused")
+    impl = "sdpa" if device == "meta" else "math"
 
     def flop_check(mode: str, measured: int) -> None:
         if mode in modes:
@@ -242,6 +246,8 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
 
     if device != "meta":
         record.extra["forward_seconds"] = time_forward(model, batch, seq)
+    if device.startswith("cuda"):
+        record.extra["peak_memory"] = forward_peak_memory(model, batch, seq)
     record.seconds = time.perf_counter() - t0
     return record
 
@@ -273,23 +279,16 @@ def require_device(device: str) -> None:
 
 # ---- the O(n²) memory claim, measured -------------------------------------------------------
 
-def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, device: str = "cuda",
-                          dtype: str = "fp16") -> dict[str, int]:
-    """Peak CUDA memory (``torch.cuda.max_memory_allocated``, bytes above the weights) of one
-    forward pass with the "math" attention, which materialises the (B, nh, n, n) score matrix,
-    and with ``scaled_dot_product_attention`` (flash/efficient kernels), which does not.
-    Needs a GPU: raises SolverInputError without one."""
+def forward_peak_memory(model, batch: int, seq: int) -> dict[str, int]:
+    """Peak CUDA memory of one forward pass of ``model`` (bytes above what was allocated before
+    it, ``torch.cuda.max_memory_allocated``) with the "math" attention, which materialises the
+    (B, nh, n, n) score matrix, and with ``scaled_dot_product_attention`` (flash/efficient
+    kernels), which does not; ``score_matrix_bytes`` is the size of one layer's matrix."""
     import torch
 
-    from solver.models import build_model
-
-    require_device(device)
-    if not device.startswith("cuda"):
-        raise SolverInputError("peak memory is measured with torch.cuda: use --device cuda", param="device")
-    model = build_model(cfg, device, dtype=dtype).eval()
-    seq = default_seq(cfg, seq)
+    device = next(model.parameters()).device
     tokens, extra = _inputs(model, batch, seq)
-    out: dict[str, int] = {"weights": torch.cuda.memory_allocated(device)}
+    out: dict[str, int] = {}
     for impl in ("math", "sdpa"):
         torch.cuda.synchronize(device)
         torch.cuda.empty_cache()
@@ -299,8 +298,22 @@ def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, dev
             model(tokens, impl=impl, **extra)
         torch.cuda.synchronize(device)
         out[impl] = int(torch.cuda.max_memory_allocated(device) - base)
-    out["score_matrix_bytes"] = batch * cfg.n_heads * seq * seq * torch.tensor([], dtype=model.tok_emb.weight.dtype).element_size()
+    element = model.tok_emb.weight.element_size()
+    out["score_matrix_bytes"] = batch * model.cfg.n_heads * seq * seq * element
     return out
+
+
+def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, device: str = "cuda",
+                          dtype: str = "fp16") -> dict[str, int]:
+    """:func:`forward_peak_memory` of ``cfg`` built on a GPU at ``dtype`` (flash attention needs
+    fp16 or bf16). Raises SolverInputError without a GPU."""
+    from solver.models import build_model
+
+    require_device(device)
+    if not device.startswith("cuda"):
+        raise SolverInputError("peak memory is measured with torch.cuda: use --device cuda", param="device")
+    model = build_model(cfg, device, dtype=dtype).eval()
+    return forward_peak_memory(model, batch, default_seq(cfg, seq))
 
 
 # ---- many models ------------------------------------------------------------------------------

@@ -111,11 +111,16 @@ def render_stats(stats: dict[str, Any]) -> str:
     if stats["exams"]:
         lines += ["", "Recent mock exams"]
         for e in stats["exams"][:5]:
-            score = "—" if e["score"] is None else f"{e['score']:g}"
-            out_of = "" if e["max_score"] is None else f" / {e['max_score']:g}"
-            lost = f", {e['negative']:g} lost to negative marks" if e["negative"] else ""
+            score = "—" if e["score"] is None else _marks(e["score"])
+            out_of = "" if e["max_score"] is None else f" / {_marks(e['max_score'])}"
+            lost = f", {_marks(e['negative'])} lost to negative marks" if e["negative"] else ""
             lines.append(f"  {e['started_at'][:16].replace('T', ' ')} UTC  {score}{out_of}{lost}")
     return "\n".join(lines)
+
+
+def _marks(x: float) -> str:
+    """Marks as GATE shows them: two decimals (2.67, 0.33, 4.00); ``--json`` keeps full precision."""
+    return f"{float(x):.2f}"
 
 
 @click.command()

@@ -119,8 +119,10 @@ def render_stats(stats: dict[str, Any]) -> str:
 
 
 def _marks(x: float) -> str:
-    """Marks as GATE shows them: two decimals (2.67, 0.33, 4.00); ``--json`` keeps full precision."""
-    return f"{float(x):.2f}"
+    """Marks for display: two decimals as GATE shows them (2.67, 0.33, 1.50), a whole number
+    as itself (9); ``--json`` keeps full precision."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() else f"{x:.2f}"
 
 
 @click.command()

@@ -120,7 +120,8 @@ def test_bar_and_sparkline():
 
 def test_recent_exams_show_marks_to_two_decimals(home):
     """A mock exam of four 1-mark MCQs: 3 right and one wrong (−1/3) give 3 − 1/3 = 2.6667
-    → "2.67 / 4.00, 0.33 lost"; --json keeps the unrounded values."""
+    → "2.67 / 4, 0.33 lost" (a whole number of marks stays whole); --json keeps the unrounded
+    values."""
     _fill(home)  # the summary needs some answers before it lists exams
     now = datetime.now(UTC)
     with ProgressStore.open(home) as store:
@@ -128,6 +129,6 @@ def test_recent_exams_show_marks_to_two_decimals(home):
         store.end_session(sid, now=now, score=3 - 1 / 3, max_score=4, negative=1 / 3)
     out = run("stats").output
     line = next(ln for ln in out.splitlines() if " UTC  " in ln)
-    assert line.endswith("UTC  2.67 / 4.00, 0.33 lost to negative marks"), line
+    assert line.endswith("UTC  2.67 / 4, 0.33 lost to negative marks"), line
     exam = json.loads(run("stats", "--json").output)["exams"][0]
     assert exam["score"] == 3 - 1 / 3 and exam["negative"] == 1 / 3 and exam["max_score"] == 4

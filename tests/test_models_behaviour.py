@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from solver.config import ModelConfig
 from solver.models import build_model
-from solver.models.positions import alibi_slopes, sinusoidal_table
+from solver.models.positions import alibi_slopes, apply_rope, rope_rotation, sinusoidal_table
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -134,3 +134,19 @@ def test_moe_uses_top_k_experts_per_token():
         chosen = moe.router(x[0]).argmax(-1)
         expected = torch.stack([moe.experts[int(e)](x[0, t]) for t, e in enumerate(chosen)])
         torch.testing.assert_close(moe(x)[0], expected)
+
+
+@given(hs=st.sampled_from([2, 4, 8]), start=st.integers(0, 60), T=st.integers(1, 4), seed=st.integers(0, 99))
+def test_rope_rotates_each_pair_by_position_times_theta_hypo(hs, start, T, seed):
+    """(x[2j], x[2j+1]) at position p → (x·cos − y·sin, x·sin + y·cos) with angle p·10000^(−2j/hs),
+    written out with math.cos/math.sin."""
+    x = torch.randn(1, 2, T, hs, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    out = apply_rope(x, rope_rotation(start, T, hs))
+    expected = torch.empty_like(x)
+    for t in range(T):
+        for j in range(hs // 2):
+            angle = (start + t) * 10000 ** (-2 * j / hs)
+            a, b = x[..., t, 2 * j], x[..., t, 2 * j + 1]
+            expected[..., t, 2 * j] = a * math.cos(angle) - b * math.sin(angle)
+            expected[..., t, 2 * j + 1] = a * math.sin(angle) + b * math.cos(angle)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)  # angles are computed in float32

@@ -67,12 +67,12 @@ class Attention(nn.Module):
         return x.view(B, T, n, self.head_size).transpose(1, 2)  # (B, n, T, hs)
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None, cache: LayerKV | None = None,
-                rope: tuple[torch.Tensor, torch.Tensor] | None = None, bias: torch.Tensor | None = None,
+                rope: torch.Tensor | None = None, bias: torch.Tensor | None = None,
                 impl: str = "sdpa") -> torch.Tensor:
         """x: (B, T, d_model) → (B, T, d_model).
 
-        ``cache`` is read and extended in place; ``rope`` = (cos, sin) of x's positions (from
-        :func:`~solver.models.positions.rope_angles`); ``bias`` is an additive mask (ALiBi, or
+        ``cache`` is read and extended in place; ``rope`` = the rotation of x's positions (from
+        :func:`~solver.models.positions.rope_rotation`); ``bias`` is an additive mask (ALiBi, or
         the causal mask of a block of queries after a cache, see :func:`self_attention_bias`).
         Without ``bias`` a causal layer masks as if x started at position 0."""
         assert impl in ATTENTION_IMPLS, f"impl must be one of {ATTENTION_IMPLS}, got {impl!r}"
@@ -87,7 +87,7 @@ class Attention(nn.Module):
             k = self.split_heads(self.k(source), self.n_kv_heads)  # (B, nkv, S, hs)
             v = self.split_heads(self.v(source), self.n_kv_heads)  # (B, nkv, S, hs)
             if rope is not None and not self.cross:
-                q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+                q, k = apply_rope(q, rope), apply_rope(k, rope)
             if cache is not None:
                 if not self.cross and cache.k is not None:
                     k = torch.cat((cache.k, k), dim=2)  # (B, nkv, start + T, hs)

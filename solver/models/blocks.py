@@ -38,7 +38,7 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
                 cache: tuple[LayerKV, LayerKV | None] | None = None,
-                rope: tuple[torch.Tensor, torch.Tensor] | None = None, bias: torch.Tensor | None = None,
+                rope: torch.Tensor | None = None, bias: torch.Tensor | None = None,
                 impl: str = "sdpa") -> torch.Tensor:
         """x: (B, T, d_model) → (B, T, d_model); ``cache`` = (self-attention KV, cross-attention KV);
         ``rope`` and ``bias`` are the self-attention's, computed once per stack."""

@@ -21,27 +21,29 @@ def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def rope_angles(start: int, T: int, head_size: int, device=None, base: float = 10000.0):
-    """cos and sin of p·θ_i for positions p = start..start+T−1 and θ_i = base^(−2i/hs): (T, hs/2) each.
+def rope_rotation(start: int, T: int, head_size: int, device=None, base: float = 10000.0) -> torch.Tensor:
+    """e^{i·p·θ_j} for positions p = start..start+T−1 and θ_j = base^(−2j/hs): complex, (T, hs/2).
 
     Computed once per forward pass and shared by every layer (it depends on positions only)."""
     assert head_size % 2 == 0, f"RoPE needs an even head size, got {head_size}"
     theta = base ** (-torch.arange(0, head_size, 2, dtype=torch.float32, device=device) / head_size)  # (hs/2,)
     p = torch.arange(start, start + T, dtype=torch.float32, device=device)  # (T,)
     angle = p[:, None] * theta[None, :]  # (T, hs/2): an outer product by broadcasting, not a matmul
-    return angle.cos(), angle.sin()
+    return torch.polar(torch.ones_like(angle), angle)  # cos(angle) + i·sin(angle)
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair (x[2i], x[2i+1]) at position p by the angle p·θ_i.
+def apply_rope(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (x[2j], x[2j+1]) at position p by the angle p·θ_j:
 
-    x: (B, nh, T, hs); cos, sin: (T, hs/2) from :func:`rope_angles`. Interleaved pairs as in the
-    RoFormer paper (GPT-NeoX rotates halves instead: a different permutation, the same count).
+        (x[2j], x[2j+1]) → (x[2j]·cos − x[2j+1]·sin, x[2j]·sin + x[2j+1]·cos),
+
+    one complex multiplication per pair. x: (B, nh, T, hs); rotation: (T, hs/2) from
+    :func:`rope_rotation`. Interleaved pairs as in the RoFormer paper (GPT-NeoX rotates halves
+    instead: a different permutation, the same count). Elementwise: FlopCounterMode counts none.
     """
-    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, nh, T, hs/2) each
-    out = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, nh, T, hs/2, 2)
-    return out.flatten(-2)  # (B, nh, T, hs)
+    work = x if x.dtype in (torch.float32, torch.float64) else x.float()  # no complex half types
+    pairs = torch.view_as_complex(work.unflatten(-1, (-1, 2)))  # (B, nh, T, hs/2) complex
+    return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)  # (B, nh, T, hs)
 
 
 def alibi_slopes(n_heads: int) -> torch.Tensor:

@@ -29,7 +29,7 @@ from solver.errors import SolverInputError
 from solver.models.attention import LayerKV, causal_mask, self_attention_bias
 from solver.models.blocks import Block
 from solver.models.layers import make_norm
-from solver.models.positions import rope_angles, sinusoidal_table
+from solver.models.positions import rope_rotation, sinusoidal_table
 
 
 @dataclass
@@ -83,7 +83,7 @@ class Stack(nn.Module):
         if self.emb_norm is not None:
             x = self.emb_norm(x)
         # position-dependent pieces of self-attention, the same in every layer
-        rope = rope_angles(start, T, self.cfg.head_dim, x.device) if self.cfg.pos == "rope" else None
+        rope = rope_rotation(start, T, self.cfg.head_dim, x.device) if self.cfg.pos == "rope" else None
         bias = self_attention_bias(self.cfg, self.causal, start, T, x.device)  # None, (T, Tk) or (1, nh, T, Tk)
         if bias is None and impl == "math" and self.causal and T > 1:
             bias = causal_mask(start, T, start + T, x.device)  # the math path adds the mask explicitly

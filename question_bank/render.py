@@ -32,7 +32,7 @@ _SYMBOLS = {
     r"\min": "min", r"\quad": "  ", r"\qquad": "    ", r"\,": " ", r"\;": " ", r"\!": "",
     r"\{": "{", r"\}": "}", r"\%": "%", r"\left": "", r"\right": "", r"\big": "", r"\Big": "",
     r"\lVert": "‖", r"\rVert": "‖", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\lceil": "⌈", r"\rceil": "⌉",
-    r"\neg": "¬", r"\circ": "∘", r"\mathbb{E}": "E", r"\operatorname{Var}": "Var",
+    r"\neg": "¬", r"\circ": "∘",
 }
 
 
@@ -165,7 +165,7 @@ def _group(s: str, i: int) -> tuple[str, int]:
 
 
 def _script(content: str, table: dict, ok: set) -> str | None:
-    t = latex_to_text(content, _inner=True)
+    t = _math(content)
     if t and all(ch in ok for ch in t):
         return t.translate(table)
     return None
@@ -175,10 +175,42 @@ def _wrap(t: str) -> str:
     return t if re.fullmatch(r"[\w.√ᵀ⁰-⁹ₐ-ₜ₀-₉]+", t) else f"({t})"
 
 
-def latex_to_text(s: str, *, _inner: bool = False) -> str:
-    """Plain Unicode for a string of Markdown with inline LaTeX (``$…$``, ``$$…$$``)."""
-    if not _inner:
-        s = s.replace("$$", "").replace("$", "").replace("**", "")
+#: Commands whose argument is text, not math: ``\text{lm_head}`` stays ``lm_head``.
+_TEXT_ARG = (r"\text", r"\texttt", r"\textrm", r"\textit", r"\textbf", r"\mathrm", r"\operatorname", r"\mathtt")
+#: Blackboard letters (``\mathbb{R}`` -> ℝ); any other letter is shown plain.
+_BB = {"R": "ℝ", "E": "E", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "P": "P"}
+#: Commands whose argument is math shown in another style (the style is dropped).
+_MATH_ARG = (r"\mathbf", r"\mathit", r"\mathcal", r"\boldsymbol", r"\mathsf", r"\hat", r"\tilde", r"\bar",
+             r"\overline", r"\vec")
+
+#: A bare identifier in math that LaTeX would mangle but the author meant as a name
+#: (``max_seq_len``, ``lm_head``, ``d_model``): a first part of two or more letters, or a later
+#: part of three or more characters. ``d_k``, ``q_ik_i``, ``h_kv`` are still subscripts.
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![A-Za-z0-9{])")
+
+
+#: ``d_k`` in prose: one letter, an underscore, one subscriptable character, no more word.
+_TEXT_SUB = re.compile(r"[A-Za-z]_[0-9aehijklmnoprstuvx](?![\w])")
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _is_name(word: str) -> bool:
+    first, *rest = word.split("_")
+    return len(first) >= 2 or any(len(r) >= 3 for r in rest)
+
+
+def _math(s: str) -> str:
+    """Plain Unicode for LaTeX math (the inside of ``$…$``)."""
+    return _convert(s, math=True)
+
+
+def _convert(s: str, *, math: bool) -> str:
+    """LaTeX commands to Unicode; in ``math``, also sub/superscripts. Outside math (Markdown
+    text) ``_`` and ``^`` stay as written, except a lone one-letter ``d_k``, which reads as dₖ;
+    grouping braces are dropped in both."""
     out: list[str] = []
     i = 0
     while i < len(s):
@@ -187,32 +219,62 @@ def latex_to_text(s: str, *, _inner: bool = False) -> str:
             m = re.match(r"\\([A-Za-z]+|.)", s[i:])
             cmd = "\\" + m.group(1) if m else "\\"
             j = i + len(cmd)
-            if cmd in (r"\sqrt",):
+            if cmd == r"\sqrt":
                 arg, j = _group(s, j)
-                t = latex_to_text(arg, _inner=True)
+                t = _math(arg)
                 out.append("√" + (t if re.fullmatch(r"[\w.ₐ-ₜ₀-₉]+", t) else f"({t})"))
             elif cmd in (r"\frac", r"\tfrac", r"\dfrac"):
                 a, j = _group(s, j)
                 b, j = _group(s, j)
-                ta, tb = latex_to_text(a, _inner=True), latex_to_text(b, _inner=True)
-                out.append(f"{_wrap(ta)}/{_wrap(tb)}")
-            elif cmd in (r"\mathrm", r"\text", r"\operatorname", r"\mathbf", r"\mathit", r"\textbf", r"\mathcal",
-                         r"\texttt", r"\boldsymbol", r"\hat", r"\tilde", r"\bar", r"\overline"):
+                out.append(f"{_wrap(_math(a))}/{_wrap(_math(b))}")
+            elif cmd in _TEXT_ARG:
                 arg, j = _group(s, j)
-                out.append(latex_to_text(arg, _inner=True))
+                out.append(_convert(arg, math=False))
+            elif cmd == r"\mathbb":
+                arg, j = _group(s, j)
+                out.append("".join(_BB.get(ch, ch) for ch in arg))
+            elif cmd in _MATH_ARG:
+                arg, j = _group(s, j)
+                out.append(_math(arg))
             elif cmd == r"\begin":
                 env, j = _group(s, j)
                 end = s.find(r"\end{" + env + "}", j)
                 body = s[j:end if end >= 0 else len(s)]
                 j = (end + len(r"\end{" + env + "}")) if end >= 0 else len(s)
                 rows = [r.strip() for r in body.split(r"\\") if r.strip()]
-                cells = [[latex_to_text(c.strip(), _inner=True) for c in r.split("&")] for r in rows]
+                cells = [[_math(c.strip()) for c in r.split("&")] for r in rows]
                 out.append("[" + "; ".join(" ".join(r) for r in cells) + "]")
             elif cmd in _SYMBOLS:
-                out.append(_SYMBOLS[cmd])
+                sym = _SYMBOLS[cmd]
+                out.append(sym)
+                k = j
+                while k < len(s) and s[k] == " ":
+                    k += 1
+                if math and cmd[1:].isalpha() and sym and not sym.isascii() and k > j and k < len(s) \
+                        and (s[k].isalnum() or s[k] == "\\"):
+                    # the space after "\cdot " only ends the command name ("\alpha x" is αx); an
+                    # operator is spaced as on its left: "q\cdot k" -> q·k, "n \times d" -> n × d
+                    j = k
+                    if not sym.isalpha() and (i == 0 or s[i - 1] == " "):
+                        out.append(" ")
+            elif cmd in (r"\_", r"\$", r"\#", r"\&"):
+                out.append(cmd[1])
             else:
                 out.append(cmd[1:])
             i = j
+        elif not math:
+            if c == "_" and _TEXT_SUB.match(s, i - 1 if i else 0) and i >= 1 and (i < 2 or not _word(s[i - 2])):
+                out.append(s[i + 1].translate(SUB))  # a lone "d_k" in prose reads as dₖ
+                i += 2
+            elif c not in "{}":  # TeX grouping ("12{,}345") is dropped as in math
+                out.append(c)
+                i += 1
+            else:
+                i += 1
+        elif c.isalpha() and (i == 0 or not (s[i - 1].isalpha() or s[i - 1] == "\\")) and \
+                (m := _IDENT.match(s, i)) and _is_name(m.group(0)):
+            out.append(m.group(0))
+            i = m.end()
         elif c in "_^":
             arg, j = _group(s, i + 1)
             table, ok = (SUB, _SUB_OK) if c == "_" else (SUP, _SUP_OK)
@@ -223,7 +285,7 @@ def latex_to_text(s: str, *, _inner: bool = False) -> str:
                 if conv is not None:
                     out.append(conv)
                 else:
-                    t = latex_to_text(arg, _inner=True)
+                    t = _math(arg)
                     out.append(("_" if c == "_" else "^") + (t if len(t) == 1 or re.fullmatch(r"\w+", t) and c == "_" else f"({t})"))
             i = j
         elif c in "{}":
@@ -234,11 +296,43 @@ def latex_to_text(s: str, *, _inner: bool = False) -> str:
         else:
             out.append(c)
             i += 1
-    text = "".join(out)
-    if not _inner:
-        text = re.sub(r"[ \t]+\n", "\n", text)
-        text = re.sub(r" {2,}(?=[^\s])", lambda m: m.group(0) if m.start() == 0 else " ", text)
-    return text
+    return "".join(out)
+
+
+#: Markdown pieces: a code span (kept as written), display or inline math, or an escaped ``$``.
+_MD_PIECE = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$(.+?)\$|\\\$", re.S)
+
+
+def latex_to_text(s: str, *, math: bool = False) -> str:
+    r"""Plain Unicode for Markdown with inline LaTeX (``$…$``, ``$$…$$``); with ``math=True``,
+    for a LaTeX formula without dollars (a display equation's body).
+
+    Sub- and superscripts apply only inside math: ``$d_k$`` → ``dₖ``, ``$d_{model}$`` →
+    ``d_model``, while ``max_seq_len`` in text, in a code span (kept with its backticks) or in
+    ``\text{}``/``\mathrm{}``/``\texttt{}`` stays as written, and so does a bare multi-letter
+    name in math that LaTeX would mangle (``$lm_head$``). ``**bold**`` marks are dropped."""
+    if math:
+        return _tidy(_math(s))
+    out: list[str] = []
+    pos = 0
+    for m in _MD_PIECE.finditer(s):
+        out.append(_convert(s[pos:m.start()].replace("**", ""), math=False))
+        if m.group(1):
+            out.append(m.group(0))
+        elif m.group(3) is not None:
+            out.append(_math(m.group(3)))
+        elif m.group(4) is not None:
+            out.append(_math(m.group(4)))
+        else:
+            out.append("$")
+        pos = m.end()
+    out.append(_convert(s[pos:].replace("**", ""), math=False))
+    return _tidy("".join(out))
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r" {2,}(?=[^\s])", lambda m: m.group(0) if m.start() == 0 else " ", text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,15 +355,15 @@ class Doc:
     def eq(self, tex: str, text: str | None = None) -> Doc:
         """A display equation (``$$…$$``)."""
         self._md.append(f"$$\n{tex}\n$$")
-        self._text.append("    " + (latex_to_text(tex) if text is None else text).replace("\n", "\n    "))
+        self._text.append("    " + (latex_to_text(tex, math=True) if text is None else text).replace("\n", "\n    "))
         return self
 
     def matrix(self, lhs_tex: str, rows: Any, decimals: int | None = None, *, lhs_text: str | None = None,
                strip: bool = False, rhs_tex: str = "", rhs_text: str | None = None) -> Doc:
         """``lhs = [matrix]`` as a display equation; ``rhs_tex`` is an optional trailing note."""
         tex = (f"{lhs_tex} = " if lhs_tex else "") + latex_matrix(rows, decimals, strip=strip) + (f" {rhs_tex}" if rhs_tex else "")
-        lt = latex_to_text(lhs_tex) if lhs_text is None else lhs_text
-        extra = (latex_to_text(rhs_tex) if rhs_text is None else rhs_text) if rhs_tex or rhs_text else ""
+        lt = latex_to_text(lhs_tex, math=True) if lhs_text is None else lhs_text
+        extra = (latex_to_text(rhs_tex, math=True) if rhs_text is None else rhs_text) if rhs_tex or rhs_text else ""
         items: list[Any] = [rows] + ([extra] if extra else [])
         self._md.append(f"$$\n{tex}\n$$")
         body = text_equation(lt, *items, decimals=decimals, strip=strip)

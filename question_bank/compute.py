@@ -19,6 +19,7 @@ Conventions are arguments, never implicit: ``convention = "flops"`` (2 per multi
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,19 +119,46 @@ def _line(md: str, text: str | None = None) -> Line:
     return Line(md, md if text is None else text)
 
 
-def _trace_lines(trace: Any, decimals: int = 4) -> list[Line]:
-    """One line per step of a solver trace: its formula and its value."""
+def _plain(formula: str) -> str:
+    """A solver trace's plain formula for the terminal: a lone ``d_k`` reads as dₖ."""
+    return re.sub(r"(?<![\w])d_k(?![\w])", "dₖ", formula)
+
+
+def _matrix_line(label_md: str, label_text: str, rows: Any, decimals: int, whole: bool = True) -> Line:
+    """``label = matrix``: a LaTeX ``bmatrix`` and, for the terminal, an aligned matrix with
+    the label on its middle line (one row stays on one line). ``whole``: a matrix of whole
+    numbers is shown without decimals."""
+    from question_bank.render import latex_matrix, text_equation
+
+    r = _rows(rows)
+    d: int | None = None if whole and all(x.is_integer() for row in r for x in row) else decimals
+    return Line(f"{label_md} = ${latex_matrix(r, d)}$", text_equation(label_text, r, decimals=d))
+
+
+def matrix_step(label: str, rows: Any, decimals: int = 4, whole: bool = True) -> Line:
+    """A worked-solution line ``label = matrix`` (the label is plain text)."""
+    return _matrix_line(label, label, rows, decimals, whole)
+
+
+def _trace_lines(trace: Any, decimals: int = 4, replace: dict[str, str] | None = None) -> list[Line]:
+    """One line per step of a solver trace: its formula and its value (a matrix aligned).
+    ``replace``: substitutions in the formulas (e.g. ``S''`` → ``S'`` when nothing was masked)."""
     out = []
     for s in trace:
         v = s.value
+        formula, tex = s.formula, s.latex
+        for a, b in (replace or {}).items():
+            formula, tex = formula.replace(a, b), (tex or "").replace(a, b)
+        latex = f"${tex}$" if tex else formula
+        text = _plain(formula)
         if isinstance(v, list):
             shown = "; ".join(fmt_matrix(_rows(m), decimals) for m in v)
         elif getattr(v, "is_Matrix", False) or hasattr(v, "shape") and getattr(v, "ndim", 0) > 0:
-            shown = fmt_matrix(_rows(v), decimals)
+            out.append(_matrix_line(f"**{s.name}**: {latex}", f"{s.name}: {text}", v, decimals))
+            continue
         else:
             shown = fmt(float(v), decimals)
-        latex = f"${s.latex}$" if s.latex else s.formula
-        out.append(Line(f"**{s.name}**: {latex} = `{shown}`", f"{s.name}: {s.formula} = {shown}"))
+        out.append(Line(f"**{s.name}**: {latex} = `{shown}`", f"{s.name}: {text} = {shown}"))
     return out
 
 
@@ -157,7 +185,8 @@ def attention(q: Any, k: Any, v: Any, *, part: str = "output", mask: Any = None,
     if part == "masked" and "masked" not in tr:
         part = "scaled"
     value = _rows(tr[part].value)
-    steps = [s for s in _trace_lines(tr)]
+    # no mask step: the weights are the softmax of the scaled scores S' (the trace names S'')
+    steps = _trace_lines(tr, replace=None if "masked" in tr else {"(S'')": "(S')"})
     upto = [n for n in tr.names()]
     steps = steps[: upto.index(part) + 1]
     wrong: list[Wrong] = []
@@ -241,7 +270,7 @@ def causal_mask(n: int, *, convention: str = "keep") -> Computed:
     other = tuple(tuple(1.0 - v for v in r) for r in rows)
     steps = [_line(f"query i may attend to keys j ≤ i; entry (i, j) = {'1 if j ≤ i' if convention == 'keep' else '1 if j > i'}"
                    f" ({'1 = may attend' if convention == 'keep' else '1 = blocked'})"),
-             _line(f"mask = `{fmt_matrix(rows, 0)}`", f"mask = {fmt_matrix(rows, 0)}")]
+             matrix_step("mask", rows, 0)]
     wrong = [Wrong("mask_convention_flipped", "keep/block convention flipped",
                    "This is the mask in the opposite convention (True = keep vs True = blocked).", other)]
     return Computed(rows, "matrix", steps, wrong)
@@ -296,8 +325,12 @@ def pe(d_model: int, *, positions: Any = None, n_positions: int | None = None, p
     if part == "rows":
         cols = list(dims) if dims is not None else list(range(int(d_model)))
         rows = tuple(tuple(float(table[p, c]) for c in cols) for p in positions)
-        for p, r in zip(positions, rows, strict=True):
-            steps.append(_line(f"PE[{p}] = `{fmt_matrix([r], 4)}`", f"PE[{p}] = {fmt_matrix([r], 4)}"))
+        if len(rows) == 1:
+            steps.append(matrix_step(f"PE[{positions[0]}]", rows, 4, whole=False))
+        else:  # one aligned table, a row per position
+            run = positions == list(range(positions[0], positions[0] + len(positions)))
+            label = f"PE[{positions[0]}..{positions[-1]}]" if run else f"PE rows {', '.join(map(str, positions))}"
+            steps.append(matrix_step(label, rows, 4, whole=False))
         return Computed(rows, "matrix", steps)
     if part == "dot":
         a, b = (int(x) for x in pair)
@@ -648,8 +681,7 @@ def seed004_attention_demo(*, part: str = "weights", causal: bool = False) -> Co
     (out, w), tr = numpy_ref.attention(q, k, v, causal=causal, return_trace=True)
     value = _rows(w if part == "weights" else out)
     steps = [_line("Q, K, V = three draws of randn(4, 8) after np.random.seed(42) (legacy RandomState)"),
-             _line(f"weights = softmax(QKᵀ/√8{' + causal mask' if causal else ''}) = `{fmt_matrix(value, 3)}`",
-                   f"weights = {fmt_matrix(value, 3)}")]
+             matrix_step(f"weights = softmax(QKᵀ/√8{' + causal mask' if causal else ''})", value, 3)]
     return Computed(value, "matrix", steps)
 
 

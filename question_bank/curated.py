@@ -82,7 +82,7 @@ def _text(md: str) -> str:
     """Plain Unicode from Markdown + LaTeX (``question_bank.render.latex_to_text``)."""
     from question_bank.render import latex_to_text
 
-    return latex_to_text(md).replace("**", "").replace("`", "")
+    return latex_to_text(md).replace("`", "")
 
 
 # --------------------------------------------------------------------------- keys
@@ -238,6 +238,21 @@ def _build_parts(it: dict[str, Any]) -> tuple[list[Part], list[compute.Computed]
     return parts, comps
 
 
+def _parts_solution(parts: list[Part], comps: list[compute.Computed]) -> tuple[str, str]:
+    """The worked solution of a multi-part item: each part shows only the steps that the
+    previous part has not shown already ((b) continues from (a)), in Markdown and as text
+    (the part's label on its own line, its steps indented)."""
+    md, text = [], []
+    shown: list[compute.Line] = []
+    for p, c in zip(parts, comps, strict=True):
+        steps = c.steps[len(shown):] if c.steps[: len(shown)] == shown else c.steps
+        shown = list(c.steps)
+        md.append(f"**({p.label})** " + "\n\n".join(s.md for s in steps))
+        body = "\n".join(s.text for s in steps)
+        text.append(f"({p.label})\n" + "\n".join("    " + ln if ln else ln for ln in body.split("\n")))
+    return "\n\n".join(md), "\n".join(text)
+
+
 def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[PrintedCheck]]:
     type_ = it["type"]
     options = it.get("options", [])
@@ -250,8 +265,7 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         key = parts[-1].key
         misconceptions = list(parts[-1].misconceptions)
         c = part_comps[-1]
-        sol_md = "\n\n".join(f"**({p.label})** " + pc.solution_md() for p, pc in zip(parts, part_comps, strict=True))
-        sol_text = "\n".join(f"({p.label}) " + pc.solution_text() for p, pc in zip(parts, part_comps, strict=True))
+        sol_md, sol_text = _parts_solution(parts, part_comps)
     elif "compute" in ans:
         c = compute.run(ans)
         given.update({k: v for k, v in ans.items() if k not in ("compute", "choose", "option_values")})

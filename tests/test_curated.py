@@ -447,3 +447,25 @@ def test_question_bank_modules_do_not_import_torch():
     code = ("import sys; import question_bank.curated, question_bank.compute, question_bank.curated_schema; "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_multi_part_solutions_show_each_step_once_and_matrices_aligned():
+    """Worked example 1: (b) continues from (a) instead of repeating it, and every matrix in
+    the terminal solution is a block of equally wide lines with ⎡ ⎤ … ⎣ ⎦ brackets."""
+    p = _problem("004.we.attention_by_hand")
+    text = p.solution_text
+    for name in ("scores:", "scaled:", "weights:", "output:"):
+        assert text.count(name) == 1, (name, text)
+    assert "softmax(S')" in text and "S''" not in text  # no mask step: the weights use S'
+    assert "√dₖ" in text and "d_k" not in text
+    block = [ln for ln in text.splitlines() if ln.strip().startswith(("⎡", "⎢", "⎣")) or "= ⎢" in ln or "= ⎡" in ln]
+    rights = {len(ln.rstrip()) for ln in block if ln.rstrip().endswith(("⎤", "⎥", "⎦"))}
+    assert block and len(rights) <= 4  # one width per matrix (4 matrices)
+
+
+def test_solution_texts_have_no_leftover_latex():
+    import re
+
+    for p in PROBLEMS.values():
+        for t in (p.solution_text, p.statement_text, *p.options_text):
+            assert not re.search(r"\\(frac|sqrt|top|mathrm|begin|cdot|times)\b|\$", t), (p.id, t)

@@ -73,8 +73,10 @@ def _render(p) -> str:
         lines += ["", "Typical mistakes:"]
         lines += [f"  • {m.label}" for m in p.misconceptions]
     lines += ["", "Worked solution:", "", p.solution_text]
-    if p.explanation:
-        lines += ["", p.explanation]
+    if p.explanation and p.explanation not in p.solution_md:
+        from question_bank.render import latex_to_text
+
+        lines += ["", latex_to_text(p.explanation)]
     for e in p.errata:
         lines += ["", f"Erratum ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
     return "\n".join(lines)

@@ -128,26 +128,36 @@ class Pick:
 
 
 class Catalogue:
-    """The bank, listed cheaply: the family registry, and the curated items read from their
-    TOML files (id, topic, type, difficulty, tags) without running their computations."""
+    """The bank, listed cheaply: the family registry, and the curated items as indexed from
+    their data files (id, topic, type, difficulty, tags) without running their computations."""
 
-    def __init__(self, families: dict[str, Any], items: dict[str, tuple[dict[str, Any], str, str]]):
+    def __init__(self, families: dict[str, Any], items: dict[str, Any]):
         self.families = families
-        self.items = items  # id -> (raw item table, source text file, data file name)
+        self.items = items  # id -> question_bank.curated.ItemIndex
+        self.data_dir: Path | None = None
         self._built: dict[str, Any] = {}
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> Catalogue:
+        from question_bank import curated
         from question_bank.family import all_families
 
-        return cls(dict(all_families()), _curated_index(data_dir))
+        try:
+            items = {e.id: e for e in curated.index(data_dir)}
+        except curated.CuratedError as e:  # `qkv bank validate` says more; drill the families meanwhile
+            from drills.output import warn
+
+            warn(f"curated items left out: {e}")
+            items = {}
+        cat = cls(dict(all_families()), items)
+        cat.data_dir = data_dir
+        return cat
 
     def candidates(self) -> list[Candidate]:
         out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
                for f in self.families.values()]
-        for iid, (it, _, _) in self.items.items():
-            out.append(Candidate("item", iid, str(it.get("topic", "")), (str(it.get("type", "")),),
-                                 (str(it.get("difficulty", "")),), tuple(str(t) for t in it.get("tags", ()))))
+        for iid, e in self.items.items():
+            out.append(Candidate("item", iid, e.topic, (e.type,), (e.difficulty,), e.tags))
         return out
 
     def topics(self) -> list[str]:
@@ -167,67 +177,10 @@ class Catalogue:
                     return p
             raise LookupError(f"family {fam.id} gave no {type_} problem in {TYPE_TRIES} seeds")
         if pick.ref not in self._built:
-            self._built[pick.ref] = _build_curated(pick.ref, self.items.get(pick.ref))
+            from question_bank import curated
+
+            self._built[pick.ref] = curated.build(pick.ref, self.data_dir)
         return self._built[pick.ref]
-
-
-def _curated_index(data_dir: Path | None = None) -> dict[str, tuple[dict[str, Any], str, str]]:
-    """Curated items by id: ``question_bank.curated.index()`` (schema-checked, nothing computed)
-    where it exists and reads the files, else the data files read here with ``tomllib``."""
-    try:
-        from question_bank import curated
-
-        listing = curated.index(data_dir) if hasattr(curated, "index") else None
-    except Exception:  # noqa: BLE001 - a malformed file: `qkv bank validate` says where; ask what reads
-        listing = None
-    if listing is not None:
-        return {e.id: (e.item, e.seed_file, e.data_file) for e in listing}
-    return _read_curated_files(data_dir)
-
-
-def _read_curated_files(data_dir: Path | None = None) -> dict[str, tuple[dict[str, Any], str, str]]:
-    import tomllib
-
-    if data_dir is None:
-        import question_bank
-
-        data_dir = Path(question_bank.__file__).parent / "data"
-    out: dict[str, tuple[dict[str, Any], str, str]] = {}
-    for path in sorted(Path(data_dir).glob("*.toml")):
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except (OSError, tomllib.TOMLDecodeError):
-            continue  # `qkv bank validate` reports it; the quiz asks what it can read
-        source = str(data.get("source", {}).get("file", path.name))
-        for it in data.get("item", []):
-            if isinstance(it, dict) and isinstance(it.get("id"), str) and it.get("type"):
-                out[it["id"]] = (it, source, path.name)
-    return out
-
-
-def _build_curated(item_id: str, entry: tuple[dict[str, Any], str, str] | None) -> Any:
-    """One curated item, built alone: ``question_bank.curated.build(id)`` where it exists, else
-    its per-item builder, else the full loader (which builds every item)."""
-    from question_bank import curated
-
-    public = getattr(curated, "build", None)
-    if public is not None:
-        try:
-            return public(item_id)
-        except (KeyError, TypeError):
-            pass
-    builder = getattr(curated, "_build", None)
-    if entry is not None and builder is not None:
-        it, source, file = entry
-        try:
-            problem, _checks = builder(it, source, file)
-            return problem
-        except TypeError:
-            pass  # the builder's signature changed: fall back to the full loader
-    from question_bank import bank
-
-    return bank.problem(item_id)
 
 
 def plan(catalogue: Catalogue, store: Any, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:

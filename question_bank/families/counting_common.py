@@ -90,7 +90,7 @@ def result_steps(sol: Doc, steps: Iterable[Any], unit_words: dict[str, str] | No
             val = str(v)
         unit = (unit_words or {}).get(s.unit, s.unit)
         items.append(f"{s.formula} = {s.substitution} = ${val}$ {unit}".rstrip())
-    sol.bullets(items, items)
+    sol.bullets(items)
 
 
 def tokens_text(n: int) -> str:

@@ -117,6 +117,9 @@ def matrix_key(rows: Any, decimals: int | None = 2, abs_tol: float | None = None
     """A matrix keyed entrywise. An entry is accepted when it is within ``abs_tol`` of the
     exact entry (default ½·10⁻ᵈ) or when it lies in the NAT range of that entry at ``decimals``."""
     tup = tuple(tuple(float(x) for x in _row_list(r)) for r in _rows_of(rows))
+    if decimals == 0 and abs_tol is None and all(x.is_integer() for r in tup for x in r):
+        # an integer matrix (QKᵀ of integer inputs) is keyed exactly: 1.4 does not "round to" 1 here
+        return MatrixKey(value=tup, abs_tol=0.0, decimals=None)
     if abs_tol is None:
         abs_tol = _half_unit(decimals) if decimals is not None else 5e-3
     return MatrixKey(value=tup, abs_tol=abs_tol, decimals=decimals)
@@ -507,9 +510,12 @@ def _cell_ok(x: float, exact: float, key: MatrixKey) -> bool:
 
 def _grade_matrix(key: MatrixKey, value: Any, misconceptions: list[Misconception]) -> Verdict:
     d = key.decimals
-    accepted = f"each entry within ±{key.abs_tol:g} of the exact value" + (
-        f" (or rounding to it at {_plural(d)})" if d is not None else ""
-    )
+    if key.abs_tol == 0 and d is None:
+        accepted = "each entry exactly"
+    else:
+        accepted = f"each entry within ±{key.abs_tol:g} of the exact value" + (
+            f" (or rounding to it at {_plural(d)})" if d is not None else ""
+        )
     base = dict(accepted=accepted, expected=key.value, tol=key.abs_tol)
     rows = _as_matrix(value, key)
     if isinstance(rows, str):

@@ -120,6 +120,16 @@ def test_matrix_per_cell_and_shape():
     assert bad.invalid and "2×2" in bad.message
 
 
+def test_integer_matrix_at_zero_decimals_is_keyed_exactly():
+    """QKᵀ of integer inputs is an integer matrix: 1.4 for 1 is wrong, although it rounds to 1."""
+    k = matrix_key([[1, 0], [1, 1]], decimals=0)
+    assert grade(k, [[1, 0], [1, 1]]).correct
+    v = grade(k, [[1.4, 0], [1, 1]])
+    assert not v.correct and v.cells == ((False, True), (True, True))
+    assert "exactly" in v.accepted
+    assert grade(matrix_key([[0.6, 1.0]], decimals=0), [[1, 1]]).correct  # non-integer keys keep the range
+
+
 def test_matrix_transpose_and_flat_row():
     k = matrix_key([[1, 2], [3, 4]], decimals=None, abs_tol=1e-6)
     assert "transpose" in grade(k, [[1, 3], [2, 4]]).message

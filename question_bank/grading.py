@@ -621,7 +621,9 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
             if fkey is not None:
                 fv = grade(fkey, ans, written=written.get(part.label))
                 if fv.correct:
-                    wrong_before = ", ".join(f"({lab})" for lab, pv in out.items() if not pv.correct or pv.follow_through)
+                    given = [f"({lab})" for lab, pv in out.items() if not pv.correct or pv.follow_through]
+                    slips = [f"({lab})" for lab, pv in out.items() if not pv.correct]
+                    slip_text = " and ".join(slips) + (" was" if len(slips) == 1 else " were")
                     v = replace(
                         fv,
                         status="follow_through",
@@ -630,8 +632,8 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
                         expected=_key_value(part.key),
                         cells=fv.cells,
                         message=(
-                            f"Correct given your answer to {wrong_before}: this follows from it, so full marks "
-                            f"(follow-through), though the exact value differs because {wrong_before} was wrong."
+                            f"Correct given your answer to {', '.join(given)}: this follows from it, so full marks "
+                            f"(follow-through); it differs from the exact value only because {slip_text} wrong."
                         ),
                     )
         out[part.label] = v

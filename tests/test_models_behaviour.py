@@ -115,7 +115,7 @@ def test_gqa_equals_mha_with_shared_key_value_heads():
     with torch.no_grad():
         for name, p in mha.named_parameters():
             src = dict(mqa.named_parameters())[name]
-            if name.endswith(("attn.k.base.weight", "attn.v.base.weight", "attn.k.base.bias", "attn.v.base.bias")):
+            if name.endswith(("attn.k.weight", "attn.v.weight", "attn.k.bias", "attn.v.bias")):
                 p.copy_(src.repeat(4, *([1] * (src.dim() - 1))))  # 4 copies of the one KV head
             else:
                 p.copy_(src)

@@ -2,7 +2,7 @@
 LoRA adapters) and the two norms.
 
 Parameter names are part of the interface: a breakdown per component is read from
-``model.named_parameters()`` (``...q.base.weight``, ``...q.lora_A.weight``, ``...attn_norm.bias``).
+``model.named_parameters()`` (``...q.weight``, ``...q.lora_A.weight``, ``...attn_norm.bias``).
 Modules take no ``device`` argument: :func:`solver.models.build_model` builds under
 ``with torch.device(...)``.
 """
@@ -16,7 +16,7 @@ from torch import nn
 from solver.config import ModelConfig
 
 
-class Linear(nn.Module):
+class Linear(nn.Linear):
     """``y = x Wᵀ + b``, plus a LoRA update ``y += B(A x)`` when ``rank > 0``.
 
     Shapes follow ``nn.Linear``: ``weight`` is (d_out, d_in); LoRA's ``A`` is (r, d_in) and ``B``
@@ -26,21 +26,16 @@ class Linear(nn.Module):
     """
 
     def __init__(self, d_in: int, d_out: int, bias: bool, rank: int = 0):
-        super().__init__()
-        self.base = nn.Linear(d_in, d_out, bias=bias)
+        super().__init__(d_in, d_out, bias=bias)
         self.lora_A = nn.Linear(d_in, rank, bias=False) if rank else None
         self.lora_B = nn.Linear(rank, d_out, bias=False) if rank else None
         if self.lora_B is not None:
             nn.init.zeros_(self.lora_B.weight)  # LoRA starts as the identity update: B = 0
 
-    @property
-    def weight(self) -> nn.Parameter:
-        return self.base.weight
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.base(x)
+        y = super().forward(x)  # (..., d_out)
         if self.lora_A is not None:
-            y = y + self.lora_B(self.lora_A(x))
+            y = y + self.lora_B(self.lora_A(x))  # (..., r) then (..., d_out)
         return y
 
 

@@ -145,3 +145,17 @@ def test_math_attention_holds_the_score_matrix_flash_does_not():
     cfg = ModelConfig(d_model=256, n_layers=1, n_heads=8, d_ff=512, vocab_size=128, pos="rope")
     mem = attention_peak_memory(cfg, batch=2, seq=2048)
     assert mem["math"] - mem["sdpa"] >= mem["score_matrix_bytes"]
+
+
+@pytest.mark.slow
+def test_verify_many_in_worker_processes_equals_in_process():
+    """Two worker processes (spawned: each imports torch) give the same records, in order."""
+    from solver.verify import verify_many
+
+    named = [(n, PRESETS[n].config) for n in SMALL_PRESETS]
+    seen = []
+    parallel = verify_many(named, "meta", seq=8, jobs=2, on_done=lambda r: seen.append(r.name))
+    serial = verify_many(named, "meta", seq=8, jobs=1)
+    assert [r.name for r in parallel] == SMALL_PRESETS and sorted(seen) == sorted(SMALL_PRESETS)
+    assert [[c.to_json() for c in r.checks] for r in parallel] == [[c.to_json() for c in r.checks] for r in serial]
+    assert all(r.ok for r in parallel)

@@ -1,8 +1,17 @@
-"""Hypothesis profiles: 'dev' (default) and 'ci' (fewer examples, no deadline, for 2-core CI)."""
+"""Test-wide settings.
+
+- Hypothesis profiles: 'dev' (default) and 'ci' (fewer examples, no deadline, derandomized,
+  for the 2-core CI machine; chosen by HYPOTHESIS_PROFILE or CI=1).
+- Torch runs the suite's tiny tensors on one thread: with several, thread start-up dominates
+  and a busy 2-core machine gets up to 100x slower. Set before torch is imported anywhere.
+"""
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(

@@ -274,11 +274,12 @@ def test_pin_one_weight():
 
 
 def test_pin_masked_weights():
-    """Causal, S' = [[1,-1,1],[2,-1,-1],[2,0,1]]: row 2 softmax(2,-1) = [0.9526, 0.0474];
-    row 3 [1, e^-2, e^-1]/1.5032 = [0.6652, 0.0900, 0.2447]."""
+    """Causal, S' = [[1,0,1],[1,-1,2],[2,1,1]]: row 2 softmax(1,-1) = [1/(1+e^-2), e^-2/(1+e^-2)] = [0.8808, 0.1192];
+    row 3 [e², e, e]/(e² + 2e) = [1/(1 + 2/e), …] = [0.5761, 0.2119, 0.2119]. (The first draw, [[1,-1,1],[2,-1,-1],[2,0,1]],
+    gave row 3 [0.66524, …]: 0.02 units from 0.665, redrawn as too near a rounding boundary.)"""
     p = gen("attention.masked_weights")
-    assert p.given["scores"] == [[1, -1, 1], [2, -1, -1], [2, 0, 1]]
-    assert grade(p, [[1, 0, 0], [0.95, 0.05, 0], [0.67, 0.09, 0.24]]).correct
+    assert p.given["scores"] == [[1, 0, 1], [1, -1, 2], [2, 1, 1]]
+    assert grade(p, [[1, 0, 0], [0.88, 0.12, 0], [0.58, 0.21, 0.21]]).correct
 
 
 def test_pin_shapes():
@@ -325,9 +326,10 @@ def test_pin_pe_rotation():
 
 
 def test_pin_rope():
-    """x = [3, 1], p = 1, θ = 1: (3 cos 1 − sin 1, 3 sin 1 + cos 1) = (0.7794, 3.0647)."""
+    """x = [1, 1], p = 3, θ = 1: (cos 3 − sin 3, sin 3 + cos 3) = (−0.98999 − 0.14112, 0.14112 − 0.98999)
+    = (−1.1311, −0.8489). (The first draw, x = [3, 1] at p = 1, gave 3.0647: 0.03 units from 3.065, redrawn.)"""
     p = gen("positional.rope")
-    assert (p.given["x"], p.given["p"]) == ([3, 1], 1) and grade(p, [[0.78, 3.06]]).correct
+    assert (p.given["x"], p.given["p"]) == ([1, 1], 3) and grade(p, [[-1.13, -0.85]]).correct
 
 
 def test_pin_layernorm():

@@ -24,6 +24,28 @@ from question_bank.render import Doc, latex_matrix, num, text_equation
 
 LABELS = "abcdefgh"
 
+#: every entry keyed at d decimals lies at least this many units of 10⁻ᵈ from a rounding
+#: boundary: a hand computation with 4-significant-digit intermediates then rounds the same
+#: way, and the worked solution's 3-decimal display of an entry (0.665…) never reads as the
+#: other rounding of the 2-decimal key.
+ROUNDING_MARGIN = 0.06
+
+
+def rounding_safe(values: Any, decimals: int, margin: float = ROUNDING_MARGIN) -> bool:
+    """True when every finite entry of ``values`` (a number, a vector or rows) is at least
+    ``margin`` units of 10⁻ᵈ away from a rounding boundary (``grading.safe_for_rounding``)."""
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if not isinstance(values, list | tuple):
+        values = [values]
+    for x in values:
+        if isinstance(x, list | tuple):
+            if not rounding_safe(x, decimals, margin):
+                return False
+        elif math.isfinite(float(x)) and not safe_for_rounding(float(x), decimals, margin):
+            return False
+    return True
+
 
 def rows(a: Any) -> tuple[tuple[float, ...], ...]:
     """A NumPy/SymPy 2-D value as a tuple of tuples of floats."""
@@ -162,12 +184,16 @@ def attention_by_hand(d: Draw) -> Problem:
         scaled_variant = not (d.level >= 1 and d.rng.random() < 0.2)
         d_k = inp["d_k"]
         scale = None if scaled_variant else 1
-        vals, trace = _exact_attention(inp, scale)
         keep = _keep(inp)
         q, k, v = (np.array(inp[x], dtype=float) for x in ("q", "k", "v"))
         c = 1 / math.sqrt(d_k) if scaled_variant else 1.0
         scores = q @ k.T
         blocked = np.where(keep, 0.0, -np.inf)
+        # humane numbers: no keyed entry (scaled scores, weights, output) near a rounding boundary
+        w_np = _softmax_rows(scores * c + blocked)
+        if not (rounding_safe(scores * c, 2) and rounding_safe(w_np, 2) and rounding_safe(w_np @ v, 2)):
+            continue
+        vals, trace = _exact_attention(inp, scale)
         # a row must keep a spread of weights for the misconceptions to be distinguishable
         if np.allclose(vals["weights"], np.array(vals["weights"])[:, :1]) and inp["mask"] is None:
             continue
@@ -404,6 +430,8 @@ def masked_weights(d: Draw) -> Problem:
         if any(len({s[i][j] for j in range(n) if keep[i][j]}) < 2 for i in range(1, n)):
             continue
         x = np.array(s, dtype=float)
+        if not rounding_safe(_softmax_rows(x + np.where(keep, 0.0, -np.inf)), 2):
+            continue
         out, trace = sympy_ref.softmax(
             sympy_ref.matrix([[v if keep[i][j] else float("-inf") for j, v in enumerate(r)] for i, r in enumerate(s)]),
             return_trace=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from question_bank.families.attention import rounding_safe
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, matrix_key, nat_key, round_half_up, safe_for_rounding
 from question_bank.problem import Problem
@@ -155,13 +156,16 @@ def rope(d: Draw) -> Problem:
         p = d.rng.randint(1, 3) if dim == 2 else d.rng.randint(1, 60)
         out, tr = sympy_ref.rope([x], [p], pairing=pairing, return_trace=True)
         value = sympy_ref.to_floats(out)
+        if not rounding_safe(value, 2):
+            continue
         key = matrix_key(value, decimals=2)
         xa = np.array([x], dtype=float)
         other = "half" if pairing == "interleaved" else "interleaved"
         wrongs = [
             Wrong("rotated_backwards", "rotated by −pθ", "You rotated clockwise; RoPE maps (a, b) to (a cos − b sin, a sin + b cos).",
                   numpy_ref.rope(xa, [-p], pairing=pairing).tolist()),
-            Wrong("wrong_pairing", f"paired the dimensions {other.replace('half', 'i with i+d/2')}",
+            Wrong("wrong_pairing",
+                  "paired dimension i with i + d/2" if other == "half" else "paired adjacent dimensions (2i, 2i+1)",
                   "The question pairs " + ("adjacent dimensions (2i, 2i+1)." if pairing == "interleaved" else "dimension i with i + d/2."),
                   numpy_ref.rope(xa, [p], pairing=other).tolist() if dim > 2 else None),
             Wrong("degrees", "calculator in degree mode", "The angles are in radians.",
@@ -174,7 +178,7 @@ def rope(d: Draw) -> Problem:
     st = Doc()
     pair_md = r"$(x_{2i}, x_{2i+1})$" if pairing == "interleaved" else r"$(x_i, x_{i+d/2})$"
     st.p(rf"Rotary position embedding (RoPE) rotates each pair {pair_md} of a {dim}-dimensional query at position $p$ by the angle "
-         r"$p\,\theta_i$, $\theta_i = 10000^{-2i/d}$: $(a, b) \mapsto (a\cos\phi - b\sin\phi,\ a\sin\phi + b\cos\phi)$ (radians).")
+         r"$p\,\theta_i$, $\theta_i = 10000^{-2i/d}$: $(a, b) \to (a \cos\phi - b \sin\phi,\ a \sin\phi + b \cos\phi)$ (radians).")
     st.p(f"Apply RoPE to $x = {latex_matrix(x)}$ at position $p = {p}$. Give the rotated vector, entries rounded off to two decimal places.")
     sol = Doc()
     sol.p("Frequencies: " + ", ".join(f"$\\theta_{i} = {num(t, 4)}$" for i, t in enumerate(theta)) + "; angles "

@@ -95,18 +95,22 @@ def softmax_temperature(d: Draw) -> Problem:
 def variance_qk(d: Draw) -> Problem:
     """Var(q·k) = dₖσ_q²σ_k² for independent zero-mean components; after the 1/√dₖ scaling
     it is σ_q²σ_k²; the standard deviation is the square root."""
-    d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
-    var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
-    var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
-    ask = d.pick(("variance", "std", "scaled_variance") if d.level else ("variance", "std"))
-    prod = var_q * var_k
-    var = d_k * prod
-    if ask == "variance":
-        value, what = float(var), r"the variance of the dot product $q \cdot k$"
-    elif ask == "std":
-        value, what = math.sqrt(var), r"the standard deviation of $q \cdot k$"
-    else:
-        value, what = float(prod), r"the variance of the scaled score $q \cdot k/\sqrt{d_k}$"
+    while True:
+        d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
+        var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
+        var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
+        ask = d.pick(("variance", "std", "scaled_variance") if d.level else ("variance", "std"))
+        prod = var_q * var_k
+        var = d_k * prod
+        if ask == "variance":
+            value, what = float(var), r"the variance of the dot product $q \cdot k$"
+        elif ask == "std":
+            value, what = math.sqrt(var), r"the standard deviation of $q \cdot k$"
+        else:
+            value, what = float(prod), r"the variance of the scaled score $q \cdot k/\sqrt{d_k}$"
+        # √2048 = 45.2548: too near 45.255 for a hand computation; draw again
+        if safe_for_rounding(value, 2, 0.1):
+            break
     key = nat_key(value, 2)
     wrongs = [
         Wrong("std_for_variance", "gave the standard deviation for the variance (or the reverse)",

@@ -551,16 +551,18 @@ def _matmul_flops(m: int, k: int, n: int, convention: str) -> int:
     return per_convention(2 * m * k * n, convention)
 
 
-def attention_flops(n: int, d: int, *, part: str = "both", convention: str = "flops", batch: int = 1) -> Computed:
+def attention_flops(n: int, d: int, *, part: str = "both", convention: str = "flops", batch: int = 1,
+                    n_heads: int = 1, n_kv_heads: int | None = None) -> Computed:
     """Matmul FLOPs of QKᵀ ((n×d)(d×n)) and of A·V ((n×n)(n×d)): 2·n²·d each (2 per multiply-add).
 
     Taken from ``solver.counts.matmul_flops`` (terms ``attn.scores`` and ``attn.context``) of a
-    one-layer, one-head model of width d (the split into heads does not change these two terms)."""
+    one-layer model of width d with ``n_heads`` query heads and ``n_kv_heads`` K/V heads (default:
+    one head; neither the split into heads nor sharing K/V (MQA/GQA) changes these two terms)."""
     counts = _counts()
     if not hasattr(counts, "matmul_flops"):
         raise SolverMissing("solver.counts.matmul_flops")
-    cfg = _config(None, {"d_model": int(d), "n_heads": 1, "n_layers": 1, "d_ff": int(d), "vocab_size": 1,
-                         "pos": "none", "lm_head": False})
+    cfg = _config(None, {"d_model": int(d), "n_heads": int(n_heads), "n_kv_heads": n_kv_heads, "n_layers": 1,
+                         "d_ff": int(d), "vocab_size": 1, "pos": "none", "lm_head": False})
     rep = counts.matmul_flops(cfg, int(batch), int(n), "forward", "flops")
     terms = {t.name: t.forward for t in rep.terms}
     from solver.units import per_convention

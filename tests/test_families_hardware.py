@@ -169,10 +169,11 @@ def test_pin_decode_step():
 
 
 def test_pin_gpu_days():
-    """70B on 15T tokens: C = 6.3e24; 512 A100 × 312e12 × 0.5 × 86,400 = 6.9009e21 FLOPs/day → 912.92 days;
-    with the sparse peak 456.46."""
+    """70B on 15T tokens: C = 6.3e24; 512 A100 × 312e12 × 0.4 × 86,400 = 5.52075e21 FLOPs/day → 1141.15 days;
+    with the sparse peak 570.57; ignoring the MFU (× 0.4) 456.46."""
     p = easy("hardware.gpu_days")
-    assert grade(p, 912.92).correct and grade(p, 456.46).misconception.id == "sparse_peak"
+    assert grade(p, 1141.15).correct and grade(p, 570.57).misconception.id == "sparse_peak"
+    assert grade(p, 456.46).misconception.id == "forgot_mfu"
 
 
 def test_pin_zero_memory():

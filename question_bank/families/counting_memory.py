@@ -135,7 +135,7 @@ def kv_cache(d: Draw) -> Problem:
                      hints=["Per token and layer: K and V, each h_kv·d_h values."])
 
 
-_TRAIN_PRESETS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-xl", "gpt3-2.7b", "llama2-7b", "llama3-8b", "mistral-7b", "llama2-13b")
+_TRAIN_PRESETS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-large", "gpt3-2.7b", "llama2-7b", "llama3-8b", "mistral-7b", "llama2-13b")
 
 
 @family("counting.training_memory", topic="counting", title="Training memory with Adam (16 bytes per parameter)",

@@ -190,7 +190,8 @@ def params_norm(d: Draw) -> Problem:
         st.p(f"How many trainable parameters does one {name} over $d_{{model}} = {d_model}$ features have "
              + ("(with its usual elementwise affine parameters)?" if norm == "layernorm" else "(with its learned scale)?"))
     else:
-        st.p(f"A pre-norm decoder-only Transformer with $d_{{model}} = {d_model}$ has {layers} layers, each with a {name} "
+        st.p(f"A pre-norm decoder-only Transformer with $d_{{model}} = {d_model}$ has {layers} layers, each with "
+             f"{'an' if norm == 'rmsnorm' else 'a'} {name} "
              "before the attention sub-layer and one before the FFN"
              + (f", and a final {name} after the last layer." if final else "; there is no final norm.")
              + (" Each LayerNorm has its usual γ and β." if norm == "layernorm" else " Each RMSNorm has a learned scale."))
@@ -379,7 +380,8 @@ def params_kv_proj(d: Draw) -> Problem:
     ]
     name = "multi-query attention (MQA)" if kv == 1 else f"grouped-query attention (GQA) with {kv} key/value heads"
     st = Doc()
-    st.p(f"A decoder layer uses {name}: $d_{{model}} = {d_model}$, $h = {h}$ query heads of size "
+    who = "A decoder layer uses" if layers == 1 else f"Each of the {layers} layers of a decoder uses"
+    st.p(f"{who} {name}: $d_{{model}} = {d_model}$, $h = {h}$ query heads of size "
          f"$d_h = {cfg.head_dim}$; the projections have no biases.")
     st.p("How many parameters do the key and value projections $W_K$ and $W_V$ hold"
          + (f" in all {layers} layers together?" if layers > 1 else " in this layer?"))

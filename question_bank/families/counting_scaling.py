@@ -63,7 +63,8 @@ def chinchilla(d: Draw) -> Problem:
     else:
         wrongs = [Wrong("forgot_backward", "used C = 2ND", "C = 6ND = 120N²: N = √(C/120).", math.sqrt(C / 40) / scale),
                   Wrong("forgot_twenty", "took D = N", "D ≈ 20N, so C = 120N², not 6N².", math.sqrt(C / 6) / scale),
-                  Wrong("no_square_root", "forgot the square root", "C grows as N²: take the square root.", C / 120 / scale / 1e9)]
+                  Wrong("no_square_root", "forgot the square root", "C = 120N² gives N² = C/120: take the square root.",
+                        C / 120 / scale)]
     st = Doc()
     st.p("Use the training-compute rule $C = 6ND$ (N parameters, D training tokens) and the Chinchilla rule of thumb "
          "that compute-optimal training uses about 20 tokens per parameter.")

@@ -125,13 +125,16 @@ def critical_intensity(d: Draw) -> Problem:
     """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2."""
     from solver.roofline import roofline
 
-    hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
-    ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
-    wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
-    r = roofline(_chip(hw), weight_dtype=wdt)
+    for _ in range(300):  # one decimal place, clear of a rounding boundary (I* then ·w/2 may be typed rounded)
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
+        ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
+        wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
+        r = roofline(_chip(hw), weight_dtype=wdt)
+        field = "critical_intensity" if ask == "intensity" else "critical_batch"
+        value = float(r.breakdown[field])
+        if safe_for_rounding(value, 1, 0.1):
+            break
     rs = roofline(_sparse(hw), weight_dtype=wdt)
-    field = "critical_intensity" if ask == "intensity" else "critical_batch"
-    value = float(r.breakdown[field])
     wrongs = [Wrong(*_SPARSE, float(rs.breakdown[field])) if _hw(hw).vendor == "NVIDIA" else None]
     if ask == "intensity":
         wrongs.append(Wrong("inverted", "divided bandwidth by peak", "I* = peak FLOP/s ÷ bytes/s (FLOPs per byte).",
@@ -151,8 +154,7 @@ def critical_intensity(d: Draw) -> Problem:
                             "means fewer rows needed to reach I*.", float(roofline(_chip(hw), weight_dtype="bf16").breakdown[field]))
                       if wdt != "bf16" else None)
     wrongs = [w for w in wrongs if w is not None]
-    decimals = 1 if ask == "intensity" else 0
-    key = nat_key(value, decimals, unit="FLOP/byte" if ask == "intensity" else "rows")
+    key = nat_key(value, 1, unit="FLOP/byte" if ask == "intensity" else "rows")
     st = Doc()
     st.p(f"Consider the {_NAMES[hw]}: {_peak_text(hw)}; {_bw_text(hw)}.")
     if ask == "intensity":
@@ -160,8 +162,9 @@ def critical_intensity(d: Draw) -> Problem:
              "is compute-bound)? Round off to one decimal place.")
     else:
         _p(st, f"A matmul $X[B, D] \\cdot W[D, F]$ with bf16 activations and **{wdt} weights**, $B \\ll D, F$, moves mostly the "
-             "weights, so its intensity is about $2B/w$ ($w$ = bytes per weight). From which batch size $B^*$ does it become "
-             "compute-bound (at the bf16 dense peak)? Round off to the nearest integer.")
+             "weights, so its intensity is about $2B/w$ ($w$ = bytes per weight). What is the critical batch size $B^*$ at "
+             "which $2B/w$ equals $I^*$ (at the bf16 dense peak; above $B^*$ the matmul is compute-bound)? "
+             "Round off to one decimal place.")
     sol = Doc()
     result_steps(sol, r.steps)
     sol.p(f"**Answer: {answer_text(key)}**")
@@ -194,7 +197,8 @@ def decode_step(d: Draw) -> Problem:
         chip = _chip(hw)
         r = step(N, B, S, X, chip, chips=chips, weight_dtype="bf16")
         value = r.answer * 1e3
-        if safe_for_rounding(value, 2, 0.1):
+        fits = 2 * N + B * S * X <= chips * _hw(hw).hbm_bytes  # a step of a model that cannot be held is no question
+        if fits and safe_for_rounding(value, 2, 0.1):
             break
     ms = 1e3
     wrongs = [
@@ -242,7 +246,7 @@ def gpu_days(d: Draw) -> Problem:
         N, D = n_b * 10**9, t_b * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         chips = d.pick((512, 1024, 2048, 4096))
-        mfu = d.pick((0.4, 0.5)) if d.level else 0.5
+        mfu = d.pick((0.4, 0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
         chip = _chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
@@ -261,7 +265,8 @@ def gpu_days(d: Draw) -> Problem:
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens on {chips} × "
          f"{_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
-    st.p("Using the standard rule for training FLOPs, how many days (wall-clock, 86,400 s each) does training take? "
+    st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
+         "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")
     sol = Doc()
     result_steps(sol, r.steps)
@@ -298,9 +303,10 @@ def zero_memory(d: Draw) -> Problem:
                         float(zero(psi, gpus, stage).breakdown[other])))
     key = nat_key(value, 2, unit=unit)
     st = Doc()
-    st.p(f"A model with $\\Psi = {tokens_text(psi)}$ parameters is trained with mixed-precision Adam (2-byte weights and "
-         "gradients; 12 bytes of optimizer state per parameter: fp32 master weights, momentum, variance) on "
-         f"$N_d = {gpus}$ data-parallel GPUs with **ZeRO stage {stage}**.")
+    zmd = (f"A model with $\\Psi = {tokens_text(psi)}$ parameters is trained with mixed-precision Adam (2-byte weights and "
+           "gradients; 12 bytes of optimizer state per parameter: fp32 master weights, momentum, variance) on "
+           f"$N_d = {gpus}$ data-parallel GPUs with **ZeRO stage {stage}**.")
+    st.p(zmd, latex_to_text(zmd).replace("Psi", "Ψ"))
     st.p("How much memory do the model states (no activations or buffers) take per GPU? Give the answer in "
          + ("GB ($10^9$ bytes)" if unit == "GB" else "GiB ($2^{30}$ bytes)") + ", rounded off to two decimal places.")
     sol = Doc()
@@ -345,7 +351,8 @@ def min_chips(d: Draw) -> Problem:
                 Wrong("forgot_kv_cache", "forgot the KV cache", "The KV cache must fit in HBM too.",
                       chips_for(N, wdt, hbm).answer if kv else None),
                 Wrong("rounded_down", "rounded down", "A fraction of a chip does not exist: round the ratio up.", math.floor(ratio)),
-                Wrong("gb_vs_gib", "mixed GB and GiB for the HBM size", "NVIDIA's 80GB is 80·10⁹ bytes; Google's v4 32 GiB is 32·2³⁰.",
+                Wrong("gb_vs_gib", "mixed GB and GiB for the HBM size",
+                      "The statement gives the HBM in its own unit: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes; do not swap them.",
                       chips_for(N, wdt, (hbm * 2**30) // 10**9 if hbm % 10**9 == 0 else (hbm * 10**9) // 2**30, kv_bytes=kv).answer),
                 Wrong("bf16_weights", "ignored the quantisation", f"The weights are stored in {wdt}, not bf16.",
                       chips_for(N, "bf16", hbm, kv_bytes=kv).answer if wdt != "bf16" else None),

@@ -98,7 +98,7 @@ def show(item_id: str, seed: int | None, difficulty: str | None, as_json: bool) 
         raise InputError(str(e), "ID") from None
     except Exception as e:  # noqa: BLE001
         if type(e).__name__ == "CuratedError":
-            raise _curated_error(e) from None
+            raise InputError(f"{item_id!r} cannot be looked up: the curated data is malformed ({e})", "ID") from None
         raise
     if as_json:
         emit_json(problem_to_json(p))

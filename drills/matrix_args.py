@@ -1,15 +1,15 @@
 """Parse matrices, vectors and numbers typed on the command line, without ever evaluating them.
 
-Accepted forms (entries are integers, decimals such as ``0.5`` or ``1e-3``, or fractions such
-as ``1/2`` or ``-3/4``):
+Accepted forms (entries are integers, decimals such as ``0.5`` or ``1e-3``, fractions such
+as ``1/2`` or ``-3/4``, or any other exact rational the quiz reads: ``2^-3``, ``1,048,576``):
 
 - a matrix as rows separated by ``;`` (or new lines), entries by spaces and/or commas:
   ``"1 0; 0 1; 1 1"`` or ``"1, 0; 0, 1"``;
 - the same as JSON-style nested brackets: ``"[[1,0],[0,1],[1,1]]"`` (fractions allowed inside);
 - a vector as one row: ``"1 2 3"``, ``"1, 2, 3"`` or ``"[1,2,3]"``.
 
-Every entry is read by a small regular grammar into a :class:`fractions.Fraction`, so the exact
-decimal the user typed is kept (``0.1`` is exactly 1/10, not the nearest double) for the exact
+Every entry is read by the quiz's number grammar (:func:`drills.answers.parse_number`) into a
+:class:`fractions.Fraction`, so the exact decimal the user typed is kept (``0.1`` is exactly 1/10, not the nearest double) for the exact
 path, and a float copy is available for the float path. Nothing here imports numpy or sympy.
 Bad input raises :class:`drills.output.InputError` naming the option: one line, exit status 2.
 """
@@ -22,31 +22,33 @@ from fractions import Fraction
 
 from drills.output import InputError
 
-_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_NUMBER = re.compile(rf"(?P<num>{_DECIMAL})(?:/(?P<den>{_DECIMAL}))?")
-_MAX_EXPONENT = 400  # 1e400 is past any double; refuse 1e999999999 before building it
-_HINT = "use integers, decimals like 0.5, or fractions like 1/2"
+_HINT = "use integers, decimals like 0.5, fractions like 1/2 or powers like 2^-3"
 
 
 def parse_number(text: str, param: str) -> Fraction:
-    """One number (``3``, ``-0.5``, ``1e-5``, ``1/2``) as an exact Fraction."""
+    """One number (``3``, ``-0.5``, ``1e-5``, ``1/2``, ``2^-3``) as an exact Fraction.
+
+    Read by the quiz's number grammar (:func:`drills.answers.parse_number`, so there is one
+    grammar), keeping only plain rational values: no unit, and nothing irrational (``sqrt``,
+    ``exp``, ``pi``), so that ``--exact`` stays exact."""
+    from drills.answers import AnswerParseError
+    from drills.answers import parse_number as read_number
+
     token = text.strip()
-    m = _NUMBER.fullmatch(token)
-    if not m:
-        shown = token if len(token) <= 30 else token[:27] + "..."
-        raise InputError(f"{shown!r} is not a number ({_HINT})", param)
-    for part in (m["num"], m["den"]):
-        if part is not None:
-            exp = re.search(r"[eE]([+-]?\d+)", part)
-            if exp and abs(int(exp.group(1))) > _MAX_EXPONENT:
-                raise InputError(f"{token!r}: exponent out of range", param)
-    value = Fraction(m["num"])
-    if m["den"] is not None:
-        den = Fraction(m["den"])
-        if den == 0:
-            raise InputError(f"{token!r}: division by zero", param)
-        value /= den
-    return value
+    shown = token if len(token) <= 30 else token[:27] + "..."
+    try:
+        parsed = read_number(token)
+    except AnswerParseError as e:
+        why = str(e).replace("that answer", "that number").replace("the answer", "the number")
+        if "I know" in why or "expected" in why:
+            why = f"not a number ({_HINT})"
+        raise InputError(f"{shown!r}: {why}", param) from None
+    if parsed.unit or parsed.dimension:
+        raise InputError(f"{shown!r}: a plain number is needed here, without a unit ({_HINT})", param)
+    if parsed.exact is None:
+        raise InputError(f"{shown!r} is not an exact rational number (sqrt, exp, ln and pi are not taken "
+                         f"here; {_HINT})", param)
+    return parsed.exact
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,35 @@ def test_plain_statement_has_no_latex_residue(fid):
     for p in _problems(fid)[:8]:
         for text in [p.statement_text, *p.options_text]:
             assert "\\" not in text and "mapsto" not in text and "frac" not in text, (p.id, text)
+
+
+# ---------------------------------------------------------------- curated items of seeds 000-003
+
+def _curated_problems():
+    from question_bank import curated
+
+    return [curated.build(e.id) for e in curated.index() if e.id[:4] in ("000.", "001.", "002.", "003.")]
+
+
+def test_curated_plain_text_has_no_empty_radicand_or_latex():
+    r"""`\sqrt 4` (no braces) rendered as '√( )4' in the terminal; statements and options must read cleanly."""
+    for p in _curated_problems():
+        for text in [p.statement_text, *p.options_text]:
+            assert "√( )" not in text and "\\" not in text, (p.id, text)
+
+
+def test_curated_rounded_keys_are_away_from_rounding_boundaries():
+    """max softmax([1,2,3,4]/2) = 0.455054 asked to four decimals was 0.05 units from 0.45505."""
+    for p in _curated_problems():
+        for key in [pt.key for pt in p.parts] or [p.key]:
+            if isinstance(key, NumericKey) and key.decimals:
+                assert _distance_to_boundary(key.value, key.decimals) >= 0.1, (p.id, key.value)
+
+
+def test_causal_mask_options_name_no_triangle_that_depends_on_the_convention():
+    """'upper-triangular causal mask' is true only for the block convention (001 Ex. 1 calls the keep
+    mask lower-triangular): a true MSQ option must not depend on an unstated convention."""
+    for p in _curated_problems():
+        for i in (p.key.correct if p.type in ("mcq", "msq") else ()):
+            opt = p.options_text[i].lower()
+            assert not ("triangular" in opt and "mask" in opt and "1 =" not in opt), (p.id, opt)

@@ -827,14 +827,14 @@ class MatrixReader:
             self._done = parse_matrix(stripped, self.shape)
             self.lines = [stripped]
             return True
-        width = self.shape[1] if self.shape else (len(self.rows[0]) if self.rows else None)
-        if width is not None and len(row) != width:
-            raise AnswerParseError(f"expected {width} entries in this row, got {len(row)}")
-        for j, cell in enumerate(row, start=1):
+        for j, cell in enumerate(row, start=1):  # an unreadable entry first: "abc" is not a short row
             try:
                 _entry(cell)
             except AnswerParseError as err:
                 raise AnswerParseError(f"entry {j} ({_shown(cell, 16)}): {err}") from None
+        width = self.shape[1] if self.shape else (len(self.rows[0]) if self.rows else None)
+        if width is not None and len(row) != width:
+            raise AnswerParseError(f"expected {width} entries in this row, got {len(row)}")
         self.rows.append(row)
         self.lines.append(stripped)
         if self.shape is not None and len(self.rows) == self.shape[0]:

@@ -479,6 +479,7 @@ class Quiz:
                 fresh = self._another(problem)
                 if fresh is not None:
                     problem = fresh
+                    self._last = None  # 'report' now means the fresh problem, not the one before
                 continue
             if result in ("answered", "skip", "solution"):
                 self.view.errata(problem)
@@ -549,7 +550,7 @@ class Quiz:
                     value, wtext = value_for(parsed, target)
                 except AnswerParseError as e:
                     msg = str(e)
-                    if "expected" not in msg:
+                    if "expected" not in msg and not (target.type in CHOICE_TYPES and "option" in msg):
                         msg = f"{msg}; {_expected_for(target, problem)}"
                     self.view.invalid(out.text or "", msg)
                     continue
@@ -681,7 +682,9 @@ class Quiz:
             self.view.message(COMMAND_HELP)
             return None
         if cmd.name == "report":
-            if texts or self._last is None:
+            # in a terminal the previous problem is reported at its pause; here, the one on screen.
+            # Plain/piped input has no pause, so 'report' before answering means the last verdict.
+            if texts or self._last is None or self.view.interactive:
                 self._report(cmd, problem, texts)
             else:
                 self._report(cmd, *self._last)

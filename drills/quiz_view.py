@@ -140,7 +140,7 @@ def verdict_lines(problem: Any, target: Any, verdict: Any, *, value: Any, expect
     if verdict.cells is not None and not all(all(r) for r in verdict.cells) and isinstance(value, list):
         out.append(("text", "  Your matrix (✗ = wrong entry):"))
         out.extend(("text", "    " + ln) for ln in _cell_grid(value, verdict.cells, getattr(key, "decimals", None)))
-    if verdict.accepted:
+    if verdict.accepted and (verdict.correct or not _restates(verdict.accepted, expected)):
         out.append(("dim", f"  Accepted: {verdict.accepted}"))
     if not verdict.correct:
         if isinstance(key, MatrixKey):
@@ -153,6 +153,12 @@ def verdict_lines(problem: Any, target: Any, verdict: Any, *, value: Any, expect
     if recorded is not None and getattr(recorded, "due", None) is not None:
         out.append(("dim", f"  Saved · this comes back {relative_time(recorded.due)}"))
     return out
+
+
+def _restates(accepted: str, expected: str) -> bool:
+    """True when "Accepted: ..." would only repeat "Answer: ..." (an option, "65,536 exactly")."""
+    a, e = accepted.strip(), expected.strip()
+    return bool(e) and (a == e or a.startswith(e + " ") or e.startswith(a))
 
 
 def solution_lines(problem: Any) -> list[Line]:
@@ -237,6 +243,8 @@ class PlainView:
 
     def part(self, problem: Any, part: Any, k: int, n: int) -> None:
         self.out(f"Part ({part.label}) of {n}: {part.prompt_text}  [{TYPE_LABELS.get(part.type, part.type)}]")
+        if k == 0 or part.type != problem.parts[k - 1].type:  # what to type, once per kind of part
+            self.out(answer_hint(part, problem))
 
     # input
     def prompt_text(self, kind: str, row: str | None = None, last: bool = False) -> str:
@@ -320,10 +328,15 @@ class RichView(PlainView):
         self.console.print(Text(text))
 
     def lines(self, lines: list[Line]) -> None:
+        from rich.padding import Padding
         from rich.text import Text
 
         for style, text in lines:
-            self.console.print(Text(text, style=self.STYLES.get(style, "")))
+            body = text.lstrip(" ")
+            indent = len(text) - len(body)
+            t = Text(body, style=self.STYLES.get(style, ""))
+            # an indented line that wraps keeps its indent (no continuation at column 0)
+            self.console.print(Padding(t, (0, 0, 0, indent)) if indent else t)
 
     def start(self, info: dict[str, Any]) -> None:
         from rich.text import Text
@@ -361,6 +374,8 @@ class RichView(PlainView):
         t.append(part.prompt_text)
         t.append(f"   part {k + 1} of {n} · {TYPE_LABELS.get(part.type, part.type)}", style="dim")
         self.console.print(t)
+        if k == 0 or part.type != problem.parts[k - 1].type:  # what to type, once per kind of part
+            self.console.print(Text(answer_hint(part, problem), style="dim"))
 
     def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
         prompt = self.prompt_text(kind, row, last)

@@ -248,6 +248,15 @@ def test_matrix_reader_row_by_row():
     assert r.result().rows == ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
 
 
+def test_matrix_reader_names_an_unreadable_entry_before_the_row_length():
+    """'abc' at a 3×2 prompt is not a number; saying "expected 2 entries, got 1" misleads."""
+    r = MatrixReader((3, 2))
+    with pytest.raises(AnswerParseError, match=r"entry 1 \('abc'\)"):
+        r.feed("abc")
+    with pytest.raises(AnswerParseError, match="expected 2 entries in this row, got 1"):
+        r.feed("0.5")
+
+
 def test_matrix_reader_blank_line_and_whole_matrix():
     r = MatrixReader()
     assert r.feed("1 0") is False and r.feed("0 1") is False and r.feed("1 1") is False

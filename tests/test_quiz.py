@@ -401,3 +401,34 @@ def test_quiz_over_a_pipe_imports_no_torch_and_no_sympy_before_the_first_problem
     first = probe["first"]
     assert first["heavy"] == [], probe
     assert (first["family"] or first["id"]) != probe["chosen"]["slow_first"], probe
+
+
+def test_report_in_a_terminal_is_about_the_problem_on_screen(catalogue, tmp_path):
+    """In a terminal the previous problem is reported at its pause; 'report' at the next
+    problem's prompt is about that next problem (piped input keeps 'the last verdict')."""
+    import io
+
+    from drills.quiz import Quiz
+    from drills.quiz_view import PlainView
+
+    opts = QuizOptions(type="nat", count=2, seed=2)
+    first, second = predict(catalogue, tmp_path / "p", opts)
+    view = PlainView(io.StringIO("\n".join([right_lines(first)[0], "", "report looks odd", "quit"]) + "\n"))
+    view.interactive = True  # as in a terminal: a pause after each verdict
+    with ProgressStore.open(tmp_path / "data") as store:
+        picks = plan(catalogue, store, opts)
+        source = ProblemSource(catalogue, picks, opts.type)
+        Quiz(store, catalogue, source, view, opts, seed=opts.seed).run()
+        reports = store.reports()
+    assert [r["problem_id"] for r in reports] == [second.id]
+
+
+def test_a_wrong_choice_shows_the_key_once(catalogue, tmp_path):
+    """After a wrong MCQ answer, 'Accepted: (a) …' would only repeat 'Answer: (a) …'."""
+    opts, (first, _) = find_session(catalogue, tmp_path, "mcq")
+    wrong = next(i for i in range(len(first.options)) if i not in first.key.correct)
+    result = CliRunner().invoke(quiz, cli_args(opts, tmp_path / "data"),
+                                input=LETTERS[wrong] + "\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "Answer: (" in result.output
+    assert "Accepted:" not in result.output

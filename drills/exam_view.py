@@ -244,14 +244,16 @@ class RichView(PlainView):
         self._title = sys.stdout.isatty() and not err
 
     def echo(self, text: str = "", nl: bool = True) -> None:
-        self.console.print(text, end="\n" if nl else "", markup=False, soft_wrap=True)
+        # rich wraps long lines at word boundaries (soft_wrap would leave it to the terminal,
+        # which breaks words: "no negative mark|s")
+        self.console.print(text, end="\n" if nl else "", markup=False, soft_wrap=not nl)
 
     def _palette(self, exam: Exam) -> Any:
         from rich.text import Text
 
         t = Text()
         for n, status in exam.palette():
-            label = f" {n}{'✓' if status == 'answered_marked' else ''} "
+            label = f" {n}{PALETTE_MARK[status]} "  # the legend's marks: readable without colour too
             style = self.STYLE[status] + (" bold underline" if n == exam.question.number else "")
             t.append(label, style=style)
             t.append(" ")

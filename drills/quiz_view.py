@@ -393,9 +393,10 @@ class RichView(PlainView):
             raise
 
     def invalid(self, text: str, message: str) -> None:
+        from rich.padding import Padding
         from rich.text import Text
 
-        self.console.print(Text(f"  ? {message} (nothing counted; answer again)", style="yellow"))
+        self.console.print(Padding(Text(f"? {message} (nothing counted; answer again)", style="yellow"), (0, 0, 0, 2)))
 
     def solution(self, problem: Any) -> None:
         from rich.panel import Panel

@@ -222,6 +222,32 @@ def test_time_per_question_navigation_and_deadline():
     assert exam.submit("submitted") is r  # submitting again changes nothing
 
 
+def test_rich_view_palette_marks_and_word_wrap():
+    """The palette carries the legend's marks (readable without colour), and long lines are
+    wrapped between words by rich, not cut mid-word by the terminal."""
+    import io
+
+    from rich.console import Console
+
+    from drills.exam_view import RichView
+
+    clock = FakeClock()
+    paper = _small_paper()
+    exam = Exam(paper, 60, clock=clock)
+    exam.start()
+    exam.handle("mark " + right_text(paper.problems[0]))  # 1 answered & marked, now on 2
+    view = RichView()
+    view.console = Console(file=io.StringIO(), width=40, color_system=None, highlight=False)
+    view.console.print(view._palette(exam))
+    view.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
+              "no negative marks; NAT: a number, no negative marks.")
+    out = view.console.file.getvalue().splitlines()
+    assert out[0].split() == ["1✓?", "2✗", "3·"]
+    words = {w for line in out[1:] for w in line.split()}
+    assert {"marks;", "negative", "options,"} <= words
+    assert all(len(line) <= 40 for line in out)
+
+
 def test_clear_unmark_and_errors_keep_the_question():
     paper = _small_paper()
     exam = Exam(paper, 60, clock=FakeClock())

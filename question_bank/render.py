@@ -32,8 +32,12 @@ _SYMBOLS = {
     r"\min": "min", r"\quad": "  ", r"\qquad": "    ", r"\,": " ", r"\;": " ", r"\!": "",
     r"\{": "{", r"\}": "}", r"\%": "%", r"\left": "", r"\right": "", r"\big": "", r"\Big": "",
     r"\lVert": "‖", r"\rVert": "‖", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\lceil": "⌈", r"\rceil": "⌉",
-    r"\neg": "¬", r"\circ": "∘",
+    r"\neg": "¬", r"\circ": "∘", r"\mapsto": "↦",
 }
+
+#: Operator names set upright in LaTeX; in text they need a space from the letters around
+#: them (``a\cos\phi`` -> ``a cos φ``, not ``acosφ``).
+_OPERATORS = {r"\exp", r"\sin", r"\cos", r"\log", r"\ln", r"\max", r"\min"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +149,10 @@ def text_equation(lhs: str, *matrices_and_ops: Any, decimals: int | None = None,
 
 
 def _group(s: str, i: int) -> tuple[str, int]:
-    """The brace group or single token starting at s[i]; returns (content, next index)."""
+    """The brace group or single token starting at s[i] (spaces before it skipped, as TeX
+    does: ``\\sqrt 4`` is ``\\sqrt{4}``); returns (content, next index)."""
+    while i < len(s) and s[i] == " ":
+        i += 1
     if i < len(s) and s[i] == "{":
         depth, j = 0, i
         while j < len(s):
@@ -244,6 +251,16 @@ def _convert(s: str, *, math: bool) -> str:
                 rows = [r.strip() for r in body.split(r"\\") if r.strip()]
                 cells = [[_math(c.strip()) for c in r.split("&")] for r in rows]
                 out.append("[" + "; ".join(" ".join(r) for r in cells) + "]")
+            elif cmd in _OPERATORS:
+                if out and out[-1][-1:].isalnum():
+                    out.append(" ")
+                out.append(cmd[1:])
+                k = j
+                while k < len(s) and s[k] == " ":
+                    k += 1
+                if k < len(s) and (s[k].isalpha() or s[k] == "\\"):
+                    out.append(" ")
+                    j = k
             elif cmd in _SYMBOLS:
                 sym = _SYMBOLS[cmd]
                 out.append(sym)

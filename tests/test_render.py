@@ -17,6 +17,12 @@ from question_bank.family import all_families
 from question_bank.render import Doc, latex_to_text, text_matrix_lines
 
 CASES = [
+    # undelimited arguments, operator names and arrows (TeX skips the space in "\sqrt 4")
+    ("$\\sqrt 4$", "√4"),
+    ("$\\sqrt x$", "√x"),
+    ("$a\\cos\\phi - b\\sin\\phi$", "a cos φ - b sin φ"),
+    ("$(a, b) \\mapsto (b, a)$", "(a, b) ↦ (b, a)"),
+    ("$\\exp(x_i)$", "exp(xᵢ)"),
     # math: subscripts, superscripts, roots, fractions, transposes
     ("$d_k$", "dₖ"),
     ("$QK^\\top/\\sqrt{d_k}$", "QKᵀ/√dₖ"),

@@ -25,7 +25,7 @@ import click
 from drills.matrix_args import parse_array, parse_matrix, parse_number, parse_vector
 from drills.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
 from drills.output import InputError, emit, emit_json
-from drills.solve_kernels import _number, _parse_mask, _solver_call, _vector_option
+from drills.solve_kernels import parse_mask, scalar_option, solver_call, vector_option
 
 JSON_HELP = ('Print one JSON object: {"ok", "steps": [{"name", "given", "expected", "ok", "follow_through", '
              '"mistake", "tolerance", ...}], "first_wrong"}.')
@@ -204,14 +204,14 @@ def attention(q_text, k_text, v_text, mask_text, causal, scale_text, digits, as_
         raise InputError(f"V has {v.shape[0]} rows but K has {k.shape[0]}: one value row per key", "--v")
     if mask_text is not None and causal:
         raise InputError("give --mask or --causal, not both", "--mask")
-    mask = _parse_mask(mask_text, q.shape[0], k.shape[0]) if mask_text is not None else None
-    scale = _number(scale_text, "--scale")
+    mask = parse_mask(mask_text, q.shape[0], k.shape[0]) if mask_text is not None else None
+    scale = scalar_option(scale_text, "--scale")
     from drills.checker import attention_chain
     from solver import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
     sc = None if scale is None else float(scale)
-    _solver_call(numpy_ref.attention, q.to_numpy(), k.to_numpy(), v.to_numpy(), np_mask, causal=causal, scale=sc)
+    solver_call(numpy_ref.attention, q.to_numpy(), k.to_numpy(), v.to_numpy(), np_mask, causal=causal, scale=sc)
     chain = attention_chain(q.to_numpy(), k.to_numpy(), v.to_numpy(), np_mask, causal=causal, scale=sc)
     given = _gather(chain, _steps_of(steps), {}, as_json=as_json)
     title = f"Checking attention: Q {_dims(q.shape)}, K {_dims(k.shape)}, V {_dims(v.shape)}"
@@ -244,13 +244,13 @@ def softmax(x_text, t_text, digits, as_json, **steps):
     exp and sum are accepted with or without subtracting max x first (the same softmax).
     """
     x = parse_array(x_text, "--x")
-    t = _number(t_text, "--temperature", "1")
+    t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
     from drills.checker import softmax_chain
     from solver import numpy_ref
 
-    _solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t))
+    solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t))
     chain = softmax_chain(x.to_numpy(), float(t))
     given = _gather(chain, _steps_of(steps), _kinds(chain), as_json=as_json)
     _finish(chain, given, title=f"Checking softmax of x ({_dims(x.shape)})" + (f" at T = {t}" if t != 1 else ""),
@@ -290,15 +290,15 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
     """Check LayerNorm step by step: mean, variance, normalised, output."""
     x = parse_array(x_text, "--x")
     d = x.shape[-1]
-    g, b = _vector_option(gamma, "--gamma", d), _vector_option(beta, "--beta", d)
-    eps = _number(eps_text, "--eps", "1e-5")
+    g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
+    eps = scalar_option(eps_text, "--eps", "1e-5")
     if eps < 0:
         raise InputError(f"must be ≥ 0, got {eps}", "--eps")
     from drills.checker import layernorm_chain
     from solver import numpy_ref
 
     xs, gs, bs = x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy()
-    _solver_call(numpy_ref.layer_norm, xs, gs, bs, eps=float(eps))
+    solver_call(numpy_ref.layer_norm, xs, gs, bs, eps=float(eps))
     chain = _flatten_vector_chain(layernorm_chain(xs, gs, bs, float(eps)))
     given = _gather(chain, _steps_of(steps), _kinds(chain), as_json=as_json)
     _finish(chain, given, title=f"Checking LayerNorm of x ({_dims(x.shape)})", digits=digits, as_json=as_json)
@@ -316,15 +316,15 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
 def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
     """Check RMSNorm step by step: mean_square, rms, normalised, output."""
     x = parse_array(x_text, "--x")
-    g = _vector_option(gamma, "--gamma", x.shape[-1])
-    eps = _number(eps_text, "--eps", "1e-6")
+    g = vector_option(gamma, "--gamma", x.shape[-1])
+    eps = scalar_option(eps_text, "--eps", "1e-6")
     if eps < 0:
         raise InputError(f"must be ≥ 0, got {eps}", "--eps")
     from drills.checker import rmsnorm_chain
     from solver import numpy_ref
 
     xs, gs = x.to_numpy(), None if g is None else g.to_numpy()
-    _solver_call(numpy_ref.rms_norm, xs, gs, eps=float(eps))
+    solver_call(numpy_ref.rms_norm, xs, gs, eps=float(eps))
     chain = _flatten_vector_chain(rmsnorm_chain(xs, gs, float(eps)))
     given = _gather(chain, _steps_of(steps), _kinds(chain), as_json=as_json)
     _finish(chain, given, title=f"Checking RMSNorm of x ({_dims(x.shape)})", digits=digits, as_json=as_json)
@@ -345,7 +345,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
 def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     """Check a sinusoidal positional encoding: angle, output."""
     pos = parse_number(pos_text, "--pos")
-    base = _number(base_text, "--base", "10000")
+    base = scalar_option(base_text, "--base", "10000")
     if base <= 1:
         raise InputError(f"must be > 1, got {base}", "--base")
     if dim is not None and dim >= d_model:
@@ -354,7 +354,7 @@ def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     from drills.checker import pe_chain
     from solver import numpy_ref
 
-    _solver_call(numpy_ref.pe_value, float(pos), dims[0], d_model, base=float(base), layout=layout)
+    solver_call(numpy_ref.pe_value, float(pos), dims[0], d_model, base=float(base), layout=layout)
     chain = pe_chain(float(pos), d_model, dims, base=float(base), layout=layout)
     given = _gather(chain, _steps_of(steps), _kinds(chain), as_json=as_json)
     where = f"dim {dim}" if dim is not None else f"all {d_model} dims"
@@ -378,7 +378,7 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     if x.shape[0] % 2:
         raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
     pos = parse_number(pos_text, "--pos")
-    base = _number(base_text, "--base", "10000")
+    base = scalar_option(base_text, "--base", "10000")
     if base <= 1:
         raise InputError(f"must be > 1, got {base}", "--base")
     import numpy as np
@@ -386,7 +386,7 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     from drills.checker import rope_chain
     from solver import numpy_ref
 
-    _solver_call(numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing)
+    solver_call(numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing)
     chain = rope_chain(x.to_numpy(), float(pos), base=float(base), pairing=pairing)
     given = _gather(chain, _steps_of(steps), _kinds(chain), as_json=as_json)
     _finish(chain, given, title=f"Checking RoPE of x ({_dims(x.shape)}) at position {pos}", digits=digits,
@@ -473,7 +473,7 @@ def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
     p = _answer(answer_text, "FLOPs")
     preset, given = pop_model_kwargs(kw)
     cfg = model_config(preset, given, PARAMS_NEEDS)
-    rep = _solver_call(matmul_flops, cfg, batch, seq, mode, convention)
+    rep = solver_call(matmul_flops, cfg, batch, seq, mode, convention)
     unit = "FLOPs" if convention == "flops" else "multiply-adds"
     result = check_count("flops", answer_text.strip(), p.value, rep.total, unit, stated_sig_figs(p),
                          flop_conventions(rep))
@@ -520,22 +520,22 @@ def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
         miss = [m for m, v in (("n-heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
         if miss:
             raise InputError(f"attention scores need {', '.join('--' + m for m in miss)}", "--" + miss[0])
-        rep = _solver_call(counts.attention_scores_report, batch, n_heads, seq, dtype)
+        rep = solver_call(counts.attention_scores_report, batch, n_heads, seq, dtype)
     else:
         cfg = model_config(preset, given, PARAMS_NEEDS)
         if what == "weights":
             if dtype is None:
                 raise InputError("needs --dtype (fp32, fp16, bf16, fp8, int8, int4)", "--dtype")
-            rep = _solver_call(counts.weights_report, cfg, dtype)
+            rep = solver_call(counts.weights_report, cfg, dtype)
         else:
-            rep = _solver_call(counts.training_report, cfg, precision)
+            rep = solver_call(counts.training_report, cfg, precision)
     _bytes_check(answer_text, rep, dtype if what != "training" else None, as_json)
 
 
 def _kv(answer_text, preset, given, batch, seq, dtype, as_json) -> None:
-    from drills.solve_counts import _kv_report
+    from drills.solve_counts import kv_report
 
-    rep = _solver_call(_kv_report, preset, given, batch, seq, dtype, None, False)
+    rep = solver_call(kv_report, preset, given, batch, seq, dtype, None, False)
     h = given.get("n_heads")
     h_kv = given.get("n_kv_heads")
     if preset:

@@ -263,7 +263,7 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
             raise InputError("needs --dtype (" + _DTYPES + ")")
         rep = counts.weights_report(cfg, dtype) if what == "weights" else counts.training_report(cfg, precision)
     elif what == "kv-cache":
-        rep = _kv_report(preset, given, batch, seq, dtype, src_seq, include_cross)
+        rep = kv_report(preset, given, batch, seq, dtype, src_seq, include_cross)
     else:
         n_heads = given.get("n_heads")
         if preset and n_heads is None:
@@ -290,8 +290,8 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
         _emit_conventions(conv)
 
 
-def _kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,
-               src_seq: int | None, include_cross: bool):
+def kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,
+              src_seq: int | None, include_cross: bool):
     """KV cache from a preset/config, or from the few flags it needs."""
     from solver import counts
 

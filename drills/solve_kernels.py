@@ -76,7 +76,7 @@ _SOLVER_PARAMS = {  # solver argument name -> option on the command line
 }
 
 
-def _solver_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+def solver_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """Run a kernel; its SolverInputError becomes an InputError naming the option."""
     from solver.errors import SolverInputError
 
@@ -178,7 +178,8 @@ def _typed(a: ArrayArg) -> list:
     return rows[0] if a.ndim == 1 else rows
 
 
-def _number(text: str | None, param: str, default: str | None = None) -> Fraction | None:
+def scalar_option(text: str | None, param: str, default: str | None = None) -> Fraction | None:
+    """An optional number option as an exact Fraction; ``default`` (text) when it is not given."""
     if text is None:
         return None if default is None else parse_number(default, param)
     return parse_number(text, param)
@@ -196,7 +197,8 @@ MASK_HELP = (
 )
 
 
-def _parse_mask(text: str, n: int, m: int) -> ArrayArg:
+def parse_mask(text: str, n: int, m: int) -> ArrayArg:
+    """--mask as an n×m matrix of 1 (may attend) and 0 (blocked)."""
     mask = parse_matrix(text, "--mask")
     bad = [x for row in mask.rows for x in row if x not in (0, 1)]
     if bad:
@@ -239,7 +241,7 @@ def _identity(d: int) -> list[list[int]]:
 @_output_options
 def attention(q_text, k_text, v_text, x_text, wq, wk, wv, wo, heads, mask_text, causal, scale_text,
               exact, digits, as_json):
-    scale = _number(scale_text, "--scale")
+    scale = scalar_option(scale_text, "--scale")
     if x_text is not None:
         job = _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exact)
     else:
@@ -278,12 +280,12 @@ def _plain_attention(q_text, k_text, v_text, mask_text, causal, scale, exact) ->
     if v.shape[0] != k.shape[0]:
         raise InputError(f"V is {_dims(v)} but K is {_dims(k)}: one value row per key row", "--v")
     n, m = q.shape[0], k.shape[0]
-    mask = _parse_mask(mask_text, n, m) if mask_text is not None else None
+    mask = parse_mask(mask_text, n, m) if mask_text is not None else None
 
     from solver import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
-    _, tr = _solver_call(
+    _, tr = solver_call(
         numpy_ref.attention, q.to_numpy(), k.to_numpy(), v.to_numpy(), np_mask,
         mask_convention="keep", causal=causal, scale=None if scale is None else float(scale), return_trace=True,
     )
@@ -298,7 +300,7 @@ def _plain_attention(q_text, k_text, v_text, mask_text, causal, scale, exact) ->
     if exact:
         from solver import sympy_ref
 
-        _, etr = _solver_call(
+        _, etr = solver_call(
             sympy_ref.attention, q.exact(), k.exact(), v.exact(),
             None if mask is None else [[int(x) for x in r] for r in mask.exact()],
             mask_convention="keep", causal=causal, scale=scale, return_trace=True,
@@ -336,7 +338,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
             f"W_o is {_dims(wo_arg)} but the heads concatenate to {cols['--wv']} columns: W_o needs that many rows",
             "--wo",
         )
-    mask = _parse_mask(mask_text, n, n) if mask_text is not None else None
+    mask = parse_mask(mask_text, n, n) if mask_text is not None else None
 
     def weights(kind: str) -> tuple[list, list]:
         w = ws[kind]
@@ -348,7 +350,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 
     (wq_f, wq_e), (wk_f, wk_e), (wv_f, wv_e) = weights("--wq"), weights("--wk"), weights("--wv")
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
-    _, tr = _solver_call(
+    _, tr = solver_call(
         numpy_ref.multi_head_attention, x.to_numpy(), np.array(wq_f, float), np.array(wk_f, float),
         np.array(wv_f, float), None if wo_arg is None else wo_arg.to_numpy(), n_heads=heads, mask=np_mask,
         mask_convention="keep", causal=causal, scale=None if scale is None else float(scale), return_trace=True,
@@ -376,7 +378,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
             raise InputError("--exact with --x uses 1/√d_k; drop --scale or --exact", "--scale")
         from solver import sympy_ref
 
-        _, etr = _solver_call(
+        _, etr = solver_call(
             sympy_ref.multi_head_attention, x.exact(), wq_e, wk_e, wv_e, None if wo_arg is None else wo_arg.exact(),
             n_heads=heads, mask=None if mask is None else [[int(v) for v in r] for r in mask.exact()],
             mask_convention="keep", causal=causal, return_trace=True,
@@ -398,12 +400,12 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 @_output_options
 def softmax(x_text, t_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
-    t = _number(t_text, "--temperature", "1")
+    t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
     from solver import numpy_ref
 
-    _, tr = _solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t), return_trace=True)
+    _, tr = solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t), return_trace=True)
     job = _Job(
         "softmax",
         f"Softmax of x ({_dims(x)})" + (f" at temperature {t}" if t != 1 else ""),
@@ -415,12 +417,13 @@ def softmax(x_text, t_text, exact, digits, as_json):
     if exact:
         from solver import sympy_ref
 
-        _, etr = _solver_call(sympy_ref.softmax, x.exact(), temperature=t, return_trace=True)
+        _, etr = solver_call(sympy_ref.softmax, x.exact(), temperature=t, return_trace=True)
         job.exact_steps = [(s.name, s.value) for s in etr]
     _finish(job, exact=exact, digits=digits, as_json=as_json)
 
 
-def _vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
+def vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
+    """An optional vector option (γ, β) that must have ``d`` entries, one per column of --x."""
     if text is None:
         return None
     v = parse_vector(text, param)
@@ -443,13 +446,13 @@ def _vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
 def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
     d = x.shape[-1]
-    g, b = _vector_option(gamma, "--gamma", d), _vector_option(beta, "--beta", d)
-    eps = _number(eps_text, "--eps", "1e-5")
+    g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
+    eps = scalar_option(eps_text, "--eps", "1e-5")
     if eps < 0:
         raise InputError(f"must be ≥ 0, got {eps}", "--eps")
     from solver import numpy_ref
 
-    _, tr = _solver_call(
+    _, tr = solver_call(
         numpy_ref.layer_norm, x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy(),
         eps=float(eps), return_trace=True,
     )
@@ -465,7 +468,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     if exact:
         from solver import sympy_ref
 
-        _, etr = _solver_call(
+        _, etr = solver_call(
             sympy_ref.layer_norm, x.exact(), None if g is None else g.exact(), None if b is None else b.exact(),
             eps=eps, return_trace=True,
         )
@@ -485,13 +488,13 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
 @_output_options
 def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
-    g = _vector_option(gamma, "--gamma", x.shape[-1])
-    eps = _number(eps_text, "--eps", "1e-6")
+    g = vector_option(gamma, "--gamma", x.shape[-1])
+    eps = scalar_option(eps_text, "--eps", "1e-6")
     if eps < 0:
         raise InputError(f"must be ≥ 0, got {eps}", "--eps")
     from solver import numpy_ref
 
-    _, tr = _solver_call(
+    _, tr = solver_call(
         numpy_ref.rms_norm, x.to_numpy(), None if g is None else g.to_numpy(), eps=float(eps), return_trace=True
     )
     job = _Job(
@@ -504,7 +507,7 @@ def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
     if exact:
         from solver import sympy_ref
 
-        _, etr = _solver_call(
+        _, etr = solver_call(
             sympy_ref.rms_norm, x.exact(), None if g is None else g.exact(), eps=eps, return_trace=True
         )
         job.exact_steps = [(s.name, s.value) for s in etr]
@@ -534,7 +537,7 @@ LAYOUT_HELP = (
 @_output_options
 def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     pos = parse_number(pos_text, "--pos")
-    base = _number(base_text, "--base", "10000")
+    base = scalar_option(base_text, "--base", "10000")
     if base <= 1:
         raise InputError(f"must be > 1, got {base}", "--base")
     if dim is not None and dim >= d_model:
@@ -544,7 +547,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
 
     angles, values = [], []
     for j in dims:
-        v, t = _solver_call(numpy_ref.pe_value, float(pos), j, d_model, base=float(base), layout=layout,
+        v, t = solver_call(numpy_ref.pe_value, float(pos), j, d_model, base=float(base), layout=layout,
                             return_trace=True)
         angles.append(t["angle"].value)
         values.append(v)
@@ -564,7 +567,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
 
         e_angles, e_values = [], []
         for j in dims:
-            v, t = _solver_call(sympy_ref.pe_value, pos, j, d_model, base=base, layout=layout, return_trace=True)
+            v, t = solver_call(sympy_ref.pe_value, pos, j, d_model, base=base, layout=layout, return_trace=True)
             e_angles.append(t["angle"].value)
             e_values.append(v)
         job.exact_steps = [("angle", e_angles), ("output", e_values)]
@@ -589,14 +592,14 @@ def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
     if x.shape[0] % 2:
         raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
     pos = parse_number(pos_text, "--pos")
-    base = _number(base_text, "--base", "10000")
+    base = scalar_option(base_text, "--base", "10000")
     if base <= 1:
         raise InputError(f"must be > 1, got {base}", "--base")
     import numpy as np
 
     from solver import numpy_ref
 
-    _, tr = _solver_call(
+    _, tr = solver_call(
         numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing,
         return_trace=True,
     )
@@ -611,6 +614,6 @@ def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
     if exact:
         from solver import sympy_ref
 
-        _, etr = _solver_call(sympy_ref.rope, x.exact(), [pos], base=base, pairing=pairing, return_trace=True)
+        _, etr = solver_call(sympy_ref.rope, x.exact(), [pos], base=base, pairing=pairing, return_trace=True)
         job.exact_steps = [(s.name, s.value) for s in etr]
     _finish(job, exact=exact, digits=digits, as_json=as_json)

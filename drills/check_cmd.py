@@ -85,6 +85,8 @@ def _gather(chain: Any, options: dict[str, str | None], kinds: dict[str, str], *
             except ReadError as e:
                 raise InputError(str(e), "--" + name.replace("_", "-")) from None
         return given
+    click.echo("Type each step you worked out: a matrix as rows separated by ';' (0.5 0.5; 1 0), a vector "
+               "as 1 2 3; an empty line skips a step.", err=as_json)
     for name in chain.names:
         label = chain.labels.get(name, name)
         while True:

@@ -372,8 +372,8 @@ def _latest(theirs: dict[str, np.ndarray], names: list[str], before: str) -> tup
 
 # ---------------------------------------------------------------------------- attention
 
-ATTENTION_LABELS = {"scores": "QKᵀ", "scaled": "QKᵀ/√dₖ", "masked": "QKᵀ/√dₖ + M", "weights": "softmax(·)",
-                    "output": "softmax(·)·V"}
+ATTENTION_LABELS = {"scores": "QKᵀ", "scaled": "QKᵀ/√dₖ", "masked": "QKᵀ/√dₖ + M", "weights": "weights A",
+                    "output": "output A·V"}
 
 
 def attention_chain(q: Any, k: Any, v: Any, mask: Any = None, *, causal: bool = False,

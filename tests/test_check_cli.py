@@ -165,3 +165,17 @@ def test_check_module_imports_neither_torch_nor_sympy():
             "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_asking_for_steps_says_how_to_type_them():
+    """Without step options the command asks for each step; it first says what to type, and
+    the weights/output prompts name the matrix (not a bare 'softmax(·)')."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    r = CliRunner().invoke(cli, ["check", "attention", "--q", "1 0; 0 1", "--k", "1 0; 0 1", "--v", "1 2; 3 4"],
+                           input="1 0; 0 1\n\n\n\n")
+    assert r.exit_code == 0, r.output
+    assert "rows separated by ';'" in r.output and "empty line skips" in r.output
+    assert "weights A = ?" in r.output and "output A·V = ?" in r.output

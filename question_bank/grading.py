@@ -129,10 +129,25 @@ def choice_key(*correct: int) -> ChoiceKey:
     return ChoiceKey(correct=frozenset(int(c) for c in correct))
 
 
-def safe_for_rounding(value: float, decimals: int, margin: float = 0.1) -> bool:
-    """True when ``value`` is at least ``margin`` units (of 10⁻ᵈ) away from a rounding
-    boundary, so that answers computed from rounded intermediates still round the same way."""
-    scaled = abs(float(value)) * 10**decimals
+#: Every entry of a matrix keyed at d decimals lies at least this many units of 10⁻ᵈ from a
+#: rounding boundary: a hand computation with 4-significant-digit intermediates then rounds the
+#: same way, and a worked solution's 3-decimal display of an entry (0.665…) never reads as the
+#: other rounding of the 2-decimal key.
+ENTRY_MARGIN = 0.06
+
+
+def safe_for_rounding(value: Any, decimals: int, margin: float = 0.1) -> bool:
+    """True when ``value`` (a number, or every finite entry of a vector, matrix or array) is at
+    least ``margin`` units (of 10⁻ᵈ) away from a rounding boundary, so that answers computed
+    from rounded intermediates still round the same way."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return all(safe_for_rounding(x, decimals, margin) for x in value)
+    x = float(value)
+    if not math.isfinite(x):
+        return True
+    scaled = abs(x) * 10**decimals
     frac = scaled - math.floor(scaled)
     return abs(frac - 0.5) >= margin
 

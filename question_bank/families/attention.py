@@ -18,34 +18,18 @@ import math
 from typing import Any
 
 from question_bank.family import Draw, Wrong, family, keep_distinct, safe_call
-from question_bank.grading import answer_text, matrix_key, nat_key, safe_for_rounding, values_coincide
+from question_bank.grading import (
+    ENTRY_MARGIN,
+    answer_text,
+    matrix_key,
+    nat_key,
+    safe_for_rounding,
+    values_coincide,
+)
 from question_bank.problem import Part, Problem
 from question_bank.render import Doc, latex_matrix, num, text_equation
 
 LABELS = "abcdefgh"
-
-#: every entry keyed at d decimals lies at least this many units of 10⁻ᵈ from a rounding
-#: boundary: a hand computation with 4-significant-digit intermediates then rounds the same
-#: way, and the worked solution's 3-decimal display of an entry (0.665…) never reads as the
-#: other rounding of the 2-decimal key.
-ROUNDING_MARGIN = 0.06
-
-
-def rounding_safe(values: Any, decimals: int, margin: float = ROUNDING_MARGIN) -> bool:
-    """True when every finite entry of ``values`` (a number, a vector or rows) is at least
-    ``margin`` units of 10⁻ᵈ away from a rounding boundary (``grading.safe_for_rounding``)."""
-    if hasattr(values, "tolist"):
-        values = values.tolist()
-    if not isinstance(values, list | tuple):
-        values = [values]
-    for x in values:
-        if isinstance(x, list | tuple):
-            if not rounding_safe(x, decimals, margin):
-                return False
-        elif math.isfinite(float(x)) and not safe_for_rounding(float(x), decimals, margin):
-            return False
-    return True
-
 
 def rows(a: Any) -> tuple[tuple[float, ...], ...]:
     """A NumPy/SymPy 2-D value as a tuple of tuples of floats."""
@@ -191,7 +175,7 @@ def attention_by_hand(d: Draw) -> Problem:
         blocked = np.where(keep, 0.0, -np.inf)
         # humane numbers: no keyed entry (scaled scores, weights, output) near a rounding boundary
         w_np = _softmax_rows(scores * c + blocked)
-        if not (rounding_safe(scores * c, 2) and rounding_safe(w_np, 2) and rounding_safe(w_np @ v, 2)):
+        if not all(safe_for_rounding(m, 2, ENTRY_MARGIN) for m in (scores * c, w_np, w_np @ v)):
             continue
         vals, trace = _exact_attention(inp, scale)
         # a row must keep a spread of weights for the misconceptions to be distinguishable
@@ -430,7 +414,7 @@ def masked_weights(d: Draw) -> Problem:
         if any(len({s[i][j] for j in range(n) if keep[i][j]}) < 2 for i in range(1, n)):
             continue
         x = np.array(s, dtype=float)
-        if not rounding_safe(_softmax_rows(x + np.where(keep, 0.0, -np.inf)), 2):
+        if not safe_for_rounding(_softmax_rows(x + np.where(keep, 0.0, -np.inf)), 2, ENTRY_MARGIN):
             continue
         out, trace = sympy_ref.softmax(
             sympy_ref.matrix([[v if keep[i][j] else float("-inf") for j, v in enumerate(r)] for i, r in enumerate(s)]),

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from question_bank.families.attention import rounding_safe
 from question_bank.family import Draw, Wrong, family, keep_distinct
-from question_bank.grading import matrix_key
+from question_bank.grading import ENTRY_MARGIN, matrix_key, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc, latex_matrix, num
 
@@ -46,7 +45,7 @@ def layernorm(d: Draw) -> Problem:
         beta = [0] * dim if d.level == 0 else [d.pick((0, 1, -1)) for _ in range(dim)]
         out, tr = sympy_ref.layer_norm([x], gamma, beta, eps=0, return_trace=True)
         value = sympy_ref.to_floats(out)
-        if not rounding_safe(value, 2):
+        if not safe_for_rounding(value, 2, ENTRY_MARGIN):
             continue
         key = matrix_key(value, decimals=2)
         xa = np.array(x, dtype=float)
@@ -116,7 +115,7 @@ def rmsnorm(d: Draw) -> Problem:
         gamma = [1] * dim if d.level == 0 else [d.pick((1, 2, -1)) for _ in range(dim)]
         out, tr = sympy_ref.rms_norm([x], gamma, eps=0, return_trace=True)
         value = sympy_ref.to_floats(out)
-        if not rounding_safe(value, 2):
+        if not safe_for_rounding(value, 2, ENTRY_MARGIN):
             continue
         key = matrix_key(value, decimals=2)
         xa, g = np.array(x, dtype=float), np.array(gamma, dtype=float)

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import math
 
-from question_bank.families.attention import rounding_safe
 from question_bank.family import Draw, Wrong, family, keep_distinct
-from question_bank.grading import answer_text, matrix_key, nat_key, round_half_up, safe_for_rounding
+from question_bank.grading import (
+    ENTRY_MARGIN,
+    answer_text,
+    matrix_key,
+    nat_key,
+    round_half_up,
+    safe_for_rounding,
+)
 from question_bank.problem import Problem
 from question_bank.render import Doc, latex_matrix, num
 
@@ -156,7 +162,7 @@ def rope(d: Draw) -> Problem:
         p = d.rng.randint(1, 3) if dim == 2 else d.rng.randint(1, 60)
         out, tr = sympy_ref.rope([x], [p], pairing=pairing, return_trace=True)
         value = sympy_ref.to_floats(out)
-        if not rounding_safe(value, 2):
+        if not safe_for_rounding(value, 2, ENTRY_MARGIN):
             continue
         key = matrix_key(value, decimals=2)
         xa = np.array([x], dtype=float)

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from drills.output import InputError, emit, emit_json
+from drills.output import InputError, emit, emit_json, emit_labelled
 from drills.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, _human
 
 # ---------------------------------------------------------------------------------------
@@ -79,11 +79,11 @@ def hw_show(name: str, as_json: bool) -> None:
         emit(f"  {dt:<5} {v / 1e12:>8.1f} TFLOP/s   critical intensity {h.critical_intensity(dt):8.1f} FLOP/byte")
     emit(f"HBM:        {format_bytes(h.hbm_bytes)}")
     emit(f"bandwidth:  {h.hbm_bandwidth:.4g} bytes/s ({h.hbm_bandwidth / 1e12:.4g} TB/s)")
-    emit(f"link:       {h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s, {h.link_name}, "
-         "bidirectional total per chip)")
-    emit(f"source:     {h.source}")
+    emit_labelled("link:", f"{h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s, {h.link_name}, "
+                  "bidirectional total per chip)", 12)
+    emit_labelled("source:", h.source, 12)
     if h.notes:
-        emit(f"notes:      {h.notes}")
+        emit_labelled("notes:", h.notes, 12)
 
 
 # ---------------------------------------------------------------------------------------

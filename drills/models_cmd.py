@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from drills.output import InputError, emit, emit_json
+from drills.output import InputError, emit, emit_json, emit_labelled
 
 
 @click.group()
@@ -91,9 +91,10 @@ def show(name: str, as_json: bool) -> None:
                    "note": p.note, "breakdown": bd.to_json()})
         return
     cfg = p.config
-    emit(f"{p.name}  ({cfg.arch}, {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads"
-         f"{f' / {cfg.kv_heads} KV' if cfg.kv_heads != cfg.n_heads else ''}, d_head {cfg.head_dim}, "
-         f"d_ff {cfg.d_ff} {cfg.ffn}, {cfg.norm_position}-{cfg.norm}, pos {cfg.pos}, vocab {cfg.vocab_size})")
+    emit_labelled(p.name, f"({cfg.arch}, {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads"
+                  f"{f' / {cfg.kv_heads} KV' if cfg.kv_heads != cfg.n_heads else ''}, d_head {cfg.head_dim}, "
+                  f"d_ff {cfg.d_ff} {cfg.ffn}, {cfg.norm_position}-{cfg.norm}, pos {cfg.pos}, "
+                  f"vocab {cfg.vocab_size})", len(p.name) + 2)
     table = Table(box=None, header_style="bold")
     for col, justify in (("component", "left"), ("shape × times", "left"), ("formula", "left"), ("count", "right")):
         table.add_column(col, justify=justify)
@@ -104,8 +105,8 @@ def show(name: str, as_json: bool) -> None:
     if bd.lora:
         emit(f"LoRA       {bd.lora:,} more (adapters)")
     emit(f"published  {p.published_text or '-'}" + (f"  gap {_gap(p)}" if p.published else ""))
-    emit(f"source     {p.source}")
-    emit(f"why        {p.note}")
+    emit_labelled("source", p.source, 11)
+    emit_labelled("why", p.note, 11)
 
 
 @models.command("verify")

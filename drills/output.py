@@ -66,6 +66,19 @@ def emit(text: str = "") -> None:
     click.echo(text)
 
 
+def emit_labelled(label: str, text: str, indent: int) -> None:
+    """``label`` then ``text`` wrapped between words to the terminal's width (at most 100
+    columns), continuation lines under the text rather than at column 0."""
+    import shutil
+    import textwrap
+
+    width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 100) - 1)
+    prefix = label.ljust(indent)
+    lines = textwrap.wrap(text, width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix),
+                          break_long_words=False, break_on_hyphens=False)
+    click.echo("\n".join(lines) if lines else prefix.rstrip())
+
+
 def warn(text: str) -> None:
     click.echo(f"qkv: {text}", err=True)
 

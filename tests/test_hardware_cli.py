@@ -206,3 +206,20 @@ def test_model_config_in_place_of_params_and_kv_size():
     t = run_json("solve", "train", "--preset", "gpt3-175b", "--tokens", "300B", "--seq", "2048")
     assert t["answer"] == 6 * param_count(get_config("gpt3-175b")) * 300 * 10**9
     assert 1 < t["breakdown"]["ratio_exact_to_6N"] < 1.1  # attention and the LM head on top of 6N
+
+
+def test_show_wraps_long_notes_at_80_columns():
+    """hw show / models show wrap their source and notes between words under the label
+    (a 172-character notes line used to wrap at column 0 of an 80-column terminal)."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    for args in (["hw", "show", "h100-sxm"], ["models", "show", "gpt2"]):
+        r = CliRunner(env={"COLUMNS": "80"}).invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        words = r.output.split()
+        assert "1,979/2)." in words or "124M" in words
+        long = [ln for ln in r.output.splitlines() if len(ln) > 80]
+        tables = [ln for ln in long if "×" in ln]  # the breakdown table is rich's, sized apart
+        assert long == tables, long

@@ -785,7 +785,7 @@ class ProgressStore:
         Rows already present (same uid / session id) are skipped, so importing twice changes
         nothing. Review cards of the items touched are rebuilt by replaying their answers.
         Returns counts: attempts, skipped, sessions, reports, cards."""
-        fmt = format or ("json" if text.lstrip().startswith("{") else "csv")
+        fmt = format or ("json" if text.lstrip()[:1] in ("{", "[") else "csv")
         if fmt == "json":
             sessions, attempts, reports = _read_json_export(text)
         elif fmt == "csv":

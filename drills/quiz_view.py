@@ -21,6 +21,7 @@ prints them as text with ✓/✗ marks, :class:`RichView` with colour through ``
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -181,7 +182,10 @@ def summary_lines(s: Any) -> list[Line]:
     if extras:
         out.append(("dim", "  " + " · ".join(extras)))
     if s.misconceptions:
-        hit = "; ".join(f"{lab}" + (f" (×{n})" if n > 1 else "") for (_, lab), n in s.misconceptions.most_common())
+        by_label: Counter[str] = Counter()
+        for (_, lab), n in s.misconceptions.items():  # two families may name one mistake alike
+            by_label[lab] += n
+        hit = "; ".join(f"{lab}" + (f" (×{n})" if n > 1 else "") for lab, n in by_label.most_common())
         out.append(("warn", f"  Misconceptions hit: {hit}"))
     if s.due_next:
         due = "; ".join(f"{d.ref} {relative_time(d.due)}" for d in s.due_next)

@@ -163,13 +163,18 @@ def attention(
     if not 0.0 <= dropout_p < 1.0:
         raise SolverInputError(f"dropout_p must lie in [0, 1), got {dropout_p}", param="dropout_p")
     n, m, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
-    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    default_scale = scale is None
+    scale = 1.0 / math.sqrt(d_k) if default_scale else float(scale)
 
     try:
         scores = tr.add("scores", q @ k.transpose(-1, -2), "S = Q·Kᵀ", r"S = QK^\top")
     except RuntimeError as e:
         raise SolverInputError(f"batch shapes of q and k do not broadcast ({e})", param="k") from None
-    scaled = tr.add("scaled", scores * scale, f"S · {scale:.6g}", r"S / \sqrt{d_k}")
+    if default_scale:
+        formula, latex = f"S' = S/√dₖ = S · {scale:.6g}", r"S' = S / \sqrt{d_k}"
+    else:
+        formula, latex = f"S' = S · {scale:.6g} (the given scale)", rf"S' = {scale:.6g}\,S"
+    scaled = tr.add("scaled", scores * scale, formula, latex)
     bias = masks.attention_bias(mask, mask_convention, causal, n, m, like=scaled)
     masked = scaled
     if bias is not None:
@@ -180,14 +185,15 @@ def attention(
                 f"mask of shape {tuple(bias.shape)} does not broadcast against scores of shape {tuple(scaled.shape)}",
                 param="mask",
             ) from None
-        tr.add("masked", masked, "S · scale + M", r"\tilde S = S / \sqrt{d_k} + M")
+        tr.add("masked", masked, "S̃ = S' + M", r"\tilde S = S' + M")
     empty = masks.check_empty_rows(masked, empty_rows)
     if bool(empty.any()):
         e = empty[..., None]
         weights = softmax(masked.masked_fill(e, 0.0)).masked_fill(e, 0.0)
     else:
         weights = softmax(masked)
-    tr.add("weights", weights, "A = softmax(S̃) over keys", r"A = \operatorname{softmax}(\tilde S)")
+    arg, arg_tex = ("S̃", r"\tilde S") if bias is not None else ("S'", "S'")
+    tr.add("weights", weights, f"A = softmax({arg}) over keys", rf"A = \operatorname{{softmax}}({arg_tex})")
     used = weights
     if dropout_p > 0.0:
         keep = torch.rand(weights.shape, generator=rng, dtype=weights.dtype, device=weights.device) >= dropout_p

@@ -382,6 +382,7 @@ def test_import_merges_two_machines(tmp_path):
     ('{"format": "qkv-history", "version": 1, "attempts": [{"uid": "u", "time": "yesterday", "problem_id": "p"}]}',
      "not an ISO date-time"),
     ("name,score\nx,1\n", "not a qkv history CSV"),
+    ("[1, 2]", "not a qkv history export"),  # JSON, though not an object: not read as CSV
 ])
 def test_import_rejects_bad_files_with_one_line(store, text, message):
     with pytest.raises(ProgressError) as err:

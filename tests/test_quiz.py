@@ -432,3 +432,19 @@ def test_a_wrong_choice_shows_the_key_once(catalogue, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Answer: (" in result.output
     assert "Accepted:" not in result.output
+
+
+def test_summary_counts_a_mistake_once_by_its_label():
+    """Two families that name the same mistake alike (ids no_scaling and no_sqrt_dk_scaling,
+    both 'forgot to divide by √dₖ') are one line of the summary, counted twice."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from drills.quiz_view import summary_lines
+
+    s = SimpleNamespace(correct=0, asked=2, score=0.0, seconds=3.0, skipped=0, revealed=0, reports=0,
+                        misconceptions=Counter({("no_scaling", "forgot to divide by √dₖ"): 1,
+                                                ("no_sqrt_dk_scaling", "forgot to divide by √dₖ"): 1}),
+                        due_next=[], seed=1)
+    text = "\n".join(t for _, t in summary_lines(s))
+    assert text.count("forgot to divide by √dₖ") == 1 and "(×2)" in text

@@ -1,0 +1,89 @@
+"""Practice sets: one selection of problems written as PDF, Markdown, HTML, Anki, Moodle or JSON.
+
+A :class:`Sheet` holds the numbered problems and the arguments that chose them; each format
+module has ``render(sheet, version) -> bytes`` where ``version`` is
+
+- ``"student"``: statements and options only;
+- ``"full"``: the same, then the answer key and the worked solutions at the end;
+- ``"answers"``: the answer key and the worked solutions alone (the second file of
+  ``--answers separate``).
+
+:func:`outputs` maps ``--answers none|end|separate`` to the files to write. Every renderer
+is a pure function of the sheet: no clock, no random state, no absolute paths, so the same
+arguments give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from question_bank.problem import Problem
+
+FORMATS: dict[str, tuple[str, str]] = {  # name -> (module, file suffix)
+    "pdf": ("drills.sheets.pdf", ".pdf"),
+    "md": ("drills.sheets.markdown", ".md"),
+    "html": ("drills.sheets.html", ".html"),
+    "anki": ("drills.sheets.anki", ".apkg"),
+    "moodle": ("drills.sheets.moodle", ".xml"),
+    "json": ("drills.sheets.jsonfmt", ".json"),
+}
+ANSWERS = ("none", "end", "separate")
+TYPE_NAMES = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT (integer)", "matrix": "NAT (matrix)"}
+TYPE_RULES = {
+    "mcq": "one correct option",
+    "msq": "one or more correct options; all of them and no other",
+    "nat": "a number; give it to the precision asked",
+    "integer": "an exact integer",
+    "matrix": "every entry of the matrix",
+}
+
+
+@dataclass
+class Sheet:
+    title: str
+    problems: list[Problem]
+    seed: int
+    arguments: dict[str, Any] = field(default_factory=dict)  # the filters, as given
+    date: str | None = None  # printed only when asked for (``--date``)
+
+    @property
+    def total_marks(self) -> int:
+        return sum(p.marks for p in self.problems)
+
+    def numbered(self) -> list[tuple[int, Problem]]:
+        return list(enumerate(self.problems, 1))
+
+
+def answers_path(out: Path) -> Path:
+    """``sheet.pdf`` -> ``sheet.answers.pdf`` (next to it)."""
+    return out.with_name(f"{out.stem}.answers{out.suffix}")
+
+
+def render(sheet: Sheet, fmt: str, version: str) -> bytes:
+    module, _ = FORMATS[fmt]
+    return importlib.import_module(module).render(sheet, version)
+
+
+def outputs(sheet: Sheet, fmt: str, answers: str, out: Path) -> dict[Path, bytes]:
+    """The files that ``--answers`` asks for: ``{path: bytes}``."""
+    if answers == "none":
+        return {out: render(sheet, fmt, "student")}
+    if answers == "end":
+        return {out: render(sheet, fmt, "full")}
+    if answers == "separate":
+        return {out: render(sheet, fmt, "student"), answers_path(out): render(sheet, fmt, "answers")}
+    raise ValueError(f"answers must be one of {ANSWERS}")
+
+
+def marks_label(m: int) -> str:
+    return f"{m} mark" if m == 1 else f"{m} marks"
+
+
+def key_lines(p: Problem) -> list[tuple[str, Any]]:
+    """``[(label, key)]``: one line per part of a multi-part problem, else one for the problem."""
+    if p.parts:
+        return [(f"({pt.label})", pt.key) for pt in p.parts]
+    return [("", p.key)]

@@ -1,0 +1,570 @@
+"""The practice set as a PDF, typeset by Typst (the ``typst`` package from PyPI bundles the
+compiler and its fonts: no TeX installation, no system fonts, the same bytes on every machine).
+
+The Typst source is built here:
+
+- :func:`tex_to_typst` converts the LaTeX subset of the bank (``\\frac``, ``\\sqrt``, ``^``,
+  ``_``, ``\\top``, ``\\mathrm``, ``\\cdot``, ``\\times``, Greek letters, ``bmatrix``, ...) to
+  Typst math; :func:`md_to_typst` converts the Markdown around it (paragraphs, ``-``/``1.``
+  lists, ``**bold**``, ``*italic*``, ``code``) to Typst markup with every special character
+  escaped.
+- Pictures are drawn natively as grids of coloured cells: attention-weight matrices (any
+  matrix key whose rows are probability distributions), 0/1 masks (mask keys, and the causal
+  mask a statement names), and the sinusoidal positional encoding (computed by the solver,
+  ``solver.numpy_ref.sinusoidal_pe``) with the asked entry outlined.
+
+The document carries no date (``date: none``) unless the sheet has one, so the same sheet
+gives byte-identical PDFs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from question_bank.grading import LETTERS, describe_key
+from question_bank.problem import ChoiceKey, MatrixKey, Problem
+from question_bank.render import num
+
+# --------------------------------------------------------------------------------------------
+# LaTeX -> Typst math
+
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
+    "pi", "rho", "sigma", "tau", "upsilon", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
+    "Pi", "Sigma", "Phi", "Psi", "Omega",
+}
+_TEX_SYMBOLS = {
+    "epsilon": "epsilon.alt", "varepsilon": "epsilon", "phi": "phi.alt", "varphi": "phi",
+    "top": "top", "times": "times", "cdot": "dot.op", "approx": "approx", "le": "<=", "leq": "<=",
+    "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "infty": "infinity", "in": "in", "to": "->",
+    "rightarrow": "->", "Rightarrow": "=>", "mapsto": "|->", "ldots": "dots", "dots": "dots",
+    "cdots": "dots.c", "sum": "sum", "prod": "product", "odot": "dot.circle", "pm": "plus.minus",
+    "mid": "bar.v", "sim": "tilde.op", "propto": "prop", "circ": "compose", "neg": "not",
+    "exp": "exp", "sin": "sin", "cos": "cos", "log": "log", "ln": "ln", "max": "max", "min": "min",
+    "arg": "arg", "tan": "tan", "lVert": "‖", "rVert": "‖", "lfloor": "⌊", "rfloor": "⌋",
+    "lceil": "⌈", "rceil": "⌉", "quad": "quad", "qquad": "wide", "partial": "partial", "nabla": "nabla",
+    "forall": "forall", "exists": "exists", "cap": "sect", "cup": "union", "subset": "subset",
+    "langle": "angle.l", "rangle": "angle.r", "ell": "ell",
+}
+_SPACES = {",": "thin", ";": "med", ":": "med", " ": "space", "!": "", "{": "\\{", "}": "\\}", "%": "\\%",
+           "_": "\\_", "#": "\\#", "&": "\\&", "$": "\\$", "|": "‖"}
+_DROP = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "displaystyle",
+         "textstyle", "limits", "nolimits"}
+_WRAP = {"mathbf": "bold", "boldsymbol": "bold", "bm": "bold", "mathit": "italic", "mathcal": "cal",
+         "mathbb": "bb", "hat": "hat", "widehat": "hat", "tilde": "tilde", "widetilde": "tilde",
+         "bar": "overline", "overline": "overline", "vec": "arrow", "underline": "underline"}
+_TEXTLIKE = {"mathrm", "text", "textrm", "textbf", "texttt", "textit", "mathsf", "mathtt", "operatorname"}
+_MATRIX_DELIMS = {"bmatrix": '"["', "pmatrix": '"("', "vmatrix": '"|"', "Bmatrix": '"{"', "matrix": "#none",
+                  "smallmatrix": "#none"}
+
+
+def _brace_group(s: str, i: int) -> tuple[str, int]:
+    """The content of the brace group at s[i] (``s[i] == "{"``) and the index after it."""
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] == "{" and (j == 0 or s[j - 1] != "\\"):
+            depth += 1
+        elif s[j] == "}" and s[j - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return s[i + 1 : j], j + 1
+    return s[i + 1 :], len(s)
+
+
+def _arg(s: str, i: int) -> tuple[str, int]:
+    """One argument: a brace group, a control word, or one character (spaces skipped)."""
+    while i < len(s) and s[i] == " ":
+        i += 1
+    if i >= len(s):
+        return "", i
+    if s[i] == "{":
+        return _brace_group(s, i)
+    if s[i] == "\\":
+        m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+        tok = m.group(0) if m else "\\"
+        return tok, i + len(tok)
+    return s[i], i + 1
+
+
+def _split_top(s: str, sep: str) -> list[str]:
+    """Split at ``sep`` outside brace groups (``sep`` is ``&`` or ``\\\\``)."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and s.startswith(sep, i) and depth == 0 and sep == "\\\\":
+            out.append(s[start:i])
+            i += 2
+            start = i
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+        i += 1
+    out.append(s[start:])
+    return out
+
+
+def _typst_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def tex_to_typst(s: str, *, in_args: bool = False) -> str:
+    """Typst math for a LaTeX math string of the bank's subset. ``in_args``: the result goes
+    inside a Typst function call, where ``,`` and ``;`` would separate arguments."""
+    out: list[str] = []
+    i = 0
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+            if not m:
+                i += 1
+                continue
+            name = m.group(1)
+            i += len(m.group(0))
+            if name in ("frac", "tfrac", "dfrac"):
+                a, i = _arg(s, i)
+                b, i = _arg(s, i)
+                out.append(f"frac({tex_to_typst(a, in_args=True)}, {tex_to_typst(b, in_args=True)})")
+            elif name == "sqrt":
+                if i < n and s[i] == "[":
+                    j = s.index("]", i)
+                    idx = s[i + 1 : j]
+                    a, i = _arg(s, j + 1)
+                    out.append(f"root({tex_to_typst(idx, in_args=True)}, {tex_to_typst(a, in_args=True)})")
+                else:
+                    a, i = _arg(s, i)
+                    out.append(f"sqrt({tex_to_typst(a, in_args=True)})")
+            elif name in _TEXTLIKE:
+                a, i = _arg(s, i)
+                if name == "operatorname":
+                    out.append(f"op({_typst_str(a)})")
+                elif re.fullmatch(r"[^\\$^_{}]*", a):
+                    fn = {"textbf": "bold", "texttt": "mono", "textit": "italic", "mathsf": "sans", "mathtt": "mono"}.get(name)
+                    inner = f"upright({_typst_str(a)})" if fn != "italic" else f"italic({_typst_str(a)})"
+                    out.append(f"{fn}({inner})" if fn and fn != "italic" else inner)
+                else:
+                    out.append(f"upright({tex_to_typst(a, in_args=True)})")
+            elif name in _WRAP:
+                a, i = _arg(s, i)
+                out.append(f"{_WRAP[name]}({tex_to_typst(a, in_args=True)})")
+            elif name == "begin":
+                env, i = _arg(s, i)
+                end = s.find("\\end{" + env + "}", i)
+                body = s[i : end if end >= 0 else n]
+                i = end + len("\\end{" + env + "}") if end >= 0 else n
+                rows = [r for r in _split_top(body, "\\\\") if r.strip()]
+                cells = [[tex_to_typst(c.strip(), in_args=True) or "" for c in _split_top(r, "&")] for r in rows]
+                if env in _MATRIX_DELIMS:
+                    inner = "; ".join(", ".join(c if c else "#none" for c in row) for row in cells)
+                    out.append(f"mat(delim: {_MATRIX_DELIMS[env]}, {inner})")
+                elif env == "cases":
+                    out.append("cases(" + ", ".join(" & ".join(row) for row in cells) + ")")
+                else:  # aligned, align*, array: lines with alignment points
+                    out.append(" \\ ".join(" & ".join(row) for row in cells))
+            elif name in _DROP:
+                if name in ("left", "right") and i < n and s[i] == ".":
+                    i += 1
+            elif name in _GREEK:
+                out.append(name)
+            elif name in _TEX_SYMBOLS:
+                out.append(_TEX_SYMBOLS[name])
+            elif name in _SPACES:
+                out.append(_SPACES[name])
+            elif name == "\\":
+                out.append("\\ ")
+            elif name == "mathbb":
+                a, i = _arg(s, i)
+                out.append(f"bb({tex_to_typst(a, in_args=True)})")
+            else:  # an unknown command: its name, upright, rather than a Typst error
+                out.append(f"upright({_typst_str(name)})")
+            out.append(" ")
+        elif c in "^_":
+            a, i = _arg(s, i + 1)
+            conv = tex_to_typst(a, in_args=True).strip()
+            if re.fullmatch(r"[A-Za-z0-9]|[0-9]+|top|[a-z]+", conv) and " " not in conv:
+                out.append(f"{c}{conv} ")
+            else:
+                out.append(f"{c}({conv}) ")
+        elif c == "{":
+            a, i = _brace_group(s, i)
+            inner = tex_to_typst(a, in_args=in_args)
+            # a group that is just a comma ({,} in 12{,}288) is a thousands separator: no space
+            if a in (",", "{,}"):
+                if out and out[-1] == " ":
+                    out.pop()
+                out.append("\\," if in_args else ",")
+            else:
+                out.append(inner)
+        elif c == "}":
+            i += 1
+        elif c.isdigit():
+            m = re.match(r"[0-9]{1,3}(?:(?:\{,\}|,)[0-9]{3})+(?![0-9])|[0-9]+(?:\.[0-9]+)?", s[i:])
+            assert m is not None
+            tok = m.group(0)
+            out.append((_typst_str(tok.replace("{,}", ",")) if "," in tok else tok) + " ")
+            i += len(tok)
+        elif c.isalpha():
+            # a whitespace-separated word of five or more letters ("70 billion") is prose: upright
+            m = re.match(r"[A-Za-z]{5,}(?![A-Za-z])", s[i:])
+            if m and (i == 0 or s[i - 1] in " ~") and c.isascii():
+                out.append(f"upright({_typst_str(m.group(0))}) ")
+                i += len(m.group(0))
+                continue
+            out.append(c + " ")
+            i += 1
+        elif c in " \t\n":
+            i += 1
+        elif c in ",;" and in_args:
+            out.append("\\" + c + " ")
+            i += 1
+        elif c in "/#\"$*@&`\\":
+            out.append("\\" + c + " ") if c != "&" else out.append(" & ")
+            i += 1
+        elif c == "~":
+            out.append(" space ")
+            i += 1
+        elif c == "'":
+            if out and out[-1] == " ":
+                out.pop()
+            out.append("' ")
+            i += 1
+        else:
+            out.append(c + " ")
+            i += 1
+    text = "".join(out)
+    return re.sub(r" {2,}", " ", text).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown -> Typst markup
+
+_MARKUP_SPECIAL = set("\\*_#$@<>`[]~/=+-'\"")
+_INLINE = re.compile(
+    r"(?P<code>`[^`\n]+`)"
+    r"|(?P<dmath>\$\$(?P<dbody>.+?)\$\$)"
+    r"|(?P<imath>\$(?P<ibody>[^$\n]+?)\$)"
+    r"|(?P<bold>\*\*(?P<bbody>.+?)\*\*)"
+    r"|(?P<ital>(?<![\w*])\*(?P<ibody2>[^*\s][^*\n]*?)\*(?![\w*]))",
+    re.S,
+)
+
+
+def escape_markup(text: str) -> str:
+    """Plain text for Typst markup: every character with a meaning is escaped."""
+    out = []
+    for ch in text:
+        if ch in _MARKUP_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _raw(code: str) -> str:
+    return "#raw(" + _typst_str(code) + ")"
+
+
+def inline_to_typst(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _INLINE.finditer(text):
+        out.append(escape_markup(text[pos : m.start()]))
+        if m.group("code"):
+            out.append(_raw(m.group("code")[1:-1]))
+        elif m.group("dmath") is not None:
+            out.append("$ " + tex_to_typst(m.group("dbody")) + " $")
+        elif m.group("imath") is not None:
+            body = tex_to_typst(m.group("ibody"))
+            if "mat(" in body:  # a matrix in running text at full size
+                body = f"display({body})"
+            out.append("$" + body + "$" if body else "")
+        elif m.group("bold") is not None:
+            out.append("#strong[" + inline_to_typst(m.group("bbody")) + "]")
+        else:
+            out.append("#emph[" + inline_to_typst(m.group("ibody2")) + "]")
+        pos = m.end()
+    out.append(escape_markup(text[pos:]))
+    return "".join(out)
+
+
+def md_to_typst(md: str) -> str:
+    """Typst markup for the bank's Markdown: paragraphs, display math, lists, quotes."""
+    lines = md.replace("\r\n", "\n").split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped.startswith("$$") and not (stripped.endswith("$$") and len(stripped) > 4):
+            body = [stripped[2:]]
+            i += 1
+            while i < len(lines) and not lines[i].strip().endswith("$$"):
+                body.append(lines[i])
+                i += 1
+            if i < len(lines):
+                body.append(lines[i].strip()[:-2])
+            out.append("$ " + tex_to_typst("\n".join(body)) + " $")
+            i += 1
+            continue
+        if stripped.startswith("```"):
+            code = []
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                code.append(lines[i])
+                i += 1
+            out.append("#raw(block: true, " + _typst_str("\n".join(code)) + ")")
+            i += 1
+            continue
+        m = re.match(r"(\s*)([-*]|\d+\.)\s+(.*)", line)
+        if m:
+            indent = "  " * (len(m.group(1)) // 2)
+            marker = "-" if m.group(2) in "-*" else "+"
+            out.append(f"{indent}{marker} {inline_to_typst(m.group(3))}")
+        elif stripped.startswith(">"):
+            out.append("#quote(block: true)[" + inline_to_typst(stripped.lstrip("> ")) + "]")
+        else:
+            out.append(inline_to_typst(line))
+        i += 1
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# pictures
+
+
+def _f(x: float, digits: int = 4) -> str:
+    if math.isinf(x):
+        return "-1e9" if x < 0 else "1e9"
+    s = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def _array(rows: list[list[float]], digits: int = 4) -> str:
+    def tup(items: list[str]) -> str:
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    return tup([tup([_f(float(x), digits) for x in r]) for r in rows])
+
+
+def _floats(rows: Any) -> list[list[float]] | None:
+    try:
+        out = [[float(x) for x in r] for r in rows]
+    except (TypeError, ValueError):
+        return None
+    return out if out and all(len(r) == len(out[0]) for r in out) else None
+
+
+def is_weight_matrix(rows: Any) -> bool:
+    """Every row a probability distribution over at least two keys (an attention-weight matrix)."""
+    m = _floats(rows)
+    if m is None or len(m[0]) < 2:
+        return False
+    return all(all(-1e-9 <= x <= 1 + 1e-9 for x in r) and abs(sum(r) - 1) < 1e-6 for r in m)
+
+
+def _mask_like(p: Problem, rows: Any) -> bool:
+    m = _floats(rows)
+    if m is None or len(m) < 2 or len(m[0]) < 2:
+        return False
+    if not all(x in (0.0, 1.0) or x == -math.inf for r in m for x in r):
+        return False
+    words = " ".join((p.id, p.topic, *p.tags)).lower()
+    return "mask" in words or "convention" in p.given
+
+
+def pictures(p: Problem) -> tuple[list[str], list[str]]:
+    """Typst pictures for a problem: ``(in the statement, in the solution)``."""
+    stmt: list[str] = []
+    sol: list[str] = []
+    g = p.given
+    if g.get("mask") == "causal":
+        n = len(g.get("q") or g.get("scores") or [])
+        if n >= 2:
+            from solver.masks import causal_mask
+
+            keep = causal_mask(n).astype(float).tolist()
+            stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
+    for label, key in key_lines(p):
+        if not isinstance(key, MatrixKey):
+            continue
+        lab = f" {label}" if label else ""
+        if _mask_like(p, key.value):
+            vals = [list(r) for r in key.value]
+            if any(x == -math.inf for r in vals for x in r):
+                keep = [[float(x != -math.inf) for x in r] for r in vals]
+            elif g.get("convention") == "block":
+                keep = [[float(x == 0) for x in r] for r in vals]
+            else:
+                keep = [[float(x == 1) for x in r] for r in vals]
+            sol.append(f"#maskmap({_array(vals, 0)}, {_array(keep, 0)}, caption: [the mask{escape_markup(lab)}: "
+                       "green = may attend, dark = blocked; row $i$ is query $i$])")
+        elif is_weight_matrix(key.value):
+            sol.append(f"#heat({_array([list(r) for r in key.value], 3)}, caption: [attention weights{escape_markup(lab)}: "
+                       f"row $i$ is query $i$, column $j$ key $j$])")
+    d = g.get("d_model")
+    if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
+        sol.append(_pe_picture(g, d))
+    return stmt, sol
+
+
+def _pe_picture(g: dict[str, Any], d: int) -> str:
+    from solver.numpy_ref import sinusoidal_pe
+
+    pos = g.get("pos", g.get("p"))
+    dim = g.get("dim")
+    poss = g.get("positions")
+    top = max([int(pos)] if isinstance(pos, int | float) else [] + [int(x) for x in poss or [] if isinstance(x, int | float)] or [0])
+    n_pos = min(max(16, top + 1), 48)
+    n_dim = min(d, 64)
+    cell = max(5, min(16, 320 // n_dim))
+    pe = sinusoidal_pe(n_pos, d)[:, :n_dim].tolist()
+    mark = f"({int(pos)}, {int(dim)})" if isinstance(pos, int) and isinstance(dim, int) and pos < n_pos and dim < n_dim else "none"
+    shown = "all" if n_dim == d else f"the first {n_dim} of {d}"
+    return (f"#heat({_array(pe, 3)}, lo: -1.0, hi: 1.0, cell: {cell}pt, labels: {'true' if cell >= 16 else 'false'}, diverging: true, mark: {mark}, "
+            f"caption: [sinusoidal PE: positions 0 to {n_pos - 1} (rows), {shown} dimensions (columns); "
+            f"red $+1$, blue $-1$" + ("; the asked entry outlined" if mark != "none" else "") + "])")
+
+
+# --------------------------------------------------------------------------------------------
+# the document
+
+PREAMBLE = r"""
+#let heat(data, lo: 0.0, hi: 1.0, cell: 16pt, labels: true, diverging: false, mark: none, caption: none) = {
+  let g = if diverging { gradient.linear(..color.map.vlag) } else { gradient.linear(white, rgb("#1d4f91")) }
+  let ncol = data.at(0).len()
+  let cells = ()
+  for (r, row) in data.enumerate() {
+    for (c, v) in row.enumerate() {
+      let t = calc.clamp((v - lo) / (hi - lo), 0, 1)
+      let hit = mark != none and mark.at(0) == r and mark.at(1) == c
+      cells.push(box(width: cell, height: cell, fill: g.sample(t * 100%),
+        stroke: if hit { 1.2pt + black } else { none },
+        if labels { align(center + horizon, text(size: 6.5pt, fill: if (diverging and calc.abs(t - 0.5) > 0.3) or (not diverging and t > 0.55) { white } else { black },
+          str(calc.round(v, digits: 2)))) }))
+    }
+  }
+  figure(grid(columns: (cell,) * ncol, rows: cell, ..cells), caption: caption, kind: "picture", supplement: none, numbering: none)
+}
+#let maskmap(data, keep, caption: none) = {
+  let ncol = data.at(0).len()
+  let shown(v) = if v < -1e8 { "−∞" } else { str(v) }
+  figure(grid(columns: (13pt,) * ncol, rows: 13pt, stroke: 0.4pt + gray,
+    ..data.flatten().zip(keep.flatten()).map(((v, k)) => box(width: 13pt, height: 13pt,
+      fill: if k > 0.5 { rgb("#b7e1a1") } else { rgb("#444444") },
+      align(center + horizon, text(size: 6.5pt, fill: if k > 0.5 { black } else { white }, shown(v)))))),
+    caption: caption, kind: "picture", supplement: none, numbering: none)
+}
+#let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
+  #text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#marks · #kind]
+  #v(-0.3em)
+  #body
+]
+#let options(..items) = grid(columns: 1, row-gutter: 0.55em, ..items.pos().enumerate().map(((i, it)) =>
+  grid(columns: (2em, 1fr), [(#"abcdefghij".at(i))], it)))
+#let answerline = [#v(0.3em) Answer: #box(width: 5cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]]
+"""
+
+
+def _key_typst(key: Any, options_text: list[str]) -> str:
+    if isinstance(key, MatrixKey):
+        rows = "; ".join(", ".join(num(x, key.decimals) .replace("∞", "infinity") for x in r) for r in key.value)
+        return f'$mat(delim: "[", {rows})$'
+    if isinstance(key, ChoiceKey):
+        return escape_markup(", ".join(f"({LETTERS[i]})" for i in sorted(key.correct)))
+    return escape_markup(describe_key(key))
+
+
+def _question(i: int, p: Problem) -> str:
+    stmt, _ = pictures(p)
+    kind = f"{marks_label(p.marks)} · {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]}"
+    body = [md_to_typst(p.statement_md.strip())]
+    body += stmt
+    if p.options:
+        body.append("#options(" + ", ".join("[" + inline_to_typst(o) + "]" for o in p.options) + ")")
+    elif p.type in ("nat", "integer") and not p.parts:
+        body.append("#answerline")
+    return f"#question({i}, {_typst_str(marks_label(p.marks))}, {_typst_str(kind.split(' · ', 1)[1])})[\n" + "\n\n".join(body) + "\n]\n"
+
+
+def _answers(sheet) -> list[str]:
+    out = ["= Answer key", ""]
+    cells = []
+    for i, p in sheet.numbered():
+        ans = " #h(0.8em) ".join((escape_markup(lab) + " " if lab else "") + _key_typst(k, p.options_text) for lab, k in key_lines(p))
+        cells.append(f"[Q{i}], [{p.marks}], [{escape_markup(TYPE_NAMES[p.type])}], [{ans}]")
+    out.append("#table(columns: (auto, auto, auto, 1fr), stroke: 0.4pt + gray, inset: 5pt, align: left + horizon,\n"
+               "  table.header([*Q*], [*Marks*], [*Type*], [*Answer*]),\n  " + ",\n  ".join(cells) + ")")
+    out += ["", "#pagebreak(weak: true)", "= Worked solutions", ""]
+    for i, p in sheet.numbered():
+        _, sol_pics = pictures(p)
+        src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
+        out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]")
+        out.append(md_to_typst(p.solution_md.strip()))
+        if p.explanation and p.explanation.strip() not in p.solution_md:
+            out.append(md_to_typst(p.explanation.strip()))
+        out += sol_pics
+        if p.misconceptions:
+            out.append("*Typical mistakes.*")
+            out += [f"- {inline_to_typst(m.label)}: {inline_to_typst(m.feedback)}" for m in p.misconceptions]
+        for e in p.errata:
+            out.append(f"#block(inset: (left: 6pt), stroke: (left: 1.5pt + rgb(\"#c0392b\")))[*Erratum* ({escape_markup(e.where)}): "
+                       f"printed {escape_markup(e.printed)}; exact {escape_markup(e.exact)}. {escape_markup(e.reason)}]")
+        out.append("")
+    return ["\n\n".join(out)]
+
+
+def typst_source(sheet, version: str) -> str:
+    title = sheet.title + (": answers" if version == "answers" else "")
+    date = "none"
+    parts = [
+        f"#set document(title: {_typst_str(title)}, author: (), date: {date})",
+        "#set page(paper: \"a4\", margin: (x: 2cm, y: 2cm), numbering: \"1 / 1\", "
+        f"header: context {{ if counter(page).get().first() > 1 [#text(size: 8pt, fill: gray)[{escape_markup(title)}]] }})",
+        "#set text(font: \"Libertinus Serif\", size: 10.5pt, lang: \"en\")",
+        "#set par(justify: false, leading: 0.6em)",
+        "#show raw: set text(font: \"DejaVu Sans Mono\", size: 8.5pt)",
+        "#show heading.where(level: 1): set block(above: 1.4em, below: 0.8em)",
+        PREAMBLE,
+        f"#align(center)[#text(size: 17pt, weight: \"bold\")[{escape_markup(title)}]]",
+    ]
+    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
+    if sheet.date:
+        info += f" · {sheet.date}"
+    parts.append(f"#align(center)[#text(size: 9pt, fill: rgb(\"#555555\"))[{escape_markup(info)}]]")
+    if version != "answers":
+        parts.append("#text(size: 8.5pt)[MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
+                     "NAT: type the number, rounded as the question asks.]")
+        parts.append("#line(length: 100%, stroke: 0.4pt + gray)")
+        parts += [_question(i, p) for i, p in sheet.numbered()]
+    if version in ("full", "answers"):
+        if version == "full":
+            parts.append("#pagebreak()")
+        parts += _answers(sheet)
+    return "\n".join(parts) + "\n"
+
+
+def compile_typst(source: str, fmt: str = "pdf", ppi: float | None = None) -> bytes | list[bytes]:
+    import typst
+
+    kw: dict[str, Any] = {"format": fmt, "ignore_system_fonts": True}
+    if ppi is not None:
+        kw["ppi"] = ppi
+    return typst.compile(source.encode("utf-8"), **kw)
+
+
+def render(sheet, version: str) -> bytes:
+    out = compile_typst(typst_source(sheet, version))
+    assert isinstance(out, bytes)
+    return out

@@ -1,0 +1,88 @@
+"""``qkv sheet``: write a practice set (PDF, Markdown, HTML, Anki, Moodle XML or JSON).
+
+Thin: the selection is ``drills.sheets.select``, the formats are ``drills.sheets.<format>``;
+nothing heavy (typst, genanki, numpy, the bank) is imported until the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from drills.output import InputError, emit, emit_json, warn
+
+FORMAT_NAMES = ("pdf", "md", "html", "anki", "moodle", "json")
+_BY_SUFFIX = {".pdf": "pdf", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".apkg": "anki",
+              ".xml": "moodle", ".json": "json"}
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+@click.command()
+@click.option("--topic", "topics", multiple=True, metavar="T", help="Only this topic (repeatable): attention, positional, ...")
+@click.option("--type", "types", multiple=True, type=click.Choice(["mcq", "msq", "nat", "integer", "matrix"]),
+              help="Only this problem type (repeatable).")
+@click.option("--difficulty", "difficulties", multiple=True, type=click.Choice(["easy", "medium", "hard"]),
+              help="Only this difficulty (repeatable).")
+@click.option("-n", "n", type=click.IntRange(1, 500), default=10, show_default=True, help="Number of problems.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw: same seed, same sheet.")
+@click.option("--title", default="qkv practice set", show_default=True, help="Title of the sheet (and of the Anki deck).")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
+              help="Output format (default: from the file name's suffix, else pdf).")
+@click.option("--answers", type=click.Choice(["none", "end", "separate"]), default="end", show_default=True,
+              help="none: student version; end: answer key and worked solutions at the end; "
+                   "separate: a second file NAME.answers.EXT with them.")
+@click.option("--date", default=None, metavar="YYYY-MM-DD",
+              help="Print this date on the sheet ('today' for today). Without it the file carries no date.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object {files, problems, total_marks}.")
+def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int, seed: int,
+          title: str, fmt: str | None, answers: str, date: str | None, output: Path, as_json: bool) -> None:
+    """Write a practice set: numbered problems with marks, an answer key and worked solutions.
+
+    The same arguments always give the same problems and byte-identical files."""
+    from drills.sheets import Sheet, outputs
+    from drills.sheets.select import SelectionError, select_problems
+
+    fmt = fmt or _BY_SUFFIX.get(output.suffix.lower(), "pdf")
+    if date == "today":
+        import datetime
+
+        date = datetime.date.today().isoformat()
+    if date is not None:
+        import datetime
+
+        try:
+            datetime.date.fromisoformat(date)
+        except ValueError:
+            raise InputError(f"not a date (YYYY-MM-DD): {date!r}", "--date") from None
+    if not output.parent.exists():
+        raise InputError(f"no such directory: {output.parent}", "-o")
+    try:
+        sel = select_problems(n, seed, topics=topics, types=types, difficulties=difficulties)
+    except SelectionError as e:
+        raise InputError(str(e)) from None
+    for note in sel.notes:
+        warn(note)
+    args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
+    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date)
+    files = outputs(sh, fmt, answers, output)
+    for path, data in files.items():
+        try:
+            _write(path, data)
+        except OSError as e:
+            raise InputError(f"cannot write {path}: {e.strerror}", "-o") from None
+    if as_json:
+        emit_json({"format": fmt, "files": [str(p) for p in files], "total_marks": sh.total_marks,
+                   "problems": [{"number": i, "id": p.id, "marks": p.marks, "type": p.type} for i, p in sh.numbered()]})
+        return
+    what = f"{len(sh.problems)} questions, {sh.total_marks} marks"
+    for k, path in enumerate(files):
+        emit(f"wrote {path} ({what}{', answers' if k == 1 else ''}; {fmt})")

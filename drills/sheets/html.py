@@ -1,0 +1,285 @@
+"""The practice set as one self-contained HTML page that works offline, and the Markdown→HTML
+conversion that the Anki and Moodle writers share.
+
+Math in the page is rendered to Unicode and HTML, not MathML and not MathJax: inline math
+through ``question_bank.render.latex_to_text`` (the converter the terminal uses: QKᵀ/√dₖ),
+matrices (``bmatrix``) as bracketed HTML tables. That needs no script, no web font and no
+network, prints as it shows, and reads the same in every browser and in a text-mode one.
+(MathML would typeset fractions better, but needs a second LaTeX converter for little gain
+on this bank, whose formulas are short.) Attention weights and masks are drawn as coloured
+HTML tables, like the PDF's pictures.
+
+:func:`md_to_html` takes a ``math`` callback, so that Anki and Moodle can keep the LaTeX
+for MathJax (``\\( … \\)`` and ``\\[ … \\]``) instead.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable
+
+from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from question_bank.grading import LETTERS, describe_key
+from question_bank.problem import ChoiceKey, MatrixKey, Problem
+from question_bank.render import latex_to_text, num
+
+MathFn = Callable[[str, bool], str]  # (tex, display) -> HTML
+
+_INLINE = re.compile(
+    r"(?P<code>`[^`\n]+`)"
+    r"|(?P<dmath>\$\$(?P<dbody>.+?)\$\$)"
+    r"|(?P<imath>\$(?P<ibody>[^$\n]+?)\$)"
+    r"|(?P<bold>\*\*(?P<bbody>.+?)\*\*)"
+    r"|(?P<ital>(?<![\w*])\*(?P<ibody2>[^*\s][^*\n]*?)\*(?![\w*]))",
+    re.S,
+)
+_ENV = re.compile(r"\\begin\{(b|p|v)?matrix\}(.*?)\\end\{(?:b|p|v)?matrix\}", re.S)
+
+
+def mathjax(tex: str, display: bool) -> str:
+    """LaTeX kept for MathJax (Anki, Moodle): ``\\(…\\)`` inline, ``\\[…\\]`` display."""
+    t = html.escape(tex.strip(), quote=False)
+    return f"\\[{t}\\]" if display else f"\\({t}\\)"
+
+
+def _matrix_html(body: str, delim: str | None) -> str:
+    rows = [r for r in body.split("\\\\") if r.strip()]
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(latex_to_text(c.strip(), math=True))}</td>" for c in r.split("&")) + "</tr>"
+        for r in rows
+    )
+    cls = "mat" if delim in (None, "b") else "mat paren"
+    return f'<table class="{cls}">{cells}</table>'
+
+
+def unicode_math(tex: str, display: bool) -> str:
+    """Math as Unicode text (``latex_to_text``) with matrices as bracketed tables."""
+    out = []
+    pos = 0
+    for m in _ENV.finditer(tex):
+        out.append(html.escape(latex_to_text(tex[pos : m.start()], math=True)))
+        out.append(_matrix_html(m.group(2), m.group(1)))
+        pos = m.end()
+    out.append(html.escape(latex_to_text(tex[pos:], math=True)))
+    inner = "".join(out).strip()
+    return f'<div class="eq">{inner}</div>' if display else f'<span class="m">{inner}</span>'
+
+
+def inline_to_html(text: str, math_fn: MathFn) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _INLINE.finditer(text):
+        out.append(html.escape(text[pos : m.start()], quote=False))
+        if m.group("code"):
+            out.append(f"<code>{html.escape(m.group('code')[1:-1], quote=False)}</code>")
+        elif m.group("dmath") is not None:
+            out.append(math_fn(m.group("dbody"), True))
+        elif m.group("imath") is not None:
+            out.append(math_fn(m.group("ibody"), False))
+        elif m.group("bold") is not None:
+            out.append(f"<b>{inline_to_html(m.group('bbody'), math_fn)}</b>")
+        else:
+            out.append(f"<i>{inline_to_html(m.group('ibody2'), math_fn)}</i>")
+        pos = m.end()
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
+
+
+def md_to_html(md: str, math_fn: MathFn = unicode_math) -> str:
+    """HTML for the bank's Markdown: paragraphs, ``$$`` blocks, lists, code blocks, quotes."""
+    blocks: list[str] = []
+    para: list[str] = []
+    items: list[str] = []
+    list_tag = ""
+
+    def flush() -> None:
+        nonlocal list_tag
+        if para:
+            blocks.append("<p>" + inline_to_html(" ".join(para), math_fn) + "</p>")
+            para.clear()
+        if items:
+            blocks.append(f"<{list_tag}>" + "".join(f"<li>{inline_to_html(t, math_fn)}</li>" for t in items) + f"</{list_tag}>")
+            items.clear()
+            list_tag = ""
+
+    lines = md.replace("\r\n", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        s = line.strip()
+        if s.startswith("$$") and not (s.endswith("$$") and len(s) > 4):
+            flush()
+            body = [s[2:]]
+            i += 1
+            while i < len(lines) and not lines[i].strip().endswith("$$"):
+                body.append(lines[i])
+                i += 1
+            if i < len(lines):
+                body.append(lines[i].strip()[:-2])
+            blocks.append(math_fn("\n".join(body), True))
+        elif s.startswith("```"):
+            flush()
+            code = []
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                code.append(lines[i])
+                i += 1
+            blocks.append("<pre><code>" + html.escape("\n".join(code), quote=False) + "</code></pre>")
+        elif not s:
+            flush()
+        elif m := re.match(r"\s*([-*]|\d+\.)\s+(.*)", line):
+            tag = "ul" if m.group(1) in "-*" else "ol"
+            if para or (items and tag != list_tag):
+                flush()
+            list_tag = tag
+            items.append(m.group(2))
+        elif s.startswith(">"):
+            flush()
+            blocks.append("<blockquote>" + inline_to_html(s.lstrip("> "), math_fn) + "</blockquote>")
+        elif items:
+            items[-1] += " " + s
+        else:
+            para.append(s)
+        i += 1
+    flush()
+    return "\n".join(blocks)
+
+
+def key_html(key, math_fn: MathFn = unicode_math) -> str:
+    if isinstance(key, MatrixKey):
+        tex = "\\begin{bmatrix} " + " \\\\ ".join(" & ".join(num(x, key.decimals).replace("∞", "\\infty") for x in r)
+                                                   for r in key.value) + " \\end{bmatrix}"
+        return math_fn(tex, False)
+    if isinstance(key, ChoiceKey):
+        return ", ".join(f"({LETTERS[i]})" for i in sorted(key.correct))
+    return html.escape(describe_key(key), quote=False)
+
+
+def key_block(p: Problem, math_fn: MathFn = unicode_math) -> str:
+    return "<br>".join((html.escape(lab) + " " if lab else "") + key_html(k, math_fn) for lab, k in key_lines(p))
+
+
+# --------------------------------------------------------------------------------------------
+# pictures as coloured tables
+
+
+def _weights_table(rows) -> str:
+    def cell(x: float) -> str:
+        t = max(0.0, min(1.0, x))
+        r, g, b = (int(255 + (c - 255) * t) for c in (29, 79, 145))
+        fg = "#fff" if t > 0.55 else "#000"
+        return f'<td style="background:#{r:02x}{g:02x}{b:02x};color:{fg}">{num(x, 2)}</td>'
+
+    return '<table class="heat">' + "".join("<tr>" + "".join(cell(float(x)) for x in r) + "</tr>" for r in rows) + "</table>"
+
+
+def _mask_table(vals, keep) -> str:
+    def cell(v: float, k: bool) -> str:
+        shown = "−∞" if v == -math.inf else num(v)
+        return f'<td class="{"keep" if k else "block"}">{shown}</td>'
+
+    return '<table class="heat">' + "".join(
+        "<tr>" + "".join(cell(v, k) for v, k in zip(r, kr, strict=True)) + "</tr>" for r, kr in zip(vals, keep, strict=True)) + "</table>"
+
+
+def pictures_html(p: Problem) -> str:
+    from drills.sheets.pdf import _mask_like, is_weight_matrix
+
+    out = []
+    for label, key in key_lines(p):
+        if not isinstance(key, MatrixKey):
+            continue
+        lab = f" {label}" if label else ""
+        vals = [list(r) for r in key.value]
+        if _mask_like(p, vals):
+            if any(x == -math.inf for r in vals for x in r):
+                keep = [[x != -math.inf for x in r] for r in vals]
+            elif p.given.get("convention") == "block":
+                keep = [[x == 0 for x in r] for r in vals]
+            else:
+                keep = [[x == 1 for x in r] for r in vals]
+            out.append(f"<figure>{_mask_table(vals, keep)}<figcaption>the mask{html.escape(lab)}: green = may attend, "
+                       "dark = blocked; row i is query i</figcaption></figure>")
+        elif is_weight_matrix(vals):
+            out.append(f"<figure>{_weights_table(vals)}<figcaption>attention weights{html.escape(lab)}: row i is query i, "
+                       "column j key j</figcaption></figure>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# the page
+
+CSS = """
+body{font-family:Georgia,'Times New Roman',serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45;color:#111}
+h1{text-align:center;margin-bottom:.2em} .info{text-align:center;color:#555;font-size:.9em}
+.q{margin:1.4em 0;break-inside:avoid} .qh{font-weight:bold} .qh small{font-weight:normal;color:#555;margin-left:.6em}
+ol.opts{list-style:none;padding-left:1em} ol.opts li{margin:.25em 0}
+.eq{text-align:center;margin:.6em 0} .m{white-space:nowrap}
+table.mat{display:inline-table;border-left:1.5px solid #222;border-right:1.5px solid #222;border-collapse:separate;
+ border-spacing:.6em .1em;vertical-align:middle;margin:0 .2em;border-radius:2px}
+table.mat td{text-align:right;padding:0}
+table.key{border-collapse:collapse;width:100%} table.key td,table.key th{border:1px solid #bbb;padding:.3em .5em;text-align:left}
+table.heat{border-collapse:collapse;margin:.5em auto;font-size:.75em} table.heat td{width:2.6em;height:2.2em;text-align:center}
+td.keep{background:#b7e1a1} td.block{background:#444;color:#fff}
+figure{text-align:center;margin:.8em 0} figcaption{font-size:.85em;color:#333}
+blockquote{border-left:3px solid #c0392b;margin:.6em 0;padding-left:.8em;color:#333}
+code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em} pre{background:#f4f4f4;padding:.5em;overflow-x:auto}
+.answer{margin-top:.5em;color:#444} .src{color:#666;font-size:.85em;font-weight:normal}
+@media print{body{margin:0;max-width:none}}
+"""
+
+
+def _question(i: int, p: Problem) -> str:
+    out = [f'<section class="q" id="q{i}"><div class="qh">Q{i}.<small>{marks_label(p.marks)} · '
+           f"{html.escape(TYPE_NAMES[p.type])}: {html.escape(TYPE_RULES[p.type])}</small></div>",
+           md_to_html(p.statement_md.strip())]
+    if p.options:
+        out.append('<ol class="opts">' + "".join(f"<li>({LETTERS[j]}) {inline_to_html(o, unicode_math)}</li>"
+                                                for j, o in enumerate(p.options)) + "</ol>")
+    elif p.type in ("nat", "integer") and not p.parts:
+        out.append('<div class="answer">Answer: ______________</div>')
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _answers(sheet) -> str:
+    rows = "".join(f'<tr><td><a href="#q{i}">Q{i}</a></td><td>{p.marks}</td><td>{html.escape(TYPE_NAMES[p.type])}</td>'
+                   f"<td>{key_block(p)}</td></tr>" for i, p in sheet.numbered())
+    out = ["<h2>Answer key</h2>", '<table class="key"><tr><th>Q</th><th>Marks</th><th>Type</th><th>Answer</th></tr>'
+           + rows + "</table>", "<h2>Worked solutions</h2>"]
+    for i, p in sheet.numbered():
+        src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
+        out.append(f'<section class="sol"><h3>Q{i} <span class="src">{html.escape(p.id)} · {html.escape(src)}</span></h3>')
+        out.append(md_to_html(p.solution_md.strip()))
+        if p.explanation and p.explanation.strip() not in p.solution_md:
+            out.append(md_to_html(p.explanation.strip()))
+        out.append(pictures_html(p))
+        if p.misconceptions:
+            out.append("<p><b>Typical mistakes.</b></p><ul>" + "".join(
+                f"<li>{html.escape(m.label)}: {html.escape(m.feedback)}</li>" for m in p.misconceptions) + "</ul>")
+        for e in p.errata:
+            out.append(f"<blockquote><b>Erratum</b> ({html.escape(e.where)}): printed {html.escape(e.printed)}; "
+                       f"exact {html.escape(e.exact)}. {html.escape(e.reason)}</blockquote>")
+        out.append("</section>")
+    return "\n".join(out)
+
+
+def render(sheet, version: str) -> bytes:
+    title = sheet.title + (": answers" if version == "answers" else "")
+    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
+    if sheet.date:
+        info += f" · {sheet.date}"
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>", f'<p class="info">{html.escape(info)}</p>']
+    if version != "answers":
+        parts.append("<p><small>MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
+                     "NAT: type the number, rounded as the question asks.</small></p><hr>")
+        parts += [_question(i, p) for i, p in sheet.numbered()]
+    if version in ("full", "answers"):
+        parts.append(_answers(sheet))
+    parts.append("</body></html>")
+    return ("\n".join(parts) + "\n").encode("utf-8")

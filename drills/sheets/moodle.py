@@ -1,0 +1,222 @@
+"""The practice set as Moodle XML, ready to import into a course's question bank.
+
+- NAT (a :class:`NumericKey`): a ``numerical`` question whose answer is the centre of the
+  key's accepted range ``[lo, hi]`` with tolerance ``(hi − lo)/2``, so Moodle accepts
+  exactly what qkv accepts. An integer key: ``numerical`` with tolerance 0 (or its relative
+  tolerance times the value).
+- Every misconception with a numeric value becomes an extra answer with fraction 0 and its
+  feedback, its tolerance the same rule ``question_bank.grading`` matches it with (half a
+  unit of the asked decimals around its rounded value). Moodle takes the first answer that
+  matches, and the correct one comes first; the audit guarantees that no misconception is
+  accepted as correct.
+- MCQ: ``multichoice`` with ``single`` true; MSQ: ``single`` false, each correct option
+  ``100/k`` %, each wrong one −100 % (Moodle floors a question at 0, so one wrong tick
+  loses the question: GATE's all-or-nothing, except that a subset of the right options
+  earns part of the marks, which standard Moodle cannot switch off). Options keep their
+  order (``shuffleanswers`` 0) because solutions name them by letter; a misconception that
+  leads to an option is that option's feedback.
+- Matrix problems and multi-part problems: ``cloze`` with one ``{1:NUMERICAL:=v:tol}`` per
+  matrix cell (and a NUMERICAL or MULTICHOICE sub-question per part).
+- The worked solution is the ``generalfeedback``. Math stays LaTeX between ``\\( \\)`` /
+  ``\\[ \\]`` for Moodle's MathJax filter.
+
+The student version keeps the keys (Moodle needs them to mark) but drops the worked
+solutions and the misconception feedback.
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as ET
+
+from drills.sheets.html import inline_to_html, mathjax, md_to_html
+from question_bank.grading import round_half_up
+from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem
+
+_MOODLE_FRACTIONS = {1: "100", 2: "50", 3: "33.33333", 4: "25", 5: "20", 6: "16.66667", 7: "14.28571", 8: "12.5",
+                     9: "11.11111", 10: "10"}
+
+
+def _r(x: float) -> str:
+    """A number as Moodle reads it: full precision, no exponent for ordinary sizes."""
+    if float(x).is_integer() and abs(x) < 1e17:
+        return str(int(x))
+    return repr(float(x))
+
+
+def numeric_answer(key: NumericKey | IntegerKey) -> tuple[str, str]:
+    """``(answer, tolerance)`` such that Moodle accepts exactly the key's range."""
+    if isinstance(key, IntegerKey):
+        return str(key.value), _r(abs(key.value) * key.rel_tol)
+    return _r((key.lo + key.hi) / 2), _r((key.hi - key.lo) / 2)
+
+
+def misconception_answer(key: NumericKey | IntegerKey, value: float) -> tuple[str, str]:
+    if isinstance(key, NumericKey) and key.decimals is not None:
+        return _r(round_half_up(float(value), key.decimals)), _r(0.5 * 10.0 ** (-key.decimals))
+    if isinstance(key, NumericKey):
+        return _r(float(value)), _r((key.hi - key.lo) / 2)
+    return _r(float(value)), _r(abs(key.value) * key.rel_tol)
+
+
+def _text(parent: ET.Element, tag: str, text: str, fmt: str | None = "html") -> ET.Element:
+    el = ET.SubElement(parent, tag, {"format": fmt} if fmt else {})
+    ET.SubElement(el, "text").text = text
+    return el
+
+
+def _statement(p: Problem) -> str:
+    return md_to_html(p.statement_md.strip(), mathjax)
+
+
+def _solution(p: Problem) -> str:
+    out = [md_to_html(p.solution_md.strip(), mathjax)]
+    if p.explanation and p.explanation.strip() not in p.solution_md:
+        out.append(md_to_html(p.explanation.strip(), mathjax))
+    for e in p.errata:
+        out.append(f"<p><i>Erratum ({html.escape(e.where)}): printed {html.escape(e.printed)}; exact "
+                   f"{html.escape(e.exact)}. {html.escape(e.reason)}</i></p>")
+    return "\n".join(out)
+
+
+def _numeric_value(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _common(q: ET.Element, i: int, p: Problem, text: str, full: bool) -> None:
+    name = ET.SubElement(q, "name")
+    ET.SubElement(name, "text").text = f"Q{i:02d} {p.id}"
+    _text(q, "questiontext", text)
+    _text(q, "generalfeedback", _solution(p) if full else "")
+    ET.SubElement(q, "defaultgrade").text = str(p.marks)
+    ET.SubElement(q, "penalty").text = "0"
+    ET.SubElement(q, "hidden").text = "0"
+    ET.SubElement(q, "idnumber").text = p.id[:100]
+
+
+def _answer(q: ET.Element, fraction: str, text: str, feedback: str = "", tolerance: str | None = None,
+            fmt: str = "moodle_auto_format") -> None:
+    a = ET.SubElement(q, "answer", {"fraction": fraction, "format": fmt})
+    ET.SubElement(a, "text").text = text
+    if tolerance is not None:
+        ET.SubElement(a, "tolerance").text = tolerance
+    _text(a, "feedback", feedback)
+
+
+def _numerical(q: ET.Element, p: Problem, full: bool) -> None:
+    key = p.key
+    assert isinstance(key, NumericKey | IntegerKey)
+    ans, tol = numeric_answer(key)
+    _answer(q, "100", ans, "Correct." if full else "", tol)
+    if full:
+        for m in p.misconceptions:
+            v = _numeric_value(m.value)
+            if v is None:
+                continue
+            mv, mtol = misconception_answer(key, v)
+            _answer(q, "0", mv, html.escape(m.feedback), mtol)
+    unit = key.unit
+    ET.SubElement(q, "unitgradingtype").text = "0"
+    ET.SubElement(q, "unitpenalty").text = "0"
+    ET.SubElement(q, "showunits").text = "3"  # no unit input: the number alone is marked
+    ET.SubElement(q, "unitsleft").text = "0"
+    if unit:
+        units = ET.SubElement(q, "units")
+        u = ET.SubElement(units, "unit")
+        ET.SubElement(u, "multiplier").text = "1"
+        ET.SubElement(u, "unit_name").text = unit
+
+
+def _multichoice(q: ET.Element, p: Problem, full: bool) -> None:
+    key = p.key
+    assert isinstance(key, ChoiceKey)
+    single = p.type == "mcq"
+    ET.SubElement(q, "single").text = "true" if single else "false"
+    ET.SubElement(q, "shuffleanswers").text = "0"
+    ET.SubElement(q, "answernumbering").text = "abc"
+    feedback = {m.value: m.feedback for m in p.misconceptions if isinstance(m.value, int)} if full else {}
+    good = _MOODLE_FRACTIONS.get(len(key.correct), "100")
+    for j, o in enumerate(p.options):
+        frac = good if j in key.correct else ("0" if single else "-100")
+        _answer(q, frac, inline_to_html(o, mathjax), html.escape(feedback.get(j, "")), fmt="html")
+
+
+def _cloze_escape(s: str) -> str:
+    for ch in "\\}#~/\"":
+        s = s.replace(ch, "\\" + ch)
+    return s
+
+
+def _cloze_numeric(value: float, tol: str, marks: int = 1, wrong: list[tuple[float, str, str]] = ()) -> str:
+    parts = [f"%100%{_r(value)}:{tol}"]
+    parts += [f"%0%{_r(v)}:{t}#{_cloze_escape(fb)}" for v, t, fb in wrong]
+    return "{" + f"{marks}:NUMERICAL:" + "~".join(parts) + "}"
+
+
+def _cloze_key(key, options_text: list[str], misconceptions, full: bool) -> str:
+    """The cloze fields for one key: a table of cells for a matrix, one field otherwise."""
+    if isinstance(key, MatrixKey):
+        tol = _r(key.abs_tol)
+        rows = []
+        for r, row in enumerate(key.value):
+            cells = []
+            for c, x in enumerate(row):
+                wrong = []
+                if full:
+                    for m in misconceptions:
+                        try:
+                            mv = float(m.value[r][c])
+                        except (TypeError, ValueError, IndexError):
+                            continue
+                        if abs(mv - float(x)) > 2 * key.abs_tol:
+                            wrong.append((mv, tol, m.label))
+                cells.append(f"<td>{_cloze_numeric(float(x), tol, 1, wrong)}</td>")
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        return '<table class="matrix">' + "".join(rows) + "</table>"
+    if isinstance(key, NumericKey | IntegerKey):
+        ans, tol = numeric_answer(key)
+        return "{1:NUMERICAL:" + f"%100%{ans}:{tol}" + "}"
+    assert isinstance(key, ChoiceKey)
+    opts = [f"{'%100%' if j in key.correct else ''}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
+    kind = "MULTICHOICE" if len(key.correct) == 1 else "MULTIRESPONSE"
+    return "{1:" + kind + ":" + "~".join(opts) + "}"
+
+
+def _cloze(p: Problem, full: bool) -> str:
+    out = [_statement(p)]
+    if p.parts:
+        for pt in p.parts:
+            out.append(f"<p>({html.escape(pt.label)}) {inline_to_html(pt.prompt_md, mathjax)}</p>")
+            out.append(_cloze_key(pt.key, [], pt.misconceptions, full))
+    else:
+        out.append(_cloze_key(p.key, p.options_text, p.misconceptions, full))
+    return "\n".join(out)
+
+
+def quiz_element(sheet, version: str) -> ET.Element:
+    full = version != "student"
+    quiz = ET.Element("quiz")
+    cat = ET.SubElement(quiz, "question", {"type": "category"})
+    _text(cat, "category", f"$course$/top/qkv/{sheet.title}", fmt=None)
+    for i, p in sheet.numbered():
+        if p.parts or p.type == "matrix":
+            q = ET.SubElement(quiz, "question", {"type": "cloze"})
+            _common(q, i, p, _cloze(p, full), full)
+        elif p.type in ("nat", "integer"):
+            q = ET.SubElement(quiz, "question", {"type": "numerical"})
+            _common(q, i, p, _statement(p), full)
+            _numerical(q, p, full)
+        else:
+            q = ET.SubElement(quiz, "question", {"type": "multichoice"})
+            _common(q, i, p, _statement(p), full)
+            _multichoice(q, p, full)
+    return quiz
+
+
+def render(sheet, version: str) -> bytes:
+    root = quiz_element(sheet, version)
+    ET.indent(root, space="  ")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"

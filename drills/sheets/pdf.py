@@ -41,13 +41,13 @@ _TEX_SYMBOLS = {
     "top": "top", "times": "times", "cdot": "dot.op", "approx": "approx", "le": "<=", "leq": "<=",
     "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "infty": "infinity", "in": "in", "to": "->",
     "rightarrow": "->", "Rightarrow": "=>", "mapsto": "|->", "ldots": "dots", "dots": "dots",
-    "cdots": "dots.c", "sum": "sum", "prod": "product", "odot": "dot.circle", "pm": "plus.minus",
+    "cdots": "dots.c", "sum": "sum", "prod": "product", "odot": "⊙", "pm": "plus.minus",
     "mid": "bar.v", "sim": "tilde.op", "propto": "prop", "circ": "compose", "neg": "not",
     "exp": "exp", "sin": "sin", "cos": "cos", "log": "log", "ln": "ln", "max": "max", "min": "min",
     "arg": "arg", "tan": "tan", "lVert": "‖", "rVert": "‖", "lfloor": "⌊", "rfloor": "⌋",
     "lceil": "⌈", "rceil": "⌉", "quad": "quad", "qquad": "wide", "partial": "partial", "nabla": "nabla",
-    "forall": "forall", "exists": "exists", "cap": "sect", "cup": "union", "subset": "subset",
-    "langle": "angle.l", "rangle": "angle.r", "ell": "ell",
+    "forall": "forall", "exists": "exists", "cap": "∩", "cup": "∪", "subset": "subset",
+    "langle": "⟨", "rangle": "⟩", "ell": "ell",
 }
 _SPACES = {",": "thin", ";": "med", ":": "med", " ": "space", "!": "", "{": "\\{", "}": "\\}", "%": "\\%",
            "_": "\\_", "#": "\\#", "&": "\\&", "$": "\\$", "|": "‖"}
@@ -516,8 +516,8 @@ def _answers(sheet) -> list[str]:
             out.append(md_to_typst(p.explanation.strip()))
         out += sol_pics
         if p.misconceptions:
-            out.append("*Typical mistakes.*")
-            out += [f"- {inline_to_typst(m.label)}: {inline_to_typst(m.feedback)}" for m in p.misconceptions]
+            out.append("*Typical mistakes.*\n" + "\n".join(
+                f"- {inline_to_typst(m.label)}: {inline_to_typst(m.feedback)}" for m in p.misconceptions))
         for e in p.errata:
             out.append(f"#block(inset: (left: 6pt), stroke: (left: 1.5pt + rgb(\"#c0392b\")))[*Erratum* ({escape_markup(e.where)}): "
                        f"printed {escape_markup(e.printed)}; exact {escape_markup(e.exact)}. {escape_markup(e.reason)}]")

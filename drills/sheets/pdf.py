@@ -471,8 +471,8 @@ PREAMBLE = r"""
   #v(-0.3em)
   #body
 ]
-#let options(..items) = grid(columns: 1, row-gutter: 0.55em, ..items.pos().enumerate().map(((i, it)) =>
-  grid(columns: (2em, 1fr), [(#"abcdefghij".at(i))], it)))
+#let options(..items) = grid(columns: 1, row-gutter: 0.35em, ..items.pos().enumerate().map(((i, it)) =>
+  grid(columns: (2em, 1fr), ..([(#"abcdefghij".at(i))], it).map(c => block(above: 0pt, below: 0pt, inset: (y: 0.3em), c)))))
 #let answerline = [#v(0.3em) Answer: #box(width: 5cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]]
 """
 

@@ -57,6 +57,7 @@ def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind:
 
 def _render(p) -> str:
     from question_bank.grading import LETTERS, describe_key
+    from question_bank.problem import extra_explanation
 
     head = f"{p.id}  ·  {p.topic}  ·  {p.type.upper()}  ·  {p.marks} mark{'s' if p.marks != 1 else ''}  ·  {p.difficulty}"
     src = p.source if p.source == "generated" else f"{p.source_label} — {p.source}"
@@ -73,10 +74,10 @@ def _render(p) -> str:
         lines += ["", "Typical mistakes:"]
         lines += [f"  • {m.label}" for m in p.misconceptions]
     lines += ["", "Worked solution:", "", p.solution_text]
-    if p.explanation and p.explanation not in p.solution_md:
+    if extra := extra_explanation(p):
         from question_bank.render import latex_to_text
 
-        lines += ["", latex_to_text(p.explanation)]
+        lines += ["", latex_to_text(extra)]
     for e in p.errata:
         lines += ["", f"Erratum ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
     return "\n".join(lines)

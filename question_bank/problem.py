@@ -195,3 +195,10 @@ def problem_to_json(p: Problem) -> dict[str, Any]:
         "errata": [{"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason} for e in p.errata],
         "explanation": p.explanation,
     }
+
+
+def extra_explanation(p: Problem) -> str:
+    """The explanation, when it says more than the worked solution (curated conceptual items
+    often make the explanation their whole solution: then it is shown once, as the solution)."""
+    text = p.explanation.strip()
+    return "" if not text or text in p.solution_md else text

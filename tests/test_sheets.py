@@ -365,3 +365,13 @@ def test_whole_bank_typesets():
         ps += [f.generate(0, d) for d in f.difficulties]
     pdf = compile_typst(typst_source(Sheet("Everything", ps, 0), "full"))
     assert pdf.startswith(b"%PDF-")
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_a_conceptual_explanation_is_written_once(fmt):
+    """GATE Q4's explanation is its whole worked solution: a sheet shows it once, not twice."""
+    p = qb.problem("004.gate.q4")
+    assert p.explanation and p.explanation.strip() in p.solution_md
+    text = render(Sheet("x", [p], 0, {}), fmt, "full").decode()
+    probe = "Large scores push softmax towards a one-hot vector"
+    assert text.count(probe) == 1

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from drills.sheets import TYPE_NAMES, marks_label
 from drills.sheets.html import key_block, mathjax, md_to_html
 from question_bank.grading import LETTERS
-from question_bank.problem import Problem
+from question_bank.problem import Problem, extra_explanation
 
 MODEL_ID = 1_742_031_178  # fixed forever: changing it makes Anki see a new note type
 DEFAULT_TIMESTAMP = 1_704_067_200.0  # 2024-01-01 00:00:00 UTC
@@ -74,8 +74,8 @@ def _front(i: int, p: Problem) -> str:
 
 def _back(p: Problem) -> str:
     out = [f"<p><b>Answer:</b> {key_block(p, mathjax)}</p>", md_to_html(p.solution_md.strip(), mathjax)]
-    if p.explanation and p.explanation.strip() not in p.solution_md:
-        out.append(md_to_html(p.explanation.strip(), mathjax))
+    if extra := extra_explanation(p):
+        out.append(md_to_html(extra, mathjax))
     if p.misconceptions:
         import html
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem
+from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_to_text, num
 
 MathFn = Callable[[str, bool], str]  # (tex, display) -> HTML
@@ -253,8 +253,8 @@ def _answers(sheet) -> str:
         src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
         out.append(f'<section class="sol"><h3>Q{i} <span class="src">{html.escape(p.id)} · {html.escape(src)}</span></h3>')
         out.append(md_to_html(p.solution_md.strip()))
-        if p.explanation and p.explanation.strip() not in p.solution_md:
-            out.append(md_to_html(p.explanation.strip()))
+        if extra := extra_explanation(p):
+            out.append(md_to_html(extra))
         out.append(pictures_html(p))
         if p.misconceptions:
             out.append("<p><b>Typical mistakes.</b></p><ul>" + "".join(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem
+from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_matrix
 
 
@@ -46,8 +46,8 @@ def _answers(sheet) -> list[str]:
     for i, p in sheet.numbered():
         out += [f"## Q{i}", "", f"*{p.id}* — {p.source if p.source == 'generated' else p.source_label + ', ' + p.source}", ""]
         out += [p.solution_md.strip(), ""]
-        if p.explanation:
-            out += [p.explanation.strip(), ""]
+        if extra := extra_explanation(p):
+            out += [extra, ""]
         if p.misconceptions:
             out += ["**Typical mistakes:**", ""]
             out += [f"- {m.label}: {m.feedback}" for m in p.misconceptions]

@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
 from question_bank.grading import round_half_up
-from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem
+from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem, extra_explanation
 
 _MOODLE_FRACTIONS = {1: "100", 2: "50", 3: "33.33333", 4: "25", 5: "20", 6: "16.66667", 7: "14.28571", 8: "12.5",
                      9: "11.11111", 10: "10"}
@@ -71,8 +71,8 @@ def _statement(p: Problem) -> str:
 
 def _solution(p: Problem) -> str:
     out = [md_to_html(p.solution_md.strip(), mathjax)]
-    if p.explanation and p.explanation.strip() not in p.solution_md:
-        out.append(md_to_html(p.explanation.strip(), mathjax))
+    if extra := extra_explanation(p):
+        out.append(md_to_html(extra, mathjax))
     for e in p.errata:
         out.append(f"<p><i>Erratum ({html.escape(e.where)}): printed {html.escape(e.printed)}; exact "
                    f"{html.escape(e.exact)}. {html.escape(e.reason)}</i></p>")

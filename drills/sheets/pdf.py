@@ -25,7 +25,7 @@ from typing import Any
 
 from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem
+from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import num
 
 # --------------------------------------------------------------------------------------------
@@ -512,8 +512,8 @@ def _answers(sheet) -> list[str]:
         src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
         out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]")
         out.append(md_to_typst(p.solution_md.strip()))
-        if p.explanation and p.explanation.strip() not in p.solution_md:
-            out.append(md_to_typst(p.explanation.strip()))
+        if extra := extra_explanation(p):
+            out.append(md_to_typst(extra))
         out += sol_pics
         if p.misconceptions:
             out.append("*Typical mistakes.*\n" + "\n".join(

@@ -70,9 +70,20 @@ def bytes_views(n_bytes: int | float | Fraction) -> dict[str, float]:
 
 
 def format_bytes(n_bytes: int | float | Fraction) -> str:
-    """``'1,073,741,824 bytes = 1.074 GB = 1.000 GiB'`` (both views, always)."""
+    """``'1,073,741,824 bytes = 1.074 GB = 1 GiB'``: the exact bytes, then GB and GiB, always
+    both; below 0.1 GB, MB and MiB come first, where the figure is easier to read."""
     n = float(n_bytes)
-    exact = f"{int(n_bytes):,}" if float(n_bytes).is_integer() else f"{n:,.1f}"
+    exact = f"{int(n_bytes):,}" if n.is_integer() else f"{n:,.1f}"
+    views = f"{_sig(n / GB)} GB = {_sig(n / GiB)} GiB"
     if n >= GB / 10:
-        return f"{exact} bytes = {n / GB:,.4g} GB = {n / GiB:,.4g} GiB"
-    return f"{exact} bytes = {n / MB:,.4g} MB = {n / MiB:,.4g} MiB"
+        return f"{exact} bytes = {views}"
+    return f"{exact} bytes = {_sig(n / MB)} MB = {_sig(n / MiB)} MiB = {views}"
+
+
+def _sig(x: float) -> str:
+    """About four significant figures: 279,397 / 1.074 / 0.0004883 / 5.12e-07."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"

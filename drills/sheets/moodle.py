@@ -38,10 +38,11 @@ _MOODLE_FRACTIONS = {1: "100", 2: "50", 3: "33.33333", 4: "25", 5: "20", 6: "16.
 
 
 def _r(x: float) -> str:
-    """A number as Moodle reads it: full precision, no exponent for ordinary sizes."""
+    """A number as Moodle reads it: 12 significant digits (0.0005, not the float artefact
+    0.0004999999999999449 of hi − lo), integers as integers."""
     if float(x).is_integer() and abs(x) < 1e17:
         return str(int(x))
-    return repr(float(x))
+    return f"{float(x):.12g}"
 
 
 def numeric_answer(key: NumericKey | IntegerKey) -> tuple[str, str]:

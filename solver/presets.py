@@ -9,8 +9,8 @@ printed outputs can be: the note then says what the code really holds).
 Citations: Vaswani et al. 2017 "Attention Is All You Need" (Table 3); Devlin et al. 2019 BERT
 (§3); Radford et al. 2019 GPT-2 (Table 2) and the openai/gpt-2 repository's model names;
 Brown et al. 2020 GPT-3 (Table 2.1); Touvron et al. 2023 Llama 2 (Table 1, and the released
-params.json); Meta 2024 Llama 3 model card; Jiang et al. 2023 Mistral 7B (Table 1); the seeds
-under /work/shared/seeds (file and section).
+params.json); Meta 2024 Llama 3 model card; Jiang et al. 2023 Mistral 7B (Table 1); the seed
+texts, cited by file name and section (no machine path).
 """
 
 from __future__ import annotations
@@ -95,9 +95,9 @@ _GPT3_NOTE = ("Table 2.1's n_layers/d_model/n_heads/d_head with GPT-2's architec
               "learned positions, tied head, biases, d_ff = 4·d_model); the paper's alternating sparse "
               "attention has no parameters. The published size is rounded.")
 
-_SEED000 = "/work/shared/seeds/000_77b679b0197eab2d.txt"
-_SEED001 = "/work/shared/seeds/001_8ec5306c4a732c7b.txt"
-_SEED004 = "/work/shared/seeds/004_83489721195aedaa.txt"
+_SEED000 = "000_77b679b0197eab2d.txt"
+_SEED001 = "001_8ec5306c4a732c7b.txt"
+_SEED004 = "004_83489721195aedaa.txt"
 
 _LIST: list[Preset] = [
     # ---- the original Transformer ---------------------------------------------------------

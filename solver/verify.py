@@ -13,12 +13,20 @@ Each check compares two numbers obtained independently:
   that depends on every output, every parameter trainable;
 - KV cache: the analytic bytes versus the bytes of the cache tensors after that decode step.
 
-On the meta device every tensor is a shape without data: GPT-3 175B costs no memory, and
-``scaled_dot_product_attention`` runs as explicit matmuls that FlopCounterMode sees. On the CPU
-the fused attention kernel is invisible to FlopCounterMode, and on CUDA its registered backward
-counts a recomputation of QKᵀ, so FLOPs there are counted with the model's "math" attention
-(the same two matmuls). On CUDA the record also holds the peak memory of a forward pass with the
-score matrix materialised ("math") and not (flash/efficient), :func:`forward_peak_memory`.
+The counter is :class:`solver.models.flop_counter.TotalFlopCounter`: FlopCounterMode without its
+per-module table (the same dispatch mode and matmul formulas; the tests check that both count
+alike). Forward and decode are always measured on the model itself. Train is too, with one
+backward pass, when no stack is deeper than two layers (or with ``train="full"``); a deeper
+model is measured on slices of its own configuration, see :func:`measure_train_by_layers`.
+
+FLOPs are counted with the model's explicit "math" attention (QKᵀ, softmax, then AV: the two
+matmuls that the analytic count holds). On the meta device every tensor is a shape without
+data, so GPT-3 175B costs no memory; ``scaled_dot_product_attention`` would run there as the
+same two matmuls, only with more elementwise work for the mask (and every elementwise op on meta
+is a Python shape computation). On the CPU the fused attention kernel is invisible to
+FlopCounterMode, and on CUDA its registered backward counts a recomputation of QKᵀ. On CUDA the
+record also holds the peak memory of a forward pass with the score matrix materialised
+("math") and not (flash/efficient), :func:`forward_peak_memory`.
 """
 
 from __future__ import annotations
@@ -75,6 +83,13 @@ def analytic():
 
 # ---- measuring the model --------------------------------------------------------------------
 
+def flop_counter():
+    """A fresh FlopCounterMode that keeps the total only (:mod:`solver.models.flop_counter`)."""
+    from solver.models.flop_counter import TotalFlopCounter
+
+    return TotalFlopCounter()
+
+
 def _inputs(model, batch: int, seq: int) -> tuple[Any, dict[str, Any]]:
     import torch
 
@@ -84,28 +99,35 @@ def _inputs(model, batch: int, seq: int) -> tuple[Any, dict[str, Any]]:
     return tokens, extra
 
 
-def measure_forward_and_train(model, batch: int, seq: int, impl: str = "sdpa") -> tuple[int, int]:
-    """FlopCounterMode's FLOPs of a forward pass, and of the same pass plus its backward pass:
-    one run, the counter read before and after ``backward()``."""
-    from torch.utils.flop_counter import FlopCounterMode
+def measure_forward(model, batch: int, seq: int, impl: str = "math", counter=flop_counter) -> int:
+    """FlopCounterMode's FLOPs of one forward pass (under ``no_grad``: no graph for a backward)."""
+    import torch
 
     tokens, extra = _inputs(model, batch, seq)
-    counter = FlopCounterMode(display=False)
-    with counter:
+    with torch.no_grad(), counter() as c:
+        model(tokens, impl=impl, **extra)
+    return int(c.get_total_flops())
+
+
+def measure_forward_and_train(model, batch: int, seq: int, impl: str = "math",
+                              counter=flop_counter) -> tuple[int, int]:
+    """FlopCounterMode's FLOPs of a forward pass, and of the same pass plus its backward pass:
+    one run, the counter read before and after ``backward()``."""
+    tokens, extra = _inputs(model, batch, seq)
+    with counter() as c:
         out = model(tokens, impl=impl, **extra)
-        forward = counter.get_total_flops()
+        forward = c.get_total_flops()
         out.scalar().backward()
     model.zero_grad(set_to_none=True)
-    return int(forward), int(counter.get_total_flops())
+    return int(forward), int(c.get_total_flops())
 
 
-def measure_decode(model, batch: int, seq: int, impl: str = "sdpa", prefill: str = "run"):
+def measure_decode(model, batch: int, seq: int, impl: str = "math", prefill: str = "run", counter=flop_counter):
     """FlopCounterMode's FLOPs of one decode step that attends to ``seq`` positions, and the
     cache after it. ``prefill="run"`` fills the cache by running the model on ``seq − 1``
     tokens; ``"zeros"`` starts from a cache that already holds ``seq − 1`` positions of zeros
     (the same shapes, without the cost of the prefill)."""
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
     if seq < 2:
         raise SolverInputError("a decode step needs seq >= 2 (a cache of seq - 1 positions first)", param="seq")
@@ -117,25 +139,85 @@ def measure_decode(model, batch: int, seq: int, impl: str = "sdpa", prefill: str
             model(tokens[:, : seq - 1], cache=cache, impl=impl, **extra)
         else:
             cache = model.new_cache(batch, seq - 1, src_length=seq)
-        with FlopCounterMode(display=False) as counter:
+        with counter() as c:
             model(tokens[:, seq - 1:], cache=cache, impl=impl)
     assert cache.length == seq, f"the cache should hold {seq} positions, holds {cache.length}"
-    return int(counter.get_total_flops()), cache
+    return int(c.get_total_flops()), cache
 
 
-def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "sdpa") -> int:
+def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "math") -> int:
     """FlopCounterMode's FLOPs of one ``mode`` step of ``model`` (see the module docstring)."""
     assert mode in FLOP_MODES, f"mode must be one of {FLOP_MODES}, got {mode!r}"
     if mode == "decode":
         return measure_decode(model, batch, seq, impl)[0]
-    forward, train = measure_forward_and_train(model, batch, seq, impl)
-    return forward if mode == "forward" else train
+    if mode == "forward":
+        return measure_forward(model, batch, seq, impl)
+    return measure_forward_and_train(model, batch, seq, impl)[1]
 
 
 def measure_kv_cache_bytes(model, batch: int, seq: int, cross: bool = False) -> int:
     """Bytes of the self-attention cache (plus the cross-attention one if ``cross``) that the
     model holds after a prefill of ``seq − 1`` tokens and one decode step: ``seq`` positions."""
     return measure_decode(model, batch, seq)[1].nbytes(cross=cross)
+
+
+# ---- train FLOPs of a deep model, from slices of it --------------------------------------------
+
+#: A stack deeper than this is measured for train on slices of one and two layers.
+SLICE_ABOVE = 2
+
+
+def stack_layers(cfg: ModelConfig) -> dict[str, int]:
+    """Layers per stack: ``{"encoder": L_e, "decoder": L_d}`` for the stacks that ``cfg`` has."""
+    return {stack: n for stack, n in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers))
+            if stack in cfg.arch}
+
+
+def with_layers(cfg: ModelConfig, layers: dict[str, int]) -> ModelConfig:
+    """``cfg`` with the given layers per stack (everything else as it is)."""
+    if cfg.arch == "encoder-decoder":
+        return cfg.replace(n_encoder_layers=layers["encoder"], n_decoder_layers=layers["decoder"])
+    return cfg.replace(n_layers=layers[cfg.arch])
+
+
+def sliced_stacks(cfg: ModelConfig) -> list[str]:
+    """The stacks whose train FLOPs :func:`measure_train_by_layers` takes from slices."""
+    return [stack for stack, n in stack_layers(cfg).items() if n > SLICE_ABOVE]
+
+
+def measure_train_by_layers(cfg: ModelConfig, batch: int, seq: int, impl: str = "math",
+                            device: str = "meta") -> int:
+    """FlopCounterMode's train FLOPs of ``cfg``, measured on slices of it with fewer layers.
+
+    Every layer of a stack is built from the same config and gets inputs of the same shapes
+    ((B, T, d_model), the same RoPE/mask, the encoder's output in cross-attention), and
+    FlopCounterMode counts a matmul from its shapes alone; so each layer of a stack adds the
+    same FLOPs, in the forward pass and in the backward pass. With ``T(…)`` the measured train
+    FLOPs of the same config at other depths, a stack of ``L`` layers (the others held fixed) has
+
+        T(L) = T(1) + (L − 1) · (T(2) − T(1)),
+
+    where ``T(2) − T(1)`` is one layer and ``T(1) − (T(2) − T(1))`` everything else (embeddings,
+    norms, heads). For an encoder-decoder both stacks are sliced this way from the same base
+    (both at one layer): three measurements. A stack of at most :data:`SLICE_ABOVE` layers is
+    kept at its own depth. ``tests/test_models_counts.py`` checks the identity against the
+    whole model's backward pass for random configurations and small presets."""
+    from solver.models import build_model
+
+    full = stack_layers(cfg)
+    sliced = sliced_stacks(cfg)
+    base = {stack: 1 if stack in sliced else n for stack, n in full.items()}
+
+    def train_at(layers: dict[str, int]) -> int:
+        model = build_model(with_layers(cfg, layers), device)
+        return measure_forward_and_train(model, batch, seq, impl)[1]
+
+    at_base = train_at(base)
+    total = at_base
+    for stack in sliced:
+        one_layer = train_at({**base, stack: 2}) - at_base
+        total += (full[stack] - 1) * one_layer
+    return total
 
 
 # ---- one model, every check -----------------------------------------------------------------
@@ -190,16 +272,25 @@ def default_seq(cfg: ModelConfig, seq: int) -> int:
     return seq
 
 
+TRAIN_METHODS = ("by-layers", "full")
+
+
 def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 128,
-           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None, prefill: str = "run") -> VerifyRecord:
+           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None, prefill: str = "run",
+           train: str = "by-layers") -> VerifyRecord:
     """Build ``cfg`` on ``device`` and compare every analytic count with the model.
 
     ``prefill`` is how the decode step's cache of ``seq − 1`` positions is made (see
-    :func:`measure_decode`): ``"run"`` (the default) or ``"zeros"`` (faster, for the whole zoo)."""
+    :func:`measure_decode`): ``"run"`` (the default) or ``"zeros"`` (faster, for the whole zoo).
+    ``train`` is how the train FLOPs of a model with a stack deeper than two layers are measured:
+    ``"by-layers"`` (:func:`measure_train_by_layers`, the default) or ``"full"`` (one backward
+    pass of the whole model)."""
     from solver.models import build_model
 
     if device not in DEVICES:
         raise SolverInputError(f"choose one of {', '.join(DEVICES)} (got {device!r})", param="device")
+    if train not in TRAIN_METHODS:
+        raise SolverInputError(f"choose one of {', '.join(TRAIN_METHODS)} (got {train!r})", param="train")
     require_device(device)
     seq = default_seq(cfg, seq)
     if name and not cfg.name:
@@ -219,20 +310,24 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
         if theirs.get(g, 0) or mine.get(g, 0):
             record.checks.append(Check(f"params[{g}]", theirs.get(g, 0), mine.get(g, 0)))
 
-    # FLOPs: on meta sdpa runs as explicit matmuls; on cpu/cuda the explicit "math" attention
-    # (FlopCounterMode sees nothing of the CPU's fused kernel, and counts a recomputation in the
-    # backward pass of the CUDA ones: solver.counts' attention_kernel="fused")
-    impl = "sdpa" if device == "meta" else "math"
+    # FLOPs with the explicit "math" attention (see the module docstring)
+    impl = "math"
 
-    def flop_check(mode: str, measured: int) -> None:
+    def flop_check(mode: str, measured: int, note: str = "") -> None:
         if mode in modes:
             expected = counts.matmul_flops(cfg, batch=batch, seq=seq, mode=mode).total
-            record.checks.append(Check(f"flops[{mode}]", int(expected), measured))
+            record.checks.append(Check(f"flops[{mode}]", int(expected), measured, note))
 
-    if "forward" in modes or "train" in modes:
-        forward, train = measure_forward_and_train(model, batch, seq, impl)
+    if "train" in modes and (train == "full" or not sliced_stacks(cfg)):
+        forward, train_flops = measure_forward_and_train(model, batch, seq, impl)  # one pass: both
         flop_check("forward", forward)
-        flop_check("train", train)
+        flop_check("train", train_flops)
+    else:
+        if "forward" in modes:
+            flop_check("forward", measure_forward(model, batch, seq, impl))
+        if "train" in modes:
+            flop_check("train", measure_train_by_layers(cfg, batch, seq, impl, device),
+                       "measured on 1- and 2-layer slices, scaled by the layers")
 
     # one decode step after a cache of seq - 1 positions, and the KV cache it leaves (fp32)
     if cfg.arch != "encoder" and seq >= 2:
@@ -319,19 +414,19 @@ def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, dev
 # ---- many models ------------------------------------------------------------------------------
 
 def _verify_job(args: tuple) -> VerifyRecord:
-    cfg, device, batch, seq, name, prefill = args
+    cfg, device, batch, seq, name, prefill, train = args
     try:
-        return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill)
+        return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)
     except SolverInputError as e:  # e.g. the memory guard: the model is not built
         return VerifyRecord(name, device, batch, default_seq(cfg, seq), error=str(e))
 
 
 def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batch: int = 1, seq: int = 128,
-                jobs: int = 1, prefill: str = "run", on_done=None) -> list[VerifyRecord]:
+                jobs: int = 1, prefill: str = "run", train: str = "by-layers", on_done=None) -> list[VerifyRecord]:
     """:func:`verify` for each ``(name, config)``, in that order, in ``jobs`` processes (meta
     only: real builds stay in this process); ``on_done(record)`` is called as each finishes.
     A model refused by the memory guard gets a record with ``error`` set instead of checks."""
-    work = [(cfg, device, batch, seq, name, prefill) for name, cfg in named]
+    work = [(cfg, device, batch, seq, name, prefill, train) for name, cfg in named]
     if jobs <= 1 or device != "meta" or len(work) < 2:
         records = []
         for w in work:

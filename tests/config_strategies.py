@@ -34,8 +34,9 @@ def attention_heads(draw, rope: bool) -> dict:
 
 
 @st.composite
-def transformer_configs(draw, archs=ARCHS, max_layers: int = 2) -> ModelConfig:
-    """A small valid ModelConfig (max_positions is at least 8: enough for seq ≤ 8)."""
+def transformer_configs(draw, archs=ARCHS, max_layers: int = 2, min_layers: int = 0) -> ModelConfig:
+    """A small valid ModelConfig (max_positions is at least 8: enough for seq ≤ 8), each stack
+    with ``min_layers`` to ``max_layers`` layers."""
     arch = draw(st.sampled_from(archs))
     pos = draw(st.sampled_from(POSITIONS))
     heads = draw(attention_heads(rope=pos == "rope"))
@@ -45,11 +46,11 @@ def transformer_configs(draw, archs=ARCHS, max_layers: int = 2) -> ModelConfig:
     lora_rank = draw(st.sampled_from([0, 0, 1, 2]))
     layers = {}
     if arch == "encoder-decoder":
-        layers = {"n_encoder_layers": draw(st.integers(0, max_layers)),
-                  "n_decoder_layers": draw(st.integers(0, max_layers))}
+        layers = {"n_encoder_layers": draw(st.integers(min_layers, max_layers)),
+                  "n_decoder_layers": draw(st.integers(min_layers, max_layers))}
     return ModelConfig(
         arch=arch,
-        n_layers=draw(st.integers(0, max_layers)),
+        n_layers=draw(st.integers(min_layers, max_layers)),
         **layers,
         **heads,
         d_ff=draw(st.integers(1, 24)),

@@ -11,16 +11,22 @@ from __future__ import annotations
 import pytest
 import torch
 from config_strategies import decoding_configs, transformer_configs
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from torch.utils.flop_counter import FlopCounterMode
 
 from solver.config import ModelConfig
 from solver.counts import kv_cache_bytes_cfg, matmul_flops, param_breakdown
 from solver.models import build_model
+from solver.presets import PRESETS
 from solver.verify import (
     instantiated_breakdown,
     measure_decode,
+    measure_forward,
     measure_forward_and_train,
+    measure_train_by_layers,
+    sliced_stacks,
+    stack_layers,
     verify,
 )
 
@@ -160,3 +166,82 @@ def test_flop_counter_sees_meta_attention():
     with FlopCounterMode(display=False) as fc:
         torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert fc.get_total_flops() == 2 * (2 * 2 * 3 * 5 * 5 * 4)
+
+
+# ---- the fast paths of `qkv models verify` agree with the plain ones ---------------------------
+
+def plain_counter():
+    return FlopCounterMode(display=False)
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))  # six measurements per example
+@given(cfg=transformer_configs(), batch=st.integers(1, 2), seq=st.integers(2, 6))
+def test_total_counter_counts_what_flop_counter_mode_counts_hypo(cfg, batch, seq):
+    """TotalFlopCounter (FlopCounterMode without its per-module table) == FlopCounterMode, for a
+    forward pass, a forward + backward pass and a decode step."""
+    model = build_model(cfg, "cpu")
+    assert measure_forward_and_train(model, batch, seq, "math") == \
+        measure_forward_and_train(model, batch, seq, "math", counter=plain_counter)
+    assert measure_forward(model, batch, seq, "math") == measure_forward(model, batch, seq, "math", plain_counter)
+    if cfg.arch != "encoder":
+        assert measure_decode(model, batch, seq, "math")[0] == \
+            measure_decode(model, batch, seq, "math", counter=plain_counter)[0]
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))  # up to four models per example
+@given(cfg=transformer_configs(max_layers=4), batch=st.integers(1, 2), seq=st.integers(2, 6))
+def test_train_by_layers_equals_the_whole_backward_pass_hypo(cfg, batch, seq):
+    """T(L) = T(1) + (L − 1)·(T(2) − T(1)) per stack, with T measured on 1- and 2-layer slices,
+    equals FlopCounterMode around the backward pass of the whole L-layer model (and the analytic
+    count); for an encoder-decoder each deep stack is sliced, a shallow one kept as it is."""
+    assume(sliced_stacks(cfg))
+    whole = measure_forward_and_train(build_model(cfg, "cpu"), batch, seq, "math")[1]
+    by_layers = measure_train_by_layers(cfg, batch, seq, "math", device="cpu")
+    assert by_layers == whole == matmul_flops(cfg, batch, seq, "train").total
+
+
+@pytest.mark.parametrize("name", ["seed004-minigpt", "seed001-mini-encoder", "transformer-base", "gpt2"])
+def test_train_by_layers_equals_the_whole_backward_pass_for_presets(name):
+    """The same identity on presets of each architecture (6 + 6 layers for the Transformer,
+    12 for GPT-2), on the meta device at seq 16, and ``verify``'s default uses it."""
+    cfg = PRESETS[name].config
+    assert sliced_stacks(cfg) == list(stack_layers(cfg))
+    whole = measure_forward_and_train(build_model(cfg, "meta"), 1, 16)[1]
+    assert measure_train_by_layers(cfg, 1, 16) == whole
+    by_layers, full = (verify(cfg, "meta", seq=16, modes=("train",), train=t).get("flops[train]")
+                       for t in ("by-layers", "full"))
+    assert by_layers.measured == full.measured == whole and by_layers.ok
+    assert "slices" in by_layers.note and not full.note
+
+
+def test_train_by_layers_takes_each_layer_from_the_slices(monkeypatch):
+    """A 5-layer decoder: one measurement at 1 layer, one at 2, none of the whole model; a layer
+    that counted one multiply-add more would make the sum 5 × 2 FLOPs larger."""
+    import solver.verify as sv
+
+    cfg = TINY.replace(n_layers=5)
+    built = []
+    real_build = build_model
+
+    def recording_build(c, device="meta", dtype="fp32"):
+        built.append(c.n_layers)
+        return real_build(c, device, dtype)
+
+    monkeypatch.setattr("solver.models.build_model", recording_build)
+    assert sv.measure_train_by_layers(cfg, 1, 4) == matmul_flops(cfg, 1, 4, "train").total
+    assert built == [1, 2]
+
+
+def test_verify_detects_a_wrong_train_count_when_measured_by_layers(monkeypatch):
+    import solver.counts as counts
+
+    real = counts.matmul_flops
+
+    class Off:
+        def __init__(self, report, mode):
+            self.total = report.total + (2 if mode == "train" else 0)
+
+    monkeypatch.setattr(counts, "matmul_flops", lambda cfg, **k: Off(real(cfg, **k), k["mode"]))
+    rec = verify(TINY.replace(n_layers=4), "meta", batch=1, seq=3)
+    assert not rec.ok and not rec.get("flops[train]").ok
+    assert rec.get("flops[forward]").ok and rec.get("flops[decode]").ok

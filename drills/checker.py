@@ -553,8 +553,8 @@ def softmax_chain(x: Any, temperature: float = 1.0) -> Chain:
 
 # ---------------------------------------------------------------------------- norms
 
-NORM_LABELS = {"mean": "μ", "variance": "σ²", "normalised": "x̂", "output": "γ·x̂ + β", "mean_square": "mean(x²)",
-               "rms": "rms"}
+NORM_LABELS = {"mean": "μ", "variance": "σ²", "normalised": "x̂", "output": "γ·x̂ + β"}
+RMSNORM_LABELS = {"mean_square": "mean(x²)", "rms": "rms", "normalised": "x̂", "output": "γ·x̂"}  # RMSNorm has no β
 
 
 def layernorm_chain(x: Any, gamma: Any = None, beta: Any = None, eps: float = 1e-5) -> Chain:
@@ -669,7 +669,7 @@ def rmsnorm_chain(x: Any, gamma: Any = None, eps: float = 1e-6) -> Chain:
         return out
 
     conv = {"eps": f"{eps:g}", "centring": "none (no mean subtracted, no β)"}
-    return Chain("rmsnorm", names, NORM_LABELS, exact, follow, mistakes, conventions=conv)
+    return Chain("rmsnorm", names, RMSNORM_LABELS, exact, follow, mistakes, conventions=conv)
 
 
 # ---------------------------------------------------------------------------- positions

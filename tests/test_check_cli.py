@@ -179,3 +179,15 @@ def test_asking_for_steps_says_how_to_type_them():
     assert r.exit_code == 0, r.output
     assert "rows separated by ';'" in r.output and "empty line skips" in r.output
     assert "weights A = ?" in r.output and "output A·V = ?" in r.output
+
+
+def test_rmsnorm_output_step_has_no_beta():
+    """RMSNorm is y = γ·x/rms(x): no mean subtracted and no β, so the output step is labelled
+    γ·x̂ (LayerNorm's output keeps its β)."""
+    r = check("rmsnorm", "--x", "3 4", "--output", "1 1")
+    assert r.exit_code == 1
+    out_line = next(ln for ln in r.output.splitlines() if "output" in ln and ("✓" in ln or "✗" in ln))
+    assert "γ·x̂" in out_line and "β" not in out_line
+    assert "First wrong step: output (γ·x̂)" in r.output
+    r = check("layernorm", "--x", "1 2 3 4", "--output", "1 1 1 1")
+    assert "γ·x̂ + β" in r.output

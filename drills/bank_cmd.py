@@ -28,7 +28,9 @@ def bank() -> None:
 @click.option("--type", "type_", type=TYPE_CHOICE, default=None, help="Only this problem type.")
 @click.option("--difficulty", type=DIFFICULTY_CHOICE, default=None, help="Only items at this difficulty.")
 @click.option("--kind", type=click.Choice(["family", "curated"]), default=None, help="Only families or curated items.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object: {items: [{id, kind, topic, type, source, errata, ...}]}.")
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON list of {id, kind, topic, type, source, errata, ...}; a curated item's source is its "
+                   "seed file and label, a family's \"generated\".")
 def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind: str | None, as_json: bool) -> None:
     """Families and curated items."""
     from question_bank import bank as qb
@@ -40,7 +42,7 @@ def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind:
             raise _curated_error(e) from None
         raise
     if as_json:
-        emit_json({"count": len(items), "items": [e.to_json() for e in items]})
+        emit_json([e.to_json() for e in items])
         return
     if not items:
         emit("(nothing matches)")
@@ -48,8 +50,8 @@ def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind:
     w_id = max(len(e.id) for e in items)
     w_topic = max(len(e.topic) for e in items)
     for e in items:
-        err = f"  [{len(e.errata)} erratum{'s' if len(e.errata) != 1 else ''}]" if e.errata else ""
-        src = e.title if e.kind == "family" else f"{e.source_label} ({e.source})"
+        err = f"  [{len(e.errata)} {'erratum' if len(e.errata) == 1 else 'errata'}]" if e.errata else ""
+        src = e.title if e.kind == "family" else f"{e.source} — {e.section}"
         emit(f"{e.id:<{w_id}}  {e.kind:<7}  {e.topic:<{w_topic}}  {e.type:<9}  {src}{err}")
     n_f = sum(e.kind == "family" for e in items)
     emit(f"\n{n_f} families, {len(items) - n_f} curated items")
@@ -134,7 +136,7 @@ def validate(ctx: click.Context, seeds: int, as_json: bool) -> None:
 
 
 @bank.command("errata")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object {count, errata: [{item, where, printed, exact, reason}]}.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of {where, printed, exact, reason, item, source_label}.")
 def errata(as_json: bool) -> None:
     """Figures of the seed texts that the solver disagrees with."""
     from question_bank import bank as qb
@@ -146,7 +148,7 @@ def errata(as_json: bool) -> None:
             raise _curated_error(e) from None
         raise
     if as_json:
-        emit_json({"count": len(rows), "errata": rows})
+        emit_json(rows)
         return
     if not rows:
         emit("no errata: every checked figure agrees with the solver")

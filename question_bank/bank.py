@@ -43,22 +43,29 @@ class Entry:
     topic: str
     types: tuple[str, ...]
     title: str
-    source: str
-    source_label: str = ""
+    source: str  # "generated" for a family; the seed file and its label for a curated item
+    source_label: str = ""  # curated: the seed's own name ("GATE Q3"); family: its title
     difficulties: tuple[str, ...] = DIFFICULTIES
     tags: tuple[str, ...] = ()
     errata: tuple[dict[str, str], ...] = ()
+    section: str = ""  # curated: where in the seed ("§19 GATE / Exam Corner")
+    based_on: str = ""  # family: the seed passages or papers it generalises
 
     @property
     def type(self) -> str:
         return self.types[0] if len(self.types) == 1 else "|".join(self.types)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id, "kind": self.kind, "topic": self.topic, "type": self.type, "types": list(self.types),
             "title": self.title, "source": self.source, "source_label": self.source_label,
             "difficulties": list(self.difficulties), "tags": list(self.tags), "errata": list(self.errata),
         }
+        if self.kind == "curated":
+            out["section"] = self.section
+        else:
+            out["based_on"] = self.based_on
+        return out
 
 
 def families() -> dict[str, Family]:
@@ -100,14 +107,20 @@ def entries(topic: str | None = None, type: str | None = None, difficulty: str |
     """Families then curated items, filtered (topic matches exactly or as a prefix of a dotted
     id, e.g. ``attention`` also matches family ``attention.by_hand``). Computes no key: a
     curated entry's ``errata`` are those its data file declares, as ``{where, printed,
-    reason}`` (the exact figures: :func:`errata_table`)."""
+    reason}`` (the exact figures: :func:`errata_table`).
+
+    ``source``, as issue 4's ``qkv bank list --json`` defines it: ``"generated"`` for a family
+    (the passages it generalises are in ``based_on``), the seed file and the item's label for a
+    curated item (``"004_83489721195aedaa.txt GATE Q3"``; the section is in ``section``, the
+    label alone in ``source_label``)."""
     out: list[Entry] = []
     for f in families().values() if kind != "curated" else ():
-        out.append(Entry(f.id, "family", f.topic, f.types, f.title, f.source or "generated", f.title,
-                         f.difficulties, f.tags))
+        out.append(Entry(f.id, "family", f.topic, f.types, f.title, "generated", f.title,
+                         f.difficulties, f.tags, based_on=f.source))
     for it in curated_index() if kind != "family" else ():
-        out.append(Entry(it.id, "curated", it.topic, (it.type,), it.source_label or it.id, it.source, it.source_label,
-                         (it.difficulty,), it.tags, tuple(dict(e) for e in it.errata)))
+        out.append(Entry(it.id, "curated", it.topic, (it.type,), it.source_label or it.id,
+                         f"{it.seed_file} {it.source_label}", it.source_label,
+                         (it.difficulty,), it.tags, tuple(dict(e) for e in it.errata), section=it.section))
 
     def keep(e: Entry) -> bool:
         if topic and not (e.topic == topic or e.id.startswith(topic + ".") or topic in e.tags):
@@ -240,7 +253,8 @@ def validate(seeds: int = 20) -> ValidationReport:
 
 
 def errata_table() -> list[dict[str, str]]:
-    """``[{item, where, printed, exact, reason}]``: every seed figure the solver disagrees with."""
+    """``[{item, source_label, where, printed, exact, reason}]``: every seed figure the solver
+    disagrees with (``qkv bank errata --json`` prints this list as it is)."""
     rows = []
     for p in curated():
         for e in p.errata:

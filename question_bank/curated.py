@@ -380,6 +380,7 @@ class ItemIndex:
     source_label: str  # "GATE Q3"
     seed_file: str  # "004_83489721195aedaa.txt"
     data_file: str  # "seed004.toml"
+    section: str = ""  # "§19 GATE / Exam Corner"
     errata: tuple[dict[str, str], ...] = ()
     item: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -401,7 +402,7 @@ def _index(data_dir: str) -> tuple[ItemIndex, ...]:
             out.append(ItemIndex(
                 id=it["id"], topic=it["topic"], type=it["type"], difficulty=it["difficulty"], marks=it["marks"],
                 tags=tuple(it.get("tags", [])), source=f"{source} {it['section']}", source_label=it["label"],
-                seed_file=source, data_file=path.name, errata=declared, item=it,
+                seed_file=source, data_file=path.name, section=it["section"], errata=declared, item=it,
             ))
     return tuple(out)
 

@@ -15,18 +15,32 @@ def runner():
 
 
 def test_list_json_fields(runner):
+    """Issue 4: ``--json`` prints a list of objects with id, kind, topic, type, source, errata;
+    a family's source is "generated"."""
     r = runner.invoke(bank, ["list", "--json", "--kind", "family"])
     assert r.exit_code == 0, r.output
-    obj = json.loads(r.output)
-    assert obj["count"] == len(obj["items"]) >= 12
-    for it in obj["items"]:
+    items = json.loads(r.output)
+    assert isinstance(items, list) and len(items) >= 30
+    for it in items:
         assert {"id", "kind", "topic", "type", "source", "errata"} <= set(it)
-        assert it["kind"] == "family" and it["errata"] == []
+        assert it["kind"] == "family" and it["errata"] == [] and it["source"] == "generated"
+
+
+def test_list_json_is_a_list_of_families_and_curated_items(runner):
+    r = runner.invoke(bank, ["list", "--json"])
+    assert r.exit_code == 0, r.output
+    items = json.loads(r.output)
+    assert isinstance(items, list)
+    assert {it["kind"] for it in items} == {"family", "curated"}
+    assert len({it["id"] for it in items}) == len(items)
+    for it in items:
+        assert isinstance(it["errata"], list), it["id"]
+        assert set(it["type"].split("|")) <= {"mcq", "msq", "nat", "integer", "matrix"}, it["id"]
 
 
 def test_list_topic_filter(runner):
     r = runner.invoke(bank, ["list", "--topic", "positional", "--kind", "family", "--json"])
-    ids = [it["id"] for it in json.loads(r.output)["items"]]
+    ids = [it["id"] for it in json.loads(r.output)]
     assert ids and all(i.startswith("positional.") for i in ids)
 
 
@@ -77,10 +91,11 @@ def test_validate_passes_and_reports_failures(runner, monkeypatch):
 def test_errata_json(runner):
     r = runner.invoke(bank, ["errata", "--json"])
     assert r.exit_code == 0, r.output
-    obj = json.loads(r.output)
-    assert obj["count"] == len(obj["errata"])
-    for row in obj["errata"]:
+    rows = json.loads(r.output)
+    assert isinstance(rows, list) and len(rows) >= 20
+    for row in rows:
         assert {"item", "where", "printed", "exact", "reason"} <= set(row)
+        assert row["where"].startswith(row["item"][:3] + "_") and row["printed"] != row["exact"]
 
 
 # --------------------------------------------------------------------------- a cheap index, keys on demand
@@ -133,17 +148,22 @@ def test_curated_entries_match_the_built_problems():
     assert {e.id for e in es} == set(built)
     for e in es:
         p = built[e.id]
-        assert (e.topic, e.types, e.difficulties, e.source, e.source_label, e.tags) == \
-            (p.topic, (p.type,), (p.difficulty,), p.source, p.source_label, p.tags), e.id
+        assert (e.topic, e.types, e.difficulties, e.source_label, e.tags) == \
+            (p.topic, (p.type,), (p.difficulty,), p.source_label, p.tags), e.id
+        seed_file = p.source.split()[0]
+        assert e.source == f"{seed_file} {p.source_label}" and p.source == f"{seed_file} {e.section}", e.id
         assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason} for x in p.errata], e.id
 
 
 def test_list_json_curated_errata(runner):
     r = runner.invoke(bank, ["list", "--json", "--kind", "curated"])
     assert r.exit_code == 0, r.output
-    items = {it["id"]: it for it in json.loads(r.output)["items"]}
+    items = {it["id"]: it for it in json.loads(r.output)}
     b5 = items["004.ex.b5"]
-    assert b5["kind"] == "curated" and b5["source_label"] == "B5" and b5["source"].startswith("004_")
+    assert b5["kind"] == "curated" and b5["source_label"] == "B5" and b5["source"] == "004_83489721195aedaa.txt B5"
+    assert b5["section"].startswith("§22")
+    assert items["004.gate.q3"]["source"] == "004_83489721195aedaa.txt GATE Q3"
+    assert all(it["errata"] == [] for it in items.values() if it["id"].startswith("004.gate.q4"))
     assert any("537M" in e["printed"] and e["reason"] for e in b5["errata"])
 
 

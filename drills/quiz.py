@@ -13,7 +13,12 @@ text, or JSON events), which shows things and reads lines. For each problem it p
 reads an answer, grades it (:mod:`question_bank.grading`), records it in the progress store
 (one transaction per answer, before the verdict is shown, so an answer on screen is an answer
 on disk) and shows the verdict. Multi-part problems are asked part by part and graded with
-follow-through. An answer that cannot be read, or a value the grader cannot use (a matrix of
+follow-through; a problem's score is the mean over its parts (parts carry no marks of their own),
+and it earns that fraction of its marks. Skipping (or revealing) at a later part scores that part
+and the ones after it 0 while the parts already answered keep their credit; the review is then
+Again. The summary, the stored rows (``extra.problem_score`` on the problem's last row), the JSON
+events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks") agree. An answer
+that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
 
 Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
@@ -382,7 +387,9 @@ class Summary:
     asked: int = 0  # problems shown and finished (answered, skipped or revealed)
     answered: int = 0
     correct: int = 0
-    score: float = 0.0
+    score: float = 0.0  # sum over problems of each problem's score in [0, 1] (mean over its parts)
+    marks: float = 0.0  # marks earned: sum of score x the problem's marks (GATE counts marks)
+    max_marks: float = 0.0  # marks of the problems asked
     skipped: int = 0
     revealed: int = 0
     reports: int = 0
@@ -395,7 +402,8 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         return {
             "session_id": self.session_id, "seed": self.seed, "asked": self.asked, "answered": self.answered,
-            "correct": self.correct, "score": self.score, "skipped": self.skipped, "revealed": self.revealed,
+            "correct": self.correct, "score": self.score, "marks": self.marks, "max_marks": self.max_marks,
+            "skipped": self.skipped, "revealed": self.revealed,
             "reports": self.reports, "seconds": self.seconds, "interrupted": self.interrupted,
             "problems": list(self.problems),
             "misconceptions": [{"id": i, "label": lab, "count": n} for (i, lab), n in self.misconceptions.most_common()],
@@ -462,7 +470,8 @@ class Quiz:
 
     def _header(self, i: int, total: int) -> dict[str, Any]:
         s = self.summary
-        return {"index": i + 1, "total": total, "score": s.score, "asked": s.asked}
+        return {"index": i + 1, "total": total, "score": s.score, "asked": s.asked,
+                "marks_scored": s.marks, "max_marks": s.max_marks}
 
     def _problem(self, problem: Any, i: int, total: int, *, last: bool) -> str:
         """Ask one problem (all its parts); returns the action that ended it."""
@@ -561,7 +570,7 @@ class Quiz:
                 break
             if out.action != "answered":
                 if out.action in ("skip", "solution"):
-                    self._give_up(problem, target, label, out.action, texts, problem_start)
+                    self._give_up(problem, target, label, out.action, verdicts, len(targets), problem_start)
                     self._last = (problem, dict(texts))  # its answer was shown: 'report' may follow
                 return out.action
             time_ms = int(round((self.clock() - start) * 1000))
@@ -578,6 +587,7 @@ class Quiz:
                 all_right = all(v.correct for v in verdicts.values())
                 rating = rating_for(all_right, int(round((self.clock() - problem_start) * 1000)),
                                     problem.type, problem.marks)
+            problem_score = problem_score_of(verdicts, len(targets)) if final else None
             m = verdict.misconception
             recorded = self.store.record_attempt(
                 problem_id=problem.id, session_id=self.session_id, family=problem.family, seed=problem.seed,
@@ -586,20 +596,19 @@ class Quiz:
                 misconception=m.id if m else None, misconception_label=m.label if m else None,
                 review=final, rating=rating,
                 extra={"status": verdict.status, "hints": hints[0], "difficulty": problem.difficulty,
-                       "follow_through": verdict.follow_through})
+                       "follow_through": verdict.follow_through,
+                       **({"problem_score": problem_score} if final else {})})
             if m is not None:
                 s.misconceptions[(m.id, m.label)] += 1
             self.view.answer(problem, label, out.text or "", parsed)
             self.view.verdict(problem, target, verdict, text=out.text or "", parsed=parsed, value=value,
-                              expected=_expected_text(target, problem), recorded=recorded, time_ms=time_ms)
+                              expected=_expected_text(target, problem), recorded=recorded, time_ms=time_ms,
+                              problem_score=problem_score)
             if final:
                 self._last = (problem, dict(texts))
-                score = sum(v.score for v in verdicts.values()) / len(verdicts)
-                s.asked += 1
+                self._count(problem, problem_score)
                 s.answered += 1
-                s.score += score
                 s.correct += int(all(v.correct for v in verdicts.values()))
-                s.problems.append(problem.id)
                 if not all(v.correct for v in verdicts.values()):
                     self.view.solution(problem)
         return "answered"
@@ -614,22 +623,35 @@ class Quiz:
         wr = {**written, **({label: wtext} if wtext is not None else {})}
         return grade_parts(problem, trial, written=wr)[label]
 
-    def _give_up(self, problem: Any, target: Any, label: str | None, action: str, texts: dict[str, str],
-                 problem_start: float) -> None:
+    def _count(self, problem: Any, problem_score: float) -> None:
+        """Add a finished problem to the summary: its score in [0, 1] and its marks."""
         s = self.summary
+        s.asked += 1
+        s.score += problem_score
+        s.marks += problem_score * problem.marks
+        s.max_marks += problem.marks
+        s.problems.append(problem.id)
+
+    def _give_up(self, problem: Any, target: Any, label: str | None, action: str, verdicts: dict[str, Any],
+                 n_parts: int, problem_start: float) -> None:
+        """Skip (or reveal) the rest of a problem. This part and the parts after it score 0;
+        the parts already answered keep their credit (the problem's score is the mean over all
+        its parts), and the review is Again, since the problem was not known in full."""
+        s = self.summary
+        problem_score = problem_score_of(verdicts, n_parts)
         self.store.record_attempt(
             problem_id=problem.id, session_id=self.session_id, family=problem.family, seed=problem.seed,
             topic=problem.topic, type=target.type, part=label, answer=None, correct=None, score=0.0,
             marks=problem.marks, time_ms=int(round((self.clock() - problem_start) * 1000)), review=True,
-            extra={"action": action, "difficulty": problem.difficulty})
-        s.asked += 1
-        s.problems.append(problem.id)
+            extra={"action": action, "difficulty": problem.difficulty, "problem_score": problem_score})
+        self._count(problem, problem_score)
         if action == "skip":
             s.skipped += 1
-            self.view.skipped(problem, _expected_text(problem, problem))
+            self.view.skipped(problem, _expected_text(problem, problem), label=label,
+                              problem_score=problem_score if verdicts else None)
         else:
             s.revealed += 1
-            self.view.solution(problem)
+            self.view.solution(problem, problem_score=problem_score if verdicts else None)
 
     def _read_answer(self, problem: Any, target: Any, label: str | None, hints: list[int],
                      texts: dict[str, str]) -> _Outcome:
@@ -699,6 +721,13 @@ class Quiz:
                                 extra={"difficulty": problem.difficulty, "source": problem.source})
         self.summary.reports += 1
         self.view.reported(problem, answer, uid, self.store.data_dir)
+
+
+def problem_score_of(verdicts: dict[str, Any], n_parts: int) -> float:
+    """A problem's score in [0, 1]: the mean of its parts' scores, a part not answered (skipped,
+    or after a skip) counting 0. Parts weigh the same (they carry no marks of their own); the
+    marks earned are this times the problem's marks."""
+    return sum(v.score for v in verdicts.values()) / max(n_parts, 1)
 
 
 def _expected_for(target: Any, problem: Any) -> str:

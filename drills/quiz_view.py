@@ -9,7 +9,8 @@ prints them as text with ✓/✗ marks, :class:`RichView` with colour through ``
 ``"answer"``, ``"verdict"``, ... and ``"end"`` with the session summary), flushed as it goes.
 
 - :class:`RichView` (stdin and stdout are terminals): a header rule "Question 3 of 10 · score
-  2/3", the statement in a panel (math already in Unicode: QKᵀ/√dₖ, matrices drawn with ⎡ ⎤),
+  2.5/4 marks" (marks earned over the marks of the problems finished, as GATE counts; a
+  multi-part problem earns the mean of its parts' scores times its marks), the statement in a panel (math already in Unicode: QKᵀ/√dₖ, matrices drawn with ⎡ ⎤),
   lettered options, type and marks; the prompt reads with line editing (``readline``). After
   each verdict it waits for Enter, so the verdict stays on screen (and ``solution``/``report``
   can be typed there).
@@ -52,8 +53,21 @@ def fmt_score(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}".rstrip("0").rstrip(".")
 
 
+def marks_text(scored: float, possible: float) -> str:
+    """``2.5/4 marks``: marks earned over the marks of the problems finished (as GATE counts)."""
+    return f"{fmt_score(scored)}/{fmt_score(possible)} mark" + ("" if possible == 1 else "s")
+
+
 def header_text(h: dict[str, Any]) -> str:
-    return f"Question {h['index']} of {h['total']} · score {fmt_score(h['score'])}/{h['asked']}"
+    return f"Question {h['index']} of {h['total']} · score {marks_text(h['marks_scored'], h['max_marks'])}"
+
+
+def problem_score_line(problem: Any, score: float, *, skipped: str | None = None) -> str:
+    """After a multi-part problem: its score (the mean over its parts) and the marks it earned;
+    ``skipped`` names the part where the student stopped (later parts score 0 as well)."""
+    kept = f"Skipped ({skipped}) and the parts after it score 0; earlier parts keep their credit. " if skipped else ""
+    return (f"{kept}Problem score {fmt_score(score)} of 1 · "
+            f"{marks_text(score * problem.marks, problem.marks)}")
 
 
 def meta_text(problem: Any) -> str:
@@ -175,7 +189,7 @@ def errata_lines(problem: Any) -> list[Line]:
 
 
 def summary_lines(s: Any) -> list[Line]:
-    out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {fmt_score(s.score)}/{s.asked} · "
+    out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {marks_text(s.marks, s.max_marks)} · "
                                  f"{duration_text(s.seconds)}")]
     extras = [f"{n} {w}" for n, w in ((s.skipped, "skipped"), (s.revealed, "solution(s) shown"),
                                       (s.reports, "key(s) reported")) if n]
@@ -198,7 +212,7 @@ def summary_lines(s: Any) -> list[Line]:
 
 def goodbye_line(s: Any) -> str:
     misc = f" · {sum(s.misconceptions.values())} misconception(s) hit" if s.misconceptions else ""
-    return (f"Goodbye: {s.correct} of {s.asked} right (score {fmt_score(s.score)}/{s.asked}) in "
+    return (f"Goodbye: {s.correct} of {s.asked} right (score {marks_text(s.marks, s.max_marks)}) in "
             f"{duration_text(s.seconds)}{misc} · all answers given are saved.")
 
 
@@ -275,14 +289,21 @@ class PlainView:
         pass
 
     def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
-                expected: str, recorded: Any, time_ms: int) -> None:
+                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
         self.lines(verdict_lines(problem, target, verdict, value=value, expected=expected, recorded=recorded))
+        if problem_score is not None and problem.parts:
+            self.lines([("title", problem_score_line(problem, problem_score))])
 
-    def solution(self, problem: Any) -> None:
+    def solution(self, problem: Any, problem_score: float | None = None) -> None:
+        if problem_score is not None:
+            self.lines([("title", problem_score_line(problem, problem_score))])
         self.lines(solution_lines(problem))
 
-    def skipped(self, problem: Any, expected: str) -> None:
+    def skipped(self, problem: Any, expected: str, *, label: str | None = None,
+                problem_score: float | None = None) -> None:
         self.out(f"Skipped. Answer: {expected}")
+        if problem_score is not None:
+            self.lines([("title", problem_score_line(problem, problem_score, skipped=label))])
 
     def hint(self, text: str, i: int, n: int) -> None:
         self.out(f"Hint {i}/{n}: {text}")
@@ -402,10 +423,12 @@ class RichView(PlainView):
 
         self.console.print(Padding(Text(f"? {message} (nothing counted; answer again)", style="yellow"), (0, 0, 0, 2)))
 
-    def solution(self, problem: Any) -> None:
+    def solution(self, problem: Any, problem_score: float | None = None) -> None:
         from rich.panel import Panel
         from rich.text import Text
 
+        if problem_score is not None:
+            self.lines([("title", problem_score_line(problem, problem_score))])
         self.console.print(Panel(Text(problem.solution_text), title="Worked solution", title_align="left",
                                  border_style="cyan", expand=False))
 
@@ -478,19 +501,28 @@ class JsonView:
         self._emit("answer", problem_id=problem.id, part=label, text=text, valid=True, parsed=parsed)
 
     def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
-                expected: str, recorded: Any, time_ms: int) -> None:
+                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
         data = verdict.to_json()
         data.update(problem_id=problem.id, part=getattr(target, "label", None) if problem.parts else None,
                     answer=text, expected_text=expected, time_ms=time_ms,
                     recorded_id=getattr(recorded, "id", None), rating=getattr(recorded, "rating", None),
                     due=recorded.due.isoformat() if getattr(recorded, "due", None) else None)
+        if problem_score is not None:  # the problem's last answer: its score and marks
+            data.update(problem_score=problem_score, marks_earned=problem_score * problem.marks,
+                        marks=problem.marks)
         self._emit("verdict", **data)
 
-    def solution(self, problem: Any) -> None:
-        self._emit("solution", problem_id=problem.id, text=problem.solution_text)
+    def solution(self, problem: Any, problem_score: float | None = None) -> None:
+        extra = {} if problem_score is None else {"problem_score": problem_score,
+                                                  "marks_earned": problem_score * problem.marks,
+                                                  "marks": problem.marks}
+        self._emit("solution", problem_id=problem.id, text=problem.solution_text, **extra)
 
-    def skipped(self, problem: Any, expected: str) -> None:
-        self._emit("skip", problem_id=problem.id, expected_text=expected)
+    def skipped(self, problem: Any, expected: str, *, label: str | None = None,
+                problem_score: float | None = None) -> None:
+        score = problem_score or 0.0
+        self._emit("skip", problem_id=problem.id, part=label, expected_text=expected, problem_score=score,
+                   marks_earned=score * problem.marks, marks=problem.marks)
 
     def hint(self, text: str, i: int, n: int) -> None:
         self._emit("hint", problem_id=self._problem_id, text=text, index=i, of=n)

@@ -442,9 +442,72 @@ def test_summary_counts_a_mistake_once_by_its_label():
 
     from drills.quiz_view import summary_lines
 
-    s = SimpleNamespace(correct=0, asked=2, score=0.0, seconds=3.0, skipped=0, revealed=0, reports=0,
+    s = SimpleNamespace(correct=0, asked=2, score=0.0, marks=0.0, max_marks=2, seconds=3.0, skipped=0, revealed=0,
+                        reports=0,
                         misconceptions=Counter({("no_scaling", "forgot to divide by √dₖ"): 1,
                                                 ("no_sqrt_dk_scaling", "forgot to divide by √dₖ"): 1}),
                         due_next=[], seed=1)
     text = "\n".join(t for _, t in summary_lines(s))
     assert text.count("forgot to divide by √dₖ") == 1 and "(×2)" in text
+
+
+def test_skipping_a_later_part_keeps_the_credit_of_earlier_parts(catalogue, tmp_path):
+    """Parts (a) and (b) right, then 'skip' at (c): (c) and (d) score 0 and (a), (b) keep
+    theirs, so the problem scores 2 of its n parts (2/n), i.e. 2/n of its marks. The summary,
+    the header of the next problem, the stored rows, the JSON events and the review (Again:
+    the problem was not known in full) all say the same."""
+    opts = QuizOptions(topics=("attention.by_hand",), count=2, seed=5)
+    p, _ = predict(catalogue, tmp_path / "p", opts)
+    n = len(p.parts)
+    assert n >= 3
+    lines = right_lines(p)[:2] + ["skip", "quit"]
+    args = ["--topic", "attention.by_hand", "-n", "2", "--seed", "5"]
+    expected_score = 2 / n
+    marks = expected_score * p.marks
+
+    data = tmp_path / "plain"
+    result = CliRunner().invoke(quiz, [*args, "--data-dir", str(data)], input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    shown = f"{marks:.2f}".rstrip("0").rstrip(".")
+    # the next problem's header and the summary count marks: 2/n of p's marks, of p's marks
+    assert f"Question 2 of 2 · score {shown}/{p.marks} marks" in result.output
+    assert f"Session over: 0 of 1 right · score {shown}/{p.marks} marks" in result.output
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+    assert [r["part"] for r in rows] == [pt.label for pt in p.parts[:3]]
+    assert [r["score"] for r in rows] == [1.0, 1.0, 0.0]
+    assert rows[2]["extra"]["action"] == "skip" and rows[2]["extra"]["problem_score"] == pytest.approx(expected_score)
+    assert [r["rating"] for r in rows] == [None, None, 1]  # one review, Again
+
+    d = Driver([*args, "--data-dir", str(tmp_path / "json")], tmp_path / "json")
+    for line in lines:
+        d.send(line)
+    d.proc.stdin.close()
+    end = d.until("end")
+    assert d.proc.wait(timeout=60) == 0
+    skip = next(e for e in d.events if e["event"] == "skip")
+    assert skip["part"] == p.parts[2].label and skip["problem_score"] == pytest.approx(expected_score)
+    assert skip["marks_earned"] == pytest.approx(marks)
+    second = [e for e in d.events if e["event"] == "problem"][1]
+    assert second["score"] == pytest.approx(expected_score) and second["marks_scored"] == pytest.approx(marks)
+    assert second["max_marks"] == p.marks
+    assert end["score"] == pytest.approx(expected_score) and end["asked"] == 1 and end["skipped"] == 1
+    assert end["marks"] == pytest.approx(marks) and end["max_marks"] == p.marks
+
+
+def test_last_part_answered_wrong_scores_the_mean_over_parts(catalogue, tmp_path):
+    """All parts but the last right, the last wrong (a zero matrix): n-1 of n parts."""
+    opts = QuizOptions(topics=("attention.by_hand",), count=1, seed=5)
+    (p,) = predict(catalogue, tmp_path / "p", opts)
+    n = len(p.parts)
+    rows_, cols = len(key_value(p.parts[-1].key)), len(key_value(p.parts[-1].key)[0])
+    zero = "; ".join(" ".join(["0"] * cols) for _ in range(rows_))
+    d = Driver(["--topic", "attention.by_hand", "-n", "1", "--seed", "5", "--data-dir", str(tmp_path)], tmp_path)
+    for line in right_lines(p)[:-1] + [zero]:
+        d.send(line)
+    d.proc.stdin.close()
+    end = d.until("end")
+    assert d.proc.wait(timeout=60) == 0
+    last = [e for e in d.events if e["event"] == "verdict"][-1]
+    assert last["correct"] is False and last["problem_score"] == pytest.approx((n - 1) / n)
+    assert end["score"] == pytest.approx((n - 1) / n) and end["marks"] == pytest.approx((n - 1) / n * p.marks)

@@ -13,6 +13,8 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     counting_params,
     counting_scaling,
     hardware,
+    hardware_inference,
+    hardware_training,
     heads,
     normalisation,
     positional,

@@ -1,0 +1,252 @@
+"""Hardware arithmetic of training: MFU from GPU-hours, petaflop/s-days, Kaplan's per-token
+forward count 2N + 2·n_layer·n_ctx·d_attn, and activation memory per layer (Korthikanti et al.)
+with and without selective recomputation.
+
+Keys are ``solver.training`` results (``train``, ``kaplan_forward_flops``, ``activations``) on
+figures the statement states; the worked solution is the result's steps. Misconceptions are
+the same calls with the mistake applied: the with-sparsity peak, 2N (forward only) in place of
+6N, 8N (hardware FLOPs with recomputation) in place of 6N, multiply-adds for FLOPs, PF-hours
+for PF-days, the 2N rule without the context term, the attention term of one layer, 4 in
+place of 2 (no causal average), the share of the total for the excess over 2N, the other
+recomputation setting, GB for GiB, one layer for all, one head's score matrix for all heads.
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import big, result_steps, tokens_text
+from question_bank.families.hardware import _NAMES, _SPARSE, _chip, _peak_text, _sparse
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 7 (hardware arithmetic)"
+
+
+@family("hardware.mfu_from_gpu_hours", topic="hardware", title="MFU from the GPU-hours of a training run",
+        types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
+def mfu_from_gpu_hours(d: Draw) -> Problem:
+    """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak)."""
+    from solver.training import train
+
+    for _ in range(300):
+        N = d.pick((7, 13, 34, 70)) * 10**9
+        D = d.pick((1000, 1400, 2000)) * 10**9
+        hw = d.pick(("a100-80gb", "h100-sxm"))
+        target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
+        chip = _chip(hw)
+        exact_hours = 6 * N * D / (3600 * chip.peak_flops * target)
+        hours = int(float(f"{exact_hours:.3g}"))  # a GPU-hour figure as a report would print it
+        r = train(N, tokens=D, chip=chip, gpu_hours=hours)
+        value = float(r.breakdown["mfu"]) * 100
+        if safe_for_rounding(value, 1, 0.1):
+            break
+
+    def mfu(**kw) -> float:
+        args = dict(tokens=D, chip=chip, gpu_hours=hours) | kw
+        return float(train(N, **args).breakdown["mfu"]) * 100
+
+    wrongs = [
+        Wrong(*_SPARSE, mfu(chip=_sparse(hw))),
+        Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token: forward 2N, backward 4N.",
+              mfu(tokens=None, compute=2 * N * D)),
+        Wrong("counted_recompute", "counted 8N per token (with activation recomputation)",
+              "MFU counts the model's FLOPs, 6N per token; recomputed forwards count towards hardware FLOPs utilisation (HFU), "
+              "not MFU.", mfu(tokens=None, compute=8 * N * D)),
+        Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "FLOPs count 2 per multiply-add, as the peak does.",
+              mfu(tokens=None, compute=3 * N * D)),
+    ]
+    key = nat_key(value, 1, unit="%")
+    st = Doc()
+    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters was trained on $D = {tokens_text(D)}$ tokens using "
+         f"{big(hours)} GPU-hours on {_NAMES[hw]} GPUs ({_peak_text(hw)}).")
+    st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
+         "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
+         "Give it in percent, rounded off to one decimal place.")
+    sol = Doc()
+    result_steps(sol, [s for s in r.steps if not s.formula.startswith("PF-days")])
+    sol.p(f"$= {value:.3f}$ %.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
+                     given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours})
+
+
+@family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
+        types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
+def pf_days(d: Draw) -> Problem:
+    """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s)."""
+    from solver.training import train
+
+    for _ in range(300):
+        N = d.pick((125 * 10**6, 1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))
+        D = d.pick((300, 1000, 1400, 2000)) * 10**9
+        r = train(N, tokens=D)
+        value = float(r.breakdown["pf_days"])
+        if safe_for_rounding(value, 1, 0.1):
+            break
+
+    def pfd(compute) -> float:
+        return float(train(N, compute=compute).breakdown["pf_days"])
+
+    wrongs = [
+        Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token: forward 2N, backward 4N.",
+              pfd(2 * N * D)),
+        Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "A petaflop/s counts 2 FLOPs per multiply-add.",
+              pfd(3 * N * D)),
+        Wrong("pf_hours", "divided by 3,600 s (PF-hours)", "A PF-day is 10¹⁵ FLOP/s for 86,400 s (24 hours).",
+              pfd(6 * N * D * 24)),
+    ]
+    key = nat_key(value, 1, unit="PF-days")
+    st = Doc()
+    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens. "
+         "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
+         "attention's sequence-length term), how much compute is that in petaflop/s-days "
+         "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
+                     given={"params": N, "tokens": D})
+
+
+#: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).
+_GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 24, 1536), ("GPT-3 XL", 24, 2048),
+         ("GPT-3 2.7B", 32, 2560), ("GPT-3 6.7B", 32, 4096), ("GPT-3 175B", 96, 12288))
+
+
+@family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
+        types=("nat",), tags=("flops", "scaling-laws", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
+def kaplan_forward(d: Draw) -> Problem:
+    """C_forward = 2N + 2·n_layer·n_ctx·d_attn per token, N = 2·d_model·n_layer·(2·d_attn + d_ff) non-embedding."""
+    from solver.training import kaplan_forward_flops
+
+    for _ in range(300):
+        name, L, dm = d.pick(_GPT3)
+        n_ctx = d.pick((1024, 2048, 4096, 8192))
+        N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
+        ask = "flops" if d.level == 0 else d.pick(("flops", "percent"))
+        r = kaplan_forward_flops(N, L, n_ctx, dm)
+        total = r.answer
+        unit, scale = ("MFLOP", 10**6) if total < 10**10 else ("GFLOP", 10**9)
+        value = total / scale if ask == "flops" else 100 * r.breakdown["attention_flops"] / r.breakdown["weights_flops"]
+        if safe_for_rounding(value, 2, 0.1):
+            break
+
+    def kaplan(**kw):
+        args = dict(n_params=N, n_layer=L, n_ctx=n_ctx, d_attn=dm) | kw
+        return kaplan_forward_flops(**args).breakdown
+
+    def figure(b) -> float:
+        if ask == "flops":
+            return (b["weights_flops"] + b["attention_flops"]) / scale
+        return 100 * b["attention_flops"] / b["weights_flops"]
+
+    doubled = kaplan(n_ctx=2 * n_ctx)  # 4·n_layer·n_ctx·d_attn: the full, not the causal-average, context
+    wrongs = [
+        Wrong("one_layer", "counted the context term for one layer", "Every layer attends over the context: 2·n_layer·n_ctx·d_attn.",
+              figure(kaplan(n_layer=1))),
+        Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan's term is 2·n_layer·n_ctx·d_attn (causal: on average "
+              "half the context per token, for QKᵀ and A·V together).", figure(doubled)),
+    ]
+    if ask == "flops":
+        wrongs += [
+            Wrong("two_n_rule", "used the 2N rule (no context term)", "C_forward adds 2·n_layer·n_ctx·d_attn to 2N for attention.",
+                  r.breakdown["weights_flops"] / scale),
+            Wrong("counted_backward", "gave the training cost (×3)", "The forward pass alone is asked; training adds the "
+                  "backward pass (2 × forward).", r.breakdown["training_per_token"] / scale),
+        ]
+    else:
+        wrongs.append(Wrong("share_of_total", "gave the share of C_forward", "The question asks how much larger than 2N: "
+                            "divide the context term by 2N, not by the total.", 100 * float(r.breakdown["attention_share"])))
+    key = nat_key(value, 2, unit=unit if ask == "flops" else "%")
+    st = Doc()
+    st.p(f"{name} has $n_{{layer}} = {L}$ layers with $d_{{model}} = d_{{attn}} = {dm}$ and $d_{{ff}} = 4 d_{{model}}$, so "
+         f"Kaplan et al.'s non-embedding parameter count is $N = 2 d_{{model}} n_{{layer}} (2 d_{{attn}} + d_{{ff}}) = {big(N)}$. "
+         f"It runs with a context of $n_{{ctx}} = {n_ctx}$ tokens.")
+    if ask == "flops":
+        st.p("Using Kaplan et al.'s forward-pass estimate $C_{forward} \\approx 2N + 2 n_{layer} n_{ctx} d_{attn}$ FLOPs per token "
+             f"(2 FLOPs per multiply-add), how many {'MFLOP ($10^6$' if unit == 'MFLOP' else 'GFLOP ($10^9$'} FLOPs) does "
+             "one token's forward pass cost? Round off to two decimal places.")
+    else:
+        st.p("Using Kaplan et al.'s forward-pass estimate $C_{forward} \\approx 2N + 2 n_{layer} n_{ctx} d_{attn}$ FLOPs per token, "
+             "by what percentage does $C_{forward}$ exceed the $2N$ rule? Round off to two decimal places.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    if ask == "flops":
+        sol.p(f"$= {total / scale:.4f}$ {unit}.")
+    else:
+        sol.p(f"Excess over $2N$: $2 n_{{layer}} n_{{ctx}} d_{{attn}} / 2N = {big(r.breakdown['attention_flops'])} / "
+              f"{big(r.breakdown['weights_flops'])} = {value:.4f}$ %.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
+                     given={"model": name, "n_layer": L, "d_model": dm, "n_ctx": n_ctx, "params": N, "ask": ask})
+
+
+#: unit -> (bytes, how the statement spells it)
+_UNITS = {"GB": (10**9, "$10^9$"), "GiB": (2**30, "$2^{30}$"), "MB": (10**6, "$10^6$"), "MiB": (2**20, "$2^{20}$")}
+#: (h, a): hidden size and heads of common shapes
+_ACT_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64), (12288, 96))
+
+
+@family("hardware.activation_memory", topic="hardware", title="Activation memory per layer (Korthikanti et al.)",
+        types=("nat",), tags=("training", "memory", "activations", "recomputation"),
+        source=_SRC + "; Korthikanti et al. 2022")
+def activation_memory(d: Draw) -> Problem:
+    """s·b·h·(34 + 5·a·s/h) bytes per layer; 34·s·b·h with selective recomputation (the score-matrix terms recomputed)."""
+    from solver.training import activations
+
+    for _ in range(300):
+        h, a = d.pick(_ACT_SHAPES)
+        s = d.pick((1024, 2048, 4096))
+        b = d.pick((1, 2, 4, 8)) if d.level else 1
+        recompute = d.pick(("none", "selective"))
+        L = d.pick((1, 24, 32, 48)) if d.level == 2 else 1
+        binary = d.level == 0 or d.rng.random() < 0.5
+        r = activations(s, b, h, a, recompute=recompute, n_layers=L)
+        small = r.answer < (2**30 if binary else 10**9)  # below a GiB (GB): in MiB (MB)
+        unit = ("MiB" if small else "GiB") if binary else ("MB" if small else "GB")
+        div = _UNITS[unit][0]
+        value = r.answer / div
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    other_unit = {"GiB": "GB", "GB": "GiB", "MiB": "MB", "MB": "MiB"}[unit]
+
+    def act(**kw) -> float:
+        args = dict(recompute=recompute, n_layers=L) | kw
+        return activations(kw.pop("s", s), kw.pop("b", b), h, kw.pop("a", a), **args).answer / div
+
+    other = "selective" if recompute == "none" else "none"
+    wrongs = [
+        Wrong(f"recompute_{other}", f"used the formula {'with' if other == 'selective' else 'without'} selective recomputation",
+              "Selective recomputation drops the 5·a·s²·b bytes of the score matrices (softmax output, dropout mask and "
+              "output) and keeps the 34·s·b·h.", act(recompute=other)),
+        Wrong("full_recompute", "used full recomputation (2·s·b·h)", "Full recomputation keeps only each layer's input; "
+              "selective recomputation keeps the 34·s·b·h activations.", act(recompute="full")) if recompute == "selective" else None,
+        Wrong("gb_vs_gib", f"gave {other_unit} instead of {unit}", "1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes; "
+              "1 MB = 10⁶ bytes, 1 MiB = 2²⁰ bytes.", r.answer / _UNITS[other_unit][0]),
+        Wrong("one_head", "counted one head's score matrix", f"Each of the a = {a} heads has its own s × s scores.",
+              activations(s, b, h, 1, recompute=recompute, n_layers=L).answer / div) if recompute == "none" else None,
+        Wrong("one_layer", "gave one layer", f"The question asks for all {L} layers.",
+              activations(s, b, h, a, recompute=recompute).answer / div) if L > 1 else None,
+        Wrong("forgot_batch", "forgot the micro-batch", f"Every one of the b = {b} sequences stores its own activations.",
+              activations(s, 1, h, a, recompute=recompute, n_layers=L).answer / div) if b > 1 else None,
+    ]
+    key = nat_key(value, 2, unit=unit)
+    rec = ("no recomputation (every activation is stored)" if recompute == "none"
+           else "selective activation recomputation (the attention score matrices are recomputed in the backward pass)")
+    where = "one transformer layer" if L == 1 else f"all $L = {L}$ layers"
+    unit_text = f"{unit} ({_UNITS[unit][1]} bytes)"
+    st = Doc()
+    st.p(f"A GPT-style transformer with hidden size $h = {h}$ and $a = {a}$ attention heads is trained with sequence length "
+         f"$s = {s}$ and micro-batch $b = {b}$, 16-bit activations and 1-byte dropout masks, no tensor or sequence parallelism, "
+         f"and {rec}.")
+    st.p("Using the activation-memory estimate of Korthikanti et al. (2022), $s b h (34 + 5 a s / h)$ bytes per layer "
+         f"without recomputation, how much activation memory does {where} store? "
+         f"Give it in {unit_text}, rounded off to two decimal places.")
+    sol = Doc()
+    result_steps(sol, r.steps)
+    sol.p(f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
+                     given={"seq": s, "batch": b, "d_model": h, "n_heads": a, "recompute": recompute, "n_layers": L,
+                            "unit": unit})

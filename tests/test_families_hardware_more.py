@@ -1,0 +1,203 @@
+"""The inference and training hardware families (question_bank.families.hardware_inference and
+hardware_training): sound for 27 seeds each (audit: key accepted, every misconception rejected
+and diagnosed as itself, the solution ends on the key), each key recomputed here from a formula
+written from its source, and one hand-worked variant per family pinned.
+
+Sources of the independent formulas:
+- prefill: a forward pass does one multiply-add (2 FLOPs) per weight per token, so 2·N·T FLOPs;
+  time = FLOPs / (chips · dense peak · MFU), dense peak = the datasheet's with-sparsity figure / 2.
+- decode attention: FLOPs counted by ``FlopCounterMode`` on the real q·kᵀ and a·v of one new
+  query against S cached keys; bytes = the sizes of the Q, K, V and O tensors (meta device).
+- crossover: FLOPs of the Q, K, V, O (and FFN) matmuls of one token, and of one cached key's
+  q·k and a·v, both counted by ``FlopCounterMode``; S = the ratio.
+- MFU and PF-days: C = 6·N·D (Kaplan et al. 2020, §2.1: forward 2N, backward 4N per token);
+  MFU = C / (GPU-hours · 3,600 s · dense peak); 1 PF-day = 10^15 FLOP/s · 86,400 s.
+- Kaplan: C_forward = 2N + 2·n_layer·n_ctx·d_attn (Kaplan et al. 2020, Table 1).
+- activations: Korthikanti et al. 2022, §4.1: per layer s·b·h·(34 + 5·a·s/h) bytes; with
+  selective recomputation 34·s·b·h (the 5·a·s²·b of the score matrices is recomputed).
+"""
+
+import functools
+from fractions import Fraction
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+import question_bank.families.hardware_inference  # noqa: F401 - registers
+import question_bank.families.hardware_training  # noqa: F401 - registers
+from question_bank.family import FAMILIES
+from question_bank.grading import audit_problem, grade
+
+MODULES = ("question_bank.families.hardware_inference", "question_bank.families.hardware_training")
+IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
+PER_DIFFICULTY = 9
+#: dense bf16 FLOP/s, typed from the datasheets: NVIDIA's with-sparsity figure halved
+DENSE_BF16 = {"a100-80gb": 624e12 / 2, "h100-sxm": 1979e12 / 2, "h200": 1979e12 / 2}
+
+
+@functools.cache
+def variants(fid):
+    f = FAMILIES[fid]
+    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(PER_DIFFICULTY))
+
+
+def test_family_list():
+    assert IDS == sorted(["hardware.prefill_time", "hardware.decode_attention_intensity", "hardware.attention_crossover",
+                          "hardware.mfu_from_gpu_hours", "hardware.pf_days", "hardware.kaplan_forward",
+                          "hardware.activation_memory"])
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_sound(fid):
+    for p in variants(fid):
+        assert audit_problem(p) == [], p.id
+        assert len(p.misconceptions) >= 2, p.id
+        for m in p.misconceptions:
+            v = grade(p, m.value)
+            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+        assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
+        for word in ("round", "FLOP" if p.key.unit not in ("GB", "GiB", "MB", "MiB") else "bytes"):
+            assert word.lower() in p.statement_text.lower(), (p.id, word)
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_deterministic(fid):
+    a, b = FAMILIES[fid].generate(5, "hard"), FAMILIES[fid].generate(5, "hard")
+    assert (a.statement_md, a.key) == (b.statement_md, b.key)
+
+
+def test_prefill_time_vs_formula():
+    for p in variants("hardware.prefill_time"):
+        g = p.given
+        t = 2 * g["params"] * g["tokens"] / (g["chips"] * DENSE_BF16[g["hw"]] * g["mfu"])
+        assert p.key.value == pytest.approx(t * 1e3, rel=1e-12), p.id
+
+
+def meta(*shape):
+    return torch.empty(*shape, dtype=torch.bfloat16, device="meta")
+
+
+def matmul_flops(*pairs) -> int:
+    """FLOPs that FlopCounterMode counts for ``a @ b`` over the (shape of a, shape of b) pairs."""
+    with FlopCounterMode(display=False) as c:
+        for a, b in pairs:
+            meta(*a) @ meta(*b)
+    return c.get_total_flops()
+
+
+def test_decode_attention_intensity_vs_flop_counter_and_tensor_bytes():
+    for p in variants("hardware.decode_attention_intensity"):
+        g = p.given
+        B, S, N, G, H = g["batch"], g["context"], g["n_heads"], g["n_kv_heads"], g["d_head"]
+        a = {"bf16": 2, "fp8": 1}[g["dtype"]]
+        # every query head reads its group's cached K and V: q[B,N,1,H]·kᵀ[B,N,H,S], then a[B,N,1,S]·v[B,N,S,H]
+        flops = matmul_flops(((B, N, 1, H), (B, N, H, S)), ((B, N, 1, S), (B, N, S, H)))
+        q, k, v, o = meta(B, N, 1, H), meta(B, G, S, H), meta(B, G, S, H), meta(B, N, 1, H)
+        n_bytes = a * sum(t.numel() for t in (q, k, v, o))
+        assert p.key.value == pytest.approx(flops / n_bytes, rel=1e-12), p.id
+
+
+def test_attention_crossover_vs_flop_counter():
+    for p in variants("hardware.attention_crossover"):
+        g = p.given
+        dm, N, G, H, dff = g["d_model"], g["n_heads"], g["n_kv_heads"], g["d_head"], g["d_ff"]
+        pairs = [((1, dm), (dm, N * H)), ((1, dm), (dm, G * H)), ((1, dm), (dm, G * H)), ((1, N * H), (N * H, dm))]
+        if g["against"] == "all":
+            ups = 2 if g["ffn"] == "swiglu" else 1  # SwiGLU: gate and up
+            pairs += [((1, dm), (dm, dff))] * ups + [((1, dff), (dff, dm))]
+        per_key = matmul_flops(((N, 1, H), (N, H, 1)), ((N, 1, 1), (N, 1, H)))  # one key: q·k and a·v, all heads
+        assert p.key.value == pytest.approx(matmul_flops(*pairs) / per_key, rel=1e-12), p.id
+
+
+def test_mfu_vs_formula():
+    for p in variants("hardware.mfu_from_gpu_hours"):
+        g = p.given
+        mfu = 6 * g["params"] * g["tokens"] / (g["gpu_hours"] * 3600 * DENSE_BF16[g["hw"]])
+        assert p.key.value == pytest.approx(100 * mfu, rel=1e-12), p.id
+        assert 0.2 < mfu < 0.7
+
+
+def test_pf_days_vs_formula():
+    for p in variants("hardware.pf_days"):
+        g = p.given
+        assert p.key.value == pytest.approx(6 * g["params"] * g["tokens"] / (1e15 * 86400), rel=1e-12), p.id
+
+
+def test_kaplan_vs_table_1():
+    for p in variants("hardware.kaplan_forward"):
+        g = p.given
+        L, d, n = g["n_layer"], g["d_model"], g["n_ctx"]
+        N = 12 * L * d * d  # Kaplan's N = 2·d·L·(2·d_attn + d_ff) with d_attn = d, d_ff = 4d
+        assert g["params"] == N
+        extra = 2 * L * n * d
+        want = (2 * N + extra) / {"MFLOP": 1e6, "GFLOP": 1e9}[p.key.unit] if g["ask"] == "flops" else 100 * extra / (2 * N)
+        assert p.key.value == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_activation_memory_vs_paper():
+    for p in variants("hardware.activation_memory"):
+        g = p.given
+        s, b, h, a = g["seq"], g["batch"], g["d_model"], g["n_heads"]
+        per_layer = s * b * h * (34 + Fraction(5 * a * s, h)) if g["recompute"] == "none" else 34 * s * b * h
+        unit = {"GB": 1e9, "GiB": 2**30, "MB": 1e6, "MiB": 2**20}[p.key.unit]
+        assert p.key.value == pytest.approx(float(g["n_layers"] * per_layer) / unit, rel=1e-12), p.id
+
+
+# ------------------------------------------------------------------ pinned hand-worked variants
+
+
+def easy(fid, seed=0):
+    return FAMILIES[fid].generate(seed, "easy")
+
+
+def test_pin_prefill_time():
+    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 35%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
+    / (989.5e12 × 0.35 = 3.46325e14) = 0.307503 s → 307.50 ms. Sparse peak: 153.75; MFU ignored: 107.63."""
+    p = easy("hardware.prefill_time")
+    assert grade(p, 307.50).correct
+    assert grade(p, 153.75).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
+
+
+def test_pin_decode_attention_intensity():
+    """MHA, B = 16, S = 256, N = G = 64, H = 64, bf16: FLOPs 4·16·64·256·64 = 67,108,864; bytes
+    2·(2·16·64·64 + 2·16·64·256·64) = 67,371,008; I = 0.99611 → 1.00. K only: 2·(131,072 + 16,777,216) = 33,816,576 → 1.98."""
+    p = easy("hardware.decode_attention_intensity")
+    assert grade(p, 1.00).correct and grade(p, 1.98).misconception.id == "forgot_k_and_v"
+
+
+def test_pin_attention_crossover():
+    """d = 2048, 16 heads of 128, MHA: the Q, K, V, O projections of one token cost 4 × 2·d² = 33,554,432 FLOPs;
+    one cached key costs q·k + a·v = 2·N·H + 2·N·H = 8,192 FLOPs; S = 33,554,432 / 8,192 = 4,096 (= 2d).
+    Counting q·k only (4,096 FLOPs per key) doubles it: 8,192."""
+    p = easy("hardware.attention_crossover")
+    assert grade(p, 4096).correct and grade(p, 8192).misconception.id == "forgot_av"
+
+
+def test_pin_mfu():
+    """70B on 1.4T tokens, 1,220,000 A100 GPU-hours: C = 5.88e23; 1.22e6 × 3600 × 312e12 = 1.370304e24;
+    MFU = 42.91% → 42.9. Sparse 624 TFLOP/s: 21.5; 2N: 14.3."""
+    p = easy("hardware.mfu_from_gpu_hours")
+    assert grade(p, 42.9).correct and grade(p, 21.5).misconception.id == "sparse_peak"
+    assert grade(p, 14.3).misconception.id == "forgot_backward"
+
+
+def test_pin_pf_days():
+    """70B × 1T tokens: 6 × 7e10 × 1e12 = 4.2e23 / 8.64e19 = 4861.1 PF-days; 2N: 1620.4."""
+    p = easy("hardware.pf_days")
+    assert grade(p, 4861.1).correct and grade(p, 1620.4).misconception.id == "forgot_backward"
+
+
+def test_pin_kaplan():
+    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 2048: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
+    2·32·2048·2560 = 335,544,320; C_forward = 5,368,709,120 = 5368.71 MFLOP. The 2N rule: 5033.16."""
+    p = easy("hardware.kaplan_forward")
+    assert grade(p, 5368.71).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
+
+
+def test_pin_activation_memory():
+    """s = 2048, b = 1, h = 2048, a = 16, selective: 34·2048·2048 = 142,606,336 B = 136.00 MiB; no recomputation:
+    2048·2048·(34 + 5·16·2048/2048) = 478,150,656 B = 456.00 MiB; as MB 142.61."""
+    p = easy("hardware.activation_memory")
+    assert grade(p, 136.00).correct and grade(p, 456.00).misconception.id == "recompute_none"
+    assert grade(p, 142.61).misconception.id == "gb_vs_gib"

@@ -45,7 +45,7 @@ skip               ``skip``, ``next``, ``pass``  ``:s``
 solution           ``solution``, ``show``      ``:w`` (worked solution)
 another            ``another``, ``new``        ``:a``
 quit               ``quit``, ``exit``          ``:q``
-report             ``report [note]``           ``:r [note]``
+report             ``report [last] [note]``    ``:r [last] [note]``
 help               ``help``, ``?``             ``:?``
 =================  ==========================  =====================================
 """
@@ -910,8 +910,9 @@ _COMMAND_WORDS = {
 _COMMAND_SHORT = {"h": "hint", "s": "skip", "w": "solution", "a": "another", "q": "quit", "r": "report",
                   "?": "help"}
 COMMAND_HELP = (
-    "hint (:h)   skip (:s)   solution (:w)   another (:a)   report [note] (:r)   quit (:q)   help (:?)"
+    "hint (:h)   skip (:s)   solution (:w)   another (:a)   report [last] [note] (:r)   quit (:q)   help (:?)"
 )
+REPORT_HELP = "report: dispute the key of the problem on screen; report last: of the previous problem"
 
 
 def parse_command(text: str, letters_are_answers: bool = True) -> Command | None:

@@ -23,9 +23,11 @@ the wrong shape), gets a one-line message and is asked again; nothing is recorde
 
 Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
 (show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
-the same family, nothing recorded), ``report [note]`` (dispute a key: the problem whose verdict
-was shown last, or the current one before any verdict; recorded with its seed and the answer
-given), ``quit`` and ``help``.
+the same family, nothing recorded), ``report [note]`` (dispute a key: the problem on screen, or
+at the pause after a verdict in a terminal the problem just judged; ``report last [note]``
+reports the previous problem, the one whose verdict was shown last; recorded with its seed and
+the answers given), ``quit`` and ``help``. Plain and terminal mode agree: piped input has no
+pause, so a ``report`` typed at a new problem's first prompt is about that new problem.
 
 Speed. The first problem must be on screen fast, and most generators use the SymPy path of the
 solver (SymPy takes the better part of a second to import). So :meth:`ProblemSource.start`
@@ -51,6 +53,7 @@ from typing import Any
 
 from drills.answers import (
     COMMAND_HELP,
+    REPORT_HELP,
     AnswerParseError,
     Command,
     MatrixReader,
@@ -488,7 +491,6 @@ class Quiz:
                 fresh = self._another(problem)
                 if fresh is not None:
                     problem = fresh
-                    self._last = None  # 'report' now means the fresh problem, not the one before
                 continue
             if result in ("answered", "skip", "solution"):
                 self.view.errata(problem)
@@ -529,9 +531,12 @@ class Quiz:
             elif cmd.name == "solution":
                 self.view.solution(problem)
             elif cmd.name == "report":
-                self._report(cmd, problem, {})
+                # at the pause the problem on screen is the one just judged ('last' is the same one)
+                _, note = _report_target(cmd)
+                texts = self._last[1] if self._last is not None and self._last[0] is problem else {}
+                self._report(note, problem, texts)
             elif cmd.name == "help":
-                self.view.message("Enter: next question · solution · report [note] · quit")
+                self.view.message("Enter: next question · solution · report [note] (this problem) · quit")
             else:
                 self.view.message(f"'{cmd.name}' works while a question is open; press Enter to go on")
 
@@ -701,26 +706,38 @@ class Quiz:
                 self.view.message("No more hints for this one." if problem.hints else "No hint for this one.")
             return None
         if cmd.name == "help":
-            self.view.message(COMMAND_HELP)
+            self.view.message(f"{COMMAND_HELP}\n{REPORT_HELP}")
             return None
         if cmd.name == "report":
-            # in a terminal the previous problem is reported at its pause; here, the one on screen.
-            # Plain/piped input has no pause, so 'report' before answering means the last verdict.
-            if texts or self._last is None or self.view.interactive:
-                self._report(cmd, problem, texts)
+            # the problem on screen, in a terminal and in plain mode alike; 'report last' the
+            # previous one (the last verdict shown)
+            last, note = _report_target(cmd)
+            if not last:
+                self._report(note, problem, texts)
+            elif self._last is None:
+                self.view.message("No earlier problem to report ('report' alone reports this one).")
             else:
-                self._report(cmd, *self._last)
+                self._report(note, *self._last)
             return None
         return cmd.name  # skip, solution, another, quit
 
-    def _report(self, cmd: Command, problem: Any, texts: dict[str, str]) -> None:
+    def _report(self, note: str, problem: Any, texts: dict[str, str]) -> None:
         answer = "; ".join(f"({k}) {v}" if k else v for k, v in texts.items()) or None
         expected = _expected_text(problem, problem)
         uid = self.store.report(problem.id, seed=problem.seed, family=problem.family, answer=answer,
-                                key=expected, note=cmd.arg, session_id=self.session_id,
+                                key=expected, note=note, session_id=self.session_id,
                                 extra={"difficulty": problem.difficulty, "source": problem.source})
         self.summary.reports += 1
         self.view.reported(problem, answer, uid, self.store.data_dir)
+
+
+def _report_target(cmd: Command) -> tuple[bool, str]:
+    """``(previous, note)`` of a report command: ``report last [note]`` is about the previous
+    problem; anything else after ``report`` is the note."""
+    head, _, rest = cmd.arg.partition(" ")
+    if head.lower() in ("last", "previous", "prev"):
+        return True, rest.strip()
+    return False, cmd.arg
 
 
 def problem_score_of(verdicts: dict[str, Any], n_parts: int) -> float:

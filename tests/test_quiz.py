@@ -179,7 +179,7 @@ def test_follow_through_on_a_multi_part_problem(catalogue, tmp_path):
 def test_commands_hint_skip_report_another(catalogue, tmp_path):
     opts = QuizOptions(type="nat", count=2, seed=2)
     first, second = predict(catalogue, tmp_path / "p", opts)
-    lines = ["help", "hint", "another", "skip", "report the key looks wrong", "quit"]
+    lines = ["help", "hint", "another", "skip", "report last the key looks wrong", "quit"]
     data = tmp_path / "data"
     result = CliRunner().invoke(quiz, ["--type", "nat", "-n", "2", "--seed", "2", "--data-dir", str(data)],
                                 input="\n".join(lines) + "\n")
@@ -198,7 +198,7 @@ def test_commands_hint_skip_report_another(catalogue, tmp_path):
         assert skipped_id == first.id and "no other variants" in out
     assert len(rows) == 1 and rows[0]["correct"] is None and rows[0]["answer"] is None
     assert rows[0]["extra"]["action"] == "skip" and rows[0]["rating"] == 1
-    # the report (typed before answering the next problem) is about the skipped one
+    # 'report last' (typed at the next problem's prompt) is about the skipped one
     assert len(reports) == 1 and reports[0]["problem_id"] == skipped_id
     assert reports[0]["note"] == "the key looks wrong"
     lines_in_file = (data / "reports.jsonl").read_text().splitlines()
@@ -405,7 +405,7 @@ def test_quiz_over_a_pipe_imports_no_torch_and_no_sympy_before_the_first_problem
 
 def test_report_in_a_terminal_is_about_the_problem_on_screen(catalogue, tmp_path):
     """In a terminal the previous problem is reported at its pause; 'report' at the next
-    problem's prompt is about that next problem (piped input keeps 'the last verdict')."""
+    problem's prompt is about that next problem."""
     import io
 
     from drills.quiz import Quiz
@@ -511,3 +511,37 @@ def test_last_part_answered_wrong_scores_the_mean_over_parts(catalogue, tmp_path
     last = [e for e in d.events if e["event"] == "verdict"][-1]
     assert last["correct"] is False and last["problem_score"] == pytest.approx((n - 1) / n)
     assert end["score"] == pytest.approx((n - 1) / n) and end["marks"] == pytest.approx((n - 1) / n * p.marks)
+
+
+@pytest.mark.parametrize("interactive", [False, True])
+def test_report_is_about_the_problem_on_screen_and_report_last_the_previous(catalogue, tmp_path, interactive):
+    """Piped and terminal input agree: 'report' at the first prompt of problem 2 reports
+    problem 2 (plain mode has no pause after a verdict, so this used to report problem 1);
+    'report last' reports problem 1, with the answer given to it; the note follows 'last'."""
+    import io
+
+    from drills.quiz import Quiz
+    from drills.quiz_view import PlainView
+
+    opts = QuizOptions(type="nat", count=2, seed=2)
+    first, second = predict(catalogue, tmp_path / "p", opts)
+    answer = right_lines(first)[0]
+    pause = [""] if interactive else []  # Enter at the pause after the verdict
+    script = [answer, *pause, "report this one", "report last that one", "quit"]
+    view = PlainView(io.StringIO("\n".join(script) + "\n"))
+    view.interactive = interactive
+    with ProgressStore.open(tmp_path / "data") as store:
+        picks = plan(catalogue, store, opts)
+        Quiz(store, catalogue, ProblemSource(catalogue, picks, opts.type), view, opts, seed=opts.seed).run()
+        reports = store.reports()
+    assert [(r["problem_id"], r["note"]) for r in reports] == [(second.id, "this one"), (first.id, "that one")]
+    assert reports[0]["answer"] is None and reports[1]["answer"] == answer
+
+
+def test_report_last_with_nothing_before_records_nothing(catalogue, tmp_path):
+    result = CliRunner().invoke(quiz, ["--type", "nat", "-n", "1", "--seed", "2", "--data-dir", str(tmp_path)],
+                                input="report last\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "No earlier problem to report" in result.output
+    with ProgressStore.open(tmp_path) as store:
+        assert store.reports() == []

@@ -161,7 +161,7 @@ def _human(key: str, value: Any) -> str:
     if isinstance(value, (dict, list, str)) or value is None or isinstance(value, bool):
         return str(value)
     if key == "bytes" or key.endswith("_bytes") or key == "hbm":
-        return format_bytes(value)
+        return format_bytes(value) if value >= 0 else "−" + format_bytes(-value)
     if key.endswith("_s") or key == "s":
         v = float(value)
         for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
@@ -362,19 +362,35 @@ def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
     show(r, as_json, explain)
 
 
+def hbm_options(f):
+    """--hw and --hbm only: the memory commands need the HBM size, nothing else of the chip."""
+    f = click.option("--hbm", type=BYTES, help="HBM bytes per GPU (80e9, 80GB, 80GiB); reports what is left.")(f)
+    return click.option("--hw", "hw", metavar="NAME", help="Hardware preset (qkv hw list) for the HBM size.")(f)
+
+
+def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
+    """(HBM bytes per GPU, where it came from), or (None, None) when neither flag is given."""
+    if hw is None and hbm is None:
+        return None, None
+    chip = _chip({"hw": hw, "hbm": hbm})
+    return chip.need("hbm"), chip.origin.get("hbm")
+
+
 @click.command()
 @click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ (7.5e9, 7.5B).")
 @click.option("--gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
 @click.option("--stage", type=click.IntRange(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
+@hbm_options
 @output_options
 @_solver_call
-def zero(params, gpus, stage, optimizer_bytes, as_json, explain):
-    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3."""
+def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves)."""
     from solver.training import zero as solve
 
-    show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes), as_json, explain)
+    size, origin = _hbm(hw, hbm)
+    show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
 
 
 @click.command()
@@ -384,13 +400,16 @@ def zero(params, gpus, stage, optimizer_bytes, as_json, explain):
 @click.option("--n-heads", "-a", type=INT, required=True)
 @click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
 @click.option("--n-layers", "-L", type=INT, default=1, show_default=True, help="Layers (1 = per layer).")
+@hbm_options
 @output_options
 @_solver_call
-def activations(seq, batch, d_model, n_heads, recompute, n_layers, as_json, explain):
+def activations(seq, batch, d_model, n_heads, recompute, n_layers, hw, hbm, as_json, explain):
     """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation."""
     from solver.training import activations as solve
 
-    show(solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers), as_json, explain)
+    size, origin = _hbm(hw, hbm)
+    show(solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers, hbm=size, hbm_origin=origin),
+         as_json, explain)
 
 
 @click.command()

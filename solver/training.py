@@ -88,7 +88,19 @@ def kaplan_forward_flops(n_params: int, n_layer: int, n_ctx: int, d_attn: int) -
     return r
 
 
-def zero(params: int, gpus: int, stage: int, *, optimizer_bytes: int = 12) -> Result:
+def _headroom(r: Result, used, hbm, what: str, hbm_origin: str | None = None) -> None:
+    """Add the HBM left per GPU (HBM − ``used``), in bytes, GB and GiB, and whether it fits."""
+    hbm = Fraction(_pos("hbm", hbm))
+    left = r.step(f"left per GPU = HBM − {what}", f"{fmt(hbm)} − {fmt(used)}", hbm - used, "bytes")
+    fits = left >= 0
+    r.convention["hbm"] = f"{fmt(hbm)} bytes per GPU" + (f" ({hbm_origin})" if hbm_origin else "") + \
+        "; all of it usable (no framework overhead, buffers or fragmentation)"
+    r.breakdown.update(hbm_bytes=hbm, left_bytes=left, left_GB=float(left) / GB, left_GiB=float(left) / 2**30,
+                       fits=fits)
+
+
+def zero(params: int, gpus: int, stage: int, *, optimizer_bytes: int = 12, hbm: float | None = None,
+         hbm_origin: str | None = None) -> Result:
     """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (Rajbhandari et al.).
 
     Per parameter: 2 bytes fp16 weights, 2 bytes fp16 gradients, K bytes optimizer state
@@ -99,6 +111,9 @@ def zero(params: int, gpus: int, stage: int, *, optimizer_bytes: int = 12) -> Re
     - stage 1 (P_os, optimizer states partitioned): 2Ψ + 2Ψ + K·Ψ/N_d
     - stage 2 (P_os+g, gradients too): 2Ψ + (2 + K)·Ψ/N_d
     - stage 3 (P_os+g+p, parameters too): (2 + 2 + K)·Ψ/N_d
+
+    With ``hbm`` (bytes per GPU) the breakdown adds the memory left per GPU, HBM − model states
+    (``left_bytes``, ``left_GB``, ``left_GiB``; negative when they do not fit) and ``fits``.
 
     The paper's worked example (Figure 1), Ψ = 7.5·10^9, N_d = 64, K = 12, in GB = 10^9 bytes:
     16 × 7.5 = 120 GB; 4 × 7.5 + 12 × 7.5/64 = 30 + 1.40625 = 31.40625 ≈ 31.4 GB;
@@ -124,11 +139,13 @@ def zero(params: int, gpus: int, stage: int, *, optimizer_bytes: int = 12) -> Re
     r.answer = total
     r.breakdown.update(weights_bytes=w, gradients_bytes=g, optimizer_bytes=o, total_bytes=total,
                        GB=float(total) / GB, GiB=float(total) / 2**30, baseline_bytes=(4 + K) * P)
+    if hbm is not None:
+        _headroom(r, total, hbm, "model states", hbm_origin)
     return r
 
 
 def activations(seq: int, batch: int, d_model: int, n_heads: int, *, recompute: str = "none",
-                n_layers: int = 1) -> Result:
+                n_layers: int = 1, hbm: float | None = None, hbm_origin: str | None = None) -> Result:
     """Activation bytes per layer, Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h).
 
     Assumes 16-bit activations, 1-byte dropout masks, no tensor or sequence parallelism.
@@ -137,6 +154,7 @@ def activations(seq: int, batch: int, d_model: int, n_heads: int, *, recompute: 
     recompute: "none" keeps everything; "selective" recomputes the score-matrix part (34·s·b·h);
     "full" keeps only each layer's input, 2·s·b·h bytes (one 16-bit s×b×h tensor), and
     recomputes the rest of the layer during the backward pass.
+    With ``hbm`` (bytes per GPU) the breakdown adds HBM − activations (``left_bytes`` etc.) and ``fits``.
     """
     s, b = _pos("seq", seq, integer=True), _pos("batch", batch, integer=True)
     h, a = _pos("d_model", d_model, integer=True), _pos("n_heads", n_heads, integer=True)
@@ -164,4 +182,6 @@ def activations(seq: int, batch: int, d_model: int, n_heads: int, *, recompute: 
     r.answer = total
     r.breakdown.update(per_layer_bytes=per_layer, total_bytes=total, linear_term_bytes=linear,
                        score_term_bytes=quadratic, no_recompute_bytes=L * (linear + quadratic))
+    if hbm is not None:
+        _headroom(r, total, hbm, "activations", hbm_origin)
     return r

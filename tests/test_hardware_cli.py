@@ -223,3 +223,48 @@ def test_show_wraps_long_notes_at_80_columns():
         long = [ln for ln in r.output.splitlines() if len(ln) > 80]
         tables = [ln for ln in long if "×" in ln]  # the breakdown table is rich's, sized apart
         assert long == tables, long
+
+
+# ---------------------------------------------------------------------------------------
+# Memory left per GPU: zero and activations with --hw / --hbm
+# ---------------------------------------------------------------------------------------
+
+
+def test_zero_reports_memory_left_per_gpu():
+    """ZeRO stage 2, Ψ = 7.5B on 64 GPUs (the paper's example): 2Ψ + 14Ψ/64 = 16,640,625,000 bytes of model
+    states. On an 80 GiB GPU 80·2^30 − 16,640,625,000 = 69,258,720,920 bytes are left; on an A100 40GB
+    (40·10^9 bytes, preset) 23,359,375,000."""
+    psi = 7_500_000_000
+    states = 2 * psi + 14 * psi // 64
+    d = run_json("solve", "zero", "--params", "7.5B", "--gpus", "64", "--stage", "2", "--hbm", "80GiB")
+    assert set(d) == {"answer", "unit", "convention", "breakdown"}
+    assert d["answer"] == states == 16_640_625_000
+    b = d["breakdown"]
+    assert b["hbm_bytes"] == 80 * 2**30 and b["left_bytes"] == 80 * 2**30 - states == 69_258_720_920
+    assert b["left_GiB"] == pytest.approx((80 * 2**30 - states) / 2**30) and b["left_GB"] == pytest.approx(69.25872092)
+    assert b["fits"] is True and "given" in d["convention"]["hbm"]
+    d = run_json("solve", "zero", "--params", "7.5B", "--gpus", "64", "--stage", "2", "--hw", "a100-40gb")
+    assert d["breakdown"]["left_bytes"] == 40 * 10**9 - states == 23_359_375_000 and "a100-40gb" in d["convention"]["hbm"]
+    # --hbm wins over the preset; stage 0 (16Ψ = 120 GB) does not fit in 80 GB
+    d = run_json("solve", "zero", "--params", "7.5B", "--gpus", "64", "--stage", "0", "--hw", "a100-40gb", "--hbm", "80GB")
+    assert d["breakdown"]["left_bytes"] == 80 * 10**9 - 16 * psi and d["breakdown"]["fits"] is False
+    # without either flag nothing about HBM is reported
+    d = run_json("solve", "zero", "--params", "7.5B", "--gpus", "64", "--stage", "2")
+    assert "left_bytes" not in d["breakdown"] and "hbm" not in d["convention"]
+    code, out = run("solve", "zero", "--params", "7.5B", "--gpus", "64", "--stage", "0", "--hbm", "80GB", "--explain")
+    assert code == 0 and "left per GPU = HBM − model states" in out and "fits" in out
+
+
+def test_activations_report_memory_left():
+    """GPT-3 175B shape (Korthikanti et al. Table 1 setting): s = 2048, b = 1, h = 12288, a = 96: per layer
+    s·b·h·(34 + 5·96·2048/12288) = 25,165,824 × 114 = 2,868,903,936 bytes; on an H100 (80·10^9 bytes) one layer
+    leaves 77,131,096,064 bytes; 96 layers (275,414,777,856 bytes) do not fit."""
+    per_layer = 2048 * 12288 * (34 + 5 * 96 * 2048 // 12288)
+    d = run_json("solve", "activations", "-s", "2048", "-b", "1", "--d-model", "12288", "-a", "96", "--hw", "h100")
+    assert d["answer"] == per_layer == 2_868_903_936
+    assert d["breakdown"]["left_bytes"] == 80 * 10**9 - per_layer and d["breakdown"]["fits"] is True
+    d = run_json("solve", "activations", "-s", "2048", "-b", "1", "--d-model", "12288", "-a", "96", "-L", "96",
+                 "--hbm", "80e9")
+    assert d["breakdown"]["left_bytes"] == 80 * 10**9 - 96 * per_layer and d["breakdown"]["fits"] is False
+    code, out = run("solve", "activations", "-s", "8", "-b", "1", "--d-model", "8", "-a", "1", "--hw", "nope")
+    assert code == 2 and out.count("\n") == 1 and "--hw" in out

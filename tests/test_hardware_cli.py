@@ -268,3 +268,47 @@ def test_activations_report_memory_left():
     assert d["breakdown"]["left_bytes"] == 80 * 10**9 - 96 * per_layer and d["breakdown"]["fits"] is False
     code, out = run("solve", "activations", "-s", "8", "-b", "1", "--d-model", "8", "-a", "1", "--hw", "nope")
     assert code == 2 and out.count("\n") == 1 and "--hw" in out
+
+
+# ---------------------------------------------------------------------------------------
+# qkv measure: the CPU calibration is the best of several rounds; a noisy one is flagged
+# ---------------------------------------------------------------------------------------
+
+
+def test_calibration_keeps_the_best_round(monkeypatch):
+    """Three rounds whose fastest runs take 3, 1, 2 s (matmul) and 5, 4, 6 s (copy): the peak is 2n³ / 1 s and the
+    bandwidth 2·bytes / 4 s, whatever the order."""
+    import torch
+
+    import drills.hw_cmd as hw
+
+    times = iter([3.0, 1.0, 2.0, 5.0, 4.0, 6.0])
+    monkeypatch.setattr(hw, "time_op", lambda *a, **k: {"min_s": next(times)})
+    assert hw.CALIBRATION_ROUNDS == 3
+    fig = hw.machine_figures("cpu", "fp32", torch.float32, hw_name=None, peak_flops=None, bandwidth=None,
+                             peak_size=8, copy_bytes=4096, warmup=0, repeats=1)
+    assert fig["peak_flops"] == 2 * 8**3 / 1.0 and fig["bandwidth"] == 2 * 4096 / 4.0
+    assert "fastest run of 3 × 1" in fig["peak_origin"]
+
+
+def test_a_run_faster_than_the_calibration_is_flagged_not_printed_as_a_percentage(monkeypatch):
+    """A calibration that took 1000 s per run (a busy machine) gives a peak below anything the run achieves."""
+    import drills.hw_cmd as hw
+
+    monkeypatch.setattr(hw, "best_time", lambda *a, **k: 1000.0)
+    args = ["measure", "matmul", "--batch", "16", "--d-in", "64", "--d-out", "32", *TINY]
+    d = run_json(*args)
+    assert d["fraction_of_peak"] > 1 and d["peak_note"] == hw.BUSY and d["bandwidth_note"] == hw.BUSY
+    code, out = run(*args)
+    assert code == 0 and out.count(hw.BUSY) == 2
+    achieved = [line for line in out.splitlines() if line.startswith("achieved")]
+    assert len(achieved) == 2 and not any("%" in line for line in achieved)
+
+
+def test_a_normal_run_has_no_note():
+    d = run_json("measure", "matmul", "--batch", "8", "--d-in", "16", "--d-out", "16", "--peak-flops", "1e18",
+                 "--bandwidth", "1e18", "--device", "cpu", "--repeats", "2")
+    assert "peak_note" not in d and "bandwidth_note" not in d and d["fraction_of_peak"] < 1
+    d = run_json("measure", "matmul", "--batch", "8", "--d-in", "16", "--d-out", "16", "--peak-flops", "1",
+                 "--bandwidth", "1e18", "--device", "cpu", "--repeats", "2")
+    assert "too low" in d["peak_note"] and "bandwidth_note" not in d

@@ -182,6 +182,8 @@ class ValidationReport:
     generated: int = 0
     curated: int = 0
     unavailable: list[str] = field(default_factory=list)
+    per_family: dict[str, int] = field(default_factory=dict)  # family id -> problems generated
+    seconds: dict[str, float] = field(default_factory=dict)  # family id -> time to generate and audit
 
     @property
     def ok(self) -> bool:
@@ -192,20 +194,31 @@ class ValidationReport:
                 "curated": self.curated, "unavailable": self.unavailable}
 
 
-def validate(seeds: int = 20) -> ValidationReport:
+def validate(seeds: int = 20, *, variants: int | None = None, include_curated: bool = True) -> ValidationReport:
     """Generate every family for ``seeds`` seeds at each of its difficulties and load every
     curated item; audit each problem (:func:`question_bank.grading.audit_problem`: schema, key
     accepted, every misconception rejected and diagnosed as itself, options distinct,
     follow-through consistent), check that a seed reproduces its problem, and run the
-    curated errata bookkeeping check."""
+    curated errata bookkeeping check.
+
+    ``variants``: instead of ``seeds`` per difficulty, at least this many problems per family
+    in total (``ceil(variants / len(difficulties))`` seeds at each difficulty).
+    ``include_curated=False`` checks the families only. The report counts the problems and
+    the seconds spent per family (``per_family``, ``seconds``)."""
+    import math
+    import time
+
     from question_bank.grading import audit_problem
 
     rep = ValidationReport()
     fams = families()
     rep.families = len(fams)
     for f in fams.values():
+        n_seeds = seeds if variants is None else math.ceil(variants / len(f.difficulties))
+        t0 = time.perf_counter()
+        before = rep.generated
         for diff in f.difficulties:
-            for s in range(seeds):
+            for s in range(n_seeds):
                 try:
                     p = f.generate(s, diff)
                 except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
@@ -220,6 +233,10 @@ def validate(seeds: int = 20) -> ValidationReport:
                     rep.issues.append(f"family {f.id} ({diff}): seed 0 gives two different problems")
             except Exception:  # noqa: BLE001 - already reported above
                 pass
+        rep.per_family[f.id] = rep.generated - before
+        rep.seconds[f.id] = time.perf_counter() - t0
+    if not include_curated:
+        return rep
     try:
         items = curated()
     except Exception as e:  # noqa: BLE001 - CuratedError names file, item and field

@@ -75,7 +75,7 @@ def format_bytes(n_bytes: int | float | Fraction) -> str:
     n = float(n_bytes)
     exact = f"{int(n_bytes):,}" if n.is_integer() else f"{n:,.1f}"
     views = f"{_sig(n / GB)} GB = {_sig(n / GiB)} GiB"
-    if n >= GB / 10:
+    if abs(n) >= GB / 10:  # negative figures (memory left over) read like positive ones
         return f"{exact} bytes = {views}"
     return f"{exact} bytes = {_sig(n / MB)} MB = {_sig(n / MiB)} MiB = {views}"
 

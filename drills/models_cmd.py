@@ -118,11 +118,30 @@ def show(name: str, as_json: bool) -> None:
               help="Sequence length (clipped to the position table); decode attends to seq positions.")
 @click.option("--jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Processes for --device meta (0 = one per core, at most 4).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--full-train", is_flag=True,
+              help="Measure train FLOPs with a backward pass of each whole model (slower), not on 1- and "
+                   "2-layer slices of the stacks deeper than 2 layers.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (described above).")
 @click.pass_context
 def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: int, seq: int, jobs: int,
-               as_json: bool) -> None:
-    """Build each preset (all by default) and check its counts against the real PyTorch model."""
+               full_train: bool, as_json: bool) -> None:
+    """Build each preset (all by default) and check its counts against the real PyTorch model.
+
+    Parameters: numel of the built model's parameters vs the analytic count (in total and per
+    group). FLOPs: FlopCounterMode around a forward pass, a decode step and a training step
+    (forward + backward) vs the analytic matmul FLOPs. KV cache: bytes of the cache tensors
+    after the decode step vs the formula. Exit status 1 on any mismatch; a model that does not
+    fit on cpu/cuda is not built (listed below the table, not a mismatch).
+
+    \b
+    --json prints one object:
+      {"device", "batch", "seq", "ok" (no mismatch; a model not built is none),
+       "models": [{"name", "device", "batch", "seq", "ok", "seconds",
+                   "error" (null, or why the model was not built),
+                   "checks": [{"quantity", "analytic", "measured", "ok", "note"}]}]}
+    quantity: params, params[GROUP], flops[forward|decode|train], kv_cache_bytes,
+    kv_cache_bytes[+cross]; counts are exact integers. On cpu/cuda a model also has
+    "forward_seconds", on cuda "peak_memory" ({"math", "sdpa", "score_matrix_bytes"})."""
     from solver.errors import SolverInputError
     from solver.presets import preset_names
 
@@ -133,7 +152,7 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
         require_device(device)
     except SolverInputError as e:
         raise InputError(str(e.args[0]), "--device") from None
-    records = _run(presets, device, batch, seq, jobs)
+    records = _run(presets, device, batch, seq, jobs, train="full" if full_train else "by-layers")
     failed = [r for r in records if r.error is None and not r.ok]
     if as_json:
         emit_json({"device": device, "batch": batch, "seq": seq, "ok": not failed,
@@ -156,11 +175,14 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
                      f"{mem['score_matrix_bytes']:,} B")
         emit(f"\n{len(records) - len(failed) - len(skipped)} of {len(records)} models match exactly on {device} "
              f"(batch {batch}, seq {seq})" + (f"; {len(skipped)} not built" if skipped else ""))
+        if any("slices" in c.note for r in records for c in r.checks):
+            emit("train FLOPs of a stack deeper than 2 layers: measured on the same model at 1 and 2 layers, "
+                 "scaled by its layers (--full-train: one backward pass of the whole model)")
     if failed:
         ctx.exit(1)
 
 
-def _run(presets, device: str, batch: int, seq: int, jobs: int) -> list:
+def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> list:
     """Verify each preset with a progress bar on stderr (only on a terminal)."""
     import os
 
@@ -177,7 +199,7 @@ def _run(presets, device: str, batch: int, seq: int, jobs: int) -> list:
         task = progress.add_task("verifying", total=len(presets))
         return verify_many([(p.name, p.config) for p in presets], device, batch=batch, seq=seq, jobs=jobs,
                            # on meta the decode step starts from a cache of zeros (no prefill to run)
-                           prefill="zeros" if device == "meta" else "run",
+                           prefill="zeros" if device == "meta" else "run", train=train,
                            on_done=lambda r: progress.update(task, advance=1, description=r.name))
 
 

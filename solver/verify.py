@@ -418,7 +418,7 @@ def _verify_job(args: tuple) -> VerifyRecord:
     try:
         return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)
     except SolverInputError as e:  # e.g. the memory guard: the model is not built
-        return VerifyRecord(name, device, batch, default_seq(cfg, seq), error=str(e))
+        return VerifyRecord(name, device, batch, default_seq(cfg, seq), error=e.args[0])
 
 
 def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batch: int = 1, seq: int = 128,

@@ -91,6 +91,42 @@ def test_models_verify_json():
     assert params["measured"] == params["analytic"] == PRESETS["seed004-minigpt"].exact()
 
 
+def test_models_verify_json_has_the_keys_its_help_describes():
+    runner = CliRunner()
+    helptext = runner.invoke(cli, ["models", "verify", "--help"]).output
+    data = json.loads(runner.invoke(cli, ["models", "verify", "--json", "--seq", "8", "seed000-encoder"]).output)
+    keys = set(data) | set(data["models"][0]) | set(data["models"][0]["checks"][0])
+    assert keys == {"device", "batch", "seq", "ok", "models", "name", "seconds", "error", "checks",
+                    "quantity", "analytic", "measured", "note"}
+    for key in keys:
+        assert f'"{key}"' in helptext, key
+
+
+def test_models_verify_full_train_agrees_with_the_default():
+    """seed004-minigpt has 4 layers: by default its train FLOPs come from 1- and 2-layer slices."""
+    runner = CliRunner()
+    args = ["models", "verify", "--json", "--seq", "8", "seed004-minigpt"]
+    default, full = (json.loads(runner.invoke(cli, args + extra).output)["models"][0]["checks"]
+                     for extra in ([], ["--full-train"]))
+    train = [next(c for c in checks if c["quantity"] == "flops[train]") for checks in (default, full)]
+    assert train[0]["ok"] and train[0]["measured"] == train[1]["measured"]
+    assert "slices" in train[0]["note"] and train[1]["note"] == ""
+
+
+def test_models_verify_cpu_builds_what_fits_and_lists_the_rest(monkeypatch):
+    """On cpu the small presets are built for real; one that would not fit (here: anything above
+    ~40 MB of free memory's 80 %) is listed as not built, and that is no mismatch."""
+    import solver.models.guard as guard
+
+    monkeypatch.setattr(guard, "available_bytes", lambda device: 50 * 10**6)
+    result = CliRunner().invoke(cli, ["models", "verify", "--device", "cpu", "--seq", "8",
+                                      "seed000-minigpt", "seed000-bert-classifier", "gpt3-175b"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count(" OK") == 2
+    assert "not built gpt3-175b: refusing to build gpt3-175b on cpu" in result.output
+    assert "2 of 3 models match exactly on cpu (batch 1, seq 8); 1 not built" in result.output
+
+
 def test_models_verify_exits_nonzero_on_a_mismatch(monkeypatch):
     import solver.counts as counts
 

@@ -18,13 +18,35 @@ Numbers (:func:`parse_number`)::
 - Count suffixes after a number (case-sensitive except ``k``): ``K``/``k`` = 10³, ``M`` = 10⁶,
   ``B`` = ``G`` = 10⁹, ``T`` = 10¹², and the words thousand, million, billion, trillion. ``B``
   is a *billion*, never bytes: write ``bytes``, ``GB`` or ``GiB`` for bytes.
-- Units at the end (case-insensitive): bytes ``byte(s)``, decimal ``KB MB GB TB PB`` (10³ⁿ) and
-  binary ``KiB MiB GiB TiB PiB`` (2¹⁰ⁿ); ``FLOP(s)`` with K/M/G/T/P/E prefixes (``TFLOPs``);
-  ``FLOP/s`` likewise (``TFLOP/s``); time ``s ms us µs ns min h``; the words ``params``,
-  ``parameters`` and ``tokens`` (no unit). ``%`` divides by 100.
-- :class:`Parsed` keeps the value in the base unit of its dimension (bytes, FLOPs, FLOP/s,
-  seconds), the number as typed before the unit (``magnitude``) and the unit, so that a grader
-  can convert (:meth:`Parsed.to`) and say "you answered in GB but the key is in GiB".
+- Units at the end (case-insensitive, except for bits and bytes, below): bytes ``byte(s)``,
+  decimal ``KB MB GB TB PB`` (10³ⁿ) and binary ``KiB MiB GiB TiB PiB`` (2¹⁰ⁿ); bits (a
+  dimension of their own: 8 bits = 1 byte); ``FLOP(s)`` with K/M/G/T/P/E prefixes
+  (``TFLOPs``); ``FLOP/s`` likewise (``TFLOP/s``); time ``s ms us µs ns min h``; the words
+  ``params``, ``parameters`` and ``tokens`` (no unit). ``%`` divides by 100.
+- Bits or bytes ("bits instead of bytes" is a mistake the bank teaches, so they are never
+  mixed up here):
+
+  ===============================================  =====================================
+  spelling                                         reads as
+  ===============================================  =====================================
+  ``B``-ending: ``KB MB GB TB PB``, ``kB``         bytes, 10³ⁿ
+  ``KiB MiB GiB TiB PiB``                          bytes, 2¹⁰ⁿ
+  all lower case: ``kb mb gb tb pb``, ``kib gib``  bytes (how people type GB in a hurry)
+  ``byte``, ``bytes``                              bytes
+  ``Kb Mb Gb Tb Pb`` (upper-case prefix, ``b``)    bits, 10³ⁿ
+  ``Kib Mib Gib Tib Pib``                          bits, 2¹⁰ⁿ
+  ``bit``, ``bits``, ``Kbit``/``kbit`` … ``Pbit``,  bits (any case)
+  ``Kibit`` … ``Pibit`` (also with a final ``s``)
+  ``b`` alone                                      refused (write bits or bytes)
+  ===============================================  =====================================
+
+  The lower-case ``b`` means bits only after an upper-case prefix (``Gb``): an all-lower-case
+  ``gb`` is far more often a hurried GB than gigabits, so it reads as bytes. ``B`` directly
+  after a number with no prefix is a *billion* (above), never bytes.
+- :class:`Parsed` keeps the value in the base unit of its dimension (bytes, bits, FLOPs,
+  FLOP/s, seconds), the number as typed before the unit (``magnitude``) and the unit, so that
+  a grader can convert (:meth:`Parsed.to`, bits to bytes included) and say "you answered in GB
+  but the key is in GiB" or "you answered in bits; the key is in bytes".
 
 Matrices (:func:`parse_matrix`, :class:`MatrixReader` for row-by-row entry): rows separated by
 ``;`` or new lines, entries by commas or else by spaces (so an entry holds no space: ``1/√2``,
@@ -93,8 +115,8 @@ class Parsed:
     value: float
     exact: Fraction | None = None
     magnitude: float | None = None
-    unit: str = ""  # canonical spelling: "", "%", "bytes", "GB", "GiB", "FLOPs", "TFLOPs", "ms", ...
-    dimension: str = ""  # "", "bytes", "FLOPs", "FLOP/s", "s"
+    unit: str = ""  # canonical spelling: "", "%", "bytes", "GB", "GiB", "bits", "Gbit", "FLOPs", "ms", ...
+    dimension: str = ""  # "", "bytes", "bits", "FLOPs", "FLOP/s", "s"
     scale: str = ""  # the count suffix used, canonical: "K", "M", "B", "T"
     decimals: int | None = None
     sig_digits: int | None = None
@@ -102,12 +124,16 @@ class Parsed:
     kind = "number"
 
     def to(self, unit: str) -> float:
-        """This value expressed in ``unit`` (same dimension): ``parse_number('4.29 GB').to('GiB')``."""
+        """This value expressed in ``unit`` (same dimension, or bits and bytes: 8 bits a byte):
+        ``parse_number('4.29 GB').to('GiB')``, ``parse_number('16 Gb').to('GB') == 2``."""
         dim, factor = unit_info(unit)
-        if dim != self.dimension:
+        value = self.value
+        if {dim, self.dimension} == {"bits", "bytes"}:
+            value = value / BITS_PER_BYTE if self.dimension == "bits" else value * BITS_PER_BYTE
+        elif dim != self.dimension:
             have = self.dimension or "a plain number"
             raise AnswerParseError(f"cannot express {have} in {unit}")
-        return self.value / float(factor)
+        return value / float(factor)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +214,7 @@ _COUNT_SUFFIXES: dict[str, tuple[str, int]] = {
 }
 
 _SI = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+BITS_PER_BYTE = 8
 
 
 def _build_units() -> dict[str, tuple[str, str, Fraction]]:
@@ -195,9 +222,14 @@ def _build_units() -> dict[str, tuple[str, str, Fraction]]:
     units: dict[str, tuple[str, str, Fraction]] = {}
     for word in ("byte", "bytes"):
         units[word] = ("bytes", "bytes", Fraction(1))
+    for word in ("bit", "bits"):
+        units[word] = ("bits", "bits", Fraction(1))
     for i, p in enumerate("KMGTP", start=1):
         units[f"{p}B".lower()] = (f"{p}B", "bytes", Fraction(10 ** (3 * i)))
         units[f"{p}iB".lower()] = (f"{p}iB", "bytes", Fraction(2 ** (10 * i)))
+        for s in ("", "s"):
+            units[f"{p}bit{s}".lower()] = (f"{p}bit", "bits", Fraction(10 ** (3 * i)))
+            units[f"{p}ibit{s}".lower()] = (f"{p}ibit", "bits", Fraction(2 ** (10 * i)))
     for p, f in _SI.items():
         for spelling in ("FLOP", "FLOPs"):
             units[f"{p}{spelling}".lower()] = (f"{p}FLOPs", "FLOPs", Fraction(f))
@@ -214,6 +246,19 @@ def _build_units() -> dict[str, tuple[str, str, Fraction]]:
 
 
 _UNITS = _build_units()
+_PREFIX_POWER = {p: i for i, p in enumerate("KMGTP", start=1)}
+
+
+def _unit_entry(word: str) -> tuple[str, str, Fraction] | None:
+    """``(canonical, dimension, factor)`` of a unit as typed, or None. Case matters for one
+    thing only: an upper-case prefix followed by a lower-case ``b`` (``Gb``, ``Gib``) is bits;
+    every other spelling is looked up case-insensitively (``gb`` and ``GB`` are bytes)."""
+    if len(word) in (2, 3) and word[0] in _PREFIX_POWER and word[-1] == "b" and word[1:-1] in ("", "i"):
+        i = _PREFIX_POWER[word[0]]
+        if word[1:-1] == "i":
+            return (f"{word[0]}ibit", "bits", Fraction(2 ** (10 * i)))
+        return (f"{word[0]}bit", "bits", Fraction(10 ** (3 * i)))
+    return _UNITS.get(word.lower())
 
 
 def unit_info(unit: str) -> tuple[str, Fraction]:
@@ -224,7 +269,7 @@ def unit_info(unit: str) -> tuple[str, Fraction]:
         return "", Fraction(1)
     if unit == "%":
         return "", Fraction(1, 100)
-    entry = _UNITS.get(unit.lower())
+    entry = _unit_entry(unit)
     if entry is None:
         raise AnswerParseError(f"unknown unit {unit!r}")
     return entry[1], entry[2]
@@ -587,7 +632,7 @@ def _split_unit(tokens: list[_Tok], end: int) -> tuple[list[_Tok], str]:
     if body and body[-1].kind == "ident":
         word = body[-1].text
         if word not in _COUNT_SUFFIXES and word not in _FUNCTIONS and word not in _CONSTANTS \
-                and word.lower() in _UNITS:
+                and _unit_entry(word) is not None:
             return body[:-1], word
     return body, ""
 
@@ -612,6 +657,8 @@ def parse_number(text: str) -> Parsed:
         raise AnswerParseError("too deeply nested") from None
     rest = parser.tok
     if rest.kind != "end":
+        if rest.kind == "ident" and rest.text == "b":
+            raise AnswerParseError("'b' alone is ambiguous: write bits or bytes (Gb is gigabits, GB gigabytes)")
         if rest.kind == "ident":
             raise AnswerParseError(f"{_shown(rest.text)} is not a unit I know (e.g. GB, GiB, bytes, "
                                    "TFLOPs, ms) or a suffix (K, M, B, T)")
@@ -623,7 +670,7 @@ def parse_number(text: str) -> Parsed:
     if unit == "%":
         dimension, factor, canonical = "", Fraction(1, 100), "%"
     elif unit:
-        canonical, dimension, factor = _UNITS[unit.lower()]
+        canonical, dimension, factor = _unit_entry(unit)  # type: ignore[misc]
     else:
         dimension, factor, canonical = "", Fraction(1), ""
     value = _binary("*", magnitude, factor)

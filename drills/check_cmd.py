@@ -407,7 +407,7 @@ def _answer(text: str, dimension: str) -> Any:
         p = parse_answer(text)
     except AnswerParseError as e:
         raise InputError(str(e), "--answer") from None
-    if p.dimension and p.dimension != dimension:
+    if p.dimension and p.dimension != dimension and not (p.dimension, dimension) == ("bits", "bytes"):
         want = f"in {dimension}" if dimension else "a plain count (no unit)"
         raise InputError(f"{text!r} is in {p.dimension}; expected {want}", "--answer")
     return p
@@ -483,14 +483,19 @@ def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
 
 
 def _bytes_check(answer_text: str, rep: Any, dtype: str | None, as_json: bool, **kv: Any) -> None:
-    from drills.checker import check_count, memory_conventions, stated_sig_figs
+    from drills.checker import check_bytes_in_bits, check_count, memory_conventions, stated_sig_figs
     from solver.units import dtype_bytes
 
-    p = _answer(answer_text, "bytes")
+    p = _answer(answer_text, "bytes")  # bits too: judged as a unit slip, with the ÷ 8 shown
     per = float(dtype_bytes(dtype)) if dtype else None
     conv = memory_conventions(rep.bytes, dtype_bytes=per, **kv)
     note = None if p.dimension else "a number without a unit is read as bytes"
-    result = check_count(rep.what, answer_text.strip(), p.value, rep.bytes, "bytes", stated_sig_figs(p), conv, note)
+    if p.dimension == "bits":
+        result = check_bytes_in_bits(rep.what, answer_text.strip(), p.value, p.unit, rep.bytes, stated_sig_figs(p),
+                                     conv, note)
+    else:
+        result = check_count(rep.what, answer_text.strip(), p.value, rep.bytes, "bytes", stated_sig_figs(p), conv,
+                             note)
     _count_finish(result, as_json)
 
 
@@ -506,7 +511,7 @@ def _bytes_check(answer_text: str, rep: Any, dtype: str | None, as_json: bool, *
               help="Training: mixed (fp16 + fp32 master) or fp32 Adam.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
-    """Check a memory figure in bytes (answer as 4 GiB, 4.29 GB, 2^32 bytes)."""
+    """Check a memory figure in bytes (answer as 4 GiB, 4.29 GB, 2^32 bytes; Gb and bits are bits)."""
     from solver import counts
 
     preset, given = pop_model_kwargs(kw)

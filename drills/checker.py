@@ -810,6 +810,7 @@ class CountCheck:
     tolerance: str
     explanations: list[Explanation] = field(default_factory=list)
     note: str | None = None
+    unit_note: str | None = None  # an answer in bits for a count in bytes (see check_bytes_in_bits)
 
     @property
     def relative(self) -> float:
@@ -817,12 +818,16 @@ class CountCheck:
 
     @property
     def mistake(self) -> str | None:
+        if self.unit_note and not self.ok:
+            return self.unit_note
         eq = [e for e in self.explanations if e.equals]
         return eq[0].text if eq and not self.ok else None
 
     def message(self) -> str:
         """One line: the verdict, the relative difference, the likely convention."""
         ex = f"{self.exact:,}"
+        if self.unit_note:
+            return f"{self.unit_note}; the exact figure is {ex} {self.unit}"
         if self.given == self.exact:
             return f"your {self.given_text} is exactly right: {ex} {self.unit}"
         rel = abs(self.relative)
@@ -848,7 +853,7 @@ class CountCheck:
             "unit": self.unit, "relative_difference": self.relative, "significant_figures": self.sig_figs,
             "explanations": [{"text": e.text, "value": e.convention.value, "equals": e.equals}
                              for e in self.explanations],
-            "message": self.message(), "note": self.note,
+            "message": self.message(), "note": self.note, "unit_note": self.unit_note,
         }
 
 
@@ -904,6 +909,31 @@ def check_count(quantity: str, given_text: str, given: float, exact: int, unit: 
             ranked.append((not equals, abs(size - abs(gap)), Explanation(c, equals)))
     ranked.sort(key=lambda t: (t[0], t[1]))
     return CountCheck(quantity, unit, given_text, given, exact, sig, ok, tol, [e for *_, e in ranked], note)
+
+
+def check_bytes_in_bits(quantity: str, given_text: str, given_bits: float, unit: str, exact: int,
+                        sig: int | None, conventions: list[Convention], note: str | None = None) -> CountCheck:
+    """Judge a byte count answered in bits (``16 Gb``; ``unit`` is the parser's spelling,
+    ``Gbit``). The answer is never right as it stands: the count is asked in bytes. The
+    report says which slip it is: the bits figure is the exact count × 8 ("you answered in
+    bits; the key is in bytes (÷ 8)"), or the number typed is the exact count in the byte
+    unit of the same prefix (``Gb`` typed for ``GB``), or neither (the conversion is shown)."""
+    from drills.answers import unit_info
+
+    given_bytes = given_bits / 8
+    base = check_count(quantity, given_text, given_bytes, exact, "bytes", sig, conventions, note)
+    byte_unit = "bytes" if unit == "bits" else unit.replace("bit", "B")  # Gbit -> GB, Gibit -> GiB
+    shown = f"{given_text} = {given_bytes / float(unit_info(byte_unit)[1]):,.6g} {byte_unit}"
+    explanations: list[Explanation] = []
+    if base.ok:
+        text = f"you answered in bits; the key is in bytes (÷ 8): {shown}, right once divided by 8"
+    elif check_count(quantity, given_text, given_bits, exact, "bytes", sig, []).ok:
+        text = f"{given_text} is in bits ({unit}), so {shown}; for bytes write {byte_unit} (capital B)"
+    else:
+        text = f"you answered in bits: {shown}"
+        explanations = base.explanations
+    return CountCheck(quantity, "bytes", given_text, given_bytes, exact, sig, False, base.tolerance,
+                      explanations, note, unit_note=text)
 
 
 def param_conventions(pb: Any) -> list[Convention]:

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from drills.answers import (
+    BITS_PER_BYTE,
     COMMAND_HELP,
     REPORT_HELP,
     AnswerParseError,
@@ -343,7 +344,8 @@ def _key_unit(unit: str) -> tuple[str, Any] | None:
 def value_for(parsed: Any, target: Any) -> tuple[Any, str | None]:
     """The value handed to the grader for a parsed answer, and the text whose digits count
     (``written``) for NAT precision feedback. A quantity with a unit is converted to the
-    key's unit; a unit of another kind raises :class:`AnswerParseError`."""
+    key's unit (bits to a key in bytes too, ÷ 8: the grader then says the answer was in bits,
+    see :func:`unit_for`); a unit of another kind raises :class:`AnswerParseError`."""
     if isinstance(parsed, ParsedChoice):
         idx = sorted(parsed.indices)
         return (idx[0] if target.type == "mcq" else set(idx)), None
@@ -356,15 +358,33 @@ def value_for(parsed: Any, target: Any) -> tuple[Any, str | None]:
     if parsed.dimension:
         if unit is not None:
             dim, factor = unit
-            if dim != parsed.dimension:
+            per = 1
+            if (parsed.dimension, dim) == ("bits", "bytes"):
+                per = BITS_PER_BYTE
+            elif dim != parsed.dimension:
                 raise AnswerParseError(f"the answer is in {key_unit.split('(')[0].strip()}, not {parsed.unit}")
             if parsed.exact is not None:
-                return parsed.exact / factor, None
-            return parsed.value / float(factor), None
+                return parsed.exact / per / factor, None
+            return parsed.value / per / float(factor), None
         # a plain count answered with a unit: the base-unit value (bytes, FLOPs, seconds)
         return (parsed.exact if parsed.exact is not None else parsed.value), None
     written = parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
     return (parsed.exact if parsed.exact is not None else parsed.value), written
+
+
+def unit_for(parsed: Any, target: Any) -> Any:
+    """The :class:`question_bank.grading.GivenUnit` of a number typed with a unit that
+    :func:`value_for` converted to the key's unit (bits, or GB for a GiB key); else None."""
+    if not isinstance(parsed, Parsed) or not parsed.dimension:
+        return None
+    unit = _key_unit(getattr(target.key, "unit", "") or "")
+    if unit is None:
+        return None
+    from question_bank.grading import GivenUnit
+
+    return GivenUnit(unit=parsed.unit, dimension=parsed.dimension,
+                     magnitude=parsed.magnitude if parsed.magnitude is not None else parsed.value,
+                     key_dimension=unit[0])
 
 
 def _expected_text(target: Any, problem: Any) -> str:
@@ -568,7 +588,8 @@ class Quiz:
                         msg = f"{msg}; {_expected_for(target, problem)}"
                     self.view.invalid(out.text or "", msg)
                     continue
-                verdict = self._grade(problem, target, label, value, wtext, answers, written)
+                verdict = self._grade(problem, target, label, value, wtext, answers, written,
+                                      unit_for(parsed, target))
                 if verdict.invalid:
                     self.view.invalid(out.text or "", verdict.message)
                     continue
@@ -619,14 +640,14 @@ class Quiz:
         return "answered"
 
     def _grade(self, problem: Any, target: Any, label: str | None, value: Any, wtext: str | None,
-               answers: dict[str, Any], written: dict[str, str]) -> Any:
+               answers: dict[str, Any], written: dict[str, str], unit: Any = None) -> Any:
         from question_bank.grading import grade, grade_parts
 
         if label is None:
-            return grade(problem, value, written=wtext)
+            return grade(problem, value, written=wtext, unit=unit)
         trial = {**answers, label: value}
         wr = {**written, **({label: wtext} if wtext is not None else {})}
-        return grade_parts(problem, trial, written=wr)[label]
+        return grade_parts(problem, trial, written=wr, units={label: unit} if unit is not None else None)[label]
 
     def _count(self, problem: Any, problem_score: float) -> None:
         """Add a finished problem to the summary: its score in [0, 1] and its marks."""

@@ -29,7 +29,8 @@ Verdict statuses
 to fewer decimals than asked); ``rounded_wrongly`` (within one unit of the last asked digit of
 the exact value but outside the range: truncated, or rounded from rounded intermediates);
 ``close`` (an integer count within 1 % but not exact); ``partial`` (a matrix with some
-entries right); ``wrong``; ``invalid`` (unusable: wrong shape, not a number, an option that
+entries right); ``wrong_unit`` (an answer in bits for a key in bytes: "you answered in bits;
+the key is in bytes (÷ 8)", see :class:`GivenUnit`); ``wrong``; ``invalid`` (unusable: wrong shape, not a number, an option that
 does not exist; the quiz asks again and counts nothing); ``unanswered`` (multi-part only).
 """
 
@@ -55,6 +56,7 @@ from question_bank.problem import (
 
 __all__ = [
     "Verdict",
+    "GivenUnit",
     "nat_key",
     "integer_key",
     "matrix_key",
@@ -219,6 +221,56 @@ class Verdict:
         }
 
 
+@dataclass(frozen=True)
+class GivenUnit:
+    """The unit a numeric answer was typed in, when the caller converted it to the key's unit
+    before grading (the parser lives in ``drills.answers``; this module only explains).
+
+    ``unit`` is the unit as the parser spells it (``"Gbit"``, ``"GB"``, ``"MiB"``),
+    ``dimension`` its kind (``"bits"``, ``"bytes"``), ``magnitude`` the number typed before it
+    (16 for ``16 Gb``) and ``key_dimension`` the kind of the key's unit. The value handed to
+    :func:`grade` is already in the key's unit (16 Gb -> 2 for a key in GB).
+
+    Bits for a key in bytes are a unit mistake, not a silent conversion: the answer scores 0
+    with status ``wrong_unit`` and says "you answered in bits; the key is in bytes (÷ 8)" when
+    its value in bits is the key times 8, or that ``Gb`` means gigabits when the number typed is
+    the key's own (a lower-case b for B). Another unit of the same kind (GB for a GiB key) is
+    graded on the converted value, and the verdict shows the conversion."""
+
+    unit: str
+    dimension: str
+    magnitude: float
+    key_dimension: str
+
+
+def _byte_spelling(bit_unit: str) -> str:
+    """The byte unit with the same prefix: Gbit -> GB, Gibit -> GiB, bits -> bytes."""
+    return "bytes" if bit_unit == "bits" else bit_unit.replace("bit", "B")
+
+
+def _with_unit(v: Verdict, key: Key, value: Any, given: GivenUnit | None) -> Verdict:
+    """``v`` with the feedback on the unit the answer was typed in (see :class:`GivenUnit`)."""
+    if given is None or v.invalid or not isinstance(key, NumericKey | IntegerKey):
+        return v
+    x = _to_float(value)
+    if x is None:
+        return v
+    key_unit = key.unit or given.key_dimension
+    conv = f"{_fmt(given.magnitude)} {given.unit} = {_fmt(x)} {key_unit}"
+    if given.dimension == "bits" and given.key_dimension == "bytes":
+        if v.correct:
+            return replace(v, correct=False, score=0.0, status="wrong_unit", precision=None,
+                           message=f"Not right: you answered in bits; the key is in bytes (÷ 8): {conv}.")
+        if grade(key, x * 8).correct:  # the key's own number, with b typed for B
+            return replace(v, status="wrong_unit", misconception=None,
+                           message=f"Not right: {given.unit} is bits, so {conv}; for bytes write "
+                                   f"{_byte_spelling(given.unit)} (capital B).")
+        return replace(v, message=f"{v.message} (You answered in bits: {conv}.)")
+    if given.unit != key.unit:
+        return replace(v, message=f"{v.message} ({conv}.)")
+    return v
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, frozenset | set):
         return sorted(v)
@@ -354,13 +406,15 @@ def nat_range(value: float, decimals: int) -> tuple[float, float]:
 # grading by key type
 
 
-def grade(target: Problem | Part | Key, value: Any, *, written: str | None = None) -> Verdict:
+def grade(target: Problem | Part | Key, value: Any, *, written: str | None = None,
+          unit: GivenUnit | None = None) -> Verdict:
     """Grade one answer against a problem's key (for a multi-part problem: the final part's
     key, which ``Problem.key`` holds), a part's key, or a bare key.
 
     ``value`` is the parsed answer; ``written`` (optional) the text as typed, used only to
     count the decimals the student wrote. Misconceptions of the problem/part are matched with
-    the key's own tolerance."""
+    the key's own tolerance. ``unit`` (optional): the unit the answer was typed in, when the
+    caller converted it to the key's unit (:class:`GivenUnit`: bits for bytes, GB for GiB)."""
     if isinstance(target, Problem | Part):
         key, misconceptions = target.key, list(target.misconceptions)
         label = target.label if isinstance(target, Part) else None
@@ -379,6 +433,7 @@ def grade(target: Problem | Part | Key, value: Any, *, written: str | None = Non
         v = _grade_choice(key, value, misconceptions, options, _n_options(target))
     else:
         raise TypeError(f"unknown key type {type(key).__name__}")
+    v = _with_unit(v, key, value, unit)
     return replace(v, label=label) if label is not None else v
 
 
@@ -606,7 +661,8 @@ def accepts(target: Problem | Part | Key, value: Any) -> bool:
 # multi-part problems
 
 
-def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str, str] | None = None) -> dict[str, Verdict]:
+def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str, str] | None = None,
+                units: dict[str, GivenUnit] | None = None) -> dict[str, Verdict]:
     """Grade every part of a multi-part problem, with follow-through.
 
     Parts are judged in order. A part that is wrong against its own key, coming after a wrong
@@ -614,8 +670,10 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
     ``earlier`` maps each earlier label to the student's answer (or to the key's value when
     that part was unanswered or unusable). If it is right there, the part gets full marks
     with ``status="follow_through"`` and a message that says so; ``expected`` stays the true
-    key. Returns ``{label: Verdict}`` in part order."""
+    key. ``units`` maps a label to the unit its answer was typed in (see :func:`grade`).
+    Returns ``{label: Verdict}`` in part order."""
     written = written or {}
+    units = units or {}
     out: dict[str, Verdict] = {}
     earlier: dict[str, Any] = {}
     slipped = False
@@ -627,8 +685,8 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
             slipped = True
             continue
         ans = answers[part.label]
-        v = grade(part, ans, written=written.get(part.label))
-        if not v.correct and not v.invalid and slipped and part.follow is not None:
+        v = grade(part, ans, written=written.get(part.label), unit=units.get(part.label))
+        if not v.correct and not v.invalid and v.status != "wrong_unit" and slipped and part.follow is not None:
             try:
                 fkey = part.follow(dict(earlier))
             except Exception:  # noqa: BLE001 - an unusable earlier answer simply gives no follow-through

@@ -69,6 +69,24 @@ ACCEPTED = [
     ("4.29 GB", 4.29e9, Fraction(4_290_000_000), "GB", "bytes"),
     ("512 MiB", 512 * 2**20, Fraction(512 * 2**20), "MiB", "bytes"),
     ("16 KB", 16000.0, Fraction(16000), "KB", "bytes"),
+    # bits and bytes: an upper-case prefix with a lower-case b is bits; all lower case is bytes
+    ("1 Gb", 1e9, Fraction(10**9), "Gbit", "bits"),
+    ("1 Gib", 2.0**30, Fraction(2**30), "Gibit", "bits"),
+    ("8 bits", 8.0, Fraction(8), "bits", "bits"),
+    ("1 bit", 1.0, Fraction(1), "bits", "bits"),
+    ("2 Gbit", 2e9, Fraction(2 * 10**9), "Gbit", "bits"),
+    ("2 gbits", 2e9, Fraction(2 * 10**9), "Gbit", "bits"),
+    ("3 kbit", 3000.0, Fraction(3000), "Kbit", "bits"),
+    ("3 Kb", 3000.0, Fraction(3000), "Kbit", "bits"),
+    ("5 Mb", 5e6, Fraction(5 * 10**6), "Mbit", "bits"),
+    ("1 Tb", 1e12, Fraction(10**12), "Tbit", "bits"),
+    ("2 Mibit", 2.0 * 2**20, Fraction(2 * 2**20), "Mibit", "bits"),
+    ("1 gb", 1e9, Fraction(10**9), "GB", "bytes"),
+    ("1 mb", 1e6, Fraction(10**6), "MB", "bytes"),
+    ("3 kb", 3000.0, Fraction(3000), "KB", "bytes"),
+    ("3 kB", 3000.0, Fraction(3000), "KB", "bytes"),
+    ("1 gib", 2.0**30, Fraction(2**30), "GiB", "bytes"),
+    ("2 byte", 2.0, Fraction(2), "bytes", "bytes"),
     ("2^20 bytes", 2.0**20, Fraction(2**20), "bytes", "bytes"),
     ("1.2G bytes", 1.2e9, Fraction(1_200_000_000), "bytes", "bytes"),
     ("3.2e20 FLOPs", 3.2e20, Fraction(320 * 10**18), "FLOPs", "FLOPs"),
@@ -133,6 +151,8 @@ REJECTED = [
     ("2e", "'e' is not a unit I know"),
     ("4 GB GB", "'GB' is not a unit I know"),
     ("4 parsecs", "'parsecs' is not a unit I know"),
+    ("8 b", "'b' alone is ambiguous: write bits or bytes"),
+    ("8 Gb Gb", "'Gb' is not a unit I know"),
     ("1M M", "not a unit I know"),
     ("1" * 250, "too long"),
     ("(" * 40 + "1" + ")" * 40, "too deeply nested"),
@@ -174,6 +194,17 @@ def test_units_convert_and_say_which_was_typed():
         parse_number("4 GB").to("ms")
     with pytest.raises(AnswerParseError, match="a plain number"):
         parse_number("4").to("GiB")
+
+
+def test_bits_are_a_dimension_of_their_own_convertible_by_eight():
+    # 16 Gb = 16·10⁹ bits = 2·10⁹ bytes = 2 GB; 1 GB = 8·10⁹ bits = 8 Gbit; 8 bits = 1 byte
+    assert parse_number("16 Gb").to("GB") == 2.0
+    assert parse_number("1 GB").to("Gbit") == 8.0
+    assert parse_number("8 bits").to("bytes") == 1.0
+    assert parse_number("1 Gib").to("GiB") == 0.125
+    assert parse_number("1 Gb").dimension != parse_number("1 GB").dimension
+    with pytest.raises(AnswerParseError, match="cannot express bits in ms"):
+        parse_number("1 Gb").to("ms")
 
 
 def test_to_json_is_plain_data():
@@ -398,7 +429,7 @@ def test_matrix_round_trip(rows):
 
 
 _ALPHABET = list("0123456789.,eE+-*/^()%√π×·÷−_ []; \n²⁰⁻abcdGiBKMTkmnstpql:?") + [
-    "sqrt", "pi", "GiB", "**", "1e308", "9^9", "bytes", "TFLOP/s", "log2(", "exp(", "hint", ":r", "[[", "]]"]
+    "sqrt", "pi", "GiB", "Gb", "Gib", "bits", "kbit", "**", "1e308", "9^9", "bytes", "TFLOP/s", "log2(", "exp(", "hint", ":r", "[[", "]]"]
 _PARSERS = [
     parse_number, parse_matrix, lambda t: parse_matrix(t, (2, 2)), parse_vector,
     lambda t: parse_choice(t, 4), lambda t: parse_choice(t, 4, True), lambda t: parse_choice(t, 12, True),

@@ -191,3 +191,27 @@ def test_rmsnorm_output_step_has_no_beta():
     assert "First wrong step: output (γ·x̂)" in r.output
     r = check("layernorm", "--x", "1 2 3 4", "--output", "1 1 1 1")
     assert "γ·x̂ + β" in r.output
+
+
+@pytest.mark.parametrize("answer,code,words", [
+    ("2 GiB", 0, "exactly right"),
+    ("2 gib", 0, "exactly right"),  # all lower case reads as bytes
+    ("16 Gib", 1, "you answered in bits; the key is in bytes (÷ 8): 16 Gib = 2 GiB"),
+    ("17.18 Gb", 1, "you answered in bits; the key is in bytes (÷ 8)"),
+    ("2 Gib", 1, "for bytes write GiB (capital B)"),
+    ("3 Gb", 1, "you answered in bits: 3 Gb = 0.375 GB"),
+])
+def test_kv_cache_answered_in_bits(answer, code, words):
+    """llama2-7b (32 layers, 32 KV heads of 128), batch 1, 4096 tokens, fp16: the cache is
+    2·32·1·4096·32·128·2 = 2³¹ bytes = 2 GiB = 2.147 GB; 16 Gib = 16·2³⁰ bits = 2³¹ bytes (the key
+    ×8 in bits); 17.18 Gb = 1.7180·10¹⁰ bits = 2.1475·10⁹ bytes (4 figures of 2.147483648·10⁹)."""
+    args = ["--preset", "llama2-7b", "--batch", "1", "--seq", "4096", "--dtype", "fp16", "--answer", answer]
+    for cmd in (["kv-cache"], ["memory", "--what", "kv-cache"]):
+        r = check(*cmd, *args)
+        assert r.exit_code == code, r.output
+        assert words in r.output
+    r = check("kv-cache", *args, "--json")
+    data = json.loads(r.output)
+    assert data["ok"] is (code == 0)
+    if "bits" in words:
+        assert words in data["unit_note"] and data["steps"][0]["mistake"] == data["unit_note"]

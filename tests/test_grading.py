@@ -205,3 +205,47 @@ def test_safe_values_survive_small_perturbations(x, d):
     if safe_for_rounding(x, d, 0.1):
         u = 10**-d
         assert grade(nat_key(x, d), x + 0.05 * u).correct and grade(nat_key(x, d), x - 0.05 * u).correct
+
+
+def _graded(key, text):
+    """Grade ``text`` as the quiz does: parse, convert to the key's unit, pass the unit typed."""
+    from types import SimpleNamespace
+
+    from drills.answers import parse_number
+    from drills.quiz import unit_for, value_for
+
+    target = SimpleNamespace(key=key, type="nat")
+    parsed = parse_number(text)
+    value, written = value_for(parsed, target)
+    return grade(key, value, written=written, unit=unit_for(parsed, target))
+
+
+@pytest.mark.parametrize("text,correct,status,words", [
+    # 20 Gb = 20·10⁹ bits = 2.5·10⁹ bytes = 2.5 GB: the key in bits (×8)
+    ("20 Gb", False, "wrong_unit", "you answered in bits; the key is in bytes (÷ 8): 20 Gbit = 2.5 GB"),
+    ("20 Gbit", False, "wrong_unit", "you answered in bits; the key is in bytes (÷ 8)"),
+    ("2e10 bits", False, "wrong_unit", "you answered in bits; the key is in bytes (÷ 8)"),
+    # 2.5 Gb is the key's number with b for B: 2.5 Gb = 0.3125 GB
+    ("2.5 Gb", False, "wrong_unit", "Gbit is bits, so 2.5 Gbit = 0.3125 GB; for bytes write GB"),
+    # 3 Gb = 0.375 GB: just wrong, the conversion shown
+    ("3 Gb", False, "wrong", "You answered in bits: 3 Gbit = 0.375 GB"),
+    # all lower case reads as bytes; GiB converts: 2.33 GiB = 2.33·1.073741824 = 2.5018 GB
+    ("2.5 gb", True, "correct", "Correct"),
+    ("2.5 GB", True, "correct", "Correct"),
+    ("2.33 GiB", True, "correct", "2.33 GiB = 2.50182 GB"),
+])
+def test_bits_for_a_key_in_bytes(text, correct, status, words):
+    key = nat_key(2.5, 2, unit="GB")
+    v = _graded(key, text)
+    assert (v.correct, v.status) == (correct, status), v.message
+    assert words in v.message
+    assert v.score == (1.0 if correct else 0.0)
+
+
+def test_bits_for_an_integer_byte_key():
+    """A key of 1,024 bytes: 8192 bits is it × 8; 8 Kib = 8·1024 bits = 1,024 bytes."""
+    key = integer_key(1024, unit="bytes")
+    for text in ("8192 bits", "8 Kib"):
+        v = _graded(key, text)
+        assert v.status == "wrong_unit" and "you answered in bits" in v.message
+    assert _graded(key, "1024 bytes").correct and _graded(key, "1 KiB").correct

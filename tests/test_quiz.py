@@ -545,3 +545,21 @@ def test_report_last_with_nothing_before_records_nothing(catalogue, tmp_path):
     assert "No earlier problem to report" in result.output
     with ProgressStore.open(tmp_path) as store:
         assert store.reports() == []
+
+
+def test_an_answer_in_bits_is_named_and_counted_wrong(catalogue, tmp_path):
+    """A KV-cache size keyed in GB (or GiB), answered as 8 × the key in Gb (Gib): the same
+    amount in bits, not what was asked; the quiz says so, scores 0 and records the status."""
+    opts = QuizOptions(topics=("counting.kv_cache",), count=1, seed=3)
+    (p,) = predict(catalogue, tmp_path / "p", opts)
+    bits_unit = {"GB": "Gb", "GiB": "Gib"}[p.key.unit]
+    answer = f"{p.key.value * 8!r} {bits_unit}"
+    data = tmp_path / "data"
+    result = CliRunner().invoke(quiz, ["--topic", "counting.kv_cache", "-n", "1", "--seed", "3", "--data-dir", str(data)],
+                                input=answer + "\n")
+    assert result.exit_code == 0, result.output
+    assert "you answered in bits; the key is in bytes (÷ 8)" in result.output
+    with ProgressStore.open(data) as store:
+        (row,) = store.attempts()
+    assert row["correct"] == 0 and row["score"] == 0.0 and row["extra"]["status"] == "wrong_unit"
+    assert row["answer"] == answer

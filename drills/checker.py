@@ -500,7 +500,8 @@ def softmax_chain(x: Any, temperature: float = 1.0) -> Chain:
     exact["sum"] = np.reshape(exact["sum"], sum_shape)  # a vector's sum is one number
     names = [n for n in ("scaled", "shifted", "exp", "sum", "output") if n in exact]
     top = np.max(exact.get("scaled", x), axis=-1, keepdims=True)
-    unshift = np.exp(top)  # exp(max): the factor between exp(x) and exp(x − max x)
+    with np.errstate(over="ignore"):  # huge x: the unshifted alternative is inf and matches nothing
+        unshift = np.exp(top)  # exp(max): the factor between exp(x) and exp(x − max x)
     unshift_sum = np.reshape(unshift, sum_shape)
 
     def alternatives(name: str) -> Mistakes:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from solver.config import ModelConfig
 from solver.models import build_model
+from solver.models.layers import Linear
 from solver.models.positions import alibi_slopes, apply_rope, rope_rotation, sinusoidal_table
 
 
@@ -150,3 +151,27 @@ def test_rope_rotates_each_pair_by_position_times_theta_hypo(hs, start, T, seed)
             expected[..., t, 2 * j] = a * math.cos(angle) - b * math.sin(angle)
             expected[..., t, 2 * j + 1] = a * math.sin(angle) + b * math.cos(angle)
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)  # angles are computed in float32
+
+
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), d_in=st.integers(1, 6), d_out=st.integers(1, 6),
+       bias=st.booleans(), seed=st.integers(0, 99))
+def test_linear_is_nn_linear_hypo(shape, d_in, d_out, bias, seed):
+    """Our Linear writes y = x Wᵀ + b out; nn.Linear's own forward (one addmm) gives the same
+    values, and FlopCounterMode counts the same FLOPs for both, on the CPU and on meta."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    g = torch.Generator().manual_seed(seed)
+    layer = _random_init(Linear(d_in, d_out, bias).double(), seed)
+    x = torch.randn(*shape, d_in, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(layer(x), torch.nn.Linear.forward(layer, x), rtol=1e-12, atol=1e-12)
+    n_tokens = x.numel() // d_in
+    for device in ("cpu", "meta"):
+        layer = layer.to(device)
+        counts = []
+        for forward in (Linear.forward, torch.nn.Linear.forward):
+            x = x.detach().to(device).requires_grad_()
+            with FlopCounterMode(display=False) as fc:
+                forward(layer, x).sum().backward()  # forward, then the gradients of x and of W
+            counts.append(fc.get_total_flops())
+        assert counts[0] == counts[1] == 3 * 2 * n_tokens * d_in * d_out

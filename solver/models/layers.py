@@ -33,7 +33,11 @@ class Linear(nn.Linear):
             nn.init.zeros_(self.lora_B.weight)  # LoRA starts as the identity update: B = 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = super().forward(x)  # (..., d_out)
+        # the formula as written (what nn.Linear computes with one fused addmm: the same numbers
+        # and the same matmul FLOPs; on the meta device addmm is a slow Python decomposition)
+        y = x @ self.weight.T  # (..., d_out)
+        if self.bias is not None:
+            y = y + self.bias
         if self.lora_A is not None:
             y = y + self.lora_B(self.lora_A(x))  # (..., r) then (..., d_out)
         return y

@@ -6,7 +6,16 @@ included, is counted; on meta it verifies in one worker process per core, at mos
 the peak resident set size of the largest process from ``getrusage(RUSAGE_CHILDREN)`` (the
 workers are alike: the total is at most workers × that). Not a test: run it by hand,
 
-    .venv/bin/python bench/zoo_verify.py [--seq 128] [--batch 1]
+    .venv/bin/python bench/zoo_verify.py [--seq 128] [--batch 1] [--full-train]
+
+Where the time goes (meta device, torch 2.13): every op on meta is a shape computation, and for
+most elementwise ops (add, LayerNorm, GELU, addmm, ...) torch runs it as a Python decomposition,
+0.1 to 2 ms each, whatever the shapes (a smaller batch or seq saves nothing). So the cost is ops
+× layers × passes, plus about 3 s per worker process to import torch and torch._dynamo. What
+``qkv models verify`` does about it (solver/verify.py): FlopCounterMode without its per-module
+table, the model's "math" attention (sdpa's mask costs more elementwise ops on meta), a forward
+pass under no_grad, and the train FLOPs of stacks deeper than 2 layers from slices of 1 and 2
+layers (``--full-train``: a backward pass of the whole model instead).
 """
 
 from __future__ import annotations
@@ -26,10 +35,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--full-train", action="store_true", help="pass --full-train to the command")
     args = parser.parse_args()
 
     command = [sys.executable, "-m", "drills", "models", "verify", "--device", "meta",
-               "--seq", str(args.seq), "--batch", str(args.batch)]
+               "--seq", str(args.seq), "--batch", str(args.batch)] + (["--full-train"] if args.full_train else [])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     t0 = time.perf_counter()
     done = subprocess.run(command, cwd=root, capture_output=True, text=True)

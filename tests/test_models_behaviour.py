@@ -18,16 +18,6 @@ from solver.models.layers import Linear
 from solver.models.positions import alibi_slopes, apply_rope, rope_rotation, sinusoidal_table
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one intra-op thread (on a busy 2-core machine OpenMP's spin-waits cost 100×
-    the work of a (2, 5, 8) LayerNorm)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def _random_init(model, seed: int = 0):
     """Non-trivial weights (LoRA's B starts at zero, which would hide a broken adapter path)."""
     g = torch.Generator().manual_seed(seed)

@@ -30,17 +30,6 @@ from solver.verify import (
     verify,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one intra-op thread (on a busy 2-core machine OpenMP's spin-waits cost 100×
-    the work of a (2, 5, 8) LayerNorm)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 # ---- a pinned example, worked by hand --------------------------------------------------------
 
 TINY = ModelConfig(arch="decoder", d_model=4, n_layers=1, n_heads=2, d_ff=8, ffn="gelu", vocab_size=10,

@@ -19,17 +19,6 @@ from solver.models.guard import check_fits, estimate_bytes
 from solver.presets import PRESETS
 from solver.verify import instantiated_breakdown
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one intra-op thread (on a busy 2-core machine OpenMP's spin-waits cost 100×
-    the work of a (2, 5, 8) LayerNorm)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 SMALL_PRESETS = ["seed004-minigpt", "seed000-bert-classifier", "seed000-encoder"]
 
 

@@ -337,15 +337,55 @@ def test_gqa_bonus_rebuilt_in_torch():
 
 def test_attention_heatmap_exercise_pinned():
     """001 exercise 2, by hand. Head 1: Q₁K₁ᵀ/2 has rows [1,0,0], [1,0,0], [0,1,0], so a row
-    is [e, 1, 1]/(e + 2) with e at the attended key. Head 2: Q₂K₂ᵀ/2 = 2 in column 1 only,
-    so every row is [e², 1, 1]/(e² + 2)."""
+    is [e, 1, 1]/(e + 2) with e at the attended key. Head 2: Q₂K₂ᵀ/2 = [2, 1, 0] in every row,
+    so every row is [e², e, 1]/(e² + e + 1) = [0.6652, 0.2447, 0.0900]."""
     p = _problem("001.ex2.attention_heatmap")
     e = math.e
     hi, lo = e / (e + 2), 1 / (e + 2)
+    z = e**2 + e + 1
     head1, head2 = (np.array(part.key.value) for part in p.parts)
     assert np.allclose(head1, [[hi, lo, lo], [hi, lo, lo], [lo, hi, lo]], atol=1e-12)
-    assert np.allclose(head2, [[e**2 / (e**2 + 2), 1 / (e**2 + 2), 1 / (e**2 + 2)]] * 3, atol=1e-12)
-    assert round(hi, 3) == 0.576 and round(e**2 / (e**2 + 2), 3) == 0.787
+    assert np.allclose(head2, [[e**2 / z, e / z, 1 / z]] * 3, atol=1e-12)
+    assert round(hi, 3) == 0.576 and [round(x, 3) for x in (e**2 / z, e / z, 1 / z)] == [0.665, 0.245, 0.090]
+
+
+#: the curated items added for the seeds' numbered problems (001 §1, ex. 2, ex. 4; 002; 004 §21, §10, §11)
+NEW_ITEMS = ("001.s1.rnn_problems", "001.ex2.attention_heatmap", "001.ex4.pre_vs_post_ln", "001.ex4.post_ln_params",
+             "002.s.rnn_problems", "004.lab.layers_2_vs_6", "004.lab.bonus3_gqa", "004.s10.gpt_depth",
+             "004.s11.mqa_cost")
+
+
+@pytest.mark.parametrize("item_id", NEW_ITEMS)
+def test_new_items_keys_clear_of_rounding_boundaries(item_id):
+    """A rounded key must not sit on a rounding boundary: each keyed value is at least 0.1 units
+    of the last asked decimal away from a ...5, so a hand computation with 4-digit intermediates
+    (e² ≈ 7.389) rounds the same way. (Head 2 of exercise 2 had 1/(e² + 2) = 0.106507: 0.107 exact,
+    but 1 − 0.787 = 0.213, halved, and e² ≈ 7.39 both give 0.106, which the key rejected.)"""
+    p = _problem(item_id)
+    for label, key in [("", p.key)] + [(pt.label, pt.key) for pt in p.parts]:
+        if isinstance(key, (NumericKey, MatrixKey)) and key.decimals is not None:
+            values = np.ravel(np.array(key.value, dtype=float))
+            frac = np.abs(values) * 10**key.decimals % 1
+            assert np.all(np.abs(frac - 0.5) >= 0.1), (item_id, label, values)
+
+
+def test_pre_ln_option_admits_the_final_layernorm():
+    """001 ex. 4: a keyed-true option may not say that a Pre-LN stack's residual path meets no
+    LayerNorm at all: the stack ends in one (the item's own explanation says so)."""
+    p = _problem("001.ex4.pre_vs_post_ln")
+    for i in p.key.correct:
+        text = p.options_text[i]
+        if "no LayerNorm" in text:
+            assert "final LayerNorm" in text, text
+
+
+def test_rnn_pairs_stem_admits_the_positional_pair():
+    """002: option D (attention ignores order → positional encodings) is keyed true, but it pairs
+    no RNN problem; the stem must say the list includes a problem of attention itself."""
+    p = _problem("002.s.rnn_problems")
+    d = next(i for i, o in enumerate(p.options_text) if "positional" in o)
+    assert d in p.key.correct
+    assert "attention itself" in p.statement_text
 
 
 def test_torch_built_seed_models_match_their_keys():

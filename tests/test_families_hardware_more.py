@@ -201,3 +201,46 @@ def test_pin_activation_memory():
     p = easy("hardware.activation_memory")
     assert grade(p, 136.00).correct and grade(p, 456.00).misconception.id == "recompute_none"
     assert grade(p, 142.61).misconception.id == "gb_vs_gib"
+
+
+def test_factor_two_mistake_names_both_causes():
+    """The with-sparsity peak (2 × dense) and one FLOP per multiply-add (3N per token for training,
+    N for a forward pass) change the answer by the same factor 2, so the grader cannot tell them
+    apart: the misconception a student's halved MFU (or halved prefill time) is diagnosed as must
+    name both, or a student who counted multiply-adds is told they used the sparse peak.
+    Pinned: 7B, 1.4T tokens, 101,000 A100 GPU-hours: 5.88e22 / (1.01e5 · 3600 · 312e12) = 51.83%;
+    with 624e12 or with 3N·D = 2.94e22 both give 25.92% → 25.9."""
+    p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(1, "easy")
+    assert p.given == {"params": 7 * 10**9, "tokens": 1_400 * 10**9, "hw": "a100-80gb", "gpu_hours": 101_000}
+    assert grade(p, 51.8).correct
+    m = grade(p, 25.9).misconception
+    assert "multiply-add" in m.label and "sparsity" in m.label
+    for fid in ("hardware.mfu_from_gpu_hours", "hardware.prefill_time"):
+        for p in variants(fid):
+            half = p.key.value / 2
+            for m in p.misconceptions:
+                if abs(m.value - half) <= 1e-9 * half:
+                    assert "multiply-add" in m.label and "sparsity" in m.label, (p.id, m.label)
+
+
+@pytest.mark.parametrize("fid", ["hardware.prefill_time", "hardware.mfu_from_gpu_hours"])
+def test_precision_stated_outside_the_datasheet_quote(fid):
+    """Which peak applies depends on the precision the model runs in; the datasheet quote names
+    BF16, but the statement itself must say the run is in BF16."""
+    import re
+
+    for p in variants(fid):
+        outside = re.sub(r"\([^()]*datasheet[^()]*\)", "", p.statement_text)
+        assert "BF16" in outside, p.id
+
+
+def test_activation_statements_say_what_selective_drops_and_read_well():
+    """Selective recomputation: the statement names the 5as/h term as the part that is recomputed
+    (the key is then 34·s·b·h, which the statement's formula alone does not give); 'all L layers'
+    takes 'do', and one sequence is not 'sequences'."""
+    for p in variants("hardware.activation_memory"):
+        if p.given["recompute"] == "selective":
+            assert "5as/hterm" in p.statement_text.replace(" ", ""), p.id
+        assert "does all" not in p.statement_text, p.id
+    for p in variants("hardware.decode_attention_intensity"):
+        assert "B = 1 sequences" not in p.statement_text, p.id

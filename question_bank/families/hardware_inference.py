@@ -16,13 +16,19 @@ from __future__ import annotations
 from fractions import Fraction
 
 from question_bank.families.counting_common import result_steps, tokens_text
-from question_bank.families.hardware import _NAMES, _SPARSE, _chip, _peak_text, _sparse
+from question_bank.families.hardware import _NAMES, _chip, _peak_text, _sparse
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
 _SRC = "issue 7 (hardware arithmetic)"
+
+#: The with-sparsity peak and one FLOP per multiply-add halve the FLOP count per peak FLOP/s alike (the same value),
+#: so one misconception names both.
+SPARSE_OR_MACS = ("sparse_peak", "used the with-sparsity peak, or counted multiply-adds as FLOPs (both a factor 2)",
+                  "The datasheet's figure with 2:4 sparsity is twice the dense peak, and a dense matmul gets only half of "
+                  "it; the peak counts 2 FLOPs per multiply-add, so the work must too.")
 
 
 @family("hardware.prefill_time", topic="hardware", title="Prefill time at an MFU",
@@ -47,7 +53,7 @@ def prefill_time(d: Draw) -> Problem:
             break
     ms = 1e3
     wrongs = [
-        Wrong(*_SPARSE, prefill(N, T, _sparse(hw), chips=chips, mfu=mfu).answer * ms),
+        Wrong(*SPARSE_OR_MACS, prefill(N, T, _sparse(hw), chips=chips, mfu=mfu).answer * ms),
         Wrong("forgot_mfu", "ignored the MFU", f"Only {mfu:.0%} of the peak is achieved: divide by the MFU.",
               prefill(N, T, chip, chips=chips, mfu=1.0).answer * ms),
         Wrong("mfu_multiplied", "multiplied by the MFU", "A utilisation below 1 makes the run slower: divide by the MFU, "
@@ -61,7 +67,8 @@ def prefill_time(d: Draw) -> Problem:
     key = nat_key(value, 2, unit="ms")
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters processes a prompt of $T = {T}$ tokens (the prefill) on "
-         f"{chips} × {_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
+         f"{chips} × {_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
+         "runs in BF16.")
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "
          "sequence-length term); the chips share the work perfectly. How long does the prefill take? "
          "Give it in milliseconds, rounded off to two decimal places.")
@@ -117,7 +124,7 @@ def decode_attention_intensity(d: Draw) -> Problem:
     a = {"bf16": 2, "fp8": 1}[dtype]
     st = Doc()
     st.p(f"One attention layer has $N = {N}$ query heads of size $H = {H}$ and uses {_attention_kind(N, G)}. "
-         f"A decode step runs for a batch of $B = {B}$ sequences, each with $S = {S}$ cached tokens: every sequence's one new "
+         f"A decode step runs for a batch of $B = {B}$ sequence{'s' if B > 1 else ''}, each with $S = {S}$ cached tokens: every sequence's one new "
          f"query attends to its $S$ cached keys and values. All tensors are {dtype} ({a} byte{'s' if a > 1 else ''} per value).")
     st.p("Count the FLOPs of $QK^\\top$ and of $A \\cdot V$ (2 FLOPs per multiply-add; softmax not counted) and the HBM bytes "
          "of reading $Q$, the cached $K$ and $V$, and writing the output $O$, each once (the score matrix stays on chip). "

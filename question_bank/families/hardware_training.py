@@ -4,7 +4,8 @@ with and without selective recomputation.
 
 Keys are ``solver.training`` results (``train``, ``kaplan_forward_flops``, ``activations``) on
 figures the statement states; the worked solution is the result's steps. Misconceptions are
-the same calls with the mistake applied: the with-sparsity peak, 2N (forward only) in place of
+the same calls with the mistake applied: the with-sparsity peak (for MFU the same value as
+multiply-adds counted as FLOPs, so one misconception names both), 2N (forward only) in place of
 6N, 8N (hardware FLOPs with recomputation) in place of 6N, multiply-adds for FLOPs, PF-hours
 for PF-days, the 2N rule without the context term, the attention term of one layer, 4 in
 place of 2 (no causal average), the share of the total for the excess over 2N, the other
@@ -14,7 +15,8 @@ recomputation setting, GB for GiB, one layer for all, one head's score matrix fo
 from __future__ import annotations
 
 from question_bank.families.counting_common import big, result_steps, tokens_text
-from question_bank.families.hardware import _NAMES, _SPARSE, _chip, _peak_text, _sparse
+from question_bank.families.hardware import _NAMES, _chip, _peak_text, _sparse
+from question_bank.families.hardware_inference import SPARSE_OR_MACS
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
 from question_bank.problem import Problem
@@ -47,19 +49,17 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
         return float(train(N, **args).breakdown["mfu"]) * 100
 
     wrongs = [
-        Wrong(*_SPARSE, mfu(chip=_sparse(hw))),
+        Wrong(*SPARSE_OR_MACS, mfu(chip=_sparse(hw))),  # 3N per token (multiply-adds) gives the same value
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token: forward 2N, backward 4N.",
               mfu(tokens=None, compute=2 * N * D)),
         Wrong("counted_recompute", "counted 8N per token (with activation recomputation)",
               "MFU counts the model's FLOPs, 6N per token; recomputed forwards count towards hardware FLOPs utilisation (HFU), "
               "not MFU.", mfu(tokens=None, compute=8 * N * D)),
-        Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "FLOPs count 2 per multiply-add, as the peak does.",
-              mfu(tokens=None, compute=3 * N * D)),
     ]
     key = nat_key(value, 1, unit="%")
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters was trained on $D = {tokens_text(D)}$ tokens using "
-         f"{big(hours)} GPU-hours on {_NAMES[hw]} GPUs ({_peak_text(hw)}).")
+         f"{big(hours)} GPU-hours on {_NAMES[hw]} GPUs ({_peak_text(hw)}), in BF16.")
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
          "Give it in percent, rounded off to one decimal place.")
@@ -233,15 +233,16 @@ def activation_memory(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit=unit)
     rec = ("no recomputation (every activation is stored)" if recompute == "none"
-           else "selective activation recomputation (the attention score matrices are recomputed in the backward pass)")
-    where = "one transformer layer" if L == 1 else f"all $L = {L}$ layers"
+           else "selective activation recomputation: the $5as/h$ term of the estimate below (the attention score "
+                "matrices: softmax output, dropout mask and dropout output) is recomputed in the backward pass, not stored")
+    where = "does one transformer layer" if L == 1 else f"do all $L = {L}$ layers"
     unit_text = f"{unit} ({_UNITS[unit][1]} bytes)"
     st = Doc()
     st.p(f"A GPT-style transformer with hidden size $h = {h}$ and $a = {a}$ attention heads is trained with sequence length "
          f"$s = {s}$ and micro-batch $b = {b}$, 16-bit activations and 1-byte dropout masks, no tensor or sequence parallelism, "
          f"and {rec}.")
     st.p("Using the activation-memory estimate of Korthikanti et al. (2022), $s b h (34 + 5 a s / h)$ bytes per layer "
-         f"without recomputation, how much activation memory does {where} store? "
+         f"without recomputation, how much activation memory {where} store? "
          f"Give it in {unit_text}, rounded off to two decimal places.")
     sol = Doc()
     result_steps(sol, r.steps)

@@ -19,8 +19,11 @@ A statement that says "round off to *d* decimal places" is keyed by
 
 Families keep the exact value at least a tenth of a unit away from a rounding boundary
 (:func:`safe_for_rounding`), so a student who rounds an intermediate result does not drop out
-of the range by accident. A misconception is matched with the same rule around its own
-rounded value.
+of the range by accident. Curated items cannot choose their numbers (they are the source
+text's), so when an exact value lies within ``BOUNDARY_MARGIN`` of a unit from a boundary
+(e.g. 0.50349 asked to three decimals), the range takes in both roundings (0.503 and 0.504):
+a careful hand computation with 4-digit intermediates lands on either side. A misconception
+is matched with the same rule around its own rounded value.
 
 Verdict statuses
 ----------------
@@ -98,15 +101,15 @@ def _half_unit(decimals: int) -> float:
 
 def nat_key(value: float, decimals: int, unit: str = "") -> NumericKey:
     """The NAT key for "round off to ``decimals`` decimal places": ``[r − ½·10⁻ᵈ, r + ½·10⁻ᵈ]``
-    around ``r = round_half_up(value, decimals)`` (see the module docstring)."""
+    around ``r = round_half_up(value, decimals)``, both roundings when the value sits on a
+    boundary (see the module docstring and :func:`nat_range`)."""
     if decimals < 0:
         raise ValueError("decimals must be >= 0")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"a NAT key needs a finite value, got {value}")
-    r = round_half_up(value, decimals)
-    h = _half_unit(decimals)
-    return NumericKey(value=value, lo=r - h, hi=r + h, decimals=decimals, unit=unit)
+    lo, hi = nat_range(value, decimals)
+    return NumericKey(value=value, lo=lo, hi=hi, decimals=decimals, unit=unit)
 
 
 def integer_key(value: int, unit: str = "", rel_tol: float = 0.0) -> IntegerKey:
@@ -396,10 +399,24 @@ def values_coincide(a: Any, b: Any, key: Key) -> bool:
     return _as_choice_set(a) == _as_choice_set(b)
 
 
+#: An exact value closer than this (in units of the last asked digit) to a rounding boundary
+#: is keyed with both roundings. Families stay further away (:data:`ENTRY_MARGIN`, 0.1).
+BOUNDARY_MARGIN = 0.05
+
+
 def nat_range(value: float, decimals: int) -> tuple[float, float]:
+    """What rounding ``value`` to ``decimals`` places accepts: ``[r − h, r + h]`` with h half a
+    unit; for a value within :data:`BOUNDARY_MARGIN` of the boundary, the neighbouring rounding's
+    interval too."""
     r = round_half_up(value, decimals)
     h = _half_unit(decimals)
-    return r - h, r + h
+    lo, hi = r - h, r + h
+    if not safe_for_rounding(value, decimals, BOUNDARY_MARGIN):
+        if value > r:
+            hi = r + 3 * h  # up to the next rounding's upper edge
+        else:
+            lo = r - 3 * h
+    return lo, hi
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,7 +479,14 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
     rd = _range_digits(key)
     accepted = f"{_fmt(key.lo, rd)} ≤ x ≤ {_fmt(key.hi, rd)}"
     if d is not None:
-        accepted += f" ({_fmt(round_half_up(key.value, d), d)} to {_plural(d)})"
+        r = round_half_up(key.value, d)
+        if key.hi - key.lo > 2.5 * _half_unit(d):  # both roundings (the value sits on a boundary)
+            other = r + 2 * _half_unit(d) if key.value > r else r - 2 * _half_unit(d)
+            both = sorted((r, other))
+            accepted += (f" ({_fmt(both[0], d)} or {_fmt(both[1], d)} to {_plural(d)}: the exact "
+                         f"{key.value:.{d + 2}f} lies on the boundary)")
+        else:
+            accepted += f" ({_fmt(r, d)} to {_plural(d)})"
     base = dict(accepted=accepted, expected=key.value, lo=key.lo, hi=key.hi)
     v = _to_float(value)
     if v is None:

@@ -192,11 +192,19 @@ def test_audit_catches_a_misconception_equal_to_the_key():
 
 @given(st.floats(-1000, 1000, allow_nan=False), st.integers(0, 4))
 def test_rounded_key_accepted_and_one_unit_off_rejected(x, d):
-    """Property: round(x, d) is always accepted; round(x, d) ± 1.01·10⁻ᵈ never is."""
+    """Property: round(x, d) is always accepted; round(x, d) ± 1.01·10⁻ᵈ never is, except on the
+    side of a boundary that x sits on (within a twentieth of a unit: both roundings accepted),
+    where the neighbouring rounding is accepted and two units off is not."""
     k = nat_key(x, d)
     r = round_half_up(x, d)
+    u = 10**-d
     assert grade(k, r).correct
-    assert not grade(k, r + 1.01 * 10**-d).correct and not grade(k, r - 1.01 * 10**-d).correct
+    on_boundary = not safe_for_rounding(x, d, 0.05)
+    up_ok = on_boundary and x > r
+    down_ok = on_boundary and x < r
+    assert grade(k, r + u).correct if up_ok else not grade(k, r + 1.01 * u).correct
+    assert grade(k, r - u).correct if down_ok else not grade(k, r - 1.01 * u).correct
+    assert not grade(k, r + 2.01 * u).correct and not grade(k, r - 2.01 * u).correct
 
 
 @given(st.floats(0, 100, allow_nan=False), st.integers(1, 3))
@@ -249,3 +257,17 @@ def test_bits_for_an_integer_byte_key():
         v = _graded(key, text)
         assert v.status == "wrong_unit" and "you answered in bits" in v.message
     assert _graded(key, "1024 bytes").correct and _graded(key, "1 KiB").correct
+
+
+def test_a_value_on_a_rounding_boundary_accepts_both_roundings():
+    """Seed 004's worked example has weight 4.113/8.169 = 0.50349 asked to 3 decimals: with
+    4-digit intermediates a careful student gets 0.503 or 0.504, so both are accepted; 0.502 and
+    0.505 are not. A value clear of the boundary (0.6017 at 2 decimals) keeps one rounding."""
+    k = nat_key(0.50349, 3)
+    assert grade(k, 0.503).correct and grade(k, 0.504).correct
+    assert not grade(k, 0.502).correct and not grade(k, 0.505).correct
+    assert "0.503 or 0.504" in grade(k, 0.504).accepted
+    clear = nat_key(0.6017, 2)
+    assert (clear.lo, clear.hi) == pytest.approx((0.595, 0.605))
+    m = matrix_key([[0.50349, 0.6017]], decimals=3)
+    assert grade(m, [[0.504, 0.602]]).correct and not grade(m, [[0.505, 0.602]]).correct

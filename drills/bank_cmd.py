@@ -68,6 +68,8 @@ def _render(p) -> str:
         lines.append("")
         lines += [f"  ({LETTERS[i]}) {o}" for i, o in enumerate(p.options_text)]
     if p.parts:
+        lines += ["", "Parts:"]
+        lines += [f"  ({pt.label}) {pt.prompt_text}" for pt in p.parts]
         lines += ["", "Answers:"]
         lines += [f"  ({pt.label}) {describe_key(pt.key)}" for pt in p.parts]
     else:

@@ -170,3 +170,12 @@ def test_list_json_curated_errata(runner):
 def test_unknown_curated_like_id_suggests_close_ids():
     with pytest.raises(qb.BankError, match="did you mean .*004.ex.b3"):
         qb.problem("ex.b3")
+
+
+def test_show_prints_the_question_of_every_part(runner):
+    """A multi-part item's questions live in its parts: `bank show` prints each part's prompt."""
+    p = qb.problem("004.lab.bonus3_gqa")
+    res = runner.invoke(bank, ["show", "004.lab.bonus3_gqa"])
+    assert res.exit_code == 0
+    for part in p.parts:
+        assert f"({part.label}) {part.prompt_text}" in res.output

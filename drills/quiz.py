@@ -16,7 +16,9 @@ on disk) and shows the verdict. Multi-part problems are asked part by part and g
 follow-through; a problem's score is the mean over its parts (parts carry no marks of their own),
 and it earns that fraction of its marks. Skipping (or revealing) at a later part scores that part
 and the ones after it 0 while the parts already answered keep their credit; the review is then
-Again. The summary, the stored rows (``extra.problem_score`` on the problem's last row), the JSON
+Again. Leaving a problem after some of its parts (``quit``, ``another``, Ctrl-C, end of input) is
+the same as a skip there (one row for the part on screen with ``extra.action`` naming how it was
+left; the summary counts it as ``unfinished``). The summary, the stored rows (``extra.problem_score`` on the problem's last row), the JSON
 events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks") agree. An answer
 that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
@@ -414,6 +416,7 @@ class Summary:
     marks: float = 0.0  # marks earned: sum of score x the problem's marks (GATE counts marks)
     max_marks: float = 0.0  # marks of the problems asked
     skipped: int = 0
+    unfinished: int = 0  # multi-part problems left partway (quit, another, Ctrl-C, end of input)
     revealed: int = 0
     reports: int = 0
     seconds: float = 0.0
@@ -426,7 +429,7 @@ class Summary:
         return {
             "session_id": self.session_id, "seed": self.seed, "asked": self.asked, "answered": self.answered,
             "correct": self.correct, "score": self.score, "marks": self.marks, "max_marks": self.max_marks,
-            "skipped": self.skipped, "revealed": self.revealed,
+            "skipped": self.skipped, "unfinished": self.unfinished, "revealed": self.revealed,
             "reports": self.reports, "seconds": self.seconds, "interrupted": self.interrupted,
             "problems": list(self.problems),
             "misconceptions": [{"id": i, "label": lab, "count": n} for (i, lab), n in self.misconceptions.most_common()],
@@ -561,7 +564,6 @@ class Quiz:
                 self.view.message(f"'{cmd.name}' works while a question is open; press Enter to go on")
 
     def _ask_problem(self, problem: Any) -> str:
-        s = self.summary
         targets = problem.parts or [problem]
         answers: dict[str, Any] = {}
         written: dict[str, str] = {}
@@ -569,6 +571,18 @@ class Quiz:
         verdicts: dict[str, Any] = {}
         hints = [0]
         problem_start = self.clock()
+        try:
+            return self._ask_parts(problem, targets, answers, written, texts, verdicts, hints, problem_start)
+        except KeyboardInterrupt:
+            # Ctrl-C after some parts of a multi-part problem: they count, as for a skip
+            if verdicts and len(verdicts) < len(targets):
+                target = targets[len(verdicts)]
+                self._give_up(problem, target, target.label, "interrupt", verdicts, len(targets), problem_start)
+            raise
+
+    def _ask_parts(self, problem: Any, targets: list[Any], answers: dict[str, Any], written: dict[str, str],
+                   texts: dict[str, str], verdicts: dict[str, Any], hints: list[int], problem_start: float) -> str:
+        s = self.summary
         for k, target in enumerate(targets):
             label = target.label if problem.parts else None
             if label is not None:
@@ -595,7 +609,8 @@ class Quiz:
                     continue
                 break
             if out.action != "answered":
-                if out.action in ("skip", "solution"):
+                if out.action in ("skip", "solution") or verdicts:
+                    # quit, another or end of input after some parts: those parts count, as for a skip
                     self._give_up(problem, target, label, out.action, verdicts, len(targets), problem_start)
                     self._last = (problem, dict(texts))  # its answer was shown: 'report' may follow
                 return out.action
@@ -662,7 +677,11 @@ class Quiz:
                  n_parts: int, problem_start: float) -> None:
         """Skip (or reveal) the rest of a problem. This part and the parts after it score 0;
         the parts already answered keep their credit (the problem's score is the mean over all
-        its parts), and the review is Again, since the problem was not known in full."""
+        its parts), and the review is Again, since the problem was not known in full.
+
+        Leaving a multi-part problem after some parts (``quit``, ``another``, end of input, or
+        ``interrupt`` for Ctrl-C) is the same as a skip at the part on screen, counted in the
+        summary as ``unfinished`` instead of ``skipped``."""
         s = self.summary
         problem_score = problem_score_of(verdicts, n_parts)
         self.store.record_attempt(
@@ -675,6 +694,10 @@ class Quiz:
             s.skipped += 1
             self.view.skipped(problem, _expected_text(problem, problem), label=label,
                               problem_score=problem_score if verdicts else None)
+        elif action != "solution":
+            s.unfinished += 1
+            self.view.skipped(problem, _expected_text(problem, problem), label=label,
+                              problem_score=problem_score, action=action)
         else:
             s.revealed += 1
             self.view.solution(problem, problem_score=problem_score if verdicts else None)
@@ -728,6 +751,10 @@ class Quiz:
             return None
         if cmd.name == "help":
             self.view.message(f"{COMMAND_HELP}\n{REPORT_HELP}")
+            return None
+        if cmd.name == "another" and not problem.family:
+            # nothing to swap in: stay at this prompt (going back would ask part (a) again)
+            self.view.message("This is a curated item: it has no other variants ('skip' moves on).")
             return None
         if cmd.name == "report":
             # the problem on screen, in a terminal and in plain mode alike; 'report last' the

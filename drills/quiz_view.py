@@ -62,10 +62,18 @@ def header_text(h: dict[str, Any]) -> str:
     return f"Question {h['index']} of {h['total']} · score {marks_text(h['marks_scored'], h['max_marks'])}"
 
 
-def problem_score_line(problem: Any, score: float, *, skipped: str | None = None) -> str:
+STOPPED = {"skip": "Skipped ({})", "another": "Left at ({}) for another variant:",
+           "quit": "Stopped at ({}):", "eof": "Input ended at ({}):", "interrupt": "Interrupted at ({}):"}
+
+
+def problem_score_line(problem: Any, score: float, *, skipped: str | None = None, action: str = "skip") -> str:
     """After a multi-part problem: its score (the mean over its parts) and the marks it earned;
-    ``skipped`` names the part where the student stopped (later parts score 0 as well)."""
-    kept = f"Skipped ({skipped}) and the parts after it score 0; earlier parts keep their credit. " if skipped else ""
+    ``skipped`` names the part where the student stopped (later parts score 0 as well), and
+    ``action`` how (skip, another, quit, eof, interrupt)."""
+    kept = ""
+    if skipped:
+        where = STOPPED.get(action, STOPPED["skip"]).format(skipped)
+        kept = f"{where} {'and' if action == 'skip' else 'it and'} the parts after it score 0; earlier parts keep their credit. "
     return (f"{kept}Problem score {fmt_score(score)} of 1 · "
             f"{marks_text(score * problem.marks, problem.marks)}")
 
@@ -191,7 +199,8 @@ def errata_lines(problem: Any) -> list[Line]:
 def summary_lines(s: Any) -> list[Line]:
     out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {marks_text(s.marks, s.max_marks)} · "
                                  f"{duration_text(s.seconds)}")]
-    extras = [f"{n} {w}" for n, w in ((s.skipped, "skipped"), (s.revealed, "solution(s) shown"),
+    extras = [f"{n} {w}" for n, w in ((s.skipped, "skipped"), (getattr(s, "unfinished", 0), "left partway"),
+                                      (s.revealed, "solution(s) shown"),
                                       (s.reports, "key(s) reported")) if n]
     if extras:
         out.append(("dim", "  " + " · ".join(extras)))
@@ -300,10 +309,13 @@ class PlainView:
         self.lines(solution_lines(problem))
 
     def skipped(self, problem: Any, expected: str, *, label: str | None = None,
-                problem_score: float | None = None) -> None:
-        self.out(f"Skipped. Answer: {expected}")
+                problem_score: float | None = None, action: str = "skip") -> None:
+        """A skip (shows the key), or a multi-part problem left partway by ``action`` (another,
+        quit, eof, interrupt: its score only)."""
+        if action == "skip":
+            self.out(f"Skipped. Answer: {expected}")
         if problem_score is not None:
-            self.lines([("title", problem_score_line(problem, problem_score, skipped=label))])
+            self.lines([("title", problem_score_line(problem, problem_score, skipped=label, action=action))])
 
     def hint(self, text: str, i: int, n: int) -> None:
         self.out(f"Hint {i}/{n}: {text}")
@@ -367,7 +379,9 @@ class RichView(PlainView):
         from rich.text import Text
 
         due = f" · {info['due']} due for review" if info.get("due") else ""
-        self.console.print(Text(f"qkv quiz · {info['count']} questions{due} · type help for commands", style="dim"))
+        n = info["count"]
+        self.console.print(Text(f"qkv quiz · {n} question{'s' if n != 1 else ''}{due} · type help for commands",
+                                style="dim"))
 
     def problem(self, problem: Any, header: dict[str, Any]) -> None:
         from rich.panel import Panel
@@ -519,10 +533,10 @@ class JsonView:
         self._emit("solution", problem_id=problem.id, text=problem.solution_text, **extra)
 
     def skipped(self, problem: Any, expected: str, *, label: str | None = None,
-                problem_score: float | None = None) -> None:
+                problem_score: float | None = None, action: str = "skip") -> None:
         score = problem_score or 0.0
-        self._emit("skip", problem_id=problem.id, part=label, expected_text=expected, problem_score=score,
-                   marks_earned=score * problem.marks, marks=problem.marks)
+        self._emit("skip", problem_id=problem.id, part=label, action=action, expected_text=expected,
+                   problem_score=score, marks_earned=score * problem.marks, marks=problem.marks)
 
     def hint(self, text: str, i: int, n: int) -> None:
         self._emit("hint", problem_id=self._problem_id, text=text, index=i, of=n)

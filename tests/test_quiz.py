@@ -563,3 +563,75 @@ def test_an_answer_in_bits_is_named_and_counted_wrong(catalogue, tmp_path):
         (row,) = store.attempts()
     assert row["correct"] == 0 and row["score"] == 0.0 and row["extra"]["status"] == "wrong_unit"
     assert row["answer"] == answer
+
+
+@pytest.mark.parametrize("action", ["quit", "another", "eof"])
+def test_leaving_a_multi_part_problem_partway_counts_its_answered_parts(catalogue, tmp_path, action):
+    """Part (a) right, then 'quit', 'another' or the end of input at (b): the same as a skip at
+    (b). (a) keeps its credit, (b) and the later parts score 0, so the problem scores 1 of its
+    n parts (1/n of its marks); one row for (b) carries the action and the problem's score,
+    the review is Again (once, on that row), and the summary, JSON events and card agree.
+    (Before: the row of (a) stood alone, with no problem score and no review, and the summary
+    said '0 of 0 right · score 0/0 marks'.)"""
+    opts = QuizOptions(topics=("attention.by_hand",), count=2, seed=5)
+    p, _ = predict(catalogue, tmp_path / "p", opts)
+    n = len(p.parts)
+    assert n >= 2
+    leave = {"quit": ["quit"], "another": ["another", "quit"], "eof": []}[action]
+    lines = right_lines(p)[:1] + leave
+    args = ["--topic", "attention.by_hand", "-n", "2", "--seed", "5"]
+    score = 1 / n
+    marks = score * p.marks
+    shown = f"{marks:.2f}".rstrip("0").rstrip(".")
+
+    data = tmp_path / "plain"
+    result = CliRunner().invoke(quiz, [*args, "--data-dir", str(data)], input="".join(ln + "\n" for ln in lines))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert f"Session over: 0 of 1 right · score {shown}/{p.marks} marks" in out
+    assert "1 left partway" in out and "skipped" not in out.split("Session over")[1]
+    where = {"quit": "Stopped at", "another": "Left at", "eof": "Input ended at"}[action]
+    assert f"{where} ({p.parts[1].label})" in out
+    assert "it and the parts after it score 0; earlier parts keep their credit" in out
+    if action == "another":  # the fresh variant's header already counts the problem left
+        assert f"Question 1 of 2 · score {shown}/{p.marks} marks" in out
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+        card = store.cards()[("family", p.family)]
+    assert [(r["problem_id"], r["part"]) for r in rows] == [(p.id, p.parts[0].label), (p.id, p.parts[1].label)]
+    assert [r["score"] for r in rows] == [1.0, 0.0] and rows[1]["answer"] is None and rows[1]["correct"] is None
+    assert rows[1]["extra"]["action"] == action and rows[1]["extra"]["problem_score"] == pytest.approx(score)
+    assert [r["rating"] for r in rows] == [None, 1]  # one review, Again
+    assert card.reps == 1
+
+    d = Driver([*args, "--data-dir", str(tmp_path / "json")], tmp_path / "json")
+    for line in lines:
+        d.send(line)
+    d.proc.stdin.close()
+    end = d.until("end")
+    assert d.proc.wait(timeout=60) == 0
+    (left,) = [e for e in d.events if e["event"] == "skip"]
+    assert left["action"] == action and left["part"] == p.parts[1].label
+    assert left["problem_score"] == pytest.approx(score) and left["marks_earned"] == pytest.approx(marks)
+    assert end["asked"] == 1 and end["unfinished"] == 1 and end["skipped"] == 0
+    assert end["score"] == pytest.approx(score) and end["marks"] == pytest.approx(marks)
+    assert end["max_marks"] == p.marks
+
+
+def test_another_on_a_curated_multi_part_item_stays_on_the_part(catalogue, tmp_path):
+    """A curated item has no other variants: 'another' at part (b) says so and (b) is asked
+    again (it used to start the item over at part (a), dropping the answer to (a))."""
+    iid = "000.code.scaling_demo"
+    p = catalogue.build(Pick("item", iid))
+    assert len(p.parts) >= 2 and not p.family
+    lines = right_lines(p)[:1] + ["another"] + right_lines(p)[1:]
+    data = tmp_path / "data"
+    result = CliRunner().invoke(quiz, ["--topic", iid, "-n", "1", "--seed", "1", "--data-dir", str(data)],
+                                input="".join(ln + "\n" for ln in lines))
+    assert result.exit_code == 0, result.output
+    assert "no other variants" in result.output
+    assert "Session over: 1 of 1 right" in result.output
+    with ProgressStore.open(data) as store:
+        rows = store.attempts()
+    assert [r["part"] for r in rows] == [pt.label for pt in p.parts]
+    assert all(r["correct"] == 1 for r in rows)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from drills.progress import ProgressStore
-from drills.quiz import Catalogue, QuizOptions, plan
+from drills.quiz import Catalogue, Pick, QuizOptions, plan
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
 
@@ -54,6 +55,34 @@ def _spawn(args: list[str], home: Path):
                          dimensions=(50, 160), timeout=TIMEOUT)
 
 
+def _reading(pid: int) -> bool | None:
+    """Whether process ``pid`` is blocked waiting for terminal input (Linux: its kernel wait
+    channel is a poll/select or a tty read); None where /proc cannot say."""
+    try:
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return None
+    if not wchan or wchan == "0":
+        return None
+    return any(w in wchan for w in ("poll", "select", "tty_read", "wait_woken"))
+
+
+def _interrupt(child) -> None:
+    """Ctrl-C, typed once the quiz waits at its prompt.
+
+    Why wait: CPython's ``input()`` with readline checks for signals only when ``select()`` on
+    the terminal is interrupted. A SIGINT that arrives after the prompt is printed but before
+    ``select()`` starts (readline setting up the terminal: a few system calls, where a loaded
+    machine may switch away) is noted and acted on only at the next key press, so the test
+    waited 60 s for "Goodbye" once. A person never types Ctrl-C in that microsecond window; a
+    test that types it the instant the text appears may. So wait (at most 10 s) until the
+    process sleeps in select/poll; where /proc cannot tell, go on at once."""
+    deadline = time.monotonic() + 10
+    while _reading(child.pid) is False and time.monotonic() < deadline:
+        time.sleep(0.01)
+    child.sendintr()
+
+
 def _answer(child, problem) -> None:
     for target in problem.parts or [problem]:
         child.expect("answer ›")
@@ -89,7 +118,7 @@ def test_ctrl_c_says_goodbye_and_keeps_the_answers(tmp_path):
     child = _spawn(["--seed", "1", "-n", "1"], home)
     _answer(child, problem)
     child.expect("Enter: finish")
-    child.sendintr()  # Ctrl-C while the verdict is on screen
+    _interrupt(child)  # Ctrl-C while the verdict is on screen
     child.expect("Goodbye: 1 of 1 right")
     child.expect(pexpect.EOF)
     child.close()
@@ -97,3 +126,33 @@ def test_ctrl_c_says_goodbye_and_keeps_the_answers(tmp_path):
     assert "Traceback" not in ANSI.sub("", child.before or "")
     with ProgressStore.open(home) as store:
         assert store.count_attempts() == max(1, len(problem.parts))
+
+
+def test_ctrl_c_partway_through_a_multi_part_problem_keeps_the_parts_answered(tmp_path):
+    """Part (a) of a three-part item right, Ctrl-C at (b): (a) keeps its credit, the rest
+    scores 0, so 1/3 of the item's marks; the goodbye line says so and the database holds
+    (a) and a row for (b) with the action 'interrupt' and the problem's score (one review)."""
+    iid = "000.code.scaling_demo"
+    problem = Catalogue.load().build(Pick("item", iid))
+    n = len(problem.parts)
+    assert n >= 2
+    home = tmp_path / "home"
+    child = _spawn(["--topic", iid, "-n", "1", "--seed", "1"], home)
+    child.expect("answer ›")
+    a = problem.parts[0]
+    child.sendline(_text_for(a.key, key_value(a.key)))
+    child.expect(r"\(b\)")
+    child.expect("answer ›")
+    _interrupt(child)
+    marks = f"{problem.marks / n:.2f}".rstrip("0").rstrip(".")
+    child.expect_exact(f"Goodbye: 0 of 1 right (score {marks}/{problem.marks} marks)")
+    child.expect(pexpect.EOF)
+    child.close()
+    screen = ANSI.sub("", child.before or "")
+    assert "Traceback" not in screen
+    with ProgressStore.open(home) as store:
+        rows = store.attempts()
+    assert [r["part"] for r in rows] == [a.label, problem.parts[1].label]
+    assert rows[1]["extra"]["action"] == "interrupt"
+    assert rows[1]["extra"]["problem_score"] == pytest.approx(1 / n)
+    assert [r["rating"] for r in rows] == [None, 1]

@@ -235,8 +235,11 @@ def _value_for(problem: Any, parsed: Any) -> Any:
             dim = ""
         if dim == parsed.dimension:
             return parsed.to(unit)
+        if (parsed.dimension, dim) == ("bits", "bytes"):  # the quiz's words; an exam takes no converted unit
+            raise AnswerParseError(f"you answered in bits ({parsed.unit}); the question asks for bytes, "
+                                   f"in {unit} (÷ 8)")
         if dim:
-            raise AnswerParseError(f"this answer is in {parsed.unit}, but the question asks for {unit}")
+            raise AnswerParseError(f"the answer is in {unit}, not {parsed.unit}")
         if unit:
             raise AnswerParseError(f"the question asks for a number of {unit}; write it without a unit")
         return parsed.value

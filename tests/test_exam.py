@@ -442,3 +442,23 @@ def test_exam_path_imports_no_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
+    """A KV-cache size keyed in GB or GiB, typed in Gb/Gib (bits): the exam takes an answer only
+    in the question's unit, and says why in the quiz's words ("you answered in bits ... bytes
+    ... ÷ 8"; it used to say "this answer is in Gbit, but the question asks for GB"); a unit of
+    another kind is named like the quiz names it."""
+    from drills.answers import AnswerParseError
+    from drills.exam import parse_response
+    from question_bank.family import all_families
+
+    fam = dict(all_families())["counting.kv_cache"]
+    p = next(q for q in (fam.generate(s) for s in range(20)) if getattr(q.key, "unit", "") in ("GB", "GiB"))
+    bits = {"GB": "Gb", "GiB": "Gib"}[p.key.unit]
+    with pytest.raises(AnswerParseError) as e:
+        parse_response(p, f"{p.key.value * 8!r} {bits}")
+    assert str(e.value).startswith("you answered in bits (") and f"asks for bytes, in {p.key.unit} (÷ 8)" in str(e.value)
+    with pytest.raises(AnswerParseError, match=rf"^the answer is in {p.key.unit}, not s$"):
+        parse_response(p, "3 s")
+    assert parse_response(p, f"{p.key.value!r} {p.key.unit}").value == pytest.approx(p.key.value)

@@ -101,6 +101,21 @@ def palette_lines(exam: Exam) -> list[str]:
     return [f"  {PALETTE[k]}: {', '.join(v) if v else '—'}" for k, v in groups.items()]
 
 
+def legend_lines(width: int) -> list[str]:
+    """The palette's legend in lines of at most ``width`` columns, broken between entries (at 80
+    columns "(evaluated)" used to wrap onto a line of its own)."""
+    out: list[str] = []
+    line = ""
+    for k in PALETTE:
+        entry = f"{PALETTE_MARK[k]} {LEGEND[k]}"
+        candidate = f"{line}   {entry}" if line else f"  {entry}"
+        if line and len(candidate) > width:
+            out.append(line)
+            candidate = f"  {entry}"
+        line = candidate
+    return [*out, line]
+
+
 def prompt_text(exam: Exam) -> str:
     return f"Q{exam.question.number} [{clock_text(exam.remaining())} left]> "
 
@@ -270,7 +285,8 @@ class RichView(PlainView):
         head.append_text(self._palette(exam))
         self.console.print()
         self.console.print(head)
-        self.console.print(Text("  " + "   ".join(f"{PALETTE_MARK[k]} {LEGEND[k]}" for k in PALETTE), style="dim"))
+        for line in legend_lines(self.console.width):
+            self.console.print(Text(line, style="dim"))
         lines = question_lines(exam)
         body = "\n".join(lines[1:])
         q = exam.question

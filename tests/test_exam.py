@@ -462,3 +462,15 @@ def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
     with pytest.raises(AnswerParseError, match=rf"^the answer is in {p.key.unit}, not s$"):
         parse_response(p, "3 s")
     assert parse_response(p, f"{p.key.value!r} {p.key.unit}").value == pytest.approx(p.key.value)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 160])
+def test_the_palette_legend_breaks_between_entries(width):
+    """Every legend entry stays whole on one line of at most ``width`` columns, in order."""
+    from drills.exam_view import LEGEND, PALETTE_MARK, legend_lines
+
+    lines = legend_lines(width)
+    assert all(len(line) <= width for line in lines)
+    entries = [f"{PALETTE_MARK[k]} {v}" for k, v in LEGEND.items()]
+    assert [e for line in lines for e in line.strip().split("   ")] == entries
+    assert (len(lines) == 1) == (width >= len("  " + "   ".join(entries)))  # one line when it fits

@@ -489,7 +489,9 @@ class Quiz:
             from drills.scheduling import utc
 
             s.due_next = self.store.due_items(utc() + timedelta(days=7), limit=5)
-            self.store.end_session(self.session_id, score=s.score, max_score=float(s.asked), summary=s.to_json())
+            # in marks, like the summary and like an exam's session (the score in problems is in the summary)
+            self.store.end_session(self.session_id, score=s.marks, max_score=float(s.max_marks),
+                                   summary=s.to_json())
         except KeyboardInterrupt:
             s.interrupted = True
         self.view.end(s)

@@ -616,6 +616,9 @@ def test_leaving_a_multi_part_problem_partway_counts_its_answered_parts(catalogu
     assert end["asked"] == 1 and end["unfinished"] == 1 and end["skipped"] == 0
     assert end["score"] == pytest.approx(score) and end["marks"] == pytest.approx(marks)
     assert end["max_marks"] == p.marks
+    with ProgressStore.open(tmp_path / "json") as store:  # the session row counts marks too
+        session = store.session(end["session_id"])
+    assert session["score"] == pytest.approx(marks) and session["max_score"] == p.marks
 
 
 def test_another_on_a_curated_multi_part_item_stays_on_the_part(catalogue, tmp_path):

@@ -389,14 +389,18 @@ class RichView(PlainView):
 
         self.console.print()
         self.console.rule(Text(header_text(header), style="bold"), align="left")
-        body = Text(problem.statement_text)
-        opts = option_lines(problem)
+        body: Any = Text(problem.statement_text)
+        opts = problem.options_text or problem.options
         if opts:
-            body.append("\n")
-            for o in opts:
-                body.append("\n")
-                body.append(o[:3], style="bold")
-                body.append(o[3:])
+            from rich.console import Group
+            from rich.table import Table
+
+            grid = Table.grid(padding=(0, 1))  # a long option wraps under itself, not under its letter
+            grid.add_column(style="bold", no_wrap=True)
+            grid.add_column()
+            for i, o in enumerate(opts):
+                grid.add_row(f"({LETTERS[i]})", Text(o))
+            body = Group(body, Text(""), grid)
         self.console.print(Panel(body, title=Text(meta_text(problem), style="cyan"), title_align="left",
                                  expand=False, padding=(0, 1)))
         if problem.errata:

@@ -288,12 +288,12 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
             misconceptions = _misconceptions(c, key)
         sol_md, sol_text = c.solution_md(), c.solution_text()
         if type_ in ("mcq", "msq"):
-            letters = ", ".join(f"({CHOICE_LETTERS[i]})" for i in sorted(key.correct))
+            letters = ", ".join(f"({CHOICE_LETTERS[i].lower()})" for i in sorted(key.correct))
             sol_md += f"\n\nAnswer: {letters}"
             sol_text += f"\nAnswer: {letters}"
     else:
         key = ChoiceKey(frozenset(CHOICE_LETTERS.index(x) for x in ans["correct"]))
-        letters = ", ".join(f"({x})" for x in ans["correct"])
+        letters = ", ".join(f"({x.lower()})" for x in ans["correct"])  # shown as the options are: (a)
         sol_md = f"Answer: {letters}\n\n{it['explanation']}"
         sol_text = f"Answer: {letters}\n{_text(it['explanation'])}"
     if it.get("explanation") and ("compute" in ans or parts):

@@ -16,6 +16,7 @@ arguments give byte-identical files.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,17 @@ FORMATS: dict[str, tuple[str, str]] = {  # name -> (module, file suffix)
     "json": ("drills.sheets.jsonfmt", ".json"),
 }
 ANSWERS = ("none", "end", "separate")
+
+#: The inline Markdown the problems use: a code span, $$display$$ or $inline$ math, **bold**,
+#: *italic*. Every renderer walks a text with this one pattern.
+MARKDOWN_INLINE = re.compile(
+    r"(?P<code>`[^`\n]+`)"
+    r"|(?P<dmath>\$\$(?P<dbody>.+?)\$\$)"
+    r"|(?P<imath>\$(?P<ibody>[^$\n]+?)\$)"
+    r"|(?P<bold>\*\*(?P<bbody>.+?)\*\*)"
+    r"|(?P<ital>(?<![\w*])\*(?P<ibody2>[^*\s][^*\n]*?)\*(?![\w*]))",
+    re.S,
+)
 TYPE_NAMES = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT (integer)", "matrix": "NAT (matrix)"}
 TYPE_RULES = {
     "mcq": "one correct option",

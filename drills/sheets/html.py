@@ -20,21 +20,13 @@ import math
 import re
 from collections.abc import Callable
 
-from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_to_text, num
 
 MathFn = Callable[[str, bool], str]  # (tex, display) -> HTML
 
-_INLINE = re.compile(
-    r"(?P<code>`[^`\n]+`)"
-    r"|(?P<dmath>\$\$(?P<dbody>.+?)\$\$)"
-    r"|(?P<imath>\$(?P<ibody>[^$\n]+?)\$)"
-    r"|(?P<bold>\*\*(?P<bbody>.+?)\*\*)"
-    r"|(?P<ital>(?<![\w*])\*(?P<ibody2>[^*\s][^*\n]*?)\*(?![\w*]))",
-    re.S,
-)
 _ENV = re.compile(r"\\begin\{(b|p|v)?matrix\}(.*?)\\end\{(?:b|p|v)?matrix\}", re.S)
 
 
@@ -70,7 +62,7 @@ def unicode_math(tex: str, display: bool) -> str:
 def inline_to_html(text: str, math_fn: MathFn) -> str:
     out: list[str] = []
     pos = 0
-    for m in _INLINE.finditer(text):
+    for m in MARKDOWN_INLINE.finditer(text):
         out.append(html.escape(text[pos : m.start()], quote=False))
         if m.group("code"):
             out.append(f"<code>{html.escape(m.group('code')[1:-1], quote=False)}</code>")

@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import num
@@ -251,14 +251,6 @@ def tex_to_typst(s: str, *, in_args: bool = False) -> str:
 # Markdown -> Typst markup
 
 _MARKUP_SPECIAL = set("\\*_#$@<>`[]~/=+-'\"")
-_INLINE = re.compile(
-    r"(?P<code>`[^`\n]+`)"
-    r"|(?P<dmath>\$\$(?P<dbody>.+?)\$\$)"
-    r"|(?P<imath>\$(?P<ibody>[^$\n]+?)\$)"
-    r"|(?P<bold>\*\*(?P<bbody>.+?)\*\*)"
-    r"|(?P<ital>(?<![\w*])\*(?P<ibody2>[^*\s][^*\n]*?)\*(?![\w*]))",
-    re.S,
-)
 
 
 def escape_markup(text: str) -> str:
@@ -279,7 +271,7 @@ def _raw(code: str) -> str:
 def inline_to_typst(text: str) -> str:
     out: list[str] = []
     pos = 0
-    for m in _INLINE.finditer(text):
+    for m in MARKDOWN_INLINE.finditer(text):
         out.append(escape_markup(text[pos : m.start()]))
         if m.group("code"):
             out.append(_raw(m.group("code")[1:-1]))

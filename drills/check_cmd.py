@@ -25,7 +25,7 @@ import click
 from drills.matrix_args import parse_array, parse_matrix, parse_number, parse_vector
 from drills.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
 from drills.output import InputError, emit, emit_json
-from drills.solve_kernels import parse_mask, scalar_option, solver_call, vector_option
+from drills.solve_kernels import parse_mask, pe_arguments, scalar_option, solver_call, vector_option
 
 JSON_HELP = ('Print one JSON object: {"ok", "steps": [{"name", "given", "expected", "ok", "follow_through", '
              '"mistake", "tolerance", ...}], "first_wrong"}.')
@@ -346,13 +346,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
 @_common
 def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     """Check a sinusoidal positional encoding: angle, output."""
-    pos = parse_number(pos_text, "--pos")
-    base = scalar_option(base_text, "--base", "10000")
-    if base <= 1:
-        raise InputError(f"must be > 1, got {base}", "--base")
-    if dim is not None and dim >= d_model:
-        raise InputError(f"must be below --d-model = {d_model}, got {dim}", "--dim")
-    dims = [dim] if dim is not None else list(range(d_model))
+    pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
     from drills.checker import pe_chain
     from solver import numpy_ref
 

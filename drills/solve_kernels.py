@@ -185,6 +185,17 @@ def scalar_option(text: str | None, param: str, default: str | None = None) -> F
     return parse_number(text, param)
 
 
+def pe_arguments(pos_text: str, d_model: int, dim: int | None, base_text: str | None):
+    """``--pos``, ``--base`` and ``--dim`` of a PE command, checked: (pos, base, the dims asked)."""
+    pos = parse_number(pos_text, "--pos")
+    base = scalar_option(base_text, "--base", "10000")
+    if base <= 1:
+        raise InputError(f"must be > 1, got {base}", "--base")
+    if dim is not None and dim >= d_model:
+        raise InputError(f"must be below --d-model = {d_model}, got {dim}", "--dim")
+    return pos, base, [dim] if dim is not None else list(range(d_model))
+
+
 def _dims(a: ArrayArg) -> str:
     return "×".join(str(s) for s in a.shape)
 
@@ -536,13 +547,7 @@ LAYOUT_HELP = (
 @click.option("--base", "base_text", metavar="B", help="Base of the wavelengths (default 10000).")
 @_output_options
 def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
-    pos = parse_number(pos_text, "--pos")
-    base = scalar_option(base_text, "--base", "10000")
-    if base <= 1:
-        raise InputError(f"must be > 1, got {base}", "--base")
-    if dim is not None and dim >= d_model:
-        raise InputError(f"must be below --d-model = {d_model}, got {dim}", "--dim")
-    dims = [dim] if dim is not None else list(range(d_model))
+    pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
     from solver import numpy_ref
 
     angles, values = [], []

@@ -87,6 +87,13 @@ def meta_text(problem: Any) -> str:
     return " · ".join(b for b in bits if b)
 
 
+def shortfall(info: dict[str, Any]) -> str:
+    """`` (only 1 matches the filters, 3 asked)`` when the filters leave fewer than ``-n``."""
+    asked = (info.get("options") or {}).get("count")
+    n = info.get("count", 0)
+    return f" (only {n} match{'es' if n == 1 else ''} the filters, {asked} asked)" if asked and n < asked else ""
+
+
 def option_lines(problem: Any) -> list[str]:
     opts = problem.options_text or problem.options
     return [f"({LETTERS[i]}) {o}" for i, o in enumerate(opts)]
@@ -251,8 +258,8 @@ class PlainView:
 
     def start(self, info: dict[str, Any]) -> None:
         due = f" ({info['due']} due for review)" if info.get("due") else ""
-        self.out(f"qkv quiz · {info['count']} question{'s' if info['count'] != 1 else ''}{due} · seed {info['seed']} "
-                 f"· type help for commands")
+        self.out(f"qkv quiz · {info['count']} question{'s' if info['count'] != 1 else ''}{shortfall(info)}{due} · "
+                 f"seed {info['seed']} · type help for commands")
 
     def problem(self, problem: Any, header: dict[str, Any]) -> None:
         self.out("")
@@ -380,8 +387,8 @@ class RichView(PlainView):
 
         due = f" · {info['due']} due for review" if info.get("due") else ""
         n = info["count"]
-        self.console.print(Text(f"qkv quiz · {n} question{'s' if n != 1 else ''}{due} · type help for commands",
-                                style="dim"))
+        self.console.print(Text(f"qkv quiz · {n} question{'s' if n != 1 else ''}{shortfall(info)}{due} · "
+                                "type help for commands", style="dim"))
 
     def problem(self, problem: Any, header: dict[str, Any]) -> None:
         from rich.panel import Panel

@@ -638,3 +638,10 @@ def test_another_on_a_curated_multi_part_item_stays_on_the_part(catalogue, tmp_p
         rows = store.attempts()
     assert [r["part"] for r in rows] == [pt.label for pt in p.parts]
     assert all(r["correct"] == 1 for r in rows)
+
+
+def test_a_quiz_says_when_the_filters_leave_fewer_problems_than_asked(tmp_path):
+    """`-n 3` on a filter that one curated item matches runs one question, and says so."""
+    res = CliRunner().invoke(quiz, ["--topic", "004.ex.a5", "-n", "3", "--plain", "--data-dir", str(tmp_path)], input="")
+    assert res.exit_code == 0
+    assert "1 question (only 1 matches the filters, 3 asked)" in res.output

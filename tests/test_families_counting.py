@@ -26,17 +26,11 @@ from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from question_bank.problem import ChoiceKey, IntegerKey, NumericKey
 from solver.config import ModelConfig
+from tests.family_helpers import easy, variants
 
 MODULES = {f"question_bank.families.{m}" for m in ("counting_params", "counting_flops", "counting_memory", "counting_scaling")}
 IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
-PER_DIFFICULTY = 9
 META = torch.device("meta")
-
-
-@functools.cache
-def variants(fid):
-    f = FAMILIES[fid]
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(PER_DIFFICULTY))
 
 
 def numel(*modules):
@@ -276,10 +270,6 @@ def test_chinchilla_vs_formula():
 
 
 # ------------------------------------------------------------------ pinned hand-worked variants
-
-
-def easy(fid, seed=0):
-    return FAMILIES[fid].generate(seed, "easy")
 
 
 def test_pin_params_mha():

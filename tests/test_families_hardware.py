@@ -4,7 +4,6 @@ from the family docstring's derivation, on the chip figures of the datasheets (d
 the with-sparsity figure halved for NVIDIA), with FlopCounterMode and tensor bytes where a
 tensor exists. One hand-worked variant per family is pinned."""
 
-import functools
 import math
 
 import pytest
@@ -15,23 +14,9 @@ import question_bank.families.hardware  # noqa: F401 - registers
 from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from question_bank.problem import ChoiceKey
+from tests.family_helpers import CHIPS, W_BYTES, easy, variants
 
 IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ == "question_bank.families.hardware")
-PER_DIFFICULTY = 9
-T = 1e12
-#: typed from the datasheets: (dense bf16 FLOP/s, HBM bytes/s, HBM bytes)
-CHIPS = {
-    "a100-40gb": (624 * T / 2, 1555e9, 40 * 10**9), "a100-80gb": (624 * T / 2, 2039e9, 80 * 10**9),
-    "h100-sxm": (1979 * T / 2, 3350e9, 80 * 10**9), "h200": (1979 * T / 2, 4800e9, 141 * 10**9),
-    "tpu-v4": (275 * T, 1200e9, 32 * 2**30), "tpu-v5e": (197 * T, 819e9, 16 * 10**9), "tpu-v5p": (459 * T, 2765e9, 95 * 10**9),
-}
-W_BYTES = {"bf16": 2, "int8": 1, "int4": 0.5}
-
-
-@functools.cache
-def variants(fid):
-    f = FAMILIES[fid]
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(PER_DIFFICULTY))
 
 
 def test_family_list():
@@ -139,10 +124,6 @@ def test_min_chips_vs_formula():
 
 
 # ------------------------------------------------------------------ pinned hand-worked variants
-
-
-def easy(fid, seed=0):
-    return FAMILIES[fid].generate(seed, "easy")
 
 
 def test_pin_matmul_bound():

@@ -17,7 +17,6 @@ Sources of the independent formulas:
   selective recomputation 34·s·b·h (the 5·a·s²·b of the score matrices is recomputed).
 """
 
-import functools
 from fractions import Fraction
 
 import pytest
@@ -28,18 +27,12 @@ import question_bank.families.hardware_inference  # noqa: F401 - registers
 import question_bank.families.hardware_training  # noqa: F401 - registers
 from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
+from tests.family_helpers import easy, variants
 
 MODULES = ("question_bank.families.hardware_inference", "question_bank.families.hardware_training")
 IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
-PER_DIFFICULTY = 9
 #: dense bf16 FLOP/s, typed from the datasheets: NVIDIA's with-sparsity figure halved
 DENSE_BF16 = {"a100-80gb": 624e12 / 2, "h100-sxm": 1979e12 / 2, "h200": 1979e12 / 2}
-
-
-@functools.cache
-def variants(fid):
-    f = FAMILIES[fid]
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(PER_DIFFICULTY))
 
 
 def test_family_list():
@@ -145,10 +138,6 @@ def test_activation_memory_vs_paper():
 
 
 # ------------------------------------------------------------------ pinned hand-worked variants
-
-
-def easy(fid, seed=0):
-    return FAMILIES[fid].generate(seed, "easy")
 
 
 def test_pin_prefill_time():

@@ -22,24 +22,16 @@ import question_bank.families.hardware  # noqa: F401
 from question_bank.family import FAMILIES
 from question_bank.grading import grade
 from question_bank.problem import NumericKey
+from tests.family_helpers import CHIPS, W_BYTES
+from tests.family_helpers import variants as family_variants
 
 MODULES = ("counting_params", "counting_flops", "counting_memory", "counting_scaling", "hardware")
 IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__.rsplit(".", 1)[-1] in MODULES)
-SEEDS = range(8)
-T = 1e12
-#: (dense bf16 FLOP/s, HBM bytes/s, HBM bytes): NVIDIA dense = the datasheet's with-sparsity figure / 2
-CHIPS = {
-    "a100-40gb": (624 * T / 2, 1555e9, 40 * 10**9), "a100-80gb": (624 * T / 2, 2039e9, 80 * 10**9),
-    "h100-sxm": (1979 * T / 2, 3350e9, 80 * 10**9), "h200": (1979 * T / 2, 4800e9, 141 * 10**9),
-    "tpu-v4": (275 * T, 1200e9, 32 * 2**30), "tpu-v5e": (197 * T, 819e9, 16 * 10**9), "tpu-v5p": (459 * T, 2765e9, 95 * 10**9),
-}
-W_BYTES = {"bf16": 2, "int8": 1, "int4": 0.5}
+SEEDS = 8  # per difficulty
 
 
-@functools.cache
 def variants(fid):
-    f = FAMILIES[fid]
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in SEEDS)
+    return family_variants(fid, SEEDS)
 
 
 def test_ids():

@@ -6,7 +6,6 @@ here as a student would write them.
 """
 
 import json
-import math
 import subprocess
 import sys
 
@@ -16,22 +15,10 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from solver import numpy_ref
+from tests.seed004_example import HAND, STEPS
 
 Q = "1 0; 0 1; 1 1"
 V = "1 0; 0 1; 0.5 0.5"
-A = 1 / math.sqrt(2)
-EA = math.exp(A)
-HAND = {
-    "scores": [[1, 0, 1], [0, 1, 1], [1, 1, 2]],
-    "scaled": [[A, 0, A], [0, A, A], [A, A, 2 * A]],
-    "weights": [[EA / (2 * EA + 1), 1 / (2 * EA + 1), EA / (2 * EA + 1)],
-                [1 / (2 * EA + 1), EA / (2 * EA + 1), EA / (2 * EA + 1)],
-                [1 / (2 + EA), 1 / (2 + EA), EA / (2 + EA)]],
-    "output": [[1.5 * EA / (2 * EA + 1), (1 + EA / 2) / (2 * EA + 1)],
-               [(1 + EA / 2) / (2 * EA + 1), 1.5 * EA / (2 * EA + 1)],
-               [0.5, 0.5]],
-}
-STEPS = ["scores", "scaled", "weights", "output"]
 
 
 def text(m) -> str:

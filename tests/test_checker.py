@@ -2,7 +2,7 @@
 
 The worked example is seed 004, section 12 (Q = K = [[1,0],[0,1],[1,1]], V = [[1,0],[0,1],
 [0.5,0.5]], d_k = 2). Its exact steps are derived by hand in tests/test_worked_example_004.py;
-here they are the same closed forms, evaluated with ``math`` (a = 1/√2, eᵃ = exp(a)):
+tests/seed004_example.py evaluates the same closed forms with ``math`` (a = 1/√2, eᵃ = exp(a)):
 scores [[1,0,1],[0,1,1],[1,1,2]]; scaled = a·scores; weights rows [eᵃ,1,eᵃ]/(2eᵃ+1),
 [1,eᵃ,eᵃ]/(2eᵃ+1), [1,1,eᵃ]/(2+eᵃ); output rows [1.5eᵃ, 1+eᵃ/2]/(2eᵃ+1), swapped, [1/2, 1/2].
 Wrong answers for the mistake tests are produced by calling the solver with the mistaken
@@ -24,22 +24,10 @@ from drills.checker import (
     read_value,
 )
 from solver import numpy_ref
+from tests.seed004_example import HAND, STEPS, A
 
 Q = K = [[1, 0], [0, 1], [1, 1]]
 V = [[1, 0], [0, 1], [0.5, 0.5]]
-A = 1 / math.sqrt(2)
-EA = math.exp(A)
-HAND = {
-    "scores": [[1, 0, 1], [0, 1, 1], [1, 1, 2]],
-    "scaled": [[A, 0, A], [0, A, A], [A, A, 2 * A]],
-    "weights": [[EA / (2 * EA + 1), 1 / (2 * EA + 1), EA / (2 * EA + 1)],
-                [1 / (2 * EA + 1), EA / (2 * EA + 1), EA / (2 * EA + 1)],
-                [1 / (2 + EA), 1 / (2 + EA), EA / (2 + EA)]],
-    "output": [[1.5 * EA / (2 * EA + 1), (1 + EA / 2) / (2 * EA + 1)],
-               [(1 + EA / 2) / (2 * EA + 1), 1.5 * EA / (2 * EA + 1)],
-               [0.5, 0.5]],
-}
-STEPS = ["scores", "scaled", "weights", "output"]
 
 
 def typed(m, places=3):

@@ -27,7 +27,8 @@ Derivation by hand (a = 1/√2 = √2/2 throughout):
    row 2: the same, swapped;
    row 3: [ (1 + eᵃ/2) / (2 + eᵃ) ] twice = exactly [1/2, 1/2].
 
-The expected values below are these closed forms, evaluated with ``math`` (not with our code).
+The expected values (tests/seed004_example.py) are these closed forms, evaluated with ``math``
+(not with our code).
 
 What the seed prints, checked to its 3 decimals: QKᵀ, the scaled scores (0.707, 1.414), the
 exponentials (2.028, 4.113), the sums (5.056, 8.169), all weights (0.401, 0.198; 0.248, 0.503)
@@ -49,27 +50,12 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from solver import numpy_ref, sympy_ref
+from tests.seed004_example import EA, HAND, A
 
 Q = K = [[1, 0], [0, 1], [1, 1]]
 V_EXACT = [[1, 0], [0, 1], ["1/2", "1/2"]]
 V = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]
 
-A = 1 / math.sqrt(2)
-EA = math.exp(A)
-HAND = {
-    "scores": [[1, 0, 1], [0, 1, 1], [1, 1, 2]],
-    "scaled": [[A, 0, A], [0, A, A], [A, A, 2 * A]],
-    "weights": [
-        [EA / (2 * EA + 1), 1 / (2 * EA + 1), EA / (2 * EA + 1)],
-        [1 / (2 * EA + 1), EA / (2 * EA + 1), EA / (2 * EA + 1)],
-        [1 / (2 + EA), 1 / (2 + EA), EA / (2 + EA)],
-    ],
-    "output": [
-        [1.5 * EA / (2 * EA + 1), (1 + EA / 2) / (2 * EA + 1)],
-        [(1 + EA / 2) / (2 * EA + 1), 1.5 * EA / (2 * EA + 1)],
-        [0.5, 0.5],
-    ],
-}
 
 # The seed's printed figures (section 12), kept only to check them against the hand values.
 SEED = {

@@ -58,8 +58,8 @@ def slack(exact: float) -> float:
     return FLOAT_SLACK * max(1.0, abs(exact))
 
 
-def is_correct_decimals(given: float, exact: float, decimals: int) -> bool:
-    """Right to ``decimals`` places: |given − exact| ≤ ½·10⁻ᵏ + slack.
+def _within(given: float, exact: float, tolerance: float) -> bool:
+    """|given − exact| ≤ tolerance + slack.
 
     Edge cases: NaN on either side is never right; an infinite exact value is matched only by
     the same infinity (−∞ also by a stand-in ≤ −1e9); an infinite given value never matches a
@@ -71,18 +71,18 @@ def is_correct_decimals(given: float, exact: float, decimals: int) -> bool:
         return given == exact or (exact < 0 and given <= MINUS_INF_STANDIN)
     if math.isinf(given):
         return False
-    return abs(given - exact) <= 0.5 * 10.0 ** (-decimals) + slack(exact)
+    return abs(given - exact) <= tolerance + slack(exact)
+
+
+def is_correct_decimals(given: float, exact: float, decimals: int) -> bool:
+    """Right to ``decimals`` places: |given − exact| ≤ ½·10⁻ᵏ + slack (edge cases: ``_within``)."""
+    return _within(given, exact, 0.5 * 10.0 ** (-decimals))
 
 
 def is_correct_exact(given: float, exact: float) -> bool:
-    """Equal up to the float slack (integers and expressions typed exactly); NaN never."""
-    if math.isnan(given) or math.isnan(exact):
-        return False
-    if math.isinf(exact):
-        return given == exact or (exact < 0 and given <= MINUS_INF_STANDIN)
-    if math.isinf(given):
-        return False
-    return abs(given - exact) <= slack(exact)
+    """Equal up to the float slack (integers and expressions typed exactly); edge cases as
+    ``is_correct_decimals``."""
+    return _within(given, exact, 0.0)
 
 
 def round_sig(x: float, sig: int) -> float:

@@ -22,10 +22,18 @@ from typing import Any
 
 import click
 
-from drills.matrix_args import parse_array, parse_matrix, parse_number, parse_vector
+from drills.matrix_args import parse_array, parse_matrix
 from drills.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
 from drills.output import InputError, emit, emit_json
-from drills.solve_kernels import parse_mask, pe_arguments, scalar_option, solver_call, vector_option
+from drills.solve_kernels import (
+    eps_option,
+    parse_mask,
+    pe_arguments,
+    rope_arguments,
+    scalar_option,
+    solver_call,
+    vector_option,
+)
 
 JSON_HELP = ('Print one JSON object: {"ok", "steps": [{"name", "given", "expected", "ok", "follow_through", '
              '"mistake", "tolerance", ...}], "first_wrong"}.')
@@ -293,9 +301,7 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
     x = parse_array(x_text, "--x")
     d = x.shape[-1]
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
-    eps = scalar_option(eps_text, "--eps", "1e-5")
-    if eps < 0:
-        raise InputError(f"must be ≥ 0, got {eps}", "--eps")
+    eps = eps_option(eps_text, "1e-5")
     from drills.checker import layernorm_chain
     from solver import numpy_ref
 
@@ -319,9 +325,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
     """Check RMSNorm step by step: mean_square, rms, normalised, output."""
     x = parse_array(x_text, "--x")
     g = vector_option(gamma, "--gamma", x.shape[-1])
-    eps = scalar_option(eps_text, "--eps", "1e-6")
-    if eps < 0:
-        raise InputError(f"must be ≥ 0, got {eps}", "--eps")
+    eps = eps_option(eps_text, "1e-6")
     from drills.checker import rmsnorm_chain
     from solver import numpy_ref
 
@@ -370,13 +374,7 @@ def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
 @_common
 def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     """Check a rotary position embedding: angle, cos, sin, output."""
-    x = parse_vector(x_text, "--x")
-    if x.shape[0] % 2:
-        raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
-    pos = parse_number(pos_text, "--pos")
-    base = scalar_option(base_text, "--base", "10000")
-    if base <= 1:
-        raise InputError(f"must be > 1, got {base}", "--base")
+    x, pos, base = rope_arguments(x_text, pos_text, base_text)
     import numpy as np
 
     from drills.checker import rope_chain

@@ -188,12 +188,34 @@ def scalar_option(text: str | None, param: str, default: str | None = None) -> F
 def pe_arguments(pos_text: str, d_model: int, dim: int | None, base_text: str | None):
     """``--pos``, ``--base`` and ``--dim`` of a PE command, checked: (pos, base, the dims asked)."""
     pos = parse_number(pos_text, "--pos")
-    base = scalar_option(base_text, "--base", "10000")
-    if base <= 1:
-        raise InputError(f"must be > 1, got {base}", "--base")
+    base = base_option(base_text)
     if dim is not None and dim >= d_model:
         raise InputError(f"must be below --d-model = {d_model}, got {dim}", "--dim")
     return pos, base, [dim] if dim is not None else list(range(d_model))
+
+
+def rope_arguments(x_text: str, pos_text: str, base_text: str | None):
+    """``--x``, ``--pos`` and ``--base`` of a RoPE command, checked: (x, pos, base)."""
+    x = parse_vector(x_text, "--x")
+    if x.shape[0] % 2:
+        raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
+    return x, parse_number(pos_text, "--pos"), base_option(base_text)
+
+
+def base_option(text: str | None):
+    """``--base`` of the wavelengths (PE) or frequencies (RoPE): a number > 1, default 10000."""
+    base = scalar_option(text, "--base", "10000")
+    if base <= 1:
+        raise InputError(f"must be > 1, got {base}", "--base")
+    return base
+
+
+def eps_option(text: str | None, default: str):
+    """``--eps`` of a norm: a number ≥ 0 (``default`` when not given)."""
+    eps = scalar_option(text, "--eps", default)
+    if eps < 0:
+        raise InputError(f"must be ≥ 0, got {eps}", "--eps")
+    return eps
 
 
 def _dims(a: ArrayArg) -> str:
@@ -458,9 +480,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
     d = x.shape[-1]
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
-    eps = scalar_option(eps_text, "--eps", "1e-5")
-    if eps < 0:
-        raise InputError(f"must be ≥ 0, got {eps}", "--eps")
+    eps = eps_option(eps_text, "1e-5")
     from solver import numpy_ref
 
     _, tr = solver_call(
@@ -500,9 +520,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
 def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
     g = vector_option(gamma, "--gamma", x.shape[-1])
-    eps = scalar_option(eps_text, "--eps", "1e-6")
-    if eps < 0:
-        raise InputError(f"must be ≥ 0, got {eps}", "--eps")
+    eps = eps_option(eps_text, "1e-6")
     from solver import numpy_ref
 
     _, tr = solver_call(
@@ -593,13 +611,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
 @click.option("--base", "base_text", metavar="B", help="Base of the frequencies (default 10000).")
 @_output_options
 def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
-    x = parse_vector(x_text, "--x")
-    if x.shape[0] % 2:
-        raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
-    pos = parse_number(pos_text, "--pos")
-    base = scalar_option(base_text, "--base", "10000")
-    if base <= 1:
-        raise InputError(f"must be > 1, got {base}", "--base")
+    x, pos, base = rope_arguments(x_text, pos_text, base_text)
     import numpy as np
 
     from solver import numpy_ref

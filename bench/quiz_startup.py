@@ -21,25 +21,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+
+from qkv_script import qkv_command
 
 TARGET_S = 0.8
 LATENCY_S = 0.05
 HEADER = b"Question 1 of"
-
-
-def qkv_command() -> list[str]:
-    script = Path(sys.executable).with_name("qkv")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("qkv")
-    return [found] if found else [sys.executable, "-m", "drills"]
 
 
 SOURCE_ONLY = False  # --source-only: no bytecode cache at all

@@ -8,24 +8,15 @@ pulls in. Run it as ``.venv/bin/python bench/startup.py [--reps N]``.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from qkv_script import qkv_command
 
 HEAVY = ("numpy", "torch", "sympy", "matplotlib", "rich", "scipy", "pandas")
 TARGET_RATIO = 10.0
-
-
-def qkv_command() -> list[str]:
-    """The console script next to this interpreter, else ``python -m drills``."""
-    script = Path(sys.executable).with_name("qkv")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("qkv")
-    return [found] if found else [sys.executable, "-m", "drills"]
 
 
 def median_seconds(cmd: list[str], reps: int) -> float:

@@ -24,7 +24,8 @@ from question_bank.problem import Problem
 from question_bank.render import Doc, latex_to_text
 
 _SRC = "issue 7 (hardware arithmetic)"
-_NAMES = {"a100-80gb": "NVIDIA A100 80GB SXM", "a100-40gb": "NVIDIA A100 40GB SXM", "h100-sxm": "NVIDIA H100 SXM",
+#: how the statements name each preset (shared with hardware_inference and hardware_training)
+CHIP_NAMES = {"a100-80gb": "NVIDIA A100 80GB SXM", "a100-40gb": "NVIDIA A100 40GB SXM", "h100-sxm": "NVIDIA H100 SXM",
           "h200": "NVIDIA H200", "tpu-v4": "Google TPU v4", "tpu-v5e": "Google TPU v5e", "tpu-v5p": "Google TPU v5p"}
 
 
@@ -34,7 +35,7 @@ def _hw(name: str) -> Any:
     return get_hardware(name)
 
 
-def _peak_text(name: str, dtype: str = "bf16") -> str:
+def peak_text(name: str, dtype: str = "bf16") -> str:
     """The peak as a datasheet states it: NVIDIA prints the with-sparsity figure (2 × dense)."""
     hw = _hw(name)
     dense = hw.peak(dtype) / 1e12
@@ -53,15 +54,16 @@ def _p(doc: Doc, md: str) -> None:
     doc.p(md, latex_to_text(md.replace(r"\ll", "≪")).replace("I^*", "I*").replace("B^*", "B*"))
 
 
-def _chip(name: str, dtype: str = "bf16", **kw: Any) -> Any:
+def resolved_chip(name: str, dtype: str = "bf16", **kw: Any) -> Any:
+    """The preset's solver.hardware.Chip at ``dtype`` (dense peak), keyword overrides as resolve_chip."""
     from solver.hardware import resolve_chip
 
     return resolve_chip(name, dtype, **kw)
 
 
-def _sparse(name: str, dtype: str = "bf16") -> Any:
+def sparse_chip(name: str, dtype: str = "bf16") -> Any:
     """The chip with the with-sparsity figure taken as the peak (the mistake)."""
-    return _chip(name, dtype, peak_flops=2 * _hw(name).peak(dtype))
+    return resolved_chip(name, dtype, peak_flops=2 * _hw(name).peak(dtype))
 
 
 _SPARSE = ("sparse_peak", "used the with-sparsity peak", "The datasheet's figure with 2:4 sparsity is twice the dense peak; "
@@ -78,12 +80,12 @@ def matmul_bound(d: Draw) -> Problem:
         hw = d.pick(("a100-80gb", "h100-sxm", "h200") if d.level < 2 else ("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p"))
         D, F = d.pick((4096, 8192)), d.pick((4096, 8192, 16384))
         B = d.pick((32, 64, 128, 256, 512, 1024, 2048))
-        r = matmul(B, D, F, dtype="bf16", chip=_chip(hw))
+        r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
         if 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 and abs(I - 2 * crit) / crit > 0.05:
             break
     which = r.breakdown["bound"]
-    rs = matmul(B, D, F, dtype="bf16", chip=_sparse(hw))
+    rs = matmul(B, D, F, dtype="bf16", chip=sparse_chip(hw))
     crit_s = float(rs.breakdown["critical_intensity"])
     macs_i = float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))  # FLOPs counted as multiply-adds
 
@@ -104,7 +106,7 @@ def matmul_bound(d: Draw) -> Problem:
     options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None)
     options_text = [latex_to_text(o).replace("I^*", "I*") for o in options]
     st = Doc()
-    st.p(f"On the {_NAMES[hw]} ({_peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
+    st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          f"$X$ of shape ${B} \\times {D}$ by weights $W$ of shape ${D} \\times {F}$. Assume each operand is read from HBM once "
          "and $Y$ written once. Which statement is right?")
     sol = Doc()
@@ -129,34 +131,34 @@ def critical_intensity(d: Draw) -> Problem:
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
         ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
         wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
-        r = roofline(_chip(hw), weight_dtype=wdt)
+        r = roofline(resolved_chip(hw), weight_dtype=wdt)
         field = "critical_intensity" if ask == "intensity" else "critical_batch"
         value = float(r.breakdown[field])
         if safe_for_rounding(value, 1, 0.1):
             break
-    rs = roofline(_sparse(hw), weight_dtype=wdt)
+    rs = roofline(sparse_chip(hw), weight_dtype=wdt)
     wrongs = [Wrong(*_SPARSE, float(rs.breakdown[field])) if _hw(hw).vendor == "NVIDIA" else None]
     if ask == "intensity":
         wrongs.append(Wrong("inverted", "divided bandwidth by peak", "I* = peak FLOP/s ÷ bytes/s (FLOPs per byte).",
                             1 / value))
         wrongs.append(Wrong("macs_vs_flops", "counted the peak in multiply-adds", "Peaks count 2 FLOPs per multiply-add, "
-                            "and so does the intensity.", float(roofline(_chip(hw, peak_flops=_hw(hw).peak("bf16") / 2))
+                            "and so does the intensity.", float(roofline(resolved_chip(hw, peak_flops=_hw(hw).peak("bf16") / 2))
                                                                .breakdown[field])))
     else:
         bits = {"bf16": None, "int8": "fp64", "int4": "fp32"}[wdt]
         wrongs.append(Wrong("bits_as_bytes", "used bits as bytes per weight", f"A {wdt} weight is {'1 byte' if wdt == 'int8' else 'half a byte'}.",
-                            float(roofline(_chip(hw), weight_dtype=bits).breakdown[field])) if bits else None)
+                            float(roofline(resolved_chip(hw), weight_dtype=bits).breakdown[field])) if bits else None)
         doubled = {"bf16": "fp32", "int8": "bf16", "int4": "int8"}[wdt]  # B* = I*·(2w)/2 = I*·w: the missing /2
         wrongs.append(Wrong("forgot_two_flops", "took I ≈ B/w (forgot 2 FLOPs per multiply-add)",
                             "Each weight read is used in B multiply-adds = 2B FLOPs: I ≈ 2B/w.",
-                            float(roofline(_chip(hw), weight_dtype=doubled).breakdown[field])))
+                            float(roofline(resolved_chip(hw), weight_dtype=doubled).breakdown[field])))
         wrongs.append(Wrong("ignored_weight_dtype", "assumed 2-byte weights", f"The weights are {wdt}: fewer bytes per weight read "
-                            "means fewer rows needed to reach I*.", float(roofline(_chip(hw), weight_dtype="bf16").breakdown[field]))
+                            "means fewer rows needed to reach I*.", float(roofline(resolved_chip(hw), weight_dtype="bf16").breakdown[field]))
                       if wdt != "bf16" else None)
     wrongs = [w for w in wrongs if w is not None]
     key = nat_key(value, 1, unit="FLOP/byte" if ask == "intensity" else "rows")
     st = Doc()
-    st.p(f"Consider the {_NAMES[hw]}: {_peak_text(hw)}; {_bw_text(hw)}.")
+    st.p(f"Consider the {CHIP_NAMES[hw]}: {peak_text(hw)}; {_bw_text(hw)}.")
     if ask == "intensity":
         _p(st, "What is its critical arithmetic intensity $I^*$ (FLOPs per byte of HBM traffic above which a dense bf16 kernel "
              "is compute-bound)? Round off to one decimal place.")
@@ -194,7 +196,7 @@ def decode_step(d: Draw) -> Problem:
         S = d.pick((1024, 2048, 4096, 8192))
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
         X = kv_bytes_per_token(L, kv, dh, "bf16")
-        chip = _chip(hw)
+        chip = resolved_chip(hw)
         r = step(N, B, S, X, chip, chips=chips, weight_dtype="bf16")
         value = r.answer * 1e3
         fits = 2 * N + B * S * X <= chips * _hw(hw).hbm_bytes  # a step of a model that cannot be held is no question
@@ -218,7 +220,7 @@ def decode_step(d: Draw) -> Problem:
     att = "multi-head attention" if kv == h else f"grouped-query attention with {kv} K/V heads"
     st = Doc()
     st.p(f"{name} has $N = {big(N)}$ parameters, $L = {L}$ layers, $h = {h}$ heads of size $d_h = {dh}$ and {att}. "
-         f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on {chips} × {_NAMES[hw]} "
+         f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on {chips} × {CHIP_NAMES[hw]} "
          f"(per chip: dense bf16 peak ${_hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s, {_bw_text(hw)}), weights and cache split evenly.")
     st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ cached tokens. Each decode step reads all "
          "weights once and every sequence's whole KV cache, and does 2N FLOPs per sequence. What is the lower bound on the "
@@ -247,13 +249,13 @@ def gpu_days(d: Draw) -> Problem:
         hw = d.pick(("a100-80gb", "h100-sxm"))
         chips = d.pick((512, 1024, 2048, 4096))
         mfu = d.pick((0.4, 0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
-        chip = _chip(hw)
+        chip = resolved_chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
         if 1 <= value < 5000 and safe_for_rounding(value, 2, 0.1):
             break
     wrongs = [
-        Wrong(*_SPARSE, float(train(N, tokens=D, chip=_sparse(hw), chips=chips, mfu=mfu).breakdown["days"])),
+        Wrong(*_SPARSE, float(train(N, tokens=D, chip=sparse_chip(hw), chips=chips, mfu=mfu).breakdown["days"])),
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token, not 2N.",
               prefill(N, D, chip, chips=chips, mfu=mfu).answer / DAY),
         Wrong("forgot_mfu", "ignored the MFU", f"Only {mfu:.0%} of the peak is achieved: divide by the MFU.",
@@ -264,7 +266,7 @@ def gpu_days(d: Draw) -> Problem:
     key = nat_key(value, 2, unit="days")
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens on {chips} × "
-         f"{_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
+         f"{CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")
@@ -363,7 +365,7 @@ def min_chips(d: Draw) -> Problem:
                 break
     hbm_text = f"{hbm // 2**30} GiB ($2^{{30}}$ bytes each)" if hbm % 2**30 == 0 else f"{hbm // 10**9} GB ($10^9$ bytes each)"
     st = Doc()
-    st.p(f"{name} has $N = {big(N)}$ parameters, stored in **{wdt}**. Each {_NAMES[hw]} has {hbm_text} of HBM.")
+    st.p(f"{name} has $N = {big(N)}$ parameters, stored in **{wdt}**. Each {CHIP_NAMES[hw]} has {hbm_text} of HBM.")
     if kv:
         st.p(f"Serving also keeps a bf16 KV cache for $B = {B}$ sequences of $S = {S}$ tokens ($L = {cfg.n_layers}$ layers, "
              f"{cfg.kv_heads} K/V heads of size {cfg.head_dim}): ${big(kv)}$ bytes.")

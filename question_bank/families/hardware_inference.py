@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from question_bank.families.counting_common import result_steps, tokens_text
-from question_bank.families.hardware import _NAMES, _chip, _peak_text, _sparse
+from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
 from question_bank.problem import Problem
@@ -46,14 +46,14 @@ def prefill_time(d: Draw) -> Problem:
         if d.level == 0:
             chips = 1 if n_b < 70 else 8
         mfu = d.pick((0.35, 0.4, 0.45, 0.6))  # not 0.5: ignoring it would equal the sparse-peak mistake
-        chip = _chip(hw)
+        chip = resolved_chip(hw)
         r = prefill(N, T, chip, chips=chips, mfu=mfu)
         value = r.answer * 1e3
         if 1 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
             break
     ms = 1e3
     wrongs = [
-        Wrong(*SPARSE_OR_MACS, prefill(N, T, _sparse(hw), chips=chips, mfu=mfu).answer * ms),
+        Wrong(*SPARSE_OR_MACS, prefill(N, T, sparse_chip(hw), chips=chips, mfu=mfu).answer * ms),
         Wrong("forgot_mfu", "ignored the MFU", f"Only {mfu:.0%} of the peak is achieved: divide by the MFU.",
               prefill(N, T, chip, chips=chips, mfu=1.0).answer * ms),
         Wrong("mfu_multiplied", "multiplied by the MFU", "A utilisation below 1 makes the run slower: divide by the MFU, "
@@ -67,7 +67,7 @@ def prefill_time(d: Draw) -> Problem:
     key = nat_key(value, 2, unit="ms")
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters processes a prompt of $T = {T}$ tokens (the prefill) on "
-         f"{chips} × {_NAMES[hw]} ({_peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
+         f"{chips} × {CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
          "runs in BF16.")
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "
          "sequence-length term); the chips share the work perfectly. How long does the prefill take? "

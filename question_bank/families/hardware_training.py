@@ -15,7 +15,7 @@ recomputation setting, GB for GiB, one layer for all, one head's score matrix fo
 from __future__ import annotations
 
 from question_bank.families.counting_common import big, result_steps, tokens_text
-from question_bank.families.hardware import _NAMES, _chip, _peak_text, _sparse
+from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.families.hardware_inference import SPARSE_OR_MACS
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
@@ -36,7 +36,7 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
         D = d.pick((1000, 1400, 2000)) * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
-        chip = _chip(hw)
+        chip = resolved_chip(hw)
         exact_hours = 6 * N * D / (3600 * chip.peak_flops * target)
         hours = int(float(f"{exact_hours:.3g}"))  # a GPU-hour figure as a report would print it
         r = train(N, tokens=D, chip=chip, gpu_hours=hours)
@@ -49,7 +49,7 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
         return float(train(N, **args).breakdown["mfu"]) * 100
 
     wrongs = [
-        Wrong(*SPARSE_OR_MACS, mfu(chip=_sparse(hw))),  # 3N per token (multiply-adds) gives the same value
+        Wrong(*SPARSE_OR_MACS, mfu(chip=sparse_chip(hw))),  # 3N per token (multiply-adds) gives the same value
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token: forward 2N, backward 4N.",
               mfu(tokens=None, compute=2 * N * D)),
         Wrong("counted_recompute", "counted 8N per token (with activation recomputation)",
@@ -59,7 +59,7 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     key = nat_key(value, 1, unit="%")
     st = Doc()
     st.p(f"A dense model with $N = {tokens_text(N)}$ parameters was trained on $D = {tokens_text(D)}$ tokens using "
-         f"{big(hours)} GPU-hours on {_NAMES[hw]} GPUs ({_peak_text(hw)}), in BF16.")
+         f"{big(hours)} GPU-hours on {CHIP_NAMES[hw]} GPUs ({peak_text(hw)}), in BF16.")
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
          "Give it in percent, rounded off to one decimal place.")

@@ -375,3 +375,34 @@ def test_a_conceptual_explanation_is_written_once(fmt):
     text = render(Sheet("x", [p], 0, {}), fmt, "full").decode()
     probe = "Large scores push softmax towards a one-hot vector"
     assert text.count(probe) == 1
+
+
+def test_html_math_reads_as_math():
+    """Scripts become <sub>/<sup> (d_{model} is not left as "d_model"; h_kv is h with subscript kv,
+    not h_k then v), hats survive, and Markdown's escaped underscore prints as one."""
+    from drills.sheets.html import inline_to_html, unicode_math
+
+    assert unicode_math("d_{model}/h", False) == '<span class="m">d<sub>model</sub>/h</span>'
+    assert "h<sub>kv</sub>·d<sub>h</sub>" in unicode_math("L·d·h_kv·d_h", False)
+    assert "Q<sub>i</sub>K<sub>i</sub><sup>T</sup>" in unicode_math("Q_iK_i^\\top", False)
+    assert "x\u0302" in unicode_math("\\hat x = x/\\mathrm{RMS}", False)
+    assert inline_to_html("attention W\\_Q: $x$", unicode_math).startswith("attention W_Q: ")
+
+
+def test_html_matrix_stays_inside_its_paragraph():
+    """A <table> inside <p> ends the paragraph in every browser, so the matrix would drop to its
+    own line: matrices are inline spans, and the page holds no table but the key and heatmaps."""
+    import re as _re
+
+    from drills.sheets.html import md_to_html
+
+    page = md_to_html("Compute $y$ for $x = \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}$ with $\\gamma = 1$.")
+    assert page.startswith("<p>") and page.endswith("</p>") and "<table" not in page
+    assert _re.findall(r'<span class="mc">([^<]*)</span>', page) == ["1", "2", "3", "4"]
+    assert page.count('<span class="mr">') == 2
+
+
+def test_html_loose_list_is_one_list():
+    from drills.sheets.html import md_to_html
+
+    assert md_to_html("- a\n\n- b\n\n- c\n\nafter").count("<ul>") == 1

@@ -36,34 +36,108 @@ def mathjax(tex: str, display: bool) -> str:
     return f"\\[{t}\\]" if display else f"\\({t}\\)"
 
 
+#: Multi-letter subscripts the bank writes without braces (``h_kv``, ``d_ff``): one subscript each.
+WORD_SUBSCRIPTS = ("model", "head", "kv", "ff", "up", "down", "out", "in")
+_WORD_SUB = re.compile(r"_(" + "|".join(WORD_SUBSCRIPTS) + r")(?![A-Za-z])")
+_ACCENTS = {"hat": "\u0302", "tilde": "\u0303", "bar": "\u0304", "vec": "\u20d7"}
+_ACCENT = re.compile(r"\\(" + "|".join(_ACCENTS) + r")\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_SHORT = 32  # inline math up to this many characters of LaTeX is kept on one line
+
+
+def _script_end(tex: str, i: int) -> int:
+    """The end of the sub/superscript that starts at ``tex[i]``: a ``{group}``, a command or one character."""
+    if tex[i] == "{":
+        depth = 0
+        for j in range(i, len(tex)):
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return j + 1
+        return len(tex)
+    if tex[i] == "\\":
+        m = re.match(r"\\[A-Za-z]+|\\.", tex[i:])
+        return i + (len(m.group(0)) if m else 1)
+    return i + 1
+
+
+def _formula_html(tex: str) -> str:
+    """A formula without matrices as HTML: Unicode symbols (``latex_to_text``), and every
+    sub/superscript outside a command's argument as ``<sub>``/``<sup>``, so that ``d_{model}``
+    reads d<sub>model</sub>, not d_model."""
+    tex = _WORD_SUB.sub(r"_{\1}", tex)
+    tex = _ACCENT.sub(lambda m: "{" + (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)] + "}", tex)
+    out: list[str] = []
+    base = 0
+    depth = 0
+    i = 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c in "_^" and depth == 0:
+            out.append(html.escape(latex_to_text(tex[base:i], math=True), quote=False))
+            j = i + 1
+            while j < len(tex) and tex[j] == " ":
+                j += 1
+            if j >= len(tex):
+                base = i = j
+                break
+            end = _script_end(tex, j)
+            body = tex[j:end]
+            if body.startswith("{") and body.endswith("}"):
+                body = body[1:-1]
+            tag = "sub" if c == "_" else "sup"
+            inner = "T" if body.strip() in ("\\top", "\\intercal") else _formula_html(body)
+            out.append(f"<{tag}>{inner}</{tag}>")
+            base = i = end
+            continue
+        i += 1
+    out.append(html.escape(latex_to_text(tex[base:], math=True), quote=False))
+    return "".join(out)
+
+
 def _matrix_html(body: str, delim: str | None) -> str:
+    """A matrix as inline spans laid out as a table (a ``<table>`` would end the paragraph)."""
     rows = [r for r in body.split("\\\\") if r.strip()]
     cells = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(latex_to_text(c.strip(), math=True))}</td>" for c in r.split("&")) + "</tr>"
+        '<span class="mr">' + "".join(f'<span class="mc">{_formula_html(c.strip())}</span>' for c in r.split("&")) + "</span>"
         for r in rows
     )
     cls = "mat" if delim in (None, "b") else "mat paren"
-    return f'<table class="{cls}">{cells}</table>'
+    return f'<span class="{cls}">{cells}</span>'
 
 
 def unicode_math(tex: str, display: bool) -> str:
-    """Math as Unicode text (``latex_to_text``) with matrices as bracketed tables."""
+    """Math as Unicode text with ``<sub>``/``<sup>`` scripts and matrices in brackets."""
     out = []
     pos = 0
     for m in _ENV.finditer(tex):
-        out.append(html.escape(latex_to_text(tex[pos : m.start()], math=True)))
+        out.append(_formula_html(tex[pos : m.start()]))
         out.append(_matrix_html(m.group(2), m.group(1)))
         pos = m.end()
-    out.append(html.escape(latex_to_text(tex[pos:], math=True)))
+    out.append(_formula_html(tex[pos:]))
     inner = "".join(out).strip()
-    return f'<div class="eq">{inner}</div>' if display else f'<span class="m">{inner}</span>'
+    if display:
+        return f'<div class="eq">{inner}</div>'
+    return f'<span class="m">{inner}</span>' if len(tex) <= _SHORT or "matrix}" in tex else f'<span class="ml">{inner}</span>'
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # Markdown's backslash escape of ASCII punctuation
+
+
+def _text(s: str) -> str:
+    return html.escape(_ESCAPED.sub(r"\1", s), quote=False)
 
 
 def inline_to_html(text: str, math_fn: MathFn) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKDOWN_INLINE.finditer(text):
-        out.append(html.escape(text[pos : m.start()], quote=False))
+        out.append(_text(text[pos : m.start()]))
         if m.group("code"):
             out.append(f"<code>{html.escape(m.group('code')[1:-1], quote=False)}</code>")
         elif m.group("dmath") is not None:
@@ -75,7 +149,7 @@ def inline_to_html(text: str, math_fn: MathFn) -> str:
         else:
             out.append(f"<i>{inline_to_html(m.group('ibody2'), math_fn)}</i>")
         pos = m.end()
-    out.append(html.escape(text[pos:], quote=False))
+    out.append(_text(text[pos:]))
     return "".join(out)
 
 
@@ -120,7 +194,9 @@ def md_to_html(md: str, math_fn: MathFn = unicode_math) -> str:
                 i += 1
             blocks.append("<pre><code>" + html.escape("\n".join(code), quote=False) + "</code></pre>")
         elif not s:
-            flush()
+            nxt = next((t for t in lines[i + 1 :] if t.strip()), "")
+            if not (items and re.match(r"\s*([-*]|\d+\.)\s+", nxt)):
+                flush()
         elif m := re.match(r"\s*([-*]|\d+\.)\s+(.*)", line):
             tag = "ul" if m.group(1) in "-*" else "ol"
             if para or (items and tag != list_tag):
@@ -204,22 +280,33 @@ def pictures_html(p: Problem) -> str:
 # the page
 
 CSS = """
-body{font-family:Georgia,'Times New Roman',serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45;color:#111}
+body{font-family:Georgia,'Times New Roman',serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.5;color:#111}
 h1{text-align:center;margin-bottom:.2em} .info{text-align:center;color:#555;font-size:.9em}
 .q{margin:1.4em 0;break-inside:avoid} .qh{font-weight:bold} .qh small{font-weight:normal;color:#555;margin-left:.6em}
-ol.opts{list-style:none;padding-left:1em} ol.opts li{margin:.25em 0}
-.eq{text-align:center;margin:.6em 0} .m{white-space:nowrap}
-table.mat{display:inline-table;border-left:1.5px solid #222;border-right:1.5px solid #222;border-collapse:separate;
- border-spacing:.6em .1em;vertical-align:middle;margin:0 .2em;border-radius:2px}
-table.mat td{text-align:right;padding:0}
-table.key{border-collapse:collapse;width:100%} table.key td,table.key th{border:1px solid #bbb;padding:.3em .5em;text-align:left}
-table.heat{border-collapse:collapse;margin:.5em auto;font-size:.75em} table.heat td{width:2.6em;height:2.2em;text-align:center}
+ol.opts{list-style:none;padding-left:1em} ol.opts li{margin:.25em 0;padding-left:2em;text-indent:-2em}
+.m{white-space:nowrap} .eq{text-align:center;margin:.6em 0;overflow-x:auto;overflow-y:hidden;padding:.2em 0}
+sub,sup{font-size:.72em;line-height:0} .mc sub,.mc sup{font-size:.8em}
+.mat{display:inline-table;position:relative;vertical-align:middle;margin:.15em .3em;padding:0 .25em;
+ border-left:1.5px solid #222;border-right:1.5px solid #222;text-indent:0;white-space:nowrap}
+.mat::before,.mat::after{content:"";position:absolute;top:0;bottom:0;width:.3em;border-top:1.5px solid #222;
+ border-bottom:1.5px solid #222} .mat::before{left:0} .mat::after{right:0}
+.mat.paren{border-radius:.6em/1.2em;border-top:0;border-bottom:0} .mat.paren::before,.mat.paren::after{content:none}
+.mr{display:table-row} .mc{display:table-cell;text-align:right;padding:.05em .35em;line-height:1.3}
+table.key{border-collapse:collapse;width:100%} table.key>tbody>tr>td,table.key>tbody>tr>th{border:1px solid #bbb;
+ padding:.3em .5em;text-align:left;vertical-align:top}
+table.heat{border-collapse:collapse;margin:.5em auto;font-size:.75em} table.heat td{width:2.6em;height:2.2em;
+ text-align:center;border:1px solid #fff}
 td.keep{background:#b7e1a1} td.block{background:#444;color:#fff}
-figure{text-align:center;margin:.8em 0} figcaption{font-size:.85em;color:#333}
+figure{text-align:center;margin:.8em 0;break-inside:avoid} figcaption{font-size:.85em;color:#333}
 blockquote{border-left:3px solid #c0392b;margin:.6em 0;padding-left:.8em;color:#333}
-code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em} pre{background:#f4f4f4;padding:.5em;overflow-x:auto}
+code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em} pre{background:#f4f4f4;padding:.5em;
+ overflow-x:auto;white-space:pre-wrap}
 .answer{margin-top:.5em;color:#444} .src{color:#666;font-size:.85em;font-weight:normal}
-@media print{body{margin:0;max-width:none}}
+.sol{break-inside:auto} .sol h3{break-after:avoid}
+@page{margin:18mm 16mm}
+@media print{body{margin:0;max-width:none;font-size:11pt} a{color:inherit;text-decoration:none}
+ table.heat td,td.keep,td.block{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+ h2.keyh{break-before:page} table.key tr{break-inside:avoid} .eq{overflow:visible;white-space:normal}}
 """
 
 
@@ -236,10 +323,10 @@ def _question(i: int, p: Problem) -> str:
     return "\n".join(out)
 
 
-def _answers(sheet) -> str:
+def _answers(sheet, version: str) -> str:
     rows = "".join(f'<tr><td><a href="#q{i}">Q{i}</a></td><td>{p.marks}</td><td>{html.escape(TYPE_NAMES[p.type])}</td>'
                    f"<td>{key_block(p)}</td></tr>" for i, p in sheet.numbered())
-    out = ["<h2>Answer key</h2>", '<table class="key"><tr><th>Q</th><th>Marks</th><th>Type</th><th>Answer</th></tr>'
+    out = ['<h2 class="keyh">Answer key</h2>' if version == "full" else "<h2>Answer key</h2>", '<table class="key"><tr><th>Q</th><th>Marks</th><th>Type</th><th>Answer</th></tr>'
            + rows + "</table>", "<h2>Worked solutions</h2>"]
     for i, p in sheet.numbered():
         src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
@@ -272,6 +359,6 @@ def render(sheet, version: str) -> bytes:
                      "NAT: type the number, rounded as the question asks.</small></p><hr>")
         parts += [_question(i, p) for i, p in sheet.numbered()]
     if version in ("full", "answers"):
-        parts.append(_answers(sheet))
+        parts.append(_answers(sheet, version))
     parts.append("</body></html>")
     return ("\n".join(parts) + "\n").encode("utf-8")

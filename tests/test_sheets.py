@@ -406,3 +406,26 @@ def test_html_loose_list_is_one_list():
     from drills.sheets.html import md_to_html
 
     assert md_to_html("- a\n\n- b\n\n- c\n\nafter").count("<ul>") == 1
+
+
+def test_markdown_math_survives_github():
+    """GitHub parses Markdown before MathJax: inline math holding ``\\\\``, ``\\{``, ``*`` or ``|``
+    must be in ``$`…`$``, display math in a fenced ``math`` block, key-table rows must have
+    exactly their five bare pipes, and ``h_kv`` must be ``h_{kv}`` (else LaTeX reads h_k v)."""
+    import re as _re
+
+    from drills.sheets.markdown import github_md, inline_math
+
+    assert inline_math("d_k") == "$d_k$"
+    assert inline_math("L·d·h_kv·d_ff") == "$L·d·h_{kv}·d_{ff}$"
+    assert inline_math("\\begin{bmatrix}1\\\\2\\end{bmatrix}") == "$`\\begin{bmatrix}1\\\\2\\end{bmatrix}`$"
+    assert github_md("a\n$$\nx = 1\n$$\nb") == "a\n```math\nx = 1\n```\nb"
+    ps = [qb.problem(i) for i in ("004.gate.q4",)] + [f.generate(0, d) for k, f in qb.families().items()
+                                                      for d in f.difficulties if k.startswith("attention")][:12]
+    md = render(Sheet("x", ps, 0, {}), "md", "full").decode()
+    plain = _re.sub(r"\$`[^`]*`\$", "", md)
+    for body in _re.findall(r"(?<![$`])\$([^$`\n]+)\$(?!`)", plain):
+        assert not _re.search(r"\\[\\{},;|]|[*|]", body), body
+    assert not _re.search(r"^\s*\$\$\s*$", md, _re.M)
+    for row in (r for r in md.splitlines() if r.startswith("| Q")):
+        assert len(_re.findall(r"(?<!\\)\|", row)) == 5, row

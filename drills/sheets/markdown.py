@@ -1,19 +1,93 @@
-"""The practice set as Markdown with LaTeX math that GitHub renders (``$…$`` inline,
+r"""The practice set as Markdown with LaTeX math that GitHub renders (``$…$`` inline,
 ``$$…$$`` display blocks on their own lines, ``bmatrix``): the problems' own ``statement_md``
-and ``solution_md``, numbered, with marks, an answer key table and the worked solutions."""
+and ``solution_md``, numbered, with marks, an answer key table and the worked solutions.
+
+GitHub runs its Markdown parser over ``$…$`` before MathJax sees it: ``\\`` (a matrix row),
+``\{``, ``\,`` lose their backslash and ``*``/``_`` can turn into emphasis. :func:`github_md`
+therefore writes such inline math in GitHub's ``$`…`$`` form, which the parser leaves alone,
+and a display block as a fenced ``math`` block."""
 
 from __future__ import annotations
 
-from drills.sheets import TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+import re
+
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_matrix
 
+#: Multi-letter subscripts the bank writes without braces (``h_kv``, ``d_ff``): braced for LaTeX.
+_WORD_SUB = re.compile(r"_(model|head|kv|ff|up|down|out|in)(?![A-Za-z])")
+#: What GitHub's Markdown parser would eat inside ``$…$``: a backslash before punctuation,
+#: ``*``, ``|``, or an ``_`` that could open emphasis (one not preceded by a letter or digit).
+_FRAGILE = re.compile(r"\\[!-/:-@\[-`{-~]|[*|]|(?<![A-Za-z0-9])_")
+
+
+def inline_math(tex: str) -> str:
+    """``$tex$``, or ``$`tex`$`` when plain dollars would not survive GitHub's Markdown parser."""
+    tex = _WORD_SUB.sub(r"_{\1}", tex.strip())
+    return f"$`{tex}`$" if _FRAGILE.search(tex) else f"${tex}$"
+
+
+def _inline(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in MARKDOWN_INLINE.finditer(text):
+        out.append(text[pos : m.start()])
+        if m.group("imath") is not None:
+            out.append(inline_math(m.group("ibody")))
+        elif m.group("dmath") is not None:
+            out.append("$$" + _WORD_SUB.sub(r"_{\1}", m.group("dbody")) + "$$")
+        else:
+            out.append(m.group(0))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def github_md(md: str) -> str:
+    """The bank's Markdown made safe for GitHub: fragile inline math in ``$`…`$``, and ``$$``
+    blocks on their own lines as fenced ``math`` blocks; code blocks are left as they are."""
+    out: list[str] = []
+    lines = md.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        s = line.strip()
+        if s.startswith("```"):
+            out.append(line)
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                out.append(lines[i])
+                i += 1
+            if i < len(lines):
+                out.append(lines[i])
+        elif s.startswith("$$") and (s == "$$" or not s.endswith("$$") or s.count("$$") == 2 and s.endswith("$$")):
+            body = [s[2:]]
+            if s.count("$$") == 2 and len(s) > 4:
+                body = [s[2:-2]]
+            else:
+                i += 1
+                while i < len(lines) and not lines[i].strip().endswith("$$"):
+                    body.append(lines[i])
+                    i += 1
+                if i < len(lines):
+                    body.append(lines[i].strip()[:-2])
+            indent = line[: len(line) - len(line.lstrip())]
+            tex = "\n".join(b for b in body if b.strip())
+            out += [f"{indent}```math", *(indent + b.strip() for b in _WORD_SUB.sub(r"_{\1}", tex).split("\n")),
+                    f"{indent}```"]
+        else:
+            out.append(_inline(line))
+        i += 1
+    return "\n".join(out)
+
 
 def key_md(key, options_text: list[str]) -> str:
-    """The keyed answer in Markdown: a matrix as inline ``bmatrix``, the rest as ``describe_key``."""
+    """The keyed answer for the key table: a matrix as inline ``bmatrix`` in ``$`…`$``, the rest
+    as ``describe_key``; ``|`` escaped, since a table cell ends at the first bare one."""
     if isinstance(key, MatrixKey):
-        return "$" + latex_matrix(key.value, key.decimals) + "$"
+        return "$`" + latex_matrix(key.value, key.decimals).replace("|", "\\|") + "`$"
     if isinstance(key, ChoiceKey):
         return ", ".join(f"({LETTERS[i]})" for i in sorted(key.correct))
     return describe_key(key).replace("|", "\\|")
@@ -29,9 +103,9 @@ def _header(sheet) -> list[str]:
 
 
 def _question(i: int, p: Problem) -> list[str]:
-    out = [f"## Q{i} ({marks_label(p.marks)}, {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]})", "", p.statement_md.strip(), ""]
+    out = [f"## Q{i} ({marks_label(p.marks)}, {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]})", "", github_md(p.statement_md.strip()), ""]
     for j, o in enumerate(p.options):
-        out.append(f"- **({LETTERS[j]})** {o}")
+        out.append(f"- **({LETTERS[j]})** {_inline(o)}")
     if p.options:
         out.append("")
     return out
@@ -45,9 +119,9 @@ def _answers(sheet) -> list[str]:
     out += ["", "# Worked solutions", ""]
     for i, p in sheet.numbered():
         out += [f"## Q{i}", "", f"*{p.id}* — {p.source if p.source == 'generated' else p.source_label + ', ' + p.source}", ""]
-        out += [p.solution_md.strip(), ""]
+        out += [github_md(p.solution_md.strip()), ""]
         if extra := extra_explanation(p):
-            out += [extra, ""]
+            out += [github_md(extra), ""]
         if p.misconceptions:
             out += ["**Typical mistakes:**", ""]
             out += [f"- {m.label}: {m.feedback}" for m in p.misconceptions]

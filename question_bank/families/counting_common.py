@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from question_bank.family import Draw, Wrong, keep_distinct
+from question_bank.grading import answer_text
+from question_bank.problem import Key, Problem
 from question_bank.render import Doc
 
 GB, GIB, MIB = 10**9, 2**30, 2**20
@@ -91,6 +94,20 @@ def result_steps(sol: Doc, steps: Iterable[Any], unit_words: dict[str, str] | No
         unit = (unit_words or {}).get(s.unit, s.unit)
         items.append(f"{s.formula} = {s.substitution} = ${val}$ {unit}".rstrip())
     sol.bullets(items)
+
+
+def nat_problem(d: Draw, statement: Doc, key: Key, steps: Iterable[Any], wrongs: Iterable[Wrong | None],
+                given: dict[str, Any], notes: Sequence[str] = ()) -> Problem:
+    """A NAT problem whose worked solution is the solver's ``steps`` as bullets, then each of ``notes``
+    as a paragraph, then the answer line; the misconceptions are the ``wrongs`` (None: not asked
+    here) that a grader can tell apart from the key and from each other."""
+    sol = Doc()
+    result_steps(sol, steps)
+    for note in notes:
+        sol.p(note)
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=statement, key=key, solution=sol,
+                     misconceptions=keep_distinct(key, [w for w in wrongs if w]), given=given)
 
 
 def tokens_text(n: int) -> str:

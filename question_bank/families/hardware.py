@@ -17,7 +17,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from question_bank.families.counting_common import big, result_steps, tokens_text
+from question_bank.families.counting_common import big, nat_problem, result_steps, tokens_text
 from question_bank.family import Draw, Wrong, family, keep_distinct, numeric_choices
 from question_bank.grading import answer_text, integer_key, nat_key, safe_for_rounding
 from question_bank.problem import Problem
@@ -167,11 +167,8 @@ def critical_intensity(d: Draw) -> Problem:
              "weights, so its intensity is about $2B/w$ ($w$ = bytes per weight). What is the critical batch size $B^*$ at "
              "which $2B/w$ equals $I^*$ (at the bf16 dense peak; above $B^*$ the matmul is compute-bound)? "
              "Round off to one decimal place.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"hw": hw, "ask": ask, "weight_dtype": wdt})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"hw": hw, "ask": ask, "weight_dtype": wdt})
 
 
 _DECODE_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b", "llama2-70b")
@@ -270,11 +267,8 @@ def gpu_days(d: Draw) -> Problem:
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu})
 
 
 @family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",
@@ -311,12 +305,9 @@ def zero_memory(d: Draw) -> Problem:
     st.p(zmd, latex_to_text(zmd).replace("Psi", "Ψ"))
     st.p("How much memory do the model states (no activations or buffers) take per GPU? Give the answer in "
          + ("GB ($10^9$ bytes)" if unit == "GB" else "GiB ($2^{30}$ bytes)") + ", rounded off to two decimal places.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}.")
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"params": psi, "gpus": gpus, "stage": stage, "unit": unit})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"params": psi, "gpus": gpus, "stage": stage, "unit": unit},
+                       notes=[f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}."])
 
 
 _CHIP_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b", "gpt3-175b", "gpt3-13b")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from question_bank.families.counting_common import result_steps, tokens_text
+from question_bank.families.counting_common import nat_problem, tokens_text
 from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
-from question_bank.family import Draw, Wrong, family, keep_distinct
-from question_bank.grading import answer_text, nat_key, safe_for_rounding
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
@@ -72,12 +72,9 @@ def prefill_time(d: Draw) -> Problem:
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "
          "sequence-length term); the chips share the work perfectly. How long does the prefill take? "
          "Give it in milliseconds, rounded off to two decimal places.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"$= {value:.4f}$ ms.")
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"params": N, "tokens": T, "hw": hw, "chips": chips, "mfu": mfu})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"params": N, "tokens": T, "hw": hw, "chips": chips, "mfu": mfu},
+                       notes=[f"$= {value:.4f}$ ms."])
 
 
 def _attention_kind(n: int, g: int) -> str:
@@ -129,14 +126,12 @@ def decode_attention_intensity(d: Draw) -> Problem:
     st.p("Count the FLOPs of $QK^\\top$ and of $A \\cdot V$ (2 FLOPs per multiply-add; softmax not counted) and the HBM bytes "
          "of reading $Q$, the cached $K$ and $V$, and writing the output $O$, each once (the score matrix stays on chip). "
          "What is the arithmetic intensity (FLOPs per byte)? Round off to two decimal places.")
-    sol = Doc()
-    result_steps(sol, [s for s in r.steps if not s.formula.startswith("S where")])
-    sol.p(f"For long contexts the K/V read dominates: $I \\approx 2 \\cdot (N/G)/a = {float(r.breakdown['intensity_kv_limit']):g}$ — "
-          "far below any accelerator's critical intensity, so decode attention is memory-bound; fewer K/V heads "
-          "(GQA/MQA) raise the intensity by $N/G$.")
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"batch": B, "context": S, "n_heads": N, "n_kv_heads": G, "d_head": H, "dtype": dtype})
+    steps = [s for s in r.steps if not s.formula.startswith("S where")]
+    return nat_problem(d, st, key, steps, wrongs,
+                       given={"batch": B, "context": S, "n_heads": N, "n_kv_heads": G, "d_head": H, "dtype": dtype},
+                       notes=[f"For long contexts the K/V read dominates: $I \\approx 2 \\cdot (N/G)/a = {float(r.breakdown['intensity_kv_limit']):g}$ — "
+                              "far below any accelerator's critical intensity, so decode attention is memory-bound; fewer K/V heads "
+                              "(GQA/MQA) raise the intensity by $N/G$."])
 
 
 _CROSS_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64))
@@ -191,9 +186,7 @@ def attention_crossover(d: Draw) -> Problem:
             else "all of its other matmuls (the projections $Q, K, V, O$ and the feed-forward block)")
     st.p(f"For one token that attends to $S$ keys, at what $S$ do the FLOPs of $QK^\\top$ and $A \\cdot V$ equal the FLOPs of {goal}? "
          "(2 FLOPs per multiply-add; all $S$ keys counted, no causal halving.) Round off to the nearest integer.")
-    sol = Doc()
-    result_steps(sol, [s for s in r.steps if s.formula.startswith("S where")][: 1 if against == "projections" else 2])
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"d_model": dm, "n_heads": N, "n_kv_heads": G, "d_head": H, "d_ff": d_ff, "ffn": ffn,
-                            "against": against})
+    steps = [s for s in r.steps if s.formula.startswith("S where")][: 1 if against == "projections" else 2]
+    return nat_problem(d, st, key, steps, wrongs,
+                       given={"d_model": dm, "n_heads": N, "n_kv_heads": G, "d_head": H, "d_ff": d_ff, "ffn": ffn,
+                              "against": against})

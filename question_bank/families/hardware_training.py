@@ -14,7 +14,7 @@ recomputation setting, GB for GiB, one layer for all, one head's score matrix fo
 
 from __future__ import annotations
 
-from question_bank.families.counting_common import big, result_steps, tokens_text
+from question_bank.families.counting_common import big, nat_problem, result_steps, tokens_text
 from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.families.hardware_inference import SPARSE_OR_MACS
 from question_bank.family import Draw, Wrong, family, keep_distinct
@@ -63,12 +63,10 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
          "Give it in percent, rounded off to one decimal place.")
-    sol = Doc()
-    result_steps(sol, [s for s in r.steps if not s.formula.startswith("PF-days")])
-    sol.p(f"$= {value:.3f}$ %.")
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours})
+    steps = [s for s in r.steps if not s.formula.startswith("PF-days")]
+    return nat_problem(d, st, key, steps, wrongs,
+                       given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours},
+                       notes=[f"$= {value:.3f}$ %."])
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
@@ -102,11 +100,8 @@ def pf_days(d: Draw) -> Problem:
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"params": N, "tokens": D})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"params": N, "tokens": D})
 
 
 #: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).
@@ -244,10 +239,7 @@ def activation_memory(d: Draw) -> Problem:
     st.p("Using the activation-memory estimate of Korthikanti et al. (2022), $s b h (34 + 5 a s / h)$ bytes per layer "
          f"without recomputation, how much activation memory {where} store? "
          f"Give it in {unit_text}, rounded off to two decimal places.")
-    sol = Doc()
-    result_steps(sol, r.steps)
-    sol.p(f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}.")
-    sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"seq": s, "batch": b, "d_model": h, "n_heads": a, "recompute": recompute, "n_layers": L,
-                            "unit": unit})
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"seq": s, "batch": b, "d_model": h, "n_heads": a, "recompute": recompute, "n_layers": L,
+                              "unit": unit},
+                       notes=[f"$= {big(int(r.answer))}$ bytes $= {value:.4f}$ {unit}."])

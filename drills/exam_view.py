@@ -18,6 +18,7 @@ while the student is typing (plain mode included); at the end of input it submit
 from __future__ import annotations
 
 import queue
+import re
 import sys
 import threading
 from typing import Any, TextIO
@@ -180,6 +181,35 @@ def _indent(text: str, n: int = 2) -> str:
 # --------------------------------------------------------------------------------------------
 # views
 
+_HANG = re.compile(r"(\([a-z]\)|[-•*]|\d+[.)])\s+")
+
+
+def indented(lines: list[str]) -> Any:
+    """``lines`` as rich renderables that keep their indentation when they wrap: a line that
+    starts with spaces is padded on the left, and an option ``(a) …`` or a list item ``- …``
+    wraps under its own text, not under its label."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    out: list[Any] = []
+    for line in lines:
+        body = line.lstrip(" ")
+        pad = len(line) - len(body)
+        m = _HANG.match(body)
+        if m:
+            grid = Table.grid(padding=(0, 1, 0, 0))
+            grid.add_column(no_wrap=True)
+            grid.add_column(overflow="fold")
+            grid.add_row(Text(m.group(1)), Text(body[m.end():]))
+            item: Any = grid
+        else:
+            item = Text(body)
+        out.append(Padding(item, (0, 0, 0, pad)) if pad else item)
+    return Group(*out)
+
+
 
 class PlainView:
     """Plain lines on ``out`` (stdout, or stderr when the result goes to stdout as JSON)."""
@@ -260,8 +290,11 @@ class RichView(PlainView):
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         # rich wraps long lines at word boundaries (soft_wrap would leave it to the terminal,
-        # which breaks words: "no negative mark|s")
-        self.console.print(text, end="\n" if nl else "", markup=False, soft_wrap=not nl)
+        # which breaks words: "no negative mark|s"); an indented line wraps under itself
+        if not nl:
+            self.console.print(text, end="", markup=False, soft_wrap=True)
+            return
+        self.console.print(indented(text.split("\n")))
 
     def _palette(self, exam: Exam) -> Any:
         from rich.text import Text
@@ -288,9 +321,8 @@ class RichView(PlainView):
         for line in legend_lines(self.console.width):
             self.console.print(Text(line, style="dim"))
         lines = question_lines(exam)
-        body = "\n".join(lines[1:])
         q = exam.question
-        self.console.print(Panel(Text(body), title=f"Question {q.number} of {len(exam.questions)}",
+        self.console.print(Panel(indented(lines[1:]), title=f"Question {q.number} of {len(exam.questions)}",
                                  subtitle=type_line(q.problem), title_align="left"))
 
     def show_palette(self, exam: Exam) -> None:

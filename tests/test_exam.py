@@ -474,3 +474,29 @@ def test_the_palette_legend_breaks_between_entries(width):
     entries = [f"{PALETTE_MARK[k]} {v}" for k, v in LEGEND.items()]
     assert [e for line in lines for e in line.strip().split("   ")] == entries
     assert (len(lines) == 1) == (width >= len("  " + "   ".join(entries)))  # one line when it fits
+
+
+def test_rich_view_wraps_indented_lines_under_themselves():
+    """At 80 columns an indented worked-solution line, an option and a list item wrap under
+    their own text: no continuation line falls back to column 0 (or under the label)."""
+    import io
+
+    from rich.console import Console
+
+    from drills.exam_view import RichView
+
+    view = RichView()
+    buf = io.StringIO()
+    view.console = Console(file=buf, width=80, color_system=None)
+    words = " ".join(f"word{i}" for i in range(40))
+    view.echo(f"  Worked solution:\n    {words}\n    (b) {words}\n    • {words}\nflush {words}")
+    out = buf.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in out)
+    sol = [line for line in out[1:] if not line.lstrip().startswith(("(b)", "•", "flush"))]
+    block = out[1 : out.index(next(line for line in out if line.startswith("flush")))]
+    assert block and all(line.startswith("    ") for line in block), block
+    opt = out.index(next(line for line in out if line.startswith("    (b) ")))
+    assert out[opt + 1].startswith(" " * 8) and out[opt + 1][8] != " "
+    bullet = out.index(next(line for line in out if line.startswith("    • ")))
+    assert out[bullet + 1].startswith(" " * 6) and out[bullet + 1][6] != " "
+    assert sol and out[-1].startswith("word")  # an unindented line still wraps to column 0

@@ -72,30 +72,20 @@ def families() -> dict[str, Family]:
     return all_families()
 
 
-def _curated_module() -> Any:
-    """``question_bank.curated``, or None when it does not exist (yet)."""
-    try:
-        from question_bank import curated as mod
-    except ModuleNotFoundError as e:
-        if e.name not in ("question_bank.curated",):
-            raise
-        return None
-    return mod
-
-
 def curated() -> list[Problem]:
-    """Every curated item, built (each key computed: seconds); [] when
-    ``question_bank.curated`` does not exist (yet). Errors in a data file (``CuratedError``)
-    propagate: they name the file, the item and the field."""
-    mod = _curated_module()
-    return [] if mod is None else list(mod.load_curated())
+    """Every curated item, built (each key computed: seconds). Errors in a data file
+    (``CuratedError``) propagate: they name the file, the item and the field."""
+    from question_bank import curated as mod
+
+    return list(mod.load_curated())
 
 
 def curated_index() -> list[Any]:
     """The curated items as :class:`question_bank.curated.ItemIndex` (read from the data files,
-    nothing computed); [] when ``question_bank.curated`` does not exist (yet)."""
-    mod = _curated_module()
-    return [] if mod is None else mod.index()
+    nothing computed)."""
+    from question_bank import curated as mod
+
+    return mod.index()
 
 
 def _erratum_json(e: Any) -> dict[str, str]:
@@ -251,21 +241,17 @@ def validate(seeds: int = 20, *, variants: int | None = None, include_curated: b
         if p.id in fams:
             rep.issues.append(f"curated {p.id}: id collides with a family")
         rep.issues.extend(f"curated {p.id} ({p.source}): {m}" for m in audit_problem(p))
-    mod = _curated_module()
-    if mod is not None and items:
-        for fn, label in (("audit_curated", "errata"),):
-            check = getattr(mod, fn, None)
-            if check is not None:
-                try:
-                    rep.issues.extend(f"curated {label}: {m}" for m in check())
-                except Exception as e:  # noqa: BLE001
-                    rep.issues.append(f"curated {label}: check failed: {type(e).__name__}: {e}")
-        un = getattr(mod, "unavailable", None)
-        if un is not None:
-            try:
-                rep.unavailable = [f"{i}: needs {what}" for i, what in un()]
-            except Exception:  # noqa: BLE001
-                pass
+    if items:
+        from question_bank import curated as mod
+
+        try:
+            rep.issues.extend(f"curated errata: {m}" for m in mod.audit_curated())
+        except Exception as e:  # noqa: BLE001
+            rep.issues.append(f"curated errata: check failed: {type(e).__name__}: {e}")
+        try:
+            rep.unavailable = [f"{i}: needs {what}" for i, what in mod.unavailable()]
+        except Exception:  # noqa: BLE001
+            pass
     return rep
 
 

@@ -143,12 +143,39 @@ def _value_lines(value: Any, digits: int) -> list[str]:
     return render_value(a.tolist() if a.ndim else float(a), decimals=digits, indent="    ")
 
 
-def _report_text(report: Any, title: str, digits: int) -> str:
+def _width() -> int:
+    """The terminal's width (at most 100 columns), as ``emit_labelled`` wraps to."""
+    import shutil
+
+    return max(40, min(shutil.get_terminal_size((100, 24)).columns, 100) - 1)
+
+
+def _wrapped(text: str, indent: int, width: int, hang: int = 2) -> list[str]:
+    """``text`` (which starts with ``indent`` spaces) wrapped between words to ``width``, its
+    continuation lines ``hang`` columns further in, never at column 0."""
+    import textwrap
+
+    pad = " " * indent
+    return textwrap.wrap(text.strip(), width=width, initial_indent=pad, subsequent_indent=pad + " " * hang,
+                         break_long_words=False, break_on_hyphens=False) or [pad]
+
+
+def _step_lines(head: str, tolerance: str, width: int) -> list[str]:
+    """A step's verdict line with its tolerance in brackets at the end; where the two do not fit
+    on one line, the tolerance goes on its own line under the step's name, wrapped there."""
+    tol = f"[{tolerance}]"
+    if len(head) + 2 + len(tol) <= width:
+        return [f"{head}  {tol}"]
+    return _wrapped(head, 2, width, 4) + _wrapped(tol, 6, width, 1)
+
+
+def _report_text(report: Any, title: str, digits: int, width: int | None = None) -> str:
+    width = width or _width()
     lines = [title]
     if report.conventions:
-        lines.append("  " + "; ".join(f"{k}: {v}" for k, v in report.conventions.items()))
+        lines += _wrapped("; ".join(f"{k}: {v}" for k, v in report.conventions.items()), 2, width)
     lines.append("")
-    width = max(len(s.name) for s in report.steps)
+    nwidth = max(len(s.name) for s in report.steps)
     lwidth = max(len(s.label) for s in report.steps)
     for s in report.steps:
         if s.ok:
@@ -158,9 +185,9 @@ def _report_text(report: Any, title: str, digits: int) -> str:
             where = f" at {_cells(s.wrong_cells)}" if s.wrong_cells and s.wrong_cells[0] else ""
             verdict = f"wrong{where}"
             mark = "✗"
-        lines.append(f"  {mark} {s.name.ljust(width)}  {s.label.ljust(lwidth)}  {verdict}  [{s.tolerance}]")
+        lines += _step_lines(f"  {mark} {s.name.ljust(nwidth)}  {s.label.ljust(lwidth)}  {verdict}", s.tolerance, width)
         if not s.ok and s.mistake and s is not report.first_wrong:
-            lines.append(f"      likely: {s.mistake}")
+            lines += _wrapped(f"likely: {s.mistake}", 6, width, 8)
     fw = report.first_wrong
     lines.append("")
     if fw is None:

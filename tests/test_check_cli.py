@@ -202,3 +202,23 @@ def test_kv_cache_answered_in_bits(answer, code, words):
     assert data["ok"] is (code == 0)
     if "bits" in words:
         assert words in data["unit_note"] and data["steps"][0]["mistake"] == data["unit_note"]
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_step_lines_wrap_cleanly_at_the_terminal_width(columns, monkeypatch):
+    """At 80 (or 60) columns a step's tolerance note is never split by the terminal: it stays on
+    the step's line when both fit, else goes on its own indented line, whole ("[" and "]" on
+    the same line), and no line of the report runs past the width or starts with ")"."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    r = CliRunner().invoke(cli, ["check", "attention", "--q", "1 0; 0 1; 1 1", "--k", "1 0; 0 1; 1 1",
+                                 "--v", "1 0; 0 1; 0.5 0.5", "--scores", "1 0 1; 0 1 1; 1 1 3",
+                                 "--weights", "0.4 0.2 0.4; 0.2 0.4 0.4; 0.25 0.25 0.5"])
+    lines = r.output.splitlines()
+    assert r.exit_code == 1 and lines
+    assert all(len(line) < columns for line in lines), lines
+    assert not any(line.lstrip().startswith(")") for line in lines)
+    notes = [line for line in lines if "[exact" in line or "[each entry" in line]
+    assert len(notes) == 2 and all(line.rstrip().endswith("]") for line in notes), lines
+    for i, line in enumerate(lines):  # a note on its own line sits under its step, indented
+        if line in notes and line.lstrip().startswith("["):
+            assert line.startswith("      ") and lines[i - 1].startswith(("  ✗ ", "  ✓ ")), lines

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from drills.output import InputError, emit, emit_json, emit_labelled
-from drills.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, _human
+from drills.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, human_value
 
 # ---------------------------------------------------------------------------------------
 # qkv hw
@@ -223,8 +223,8 @@ def _print(report: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(report)
         return
-    emit(f"{report['operation']}: measured {_human('s', report['measured_s'])} (median of {report['repeats']}), "
-         f"roofline {_human('s', report['roofline_s'])} ({report['bound']}-bound)")
+    emit(f"{report['operation']}: measured {human_value('s', report['measured_s'])} (median of {report['repeats']}), "
+         f"roofline {human_value('s', report['roofline_s'])} ({report['bound']}-bound)")
     for what, unit, frac, ref in (("peak", "FLOP/s", "fraction_of_peak", "peak_flops"),
                                   ("bandwidth", "bytes/s", "fraction_of_bandwidth", "bandwidth")):
         achieved = report["achieved_flops_per_s" if what == "peak" else "achieved_bytes_per_s"]
@@ -239,7 +239,7 @@ def _print(report: dict[str, Any], as_json: bool) -> None:
             "bandwidth_origin", "repeats", "peak_note", "bandwidth_note"}
     for k, v in report.items():
         if k not in skip:
-            emit(f"  {k:<26} {_human(k, v) if not isinstance(v, dict) else v}")
+            emit(f"  {k:<26} {human_value(k, v) if not isinstance(v, dict) else v}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -27,12 +27,12 @@ class InputError(click.ClickException):
         click.echo(f"qkv: error: {self.format_message()}", err=True)
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
     """Convert numpy/sympy/fractions to JSON types; floats keep full double precision."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, int):
@@ -43,23 +43,23 @@ def _jsonable(obj: Any) -> Any:
         return obj
     tolist = getattr(obj, "tolist", None)
     if callable(tolist):  # numpy arrays and scalars, torch tensors
-        return _jsonable(tolist())
+        return jsonable(tolist())
     if type(obj).__module__.startswith("sympy"):
         if getattr(obj, "is_Matrix", False):
-            return [[_jsonable(x) for x in row] for row in obj.tolist()]
+            return [[jsonable(x) for x in row] for row in obj.tolist()]
         if getattr(obj, "is_Integer", False):
             return int(obj)
         return float(obj)
     if hasattr(obj, "numerator") and hasattr(obj, "denominator"):  # Fraction
         return float(obj)
     if hasattr(obj, "to_json"):
-        return _jsonable(obj.to_json())
+        return jsonable(obj.to_json())
     return str(obj)
 
 
 def emit_json(obj: Any) -> None:
     """Print one JSON object on one line of stdout."""
-    click.echo(json.dumps(_jsonable(obj), ensure_ascii=False))
+    click.echo(json.dumps(jsonable(obj), ensure_ascii=False))
 
 
 def emit(text: str = "") -> None:

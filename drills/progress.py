@@ -162,9 +162,9 @@ def _json_text(value: Any) -> str | None:
         return None
     if hasattr(value, "to_json") and callable(value.to_json):
         value = value.to_json()
-    from drills.output import _jsonable
+    from drills.output import jsonable
 
-    return json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=True)
+    return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
 
 
 @dataclass(frozen=True)

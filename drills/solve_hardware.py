@@ -153,7 +153,8 @@ def _kv_per_token(cfg, dtype: str):
 # ---------------------------------------------------------------------------------------
 
 
-def _human(key: str, value: Any) -> str:
+def human_value(key: str, value: Any) -> str:
+    """A breakdown value for display, by its key's suffix: bytes (``*_bytes``), seconds (``*_s``), else a number."""
     from solver.hardware import as_number, fmt
     from solver.units import format_bytes
 
@@ -179,7 +180,7 @@ def show(result, as_json: bool, explain: bool) -> None:
         emit_json({k: d[k] for k in ("answer", "unit", "convention", "breakdown")})
         return
     unit = result.unit
-    emit(f"answer: {_human(unit, result.answer)}" + ("" if unit in ("s", "bytes") else f" {unit}"))
+    emit(f"answer: {human_value(unit, result.answer)}" + ("" if unit in ("s", "bytes") else f" {unit}"))
     if explain:
         emit("")
         emit("worked solution:")
@@ -191,7 +192,7 @@ def show(result, as_json: bool, explain: bool) -> None:
     emit("breakdown:")
     width = max((len(k) for k in result.breakdown), default=0)
     for k, v in result.breakdown.items():
-        emit(f"  {k.ljust(width)}  {_human(k, v)}")
+        emit(f"  {k.ljust(width)}  {human_value(k, v)}")
     if explain:
         emit("")
         emit("conventions:")

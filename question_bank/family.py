@@ -330,10 +330,10 @@ def letter(i: int) -> str:
 def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> list[Misconception]:
     """The mistakes that a grader can tell apart: drops any whose value coincides (under the
     key's tolerance) with the key or with an earlier mistake, or could not be computed (None)."""
-    from question_bank.grading import _key_value, grade
+    from question_bank.grading import grade, stored_key_value
 
     kept: list[Wrong] = []
-    kv = _key_value(key)
+    kv = stored_key_value(key)
     for w in wrongs:
         if w.value is None:
             continue

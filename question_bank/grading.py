@@ -283,7 +283,7 @@ def _plain(v: Any) -> Any:
 
 
 def _invalid(message: str, key: Key, accepted: str = "") -> Verdict:
-    return Verdict(False, 0.0, "invalid", message, accepted=accepted, expected=_key_value(key), invalid=True)
+    return Verdict(False, 0.0, "invalid", message, accepted=accepted, expected=stored_key_value(key), invalid=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,7 +320,9 @@ def _row_list(r: Any) -> list:
     return [r]
 
 
-def _key_value(key: Key) -> Any:
+def stored_key_value(key: Key) -> Any:
+    """The value a key stores, as stored: a number, the matrix rows, or the set of correct option
+    indices (``problem.key_value`` is the plain JSON-ready form)."""
     if isinstance(key, NumericKey):
         return key.value
     if isinstance(key, IntegerKey):
@@ -703,9 +705,9 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
     slipped = False
     for part in problem.parts:
         if part.label not in answers or answers[part.label] is None:
-            v = Verdict(False, 0.0, "unanswered", "Not answered.", expected=_key_value(part.key), label=part.label)
+            v = Verdict(False, 0.0, "unanswered", "Not answered.", expected=stored_key_value(part.key), label=part.label)
             out[part.label] = v
-            earlier[part.label] = _key_value(part.key)
+            earlier[part.label] = stored_key_value(part.key)
             slipped = True
             continue
         ans = answers[part.label]
@@ -726,7 +728,7 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
                         status="follow_through",
                         follow_through=True,
                         label=part.label,
-                        expected=_key_value(part.key),
+                        expected=stored_key_value(part.key),
                         cells=fv.cells,
                         message=(
                             f"Correct given your answer to {', '.join(given)}: this follows from it, so full marks "
@@ -734,7 +736,7 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
                         ),
                     )
         out[part.label] = v
-        earlier[part.label] = ans if not v.invalid else _key_value(part.key)
+        earlier[part.label] = ans if not v.invalid else stored_key_value(part.key)
         if not v.correct or v.follow_through:
             slipped = True
     return out
@@ -784,7 +786,7 @@ def _audit_key(where: str, type_: str, key: Key, misconceptions: list[Misconcept
             out.append(f"{where}an MCQ needs exactly one correct option, has {len(key.correct)}")
         if n_options is not None and any(i < 0 or i >= n_options for i in key.correct):
             out.append(f"{where}correct option index out of range")
-    kv = _key_value(key)
+    kv = stored_key_value(key)
     verdict = grade(target, kv if not isinstance(key, ChoiceKey) else set(kv))
     if not verdict.correct:
         out.append(f"{where}the key itself is not accepted: {verdict.message}")
@@ -865,10 +867,10 @@ def audit_problem(p: Problem) -> list[str]:
                 except Exception as e:  # noqa: BLE001
                     out.append(f"part ({pt.label}): follow() fails on the keyed earlier answers: {e}")
                 else:
-                    if not grade(fk, _key_value(pt.key)).correct:
+                    if not grade(fk, stored_key_value(pt.key)).correct:
                         out.append(f"part ({pt.label}): follow() on the keyed earlier answers disagrees with the key")
-            keys[pt.label] = _key_value(pt.key)
+            keys[pt.label] = stored_key_value(pt.key)
         last = p.parts[-1]
-        if last.type != p.type or _key_value(last.key) != _key_value(p.key):
+        if last.type != p.type or stored_key_value(last.key) != stored_key_value(p.key):
             out.append("Problem.key/type must be the last part's key/type")
     return out

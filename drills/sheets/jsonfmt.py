@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from drills.output import _jsonable
+from drills.output import jsonable
 from question_bank.problem import problem_to_json
 
 SCHEMA_PATH = Path(__file__).with_name("problem_schema.json")
@@ -33,7 +33,7 @@ def sheet_object(sheet, version: str) -> dict[str, Any]:
     for i, p in sheet.numbered():
         obj = problem_to_json(p)
         questions.append({"number": i, "marks": p.marks, "problem": obj if version != "student" else _student(obj)})
-    return _jsonable({
+    return jsonable({
         "format": "qkv-sheet",
         "schema_version": SCHEMA_VERSION,
         "version": version,

@@ -187,8 +187,9 @@ _TEXT_ARG = (r"\text", r"\texttt", r"\textrm", r"\textit", r"\textbf", r"\mathrm
 #: Blackboard letters (``\mathbb{R}`` -> ℝ); any other letter is shown plain.
 _BB = {"R": "ℝ", "E": "E", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "P": "P"}
 #: Commands whose argument is math shown in another style (the style is dropped).
-_MATH_ARG = (r"\mathbf", r"\mathit", r"\mathcal", r"\boldsymbol", r"\mathsf", r"\hat", r"\tilde", r"\bar",
-             r"\overline", r"\vec")
+_MATH_ARG = (r"\mathbf", r"\mathit", r"\mathcal", r"\boldsymbol", r"\mathsf", r"\overline", r"\vec")
+#: Accents kept as combining characters on a one-letter argument (``\hat x`` -> x̂, ``\tilde S`` -> S̃).
+_ACCENTS = {r"\hat": "\u0302", r"\tilde": "\u0303", r"\bar": "\u0304"}
 
 #: A bare identifier in math that LaTeX would mangle but the author meant as a name
 #: (``max_seq_len``, ``lm_head``, ``d_model``): a first part of two or more letters, or a later
@@ -240,6 +241,10 @@ def _convert(s: str, *, math: bool) -> str:
             elif cmd == r"\mathbb":
                 arg, j = _group(s, j)
                 out.append("".join(_BB.get(ch, ch) for ch in arg))
+            elif cmd in _ACCENTS:
+                arg, j = _group(s, j)
+                t = _math(arg)
+                out.append(t + _ACCENTS[cmd] if len(t) == 1 else t)
             elif cmd in _MATH_ARG:
                 arg, j = _group(s, j)
                 out.append(_math(arg))

@@ -23,6 +23,8 @@ CASES = [
     ("$a\\cos\\phi - b\\sin\\phi$", "a cos φ - b sin φ"),
     ("$(a, b) \\mapsto (b, a)$", "(a, b) ↦ (b, a)"),
     ("$\\exp(x_i)$", "exp(xᵢ)"),
+    ("$\\hat x = x / \\mathrm{RMS}(x)$", "x̂ = x / RMS(x)"),
+    ("$\\tilde S$", "S̃"),
     # math: subscripts, superscripts, roots, fractions, transposes
     ("$d_k$", "dₖ"),
     ("$QK^\\top/\\sqrt{d_k}$", "QKᵀ/√dₖ"),

@@ -85,17 +85,6 @@ def is_correct_exact(given: float, exact: float) -> bool:
     return _within(given, exact, 0.0)
 
 
-def round_sig(x: float, sig: int) -> float:
-    """``x`` rounded half away from zero to ``sig`` significant figures (0 stays 0)."""
-    if x == 0 or not math.isfinite(x):
-        return x
-    from decimal import ROUND_HALF_UP, Decimal
-
-    exp = math.floor(math.log10(abs(x))) - sig + 1
-    q = Decimal(1).scaleb(exp)
-    return float(Decimal(repr(float(x))).quantize(q, rounding=ROUND_HALF_UP))
-
-
 def is_correct_sig_figs(given: float, exact: float, sig: int) -> bool:
     """``given`` is ``exact`` rounded to ``sig`` significant figures (within ½ unit of the last
     figure of ``given``, plus slack). Edge cases: 0 is right only for 0; NaN/inf never."""

@@ -210,10 +210,3 @@ def parse_vector(text: str, param: str) -> ArrayArg:
     if arr.ndim == 2 and len(arr.rows) != 1:
         raise InputError(f"expected a vector, got a {arr.shape[0]}×{arr.shape[1]} matrix", param)
     return ArrayArg(arr.rows, 1, param)
-
-
-def number_option(text: str | None, param: str, default: Fraction | None = None) -> Fraction | None:
-    """Parse an optional scalar option; ``None`` gives ``default``."""
-    if text is None:
-        return default
-    return parse_number(str(text), param)

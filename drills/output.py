@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from typing import Any
 
 import click
@@ -81,7 +80,3 @@ def emit_labelled(label: str, text: str, indent: int) -> None:
 
 def warn(text: str) -> None:
     click.echo(f"qkv: {text}", err=True)
-
-
-def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()

@@ -487,12 +487,6 @@ def params(*, preset: str | None = None, config: dict[str, Any] | None = None, s
     return Computed(int(value), "integer", steps, wrong, unit="parameters")
 
 
-def _has_field(name: str) -> bool:
-    from solver.config import ModelConfig
-
-    return name in ModelConfig.field_names()
-
-
 def _as_dict(cfg: Any, **changes: Any) -> dict[str, Any]:
     d = cfg.to_dict()
     d.pop("name", None)

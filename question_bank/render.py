@@ -71,11 +71,6 @@ def num(x: Any, decimals: int | None = None, *, strip: bool = False) -> str:
     return s
 
 
-def tex_num(x: Any, decimals: int | None = None, *, strip: bool = False) -> str:
-    s = num(x, decimals, strip=strip)
-    return s.replace("∞", r"\infty")
-
-
 def frac_text(fr: Fraction) -> str:
     return str(fr.numerator) if fr.denominator == 1 else f"{fr.numerator}/{fr.denominator}"
 
@@ -415,8 +410,3 @@ class Doc:
     @property
     def text(self) -> str:
         return "\n\n".join(self._text)
-
-
-def options_pair(options_md: list[str]) -> tuple[list[str], list[str]]:
-    """MCQ options in Markdown and their Unicode text."""
-    return list(options_md), [latex_to_text(o) for o in options_md]

@@ -192,7 +192,7 @@ def flops_training(d: Draw) -> Problem:
     wrongs = [w for w in wrongs if w is not None]
     key = nat_key(value, 2)
     st = Doc()
-    st.p(f"A dense decoder-only Transformer with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens. "
+    st.p(f"A dense decoder-only Transformer with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens. "
          "Estimate the training compute with the standard rule for matmul FLOPs (2 FLOPs per multiply-add; forward and "
          "backward pass; ignore attention's sequence-length term).")
     if ask == "compute":

@@ -70,12 +70,12 @@ def chinchilla(d: Draw) -> Problem:
          "that compute-optimal training uses about 20 tokens per parameter.")
     sol = Doc()
     if ask == "compute":
-        st.p(f"How much compute does a compute-optimal training run of a model with $N = {tokens_text(N)}$ parameters take? "
+        st.p(f"How much compute does a compute-optimal training run of a model with $N$ = {tokens_text(N)} parameters take? "
              f"Give $C$ in units of $10^{{{exp}}}$ FLOPs, rounded off to two decimal places.")
         sol.p(f"$D = 20N = {sci(TOKENS_PER_PARAM * N)}$ tokens; $C = 6ND = 6 \\times {sci(N)} \\times {sci(20 * N)} = {sci(C, 6)}$ FLOPs "
               f"$= {value:.4f} \\times 10^{{{exp}}}$.")
     elif ask == "tokens":
-        st.p(f"With a budget of $C = {sci(C)}$ FLOPs, on how many tokens can a model of $N = {tokens_text(N)}$ parameters be "
+        st.p(f"With a budget of $C = {sci(C)}$ FLOPs, on how many tokens can a model of $N$ = {tokens_text(N)} parameters be "
              "trained? Give D in billions of tokens, rounded off to two decimal places.")
         sol.p(f"$D = C / (6N) = {sci(C)} / (6 \\times {sci(N)}) = {sci(value * 1e9, 6)}$ tokens $= {value:.4f}$ billion.")
     else:

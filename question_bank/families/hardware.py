@@ -262,7 +262,7 @@ def gpu_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="days")
     st = Doc()
-    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens on {chips} × "
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens on {chips} × "
          f"{CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
@@ -299,7 +299,7 @@ def zero_memory(d: Draw) -> Problem:
                         float(zero(psi, gpus, stage).breakdown[other])))
     key = nat_key(value, 2, unit=unit)
     st = Doc()
-    zmd = (f"A model with $\\Psi = {tokens_text(psi)}$ parameters is trained with mixed-precision Adam (2-byte weights and "
+    zmd = (f"A model with $\\Psi$ = {tokens_text(psi)} parameters is trained with mixed-precision Adam (2-byte weights and "
            "gradients; 12 bytes of optimizer state per parameter: fp32 master weights, momentum, variance) on "
            f"$N_d = {gpus}$ data-parallel GPUs with **ZeRO stage {stage}**.")
     st.p(zmd, latex_to_text(zmd).replace("Psi", "Ψ"))

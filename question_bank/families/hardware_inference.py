@@ -66,7 +66,7 @@ def prefill_time(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="ms")
     st = Doc()
-    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters processes a prompt of $T = {T}$ tokens (the prefill) on "
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters processes a prompt of $T = {T}$ tokens (the prefill) on "
          f"{chips} × {CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
          "runs in BF16.")
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "

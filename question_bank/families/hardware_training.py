@@ -58,7 +58,7 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="%")
     st = Doc()
-    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters was trained on $D = {tokens_text(D)}$ tokens using "
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters was trained on $D$ = {tokens_text(D)} tokens using "
          f"{big(hours)} GPU-hours on {CHIP_NAMES[hw]} GPUs ({peak_text(hw)}), in BF16.")
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
@@ -96,7 +96,7 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    st.p(f"A dense model with $N = {tokens_text(N)}$ parameters is trained on $D = {tokens_text(D)}$ tokens. "
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")

@@ -414,7 +414,8 @@ def _param_value(counts: Any, cfg: Any, scope: str, stack: str) -> tuple[int, li
                 continue
             shape = "×".join(str(s) for s in c.shape)
             times = f" × {c.times}" if c.times != 1 else ""
-            steps.append(Line(f"- {c.label}: ${c.formula_text()}$ = {shape}{times} = {c.count:,}",
+            tex = re.sub(r"_([A-Za-z0-9]{2,})", r"_{\1}", c.formula_text())  # h_kv -> h_{kv} in LaTeX
+            steps.append(Line(f"- {c.label}: ${tex}$ = {shape}{times} = {c.count:,}",
                               f"  {c.label}: {c.formula_text()} = {shape}{times} = {c.count:,}"))
         value = {"total": bd.total, "embedding": bd.embedding, "non_embedding": bd.non_embedding,
                  "lora": bd.lora, "head": sum(c.count for c in bd.components if c.group == "head")}[scope]

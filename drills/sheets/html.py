@@ -253,7 +253,7 @@ def _mask_table(vals, keep) -> str:
 
 
 def pictures_html(p: Problem) -> str:
-    from drills.sheets.pdf import _mask_like, is_weight_matrix
+    from drills.sheets.pdf import is_weight_matrix, mask_like
 
     out = []
     for label, key in key_lines(p):
@@ -261,7 +261,7 @@ def pictures_html(p: Problem) -> str:
             continue
         lab = f" {label}" if label else ""
         vals = [list(r) for r in key.value]
-        if _mask_like(p, vals):
+        if mask_like(p, vals):
             if any(x == -math.inf for r in vals for x in r):
                 keep = [[x != -math.inf for x in r] for r in vals]
             elif p.given.get("convention") == "block":

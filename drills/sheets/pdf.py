@@ -366,7 +366,7 @@ def is_weight_matrix(rows: Any) -> bool:
     return all(all(-1e-9 <= x <= 1 + 1e-9 for x in r) and abs(sum(r) - 1) < 1e-6 for r in m)
 
 
-def _mask_like(p: Problem, rows: Any) -> bool:
+def mask_like(p: Problem, rows: Any) -> bool:
     m = _floats(rows)
     if m is None or len(m) < 2 or len(m[0]) < 2:
         return False
@@ -392,7 +392,7 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
         if not isinstance(key, MatrixKey):
             continue
         lab = f" {label}" if label else ""
-        if _mask_like(p, key.value):
+        if mask_like(p, key.value):
             vals = [list(r) for r in key.value]
             if any(x == -math.inf for r in vals for x in r):
                 keep = [[float(x != -math.inf) for x in r] for r in vals]

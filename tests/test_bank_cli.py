@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from drills.bank_cmd import bank
+from drills.cli.bank import bank
 from question_bank import bank as qb
 
 

@@ -148,7 +148,7 @@ def test_kv_cache_and_flops_conventions():
 
 
 def test_check_module_imports_neither_torch_nor_sympy():
-    code = ("import sys; import drills.check_cmd, drills.checker; "
+    code = ("import sys; import drills.cli.check, drills.check.steps; "
             "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""drills.checker: tolerance comparators, per-step verdicts, follow-through, diagnosed mistakes.
+"""drills.check.steps: tolerance comparators, per-step verdicts, follow-through, diagnosed mistakes.
 
 The worked example is seed 004, section 12 (Q = K = [[1,0],[0,1],[1,1]], V = [[1,0],[0,1],
 [0.5,0.5]], d_k = 2). Its exact steps are derived by hand in tests/test_worked_example_004.py;
@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from drills import checker
-from drills.checker import (
+from drills.check import steps as checker
+from drills.check.steps import (
     attention_chain,
     check_chain,
     is_correct_decimals,
@@ -93,7 +93,7 @@ def test_integer_entry_judged_at_the_steps_places_not_exactly():
 
 
 def test_stated_significant_figures():
-    from drills.answers import parse_number
+    from drills.answers.reader import parse_number
 
     assert checker.stated_sig_figs(parse_number("110M")) == 2
     assert checker.stated_sig_figs(parse_number("1.10G")) == 3
@@ -247,7 +247,7 @@ def test_rope_wrong_direction():
 
 def test_bert_base_110m_is_right_and_names_the_pooler():
     presets = pytest.importorskip("solver.presets", reason="solver.presets (H3's presets) is missing")
-    from drills.answers import parse_number
+    from drills.answers.reader import parse_number
     from solver.counts import param_breakdown
 
     pb = param_breakdown(presets.get_config("bert-base"))

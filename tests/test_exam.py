@@ -1,9 +1,9 @@
-"""The mock exam (drills.exam, drills.exam_view, ``qkv exam``).
+"""The mock exam (drills.exam.session, drills.exam.view, ``qkv exam``).
 
 - Marking: hypothesis draws papers from the real bank and an answer sheet (per question the
   right answer, a wrong one, a partially right MSQ, or blank) and checks the exam's score
   against a second, deliberately simple computation of GATE's rules written here from the
-  official table (not calling drills.gate_marking).
+  official table (not calling drills.exam.marking).
 - The sitting: time per question, the palette, navigation, and nothing accepted after zero,
   on a fake clock.
 - ``qkv exam`` over stdin: a scripted exam whose input arrives too slowly runs out of time and
@@ -29,9 +29,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drills.cli import cli
-from drills.exam import Exam, Paper, assemble_paper, parse_exam_command
+from drills.exam.session import Exam, Paper, assemble_paper, parse_exam_command
 from drills.output import InputError
-from drills.progress import ProgressStore
+from drills.progress.store import ProgressStore
 
 ROOT = Path(__file__).resolve().parents[1]
 LETTERS = "abcdefghij"
@@ -229,7 +229,7 @@ def test_rich_view_palette_marks_and_word_wrap():
 
     from rich.console import Console
 
-    from drills.exam_view import RichView
+    from drills.exam.view import RichView
 
     clock = FakeClock()
     paper = _small_paper()
@@ -278,7 +278,7 @@ def test_commands(text, expected):
 
 
 def test_command_errors():
-    from drills.answers import AnswerParseError
+    from drills.answers.reader import AnswerParseError
 
     for bad in ("goto", "goto x", ":zz"):
         with pytest.raises(AnswerParseError):
@@ -435,8 +435,8 @@ def test_exam_that_runs_out_of_time_submits_what_was_answered(tmp_path):
 
 def test_exam_path_imports_no_torch():
     code = ("import sys\n"
-            "from drills.exam import Exam, assemble_paper\n"
-            "import drills.exam_cmd, drills.exam_view\n"
+            "from drills.exam.session import Exam, assemble_paper\n"
+            "import drills.cli.exam, drills.exam.view\n"
             "e = Exam(assemble_paper(6, (), 1), 60); e.start(); e.submit()\n"
             "print('torch' in sys.modules, 'matplotlib' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -449,8 +449,8 @@ def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
     in the question's unit, and says why in the quiz's words ("you answered in bits ... bytes
     ... ÷ 8"; it used to say "this answer is in Gbit, but the question asks for GB"); a unit of
     another kind is named like the quiz names it."""
-    from drills.answers import AnswerParseError
-    from drills.exam import parse_response
+    from drills.answers.reader import AnswerParseError
+    from drills.exam.session import parse_response
     from question_bank.family import all_families
 
     fam = dict(all_families())["counting.kv_cache"]
@@ -467,7 +467,7 @@ def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
 @pytest.mark.parametrize("width", [60, 80, 100, 160])
 def test_the_palette_legend_breaks_between_entries(width):
     """Every legend entry stays whole on one line of at most ``width`` columns, in order."""
-    from drills.exam_view import LEGEND, PALETTE_MARK, legend_lines
+    from drills.exam.view import LEGEND, PALETTE_MARK, legend_lines
 
     lines = legend_lines(width)
     assert all(len(line) <= width for line in lines)
@@ -483,7 +483,7 @@ def test_rich_view_wraps_indented_lines_under_themselves():
 
     from rich.console import Console
 
-    from drills.exam_view import RichView
+    from drills.exam.view import RichView
 
     view = RichView()
     buf = io.StringIO()

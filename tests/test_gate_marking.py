@@ -1,4 +1,4 @@
-"""GATE's marking table, question by question (drills.gate_marking).
+"""GATE's marking table, question by question (drills.exam.marking).
 
 The expected values are GATE's published rules, written here as literal fractions:
 a wrong 1-mark MCQ costs 1/3, a wrong 2-mark MCQ 2/3; MSQ and NAT never cost anything;
@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from drills.gate_marking import NotOnPaper, mark, max_marks, negative_marks, paper_type
+from drills.exam.marking import NotOnPaper, mark, max_marks, negative_marks, paper_type
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drills.cli import cli
+from drills.cli.solve_hardware import parse_quantity
 from drills.output import InputError
-from drills.solve_hardware import parse_quantity
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -109,7 +109,7 @@ def test_errors_are_one_line_with_status_2():
 
 
 def test_drills_modules_do_not_import_torch():
-    code = ("import sys, drills.solve_hardware, drills.hw_cmd, solver.hardware, solver.roofline, "
+    code = ("import sys, drills.cli.solve_hardware, drills.cli.hw, solver.hardware, solver.roofline, "
             "solver.inference, solver.training; assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -280,7 +280,7 @@ def test_calibration_keeps_the_best_round(monkeypatch):
     bandwidth 2·bytes / 4 s, whatever the order."""
     import torch
 
-    import drills.hw_cmd as hw
+    import drills.cli.hw as hw
 
     times = iter([3.0, 1.0, 2.0, 5.0, 4.0, 6.0])
     monkeypatch.setattr(hw, "time_op", lambda *a, **k: {"min_s": next(times)})
@@ -293,7 +293,7 @@ def test_calibration_keeps_the_best_round(monkeypatch):
 
 def test_a_run_faster_than_the_calibration_is_flagged_not_printed_as_a_percentage(monkeypatch):
     """A calibration that took 1000 s per run (a busy machine) gives a peak below anything the run achieves."""
-    import drills.hw_cmd as hw
+    import drills.cli.hw as hw
 
     monkeypatch.setattr(hw, "best_time", lambda *a, **k: 1000.0)
     args = ["measure", "matmul", "--batch", "16", "--d-in", "64", "--d-out", "32", *TINY]

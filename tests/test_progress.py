@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from drills.answers import parse_matrix, parse_number
-from drills.progress import (
+from drills.answers.reader import parse_matrix, parse_number
+from drills.progress.scheduling import AGAIN
+from drills.progress.store import (
     DB_NAME,
     MIGRATIONS,
     REPORTS_NAME,
@@ -25,7 +26,6 @@ from drills.progress import (
     ProgressStore,
     migrate,
 )
-from drills.scheduling import AGAIN
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_exam_session_score(store):
 
 WRITER = """
 import sys
-from drills.progress import ProgressStore
+from drills.progress.store import ProgressStore
 store = ProgressStore.open(sys.argv[1])
 tag, count = sys.argv[2], int(sys.argv[3])
 i = 0
@@ -394,7 +394,7 @@ def test_import_rejects_bad_files_with_one_line(store, text, message):
 # -- data directory ------------------------------------------------------------------------------
 
 def test_data_dir_precedence(tmp_path, monkeypatch):
-    from drills.paths import data_dir, default_data_dir
+    from drills.progress.paths import data_dir, default_data_dir
 
     monkeypatch.setenv("QKV_HOME", str(tmp_path / "env"))
     assert data_dir() == tmp_path / "env" and (tmp_path / "env").is_dir()
@@ -406,7 +406,7 @@ def test_data_dir_precedence(tmp_path, monkeypatch):
 
 def test_unusable_data_dir_is_one_line(tmp_path):
     from drills.output import InputError
-    from drills.paths import data_dir
+    from drills.progress.paths import data_dir
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

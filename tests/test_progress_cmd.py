@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from drills.progress import ProgressStore
-from drills.progress_cmd import bar, sparkline
+from drills.cli.progress import bar, sparkline
+from drills.progress.store import ProgressStore
 
 
 @pytest.fixture

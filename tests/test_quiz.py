@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from drills.progress import ProgressStore
-from drills.quiz import Catalogue, Pick, ProblemSource, QuizOptions, plan, without_slow_imports
-from drills.quiz_cmd import quiz
+from drills.cli.quiz import quiz
+from drills.progress.store import ProgressStore
+from drills.quiz.session import Catalogue, Pick, ProblemSource, QuizOptions, plan, without_slow_imports
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
 
@@ -346,8 +346,8 @@ def test_sigkill_mid_quiz_keeps_exactly_the_confirmed_answers(tmp_path):
 
 _PROBE = r"""
 import json, sys, tempfile
-from drills.progress import ProgressStore
-from drills.quiz import Catalogue, QuizOptions, plan, without_slow_imports
+from drills.progress.store import ProgressStore
+from drills.quiz.session import Catalogue, QuizOptions, plan, without_slow_imports
 
 # a seed whose first planned problem is built with SymPy while a later one is not
 # (the guarded builds below never let SymPy load)
@@ -366,7 +366,7 @@ with ProgressStore.open(tempfile.mkdtemp()) as st:
 assert "sympy" not in sys.modules and "torch" not in sys.modules
 ptype, seed = (chosen["type"], chosen["seed"]) if chosen else ("nat", 3)
 
-import drills.quiz_view as v
+import drills.quiz.view as v
 seen = []
 orig = v.PlainView.problem
 def problem(self, p, *a, **k):
@@ -408,8 +408,8 @@ def test_report_in_a_terminal_is_about_the_problem_on_screen(catalogue, tmp_path
     problem's prompt is about that next problem."""
     import io
 
-    from drills.quiz import Quiz
-    from drills.quiz_view import PlainView
+    from drills.quiz.session import Quiz
+    from drills.quiz.view import PlainView
 
     opts = QuizOptions(type="nat", count=2, seed=2)
     first, second = predict(catalogue, tmp_path / "p", opts)
@@ -440,7 +440,7 @@ def test_summary_counts_a_mistake_once_by_its_label():
     from collections import Counter
     from types import SimpleNamespace
 
-    from drills.quiz_view import summary_lines
+    from drills.quiz.view import summary_lines
 
     s = SimpleNamespace(correct=0, asked=2, score=0.0, marks=0.0, max_marks=2, seconds=3.0, skipped=0, revealed=0,
                         reports=0,
@@ -520,8 +520,8 @@ def test_report_is_about_the_problem_on_screen_and_report_last_the_previous(cata
     'report last' reports problem 1, with the answer given to it; the note follows 'last'."""
     import io
 
-    from drills.quiz import Quiz
-    from drills.quiz_view import PlainView
+    from drills.quiz.session import Quiz
+    from drills.quiz.view import PlainView
 
     opts = QuizOptions(type="nat", count=2, seed=2)
     first, second = predict(catalogue, tmp_path / "p", opts)

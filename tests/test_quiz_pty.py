@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from drills.progress import ProgressStore
-from drills.quiz import Catalogue, Pick, QuizOptions, plan
+from drills.progress.store import ProgressStore
+from drills.quiz.session import Catalogue, Pick, QuizOptions, plan
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
 

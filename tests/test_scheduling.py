@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drills.scheduling import AGAIN, EASY, GOOD, HARD, item_key, rating_for, retrievability, review
+from drills.progress.scheduling import AGAIN, EASY, GOOD, HARD, item_key, rating_for, retrievability, review
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -105,7 +105,7 @@ def test_naive_datetimes_are_utc():
 def test_quiz_path_imports_are_light():
     """Importing the parser, the store and the scheduler loads neither fsrs, torch, sympy nor numpy."""
     code = ("import sys, time; t = time.perf_counter(); "
-            "import drills.answers, drills.progress, drills.scheduling, drills.paths; "
+            "import drills.answers.reader, drills.progress.store, drills.progress.scheduling, drills.progress.paths; "
             "dt = time.perf_counter() - t; "
             "print(sorted(m for m in ('fsrs', 'torch', 'sympy', 'numpy', 'rich') if m in sys.modules)); "
             "print(dt)")

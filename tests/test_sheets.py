@@ -342,7 +342,7 @@ def test_cli_errors_are_one_line(tmp_path):
 
 
 def test_sheet_cmd_imports_nothing_heavy():
-    code = ("import sys, drills.sheet_cmd; bad = [m for m in ('typst', 'genanki', 'torch', 'numpy', 'question_bank') "
+    code = ("import sys, drills.cli.sheet; bad = [m for m in ('typst', 'genanki', 'torch', 'numpy', 'question_bank') "
             "if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"

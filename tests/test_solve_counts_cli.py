@@ -93,6 +93,6 @@ def test_solver_errors_are_one_line():
 
 
 def test_commands_import_neither_torch_nor_sympy():
-    code = ("import sys, drills.solve_counts, solver.counts, solver.presets; "
+    code = ("import sys, drills.cli.solve_counts, solver.counts, solver.presets; "
             "assert 'torch' not in sys.modules and 'sympy' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

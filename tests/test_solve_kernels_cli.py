@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from drills.matrix_args import parse_array
+from drills.cli.matrix_args import parse_array
 
 EYE3 = "1 0 0; 0 1 0; 0 0 1"
 

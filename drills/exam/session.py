@@ -2,7 +2,7 @@
 
 - :func:`assemble_paper` draws a paper from the question bank, deterministic for a seed: a
   mix of 1-mark and 2-mark MCQ, MSQ and NAT questions (``integer`` problems go on a paper as
-  NAT; ``matrix`` and multi-part problems never do, see :mod:`drills.gate_marking`), the
+  NAT; ``matrix`` and multi-part problems never do, see :mod:`drills.exam.marking`), the
   1-mark questions first as on a GATE paper.
 - :class:`Exam` holds the state of one sitting: the response to each question, marked for
   review, visited, the time spent on each question, and the clock. :meth:`Exam.handle` applies
@@ -13,7 +13,7 @@
 - :func:`record` stores the sitting in the progress database (a session of mode ``exam`` and
   one attempt per question).
 
-Answers are parsed by :mod:`drills.answers` (never evaluated) and graded by
+Answers are parsed by :mod:`drills.answers.reader` (never evaluated) and graded by
 :func:`question_bank.grading.grade`; this module knows no formula.
 """
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from drills.answers import AnswerParseError, Parsed, parse_for, unit_info
-from drills.gate_marking import PAPER_TYPES, NotOnPaper, mark, paper_type
+from drills.answers.reader import AnswerParseError, Parsed, parse_for, unit_info
+from drills.exam.marking import PAPER_TYPES, NotOnPaper, mark, paper_type
 
 __all__ = [
     "DEFAULT_N",
@@ -212,7 +212,7 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
 
 @dataclass(frozen=True)
 class Response:
-    """An answer as typed (``text``), as parsed (``parsed``, from :mod:`drills.answers`) and the
+    """An answer as typed (``text``), as parsed (``parsed``, from :mod:`drills.answers.reader`) and the
     value handed to :func:`question_bank.grading.grade` (``value``)."""
 
     text: str
@@ -607,7 +607,7 @@ class ExamResult:
 
 
 def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
-    """Grade every response and apply :func:`drills.gate_marking.mark`."""
+    """Grade every response and apply :func:`drills.exam.marking.mark`."""
     from question_bank.grading import grade
 
     out = []

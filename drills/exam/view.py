@@ -1,6 +1,6 @@
 """The exam in a terminal: the countdown, the question palette, navigation, the final review.
 
-Two views of the same :class:`drills.exam.Exam`:
+Two views of the same :class:`drills.exam.session.Exam`:
 
 - :class:`PlainView` (stdin is not a terminal, or ``--plain``): plain lines, for scripts and
   tests. Each question is printed with its number, type, marks and the time left; one line is
@@ -25,8 +25,8 @@ from typing import Any, TextIO
 
 import click
 
-from drills.exam import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
-from drills.quiz_view import answer_hint, option_lines  # the quiz's question layout, shared
+from drills.exam.session import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
+from drills.quiz.view import answer_hint, option_lines  # the quiz's question layout, shared
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}

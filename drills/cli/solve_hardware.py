@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from drills.matrix_args import parse_number
-from drills.model_flags import model_options
+from drills.cli.matrix_args import parse_number
+from drills.cli.model_flags import model_options
 from drills.output import InputError, emit, emit_json
 
 # ---------------------------------------------------------------------------------------
@@ -120,12 +120,12 @@ def _chip(kw: dict[str, Any]):
 
 
 def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
-    """A ModelConfig from --preset and the ModelConfig field flags (drills.model_flags), or None.
+    """A ModelConfig from --preset and the ModelConfig field flags (drills.cli.model_flags), or None.
 
     Pops those flags from ``kw``. ``need_params``: the parameter count is asked of the config;
     ``need_kv``: only the KV size is (layers, heads and head size suffice).
     """
-    from drills.model_flags import PARAMS_NEEDS, model_config, pop_model_kwargs
+    from drills.cli.model_flags import PARAMS_NEEDS, model_config, pop_model_kwargs
 
     preset, given = pop_model_kwargs(kw)
     if not preset and not given:

@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
+from drills.cli.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, human_value
 from drills.output import InputError, emit, emit_json, emit_labelled
-from drills.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, INT, human_value
 
 # ---------------------------------------------------------------------------------------
 # qkv hw

@@ -1,10 +1,10 @@
 """``qkv check``: check a hand computation, step by step, or a count.
 
 Kernels (``attention``, ``softmax``, ``layernorm``, ``rmsnorm``, ``pe``, ``rope``): give the
-inputs as for ``qkv solve`` (same parsing, :mod:`drills.solve_kernels`) and the steps you
+inputs as for ``qkv solve`` (same parsing, :mod:`drills.cli.solve_kernels`) and the steps you
 worked out (``--scores``, ``--scaled``, ...). Without any step option the command asks for
 each step in turn ("QKᵀ = ?"), one matrix per line, on a terminal or from a pipe; an empty
-line skips a step. The judging is :mod:`drills.checker`'s.
+line skips a step. The judging is :mod:`drills.check.steps`'s.
 
 Counts (``params``, ``flops``, ``memory``, ``kv-cache``): ``--answer VALUE`` (``110M``,
 ``1.2G``, ``4 GiB``) and the configuration (``--preset`` and every ModelConfig flag).
@@ -22,10 +22,9 @@ from typing import Any
 
 import click
 
-from drills.matrix_args import parse_array, parse_matrix
-from drills.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
-from drills.output import InputError, emit, emit_json
-from drills.solve_kernels import (
+from drills.cli.matrix_args import parse_array, parse_matrix
+from drills.cli.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
+from drills.cli.solve_kernels import (
     eps_option,
     parse_mask,
     pe_arguments,
@@ -34,6 +33,7 @@ from drills.solve_kernels import (
     solver_call,
     vector_option,
 )
+from drills.output import InputError, emit, emit_json
 
 JSON_HELP = ('Print one JSON object: {"ok", "steps": [{"name", "given", "expected", "ok", "follow_through", '
              '"mistake", "tolerance", ...}], "first_wrong"}.')
@@ -66,7 +66,7 @@ def _step_option(name: str, help_text: str, metavar: str = "M") -> Callable:
 
 def _gather(chain: Any, options: dict[str, str | None], kinds: dict[str, str], *, as_json: bool) -> dict[str, Any]:
     """The student's steps: from the options, or (none given) asked for one at a time."""
-    from drills.checker import ReadError, read_value
+    from drills.check.steps import ReadError, read_value
 
     def read(name: str, text: str) -> Any:
         import numpy as np
@@ -113,7 +113,7 @@ def _gather(chain: Any, options: dict[str, str | None], kinds: dict[str, str], *
 
 
 def _finish(chain: Any, given: dict[str, Any], *, title: str, digits: int, as_json: bool) -> None:
-    from drills.checker import check_chain
+    from drills.check.steps import check_chain
 
     if not given:
         raise InputError("nothing to check: give at least one step (" +
@@ -137,7 +137,7 @@ def _cells(cells: list[tuple[int, ...]]) -> str:
 def _value_lines(value: Any, digits: int) -> list[str]:
     import numpy as np
 
-    from drills.render_steps import render_value
+    from drills.cli.render_steps import render_value
 
     a = np.asarray(value, dtype=float)
     return render_value(a.tolist() if a.ndim else float(a), decimals=digits, indent="    ")
@@ -243,7 +243,7 @@ def attention(q_text, k_text, v_text, mask_text, causal, scale_text, digits, as_
         raise InputError("give --mask or --causal, not both", "--mask")
     mask = parse_mask(mask_text, q.shape[0], k.shape[0]) if mask_text is not None else None
     scale = scalar_option(scale_text, "--scale")
-    from drills.checker import attention_chain
+    from drills.check.steps import attention_chain
     from solver import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
@@ -284,7 +284,7 @@ def softmax(x_text, t_text, digits, as_json, **steps):
     t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
-    from drills.checker import softmax_chain
+    from drills.check.steps import softmax_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t))
@@ -329,7 +329,7 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
     d = x.shape[-1]
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
     eps = eps_option(eps_text, "1e-5")
-    from drills.checker import layernorm_chain
+    from drills.check.steps import layernorm_chain
     from solver import numpy_ref
 
     xs, gs, bs = x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy()
@@ -353,7 +353,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
     x = parse_array(x_text, "--x")
     g = vector_option(gamma, "--gamma", x.shape[-1])
     eps = eps_option(eps_text, "1e-6")
-    from drills.checker import rmsnorm_chain
+    from drills.check.steps import rmsnorm_chain
     from solver import numpy_ref
 
     xs, gs = x.to_numpy(), None if g is None else g.to_numpy()
@@ -378,7 +378,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
 def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     """Check a sinusoidal positional encoding: angle, output."""
     pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
-    from drills.checker import pe_chain
+    from drills.check.steps import pe_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.pe_value, float(pos), dims[0], d_model, base=float(base), layout=layout)
@@ -404,7 +404,7 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     x, pos, base = rope_arguments(x_text, pos_text, base_text)
     import numpy as np
 
-    from drills.checker import rope_chain
+    from drills.check.steps import rope_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing)
@@ -418,9 +418,9 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
 
 
 def _answer(text: str, dimension: str) -> Any:
-    """The answer parsed by :mod:`drills.answers`; a unit of another kind is refused."""
-    from drills.answers import AnswerParseError
-    from drills.answers import parse_number as parse_answer
+    """The answer parsed by :mod:`drills.answers.reader`; a unit of another kind is refused."""
+    from drills.answers.reader import AnswerParseError
+    from drills.answers.reader import parse_number as parse_answer
 
     try:
         p = parse_answer(text)
@@ -458,7 +458,7 @@ _ANSWER = click.option("--answer", "answer_text", required=True, metavar="VALUE"
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def params(answer_text, as_json, **kw):
     """Check a parameter count, e.g. qkv check params --preset bert-base --answer 110M."""
-    from drills.checker import check_count, param_conventions, stated_sig_figs
+    from drills.check.steps import check_count, param_conventions, stated_sig_figs
     from solver.counts import param_breakdown
 
     p = _answer(answer_text, "")
@@ -488,7 +488,7 @@ def params(answer_text, as_json, **kw):
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
     """Check a matmul FLOP count (as qkv solve flops counts it)."""
-    from drills.checker import check_count, flop_conventions, stated_sig_figs
+    from drills.check.steps import check_count, flop_conventions, stated_sig_figs
     from solver.counts import matmul_flops
 
     p = _answer(answer_text, "FLOPs")
@@ -502,7 +502,7 @@ def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
 
 
 def _bytes_check(answer_text: str, rep: Any, dtype: str | None, as_json: bool, **kv: Any) -> None:
-    from drills.checker import check_bytes_in_bits, check_count, memory_conventions, stated_sig_figs
+    from drills.check.steps import check_bytes_in_bits, check_count, memory_conventions, stated_sig_figs
     from solver.units import dtype_bytes
 
     p = _answer(answer_text, "bytes")  # bits too: judged as a unit slip, with the ÷ 8 shown
@@ -559,7 +559,7 @@ def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
 
 
 def _kv(answer_text, preset, given, batch, seq, dtype, as_json) -> None:
-    from drills.solve_counts import kv_report
+    from drills.cli.solve_counts import kv_report
 
     rep = solver_call(kv_report, preset, given, batch, seq, dtype, None, False)
     h = given.get("n_heads")

@@ -1,5 +1,5 @@
-"""``qkv exam``: a timed GATE-style mock exam (thin: :mod:`drills.exam` does the work,
-:mod:`drills.exam_view` the drawing)."""
+"""``qkv exam``: a timed GATE-style mock exam (thin: :mod:`drills.exam.session` does the work,
+:mod:`drills.exam.view` the drawing)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from drills.exam import DEFAULT_N
+from drills.exam.session import DEFAULT_N
 from drills.output import emit_json
-from drills.paths import data_dir_option
+from drills.progress.paths import data_dir_option
 
 
 @click.command()
@@ -39,9 +39,9 @@ def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | Non
     When stdin is not a terminal, the exam runs in plain text: each question is printed and
     one line is read per prompt; the timer still runs, and the end of input submits.
     """
-    from drills.exam import Exam, assemble_paper, default_minutes, record
-    from drills.exam_view import LineReader, PlainView, RichView, run
-    from drills.progress import ProgressStore
+    from drills.exam.session import Exam, assemble_paper, default_minutes, record
+    from drills.exam.view import LineReader, PlainView, RichView, run
+    from drills.progress.store import ProgressStore
 
     seeded = seed is not None
     if seed is None:

@@ -1,6 +1,6 @@
 """How a quiz looks: the rich terminal view, the plain view, and the ``--json`` event stream.
 
-The session (:mod:`drills.quiz`) calls the same methods on each view: ``start``, ``problem``,
+The session (:mod:`drills.quiz.session`) calls the same methods on each view: ``start``, ``problem``,
 ``part``, ``read``, ``invalid``, ``answer``, ``verdict``, ``solution``, ``skipped``, ``hint``,
 ``errata``, ``reported``, ``message`` and ``end``. The content is composed once, as lines
 tagged with a style (:func:`verdict_lines`, :func:`summary_lines`, ...); :class:`PlainView`
@@ -105,7 +105,7 @@ def answer_hint(target: Any, problem: Any) -> str:
     if target.type == "msq":
         return "One or more letters, e.g. a,c."
     if target.type == "matrix":
-        from drills.answers import key_shape
+        from drills.answers.reader import key_shape
 
         shape = key_shape(target.key)
         dims = f"{shape[0]}×{shape[1]} " if shape else ""
@@ -114,7 +114,7 @@ def answer_hint(target: Any, problem: Any) -> str:
 
 
 def relative_time(when: datetime, now: datetime | None = None) -> str:
-    from drills.scheduling import utc
+    from drills.progress.scheduling import utc
 
     seconds = (utc(when) - utc(now)).total_seconds()
     if seconds <= 0:
@@ -570,7 +570,7 @@ class JsonView:
 
 def _shape(target: Any) -> list[int] | None:
     """``[rows, columns]`` of a matrix answer (what a script must send), else None."""
-    from drills.answers import key_shape
+    from drills.answers.reader import key_shape
 
     shape = key_shape(target.key) if target.type == "matrix" else None
     return list(shape) if shape else None

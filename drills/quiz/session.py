@@ -8,7 +8,7 @@ variants of the families. Filters: ``topics`` (a topic, a dotted id prefix such 
 ``seed`` and of the review cards in the database, so the same seed on the same history gives
 the same problems.
 
-:class:`Quiz` runs the session against a *view* (``drills.quiz_view``: rich terminal, plain
+:class:`Quiz` runs the session against a *view* (``drills.quiz.view``: rich terminal, plain
 text, or JSON events), which shows things and reads lines. For each problem it presents it,
 reads an answer, grades it (:mod:`question_bank.grading`), records it in the progress store
 (one transaction per answer, before the verdict is shown, so an answer on screen is an answer
@@ -23,7 +23,7 @@ events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks"
 that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
 
-Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
+Commands at the prompt (``drills.answers.reader.parse_command``): ``hint``, ``skip``, ``solution``
 (show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
 the same family, nothing recorded), ``report [note]`` (dispute a key: the problem on screen, or
 at the pause after a verdict in a terminal the problem just judged; ``report last [note]``
@@ -53,7 +53,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from drills.answers import (
+from drills.answers.reader import (
     BITS_PER_BYTE,
     COMMAND_HELP,
     REPORT_HELP,
@@ -110,7 +110,7 @@ class QuizOptions:
 class Candidate:
     """A family or a curated item that a session may ask."""
 
-    kind: str  # "family" | "item" (the review-card kinds of drills.scheduling.item_key)
+    kind: str  # "family" | "item" (the review-card kinds of drills.progress.scheduling.item_key)
     ref: str  # family id or curated item id
     topic: str
     types: tuple[str, ...]
@@ -197,7 +197,7 @@ class Catalogue:
 def plan(catalogue: Catalogue, store: Any, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
     """The session's questions, in order (see the module docstring). Raises
     :class:`~drills.output.InputError` when the filters match nothing."""
-    from drills.scheduling import utc
+    from drills.progress.scheduling import utc
 
     now = utc(now)
     cands = [c for c in catalogue.candidates() if c.matches(opts.topics, opts.type, opts.difficulty)]
@@ -438,8 +438,8 @@ class Summary:
 
 
 class Quiz:
-    """One quiz session. ``view`` shows and reads (``drills.quiz_view``); ``store`` is a
-    :class:`drills.progress.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
+    """One quiz session. ``view`` shows and reads (``drills.quiz.view``); ``store`` is a
+    :class:`drills.progress.store.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
 
     def __init__(self, store: Any, catalogue: Catalogue, source: ProblemSource, view: Any, opts: QuizOptions,
                  *, seed: int, clock: Any = time.monotonic):
@@ -486,7 +486,7 @@ class Quiz:
         assert s is not None
         s.seconds = self.clock() - self._started
         try:
-            from drills.scheduling import utc
+            from drills.progress.scheduling import utc
 
             s.due_next = self.store.due_items(utc() + timedelta(days=7), limit=5)
             # in marks, like the summary and like an exam's session (the score in problems is in the summary)
@@ -625,7 +625,7 @@ class Quiz:
             final = k == len(targets) - 1
             rating = None
             if problem.parts and final:
-                from drills.scheduling import rating_for
+                from drills.progress.scheduling import rating_for
 
                 all_right = all(v.correct for v in verdicts.values())
                 rating = rating_for(all_right, int(round((self.clock() - problem_start) * 1000)),

@@ -1,6 +1,6 @@
 """The student's progress: every answer, quiz/exam session, review card and disputed key.
 
-A SQLite database ``progress.sqlite3`` in the data directory (:mod:`drills.paths`):
+A SQLite database ``progress.sqlite3`` in the data directory (:mod:`drills.progress.paths`):
 
 - WAL mode, ``busy_timeout`` and a retry loop, so that two quizzes in two terminals both record
   everything; ``synchronous=FULL``, and one transaction per answer (``BEGIN IMMEDIATE`` ...
@@ -17,7 +17,7 @@ A SQLite database ``progress.sqlite3`` in the data directory (:mod:`drills.paths
   ``reports.jsonl`` in the data directory, one JSON object a line.
 
 Times are stored as UTC ISO-8601 strings with microseconds (``2025-01-31T18:04:05.123456+00:00``),
-which sort as text. Review cards are FSRS cards (:mod:`drills.scheduling`) keyed by
+which sort as text. Review cards are FSRS cards (:mod:`drills.progress.scheduling`) keyed by
 ``(kind, ref)``: ``("family", family id)`` or ``("item", curated problem id)``.
 """
 
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from drills.output import InputError
-from drills.scheduling import AGAIN, item_key, rating_for, utc
+from drills.progress.scheduling import AGAIN, item_key, rating_for, utc
 
 DB_NAME = "progress.sqlite3"
 REPORTS_NAME = "reports.jsonl"
@@ -406,10 +406,10 @@ class ProgressStore:
     @classmethod
     def open(cls, data_dir: str | os.PathLike[str] | None = None, *, warn=None) -> ProgressStore:
         """Open (creating and migrating) the store in ``data_dir`` (resolved by
-        :func:`drills.paths.data_dir`: ``None`` means ``$QKV_HOME`` or the platform default).
+        :func:`drills.progress.paths.data_dir`: ``None`` means ``$QKV_HOME`` or the platform default).
 
         ``warn(line)`` reports a damaged database (default: ``drills.output.warn``)."""
-        from drills.paths import data_dir as resolve
+        from drills.progress.paths import data_dir as resolve
 
         directory = resolve(data_dir)
         path = directory / DB_NAME
@@ -491,7 +491,7 @@ class ProgressStore:
         one transaction, committed before this returns.
 
         ``correct=None`` means skipped / unanswered (rated Again when reviewed). ``rating``
-        overrides :func:`drills.scheduling.rating_for`. ``parsed`` is anything with ``to_json()``
+        overrides :func:`drills.progress.scheduling.rating_for`. ``parsed`` is anything with ``to_json()``
         (the parsers' results) or JSON-able data. ``now`` defaults to the current UTC time."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -524,7 +524,7 @@ class ProgressStore:
 
     def _review_card(self, c: sqlite3.Connection, key: tuple[str, str], rating: int, when: datetime,
                      topic: str | None, type_: str | None, time_ms: int | None) -> datetime:
-        from drills.scheduling import review
+        from drills.progress.scheduling import review
 
         old = c.execute("SELECT card, state, reps, lapses FROM cards WHERE kind = ? AND ref = ?", key).fetchone()
         state = review(old["card"] if old else None, rating, when, item=key, duration_ms=time_ms)
@@ -630,7 +630,7 @@ class ProgressStore:
 
     def _rebuild_cards(self, keys: set[tuple[str, str]] | None) -> int:
         """Replay the rated attempts of ``keys`` (all when None) to rebuild their cards."""
-        from drills.scheduling import review
+        from drills.progress.scheduling import review
 
         rows = self.conn.execute(
             "SELECT family, problem_id, topic, type, time, rating, time_ms FROM attempts"

@@ -1,6 +1,6 @@
 """``qkv solve attention|softmax|layernorm|rmsnorm|pe|rope``: one kernel, step by step.
 
-Each command parses its arguments (:mod:`drills.matrix_args`), checks the shapes so that an
+Each command parses its arguments (:mod:`drills.cli.matrix_args`), checks the shapes so that an
 error names the option to blame, runs the float kernel of :mod:`solver.numpy_ref` and, with
 ``--exact``, the exact one of :mod:`solver.sympy_ref`, then prints the trace in one place
 (:func:`_finish`). numpy and sympy are imported inside the commands, never at module level.
@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from drills.matrix_args import ArrayArg, parse_array, parse_matrix, parse_number, parse_vector
+from drills.cli.matrix_args import ArrayArg, parse_array, parse_matrix, parse_number, parse_vector
 from drills.output import InputError, emit, emit_json
 
 JSON_SHAPE = (
@@ -144,7 +144,7 @@ def _finish(job: _Job, *, exact: bool, digits: int, as_json: bool) -> None:
             out["exact"] = {"answer": strs.get(job.answer), "steps": strs}
         emit_json(out)
         return
-    from drills.render_steps import RenderedStep, render_trace
+    from drills.cli.render_steps import RenderedStep, render_trace
 
     steps = [RenderedStep(n, formulas[n], floats[n], exact_values.get(n)) for n in names]
     given = [RenderedStep(label, "", value) for label, value in job.given]

@@ -1,6 +1,6 @@
 """``qkv solve params|flops|memory``: exact counts of a Transformer, with their conventions.
 
-Thin commands over ``solver.counts``; every ModelConfig field is a flag (``drills.model_flags``),
+Thin commands over ``solver.counts``; every ModelConfig field is a flag (``drills.cli.model_flags``),
 ``--preset NAME`` starts from the zoo. ``--json`` prints ``{"answer", "unit", "convention",
 "breakdown"}``; ``--explain`` prints the formula, the substitution, the breakdown table and
 the conventions.
@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from drills.model_flags import (
+from drills.cli.model_flags import (
     PARAMS_NEEDS,
     assumed_defaults,
     missing_message,

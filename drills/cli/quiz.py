@@ -1,7 +1,7 @@
 """``qkv quiz``: drill problems in the terminal, with spaced repetition.
 
-A thin command: options are turned into :class:`drills.quiz.QuizOptions`, the view is chosen
-(:func:`drills.quiz_view.make_view`) and :func:`drills.quiz.run_quiz` does the rest. Heavy
+A thin command: options are turned into :class:`drills.quiz.session.QuizOptions`, the view is chosen
+(:func:`drills.quiz.view.make_view`) and :func:`drills.quiz.session.run_quiz` does the rest. Heavy
 modules are imported inside the function, so that ``qkv --help`` stays cheap.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from drills.paths import data_dir_option
+from drills.progress.paths import data_dir_option
 
 PROBLEM_TYPES = ("mcq", "msq", "nat", "integer", "matrix")  # question_bank.problem.PROBLEM_TYPES
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -37,9 +37,9 @@ def quiz(topics: tuple[str, ...], type_: str | None, difficulty: str | None, cou
     "0.6 0.4; 0.4 0.6"; options as b or a,c), or hint, skip, solution, another,
     report [note], quit, help. Ctrl-C ends the session; every answer given is kept.
     """
-    from drills.progress import ProgressStore
-    from drills.quiz import QuizOptions, run_quiz
-    from drills.quiz_view import make_view
+    from drills.progress.store import ProgressStore
+    from drills.quiz.session import QuizOptions, run_quiz
+    from drills.quiz.view import make_view
 
     view = make_view(as_json=as_json, plain=plain)
     opts = QuizOptions(topics=tuple(topics), type=type_, difficulty=difficulty, count=count, seed=seed)

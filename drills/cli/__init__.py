@@ -1,0 +1,107 @@
+"""The ``qkv`` command line: one group, commands imported only when run.
+
+Each entry names the module that implements it; ``qkv --help`` is served from this table
+alone, so it imports neither numpy nor torch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from drills import __version__
+from drills.cli.lazy import LazyGroup
+
+SOLVE_COMMANDS = {
+    # by-hand kernels (issue: foundation)
+    "attention": ("drills.cli.solve_kernels:attention", "Scaled dot-product attention, step by step."),
+    "softmax": ("drills.cli.solve_kernels:softmax", "Softmax of a vector (with temperature)."),
+    "layernorm": ("drills.cli.solve_kernels:layernorm", "LayerNorm of a vector or of each row of a matrix."),
+    "rmsnorm": ("drills.cli.solve_kernels:rmsnorm", "RMSNorm of a vector or of each row of a matrix."),
+    "pe": ("drills.cli.solve_kernels:pe", "Sinusoidal positional encoding values."),
+    "rope": ("drills.cli.solve_kernels:rope", "Rotary position embedding of a vector."),
+    # counting engine
+    "params": ("drills.cli.solve_counts:params", "Exact parameter count of a Transformer."),
+    "flops": ("drills.cli.solve_counts:flops", "Exact matmul FLOPs of a forward, decode or training step."),
+    "memory": ("drills.cli.solve_counts:memory", "Bytes of weights, KV cache, attention scores or training state."),
+    # hardware arithmetic
+    "matmul": ("drills.cli.solve_hardware:matmul", "FLOPs, bytes, intensity and roofline time of a matmul."),
+    "roofline": ("drills.cli.solve_hardware:roofline", "Critical arithmetic intensity of a chip."),
+    "attention-flops": ("drills.cli.solve_hardware:attention_flops", "Attention FLOPs and intensity, prefill or decode."),
+    "prefill": ("drills.cli.solve_hardware:prefill", "Time of a prefill at a given MFU."),
+    "decode": ("drills.cli.solve_hardware:decode", "Lower bound of one decode step."),
+    "train": ("drills.cli.solve_hardware:train", "Training compute (6ND), time, PF-days and MFU."),
+    "zero": ("drills.cli.solve_hardware:zero", "Model-state memory per GPU under ZeRO stages 0-3."),
+    "activations": ("drills.cli.solve_hardware:activations", "Activation memory per layer (Korthikanti et al.)."),
+    "chips": ("drills.cli.solve_hardware:chips", "Fewest chips that hold the weights (and KV cache)."),
+}
+
+COMMANDS = {
+    "solve": ("drills.cli:solve", "Compute an answer exactly, with its worked solution."),
+    "models": ("drills.cli.models:models", "The model zoo: list, show, verify against real PyTorch models."),
+    "hw": ("drills.cli.hw:hw", "Hardware presets: peak FLOP/s, HBM, bandwidth."),
+    "measure": ("drills.cli.hw:measure", "Run an operation for real and compare with the roofline."),
+    "bank": ("drills.cli.bank:bank", "The question bank: list, show, validate, errata."),
+    "quiz": ("drills.cli.quiz:quiz", "Drill problems in the terminal, with spaced repetition."),
+    "check": ("drills.cli.check:check", "Check a hand computation step by step."),
+    "stats": ("drills.cli.progress:stats", "Accuracy, misconceptions, items due, streak."),
+    "history": ("drills.cli.progress:history", "Export or import your answer history."),
+    "sheet": ("drills.cli.sheet:sheet", "Write a practice set (PDF, Markdown, HTML, Anki, Moodle, JSON)."),
+    "exam": ("drills.cli.exam:exam", "A timed GATE-style mock exam."),
+}
+
+
+class QkvGroup(LazyGroup):
+    """The top-level group: turns every error into one line on stderr."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from solver.errors import SolverInputError
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"qkv: error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            click.echo("", err=True)
+            sys.exit(130)
+        except KeyboardInterrupt:
+            click.echo("", err=True)
+            sys.exit(130)
+        except SolverInputError as e:
+            click.echo(f"qkv: error: {e}", err=True)
+            sys.exit(2)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as e:  # noqa: BLE001 - the user gets one line, developers a traceback
+            if os.environ.get("QKV_DEBUG"):
+                raise
+            click.echo(f"qkv: internal error: {type(e).__name__}: {e} (QKV_DEBUG=1 shows the traceback)", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=QkvGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="qkv")
+def cli() -> None:
+    """qkv: drills on Transformers and attention for GATE-style exams and ML interviews.
+
+    Every answer comes from an exact solver (NumPy, SymPy, and real PyTorch models).
+    """
+
+
+@click.group(cls=LazyGroup, lazy=SOLVE_COMMANDS)
+def solve() -> None:
+    """Compute an answer exactly, with its worked solution."""
+
+
+def main() -> None:
+    cli(prog_name="qkv")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """Grading: is a student's (already parsed) answer right, how close, and which mistake is it?
 
-Text parsing is not done here (``drills.answers.reader`` turns ``"3/5"`` or ``"0.6 0.4; 0.4 0.6"``
+Text parsing is not done here (``drills.answers`` turns ``"3/5"`` or ``"0.6 0.4; 0.4 0.6"``
 into Python values); :func:`grade` receives a value: a number (int, float, Fraction, Decimal,
 a NumPy scalar), a matrix as a list of rows (or a flat list for a one-row key), an option
 index (MCQ) or a set of indices (MSQ). Pass ``written=`` the text as typed so that the digits
@@ -227,7 +227,7 @@ class Verdict:
 @dataclass(frozen=True)
 class GivenUnit:
     """The unit a numeric answer was typed in, when the caller converted it to the key's unit
-    before grading (the parser lives in ``drills.answers.reader``; this module only explains).
+    before grading (the parser lives in ``drills.answers``; this module only explains).
 
     ``unit`` is the unit as the parser spells it (``"Gbit"``, ``"GB"``, ``"MiB"``),
     ``dimension`` its kind (``"bits"``, ``"bytes"``), ``magnitude`` the number typed before it

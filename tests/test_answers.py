@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drills.answers.reader import (
+from drills.answers import (
     AnswerParseError,
     Command,
     MatrixReader,

@@ -93,7 +93,7 @@ def test_integer_entry_judged_at_the_steps_places_not_exactly():
 
 
 def test_stated_significant_figures():
-    from drills.answers.reader import parse_number
+    from drills.answers import parse_number
 
     assert checker.stated_sig_figs(parse_number("110M")) == 2
     assert checker.stated_sig_figs(parse_number("1.10G")) == 3
@@ -247,7 +247,7 @@ def test_rope_wrong_direction():
 
 def test_bert_base_110m_is_right_and_names_the_pooler():
     presets = pytest.importorskip("solver.presets", reason="solver.presets (H3's presets) is missing")
-    from drills.answers.reader import parse_number
+    from drills.answers import parse_number
     from solver.counts import param_breakdown
 
     pb = param_breakdown(presets.get_config("bert-base"))

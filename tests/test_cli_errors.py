@@ -198,7 +198,7 @@ def test_no_traceback_with_every_junk_value_for_every_option():
     ("1,048,576", Fraction(2**20)), ("1.5e2/3", Fraction(50)),
 ])
 def test_command_line_numbers_use_the_answer_grammar_exactly(text, value):
-    """matrix_args reads numbers with drills.answers.reader' grammar and keeps them exact (0.1 is 1/10)."""
+    """matrix_args reads numbers with drills.answers' grammar and keeps them exact (0.1 is 1/10)."""
     assert parse_number(text, "--x") == value
 
 

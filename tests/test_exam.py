@@ -278,7 +278,7 @@ def test_commands(text, expected):
 
 
 def test_command_errors():
-    from drills.answers.reader import AnswerParseError
+    from drills.answers import AnswerParseError
 
     for bad in ("goto", "goto x", ":zz"):
         with pytest.raises(AnswerParseError):
@@ -449,7 +449,7 @@ def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
     in the question's unit, and says why in the quiz's words ("you answered in bits ... bytes
     ... ÷ 8"; it used to say "this answer is in Gbit, but the question asks for GB"); a unit of
     another kind is named like the quiz names it."""
-    from drills.answers.reader import AnswerParseError
+    from drills.answers import AnswerParseError
     from drills.exam.session import parse_response
     from question_bank.family import all_families
 

@@ -219,7 +219,7 @@ def _graded(key, text):
     """Grade ``text`` as the quiz does: parse, convert to the key's unit, pass the unit typed."""
     from types import SimpleNamespace
 
-    from drills.answers.reader import parse_number
+    from drills.answers import parse_number
     from drills.quiz.session import unit_for, value_for
 
     target = SimpleNamespace(key=key, type="nat")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from drills.answers.reader import parse_matrix, parse_number
+from drills.answers import parse_matrix, parse_number
 from drills.progress.scheduling import AGAIN
 from drills.progress.store import (
     DB_NAME,

@@ -140,8 +140,8 @@ def _places(token: str) -> int:
 
 def read_value(text: str, *, vector: bool = False, scalar: bool = False) -> Typed:
     """Read a matrix, vector or number typed by the student (never evaluated: see
-    :mod:`drills.answers.reader`). ``-inf``/``−∞`` are allowed as entries."""
-    from drills.answers.reader import AnswerParseError, parse_matrix, parse_number, parse_vector
+    :mod:`drills.answers`). ``-inf``/``−∞`` are allowed as entries."""
+    from drills.answers import AnswerParseError, parse_matrix, parse_number, parse_vector
 
     clean = _INF.sub(lambda m: "-1e300" if m.group(1) else "1e300", text.strip())
     try:
@@ -908,7 +908,7 @@ def check_bytes_in_bits(quantity: str, given_text: str, given_bits: float, unit:
     report says which slip it is: the bits figure is the exact count × 8 ("you answered in
     bits; the key is in bytes (÷ 8)"), or the number typed is the exact count in the byte
     unit of the same prefix (``Gb`` typed for ``GB``), or neither (the conversion is shown)."""
-    from drills.answers.reader import unit_info
+    from drills.answers import unit_info
 
     given_bytes = given_bits / 8
     base = check_count(quantity, given_text, given_bytes, exact, "bytes", sig, conventions, note)

@@ -418,9 +418,9 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
 
 
 def _answer(text: str, dimension: str) -> Any:
-    """The answer parsed by :mod:`drills.answers.reader`; a unit of another kind is refused."""
-    from drills.answers.reader import AnswerParseError
-    from drills.answers.reader import parse_number as parse_answer
+    """The answer parsed by :mod:`drills.answers`; a unit of another kind is refused."""
+    from drills.answers import AnswerParseError
+    from drills.answers import parse_number as parse_answer
 
     try:
         p = parse_answer(text)

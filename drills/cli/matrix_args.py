@@ -8,7 +8,7 @@ as ``1/2`` or ``-3/4``, or any other exact rational the quiz reads: ``2^-3``, ``
 - the same as JSON-style nested brackets: ``"[[1,0],[0,1],[1,1]]"`` (fractions allowed inside);
 - a vector as one row: ``"1 2 3"``, ``"1, 2, 3"`` or ``"[1,2,3]"``.
 
-Every entry is read by the quiz's number grammar (:func:`drills.answers.reader.parse_number`) into a
+Every entry is read by the quiz's number grammar (:func:`drills.answers.parse_number`) into a
 :class:`fractions.Fraction`, so the exact decimal the user typed is kept (``0.1`` is exactly 1/10, not the nearest double) for the exact
 path, and a float copy is available for the float path. Nothing here imports numpy or sympy.
 Bad input raises :class:`drills.output.InputError` naming the option: one line, exit status 2.
@@ -28,11 +28,11 @@ _HINT = "use integers, decimals like 0.5, fractions like 1/2 or powers like 2^-3
 def parse_number(text: str, param: str) -> Fraction:
     """One number (``3``, ``-0.5``, ``1e-5``, ``1/2``, ``2^-3``) as an exact Fraction.
 
-    Read by the quiz's number grammar (:func:`drills.answers.reader.parse_number`, so there is one
+    Read by the quiz's number grammar (:func:`drills.answers.parse_number`, so there is one
     grammar), keeping only plain rational values: no unit, and nothing irrational (``sqrt``,
     ``exp``, ``pi``), so that ``--exact`` stays exact."""
-    from drills.answers.reader import AnswerParseError
-    from drills.answers.reader import parse_number as read_number
+    from drills.answers import AnswerParseError
+    from drills.answers import parse_number as read_number
 
     token = text.strip()
     shown = token if len(token) <= 30 else token[:27] + "..."

@@ -13,7 +13,7 @@
 - :func:`record` stores the sitting in the progress database (a session of mode ``exam`` and
   one attempt per question).
 
-Answers are parsed by :mod:`drills.answers.reader` (never evaluated) and graded by
+Answers are parsed by :mod:`drills.answers` (never evaluated) and graded by
 :func:`question_bank.grading.grade`; this module knows no formula.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from drills.answers.reader import AnswerParseError, Parsed, parse_for, unit_info
+from drills.answers import AnswerParseError, Parsed, parse_for, unit_info
 from drills.exam.marking import PAPER_TYPES, NotOnPaper, mark, paper_type
 
 __all__ = [
@@ -212,7 +212,7 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
 
 @dataclass(frozen=True)
 class Response:
-    """An answer as typed (``text``), as parsed (``parsed``, from :mod:`drills.answers.reader`) and the
+    """An answer as typed (``text``), as parsed (``parsed``, from :mod:`drills.answers`) and the
     value handed to :func:`question_bank.grading.grade` (``value``)."""
 
     text: str

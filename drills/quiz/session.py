@@ -23,7 +23,7 @@ events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks"
 that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
 
-Commands at the prompt (``drills.answers.reader.parse_command``): ``hint``, ``skip``, ``solution``
+Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
 (show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
 the same family, nothing recorded), ``report [note]`` (dispute a key: the problem on screen, or
 at the pause after a verdict in a terminal the problem just judged; ``report last [note]``
@@ -53,7 +53,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from drills.answers.reader import (
+from drills.answers import (
     BITS_PER_BYTE,
     COMMAND_HELP,
     REPORT_HELP,

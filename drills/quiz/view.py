@@ -105,7 +105,7 @@ def answer_hint(target: Any, problem: Any) -> str:
     if target.type == "msq":
         return "One or more letters, e.g. a,c."
     if target.type == "matrix":
-        from drills.answers.reader import key_shape
+        from drills.answers import key_shape
 
         shape = key_shape(target.key)
         dims = f"{shape[0]}×{shape[1]} " if shape else ""
@@ -570,7 +570,7 @@ class JsonView:
 
 def _shape(target: Any) -> list[int] | None:
     """``[rows, columns]`` of a matrix answer (what a script must send), else None."""
-    from drills.answers.reader import key_shape
+    from drills.answers import key_shape
 
     shape = key_shape(target.key) if target.type == "matrix" else None
     return list(shape) if shape else None

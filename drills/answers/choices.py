@@ -1,0 +1,82 @@
+"""Options of MCQ and MSQ answers: ``b``, ``(b)``, ``2``; ``a,c``, ``AC``, ``1 3``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from drills.answers.errors import AnswerParseError, letter
+
+
+@dataclass(frozen=True)
+class ParsedChoice:
+    """Chosen options as 0-based indices (0 = a)."""
+
+    text: str
+    indices: frozenset[int]
+    n_options: int
+
+    kind = "choice"
+
+    @property
+    def letters(self) -> str:
+        return ",".join(letter(i) for i in sorted(self.indices))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "choice", "text": self.text, "indices": sorted(self.indices), "letters": self.letters}
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# options
+
+
+def _options_text(n: int) -> str:
+    return f"a-{letter(n - 1)} or 1-{n}" if n > 1 else "a or 1"
+
+
+def parse_choice(text: str, n_options: int, multiple: bool = False) -> ParsedChoice:
+    """MCQ (``multiple=False``): one of ``b``, ``B``, ``(b)``, ``b)``, ``2``. MSQ: one or more,
+    ``a,c``, ``a c``, ``AC``, ``(a)(c)``, ``1,3``, ``13`` (digits run together only with at most 9
+    options). Returns 0-based indices."""
+    if not 1 <= n_options <= 26:
+        raise ValueError(f"n_options must be 1..26, not {n_options}")
+    if not isinstance(text, str):
+        raise AnswerParseError("expected an option letter")
+    raw = text.strip()
+    expected = (f"expected one or more options ({_options_text(n_options)}), e.g. a,c" if multiple
+                else f"expected one option ({_options_text(n_options)})")
+    if not raw or len(raw) > 100:
+        raise AnswerParseError(expected)
+    low = re.sub(r"^(options?|answer)\s*:?\s*", "", raw.lower())
+    low = re.sub(r"[()\[\].]", " ", low)
+    picks: list[int] = []
+    for piece in re.split(r"[\s,;/&+]+|\band\b", low):
+        if not piece:
+            continue
+        if piece.isascii() and piece.isdigit():
+            if len(piece) > 3:
+                raise AnswerParseError(expected)
+            if len(piece) > 1 and n_options <= 9 and multiple:
+                picks.extend(int(c) - 1 for c in piece)
+            else:
+                picks.append(int(piece) - 1)
+        elif piece.isascii() and piece.isalpha():
+            picks.extend(ord(c) - ord("a") for c in piece)
+        else:
+            raise AnswerParseError(expected)
+    if not picks:
+        raise AnswerParseError(expected)
+    for p in picks:
+        if p < 0:
+            raise AnswerParseError(expected)
+        if p >= n_options:
+            raise AnswerParseError(f"there are {n_options} options ({_options_text(n_options)})")
+    chosen = frozenset(picks)
+    if not multiple and len(chosen) > 1:
+        raise AnswerParseError(f"choose one option ({_options_text(n_options)}); this question has one answer")
+    return ParsedChoice(text=raw, indices=chosen, n_options=n_options)
+
+

@@ -455,57 +455,36 @@ def params(*, preset: str | None = None, config: dict[str, Any] | None = None, s
     counts = _counts()
     cfg = _config(preset, config)
     value, steps = _param_value(counts, cfg, scope, stack)
-    wrong: list[Wrong] = []
-    # typical slips, each recomputed by the counting engine with the slip applied
-    seen = {value}
-    if scope != "lora":
-        for wid, label, fb, changes in (
-            ("forgot_biases", "forgot the biases",
-             "This is the count without any bias (linear layers and LayerNorm β).", {"bias": False,
-              "attn_bias": False, "attn_out_bias": False, "ffn_bias": False, "norm_bias": False,
-              "lm_head_bias": False}),
-            ("forgot_attention_biases", "forgot the Q/K/V/O biases (4·d_model² only)",
-             "This is the count with the attention projections' biases left out.",
-             {"attn_bias": False, "attn_out_bias": False}),
-        ):
-            alt, _ = _param_value(counts, _config(None, _as_dict(cfg, **changes)), scope, stack)
-            if alt not in seen:
-                seen.add(alt)
-                wrong.append(Wrong(wid, label, fb, alt))
-    if scope in ("total", "layer", "layers", "non_embedding"):
-        try:
-            alt = _count_without_norms(counts, cfg, scope, stack)
-        except SolverInputError:
-            alt = None
-        if alt is not None and alt not in seen:
-            seen.add(alt)
-            wrong.append(Wrong("forgot_layernorm", "forgot the LayerNorm parameters",
-                               "This is the count without the LayerNorm γ and β.", alt))
-    if scope == "total" and cfg.tied_embeddings and cfg.lm_head and value + cfg.vocab_size * cfg.d_model not in seen:
-        wrong.append(Wrong("tied_counted_twice", "counted the tied LM head again",
-                           "With tied embeddings the LM head reuses the token embedding: count it once.",
-                           value + cfg.vocab_size * cfg.d_model))
+    # the slips a student makes are the conventions ``qkv check params`` names, computed from
+    # the same components (question_bank.conventions): the quiz, the exam and the checker then
+    # name a slip in the same words
+    from question_bank.conventions import param_conventions
+
+    bd = counts.param_breakdown(cfg)
+    comps = _scope_components(bd, cfg, scope, stack)
+    whole = scope == "total"
+    convs = param_conventions(comps, value, config=cfg if whole else None,
+                              embedding=bd.embedding if whole else 0, non_embedding=bd.non_embedding if whole else 0)
+    wrong = [Wrong(c.id, f"counted {c.alt}", c.feedback, int(c.value)) for c in convs if scope != "lora"]
     return Computed(int(value), "integer", steps, wrong, unit="parameters")
 
 
-def _as_dict(cfg: Any, **changes: Any) -> dict[str, Any]:
-    d = cfg.to_dict()
-    d.pop("name", None)
-    d.update(changes)
-    return d
+def _scope_components(bd: Any, cfg: Any, scope: str, stack: str) -> list[Any]:
+    """The components counted in ``scope`` (as :func:`_param_value` counts them), each with its
+    count in that scope: the whole model's for ``total``, one layer's (or all layers') otherwise."""
+    from types import SimpleNamespace
 
-
-def _count_without_norms(counts: Any, cfg: Any, scope: str, stack: str) -> int:
-    bd = counts.param_breakdown(cfg)
-    if scope == "total":
-        return bd.total - sum(c.count for c in bd.components if c.group == "norm")
-    if scope == "non_embedding":
-        return bd.non_embedding - sum(c.count for c in bd.components if c.group == "norm")
-    if scope in ("norms", "head"):
-        return 0
+    if scope in ("total", "embedding", "non_embedding", "lora", "head"):
+        keep = {"total": lambda c: c.group != "lora", "lora": lambda c: c.group == "lora",
+                "head": lambda c: c.group == "head", "embedding": lambda c: c.group == "embedding",
+                "non_embedding": lambda c: c.group not in ("embedding", "lora")}[scope]
+        return [c for c in bd.components if keep(c)]
     L = {"": cfg.n_layers, "encoder": cfg.encoder_layers, "decoder": cfg.decoder_layers}[stack]
-    per = sum(c.count // L for c in bd.components if c.group in _LAYER_GROUPS and c.stack == stack)
-    return per * L if scope == "layers" else per
+    groups = {"layer": (*_LAYER_GROUPS, "norm"), "layers": (*_LAYER_GROUPS, "norm"),
+              "attention": ("attention",), "ffn": ("ffn",), "norms": ("norm",)}[scope]
+    times = L if scope == "layers" else 1
+    return [SimpleNamespace(name=c.name, group=c.group, count=c.count // L * times) for c in bd.components
+            if c.group in groups and c.stack == stack and not c.name.startswith(("final_norm", "embedding_norm"))]
 
 
 def preset_field(preset: str, field: str) -> Computed:

@@ -79,7 +79,105 @@ __all__ = [
 ]
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_FLOAT_SLACK = 1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# the named tolerance comparators: every verdict in qkv (quiz, exam, checker, Moodle ranges)
+# compares a number with these, so their edge cases are spelt out once, here.
+
+#: Added to every tolerance, relative to the size of the exact value: a boundary typed as a
+#: decimal (0.595) must not be lost to its binary representation.
+FLOAT_SLACK = 1e-9
+#: An entry at or below this stands for −∞ (the usual stand-in −1e9 for a masked score).
+MINUS_INF_STANDIN = -1e9
+
+
+def slack(exact: float) -> float:
+    """The float slack added to every tolerance: 1e-9·max(1, |exact|)."""
+    return FLOAT_SLACK * max(1.0, abs(exact))
+
+
+def within(given: float, exact: float, tolerance: float) -> bool:
+    """|given − exact| ≤ tolerance + slack.
+
+    Edge cases: NaN on either side is never right; an infinite exact value is matched only by
+    the same infinity (−∞ also by a stand-in ≤ −1e9); an infinite given value never matches a
+    finite one. 0 is an ordinary value (no relative test near 0)."""
+    if math.isnan(given) or math.isnan(exact):
+        return False
+    if math.isinf(exact):
+        return given == exact or (exact < 0 and given <= MINUS_INF_STANDIN)
+    if math.isinf(given):
+        return False
+    return abs(given - exact) <= tolerance + slack(exact)
+
+
+def right_to_decimals(given: float, exact: float, decimals: int) -> bool:
+    """``given`` is a correct rounding of ``exact`` to ``decimals`` places, ties included:
+    |given − exact| ≤ ½·10⁻ᵈ + slack (edge cases: :func:`within`)."""
+    return within(given, exact, 0.5 * 10.0 ** (-decimals))
+
+
+def right_exactly(given: float, exact: float) -> bool:
+    """Equal up to the float slack (integers and expressions typed exactly)."""
+    return within(given, exact, 0.0)
+
+
+def right_to_sig_figs(given: float, exact: float, sig: int) -> bool:
+    """``given`` is ``exact`` rounded to ``sig`` significant figures (within ½ unit of the last
+    figure of ``given``, plus slack). Edge cases: 0 is right only for 0; NaN/inf never."""
+    if not (math.isfinite(given) and math.isfinite(exact)):
+        return False
+    if given == 0 or exact == 0:
+        return given == exact
+    unit = 10.0 ** (math.floor(math.log10(abs(given))) - sig + 1)
+    return abs(given - exact) <= 0.5 * unit + slack(exact)
+
+
+def tolerance_text(decimals: int | None) -> str:
+    if decimals is None:
+        return "exact (integers or expressions: compared to 1e-9)"
+    return f"to {decimals} decimal place{'s' if decimals != 1 else ''} (within ±{0.5 * 10.0 ** -decimals:g})"
+
+
+@dataclass(frozen=True)
+class EntriesVerdict:
+    """Entries judged at the precision the student wrote (see :func:`judge_as_written`):
+    ``wrong`` holds the indices of the wrong entries, ``tolerance`` says what was applied."""
+
+    ok: bool
+    wrong: tuple[tuple[int, ...], ...]
+    tolerance: str
+
+
+def judge_as_written(given: Any, places: Any, expected: Any) -> EntriesVerdict:
+    """Judge an array of values typed by a student against ``expected``, each entry at the
+    precision it was written with: ``places`` gives per entry the decimals typed (−1 for an
+    integer or an expression). A decimal entry is right when it is a correct rounding of the
+    exact entry to its own places (:func:`right_to_decimals`); an integer entry among decimal
+    ones is judged at the most places of the array (the ``0`` in ``0.707 0 0.707``); an array
+    of integers or expressions only is compared exactly (:func:`right_exactly`). This is how
+    ``qkv check`` judges a step: a student who rounds to 2 places is held to 2 places."""
+    import numpy as np
+
+    g, exp, pl = np.asarray(given, dtype=float), np.asarray(expected, dtype=float), np.asarray(places)
+    if g.shape != exp.shape:
+        shape = lambda a: "×".join(str(s) for s in a.shape) if a.ndim else "scalar"  # noqa: E731
+        return EntriesVerdict(False, (), f"shape {shape(g)} given, {shape(exp)} expected")
+    most = int(pl.max()) if pl.size and pl.max() > 0 else None
+    wrong, used = [], set()
+    for idx in np.ndindex(exp.shape):
+        x, e = float(g[idx]), float(exp[idx])
+        d = int(pl[idx]) if pl[idx] > 0 else (most if math.isfinite(x) and x.is_integer() else None)
+        used.add(d)
+        if not (right_to_decimals(x, e, d) if d is not None else right_exactly(x, e)):
+            wrong.append(tuple(int(i) for i in idx))
+    decs = sorted(d for d in used if d is not None)
+    if len(decs) > 1:
+        tol = f"each entry to the decimal places it shows ({decs[0]} to {decs[-1]})"
+    else:
+        tol = tolerance_text(decs[0] if decs else None)
+    return EntriesVerdict(not wrong, tuple(wrong), tol)
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,8 +465,8 @@ def _range_digits(key: NumericKey) -> int | None:
 
 
 def _in_range(v: float, lo: float, hi: float) -> bool:
-    slack = _FLOAT_SLACK * max(1.0, abs(lo), abs(hi))
-    return lo - slack <= v <= hi + slack
+    s = FLOAT_SLACK * max(1.0, abs(lo), abs(hi))
+    return lo - s <= v <= hi + s
 
 
 def values_coincide(a: Any, b: Any, key: Key) -> bool:
@@ -380,7 +478,7 @@ def values_coincide(a: Any, b: Any, key: Key) -> bool:
             return False
         if key.decimals is None:
             width = (key.hi - key.lo) / 2
-            return abs(fa - fb) <= width + _FLOAT_SLACK * max(1.0, abs(fa))
+            return abs(fa - fb) <= width + FLOAT_SLACK * max(1.0, abs(fa))
         return round_half_up(fa, key.decimals) == round_half_up(fb, key.decimals) or _in_range(
             fb, *nat_range(fa, key.decimals)
         )
@@ -453,7 +551,23 @@ def grade(target: Problem | Part | Key, value: Any, *, written: str | None = Non
     else:
         raise TypeError(f"unknown key type {type(key).__name__}")
     v = _with_unit(v, key, value, unit)
+    v = _fraction_for_percent(v, key, value)
     return replace(v, label=label) if label is not None else v
+
+
+def _fraction_for_percent(v: Verdict, key: Key, value: Any) -> Verdict:
+    """A fraction (0.519) typed for a key in % (51.9 %) is wrong, and said so: the value is
+    right once multiplied by 100. An answer typed with % (51.9%) reaches the judge as 51.9."""
+    if v.correct or v.invalid or v.misconception is not None or not isinstance(key, NumericKey):
+        return v
+    if key.unit.split("(")[0].strip() != "%":
+        return v
+    x = _to_float(value)
+    if x is None or x == 0 or not _in_range(x * 100, key.lo, key.hi):
+        return v
+    return replace(v, status="wrong_unit", precision=None,
+                   message=f"Not right: the question asks for a percentage, and {_fmt(x)} is a fraction "
+                           f"(× 100 = {_fmt(x * 100)} %).")
 
 
 def _n_options(target: Any) -> int | None:
@@ -513,7 +627,7 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
         for k in range(0, d):
             if wd is not None and wd != k:
                 continue
-            if abs(v - round_half_up(key.value, k)) <= _FLOAT_SLACK * max(1.0, abs(v)):
+            if abs(v - round_half_up(key.value, k)) <= FLOAT_SLACK * max(1.0, abs(v)):
                 shown = _fmt(round_half_up(key.value, d), d)
                 return Verdict(
                     False, 0.0, "too_few_digits",
@@ -599,7 +713,7 @@ def _as_matrix(value: Any, key: MatrixKey) -> list[list[float]] | str:
 
 
 def _cell_ok(x: float, exact: float, key: MatrixKey) -> bool:
-    if abs(x - exact) <= key.abs_tol + _FLOAT_SLACK * max(1.0, abs(exact)):
+    if within(x, exact, key.abs_tol):
         return True
     return key.decimals is not None and _in_range(x, *nat_range(exact, key.decimals))
 
@@ -735,11 +849,44 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
                             f"(follow-through); it differs from the exact value only because {slip_text} wrong."
                         ),
                     )
+        elif not v.correct and not v.invalid and v.status != "wrong_unit" and not slipped and part.follow is not None:
+            before = problem.parts[: problem.parts.index(part)]
+            v = _carried_rounding(part, ans, v, earlier, before, written.get(part.label))
         out[part.label] = v
         earlier[part.label] = ans if not v.invalid else stored_key_value(part.key)
         if not v.correct or v.follow_through:
             slipped = True
     return out
+
+
+def _rounded_key_value(key: Key) -> Any:
+    """The key as a student writes it when rounding as the statement asks (its decimals)."""
+    if isinstance(key, NumericKey) and key.decimals is not None:
+        return round_half_up(key.value, key.decimals)
+    if isinstance(key, MatrixKey) and key.decimals is not None:
+        return [[round_half_up(x, key.decimals) for x in r] for r in key.value]
+    return stored_key_value(key)
+
+
+def _carried_rounding(part: Part, ans: Any, v: Verdict, earlier: dict[str, Any], before: list[Part],
+                      written: str | None) -> Verdict:
+    """Every earlier part was right, but this one misses the exact key: a student who carries
+    their correctly rounded earlier values forward lands a little off. Accept the answer when
+    it follows from the student's own (right) earlier answers or from the earlier keys rounded
+    as asked; full marks, ``status`` stays ``correct`` with a note on the rounding."""
+    rounded = {pt.label: _rounded_key_value(pt.key) for pt in before}
+    for basis in (dict(earlier), rounded):
+        try:
+            fkey = part.follow(basis)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - an unusable basis simply gives nothing
+            continue
+        fv = grade(fkey, ans, written=written)
+        if fv.correct:
+            shown = ", ".join(f"({pt.label})" for pt in before)
+            return replace(fv, label=part.label, expected=v.expected, precision="carried_rounding",
+                           message=f"Correct: this follows from your rounded answers to {shown} (the exact value "
+                                   "differs in the last places only because of that rounding).")
+    return v
 
 
 def total_score(verdicts: dict[str, Verdict] | list[Verdict]) -> float:

@@ -204,7 +204,7 @@ def test_command_line_numbers_use_the_answer_grammar_exactly(text, value):
 
 @pytest.mark.parametrize("text,why", [
     ("abc", "not a number"), ("1/0", "division by zero"), ("1e999", "too large"), ("sqrt(2)", "exact"),
-    ("4 GiB", "unit"), ("", "not a number"), ("1,5", "not a number"),
+    ("4 GiB", "unit"), ("", "not a number"), ("1,5", "decimal comma"),
 ])
 def test_command_line_numbers_refused(text, why):
     with pytest.raises(InputError) as e:

@@ -444,24 +444,28 @@ def test_exam_path_imports_no_torch():
     assert out.stdout.split() == ["False", "False"]
 
 
-def test_an_answer_in_bits_is_refused_in_the_quiz_s_words():
-    """A KV-cache size keyed in GB or GiB, typed in Gb/Gib (bits): the exam takes an answer only
-    in the question's unit, and says why in the quiz's words ("you answered in bits ... bytes
-    ... ÷ 8"; it used to say "this answer is in Gbit, but the question asks for GB"); a unit of
-    another kind is named like the quiz names it."""
+def test_an_answer_in_bits_is_marked_as_the_quiz_marks_it():
+    """A KV-cache size keyed in GB or GiB, typed in Gb/Gib (bits): the exam takes the answer (a
+    refusal that says "÷ 8" would hand the student the fix in the middle of an exam) and marks
+    it wrong with the quiz's diagnosis ("you answered in bits; the key is in bytes (÷ 8)"); the
+    right figure typed in the key's byte unit is right. A unit of another kind is still refused
+    as the quiz refuses it."""
     from drills.answers import AnswerParseError
     from drills.exam.session import parse_response
     from question_bank.family import all_families
+    from question_bank.grading import grade
 
     fam = dict(all_families())["counting.kv_cache"]
     p = next(q for q in (fam.generate(s) for s in range(20)) if getattr(q.key, "unit", "") in ("GB", "GiB"))
     bits = {"GB": "Gb", "GiB": "Gib"}[p.key.unit]
-    with pytest.raises(AnswerParseError) as e:
-        parse_response(p, f"{p.key.value * 8!r} {bits}")
-    assert str(e.value).startswith("you answered in bits (") and f"asks for bytes, in {p.key.unit} (÷ 8)" in str(e.value)
+    r = parse_response(p, f"{p.key.value * 8!r} {bits}")
+    v = grade(p, r.value, written=r.written, unit=r.unit)
+    assert not v.correct and v.status == "wrong_unit" and v.score == 0
+    assert "you answered in bits" in v.message and "÷ 8" in v.message
     with pytest.raises(AnswerParseError, match=rf"^the answer is in {p.key.unit}, not s$"):
         parse_response(p, "3 s")
-    assert parse_response(p, f"{p.key.value!r} {p.key.unit}").value == pytest.approx(p.key.value)
+    r = parse_response(p, f"{p.key.value!r} {p.key.unit}")
+    assert r.value == pytest.approx(p.key.value) and grade(p, r.value, written=r.written, unit=r.unit).correct
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 160])

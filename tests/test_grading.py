@@ -219,8 +219,9 @@ def _graded(key, text):
     """Grade ``text`` as the quiz does: parse, convert to the key's unit, pass the unit typed."""
     from types import SimpleNamespace
 
+    from drills.answers import given_unit as unit_for
+    from drills.answers import graded_value as value_for
     from drills.answers import parse_number
-    from drills.quiz.session import unit_for, value_for
 
     target = SimpleNamespace(key=key, type="nat")
     parsed = parse_number(text)

@@ -74,7 +74,9 @@ help               ``help``, ``?``             ``:?``
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from drills.answers.choices import ParsedChoice, parse_choice
 from drills.answers.commands import COMMAND_HELP, REPORT_HELP, Command, parse_command
@@ -89,6 +91,10 @@ from drills.answers.numbers import (
     parse_number,
 )
 from drills.answers.units import BITS_PER_BYTE, unit_info
+
+if TYPE_CHECKING:
+    from question_bank.grading import GivenUnit
+    from question_bank.problem import Part, Problem
 
 __all__ = [
     "AnswerParseError",
@@ -105,6 +111,10 @@ __all__ = [
     "parse_answer",
     "parse_for",
     "key_shape",
+    "Answer",
+    "read_answer",
+    "graded_value",
+    "given_unit",
     "unit_info",
     "BITS_PER_BYTE",
     "COMMAND_HELP",
@@ -148,3 +158,102 @@ def parse_for(item: Any, text: str) -> Parsed | ParsedMatrix | ParsedChoice:
     options = getattr(item, "options", None) or getattr(item, "options_text", None) or []
     return parse_answer(text, item.type, n_options=len(options) or None, shape=key_shape(item.key))
 
+
+# --------------------------------------------------------------------------------------------
+# the one path from typed text to what the judge takes (quiz, exam and checker alike)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer to one question (a problem or a part): as typed, as parsed, and as the judge
+    (:func:`question_bank.grading.grade`) takes it: ``value`` in the key's unit, ``written`` the
+    literal whose digits count for precision feedback (None for an expression), ``unit`` the unit
+    it was typed in when that was converted (bits for bytes, GB for a GiB key)."""
+
+    text: str
+    parsed: Parsed | ParsedMatrix | ParsedChoice
+    value: Any
+    written: str | None = None
+    unit: GivenUnit | None = None
+
+
+def _key_unit(unit: str) -> tuple[str, Fraction] | None:
+    """``(dimension, factor)`` of a key's unit (``"GiB"``, ``"FLOPs (2 per multiply-add)"``),
+    or None for a plain count (``""``, ``"parameters"``, ``"%"``)."""
+    word = unit.split("(")[0].strip()
+    if not word:
+        return None
+    try:
+        dim, factor = unit_info(word)
+    except (AnswerParseError, KeyError, ValueError):
+        return None
+    return (dim, factor) if dim else None
+
+
+def _literal(parsed: Parsed) -> str | None:
+    """The number as typed when it is one plain literal (``0.60``), for its digits."""
+    return parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
+
+
+def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem | Part) -> tuple[Any, str | None]:
+    """The value handed to the judge for a parsed answer, and the text whose digits count
+    (``written``) for NAT precision feedback.
+
+    - options: an index (MCQ) or a set of indices (MSQ); a matrix: its rows;
+    - a quantity with a unit is converted to the key's unit (bits to a key in bytes too, ÷ 8: the
+      judge then says the answer was in bits, see :func:`read_answer`'s ``unit``); a unit of
+      another kind raises :class:`AnswerParseError`;
+    - ``%``: a number typed with ``%`` for a key in % is that number of percent (``47.0%`` is 47.0
+      against a key of 47.0 %); for a key without a unit it is a fraction (``40%`` is 0.4).
+    """
+    if isinstance(parsed, ParsedChoice):
+        idx = sorted(parsed.indices)
+        return (idx[0] if target.type == "mcq" else set(idx)), None
+    if isinstance(parsed, ParsedMatrix):
+        return [list(r) for r in parsed.rows], None
+    key_unit = getattr(target.key, "unit", "") or ""
+    if parsed.unit == "%" and key_unit.split("(")[0].strip() == "%":
+        written = parsed.text.rstrip().removesuffix("%").strip() if parsed.decimals is not None else None
+        return (parsed.exact * 100 if parsed.exact is not None else parsed.magnitude), written
+    unit = _key_unit(key_unit)
+    if parsed.dimension:
+        if unit is not None:
+            dim, factor = unit
+            per = 1
+            if (parsed.dimension, dim) == ("bits", "bytes"):
+                per = BITS_PER_BYTE
+            elif dim != parsed.dimension:
+                raise AnswerParseError(f"the answer is in {key_unit.split('(')[0].strip()}, not {parsed.unit}")
+            if parsed.exact is not None:
+                return parsed.exact / per / factor, None
+            return parsed.value / per / float(factor), None
+        # a plain count answered with a unit: the base-unit value (bytes, FLOPs, seconds)
+        return (parsed.exact if parsed.exact is not None else parsed.value), None
+    return (parsed.exact if parsed.exact is not None else parsed.value), _literal(parsed)
+
+
+def given_unit(parsed: Any, target: Problem | Part) -> GivenUnit | None:
+    """The unit of a number typed with a unit that :func:`graded_value` converted to the key's
+    unit (bits, or GB for a GiB key); else None."""
+    if not isinstance(parsed, Parsed) or not parsed.dimension:
+        return None
+    unit = _key_unit(getattr(target.key, "unit", "") or "")
+    if unit is None:
+        return None
+    from question_bank.grading import GivenUnit
+
+    return GivenUnit(unit=parsed.unit, dimension=parsed.dimension,
+                     magnitude=parsed.magnitude if parsed.magnitude is not None else parsed.value,
+                     key_dimension=unit[0])
+
+
+def read_answer(target: Problem | Part, text: str, *, n_options: int | None = None) -> Answer:
+    """Read ``text`` as the answer to ``target`` (a problem, or a part of one: ``n_options`` is
+    then the problem's number of options) and convert it for the judge. Raises
+    :class:`AnswerParseError` (one line) when it cannot be read."""
+    if n_options is None:
+        parsed = parse_for(target, text)
+    else:
+        parsed = parse_answer(text, target.type, n_options=n_options, shape=key_shape(target.key))
+    value, written = graded_value(parsed, target)
+    return Answer(text=text.strip(), parsed=parsed, value=value, written=written, unit=given_unit(parsed, target))

@@ -19,6 +19,8 @@ class ParsedMatrix:
     text: str
     rows: tuple[tuple[float, ...], ...]
     exact: tuple[tuple[Fraction | None, ...], ...]
+    #: per entry, the decimals typed (``0.707`` -> 3, ``0`` -> 0); None for an expression or ∞
+    decimals: tuple[tuple[int | None, ...], ...] = ()
 
     kind = "matrix"
 
@@ -109,7 +111,7 @@ def _plain_rows(text: str) -> list[list[str]]:
     return rows
 
 
-def _build(text: str, cells: list[list[str]], shape: tuple[int, int] | None) -> ParsedMatrix:
+def _build(text: str, cells: list[list[str]], shape: tuple[int, int] | None, allow_inf: bool = False) -> ParsedMatrix:
     cells = [r for r in cells if r]
     if not cells:
         raise AnswerParseError("expected a matrix: rows separated by ';', e.g. 0.6 0.4; 0.4 0.6")
@@ -126,19 +128,21 @@ def _build(text: str, cells: list[list[str]], shape: tuple[int, int] | None) -> 
     if shape is not None and (len(cells), width) != tuple(shape):
         raise AnswerParseError(f"expected a {_shape_text(shape)} matrix ({shape[0]} rows of {shape[1]}), "
                                f"got {_shape_text((len(cells), width))}")
-    values, exacts = [], []
+    values, exacts, decimals = [], [], []
     for i, r in enumerate(cells, start=1):
-        vrow, erow = [], []
+        vrow, erow, drow = [], [], []
         for j, cell in enumerate(r, start=1):
             try:
-                v, e = read_entry(cell)
+                p = read_entry(cell, allow_inf)
             except AnswerParseError as err:
                 raise AnswerParseError(f"row {i}, entry {j} ({shown(cell, 16)}): {err}") from None
-            vrow.append(v)
-            erow.append(e)
+            vrow.append(p.value)
+            erow.append(p.exact)
+            drow.append(p.decimals)
         values.append(tuple(vrow))
         exacts.append(tuple(erow))
-    return ParsedMatrix(text=text.strip(), rows=tuple(values), exact=tuple(exacts))
+        decimals.append(tuple(drow))
+    return ParsedMatrix(text=text.strip(), rows=tuple(values), exact=tuple(exacts), decimals=tuple(decimals))
 
 
 def _matrix_cells(text: str) -> list[list[str]]:
@@ -149,12 +153,13 @@ def _matrix_cells(text: str) -> list[list[str]]:
     return _json_rows(text) if text.lstrip().startswith("[") else _plain_rows(text)
 
 
-def parse_matrix(text: str, shape: tuple[int, int] | None = None) -> ParsedMatrix:
-    """A whole matrix on one line (or several): ``0.6 0.4; 0.4 0.6`` or ``[[0.6,0.4],[0.4,0.6]]``."""
-    return _build(text, _matrix_cells(text), tuple(shape) if shape is not None else None)
+def parse_matrix(text: str, shape: tuple[int, int] | None = None, *, allow_inf: bool = False) -> ParsedMatrix:
+    """A whole matrix on one line (or several): ``0.6 0.4; 0.4 0.6`` or ``[[0.6,0.4],[0.4,0.6]]``.
+    ``allow_inf``: entries may be ``-inf``/``−∞`` (a masked score)."""
+    return _build(text, _matrix_cells(text), tuple(shape) if shape is not None else None, allow_inf)
 
 
-def parse_vector(text: str, length: int | None = None) -> ParsedMatrix:
+def parse_vector(text: str, length: int | None = None, *, allow_inf: bool = False) -> ParsedMatrix:
     """A vector as one row (``1 2 3``, ``1, 2, 3``, ``[1,2,3]``) or one column (``1; 2; 3``),
     returned as a 1×n :class:`ParsedMatrix`."""
     cells = [r for r in _matrix_cells(text) if r]
@@ -164,7 +169,7 @@ def parse_vector(text: str, length: int | None = None) -> ParsedMatrix:
         raise AnswerParseError("expected a vector: entries separated by spaces or commas, e.g. 0.2 0.5 0.3")
     if length is not None and len(cells[0]) != length:
         raise AnswerParseError(f"expected {length} entries, got {len(cells[0])}")
-    return _build(text, cells, None)
+    return _build(text, cells, None, allow_inf)
 
 
 class MatrixReader:
@@ -198,6 +203,8 @@ class MatrixReader:
         if self._done is not None:
             return True
         stripped = line.strip()
+        if len(stripped) > MAX_MATRIX_CHARS:  # before any parsing: a pasted megabyte is refused at once
+            raise AnswerParseError(f"that row is too long (at most {MAX_MATRIX_CHARS} characters)")
         if not stripped:
             if not self.rows:
                 raise AnswerParseError("expected a row of numbers, e.g. 0.6 0.4")

@@ -439,6 +439,10 @@ def _split_unit(tokens: list[_Tok], end: int) -> tuple[list[_Tok], str]:
     return body, ""
 
 
+#: ``0,867`` or ``12,5``: a decimal comma (a first group of 0, or a group not of three digits)
+_DECIMAL_COMMA = re.compile(r"([+\-−]?)(\d+),(\d+)(?![\d,])")
+
+
 def parse_number(text: str) -> Parsed:
     """One number, possibly with a count suffix, a unit or ``%`` (see the module docstring)."""
     if not isinstance(text, str):
@@ -448,6 +452,11 @@ def parse_number(text: str) -> Parsed:
         raise AnswerParseError(f"expected {NUMBER_EXPECTED}")
     if len(raw) > MAX_NUMBER_CHARS:
         raise AnswerParseError(f"that answer is too long (at most {MAX_NUMBER_CHARS} characters)")
+    comma = _DECIMAL_COMMA.match(raw)
+    if comma and (comma.group(2).lstrip("+-−") == "0" or len(comma.group(3)) != 3):
+        sign, whole, frac = comma.group(1), comma.group(2), comma.group(3)
+        raise AnswerParseError(f"{shown(raw)} has a decimal comma: write {sign}{whole}.{frac} with a point "
+                               "(commas group thousands, in threes: 1,048,576)")
     tokens = _tokenize(raw)
     body, unit = _split_unit(tokens, len(tokens) - 1)
     if not body:
@@ -486,9 +495,18 @@ def parse_number(text: str) -> Parsed:
                   unit=canonical, dimension=dimension, scale=parser.scale, decimals=decimals, sig_digits=sig)
 
 
-def read_entry(text: str) -> tuple[float, Fraction | None]:
+_INFINITY = re.compile(r"([-−+]?)\s*(?:inf(?:inity)?|∞)", re.IGNORECASE)
+
+
+def read_entry(text: str, allow_inf: bool = False) -> Parsed:
+    """One entry of a matrix or vector: a plain number (no unit). With ``allow_inf``, ``-inf``,
+    ``−∞``, ``inf`` and ``∞`` are read as infinities (a masked score is −∞)."""
+    if allow_inf:
+        m = _INFINITY.fullmatch(text.strip())
+        if m:
+            return Parsed(text=text.strip(), value=-math.inf if m.group(1) in ("-", "−") else math.inf)
     p = parse_number(text)
     if p.dimension or p.unit:
         raise AnswerParseError("matrix entries are plain numbers (no units)")
-    return p.value, p.exact
+    return p
 

@@ -66,7 +66,7 @@ def _step_option(name: str, help_text: str, metavar: str = "M") -> Callable:
 
 def _gather(chain: Any, options: dict[str, str | None], kinds: dict[str, str], *, as_json: bool) -> dict[str, Any]:
     """The student's steps: from the options, or (none given) asked for one at a time."""
-    from drills.check.steps import ReadError, read_value
+    from drills.check import ReadError, read_value
 
     def read(name: str, text: str) -> Any:
         import numpy as np
@@ -113,7 +113,7 @@ def _gather(chain: Any, options: dict[str, str | None], kinds: dict[str, str], *
 
 
 def _finish(chain: Any, given: dict[str, Any], *, title: str, digits: int, as_json: bool) -> None:
-    from drills.check.steps import check_chain
+    from drills.check import check_chain
 
     if not given:
         raise InputError("nothing to check: give at least one step (" +
@@ -243,7 +243,7 @@ def attention(q_text, k_text, v_text, mask_text, causal, scale_text, digits, as_
         raise InputError("give --mask or --causal, not both", "--mask")
     mask = parse_mask(mask_text, q.shape[0], k.shape[0]) if mask_text is not None else None
     scale = scalar_option(scale_text, "--scale")
-    from drills.check.steps import attention_chain
+    from drills.check import attention_chain
     from solver import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
@@ -284,7 +284,7 @@ def softmax(x_text, t_text, digits, as_json, **steps):
     t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
-    from drills.check.steps import softmax_chain
+    from drills.check import softmax_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t))
@@ -329,7 +329,7 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
     d = x.shape[-1]
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
     eps = eps_option(eps_text, "1e-5")
-    from drills.check.steps import layernorm_chain
+    from drills.check import layernorm_chain
     from solver import numpy_ref
 
     xs, gs, bs = x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy()
@@ -353,7 +353,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
     x = parse_array(x_text, "--x")
     g = vector_option(gamma, "--gamma", x.shape[-1])
     eps = eps_option(eps_text, "1e-6")
-    from drills.check.steps import rmsnorm_chain
+    from drills.check import rmsnorm_chain
     from solver import numpy_ref
 
     xs, gs = x.to_numpy(), None if g is None else g.to_numpy()
@@ -378,7 +378,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
 def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     """Check a sinusoidal positional encoding: angle, output."""
     pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
-    from drills.check.steps import pe_chain
+    from drills.check import pe_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.pe_value, float(pos), dims[0], d_model, base=float(base), layout=layout)
@@ -404,7 +404,7 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     x, pos, base = rope_arguments(x_text, pos_text, base_text)
     import numpy as np
 
-    from drills.check.steps import rope_chain
+    from drills.check import rope_chain
     from solver import numpy_ref
 
     solver_call(numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing)
@@ -458,7 +458,7 @@ _ANSWER = click.option("--answer", "answer_text", required=True, metavar="VALUE"
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def params(answer_text, as_json, **kw):
     """Check a parameter count, e.g. qkv check params --preset bert-base --answer 110M."""
-    from drills.check.steps import check_count, param_conventions, stated_sig_figs
+    from drills.check import breakdown_conventions, check_count, stated_sig_figs
     from solver.counts import param_breakdown
 
     p = _answer(answer_text, "")
@@ -473,7 +473,7 @@ def params(answer_text, as_json, **kw):
         if pr.published and p.value == pr.published:
             note = f"{pr.published_text} is the published figure ({pr.source}): {pr.note}"
     result = check_count("params", answer_text.strip(), p.value, pb.total, "parameters", stated_sig_figs(p),
-                         param_conventions(pb), note)
+                         breakdown_conventions(pb), note)
     _count_finish(result, as_json)
 
 
@@ -488,7 +488,7 @@ def params(answer_text, as_json, **kw):
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
     """Check a matmul FLOP count (as qkv solve flops counts it)."""
-    from drills.check.steps import check_count, flop_conventions, stated_sig_figs
+    from drills.check import check_count, flop_conventions, stated_sig_figs
     from solver.counts import matmul_flops
 
     p = _answer(answer_text, "FLOPs")
@@ -502,7 +502,7 @@ def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
 
 
 def _bytes_check(answer_text: str, rep: Any, dtype: str | None, as_json: bool, **kv: Any) -> None:
-    from drills.check.steps import check_bytes_in_bits, check_count, memory_conventions, stated_sig_figs
+    from drills.check import check_bytes_in_bits, check_count, memory_conventions, stated_sig_figs
     from solver.units import dtype_bytes
 
     p = _answer(answer_text, "bytes")  # bits too: judged as a unit slip, with the ÷ 8 shown

@@ -27,10 +27,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from drills.answers import AnswerParseError, Parsed, parse_for, unit_info
+from drills.answers import Answer, AnswerParseError, read_answer
 from drills.exam.marking import PAPER_TYPES, NotOnPaper, mark, paper_type
+
+if TYPE_CHECKING:
+    from question_bank.problem import Problem
 
 __all__ = [
     "DEFAULT_N",
@@ -210,48 +213,15 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
 # responses
 
 
-@dataclass(frozen=True)
-class Response:
-    """An answer as typed (``text``), as parsed (``parsed``, from :mod:`drills.answers`) and the
-    value handed to :func:`question_bank.grading.grade` (``value``)."""
-
-    text: str
-    parsed: Any
-    value: Any
+#: An exam answer is the quiz's: the one reader (:func:`drills.answers.read_answer`) reads it and
+#: converts it for the one judge, so the exam marks what the quiz would (an answer in bits for a
+#: key in bytes is taken and marked wrong with the quiz's diagnosis, not refused with a hint).
+Response = Answer
 
 
-def _value_for(problem: Any, parsed: Any) -> Any:
-    """The value to grade: option indices for MCQ/MSQ; for a number, its value in the key's unit
-    when both carry one (``4 GiB`` against a GiB key is 4), else as typed."""
-    if problem.type in ("mcq", "msq"):
-        return set(parsed.indices)
-    if not isinstance(parsed, Parsed):
-        return parsed
-    unit = getattr(problem.key, "unit", "") or ""
-    if parsed.dimension:
-        try:
-            dim, _ = unit_info(unit) if unit else ("", 1)
-        except AnswerParseError:
-            dim = ""
-        if dim == parsed.dimension:
-            return parsed.to(unit)
-        if (parsed.dimension, dim) == ("bits", "bytes"):  # the quiz's words; an exam takes no converted unit
-            raise AnswerParseError(f"you answered in bits ({parsed.unit}); the question asks for bytes, "
-                                   f"in {unit} (÷ 8)")
-        if dim:
-            raise AnswerParseError(f"the answer is in {unit}, not {parsed.unit}")
-        if unit:
-            raise AnswerParseError(f"the question asks for a number of {unit}; write it without a unit")
-        return parsed.value
-    if problem.type == "integer" and parsed.exact is not None:
-        return parsed.exact.numerator if parsed.exact.denominator == 1 else parsed.exact
-    return parsed.value
-
-
-def parse_response(problem: Any, text: str) -> Response:
+def parse_response(problem: Problem, text: str) -> Response:
     """Read ``text`` as an answer to ``problem``; raises :class:`AnswerParseError` (one line)."""
-    parsed = parse_for(problem, text)
-    return Response(text=text.strip(), parsed=parsed, value=_value_for(problem, parsed))
+    return read_answer(problem, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -617,7 +587,7 @@ def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
         if q.response is None:
             outcome = "unanswered"
         else:
-            verdict = grade(p, q.response.value, written=q.response.text)
+            verdict = grade(p, q.response.value, written=q.response.written, unit=q.response.unit)
             outcome = "correct" if verdict.correct else "wrong"
         try:
             m = mark(p.type, p.marks, outcome)

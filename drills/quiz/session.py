@@ -54,19 +54,14 @@ from pathlib import Path
 from typing import Any
 
 from drills.answers import (
-    BITS_PER_BYTE,
     COMMAND_HELP,
     REPORT_HELP,
     AnswerParseError,
     Command,
     MatrixReader,
-    Parsed,
-    ParsedChoice,
-    ParsedMatrix,
     key_shape,
-    parse_answer,
     parse_command,
-    unit_info,
+    read_answer,
 )
 from drills.output import InputError
 
@@ -79,7 +74,6 @@ __all__ = [
     "ProblemSource",
     "Quiz",
     "SLOW_MODULES",
-    "value_for",
 ]
 
 SLOW_MODULES = frozenset({"sympy", "torch", "matplotlib", "scipy"})
@@ -330,65 +324,6 @@ class ProblemSource:
 # answers
 
 
-def _key_unit(unit: str) -> tuple[str, Any] | None:
-    """``(dimension, factor)`` of a key's unit (``"GiB"``, ``"FLOPs (2 per multiply-add)"``),
-    or None for a plain count (``""``, ``"parameters"``)."""
-    word = unit.split("(")[0].strip()
-    if not word:
-        return None
-    try:
-        dim, factor = unit_info(word)
-    except (AnswerParseError, KeyError, ValueError):
-        return None
-    return (dim, factor) if dim else None
-
-
-def value_for(parsed: Any, target: Any) -> tuple[Any, str | None]:
-    """The value handed to the grader for a parsed answer, and the text whose digits count
-    (``written``) for NAT precision feedback. A quantity with a unit is converted to the
-    key's unit (bits to a key in bytes too, ÷ 8: the grader then says the answer was in bits,
-    see :func:`unit_for`); a unit of another kind raises :class:`AnswerParseError`."""
-    if isinstance(parsed, ParsedChoice):
-        idx = sorted(parsed.indices)
-        return (idx[0] if target.type == "mcq" else set(idx)), None
-    if isinstance(parsed, ParsedMatrix):
-        return [list(r) for r in parsed.rows], None
-    if not isinstance(parsed, Parsed):
-        return parsed, None
-    key_unit = getattr(target.key, "unit", "") or ""
-    unit = _key_unit(key_unit)
-    if parsed.dimension:
-        if unit is not None:
-            dim, factor = unit
-            per = 1
-            if (parsed.dimension, dim) == ("bits", "bytes"):
-                per = BITS_PER_BYTE
-            elif dim != parsed.dimension:
-                raise AnswerParseError(f"the answer is in {key_unit.split('(')[0].strip()}, not {parsed.unit}")
-            if parsed.exact is not None:
-                return parsed.exact / per / factor, None
-            return parsed.value / per / float(factor), None
-        # a plain count answered with a unit: the base-unit value (bytes, FLOPs, seconds)
-        return (parsed.exact if parsed.exact is not None else parsed.value), None
-    written = parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
-    return (parsed.exact if parsed.exact is not None else parsed.value), written
-
-
-def unit_for(parsed: Any, target: Any) -> Any:
-    """The :class:`question_bank.grading.GivenUnit` of a number typed with a unit that
-    :func:`value_for` converted to the key's unit (bits, or GB for a GiB key); else None."""
-    if not isinstance(parsed, Parsed) or not parsed.dimension:
-        return None
-    unit = _key_unit(getattr(target.key, "unit", "") or "")
-    if unit is None:
-        return None
-    from question_bank.grading import GivenUnit
-
-    return GivenUnit(unit=parsed.unit, dimension=parsed.dimension,
-                     magnitude=parsed.magnitude if parsed.magnitude is not None else parsed.value,
-                     key_dimension=unit[0])
-
-
 def _expected_text(target: Any, problem: Any) -> str:
     from question_bank.grading import answer_text
 
@@ -595,17 +530,15 @@ class Quiz:
                 if out.action != "answered":
                     break
                 try:
-                    parsed = parse_answer(out.text or "", target.type, n_options=len(problem.options) or None,
-                                          shape=key_shape(target.key))
-                    value, wtext = value_for(parsed, target)
+                    ans = read_answer(target, out.text or "", n_options=len(problem.options) or None)
                 except AnswerParseError as e:
                     msg = str(e)
                     if "expected" not in msg and not (target.type in CHOICE_TYPES and "option" in msg):
                         msg = f"{msg}; {_expected_for(target, problem)}"
                     self.view.invalid(out.text or "", msg)
                     continue
-                verdict = self._grade(problem, target, label, value, wtext, answers, written,
-                                      unit_for(parsed, target))
+                parsed, value, wtext = ans.parsed, ans.value, ans.written
+                verdict = self._grade(problem, target, label, value, wtext, answers, written, ans.unit)
                 if verdict.invalid:
                     self.view.invalid(out.text or "", verdict.message)
                     continue

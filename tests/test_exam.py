@@ -29,7 +29,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drills.cli import cli
-from drills.exam.session import Exam, Paper, assemble_paper, parse_exam_command
+from drills.exam.paper import Paper, assemble_paper
+from drills.exam.session import Exam, parse_exam_command
 from drills.output import InputError
 from drills.progress.store import ProgressStore
 
@@ -435,7 +436,7 @@ def test_exam_that_runs_out_of_time_submits_what_was_answered(tmp_path):
 
 def test_exam_path_imports_no_torch():
     code = ("import sys\n"
-            "from drills.exam.session import Exam, assemble_paper\n"
+            "from drills.exam.paper import assemble_paper\nfrom drills.exam.session import Exam\n"
             "import drills.cli.exam, drills.exam.view\n"
             "e = Exam(assemble_paper(6, (), 1), 60); e.start(); e.submit()\n"
             "print('torch' in sys.modules, 'matplotlib' in sys.modules)\n")

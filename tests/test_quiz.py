@@ -22,7 +22,8 @@ from click.testing import CliRunner
 
 from drills.cli.quiz import quiz
 from drills.progress.store import ProgressStore
-from drills.quiz.session import Catalogue, Pick, ProblemSource, QuizOptions, plan, without_slow_imports
+from drills.quiz.plan import Catalogue, Pick, QuizOptions, plan
+from drills.quiz.source import ProblemSource, without_slow_imports
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
 
@@ -347,7 +348,8 @@ def test_sigkill_mid_quiz_keeps_exactly_the_confirmed_answers(tmp_path):
 _PROBE = r"""
 import json, sys, tempfile
 from drills.progress.store import ProgressStore
-from drills.quiz.session import Catalogue, QuizOptions, plan, without_slow_imports
+from drills.quiz.plan import Catalogue, QuizOptions, plan
+from drills.quiz.source import without_slow_imports
 
 # a seed whose first planned problem is built with SymPy while a later one is not
 # (the guarded builds below never let SymPy load)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from drills.exam.session import DEFAULT_N
+from drills.exam.paper import DEFAULT_N
 from drills.output import emit_json
 from drills.progress.paths import data_dir_option
 
@@ -39,7 +39,9 @@ def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | Non
     When stdin is not a terminal, the exam runs in plain text: each question is printed and
     one line is read per prompt; the timer still runs, and the end of input submits.
     """
-    from drills.exam.session import Exam, assemble_paper, default_minutes, record
+    from drills.exam.paper import assemble_paper, default_minutes
+    from drills.exam.result import record
+    from drills.exam.session import Exam
     from drills.exam.view import LineReader, PlainView, RichView, run
     from drills.progress.store import ProgressStore
 

@@ -1,6 +1,6 @@
 """``qkv quiz``: drill problems in the terminal, with spaced repetition.
 
-A thin command: options are turned into :class:`drills.quiz.session.QuizOptions`, the view is chosen
+A thin command: options are turned into :class:`drills.quiz.plan.QuizOptions`, the view is chosen
 (:func:`drills.quiz.view.make_view`) and :func:`drills.quiz.session.run_quiz` does the rest. Heavy
 modules are imported inside the function, so that ``qkv --help`` stays cheap.
 """
@@ -38,7 +38,8 @@ def quiz(topics: tuple[str, ...], type_: str | None, difficulty: str | None, cou
     report [note], quit, help. Ctrl-C ends the session; every answer given is kept.
     """
     from drills.progress.store import ProgressStore
-    from drills.quiz.session import QuizOptions, run_quiz
+    from drills.quiz.plan import QuizOptions
+    from drills.quiz.session import run_quiz
     from drills.quiz.view import make_view
 
     view = make_view(as_json=as_json, plain=plain)

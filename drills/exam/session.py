@@ -19,43 +19,32 @@ Answers are parsed by :mod:`drills.answers` (never evaluated) and graded by
 
 from __future__ import annotations
 
-import math
-import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from drills.answers import Answer, AnswerParseError, read_answer
-from drills.exam.marking import PAPER_TYPES, NotOnPaper, mark, paper_type
+from drills.exam.paper import (
+    Paper,
+)
+from drills.exam.result import ExamResult, mark_exam
 
 if TYPE_CHECKING:
     from question_bank.problem import Problem
 
 __all__ = [
-    "DEFAULT_N",
-    "MINUTES_PER_MARK",
-    "Paper",
-    "assemble_paper",
-    "default_minutes",
     "Response",
     "QuestionState",
     "Exam",
     "Outcome",
     "ExamCommand",
     "parse_exam_command",
-    "QuestionResult",
-    "ExamResult",
-    "record",
     "PALETTE",
 ]
 
-DEFAULT_N = 10
-#: GATE's pace: 100 marks in 180 minutes.
-MINUTES_PER_MARK = 1.8
 
 #: The palette statuses, as GATE shows them (and the legend's words).
 PALETTE: dict[str, str] = {
@@ -69,144 +58,6 @@ PALETTE: dict[str, str] = {
 
 # --------------------------------------------------------------------------------------------
 # the paper
-
-
-@dataclass(frozen=True)
-class Paper:
-    """The questions of one exam, in order (1-mark questions first), and how they were drawn."""
-
-    problems: tuple[Any, ...]  # question_bank.problem.Problem
-    seed: int
-    topics: tuple[str, ...] = ()
-
-    @property
-    def max_marks(self) -> int:
-        return sum(p.marks for p in self.problems)
-
-    def __len__(self) -> int:
-        return len(self.problems)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "topics": list(self.topics), "max_marks": self.max_marks,
-                "problems": [{"number": i + 1, "id": p.id, "type": p.type, "paper_type": paper_type(p.type),
-                              "marks": p.marks, "topic": p.topic} for i, p in enumerate(self.problems)]}
-
-
-def on_paper(problem: Any) -> bool:
-    """True when a problem can be an exam question: a GATE type (or integer), 1 or 2 marks,
-    a single answer (no parts)."""
-    return problem.type in PAPER_TYPES and problem.marks in (1, 2) and not problem.parts
-
-
-def default_minutes(paper: Paper) -> float:
-    """GATE's pace: :data:`MINUTES_PER_MARK` minutes per mark, rounded up to a whole minute."""
-    return float(math.ceil(MINUTES_PER_MARK * paper.max_marks))
-
-
-@dataclass
-class _Candidate:
-    ref: str  # family id or curated item id
-    difficulty: str | None
-    seed: int
-    problem: Any = None  # generated on first use
-    failed: bool = False
-
-
-def _candidates(topics: Sequence[str], rng: random.Random) -> list[_Candidate]:
-    from question_bank import bank
-
-    seen: dict[str, Any] = {}
-    kind = None
-    try:
-        bank.entries(kind="curated")
-    except Exception as e:  # noqa: BLE001 - a malformed data file: sit the exam on the families, as the quiz does
-        if type(e).__name__ != "CuratedError":
-            raise
-        from drills.output import warn
-
-        warn(f"curated items left out: {e}")
-        kind = "family"
-    for t in (topics or (None,)):
-        for e in bank.entries(topic=t, kind=kind):
-            if set(e.types) & set(PAPER_TYPES):
-                seen.setdefault(e.id, e)
-    out: list[_Candidate] = []
-    for e in seen.values():
-        if e.kind == "family":
-            out.extend(_Candidate(e.id, d, rng.randrange(1_000_000)) for d in e.difficulties)
-        else:
-            out.append(_Candidate(e.id, None, 0))
-    return out
-
-
-def _materialise(c: _Candidate) -> Any:
-    from question_bank import bank
-
-    if c.problem is None and not c.failed:
-        try:
-            c.problem = bank.problem(c.ref, seed=c.seed, difficulty=c.difficulty) if c.difficulty else bank.problem(c.ref)
-        except Exception:  # noqa: BLE001 - a family that cannot generate this draw is simply not used
-            c.failed = True
-        else:
-            if not on_paper(c.problem):
-                c.failed = True
-    return None if c.failed else c.problem
-
-
-def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0) -> Paper:
-    """A paper of ``n`` questions from the bank (topics: any of them; none = all), the same for
-    the same arguments.
-
-    Every family and curated item that can produce a GATE-type question is a candidate (a
-    family once per difficulty, with a seed drawn from the exam's seed); candidates are
-    shuffled with ``random.Random("qkv-exam:<seed>")`` and taken in that order, at most one
-    question per family or item, aiming at half 2-mark questions (``n // 2``) and no question
-    type (MCQ, MSQ, NAT) above ``⌈n/3⌉ + 1`` while the pool allows, then filling up with
-    whatever is left. Raises ``drills.output.InputError`` when fewer than ``n`` match."""
-    from drills.output import InputError
-
-    topics = tuple(dict.fromkeys(t for t in topics if t))
-    if n < 1:
-        raise InputError("an exam needs at least one question", "-n")
-    rng = random.Random(f"qkv-exam:{seed}")
-    cands = _candidates(topics, rng)
-    rng.shuffle(cands)
-    want = {2: n // 2, 1: n - n // 2}
-    type_cap = math.ceil(n / 3) + 1
-    chosen: list[Any] = []
-    used: set[str] = set()
-    by_marks = {1: 0, 2: 0}
-    by_type: dict[str, int] = {}
-
-    def take(strict_marks: bool, strict_types: bool) -> None:
-        for c in cands:
-            if len(chosen) >= n:
-                return
-            if c.ref in used:
-                continue
-            p = _materialise(c)
-            if p is None:
-                continue
-            t = paper_type(p.type)
-            if strict_marks and by_marks[p.marks] >= want[p.marks]:
-                continue
-            if strict_types and by_type.get(t, 0) >= type_cap:
-                continue
-            chosen.append(p)
-            used.add(c.ref)
-            by_marks[p.marks] += 1
-            by_type[t] = by_type.get(t, 0) + 1
-
-    take(True, True)
-    take(True, False)
-    take(False, False)
-    if len(chosen) < n:
-        where = f" on {', '.join(topics)}" if topics else ""
-        raise InputError(f"the bank has only {len(chosen)} GATE-type questions{where}; ask for at most "
-                         f"{len(chosen)} with -n" if chosen else f"no GATE-type (MCQ, MSQ, NAT) questions{where}; "
-                         "`qkv bank list` shows the topics", "-n" if chosen else "--topic")
-    ordered = sorted(chosen, key=lambda p: p.marks)  # stable: 1-mark first, draw order within
-    return Paper(problems=tuple(ordered), seed=seed, topics=topics)
 
 
 # --------------------------------------------------------------------------------------------
@@ -499,136 +350,7 @@ def _shown(r: Response) -> str:
 # marking
 
 
-@dataclass(frozen=True)
-class QuestionResult:
-    number: int
-    problem: Any
-    paper_type: str  # mcq | msq | nat
-    marks: int  # the question's marks
-    response: Response | None
-    verdict: Any  # question_bank.grading.Verdict, None when unanswered
-    outcome: str  # correct | wrong | unanswered
-    awarded: Fraction  # signed
-    negative: Fraction  # ≥ 0
-    seconds: float
-    marked: bool
-    status: str  # palette status at the end
-    changes: int
-
-    def to_json(self) -> dict[str, Any]:
-        from question_bank.grading import describe_key
-        from question_bank.problem import key_value
-
-        p = self.problem
-        v = self.verdict
-        return {
-            "number": self.number, "id": p.id, "family": p.family, "seed": p.seed, "topic": p.topic,
-            "type": p.type, "paper_type": self.paper_type, "marks": self.marks,
-            "answer": None if self.response is None else self.response.text,
-            "parsed": None if self.response is None else self.response.parsed,
-            "outcome": self.outcome, "awarded": float(self.awarded), "negative": float(self.negative),
-            "status": None if v is None else v.status, "message": None if v is None else v.message,
-            "misconception": None if v is None or v.misconception is None else
-            {"id": v.misconception.id, "label": v.misconception.label, "feedback": v.misconception.feedback},
-            "key": describe_key(p.key, p.options_text or None), "answer_key": key_value(p.key),
-            "seconds": self.seconds, "marked": self.marked, "palette": self.status, "changes": self.changes,
-            "solution": p.solution_text,
-        }
-
-
-@dataclass(frozen=True)
-class ExamResult:
-    questions: tuple[QuestionResult, ...]
-    reason: str  # submitted | time | end of input
-    elapsed_s: float
-    duration_s: float
-    seed: int
-    topics: tuple[str, ...] = ()
-    session_id: str | None = field(default=None, compare=False)
-
-    @property
-    def score(self) -> Fraction:
-        """Marks obtained, negative marks subtracted (exact)."""
-        return sum((q.awarded for q in self.questions), Fraction(0))
-
-    @property
-    def max_score(self) -> int:
-        return sum(q.marks for q in self.questions)
-
-    @property
-    def negative(self) -> Fraction:
-        """Marks lost to negative marking (≥ 0)."""
-        return sum((q.negative for q in self.questions), Fraction(0))
-
-    def tally(self) -> dict[str, int]:
-        out = {"correct": 0, "wrong": 0, "unanswered": 0}
-        for q in self.questions:
-            out[q.outcome] += 1
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "score": float(self.score), "max_score": self.max_score, "negative": float(self.negative),
-            "positive": float(self.score + self.negative), "reason": self.reason, "elapsed_s": self.elapsed_s,
-            "duration_s": self.duration_s, "seed": self.seed, "topics": list(self.topics),
-            **self.tally(), "session_id": self.session_id,
-            "questions": [q.to_json() for q in self.questions],
-        }
-
-
-def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
-    """Grade every response and apply :func:`drills.exam.marking.mark`."""
-    from question_bank.grading import grade
-
-    out = []
-    for q in exam.questions:
-        p = q.problem
-        verdict = None
-        if q.response is None:
-            outcome = "unanswered"
-        else:
-            verdict = grade(p, q.response.value, written=q.response.written, unit=q.response.unit)
-            outcome = "correct" if verdict.correct else "wrong"
-        try:
-            m = mark(p.type, p.marks, outcome)
-        except NotOnPaper as e:  # assemble_paper never puts one there
-            raise AssertionError(str(e)) from None
-        out.append(QuestionResult(
-            number=q.number, problem=p, paper_type=paper_type(p.type), marks=p.marks, response=q.response,
-            verdict=verdict, outcome=outcome, awarded=m.awarded, negative=m.negative, seconds=q.seconds,
-            marked=q.marked, status=q.status, changes=q.changes))
-    return ExamResult(questions=tuple(out), reason=reason, elapsed_s=elapsed, duration_s=exam.duration_s,
-                      seed=exam.paper.seed, topics=exam.paper.topics)
-
-
 # --------------------------------------------------------------------------------------------
 # the progress database
 
 
-def record(store: Any, session_id: str, result: ExamResult) -> None:
-    """Store every question of a marked exam as an attempt of mode ``exam`` (``score`` = marks
-    awarded, signed; ``marks`` = the question's marks; ``negative`` = marks lost), and close the
-    session with the score, the maximum and the negative marks. Answered questions update the
-    review card of their family or item; unanswered ones are stored without a review."""
-    for q in result.questions:
-        p = q.problem
-        v = q.verdict
-        store.record_attempt(
-            problem_id=p.id, mode="exam", session_id=session_id, family=p.family, seed=p.seed, topic=p.topic,
-            type=p.type, answer=None if q.response is None else q.response.text,
-            parsed=None if q.response is None else q.response.parsed,
-            correct=None if q.outcome == "unanswered" else q.outcome == "correct",
-            score=float(q.awarded), marks=float(q.marks), negative=float(q.negative),
-            time_ms=round(q.seconds * 1000),
-            misconception=None if v is None or v.misconception is None else v.misconception.id,
-            misconception_label=None if v is None or v.misconception is None else v.misconception.label,
-            review=q.response is not None,
-            extra={"number": q.number, "paper_type": q.paper_type, "marked": q.marked, "palette": q.status,
-                   "status": None if v is None else v.status, "changes": q.changes},
-        )
-    t = result.tally()
-    store.end_session(session_id, score=float(result.score), max_score=float(result.max_score),
-                      negative=float(result.negative),
-                      summary={"reason": result.reason, "elapsed_s": result.elapsed_s,
-                               "duration_s": result.duration_s, "seed": result.seed, **t,
-                               "score_exact": f"{result.score.numerator}/{result.score.denominator}"})

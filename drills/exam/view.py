@@ -25,7 +25,8 @@ from typing import Any, TextIO
 
 import click
 
-from drills.exam.session import COMMAND_HELP, PALETTE, Exam, ExamResult, Outcome
+from drills.exam.result import ExamResult
+from drills.exam.session import COMMAND_HELP, PALETTE, Exam, Outcome
 from drills.quiz.view import answer_hint, option_lines  # the quiz's question layout, shared
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -1,0 +1,157 @@
+"""What a quiz session asks: the bank listed cheaply (:class:`Catalogue`), and the plan of a
+session (:func:`plan`): due reviews first, then new problems, filtered by topic, type and difficulty."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from drills.output import InputError
+
+TYPE_TRIES = 60  # seeds tried when a multi-type family must give the requested type
+SEED_RANGE = 1_000_000
+
+@dataclass(frozen=True)
+class QuizOptions:
+    topics: tuple[str, ...] = ()
+    type: str | None = None
+    difficulty: str | None = None
+    count: int = 10
+    seed: int | None = None  # None: drawn at random (and reported, so the session can be replayed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topics": list(self.topics), "type": self.type, "difficulty": self.difficulty,
+                "count": self.count, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A family or a curated item that a session may ask."""
+
+    kind: str  # "family" | "item" (the review-card kinds of drills.progress.scheduling.item_key)
+    ref: str  # family id or curated item id
+    topic: str
+    types: tuple[str, ...]
+    difficulties: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+
+    def matches(self, topics: tuple[str, ...], type_: str | None, difficulty: str | None) -> bool:
+        if topics and not any(self.topic == t or self.ref.startswith(t + ".") or self.ref == t or t in self.tags
+                              for t in topics):
+            return False
+        if type_ and type_ not in self.types:
+            return False
+        return not (difficulty and difficulty not in self.difficulties)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One planned question: which family or item, with which seed and difficulty."""
+
+    kind: str
+    ref: str
+    seed: int | None = None
+    difficulty: str | None = None
+    due: bool = False
+    group: str = "new"  # "due" | "new" | "seen" | "more"
+
+
+class Catalogue:
+    """The bank, listed cheaply: the family registry, and the curated items as indexed from
+    their data files (id, topic, type, difficulty, tags) without running their computations."""
+
+    def __init__(self, families: dict[str, Any], items: dict[str, Any]):
+        self.families = families
+        self.items = items  # id -> question_bank.curated.ItemIndex
+        self.data_dir: Path | None = None
+        self._built: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, data_dir: Path | None = None) -> Catalogue:
+        from question_bank import curated
+        from question_bank.family import all_families
+
+        try:
+            items = {e.id: e for e in curated.index(data_dir)}
+        except curated.CuratedError as e:  # `qkv bank validate` says more; drill the families meanwhile
+            from drills.output import warn
+
+            warn(f"curated items left out: {e}")
+            items = {}
+        cat = cls(dict(all_families()), items)
+        cat.data_dir = data_dir
+        return cat
+
+    def candidates(self) -> list[Candidate]:
+        out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
+               for f in self.families.values()]
+        for iid, e in self.items.items():
+            out.append(Candidate("item", iid, e.topic, (e.type,), (e.difficulty,), e.tags))
+        return out
+
+    def topics(self) -> list[str]:
+        return sorted({c.topic for c in self.candidates()})
+
+    def build(self, pick: Pick, type_: str | None = None) -> Any:
+        """The Problem of ``pick`` (a family variant with the pick's seed, or the curated item).
+
+        A family that can give several types is asked for seeds ``seed, seed+1, ...`` until it
+        gives ``type_``; the problem's own ``seed`` says which one was used."""
+        if pick.kind == "family":
+            fam = self.families[pick.ref]
+            seed = int(pick.seed or 0)
+            for attempt in range(TYPE_TRIES if type_ and len(fam.types) > 1 else 1):
+                p = fam.generate(seed + attempt, pick.difficulty)
+                if not type_ or p.type == type_:
+                    return p
+            raise LookupError(f"family {fam.id} gave no {type_} problem in {TYPE_TRIES} seeds")
+        if pick.ref not in self._built:
+            from question_bank import curated
+
+            self._built[pick.ref] = curated.build(pick.ref, self.data_dir)
+        return self._built[pick.ref]
+
+
+def plan(catalogue: Catalogue, store: Any, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
+    """The session's questions, in order (see the module docstring). Raises
+    :class:`~drills.output.InputError` when the filters match nothing."""
+    from drills.progress.scheduling import utc
+
+    now = utc(now)
+    cands = [c for c in catalogue.candidates() if c.matches(opts.topics, opts.type, opts.difficulty)]
+    if not cands:
+        what = ", ".join(f"{n} {v}" for n, v in (("--topic", "/".join(opts.topics)), ("--type", opts.type),
+                                                   ("--difficulty", opts.difficulty)) if v)
+        raise InputError(f"no problems match {what}; topics: {', '.join(catalogue.topics())}")
+    cands.sort(key=lambda c: (c.kind, c.ref))
+    by_key = {(c.kind, c.ref): c for c in cands}
+    rng = random.Random(f"qkv-quiz:{opts.seed}")
+    cards = store.cards()
+    due_keys = [(d.kind, d.ref) for d in store.due_items(now) if (d.kind, d.ref) in by_key]
+    new_keys = [k for k in by_key if k not in cards]
+    rng.shuffle(new_keys)
+    seen_keys = sorted((k for k in by_key if k in cards and k not in set(due_keys)), key=lambda k: cards[k].due)
+
+    def pick(key: tuple[str, str], group: str) -> Pick:
+        c = by_key[key]
+        if c.kind == "item":
+            return Pick("item", c.ref, None, c.difficulties[0], group == "due", group)
+        diff = opts.difficulty or rng.choice(c.difficulties)
+        return Pick("family", c.ref, rng.randrange(SEED_RANGE), diff, group == "due", group)
+
+    picks: list[Pick] = []
+    for group, keys in (("due", due_keys), ("new", new_keys), ("seen", seen_keys)):
+        for k in keys:
+            if len(picks) >= opts.count:
+                return picks
+            picks.append(pick(k, group))
+    families = [k for k in by_key if k[0] == "family"]
+    rng.shuffle(families)
+    i = 0
+    while families and len(picks) < opts.count:
+        picks.append(pick(families[i % len(families)], "more"))
+        i += 1
+    return picks

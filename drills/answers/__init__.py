@@ -232,7 +232,7 @@ def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem |
     return (parsed.exact if parsed.exact is not None else parsed.value), _literal(parsed)
 
 
-def given_unit(parsed: Any, target: Problem | Part) -> GivenUnit | None:
+def given_unit(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem | Part) -> GivenUnit | None:
     """The unit of a number typed with a unit that :func:`graded_value` converted to the key's
     unit (bits, or GB for a GiB key); else None."""
     if not isinstance(parsed, Parsed) or not parsed.dimension:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from question_bank.conventions import Convention
 from question_bank.grading import right_exactly, right_to_sig_figs
+
+if TYPE_CHECKING:
+    from drills.answers import Parsed
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def _pct(r: float) -> str:
     return f"{r:.2%}" if r < 0.01 else f"{r:.1%}"
 
 
-def stated_sig_figs(parsed: Any) -> int | None:
+def stated_sig_figs(parsed: Parsed) -> int | None:
     """Significant figures an answer states; trailing zeros of an integer are not counted
     (``110M`` states 2, ``1.10G`` states 3, ``109,482,240`` states 8). None for an expression."""
     sig = getattr(parsed, "sig_digits", None)

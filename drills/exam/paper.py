@@ -7,9 +7,12 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drills.exam.marking import PAPER_TYPES, paper_type
+
+if TYPE_CHECKING:
+    from question_bank.problem import Problem
 
 DEFAULT_N = 10
 
@@ -39,7 +42,7 @@ class Paper:
                               "marks": p.marks, "topic": p.topic} for i, p in enumerate(self.problems)]}
 
 
-def on_paper(problem: Any) -> bool:
+def on_paper(problem: Problem) -> bool:
     """True when a problem can be an exam question: a GATE type (or integer), 1 or 2 marks,
     a single answer (no parts)."""
     return problem.type in PAPER_TYPES and problem.marks in (1, 2) and not problem.parts
@@ -55,7 +58,7 @@ class _Candidate:
     ref: str  # family id or curated item id
     difficulty: str | None
     seed: int
-    problem: Any = None  # generated on first use
+    problem: Problem | None = None  # generated on first use
     failed: bool = False
 
 

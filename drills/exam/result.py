@@ -12,16 +12,19 @@ from drills.exam.marking import NotOnPaper, mark, paper_type
 if TYPE_CHECKING:
     from drills.answers import Answer as Response
     from drills.exam.session import Exam
+    from drills.progress.store import ProgressStore
+    from question_bank.grading import Verdict
+    from question_bank.problem import Problem
 
 
 @dataclass(frozen=True)
 class QuestionResult:
     number: int
-    problem: Any
+    problem: Problem
     paper_type: str  # mcq | msq | nat
     marks: int  # the question's marks
     response: Response | None
-    verdict: Any  # question_bank.grading.Verdict, None when unanswered
+    verdict: Verdict  # question_bank.grading.Verdict, None when unanswered
     outcome: str  # correct | wrong | unanswered
     awarded: Fraction  # signed
     negative: Fraction  # ≥ 0
@@ -116,7 +119,7 @@ def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
                       seed=exam.paper.seed, topics=exam.paper.topics)
 
 
-def record(store: Any, session_id: str, result: ExamResult) -> None:
+def record(store: ProgressStore, session_id: str, result: ExamResult) -> None:
     """Store every question of a marked exam as an attempt of mode ``exam`` (``score`` = marks
     awarded, signed; ``marks`` = the question's marks; ``negative`` = marks lost), and close the
     session with the score, the maximum and the negative marks. Answered questions update the

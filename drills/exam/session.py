@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from drills.answers import Answer, AnswerParseError, read_answer
 from drills.exam.paper import (
@@ -145,7 +145,7 @@ def parse_exam_command(text: str) -> ExamCommand | None:
 @dataclass
 class QuestionState:
     number: int
-    problem: Any
+    problem: Problem
     response: Response | None = None
     marked: bool = False
     visited: bool = False

@@ -21,13 +21,16 @@ import queue
 import re
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from drills.exam.result import ExamResult
 from drills.exam.session import COMMAND_HELP, PALETTE, Exam, Outcome
 from drills.quiz.view import answer_hint, option_lines  # the quiz's question layout, shared
+
+if TYPE_CHECKING:
+    from question_bank.problem import Problem
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}
@@ -57,7 +60,7 @@ def marks_text(x: Any) -> str:
     return "0" if s in ("-0", "") else s
 
 
-def type_line(problem: Any) -> str:
+def type_line(problem: Problem) -> str:
     t = TYPE_LABEL.get(problem.type, problem.type.upper())
     how = {"mcq": "one option", "msq": "one or more options", "nat": "a number",
            "integer": "a whole number"}.get(problem.type, "")

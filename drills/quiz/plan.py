@@ -7,9 +7,12 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drills.output import InputError
+
+if TYPE_CHECKING:
+    from drills.progress.store import ProgressStore
 
 TYPE_TRIES = 60  # seeds tried when a multi-type family must give the requested type
 SEED_RANGE = 1_000_000
@@ -115,7 +118,7 @@ class Catalogue:
         return self._built[pick.ref]
 
 
-def plan(catalogue: Catalogue, store: Any, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
+def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
     """The session's questions, in order (see the module docstring). Raises
     :class:`~drills.output.InputError` when the filters match nothing."""
     from drills.progress.scheduling import utc

@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drills.answers import (
     COMMAND_HELP,
@@ -65,6 +65,11 @@ from drills.quiz.plan import SEED_RANGE, Catalogue, Pick, QuizOptions, plan
 from drills.quiz.source import (
     ProblemSource,
 )
+
+if TYPE_CHECKING:
+    from drills.progress.store import ProgressStore
+    from question_bank.grading import Verdict
+    from question_bank.problem import Part, Problem
 
 __all__ = ["Quiz", "Summary", "run_quiz"]
 
@@ -83,7 +88,7 @@ CHOICE_TYPES = ("mcq", "msq")
 # answers
 
 
-def _expected_text(target: Any, problem: Any) -> str:
+def _expected_text(target: Problem | Part, problem: Problem) -> str:
     from question_bank.grading import answer_text
 
     return answer_text(target.key, problem.options_text or None)
@@ -135,7 +140,7 @@ class Quiz:
     """One quiz session. ``view`` shows and reads (``drills.quiz.view``); ``store`` is a
     :class:`drills.progress.store.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
 
-    def __init__(self, store: Any, catalogue: Catalogue, source: ProblemSource, view: Any, opts: QuizOptions,
+    def __init__(self, store: ProgressStore, catalogue: Catalogue, source: ProblemSource, view: Any, opts: QuizOptions,
                  *, seed: int, clock: Any = time.monotonic):
         self.store = store
         self.catalogue = catalogue
@@ -195,7 +200,7 @@ class Quiz:
         return {"index": i + 1, "total": total, "score": s.score, "asked": s.asked,
                 "marks_scored": s.marks, "max_marks": s.max_marks}
 
-    def _problem(self, problem: Any, i: int, total: int, *, last: bool) -> str:
+    def _problem(self, problem: Problem, i: int, total: int, *, last: bool) -> str:
         """Ask one problem (all its parts); returns the action that ended it."""
         while True:
             self.view.problem(problem, self._header(i, total))
@@ -217,7 +222,7 @@ class Quiz:
                     return self._pause(problem, last=last)
             return result
 
-    def _another(self, problem: Any) -> Any:
+    def _another(self, problem: Problem) -> Any:
         if not problem.family:
             self.view.message("This is a curated item: it has no other variants ('skip' moves on).")
             return None
@@ -228,7 +233,7 @@ class Quiz:
             self.view.message(f"could not make another variant: {e}")
             return None
 
-    def _pause(self, problem: Any, *, last: bool) -> str:
+    def _pause(self, problem: Problem, *, last: bool) -> str:
         """After a verdict (interactive only): Enter goes on; solution, report, quit work here."""
         while True:
             try:
@@ -259,12 +264,12 @@ class Quiz:
             else:
                 self.view.message(f"'{cmd.name}' works while a question is open; press Enter to go on")
 
-    def _ask_problem(self, problem: Any) -> str:
+    def _ask_problem(self, problem: Problem) -> str:
         targets = problem.parts or [problem]
         answers: dict[str, Any] = {}
         written: dict[str, str] = {}
         texts: dict[str, str] = {}
-        verdicts: dict[str, Any] = {}
+        verdicts: dict[str, Verdict] = {}
         hints = [0]
         problem_start = self.clock()
         try:
@@ -276,8 +281,8 @@ class Quiz:
                 self._give_up(problem, target, target.label, "interrupt", verdicts, len(targets), problem_start)
             raise
 
-    def _ask_parts(self, problem: Any, targets: list[Any], answers: dict[str, Any], written: dict[str, str],
-                   texts: dict[str, str], verdicts: dict[str, Any], hints: list[int], problem_start: float) -> str:
+    def _ask_parts(self, problem: Problem, targets: list[Any], answers: dict[str, Any], written: dict[str, str],
+                   texts: dict[str, str], verdicts: dict[str, Verdict], hints: list[int], problem_start: float) -> str:
         s = self.summary
         for k, target in enumerate(targets):
             label = target.label if problem.parts else None
@@ -348,7 +353,7 @@ class Quiz:
                     self.view.solution(problem)
         return "answered"
 
-    def _grade(self, problem: Any, target: Any, label: str | None, value: Any, wtext: str | None,
+    def _grade(self, problem: Problem, target: Problem | Part, label: str | None, value: Any, wtext: str | None,
                answers: dict[str, Any], written: dict[str, str], unit: Any = None) -> Any:
         from question_bank.grading import grade, grade_parts
 
@@ -358,7 +363,7 @@ class Quiz:
         wr = {**written, **({label: wtext} if wtext is not None else {})}
         return grade_parts(problem, trial, written=wr, units={label: unit} if unit is not None else None)[label]
 
-    def _count(self, problem: Any, problem_score: float) -> None:
+    def _count(self, problem: Problem, problem_score: float) -> None:
         """Add a finished problem to the summary: its score in [0, 1] and its marks."""
         s = self.summary
         s.asked += 1
@@ -367,7 +372,7 @@ class Quiz:
         s.max_marks += problem.marks
         s.problems.append(problem.id)
 
-    def _give_up(self, problem: Any, target: Any, label: str | None, action: str, verdicts: dict[str, Any],
+    def _give_up(self, problem: Problem, target: Problem | Part, label: str | None, action: str, verdicts: dict[str, Verdict],
                  n_parts: int, problem_start: float) -> None:
         """Skip (or reveal) the rest of a problem. This part and the parts after it score 0;
         the parts already answered keep their credit (the problem's score is the mean over all
@@ -396,7 +401,7 @@ class Quiz:
             s.revealed += 1
             self.view.solution(problem, problem_score=problem_score if verdicts else None)
 
-    def _read_answer(self, problem: Any, target: Any, label: str | None, hints: list[int],
+    def _read_answer(self, problem: Problem, target: Problem | Part, label: str | None, hints: list[int],
                      texts: dict[str, str]) -> _Outcome:
         """Read lines until an answer (a whole matrix, maybe row by row) or a command that ends
         the problem; hint, help and report are handled here."""
@@ -433,7 +438,7 @@ class Quiz:
                 joined = "; ".join(reader.lines) if len(reader.lines) > 1 else (reader.lines[0] if reader.lines else text)
                 return _Outcome("answered", joined)
 
-    def _command(self, cmd: Command, problem: Any, hints: list[int], texts: dict[str, str]) -> str | None:
+    def _command(self, cmd: Command, problem: Problem, hints: list[int], texts: dict[str, str]) -> str | None:
         if cmd.name == "hint":
             if hints[0] < len(problem.hints):
                 from question_bank.render import latex_to_text
@@ -463,7 +468,7 @@ class Quiz:
             return None
         return cmd.name  # skip, solution, another, quit
 
-    def _report(self, note: str, problem: Any, texts: dict[str, str]) -> None:
+    def _report(self, note: str, problem: Problem, texts: dict[str, str]) -> None:
         answer = "; ".join(f"({k}) {v}" if k else v for k, v in texts.items()) or None
         expected = _expected_text(problem, problem)
         uid = self.store.report(problem.id, seed=problem.seed, family=problem.family, answer=answer,
@@ -482,14 +487,14 @@ def _report_target(cmd: Command) -> tuple[bool, str]:
     return False, cmd.arg
 
 
-def problem_score_of(verdicts: dict[str, Any], n_parts: int) -> float:
+def problem_score_of(verdicts: dict[str, Verdict], n_parts: int) -> float:
     """A problem's score in [0, 1]: the mean of its parts' scores, a part not answered (skipped,
     or after a skip) counting 0. Parts weigh the same (they carry no marks of their own); the
     marks earned are this times the problem's marks."""
     return sum(v.score for v in verdicts.values()) / max(n_parts, 1)
 
 
-def _expected_for(target: Any, problem: Any) -> str:
+def _expected_for(target: Problem | Part, problem: Problem) -> str:
     if target.type == "mcq":
         return f"expected one option letter, a to {chr(ord('a') + max(len(problem.options), 1) - 1)}"
     if target.type == "msq":
@@ -519,7 +524,7 @@ def _warm_up() -> None:
 # entry point for the command
 
 
-def run_quiz(store: Any, opts: QuizOptions, view: Any, *, catalogue: Catalogue | None = None) -> Summary:
+def run_quiz(store: ProgressStore, opts: QuizOptions, view: Any, *, catalogue: Catalogue | None = None) -> Summary:
     """Plan a session with ``opts`` on ``store``'s history and run it through ``view``."""
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(SEED_RANGE)
     opts = QuizOptions(opts.topics, opts.type, opts.difficulty, opts.count, seed)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drills.quiz.plan import Catalogue, Pick
+
+if TYPE_CHECKING:
+    pass
 
 SLOW_MODULES = frozenset({"sympy", "torch", "matplotlib", "scipy"})
 FIRST_TRIES = 8  # problems tried under the import guard for the first one on screen

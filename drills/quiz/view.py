@@ -24,11 +24,17 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from drills.output import emit_json
+
+if TYPE_CHECKING:
+    from drills.answers import Parsed, ParsedChoice, ParsedMatrix
+    from drills.quiz.session import Summary
+    from question_bank.grading import Verdict
+    from question_bank.problem import Part, Problem
 
 __all__ = ["PlainView", "RichView", "JsonView", "make_view", "verdict_lines", "summary_lines", "relative_time"]
 
@@ -66,7 +72,7 @@ STOPPED = {"skip": "Skipped ({})", "another": "Left at ({}) for another variant:
            "quit": "Stopped at ({}):", "eof": "Input ended at ({}):", "interrupt": "Interrupted at ({}):"}
 
 
-def problem_score_line(problem: Any, score: float, *, skipped: str | None = None, action: str = "skip") -> str:
+def problem_score_line(problem: Problem, score: float, *, skipped: str | None = None, action: str = "skip") -> str:
     """After a multi-part problem: its score (the mean over its parts) and the marks it earned;
     ``skipped`` names the part where the student stopped (later parts score 0 as well), and
     ``action`` how (skip, another, quit, eof, interrupt)."""
@@ -78,7 +84,7 @@ def problem_score_line(problem: Any, score: float, *, skipped: str | None = None
             f"{marks_text(score * problem.marks, problem.marks)}")
 
 
-def meta_text(problem: Any) -> str:
+def meta_text(problem: Problem) -> str:
     marks = f"{problem.marks} mark" + ("" if problem.marks == 1 else "s")
     origin = problem.source_label if problem.family is None and problem.source_label else problem.id
     bits = [TYPE_LABELS.get(problem.type, problem.type), marks, problem.topic, problem.difficulty, origin]
@@ -94,12 +100,12 @@ def shortfall(info: dict[str, Any]) -> str:
     return f" (only {n} match{'es' if n == 1 else ''} the filters, {asked} asked)" if asked and n < asked else ""
 
 
-def option_lines(problem: Any) -> list[str]:
+def option_lines(problem: Problem) -> list[str]:
     opts = problem.options_text or problem.options
     return [f"({LETTERS[i]}) {o}" for i, o in enumerate(opts)]
 
 
-def answer_hint(target: Any, problem: Any) -> str:
+def answer_hint(target: Problem | Part, problem: Problem) -> str:
     if target.type == "mcq":
         return "Answer with a letter (b) or a number (2)."
     if target.type == "msq":
@@ -155,7 +161,7 @@ def _cell_grid(rows: list[list[float]], cells: Any, decimals: int | None) -> lis
     return out
 
 
-def verdict_lines(problem: Any, target: Any, verdict: Any, *, value: Any, expected: str,
+def verdict_lines(problem: Problem, target: Problem | Part, verdict: Verdict, *, value: Any, expected: str,
                   recorded: Any = None) -> list[Line]:
     """The verdict as styled lines: mark and message, the misconception, per-cell marks, what
     was accepted, the exact answer, and when the item comes back."""
@@ -191,11 +197,11 @@ def _restates(accepted: str, expected: str) -> bool:
     return bool(e) and (a == e or a.startswith(e + " ") or e.startswith(a))
 
 
-def solution_lines(problem: Any) -> list[Line]:
+def solution_lines(problem: Problem) -> list[Line]:
     return [("title", "Worked solution:")] + [("text", "  " + ln) for ln in problem.solution_text.splitlines()]
 
 
-def errata_lines(problem: Any) -> list[Line]:
+def errata_lines(problem: Problem) -> list[Line]:
     out: list[Line] = []
     for e in problem.errata:
         out.append(("warn", f"Erratum in the source ({e.where}): printed {e.printed}; exact {e.exact}."))
@@ -261,7 +267,7 @@ class PlainView:
         self.out(f"qkv quiz · {info['count']} question{'s' if info['count'] != 1 else ''}{shortfall(info)}{due} · "
                  f"seed {info['seed']} · type help for commands")
 
-    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+    def problem(self, problem: Problem, header: dict[str, Any]) -> None:
         self.out("")
         self.out(f"── {header_text(header)} ── {meta_text(problem)}")
         self.out(problem.statement_text)
@@ -275,7 +281,7 @@ class PlainView:
         if not problem.parts:
             self.out(answer_hint(problem, problem))
 
-    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+    def part(self, problem: Problem, part: Part, k: int, n: int) -> None:
         self.out(f"Part ({part.label}) of {n}: {part.prompt_text}  [{TYPE_LABELS.get(part.type, part.type)}]")
         if k == 0 or part.type != problem.parts[k - 1].type:  # what to type, once per kind of part
             self.out(answer_hint(part, problem))
@@ -301,21 +307,21 @@ class PlainView:
     def invalid(self, text: str, message: str) -> None:
         self.out(f"  ? {message} (nothing counted; answer again)")
 
-    def answer(self, problem: Any, label: str | None, text: str, parsed: Any) -> None:
+    def answer(self, problem: Problem, label: str | None, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice) -> None:
         pass
 
-    def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
+    def verdict(self, problem: Problem, target: Problem | Part, verdict: Verdict, *, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice, value: Any,
                 expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
         self.lines(verdict_lines(problem, target, verdict, value=value, expected=expected, recorded=recorded))
         if problem_score is not None and problem.parts:
             self.lines([("title", problem_score_line(problem, problem_score))])
 
-    def solution(self, problem: Any, problem_score: float | None = None) -> None:
+    def solution(self, problem: Problem, problem_score: float | None = None) -> None:
         if problem_score is not None:
             self.lines([("title", problem_score_line(problem, problem_score))])
         self.lines(solution_lines(problem))
 
-    def skipped(self, problem: Any, expected: str, *, label: str | None = None,
+    def skipped(self, problem: Problem, expected: str, *, label: str | None = None,
                 problem_score: float | None = None, action: str = "skip") -> None:
         """A skip (shows the key), or a multi-part problem left partway by ``action`` (another,
         quit, eof, interrupt: its score only)."""
@@ -327,17 +333,17 @@ class PlainView:
     def hint(self, text: str, i: int, n: int) -> None:
         self.out(f"Hint {i}/{n}: {text}")
 
-    def errata(self, problem: Any) -> None:
+    def errata(self, problem: Problem) -> None:
         self.lines(errata_lines(problem))
 
-    def reported(self, problem: Any, answer: str | None, uid: str, data_dir: Any) -> None:
+    def reported(self, problem: Problem, answer: str | None, uid: str, data_dir: Any) -> None:
         yours = f" with your answer {answer!r}" if answer else ""
         self.out(f"Reported {problem.id}{yours} for review (saved to {data_dir}/reports.jsonl).")
 
     def message(self, text: str) -> None:
         self.out(text)
 
-    def end(self, summary: Any) -> None:
+    def end(self, summary: Summary) -> None:
         if summary.interrupted:
             self.out("")
             self.out(goodbye_line(summary))
@@ -390,7 +396,7 @@ class RichView(PlainView):
         self.console.print(Text(f"qkv quiz · {n} question{'s' if n != 1 else ''}{shortfall(info)}{due} · "
                                 "type help for commands", style="dim"))
 
-    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+    def problem(self, problem: Problem, header: dict[str, Any]) -> None:
         from rich.panel import Panel
         from rich.text import Text
 
@@ -416,7 +422,7 @@ class RichView(PlainView):
         if not problem.parts:
             self.console.print(Text(answer_hint(problem, problem), style="dim"))
 
-    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+    def part(self, problem: Problem, part: Part, k: int, n: int) -> None:
         from rich.text import Text
 
         t = Text()
@@ -448,7 +454,7 @@ class RichView(PlainView):
 
         self.console.print(Padding(Text(f"? {message} (nothing counted; answer again)", style="yellow"), (0, 0, 0, 2)))
 
-    def solution(self, problem: Any, problem_score: float | None = None) -> None:
+    def solution(self, problem: Problem, problem_score: float | None = None) -> None:
         from rich.panel import Panel
         from rich.text import Text
 
@@ -462,7 +468,7 @@ class RichView(PlainView):
 
         self.console.print(Text(f"Hint {i}/{n}: {text}", style="cyan"))
 
-    def end(self, summary: Any) -> None:
+    def end(self, summary: Summary) -> None:
         from rich.text import Text
 
         if summary.interrupted:
@@ -494,7 +500,7 @@ class JsonView:
     def start(self, info: dict[str, Any]) -> None:
         self._emit("start", **info)
 
-    def problem(self, problem: Any, header: dict[str, Any]) -> None:
+    def problem(self, problem: Problem, header: dict[str, Any]) -> None:
         self._problem_id, self._part = problem.id, None
         self._emit(
             "problem", **header, id=problem.id, family=problem.family, seed=problem.seed, type=problem.type,
@@ -508,7 +514,7 @@ class JsonView:
             errata=len(problem.errata),
         )
 
-    def part(self, problem: Any, part: Any, k: int, n: int) -> None:
+    def part(self, problem: Problem, part: Part, k: int, n: int) -> None:
         self._part = part.label
         self._emit("part", problem_id=problem.id, label=part.label, type=part.type, prompt=part.prompt_text,
                    shape=_shape(part), index=k + 1, of=n)
@@ -522,10 +528,10 @@ class JsonView:
     def invalid(self, text: str, message: str) -> None:
         self._emit("answer", problem_id=self._problem_id, part=self._part, text=text, valid=False, message=message)
 
-    def answer(self, problem: Any, label: str | None, text: str, parsed: Any) -> None:
+    def answer(self, problem: Problem, label: str | None, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice) -> None:
         self._emit("answer", problem_id=problem.id, part=label, text=text, valid=True, parsed=parsed)
 
-    def verdict(self, problem: Any, target: Any, verdict: Any, *, text: str, parsed: Any, value: Any,
+    def verdict(self, problem: Problem, target: Problem | Part, verdict: Verdict, *, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice, value: Any,
                 expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
         data = verdict.to_json()
         data.update(problem_id=problem.id, part=getattr(target, "label", None) if problem.parts else None,
@@ -537,13 +543,13 @@ class JsonView:
                         marks=problem.marks)
         self._emit("verdict", **data)
 
-    def solution(self, problem: Any, problem_score: float | None = None) -> None:
+    def solution(self, problem: Problem, problem_score: float | None = None) -> None:
         extra = {} if problem_score is None else {"problem_score": problem_score,
                                                   "marks_earned": problem_score * problem.marks,
                                                   "marks": problem.marks}
         self._emit("solution", problem_id=problem.id, text=problem.solution_text, **extra)
 
-    def skipped(self, problem: Any, expected: str, *, label: str | None = None,
+    def skipped(self, problem: Problem, expected: str, *, label: str | None = None,
                 problem_score: float | None = None, action: str = "skip") -> None:
         score = problem_score or 0.0
         self._emit("skip", problem_id=problem.id, part=label, action=action, expected_text=expected,
@@ -552,23 +558,23 @@ class JsonView:
     def hint(self, text: str, i: int, n: int) -> None:
         self._emit("hint", problem_id=self._problem_id, text=text, index=i, of=n)
 
-    def errata(self, problem: Any) -> None:
+    def errata(self, problem: Problem) -> None:
         for e in problem.errata:
             self._emit("erratum", problem_id=problem.id, where=e.where, printed=e.printed, exact=e.exact,
                        reason=e.reason)
 
-    def reported(self, problem: Any, answer: str | None, uid: str, data_dir: Any) -> None:
+    def reported(self, problem: Problem, answer: str | None, uid: str, data_dir: Any) -> None:
         self._emit("report", problem_id=problem.id, seed=problem.seed, answer=answer, uid=uid,
                    file=f"{data_dir}/reports.jsonl")
 
     def message(self, text: str) -> None:
         self._emit("message", problem_id=self._problem_id, text=text)
 
-    def end(self, summary: Any) -> None:
+    def end(self, summary: Summary) -> None:
         self._emit("end", **summary.to_json())
 
 
-def _shape(target: Any) -> list[int] | None:
+def _shape(target: Problem | Part) -> list[int] | None:
     """``[rows, columns]`` of a matrix answer (what a script must send), else None."""
     from drills.answers import key_shape
 

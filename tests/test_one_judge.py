@@ -165,3 +165,22 @@ def test_a_decimal_comma_is_refused_with_a_hint(typed, hint):
 def test_thousands_separators_still_read():
     assert parse_number("1,048,576").value == 1_048_576
     assert parse_number("109,482,240").value == 109_482_240
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.lists(st.integers(-9, 9), min_size=3, max_size=6).filter(lambda v: len(set(v)) > 1),
+       g=st.integers(1, 4), b=st.integers(-3, 3))
+def test_check_accepts_a_layernorm_output_that_follows_from_the_students_rounded_step(x, g, b):
+    """``qkv check layernorm``: x̂ given to 3 places, and the output γ·x̂ + β computed from that
+    x̂ and rounded to 3 places, is right (it used to be marked wrong for a 0.001 difference)."""
+    from drills.check import check_chain, layernorm_chain, read_value
+
+    xs = np.array(x, dtype=float)
+    gamma, beta = np.full(len(x), float(g)), np.full(len(x), float(b))
+    xhat = (xs - xs.mean()) / np.sqrt(xs.var() + 1e-5)  # biased variance, as nn.LayerNorm
+    xhat3 = _half_up(xhat, 3)
+    out3 = _half_up(gamma * xhat3 + beta, 3)
+    text = lambda a: " ".join(f"{v:.3f}" for v in a)  # noqa: E731
+    rep = check_chain(layernorm_chain(xs, gamma, beta),
+                      {"normalised": read_value(text(xhat3), vector=True), "output": read_value(text(out3), vector=True)})
+    assert rep.ok, [(s.name, s.note, s.mistake) for s in rep.steps]

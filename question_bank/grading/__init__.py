@@ -55,6 +55,7 @@ from question_bank.grading.judge import (  # noqa: F401
     accepts,
     grade,
     invalid,
+    misconception_range,
     plain,
 )
 from question_bank.grading.keys import (  # noqa: F401

@@ -215,18 +215,21 @@ def _n_options(target: Any) -> int | None:
 
 
 
+def misconception_range(value: float, key: NumericKey) -> tuple[float, float]:
+    """The answers that count as the misconception whose value is ``value``: the key's own rule
+    around it (its NAT range at the key's decimals, or the key's width). Moodle's ranges for a
+    misconception's feedback are these (``drills.sheets.moodle``)."""
+    if key.decimals is not None:
+        return nat_range(value, key.decimals)
+    width = (key.hi - key.lo) / 2
+    return value - width, value + width
+
+
 def _match_misconception_numeric(v: float, key: NumericKey, misconceptions: list[Misconception]) -> Misconception | None:
     for m in misconceptions:
         mv = to_float(m.value)
-        if mv is None:
-            continue
-        if key.decimals is not None:
-            if in_range(v, *nat_range(mv, key.decimals)):
-                return m
-        else:
-            width = (key.hi - key.lo) / 2
-            if in_range(v, mv - width, mv + width):
-                return m
+        if mv is not None and in_range(v, *misconception_range(mv, key)):
+            return m
     return None
 
 

@@ -10,6 +10,10 @@ Conventions of the presets (read before quoting a figure):
   Google's Cloud TPU pages print dense figures (TPUs have no sparsity mode).
 - ``hbm_bytes`` is the capacity as the vendor prints it: NVIDIA's "80GB" is taken as 80·10^9
   bytes, Google's "32 GiB" as 32·2^30. ``hbm_bandwidth`` is in bytes/s (10^12 = 1 TB/s).
+- ``hbm_device_bytes`` is what the device itself reports (``nvidia-smi --query-gpu=memory.total``,
+  in MiB), where a public nvidia-smi figure is known: the "80GB" H100 reports 81,559 MiB =
+  85,520,809,984 bytes, neither 80·10^9 nor 80·2^30. :meth:`Hardware.hbm` gives either figure by
+  name ("datasheet" or "device"); every statement says which one it uses.
 - ``link_bandwidth`` is the chip-to-chip bandwidth per chip in bytes/s, *bidirectional total*
   as the vendors print it (NVLink 900 GB/s = 450 GB/s each way; TPU ICI Gbps divided by 8).
 
@@ -44,6 +48,19 @@ class Hardware:
     source: str
     notes: str = ""
     aliases: tuple[str, ...] = ()
+    hbm_device_bytes: int | None = None  # memory.total as nvidia-smi reports it (MiB · 2^20)
+    hbm_device_source: str = ""
+
+    def hbm(self, figure: str = "datasheet") -> int:
+        """HBM bytes per chip: the vendor's "datasheet" figure or what the "device" reports."""
+        if figure == "datasheet":
+            return self.hbm_bytes
+        if figure == "device":
+            if self.hbm_device_bytes is None:
+                raise SolverInputError(f"no device-reported HBM figure is known for {self.name}; "
+                                       "use the datasheet figure", param="hbm_figure")
+            return self.hbm_device_bytes
+        raise SolverInputError(f"must be datasheet or device (got {figure!r})", param="hbm_figure")
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s at ``dtype`` (fp16 falls back to bf16 and back)."""
@@ -65,7 +82,8 @@ class Hardware:
 # datasheet's sparse numbers halved (dense); fp32/fp64 rows have no sparsity and are as printed.
 PRESETS: dict[str, Hardware] = {
     "a100-40gb": Hardware(
-        name="a100-40gb", vendor="NVIDIA", aliases=("a100",),
+        name="a100-40gb", vendor="NVIDIA",
+        hbm_device_bytes=40_960 * 2**20, hbm_device_source="nvidia-smi memory.total as listed in modal-labs/modal-client PR #2797 (2025-01-23)", aliases=("a100",),
         # datasheet (sparse, printed): TF32 312, BF16/FP16 624, INT8 1248 → dense = half
         peak_flops={"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "bf16": 312 * T,
                     "fp16": 312 * T, "int8": 624 * T},
@@ -76,6 +94,7 @@ PRESETS: dict[str, Hardware] = {
     ),
     "a100-80gb": Hardware(
         name="a100-80gb", vendor="NVIDIA",
+        hbm_device_bytes=81_920 * 2**20, hbm_device_source="nvidia-smi memory.total as listed in modal-labs/modal-client PR #2797 (2025-01-23)",
         # same chip as the 40GB part; HBM2e 80GB at 2,039 GB/s (SXM)
         peak_flops={"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "bf16": 312 * T,
                     "fp16": 312 * T, "int8": 624 * T},
@@ -84,7 +103,8 @@ PRESETS: dict[str, Hardware] = {
         notes="Dense tensor figures: the datasheet's starred (with-sparsity) values halved.",
     ),
     "h100-sxm": Hardware(
-        name="h100-sxm", vendor="NVIDIA", aliases=("h100",),
+        name="h100-sxm", vendor="NVIDIA",
+        hbm_device_bytes=81_559 * 2**20, hbm_device_source="nvidia-smi memory.total as listed in modal-labs/modal-client PR #2797 (2025-01-23); issue 11", aliases=("h100",),
         # datasheet (sparse, printed): TF32 989, BF16/FP16 1,979, FP8/INT8 3,958 → dense = half
         peak_flops={"fp64": 67 * T, "fp32": 67 * T, "tf32": 494.5 * T, "bf16": 989.5 * T,
                     "fp16": 989.5 * T, "fp8": 1979 * T, "int8": 1979 * T},
@@ -104,7 +124,8 @@ PRESETS: dict[str, Hardware] = {
         notes="Dense tensor figures: the datasheet's starred (with-sparsity) values halved.",
     ),
     "h200": Hardware(
-        name="h200", vendor="NVIDIA", aliases=("h200-sxm",),
+        name="h200", vendor="NVIDIA",
+        hbm_device_bytes=143_771 * 2**20, hbm_device_source="nvidia-smi memory.total of H200 SXM boards in public nvidia-smi transcripts (143771MiB)", aliases=("h200-sxm",),
         # same compute as H100 SXM (datasheet BF16 1,979 with sparsity); HBM3e 141GB at 4.8 TB/s
         peak_flops={"fp64": 67 * T, "fp32": 67 * T, "tf32": 494.5 * T, "bf16": 989.5 * T,
                     "fp16": 989.5 * T, "fp8": 1979 * T, "int8": 1979 * T},
@@ -184,8 +205,12 @@ class Chip:
 
 def resolve_chip(hw: str | Hardware | None = None, dtype: str = "bf16", *, peak_flops: float | None = None,
                  bandwidth: float | None = None, hbm: float | None = None,
-                 link_bandwidth: float | None = None) -> Chip:
-    """Explicit figures win; a preset (``hw``) fills in only those not given."""
+                 link_bandwidth: float | None = None, hbm_figure: str = "datasheet") -> Chip:
+    """Explicit figures win; a preset (``hw``) fills in only those not given.
+
+    ``hbm_figure`` picks the preset's HBM capacity: "datasheet" (the vendor's figure) or
+    "device" (what nvidia-smi reports); ``origin["hbm_figure"]`` records which.
+    """
     preset = get_hardware(hw) if isinstance(hw, str) else hw
     given = {"peak_flops": peak_flops, "bandwidth": bandwidth, "hbm": hbm, "link_bandwidth": link_bandwidth}
     values: dict[str, float | None] = {}
@@ -201,9 +226,11 @@ def resolve_chip(hw: str | Hardware | None = None, dtype: str = "bf16", *, peak_
                     values[key] = None
                     continue
             else:
-                values[key] = float({"bandwidth": preset.hbm_bandwidth, "hbm": preset.hbm_bytes,
+                values[key] = float({"bandwidth": preset.hbm_bandwidth, "hbm": preset.hbm(hbm_figure),
                                      "link_bandwidth": preset.link_bandwidth}[key])
             origin[key] = preset.name
+            if key == "hbm":
+                origin["hbm_figure"] = hbm_figure
         else:
             values[key] = None
     if preset is not None and any(v == preset.name for v in origin.values()):

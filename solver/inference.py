@@ -55,14 +55,27 @@ def prefill(params: int, tokens: int, chip: Chip, *, chips: int = 1, mfu: float 
     return r
 
 
-def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *,
-                chips: int = 1, weight_dtype: str = "bf16", attention_flops: int = 0) -> Result:
-    """Lower bound of one decode step: max((N·w + B·S·X) / (chips·bw), FLOPs / (chips·peak)).
+#: The two legitimate models of a decode step's time (both lower bounds, both named in every answer):
+#: "total": the larger of all bytes over bandwidth and all FLOPs over peak (one roofline for the step);
+#: "kv-plus-max": the KV-cache read time plus the larger of the weight-read and compute times, as the
+#: scaling book (Austin et al., "How to Scale Your Model", inference chapter) writes it: attention's
+#: KV read cannot overlap the matmuls' compute, the weight read can.
+DECODE_MODELS = ("total", "kv-plus-max")
 
+
+def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *,
+                chips: int = 1, weight_dtype: str = "bf16", attention_flops: int = 0,
+                model: str = "total") -> Result:
+    """Lower bound of one decode step, in either of :data:`DECODE_MODELS` (both in the breakdown).
+
+    total: max((N·w + B·S·X) / (chips·bw), FLOPs / (chips·peak)).
+    kv-plus-max: B·S·X / (chips·bw) + max(N·w / (chips·bw), FLOPs / (chips·peak)).
     Every step reads all weights once (N·w bytes) and each sequence's whole KV cache
     (S tokens × X bytes per token); it does 2·N FLOPs per sequence (plus the attention
     FLOPs if given: 4·B·S·Σ_layers n_heads·d_head).
     """
+    if model not in DECODE_MODELS:
+        raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
     N, B, S = _positive("params", params), _positive("batch", batch), _positive("context", context)
     n = _positive("chips", chips)
     X = Fraction(kv_bytes_token)
@@ -85,10 +98,24 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
                 f"2 × {fmt(N)} × {B}" + (f" + {fmt(attention_flops)}" if attention_flops else ""),
                 2 * N * B + attention_flops, "FLOP")
     tc = r.step("t_compute = FLOPs / (chips·peak)", f"{fmt(fl)} / ({n} × {fmt(peak)})", fl / (n * peak), "s")
-    t = r.step("t_step ≥ max(t_memory, t_compute)", f"max({fmt(tm)}, {fmt(tc)})", max(tm, tc), "s")
+    t_total = max(tm, tc)
+    t_kv, t_w = float(kv) / (n * bw), float(wb) / (n * bw)
+    t_split = t_kv + max(t_w, tc)
+    r.convention["model"] = ("total: max(all bytes / bandwidth, FLOPs / peak)" if model == "total" else
+                             "kv-plus-max (scaling book): KV read + max(weight read, compute)")
+    if model == "total":
+        t = r.step("t_step ≥ max(t_memory, t_compute)", f"max({fmt(tm)}, {fmt(tc)})", t_total, "s")
+    else:
+        r.step("t_KV = B·S·X / (chips·bandwidth)", f"{fmt(kv)} / ({n} × {fmt(bw)})", t_kv, "s")
+        r.step("t_weights = N·w / (chips·bandwidth)", f"{fmt(wb)} / ({n} × {fmt(bw)})", t_w, "s")
+        t = r.step("t_step ≥ t_KV + max(t_weights, t_compute)", f"{fmt(t_kv)} + max({fmt(t_w)}, {fmt(tc)})",
+                   t_split, "s")
     r.answer = t
+    r.breakdown.update(model=model, time_total_model_s=t_total, time_kv_plus_max_model_s=t_split,
+                       kv_time_s=t_kv, weight_time_s=t_w)
+    which = (tm >= tc) if model == "total" else (t_w >= tc)
     r.breakdown.update(weight_bytes=wb, kv_bytes=kv, total_bytes=total, flops=fl, memory_time_s=tm,
-                       compute_time_s=tc, bound="memory" if tm >= tc else "compute",
+                       compute_time_s=tc, bound="memory" if which else "compute",
                        tokens_per_second=B / t, tokens_per_second_per_sequence=1 / t, chips=n)
     return r
 

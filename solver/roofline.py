@@ -69,6 +69,19 @@ def bound(intensity: float | Fraction, critical: float) -> str:
     return "balanced"
 
 
+def critical_batch(d_in: int, d_out: int, act_bytes: Fraction, weight_bytes: Fraction,
+                   critical: float) -> float:
+    """Exact B* where I(B) = 2BDF / (a·BD + w·DF + a·BF) equals I* (activation and output bytes included).
+
+    I(B) rises with B towards 2DF / (a·(D + F)); when that limit is at or below I* no batch is
+    compute-bound and B* is ``inf``. (The same B* holds for training: all three terms scale by 3.)
+    """
+    denominator = 2 * d_in * d_out - critical * float(act_bytes) * (d_in + d_out)
+    if denominator <= 0:
+        return float("inf")
+    return critical * float(weight_bytes) * d_in * d_out / denominator
+
+
 def roofline_time(flops: float | Fraction, n_bytes: float | Fraction, peak_flops: float,
                   bandwidth: float) -> tuple[float, float, float]:
     """(t, t_compute, t_memory) with t = max(FLOPs / peak, bytes / bandwidth), in seconds."""
@@ -111,15 +124,19 @@ def matmul(batch: int, d_in: int, d_out: int, *, mode: str = "forward", dtype: s
         peak, bw = chip.need("peak_flops"), chip.need("bandwidth")
         crit = r.step("I* = peak / bandwidth", f"{fmt(peak)} / {fmt(bw)}", critical_intensity(peak, bw),
                       "FLOP/byte")
-        b_star = r.step("B* = I*·w / 2   (batch where 2B/w reaches I*)", f"{fmt(crit)} × {fmt(w)} / 2",
-                        crit * float(w) / 2, "rows")
+        b_approx = r.step("B* ≈ I*·w / 2   (B ≪ D, F approximation: 2B/w reaches I*)",
+                          f"{fmt(crit)} × {fmt(w)} / 2", crit * float(w) / 2, "rows")
+        b_star = r.step("B* exact: 2·B·D·F = I*·(a·B·D + w·D·F + a·B·F) → B* = I*·w·D·F / (2·D·F − I*·a·(D + F))",
+                        f"{fmt(crit)} × {fmt(w)} × {D} × {F} / (2 × {D} × {F} − {fmt(crit)} × {fmt(a)} × ({D} + {F}))",
+                        critical_batch(D, F, a, w, crit), "rows")
         which = bound(intensity, crit)
         t, tc, tm = roofline_time(flops, n_bytes, peak, bw)
         r.step("t_compute = FLOPs / peak", f"{fmt(flops)} / {fmt(peak)}", tc, "s")
         r.step("t_memory = bytes / bandwidth", f"{fmt(n_bytes)} / {fmt(bw)}", tm, "s")
         r.step("t = max(t_compute, t_memory)", f"max({fmt(tc)}, {fmt(tm)})  → {which}-bound", t, "s")
         r.answer = t
-        r.breakdown.update(critical_intensity=crit, critical_batch=b_star, bound=which, time_s=t,
+        r.breakdown.update(critical_intensity=crit, critical_batch=b_star, critical_batch_approx=b_approx,
+                           bound=which, time_s=t,
                            compute_time_s=tc, memory_time_s=tm, peak_flops=peak, bandwidth=bw)
     else:  # no hardware: the intensity is the answer
         r.answer, r.unit = float(intensity), "FLOP/byte"
@@ -135,9 +152,10 @@ def roofline(chip: Chip, weight_dtype: str = "bf16") -> Result:
         "weight_dtype": weight_dtype, "hardware": chip.origin})
     crit = r.step("I* = peak / bandwidth", f"{fmt(peak)} / {fmt(bw)}", critical_intensity(peak, bw),
                   "FLOP/byte")
-    b_star = r.step("B* = I*·w / 2   (X[B,D]@W[D,F] with B ≪ D,F has I ≈ 2B/w)",
+    b_star = r.step("B* ≈ I*·w / 2   (B ≪ D, F approximation: X[B,D]@W[D,F] has I ≈ 2B/w)",
                     f"{fmt(crit)} × {fmt(w)} / 2", crit * float(w) / 2, "rows")
     r.answer = crit
+    r.convention["critical_batch"] = "B ≪ D, F approximation (activation and output bytes neglected)"
     r.breakdown.update(critical_intensity=crit, critical_batch=b_star, peak_flops=peak, bandwidth=bw)
     return r
 

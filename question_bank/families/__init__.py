@@ -17,7 +17,9 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     hardware_training,
     heads,
     normalisation,
+    parallelism,
     positional,
     pretraining,
     scaling,
+    serving,
 )

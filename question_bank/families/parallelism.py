@@ -1,0 +1,211 @@
+"""Communication and parallelism families: ring all-reduce time, bus against algorithm bandwidth,
+the pipeline bubble, tensor-parallel bytes per layer.
+
+Keys are ``solver.collectives`` and ``solver.parallelism`` results on figures the statement
+states; the worked solution is the result's steps. Misconceptions are the same calls with the
+mistake applied: the bidirectional (printed) NVLink/PCIe figure for the per-direction one, the
+factor 2(n−1)/n forgotten or replaced by the all-gather's (n−1)/n, bus bandwidth reported as
+algorithm bandwidth (or the factor inverted), the bubble as (p − 1)/m or with m and p swapped,
+tensor-parallel bytes of the forward pass only or of one all-reduce per layer.
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import nat_problem
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 11 (parallelism, communication and serving)"
+#: links a statement may name, with the words it uses for their printed figure
+_LINKS = ("nvlink3", "nvlink4", "pcie4", "pcie5", "ib-ndr", "ib-hdr")
+_LINK_WORDS = {"nvlink3": "NVLink 3 (A100)", "nvlink4": "NVLink 4 (H100 SXM)", "pcie4": "PCIe 4.0 x16",
+               "pcie5": "PCIe 5.0 x16", "ib-ndr": "InfiniBand NDR", "ib-hdr": "InfiniBand HDR"}
+
+BIDIRECTIONAL = ("bidirectional_bandwidth", "divided by the bidirectional (printed) bandwidth",
+                 "NVIDIA prints NVLink and PCIe as both directions added; a rank sends at half of it.")
+
+
+def _link(name: str):
+    from solver.interconnect import get_link
+
+    return get_link(name)
+
+
+def _link_text(name: str) -> str:
+    link = _link(name)
+    return f"{_LINK_WORDS[name]}, printed as {link.printed}"
+
+
+@family("parallel.allreduce_time", topic="parallelism", title="Time of a ring all-reduce (α-β model)",
+        types=("nat",), tags=("collectives", "all-reduce", "nvlink", "bandwidth"), source=_SRC)
+def allreduce_time(d: Draw) -> Problem:
+    """t = 2(n−1)·α + 2(n−1)/n · S/β with β the per-direction link bandwidth."""
+    from solver.collectives import collective
+
+    for _ in range(300):
+        name = d.pick(("nvlink4", "nvlink3") if d.level == 0 else _LINKS)
+        n = d.pick((4, 8) if d.level == 0 else (2, 4, 8, 16, 64))
+        size_mb = d.pick((64, 256, 512, 1000, 2000))
+        alpha_us = 0 if d.level < 2 else d.pick((2, 5, 10))
+        S, beta = size_mb * 10**6, _link(name).per_direction
+        r = collective("all-reduce", S, n, beta, latency=alpha_us * 1e-6, link_name=name)
+        value = r.answer * 1e3
+        if safe_for_rounding(value, 3, 0.1) and value >= 0.01:
+            break
+    a = alpha_us * 1e-6
+    ms = 1e3
+    wrongs = [
+        Wrong(*BIDIRECTIONAL, collective("all-reduce", S, n, 2 * beta, latency=a).answer * ms)
+        if name.startswith(("nvlink", "pcie")) else None,
+        Wrong("forgot_factor", "took t = S/β (forgot the ring's 2(n−1)/n)",
+              "A ring all-reduce is a reduce-scatter and an all-gather: each rank sends 2(n−1)/n·S bytes.",
+              (2 * (n - 1) * a + S / beta) * ms),
+        Wrong("all_gather_factor", "used (n−1)/n (the all-gather's factor)",
+              "All-reduce = reduce-scatter + all-gather: twice (n−1)/n·S.",
+              collective("all-gather", S, n, beta, latency=a).answer * ms),
+        Wrong("gigabits", "read Gb/s as GB/s", "InfiniBand rates are in gigabits: divide by 8 for bytes.",
+              collective("all-reduce", S, n, 8 * beta, latency=a).answer * ms) if name.startswith("ib") else None,
+    ]
+    key = nat_key(value, 3, unit="ms")
+    st = Doc()
+    st.p(f"{n} GPUs all-reduce a buffer of $S$ = {size_mb:,} MB ($10^6$ bytes) with a ring algorithm; each GPU's link is "
+         f"{_link_text(name)}.")
+    lat = (f"a latency of $\\alpha = {alpha_us}$ µs per step" if alpha_us else "no latency ($\\alpha = 0$)")
+    st.p(f"Use the α-β model with {lat}; a step moves one chunk on every link at once, and every GPU sends and receives "
+         "at the same time. How long does the all-reduce take? Give it in milliseconds, rounded off to three decimal places.")
+    return nat_problem(d, st, key, r.steps[:3], wrongs,
+                       given={"link": name, "ranks": n, "size_bytes": S, "latency_s": a},
+                       notes=[f"$\\beta$ is the per-direction figure: {_link(name).per_direction / 1e9:g} GB/s."])
+
+
+@family("parallel.bus_bandwidth", topic="parallelism", title="Bus bandwidth from a measured collective (nccl-tests)",
+        types=("nat",), tags=("collectives", "nccl-tests", "busbw", "algbw"), source=_SRC)
+def bus_bandwidth(d: Draw) -> Problem:
+    """algbw = S/t; busbw = algbw · 2(n−1)/n (all-reduce) or (n−1)/n (all-gather, reduce-scatter)."""
+    from fractions import Fraction
+
+    from solver.collectives import BUS_FACTOR
+    from solver.hardware import Step
+
+    for _ in range(300):
+        op = "all-reduce" if d.level == 0 else d.pick(("all-reduce", "all-gather", "reduce-scatter"))
+        n = d.pick((4, 8, 16) if d.level < 2 else (3, 6, 8, 12, 16, 32))
+        size_mb = d.pick((128, 256, 1024, 4096))
+        t_ms = d.pick((1.2, 2.5, 3.6, 4.8, 7.5, 9.6, 12.8, 25.0))
+        S = size_mb * 2**20
+        alg = S / (t_ms * 1e-3) / 1e9
+        factor = float(BUS_FACTOR[op](n))
+        value = alg * factor
+        if safe_for_rounding(value, 2, 0.1) and 1 <= value <= 2000:
+            break
+    other = "all-gather" if op == "all-reduce" else "all-reduce"
+    wrongs = [
+        Wrong("algbw", "reported the algorithm bandwidth S/t", "nccl-tests' busbw corrects algbw by the collective's "
+              "factor so that it compares with the link's bandwidth.", alg),
+        Wrong("wrong_factor", f"used the {other}'s factor", "All-reduce: 2(n−1)/n; all-gather and reduce-scatter: (n−1)/n.",
+              alg * float(BUS_FACTOR[other](n))),
+        Wrong("inverted_factor", "divided by the factor", "busbw = algbw × factor (it is at least algbw for all-reduce).",
+              alg / factor),
+        Wrong("forgot_factor_n", "used 2(n−1) or (n−1) without dividing by n", "The factor is (n−1)/n per pass, not n−1.",
+              alg * factor * n) if n > 2 else None,
+    ]
+    key = nat_key(value, 2, unit="GB/s")
+    st = Doc()
+    st.p(f"nccl-tests runs an {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
+         f"measured time is {t_ms} ms.")
+    st.p("What bus bandwidth (busbw) does nccl-tests print, in GB/s ($10^9$ bytes/s)? Round off to two decimal places.")
+    f = Fraction(BUS_FACTOR[op](n))
+    steps = [Step("algbw = S / t", f"{S:,} B / {t_ms} ms", alg, "GB/s"),
+             Step(f"busbw = algbw × {'2(n−1)/n' if op == 'all-reduce' else '(n−1)/n'}", f"{alg:.6g} × {f}", value, "GB/s")]
+    return nat_problem(d, st, key, steps, wrongs, given={"op": op, "ranks": n, "size_bytes": S, "time_s": t_ms * 1e-3},
+                       notes=["busbw is what compares with the per-direction link bandwidth (NVIDIA/nccl-tests, "
+                              "doc/PERFORMANCE.md)."])
+
+
+@family("parallel.pipeline_bubble", topic="parallelism", title="Pipeline bubble (GPipe, 1F1B, interleaved)",
+        types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC)
+def pipeline_bubble(d: Draw) -> Problem:
+    """Fraction of the step idle: (p − 1)/(m + p − 1); interleaved with v chunks: (p − 1)/(v·m + p − 1)."""
+    from solver.parallelism import pipeline_bubble as bubble
+
+    for _ in range(300):
+        p = d.pick((2, 4, 8, 16))
+        m = d.pick((4, 8, 16, 32, 64))
+        schedule = d.pick(("gpipe", "1f1b")) if d.level < 2 else "interleaved"
+        v = d.pick((2, 4)) if schedule == "interleaved" else 1
+        if schedule == "interleaved" and m % p:
+            continue
+        r = bubble(p, m, schedule=schedule, chunks=v)
+        value = float(r.answer) * 100
+        if safe_for_rounding(value, 2, 0.1) and p != m:
+            break
+    wrongs = [
+        Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
+              "Of the whole step, the idle part is (p − 1) slots out of m + p − 1.",
+              float(r.breakdown["bubble_over_ideal"]) * 100),
+        Wrong("swapped_m_p", "swapped m and p", "p is the number of stages, m the number of microbatches.",
+              float(bubble(m, p).answer) * 100) if schedule != "interleaved" else None,
+        Wrong("forgot_chunks", "ignored the v chunks per stage", "Interleaving divides the bubble by v.",
+              float(bubble(p, m).answer) * 100) if schedule == "interleaved" else None,
+        Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p)),
+    ]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    what = {"gpipe": "the GPipe schedule (all forward passes, then all backward passes)",
+            "1f1b": "the 1F1B schedule (one forward, one backward in the steady state)",
+            "interleaved": f"the interleaved 1F1B schedule with $v = {v}$ model chunks per stage"}[schedule]
+    st.p(f"A model is split into $p = {p}$ pipeline stages and each step runs $m = {m}$ microbatches with {what}. Every "
+         "microbatch takes the same time on every stage; ignore communication.")
+    st.p("What percentage of the step does each stage spend idle (the pipeline bubble)? Round off to two decimal places.")
+    return nat_problem(d, st, key, r.steps[:1], wrongs, given={"stages": p, "microbatches": m, "schedule": schedule,
+                                                                "chunks": v})
+
+
+@family("parallel.tensor_parallel_bytes", topic="parallelism", title="Bytes a tensor-parallel layer all-reduces",
+        types=("nat",), tags=("tensor-parallel", "megatron", "all-reduce"), marks=2, source=_SRC)
+def tensor_parallel_bytes(d: Draw) -> Problem:
+    """Megatron: 2 all-reduces of b·s·h per layer forward, 2 backward; sequence parallelism sends the same bytes."""
+    from solver.parallelism import tensor_parallel
+
+    for _ in range(300):
+        b = d.pick((1, 2, 4, 8))
+        s = d.pick((1024, 2048, 4096))
+        h = d.pick((4096, 5120, 8192, 12288))
+        t = d.pick((2, 4, 8))
+        sp = d.level == 2 and d.pick((True, False))
+        ask = "all-reduced" if d.level == 0 else d.pick(("all-reduced", "sent"))
+        r = tensor_parallel(b, s, h, t, sequence_parallel=sp)
+        field = "all_reduced_bytes" if ask == "all-reduced" else "bytes_sent_per_rank"
+        value = float(r.breakdown[field]) / 2**20
+        if safe_for_rounding(value, 2, 0.1):
+            break
+
+    def v(**kw):
+        return float(tensor_parallel(b, s, h, t, **kw).breakdown[field]) / 2**20
+
+    m = float(r.breakdown["message_bytes"]) / 2**20
+    wrongs = [
+        # the forward pass only and one all-reduce per pass both halve the count: one misconception names both
+        Wrong("half_the_all_reduces", "counted the forward pass only, or one all-reduce per pass",
+              "Attention and MLP each all-reduce once forward (after their row-parallel matmul) and once backward "
+              "(the input gradient of their column-parallel matmul): 4 per layer.", v(mode="forward", sequence_parallel=sp)),
+        Wrong("fp32", "used 4 bytes per value", "Activations are bf16: 2 bytes.", v(dtype="fp32", sequence_parallel=sp)),
+        Wrong("message_only", "gave the all-reduced tensors' size", "Each rank sends 2(t−1)/t of each tensor on the ring.",
+              4 * m) if ask == "sent" else None,
+        Wrong("forgot_ring_factor", "took each rank as sending the whole tensor twice", "A ring all-reduce sends "
+              "2(t−1)/t of it, not 2×.", 8 * m) if ask == "sent" else None,
+    ]
+    key = nat_key(value, 2, unit="MiB")
+    st = Doc()
+    par = " with sequence parallelism (each all-reduce done as a reduce-scatter plus an all-gather)" if sp else ""
+    st.p(f"A Transformer layer with hidden size $h = {h}$ is split over $t = {t}$ GPUs with Megatron-style tensor "
+         f"parallelism{par}. A training step processes $b = {b}$ sequences of $s = {s}$ tokens; activations are bf16.")
+    q = ("How many bytes of activations are all-reduced per layer per training step (forward and backward), counting "
+         "each all-reduced tensor once?" if ask == "all-reduced" else
+         "How many bytes does each GPU send per layer per training step (forward and backward) with ring collectives?")
+    st.p(q + " Give it in MiB ($2^{20}$ bytes), rounded off to two decimal places.")
+    steps = r.steps[:3] if ask == "all-reduced" else r.steps[:4]
+    return nat_problem(d, st, key, steps, wrongs,
+                       given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask})

@@ -1,0 +1,150 @@
+"""Serving and scaling families: the largest batch that fits, speculative decoding's expected tokens,
+the compute-optimal model from Chinchilla's fitted law.
+
+Keys are ``solver.serving`` results on figures the statement states (the HBM figure named: the
+datasheet's or what nvidia-smi reports); the worked solution is the result's steps.
+Misconceptions are the same calls with the mistake applied: GB read as GiB (or the datasheet
+figure where the device's is given), only K cached, the weights forgotten; all γ drafts
+accepted, the +1 target token forgotten; the 20-tokens-per-parameter rule where the fitted law
+is asked, C = 2ND.
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import nat_problem, sci, tokens_text
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 11 (parallelism, communication and serving)"
+#: (name, layers, kv heads, d_head, billions of parameters) of GQA models as published
+_MODELS = (("Llama-2-70B", 80, 8, 128, 70), ("Llama-3-8B", 32, 8, 128, 8), ("Llama-2-13B", 40, 40, 128, 13),
+           ("Mistral-7B", 32, 8, 128, 7))
+
+
+@family("serving.max_batch", topic="serving", title="Largest batch that fits in HBM at a context length",
+        types=("nat",), tags=("serving", "kv-cache", "hbm", "batch"), marks=2, source=_SRC)
+def max_batch(d: Draw) -> Problem:
+    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋, X = 2·layers·kv_heads·d_head·bytes."""
+    from solver.hardware import Chip, get_hardware
+    from solver.inference import kv_bytes_per_token
+    from solver.serving import max_batch as solve
+
+    for _ in range(300):
+        name, L, G, H, n_b = d.pick(_MODELS)
+        hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
+        figure = "datasheet" if d.level == 0 else d.pick(("datasheet", "device"))
+        chips = 8 if n_b == 70 else d.pick((1, 2))
+        S = d.pick((2048, 4096, 8192))
+        N = n_b * 10**9
+        hbm = get_hardware(hw).hbm(figure)
+        X = kv_bytes_per_token(L, G, H, "bf16")
+        if 2 * N + S * X > chips * hbm:
+            continue
+        chip = Chip(hbm=hbm, origin={"hbm": hw, "hbm_figure": figure})
+        r = solve(N, S, X, chip, chips=chips)
+        if r.answer >= 2:
+            break
+
+    def with_hbm(h, x=X, n_params=N):
+        return solve(n_params, S, x, Chip(hbm=h, origin={"hbm": "given"}), chips=chips).answer
+
+    gib = 80 * 2**30 if hw != "h200" else 141 * 2**30
+    wrongs = [
+        Wrong("gb_for_gib", "read the capacity in GiB where GB (or MiB) are given",
+              "80 GB is 80·10⁹ bytes, not 80·2³⁰; nvidia-smi's MiB are 2²⁰ bytes.", with_hbm(gib)),
+        Wrong("datasheet_for_device", "used the datasheet figure where the device's is given",
+              "The question gives what nvidia-smi reports; use it.", with_hbm(get_hardware(hw).hbm("datasheet")))
+        if figure == "device" else None,
+        Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2)),
+        Wrong("forgot_weights", "forgot the weights", "The weights sit in HBM beside the cache.",
+              (chips * hbm) // (S * X)),
+    ]
+    key = nat_key(r.answer, 0, unit="sequences")
+    hbm_words = (f"each with {get_hardware(hw).hbm_bytes // 10**9} GB ($10^9$ bytes) of HBM as the datasheet prints it"
+                 if figure == "datasheet" else
+                 f"each reporting {get_hardware(hw).hbm('device') // 2**20:,} MiB ($2^{{20}}$ bytes) of HBM in nvidia-smi")
+    st = Doc()
+    st.p(f"{name} ($N$ = {tokens_text(N)} parameters, {L} layers, {G} K/V heads of size {H}) is served in bf16 on {chips} "
+         f"GPU{'s' if chips > 1 else ''}, {hbm_words}. Weights and KV cache are sharded evenly; nothing else uses memory.")
+    st.p(f"How many sequences of {S} tokens each can be held at once (the largest batch)? Give a whole number.")
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"model": name, "params": N, "layers": L, "kv_heads": G, "d_head": H, "hw": hw,
+                              "hbm_figure": figure, "chips": chips, "context": S})
+
+
+@family("serving.speculative_tokens", topic="serving", title="Speculative decoding: expected tokens per step",
+        types=("nat",), tags=("serving", "speculative-decoding"), source=_SRC)
+def speculative_tokens(d: Draw) -> Problem:
+    """E = (1 − α^(γ+1))/(1 − α) (Leviathan et al. 2023); speed-up E/(γc + 1) at the hard level."""
+    from solver.serving import speculative
+
+    for _ in range(300):
+        alpha = d.pick((0.5, 0.6, 0.7, 0.75, 0.8, 0.9))
+        gamma = d.pick((2, 3, 4, 5, 6, 8))
+        cost = d.pick((0.05, 0.1, 0.2)) if d.level == 2 else None
+        r = speculative(alpha, gamma, cost=cost)
+        value = r.breakdown["speedup"] if cost is not None else r.answer
+        if safe_for_rounding(value, 3, 0.1):
+            break
+    scale = 1 / (gamma * cost + 1) if cost is not None else 1
+    wrongs = [
+        Wrong("all_accepted", "assumed all γ drafts are accepted", "Each draft is accepted with probability α, and the "
+              "first rejection ends the step.", (gamma + 1) * scale),
+        Wrong("forgot_bonus", "forgot the target model's own token", "Every step adds one token from the target model: "
+              "E = 1 + α + … + α^γ.", (r.answer - 1) * scale),
+        Wrong("gamma_exponent", "used α^γ in place of α^(γ+1)", "The sum 1 + α + … + α^γ has γ + 1 terms.",
+              (1 - alpha**gamma) / (1 - alpha) * scale),
+        Wrong("forgot_draft_cost", "ignored the draft model's cost", "Each step runs γ draft steps of cost c first: "
+              "divide by γc + 1.", r.answer) if cost is not None else None,
+    ]
+    key = nat_key(value, 3, unit="×" if cost is not None else "tokens")
+    st = Doc()
+    st.p(f"Speculative decoding drafts $\\gamma = {gamma}$ tokens with a small model; the target model accepts each draft "
+         f"token with probability $\\alpha = {alpha}$, independently, stops at the first rejection, and always adds one "
+         "token of its own.")
+    if cost is None:
+        st.p("What is the expected number of tokens produced per target-model step? Round off to three decimal places.")
+    else:
+        st.p(f"A draft step costs $c = {cost}$ of a target step. What is the expected wall-time speed-up over plain "
+             "decoding? Round off to three decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"alpha": alpha, "gamma": gamma, "cost": cost})
+
+
+@family("scaling.compute_optimal", topic="scaling", title="Compute-optimal model from Chinchilla's fitted law",
+        types=("nat",), tags=("scaling-laws", "chinchilla"), marks=2, source=_SRC + "; Hoffmann et al. 2022")
+def compute_optimal(d: Draw) -> Problem:
+    """N_opt = G·(C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β)), with the fitted E, A, B, α, β of approach 3."""
+    from solver.serving import compute_optimal as solve
+
+    for _ in range(300):
+        C = d.pick((1, 2, 3, 5)) * 10.0 ** d.pick((21, 22, 23, 24, 25))
+        method = "rule-20" if d.level == 0 else "fitted"
+        r = solve(C, method=method)
+        value = r.answer / 1e9
+        if safe_for_rounding(value, 2, 0.1) and value >= 0.1:
+            break
+    wrongs = [
+        Wrong("rule_for_fit", "used the 20-tokens-per-parameter rule", "The question asks for the fitted law's optimum, "
+              "which is not D = 20N.", solve(C, method="rule-20").answer / 1e9) if method == "fitted" else None,
+        Wrong("c_2nd", "used C = 2ND", "Training costs 6 FLOPs per parameter per token: C = 6ND.",
+              (solve(3 * C, method=method).answer) / 1e9),
+        Wrong("no_square_root", "forgot the square root", "C = 120N² gives N = √(C/120).", C / 120 / 1e9)
+        if method == "rule-20" else None,
+        Wrong("swapped_exponent", "used α/(α+β) as the exponent", "N_opt grows as C^(β/(α+β)) (and D as C^(α/(α+β))).",
+              (0.34 * 406.4 / (0.28 * 410.7)) ** (1 / 0.62) * (C / 6) ** (0.34 / 0.62) / 1e9) if method == "fitted" else None,
+    ]
+    key = nat_key(value, 2, unit="billion parameters")
+    st = Doc()
+    st.p(f"A training budget is $C = {sci(C)}$ FLOPs, with $C = 6ND$ ($N$ parameters, $D$ tokens).")
+    if method == "rule-20":
+        st.p("Using the rule of thumb that compute-optimal training uses $D = 20N$ tokens, what is the compute-optimal "
+             "$N$? Give it in billions, rounded off to two decimal places.")
+    else:
+        st.p("Chinchilla's fitted loss (Hoffmann et al. 2022, approach 3) is $L(N, D) = E + A/N^{\\alpha} + B/D^{\\beta}$ "
+             "with $E = 1.69$, $A = 406.4$, $B = 410.7$, $\\alpha = 0.34$, $\\beta = 0.28$. Which $N$ minimises $L$ "
+             "for this budget? Give it in billions, rounded off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"compute": C, "method": method},
+                       notes=[f"$D = {sci(r.breakdown['tokens'])}$ tokens, "
+                              f"{r.breakdown['tokens_per_param']:.1f} tokens per parameter."])

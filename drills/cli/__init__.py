@@ -36,6 +36,17 @@ SOLVE_COMMANDS = {
     "zero": ("drills.cli.solve_hardware:zero", "Model-state memory per GPU under ZeRO stages 0-3."),
     "activations": ("drills.cli.solve_hardware:activations", "Activation memory per layer (Korthikanti et al.)."),
     "chips": ("drills.cli.solve_hardware:chips", "Fewest chips that hold the weights (and KV cache)."),
+    # parallelism, communication and serving
+    "collective": ("drills.cli.solve_parallel:collective", "Collective time, algbw and busbw (α-β model)."),
+    "allreduce": ("drills.cli.solve_parallel:allreduce", "All-reduce time, algbw and busbw (ring or tree)."),
+    "tp": ("drills.cli.solve_parallel:tp", "Bytes a tensor-parallel layer all-reduces per step."),
+    "tp-matmul": ("drills.cli.solve_parallel:tp_matmul", "When a sharded matmul's all-reduce hides behind compute."),
+    "pipeline": ("drills.cli.solve_parallel:pipeline", "Pipeline bubble of GPipe, 1F1B or interleaved schedules."),
+    "dp-comm": ("drills.cli.solve_parallel:dp_comm", "Data-parallel / ZeRO communication volume per step."),
+    "serve": ("drills.cli.solve_parallel:serve", "Largest batch that fits and tokens/s at it."),
+    "generate": ("drills.cli.solve_parallel:generate", "End-to-end time of prefill plus n decode steps."),
+    "speculative": ("drills.cli.solve_parallel:speculative", "Speculative decoding: tokens per step, speed-up."),
+    "compute-optimal": ("drills.cli.solve_parallel:compute_optimal", "Chinchilla compute-optimal N and D."),
 }
 
 COMMANDS = {

@@ -94,7 +94,9 @@ def hardware_options(f):
         click.option("--peak-flops", type=FLOPS, help="Dense peak FLOP/s per chip (989e12, 989T)."),
         click.option("--bandwidth", type=BANDWIDTH, help="HBM bandwidth per chip in bytes/s (3.35e12, 3.35TB/s)."),
         click.option("--hbm", type=BYTES, help="HBM bytes per chip (80e9, 80GB, 80GiB)."),
-        click.option("--link-bandwidth", type=BANDWIDTH, help="Chip-to-chip bandwidth per chip, bytes/s."),
+        click.option("--link-bandwidth", type=BANDWIDTH,
+                     help="Chip-to-chip bandwidth per direction, bytes/s (collective, tp, dp-comm); refused by "
+                          "commands whose model has no communication."),
         click.option("--chips", type=INT, default=None, help="Number of chips (default 1)."),
         click.option("--mfu", type=POSITIVE, default=None, help="Model FLOPs utilisation, 0 < MFU <= 1."),
         click.option("--dtype", default="bf16", show_default=True,
@@ -111,12 +113,17 @@ def output_options(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(f)
 
 
-def _chip(kw: dict[str, Any]):
+def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datasheet"):
+    """The Chip of the hardware flags. ``--link-bandwidth`` is refused unless the command's model
+    has communication (``uses_link``): a figure the answer ignores would mislead."""
     from solver.hardware import resolve_chip
 
+    if kw.get("link_bandwidth") is not None and not uses_link:
+        raise InputError("not used here: this command's model has no chip-to-chip communication "
+                         "(see qkv solve collective, tp, tp-matmul, dp-comm)", "--link-bandwidth")
     return resolve_chip(kw.get("hw"), kw.get("dtype") or "bf16", peak_flops=kw.get("peak_flops"),
                         bandwidth=kw.get("bandwidth"), hbm=kw.get("hbm"),
-                        link_bandwidth=kw.get("link_bandwidth"))
+                        link_bandwidth=kw.get("link_bandwidth"), hbm_figure=hbm_figure)
 
 
 def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
@@ -307,12 +314,15 @@ def prefill(params, tokens, as_json, explain, **kw):
 @click.option("--context", "-S", type=COUNT, required=True, help="Cached tokens per sequence.")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None,
               help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes.")
+@click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
+              show_default=True, help="total: max(all bytes/bandwidth, FLOPs/peak); kv-plus-max (the scaling "
+                                      "book): KV read + max(weight read, compute).")
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def decode(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
-    """Lower bound of one decode step: max(bytes / bandwidth, FLOPs / peak) over all chips."""
+def decode(params, batch, context, kv_bytes_per_token, decode_model, as_json, explain, **kw):
+    """Lower bound of one decode step, in either named model (--model), over all chips."""
     from solver.inference import decode_step
 
     cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
@@ -329,7 +339,7 @@ def decode(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
         raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
                          "--kv-bytes-per-token")
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
-                    weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn)
+                    weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
     show(r, as_json, explain)
 
 

@@ -1,0 +1,320 @@
+"""``qkv solve collective|allreduce|tp|tp-matmul|pipeline|dp-comm|serve|generate|speculative|compute-optimal``.
+
+The same shape as the hardware commands (:mod:`drills.cli.solve_hardware`): every figure a flag,
+``answer``/``unit``/``convention``/``breakdown`` printed (``--json`` as one object), the worked
+solution with ``--explain``. Link bandwidth is per direction: ``--link NAME`` takes a preset
+(``nvlink4``, ``pcie5``, ``ib-ndr``, ... see solver.interconnect), ``--link-bandwidth`` a figure,
+and ``--hw NAME`` alone the chip preset's printed (bidirectional) link figure halved. The
+formulas live in ``solver.collectives``, ``solver.parallelism`` and ``solver.serving``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from drills.cli.model_flags import model_options
+from drills.cli.solve_hardware import (
+    BANDWIDTH,
+    BYTES,
+    COUNT,
+    INT,
+    POSITIVE,
+    _chip,
+    _kv_per_token,
+    _model,
+    _solver_call,
+    hardware_options,
+    output_options,
+    show,
+)
+from drills.output import InputError
+
+
+def link_options(f):
+    """--link NAME (interconnect preset), --link-bandwidth (bytes/s per direction), --latency (s per step), --hw."""
+    f = click.option("--latency", type=float, default=0.0, show_default=True, help="α: seconds per step.")(f)
+    f = click.option("--link-bandwidth", type=BANDWIDTH, default=None, help="β: link bytes/s per direction.")(f)
+    f = click.option("--link", "link", metavar="NAME", default=None,
+                     help="Interconnect preset (nvlink3, nvlink4, pcie4, pcie5, ib-hdr, ib-ndr, ici-v5e, ici-v5p).")(f)
+    return click.option("--hw", "hw", metavar="NAME", default=None,
+                        help="Chip preset: its printed link figure halved (per direction).")(f)
+
+
+def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str | None]:
+    """(β per direction, where it came from): --link-bandwidth, else --link, else --hw's link halved."""
+    given, name, hw = kw.get("link_bandwidth"), kw.get("link"), kw.get("hw")
+    if given is not None and name is not None:
+        raise InputError("give --link or --link-bandwidth, not both", "--link-bandwidth")
+    if given is not None:
+        return float(given), "given (per direction)"
+    if name is not None:
+        from solver.interconnect import get_link
+
+        link = get_link(name)
+        return link.per_direction, f"{link.name}: {link.printed}; {link.scope} ({link.source})"
+    if hw is not None:
+        from solver.hardware import get_hardware
+
+        h = get_hardware(hw)
+        return h.link_bandwidth / 2, f"{h.name} {h.link_name}: {h.link_bandwidth / 1e9:g} GB/s bidirectional, halved"
+    if required:
+        raise InputError("needed here: give --link NAME, --link-bandwidth (per direction) or --hw NAME",
+                         "--link-bandwidth")
+    return None, None
+
+
+def _with_link(r, origin: str | None) -> None:
+    if origin:
+        r.convention["link"] = origin
+
+
+# ---------------------------------------------------------------------------------------
+# Collectives
+# ---------------------------------------------------------------------------------------
+
+
+def _collective(op, size, ranks, algorithm, as_json, explain, kw):
+    from solver.collectives import collective as solve
+
+    beta, origin = _link(kw)
+    r = solve(op, size, ranks, beta, latency=kw["latency"], algorithm=algorithm)
+    _with_link(r, origin)
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--op", type=click.Choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]),
+              default="all-reduce", show_default=True)
+@click.option("--size", "-S", type=BYTES, required=True,
+              help="S as nccl-tests reports it (all-gather: the gathered output; reduce-scatter: the input).")
+@click.option("--ranks", "-n", type=INT, required=True)
+@click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
+@link_options
+@output_options
+@_solver_call
+def collective(op, size, ranks, algorithm, as_json, explain, **kw):
+    """Time, algbw and busbw of a collective in the α-β model (ring, pairwise all-to-all, binomial tree)."""
+    _collective(op, size, ranks, algorithm, as_json, explain, kw)
+
+
+@click.command()
+@click.option("--size", "-S", type=BYTES, required=True, help="Buffer on each rank (1GB, 1e9).")
+@click.option("--ranks", "-n", type=INT, required=True)
+@click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
+@link_options
+@output_options
+@_solver_call
+def allreduce(size, ranks, algorithm, as_json, explain, **kw):
+    """All-reduce time, algbw and busbw (= qkv solve collective --op all-reduce)."""
+    _collective("all-reduce", size, ranks, algorithm, as_json, explain, kw)
+
+
+# ---------------------------------------------------------------------------------------
+# Tensor, pipeline and data parallelism
+# ---------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--batch", "-b", type=COUNT, required=True)
+@click.option("--seq", "-s", type=COUNT, required=True)
+@click.option("--d-model", type=INT, required=True, help="Hidden size h.")
+@click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
+@click.option("--sequence-parallel", is_flag=True, help="All-gather + reduce-scatter in place of all-reduce.")
+@click.option("--mode", type=click.Choice(["train", "forward"]), default="train", show_default=True)
+@click.option("--n-layers", "-L", type=INT, default=1, show_default=True)
+@click.option("--dtype", default="bf16", show_default=True)
+@link_options
+@output_options
+@_solver_call
+def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_json, explain, **kw):
+    """Bytes a Megatron tensor-parallel layer all-reduces per step (and their time with a link)."""
+    from solver.parallelism import tensor_parallel
+
+    beta, origin = _link(kw, required=False)
+    r = tensor_parallel(batch, seq, d_model, tp, dtype=dtype, sequence_parallel=sequence_parallel, mode=mode,
+                        n_layers=n_layers, link_bandwidth=beta, latency=kw["latency"])
+    _with_link(r, origin)
+    show(r, as_json, explain)
+
+
+@click.command("tp-matmul")
+@click.option("--batch", "-B", type=COUNT, required=True)
+@click.option("--d-in", "-D", type=COUNT, required=True)
+@click.option("--d-out", "-F", type=COUNT, required=True)
+@click.option("--tp", "-t", type=INT, required=True)
+@click.option("--link", "link", metavar="NAME", default=None, help="Interconnect preset (per direction).")
+@hardware_options
+@output_options
+@_solver_call
+def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
+    """Communication roofline of a row-parallel matmul: when the all-reduce hides behind the compute."""
+    from solver.parallelism import sharded_matmul
+
+    chip = _chip(kw, uses_link=True)
+    beta, origin = _link(kw | {"link": link})
+    r = sharded_matmul(batch, d_in, d_out, tp, peak_flops=chip.need("peak_flops"), link_bandwidth=beta,
+                       dtype=kw["dtype"])
+    _with_link(r, origin)
+    r.convention["hardware"] = chip.origin
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--stages", "-p", type=INT, required=True)
+@click.option("--microbatches", "-m", type=INT, required=True)
+@click.option("--schedule", type=click.Choice(["gpipe", "1f1b", "interleaved"]), default="1f1b", show_default=True)
+@click.option("--chunks", "-v", type=INT, default=1, show_default=True, help="Model chunks per stage (interleaved).")
+@output_options
+@_solver_call
+def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
+    """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time."""
+    from solver.parallelism import pipeline_bubble
+
+    show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain)
+
+
+@click.command("dp-comm")
+@click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ.")
+@click.option("--gpus", type=INT, required=True)
+@click.option("--stage", type=click.IntRange(0, 3), default=0, show_default=True, help="ZeRO stage (0 = plain DP).")
+@click.option("--grad-dtype", default="bf16", show_default=True)
+@link_options
+@output_options
+@_solver_call
+def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
+    """Data-parallel / ZeRO communication per step: 2Ψ (stages 0-2) or 3Ψ (stage 3), and its time."""
+    from solver.parallelism import data_parallel
+
+    if kw["latency"]:
+        raise InputError("not modelled here (bandwidth term only)", "--latency")
+    beta, origin = _link(kw, required=False)
+    r = data_parallel(params, gpus, stage=stage, grad_dtype=grad_dtype, link_bandwidth=beta)
+    _with_link(r, origin)
+    show(r, as_json, explain)
+
+
+# ---------------------------------------------------------------------------------------
+# Serving
+# ---------------------------------------------------------------------------------------
+
+
+def _serving_inputs(params, kv_bytes_per_token, kw):
+    cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
+    if cfg is not None:
+        from solver.counts import param_count
+
+        params = params or param_count(cfg)
+        if kv_bytes_per_token is None:
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
+    if kv_bytes_per_token is None:
+        raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
+                         "--kv-bytes-per-token")
+    return params, kv_bytes_per_token
+
+
+def _hbm_chip(kw, figure: str):
+    """The chip with HBM from the preset's ``figure``; a preset without a device figure falls back, said so."""
+    from solver.errors import SolverInputError
+
+    try:
+        return _chip(kw, hbm_figure=figure)
+    except SolverInputError:
+        if figure != "device":
+            raise
+        chip = _chip(kw, hbm_figure="datasheet")
+        chip.origin["hbm_figure"] = "datasheet (no device figure known for this preset)"
+        return chip
+
+
+_DECODE_MODEL = click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
+                             show_default=True, help="Decode-step model: total, or kv-plus-max (the scaling book).")
+_HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datasheet"]), default="device",
+                           show_default=True, help="Preset HBM: what nvidia-smi reports, or the datasheet figure.")
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--context", "-S", type=COUNT, required=True, help="Tokens cached per sequence.")
+@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--batch", "-B", type=COUNT, default=None, help="Default: the largest batch that fits.")
+@click.option("--price-per-chip-hour", type=POSITIVE, default=None, help="Dollars per chip-hour (cost per 10⁶ tokens).")
+@_DECODE_MODEL
+@_HBM_FIGURE
+@model_options
+@hardware_options
+@output_options
+@_solver_call
+def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, as_json,
+          explain, **kw):
+    """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost."""
+    from solver.serving import serve as solve
+
+    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
+    r = solve(params, context, kv, _hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
+              weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
+              price_per_chip_hour=price_per_chip_hour)
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
+@click.option("--prompt", "-P", type=COUNT, required=True, help="Prompt tokens per sequence.")
+@click.option("--new-tokens", "-n", type=COUNT, required=True, help="Tokens generated per sequence.")
+@click.option("--batch", "-B", type=COUNT, default=1, show_default=True)
+@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@_DECODE_MODEL
+@model_options
+@hardware_options
+@output_options
+@_solver_call
+def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, as_json, explain, **kw):
+    """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows."""
+    from solver.serving import generation
+
+    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
+    r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
+                   weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model)
+    show(r, as_json, explain)
+
+
+@click.command()
+@click.option("--alpha", "-a", type=float, required=True, help="Acceptance probability of a draft token.")
+@click.option("--gamma", "-g", type=click.IntRange(min=0), required=True, help="Draft tokens per step.")
+@click.option("--cost", "-c", type=float, default=None, help="Draft step time ÷ target step time (speed-up, best γ).")
+@click.option("--max-gamma", type=click.IntRange(min=1), default=64, show_default=True)
+@output_options
+@_solver_call
+def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
+    """Speculative decoding: expected tokens per step (1 − α^(γ+1))/(1 − α), speed-up, best γ."""
+    from solver.serving import speculative as solve
+
+    show(solve(alpha, gamma, cost=cost, max_gamma=max_gamma), as_json, explain)
+
+
+@click.command("compute-optimal")
+@click.option("--compute", "-C", type=POSITIVE, default=None, help="FLOP budget (1e24).")
+@click.option("--method", type=click.Choice(["fitted", "rule-20"]), default="fitted", show_default=True,
+              help="fitted: Chinchilla's approach-3 law; rule-20: D = 20N.")
+@click.option("--params", "-N", type=COUNT, default=None, help="With --tokens: the over-training factor of a run.")
+@click.option("--tokens", "-D", type=COUNT, default=None)
+@output_options
+@_solver_call
+def compute_optimal(compute, method, params, tokens, as_json, explain):
+    """Compute-optimal N and D for a budget (fitted law or the 20:1 rule), or a run's over-training factor."""
+    from solver.serving import compute_optimal as solve
+    from solver.serving import overtraining
+
+    if (params is None) != (tokens is None):
+        raise InputError("the over-training factor needs both --params and --tokens", "--tokens")
+    if params is not None:
+        if compute is not None:
+            raise InputError("give --compute, or --params with --tokens, not both", "--compute")
+        show(overtraining(params, tokens), as_json, explain)
+        return
+    if compute is None:
+        raise InputError("give --compute (or --params with --tokens)", "--compute")
+    show(solve(compute, method=method), as_json, explain)

@@ -127,3 +127,11 @@ def test_matmul_critical_batch_agrees_with_bound():
     d = run_json("solve", "matmul", "-B", "160", "-D", "4096", "-F", "4096", "--hw", "h100", "--weight-dtype", "int8")
     bd = d["breakdown"]
     assert bd["bound"] == "memory" and bd["critical_batch"] > 160 > bd["critical_batch_approx"]
+
+
+def test_models_verify_default_jobs():
+    """One process on up to two cores (a second one costs a torch import and loses on a busy machine), else cores − 1."""
+    from drills.cli.models import auto_jobs
+
+    assert [auto_jobs("meta", 33, c) for c in (1, 2, 3, 4, 8, 64)] == [1, 1, 2, 3, 4, 4]
+    assert auto_jobs("cpu", 33, 16) == 1 and auto_jobs("meta", 3, 16) == 1

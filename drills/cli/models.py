@@ -117,7 +117,7 @@ def show(name: str, as_json: bool) -> None:
 @click.option("--seq", type=click.IntRange(min=2), default=128, show_default=True,
               help="Sequence length (clipped to the position table); decode attends to seq positions.")
 @click.option("--jobs", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Processes for --device meta (0 = one per core, at most 4).")
+              help="Processes for --device meta (0 = auto: 1 on up to 2 cores, else cores − 1, at most 4).")
 @click.option("--full-train", is_flag=True,
               help="Measure train FLOPs with a backward pass of each whole model (slower), not on 1- and "
                    "2-layer slices of the stacks deeper than 2 layers.")
@@ -182,6 +182,24 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
         ctx.exit(1)
 
 
+def auto_jobs(device: str, n_models: int, cores: int) -> int:
+    """The default --jobs: 1 on up to 2 cores, else cores − 1 (at most 4), and 1 off the meta device.
+
+    Measured (``qkv models verify``, all 33 presets, --device meta, on the 2-core CI machine shared
+    with other work): every worker is a spawned process that imports torch again (about 5 s of
+    CPU more per extra worker: user 23-31 s with --jobs 1 against 30-32 s with --jobs 2). With
+    the second core idle --jobs 2 won (12.5 s against 21.0 s wall), but with the machine loaded
+    (load average 3-5) it lost three times out of three (62.1, 52.1, 54.9 s against 45.7, 49.9,
+    36.8 s). On two cores the
+    gain needs a core nobody else uses, so the default keeps one process; with more cores one
+    is left for the parent and everything else. Off the meta device models allocate real
+    memory, so they run one at a time.
+    """
+    if device != "meta" or n_models <= 4 or cores <= 2:
+        return 1
+    return min(cores - 1, 4)
+
+
 def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> list:
     """Verify each preset with a progress bar on stderr (only on a terminal)."""
     import os
@@ -191,8 +209,8 @@ def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> l
 
     from solver.verify import verify_many
 
-    if jobs == 0:  # auto: the meta device is CPU-bound and needs little memory, so use the cores
-        jobs = min(os.cpu_count() or 1, 4) if device == "meta" and len(presets) > 4 else 1
+    if jobs == 0:
+        jobs = auto_jobs(device, len(presets), os.cpu_count() or 1)
     columns = (TextColumn("{task.description:<26}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as progress:

@@ -135,3 +135,13 @@ def test_models_verify_default_jobs():
 
     assert [auto_jobs("meta", 33, c) for c in (1, 2, 3, 4, 8, 64)] == [1, 1, 2, 3, 4, 4]
     assert auto_jobs("cpu", 33, 16) == 1 and auto_jobs("meta", 3, 16) == 1
+
+
+def test_hw_show_and_links():
+    """hw show keeps the datasheet figure and adds the device's (81,559 MiB for the H100); hw links is per direction."""
+    code, out = run("hw", "show", "h100")
+    assert code == 0 and "(datasheet)" in out and "81,559 MiB" in out
+    d = json.loads(run("hw", "show", "h100", "--json")[1])
+    assert d["hbm_device_bytes"] == 81_559 * 2**20 and d["hbm_bytes"] == 80 * 10**9
+    links = {k["name"]: k for k in json.loads(run("hw", "links", "--json")[1])["links"]}
+    assert links["nvlink4"]["per_direction"] == 450e9 and links["nvlink4"]["bidirectional"] == 900e9

@@ -35,7 +35,8 @@ def hw() -> None:
 
 def _hw_json(h) -> dict[str, Any]:
     return {"name": h.name, "vendor": h.vendor, "aliases": list(h.aliases), "peak_flops_dense": h.peak_flops,
-            "hbm_bytes": h.hbm_bytes, "hbm_bandwidth": h.hbm_bandwidth, "link_bandwidth": h.link_bandwidth,
+            "hbm_bytes": h.hbm_bytes, "hbm_device_bytes": h.hbm_device_bytes, "hbm_device_source": h.hbm_device_source,
+            "hbm_bandwidth": h.hbm_bandwidth, "link_bandwidth": h.link_bandwidth,
             "link": h.link_name, "critical_intensity_bf16": h.critical_intensity("bf16"),
             "source": h.source, "notes": h.notes}
 
@@ -79,13 +80,35 @@ def hw_show(name: str, as_json: bool) -> None:
     emit("dense peak per chip:")
     for dt, v in h.peak_flops.items():
         emit(f"  {dt:<5} {v / 1e12:>8.1f} TFLOP/s   critical intensity {h.critical_intensity(dt):8.1f} FLOP/byte")
-    emit(f"HBM:        {format_bytes(h.hbm_bytes)}")
+    emit(f"HBM:        {format_bytes(h.hbm_bytes)} (datasheet)")
+    if h.hbm_device_bytes is not None:
+        emit_labelled("", f"{format_bytes(h.hbm_device_bytes)} = {h.hbm_device_bytes // 2**20:,} MiB as the device "
+                      f"reports it ({h.hbm_device_source})", 12)
     emit(f"bandwidth:  {h.hbm_bandwidth:.4g} bytes/s ({h.hbm_bandwidth / 1e12:.4g} TB/s)")
     emit_labelled("link:", f"{h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s, {h.link_name}, "
                   "bidirectional total per chip)", 12)
     emit_labelled("source:", h.source, 12)
     if h.notes:
         emit_labelled("notes:", h.notes, 12)
+
+
+@hw.command("links")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def hw_links(as_json: bool) -> None:
+    """Interconnect presets: bandwidth per direction (what a collective divides by), as printed, sources."""
+    from solver.interconnect import list_links
+
+    links = list_links()
+    if as_json:
+        emit_json({"links": [{"name": k.name, "per_direction": k.per_direction, "bidirectional": k.bidirectional,
+                              "printed": k.printed, "scope": k.scope, "source": k.source, "notes": k.notes}
+                             for k in links]})
+        return
+    emit(f"{'name':<9} {'per direction':>14} {'printed':<48} scope")
+    for k in links:
+        emit(f"{k.name:<9} {k.per_direction / 1e9:>9.1f} GB/s {k.printed:<48} {k.scope}")
+    emit("")
+    emit("NVLink and PCIe are printed as both directions added; InfiniBand per direction in Gb/s.")
 
 
 # ---------------------------------------------------------------------------------------

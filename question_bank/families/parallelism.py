@@ -113,7 +113,7 @@ def bus_bandwidth(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="GB/s")
     st = Doc()
-    st.p(f"nccl-tests runs an {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
+    st.p(f"nccl-tests runs {'a' if op == 'reduce-scatter' else 'an'} {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
          f"measured time is {t_ms} ms.")
     st.p("What bus bandwidth (busbw) does nccl-tests print, in GB/s ($10^9$ bytes/s)? Round off to two decimal places.")
     f = Fraction(BUS_FACTOR[op](n))
@@ -201,11 +201,13 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
     st = Doc()
     par = " with sequence parallelism (each all-reduce done as a reduce-scatter plus an all-gather)" if sp else ""
     st.p(f"A Transformer layer with hidden size $h = {h}$ is split over $t = {t}$ GPUs with Megatron-style tensor "
-         f"parallelism{par}. A training step processes $b = {b}$ sequences of $s = {s}$ tokens; activations are bf16.")
+         f"parallelism{par}. A training step processes $b = {b}$ sequence{'s' if b > 1 else ''} of $s = {s}$ tokens; "
+         "activations are bf16.")
     q = ("How many bytes of activations are all-reduced per layer per training step (forward and backward), counting "
          "each all-reduced tensor once?" if ask == "all-reduced" else
          "How many bytes does each GPU send per layer per training step (forward and backward) with ring collectives?")
     st.p(q + " Give it in MiB ($2^{20}$ bytes), rounded off to two decimal places.")
     steps = r.steps[:3] if ask == "all-reduced" else r.steps[:4]
     return nat_problem(d, st, key, steps, wrongs,
-                       given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask})
+                       given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask},
+                       notes=[f"In MiB: ${float(r.breakdown[field]):,.0f} / 2^{{20}} = {value:.4f}$."])

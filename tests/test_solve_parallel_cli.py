@@ -145,3 +145,12 @@ def test_hw_show_and_links():
     assert d["hbm_device_bytes"] == 81_559 * 2**20 and d["hbm_bytes"] == 80 * 10**9
     links = {k["name"]: k for k in json.loads(run("hw", "links", "--json")[1])["links"]}
     assert links["nvlink4"]["per_direction"] == 450e9 and links["nvlink4"]["bidirectional"] == 900e9
+
+
+def test_chips_and_zero_name_their_hbm_figure():
+    """chips --hbm-figure device uses nvidia-smi's 85,520,809,984 B; zero --hw says which figure it took."""
+    d = run_json("solve", "chips", "-N", "70B", "--hw", "h100", "--hbm-figure", "device")
+    assert d["breakdown"]["hbm_bytes"] == 85_520_809_984 and "device figure" in d["convention"]["hbm"]
+    assert "datasheet figure" in run_json("solve", "chips", "-N", "70B", "--hw", "h100")["convention"]["hbm"]
+    z = run_json("solve", "zero", "-N", "7.5B", "--gpus", "64", "--stage", "3", "--hw", "h100")
+    assert "datasheet figure" in z["convention"]["hbm"]

@@ -384,7 +384,10 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
     if hw is None and hbm is None:
         return None, None
     chip = _chip({"hw": hw, "hbm": hbm})
-    return chip.need("hbm"), chip.origin.get("hbm")
+    origin = chip.origin.get("hbm")
+    if "hbm_figure" in chip.origin:
+        origin += f", {chip.origin['hbm_figure']} figure"
+    return chip.need("hbm"), origin
 
 
 @click.command()
@@ -428,11 +431,13 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, hw, hbm, as_j
 @click.option("--batch", "-B", type=COUNT, default=None, help="With --context: add the KV cache.")
 @click.option("--context", "-S", type=COUNT, default=None, help="Cached tokens per sequence.")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet", show_default=True,
+              help="Preset HBM: the datasheet figure, or what nvidia-smi reports.")
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def chips(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
+def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, explain, **kw):
     """Fewest chips whose HBM holds the weights (and the KV cache): ⌈(N·w + KV) / HBM⌉."""
     from solver.inference import min_chips
 
@@ -452,6 +457,9 @@ def chips(params, batch, context, kv_bytes_per_token, as_json, explain, **kw):
             raise InputError("the KV cache needs --batch, --context and --kv-bytes-per-token (or --preset)",
                              "--context")
         kv = Fraction(batch) * Fraction(context) * Fraction(kv_bytes_per_token)
-    hbm = _chip(kw).need("hbm")
+    chip = _chip(kw, hbm_figure=hbm_figure)
+    hbm = chip.need("hbm")
     r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv)
+    r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
+        (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
     show(r, as_json, explain)

@@ -198,3 +198,80 @@ def data_parallel(params: int, gpus: int, *, stage: int = 0, grad_dtype: str = "
         t = r.step("t = bytes sent / β   (α neglected, not overlapped)", f"{fmt(exact)} / {fmt(bw)}", float(exact) / bw, "s")
         r.breakdown["time_s"] = t
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# Activation memory with tensor and sequence parallelism; FLOPs with recomputation
+# ---------------------------------------------------------------------------------------
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+def activations_parallel(seq: int, batch: int, d_model: int, n_heads: int, *, tp: int = 1,
+                         sequence_parallel: bool = False, recompute: str = "none", n_layers: int = 1) -> Result:
+    """Activation bytes per layer per GPU, Korthikanti et al. 2022 (Table 2), 16-bit values, 1-byte masks.
+
+    none: s·b·h·(10 + 24/t + 5·a·s/(h·t)); with sequence parallelism s·b·h·(34/t + 5·a·s/(h·t)).
+    selective (the score-matrix part recomputed): s·b·h·(10 + 24/t), or 34·s·b·h/t with sequence parallelism.
+    full (only each layer's input kept): 2·s·b·h. The 10·s·b·h are the LayerNorm inputs, the inputs of
+    the QKV and first MLP matmuls and the two dropout masks, which tensor parallelism replicates and
+    sequence parallelism splits; the 24·s·b·h and 5·a·s²·b are split by tensor parallelism.
+    """
+    s, b, h, a = _int("seq", seq), _int("batch", batch), _int("d_model", d_model), _int("n_heads", n_heads)
+    t, L = _int("tp", tp), _int("n_layers", n_layers)
+    if recompute not in RECOMPUTE:
+        raise SolverInputError(f"must be none, selective or full (got {recompute!r})", param="recompute")
+    r = Result(answer=None, unit="bytes", convention={
+        "source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, Table 2",
+        "dtype": "16-bit activations, 1-byte dropout masks", "per": "GPU, " + ("layer" if L == 1 else f"{L} layers"),
+        "parallelism": f"t = {t}" + (", sequence parallel" if sequence_parallel else ""), "recompute": recompute})
+    sbh = s * b * h
+    replicated = Fraction(10 * sbh, t) if sequence_parallel else Fraction(10 * sbh)
+    split = Fraction(24 * sbh, t)
+    scores = Fraction(5 * a * s * s * b, t)
+    sp = "/t" if sequence_parallel else ""
+    if recompute == "full":
+        per = r.step("A = 2·s·b·h   (only the layer input kept)", f"2 × {s} × {b} × {h}", Fraction(2 * sbh), "bytes")
+    elif recompute == "selective":
+        per = r.step(f"A = 10·s·b·h{sp} + 24·s·b·h/t   (score-matrix activations recomputed)",
+                     f"{fmt(replicated)} + {fmt(split)}", replicated + split, "bytes")
+    else:
+        per = r.step(f"A = 10·s·b·h{sp} + 24·s·b·h/t + 5·a·s²·b/t",
+                     f"{fmt(replicated)} + {fmt(split)} + {fmt(scores)}", replicated + split + scores, "bytes")
+    total = per if L == 1 else r.step("total = L·A", f"{L} × {fmt(per)}", L * per, "bytes")
+    r.answer = total
+    r.breakdown.update(per_layer_bytes=per, total_bytes=total, replicated_bytes=replicated, split_bytes=split,
+                       score_bytes=scores)
+    return r
+
+
+def flops_utilisation(params: int, tokens_per_second: float, chips: int, peak_flops: float, *,
+                      recompute: str = "none", n_layers: int = 0, d_model: int = 0, seq: int = 0) -> Result:
+    """Model FLOPs utilisation (MFU) against hardware FLOPs utilisation (HFU) with recomputation.
+
+    Model FLOPs per token: 6N, plus PaLM's attention term 12·L·h·s when n_layers, d_model and seq are
+    given (Chowdhery et al. 2022, Appendix B). Hardware FLOPs add what recomputation runs again:
+    full, one more forward pass (2N + 4·L·h·s); selective, the attention scores' forward (4·L·h·s).
+    MFU = model FLOPs/s ÷ (chips·peak); HFU = hardware FLOPs/s ÷ (chips·peak).
+    """
+    N, n = _int("params", params), _int("chips", chips)
+    tps, peak = _pos("tokens_per_second", tokens_per_second), _pos("peak_flops", peak_flops)
+    if recompute not in RECOMPUTE:
+        raise SolverInputError(f"must be none, selective or full (got {recompute!r})", param="recompute")
+    L, h, s = (_int(k, v, 0) for k, v in (("n_layers", n_layers), ("d_model", d_model), ("seq", seq)))
+    r = Result(answer=None, unit="", convention={
+        "flops": "2 per multiply-add; model FLOPs = 6N per token" + (" + 12·L·h·s (PaLM's attention term)" if L else
+                                                                     " (attention term not included)"),
+        "recompute": recompute, "answer": "MFU (HFU in the breakdown)"})
+    attn = 12 * L * h * s
+    model = r.step("model FLOPs/token = 6N + 12·L·h·s", f"6 × {fmt(N)} + 12 × {L} × {h} × {s}", 6 * N + attn, "FLOP")
+    extra = {"none": 0, "selective": 4 * L * h * s, "full": 2 * N + 4 * L * h * s}[recompute]
+    hw = r.step("hardware FLOPs/token = model + recomputed", f"{fmt(model)} + {fmt(extra)}", model + extra, "FLOP")
+    mfu = r.step("MFU = model FLOPs/token · tokens/s ÷ (chips·peak)", f"{fmt(model)} × {fmt(tps)} / ({n} × {fmt(peak)})",
+                 model * tps / (n * peak), "")
+    hfu = r.step("HFU = hardware FLOPs/token · tokens/s ÷ (chips·peak)", f"{fmt(hw)} × {fmt(tps)} / ({n} × {fmt(peak)})",
+                 hw * tps / (n * peak), "")
+    r.answer = mfu
+    r.breakdown.update(mfu=mfu, hfu=hfu, model_flops_per_token=model, hardware_flops_per_token=hw,
+                       recomputed_flops_per_token=extra)
+    return r

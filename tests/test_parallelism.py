@@ -238,3 +238,75 @@ def test_data_parallel_bytes_vs_ring_simulation(n, c):
     r = data_parallel(n * c, n, grad_dtype="fp32", link_bandwidth=1e9)
     assert r.breakdown["bytes_sent_per_gpu"] == link_bytes[0]
     assert r.breakdown["time_s"] == pytest.approx(link_bytes[0] / 1e9)
+
+
+# ---------------------------------------------------------------------------------------
+# Activation memory with tensor / sequence parallelism, from the named tensors of a layer
+# ---------------------------------------------------------------------------------------
+
+#: (tensor, bytes as a function of s, b, h, a, what splits it): Korthikanti et al. §4.1's inventory.
+#: "tp": split by tensor parallelism; "sp": replicated under TP, split by sequence parallelism.
+LAYER_TENSORS = [
+    ("layernorm 1 input", lambda s, b, h, a: 2 * s * b * h, "sp"),
+    ("QKV matmul input", lambda s, b, h, a: 2 * s * b * h, "sp"),
+    ("Q and K for QKᵀ", lambda s, b, h, a: 4 * s * b * h, "tp"),
+    ("softmax output", lambda s, b, h, a: 2 * a * s * s * b, "tp-scores"),
+    ("softmax dropout mask", lambda s, b, h, a: a * s * s * b, "tp-scores"),
+    ("dropout output for ·V", lambda s, b, h, a: 2 * a * s * s * b, "tp-scores"),
+    ("V", lambda s, b, h, a: 2 * s * b * h, "tp"),
+    ("output projection input", lambda s, b, h, a: 2 * s * b * h, "tp"),
+    ("attention dropout mask", lambda s, b, h, a: s * b * h, "sp"),
+    ("layernorm 2 input", lambda s, b, h, a: 2 * s * b * h, "sp"),
+    ("MLP input", lambda s, b, h, a: 2 * s * b * h, "sp"),
+    ("GeLU input (4h)", lambda s, b, h, a: 8 * s * b * h, "tp"),
+    ("GeLU output (4h)", lambda s, b, h, a: 8 * s * b * h, "tp"),
+    ("MLP dropout mask", lambda s, b, h, a: s * b * h, "sp"),
+]
+
+
+@given(s=st.integers(1, 4096), b=st.integers(1, 16), heads=st.sampled_from([8, 16, 32]), t=st.sampled_from([1, 2, 4, 8]),
+       sp=st.booleans(), recompute=st.sampled_from(["none", "selective"]))
+def test_activations_parallel_vs_tensor_inventory(s, b, heads, t, sp, recompute):
+    from solver.parallelism import activations_parallel
+    from solver.training import activations
+
+    h = 128 * heads
+    total = Fraction(0)
+    for _, size, split in LAYER_TENSORS:
+        if recompute == "selective" and split == "tp-scores":
+            continue
+        divide = t if split in ("tp", "tp-scores") or (split == "sp" and sp) else 1
+        total += Fraction(size(s, b, h, heads), divide)
+    r = activations_parallel(s, b, h, heads, tp=t, sequence_parallel=sp, recompute=recompute)
+    assert r.answer == total
+    if t == 1:  # no parallelism: the existing single-GPU formula
+        assert r.answer == activations(s, b, h, heads, recompute=recompute).answer
+
+
+def test_recomputation_flops_vs_flop_counter():
+    """FlopCounterMode on a stack of Linear layers (N weights, T tokens): forward + backward = 6·N·T, and with
+    torch.utils.checkpoint around the stack 8·N·T; so HFU/MFU = 8/6 with full recomputation (no attention term).
+    (Reentrant checkpointing reruns the whole forward; the non-reentrant kind stops early and skips the last
+    matmul, whose output the backward pass does not need.)"""
+    import torch
+    from torch.utils.checkpoint import checkpoint
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from solver.parallelism import flops_utilisation
+
+    T, dims = 16, [32, 64, 48, 32]
+    layers = torch.nn.Sequential(*[torch.nn.Linear(i, o, bias=False) for i, o in zip(dims, dims[1:], strict=False)])
+    N = sum(p.numel() for p in layers.parameters())
+    counted = {}
+    for mode in ("none", "full"):
+        x = torch.randn(T, dims[0], requires_grad=True)
+        with FlopCounterMode(display=False) as c:
+            y = checkpoint(layers, x, use_reentrant=True) if mode == "full" else layers(x)
+            y.sum().backward()
+        counted[mode] = c.get_total_flops() / T
+    assert counted["none"] == 6 * N and counted["full"] == 8 * N
+    for mode in ("none", "full"):
+        r = flops_utilisation(N, 1000.0, 1, 1e9, recompute=mode)
+        assert r.breakdown["hardware_flops_per_token"] == counted[mode]
+        assert r.breakdown["mfu"] == pytest.approx(6 * N * 1000 / 1e9)
+        assert r.breakdown["hfu"] == pytest.approx(counted[mode] * 1000 / 1e9)

@@ -154,3 +154,15 @@ def test_chips_and_zero_name_their_hbm_figure():
     assert "datasheet figure" in run_json("solve", "chips", "-N", "70B", "--hw", "h100")["convention"]["hbm"]
     z = run_json("solve", "zero", "-N", "7.5B", "--gpus", "64", "--stage", "3", "--hw", "h100")
     assert "datasheet figure" in z["convention"]["hbm"]
+
+
+def test_activations_tp_and_mfu():
+    """s=2048, b=1, h=12288, a=96, t=8 with sequence parallelism and selective recompute: 34·s·b·h/8 bytes.
+    MFU of 175B at 1,000 tokens/s on 8 × 312 TFLOP/s: 6·175e9·1000/(8·312e12); full recompute: HFU = 8/6 of it."""
+    d = run_json("solve", "activations", "-s", "2048", "-b", "1", "--d-model", "12288", "-a", "96", "--tp", "8",
+                 "--sequence-parallel", "--recompute", "selective")
+    assert d["answer"] == 34 * 2048 * 12288 // 8
+    m = run_json("solve", "mfu", "-N", "175B", "--tokens-per-second", "1000", "--chips", "8", "--peak-flops", "312e12",
+                 "--recompute", "full")
+    assert m["answer"] == pytest.approx(6 * 175e9 * 1000 / (8 * 312e12))
+    assert m["breakdown"]["hfu"] == pytest.approx(m["answer"] * 8 / 6)

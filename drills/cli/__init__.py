@@ -47,6 +47,7 @@ SOLVE_COMMANDS = {
     "generate": ("drills.cli.solve_parallel:generate", "End-to-end time of prefill plus n decode steps."),
     "speculative": ("drills.cli.solve_parallel:speculative", "Speculative decoding: tokens per step, speed-up."),
     "compute-optimal": ("drills.cli.solve_parallel:compute_optimal", "Chinchilla compute-optimal N and D."),
+    "mfu": ("drills.cli.solve_parallel:mfu", "MFU against HFU (with recomputation)."),
 }
 
 COMMANDS = {

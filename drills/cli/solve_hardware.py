@@ -414,13 +414,23 @@ def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
 @click.option("--n-heads", "-a", type=INT, required=True)
 @click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
 @click.option("--n-layers", "-L", type=INT, default=1, show_default=True, help="Layers (1 = per layer).")
+@click.option("--tp", "-t", type=INT, default=1, show_default=True, help="Tensor-parallel GPUs (per-GPU bytes).")
+@click.option("--sequence-parallel", is_flag=True, help="With --tp: sequence parallelism splits the rest.")
 @hbm_options
 @output_options
 @_solver_call
-def activations(seq, batch, d_model, n_heads, recompute, n_layers, hw, hbm, as_json, explain):
-    """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation."""
+def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_parallel, hw, hbm, as_json, explain):
+    """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation and --tp."""
     from solver.training import activations as solve
 
+    if tp > 1 or sequence_parallel:
+        from solver.parallelism import activations_parallel
+
+        if hw is not None or hbm is not None:
+            raise InputError("with --tp the HBM headroom is not computed; drop --hw/--hbm", "--hbm")
+        show(activations_parallel(seq, batch, d_model, n_heads, tp=tp, sequence_parallel=sequence_parallel,
+                                  recompute=recompute, n_layers=n_layers), as_json, explain)
+        return
     size, origin = _hbm(hw, hbm)
     show(solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers, hbm=size, hbm_origin=origin),
          as_json, explain)

@@ -318,3 +318,27 @@ def compute_optimal(compute, method, params, tokens, as_json, explain):
     if compute is None:
         raise InputError("give --compute (or --params with --tokens)", "--compute")
     show(solve(compute, method=method), as_json, explain)
+
+
+@click.command()
+@click.option("--params", "-N", type=COUNT, required=True)
+@click.option("--tokens-per-second", type=POSITIVE, required=True, help="Training throughput, all chips together.")
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
+@click.option("--n-layers", "-L", type=INT, default=None, help="With --d-model and --seq: PaLM's attention term.")
+@click.option("--d-model", type=INT, default=None)
+@click.option("--seq", type=COUNT, default=None)
+@hardware_options
+@output_options
+@_solver_call
+def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, explain, **kw):
+    """Model FLOPs utilisation against hardware FLOPs utilisation (recomputed FLOPs count only in HFU)."""
+    from solver.parallelism import flops_utilisation
+
+    attn = (n_layers, d_model, seq)
+    if any(v is not None for v in attn) and not all(v is not None for v in attn):
+        raise InputError("the attention term needs --n-layers, --d-model and --seq together", "--seq")
+    chip = _chip(kw)
+    r = flops_utilisation(params, tokens_per_second, kw["chips"] or 1, chip.need("peak_flops"), recompute=recompute,
+                          n_layers=n_layers or 0, d_model=d_model or 0, seq=seq or 0)
+    r.convention["hardware"] = chip.origin
+    show(r, as_json, explain)

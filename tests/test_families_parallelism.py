@@ -36,6 +36,7 @@ HBM = {("h100-sxm", "datasheet"): 80 * 10**9, ("a100-80gb", "datasheet"): 80 * 1
 
 def test_family_list():
     assert IDS == sorted(["parallel.allreduce_time", "parallel.bus_bandwidth", "parallel.pipeline_bubble",
+                          "parallel.mfu_with_recompute",
                           "parallel.tensor_parallel_bytes", "serving.max_batch", "serving.speculative_tokens",
                           "scaling.compute_optimal"])
 
@@ -123,3 +124,14 @@ def test_pin_pipeline_bubble():
     P, m = g["stages"], g["microbatches"]
     assert p.key.value == pytest.approx(100 * (P - 1) / (m + P - 1))
     assert f"p = {P}" in p.statement_text and f"m = {m}" in p.statement_text
+
+
+def test_mfu_with_recompute_vs_formula():
+    """MFU = (6N + 12·L·h·s)·tokens/s ÷ (chips · dense peak): recomputation does not enter it."""
+    from tests.family_helpers import CHIPS
+
+    for p in variants("parallel.mfu_with_recompute"):
+        g = p.given
+        model = 6 * g["params"] + 12 * g["n_layers"] * g["d_model"] * g["seq"]
+        mfu = model * g["tokens_per_second"] / (g["chips"] * CHIPS[g["hw"]][0])
+        assert p.key.value == pytest.approx(100 * mfu, rel=1e-12), p.id

@@ -211,3 +211,52 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
     return nat_problem(d, st, key, steps, wrongs,
                        given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask},
                        notes=[f"In MiB: ${float(r.breakdown[field]):,.0f} / 2^{{20}} = {value:.4f}$."])
+
+
+@family("parallel.mfu_with_recompute", topic="parallelism", title="MFU against HFU with activation recomputation",
+        types=("nat",), tags=("mfu", "hfu", "recomputation", "training"), source=_SRC)
+def mfu_with_recompute(d: Draw) -> Problem:
+    """MFU = 6N·tokens/s ÷ (chips·dense peak); recomputed FLOPs count in HFU (8N per token with full recompute), not MFU."""
+    from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
+    from solver.parallelism import flops_utilisation
+
+    for _ in range(300):
+        hw = d.pick(("a100-80gb", "h100-sxm"))
+        n_b = d.pick((7, 13, 70, 175)) if d.level < 2 else 70  # the attention term's shapes are Llama-2-70B's
+        chips = d.pick((64, 128, 256, 512, 1024))
+        N = n_b * 10**9
+        peak = resolved_chip(hw).need("peak_flops")
+        target = d.pick((0.32, 0.38, 0.41, 0.47, 0.52))
+        tps = round(target * chips * peak / (6 * N), -2)
+        recompute = "full" if d.level < 2 else d.pick(("full", "selective"))
+        L, h, s = (0, 0, 0) if d.level < 2 else (80, 8192, 4096)
+        r = flops_utilisation(N, tps, chips, peak, recompute=recompute, n_layers=L, d_model=h, seq=s)
+        value = r.answer * 100
+        if tps > 0 and safe_for_rounding(value, 2, 0.1) and 5 < value < 90:
+            break
+    sparse = sparse_chip(hw).need("peak_flops")
+    wrongs = [
+        Wrong("hardware_flops", "counted the recomputed forward (that is the HFU)",
+              "Recomputation is work the hardware does, not progress of the model: MFU counts 6N per token.",
+              r.breakdown["hfu"] * 100),
+        Wrong("sparse_peak", "used the with-sparsity peak", "A dense model gets the dense peak: half the printed figure.",
+              flops_utilisation(N, tps, chips, sparse, n_layers=L, d_model=h, seq=s).answer * 100),
+        Wrong("forward_only", "counted 2N per token (forward only)", "Training runs forward (2N) and backward (4N).",
+              r.answer * 100 / 3 if not L else flops_utilisation(N, tps, chips, peak, n_layers=L, d_model=h, seq=s)
+              .answer * 100 * 2 * N / (6 * N + 12 * L * h * s)),
+        Wrong("one_chip", "divided by one chip's peak", f"The throughput is that of all {chips} chips together.",
+              r.answer * 100 * chips),
+    ]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    rec = {"full": "full activation recomputation (every layer's forward pass runs again in the backward pass)",
+           "selective": "selective activation recomputation (the attention scores are recomputed)"}[recompute]
+    st.p(f"A dense model with $N$ = {n_b} billion parameters trains on {chips} × {CHIP_NAMES[hw]} ({peak_text(hw)}) "
+         f"at {tps:,.0f} tokens per second in all, with {rec}; the model runs in BF16.")
+    attn = ("Count $6N$ FLOPs per token (2 FLOPs per multiply-add; ignore attention's sequence-length term)."
+            if not L else f"Count $6N + 12 L h s$ FLOPs per token with $L = {L}$ layers, $h = {h}$, $s = {s}$ (PaLM's "
+                          "convention).")
+    st.p(attn + " What is the model FLOPs utilisation (MFU)? Give it in percent, rounded off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"hw": hw, "params": N, "chips": chips, "tokens_per_second": tps, "recompute": recompute,
+                              "n_layers": L, "d_model": h, "seq": s})

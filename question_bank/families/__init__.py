@@ -16,8 +16,12 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     hardware_inference,
     hardware_training,
     heads,
+    loss_sampling,
     normalisation,
     positional,
+    positional_relative,
     pretraining,
+    quantisation,
     scaling,
+    vision_mlp,
 )

@@ -100,7 +100,8 @@ def ggml_bytes(n_weights: int, fmt_name: str = "q4_0") -> Result:
     """Bytes of ``n_weights`` weights in a ggml block format: (n / block) × block_bytes.
 
     ggml quantises whole blocks along a row: n must be a multiple of the block size.
-    Breakdown: blocks, block_bytes, code_bytes (the quants), scale_bytes (everything else), bits_per_weight.
+    Breakdown: blocks, bytes_per_block, code_bytes (the quants alone: n × bits / 8, the "flat" figure
+    that forgets the scales), scale_bytes (everything else), bits_per_weight.
     """
     n = _count("n_weights", n_weights)
     f = ggml_format(fmt_name)
@@ -115,8 +116,8 @@ def ggml_bytes(n_weights: int, fmt_name: str = "q4_0") -> Result:
     total = r.step("bytes = blocks × block bytes", f"{fmt(blocks)} × {block_bytes}", blocks * block_bytes, "bytes")
     bpw = r.step("bits per weight = 8 × block bytes / block", f"8 × {block_bytes} / {f.block}", f.bits_per_weight, "bits")
     codes = sum(b for name, b in f.fields if name.startswith(("qs", "ql", "qh", "hmask"))) * blocks
-    r.breakdown = {"blocks": blocks, "block_bytes": block_bytes, "code_bytes": codes, "scale_bytes": total - codes,
-                   "bits_per_weight": bpw, "flat_bytes": Fraction(n * int(f.name[1]), 8)}  # the mistake: codes only, no scales
+    r.breakdown = {"blocks": blocks, "bytes_per_block": block_bytes, "code_bytes": codes, "scale_bytes": total - codes,
+                   "bits_per_weight": bpw}
     r.answer = total
     return r
 
@@ -154,7 +155,7 @@ def group_quant_bytes(rows: int, cols: int, *, group_size: int = 128, bits: int 
                    " + ".join(fmt(x) for x in ((codes, scales, zeros, gi) if g_idx else (codes, scales, zeros))),
                    codes + scales + zeros + gi, "bytes")
     r.breakdown = {"code_bytes": codes, "groups": groups, "scale_bytes": scales, "zero_bytes": zeros, "g_idx_bytes": gi,
-                   "bits_per_weight": Fraction(8) * total / n, "flat_bytes": codes}
+                   "bits_per_weight": Fraction(8) * total / n}
     r.answer = total
     return r
 

@@ -49,7 +49,7 @@ def test_ggml_bytes_match_a_packed_tensor(blocks, fmt, seed):
     r = ggml_bytes(x.size, fmt)
     assert r.answer == packed.nbytes
     assert r.breakdown["bits_per_weight"] == Fraction(8 * packed.nbytes, x.size)
-    assert r.breakdown["flat_bytes"] < r.answer  # codes alone are not the whole story
+    assert r.breakdown["code_bytes"] < r.answer  # codes alone are not the whole story
 
 
 def test_q4_0_packer_round_trips():

@@ -36,6 +36,12 @@ SOLVE_COMMANDS = {
     "zero": ("drills.cli.solve_hardware:zero", "Model-state memory per GPU under ZeRO stages 0-3."),
     "activations": ("drills.cli.solve_hardware:activations", "Activation memory per layer (Korthikanti et al.)."),
     "chips": ("drills.cli.solve_hardware:chips", "Fewest chips that hold the weights (and KV cache)."),
+    # relative positions, loss and sampling, quantisation (issue 10)
+    "alibi": ("drills.cli.solve_relative:alibi", "ALiBi slopes (any head count) and one head's bias."),
+    "t5-buckets": ("drills.cli.solve_relative:t5_buckets", "T5's relative-position bucket of a distance."),
+    "cross-entropy": ("drills.cli.solve_loss_quant:cross_entropy", "Cross-entropy of logits for a target (nats, bits)."),
+    "sampling": ("drills.cli.solve_loss_quant:sampling", "The top-k / top-p (nucleus) set with a temperature."),
+    "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
 }
 
 COMMANDS = {

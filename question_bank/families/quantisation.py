@@ -41,7 +41,7 @@ def ggml_bytes(d: Draw) -> Problem:
         wrongs = [
             Wrong("no_scales", "counted the quantised codes only (no scales)",
                   f"Each block of {f.block} weights also stores its scales: {f.block_bytes} bytes per block, "
-                  f"{float(f.bits_per_weight)} bits per weight.", float(r.breakdown["flat_bytes"]) / div),
+                  f"{float(f.bits_per_weight)} bits per weight.", float(r.breakdown["code_bytes"]) / div),
             Wrong("fp32_scale", "took the block scale as fp32", "ggml stores the block scale d as fp16 (2 bytes).",
                   (r.answer + 2 * r.breakdown["blocks"]) / div) if fmt in ("q4_0", "q8_0") else None,
             Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div),

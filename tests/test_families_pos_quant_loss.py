@@ -31,7 +31,8 @@ IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES
 
 
 def test_family_list():
-    assert IDS == sorted(["positional.t5_bucket", "positional.t5_bias_params", "positional.alibi_bias", "loss.cross_entropy",
+    assert IDS == sorted(["positional.t5_bucket", "positional.t5_bias_params", "positional.alibi_bias",
+                          "positional.rope_relative_score", "loss.cross_entropy",
                           "loss.perplexity", "sampling.top_p", "quantisation.ggml_bytes", "quantisation.group_int4",
                           "quantisation.nf4_bits", "quantisation.kv_int8", "counting.mlp_params", "counting.vit_params"])
 
@@ -74,6 +75,24 @@ def test_alibi_pinned():
     p = easy("positional.alibi_bias")
     assert (p.given["H"], p.given["head"], p.given["i"], p.given["j"]) == (16, 3, 11, 7)
     assert grade(p, -1.4142).correct and grade(p, 1.4142).misconception.id == "positive_sign"
+
+
+def test_rope_relative_score_against_complex_rotation():
+    """q and k as complex pairs rotated by e^{imθ} and e^{inθ}; the score is the real part of Σ q·conj(k)."""
+    for p in variants("positional.rope_relative_score"):
+        g = p.given
+        q, k = np.array(g["q"], dtype=float), np.array(g["k"], dtype=float)
+        theta = 10000.0 ** (-np.arange(len(q) // 2) * 2 / len(q))
+        qc = (q[0::2] + 1j * q[1::2]) * np.exp(1j * g["m"] * theta)
+        kc = (k[0::2] + 1j * k[1::2]) * np.exp(1j * g["n"] * theta)
+        assert p.key.value == pytest.approx(float(np.real(np.sum(qc * np.conj(kc)))), abs=1e-12), p.id
+
+
+def test_rope_relative_pinned():
+    """q = (0, −2) at m = 2, k = (−2, 0) at n = 0: ac + be = 0, bc − ae = 4, score = −4 sin 2 = −3.637."""
+    p = easy("positional.rope_relative_score")
+    assert (p.given["q"], p.given["k"], p.given["m"], p.given["n"]) == ([0, -2], [-2, 0], 2, 0)
+    assert grade(p, -3.637).correct and grade(p, 3.637).misconception.id == "reversed_offset"
 
 
 def test_cross_entropy_against_torch():

@@ -15,7 +15,7 @@ from question_bank.families.counting_common import big
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, integer_key, nat_key, safe_for_rounding
 from question_bank.problem import Problem
-from question_bank.render import Doc
+from question_bank.render import Doc, latex_matrix, num
 
 _SRC = "issue 10 (relative positions: T5, Raffel et al. 2020 §2.1; ALiBi, Press et al. 2022)"
 
@@ -158,3 +158,60 @@ def alibi_bias(d: Draw) -> Problem:
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
                      given={"H": H, "head": head, "i": i, "j": j},
                      hints=["The slopes form a geometric sequence with ratio 2^(−8/H) for H a power of two."])
+
+
+@family("positional.rope_relative_score", topic="positional", title="RoPE inside attention: the score depends on m − n",
+        types=("nat",), tags=("rope", "rotary", "relative-position"), source=_SRC)
+def rope_relative_score(d: Draw) -> Problem:
+    """q·k after rotating q to position m and k to n: Σ (ac + bd)cos((m − n)θ) − (bc − ad) sin((m − n)θ)."""
+    import numpy as np
+
+    from solver import numpy_ref
+    from solver.positions_relative import rope_score
+
+    decimals = 3
+    dim = 2 if d.level < 2 else 4
+    for _ in range(300):
+        q = [d.pick((1, 2, -1, 3, 0, -2)) for _ in range(dim)]
+        k = [d.pick((1, 2, -1, 3, 0, -2)) for _ in range(dim)]
+        if not any(q) or not any(k):
+            continue
+        m = d.rng.randint(2, 12 if d.level else 6)
+        n = d.rng.randint(0, m - 1)
+        value, tr = rope_score(q, k, m, n, return_trace=True)
+        if not safe_for_rounding(value, decimals, 0.15) or abs(value) < 0.05:
+            continue
+        qa, ka = np.array([q], dtype=float), np.array([k], dtype=float)
+        wrongs = [
+            Wrong("rotated_q_only", "rotated the query only", "RoPE rotates both the query (by mθ) and the key (by nθ).",
+                  float(numpy_ref.rope(qa, [m])[0] @ ka[0])),
+            Wrong("sum_of_positions", "rotated by (m + n)θ", "The two rotations partly cancel: only m − n is left.",
+                  rope_score(q, k, m + n, 0)),
+            Wrong("reversed_offset", "rotated by (n − m)θ", "The query's angle minus the key's: (m − n)θ.", rope_score(q, k, n, m)),
+            Wrong("no_rotation", "took the plain dot product", "The rotations change the score unless m = n.",
+                  float(np.dot(q, k))),
+        ]
+        key = nat_key(value, decimals)
+        mis = keep_distinct(key, [w for w in wrongs if w])
+        if len(mis) >= 2:
+            break
+    st = Doc()
+    pairs = r"the pair $(x_0, x_1)$" if dim == 2 else r"each pair $(x_{2i}, x_{2i+1})$"
+    st.p(f"RoPE rotates {pairs} of a query or key at position $p$ by $p\\,\\theta_i$, $\\theta_i = 10000^{{-2i/d}}$ "
+         r"(radians): $(a, b) \to (a\cos\phi - b\sin\phi,\ a\sin\phi + b\cos\phi)$.")
+    st.p(f"With $d = {dim}$, the query $q = {latex_matrix(q)}$ sits at position $m = {m}$ and the key $k = {latex_matrix(k)}$ at "
+         f"position $n = {n}$. What is the attention score $\\mathrm{{RoPE}}(q, m) \\cdot \\mathrm{{RoPE}}(k, n)$ (no scaling)? "
+         f"Round off to {decimals} decimal places.")
+    sol = Doc()
+    sol.p(r"For each pair, with $q = (a, b)$, $k = (c, e)$ and $\phi = (m - n)\theta_i$: the score is "
+          r"$(ac + be)\cos\phi - (bc - ae)\sin\phi$: only $m - n$ matters.")
+    phi, dot, cross = tr["phi"].value, tr["dot_pairs"].value, tr["cross_pairs"].value
+    sol.bullets([f"pair {i}: $\\phi = {m - n} \\times {num(10000 ** (-2 * i / dim), 4)} = {num(phi[i], 4)}$, "
+                 f"$ac + be = {num(dot[i], 4)}$, $bc - ae = {num(cross[i], 4)}$: "
+                 f"${num(dot[i], 4)} \\cos {num(phi[i], 4)} - ({num(cross[i], 4)}) \\sin {num(phi[i], 4)} = "
+                 f"{num(dot[i] * math.cos(phi[i]) - cross[i] * math.sin(phi[i]), 6)}$" for i in range(dim // 2)])
+    sol.p(f"Score $= {num(value, 6)}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"q": q, "k": k, "m": m, "n": n, "trace": tr.names()},
+                     hints=["Rotate both, or use the relative form: the score only sees m − n."])

@@ -91,7 +91,7 @@ def vit_params(d: Draw) -> Problem:
     key = integer_key(value, unit="parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
-    st.p(f"{name.upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ RGB images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
+    st.p(f"ViT-{name[4:].upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ RGB images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
          f"with width $d = {dm}$" + (f", $L = {cfg.n_layers}$ pre-norm layers, MLP width {cfg.d_ff}, and biases in every linear layer."
                                      if d.level == 2 else "."))
     st.p(f"How many parameters are in {ask}?")

@@ -194,11 +194,18 @@ def test_kv_int8_against_cache_tensors():
 
 
 def test_mlp_against_sequential():
+    """Parameters: numel of nn.Sequential; FLOPs: FlopCounterMode on a real batch (it counts 2 per multiply-add, no bias adds)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
     for p in variants("counting.mlp_params"):
         s = p.given["sizes"]
-        with torch.device("meta"):
-            net = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(s[:-1], s[1:], strict=True)])
-        assert p.key.value == sum(q.numel() for q in net.parameters())
+        net = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(s[:-1], s[1:], strict=True)])
+        if p.given["batch"] is None:
+            assert p.key.value == sum(q.numel() for q in net.parameters())
+        else:
+            with FlopCounterMode(display=False) as fc:
+                net(torch.zeros(p.given["batch"], s[0]))
+            assert p.key.value == fc.get_total_flops(), p.id
 
 
 def test_vit_against_huggingface():

@@ -18,37 +18,62 @@ from question_bank.render import Doc
 _SRC = "issue 10 (vision and plain networks; Dosovitskiy et al. 2021, ViT)"
 
 
-@family("counting.mlp_params", topic="counting", title="Parameters of a fully connected network",
-        types=("integer",), tags=("parameters", "mlp"), source=_SRC)
+@family("counting.mlp_params", topic="counting", title="Parameters (and forward FLOPs) of a fully connected network",
+        types=("integer",), tags=("parameters", "flops", "mlp"), source=_SRC)
 def mlp_params(d: Draw) -> Problem:
-    """Σ n_{i−1}·n_i + n_i over the layers (weights and biases)."""
+    """Σ n_{i−1}·n_i + n_i over the layers (weights and biases); hard: the forward FLOPs of a batch,
+    2 per multiply-add, bias additions and activations not counted."""
+    from solver.counts_mlp import mlp_flops
     from solver.counts_mlp import mlp_params as count
 
+    flops = d.level == 2
     for _ in range(300):
         depth = 2 if d.level == 0 else d.pick((3, 4))
         sizes = [d.pick((784, 100, 64, 32, 10, 256, 128))] + [d.pick((512, 256, 128, 64, 32, 16)) for _ in range(depth - 1)]
         sizes.append(d.pick((10, 2, 1, 5)))
-        r = count(sizes)
-        wrongs = [
-            Wrong("no_biases", "forgot the biases", "Every neuron of a hidden or output layer has a bias.", count(sizes, bias=False).answer),
-            Wrong("input_biases", "gave the input layer biases too", "The input layer has no neurons to bias: biases sit on "
-                  "layers 1 … k only.", r.answer + sizes[0]),
-            Wrong("neurons_only", "counted neurons instead of connections",
-                  "Parameters are the weights of the connections (n_{i−1}·n_i per layer) plus the biases.", sum(sizes)),
-        ]
-        key = integer_key(r.answer, unit="parameters")
+        batch = d.pick((16, 32, 64, 100))
+        if flops:
+            r = mlp_flops(sizes, batch=batch)
+            wrongs = [
+                Wrong("macs", "counted one FLOP per multiply-add", "A multiply-add is 2 FLOPs (a multiply and an add).",
+                      mlp_flops(sizes, batch=batch, convention="macs").answer),
+                Wrong("one_example", "forgot the batch", f"Every one of the {batch} examples goes through the network.",
+                      mlp_flops(sizes).answer),
+                Wrong("params_times_two", "used 2 × parameters per example, biases included",
+                      "Biases cost additions, not multiply-adds; the question leaves them out.", 2 * batch * count(sizes).answer),
+            ]
+        else:
+            r = count(sizes)
+            wrongs = [
+                Wrong("no_biases", "forgot the biases", "Every neuron of a hidden or output layer has a bias.",
+                      count(sizes, bias=False).answer),
+                Wrong("input_biases", "gave the input layer biases too", "The input layer has no neurons to bias: biases sit on "
+                      "layers 1 … k only.", r.answer + sizes[0]),
+                Wrong("neurons_only", "counted neurons instead of connections",
+                      "Parameters are the weights of the connections (n_{i−1}·n_i per layer) plus the biases.", sum(sizes)),
+            ]
+        key = integer_key(r.answer, unit="FLOPs" if flops else "parameters")
         mis = keep_distinct(key, [w for w in wrongs if w])
         if len(mis) >= 2:
             break
     st = Doc()
     st.p("A fully connected feed-forward network has layer widths " + " → ".join(str(s) for s in sizes) +
          f" (an input layer of {sizes[0]}, then {len(sizes) - 1} fully connected layers, each with weights and biases).")
-    st.p("How many trainable parameters does it have?")
+    if flops:
+        st.p(f"How many FLOPs does a forward pass of a batch of {batch} examples take? Count 2 FLOPs per multiply-add; ignore "
+             "the bias additions and the activations.")
+    else:
+        st.p("How many trainable parameters does it have?")
     sol = Doc()
-    sol.bullets([f"layer {i}: ${a} \\times {b} + {b} = {big(a * b + b)}$"
-                 for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True), start=1)])
+    pairs = list(zip(sizes[:-1], sizes[1:], strict=True))
+    if flops:
+        sol.bullets([f"layer {i}: ${a} \\times {b} = {big(a * b)}$ multiply-adds per example" for i, (a, b) in enumerate(pairs, start=1)])
+        sol.p(f"$2 \\times {batch} \\times {big(sum(a * b for a, b in pairs))} = {big(r.answer)}$.")
+    else:
+        sol.bullets([f"layer {i}: ${a} \\times {b} + {b} = {big(a * b + b)}$" for i, (a, b) in enumerate(pairs, start=1)])
     sol.p(f"**Answer: {answer_text(key)}**")
-    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis, given={"sizes": sizes})
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"sizes": sizes, "batch": batch if flops else None})
 
 
 @family("counting.vit_params", topic="counting", title="Vision Transformer: patch embedding, class token, position table",

@@ -42,6 +42,19 @@ def test_alibi_slopes_and_bias():
     assert code == 2 and "--key" in out and len(out.strip().splitlines()) == 1
 
 
+def test_alibi_attention_against_torch():
+    """Head 2 of 3 (not a power of two), causal: torch SDPA with the bias built from the paper's slopes."""
+    q, k, v = [[1, 0], [0, 1], [1, 1]], [[1, 2], [0, 1], [2, 0]], [[1, 0], [0, 2], [3, 1]]
+    text = lambda a: "; ".join(" ".join(map(str, r)) for r in a)  # noqa: E731
+    d = run_json("alibi", "--heads", "3", "--head", "2", "--q", text(q), "--k", text(k), "--v", text(v))
+    dist = torch.arange(3)[:, None] - torch.arange(3)[None, :]
+    bias = (-paper_slopes(3)[1] * dist.double()).masked_fill(dist < 0, float("-inf"))
+    want = F.scaled_dot_product_attention(*(torch.tensor(a, dtype=torch.float64)[None] for a in (q, k, v)), attn_mask=bias)[0]
+    np.testing.assert_allclose(d["answer"], want.numpy(), atol=1e-12)
+    code, out = run("alibi", "--heads", "3", "--q", "1 0")
+    assert code == 2 and "--head" in out
+
+
 def test_t5_buckets_against_huggingface():
     from transformers.models.t5.modeling_t5 import T5Attention
 

@@ -45,13 +45,18 @@ def trace_result(answer, unit, convention, trace):
 @click.option("--query", "query", type=click.IntRange(0), default=None, help="Query position i.")
 @click.option("--key", "key", type=click.IntRange(0), default=None, help="Key position j (≤ i when causal).")
 @click.option("--bidirectional", is_flag=True, help="Symmetric −m·|i − j| (no causal −∞).")
+@click.option("--q", "q_text", metavar="MATRIX", default=None, help="With --head, --k, --v: head h's queries (n×d), for attention.")
+@click.option("--k", "k_text", metavar="MATRIX", default=None, help="Keys (m×d).")
+@click.option("--v", "v_text", metavar="MATRIX", default=None, help="Values (m×d_v).")
 @output_options
-def alibi(n_heads, head, query, key, bidirectional, as_json, explain):
-    """ALiBi slopes (the paper's rule for any head count) and the bias −m_h·(i − j) of one head."""
+def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_json, explain):
+    """ALiBi slopes (the paper's rule for any head count), one head's bias −m_h·(i − j), or its biased attention."""
     from solver import numpy_ref
     from solver.hardware import Result
 
     slopes = solver_call(numpy_ref.alibi_slopes, n_heads)
+    if any(t is not None for t in (q_text, k_text, v_text)):
+        return _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain)
     conv = {"slopes": "m_h = 2^(−8h/H) for H a power of two; otherwise the closest lower power of two's slopes, "
                       "then every other slope of twice that power (Press et al. 2022)",
             "sign": "bias = −m_h·(i − j): distant keys are penalised",
@@ -100,4 +105,25 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, ex
     if n_heads:
         r.breakdown["bias_table_params"] = t5_bias_table_params(num_buckets, n_heads)
         r.convention["bias_table"] = "num_buckets × n_heads, one per stack, shared by its layers"
+    show(r, as_json, explain)
+
+
+def _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain):
+    """softmax(Q Kᵀ/√d − m_h·(i − j)) V for one head h of H."""
+    from drills.cli.matrix_args import parse_matrix
+    from solver import numpy_ref
+
+    if head is None or None in (q_text, k_text, v_text):
+        raise InputError("ALiBi attention needs --head, --q, --k and --v together", "--head")
+    if head > n_heads:
+        raise InputError(f"head {head} does not exist: there are {n_heads}", "--head")
+    q, k, v = ([[float(x) for x in row] for row in parse_matrix(t, f).rows]
+               for t, f in ((q_text, "--q"), (k_text, "--k"), (v_text, "--v")))
+    bias = numpy_ref.alibi_bias(n_heads, len(q), len(k), causal=not bidirectional)[head - 1] + 0.0  # no −0.0
+    (out, _), tr = solver_call(numpy_ref.attention, q, k, v, bias, return_trace=True)
+    conv = {"slope": f"m_{head} = {float(numpy_ref.alibi_slopes(n_heads)[head - 1]):.6g} of H = {n_heads} heads (Press et al. 2022)",
+            "bias": "−m_h·|i − j|" if bidirectional else "−m_h·(i − j), −∞ for keys after the query (bottom-right when m > n)",
+            "scale": "1/√d_k, the bias added after scaling"}
+    r = trace_result(out.tolist(), "matrix", conv, tr)
+    r.breakdown = {"bias": bias.tolist(), **r.breakdown}
     show(r, as_json, explain)

@@ -48,6 +48,12 @@ SOLVE_COMMANDS = {
     "speculative": ("drills.cli.solve_parallel:speculative", "Speculative decoding: tokens per step, speed-up."),
     "compute-optimal": ("drills.cli.solve_parallel:compute_optimal", "Chinchilla compute-optimal N and D."),
     "mfu": ("drills.cli.solve_parallel:mfu", "MFU against HFU (with recomputation)."),
+    # relative positions, loss and sampling, quantisation (issue 10)
+    "alibi": ("drills.cli.solve_relative:alibi", "ALiBi slopes (any head count) and one head's bias."),
+    "t5-buckets": ("drills.cli.solve_relative:t5_buckets", "T5's relative-position bucket of a distance."),
+    "cross-entropy": ("drills.cli.solve_loss_quant:cross_entropy", "Cross-entropy of logits for a target (nats, bits)."),
+    "sampling": ("drills.cli.solve_loss_quant:sampling", "The top-k / top-p (nucleus) set with a temperature."),
+    "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
 }
 
 COMMANDS = {

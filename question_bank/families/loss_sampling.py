@@ -1,0 +1,174 @@
+"""Loss and sampling by hand: cross-entropy of logits (label smoothing at the hard level),
+perplexity and bits per character from a loss, and the top-p (nucleus) set with a temperature.
+
+Keys come from ``solver.loss`` and ``solver.sampling`` (HuggingFace's conventions: the token
+that crosses p is in the nucleus). Misconceptions: log base 2 or 10 for a natural-log loss,
+the target's logit without the log-sum-exp, smoothing spread over the wrong classes;
+perplexity as 2^loss for a loss in nats, bits per token for bits per character; the crossing
+token left out, the temperature ignored or multiplied in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, integer_key, nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc, latex_matrix
+
+_SRC = "issue 10 (loss and sampling)"
+
+
+@family("loss.cross_entropy", topic="loss", title="Cross-entropy of logits for a target",
+        types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
+def cross_entropy(d: Draw) -> Problem:
+    """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε."""
+    from solver.loss import cross_entropy as ce
+
+    decimals = 3
+    for _ in range(300):
+        C = 3 if d.level == 0 else 4
+        z = [d.rng.randint(-2, 3) for _ in range(C)]
+        y = d.rng.randrange(C)
+        eps = d.pick((0.1, 0.2)) if d.level == 2 else 0.0
+        value, tr = ce([z], [y], label_smoothing=eps, return_trace=True)
+        if not safe_for_rounding(value, decimals, 0.15):
+            continue
+        lse = float(tr["logsumexp"].value[0])
+        nll = float(tr["nll"].value[0])
+        wrongs = [
+            Wrong("log2", "used log base 2", "PyTorch's cross-entropy is in nats: natural log.", value / math.log(2)),
+            Wrong("log10", "used log base 10", "Cross-entropy uses the natural log.", value / math.log(10)),
+            Wrong("forgot_logsumexp", "took −z_y without normalising", "The loss is −ln softmax(z)_y = logsumexp(z) − z_y.",
+                  -z[y]),
+            Wrong("no_smoothing", "ignored the label smoothing", f"With ε = {eps} the target puts ε/C on every class.",
+                  nll) if eps else None,
+            Wrong("smoothing_others", "spread ε over the other C − 1 classes only",
+                  "PyTorch spreads ε uniformly over all C classes, the target included.",
+                  (1 - eps) * nll + eps * (sum(-(zc - lse) for c, zc in enumerate(z) if c != y) / (C - 1))) if eps else None,
+        ]
+        key = nat_key(value, decimals)
+        mis = keep_distinct(key, [w for w in wrongs if w])
+        if len(mis) >= 2:
+            break
+    st = Doc()
+    st.p(f"A classifier outputs the logits $z = {latex_matrix(z)}$ over {C} classes (numbered from 0); the target class is $y = {y}$.")
+    if eps:
+        st.p(f"Compute the cross-entropy loss with label smoothing $\\varepsilon = {eps}$ (PyTorch's: the target distribution is "
+             f"$(1-\\varepsilon)$ on $y$ plus $\\varepsilon/C$ on every class), in nats. Round off to {decimals} decimal places.")
+    else:
+        st.p(f"Compute the cross-entropy loss $-\\ln \\mathrm{{softmax}}(z)_y$ in nats. Round off to {decimals} decimal places.")
+    sol = Doc()
+    sol.p(f"$\\mathrm{{logsumexp}}(z) = \\ln \\sum_c e^{{z_c}} = {lse:.6f}$.")
+    sol.p(f"$-\\ln p_y = \\mathrm{{logsumexp}}(z) - z_y = {lse:.6f} - ({z[y]}) = {nll:.6f}$.")
+    if eps:
+        smooth = float(tr["smooth"].value[0])
+        sol.p(f"Mean of $-\\ln p_c$ over all classes $= {smooth:.6f}$; loss $= (1 - {eps}) \\times {nll:.6f} + {eps} \\times {smooth:.6f} "
+              f"= {value:.6f}$.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"z": z, "y": y, "label_smoothing": eps, "trace": tr.names()},
+                     hints=["−ln softmax(z)_y = ln Σ e^{z_c} − z_y."])
+
+
+@family("loss.perplexity", topic="loss", title="Perplexity and bits per character from a loss",
+        types=("nat",), tags=("loss", "perplexity", "bits-per-character"), source=_SRC)
+def perplexity(d: Draw) -> Problem:
+    """Perplexity = e^(loss in nats) (easy, medium); bits per character = loss/ln 2 × tokens/characters (hard)."""
+    from solver.loss import perplexity as ppl
+
+    decimals = 2 if d.level < 2 else 3
+    for _ in range(300):
+        loss = round(d.rng.uniform(1.2, 3.5), 2)
+        unit = "bits" if d.level == 1 and d.rng.random() < 0.5 else "nats"
+        tokens, chars = (d.pick((1000, 2000, 5000)), None) if d.level == 2 else (None, None)
+        if tokens:
+            chars = tokens * d.pick((3, 4, 5)) + d.rng.randint(1, 9) * 100
+        r = ppl(loss, unit=unit, tokens=tokens, chars=chars)
+        value = r.breakdown["bits_per_char"] if tokens else r.answer
+        if not safe_for_rounding(value, decimals, 0.15):
+            continue
+        if tokens:
+            wrongs = [
+                Wrong("bits_per_token", "gave bits per token", "Divide the total bits by the number of characters, not tokens.",
+                      r.breakdown["bits_per_token"]),
+                Wrong("nats_per_char", "kept nats", "Bits: divide nats by ln 2.", r.breakdown["nats_per_char"]),
+                Wrong("inverted_ratio", "multiplied by characters/tokens", "Total bits = bits per token × tokens; per character, "
+                      "divide by the characters.", r.breakdown["bits_per_token"] * chars / tokens),
+            ]
+        else:
+            wrongs = [
+                Wrong("wrong_base", "used 2^loss for a loss in nats" if unit == "nats" else "used e^loss for a loss in bits",
+                      "Perplexity is e^(loss in nats) = 2^(loss in bits): match the base to the loss's log.",
+                      r.breakdown["ppl_wrong_base"]),
+                Wrong("ten_base", "used 10^loss", "The base is e (nats) or 2 (bits), never 10.", 10**loss),
+            ]
+        key = nat_key(value, decimals)
+        mis = keep_distinct(key, [w for w in wrongs if w])
+        if len(mis) >= 2:
+            break
+    st = Doc()
+    log = "natural log, nats" if unit == "nats" else "log base 2, bits"
+    st.p(f"A language model's mean cross-entropy on a test text is {loss} per token ({log}).")
+    if tokens:
+        st.p(f"The text has {tokens:,} tokens and {chars:,} characters. What is the model's loss in bits per character? "
+             f"Round off to {decimals} decimal places.")
+    else:
+        st.p(f"What is its perplexity? Round off to {decimals} decimal places.")
+    sol = Doc()
+    for s in r.steps:
+        sol.p(f"{s.formula} $= {s.value:.6g}$")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"loss": loss, "unit": unit, "tokens": tokens, "chars": chars})
+
+
+@family("sampling.top_p", topic="sampling", title="The nucleus (top-p) set with a temperature",
+        types=("integer",), tags=("sampling", "top-p", "nucleus", "temperature"), source=_SRC)
+def top_p(d: Draw) -> Problem:
+    """How many tokens the nucleus keeps: sort by probability, keep while the mass before the token is < p
+    (the crossing token included, as HuggingFace's TopPLogitsWarper); medium/hard: a temperature first."""
+    import numpy as np
+
+    from solver.sampling import sampling_set
+
+    for _ in range(300):
+        V = d.pick((4, 5)) if d.level == 0 else d.pick((5, 6))
+        z = sorted({d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
+        if len(z) < 4:
+            continue
+        d.rng.shuffle(z)
+        T = 1.0 if d.level == 0 else d.pick((0.5, 2.0))
+        p = d.pick((0.5, 0.6, 0.75, 0.8, 0.9))
+        (kept, _), tr = sampling_set(z, temperature=T, top_p=p, return_trace=True)
+        cum = tr["cumulative"].value
+        if np.min(np.abs(cum - p)) < 0.01:
+            continue
+        value = len(kept)
+        wrongs = [
+            Wrong("crossing_excluded", "left out the token that crosses p",
+                  "The nucleus is the smallest set whose mass reaches p: the token that takes the sum past p is in it.",
+                  len(sampling_set(z, temperature=T, top_p=p, crossing="exclude")[0])),
+            Wrong("ignored_temperature", "ignored the temperature", f"Divide the logits by T = {T} before the softmax.",
+                  len(sampling_set(z, top_p=p)[0])) if T != 1 else None,
+            Wrong("multiplied_temperature", "multiplied the logits by T", f"The logits are divided by T = {T}.",
+                  len(sampling_set(z, temperature=1 / T, top_p=p)[0])) if T != 1 else None,
+        ]
+        key = integer_key(value, unit="tokens")
+        mis = keep_distinct(key, [w for w in wrongs if w])
+        if len(mis) >= 1:
+            break
+    st = Doc()
+    st.p(f"A model's next-token logits over a {len(z)}-token vocabulary are $z = {latex_matrix(z)}$."
+         + (f" Sampling uses temperature $T = {T}$ (probabilities $\\mathrm{{softmax}}(z/T)$)." if T != 1 else ""))
+    st.p(f"With nucleus (top-p) sampling at $p = {p}$, the candidates are the smallest set of most probable tokens whose total "
+         "probability reaches $p$. How many tokens are in it?")
+    sol = Doc()
+    sol.p("Probabilities sorted: " + ", ".join(f"{x:.4f}" for x in tr["sorted_probs"].value) + ".")
+    sol.p("Cumulative: " + ", ".join(f"{x:.4f}" for x in cum) + f"; the first to reach {p} is token number {value} in this order, "
+          "and it is included.")
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"z": z, "T": T, "p": p, "trace": tr.names()},
+                     hints=["Sort by probability and add up until the sum reaches p; the token that gets there is in."])

@@ -1,0 +1,171 @@
+"""Quantised weights and caches: ggml block formats with their scales, group-wise int4 (GPTQ/AWQ),
+QLoRA's NF4 with double quantisation, and a KV cache in int8 with per-head scales.
+
+Keys come from ``solver.quant`` (block byte sizes from llama.cpp's ggml-common.h, the QLoRA
+paper's constants). Misconceptions: the codes without their scales (Q4_0 as a flat 4 bits),
+a scale per weight, fp32 scales where fp16 are stored, GB for GiB; the constants' overhead
+without double quantisation, the second-level constants forgotten.
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import BYTE_UNITS, OTHER_UNIT, big, nat_problem
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 10 (quantised weights: ggml-common.h; Frantar et al. 2023 GPTQ; Dettmers et al. 2023 QLoRA)"
+
+
+@family("quantisation.ggml_bytes", topic="quantisation", title="Bytes of a weight matrix in a ggml format (Q4_0, Q8_0, K-quants)",
+        types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC)
+def ggml_bytes(d: Draw) -> Problem:
+    """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks."""
+    from solver.quant import GGML_FORMATS
+    from solver.quant import ggml_bytes as gb
+
+    for _ in range(300):
+        fmt = d.pick(("q4_0",) if d.level == 0 else ("q4_0", "q8_0") if d.level == 1 else ("q4_K", "q5_K", "q6_K"))
+        rows, cols = d.pick((4096, 5120, 8192)), d.pick((4096, 11008, 14336))
+        layers = d.pick((1, 32)) if d.level else 1
+        unit = d.pick(("MiB",) if layers == 1 else ("GiB", "GB"))
+        n = rows * cols * layers
+        r = gb(n, fmt)
+        f = GGML_FORMATS[fmt]
+        div = BYTE_UNITS[unit][0]
+        value = r.answer / div
+        if not safe_for_rounding(value, 2, 0.1):
+            continue
+        other_name, other_div = OTHER_UNIT[unit]
+        wrongs = [
+            Wrong("no_scales", "counted the quantised codes only (no scales)",
+                  f"Each block of {f.block} weights also stores its scales: {f.block_bytes} bytes per block, "
+                  f"{float(f.bits_per_weight)} bits per weight.", float(r.breakdown["code_bytes"]) / div),
+            Wrong("fp32_scale", "took the block scale as fp32", "ggml stores the block scale d as fp16 (2 bytes).",
+                  (r.answer + 2 * r.breakdown["blocks"]) / div) if fmt in ("q4_0", "q8_0") else None,
+            Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div),
+        ]
+        key = nat_key(value, 2, unit=unit)
+        break
+    st = Doc()
+    shape = f"${rows} \\times {cols}$ weight matri" + ("x" if layers == 1 else f"ces, one in each of {layers} layers")
+    st.p(f"A {shape} is stored in llama.cpp's **{fmt.upper()}** format: "
+         f"blocks of {f.block} weights, each block a struct of " + " + ".join(f"{name}: {b} B" for name, b in f.fields) + ".")
+    st.p(f"How much memory do the quantised weights take, in {BYTE_UNITS[unit][1]}? Round off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt, "rows": rows, "cols": cols, "layers": layers, "unit": unit},
+                       notes=[f"$= {big(r.answer)}$ bytes $= {value:.4f}$ {unit}."])
+
+
+@family("quantisation.group_int4", topic="quantisation", title="Group-wise int4 (GPTQ/AWQ): bytes with scales and zeros",
+        types=("nat",), tags=("quantisation", "gptq", "awq", "memory"), source=_SRC)
+def group_int4(d: Draw) -> Problem:
+    """codes n/2 bytes + one fp16 scale (and a zero) per group of g input weights of each output row."""
+    from solver.quant import group_quant_bytes as gq
+
+    for _ in range(300):
+        rows, cols = d.pick((4096, 8192)), d.pick((4096, 11008, 14336))
+        g = d.pick((128,) if d.level == 0 else (32, 64, 128))
+        zero = "fp16" if d.level == 0 else d.pick(("fp16", "int4"))
+        r = gq(rows, cols, group_size=g, zero=zero)
+        value = float(r.answer) / 2**20
+        if not safe_for_rounding(value, 2, 0.1):
+            continue
+        flat = float(r.breakdown["code_bytes"]) / 2**20
+        wrongs = [
+            Wrong("no_scales", "counted the 4-bit codes only", "Every group also stores a scale and a zero point.", flat),
+            Wrong("no_zeros", "forgot the zero points", "Asymmetric quantisation stores a zero point per group beside the scale.",
+                  float(r.answer - r.breakdown["zero_bytes"]) / 2**20),
+            Wrong("groups_per_matrix", "used one scale per group of the whole matrix's columns only",
+                  "Groups run along the input features of every output row: rows × cols/g groups.",
+                  float(r.breakdown["code_bytes"] + (r.breakdown["scale_bytes"] + r.breakdown["zero_bytes"]) / rows) / 2**20),
+        ]
+        key = nat_key(value, 2, unit="MiB")
+        break
+    st = Doc()
+    zt = "an fp16 zero point" if zero == "fp16" else "a 4-bit zero point (packed, half a byte)"
+    st.p(f"A linear layer's ${rows} \\times {cols}$ weight matrix ({rows} output rows, {cols} input features) is quantised to "
+         f"int4 group-wise: each group of {g} consecutive input weights of a row shares one fp16 scale and {zt}.")
+    st.p("How many MiB ($2^{20}$ bytes) does the quantised matrix take? Round off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"rows": rows, "cols": cols, "group_size": g, "zero": zero},
+                       notes=[f"$= {float(r.answer):,.0f}$ bytes $= {value:.4f}$ MiB.".replace(",", "{,}")])
+
+
+@family("quantisation.nf4_bits", topic="quantisation", title="QLoRA's NF4: bits per parameter with double quantisation",
+        types=("nat",), tags=("quantisation", "qlora", "nf4"), source=_SRC)
+def nf4_bits(d: Draw) -> Problem:
+    """4 + c₂/64 + 32/(64·256) bits per parameter (QLoRA §3); medium/hard: other block sizes, or GB for a model."""
+    from solver.quant import nf4_bits_per_param, nf4_bytes
+
+    bs = 64 if d.level == 0 else d.pick((64, 128))
+    dqb = 256
+    ask_gb = d.level == 2
+    n = d.pick((7, 13, 33, 65)) * 10**9
+    r = nf4_bits_per_param(blocksize=bs, dq_blocksize=dqb)
+    plain = nf4_bits_per_param(blocksize=bs, double_quant=False).answer
+    decimals = 4
+    if ask_gb:
+        value = float(nf4_bytes(n, blocksize=bs, dq_blocksize=dqb)) / 10**9
+        wrongs = [
+            Wrong("flat_4bit", "counted 4 bits per weight only", "The quantisation constants add storage too.", n / 2 / 10**9),
+            Wrong("no_double_quant", "kept the fp32 constants", "Double quantisation stores the block constants in fp8.",
+                  float(plain * n / 8) / 10**9),
+            Wrong("gib", "gave GiB for GB", "GB: 10⁹ bytes.", float(nf4_bytes(n, blocksize=bs, dq_blocksize=dqb)) / 2**30),
+        ]
+        decimals = 2
+    else:
+        value = float(r.answer)
+        wrongs = [
+            Wrong("no_double_quant", "kept the fp32 constants (no double quantisation)",
+                  "Double quantisation stores each block constant in 8 bits.", float(plain)),
+            Wrong("forgot_second_level", "forgot the second-level fp32 constants",
+                  f"The fp8 constants themselves need one fp32 scale per {dqb} of them.", 4 + 8 / bs),
+            Wrong("flat_4bit", "counted 4 bits per weight only", "The constants add storage too.", 4.0),
+        ]
+    key = nat_key(value, decimals, unit="GB" if ask_gb else "bits")
+    st = Doc()
+    st.p(f"QLoRA stores weights in 4-bit NormalFloat (NF4) with one absmax constant per block of {bs} weights. With double "
+         f"quantisation, those constants are stored in 8-bit floats, and each group of {dqb} of them shares one fp32 constant.")
+    if ask_gb:
+        st.p(f"How many GB ($10^9$ bytes) does a model of $N$ = {n // 10**9} billion parameters take in this format? "
+             f"Round off to {decimals} decimal places.")
+    else:
+        st.p(f"How many bits per parameter does this take, the constants included? Round off to {decimals} decimal places.")
+    notes = [f"$= {value:.6f}$" + (" GB." if ask_gb else " bits.")]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"blocksize": bs, "dq_blocksize": dqb, "n": n if ask_gb else None},
+                       notes=notes)
+
+
+@family("quantisation.kv_int8", topic="quantisation", title="A KV cache in int8 with per-head scales",
+        types=("nat",), tags=("quantisation", "kv-cache", "memory"), source=_SRC)
+def kv_int8(d: Draw) -> Problem:
+    """2·L·B·S·h_kv·d_h bytes of int8 codes + one fp16 scale per token, head and K/V."""
+    from solver.presets import get_preset
+    from solver.quant import kv_cache_quant_bytes
+
+    for _ in range(300):
+        name = d.pick(("llama2-7b", "llama3-8b", "mistral-7b"))
+        cfg = get_preset(name).config
+        B, S = d.pick((1, 4, 8, 16)), d.pick((2048, 4096, 8192))
+        dtype = d.pick(("int8",) if d.level < 2 else ("int8", "int4"))
+        r = kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim)
+        value = float(r.answer) / 2**30
+        if safe_for_rounding(value, 3, 0.1):
+            break
+    flat = float(r.breakdown["code_bytes"]) / 2**30
+    wrongs = [
+        Wrong("no_scales", "forgot the scales", "Each token's K and V in each head carry an fp16 scale.", flat),
+        Wrong("only_k", "cached K only", "Both K and V are cached.", value / 2),
+        Wrong("n_heads", "used the query heads", f"Only {cfg.kv_heads} K/V heads are cached.",
+              float(kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.n_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim).answer)
+              / 2**30) if cfg.kv_heads != cfg.n_heads else None,
+    ]
+    key = nat_key(value, 3, unit="GiB")
+    st = Doc()
+    st.p(f"{name} has $L = {cfg.n_layers}$ layers and {cfg.kv_heads} K/V heads of size $d_h = {cfg.head_dim}$. Its KV cache for "
+         f"$B = {B}$ sequences of $S = {S}$ tokens is stored in **{dtype}**"
+         + (" (two values per byte)" if dtype == "int4" else "")
+         + ", with one fp16 scale per token, layer, head and K/V vector (one per $d_h$ values).")
+    st.p("How many GiB ($2^{30}$ bytes) does the cache take, scales included? Round off to three decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"model": name, "B": B, "S": S, "dtype": dtype},
+                       notes=[f"$= {value:.6f}$ GiB."])

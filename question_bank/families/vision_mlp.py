@@ -1,0 +1,129 @@
+"""Counting beyond the text Transformer: a plain MLP's parameters (GATE DA's network counts) and a
+Vision Transformer's embedding and whole-model counts.
+
+Keys come from ``solver.counts_mlp`` and ``solver.counts_vit`` (checked against ``nn.Sequential``
+and HuggingFace's ``ViTModel`` in the tests). Misconceptions: biases forgotten or counted on the
+input layer, the class token's slot in the position table, the patch projection without its bias
+or with the channels forgotten.
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import big
+from question_bank.family import Draw, Wrong, family, keep_distinct
+from question_bank.grading import answer_text, integer_key
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 10 (vision and plain networks; Dosovitskiy et al. 2021, ViT)"
+
+
+@family("counting.mlp_params", topic="counting", title="Parameters (and forward FLOPs) of a fully connected network",
+        types=("integer",), tags=("parameters", "flops", "mlp"), source=_SRC)
+def mlp_params(d: Draw) -> Problem:
+    """Σ n_{i−1}·n_i + n_i over the layers (weights and biases); hard: the forward FLOPs of a batch,
+    2 per multiply-add, bias additions and activations not counted."""
+    from solver.counts_mlp import mlp_flops
+    from solver.counts_mlp import mlp_params as count
+
+    flops = d.level == 2
+    for _ in range(300):
+        depth = 2 if d.level == 0 else d.pick((3, 4))
+        sizes = [d.pick((784, 100, 64, 32, 10, 256, 128))] + [d.pick((512, 256, 128, 64, 32, 16)) for _ in range(depth - 1)]
+        sizes.append(d.pick((10, 2, 1, 5)))
+        batch = d.pick((16, 32, 64, 100))
+        if flops:
+            r = mlp_flops(sizes, batch=batch)
+            wrongs = [
+                Wrong("macs", "counted one FLOP per multiply-add", "A multiply-add is 2 FLOPs (a multiply and an add).",
+                      mlp_flops(sizes, batch=batch, convention="macs").answer),
+                Wrong("one_example", "forgot the batch", f"Every one of the {batch} examples goes through the network.",
+                      mlp_flops(sizes).answer),
+                Wrong("params_times_two", "used 2 × parameters per example, biases included",
+                      "Biases cost additions, not multiply-adds; the question leaves them out.", 2 * batch * count(sizes).answer),
+            ]
+        else:
+            r = count(sizes)
+            wrongs = [
+                Wrong("no_biases", "forgot the biases", "Every neuron of a hidden or output layer has a bias.",
+                      count(sizes, bias=False).answer),
+                Wrong("input_biases", "gave the input layer biases too", "The input layer has no neurons to bias: biases sit on "
+                      "layers 1 … k only.", r.answer + sizes[0]),
+                Wrong("neurons_only", "counted neurons instead of connections",
+                      "Parameters are the weights of the connections (n_{i−1}·n_i per layer) plus the biases.", sum(sizes)),
+            ]
+        key = integer_key(r.answer, unit="FLOPs" if flops else "parameters")
+        mis = keep_distinct(key, [w for w in wrongs if w])
+        if len(mis) >= 2:
+            break
+    st = Doc()
+    st.p("A fully connected feed-forward network has layer widths " + " → ".join(str(s) for s in sizes) +
+         f" (an input layer of {sizes[0]}, then {len(sizes) - 1} fully connected layers, each with weights and biases).")
+    if flops:
+        st.p(f"How many FLOPs does a forward pass of a batch of {batch} examples take? Count 2 FLOPs per multiply-add; ignore "
+             "the bias additions and the activations.")
+    else:
+        st.p("How many trainable parameters does it have?")
+    sol = Doc()
+    pairs = list(zip(sizes[:-1], sizes[1:], strict=True))
+    if flops:
+        sol.bullets([f"layer {i}: ${a} \\times {b} = {big(a * b)}$ multiply-adds per example" for i, (a, b) in enumerate(pairs, start=1)])
+        sol.p(f"$2 \\times {batch} \\times {big(sum(a * b for a, b in pairs))} = {big(r.answer)}$.")
+    else:
+        sol.bullets([f"layer {i}: ${a} \\times {b} + {b} = {big(a * b + b)}$" for i, (a, b) in enumerate(pairs, start=1)])
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"sizes": sizes, "batch": batch if flops else None})
+
+
+@family("counting.vit_params", topic="counting", title="Vision Transformer: patch embedding, class token, position table",
+        types=("integer",), tags=("parameters", "vit", "vision"), source=_SRC)
+def vit_params(d: Draw) -> Problem:
+    """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions; hard: the whole ViT."""
+    from dataclasses import replace
+
+    from solver.counts_vit import VIT_PRESETS
+    from solver.counts_vit import vit_params as count
+
+    name = d.pick(("vit-b/16", "vit-l/16") if d.level < 2 else ("vit-b/16",))
+    cfg = VIT_PRESETS[name]
+    if d.level < 2:
+        cfg = replace(cfg, image_size=d.pick((224, 384)))
+    r = count(cfg)
+    b = r.breakdown
+    P, C, dm = cfg.patch_size, cfg.channels, cfg.d_model
+    if d.level == 0:
+        value = b["patch_embedding"]
+        ask = "the patch embedding (the linear projection of flattened patches, with its bias)"
+        wrongs = [Wrong("no_bias", "left out the bias", "The projection has d biases.", value - dm),
+                  Wrong("no_channels", "forgot the colour channels", f"A flattened patch has P·P·C = {P * P * C} values.",
+                        P * P * dm + dm)]
+    elif d.level == 1:
+        value = b["patch_embedding"] + b["cls_token"] + b["position_table"]
+        ask = "the embeddings: patch projection (with bias), the [class] token and the learned position table"
+        wrongs = [Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too: N + 1 rows.",
+                        value - dm),
+                  Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm - dm),
+                  Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm)]
+    else:
+        value = r.answer
+        ask = "the whole encoder (no classification head): embeddings, layers and the final layer norm"
+        wrongs = [Wrong("no_biases", "forgot the biases of the attention and MLP", "ViT's linear layers all have biases.",
+                        value - cfg.n_layers * (4 * dm + cfg.d_ff + dm)),
+                  Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too.", value - dm),
+                  Wrong("no_norms", "forgot the layer norms", "Two per layer and a final one, each 2d.",
+                        value - b["layer_norms"] - b["final_norm"])]
+    key = integer_key(value, unit="parameters")
+    mis = keep_distinct(key, [w for w in wrongs if w])
+    st = Doc()
+    st.p(f"ViT-{name[4:].upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ RGB images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
+         f"with width $d = {dm}$" + (f", $L = {cfg.n_layers}$ pre-norm layers, MLP width {cfg.d_ff}, and biases in every linear layer."
+                                     if d.level == 2 else "."))
+    st.p(f"How many parameters are in {ask}?")
+    sol = Doc()
+    steps = [s for s in r.steps if d.level == 2 or s.formula.split(" =")[0] in
+             (("patches N", "patch embedding") if d.level == 0 else ("patches N", "patch embedding", "class token", "position table"))]
+    sol.bullets([f"{s.formula} = {s.substitution} = ${big(s.value)}$" for s in steps])
+    sol.p(f"**Answer: {answer_text(key)}**")
+    return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
+                     given={"preset": name, "image_size": cfg.image_size, "level": d.level})

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from drills.cli import cli
 from drills.exam.session import Exam, Paper, assemble_paper, parse_exam_command
 from drills.output import InputError
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 
 ROOT = Path(__file__).resolve().parents[1]
 LETTERS = "abcdefghij"

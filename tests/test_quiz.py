@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli.quiz import quiz
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 from drills.quiz.session import Catalogue, Pick, ProblemSource, QuizOptions, plan, without_slow_imports
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
@@ -346,7 +346,7 @@ def test_sigkill_mid_quiz_keeps_exactly_the_confirmed_answers(tmp_path):
 
 _PROBE = r"""
 import json, sys, tempfile
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 from drills.quiz.session import Catalogue, QuizOptions, plan, without_slow_imports
 
 # a seed whose first planned problem is built with SymPy while a later one is not

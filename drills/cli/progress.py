@@ -1,6 +1,6 @@
 """``qkv stats`` and ``qkv history export|import``: what the progress store knows, and moving it.
 
-Thin commands: the numbers come from :meth:`drills.progress.store.ProgressStore.stats`; this module
+Thin commands: the numbers come from :meth:`drills.progress.ProgressStore.stats`; this module
 only lays them out (plain text with Unicode bars, no colour needed) and prints through
 :mod:`drills.output`.
 """
@@ -61,7 +61,7 @@ def _ago(when: datetime, now: datetime) -> str:
 
 def render_stats(stats: dict[str, Any]) -> str:
     """The text of ``qkv stats`` from :meth:`ProgressStore.stats`'s dict."""
-    from drills.progress.store import parse_time
+    from drills.progress import parse_time
 
     lines: list[str] = []
     total = stats["totals"]
@@ -132,7 +132,7 @@ def _marks(x: float) -> str:
 @data_dir_option
 def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
     """Accuracy per topic, your most frequent mistakes, items due, streak, accuracy by day."""
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
     with ProgressStore.open(data_dir) as store:
         result = store.stats(days=days)
@@ -173,7 +173,7 @@ def _write_atomically(path: Path, text: str) -> None:
 @data_dir_option
 def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
     """Write your whole history as JSON or CSV."""
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "json"
@@ -199,7 +199,7 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
 @data_dir_option
 def import_(file: Path, fmt: str | None, as_json: bool, data_dir: Path | None) -> None:
     """Merge an exported history into yours (answers already present are skipped)."""
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
     try:
         if str(file) == "-":

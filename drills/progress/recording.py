@@ -1,0 +1,252 @@
+"""The progress store: every answer, quiz/exam session, review card and disputed key.
+
+A SQLite database ``progress.sqlite3`` in the data directory (:mod:`drills.progress.paths`), laid
+out in :mod:`drills.progress.schema` and opened, checked and salvaged by
+:mod:`drills.progress.database`. :class:`ProgressStore` is the one object commands use; this
+module holds its opening and its writes (one transaction per answer, committed before
+:meth:`ProgressStore.record_attempt` returns); its reads are :class:`drills.progress.statistics.StoreReads`
+and its export/import :class:`drills.progress.history.HistoryTransfer`.
+
+Disputed keys (``report``) go into the ``reports`` table and are appended to ``reports.jsonl`` in
+the data directory, one JSON object a line. Review cards are FSRS cards
+(:mod:`drills.progress.scheduling`) keyed by ``(kind, ref)``: ``("family", family id)`` or
+``("item", curated problem id)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from drills.progress.database import Damaged, open_checked, salvage, set_aside, transaction
+from drills.progress.history import HistoryTransfer
+from drills.progress.rows import Recorded, decode_row, iso, json_text, parse_time, seed_value
+from drills.progress.scheduling import AGAIN, item_key, rating_for, utc
+from drills.progress.schema import (
+    ATTEMPT_COLUMNS,
+    DB_NAME,
+    MODES,
+    REPORT_COLUMNS,
+    REPORTS_NAME,
+    ProgressError,
+)
+from drills.progress.statistics import StoreReads
+
+
+def _default_warn(line: str) -> None:
+    from drills.output import warn
+
+    warn(line)
+
+
+class ProgressStore(StoreReads, HistoryTransfer):
+    """The progress database of one data directory. Open with :meth:`open`; close or use ``with``."""
+
+    def __init__(self, conn: sqlite3.Connection, data_dir: Path, notices: list[str]):
+        self.conn = conn
+        self.data_dir = data_dir
+        self.path = data_dir / DB_NAME
+        self.notices = notices  # lines reported at open (a damaged database set aside)
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, data_dir: str | os.PathLike[str] | None = None, *, warn: Callable[[str], None] | None = None) -> ProgressStore:
+        """Open (creating and migrating) the store in ``data_dir`` (resolved by
+        :func:`drills.progress.paths.data_dir`: ``None`` means ``$QKV_HOME`` or the platform default).
+
+        ``warn(line)`` reports a damaged database (default: ``drills.output.warn``)."""
+        from drills.progress.paths import data_dir as resolve
+
+        directory = resolve(data_dir)
+        path = directory / DB_NAME
+        notices: list[str] = []
+        try:
+            conn = open_checked(path)
+        except Damaged as damage:
+            try:
+                target = set_aside(path)
+            except OSError as e:
+                raise ProgressError(f"the progress database {str(path)!r} is damaged ({damage.reason}) and "
+                                    f"could not be moved aside: {e.strerror or e}") from None
+            conn = open_checked(path)
+            saved = salvage(target, conn)
+            store = cls(conn, directory, notices)
+            if saved:
+                store._rebuild_cards(None)
+            recovered = f"; {saved} answers recovered from it" if saved else ""
+            notices.append(f"the progress database was damaged; moved to {target.name}, starting a new one "
+                           f"(your old file is kept{recovered})")
+            (warn or _default_warn)(notices[-1])
+            return store
+        except sqlite3.OperationalError as e:
+            raise ProgressError(f"cannot open the progress database {str(path)!r}: {e}") from None
+        return cls(conn, directory, notices)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ProgressStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def start_session(self, mode: str = "quiz", *, args: dict[str, Any] | None = None,
+                      now: datetime | None = None, session_id: str | None = None) -> str:
+        """Record the start of a quiz, exam or check session; returns its id (a uuid4 hex)."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        sid = session_id or uuid.uuid4().hex
+        started = iso(now or utc())
+        transaction(self.conn, lambda c: c.execute(
+            "INSERT INTO sessions (id, mode, started_at, args) VALUES (?, ?, ?, ?)",
+            (sid, mode, started, json_text(args))))
+        return sid
+
+    def end_session(self, session_id: str, *, score: float | None = None, max_score: float | None = None,
+                    negative: float | None = None, summary: dict[str, Any] | None = None,
+                    now: datetime | None = None) -> None:
+        """Record the end of a session (and an exam's score)."""
+        ended = iso(now or utc())
+        transaction(self.conn, lambda c: c.execute(
+            "UPDATE sessions SET ended_at = ?, score = coalesce(?, score), max_score = coalesce(?, max_score),"
+            " negative = coalesce(?, negative), summary = coalesce(?, summary) WHERE id = ?",
+            (ended, score, max_score, negative, json_text(summary), session_id)))
+
+    # -- attempts ---------------------------------------------------------------------------
+
+    def record_attempt(self, *, problem_id: str, mode: str = "quiz", session_id: str | None = None,
+                       family: str | None = None, seed: int | None = None, topic: str | None = None,
+                       type: str | None = None, part: str | None = None, answer: str | None = None,
+                       parsed: Any = None, correct: bool | None = None, score: float | None = None,
+                       marks: float | None = None, negative: float | None = None, time_ms: int | None = None,
+                       misconception: str | None = None, misconception_label: str | None = None,
+                       review: bool = True, rating: int | None = None, extra: dict[str, Any] | None = None,
+                       now: datetime | None = None, uid: str | None = None) -> Recorded:
+        """Store one answer, and (with ``review``) update the FSRS card of its family or item, in
+        one transaction, committed before this returns.
+
+        ``correct=None`` means skipped / unanswered (rated Again when reviewed). ``rating``
+        overrides :func:`drills.progress.scheduling.rating_for`. ``parsed`` is anything with ``to_json()``
+        (the parsers' results) or JSON-able data. ``now`` defaults to the current UTC time."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        when = utc(now)
+        uid = uid or uuid.uuid4().hex
+        if review and rating is None:
+            rating = rating_for(correct, time_ms, type or "", marks or 1)
+        if not review:
+            rating = None
+        row = {
+            "uid": uid, "time": iso(when), "session_id": session_id, "mode": mode, "problem_id": problem_id,
+            "part": part, "family": family, "seed": seed_value(seed), "topic": topic, "type": type,
+            "answer": answer, "parsed": json_text(parsed),
+            "correct": None if correct is None else int(bool(correct)), "score": score, "marks": marks,
+            "negative": negative, "time_ms": None if time_ms is None else int(time_ms),
+            "misconception": misconception, "misconception_label": misconception_label, "rating": rating,
+            "extra": json_text(extra),
+        }
+        sql = (f"INSERT INTO attempts ({', '.join(ATTEMPT_COLUMNS)}) "
+               f"VALUES ({', '.join('?' * len(ATTEMPT_COLUMNS))})")
+
+        def write(c: sqlite3.Connection) -> Recorded:
+            cur = c.execute(sql, [row[k] for k in ATTEMPT_COLUMNS])
+            due = None
+            if rating is not None:
+                due = self._review_card(c, item_key(family, problem_id), rating, when, topic, type, time_ms)
+            return Recorded(id=cur.lastrowid, uid=uid, rating=rating, due=due)
+
+        return transaction(self.conn, write)
+
+    def _review_card(self, c: sqlite3.Connection, key: tuple[str, str], rating: int, when: datetime,
+                     topic: str | None, type_: str | None, time_ms: int | None) -> datetime:
+        from drills.progress.scheduling import review
+
+        old = c.execute("SELECT card, state, reps, lapses FROM cards WHERE kind = ? AND ref = ?", key).fetchone()
+        state = review(old["card"] if old else None, rating, when, item=key, duration_ms=time_ms)
+        reps = (old["reps"] if old else 0) + 1
+        lapses = (old["lapses"] if old else 0) + (1 if old and rating == AGAIN and old["state"] == 2 else 0)
+        c.execute(
+            "INSERT INTO cards (kind, ref, topic, type, card, due, state, reps, lapses, last_review)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (kind, ref) DO UPDATE SET topic = coalesce(excluded.topic, topic),"
+            " type = coalesce(excluded.type, type), card = excluded.card, due = excluded.due,"
+            " state = excluded.state, reps = excluded.reps, lapses = excluded.lapses,"
+            " last_review = excluded.last_review",
+            (*key, topic, type_, state.card_json, iso(state.due), state.state, reps, lapses, iso(when)))
+        return state.due
+
+    # -- reports ----------------------------------------------------------------------------
+
+    def report(self, problem_id: str, *, seed: int | None = None, family: str | None = None,
+               answer: str | None = None, key: str | None = None, note: str = "",
+               session_id: str | None = None, extra: dict[str, Any] | None = None,
+               now: datetime | None = None) -> str:
+        """Record a disputed key in the database and in ``reports.jsonl``; returns its uid."""
+        row = {"uid": uuid.uuid4().hex, "time": iso(now or utc()), "session_id": session_id,
+               "problem_id": problem_id, "family": family, "seed": seed_value(seed), "answer": answer,
+               "key": key, "note": note, "extra": json_text(extra)}
+        self._insert_reports([row])
+        return row["uid"]
+
+    def _insert_reports(self, rows: list[dict[str, Any]]) -> int:
+        sql = (f"INSERT OR IGNORE INTO reports ({', '.join(REPORT_COLUMNS)}) "
+               f"VALUES ({', '.join('?' * len(REPORT_COLUMNS))})")
+
+        def write(c: sqlite3.Connection) -> list[dict[str, Any]]:
+            return [r for r in rows if c.execute(sql, [r.get(k) for k in REPORT_COLUMNS]).rowcount]
+
+        new = transaction(self.conn, write)
+        if new:
+            lines = "".join(json.dumps(decode_row(r), ensure_ascii=False, sort_keys=True) + "\n" for r in new)
+            try:
+                with open(self.data_dir / REPORTS_NAME, "a", encoding="utf-8") as f:
+                    f.write(lines)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                _default_warn(f"could not append to {REPORTS_NAME} ({e.strerror or e}); "
+                              "the report is in the database")
+        return len(new)
+
+    def _rebuild_cards(self, keys: set[tuple[str, str]] | None) -> int:
+        """Replay the rated attempts of ``keys`` (all when None) to rebuild their cards."""
+        from drills.progress.scheduling import review
+
+        rows = self.conn.execute(
+            "SELECT family, problem_id, topic, type, time, rating, time_ms FROM attempts"
+            " WHERE rating IS NOT NULL ORDER BY time, id").fetchall()
+        history: dict[tuple[str, str], list[sqlite3.Row]] = defaultdict(list)
+        for r in rows:
+            key = item_key(r["family"], r["problem_id"])
+            if keys is None or key in keys:
+                history[key].append(r)
+
+        def write(c: sqlite3.Connection) -> int:
+            for key, reviews in history.items():
+                card, state, reps, lapses = None, None, 0, 0
+                for r in reviews:
+                    if state is not None and r["rating"] == AGAIN and state.state == 2:
+                        lapses += 1
+                    state = review(card, r["rating"], parse_time(r["time"]), item=key, duration_ms=r["time_ms"])
+                    card = state.card_json
+                    reps += 1
+                last = reviews[-1]
+                topic = next((r["topic"] for r in reversed(reviews) if r["topic"]), None)
+                type_ = next((r["type"] for r in reversed(reviews) if r["type"]), None)
+                c.execute("INSERT OR REPLACE INTO cards (kind, ref, topic, type, card, due, state, reps, lapses,"
+                          " last_review) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          (*key, topic, type_, card, iso(state.due), state.state, reps, lapses, last["time"]))
+            return len(history)
+
+        return transaction(self.conn, write)

@@ -134,7 +134,7 @@ def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
     """Accuracy per topic, your most frequent mistakes, items due, streak, accuracy by day."""
     from drills.progress import ProgressStore
 
-    with ProgressStore.open(data_dir) as store:
+    with ProgressStore.open(data_dir, read_only=True) as store:  # a read: nothing written
         result = store.stats(days=days)
     if as_json:
         emit_json(result)
@@ -177,7 +177,7 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "json"
-    with ProgressStore.open(data_dir) as store:
+    with ProgressStore.open(data_dir, read_only=True) as store:
         text = store.export(fmt)
         n = store.count_attempts()
     if output is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time as _time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -25,7 +26,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from drills.progress.database import Damaged, open_checked, salvage, set_aside, transaction
+from drills.progress.database import (
+    Damaged,
+    environment_error,
+    migrate,
+    open_checked,
+    open_read_only,
+    salvage,
+    set_aside,
+    stale_wal,
+    transaction,
+)
 from drills.progress.history import HistoryTransfer
 from drills.progress.rows import Recorded, decode_row, iso, json_text, parse_time, seed_value
 from drills.progress.scheduling import AGAIN, item_key, rating_for, utc
@@ -46,6 +57,23 @@ def _default_warn(line: str) -> None:
     warn(line)
 
 
+def _is_empty_file(path: Path) -> bool:
+    """A 0-byte file left lying there (not one another qkv has just created: older than 2 s)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_size == 0 and _time.time() - st.st_mtime > 2
+
+
+def _empty_history() -> sqlite3.Connection:
+    """An empty store in memory, for reading commands where no file exists (none is created)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    migrate(conn)
+    return conn
+
+
 class ProgressStore(StoreReads, HistoryTransfer):
     """The progress database of one data directory. Open with :meth:`open`; close or use ``with``."""
 
@@ -58,37 +86,82 @@ class ProgressStore(StoreReads, HistoryTransfer):
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, data_dir: str | os.PathLike[str] | None = None, *, warn: Callable[[str], None] | None = None) -> ProgressStore:
-        """Open (creating and migrating) the store in ``data_dir`` (resolved by
-        :func:`drills.progress.paths.data_dir`: ``None`` means ``$QKV_HOME`` or the platform default).
+    def open(cls, data_dir: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+             warn: Callable[[str], None] | None = None) -> ProgressStore:
+        """Open the store in ``data_dir`` (resolved by :func:`drills.progress.paths.data_dir`:
+        ``None`` means ``$QKV_HOME`` or the platform default), creating and migrating it.
 
-        ``warn(line)`` reports a damaged database (default: ``drills.output.warn``)."""
+        With ``read_only`` (``qkv stats``, ``history export``) nothing is created, migrated or
+        written: a missing file reads as an empty history, an older schema as what it holds
+        (review cards it lacks are computed in memory). Either way, what would otherwise lose
+        data is handled first, with one line through ``warn(line)`` (default
+        ``drills.output.warn``): a write-ahead log that is not this file's (:func:`stale_wal`) and
+        a damaged file are moved aside (never deleted) and what can be read is copied into a new
+        file; a 0-byte file is replaced; a dropped table is rebuilt from what it derives from."""
         from drills.progress.paths import data_dir as resolve
 
-        directory = resolve(data_dir)
+        say = warn or _default_warn
+        directory = resolve(data_dir, create=not read_only)
         path = directory / DB_NAME
         notices: list[str] = []
+        reason = stale_wal(path)
+        if reason is not None:
+            return cls._replace(directory, f"had a write-ahead log that is not its own ({reason})", notices, say,
+                                with_wal=False)
+        if _is_empty_file(path):
+            notices.append(f"the progress database {str(path)!r} was an empty file (0 bytes: nothing in it "
+                           "to recover); starting a new one")
+            say(notices[-1])
+            if read_only:
+                return cls(_empty_history(), directory, notices)
         try:
-            conn = open_checked(path)
-        except Damaged as damage:
-            try:
-                target = set_aside(path)
-            except OSError as e:
-                raise ProgressError(f"the progress database {str(path)!r} is damaged ({damage.reason}) and "
-                                    f"could not be moved aside: {e.strerror or e}") from None
-            conn = open_checked(path)
-            saved = salvage(target, conn)
-            store = cls(conn, directory, notices)
-            if saved:
-                store._rebuild_cards(None)
-            recovered = f"; {saved} answers recovered from it" if saved else ""
-            notices.append(f"the progress database was damaged; moved to {target.name}, starting a new one "
-                           f"(your old file is kept{recovered})")
-            (warn or _default_warn)(notices[-1])
-            return store
-        except sqlite3.OperationalError as e:
-            raise ProgressError(f"cannot open the progress database {str(path)!r}: {e}") from None
-        return cls(conn, directory, notices)
+            if read_only:
+                if not path.exists():
+                    return cls(_empty_history(), directory, notices)
+                conn, made = open_read_only(path)
+                store = cls(conn, directory, notices)
+                if "cards" in made:
+                    store._rebuild_cards(None)  # into the TEMP table: the file is not touched
+                return store
+            conn, said = open_checked(path)
+        except Damaged:
+            return cls._replace(directory, "was damaged", notices, say, with_wal=True)
+        except sqlite3.Error as e:
+            raise environment_error(e, path) or ProgressError(
+                f"cannot open the progress database {str(path)!r}: {e}") from None
+        store = cls(conn, directory, notices)
+        if any(line.startswith("the review cards table") for line in said):
+            store._rebuild_cards(None)
+        for line in said:
+            notices.append(line)
+            say(line)
+        return store
+
+    @classmethod
+    def _replace(cls, directory: Path, why: str, notices: list[str], say: Callable[[str], None], *,
+                 with_wal: bool) -> ProgressStore:
+        """Move the database (and its -wal/-shm) aside, start a new one, copy what can be read."""
+        path = directory / DB_NAME
+        try:
+            target = set_aside(path)
+        except OSError as e:
+            raise ProgressError(f"the progress database {str(path)!r} {why} and could not be moved aside: "
+                                f"{e.strerror or e}") from None
+        try:
+            conn, _ = open_checked(path)
+        except sqlite3.Error as e:
+            raise environment_error(e, path) or ProgressError(
+                f"cannot create the progress database {str(path)!r}: {e}") from None
+        saved = salvage(target, conn, with_wal=with_wal)
+        store = cls(conn, directory, notices)
+        if saved:
+            store._rebuild_cards(None)
+        moved = target.name + (" (with the -wal file)" if Path(str(target) + "-wal").exists() else "")
+        recovered = f"; {saved} answers recovered from it" if saved else ""
+        notices.append(f"the progress database {why}; moved to {moved}, starting a new one "
+                       f"(your old file is kept{recovered})")
+        say(notices[-1])
+        return store
 
     def close(self) -> None:
         self.conn.close()

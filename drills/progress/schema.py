@@ -92,9 +92,16 @@ MIGRATIONS: list[str] = [
         extra TEXT
     );
     """,
+    # 4: the store's id, written once: a write-ahead log showing another id is not this file's
+    """
+    CREATE TABLE store (
+        id TEXT NOT NULL        -- 32 random hex digits
+    );
+    INSERT INTO store (id) VALUES (lower(hex(randomblob(16))));
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
-TABLES = ("sessions", "attempts", "cards", "reports")
+TABLES = ("sessions", "attempts", "cards", "reports", "store")
 
 ATTEMPT_COLUMNS = ("uid", "time", "session_id", "mode", "problem_id", "part", "family", "seed", "topic",
                    "type", "answer", "parsed", "correct", "score", "marks", "negative", "time_ms",

@@ -198,18 +198,16 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
 @data_dir_option
 def import_(file: Path, fmt: str | None, as_json: bool, data_dir: Path | None) -> None:
-    """Merge an exported history into yours (answers already present are skipped)."""
-    from drills.progress import ProgressStore
+    """Merge an exported history into yours (answers already present are skipped).
 
-    try:
-        if str(file) == "-":
-            text = sys.stdin.read()
-        else:
-            text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no such file {str(file)!r}", "FILE") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {str(file)!r}: {getattr(e, 'strerror', None) or e}", "FILE") from None
+    All or nothing: every field of every record is checked as `qkv history export` writes it,
+    and the first one that is not refuses the whole file (nothing is stored). A file may be at
+    most 64 MiB (about 100,000 answers).
+    """
+    from drills.progress import ProgressStore
+    from drills.progress.history_format import read_history_file
+
+    text = read_history_file(file)
     with ProgressStore.open(data_dir) as store:
         counts = store.import_(text, fmt)
     if as_json:

@@ -14,16 +14,24 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from drills.progress.database import transaction
-from drills.progress.rows import iso, parse_time, row_dict, seed_value
+from drills.progress.history_format import (
+    MAX_IMPORT_BYTES,
+    bad_import,
+    check_card,
+    clean_attempt,
+    clean_report,
+    clean_session,
+    csv_cell,
+    csv_records,
+    json_records,
+)
+from drills.progress.rows import iso, row_dict
 from drills.progress.scheduling import item_key, utc
 from drills.progress.schema import (
     ATTEMPT_COLUMNS,
     CARD_COLUMNS,
     EXPORT_FORMAT,
     EXPORT_VERSION,
-    JSON_COLUMNS,
-    MODES,
-    REPORT_COLUMNS,
     SESSION_COLUMNS,
     ProgressError,
 )
@@ -40,9 +48,11 @@ class HistoryTransfer:
 
         def reports(self) -> list[dict[str, Any]]: ...
 
-        def _insert_reports(self, rows: list[dict[str, Any]]) -> int: ...
+        def _insert_report_rows(self, c: sqlite3.Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
-        def _rebuild_cards(self, keys: set[tuple[str, str]] | None) -> int: ...
+        def _append_reports_file(self, rows: list[dict[str, Any]]) -> None: ...
+
+        def _replay_cards(self, c: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> int: ...
 
     def export(self, format: str = "json", *, now: datetime | None = None) -> str:
         """The whole history as text: ``json`` (sessions, attempts, cards, reports: everything
@@ -51,10 +61,10 @@ class HistoryTransfer:
             f"SELECT {', '.join(ATTEMPT_COLUMNS)} FROM attempts ORDER BY time, id")]
         if format == "csv":
             out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\n")
+            writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; a CR inside a cell is quoted
             writer.writerow(ATTEMPT_COLUMNS)
             for a in attempts:
-                writer.writerow([_csv_cell(k, a[k]) for k in ATTEMPT_COLUMNS])
+                writer.writerow([csv_cell(k, a[k]) for k in ATTEMPT_COLUMNS])
             return out.getvalue()
         if format != "json":
             raise ProgressError(f"unknown export format {format!r}; choose csv or json", "--format")
@@ -73,46 +83,67 @@ class HistoryTransfer:
     def import_(self, text: str, format: str | None = None) -> dict[str, int]:
         """Merge an export (``json`` or ``csv``; guessed from the text when None) into this store.
 
-        Rows already present (same uid / session id) are skipped, so importing twice changes
-        nothing. Review cards of the items touched are rebuilt by replaying their answers.
+        All or nothing: one transaction for the whole file, records read and checked one at a
+        time (:mod:`drills.progress.history_format`); the first record that is not exactly as
+        export writes it refuses the file in one line naming the record and field, and nothing is
+        stored. Rows already present (same uid / session id) are skipped, so importing twice
+        changes nothing. Review cards of the items touched are rebuilt by replaying their answers.
         Returns counts: attempts, skipped, sessions, reports, cards."""
-        fmt = format or ("json" if text.lstrip()[:1] in ("{", "[") else "csv")
-        if fmt == "json":
-            sessions, attempts, reports = _read_json_export(text)
-        elif fmt == "csv":
-            sessions, attempts, reports = [], _read_csv_export(text), []
-        else:
+        if len(text) > MAX_IMPORT_BYTES:
+            raise bad_import(f"the text is longer than the {MAX_IMPORT_BYTES:,} bytes a history file may be")
+        fmt = format or ("json" if text.lstrip("\ufeff \t\r\n")[:1] in ("{", "[") else "csv")
+        if fmt not in ("json", "csv"):
             raise ProgressError(f"unknown import format {fmt!r}; choose csv or json", "--format")
-        known = {s["id"] for s in sessions}
-        for a in attempts:  # a CSV carries no sessions: rebuild their bare outline from the answers
-            sid = a.get("session_id")
-            if sid and sid not in known:
-                times = [b["time"] for b in attempts if b.get("session_id") == sid]
-                sessions.append({"id": sid, "mode": a.get("mode") or "quiz", "started_at": min(times),
-                                 "ended_at": max(times)})
-                known.add(sid)
         attempt_sql = (f"INSERT OR IGNORE INTO attempts ({', '.join(ATTEMPT_COLUMNS)}) "
                        f"VALUES ({', '.join('?' * len(ATTEMPT_COLUMNS))})")
         session_sql = (f"INSERT OR IGNORE INTO sessions ({', '.join(SESSION_COLUMNS)}) "
                        f"VALUES ({', '.join('?' * len(SESSION_COLUMNS))})")
 
-        def write(c: sqlite3.Connection) -> tuple[int, int, set[tuple[str, str]]]:
-            n_sessions = sum(c.execute(session_sql, [s.get(k) for k in SESSION_COLUMNS]).rowcount
-                             for s in sessions)
+        def write(c: sqlite3.Connection) -> tuple[dict[str, int], list[dict[str, Any]]]:
+            counts = {"attempts": 0, "skipped": 0, "sessions": 0, "reports": 0, "cards": 0}
             touched: set[tuple[str, str]] = set()
-            n_attempts = 0
-            for a in attempts:
-                if c.execute(attempt_sql, [a.get(k) for k in ATTEMPT_COLUMNS]).rowcount:
-                    n_attempts += 1
-                    if a.get("rating") is not None:
-                        touched.add(item_key(a.get("family"), a["problem_id"]))
-            return n_sessions, n_attempts, touched
+            outlines: dict[str, list[str]] = {}  # a session named by answers only: mode, first, last
+            new_reports: list[dict[str, Any]] = []
 
-        n_sessions, n_attempts, touched = transaction(self.conn, write)
-        n_reports = self._insert_reports(reports) if reports else 0
-        n_cards = self._rebuild_cards(touched) if touched else 0
-        return {"attempts": n_attempts, "skipped": len(attempts) - n_attempts, "sessions": n_sessions,
-                "reports": n_reports, "cards": n_cards}
+            def answer(row: dict[str, Any]) -> None:
+                if c.execute(attempt_sql, [row[k] for k in ATTEMPT_COLUMNS]).rowcount:
+                    counts["attempts"] += 1
+                    if row["rating"] is not None:
+                        touched.add(item_key(row["family"], row["problem_id"]))
+                else:
+                    counts["skipped"] += 1
+                sid = row["session_id"]
+                if sid:
+                    o = outlines.setdefault(sid, [row["mode"], row["time"], row["time"]])
+                    o[1], o[2] = min(o[1], row["time"]), max(o[2], row["time"])
+
+            if fmt == "csv":
+                for line, raw in csv_records(text):
+                    answer(clean_attempt(raw, f"line {line}", from_csv=True))
+            else:
+                for section, i, raw in json_records(text):
+                    where = f"{section[:-1]} {i + 1}"
+                    if section == "attempts":
+                        answer(clean_attempt(raw, where))
+                    elif section == "sessions":
+                        row = clean_session(raw, where)
+                        counts["sessions"] += c.execute(session_sql, [row[k] for k in SESSION_COLUMNS]).rowcount
+                    elif section == "reports":
+                        row = clean_report(raw, where)
+                        new_reports += self._insert_report_rows(c, [row])
+                    else:
+                        check_card(raw, where)
+            for sid, (mode, first, last) in outlines.items():  # sessions a CSV names: their bare outline
+                counts["sessions"] += c.execute(
+                    "INSERT OR IGNORE INTO sessions (id, mode, started_at, ended_at) VALUES (?, ?, ?, ?)",
+                    (sid, mode, first, last)).rowcount
+            counts["reports"] = len(new_reports)
+            counts["cards"] = self._replay_cards(c, touched) if touched else 0
+            return counts, new_reports
+
+        counts, new_reports = transaction(self.conn, write)
+        self._append_reports_file(new_reports)
+        return counts
 
 
 def _dump_export(doc: dict[str, Any]) -> str:
@@ -131,100 +162,3 @@ def _dump_export(doc: dict[str, Any]) -> str:
             lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def _csv_cell(column: str, value: Any) -> str:
-    if value is None:
-        return ""
-    if column in JSON_COLUMNS:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-_INT_COLUMNS = {"correct", "time_ms", "rating"}
-_FLOAT_COLUMNS = {"score", "marks", "negative"}
-
-
-def _bad_import(message: str) -> ProgressError:
-    return ProgressError(f"cannot import: {message}")
-
-
-def _clean_attempt(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise _bad_import(f"{where}: an answer must be an object")
-    a: dict[str, Any] = {}
-    for k in ATTEMPT_COLUMNS:
-        v = raw.get(k)
-        if v == "":
-            v = None
-        a[k] = v
-    for k in ("uid", "time", "problem_id"):
-        if not a.get(k) or not isinstance(a[k], str):
-            raise _bad_import(f"{where}: {k} is missing")
-    try:
-        a["time"] = iso(parse_time(a["time"]))
-    except ValueError:
-        raise _bad_import(f"{where}: time {a['time']!r} is not an ISO date-time") from None
-    if a["mode"] not in MODES:
-        a["mode"] = "quiz"
-    try:
-        for k in _INT_COLUMNS:
-            if a[k] is not None:
-                a[k] = int(a[k])
-        for k in _FLOAT_COLUMNS:
-            if a[k] is not None:
-                a[k] = float(a[k])
-        if isinstance(a["seed"], str) and a["seed"].lstrip("-").isdigit():
-            a["seed"] = seed_value(int(a["seed"]))
-    except (TypeError, ValueError):
-        raise _bad_import(f"{where}: a number column holds something else") from None
-    if a["rating"] is not None and a["rating"] not in (1, 2, 3, 4):
-        raise _bad_import(f"{where}: rating must be 1..4")
-    for k in JSON_COLUMNS & set(ATTEMPT_COLUMNS):
-        if a[k] is not None and not isinstance(a[k], str):
-            a[k] = json.dumps(a[k], ensure_ascii=False, sort_keys=True)
-    return a
-
-
-def _read_json_export(text: str) -> tuple[list[dict], list[dict], list[dict]]:
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise _bad_import(f"not a JSON export ({e.msg} at line {e.lineno})") from None
-    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-        raise _bad_import(f"not a qkv history export (expected \"format\": \"{EXPORT_FORMAT}\")")
-    if not isinstance(doc.get("version"), int) or doc["version"] > EXPORT_VERSION:
-        raise _bad_import(f"export version {doc.get('version')!r} is newer than this qkv reads ({EXPORT_VERSION})")
-    attempts = [_clean_attempt(a, f"attempt {i + 1}") for i, a in enumerate(doc.get("attempts") or [])]
-    sessions = []
-    for i, s in enumerate(doc.get("sessions") or []):
-        if not isinstance(s, dict) or not s.get("id") or not s.get("started_at"):
-            raise _bad_import(f"session {i + 1}: id and started_at are needed")
-        row = {k: s.get(k) for k in SESSION_COLUMNS}
-        if row["mode"] not in MODES:
-            row["mode"] = "quiz"
-        for k in ("args", "summary"):
-            if row[k] is not None and not isinstance(row[k], str):
-                row[k] = json.dumps(row[k], ensure_ascii=False, sort_keys=True)
-        sessions.append(row)
-    reports = []
-    for i, r in enumerate(doc.get("reports") or []):
-        if not isinstance(r, dict) or not r.get("uid") or not r.get("problem_id") or not r.get("time"):
-            raise _bad_import(f"report {i + 1}: uid, time and problem_id are needed")
-        row = {k: r.get(k) for k in REPORT_COLUMNS}
-        if row["extra"] is not None and not isinstance(row["extra"], str):
-            row["extra"] = json.dumps(row["extra"], ensure_ascii=False, sort_keys=True)
-        reports.append(row)
-    return sessions, attempts, reports
-
-
-def _read_csv_export(text: str) -> list[dict[str, Any]]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or not {"uid", "time", "problem_id"} <= set(reader.fieldnames):
-        raise _bad_import("not a qkv history CSV (its header needs uid, time and problem_id)")
-    try:
-        return [_clean_attempt(row, f"line {i + 2}") for i, row in enumerate(reader)]
-    except csv.Error as e:
-        raise _bad_import(f"unreadable CSV: {e}") from None

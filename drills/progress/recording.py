@@ -269,34 +269,39 @@ class ProgressStore(StoreReads, HistoryTransfer):
         row = {"uid": uuid.uuid4().hex, "time": iso(now or utc()), "session_id": session_id,
                "problem_id": problem_id, "family": family, "seed": seed_value(seed), "answer": answer,
                "key": key, "note": note, "extra": json_text(extra)}
-        self._insert_reports([row])
+        new = transaction(self.conn, lambda c: self._insert_report_rows(c, [row]))
+        self._append_reports_file(new)
         return row["uid"]
 
-    def _insert_reports(self, rows: list[dict[str, Any]]) -> int:
+    def _insert_report_rows(self, c: sqlite3.Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Insert report rows inside the caller's transaction; returns those that were new."""
         sql = (f"INSERT OR IGNORE INTO reports ({', '.join(REPORT_COLUMNS)}) "
                f"VALUES ({', '.join('?' * len(REPORT_COLUMNS))})")
+        return [r for r in rows if c.execute(sql, [r.get(k) for k in REPORT_COLUMNS]).rowcount]
 
-        def write(c: sqlite3.Connection) -> list[dict[str, Any]]:
-            return [r for r in rows if c.execute(sql, [r.get(k) for k in REPORT_COLUMNS]).rowcount]
-
-        new = transaction(self.conn, write)
-        if new:
-            lines = "".join(json.dumps(decode_row(r), ensure_ascii=False, sort_keys=True) + "\n" for r in new)
-            try:
-                with open(self.data_dir / REPORTS_NAME, "a", encoding="utf-8") as f:
-                    f.write(lines)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except OSError as e:
-                _default_warn(f"could not append to {REPORTS_NAME} ({e.strerror or e}); "
-                              "the report is in the database")
-        return len(new)
+    def _append_reports_file(self, rows: list[dict[str, Any]]) -> None:
+        """Append committed reports to ``reports.jsonl`` (a warning, not an error, when it cannot be)."""
+        if not rows:
+            return
+        lines = "".join(json.dumps(decode_row(r), ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+        try:
+            with open(self.data_dir / REPORTS_NAME, "a", encoding="utf-8") as f:
+                f.write(lines)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            _default_warn(f"could not append to {REPORTS_NAME} ({e.strerror or e}); "
+                          "the report is in the database")
 
     def _rebuild_cards(self, keys: set[tuple[str, str]] | None) -> int:
         """Replay the rated attempts of ``keys`` (all when None) to rebuild their cards."""
+        return transaction(self.conn, lambda c: self._replay_cards(c, keys))
+
+    def _replay_cards(self, c: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> int:
+        """:meth:`_rebuild_cards` inside the caller's transaction."""
         from drills.progress.scheduling import review
 
-        rows = self.conn.execute(
+        rows = c.execute(
             "SELECT family, problem_id, topic, type, time, rating, time_ms FROM attempts"
             " WHERE rating IS NOT NULL ORDER BY time, id").fetchall()
         history: dict[tuple[str, str], list[sqlite3.Row]] = defaultdict(list)
@@ -304,22 +309,18 @@ class ProgressStore(StoreReads, HistoryTransfer):
             key = item_key(r["family"], r["problem_id"])
             if keys is None or key in keys:
                 history[key].append(r)
-
-        def write(c: sqlite3.Connection) -> int:
-            for key, reviews in history.items():
-                card, state, reps, lapses = None, None, 0, 0
-                for r in reviews:
-                    if state is not None and r["rating"] == AGAIN and state.state == 2:
-                        lapses += 1
-                    state = review(card, r["rating"], parse_time(r["time"]), item=key, duration_ms=r["time_ms"])
-                    card = state.card_json
-                    reps += 1
-                last = reviews[-1]
-                topic = next((r["topic"] for r in reversed(reviews) if r["topic"]), None)
-                type_ = next((r["type"] for r in reversed(reviews) if r["type"]), None)
-                c.execute("INSERT OR REPLACE INTO cards (kind, ref, topic, type, card, due, state, reps, lapses,"
-                          " last_review) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (*key, topic, type_, card, iso(state.due), state.state, reps, lapses, last["time"]))
-            return len(history)
-
-        return transaction(self.conn, write)
+        for key, reviews in history.items():
+            card, state, reps, lapses = None, None, 0, 0
+            for r in reviews:
+                if state is not None and r["rating"] == AGAIN and state.state == 2:
+                    lapses += 1
+                state = review(card, r["rating"], parse_time(r["time"]), item=key, duration_ms=r["time_ms"])
+                card = state.card_json
+                reps += 1
+            last = reviews[-1]
+            topic = next((r["topic"] for r in reversed(reviews) if r["topic"]), None)
+            type_ = next((r["type"] for r in reversed(reviews) if r["type"]), None)
+            c.execute("INSERT OR REPLACE INTO cards (kind, ref, topic, type, card, due, state, reps, lapses,"
+                      " last_review) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (*key, topic, type_, card, iso(state.due), state.state, reps, lapses, last["time"]))
+        return len(history)

@@ -208,3 +208,96 @@ def test_stats_on_no_database_creates_nothing(tmp_path):
 
 def test_schema_version_is_the_number_of_steps():
     assert SCHEMA_VERSION == len(MIGRATIONS)
+
+
+# -- the computer's faults: a read-only file, a full disk, undecodable input -----------------------
+
+def _run(*args: str, input: str | None = None):
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+@pytest.fixture
+def read_only_db(monkeypatch):
+    """Calling it makes every connection the store opens SQLite's read-only mode (the tests run as
+    root, whom chmod does not stop; SQLite's mode=ro does)."""
+    import drills.progress.database as database
+
+    def connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    return lambda: monkeypatch.setattr(database, "connect", connect)
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Calling it stops the database from growing by one more page: SQLite's own SQLITE_FULL, as
+    on a full disk."""
+    import drills.progress.database as database
+
+    real = database.connect
+
+    def connect(path: Path) -> sqlite3.Connection:
+        conn = real(path)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {max(pages, 1)}")
+        return conn
+
+    return lambda: monkeypatch.setattr(database, "connect", connect)
+
+
+def test_read_only_database_is_one_line_and_keeps_the_history(tmp_path, read_only_db):
+    home = tmp_path / "home"
+    uids = _history(home, 3)
+    read_only_db()
+    result = _run("quiz", "-n", "1", "--seed", "1", "--plain", "--data-dir", str(home), input="0.6\nquit\n")
+    assert result.exit_code == 2
+    [line] = [x for x in result.output.splitlines() if x.startswith("qkv:")]
+    assert line == (f"qkv: error: the progress database {str(home / DB_NAME)!r} is read-only; make it and its "
+                    "folder writable (chmod u+w) or choose another --data-dir; nothing was saved by this command")
+    assert "Traceback" not in result.output
+    assert _uids(home) == uids
+
+
+def test_full_disk_during_import_is_one_line_and_imports_nothing(tmp_path, full_disk):
+    home = tmp_path / "home"
+    uids = _history(home, 3)
+    with ProgressStore.open(tmp_path / "big") as big:
+        for i in range(300):
+            big.record_attempt(problem_id=f"p/{i}", answer="x" * 200, correct=True, now=T0 + timedelta(seconds=i))
+        (tmp_path / "big.json").write_text(big.export())
+    full_disk()
+    result = _run("history", "import", str(tmp_path / "big.json"), "--data-dir", str(home))
+    assert result.exit_code == 2
+    assert result.output == (f"qkv: error: the disk holding the progress database {str(home / DB_NAME)!r} is "
+                             "full; free some space and run the command again (what was saved before is kept)\n")
+    assert _uids(home) == uids
+
+
+def test_full_disk_while_answering_loses_only_the_answer_being_written(tmp_path, full_disk):
+    from drills.progress import ProgressError
+
+    home = tmp_path / "home"
+    _history(home, 1)
+    full_disk()
+    confirmed = []
+    with ProgressStore.open(home) as store, pytest.raises(ProgressError, match="is full; free some space"):
+        for i in range(10_000):
+            confirmed.append(store.record_attempt(problem_id=f"p/{i}", answer="y" * 300, correct=True).uid)
+    assert 0 < len(confirmed) < 10_000
+    assert set(confirmed) <= _uids(home)
+
+
+def test_undecodable_bytes_in_a_report_note_are_kept_as_replacement_characters(tmp_path):
+    home = tmp_path / "home"
+    with ProgressStore.open(home) as store:
+        note = b"the key \xff is wrong".decode("utf-8", "surrogateescape")  # as a terminal passes them
+        store.report("p/1", note=note, answer="0.6\udcfe")
+        [row] = store.reports()
+    assert row["note"] == "the key \ufffd is wrong" and row["answer"] == "0.6\ufffd"
+    assert "\ufffd" in (home / "reports.jsonl").read_text(encoding="utf-8")

@@ -85,11 +85,27 @@ def transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # SQLite rolled back already (a full disk, an I/O error)
             raise
         return result
 
-    return retrying(once)
+    try:
+        return retrying(once)
+    except sqlite3.Error as e:
+        said = environment_error(e, _file_of(conn))
+        if said is None:
+            raise
+        raise said from None
+
+
+def _file_of(conn: sqlite3.Connection) -> Path:
+    try:
+        return Path(next(r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main") or ":memory:")
+    except (sqlite3.Error, StopIteration):
+        return Path("progress.sqlite3")
 
 
 def _statements(script: str) -> list[str]:

@@ -38,7 +38,7 @@ from drills.progress.database import (
     transaction,
 )
 from drills.progress.history import HistoryTransfer
-from drills.progress.rows import Recorded, decode_row, iso, json_text, parse_time, seed_value
+from drills.progress.rows import Recorded, decode_row, iso, json_text, parse_time, safe_row, seed_value
 from drills.progress.scheduling import AGAIN, item_key, rating_for, utc
 from drills.progress.schema import (
     ATTEMPT_COLUMNS,
@@ -229,6 +229,7 @@ class ProgressStore(StoreReads, HistoryTransfer):
             "misconception": misconception, "misconception_label": misconception_label, "rating": rating,
             "extra": json_text(extra),
         }
+        row = safe_row(row)
         sql = (f"INSERT INTO attempts ({', '.join(ATTEMPT_COLUMNS)}) "
                f"VALUES ({', '.join('?' * len(ATTEMPT_COLUMNS))})")
 
@@ -269,6 +270,7 @@ class ProgressStore(StoreReads, HistoryTransfer):
         row = {"uid": uuid.uuid4().hex, "time": iso(now or utc()), "session_id": session_id,
                "problem_id": problem_id, "family": family, "seed": seed_value(seed), "answer": answer,
                "key": key, "note": note, "extra": json_text(extra)}
+        row = safe_row(row)
         new = transaction(self.conn, lambda c: self._insert_report_rows(c, [row]))
         self._append_reports_file(new)
         return row["uid"]

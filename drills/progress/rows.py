@@ -35,6 +35,25 @@ def seed_value(seed: int | str | None) -> int | str | None:
     return seed
 
 
+def safe_text(text: str) -> str:
+    """``text`` as valid UTF-8: bytes a terminal passed through undecoded (lone surrogates, as
+    Python's ``surrogateescape`` keeps them) become U+FFFD, so that SQLite can store them."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "replace")
+        return raw.decode("utf-8", "replace")
+
+
+def safe_row(row: dict[str, Any]) -> dict[str, Any]:
+    """:func:`safe_text` on every text value of ``row``."""
+    return {k: safe_text(v) if isinstance(v, str) else v for k, v in row.items()}
+
+
 def json_text(value: Any) -> str | None:
     """``value`` (anything with ``to_json()``, or JSON-able data) as sorted JSON text."""
     if value is None:
@@ -43,7 +62,7 @@ def json_text(value: Any) -> str | None:
         value = value.to_json()
     from drills.output import jsonable
 
-    return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
+    return safe_text(json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True))
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -301,3 +301,15 @@ def test_undecodable_bytes_in_a_report_note_are_kept_as_replacement_characters(t
         [row] = store.reports()
     assert row["note"] == "the key \ufffd is wrong" and row["answer"] == "0.6\ufffd"
     assert "\ufffd" in (home / "reports.jsonl").read_text(encoding="utf-8")
+
+
+def test_full_disk_during_a_quiz_is_one_line_and_keeps_earlier_answers(tmp_path, full_disk):
+    home = tmp_path / "home"
+    uids = _history(home, 2)
+    full_disk()
+    result = _run("quiz", "-n", "40", "--seed", "1", "--plain", "--data-dir", str(home), input="skip\n" * 40)
+    assert result.exit_code == 2
+    [line] = [x for x in result.output.splitlines() if x.startswith("qkv:")]
+    assert line == (f"qkv: error: the disk holding the progress database {str(home / DB_NAME)!r} is full; free "
+                    "some space and run the command again (what was saved before is kept)")
+    assert uids <= _uids(home)

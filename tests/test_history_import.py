@@ -175,13 +175,16 @@ def test_csv_export_escapes_formulas_and_round_trips(home, tmp_path):
 
 # -- size: refused before it costs anything ------------------------------------------------------
 
+# VmHWM, the peak RSS of this process's own memory (ru_maxrss would carry the parent's peak over
+# fork + exec: a long test session's)
 MEASURED = """
-import resource, sys
+import sys
 from drills.cli import main
 try:
     main()
 finally:
-    print("maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print("maxrss_kib", peak, file=sys.stderr)
 """
 
 

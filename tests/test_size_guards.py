@@ -21,13 +21,16 @@ from solver.config import ModelConfig
 from solver.models.guard import brief_bytes, run_bytes
 
 REPO = Path(__file__).resolve().parents[1]
+# VmHWM, the peak RSS of this process's own memory (ru_maxrss would carry the parent's peak over
+# fork + exec: a long test session's)
 MEASURED = """
-import resource, sys
+import sys
 from drills.cli import main
 try:
     main()
 finally:
-    print("maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print("maxrss_kib", peak, file=sys.stderr)
 """
 
 
@@ -57,7 +60,7 @@ def test_run_bytes_kv_cache_and_scores_match_the_formulas():
 
 
 PEAK = """
-import resource, torch
+import torch
 from solver.config import ModelConfig
 from solver.models import build_model
 torch.manual_seed(0)
@@ -66,9 +69,11 @@ model = build_model(cfg, "cpu")
 tokens = torch.randint(0, 8000, (4, 512))
 model(tokens[:, :8], impl="math").logits.sum().backward()  # warm-up: the allocator and lazy init
 model.zero_grad(set_to_none=True)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def peak():  # VmHWM in bytes: this process's own peak RSS
+    return int(next(x.split()[1] for x in open("/proc/self/status") if x.startswith("VmHWM:"))) * 1024
+before = peak()
 model(tokens, impl="math").logits.sum().backward()
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+print(peak() - before)
 """
 
 

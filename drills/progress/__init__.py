@@ -2,11 +2,13 @@
 
 - :mod:`~drills.progress.paths`: the data directory (``--data-dir``, ``$QKV_HOME``, platform default).
 - :mod:`~drills.progress.schema`: file names, tables and their migrations, column lists.
-- :mod:`~drills.progress.database`: connecting, transactions, integrity checks, damaged files.
+- :mod:`~drills.progress.database`: connecting, transactions, integrity checks, damaged files, a
+  write-ahead log that is not the file's, dropped tables, read-only opening.
 - :mod:`~drills.progress.rows`: how times, seeds and JSON are written into rows; ``Recorded``, ``DueItem``.
 - :mod:`~drills.progress.recording`: :class:`ProgressStore`, opening and every write.
 - :mod:`~drills.progress.statistics`: reads and ``qkv stats``' numbers.
 - :mod:`~drills.progress.history`: ``qkv history export|import``.
+- :mod:`~drills.progress.history_format`: the history file read strictly, record by record, size-limited.
 - :mod:`~drills.progress.scheduling`: FSRS review cards.
 
 The names below are imported on first use (``from drills.progress import ProgressStore``), so

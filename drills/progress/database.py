@@ -9,6 +9,12 @@
 - :func:`open_checked` runs ``PRAGMA quick_check`` and touches every table: damage ("not a
   database", "malformed") raises :class:`Damaged`; the caller moves the file aside with
   :func:`set_aside` (never deleting it) and copies what can still be read with :func:`salvage`.
+- :func:`stale_wal` finds a ``-wal`` file that is not this database's (another page size, a lower
+  schema version, lost tables, another store id) before SQLite would replay it.
+- Dropped tables are rebuilt from what they derive from (cards and sessions from the answers,
+  reports from ``reports.jsonl``); :func:`open_read_only` opens for reading commands and writes
+  nothing (tables the file lacks become empty TEMP tables).
+- :func:`environment_error` turns a read-only file, a full disk, no memory or an I/O error into one line.
 """
 
 from __future__ import annotations

@@ -298,6 +298,14 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
     record = VerifyRecord(name or cfg.name or "model", device, batch, seq)
     t0 = time.perf_counter()
     counts = analytic()
+    if device != "meta":  # every tensor of the run, not only the weights, before allocating any
+        from solver.models.guard import check_fits, check_run_fits, describe, run_bytes
+
+        check_fits(cfg, device)  # the weights alone first: the plainer message when they do not fit
+        layers = cfg.n_layers if "train" in modes and (train == "full" or not sliced_stacks(cfg)) else 2
+        parts = run_bytes(cfg, batch, seq, 4, train_layers=min(layers, cfg.n_layers) if "train" in modes else None)
+        check_run_fits(parts["total"], device, f"{cfg.name or 'the model'} at batch {batch} × seq {seq}",
+                       param="batch", detail=describe(parts))
     model = build_model(cfg, device)
 
     # parameters: total, and per group (a mismatch in a group says where to look)

@@ -32,7 +32,7 @@ from drills.cli import cli
 from drills.exam.paper import Paper, assemble_paper
 from drills.exam.session import Exam, parse_exam_command
 from drills.output import InputError
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 
 ROOT = Path(__file__).resolve().parents[1]
 LETTERS = "abcdefghij"

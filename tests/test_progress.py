@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from drills.answers import parse_matrix, parse_number
-from drills.progress.scheduling import AGAIN
-from drills.progress.store import (
+from drills.progress import (
     DB_NAME,
     MIGRATIONS,
     REPORTS_NAME,
@@ -26,6 +25,7 @@ from drills.progress.store import (
     ProgressStore,
     migrate,
 )
+from drills.progress.scheduling import AGAIN
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_exam_session_score(store):
 
 WRITER = """
 import sys
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 store = ProgressStore.open(sys.argv[1])
 tag, count = sys.argv[2], int(sys.argv[3])
 i = 0

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.cli.progress import bar, sparkline
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli.quiz import quiz
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, Pick, QuizOptions, plan
 from drills.quiz.source import ProblemSource, without_slow_imports
 from question_bank.grading import round_half_up
@@ -347,7 +347,7 @@ def test_sigkill_mid_quiz_keeps_exactly_the_confirmed_answers(tmp_path):
 
 _PROBE = r"""
 import json, sys, tempfile
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, QuizOptions, plan
 from drills.quiz.source import without_slow_imports
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from drills.progress.store import ProgressStore
+from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, Pick, QuizOptions, plan
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value

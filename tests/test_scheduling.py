@@ -105,7 +105,7 @@ def test_naive_datetimes_are_utc():
 def test_quiz_path_imports_are_light():
     """Importing the parser, the store and the scheduler loads neither fsrs, torch, sympy nor numpy."""
     code = ("import sys, time; t = time.perf_counter(); "
-            "import drills.answers, drills.progress.store, drills.progress.scheduling, drills.progress.paths; "
+            "import drills.answers, drills.progress.recording, drills.progress.scheduling, drills.progress.paths; "
             "dt = time.perf_counter() - t; "
             "print(sorted(m for m in ('fsrs', 'torch', 'sympy', 'numpy', 'rich') if m in sys.modules)); "
             "print(dt)")

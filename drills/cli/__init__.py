@@ -95,9 +95,17 @@ class QkvGroup(LazyGroup):
             sys.exit(2)
         except BrokenPipeError:
             sys.exit(0)
+        except MemoryError:
+            click.echo("qkv: error: out of memory: this command needs more memory than the computer could give; "
+                       "use smaller sizes or close other programs", err=True)
+            sys.exit(2)
         except Exception as e:  # noqa: BLE001 - the user gets one line, developers a traceback
             if os.environ.get("QKV_DEBUG"):
                 raise
+            if type(e).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(e):  # torch, CPU or GPU
+                click.echo(f"qkv: error: out of memory: {str(e).splitlines()[0][:160]}; use smaller sizes or "
+                           "close other programs", err=True)
+                sys.exit(2)
             click.echo(f"qkv: internal error: {type(e).__name__}: {e} (QKV_DEBUG=1 shows the traceback)", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)

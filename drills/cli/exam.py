@@ -43,7 +43,7 @@ def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | Non
     from drills.exam.result import record
     from drills.exam.session import Exam
     from drills.exam.view import LineReader, PlainView, RichView, run
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
     seeded = seed is not None
     if seed is None:

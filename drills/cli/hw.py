@@ -295,6 +295,34 @@ def measure() -> None:
     """Run an operation for real with torch, time it, compare with the roofline."""
 
 
+def _element_size(dtype: str | None, device: str) -> int:
+    from solver.units import dtype_bytes
+
+    name = dtype or ("bf16" if device == "cuda" else "fp32")
+    if name not in TORCH_DTYPES:
+        raise InputError(f"choose one of {', '.join(TORCH_DTYPES)} (got {name!r})", "--dtype")
+    return int(dtype_bytes(name))
+
+
+def _fits(device: str, what: str, parts: dict[str, int], *, hw_name, peak_flops, bandwidth, peak_size: int,
+          copy_bytes: int, element: int, param: str) -> None:
+    """Refuse in one line, before any tensor exists, when the tensors of ``parts`` (bytes by kind)
+    or the calibration buffers (a peak_size² matmul, a copy of copy_bytes) would not fit."""
+    from solver.models.guard import check_run_fits, describe
+
+    if device == "cuda":
+        _device(device)
+    calibrate = {}
+    if peak_flops is None and not (hw_name or device == "cuda"):
+        calibrate["peak matmul"] = 3 * peak_size * peak_size * element
+    if bandwidth is None and not (hw_name or device == "cuda"):
+        calibrate["copy"] = 2 * max(4, copy_bytes)
+    if calibrate:
+        check_run_fits(sum(calibrate.values()), device, "the calibration", param="--peak-size/--copy-bytes",
+                       detail=describe(calibrate))
+    check_run_fits(sum(parts.values()), device, what, param=param, detail=describe(parts))
+
+
 def _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes, warmup, repeats):
     import torch
 
@@ -325,6 +353,13 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
     from solver.roofline import matmul_bytes, matmul_flops
     from solver.units import dtype_bytes
 
+    e = _element_size(dtype, device)
+    parts = {"X": batch * d_in * e, "W": d_in * d_out * e, "Y": batch * d_out * e}
+    if mode == "train":
+        parts.update({"dY": batch * d_out * e, "dX": batch * d_in * e, "dW": d_in * d_out * e})
+    _fits(device, f"a [{batch},{d_in}] @ [{d_in},{d_out}] matmul ({mode})", parts, hw_name=hw_name,
+          peak_flops=peak_flops, bandwidth=bandwidth, peak_size=peak_size, copy_bytes=copy_bytes, element=e,
+          param="--batch/--d-in/--d-out")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
     x = torch.randn(batch, d_in, device=device, dtype=tdt)
@@ -365,6 +400,13 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
     G = n_kv_heads or n_heads
     if n_heads % G:
         raise InputError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({G})", "--n-kv-heads")
+    e = _element_size(dtype, device)
+    parts = {"Q and output": 2 * batch * n_heads * seq * d_head * e, "K, V": 2 * batch * G * seq * d_head * e,
+             "K, V repeated": (2 * batch * n_heads * seq * d_head * e) if G != n_heads else 0,
+             "scores": 2 * batch * n_heads * seq * seq * e}  # the math backend's scores and softmax
+    _fits(device, f"attention at B={batch} heads={n_heads} T={seq} d_head={d_head}", parts, hw_name=hw_name,
+          peak_flops=peak_flops, bandwidth=bandwidth, peak_size=peak_size, copy_bytes=copy_bytes, element=e,
+          param="--batch/--seq/--n-heads")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
     q = torch.randn(batch, n_heads, seq, d_head, device=device, dtype=tdt)
@@ -434,12 +476,22 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
     from solver.counts import matmul_flops, weights_bytes
     from solver.errors import SolverInputError
     from solver.models import build_model
+    from solver.models.guard import run_bytes
 
-    device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
-                                    warmup, repeats)
     try:
         cfg = ModelConfig(d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff or 4 * d_model,
                           vocab_size=vocab_size, max_positions=seq)
+    except SolverInputError as e:
+        raise InputError(str(e.args[0]), f"--{(e.param or 'd-model').replace('_', '-')}") from e
+    e = _element_size(dtype, device)
+    parts = run_bytes(cfg, batch, seq, e, decode=False)
+    parts.pop("total")
+    _fits(device, f"a forward pass of {batch} × {seq} tokens", parts, hw_name=hw_name, peak_flops=peak_flops,
+          bandwidth=bandwidth, peak_size=peak_size, copy_bytes=copy_bytes, element=e,
+          param="--batch/--seq/--d-model")
+    device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
+                                    warmup, repeats)
+    try:
         model = build_model(cfg, device=device, dtype=name).eval()
     except SolverInputError as e:
         raise InputError(str(e.args[0]), f"--{(e.param or 'd-model').replace('_', '-')}") from e

@@ -153,6 +153,9 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
     except SolverInputError as e:
         raise InputError(str(e.args[0]), "--device") from None
     records = _run(presets, device, batch, seq, jobs, train="full" if full_train else "by-layers")
+    if names and all(r.error is not None for r in records):  # nothing was run: one line, as for any refusal
+        raise InputError(records[0].error if len(records) == 1 else
+                         f"none of the models was built; {records[0].name}: {records[0].error}")
     failed = [r for r in records if r.error is None and not r.ok]
     if as_json:
         emit_json({"device": device, "batch": batch, "seq": seq, "ok": not failed,

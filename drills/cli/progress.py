@@ -1,6 +1,6 @@
 """``qkv stats`` and ``qkv history export|import``: what the progress store knows, and moving it.
 
-Thin commands: the numbers come from :meth:`drills.progress.store.ProgressStore.stats`; this module
+Thin commands: the numbers come from :meth:`drills.progress.ProgressStore.stats`; this module
 only lays them out (plain text with Unicode bars, no colour needed) and prints through
 :mod:`drills.output`.
 """
@@ -61,7 +61,7 @@ def _ago(when: datetime, now: datetime) -> str:
 
 def render_stats(stats: dict[str, Any]) -> str:
     """The text of ``qkv stats`` from :meth:`ProgressStore.stats`'s dict."""
-    from drills.progress.store import parse_time
+    from drills.progress import parse_time
 
     lines: list[str] = []
     total = stats["totals"]
@@ -132,9 +132,9 @@ def _marks(x: float) -> str:
 @data_dir_option
 def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
     """Accuracy per topic, your most frequent mistakes, items due, streak, accuracy by day."""
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
-    with ProgressStore.open(data_dir) as store:
+    with ProgressStore.open(data_dir, read_only=True) as store:  # a read: nothing written
         result = store.stats(days=days)
     if as_json:
         emit_json(result)
@@ -173,11 +173,11 @@ def _write_atomically(path: Path, text: str) -> None:
 @data_dir_option
 def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
     """Write your whole history as JSON or CSV."""
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "json"
-    with ProgressStore.open(data_dir) as store:
+    with ProgressStore.open(data_dir, read_only=True) as store:
         text = store.export(fmt)
         n = store.count_attempts()
     if output is None:
@@ -198,18 +198,16 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
 @data_dir_option
 def import_(file: Path, fmt: str | None, as_json: bool, data_dir: Path | None) -> None:
-    """Merge an exported history into yours (answers already present are skipped)."""
-    from drills.progress.store import ProgressStore
+    """Merge an exported history into yours (answers already present are skipped).
 
-    try:
-        if str(file) == "-":
-            text = sys.stdin.read()
-        else:
-            text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no such file {str(file)!r}", "FILE") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {str(file)!r}: {getattr(e, 'strerror', None) or e}", "FILE") from None
+    All or nothing: every field of every record is checked as `qkv history export` writes it,
+    and the first one that is not refuses the whole file (nothing is stored). A file may be at
+    most 64 MiB (about 100,000 answers).
+    """
+    from drills.progress import ProgressStore
+    from drills.progress.history_format import read_history_file
+
+    text = read_history_file(file)
     with ProgressStore.open(data_dir) as store:
         counts = store.import_(text, fmt)
     if as_json:

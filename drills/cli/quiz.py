@@ -37,7 +37,7 @@ def quiz(topics: tuple[str, ...], type_: str | None, difficulty: str | None, cou
     "0.6 0.4; 0.4 0.6"; options as b or a,c), or hint, skip, solution, another,
     report [note], quit, help. Ctrl-C ends the session; every answer given is kept.
     """
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
     from drills.quiz.plan import QuizOptions
     from drills.quiz.session import run_quiz
     from drills.quiz.view import make_view

@@ -20,6 +20,7 @@ Numbers carry full double precision (with ``--exact``: the double nearest the ex
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -244,6 +245,39 @@ def parse_mask(text: str, n: int, m: int) -> ArrayArg:
     return mask
 
 
+#: The largest inputs ``--exact`` takes: SymPy keeps every √, exp, sin and cos symbolic, and its
+#: time grows quickly with the size (a 24×24 attention takes about 7 s on a 2-core machine); these
+#: sizes answer in well under a second beyond start-up, and are more than any hand calculation uses.
+EXACT_LIMITS = {"softmax": 64, "pe": 128, "rope": 64, "attention": 16}
+#: The widest PE vector printed whole (one coordinate of any width with --dim).
+PE_VECTOR_LIMIT = 8192
+
+
+def exact_limit(kind: str, got: int, param: str, what: str = "entries") -> None:
+    """Refuse ``--exact`` beyond :data:`EXACT_LIMITS` in one line, before computing anything."""
+    limit = EXACT_LIMITS[kind]
+    if got > limit:
+        raise InputError(f"--exact is for hand-sized inputs: at most {limit} {what} (got {got}); drop --exact "
+                         "for the floating-point answer", param)
+
+
+def exact_text_limit(kind: str, texts: dict[str, str | None], *, matrix: bool = True) -> None:
+    """:func:`exact_limit` on the entries an option's text holds, counted before it is parsed
+    (parsing itself takes seconds for tens of thousands of entries)."""
+    limit = EXACT_LIMITS[kind]
+    for param, text in texts.items():
+        if text is not None:
+            entries = len(_ENTRY.findall(text))
+            if matrix and entries > limit * limit:
+                raise InputError(f"--exact is for hand-sized inputs: at most {limit}×{limit} matrices "
+                                 f"(got {entries} entries); drop --exact for the floating-point answer", param)
+            if not matrix:
+                exact_limit(kind, entries, param)
+
+
+_ENTRY = re.compile(r"[^\s,;\[\]]+")
+
+
 def _identity(d: int) -> list[list[int]]:
     return [[int(i == j) for j in range(d)] for i in range(d)]
 
@@ -255,7 +289,8 @@ def _identity(d: int) -> list[list[int]]:
         "--wq/--wk/--wv (default: the identity; Q = X·W_q, W is d_in×d_out) and optional --wo, "
         "--heads. On the command line --mask takes 1 = may attend and 0 = blocked. Matrices: "
         "\"1 0; 0 1\" or \"[[1,0],[0,1]]\"; entries may be fractions such as 1/2.\n\n"
-        "Steps: [q, k, v], scores, scaled, [masked], weights, [concat], output. " + JSON_SHAPE
+        "Steps: [q, k, v], scores, scaled, [masked], weights, [concat], output. --exact takes matrices of "
+        "at most 16 rows and 16 columns. " + JSON_SHAPE
     ),
     short_help="Scaled dot-product attention, step by step.",
 )
@@ -274,6 +309,9 @@ def _identity(d: int) -> list[list[int]]:
 @_output_options
 def attention(q_text, k_text, v_text, x_text, wq, wk, wv, wo, heads, mask_text, causal, scale_text,
               exact, digits, as_json):
+    if exact:
+        exact_text_limit("attention", {"--q": q_text, "--k": k_text, "--v": v_text, "--x": x_text, "--wq": wq,
+                                       "--wk": wk, "--wv": wv, "--wo": wo})
     scale = scalar_option(scale_text, "--scale")
     if x_text is not None:
         job = _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exact)
@@ -313,6 +351,8 @@ def _plain_attention(q_text, k_text, v_text, mask_text, causal, scale, exact) ->
     if v.shape[0] != k.shape[0]:
         raise InputError(f"V is {_dims(v)} but K is {_dims(k)}: one value row per key row", "--v")
     n, m = q.shape[0], k.shape[0]
+    if exact:
+        exact_limit("attention", max(n, m, q.shape[1], v.shape[1]), "--q", "rows or columns in Q, K or V")
     mask = parse_mask(mask_text, n, m) if mask_text is not None else None
 
     from solver import numpy_ref
@@ -371,6 +411,9 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
             f"W_o is {_dims(wo_arg)} but the heads concatenate to {cols['--wv']} columns: W_o needs that many rows",
             "--wo",
         )
+    if exact:
+        exact_limit("attention", max(n, d_model, *cols.values(), wo_arg.shape[1] if wo_arg is not None else 0),
+                    "--x", "rows or columns in X or the weights")
     mask = parse_mask(mask_text, n, n) if mask_text is not None else None
 
     def weights(kind: str) -> tuple[list, list]:
@@ -425,14 +468,18 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 
 @click.command(
     help="Softmax of a vector (or of each row of a matrix): exp(x/T − max) / Σ exp(x/T − max).\n\n"
-    "Steps: [scaled], shifted, exp, sum, output. " + JSON_SHAPE,
+    "Steps: [scaled], shifted, exp, sum, output. --exact takes at most 64 entries. " + JSON_SHAPE,
     short_help="Softmax of a vector (with temperature).",
 )
 @click.option("--x", "x_text", required=True, metavar="VECTOR", help='Scores, e.g. "1 2 3" or "[1,2,3]".')
 @click.option("--temperature", "t_text", metavar="T", help="Temperature T > 0 (default 1).")
 @_output_options
 def softmax(x_text, t_text, exact, digits, as_json):
+    if exact:
+        exact_text_limit("softmax", {"--x": x_text}, matrix=False)
     x = parse_array(x_text, "--x")
+    if exact:
+        exact_limit("softmax", math.prod(x.shape), "--x")
     t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
@@ -554,7 +601,8 @@ LAYOUT_HELP = (
 @click.command(
     help="Sinusoidal positional encoding (Vaswani et al.): PE(pos, 2i) = sin(pos/base^(2i/d)), "
     "PE(pos, 2i+1) = cos(pos/base^(2i/d)). One value with --dim, the whole vector otherwise.\n\n"
-    "Steps: angle (the angle of each coordinate asked), output. " + JSON_SHAPE,
+    "Steps: angle (the angle of each coordinate asked), output. The whole vector: d_model at most 8192 "
+    "(128 with --exact); one coordinate (--dim) of any width. " + JSON_SHAPE,
     short_help="Sinusoidal positional encoding values.",
 )
 @click.option("--pos", "pos_text", required=True, metavar="P", help="Position (0 = first token).")
@@ -565,6 +613,11 @@ LAYOUT_HELP = (
 @click.option("--base", "base_text", metavar="B", help="Base of the wavelengths (default 10000).")
 @_output_options
 def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
+    if dim is None and d_model > PE_VECTOR_LIMIT:
+        raise InputError(f"the whole vector is shown for d_model up to {PE_VECTOR_LIMIT} (got {d_model}); "
+                         "ask for one coordinate with --dim", "--d-model")
+    if exact and dim is None:
+        exact_limit("pe", d_model, "--d-model", "coordinates")
     pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
     from solver import numpy_ref
 
@@ -601,7 +654,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     help="Rotary position embedding of one vector at position P: each pair (a, b) turns by P·θᵢ, "
     "θᵢ = base^(−2i/d): (a, b) → (a cos − b sin, a sin + b cos).\n\n"
     "--pairing interleaved pairs (x0, x1), (x2, x3), … (GPT-J, RoFormer); half pairs (xᵢ, x_{i+d/2}) "
-    "(GPT-NeoX, LLaMA). Steps: angle, cos, sin, output. " + JSON_SHAPE,
+    "(GPT-NeoX, LLaMA). Steps: angle, cos, sin, output. --exact takes at most 64 entries. " + JSON_SHAPE,
     short_help="Rotary position embedding of a vector.",
 )
 @click.option("--x", "x_text", required=True, metavar="VECTOR", help="The vector (even length d).")
@@ -611,7 +664,11 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
 @click.option("--base", "base_text", metavar="B", help="Base of the frequencies (default 10000).")
 @_output_options
 def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
+    if exact:
+        exact_text_limit("rope", {"--x": x_text}, matrix=False)
     x, pos, base = rope_arguments(x_text, pos_text, base_text)
+    if exact:
+        exact_limit("rope", x.shape[0], "--x")
     import numpy as np
 
     from solver import numpy_ref

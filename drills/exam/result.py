@@ -12,7 +12,7 @@ from drills.exam.marking import NotOnPaper, mark, paper_type
 if TYPE_CHECKING:
     from drills.answers import Answer as Response
     from drills.exam.session import Exam
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
     from question_bank.grading import Verdict
     from question_bank.problem import Problem
 

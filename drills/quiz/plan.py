@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from drills.output import InputError
 
 if TYPE_CHECKING:
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
 
 TYPE_TRIES = 60  # seeds tried when a multi-type family must give the requested type
 SEED_RANGE = 1_000_000

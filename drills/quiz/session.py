@@ -67,7 +67,7 @@ from drills.quiz.source import (
 )
 
 if TYPE_CHECKING:
-    from drills.progress.store import ProgressStore
+    from drills.progress import ProgressStore
     from question_bank.grading import Verdict
     from question_bank.problem import Part, Problem
 
@@ -138,7 +138,7 @@ class Summary:
 
 class Quiz:
     """One quiz session. ``view`` shows and reads (``drills.quiz.view``); ``store`` is a
-    :class:`drills.progress.store.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
+    :class:`drills.progress.ProgressStore`; ``clock`` is monotonic seconds (tests pass a fake)."""
 
     def __init__(self, store: ProgressStore, catalogue: Catalogue, source: ProblemSource, view: Any, opts: QuizOptions,
                  *, seed: int, clock: Any = time.monotonic):

@@ -18,6 +18,25 @@ _BY_SUFFIX = {".pdf": "pdf", ".md": "md", ".markdown": "md", ".html": "html", ".
               ".xml": "moodle", ".json": "json"}
 
 
+def format_for(output: Path, fmt: str | None) -> str:
+    """The format: ``--format`` if given (the file's suffix must then be that format's), else
+    the one the suffix names; a suffix that names no format is refused."""
+    from drills.sheets import FORMATS
+
+    suffix = output.suffix.lower()
+    by_suffix = _BY_SUFFIX.get(suffix)
+    if fmt is None:
+        if by_suffix is None:
+            known = ", ".join(sorted(_BY_SUFFIX))
+            raise InputError(f"cannot tell the format from {output.name!r}: give --format, or a file ending in {known}",
+                             "-o")
+        return by_suffix
+    if by_suffix != fmt:
+        want = FORMATS[fmt][1]
+        raise InputError(f"{output.name!r} does not end in {want}, the suffix of --format {fmt}", "-o")
+    return fmt
+
+
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
@@ -42,16 +61,21 @@ def _write(path: Path, data: bytes) -> None:
               help="Print this date on the sheet ('today' for today). Without it the file carries no date.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The file to write.")
+@click.option("--moodle-msq", "moodle_msq", type=click.Choice(["multichoice", "allornothing"]), default="multichoice",
+              show_default=True,
+              help="Moodle encoding of MSQ: multichoice (core; one wrong tick scores 0, a subset of the right "
+                   "options earns part) or allornothing (the multichoiceset plugin: GATE's all or nothing).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {files, problems, total_marks}.")
 def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int, seed: int,
-          title: str, fmt: str | None, answers: str, date: str | None, output: Path, as_json: bool) -> None:
+          title: str, fmt: str | None, answers: str, date: str | None, output: Path, moodle_msq: str,
+          as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
     from drills.sheets import Sheet, outputs
     from drills.sheets.select import SelectionError, select_problems
 
-    fmt = fmt or _BY_SUFFIX.get(output.suffix.lower(), "pdf")
+    fmt = format_for(output, fmt)
     if date == "today":
         import datetime
 
@@ -72,7 +96,13 @@ def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[s
     for note in sel.notes:
         warn(note)
     args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
-    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date)
+    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date, moodle_msq=moodle_msq)
+    if fmt == "moodle":
+        from drills.sheets.moodle import mark_mismatches
+
+        for i, p, m in mark_mismatches(sh):
+            warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
+                 f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz")
     files = outputs(sh, fmt, answers, output)
     for path, data in files.items():
         try:

@@ -60,6 +60,7 @@ class Sheet:
     seed: int
     arguments: dict[str, Any] = field(default_factory=dict)  # the filters, as given
     date: str | None = None  # printed only when asked for (``--date``)
+    moodle_msq: str = "multichoice"  # or "allornothing" (``--moodle-msq``, see drills.sheets.moodle)
 
     @property
     def total_marks(self) -> int:

@@ -72,7 +72,7 @@ def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[s
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
-    from drills.sheets import Sheet, outputs
+    from drills.sheets import Sheet, content_epoch, outputs
     from drills.sheets.select import SelectionError, select_problems
 
     fmt = format_for(output, fmt)
@@ -96,7 +96,8 @@ def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[s
     for note in sel.notes:
         warn(note)
     args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
-    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date, moodle_msq=moodle_msq)
+    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date, moodle_msq=moodle_msq,
+               epoch=content_epoch())
     if fmt == "moodle":
         from drills.sheets.moodle import mark_mismatches
 

@@ -205,7 +205,8 @@ def test_markup_is_escaped_and_math_compiles():
 def _anki_notes(data: bytes, tmp_path: Path) -> list[tuple]:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         assert z.testzip() is None
-        assert set(z.namelist()) == {"collection.anki2", "media"}
+        media = json.loads(z.read("media"))
+        assert set(z.namelist()) == {"collection.anki2", "media", *media}  # numbered media files, as Anki packs them
         db = tmp_path / "col.anki2"
         db.write_bytes(z.read("collection.anki2"))
     con = sqlite3.connect(db)

@@ -79,6 +79,20 @@ def test_selection_difficulty_and_shortfall():
         assert len(s.problems) == len(qb.entries(topic="scaling")) and s.notes
 
 
+def test_a_sheet_never_repeats_a_problem():
+    """No two problems of a sheet are the same question (statement and options), even where a
+    family gives few distinct variants; a shortfall is said."""
+    def same(p):
+        return (p.statement_md.split(), sorted(o.split() for o in p.options))
+
+    s = select_problems(500, 0, types=["mcq"])
+    assert len(s.problems) == 500
+    assert len({repr(same(p)) for p in s.problems}) == 500
+    m = select_problems(500, 0, types=["msq"])
+    assert len({repr(same(p)) for p in m.problems}) == len(m.problems) < 500
+    assert any(f"only {len(m.problems)} distinct problems" in note for note in m.notes)
+
+
 # --------------------------------------------------------------------------------------------
 # determinism: every format, every version, bytes identical even when the clock moves
 

@@ -88,3 +88,46 @@ def test_decks_import_update_and_render(problems, tmp_path):
             assert q and a and "{{" not in q and "{{" not in a
     finally:
         col.close()
+
+
+def test_note_times_follow_the_content(tmp_path, monkeypatch):
+    """The CLI stamps notes with when the content last changed: an edited --from file is newer."""
+    import io
+    import json
+    import os
+    import sqlite3
+    import zipfile
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+    from drills.sheets import content_epoch
+
+    def mods(path):
+        with zipfile.ZipFile(io.BytesIO(path.read_bytes())) as z:
+            db = tmp_path / "x.anki2"
+            db.write_bytes(z.read("collection.anki2"))
+        con = sqlite3.connect(db)
+        try:
+            return {m for (m,) in con.execute("select mod from notes")}
+        finally:
+            con.close()
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    src = tmp_path / "s.json"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["sheet", "-n", "3", "--seed", "2", "-o", str(src)]).exit_code == 0
+    os.utime(src, (1_800_000_000, 1_800_000_000))
+    r = runner.invoke(cli, ["sheet", "--from", str(src), "-o", str(tmp_path / "a.apkg"), "--answers", "separate"])
+    assert r.exit_code == 0, r.output
+    assert mods(tmp_path / "a.apkg") == {1_800_000_000}
+    assert mods(tmp_path / "a.answers.apkg") == {1_800_000_001}  # the answers fill the student notes
+    obj = json.loads(src.read_text())
+    obj["questions"].reverse()
+    src.write_text(json.dumps(obj))
+    os.utime(src, (1_800_000_600, 1_800_000_600))
+    assert runner.invoke(cli, ["sheet", "--from", str(src), "-o", str(tmp_path / "b.apkg")]).exit_code == 0
+    assert mods(tmp_path / "b.apkg") == {1_800_000_601}
+    assert content_epoch() < 1_800_000_000  # the sources themselves are older than these
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert content_epoch(src) == 1_700_000_000

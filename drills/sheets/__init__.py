@@ -78,7 +78,13 @@ def content_epoch(*extra: Path) -> int:
     the question bank, the solver and the sheet writers (and ``extra`` files, e.g. the JSON of
     ``--from``). Unchanged sources give the same value (byte-identical files, no churn in
     Anki); editing any of them (a corrected key) gives a later one, so Anki's "update if
-    newer" takes the new notes."""
+    newer" takes the new notes. ``SOURCE_DATE_EPOCH`` (the reproducible-builds convention), when
+    set, is used instead: the same bytes on every machine, for a builder who sets it anew
+    with each change."""
+    import os
+
+    if (env := os.environ.get("SOURCE_DATE_EPOCH", "").strip()).isdigit():
+        return int(env)
     here = Path(__file__).resolve().parent
     roots = [here, here.parents[1] / "question_bank", here.parents[1] / "solver"]
     newest = 0.0

@@ -71,8 +71,7 @@ def test_the_pe_heatmap_shows_the_asked_entry(sheet):
         n_pos, d0, n_dim, asked = pe_window(p.given, p.given["d_model"])
         assert asked == (p.given["pos"], p.given["dim"])
         assert asked[0] < n_pos and d0 <= asked[1] < d0 + n_dim and n_dim <= 64 and n_pos <= 48
-    text = _pdf_text(compile_typst(typst_source(sheet, "answers")))
-    assert "outlined" in text
+    assert typst_source(sheet, "answers").count("; outlined: $P E(") == sum(p.topic == "positional" and "pos" in p.given for p in sheet.problems)
 
 
 def test_every_part_has_its_answer_space(sheet):
@@ -104,8 +103,7 @@ def test_prompts_name_line_and_margin_marks(sheet):
     assert "Name:" in text and "ID:" in text
     assert text.count("[2 marks]") == sum(p.marks == 2 for p in sheet.problems)
     assert text.count("[1 mark]") == sum(p.marks == 1 for p in sheet.problems)
-    answers = _pdf_text(compile_typst(typst_source(sheet, "answers")))
-    assert "Name:" not in answers
+    assert "#nameline" not in typst_source(sheet, "answers")
 
 
 def test_captions_by_meaning():

@@ -135,6 +135,32 @@ def _no_follow(p: Problem) -> Problem:
     return replace(p, parts=[replace(pt, follow=None) for pt in p.parts])
 
 
+def test_a_cell_accepts_what_the_grader_accepts(sheet):
+    """Every matrix cell box: Moodle's verdict on values around the cell is the judge's
+    (question_bank.grading.grade on a one-cell key with the same tolerance and rounding)."""
+    qs = read_quiz(render(sheet, "moodle", "full"))
+    n = 0
+    for q, p in zip(qs, sheet.problems, strict=True):
+        if q.qtype != "multianswer":
+            continue
+        subs = iter(q.subs)
+        for key in _keys(p):
+            if not isinstance(key, MatrixKey):
+                next(subs)
+                continue
+            for row in key.value:
+                for x in row:
+                    sub = next(subs)
+                    cell = MatrixKey(((x,),), abs_tol=key.abs_tol, decimals=key.decimals)
+                    h = 0.5 * 10.0 ** -(key.decimals if key.decimals is not None else 3)
+                    for off in (0, 0.9, -0.9, 1.1, -1.1, 1.9, -1.9, 2.9, -2.9, 3.1, -3.1):
+                        for step in (key.abs_tol, h):
+                            v = x + off * step
+                            assert (sub.grade(v) == 1) == grade(cell, [[v]]).correct, (p.id, x, v)
+                            n += 1
+    assert n > 100
+
+
 def test_msq_all_or_nothing_uses_multichoiceset(sheet):
     aon = Sheet(sheet.title, sheet.problems, sheet.seed, moodle_msq="allornothing")
     qs = read_quiz(render(aon, "moodle", "full"))

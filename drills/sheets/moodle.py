@@ -27,7 +27,9 @@
   a misconception that leads to an option is that option's feedback.
 - Matrix problems and multi-part problems: ``cloze`` with one NUMERICAL sub-question per
   matrix cell (a SHORTANSWER one for a −∞ cell of a masked matrix, since Moodle's numbers
-  have no infinity) and one per scalar part. Weights: Moodle reads a cloze question's mark
+  have no infinity) and one per scalar part. A cell takes what ``question_bank.grading``
+  accepts: two 100 % answers, within ``abs_tol`` of the exact value and (with ``decimals``)
+  the interval that rounds to it (``grading.nat_range``). Weights: Moodle reads a cloze question's mark
   as the sum of its sub-questions' weights ``{w:…}``, which must be whole numbers
   (``qtype_multianswer_extract_question``: ``\\{([0-9]*):``; the ``defaultgrade`` element
   is not read for a cloze), and grades it ``Σ fraction·w / Σ w``. :func:`box_weights`
@@ -55,7 +57,7 @@ from functools import reduce
 
 from drills.sheets import marks_label
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
-from question_bank.grading import round_half_up
+from question_bank.grading import nat_range, round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem, extra_explanation
 
 MSQ_ENCODINGS = ("multichoice", "allornothing")
@@ -217,12 +219,24 @@ def mark_mismatches(sheet) -> list[tuple[int, Problem, int]]:
     return [(i, p, moodle_mark(p)) for i, p in sheet.numbered() if moodle_mark(p) != p.marks]
 
 
-def _cloze_numeric(value: float, tol: str, weight: int, wrong: list[tuple[float, str, str]] = ()) -> str:
+def cell_intervals(x: float, key: MatrixKey) -> list[tuple[str, str]]:
+    """``[(answer, tolerance)]``: what ``question_bank.grading`` accepts for a matrix cell: within
+    ``abs_tol`` of the exact value, or (with ``decimals``) what rounds to it (``nat_range``)."""
+    out = [(_r(x), _r(key.abs_tol))]
+    if key.decimals is not None:
+        lo, hi = nat_range(x, key.decimals)
+        out.append((_r((lo + hi) / 2), _r((hi - lo) / 2)))
+    return out
+
+
+def _cloze_numeric(value: float, tol: str | list[tuple[str, str]], weight: int,
+                   wrong: list[tuple[float, str, str]] = ()) -> str:
     if math.isinf(value):  # Moodle's numbers have no infinity: a short answer that takes -inf, −∞, -infinity
         sign = "-" if value < 0 else ""
         alts = [f"%100%{sign}inf", f"%100%{sign}infinity", f"%100%{sign}∞"] + (["%100%−∞"] if sign else [])
         return "{" + f"{weight}:SHORTANSWER:" + "~".join(alts) + "}"
-    parts = [f"%100%{_r(value)}:{tol}"]
+    right = tol if isinstance(tol, list) else [(_r(value), tol)]
+    parts = [f"%100%{a}:{t}" for a, t in right]
     parts += [f"%0%{_r(v)}:{t}#{_cloze_escape(fb)}" for v, t, fb in wrong]
     return "{" + f"{weight}:NUMERICAL:" + "~".join(parts) + "}"
 
@@ -244,7 +258,8 @@ def _cloze_key(key, options_text: list[str], misconceptions, full: bool, weights
                             continue
                         if not math.isinf(mv) and abs(mv - float(x)) > 2 * key.abs_tol:
                             wrong.append((mv, tol, m.label))
-                cells.append(f"<td>{_cloze_numeric(float(x), tol, weights.pop(0), wrong)}</td>")
+                right = cell_intervals(float(x), key) if not math.isinf(float(x)) else tol
+                cells.append(f"<td>{_cloze_numeric(float(x), right, weights.pop(0), wrong)}</td>")
             rows.append("<tr>" + "".join(cells) + "</tr>")
         return '<table class="matrix">' + "".join(rows) + "</table>"
     w = weights.pop(0)

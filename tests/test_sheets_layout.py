@@ -184,3 +184,17 @@ def test_markdown_prints_part_prompts(sheet):
     for p in sheet.problems:
         for pt in p.parts:
             assert f"**({pt.label})**" in md
+
+
+@pytest.mark.slow
+def test_no_heading_ends_a_page():
+    """A question's heading (Q3. …) and a worked solution's heading are on the page where
+    what they head starts (a long sheet, so that some fall near a page foot)."""
+    from drills.sheets.select import select_problems
+
+    long = Sheet("Headings", select_problems(40, 12).problems, 12)
+    src = typst_source(long, "full")
+    heads, after = _query(src, "qkv-heading"), _query(src, "qkv-after-heading")
+    assert len(heads) == len(after) == 80
+    assert max(p for _, p in heads) > 3
+    assert heads == after

@@ -54,7 +54,7 @@ def _write(path: Path, data: bytes) -> None:
 @click.option("--title", default=None, help="Title of the sheet (and of the Anki deck) [default: qkv practice set, "
                                             "or the title in the --from file].")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
-              help="Output format (default: from the file name's suffix, else pdf).")
+              help="Output format (default: the one the file name's suffix names; when given, the suffix must agree).")
 @click.option("--answers", type=click.Choice(["none", "end", "separate"]), default="end", show_default=True,
               help="none: student version; end: answer key and worked solutions at the end; "
                    "separate: a second file NAME.answers.EXT with them.")

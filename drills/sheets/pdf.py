@@ -508,7 +508,8 @@ PREAMBLE = r"""
 }
 #let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
   #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]])))
-  #block(sticky: true, above: 0pt, below: 0.5em)[#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]]
+  #block(sticky: true, above: 0pt, below: 0.5em)[#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
+  #context [#metadata((num, here().page()))<qkv-after-heading>]
   #body
 ]
 #let options(..items) = grid(columns: 1, row-gutter: 0.35em, ..items.pos().enumerate().map(((i, it)) =>
@@ -576,8 +577,10 @@ def _answers(sheet) -> list[str]:
     for i, p in sheet.numbered():
         _, sol_pics = pictures(p)
         src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
-        out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]")
-        out.append(md_to_typst(p.solution_md.strip()))
+        out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
+                   f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
+        # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
+        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]" + md_to_typst(p.solution_md.strip()))
         if extra := extra_explanation(p):
             out.append(md_to_typst(extra))
         out += sol_pics

@@ -35,7 +35,12 @@ def _import(col, data: bytes, path) -> object:
     path.write_bytes(data)
     req = anki_collection.ImportAnkiPackageRequest(package_path=str(path),
                                                    options=anki_collection.ImportAnkiPackageOptions())
-    return col.import_anki_package(req)
+    out = col.import_anki_package(req)
+    log = out.log
+    # nothing the importer would warn about
+    assert not (log.conflicting or log.missing_notetype or log.missing_deck or log.empty_first_field
+                or log.first_field_match), log
+    return out
 
 
 def _notes(col) -> dict[str, object]:

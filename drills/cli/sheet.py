@@ -18,6 +18,25 @@ _BY_SUFFIX = {".pdf": "pdf", ".md": "md", ".markdown": "md", ".html": "html", ".
               ".xml": "moodle", ".json": "json"}
 
 
+def format_for(output: Path, fmt: str | None) -> str:
+    """The format: ``--format`` if given (the file's suffix must then be that format's), else
+    the one the suffix names; a suffix that names no format is refused."""
+    from drills.sheets import FORMATS
+
+    suffix = output.suffix.lower()
+    by_suffix = _BY_SUFFIX.get(suffix)
+    if fmt is None:
+        if by_suffix is None:
+            known = ", ".join(sorted(_BY_SUFFIX))
+            raise InputError(f"cannot tell the format from {output.name!r}: give --format, or a file ending in {known}",
+                             "-o")
+        return by_suffix
+    if by_suffix != fmt:
+        want = FORMATS[fmt][1]
+        raise InputError(f"{output.name!r} does not end in {want}, the suffix of --format {fmt}", "-o")
+    return fmt
+
+
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
@@ -32,9 +51,10 @@ def _write(path: Path, data: bytes) -> None:
               help="Only this difficulty (repeatable).")
 @click.option("-n", "n", type=click.IntRange(1, 500), default=10, show_default=True, help="Number of problems.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw: same seed, same sheet.")
-@click.option("--title", default="qkv practice set", show_default=True, help="Title of the sheet (and of the Anki deck).")
+@click.option("--title", default=None, help="Title of the sheet (and of the Anki deck) [default: qkv practice set, "
+                                            "or the title in the --from file].")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
-              help="Output format (default: from the file name's suffix, else pdf).")
+              help="Output format (default: the one the file name's suffix names; when given, the suffix must agree).")
 @click.option("--answers", type=click.Choice(["none", "end", "separate"]), default="end", show_default=True,
               help="none: student version; end: answer key and worked solutions at the end; "
                    "separate: a second file NAME.answers.EXT with them.")
@@ -42,16 +62,25 @@ def _write(path: Path, data: bytes) -> None:
               help="Print this date on the sheet ('today' for today). Without it the file carries no date.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The file to write.")
+@click.option("--moodle-msq", "moodle_msq", type=click.Choice(["multichoice", "allornothing"]), default="multichoice",
+              show_default=True,
+              help="Moodle encoding of MSQ: multichoice (core; one wrong tick scores 0, a subset of the right "
+                   "options earns part) or allornothing (the multichoiceset plugin: GATE's all or nothing).")
+@click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.json",
+              help="Render the problems of a sheet written with --format json (full or answers version), edited or "
+                   "not: reorder, drop or edit its questions, then print it again in any format. No -n or filters.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {files, problems, total_marks}.")
-def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int, seed: int,
-          title: str, fmt: str | None, answers: str, date: str | None, output: Path, as_json: bool) -> None:
+@click.pass_context
+def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int,
+          seed: int, title: str | None, fmt: str | None, answers: str, date: str | None, output: Path,
+          moodle_msq: str, source: Path | None, as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
-    from drills.sheets import Sheet, outputs
+    from drills.sheets import Sheet, content_epoch, outputs
     from drills.sheets.select import SelectionError, select_problems
 
-    fmt = fmt or _BY_SUFFIX.get(output.suffix.lower(), "pdf")
+    fmt = format_for(output, fmt)
     if date == "today":
         import datetime
 
@@ -65,14 +94,43 @@ def sheet(topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[s
             raise InputError(f"not a date (YYYY-MM-DD): {date!r}", "--date") from None
     if not output.parent.exists():
         raise InputError(f"no such directory: {output.parent}", "-o")
-    try:
-        sel = select_problems(n, seed, topics=topics, types=types, difficulties=difficulties)
-    except SelectionError as e:
-        raise InputError(str(e)) from None
-    for note in sel.notes:
-        warn(note)
-    args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
-    sh = Sheet(title=title, problems=sel.problems, seed=seed, arguments=args, date=date)
+    if source is not None:
+        from click.core import ParameterSource
+
+        given = [f"--{name.replace('_', '-')}" if name != "n" else "-n" for name in ("topics", "types", "difficulties", "n",
+                                                                                   "seed")
+                 if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+        if given:
+            raise InputError(f"the problems come from {source.name}: {', '.join(given)} cannot choose them", "--from")
+        from drills.sheets.jsonfmt import SheetFormatError, sheet_from_json
+
+        try:
+            data = source.read_bytes()
+        except OSError as e:
+            raise InputError(f"cannot read {source}: {e.strerror}", "--from") from None
+        try:
+            sh = sheet_from_json(data, title=title)
+        except SheetFormatError as e:
+            raise InputError(f"{source.name}: {e}", "--from") from None
+        sh.date = date if date is not None else sh.date
+        sh.moodle_msq = moodle_msq
+        sh.epoch = content_epoch(source)
+    else:
+        try:
+            sel = select_problems(n, seed, topics=topics, types=types, difficulties=difficulties)
+        except SelectionError as e:
+            raise InputError(str(e)) from None
+        for note in sel.notes:
+            warn(note)
+        args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
+        sh = Sheet(title=title or "qkv practice set", problems=sel.problems, seed=seed, arguments=args, date=date,
+                   moodle_msq=moodle_msq, epoch=content_epoch())
+    if fmt == "moodle":
+        from drills.sheets.moodle import mark_mismatches
+
+        for i, p, m in mark_mismatches(sh):
+            warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
+                 f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz")
     files = outputs(sh, fmt, answers, output)
     for path, data in files.items():
         try:

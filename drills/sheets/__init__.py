@@ -60,6 +60,10 @@ class Sheet:
     seed: int
     arguments: dict[str, Any] = field(default_factory=dict)  # the filters, as given
     date: str | None = None  # printed only when asked for (``--date``)
+    moodle_msq: str = "multichoice"  # or "allornothing" (``--moodle-msq``, see drills.sheets.moodle)
+    #: when the content was last changed (seconds since the epoch; see :func:`content_epoch`): the Anki
+    #: notes' modification time. ``None``: a fixed 2024-01-01.
+    epoch: int | None = None
 
     @property
     def total_marks(self) -> int:
@@ -67,6 +71,35 @@ class Sheet:
 
     def numbered(self) -> list[tuple[int, Problem]]:
         return list(enumerate(self.problems, 1))
+
+
+def content_epoch(*extra: Path) -> int:
+    """The newest modification time (whole seconds) of the files that make a sheet's content:
+    the question bank, the solver and the sheet writers (and ``extra`` files, e.g. the JSON of
+    ``--from``). Unchanged sources give the same value (byte-identical files, no churn in
+    Anki); editing any of them (a corrected key) gives a later one, so Anki's "update if
+    newer" takes the new notes. ``SOURCE_DATE_EPOCH`` (the reproducible-builds convention), when
+    set, is used instead: the same bytes on every machine, for a builder who sets it anew
+    with each change."""
+    import os
+
+    if (env := os.environ.get("SOURCE_DATE_EPOCH", "").strip()).isdigit():
+        return int(env)
+    here = Path(__file__).resolve().parent
+    roots = [here, here.parents[1] / "question_bank", here.parents[1] / "solver"]
+    newest = 0.0
+    for root in roots:
+        for f in root.rglob("*"):
+            if f.suffix in (".py", ".toml", ".json") and "__pycache__" not in f.parts:
+                newest = max(newest, f.stat().st_mtime)
+    for f in extra:
+        newest = max(newest, f.stat().st_mtime)
+    return int(newest)
+
+
+def part_prompts(p: Problem) -> list[tuple[str, str]]:
+    """``[("(a)", prompt Markdown)]`` for a multi-part problem, else ``[]``."""
+    return [(f"({pt.label})", pt.prompt_md) for pt in p.parts]
 
 
 def answers_path(out: Path) -> Path:

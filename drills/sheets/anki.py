@@ -7,11 +7,21 @@ duplicating them: the note type (model) id is a constant; the deck id is derived
 sheet's title; every note's guid is ``genanki.guid_for("qkv", problem id, problem seed)``
 (the same problem has the same note in every sheet).
 
-Determinism: genanki stamps notes, cards and the collection with a time; we pass a fixed
-one (2024-01-01 00:00 UTC, or midnight UTC of ``--date`` when given, so that a deck made
-with a later ``--date`` counts as newer for Anki's "update if newer"), and the zip entries
-carry a fixed 1980-01-01 date. The student version leaves the back empty but for the
-problem id; the answers version is the full deck.
+Updates: Anki's importer updates an existing note (same guid, same note type) only when the
+incoming note's modification time is newer. Every note's time is ``sheet.epoch`` (when the
+content last changed: the newest source file of the bank, the solver and these writers, or
+the JSON of ``--from``; see ``drills.sheets.content_epoch``), or midnight UTC of ``--date``
+if later, or 2024-01-01 without either; the versions that carry the answers (``full`` and
+``answers``) are one second newer than the student version. So the answers deck of
+``--answers separate`` fills the Answer field of the student deck's notes (and re-importing
+the student deck does not empty it), a deck made after a correction updates the notes, and
+an unchanged deck re-imported changes nothing. The zip entries carry a fixed 1980-01-01 date,
+so the same content gives byte-identical files.
+
+Figures (the mask, attention-weight and positional-encoding heatmaps the PDF draws) are
+SVG media files (compiled by Typst from the same pictures as the PDF), named by their
+content's hash; statement figures on the front, solution figures on the back. The student
+version leaves the back empty; the answers version is the full deck.
 """
 
 from __future__ import annotations
@@ -21,13 +31,14 @@ import io
 import itertools
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import zipfile
 from datetime import UTC, datetime
 
-from drills.sheets import TYPE_NAMES, marks_label
-from drills.sheets.html import key_block, mathjax, md_to_html
+from drills.sheets import TYPE_NAMES, marks_label, part_prompts
+from drills.sheets.html import inline_to_html, key_block, mathjax, md_to_html
 from question_bank.grading import LETTERS
 from question_bank.problem import Problem, extra_explanation
 
@@ -38,7 +49,8 @@ FIELDS = ("Question", "Answer", "Id", "Marks")
 
 CSS = """.card{font-family:Georgia,serif;font-size:18px;text-align:left;color:#111;background:#fff}
 .meta{color:#666;font-size:.8em} ol.opts{list-style:none;padding-left:.5em} table.key td{padding:.2em .5em}
-pre{background:#f4f4f4;padding:.4em} .mis{color:#444;font-size:.9em}"""
+pre{background:#f4f4f4;padding:.4em} .mis{color:#444;font-size:.9em} .fig{text-align:center;margin:.5em 0}
+.fig img{max-width:100%}"""
 
 
 def deck_id(title: str) -> int:
@@ -52,30 +64,70 @@ def note_guid(p: Problem) -> str:
     return genanki.guid_for("qkv", p.id, "" if p.seed is None else p.seed)
 
 
-def timestamp(date: str | None) -> float:
-    if not date:
-        return DEFAULT_TIMESTAMP
-    try:
-        return datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return DEFAULT_TIMESTAMP
+def timestamp(sheet, version: str = "student") -> float:
+    """The notes' modification time (see the module docstring)."""
+    ts = DEFAULT_TIMESTAMP
+    if sheet.epoch:
+        ts = max(ts, float(sheet.epoch))
+    if sheet.date:
+        try:
+            ts = max(ts, datetime.strptime(sheet.date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp())
+        except ValueError:
+            pass
+    return ts + (1 if version != "student" else 0)
 
 
-def _front(i: int, p: Problem) -> str:
+def figure_svgs(p: Problem) -> tuple[list[bytes], list[bytes]]:
+    """The problem's pictures as standalone SVGs: ``(statement, solution)``."""
+    from drills.sheets.pdf import PREAMBLE, compile_typst, pictures
+
+    def svg(pic: str) -> bytes:
+        src = ("#set page(width: auto, height: auto, margin: 6pt)\n#set text(font: \"Libertinus Serif\", size: 10pt)\n"
+               + PREAMBLE + pic + "\n")
+        out = compile_typst(src, "svg")
+        return out if isinstance(out, bytes) else out[0]
+
+    stmt, sol = pictures(p)
+    return [svg(x) for x in stmt], [svg(x) for x in sol]
+
+
+def media_name(data: bytes) -> str:
+    return f"qkv-{hashlib.sha256(data).hexdigest()[:16]}.svg"
+
+
+def _imgs(svgs: list[bytes]) -> str:
+    return "".join(f'<div class="fig"><img src="{media_name(d)}"></div>' for d in svgs)
+
+
+def _front(i: int, p: Problem, figs: list[bytes] = ()) -> str:
     out = [f'<div class="meta">Q{i} · {marks_label(p.marks)} · {TYPE_NAMES[p.type]}</div>',
            md_to_html(p.statement_md.strip(), mathjax)]
+    if prompts := part_prompts(p):
+        out.append('<ol class="opts">' + "".join(f"<li>{lab} {inline_to_html(md, mathjax)}</li>" for lab, md in prompts)
+                   + "</ol>")
     if p.options:
-        from drills.sheets.html import inline_to_html
-
         out.append('<ol class="opts">' + "".join(f"<li>({LETTERS[j]}) {inline_to_html(o, mathjax)}</li>"
                                                 for j, o in enumerate(p.options)) + "</ol>")
+    if figs:
+        out.append(_imgs(list(figs)))
     return "\n".join(out)
 
 
-def _back(p: Problem) -> str:
-    out = [f"<p><b>Answer:</b> {key_block(p, mathjax)}</p>", md_to_html(p.solution_md.strip(), mathjax)]
+_ANSWER_LINE = re.compile(r"^\s*(\*\*)?Answer\s*:.*$")
+
+
+def _without_answer_line(md: str) -> str:
+    """The solution without its own "Answer: …" paragraph (the back states the key once, on top)."""
+    paras = re.split(r"\n\s*\n", md.strip())
+    return "\n\n".join(x for x in paras if not (_ANSWER_LINE.match(x) and "\n" not in x.strip()))
+
+
+def _back(p: Problem, figs: list[bytes] = ()) -> str:
+    out = [f"<p><b>Answer:</b> {key_block(p, mathjax)}</p>", md_to_html(_without_answer_line(p.solution_md), mathjax)]
     if extra := extra_explanation(p):
         out.append(md_to_html(extra, mathjax))
+    if figs:
+        out.append(_imgs(list(figs)))
     if p.misconceptions:
         import html
 
@@ -85,6 +137,7 @@ def _back(p: Problem) -> str:
 
 
 def build_package(sheet, version: str):
+    """``(genanki.Package, {media name: bytes})``."""
     import genanki
 
     model = genanki.Model(
@@ -98,17 +151,23 @@ def build_package(sheet, version: str):
         css=CSS,
     )
     deck = genanki.Deck(deck_id(sheet.title), sheet.title)
+    media: dict[str, bytes] = {}
     for i, p in sheet.numbered():
-        back = _back(p) if version != "student" else ""
+        stmt, sol = figure_svgs(p)
+        if version == "student":
+            sol = []
+        for d in stmt + sol:
+            media[media_name(d)] = d
+        back = _back(p, sol) if version != "student" else ""
         tags = [t.replace(" ", "_") for t in (f"qkv::{p.topic}", f"type::{p.type}", f"difficulty::{p.difficulty}")]
-        deck.add_note(genanki.Note(model=model, fields=[_front(i, p), back, p.id, marks_label(p.marks)],
+        deck.add_note(genanki.Note(model=model, fields=[_front(i, p, stmt), back, p.id, marks_label(p.marks)],
                                    guid=note_guid(p), tags=tags))
-    return genanki.Package(deck)
+    return genanki.Package(deck), media
 
 
 def render(sheet, version: str) -> bytes:
-    pkg = build_package(sheet, version)
-    ts = timestamp(sheet.date)
+    pkg, media = build_package(sheet, version)
+    ts = timestamp(sheet, version)
     fd, dbname = tempfile.mkstemp(suffix=".anki2")
     os.close(fd)
     try:
@@ -120,9 +179,12 @@ def render(sheet, version: str) -> bytes:
             db = f.read()
     finally:
         os.unlink(dbname)
+    names = sorted(media)
+    entries = [("collection.anki2", db), ("media", json.dumps({str(k): n for k, n in enumerate(names)}).encode())]
+    entries += [(str(k), media[n]) for k, n in enumerate(names)]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in (("collection.anki2", db), ("media", json.dumps({}).encode())):
+        for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16

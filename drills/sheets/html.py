@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 
-from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_to_text, num
@@ -59,10 +59,21 @@ def _script_end(tex: str, i: int) -> int:
     return i + 1
 
 
+#: Symbols ``latex_to_text`` leaves as their names (``\sim`` would read "sim"): their characters.
+SYMBOLS = {
+    "sim": "∼", "propto": "∝", "varphi": "φ", "partial": "∂", "nabla": "∇", "forall": "∀", "exists": "∃",
+    "cap": "∩", "cup": "∪", "subset": "⊂", "langle": "⟨", "rangle": "⟩", "ell": "ℓ", "Delta": "Δ", "Gamma": "Γ",
+    "Lambda": "Λ", "Phi": "Φ", "Pi": "Π", "Psi": "Ψ", "Sigma": "Σ", "Xi": "Ξ", "chi": "χ", "eta": "η", "iota": "ι",
+    "kappa": "κ", "nu": "ν", "psi": "ψ", "rho": "ρ", "upsilon": "υ", "xi": "ξ", "zeta": "ζ",
+}
+_SYMBOL = re.compile(r"\\(" + "|".join(SYMBOLS) + r")(?![A-Za-z])")
+
+
 def _formula_html(tex: str) -> str:
-    """A formula without matrices as HTML: Unicode symbols (``latex_to_text``), and every
-    sub/superscript outside a command's argument as ``<sub>``/``<sup>``, so that ``d_{model}``
-    reads d<sub>model</sub>, not d_model."""
+    """A formula without matrices as HTML: Unicode symbols (``latex_to_text``, and
+    :data:`SYMBOLS`), and every sub/superscript outside a command's argument as
+    ``<sub>``/``<sup>``, so that ``d_{model}`` reads d<sub>model</sub>, not d_model."""
+    tex = _SYMBOL.sub(lambda m: SYMBOLS[m.group(1)], tex)
     tex = _WORD_SUB.sub(r"_{\1}", tex)
     tex = _ACCENT.sub(lambda m: "{" + (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)] + "}", tex)
     out: list[str] = []
@@ -253,7 +264,7 @@ def _mask_table(vals, keep) -> str:
 
 
 def pictures_html(p: Problem) -> str:
-    from drills.sheets.pdf import is_weight_matrix, mask_like
+    from drills.sheets.pdf import is_attention_weights, mask_like
 
     out = []
     for label, key in key_lines(p):
@@ -270,7 +281,7 @@ def pictures_html(p: Problem) -> str:
                 keep = [[x == 1 for x in r] for r in vals]
             out.append(f"<figure>{_mask_table(vals, keep)}<figcaption>the mask{html.escape(lab)}: green = may attend, "
                        "dark = blocked; row i is query i</figcaption></figure>")
-        elif is_weight_matrix(vals):
+        elif is_attention_weights(p, label, vals):
             out.append(f"<figure>{_weights_table(vals)}<figcaption>attention weights{html.escape(lab)}: row i is query i, "
                        "column j key j</figcaption></figure>")
     return "\n".join(out)
@@ -282,11 +293,16 @@ def pictures_html(p: Problem) -> str:
 CSS = """
 body{font-family:Georgia,'Times New Roman',serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.5;color:#111}
 h1{text-align:center;margin-bottom:.2em} .info{text-align:center;color:#555;font-size:.9em}
-.q{margin:1.4em 0;break-inside:avoid} .qh{font-weight:bold} .qh small{font-weight:normal;color:#555;margin-left:.6em}
+.q{margin:1.4em 0;break-inside:avoid;position:relative} .qh{font-weight:bold} .qh small{font-weight:normal;color:#555;margin-left:.6em}
+.qm{position:absolute;right:-5.5em;top:0;width:5em;font-size:.85em;font-weight:bold;text-align:left}
+@media (max-width:60em){.qm{position:static;float:right;width:auto}}
+.name{display:flex;gap:.6em;margin:1em 0} .name span{flex:1;border-bottom:1px solid #888} .name span.id{flex:0 0 10em}
+table.grid{border-collapse:collapse;margin:.3em 0 .8em} table.grid td{border:1px solid #888;width:3.2em;height:1.7em}
+.part{margin:.6em 0 .2em} p,li{line-height:1.6}
 ol.opts{list-style:none;padding-left:1em} ol.opts li{margin:.25em 0;padding-left:2em;text-indent:-2em}
 .m{white-space:nowrap} .eq{text-align:center;margin:.6em 0;overflow-x:auto;overflow-y:hidden;padding:.2em 0}
 sub,sup{font-size:.72em;line-height:0} .mc sub,.mc sup{font-size:.8em}
-.mat{display:inline-table;position:relative;vertical-align:middle;margin:.15em .3em;padding:0 .25em;
+.mat{display:inline-table;position:relative;vertical-align:middle;margin:.35em .3em;padding:0 .25em;
  border-left:1.5px solid #222;border-right:1.5px solid #222;text-indent:0;white-space:nowrap}
 .mat::before,.mat::after{content:"";position:absolute;top:0;bottom:0;width:.3em;border-top:1.5px solid #222;
  border-bottom:1.5px solid #222} .mat::before{left:0} .mat::after{right:0}
@@ -310,14 +326,32 @@ code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em
 """
 
 
+def _grid(rows: int, cols: int) -> str:
+    return '<table class="grid">' + ("<tr>" + "<td></td>" * cols + "</tr>") * rows + "</table>"
+
+
+def _space(key) -> str:
+    """An empty grid of the key's shape (a matrix), else an answer line."""
+    if isinstance(key, MatrixKey):
+        return _grid(len(key.value), len(key.value[0]))
+    return '<span class="answer">Answer: ______________</span>'
+
+
 def _question(i: int, p: Problem) -> str:
-    out = [f'<section class="q" id="q{i}"><div class="qh">Q{i}.<small>{marks_label(p.marks)} · '
-           f"{html.escape(TYPE_NAMES[p.type])}: {html.escape(TYPE_RULES[p.type])}</small></div>",
+    out = [f'<section class="q" id="q{i}"><div class="qm">[{marks_label(p.marks)}]</div>'
+           f'<div class="qh">Q{i}.<small>{html.escape(TYPE_NAMES[p.type])}: {html.escape(TYPE_RULES[p.type])}</small></div>',
            md_to_html(p.statement_md.strip())]
     if p.options:
         out.append('<ol class="opts">' + "".join(f"<li>({LETTERS[j]}) {inline_to_html(o, unicode_math)}</li>"
                                                 for j, o in enumerate(p.options)) + "</ol>")
-    elif p.type in ("nat", "integer") and not p.parts:
+    elif p.parts:
+        for (lab, md), pt in zip(part_prompts(p), p.parts, strict=True):
+            sep = "<br>" if isinstance(pt.key, MatrixKey) else " "
+            out.append(f'<div class="part" data-part="{html.escape(pt.label)}">{html.escape(lab)} '
+                       f"{inline_to_html(md, unicode_math)}{sep}{_space(pt.key)}</div>")
+    elif isinstance(p.key, MatrixKey):
+        out.append(f'<div class="part" data-part="">{_space(p.key)}</div>')
+    elif p.type in ("nat", "integer"):
         out.append('<div class="answer">Answer: ______________</div>')
     out.append("</section>")
     return "\n".join(out)
@@ -357,6 +391,7 @@ def render(sheet, version: str) -> bytes:
     if version != "answers":
         parts.append("<p><small>MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
                      "NAT: type the number, rounded as the question asks.</small></p><hr>")
+        parts.append('<div class="name">Name: <span></span> ID: <span class="id"></span></div>')
         parts += [_question(i, p) for i, p in sheet.numbered()]
     if version in ("full", "answers"):
         parts.append(_answers(sheet, version))

@@ -5,6 +5,16 @@ The student version drops every field that gives the answer away (key, answer, w
 solution, misconceptions, explanation, errata; each part's key and misconceptions); the
 full and the answers versions keep the whole object. Keys are written in insertion order,
 floats with full double precision, so the bytes depend on the sheet alone.
+
+Read back (``qkv sheet --from FILE.json``): :func:`sheet_from_json` checks a file against
+the rules of the format (:func:`check_sheet`: the schema's structure and what a schema cannot
+say: an MCQ's key is one option, a key's type is the problem's type, every option index
+exists, a range has lo ≤ value ≤ hi, a matrix is rectangular, a question's marks are its
+problem's marks, a student file holds no answer) and rebuilds the sheet, so that a teacher
+can reorder, drop or edit the problems of a ``full`` (or ``answers``) file and render it
+again in any format. The question ``number`` and ``total_marks`` are recomputed from the
+order and the marks (they need no editing); ``answer`` is derived from ``key``, which is
+what counts. A student file has no keys and cannot be read back.
 """
 
 from __future__ import annotations
@@ -14,11 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from drills.output import jsonable
-from question_bank.problem import problem_to_json
+from question_bank.problem import (
+    PROBLEM_TYPES,
+    ChoiceKey,
+    Erratum,
+    IntegerKey,
+    MatrixKey,
+    Misconception,
+    NumericKey,
+    Part,
+    Problem,
+    problem_to_json,
+)
 
 SCHEMA_PATH = Path(__file__).with_name("problem_schema.json")
 SCHEMA_VERSION = 1
 ANSWER_FIELDS = ("key", "answer", "solution_md", "solution_text", "misconceptions", "explanation", "errata")
+KEY_KIND = {"mcq": "choice", "msq": "choice", "nat": "numeric", "integer": "integer", "matrix": "matrix"}
 PART_ANSWER_FIELDS = ("key", "misconceptions", "follow_through")
 
 
@@ -52,3 +74,210 @@ def render(sheet, version: str) -> bytes:
 
 def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------------------------
+# reading a sheet back
+
+
+class SheetFormatError(ValueError):
+    """A JSON file that is not a qkv sheet: one line, with where (``questions[2].problem.key``)."""
+
+
+def _fail(where: str, what: str) -> None:
+    raise SheetFormatError(f"{where}: {what}")
+
+
+def _need(obj: Any, where: str, fields: dict[str, type | tuple[type, ...]]) -> None:
+    if not isinstance(obj, dict):
+        _fail(where, "expected an object")
+    for name, kind in fields.items():
+        if name not in obj:
+            _fail(where, f"missing field {name!r}")
+        v = obj[name]
+        if not isinstance(v, kind) or (isinstance(v, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
+            _fail(f"{where}.{name}", f"expected {_kind_name(kind)}, got {type(v).__name__}")
+
+
+def _kind_name(kind) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "an object",
+             bool: "true/false", type(None): "null"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _number(x: Any, where: str) -> float:
+    if isinstance(x, str) and x in ("inf", "-inf"):
+        return float(x)
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        _fail(where, f"expected a number, got {x!r}")
+    return float(x)
+
+
+def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
+    _need(obj, where, {"kind": str})
+    kind = obj["kind"]
+    if kind != KEY_KIND[type_]:
+        _fail(f"{where}.kind", f"a {type_} problem has a {KEY_KIND[type_]!r} key, not {kind!r}")
+    if kind == "numeric":
+        _need(obj, where, {"value": (int, float), "lo": (int, float), "hi": (int, float), "decimals": (int, type(None)),
+                           "unit": str})
+        lo, hi, v = float(obj["lo"]), float(obj["hi"]), float(obj["value"])
+        if lo > hi:
+            _fail(where, f"range lo {lo:g} > hi {hi:g}")
+        if not lo <= v <= hi:
+            _fail(where, f"value {v:g} outside its own range [{lo:g}, {hi:g}]")
+        if obj["decimals"] is not None and obj["decimals"] < 0:
+            _fail(f"{where}.decimals", "must be ≥ 0")
+        return NumericKey(obj["value"], lo, hi, obj["decimals"], obj["unit"])
+    if kind == "integer":
+        _need(obj, where, {"value": int, "unit": str, "rel_tol": (int, float)})
+        if obj["rel_tol"] < 0:
+            _fail(f"{where}.rel_tol", "must be ≥ 0")
+        return IntegerKey(obj["value"], obj["unit"], float(obj["rel_tol"]))
+    if kind == "matrix":
+        _need(obj, where, {"value": list, "abs_tol": (int, float), "decimals": (int, type(None))})
+        rows = obj["value"]
+        if not rows or not all(isinstance(r, list) and r for r in rows):
+            _fail(f"{where}.value", "a matrix is a non-empty array of non-empty rows")
+        if len({len(r) for r in rows}) != 1:
+            _fail(f"{where}.value", "ragged matrix: rows of lengths " + ", ".join(str(len(r)) for r in rows))
+        if obj["abs_tol"] < 0:
+            _fail(f"{where}.abs_tol", "must be ≥ 0")
+        value = tuple(tuple(_number(x, f"{where}.value[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(rows))
+        return MatrixKey(value, float(obj["abs_tol"]), obj["decimals"])
+    if kind == "choice":
+        _need(obj, where, {"correct": list})
+        correct = obj["correct"]
+        if not correct or not all(isinstance(i, int) and not isinstance(i, bool) for i in correct):
+            _fail(f"{where}.correct", "a non-empty array of option indices (0 = a)")
+        if len(set(correct)) != len(correct):
+            _fail(f"{where}.correct", "an option listed twice")
+        if type_ == "mcq" and len(correct) != 1:
+            _fail(f"{where}.correct", f"an MCQ has exactly one correct option, not {len(correct)}")
+        for i in correct:
+            if not 0 <= i < n_options:
+                _fail(f"{where}.correct", f"option {i} does not exist (there are {n_options}, 0 to {n_options - 1})")
+        return ChoiceKey(frozenset(correct))
+    _fail(f"{where}.kind", f"unknown key kind {kind!r}")
+
+
+def _misconceptions(items: Any, where: str) -> list[Misconception]:
+    if not isinstance(items, list):
+        _fail(where, "expected an array")
+    out = []
+    for k, m in enumerate(items):
+        _need(m, f"{where}[{k}]", {"id": str, "label": str, "feedback": str})
+        if "value" not in m:
+            _fail(f"{where}[{k}]", "missing field 'value'")
+        v = m["value"]
+        if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
+            v = tuple(tuple(r) for r in v)
+        out.append(Misconception(m["id"], m["label"], m["feedback"], v))
+    return out
+
+
+def _type(v: Any, where: str) -> str:
+    if v not in PROBLEM_TYPES:
+        _fail(where, f"type must be one of {', '.join(PROBLEM_TYPES)}, not {v!r}")
+    return v
+
+
+def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
+    _need(obj, where, {"id": str, "topic": str, "tags": list, "difficulty": str, "marks": int, "type": str,
+                       "statement_md": str, "statement_text": str, "options": list, "options_text": list,
+                       "given": dict, "parts": list, "source": str, "source_label": str, "hints": list})
+    for f in ("family", "seed"):
+        if f not in obj:
+            _fail(where, f"missing field {f!r}")
+    type_ = _type(obj["type"], f"{where}.type")
+    if obj["marks"] not in (1, 2):
+        _fail(f"{where}.marks", f"marks are 1 or 2, not {obj['marks']}")
+    if obj["difficulty"] not in ("easy", "medium", "hard"):
+        _fail(f"{where}.difficulty", f"easy, medium or hard, not {obj['difficulty']!r}")
+    if not obj["statement_md"].strip():
+        _fail(f"{where}.statement_md", "empty")
+    n_opt = len(obj["options"])
+    if type_ in ("mcq", "msq") and n_opt < 2:
+        _fail(f"{where}.options", f"an {type_.upper()} needs at least two options")
+    if type_ not in ("mcq", "msq") and n_opt:
+        _fail(f"{where}.options", f"a {type_} problem has no options")
+    if len(obj["options_text"]) != n_opt:
+        _fail(f"{where}.options_text", f"{len(obj['options_text'])} options, but options has {n_opt}")
+    leaked = [f for f in ANSWER_FIELDS if f in obj]
+    if student:
+        if leaked:
+            _fail(where, f"a student file holds no answers, but this problem has {', '.join(leaked)}")
+        _fail(where, "a student file has no keys: read back a full or answers file")
+    for f in ANSWER_FIELDS:
+        if f not in obj:
+            _fail(where, f"missing field {f!r}")
+    key = _key(obj["key"], f"{where}.key", type_, n_opt)
+    parts = []
+    for k, pt in enumerate(obj["parts"]):
+        pw = f"{where}.parts[{k}]"
+        _need(pt, pw, {"label": str, "type": str, "prompt_md": str, "prompt_text": str, "key": dict, "misconceptions": list})
+        ptype = _type(pt["type"], f"{pw}.type")
+        if ptype in ("mcq", "msq"):
+            _fail(f"{pw}.type", "a part is a number, an integer or a matrix")
+        parts.append(Part(pt["label"], ptype, pt["prompt_md"], pt["prompt_text"], _key(pt["key"], f"{pw}.key", ptype, 0),
+                          _misconceptions(pt["misconceptions"], f"{pw}.misconceptions")))
+    if len({pt.label for pt in parts}) != len(parts):
+        _fail(f"{where}.parts", "two parts with the same label")
+    errata = []
+    for k, e in enumerate(obj["errata"] if isinstance(obj["errata"], list) else _fail(f"{where}.errata", "expected an array")):
+        _need(e, f"{where}.errata[{k}]", {"where": str, "printed": str, "exact": str, "reason": str})
+        errata.append(Erratum(e["where"], e["printed"], e["exact"], e["reason"]))
+    for f in ("solution_md", "solution_text", "explanation"):
+        if not isinstance(obj[f], str):
+            _fail(f"{where}.{f}", "expected a string")
+    return Problem(
+        id=obj["id"], family=obj["family"], seed=obj["seed"], topic=obj["topic"], tags=tuple(obj["tags"]),
+        difficulty=obj["difficulty"], marks=obj["marks"], type=type_, statement_md=obj["statement_md"],
+        statement_text=obj["statement_text"], key=key, solution_md=obj["solution_md"], solution_text=obj["solution_text"],
+        given=obj["given"], options=list(obj["options"]), options_text=list(obj["options_text"]),
+        misconceptions=_misconceptions(obj["misconceptions"], f"{where}.misconceptions"), parts=parts,
+        source=obj["source"], source_label=obj["source_label"], hints=list(obj["hints"]), errata=errata,
+        explanation=obj["explanation"],
+    )
+
+
+def check_sheet(obj: Any) -> list[Problem]:
+    """The problems of a sheet object, in order; raises :class:`SheetFormatError` on the first
+    rule the object breaks."""
+    _need(obj, "sheet", {"format": str, "schema_version": int, "version": str, "title": str, "questions": list})
+    if obj["format"] != "qkv-sheet":
+        _fail("format", f"not a qkv sheet ({obj['format']!r})")
+    if obj["schema_version"] != SCHEMA_VERSION:
+        _fail("schema_version", f"this qkv reads version {SCHEMA_VERSION}, not {obj['schema_version']}")
+    if obj["version"] not in ("student", "full", "answers"):
+        _fail("version", f"student, full or answers, not {obj['version']!r}")
+    if not obj["questions"]:
+        _fail("questions", "no questions")
+    out = []
+    ids = set()
+    for k, q in enumerate(obj["questions"]):
+        _need(q, f"questions[{k}]", {"marks": int, "problem": dict})
+        p = problem_from_json(q["problem"], f"questions[{k}].problem", obj["version"] == "student")
+        if q["marks"] != p.marks:
+            _fail(f"questions[{k}].marks", f"{q['marks']}, but its problem is worth {p.marks}")
+        if p.id in ids:
+            _fail(f"questions[{k}].problem.id", f"{p.id!r} twice")
+        ids.add(p.id)
+        out.append(p)
+    return out
+
+
+def sheet_from_json(data: bytes, *, title: str | None = None):
+    """The sheet a JSON file holds (see the module docstring)."""
+    from drills.sheets import Sheet
+
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SheetFormatError(f"not JSON: {e}") from None
+    problems = check_sheet(obj)
+    seed = obj.get("seed") if isinstance(obj.get("seed"), int) else 0
+    args = obj.get("arguments") if isinstance(obj.get("arguments"), dict) else {}
+    date = obj.get("date") if isinstance(obj.get("date"), str) else None
+    return Sheet(title=title or obj["title"], problems=problems, seed=seed, arguments=args, date=date)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
 from question_bank.render import latex_matrix
@@ -106,7 +106,9 @@ def _question(i: int, p: Problem) -> list[str]:
     out = [f"## Q{i} ({marks_label(p.marks)}, {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]})", "", github_md(p.statement_md.strip()), ""]
     for j, o in enumerate(p.options):
         out.append(f"- **({LETTERS[j]})** {_inline(o)}")
-    if p.options:
+    for lab, md in part_prompts(p):
+        out.append(f"- **{lab}** {_inline(md)}")
+    if p.options or p.parts:
         out.append("")
     return out
 

@@ -9,14 +9,38 @@
   unit of the asked decimals around its rounded value). Moodle takes the first answer that
   matches, and the correct one comes first; the audit guarantees that no misconception is
   accepted as correct.
-- MCQ: ``multichoice`` with ``single`` true; MSQ: ``single`` false, each correct option
-  ``100/k`` %, each wrong one −100 % (Moodle floors a question at 0, so one wrong tick
-  loses the question: GATE's all-or-nothing, except that a subset of the right options
-  earns part of the marks, which standard Moodle cannot switch off). Options keep their
-  order (``shuffleanswers`` 0) because solutions name them by letter; a misconception that
-  leads to an option is that option's feedback.
-- Matrix problems and multi-part problems: ``cloze`` with one ``{1:NUMERICAL:=v:tol}`` per
-  matrix cell (and a NUMERICAL or MULTICHOICE sub-question per part).
+- MCQ: ``multichoice`` with ``single`` true. MSQ (GATE: all or nothing) has two encodings
+  (``Sheet.moodle_msq``, ``qkv sheet --moodle-msq``):
+
+  * ``multichoice`` (default, core Moodle): ``single`` false, each correct option
+    ``100/k`` %, each wrong one −100 %. Moodle sums the ticked options' fractions and
+    clamps the sum to [0, 1], so one wrong tick scores 0 whatever else is ticked; but a
+    proper subset of the right options earns ``j/k`` of the marks. No choice of core
+    fractions avoids that (a correct option must carry a positive fraction), so it is the
+    closest core encoding.
+  * ``allornothing``: ``multichoiceset``, the all-or-nothing multiple-choice question
+    type (plugin qtype_multichoiceset, which must be installed on the site): an answer
+    with a non-zero fraction is a correct one, and the question scores 1 only for exactly
+    the set of correct options, else 0: GATE's rule.
+
+  Options keep their order (``shuffleanswers`` 0) because solutions name them by letter;
+  a misconception that leads to an option is that option's feedback.
+- Matrix problems and multi-part problems: ``cloze`` with one NUMERICAL sub-question per
+  matrix cell (a SHORTANSWER one for a −∞ cell of a masked matrix, since Moodle's numbers
+  have no infinity) and one per scalar part. A cell takes what ``question_bank.grading``
+  accepts: two 100 % answers, within ``abs_tol`` of the exact value and (with ``decimals``)
+  the interval that rounds to it (``grading.nat_range``). Weights: Moodle reads a cloze question's mark
+  as the sum of its sub-questions' weights ``{w:…}``, which must be whole numbers
+  (``qtype_multianswer_extract_question``: ``\\{([0-9]*):``; the ``defaultgrade`` element
+  is not read for a cloze), and grades it ``Σ fraction·w / Σ w``. :func:`box_weights`
+  gives every part the same share and every cell of a part the same share of it, as
+  ``question_bank.grading.total_score`` and the matrix grader do, in the smallest whole
+  numbers; when the sheet's marks are a multiple of that sum they are scaled up to make
+  the sum the sheet's marks exactly (a two-part 2-mark problem: ``{1:…}{1:…}``). Otherwise
+  (a 3×3 matrix worth 2 marks: nine equal whole weights cannot sum to 2) the question
+  imports worth the sum (9): :func:`mark_mismatches` lists them, ``qkv sheet`` says so,
+  and the question's name carries the sheet's marks so that the teacher can set the
+  question's maximum mark in the quiz (Moodle then scales the same fraction).
 - The worked solution is the ``generalfeedback``. Math stays LaTeX between ``\\( \\)`` /
   ``\\[ \\]`` for Moodle's MathJax filter.
 
@@ -27,12 +51,16 @@ solutions and the misconception feedback.
 from __future__ import annotations
 
 import html
+import math
 import xml.etree.ElementTree as ET
+from functools import reduce
 
+from drills.sheets import marks_label
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
-from question_bank.grading import round_half_up
+from question_bank.grading import nat_range, round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem, extra_explanation
 
+MSQ_ENCODINGS = ("multichoice", "allornothing")
 _MOODLE_FRACTIONS = {1: "100", 2: "50", 3: "33.33333", 4: "25", 5: "20", 6: "16.66667", 7: "14.28571", 8: "12.5",
                      9: "11.11111", 10: "10"}
 
@@ -87,12 +115,12 @@ def _numeric_value(v) -> float | None:
         return None
 
 
-def _common(q: ET.Element, i: int, p: Problem, text: str, full: bool) -> None:
+def _common(q: ET.Element, i: int, p: Problem, text: str, full: bool, mark: int | None = None) -> None:
     name = ET.SubElement(q, "name")
-    ET.SubElement(name, "text").text = f"Q{i:02d} {p.id}"
+    ET.SubElement(name, "text").text = f"Q{i:02d} {p.id} ({marks_label(p.marks)})"
     _text(q, "questiontext", text)
     _text(q, "generalfeedback", _solution(p) if full else "")
-    ET.SubElement(q, "defaultgrade").text = str(p.marks)
+    ET.SubElement(q, "defaultgrade").text = str(p.marks if mark is None else mark)
     ET.SubElement(q, "penalty").text = "0"
     ET.SubElement(q, "hidden").text = "0"
     ET.SubElement(q, "idnumber").text = p.id[:100]
@@ -131,17 +159,23 @@ def _numerical(q: ET.Element, p: Problem, full: bool) -> None:
         ET.SubElement(u, "unit_name").text = unit
 
 
-def _multichoice(q: ET.Element, p: Problem, full: bool) -> None:
+def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = False) -> None:
+    """``multichoice`` (MCQ; MSQ with summed fractions), or ``multichoiceset`` for an
+    all-or-nothing MSQ (``allornothing``): there a non-zero fraction marks a correct option."""
     key = p.key
     assert isinstance(key, ChoiceKey)
     single = p.type == "mcq"
-    ET.SubElement(q, "single").text = "true" if single else "false"
+    if not allornothing:
+        ET.SubElement(q, "single").text = "true" if single else "false"
     ET.SubElement(q, "shuffleanswers").text = "0"
     ET.SubElement(q, "answernumbering").text = "abc"
+    if allornothing:
+        _text(q, "correctfeedback", "")
+        _text(q, "incorrectfeedback", "")
     feedback = {m.value: m.feedback for m in p.misconceptions if isinstance(m.value, int)} if full else {}
-    good = _MOODLE_FRACTIONS.get(len(key.correct), "100")
+    good = "100" if allornothing else _MOODLE_FRACTIONS[len(key.correct)]
     for j, o in enumerate(p.options):
-        frac = good if j in key.correct else ("0" if single else "-100")
+        frac = good if j in key.correct else ("0" if single or allornothing else "-100")
         _answer(q, frac, inline_to_html(o, mathjax), html.escape(feedback.get(j, "")), fmt="html")
 
 
@@ -151,13 +185,63 @@ def _cloze_escape(s: str) -> str:
     return s
 
 
-def _cloze_numeric(value: float, tol: str, marks: int = 1, wrong: list[tuple[float, str, str]] = ()) -> str:
-    parts = [f"%100%{_r(value)}:{tol}"]
+def _boxes(key) -> int:
+    return len(key.value) * len(key.value[0]) if isinstance(key, MatrixKey) else 1
+
+
+def box_weights(p: Problem) -> list[int]:
+    """The whole-number weight of each cloze box, in the order they appear (parts in order,
+    a matrix row by row): every part the same share, every cell of a part the same share of
+    it; scaled to sum to the problem's marks when that is possible (see the module docstring)."""
+    sizes = [_boxes(pt.key) for pt in p.parts] if p.parts else [_boxes(p.key)]
+    share = reduce(math.lcm, sizes)  # each part's total weight
+    weights = [share // n for n in sizes for _ in range(n)]
+    g = reduce(math.gcd, weights)
+    weights = [w // g for w in weights]
+    total = sum(weights)
+    if p.marks % total == 0:
+        weights = [w * (p.marks // total) for w in weights]
+    return weights
+
+
+def moodle_mark(p: Problem) -> int:
+    """The maximum mark Moodle gives the imported question."""
+    return sum(box_weights(p)) if is_cloze(p) else p.marks
+
+
+def is_cloze(p: Problem) -> bool:
+    return bool(p.parts) or p.type == "matrix"
+
+
+def mark_mismatches(sheet) -> list[tuple[int, Problem, int]]:
+    """``[(number, problem, Moodle's mark)]`` for the cloze questions whose whole-number
+    weights cannot sum to the sheet's marks."""
+    return [(i, p, moodle_mark(p)) for i, p in sheet.numbered() if moodle_mark(p) != p.marks]
+
+
+def cell_intervals(x: float, key: MatrixKey) -> list[tuple[str, str]]:
+    """``[(answer, tolerance)]``: what ``question_bank.grading`` accepts for a matrix cell: within
+    ``abs_tol`` of the exact value, or (with ``decimals``) what rounds to it (``nat_range``)."""
+    out = [(_r(x), _r(key.abs_tol))]
+    if key.decimals is not None:
+        lo, hi = nat_range(x, key.decimals)
+        out.append((_r((lo + hi) / 2), _r((hi - lo) / 2)))
+    return out
+
+
+def _cloze_numeric(value: float, tol: str | list[tuple[str, str]], weight: int,
+                   wrong: list[tuple[float, str, str]] = ()) -> str:
+    if math.isinf(value):  # Moodle's numbers have no infinity: a short answer that takes -inf, −∞, -infinity
+        sign = "-" if value < 0 else ""
+        alts = [f"%100%{sign}inf", f"%100%{sign}infinity", f"%100%{sign}∞"] + (["%100%−∞"] if sign else [])
+        return "{" + f"{weight}:SHORTANSWER:" + "~".join(alts) + "}"
+    right = tol if isinstance(tol, list) else [(_r(value), tol)]
+    parts = [f"%100%{a}:{t}" for a, t in right]
     parts += [f"%0%{_r(v)}:{t}#{_cloze_escape(fb)}" for v, t, fb in wrong]
-    return "{" + f"{marks}:NUMERICAL:" + "~".join(parts) + "}"
+    return "{" + f"{weight}:NUMERICAL:" + "~".join(parts) + "}"
 
 
-def _cloze_key(key, options_text: list[str], misconceptions, full: bool) -> str:
+def _cloze_key(key, options_text: list[str], misconceptions, full: bool, weights: list[int]) -> str:
     """The cloze fields for one key: a table of cells for a matrix, one field otherwise."""
     if isinstance(key, MatrixKey):
         tol = _r(key.abs_tol)
@@ -166,54 +250,62 @@ def _cloze_key(key, options_text: list[str], misconceptions, full: bool) -> str:
             cells = []
             for c, x in enumerate(row):
                 wrong = []
-                if full:
+                if full and not math.isinf(float(x)):
                     for m in misconceptions:
                         try:
                             mv = float(m.value[r][c])
                         except (TypeError, ValueError, IndexError):
                             continue
-                        if abs(mv - float(x)) > 2 * key.abs_tol:
+                        if not math.isinf(mv) and abs(mv - float(x)) > 2 * key.abs_tol:
                             wrong.append((mv, tol, m.label))
-                cells.append(f"<td>{_cloze_numeric(float(x), tol, 1, wrong)}</td>")
+                right = cell_intervals(float(x), key) if not math.isinf(float(x)) else tol
+                cells.append(f"<td>{_cloze_numeric(float(x), right, weights.pop(0), wrong)}</td>")
             rows.append("<tr>" + "".join(cells) + "</tr>")
         return '<table class="matrix">' + "".join(rows) + "</table>"
+    w = weights.pop(0)
     if isinstance(key, NumericKey | IntegerKey):
         ans, tol = numeric_answer(key)
-        return "{1:NUMERICAL:" + f"%100%{ans}:{tol}" + "}"
+        return "{" + f"{w}:NUMERICAL:" + f"%100%{ans}:{tol}" + "}"
     assert isinstance(key, ChoiceKey)
-    opts = [f"{'%100%' if j in key.correct else ''}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
-    kind = "MULTICHOICE" if len(key.correct) == 1 else "MULTIRESPONSE"
-    return "{1:" + kind + ":" + "~".join(opts) + "}"
+    if len(key.correct) == 1:
+        opts = [f"{'%100%' if j in key.correct else ''}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
+        return "{" + f"{w}:MULTICHOICE:" + "~".join(opts) + "}"
+    # explicit fractions: Moodle then keeps the wrong options at −100 % (with '=' it would give −1/k)
+    opts = [f"{'%100%' if j in key.correct else '%-100%'}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
+    return "{" + f"{w}:MULTIRESPONSE:" + "~".join(opts) + "}"
 
 
 def _cloze(p: Problem, full: bool) -> str:
     out = [_statement(p)]
+    weights = box_weights(p)
     if p.parts:
         for pt in p.parts:
             out.append(f"<p>({html.escape(pt.label)}) {inline_to_html(pt.prompt_md, mathjax)}</p>")
-            out.append(_cloze_key(pt.key, [], pt.misconceptions, full))
+            out.append(_cloze_key(pt.key, [], pt.misconceptions, full, weights))
     else:
-        out.append(_cloze_key(p.key, p.options_text, p.misconceptions, full))
+        out.append(_cloze_key(p.key, p.options_text, p.misconceptions, full, weights))
     return "\n".join(out)
 
 
 def quiz_element(sheet, version: str) -> ET.Element:
     full = version != "student"
+    allornothing = getattr(sheet, "moodle_msq", "multichoice") == "allornothing"
     quiz = ET.Element("quiz")
     cat = ET.SubElement(quiz, "question", {"type": "category"})
     _text(cat, "category", f"$course$/top/qkv/{sheet.title}", fmt=None)
     for i, p in sheet.numbered():
-        if p.parts or p.type == "matrix":
+        if is_cloze(p):
             q = ET.SubElement(quiz, "question", {"type": "cloze"})
-            _common(q, i, p, _cloze(p, full), full)
+            _common(q, i, p, _cloze(p, full), full, moodle_mark(p))
         elif p.type in ("nat", "integer"):
             q = ET.SubElement(quiz, "question", {"type": "numerical"})
             _common(q, i, p, _statement(p), full)
             _numerical(q, p, full)
         else:
-            q = ET.SubElement(quiz, "question", {"type": "multichoice"})
+            aon = allornothing and p.type == "msq"
+            q = ET.SubElement(quiz, "question", {"type": "multichoiceset" if aon else "multichoice"})
             _common(q, i, p, _statement(p), full)
-            _multichoice(q, p, full)
+            _multichoice(q, p, full, aon)
     return quiz
 
 

@@ -8,10 +8,18 @@ The Typst source is built here:
   Typst math; :func:`md_to_typst` converts the Markdown around it (paragraphs, ``-``/``1.``
   lists, ``**bold**``, ``*italic*``, ``code``) to Typst markup with every special character
   escaped.
-- Pictures are drawn natively as grids of coloured cells: attention-weight matrices (any
-  matrix key whose rows are probability distributions), 0/1 masks (mask keys, and the causal
-  mask a statement names), and the sinusoidal positional encoding (computed by the solver,
-  ``solver.numpy_ref.sinusoidal_pe``) with the asked entry outlined.
+- Pictures are drawn natively as grids of coloured cells: attention-weight matrices (a
+  matrix key that the problem calls attention weights, :func:`is_attention_weights`, not
+  any matrix whose rows happen to sum to 1: the output ``AV`` of a one-hot ``V`` does too),
+  0/1 masks (mask keys, and the causal mask a statement names), and the sinusoidal
+  positional encoding (computed by the solver, ``solver.numpy_ref.sinusoidal_pe``), sized
+  to fit the page, with the asked entry outlined and stated in the caption. Every figure
+  carries an invisible ``metadata`` marker (``<qkv-fig>``) with its position on the page and
+  its measured height, so a test can check from Typst's own layout that it lies inside the
+  page.
+- The questions: marks in the right margin; a name/ID line on top; under a matrix question,
+  and under each part of a multi-part one, its (a)–(d) prompt and an empty grid of the
+  answer's shape (a scalar part, an answer line), each with a ``<qkv-answer-space>`` marker.
 
 The document carries no date (``date: none``) unless the sheet has one, so the same sheet
 gives byte-identical PDFs.
@@ -366,6 +374,24 @@ def is_weight_matrix(rows: Any) -> bool:
     return all(all(-1e-9 <= x <= 1 + 1e-9 for x in r) and abs(sum(r) - 1) < 1e-6 for r in m)
 
 
+_WEIGHT_WORDS = re.compile(r"weight|softmax|heatmap", re.I)
+_NOT_WEIGHTS = re.compile(r"output|multiply|\bA ?V\b|\$AV\$|by \$V\$|Attention\(Q", re.I)
+
+
+def is_attention_weights(p: Problem, label: str, rows: Any) -> bool:
+    """The matrix is attention weights: the problem (or the part) says so, and every row is a
+    probability distribution. Rows summing to 1 alone do not make weights (O = AV with a
+    one-hot V has them too)."""
+    if not is_weight_matrix(rows):
+        return False
+    if label:
+        pt = next((pt for pt in p.parts if f"({pt.label})" == label), None)
+        text = pt.prompt_md if pt is not None else ""
+    else:
+        text = " ".join((p.id, p.statement_md))
+    return bool(_WEIGHT_WORDS.search(text)) and not _NOT_WEIGHTS.search(text)
+
+
 def mask_like(p: Problem, rows: Any) -> bool:
     m = _floats(rows)
     if m is None or len(m) < 2 or len(m[0]) < 2:
@@ -402,7 +428,7 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
                 keep = [[float(x == 1) for x in r] for r in vals]
             sol.append(f"#maskmap({_array(vals, 0)}, {_array(keep, 0)}, caption: [the mask{escape_markup(lab)}: "
                        "green = may attend, dark = blocked; row $i$ is query $i$])")
-        elif is_weight_matrix(key.value):
+        elif is_attention_weights(p, label, key.value):
             sol.append(f"#heat({_array([list(r) for r in key.value], 3)}, caption: [attention weights{escape_markup(lab)}: "
                        f"row $i$ is query $i$, column $j$ key $j$])")
     d = g.get("d_model")
@@ -411,28 +437,49 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     return stmt, sol
 
 
+#: the largest picture, in points (A4 with 2 cm margins is 481 × 728 pt: room is left for the caption)
+PICTURE_WIDTH, PICTURE_HEIGHT = 440.0, 380.0
+
+
+def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, tuple[int, int] | None]:
+    """``(positions shown, first dimension shown, dimensions shown, the asked (pos, dim) or None)``:
+    positions 0..n−1 with n ≥ 16 taking in the asked one; at most 64 dimensions, a window that
+    takes in the asked one."""
+    pos, dim = g.get("pos", g.get("p")), g.get("dim")
+    poss = [int(x) for x in g.get("positions") or [] if isinstance(x, int | float)]
+    top = max([int(pos)] if isinstance(pos, int | float) else poss or [0])
+    n_pos = min(max(16, top + 1), 48)
+    n_dim = min(d, 64)
+    d0 = 0
+    if isinstance(dim, int) and dim >= n_dim:
+        d0 = min(d - n_dim, (dim // 2) * 2 - n_dim // 2)  # an even start keeps sin/cos pairs together
+    asked = (int(pos), int(dim)) if isinstance(pos, int) and isinstance(dim, int) and pos < n_pos else None
+    return n_pos, d0, n_dim, asked
+
+
 def _pe_picture(g: dict[str, Any], d: int) -> str:
     from solver.numpy_ref import sinusoidal_pe
 
-    pos = g.get("pos", g.get("p"))
-    dim = g.get("dim")
-    poss = g.get("positions")
-    top = max([int(pos)] if isinstance(pos, int | float) else [] + [int(x) for x in poss or [] if isinstance(x, int | float)] or [0])
-    n_pos = min(max(16, top + 1), 48)
-    n_dim = min(d, 64)
-    cell = max(5, min(16, 320 // n_dim))
-    pe = sinusoidal_pe(n_pos, d)[:, :n_dim].tolist()
-    mark = f"({int(pos)}, {int(dim)})" if isinstance(pos, int) and isinstance(dim, int) and pos < n_pos and dim < n_dim else "none"
-    shown = "all" if n_dim == d else f"the first {n_dim} of {d}"
-    return (f"#heat({_array(pe, 3)}, lo: -1.0, hi: 1.0, cell: {cell}pt, labels: {'true' if cell >= 16 else 'false'}, diverging: true, mark: {mark}, "
-            f"caption: [sinusoidal PE: positions 0 to {n_pos - 1} (rows), {shown} dimensions (columns); "
-            f"red $+1$, blue $-1$" + ("; the asked entry outlined" if mark != "none" else "") + "])")
+    n_pos, d0, n_dim, asked = pe_window(g, d)
+    cell = min(16.0, PICTURE_WIDTH / n_dim, PICTURE_HEIGHT / n_pos)
+    pe = sinusoidal_pe(n_pos, d)[:, d0 : d0 + n_dim]
+    mark = f"({asked[0]}, {asked[1] - d0})" if asked else "none"
+    shown = "all" if n_dim == d else f"dimensions {d0} to {d0 + n_dim - 1} of {d}"
+    what = f"; outlined: $P E({asked[0]}, {asked[1]}) = {float(pe[asked[0], asked[1] - d0]):.3f}$" if asked else ""
+    return (f"#heat({_array(pe.tolist(), 3)}, lo: -1.0, hi: 1.0, cell: {cell:.2f}pt, labels: {'true' if cell >= 16 else 'false'}, "
+            f"diverging: true, mark: {mark}, "
+            f"caption: [sinusoidal PE: positions 0 to {n_pos - 1} (rows), {shown} (columns); "
+            f"red $+1$, blue $-1${what}])")
 
 
 # --------------------------------------------------------------------------------------------
 # the document
 
 PREAMBLE = r"""
+#let figmark(body) = layout(size => {
+  let h = measure(block(width: size.width, body)).height
+  block(breakable: false, width: 100%)[#context [#metadata((at: here().position(), height: h))<qkv-fig>]#body]
+})
 #let heat(data, lo: 0.0, hi: 1.0, cell: 16pt, labels: true, diverging: false, mark: none, caption: none) = {
   let g = if diverging { gradient.linear(..color.map.vlag) } else { gradient.linear(white, rgb("#1d4f91")) }
   let ncol = data.at(0).len()
@@ -447,25 +494,40 @@ PREAMBLE = r"""
           str(calc.round(v, digits: 2)))) }))
     }
   }
-  figure(grid(columns: (cell,) * ncol, rows: cell, ..cells), caption: caption, kind: "picture", supplement: none, numbering: none)
+  figmark(figure(grid(columns: (cell,) * ncol, rows: cell, ..cells), caption: caption, kind: "picture", supplement: none, numbering: none))
 }
 #let maskmap(data, keep, caption: none) = {
   let ncol = data.at(0).len()
   let shown(v) = if v < -1e8 { "−∞" } else { str(v) }
-  figure(grid(columns: (13pt,) * ncol, rows: 13pt, stroke: 0.4pt + gray,
+  let f = figure(grid(columns: (13pt,) * ncol, rows: 13pt, stroke: 0.4pt + gray,
     ..data.flatten().zip(keep.flatten()).map(((v, k)) => box(width: 13pt, height: 13pt,
       fill: if k > 0.5 { rgb("#b7e1a1") } else { rgb("#444444") },
       align(center + horizon, text(size: 6.5pt, fill: if k > 0.5 { black } else { white }, shown(v)))))),
     caption: caption, kind: "picture", supplement: none, numbering: none)
+  figmark(f)
 }
 #let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
-  #text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#marks · #kind]
-  #v(-0.3em)
+  #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]])))
+  #block(sticky: true, above: 0pt, below: 0.5em)[#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
+  #context [#metadata((num, here().page()))<qkv-after-heading>]
   #body
 ]
 #let options(..items) = grid(columns: 1, row-gutter: 0.35em, ..items.pos().enumerate().map(((i, it)) =>
   grid(columns: (2em, 1fr), ..([(#"abcdefghij".at(i))], it).map(c => block(above: 0pt, below: 0pt, inset: (y: 0.3em), c)))))
 #let answerline = [#v(0.3em) Answer: #box(width: 5cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]]
+#let space(q, part, rows, cols) = [#metadata((q: q, part: part, rows: rows, cols: cols))<qkv-answer-space>]
+#let answergrid(q, part, rows, cols, prompt) = block(breakable: false, above: 0.7em, below: 0.5em)[
+  #space(q, part, rows, cols)
+  #if prompt != none [#prompt #v(0.15em)]
+  #let w = calc.min(1.5cm, 15cm / cols)
+  #grid(columns: (w,) * cols, rows: (0.75cm,) * rows, stroke: 0.5pt + rgb("#888888"), ..((none,) * (rows * cols)))
+]
+#let partline(q, part, prompt) = block(breakable: false, above: 0.7em, below: 0.4em)[
+  #space(q, part, 1, 1)
+  #prompt #h(0.6em) Answer: #box(width: 4cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]
+]
+#let nameline = block(above: 0.8em, below: 0.8em, grid(columns: (auto, 1fr, auto, 5cm), column-gutter: 0.5em, align: bottom,
+  [Name:], box(width: 100%, stroke: (bottom: 0.5pt + gray))[#h(1pt)], [ID:], box(width: 100%, stroke: (bottom: 0.5pt + gray))[#h(1pt)]))
 """
 
 
@@ -485,9 +547,22 @@ def _question(i: int, p: Problem) -> str:
     body += stmt
     if p.options:
         body.append("#options(" + ", ".join("[" + inline_to_typst(o) + "]" for o in p.options) + ")")
-    elif p.type in ("nat", "integer") and not p.parts:
-        body.append("#answerline")
+    elif p.parts:
+        for pt in p.parts:
+            prompt = f"[({escape_markup(pt.label)}) {inline_to_typst(pt.prompt_md)}]"
+            body.append(_space(i, pt.label, pt.key, prompt))
+    elif isinstance(p.key, MatrixKey):
+        body.append(_space(i, "", p.key, "none"))
+    elif p.type in ("nat", "integer"):
+        body.append(f"#space({i}, \"\", 1, 1)#answerline")
     return f"#question({i}, {_typst_str(marks_label(p.marks))}, {_typst_str(kind.split(' · ', 1)[1])})[\n" + "\n\n".join(body) + "\n]\n"
+
+
+def _space(i: int, label: str, key: Any, prompt: str) -> str:
+    """An answer grid of the key's shape (a matrix), else an answer line."""
+    if isinstance(key, MatrixKey):
+        return f"#answergrid({i}, {_typst_str(label)}, {len(key.value)}, {len(key.value[0])}, {prompt})"
+    return f"#partline({i}, {_typst_str(label)}, {prompt})"
 
 
 def _answers(sheet) -> list[str]:
@@ -502,8 +577,10 @@ def _answers(sheet) -> list[str]:
     for i, p in sheet.numbered():
         _, sol_pics = pictures(p)
         src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
-        out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]")
-        out.append(md_to_typst(p.solution_md.strip()))
+        out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
+                   f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
+        # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
+        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]" + md_to_typst(p.solution_md.strip()))
         if extra := extra_explanation(p):
             out.append(md_to_typst(extra))
         out += sol_pics
@@ -528,6 +605,7 @@ def typst_source(sheet, version: str) -> str:
         "#set par(justify: false, leading: 0.6em)",
         "#show raw: set text(font: \"DejaVu Sans Mono\", size: 8.5pt)",
         "#show heading.where(level: 1): set block(above: 1.4em, below: 0.8em)",
+        "#show heading: set block(sticky: true)",  # a heading never ends a page: it goes with what follows
         PREAMBLE,
         f"#align(center)[#text(size: 17pt, weight: \"bold\")[{escape_markup(title)}]]",
     ]
@@ -538,6 +616,7 @@ def typst_source(sheet, version: str) -> str:
     if version != "answers":
         parts.append("#text(size: 8.5pt)[MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
                      "NAT: type the number, rounded as the question asks.]")
+        parts.append("#nameline")
         parts.append("#line(length: 100%, stroke: 0.4pt + gray)")
         parts += [_question(i, p) for i, p in sheet.numbered()]
     if version in ("full", "answers"):

@@ -5,7 +5,11 @@
 string ``"qkv-select:<seed>:<filters>"`` (``random.Random`` hashes a string seed with SHA-512,
 the same on every platform), so the same arguments always give the same problems in the same
 order. Curated items are used at most once; a family gives several variants (different
-variant seeds, never the same problem id twice). The result is ordered as a GATE paper is:
+variant seeds, never the same problem id twice), and no problem twice in substance either:
+two variants whose statement, options (in any order) and part prompts are the same are one
+problem (:func:`fingerprint`; a conceptual MCQ family has few distinct questions, whatever
+the seed). When the filters leave fewer distinct problems than asked, the selection is
+shorter and its ``notes`` say so. The result is ordered as a GATE paper is:
 1-mark questions first, then 2-mark ones, the draw order kept within each group.
 """
 
@@ -19,7 +23,8 @@ from question_bank.problem import Problem
 
 __all__ = ["Selection", "select_problems", "SelectionError"]
 
-_TRIES_PER_SLOT = 6  # variant seeds a family may try before it is skipped for this slot
+_TRIES_PER_SLOT = 6  # variant seeds a family tries for a slot
+_LAST_TRIES = 60  # more, once, before a family that found nothing new is given up as exhausted
 _VARIANT_SEEDS = 1_000_000
 
 
@@ -34,6 +39,12 @@ class Selection:
     problems: list[Problem]
     requested: int
     notes: list[str] = field(default_factory=list)
+
+
+def fingerprint(p: Problem) -> tuple:
+    """What makes two problems the same question for a student."""
+    return (p.type, " ".join(p.statement_md.split()), frozenset(" ".join(o.split()) for o in p.options),
+            tuple((pt.label, pt.prompt_md) for pt in p.parts))
 
 
 def _matches(p: Problem, types: Sequence[str], difficulties: Sequence[str]) -> bool:
@@ -80,6 +91,7 @@ def select_problems(
     curated = {p.id: p for p in qb.curated()}
     chosen: list[Problem] = []
     seen: set[str] = set()
+    same: set[tuple] = set()  # fingerprints
     notes: list[str] = []
     live = list(cands)
     while len(chosen) < n and live:
@@ -90,14 +102,15 @@ def select_problems(
                 continue
             if e.kind == "curated":
                 p = curated[e.id]
-                if _matches(p, types, difficulties) and p.id not in seen:
+                if _matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same:
                     chosen.append(p)
                     seen.add(p.id)
+                    same.add(fingerprint(p))
                 continue  # a curated item is used once
             fam = fams[e.id]
             diffs = [d for d in fam.difficulties if not difficulties or d in difficulties]
             got = None
-            for _ in range(_TRIES_PER_SLOT):
+            for _ in range(_TRIES_PER_SLOT + _LAST_TRIES):
                 diff = diffs[rng.randrange(len(diffs))]
                 vseed = rng.randrange(_VARIANT_SEEDS)
                 try:
@@ -105,12 +118,13 @@ def select_problems(
                 except Exception as err:  # noqa: BLE001 - one bad variant must not sink the sheet
                     notes.append(f"{fam.id}/{diff}/{vseed}: generation failed ({type(err).__name__}: {err})")
                     continue
-                if _matches(p, types, difficulties) and p.id not in seen:
+                if _matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same:
                     got = p
                     break
             if got is not None:
                 chosen.append(got)
                 seen.add(got.id)
+                same.add(fingerprint(got))
                 still.append(e)
         live = still
     if len(chosen) < n:

@@ -57,7 +57,7 @@ from functools import reduce
 
 from drills.sheets import marks_label
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
-from question_bank.grading import nat_range, round_half_up
+from question_bank.grading import misconception_range, nat_range
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem, extra_explanation
 
 MSQ_ENCODINGS = ("multichoice", "allornothing")
@@ -81,10 +81,12 @@ def numeric_answer(key: NumericKey | IntegerKey) -> tuple[str, str]:
 
 
 def misconception_answer(key: NumericKey | IntegerKey, value: float) -> tuple[str, str]:
-    if isinstance(key, NumericKey) and key.decimals is not None:
-        return _r(round_half_up(float(value), key.decimals)), _r(0.5 * 10.0 ** (-key.decimals))
+    """``(answer, tolerance)`` of a misconception's feedback: the answers the judge names as that
+    misconception (:func:`question_bank.grading.misconception_range`), so Moodle's feedback and
+    qkv's diagnosis agree."""
     if isinstance(key, NumericKey):
-        return _r(float(value)), _r((key.hi - key.lo) / 2)
+        lo, hi = misconception_range(float(value), key)
+        return _r((lo + hi) / 2), _r((hi - lo) / 2)
     return _r(float(value)), _r(abs(key.value) * key.rel_tol)
 
 

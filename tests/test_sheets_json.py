@@ -67,7 +67,7 @@ def test_an_edited_sheet_renders(full, tmp_path):
     assert r.exit_code == 0, r.output
     md = out.read_text()
     assert "(edited by the teacher)" in md.split("## Q2")[0]  # the first question now
-    info = json.loads(r.output)
+    info = json.loads(r.stdout)
     assert [p["id"] for p in info["problems"]] == [qs[2]["problem"]["id"], qs[0]["problem"]["id"]]
     assert [p["number"] for p in info["problems"]] == [1, 2]
     assert info["total_marks"] == qs[2]["marks"] + qs[0]["marks"]
@@ -150,6 +150,6 @@ def test_output_suffix_and_format(tmp_path):
     for suffix, fmt in ((".md", "md"), (".html", "html"), (".xml", "moodle"), (".json", "json")):
         r = runner.invoke(cli, ["sheet", "-n", "2", "-o", str(tmp_path / f"y{suffix}"), "--json"])
         assert r.exit_code == 0, r.output
-        assert json.loads(r.output)["format"] == fmt
+        assert json.loads(r.stdout)["format"] == fmt
     assert json.loads((tmp_path / "y.json").read_text())["format"] == "qkv-sheet"
     assert (tmp_path / "y.xml").read_bytes().startswith(b"<?xml")

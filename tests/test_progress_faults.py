@@ -313,3 +313,33 @@ def test_full_disk_during_a_quiz_is_one_line_and_keeps_earlier_answers(tmp_path,
     assert line == (f"qkv: error: the disk holding the progress database {str(home / DB_NAME)!r} is full; free "
                     "some space and run the command again (what was saved before is kept)")
     assert uids <= _uids(home)
+
+
+def test_a_store_error_mid_quiz_closes_the_session_when_the_store_still_can(tmp_path, monkeypatch):
+    """The store refuses one answer (as a full disk does) but can still write the session's end:
+    the quiz stops with the one-line error, the answers before it are kept and the session row is
+    closed (it used to stay open)."""
+    import sqlite3 as sq
+
+    from drills.progress import ProgressError, recording
+
+    home = tmp_path / "home"
+    real = recording.ProgressStore.record_attempt
+    calls = {"n": 0}
+
+    def record_attempt(self, *a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ProgressError("the disk holding the progress database is full (simulated)")
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(recording.ProgressStore, "record_attempt", record_attempt)
+    result = _run("quiz", "-n", "6", "--seed", "1", "--plain", "--data-dir", str(home), input="skip\n" * 6)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert [x for x in result.output.splitlines() if x.startswith("qkv:")] == [
+        "qkv: error: the disk holding the progress database is full (simulated)"]
+    with sq.connect(home / DB_NAME) as conn:
+        rows = conn.execute("SELECT ended_at FROM sessions WHERE mode = 'quiz'").fetchall()
+        n_attempts = conn.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
+    assert len(rows) == 1 and rows[0][0] is not None
+    assert n_attempts == 2

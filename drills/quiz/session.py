@@ -61,6 +61,7 @@ from drills.answers import (
     parse_command,
     read_answer,
 )
+from drills.progress.schema import ProgressError
 from drills.quiz.plan import SEED_RANGE, Catalogue, Pick, QuizOptions, plan
 from drills.quiz.source import (
     ProblemSource,
@@ -177,10 +178,17 @@ class Quiz:
                     break
         except KeyboardInterrupt:
             s.interrupted = True
+        except ProgressError:
+            # the store cannot take the answer (a full disk, a read-only file): what was saved
+            # stays saved; close the session if the store still can, then the one-line error
+            self._finish(quiet=True)
+            raise
         self._finish()
         return s
 
-    def _finish(self) -> None:
+    def _finish(self, quiet: bool = False) -> None:
+        """Close the session in the store and show the summary (``quiet``: after a store error,
+        close it if the store still can, and show nothing more)."""
         s = self.summary
         assert s is not None
         s.seconds = self.clock() - self._started
@@ -193,7 +201,11 @@ class Quiz:
                                    summary=s.to_json())
         except KeyboardInterrupt:
             s.interrupted = True
-        self.view.end(s)
+        except ProgressError:
+            if not quiet:
+                raise
+        if not quiet:
+            self.view.end(s)
 
     def _header(self, i: int, total: int) -> dict[str, Any]:
         s = self.summary

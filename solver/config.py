@@ -320,3 +320,43 @@ class ModelConfig:
     @classmethod
     def field_names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
+
+
+# ---- overriding a preset's fields (issue 10) -------------------------------------------------
+def override(base: ModelConfig, given: dict[str, Any]) -> tuple[ModelConfig, list[str]]:
+    """``base`` with the fields in ``given`` changed, re-deriving what ``base`` derived, and the
+    notes that say what was re-derived. A change that would leave ``base`` inconsistent and that
+    cannot be re-derived is refused in one line (:class:`SolverInputError`).
+
+    - ``d_head``: a base whose n_heads·d_head equals d_model derived it; a new ``d_model`` or
+      ``n_heads`` re-derives it as d_model / n_heads (refused when that is not an integer). A base
+      whose d_head is its own (GPT-3 XL: 24·128 ≠ 2048) needs ``d_head`` given with them.
+    - ``d_ff``: a base with d_ff = 4·d_model (GPT, BERT) derived it; a new ``d_model`` makes it
+      4·d_model again. Any other d_ff is the base's own and is kept (noted).
+    """
+    changes = dict(given)
+    notes: list[str] = []
+    shape_changed = "d_model" in changes or "n_heads" in changes
+    d = changes.get("d_model", base.d_model)
+    h = changes.get("n_heads", base.n_heads)
+    if shape_changed and "d_head" not in changes and base.d_head is not None and not base.is_mla:
+        if base.d_head * base.n_heads != base.d_model:
+            raise SolverInputError(
+                f"the base's d_head ({base.d_head}) is its own (n_heads·d_head = {base.n_heads * base.d_head} ≠ "
+                f"d_model {base.d_model}); with a new d_model or n_heads give d_head too", param="d_head")
+        if d % h:
+            raise SolverInputError(f"d_model ({d}) is not divisible by n_heads ({h}): give d_head too",
+                                   param="n_heads")
+        changes["d_head"] = None
+        if d // h != base.d_head:
+            notes.append(f"d_head re-derived as d_model / n_heads = {d} / {h} = {d // h} (was {base.d_head})")
+    if "d_model" in changes and "d_ff" not in changes and changes["d_model"] != base.d_model:
+        if base.d_ff == 4 * base.d_model:
+            changes["d_ff"] = 4 * d
+            notes.append(f"d_ff re-derived as 4·d_model = {4 * d} (was {base.d_ff})")
+        else:
+            notes.append(f"d_ff kept at {base.d_ff} (the base's own, not a multiple rule of d_model)")
+    if "n_heads" in changes and "n_kv_heads" not in changes and base.n_kv_heads is not None and h % base.n_kv_heads:
+        raise SolverInputError(f"n_heads ({h}) is not a multiple of the base's n_kv_heads ({base.n_kv_heads}): "
+                               f"give n_kv_heads too", param="n_kv_heads")
+    return base.replace(**changes), notes

@@ -462,6 +462,7 @@ def pe_value(
         n = d // 2
         tr = Trace()
         if dim >= 2 * n:
+            tr.add("angle", 0.0, "none: the zero pad column of an odd d_model")
             return _done(tr.add("output", 0.0, "the zero column of an odd d_model"), tr, return_trace)
         i, fn = (dim, "sin") if dim < n else (dim - n, "cos")
         angle = tr.add("angle", float(pos) * float(t2t_inverse_timescales(d, base)[i]),

@@ -438,8 +438,9 @@ def pe_value(pos: Any, dim: int, d_model: int, *, base: Any = 10000, layout: str
     if layout == "tensor2tensor":
         tr = Trace()
         angle, value = _t2t_value(pos, int(dim), int(d_model), b)
-        if angle is not None:
-            tr.add("angle", angle, "θ = pos · base^(−i/(n−1))", r"\theta = pos \cdot 10000^{-i/(n-1)}")
+        tr.add("angle", sp.Integer(0) if angle is None else angle,
+               "θ = pos · base^(−i/(n−1))" if angle is not None else "none: the zero pad column of an odd d",
+               r"\theta = pos \cdot 10000^{-i/(n-1)}")
         out = tr.add("output", value, "sin θ / cos θ (0: the pad column)", "")
         return (out, tr) if return_trace else out
     i, is_sin = _pe_slot(int(dim), int(d_model), layout)

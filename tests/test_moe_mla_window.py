@@ -251,3 +251,24 @@ def test_window_only_reaches_decode_flops():
     assert matmul_flops(cfg, 1, 8192).total == matmul_flops(full, 1, 8192).total
     gap = matmul_flops(full, 1, 8192, "decode").total - matmul_flops(cfg, 1, 8192, "decode").total
     assert gap == 32 * 4 * 32 * 128 * (8192 - 4096)
+
+
+# ---- overriding a preset -----------------------------------------------------------------------
+
+def test_override_re_derives_d_head_and_d_ff_or_refuses():
+    from solver.config import override
+
+    gpt3 = PRESETS["gpt3-175b"].config
+    cfg, notes = override(gpt3, {"d_model": 25600, "n_heads": 160})
+    assert cfg.q_dim == cfg.d_model == 25600 and cfg.head_dim == 160 and cfg.d_ff == 4 * 25600
+    assert any("d_head" in n for n in notes) and any("d_ff" in n for n in notes)
+    # the count is the GPT-2-style model of that width: 12·L·d² + 13·L·d + (V + P)·d + 2·d
+    L, d, V, P = 96, 25600, 50257, 2048
+    assert param_breakdown(cfg).total == 12 * L * d * d + 13 * L * d + (V + P) * d + 2 * d
+    with pytest.raises(SolverInputError):  # GPT-3 XL's d_head is its own (24·128 ≠ 2048)
+        override(PRESETS["gpt3-xl"].config, {"d_model": 4096})
+    with pytest.raises(SolverInputError):
+        override(gpt3, {"n_heads": 100})  # 12288 / 100 is not an integer
+    llama, notes = override(PRESETS["llama2-7b"].config, {"d_model": 8192, "n_heads": 64})
+    assert llama.d_ff == 11008 and any("kept" in n for n in notes)
+    assert override(gpt3, {"n_layers": 2})[0].head_dim == 128  # nothing derived changed

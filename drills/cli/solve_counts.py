@@ -58,7 +58,8 @@ def _published(preset: str | None, exact: int, changed: bool) -> dict[str, Any] 
     p = get_preset(preset)
     gap = (exact - p.published) / p.published if p.published else None
     return {"preset": p.name, "published": p.published, "published_text": p.published_text, "source": p.source,
-            "note": p.note, "relative_gap": gap}
+            "note": p.note, "relative_gap": gap, "published_active": p.published_active,
+            "published_active_text": p.published_active_text}
 
 
 def _subst_text(subs: dict[Any, int]) -> str:
@@ -97,6 +98,10 @@ def params(as_json: bool, explain: bool, **kw: Any) -> None:
         "lora": "adapters counted apart from the base (answer excludes them)",
         "assumed_defaults": _assumed(preset, given),
     }
+    if cfg.is_moe:  # issue 10: total and active side by side
+        convention["active"] = (f"parameters one token uses: top_k = {cfg.top_k} of the E = {cfg.n_experts} routed "
+                                f"experts per MoE layer, everything else (router, shared experts, embeddings, "
+                                f"head) whole")
     if as_json:
         bd = pb.to_json()
         bd["config"] = cfg.to_dict()
@@ -107,6 +112,11 @@ def params(as_json: bool, explain: bool, **kw: Any) -> None:
     emit(f"answer: {pb.total:,} parameters{label}")
     emit(f"  embedding      {pb.embedding:>18,}")
     emit(f"  non-embedding  {pb.non_embedding:>18,}")
+    if cfg.is_moe:
+        emit(f"  active/token   {pb.active:>18,}  (top-{cfg.top_k} of {cfg.n_experts} routed experts)")
+        if published and published.get("published_active"):
+            emit(f"  published      {published['published_active_text']:>18}  active; exact is "
+                 f"{(pb.active - published['published_active']) / published['published_active']:+.2%}")
     if pb.lora:
         emit(f"  LoRA adapters  {pb.lora:>18,}  (not in the answer; with them {pb.total_with_lora:,})")
     if published and published["published"]:

@@ -70,3 +70,16 @@ def test_pe_tensor2tensor_layout_on_the_command_line():
     assert [round(v, 4) for v in out["answer"]] == [0.8415, 0.0001, 0.5403, 1.0]
     assert [round(v, 4) for v in as_json("pe", "--pos", "1", "--d-model", "4", "--layout", "concat")["answer"]][1] \
         == 0.01
+
+
+def test_params_and_flops_conventions_are_flags_named_in_convention():
+    out = as_json("params", "--preset", "llama2-7b", "--norms-per-layer", "none", "--no-embeddings")
+    assert out["answer"] == 32 * (4 * 4096**2 + 3 * 4096 * 11008)  # the scaling book's 4·d² + 3·d·F per layer
+    assert out["convention"]["norms"] == "none per layer" and "vocabulary 0" in out["convention"]["embeddings"]
+    palm = as_json("flops", "--preset", "gpt3-175b", "--batch", "1", "--seq", "2048", "--mode", "train",
+                   "--per-token", "palm")
+    N = palm["breakdown"]["N"]
+    assert palm["answer"] == 6 * N + 12 * 96 * 96 * 128 * 2048 and palm["convention"]["per_token_rule"] == "palm"
+    half = as_json("flops", "--preset", "gpt3-175b", "--batch", "1", "--seq", "2048", "--per-token", "kaplan",
+                   "--causal-halving")
+    assert half["answer"] == 2 * N + 96 * 2048 * 12288

@@ -114,6 +114,18 @@ class ModelConfig:
     n_experts: int = 1
     top_k: int = 1
     norm_eps: float = 1e-5
+    # ---- issue 10 (first half): experts, latent attention, sliding window -------------------
+    # Grouped here on purpose (another change adds its own fields elsewhere); see the
+    # "Mixture of experts, latent attention, sliding window" section of the module docstring.
+    n_shared_experts: int = 0  # MoE: experts every token runs through besides its top_k (DeepSeek)
+    d_ff_expert: int | None = None  # MoE: hidden width of each routed/shared expert; None = d_ff
+    first_dense_layers: int = 0  # MoE: the first k layers keep one dense FFN of d_ff (first_k_dense_replace)
+    kv_lora_rank: int = 0  # MLA: compressed KV width d_c (0 = ordinary attention)
+    q_lora_rank: int = 0  # MLA: compressed query width d_c' (0 = queries projected from d_model)
+    qk_rope_head_dim: int = 0  # MLA: decoupled RoPE width d_h^R (one rotary key shared by the heads)
+    v_head_dim: int | None = None  # MLA: value head size; None = d_head
+    sliding_window: int = 0  # W: a query sees itself and the W - 1 positions before it; 0 = no window
+    global_every: int = 0  # with a window: layers k, 2k, ... (1-based) attend globally (Gemma 2: 2); 0 = none
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -154,6 +166,47 @@ class ModelConfig:
     def kv_dim(self) -> int:
         """Width of the keys and of the values: ``n_kv_heads · d_head``."""
         return self.kv_heads * self.head_dim
+
+    # ---- derived: experts, latent attention, sliding window (issue 10) ----------------------
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 1
+
+    @property
+    def expert_ff(self) -> int:
+        """Hidden width of one expert's FFN (routed or shared): ``d_ff_expert`` or ``d_ff``."""
+        return self.d_ff if self.d_ff_expert is None else self.d_ff_expert
+
+    def dense_layers_of(self, n_layers: int) -> int:
+        """How many of a stack's ``n_layers`` layers keep a dense FFN (all when not MoE)."""
+        return n_layers if not self.is_moe else min(self.first_dense_layers, n_layers)
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def qk_head_dim(self) -> int:
+        """Size of a query/key head: ``d_head`` (+ ``qk_rope_head_dim`` with MLA)."""
+        return self.head_dim + (self.qk_rope_head_dim if self.is_mla else 0)
+
+    @property
+    def value_head_dim(self) -> int:
+        return self.head_dim if self.v_head_dim is None else self.v_head_dim
+
+    def is_local_layer(self, i: int) -> bool:
+        """Whether layer ``i`` (0-based) attends within ``sliding_window`` only."""
+        if not self.sliding_window:
+            return False
+        return not (self.global_every and (i + 1) % self.global_every == 0)
+
+    def local_layers_of(self, n_layers: int) -> int:
+        return sum(self.is_local_layer(i) for i in range(n_layers))
+
+    def attended(self, n: int, i: int) -> int:
+        """Positions a new token at cache length ``n`` (itself included) attends to in layer ``i``:
+        ``min(n, W)`` in a windowed layer, ``n`` otherwise (the rolling buffer's size)."""
+        return min(n, self.sliding_window) if self.is_local_layer(i) else n
 
     @property
     def has_ffn_bias(self) -> bool:
@@ -206,8 +259,10 @@ class ModelConfig:
         need(not bad, "lora_targets", f"unknown target(s) {bad}; choose from {', '.join(LORA_TARGETS)}")
         need(self.n_experts >= 1, "n_experts", "must be >= 1")
         need(1 <= self.top_k <= self.n_experts, "top_k", f"must be between 1 and n_experts ({self.n_experts})")
-        need(self.pos != "rope" or self.head_dim % 2 == 0, "d_head", "RoPE needs an even head size")
+        need(self.pos != "rope" or self.kv_lora_rank > 0 or self.head_dim % 2 == 0, "d_head",
+             "RoPE needs an even head size")
         need(self.n_classes >= 0, "n_classes", "must be >= 0")
+        self._validate_issue10(need)
         for name in ("pooler", "cls_token", "n_classes"):
             need(not getattr(self, name) or self.arch == "encoder", name,
                  f"only an encoder has a {name.replace('_', ' ')} (arch is {self.arch})")
@@ -215,6 +270,38 @@ class ModelConfig:
         if self.arch == "encoder-decoder":
             need(int(self.n_encoder_layers or 0) >= 0 and int(self.n_decoder_layers or 0) >= 0,
                  "n_layers", "layer counts must be >= 0")
+
+    def _validate_issue10(self, need) -> None:
+        """Experts, latent attention and the sliding window (issue 10)."""
+        for name in ("n_shared_experts", "first_dense_layers", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+                     "sliding_window", "global_every"):
+            value = getattr(self, name)
+            need(isinstance(value, int) and value >= 0, name, f"must be an integer >= 0 (got {value!r})")
+        need(self.d_ff_expert is None or self.d_ff_expert > 0, "d_ff_expert", "must be a positive integer")
+        need(self.v_head_dim is None or self.v_head_dim > 0, "v_head_dim", "must be a positive integer")
+        if not self.is_moe:
+            for name in ("n_shared_experts", "first_dense_layers", "d_ff_expert"):
+                need(not getattr(self, name), name, f"{name} needs a mixture of experts (n_experts > 1)")
+        if not self.is_mla:
+            for name in ("q_lora_rank", "qk_rope_head_dim", "v_head_dim"):
+                need(not getattr(self, name), name, f"{name} belongs to latent attention: set kv_lora_rank > 0")
+        else:
+            need(self.arch == "decoder", "kv_lora_rank", f"latent attention is modelled in a decoder only "
+                 f"(arch is {self.arch})")
+            need(self.n_kv_heads is None, "n_kv_heads", "latent attention has no grouped K/V heads (leave "
+                 "n_kv_heads unset)")
+            need(self.pos != "rope" or (self.qk_rope_head_dim > 0 and self.qk_rope_head_dim % 2 == 0),
+                 "qk_rope_head_dim", "latent attention with RoPE needs an even qk_rope_head_dim > 0")
+        need(not self.first_dense_layers or self.arch == "decoder", "first_dense_layers",
+             f"dense first layers are modelled in a decoder only (arch is {self.arch})")
+        need(not (self.lora_rank and self.is_mla), "lora_rank", "LoRA on latent attention is not modelled")
+        need(not (self.lora_rank and "ffn" in self.lora_targets and (self.n_shared_experts or self.first_dense_layers
+                                                                     or self.d_ff_expert is not None)),
+             "lora_targets", "LoRA on the FFN is modelled for plain routed experts only (no shared experts, "
+             "dense first layers or d_ff_expert)")
+        need(not self.global_every or self.sliding_window, "global_every", "global layers need a sliding_window")
+        need(not self.sliding_window or self.arch == "decoder", "sliding_window",
+             f"a sliding window is modelled in a decoder only (arch is {self.arch})")
 
     # ---- conversions ----------------------------------------------------------------
     def replace(self, **changes: Any) -> ModelConfig:
@@ -233,3 +320,43 @@ class ModelConfig:
     @classmethod
     def field_names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
+
+
+# ---- overriding a preset's fields (issue 10) -------------------------------------------------
+def override(base: ModelConfig, given: dict[str, Any]) -> tuple[ModelConfig, list[str]]:
+    """``base`` with the fields in ``given`` changed, re-deriving what ``base`` derived, and the
+    notes that say what was re-derived. A change that would leave ``base`` inconsistent and that
+    cannot be re-derived is refused in one line (:class:`SolverInputError`).
+
+    - ``d_head``: a base whose n_heads·d_head equals d_model derived it; a new ``d_model`` or
+      ``n_heads`` re-derives it as d_model / n_heads (refused when that is not an integer). A base
+      whose d_head is its own (GPT-3 XL: 24·128 ≠ 2048) needs ``d_head`` given with them.
+    - ``d_ff``: a base with d_ff = 4·d_model (GPT, BERT) derived it; a new ``d_model`` makes it
+      4·d_model again. Any other d_ff is the base's own and is kept (noted).
+    """
+    changes = dict(given)
+    notes: list[str] = []
+    shape_changed = "d_model" in changes or "n_heads" in changes
+    d = changes.get("d_model", base.d_model)
+    h = changes.get("n_heads", base.n_heads)
+    if shape_changed and "d_head" not in changes and base.d_head is not None and not base.is_mla:
+        if base.d_head * base.n_heads != base.d_model:
+            raise SolverInputError(
+                f"the base's d_head ({base.d_head}) is its own (n_heads·d_head = {base.n_heads * base.d_head} ≠ "
+                f"d_model {base.d_model}); with a new d_model or n_heads give d_head too", param="d_head")
+        if d % h:
+            raise SolverInputError(f"d_model ({d}) is not divisible by n_heads ({h}): give d_head too",
+                                   param="n_heads")
+        changes["d_head"] = None
+        if d // h != base.d_head:
+            notes.append(f"d_head re-derived as d_model / n_heads = {d} / {h} = {d // h} (was {base.d_head})")
+    if "d_model" in changes and "d_ff" not in changes and changes["d_model"] != base.d_model:
+        if base.d_ff == 4 * base.d_model:
+            changes["d_ff"] = 4 * d
+            notes.append(f"d_ff re-derived as 4·d_model = {4 * d} (was {base.d_ff})")
+        else:
+            notes.append(f"d_ff kept at {base.d_ff} (the base's own, not a multiple rule of d_model)")
+    if "n_heads" in changes and "n_kv_heads" not in changes and base.n_kv_heads is not None and h % base.n_kv_heads:
+        raise SolverInputError(f"n_heads ({h}) is not a multiple of the base's n_kv_heads ({base.n_kv_heads}): "
+                               f"give n_kv_heads too", param="n_kv_heads")
+    return base.replace(**changes), notes

@@ -31,7 +31,13 @@ of ``solver.models``, exactly):
   weight, or of both operands for QKᵀ and AV), so backward = 2 × forward and train =
   3 × forward (explicit attention kernel). The optimizer step is not a matmul.
 - MoE: the router (``d·E`` per token) plus ``top_k`` experts per token (each expert runs on
-  the tokens routed to it).
+  the tokens routed to it), plus the ``n_shared_experts`` every token runs through; the first
+  ``first_dense_layers`` layers run one dense FFN of ``d_ff`` instead.
+- Latent attention (MLA): as ``solver.models.attention.LatentAttention`` computes it, the keys
+  and values re-expanded from the latent on every attended position (no weight absorption).
+- Sliding window W: in a decode step a windowed layer attends to min(n, W) positions (its
+  rolling cache); a forward pass still computes the full n × n rectangle and masks the band
+  (what a dense masked kernel does; :func:`attention_pairs` counts the band itself).
 - LoRA adapters (``lora_rank > 0``) run unmerged beside their layers: ``x·Aᵀ`` then ``·Bᵀ``,
   ``2·r·(d_in + d_out)`` FLOPs per token per adapted layer (forward).
 """
@@ -189,18 +195,58 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
             add(f"lora.{prefix}.{target}", "lora", stack, 2 * L * rows * r * (d_in + d_out),
                 f"2·L·{rows_sym}·r·(d_in+d_out) [{d_in}+{d_out}]")
 
+    def keys_over_layers(L: int, n_k: int, nk_sym: str, cross: bool) -> tuple[int, str]:
+        """Σ over the layers of the keys each attends to, and its symbol: ``L·n``, or in a decode
+        step with a sliding window Σ min(n, W) over the windowed layers plus n over the others."""
+        if cross or not decode or not cfg.sliding_window:
+            return L * n_k, f"L·{nk_sym}"
+        local = cfg.local_layers_of(L)
+        total = local * min(n_k, cfg.sliding_window) + (L - local) * n_k
+        sym = f"L_local·min({nk_sym},W)" + (f" + L_global·{nk_sym}" if L - local else "")
+        return total, f"({sym})"
+
+    def latent_attention(stack: str, L: int, rows: int, rows_sym: str, n_q: int, n_k: int, nq_sym: str,
+                         nk_sym: str) -> None:
+        """MLA as ``solver.models.attention.LatentAttention`` computes it: W_UK and W_UV re-expand
+        every attended latent (B·Σn rows), in a decode step too."""
+        dc, dcq, dR, dv = cfg.kv_lora_rank, cfg.q_lora_rank, cfg.qk_rope_head_dim, cfg.value_head_dim
+        keys, k_sym = keys_over_layers(L, n_k, nk_sym, False)
+        g = "attention_proj"
+        if dcq:
+            add("attn.q_a", g, stack, 2 * L * rows * d * dcq, f"2·L·{rows_sym}·d·d_cq")
+            add("attn.q_b", g, stack, 2 * L * rows * dcq * h * dh, f"2·L·{rows_sym}·d_cq·h·d_h")
+            add("attn.q_b_rope", g, stack, 2 * L * rows * dcq * h * dR, f"2·L·{rows_sym}·d_cq·h·d_R")
+        else:
+            add("attn.q", g, stack, 2 * L * rows * d * h * dh, f"2·L·{rows_sym}·d·h·d_h")
+            add("attn.q_rope", g, stack, 2 * L * rows * d * h * dR, f"2·L·{rows_sym}·d·h·d_R")
+        add("attn.kv_a", g, stack, 2 * L * rows * d * dc, f"2·L·{rows_sym}·d·d_c")
+        add("attn.k_rope", g, stack, 2 * L * rows * d * dR, f"2·L·{rows_sym}·d·d_R")
+        add("attn.k_b", g, stack, 2 * batch * keys * dc * h * dh, f"2·B·{k_sym}·d_c·h·d_h (keys from the latent)")
+        add("attn.v_b", g, stack, 2 * batch * keys * dc * h * dv, f"2·B·{k_sym}·d_c·h·d_v (values from the latent)")
+        add("attn.o", g, stack, 2 * L * rows * h * dv * d, f"2·L·{rows_sym}·h·d_v·d")
+        add("attn.scores", "attention_scores", stack, 2 * batch * h * n_q * keys * (dh + dR),
+            f"2·B·h·{nq_sym}·{k_sym}·(d_h+d_R) (QKᵀ)", fused_bwd_factor=3)
+        add("attn.context", "attention_scores", stack, 2 * batch * h * n_q * keys * dv,
+            f"2·B·h·{nq_sym}·{k_sym}·d_v (AV)")
+        other.append(OtherOp(f"{stack + '.' if stack else ''}attn softmax", batch * h * n_q * keys, 5,
+                             "max, subtract, exp, sum, divide per score"))
+
     def attention(stack: str, L: int, rows: int, rows_sym: str, kv_rows: int, kv_sym: str,
                   n_q: int, n_k: int, nq_sym: str, nk_sym: str, cross: bool) -> None:
+        if cfg.is_mla and not cross:
+            latent_attention(stack, L, rows, rows_sym, n_q, n_k, nq_sym, nk_sym)
+            return
         prefix = "cross_attn" if cross else "attn"
         g = "cross_attention" if cross else "attention"
+        keys, k_sym = keys_over_layers(L, n_k, nk_sym, cross)
         add(f"{prefix}.q", f"{g}_proj", stack, 2 * L * rows * d * qd, f"2·L·{rows_sym}·d·h·d_h")
         add(f"{prefix}.k", f"{g}_proj", stack, 2 * L * kv_rows * d * kvd, f"2·L·{kv_sym}·d·h_kv·d_h")
         add(f"{prefix}.v", f"{g}_proj", stack, 2 * L * kv_rows * d * kvd, f"2·L·{kv_sym}·d·h_kv·d_h")
         add(f"{prefix}.o", f"{g}_proj", stack, 2 * L * rows * qd * d, f"2·L·{rows_sym}·h·d_h·d")
-        add(f"{prefix}.scores", f"{g}_scores", stack, 2 * L * batch * h * n_q * n_k * dh,
-            f"2·L·B·h·{nq_sym}·{nk_sym}·d_h (QKᵀ)", fused_bwd_factor=3)  # fused: recompute QKᵀ, dQ, dK
-        add(f"{prefix}.context", f"{g}_scores", stack, 2 * L * batch * h * n_q * n_k * dh,
-            f"2·L·B·h·{nq_sym}·{nk_sym}·d_h (AV)")  # dP, dV
+        add(f"{prefix}.scores", f"{g}_scores", stack, 2 * batch * h * n_q * keys * dh,
+            f"2·B·h·{nq_sym}·{k_sym}·d_h (QKᵀ)", fused_bwd_factor=3)  # fused: recompute QKᵀ, dQ, dK
+        add(f"{prefix}.context", f"{g}_scores", stack, 2 * batch * h * n_q * keys * dh,
+            f"2·B·h·{nq_sym}·{k_sym}·d_h (AV)")  # dP, dV
         for t, di, do, rr in (("q", d, qd, rows), ("k", d, kvd, kv_rows), ("v", d, kvd, kv_rows), ("o", qd, d, rows)):
             lora(stack, L, rr, rows_sym if rr == rows else kv_sym, t, di, do, prefix)
         per_layer_scores = batch * h * n_q * n_k
@@ -213,6 +259,9 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
                                  "one add/select per score (decode needs none)"))
 
     def ffn(stack: str, L: int, rows: int, rows_sym: str) -> None:
+        if cfg.is_moe and (cfg.first_dense_layers or cfg.n_shared_experts or cfg.d_ff_expert is not None):
+            moe_ffn(stack, L, rows, rows_sym)
+            return
         if cfg.n_experts > 1:
             add("ffn.router", "router", stack, 2 * L * rows * d * cfg.n_experts, f"2·L·{rows_sym}·d·E")
         k = cfg.top_k if cfg.n_experts > 1 else 1
@@ -226,6 +275,27 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
                     f"2·L·{rows_sym}{k_sym}·r·(d+d_ff)")
         act_elems = L * rows * k * dff
         other.append(OtherOp(f"{stack + '.' if stack else ''}ffn activation ({cfg.ffn})", act_elems,
+                             {"relu": 1, "gelu": 8, "swiglu": 5}[cfg.ffn],
+                             "relu 1, gelu ≈ 8 (tanh form), swiglu ≈ 5 (silu + gate multiply) ops/element"))
+
+    def moe_ffn(stack: str, L: int, rows: int, rows_sym: str) -> None:
+        """Dense first layers (d_ff), then MoE layers: router, top_k routed experts and E_s shared
+        experts per token, each of width d_fe."""
+        n_dense = cfg.dense_layers_of(L)
+        n_moe, fe = L - n_dense, cfg.expert_ff
+
+        def mats(width: int) -> list[tuple[str, int, int]]:
+            return [("gate", d, width), ("up", d, width), ("down", width, d)][3 - n_ffn:]
+
+        for name, di, do in mats(dff):
+            add(f"ffn.dense.{name}", "ffn", stack, 2 * n_dense * rows * di * do, f"2·L_D·{rows_sym}·d·d_ff")
+        add("ffn.router", "router", stack, 2 * n_moe * rows * d * cfg.n_experts, f"2·L_M·{rows_sym}·d·E")
+        for name, di, do in mats(fe):
+            add(f"ffn.{name}", "ffn", stack, 2 * n_moe * rows * cfg.top_k * di * do, f"2·L_M·{rows_sym}·k·d·d_fe")
+            add(f"ffn.shared.{name}", "ffn", stack, 2 * n_moe * rows * cfg.n_shared_experts * di * do,
+                f"2·L_M·{rows_sym}·E_s·d·d_fe")
+        other.append(OtherOp(f"{stack + '.' if stack else ''}ffn activation ({cfg.ffn})",
+                             rows * (n_dense * dff + n_moe * (cfg.top_k + cfg.n_shared_experts) * fe),
                              {"relu": 1, "gelu": 8, "swiglu": 5}[cfg.ffn],
                              "relu 1, gelu ≈ 8 (tanh form), swiglu ≈ 5 (silu + gate multiply) ops/element"))
 

@@ -119,6 +119,8 @@ def kv_cache_report(cfg: ModelConfig, batch: int, seq: int, dtype: str = "fp16",
         raise SolverInputError("an encoder has no KV cache (it does not decode)", param="arch")
     L = cfg.decoder_layers
     b = dtype_bytes(dtype)
+    if cfg.is_mla or cfg.sliding_window:
+        return _kv_cache_latent_or_window(cfg, batch, seq, dtype)
     items = [MemoryItem("self-attention K and V", kv_cache_bytes(L, batch, seq, cfg.kv_heads, cfg.head_dim, dtype),
                         f"2 × {L} × {batch} × {seq} × {cfg.kv_heads} × {cfg.head_dim} × {_fmt(b)} B")]
     if include_cross and cfg.arch == "encoder-decoder":
@@ -131,6 +133,57 @@ def kv_cache_report(cfg: ModelConfig, batch: int, seq: int, dtype: str = "fp16",
                         + ("; decoder self-attention only (cross-attention K/V: --include-cross)"
                            if cfg.arch == "encoder-decoder" and not include_cross else "")
                         + f"; dtype {dtype}")
+
+
+def _kv_cache_latent_or_window(cfg: ModelConfig, batch: int, seq: int, dtype: str) -> MemoryReport:
+    """The cache of latent attention and/or of windowed layers (issue 10).
+
+    Latent attention (DeepSeek-V2 §2.1.2) caches, per token and layer, the latent c_KV (d_c) and
+    the one rotary key shared by the heads (d_R): (d_c + d_R) elements, where MHA caches
+    2·h·d_h. A layer with a sliding window W keeps the last min(n, W) positions (a rolling
+    buffer; Mistral 7B §2), a global layer all n."""
+    _positive("batch", batch)
+    _positive("seq", seq)
+    L = cfg.decoder_layers
+    b = dtype_bytes(dtype)
+    per_token = cfg.kv_lora_rank + cfg.qk_rope_head_dim if cfg.is_mla else 2 * cfg.kv_heads * cfg.head_dim
+    per_sym = "(d_c + d_R)" if cfg.is_mla else "2 × h_kv × d_h"
+    per_txt = (f"({cfg.kv_lora_rank} + {cfg.qk_rope_head_dim})" if cfg.is_mla
+               else f"2 × {cfg.kv_heads} × {cfg.head_dim}")
+    local = cfg.local_layers_of(L)
+    items = []
+    if local:
+        held = min(seq, cfg.sliding_window)
+        items.append(MemoryItem(f"{local} windowed layers (last min(n, W) = {held} positions)",
+                                _bytes(local * batch * held * per_token, dtype),
+                                f"{local} × {batch} × {held} × {per_txt} × {_fmt(b)} B"))
+    if L - local:
+        items.append(MemoryItem(f"{L - local} layers over all {seq} positions",
+                                _bytes((L - local) * batch * seq * per_token, dtype),
+                                f"{L - local} × {batch} × {seq} × {per_txt} × {_fmt(b)} B"))
+    what = "latent c_KV and the shared rotary key" if cfg.is_mla else "K and V"
+    conv = (f"latent attention: {what} cached, d_c = {cfg.kv_lora_rank}, d_R = {cfg.qk_rope_head_dim} "
+            f"(MHA of the same heads would cache 2 × {cfg.n_heads} × {cfg.head_dim} = "
+            f"{2 * cfg.n_heads * cfg.head_dim} per token and layer)" if cfg.is_mla else
+            f"K and V both cached; n_kv_heads = {cfg.kv_heads}")
+    if cfg.sliding_window:
+        conv += (f"; sliding window W = {cfg.sliding_window} on {local} of {L} layers "
+                 f"(rolling buffer of min(n, W) positions)")
+    return MemoryReport("kv-cache", tuple(items),
+                        f"Σ_layers B × n_layer × {per_sym} × bytes (n_layer = min(n, W) in a windowed layer)",
+                        conv + f"; dtype {dtype}")
+
+
+def kv_cache_per_token_comparison(cfg: ModelConfig) -> dict[str, int]:
+    """Cache elements per token and layer of ``cfg``'s attention beside MHA, GQA and MQA of the
+    same heads (n_heads × d_head): what DeepSeek-V2's Table 1 compares."""
+    h, dh = cfg.n_heads, cfg.head_dim
+    out = {"mha": 2 * h * dh, "mqa": 2 * dh}
+    if cfg.kv_heads not in (h, 1):
+        out["gqa"] = 2 * cfg.kv_heads * dh
+    if cfg.is_mla:
+        out["mla"] = cfg.kv_lora_rank + cfg.qk_rope_head_dim
+    return out
 
 
 # ---- attention scores ----------------------------------------------------------------

@@ -40,6 +40,16 @@ SYMBOLS: dict[str, str] = {
     "E": "n_experts",
     "r": "lora_rank",
     "C": "n_classes",
+    # issue 10: experts, latent attention
+    "E_s": "n_shared_experts",
+    "d_fe": "d_ff_expert",
+    "L_D": "first_dense_layers",
+    "L_M": "n_layers - first_dense_layers",
+    "d_c": "kv_lora_rank",
+    "d_cq": "q_lora_rank",
+    "d_R": "qk_rope_head_dim",
+    "d_v": "v_head_dim",
+    "k": "top_k",
 }
 
 
@@ -50,6 +60,9 @@ def symbol_values(cfg: ModelConfig) -> dict[str, int]:
         "L": cfg.n_layers, "L_e": cfg.encoder_layers, "L_d": cfg.decoder_layers,
         "h": cfg.n_heads, "h_kv": cfg.kv_heads, "d_h": cfg.head_dim, "d_ff": cfg.d_ff,
         "E": cfg.n_experts, "r": cfg.lora_rank, "C": cfg.n_classes,
+        "E_s": cfg.n_shared_experts, "d_fe": cfg.expert_ff, "L_D": cfg.dense_layers_of(cfg.n_layers),
+        "L_M": cfg.n_layers - cfg.dense_layers_of(cfg.n_layers), "d_c": cfg.kv_lora_rank, "d_cq": cfg.q_lora_rank,
+        "d_R": cfg.qk_rope_head_dim, "d_v": cfg.value_head_dim, "k": cfg.top_k,
     }
 
 
@@ -117,6 +130,24 @@ class ParamBreakdown:
         return self.total + self.lora
 
     @property
+    def active(self) -> int:
+        """Parameters one token's forward pass uses (base model): the routed experts count
+        ``top_k / n_experts`` of their total; everything else (router and shared experts
+        included) counts whole. Equal to ``total`` without experts. Embedding tables count
+        whole too (the convention of Mixtral's 12.9B and DeepSeek-V2's 21B active)."""
+        cfg = self.config
+        routed = sum(c.count for c in self.components if c.group == "ffn" and c.name.startswith("ffn.expert."))
+        if not routed:
+            return self.total
+        assert routed % cfg.n_experts == 0
+        return self.total - routed + routed // cfg.n_experts * cfg.top_k
+
+    @property
+    def routed_experts(self) -> int:
+        """Parameters of all routed experts together (0 without experts)."""
+        return sum(c.count for c in self.components if c.name.startswith("ffn.expert."))
+
+    @property
     def embedding(self) -> int:
         """Token/position/segment tables, the [CLS] vector and an untied LM head weight."""
         return sum(c.count for c in self.components
@@ -164,7 +195,7 @@ class ParamBreakdown:
         return rows
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "embedding": self.embedding, "non_embedding": self.non_embedding,
+        return {"total": self.total, "active": self.active, "embedding": self.embedding, "non_embedding": self.non_embedding,
                 "lora": self.lora, "total_with_lora": self.total_with_lora, "by_group": self.by_group(),
                 "components": [c.to_json() for c in self.components]}
 
@@ -199,7 +230,41 @@ def _stacks(cfg: ModelConfig) -> list[tuple[str, str]]:
     return [("", "L")]
 
 
+def _latent_attention(b: _Builder, cfg: ModelConfig, stack: str, L: str) -> None:
+    """Multi-head latent attention (DeepSeek-V2 §2.1; the projections of HuggingFace's
+    DeepseekV2Attention): queries from d (or through a d_cq bottleneck with its norm), one
+    down-projection to the latent c_KV (d_c) plus the shared rotary key (d_R), the latent's
+    norm, one up-projection to every head's key (d_h) and value (d_v), and O. Biases (with
+    ``has_attn_bias``) on the two down-projections only, O's with ``has_attn_out_bias``."""
+    g = "attention"
+    if cfg.q_lora_rank:
+        b.add("attn.q_a.weight", "MLA W_DQ (query down)", g, stack, ("d", "d_cq"), (L,))
+        if cfg.has_attn_bias:
+            b.add("attn.q_a.bias", "MLA b_DQ", g, stack, ("d_cq",), (L,))
+        _norm_of(b, cfg, "attn.q_norm", "MLA query-latent norm", stack, "d_cq", (L,))
+        b.add("attn.q_b.weight", "MLA W_UQ (query up, with rotary part)", g, stack,
+              ("d_cq", ("h", "d_h")), (L,))
+        b.add("attn.q_b_rope.weight", "MLA W_QR (rotary queries)", g, stack, ("d_cq", ("h", "d_R")), (L,))
+    else:
+        b.add("attn.q.weight", "MLA W_Q", g, stack, ("d", ("h", "d_h")), (L,))
+        b.add("attn.q_rope.weight", "MLA W_QR (rotary queries)", g, stack, ("d", ("h", "d_R")), (L,))
+    b.add("attn.kv_a.weight", "MLA W_DKV (KV down, to the latent)", g, stack, ("d", "d_c"), (L,))
+    b.add("attn.k_rope.weight", "MLA W_KR (shared rotary key)", g, stack, ("d", "d_R"), (L,))
+    if cfg.has_attn_bias:
+        b.add("attn.kv_a.bias", "MLA b_DKV", g, stack, ("d_c",), (L,))
+        b.add("attn.k_rope.bias", "MLA b_KR", g, stack, ("d_R",), (L,))
+    _norm_of(b, cfg, "attn.kv_norm", "MLA KV-latent norm", stack, "d_c", (L,))
+    b.add("attn.k_b.weight", "MLA W_UK (key up)", g, stack, ("d_c", ("h", "d_h")), (L,))
+    b.add("attn.v_b.weight", "MLA W_UV (value up)", g, stack, ("d_c", ("h", "d_v")), (L,))
+    b.add("attn.o.weight", "MLA W_O", g, stack, (("h", "d_v"), "d"), (L,))
+    if cfg.has_attn_out_bias:
+        b.add("attn.o.bias", "MLA b_O", g, stack, ("d",), (L,))
+
+
 def _attention(b: _Builder, cfg: ModelConfig, stack: str, L: str, prefix: str, group: str) -> None:
+    if cfg.is_mla and group == "attention":
+        _latent_attention(b, cfg, stack, L)
+        return
     word = "cross-attention" if group == "cross_attention" else "attention"
     b.add(f"{prefix}.q.weight", f"{word} W_Q", group, stack, ("d", ("h", "d_h")), (L,))
     b.add(f"{prefix}.k.weight", f"{word} W_K", group, stack, ("d", ("h_kv", "d_h")), (L,))
@@ -221,19 +286,40 @@ def _ffn_matrices(cfg: ModelConfig) -> list[tuple[str, Factor, Factor]]:
 
 
 def _ffn(b: _Builder, cfg: ModelConfig, stack: str, L: str) -> None:
-    experts: tuple[Factor, ...] = (L,) if cfg.n_experts == 1 else (L, "E")
-    if cfg.n_experts > 1:
-        b.add("ffn.router.weight", "MoE router", "ffn", stack, ("d", "E"), (L,))
+    """Dense layers: one FFN of d_ff. MoE layers (all but the first ``first_dense_layers``):
+    a router, E routed experts (``ffn.expert.*``) and E_s shared experts (``ffn.shared.*``),
+    each an FFN of width d_fe."""
+    if not cfg.is_moe:
+        _ffn_one(b, cfg, stack, "ffn", "FFN", (L,), "d_ff")
+        return
+    dense: tuple[Factor, ...] = ("L_D",) if cfg.first_dense_layers else ()
+    moe: tuple[Factor, ...] = ("L_M",) if cfg.first_dense_layers else (L,)
+    if dense:
+        _ffn_one(b, cfg, stack, "ffn.dense", "dense FFN", dense, "d_ff")
+    width = "d_ff" if cfg.d_ff_expert is None else "d_fe"
+    b.add("ffn.router.weight", "MoE router", "ffn", stack, ("d", "E"), moe)
+    _ffn_one(b, cfg, stack, "ffn.expert", "routed expert", (*moe, "E"), width)
+    _ffn_one(b, cfg, stack, "ffn.shared", "shared expert", (*moe, "E_s"), width)
+
+
+def _ffn_one(b: _Builder, cfg: ModelConfig, stack: str, prefix: str, label: str, times: tuple[Factor, ...],
+             width: str) -> None:
     for name, d_in, d_out in _ffn_matrices(cfg):
-        b.add(f"ffn.{name}.weight", f"FFN W_{name}", "ffn", stack, (d_in, d_out), experts)
+        d_in, d_out = (width if x == "d_ff" else x for x in (d_in, d_out))
+        b.add(f"{prefix}.{name}.weight", f"{label} W_{name}", "ffn", stack, (d_in, d_out), times)
         if cfg.has_ffn_bias:
-            b.add(f"ffn.{name}.bias", f"FFN b_{name}", "ffn", stack, (d_out,), experts)
+            b.add(f"{prefix}.{name}.bias", f"{label} b_{name}", "ffn", stack, (d_out,), times)
 
 
 def _norm(b: _Builder, cfg: ModelConfig, name: str, label: str, stack: str, times: tuple[Factor, ...]) -> None:
-    b.add(f"{name}.weight", f"{label} γ", "norm", stack, ("d",), times)
+    _norm_of(b, cfg, name, label, stack, "d", times)
+
+
+def _norm_of(b: _Builder, cfg: ModelConfig, name: str, label: str, stack: str, width: Factor,
+             times: tuple[Factor, ...]) -> None:
+    b.add(f"{name}.weight", f"{label} γ", "norm", stack, (width,), times)
     if cfg.has_norm_bias:
-        b.add(f"{name}.bias", f"{label} β", "norm", stack, ("d",), times)
+        b.add(f"{name}.bias", f"{label} β", "norm", stack, (width,), times)
 
 
 def _lora(b: _Builder, cfg: ModelConfig, stack: str, L: str, cross: bool) -> None:

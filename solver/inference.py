@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from solver.errors import SolverInputError
 from solver.hardware import Chip, Result, fmt
 from solver.units import dtype_bytes
+
+if TYPE_CHECKING:  # issue 10
+    from solver.decode_read import ModelRead
 
 
 def _positive(name: str, value, integer: bool = True):
@@ -65,7 +69,7 @@ DECODE_MODELS = ("total", "kv-plus-max")
 
 def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *,
                 chips: int = 1, weight_dtype: str = "bf16", attention_flops: int = 0,
-                model: str = "total") -> Result:
+                model: str = "total", read: ModelRead | None = None) -> Result:
     """Lower bound of one decode step, in either of :data:`DECODE_MODELS` (both in the breakdown).
 
     total: max((N·w + B·S·X) / (chips·bw), FLOPs / (chips·peak)).
@@ -73,6 +77,11 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
     Every step reads all weights once (N·w bytes) and each sequence's whole KV cache
     (S tokens × X bytes per token); it does 2·N FLOPs per sequence (plus the attention
     FLOPs if given: 4·B·S·Σ_layers n_heads·d_head).
+
+    ``read`` (issue 10, a mixture of experts, a sliding window, latent attention): the bytes a
+    step really reads, from :func:`solver.decode_read.model_read`: the weights of the experts the
+    batch touches instead of N·w, the cache the layers hold instead of B·S·X, and 2·N_active
+    FLOPs per token.
     """
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
@@ -89,8 +98,14 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
                                                         " (attention FLOPs not included)"),
         "sharding": "weights and KV cache spread evenly over the chips; no communication time",
         "hardware": chip.origin})
-    wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
-    kv = r.step("KV bytes = B·S·X", f"{B} × {fmt(S)} × {fmt(X)}", B * S * X, "bytes")
+    if read is None:
+        wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+        kv = r.step("KV bytes = B·S·X", f"{B} × {fmt(S)} × {fmt(X)}", B * S * X, "bytes")
+    else:  # issue 10: what a MoE / windowed / latent-attention model reads (solver.decode_read)
+        wb = r.step(read.weights_formula, read.weights_substituted, read.weight_bytes, "bytes")
+        kv = r.step(read.kv_formula, read.kv_substituted, read.kv_bytes, "bytes")
+        N = read.flop_params
+        r.convention.update(read.convention)
     total = wb + kv
     tm = r.step("t_memory = (N·w + B·S·X) / (chips·bandwidth)", f"{fmt(total)} / ({n} × {fmt(bw)})",
                 float(total) / (n * bw), "s")

@@ -384,8 +384,18 @@ def batch_norm(x: Any, gamma: Any = None, beta: Any = None, eps: float = 1e-5, r
 
 # ----------------------------------------------------------------------------- positions
 
-LAYOUTS = ("interleaved", "concat")
+#: interleaved: the paper's sin, cos, sin, cos… at base^(−2i/d); concat: the same frequencies, sines
+#: first; tensor2tensor: d/2 timescales spaced geometrically from 1 to 1/base (inverse timescale
+#: base^(−i/(d/2 − 1))), sines then cosines: tensor2tensor's get_timing_signal_1d, which The
+#: Illustrated Transformer's figures use.
+LAYOUTS = ("interleaved", "concat", "tensor2tensor")
 PAIRINGS = ("interleaved", "half")
+
+
+def t2t_inverse_timescales(d_model: int, base: float = 10000.0) -> np.ndarray:
+    """tensor2tensor's n = ⌊d/2⌋ inverse timescales base^(−i/max(n − 1, 1)): 1 down to 1/base."""
+    n = int(d_model) // 2
+    return float(base) ** (-np.arange(n, dtype=np.float64) / max(n - 1, 1))
 
 
 def _check_pe_args(d_model: int, base: float, layout: str) -> None:
@@ -394,7 +404,7 @@ def _check_pe_args(d_model: int, base: float, layout: str) -> None:
     if not base > 1:
         raise SolverInputError(f"base must be > 1, got {base}", param="base")
     if layout not in LAYOUTS:
-        raise SolverInputError(f"layout must be 'interleaved' or 'concat', got {layout!r}", param="layout")
+        raise SolverInputError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}", param="layout")
 
 
 def sinusoidal_pe(
@@ -403,17 +413,24 @@ def sinusoidal_pe(
     """PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(pos / base^(2i/d)).
 
     ``layout="interleaved"`` is the paper's (sin, cos, sin, cos, …);
-    ``layout="concat"`` puts all ⌈d/2⌉ sines first, then the ⌊d/2⌋ cosines, the layout of
-    tensor2tensor and The Illustrated Transformer (same frequencies base^(−2i/d) here;
-    tensor2tensor itself spaces them as base^(−i/(d/2 − 1)), which differs slightly).
-    Odd d_model: there are ⌈d/2⌉ frequencies; the last one, i = (d − 1)/2, contributes
-    only its sine (the last column when interleaved, the last sine when concatenated).
+    ``layout="concat"`` puts all ⌈d/2⌉ sines first, then the ⌊d/2⌋ cosines, at the paper's
+    frequencies base^(−2i/d). ``layout="tensor2tensor"`` is tensor2tensor's own table (and The
+    Illustrated Transformer's): n = ⌊d/2⌋ inverse timescales base^(−i/(n − 1)), from 1 down to
+    1/base, sines block then cosines block, and a zero column last when d is odd.
+    Odd d_model (paper frequencies): there are ⌈d/2⌉ frequencies; the last one, i = (d − 1)/2,
+    contributes only its sine (the last column when interleaved, the last sine when concatenated).
     Steps: angle ((n_positions, ⌈d/2⌉): pos / base^(2i/d)), output ((n_positions, d)).
     """
     _check_pe_args(d_model, base, layout)
     tr = Trace()
     d = int(d_model)
     pos = np.arange(int(n_positions), dtype=np.float64)
+    if layout == "tensor2tensor":
+        inv = t2t_inverse_timescales(d, base)
+        angle = tr.add("angle", pos[:, None] * inv[None, :], "pos · base^(−i/(n−1))", r"pos \cdot 10000^{-i/(n-1)}")
+        out = np.concatenate([np.sin(angle), np.cos(angle), np.zeros((len(pos), d % 2))], axis=1)
+        return _done(tr.add("output", out, "[sin | cos] of the angle (+ a zero column for odd d)"), tr,
+                     return_trace)
     i = np.arange((d + 1) // 2, dtype=np.float64)
     angle = tr.add("angle", pos[:, None] / base ** (2 * i / d), "pos / base^(2i/d)", r"\frac{pos}{10000^{2i/d}}")
     sines, cosines = np.sin(angle), np.cos(angle[:, : d // 2])
@@ -432,13 +449,26 @@ def pe_value(
     """One entry PE[pos, dim] of :func:`sinusoidal_pe`: sin or cos of pos / base^(2i/d).
 
     Interleaved: i = ⌊dim/2⌋, sin for even dim, cos for odd. Concat: dim < ⌈d/2⌉ is the sine
-    of i = dim, otherwise the cosine of i = dim − ⌈d/2⌉. Steps: angle, output (floats).
+    of i = dim, otherwise the cosine of i = dim − ⌈d/2⌉. tensor2tensor: n = ⌊d/2⌋, dim < n is
+    sin(pos · base^(−dim/(n−1))), then the cosines, and 0 in the last column of an odd d.
+    Steps: angle, output (floats).
     """
     _check_pe_args(d_model, base, layout)
     d = int(d_model)
     if int(dim) != dim or not 0 <= dim < d:
         raise SolverInputError(f"dim must be an integer in 0..{d - 1}, got {dim}", param="dim")
     dim = int(dim)
+    if layout == "tensor2tensor":
+        n = d // 2
+        tr = Trace()
+        if dim >= 2 * n:
+            tr.add("angle", 0.0, "none: the zero pad column of an odd d_model")
+            return _done(tr.add("output", 0.0, "the zero column of an odd d_model"), tr, return_trace)
+        i, fn = (dim, "sin") if dim < n else (dim - n, "cos")
+        angle = tr.add("angle", float(pos) * float(t2t_inverse_timescales(d, base)[i]),
+                       f"{pos} · {base:g}^(−{i}/{max(n - 1, 1)})")
+        value = math.sin(angle) if fn == "sin" else math.cos(angle)
+        return _done(tr.add("output", value, f"{fn}(angle)"), tr, return_trace)
     if layout == "interleaved":
         i, fn = dim // 2, ("sin" if dim % 2 == 0 else "cos")
     else:

@@ -31,12 +31,22 @@ class Preset:
     note: str
     tolerance: float | None  # relative distance the note explains; None: the figure is wrong
     family: str = ""
+    # issue 10: a mixture of experts publishes its active parameters too (per token)
+    published_active: int | None = None
+    published_active_text: str = ""
+    active_tolerance: float | None = None  # relative distance of ParamBreakdown.active the note explains
 
     def exact(self) -> int:
         """The exact parameter count (base model, ``solver.counts.param_count``)."""
         from solver.counts_params import param_count
 
         return param_count(self.config)
+
+    def exact_active(self) -> int:
+        """Parameters one token uses (``ParamBreakdown.active``)."""
+        from solver.counts_params import param_breakdown
+
+        return param_breakdown(self.config).active
 
     def relative_gap(self) -> float | None:
         if not self.published:
@@ -171,9 +181,42 @@ _LIST: list[Preset] = [
     Preset("llama3-8b", _llama(4096, 32, 32, 8, 14336, 128256, 8192), 8_000_000_000, "8B",
            "Meta 2024, Llama 3 model card; released params.json (GQA 8, vocab 128256)",
            "8.03B exact: the 128256-token vocabulary (untied) holds 1.05B of it.", 0.005, "llama"),
-    Preset("mistral-7b", _llama(4096, 32, 32, 8, 14336, 32000, 32768), 7_000_000_000, "7B",
-           "Jiang et al. 2023, Mistral 7B, Table 1 (GQA 8 KV heads, d_ff 14336, vocab 32000)",
-           "7.24B exact; the name rounds down. Sliding-window attention has no parameters.", 0.035, "mistral"),
+    Preset("mistral-7b", _llama(4096, 32, 32, 8, 14336, 32000, 32768).replace(sliding_window=4096),
+           7_000_000_000, "7B",
+           "Jiang et al. 2023, Mistral 7B, Table 1 (GQA 8 KV heads, d_ff 14336, vocab 32000, window_size 4096, "
+           "context_len 8192) and §2 (rolling buffer cache)",
+           "7.24B exact; the name rounds down. Sliding-window attention (W = 4096 on every layer) has no "
+           "parameters; it caps the KV cache at 4096 positions per layer (the rolling buffer).", 0.035, "mistral"),
+    # ---- mixtures of experts, latent attention (issue 10) -----------------------------------
+    Preset("mixtral-8x7b", _llama(4096, 32, 32, 8, 14336, 32000, 32768).replace(n_experts=8, top_k=2),
+           46_700_000_000, "46.7B",
+           "Mistral AI 2023, 'Mixtral of experts' announcement (46.7B total, 12.9B used per token); shape from "
+           "Jiang et al. 2024, Mixtral of Experts, Table 1 (dim 4096, 32 layers, 32 heads, 8 KV heads, hidden "
+           "14336, vocab 32000, 8 experts, top 2), whose abstract rounds to 47B and 13B",
+           "46,702,792,704 exact: Mistral 7B's shape with 8 SwiGLU experts per layer and a router (4096×8); "
+           "active per token 12,879,925,248 (top-2 of 8 experts; embeddings and the untied head counted, "
+           "as Mistral's 12.9B does).", 0.001, "mixtral", 12_900_000_000, "12.9B", 0.002),
+    Preset("mixtral-8x22b", _llama(6144, 56, 48, 8, 16384, 32768, 65536).replace(n_experts=8, top_k=2),
+           141_000_000_000, "141B",
+           "Mistral AI 2024, 'Cheaper, Better, Faster, Stronger' (Mixtral 8x22B announcement: 141B parameters, "
+           "39B active); shape from the released config.json (dim 6144, 56 layers, 48 heads, 8 KV heads, "
+           "hidden 16384, vocab 32768, 8 experts, top 2)",
+           "140,630,071,296 exact, which the announcement rounds to 141B; active 39,161,468,928 (top-2 of 8, "
+           "embeddings and the untied head counted) rounds to its 39B.", 0.003, "mixtral", 39_000_000_000,
+           "39B", 0.005),
+    Preset("deepseek-v2-lite",
+           ModelConfig(arch="decoder", d_model=2048, n_layers=27, n_heads=16, d_head=128, d_ff=10944, ffn="swiglu",
+                       norm="rmsnorm", norm_position="pre", final_norm=True, bias=False, vocab_size=102400,
+                       max_positions=163840, pos="rope", tied_embeddings=False, lm_head=True, norm_eps=1e-6,
+                       n_experts=64, top_k=6, n_shared_experts=2, d_ff_expert=1408, first_dense_layers=1,
+                       kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=128),
+           15_700_000_000, "15.7B",
+           "DeepSeek-AI 2024, DeepSeek-V2 (arXiv 2405.04434), Appendix B (DeepSeek-V2-Lite: 27 layers, d 2048, "
+           "16 heads, d_c 512, d_h^R 64, no query compression, first layer dense, 2 shared + 64 routed experts "
+           "of 1408, top 6; 15.7B total, 2.4B active); released config.json (vocab 102400, dense d_ff 10944)",
+           "15,706,484,224 exact. Active 2,661,150,208 with every embedding counted; the paper's 2.4B leaves "
+           "out the input embedding table (102400 × 2048 = 209,715,200, a lookup, not a matmul): "
+           "2,451,435,008 without it.", 0.001, "deepseek", 2_400_000_000, "2.4B", 0.11),
     # ---- models built in the seeds -------------------------------------------------------------
     Preset("seed000-encoder",
            ModelConfig(arch="encoder", d_model=128, n_layers=2, n_heads=4, d_ff=512, ffn="gelu", norm_position="pre",

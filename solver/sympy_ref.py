@@ -399,7 +399,19 @@ def _pe_slot(dim: int, d_model: int, layout: str) -> tuple[int, bool]:
     if layout == "concat":
         half = (d_model + 1) // 2  # odd d_model: one more sine than cosines
         return (dim, True) if dim < half else (dim - half, False)
-    raise SolverInputError(f"layout must be 'interleaved' or 'concat', got {layout!r}", param="layout")
+    raise SolverInputError(f"layout must be one of interleaved, concat, tensor2tensor, got {layout!r}",
+                           param="layout")
+
+
+def _t2t_value(pos: Any, dim: int, d_model: int, b: Any) -> tuple[Any, Any]:
+    """(angle, value) of tensor2tensor's table: n = ⌊d/2⌋, angle = pos·b^(−i/max(n−1, 1)), sines then
+    cosines, 0 in the last column of an odd d (angle None there)."""
+    n = d_model // 2
+    if dim >= 2 * n:
+        return None, sp.Integer(0)
+    i, is_sin = (dim, True) if dim < n else (dim - n, False)
+    angle = _scalar(pos, "pos") * b ** (-sp.Rational(i, max(n - 1, 1)))
+    return angle, (sp.sin if is_sin else sp.cos)(angle)
 
 
 def _check_pe(d_model: int, base: Any) -> Any:
@@ -416,12 +428,21 @@ def pe_value(pos: Any, dim: int, d_model: int, *, base: Any = 10000, layout: str
     """PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(pos / base^(2i/d)), exactly.
 
     ``layout="interleaved"`` (Vaswani et al.): coordinate 2i is a sine, 2i+1 its cosine.
-    ``layout="concat"`` (tensor2tensor, The Illustrated Transformer): the first ⌈d/2⌉
-    coordinates are sines i = 0, 1, …, the rest the cosines. Steps: angle, output.
+    ``layout="concat"``: the paper's frequencies, the first ⌈d/2⌉ coordinates the sines i = 0, 1, …,
+    the rest the cosines. ``layout="tensor2tensor"`` (tensor2tensor, The Illustrated Transformer):
+    n = ⌊d/2⌋ angles pos·base^(−i/(n−1)), sines then cosines (0 last for an odd d). Steps: angle, output.
     """
     b = _check_pe(d_model, base)
     if int(dim) != dim or not 0 <= dim < d_model:
         raise SolverInputError(f"dim must be an integer in 0..{d_model - 1}, got {dim}", param="dim")
+    if layout == "tensor2tensor":
+        tr = Trace()
+        angle, value = _t2t_value(pos, int(dim), int(d_model), b)
+        tr.add("angle", sp.Integer(0) if angle is None else angle,
+               "θ = pos · base^(−i/(n−1))" if angle is not None else "none: the zero pad column of an odd d",
+               r"\theta = pos \cdot 10000^{-i/(n-1)}")
+        out = tr.add("output", value, "sin θ / cos θ (0: the pad column)", "")
+        return (out, tr) if return_trace else out
     i, is_sin = _pe_slot(int(dim), int(d_model), layout)
     tr = Trace()
     angle = tr.add(
@@ -443,6 +464,14 @@ def sinusoidal_pe(n_positions: int, d_model: int, *, base: Any = 10000, layout: 
     b = _check_pe(d_model, base)
     d = int(d_model)
     tr = Trace()
+    if layout == "tensor2tensor":
+        n = d // 2
+        angle = tr.add("angle", sp.Matrix(int(n_positions), n,
+                                          lambda p, i: sp.Integer(p) * b ** (-sp.Rational(i, max(n - 1, 1)))),
+                       "θ[pos, i] = pos · base^(−i/(n−1))", r"\theta = pos \cdot 10000^{-i/(n-1)}")
+        out = tr.add("output", sp.Matrix(int(n_positions), d, lambda p, j: _t2t_value(p, int(j), d, b)[1]),
+                     "PE = [sin θ | cos θ | 0]", "")
+        return (out, tr) if return_trace else out
     angle = tr.add(
         "angle",
         sp.Matrix(int(n_positions), (d + 1) // 2, lambda p, i: sp.Integer(p) / b ** sp.Rational(2 * i, d)),

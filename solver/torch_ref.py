@@ -377,7 +377,7 @@ def _check_pe_args(d_model: int, base: float, layout: str) -> None:
     if not base > 1:
         raise SolverInputError(f"base must be > 1, got {base}", param="base")
     if layout not in LAYOUTS:
-        raise SolverInputError(f"layout must be 'interleaved' or 'concat', got {layout!r}", param="layout")
+        raise SolverInputError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}", param="layout")
 
 
 def sinusoidal_pe(
@@ -391,6 +391,13 @@ def sinusoidal_pe(
     tr = Trace()
     d = int(d_model)
     pos = torch.arange(int(n_positions), dtype=torch.float64)
+    if layout == "tensor2tensor":  # n = d//2 timescales, inverse base^(−i/(n−1)); [sin | cos | 0]
+        n = d // 2
+        inv = float(base) ** (-torch.arange(n, dtype=torch.float64) / max(n - 1, 1))
+        angle = tr.add("angle", pos[:, None] * inv[None, :], "pos · base^(−i/(n−1))", r"pos \cdot 10000^{-i/(n-1)}")
+        out = torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(len(pos), d % 2, dtype=torch.float64)], 1)
+        return _done(tr.add("output", out, "[sin | cos] of the angle (+ a zero column for odd d)"), tr,
+                     return_trace)
     i = torch.arange((d + 1) // 2, dtype=torch.float64)
     angle = tr.add("angle", pos[:, None] / base ** (2 * i / d), "pos / base^(2i/d)", r"\frac{pos}{10000^{2i/d}}")
     sines, cosines = torch.sin(angle), torch.cos(angle[:, : d // 2])

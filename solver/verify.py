@@ -207,6 +207,9 @@ def measure_train_by_layers(cfg: ModelConfig, batch: int, seq: int, impl: str = 
     full = stack_layers(cfg)
     sliced = sliced_stacks(cfg)
     base = {stack: 1 if stack in sliced else n for stack, n in full.items()}
+    if "decoder" in sliced and cfg.arch == "decoder" and cfg.is_moe and cfg.first_dense_layers:
+        # dense first layers (DeepSeek): the slices start after them, where the layers are alike
+        base["decoder"] = max(1, min(cfg.first_dense_layers, full["decoder"] - 1))
 
     def train_at(layers: dict[str, int]) -> int:
         model = build_model(with_layers(cfg, layers), device)
@@ -215,8 +218,8 @@ def measure_train_by_layers(cfg: ModelConfig, batch: int, seq: int, impl: str = 
     at_base = train_at(base)
     total = at_base
     for stack in sliced:
-        one_layer = train_at({**base, stack: 2}) - at_base
-        total += (full[stack] - 1) * one_layer
+        one_layer = train_at({**base, stack: base[stack] + 1}) - at_base
+        total += (full[stack] - base[stack]) * one_layer
     return total
 
 

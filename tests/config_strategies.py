@@ -4,7 +4,9 @@
 run on the CPU in milliseconds, covering every field: arch, ffn, norm, norm position, final and
 embedding norms, every bias switch, every position scheme, tied or untied LM head (or none,
 with or without its bias), BERT's segment table, [CLS] vector, pooler and classifier, MHA, GQA
-and MQA, a head size that differs from d_model / n_heads, LoRA on any targets, and MoE.
+and MQA, a head size that differs from d_model / n_heads, LoRA on any targets, and MoE; and
+(issue 10) shared experts, an expert width of its own, dense first layers, latent attention
+(with and without query compression and a rotary part) and sliding windows with global layers.
 """
 
 from __future__ import annotations
@@ -48,7 +50,11 @@ def transformer_configs(draw, archs=ARCHS, max_layers: int = 2, min_layers: int 
     if arch == "encoder-decoder":
         layers = {"n_encoder_layers": draw(st.integers(min_layers, max_layers)),
                   "n_decoder_layers": draw(st.integers(min_layers, max_layers))}
+    extra = draw(issue10_fields(arch, pos, heads, n_experts, lora_rank))
+    if extra.get("kv_lora_rank"):
+        lora_rank = 0
     return ModelConfig(
+        **extra,
         arch=arch,
         n_layers=draw(st.integers(min_layers, max_layers)),
         **layers,
@@ -79,6 +85,30 @@ def transformer_configs(draw, archs=ARCHS, max_layers: int = 2, min_layers: int 
         n_experts=n_experts,
         top_k=draw(st.integers(1, n_experts)),
     )
+
+
+@st.composite
+def issue10_fields(draw, arch: str, pos: str, heads: dict, n_experts: int, lora_rank: int) -> dict:
+    """Experts, latent attention and the window; each off more often than on."""
+    out: dict = {}
+    if n_experts > 1 and draw(st.booleans()):
+        out["n_shared_experts"] = draw(st.integers(0, 2))
+        out["d_ff_expert"] = draw(st.sampled_from([None, 1, 5]))
+        if arch == "decoder":
+            out["first_dense_layers"] = draw(st.integers(0, 2))
+        if lora_rank and (out["n_shared_experts"] or out.get("first_dense_layers") or out["d_ff_expert"]):
+            out["n_shared_experts"], out["d_ff_expert"], out["first_dense_layers"] = 0, None, 0
+    if arch != "decoder":
+        return out
+    if heads["n_kv_heads"] is None and draw(st.integers(0, 2)) == 0:
+        out["kv_lora_rank"] = draw(st.integers(1, 6))
+        out["q_lora_rank"] = draw(st.sampled_from([0, 3]))
+        out["qk_rope_head_dim"] = draw(st.sampled_from([2, 4]) if pos == "rope" else st.sampled_from([0, 2]))
+        out["v_head_dim"] = draw(st.sampled_from([None, 3]))
+    if draw(st.integers(0, 2)) == 0:
+        out["sliding_window"] = draw(st.integers(1, 6))
+        out["global_every"] = draw(st.integers(0, 2))
+    return out
 
 
 #: A decoder-bearing configuration (something that can decode with a KV cache).

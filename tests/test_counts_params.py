@@ -39,10 +39,32 @@ def tensor_shapes(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
             out.append((name + ".A", (cfg.lora_rank, d_in)))
             out.append((name + ".B", (d_out, cfg.lora_rank)))
 
-    def norm(name: str) -> None:
-        out.append((name + ".g", (d,)))
+    def norm(name: str, width: int = d) -> None:
+        out.append((name + ".g", (width,)))
         if cfg.norm == "layernorm" and (cfg.bias if cfg.norm_bias is None else cfg.norm_bias):
-            out.append((name + ".b", (d,)))
+            out.append((name + ".b", (width,)))
+
+    def latent_attention(p: str) -> None:
+        """DeepSeek-V2's projections as HuggingFace's DeepseekV2Attention fuses them (the nope and rope parts
+        of the queries in one matrix, the latent and the rotary key in one down-projection, K and V in one
+        up-projection); biases on the down-projections, O's with the output bias."""
+        h, dc, dr, dv, qr = cfg.n_heads, cfg.kv_lora_rank, cfg.qk_rope_head_dim, cfg.value_head_dim, cfg.q_lora_rank
+        if qr:
+            linear(f"{p}.q_a", d, qr, attn_b, None)
+            norm(f"{p}.q_a_norm", qr)
+            linear(f"{p}.q_b", qr, h * (hd + dr), False, None)
+        else:
+            linear(f"{p}.q", d, h * (hd + dr), False, None)
+        linear(f"{p}.kv_a", d, dc + dr, attn_b, None)
+        norm(f"{p}.kv_a_norm", dc)
+        linear(f"{p}.kv_b", dc, h * (hd + dv), False, None)
+        linear(f"{p}.o", h * dv, d, out_b, None)
+
+    def ffn(p: str, width: int) -> None:
+        if cfg.ffn == "swiglu":
+            linear(f"{p}.gate", d, width, ffn_b, "ffn")
+        linear(f"{p}.up", d, width, ffn_b, "ffn")
+        linear(f"{p}.down", width, d, ffn_b, "ffn")
 
     attn_b = cfg.bias if cfg.attn_bias is None else cfg.attn_bias
     out_b = attn_b if cfg.attn_out_bias is None else cfg.attn_out_bias
@@ -56,18 +78,24 @@ def tensor_shapes(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
         for layer in range(n_layers):
             p = f"s{index}.l{layer}"
             for a in ("self", "cross") if has_cross else ("self",):
+                if cfg.kv_lora_rank:
+                    latent_attention(f"{p}.{a}")
+                    norm(f"{p}.{a}.norm")
+                    continue
                 linear(f"{p}.{a}.q", d, qw, attn_b, "q")
                 linear(f"{p}.{a}.k", d, kvw, attn_b, "k")
                 linear(f"{p}.{a}.v", d, kvw, attn_b, "v")
                 linear(f"{p}.{a}.o", qw, d, out_b, "o")
                 norm(f"{p}.{a}.norm")
-            if cfg.n_experts > 1:
+            if cfg.n_experts > 1 and layer >= cfg.first_dense_layers:  # a MoE layer
+                width = cfg.d_ff if cfg.d_ff_expert is None else cfg.d_ff_expert
                 out.append((f"{p}.router", (cfg.n_experts, d)))
-            for e in range(cfg.n_experts):
-                if cfg.ffn == "swiglu":
-                    linear(f"{p}.e{e}.gate", d, cfg.d_ff, ffn_b, "ffn")
-                linear(f"{p}.e{e}.up", d, cfg.d_ff, ffn_b, "ffn")
-                linear(f"{p}.e{e}.down", cfg.d_ff, d, ffn_b, "ffn")
+                for e in range(cfg.n_experts):
+                    ffn(f"{p}.e{e}", width)
+                for e in range(cfg.n_shared_experts):
+                    ffn(f"{p}.shared{e}", width)
+            else:
+                ffn(f"{p}.ffn", cfg.d_ff)
             norm(f"{p}.ffn_norm")
         if cfg.final_norm:
             norm(f"s{index}.final")

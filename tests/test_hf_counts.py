@@ -80,7 +80,7 @@ class _Built:
 
 
 _PLAIN = {"type_vocab_size": 0, "pooler": False, "n_classes": 0, "cls_token": False, "n_experts": 1,
-          "embedding_norm": False, "lm_head_bias": False}
+          "embedding_norm": False, "lm_head_bias": False, "kv_lora_rank": 0}  # kv_lora_rank: no MLA (issue 10)
 
 def _problem(cfg: ModelConfig, check: str) -> str | None:
     """A check shared by several classes: what ``cfg`` has that the class cannot express, or None."""

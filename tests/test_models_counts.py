@@ -110,8 +110,13 @@ def test_kv_cache_bytes_equal_cache_tensors_hypo(cfg, batch, seq):
     assert cache.nbytes() == kv_cache_bytes_cfg(cfg, batch, seq, "fp32")
     if cfg.arch == "encoder-decoder":
         assert cache.nbytes(cross=True) == kv_cache_bytes_cfg(cfg, batch, seq, "fp32", include_cross=True)
-    for layer in cache.self_attn:  # K/V heads stored once, not repeated per query head
-        assert layer.k.shape == (batch, cfg.kv_heads, seq, cfg.head_dim)
+    for i, layer in enumerate(cache.self_attn):  # K/V heads stored once, not repeated per query head
+        held = min(seq, cfg.sliding_window) if cfg.is_local_layer(i) else seq  # a rolling buffer of W
+        if cfg.is_mla:  # the latent and the one rotary key, not per-head K and V
+            assert layer.k.shape == (batch, 1, held, cfg.kv_lora_rank)
+            assert layer.v.shape == (batch, 1, held, cfg.qk_rope_head_dim)
+        else:
+            assert layer.k.shape == (batch, cfg.kv_heads, held, cfg.head_dim)
 
 
 def test_macs_convention_is_half_the_measured_flops():

@@ -60,6 +60,16 @@ _HELP = {
     "n_experts": "MoE experts per layer (1 = dense).",
     "top_k": "Experts active per token.",
     "norm_eps": "Norm epsilon (no effect on counts).",
+    # issue 10 (first half): experts, latent attention, sliding window
+    "n_shared_experts": "MoE: shared experts every token runs through (DeepSeek).",
+    "d_ff_expert": "MoE: hidden width of each expert (default d_ff).",
+    "first_dense_layers": "MoE: the first k layers keep a dense FFN of d_ff.",
+    "kv_lora_rank": "Latent attention (MLA): compressed KV width d_c (0 = none).",
+    "q_lora_rank": "MLA: compressed query width (0 = none).",
+    "qk_rope_head_dim": "MLA: decoupled RoPE width d_R per head.",
+    "v_head_dim": "MLA: value head size (default d_head).",
+    "sliding_window": "Sliding window W: a token sees itself and W-1 before (0 = none).",
+    "global_every": "With a window: every k-th layer attends globally (Gemma 2: 2).",
 }
 
 #: Fields a parameter count needs when no preset is given.
@@ -108,6 +118,9 @@ def model_options(func: Any) -> Any:
     """Add ``--preset`` and one flag per ModelConfig field."""
     for f in reversed(model_fields()):
         func = _option(f)(func)
+    func = click.option("--config", "config_file", metavar="FILE", default=None,
+                        type=click.Path(exists=True, dir_okay=False),
+                        help="Start from a HuggingFace config.json on disk; flags override it.")(func)
     return click.option("--preset", metavar="NAME", default=None,
                         help="Start from a preset (qkv models list); flags override it.")(func)
 
@@ -122,8 +135,31 @@ def pop_model_kwargs(kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any]
     """Remove ``preset`` and the field flags from ``kwargs``; return (preset, fields given)."""
     names = {f.name for f in model_fields()}
     preset = kwargs.pop("preset", None)
+    config_file = kwargs.pop("config_file", None)
     given = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
-    return preset, {k: v for k, v in given.items() if v is not None}
+    given = {k: v for k, v in given.items() if v is not None}
+    if config_file:
+        if preset:
+            raise InputError("give --preset or --config, not both", "--config")
+        return None, _from_config_file(config_file, given)
+    return preset, given
+
+
+def _from_config_file(path: str, given: dict[str, Any]) -> dict[str, Any]:
+    """Every field of the HuggingFace config.json at ``path`` (solver.hf_config), the flags
+    given on top of it (re-deriving what they change); the reader's notes go to stderr."""
+    from solver.config import override
+    from solver.errors import SolverInputError
+    from solver.hf_config import read_hf_config
+
+    try:
+        cfg, notes = read_hf_config(path)
+        cfg, more = override(cfg, given)
+    except SolverInputError as e:
+        raise InputError(e.args[0], "--config") from None
+    for note in (*notes, *more):
+        click.echo(f"note: {note}", err=True)
+    return {k: v for k, v in cfg.to_dict().items() if k != "name"}
 
 
 def missing_message(missing: list[str], extra: str = "") -> str:
@@ -139,10 +175,16 @@ def model_config(preset: str | None, given: dict[str, Any], needs: tuple[str, ..
     :func:`assumed_defaults` lists so the output can say so.
     """
     if preset:
+        from solver.config import override
         from solver.presets import get_config
 
         base = get_config(preset)
-        return base.replace(**given) if given else base
+        if not given:
+            return base
+        cfg, notes = override(base, given)  # re-derives d_head / d_ff, or refuses in one line
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        return cfg
     missing = [n for n in needs if n not in given]
     pos = given.get("pos", ModelConfig.pos)
     if "max_positions" not in given and pos == "learned" and "max_positions" not in missing:

@@ -22,6 +22,11 @@ from drills.cli.model_flags import (
 )
 from drills.output import InputError, emit, emit_json
 
+
+def per_convention_fraction(flops: Any, convention: str) -> Any:
+    """FLOPs in the asked convention (half for MACs), kept exact."""
+    return flops if convention == "flops" else flops / 2
+
 #: Defaults worth naming when a count used them (the conventions an examiner could catch).
 _CONVENTION_FIELDS = ("arch", "n_kv_heads", "d_head", "ffn", "norm", "norm_position", "final_norm", "bias", "pos",
                       "tied_embeddings", "lm_head", "type_vocab_size", "pooler", "embedding_norm", "n_experts",
@@ -58,7 +63,8 @@ def _published(preset: str | None, exact: int, changed: bool) -> dict[str, Any] 
     p = get_preset(preset)
     gap = (exact - p.published) / p.published if p.published else None
     return {"preset": p.name, "published": p.published, "published_text": p.published_text, "source": p.source,
-            "note": p.note, "relative_gap": gap}
+            "note": p.note, "relative_gap": gap, "published_active": p.published_active,
+            "published_active_text": p.published_active_text}
 
 
 def _subst_text(subs: dict[Any, int]) -> str:
@@ -74,8 +80,11 @@ def _expr_text(expr: Any) -> str:
 # ---------------------------------------------------------------------------------------
 @click.command()
 @model_options
+@click.option("--norms-per-layer", type=click.Choice(["two", "one", "none"]), default="two", show_default=True,
+              help="Count two norms per layer (as built), one (parallel block), or none (the scaling book).")
+@click.option("--no-embeddings", is_flag=True, help="Count no vocabulary tables (vocabulary 0, the scaling book).")
 @output_options
-def params(as_json: bool, explain: bool, **kw: Any) -> None:
+def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bool, **kw: Any) -> None:
     """Exact parameter count of a Transformer, component by component.
 
     Counts every trainable scalar once (a tied LM head shares the token embedding); LoRA
@@ -97,16 +106,40 @@ def params(as_json: bool, explain: bool, **kw: Any) -> None:
         "lora": "adapters counted apart from the base (answer excludes them)",
         "assumed_defaults": _assumed(preset, given),
     }
+    if cfg.is_moe:  # issue 10: total and active side by side
+        convention["active"] = (f"parameters one token uses: top_k = {cfg.top_k} of the E = {cfg.n_experts} routed "
+                                f"experts per MoE layer, everything else (router, shared experts, embeddings, "
+                                f"head) whole")
+    answer = pb.total
+    if norms_per_layer != "two" or no_embeddings:  # issue 10: the scaling book's accounting, named
+        from solver.conventions import params_under
+
+        answer, named = params_under(cfg, norms_per_layer, not no_embeddings)
+        convention.update(norms=named["norms"], embeddings=named["embeddings"], left_out=named["left_out"])
+        published = None
     if as_json:
         bd = pb.to_json()
         bd["config"] = cfg.to_dict()
         bd["published"] = published
-        emit_json({"answer": pb.total, "unit": "parameters", "convention": convention, "breakdown": bd})
+        emit_json({"answer": answer, "unit": "parameters", "convention": convention, "breakdown": bd})
+        return
+    if answer != pb.total:
+        emit(f"answer: {answer:,} parameters ({convention['norms']}, embeddings {convention['embeddings']}; "
+             f"as built: {pb.total:,})")
+        for what, n in convention["left_out"].items():
+            emit(f"  left out: {what} {n:,}")
+        if explain:
+            _emit_conventions(convention)
         return
     label = f" ({cfg.name})" if cfg.name and not given else ""
     emit(f"answer: {pb.total:,} parameters{label}")
     emit(f"  embedding      {pb.embedding:>18,}")
     emit(f"  non-embedding  {pb.non_embedding:>18,}")
+    if cfg.is_moe:
+        emit(f"  active/token   {pb.active:>18,}  (top-{cfg.top_k} of {cfg.n_experts} routed experts)")
+        if published and published.get("published_active"):
+            emit(f"  published      {published['published_active_text']:>18}  active; exact is "
+                 f"{(pb.active - published['published_active']) / published['published_active']:+.2%}")
     if pb.lora:
         emit(f"  LoRA adapters  {pb.lora:>18,}  (not in the answer; with them {pb.total_with_lora:,})")
     if published and published["published"]:
@@ -155,9 +188,14 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
               help="flops: 2 per multiply-add; macs: 1.")
 @click.option("--attention-kernel", type=click.Choice(["explicit", "fused"]), default="explicit",
               show_default=True, help="fused: flash/efficient SDPA backward (recomputes QKᵀ).")
+@click.option("--per-token", "per_token", type=click.Choice(["none", "kaplan", "palm", "full"]), default=None,
+              help="Answer in FLOPs per token by a named rule: none (2N/6N), kaplan (+2·L·n·d_attn), "
+                   "palm (6N + 12·L·H·Q·T), full (QKᵀ and AV); N non-embedding (active).")
+@click.option("--causal-halving", is_flag=True, help="With --per-token: halve the attention term (causal).")
 @output_options
 def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, convention: str,
-          attention_kernel: str, as_json: bool, explain: bool, **kw: Any) -> None:
+          attention_kernel: str, per_token: str | None, causal_halving: bool, as_json: bool, explain: bool,
+          **kw: Any) -> None:
     """Exact matmul FLOPs of a forward pass, a decode step or a training step.
 
     Counts what torch.utils.flop_counter.FlopCounterMode counts: matmuls only, attention
@@ -189,6 +227,27 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
                           + (" (fused attention: QKᵀ recomputed)" if attention_kernel == "fused" else "")}[mode],
         "assumed_defaults": _assumed(preset, given),
     }
+    if per_token:  # issue 10: a named per-token rule instead of the exact count
+        from solver.conventions import flops_per_token
+
+        if mode == "decode":
+            raise InputError("--per-token rules are for forward or train", "--per-token")
+        pt = flops_per_token(cfg, seq, mode, per_token, causal_halving)
+        conv.update(per_token_rule=per_token, causal_halving=causal_halving,
+                    N="non-embedding parameters (active ones with experts)")
+        value = per_convention_fraction(pt.flops, convention)
+        if as_json:
+            emit_json({"answer": float(value), "unit": unit + "/token", "convention": conv,
+                       "breakdown": {**pt.to_json(), "exact_per_token": rep.total / (batch * seq)}})
+            return
+        emit(f"answer: {float(value):,.6g} {unit}/token ({per_token} rule, {mode}, n={seq}"
+             + (", causal halving" if causal_halving else "") + ")")
+        emit(f"  {2 * (3 if mode == 'train' else 1)}·N = {2 * (3 if mode == 'train' else 1) * pt.n_params:,} "
+             f"(N = {pt.n_params:,}); attention {float(pt.attention):,.6g}")
+        emit(f"  exact matmul count per token: {rep.total / (batch * seq):,.6g}")
+        if explain:
+            _emit_conventions(conv)
+        return
     if as_json:
         emit_json({"answer": rep.total, "unit": unit, "convention": conv, "breakdown": rep.to_json()})
         return

@@ -317,15 +317,36 @@ def prefill(params, tokens, as_json, explain, **kw):
 @click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
               show_default=True, help="total: max(all bytes/bandwidth, FLOPs/peak); kv-plus-max (the scaling "
                                       "book): KV read + max(weight read, compute).")
+@click.option("--experts", type=click.Choice(["expected", "worst", "all"]), default="expected", show_default=True,
+              help="MoE: experts read per layer: expected E·(1−(1−k/E)^B) under uniform routing, the worst "
+                   "case min(E, B·k), or all E.")
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def decode(params, batch, context, kv_bytes_per_token, decode_model, as_json, explain, **kw):
-    """Lower bound of one decode step, in either named model (--model), over all chips."""
+def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as_json, explain, **kw):
+    """Lower bound of one decode step, in either named model (--model), over all chips.
+
+    With a mixture of experts (--preset mixtral-8x7b) only the experts the batch touches are
+    read; a sliding window caps each windowed layer's cache at W positions; latent attention
+    caches d_c + d_R per token and layer."""
     from solver.inference import decode_step
 
     cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
+    if cfg is not None and params is None and kv_bytes_per_token is None and \
+            (cfg.is_moe or cfg.sliding_window or cfg.is_mla):  # issue 10: what the step really reads
+        from solver.decode_read import model_read
+
+        dtype = kw["dtype"]
+        read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+        B, L = int(batch), cfg.decoder_layers or cfg.n_layers
+        per_key = 2 * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim)  # QKᵀ and AV, 2 per multiply-add
+        attn = B * per_key * sum(cfg.attended(int(context), i) for i in range(L))
+        r = decode_step(read.flop_params, batch, context, 0, _chip(kw), chips=kw["chips"] or 1,
+                        weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
+                        model=decode_model)
+        show(r, as_json, explain)
+        return
     if cfg is not None:
         from solver.counts import param_count
 

@@ -594,7 +594,9 @@ def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
 
 LAYOUT_HELP = (
     "interleaved: the paper's sin, cos, sin, cos, … (dim 2i = sin, 2i+1 = cos); "
-    "concat: all sines first, then all cosines (tensor2tensor, The Illustrated Transformer)."
+    "concat: the paper's frequencies, all sines first, then all cosines; "
+    "tensor2tensor: tensor2tensor's own d/2 timescales, inverse 10000^(−i/(d/2−1)), sines block then "
+    "cosines block (The Illustrated Transformer's figures)."
 )
 
 
@@ -608,8 +610,8 @@ LAYOUT_HELP = (
 @click.option("--pos", "pos_text", required=True, metavar="P", help="Position (0 = first token).")
 @click.option("--d-model", "d_model", required=True, type=click.IntRange(1), help="Model width d.")
 @click.option("--dim", type=click.IntRange(0), help="One coordinate 0 ≤ dim < d (default: all).")
-@click.option("--layout", type=click.Choice(["interleaved", "concat"]), default="interleaved", show_default=True,
-              help=LAYOUT_HELP)
+@click.option("--layout", type=click.Choice(["interleaved", "concat", "tensor2tensor"]), default="interleaved",
+              show_default=True, help=LAYOUT_HELP)
 @click.option("--base", "base_text", metavar="B", help="Base of the wavelengths (default 10000).")
 @_output_options
 def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
@@ -632,9 +634,12 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     job = _Job(
         "pe",
         f"Sinusoidal PE at position {pos}, d_model = {d_model}" + (f", dim {dim}" if dim is not None else ""),
-        {"layout": layout, "base": float(base), "frequency": "angle = pos / base^(2i/d_model), i = frequency index",
-         "odd_d_model": "the last frequency has only its sine"},
-        [("angle", ftr["angle"].formula if dim is not None else "pos / base^(2i/d) for each coordinate",
+        {"layout": layout, "base": float(base),
+         "frequency": "angle = pos · base^(−i/(n−1)), n = ⌊d/2⌋ timescales (tensor2tensor)"
+         if layout == "tensor2tensor" else "angle = pos / base^(2i/d_model), i = frequency index",
+         "odd_d_model": "a zero column last (tensor2tensor)" if layout == "tensor2tensor"
+         else "the last frequency has only its sine"},
+        [("angle", ftr["angle"].formula if dim is not None else ("pos · base^(−i/(n−1)) for each coordinate" if layout == "tensor2tensor" else "pos / base^(2i/d) for each coordinate"),
           shape(angles)), ("output", ftr["output"].formula if dim is not None else "sin or cos of its angle",
                            shape(values))],
     )

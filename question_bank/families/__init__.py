@@ -16,7 +16,9 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     hardware_inference,
     hardware_training,
     heads,
+    latent_attention,
     loss_sampling,
+    moe,
     normalisation,
     parallelism,
     positional,
@@ -25,5 +27,6 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     quantisation,
     scaling,
     serving,
+    sliding_window,
     vision_mlp,
 )

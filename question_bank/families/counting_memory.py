@@ -97,23 +97,28 @@ def kv_cache(d: Draw) -> Problem:
         n = d.pick((2048, 4096, 8192, 32768))
         dtype = d.pick(("fp16", "bf16", "int8") if d.level == 2 else ("fp16", "bf16"))
         unit = d.pick(("GB", "GiB"))
-        nbytes = kv_cache_bytes(L, batch, n, kv, dh, dtype)
+        W = cfg.sliding_window  # issue 10: a windowed model (Mistral 7B) keeps min(n, W) positions per layer
+        held = min(n, W) if W else n
+        nbytes = kv_cache_bytes(L, batch, held, kv, dh, dtype)
         value = nbytes / BYTE_UNITS[unit][0]
         if 0.1 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
             break
     div = BYTE_UNITS[unit][0]
     wrongs = [
         Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both the keys AND the values are cached: a factor 2.",
-              kv_cache_bytes(L, batch, n, kv, dh, dtype) / 2 / div),
+              kv_cache_bytes(L, batch, held, kv, dh, dtype) / 2 / div),
         Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only the {kv} K/V head(s) are cached, not all {h} query heads.",
-              kv_cache_bytes(L, batch, n, h, dh, dtype) / div) if kv != h else None,
+              kv_cache_bytes(L, batch, held, h, dh, dtype) / div) if kv != h else None,
         _unit_wrong(nbytes, unit),
         Wrong("forgot_batch", "forgot the batch", f"Each of the {batch} sequences has its own cache.",
-              kv_cache_bytes(L, 1, n, kv, dh, dtype) / div) if batch > 1 else None,
+              kv_cache_bytes(L, 1, held, kv, dh, dtype) / div) if batch > 1 else None,
         Wrong("bits_as_bytes", "took 8 bytes (bits) per int8 value", "int8 is 8 bits = 1 byte per value.",
-              kv_cache_bytes(L, batch, n, kv, dh, "fp64") / div) if dtype == "int8" else None,
+              kv_cache_bytes(L, batch, held, kv, dh, "fp64") / div) if dtype == "int8" else None,
         Wrong("forgot_layers", "counted one layer only", f"Every one of the {L} layers caches its own K and V.",
-              kv_cache_bytes(1, batch, n, kv, dh, dtype) / div),
+              kv_cache_bytes(1, batch, held, kv, dh, dtype) / div),
+        Wrong("window_ignored", "cached all n positions (ignored the sliding window)",
+              f"With a window of W = {W} a layer's rolling buffer keeps only the last min(n, W) = {held} positions.",
+              kv_cache_bytes(L, batch, n, kv, dh, dtype) / div) if held != n else None,
     ]
     wrongs = [w for w in wrongs if w is not None]
     key = nat_key(value, 2, unit=unit)
@@ -123,15 +128,20 @@ def kv_cache(d: Draw) -> Problem:
     st.p(f"A decoder-only model ({name}) has $L = {L}$ layers, $h = {h}$ query heads of size $d_h = {dh}$ and uses {att}. "
          f"It generates with a KV cache in {_DTYPE_WORD[dtype]} for a batch of $B = {batch}$ sequence{'s' if batch > 1 else ''}, "
          f"each holding $n = {n}$ positions.")
+    if W:
+        st.p(f"It uses sliding-window attention: each token attends to itself and the {W - 1} positions before it "
+             f"($W = {W}$) in every layer, and each layer's cache is a rolling buffer of the last $W$ positions.")
     st.p(f"How large is the KV cache? Give the answer in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
     sol = Doc()
-    sol.p(f"$2 \\cdot L \\cdot B \\cdot n \\cdot h_{{kv}} \\cdot d_h \\cdot \\text{{bytes}} = 2 \\times {L} \\times {batch} \\times {n} "
+    if W:
+        sol.p(f"The window caps each layer's cache at $\\min(n, W) = \\min({n}, {W}) = {held}$ positions.")
+    sol.p(f"$2 \\cdot L \\cdot B \\cdot n \\cdot h_{{kv}} \\cdot d_h \\cdot \\text{{bytes}} = 2 \\times {L} \\times {batch} \\times {held} "
           f"\\times {kv} \\times {dh} \\times {_BYTES[dtype]} = {big(nbytes)}$ bytes (the 2 is K and V).")
     sol.p(f"In {unit}: ${big(nbytes)} / {big(div)} = {value:.4f}$.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"preset": name, "n_layers": L, "n_heads": h, "n_kv_heads": kv, "d_head": dh, "batch": batch,
-                            "seq": n, "dtype": dtype, "unit": unit},
+                            "seq": n, "dtype": dtype, "unit": unit, "window": W},
                      hints=["Per token and layer: K and V, each h_kv·d_h values."])
 
 

@@ -193,24 +193,29 @@ def decode_step(d: Draw) -> Problem:
         S = d.pick((1024, 2048, 4096, 8192))
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
         X = kv_bytes_per_token(L, kv, dh, "bf16")
+        W = cfg.sliding_window  # issue 10: Mistral 7B's rolling buffer holds min(S, W) positions per layer
+        held = min(S, W) if W else S
         chip = resolved_chip(hw)
-        r = step(N, B, S, X, chip, chips=chips, weight_dtype="bf16")
+        r = step(N, B, held, X, chip, chips=chips, weight_dtype="bf16")
         value = r.answer * 1e3
-        fits = 2 * N + B * S * X <= chips * _hw(hw).hbm_bytes  # a step of a model that cannot be held is no question
+        fits = 2 * N + B * held * X <= chips * _hw(hw).hbm_bytes  # a step of a model that cannot be held is no question
         if fits and safe_for_rounding(value, 2, 0.1):
             break
     ms = 1e3
     wrongs = [
         Wrong("forgot_kv_cache", "forgot the KV-cache read", "Each step reads every sequence's whole KV cache as well as the weights.",
-              step(N, B, S, 0, chip, chips=chips).answer * ms),
+              step(N, B, held, 0, chip, chips=chips).answer * ms),
         Wrong("forgot_k_and_v", "cached K only (forgot the factor 2)", "Both K and V are cached and read: 2·L·h_kv·d_h values per token.",
-              step(N, B, S, X / 2, chip, chips=chips).answer * ms),
+              step(N, B, held, X / 2, chip, chips=chips).answer * ms),
         Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only {kv} K/V heads are cached per layer, not {h}.",
-              step(N, B, S, kv_bytes_per_token(L, h, dh, "bf16"), chip, chips=chips).answer * ms) if kv != h else None,
+              step(N, B, held, kv_bytes_per_token(L, h, dh, "bf16"), chip, chips=chips).answer * ms) if kv != h else None,
+        Wrong("window_ignored", "read all S cached positions (ignored the sliding window)",
+              f"With a window of W = {W} each layer keeps and reads only the last min(S, W) = {held} positions.",
+              step(N, B, S, X, chip, chips=chips).answer * ms) if held != S else None,
         Wrong("compute_bound_time", "took the compute time", "Decode at this batch is memory-bandwidth-bound: the bound is the larger "
               "(memory) time, not FLOPs/peak.", float(r.breakdown["compute_time_s"]) * ms),
         Wrong("one_chip", "used one chip's bandwidth", f"The weights and cache are spread over {chips} chips whose bandwidths add up.",
-              step(N, B, S, X, chip, chips=1).answer * ms) if chips > 1 else None,
+              step(N, B, held, X, chip, chips=1).answer * ms) if chips > 1 else None,
     ]
     wrongs = [w for w in wrongs if w is not None]
     key = nat_key(value, 2, unit="ms")
@@ -219,18 +224,23 @@ def decode_step(d: Draw) -> Problem:
     st.p(f"{name} has $N = {big(N)}$ parameters, $L = {L}$ layers, $h = {h}$ heads of size $d_h = {dh}$ and {att}. "
          f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on {chips} × {CHIP_NAMES[hw]} "
          f"(per chip: dense bf16 peak ${_hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s, {_bw_text(hw)}), weights and cache split evenly.")
-    st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ cached tokens. Each decode step reads all "
+    if W:
+        st.p(f"It uses sliding-window attention with $W = {W}$ in every layer: each layer's KV cache is a rolling buffer "
+             "of the last $W$ positions.")
+    st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ tokens so far. Each decode step reads all "
          "weights once and every sequence's whole KV cache, and does 2N FLOPs per sequence. What is the lower bound on the "
          "time of one decode step (no communication cost)? Give it in milliseconds, rounded off to two decimal places.")
     sol = Doc()
     sol.p(f"KV bytes per token $X = 2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {kv} \\times {dh} \\times 2 "
           f"= {big(int(X))}$ bytes.")
+    if W:
+        sol.p(f"The window keeps $\\min(S, W) = \\min({S}, {W}) = {held}$ cached positions per layer and sequence.")
     result_steps(sol, r.steps, {"s": "s"})
     sol.p(f"$= {value:.4f}$ ms ({r.breakdown['bound']}-bound).")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"model": name, "params": N, "n_layers": L, "n_heads": h, "n_kv_heads": kv, "d_head": dh,
-                            "hw": hw, "chips": chips, "batch": B, "context": S})
+                            "hw": hw, "chips": chips, "batch": B, "context": S, "window": W})
 
 
 @family("hardware.gpu_days", topic="hardware", title="Training time in days at an MFU",

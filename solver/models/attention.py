@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from solver.config import ModelConfig
-from solver.models.layers import Linear, lora_rank
+from solver.models.layers import Linear, lora_rank, make_norm_of
 from solver.models.positions import alibi_bias, apply_rope
 
 ATTENTION_IMPLS = ("sdpa", "math")
@@ -50,8 +50,11 @@ class Attention(nn.Module):
     With ``cross=True`` keys and values come from the encoder's output (``memory``).
     """
 
-    def __init__(self, cfg: ModelConfig, causal: bool, cross: bool = False):
+    def __init__(self, cfg: ModelConfig, causal: bool, cross: bool = False, local: bool = False):
         super().__init__()
+        # sliding window (Mistral, Gemma 2's local layers): keys outside it are dropped before the
+        # matmuls and the cache keeps the last W positions (a rolling buffer); 0 = every key
+        self.window = cfg.sliding_window if local else 0
         assert not (causal and cross), "cross-attention sees the whole encoder output: it is never causal"
         self.n_heads, self.n_kv_heads, self.head_size = cfg.n_heads, cfg.kv_heads, cfg.head_dim
         assert self.n_heads % self.n_kv_heads == 0, "each KV head serves a whole group of query heads"
@@ -92,7 +95,9 @@ class Attention(nn.Module):
                 if not self.cross and cache.k is not None:
                     k = torch.cat((cache.k, k), dim=2)  # (B, nkv, start + T, hs)
                     v = torch.cat((cache.v, v), dim=2)
-                cache.k, cache.v = k, v
+                cache.k, cache.v = keep_window(k, self.window), keep_window(v, self.window)
+            if self.window:  # the oldest query of the block sees W − 1 positions before it
+                k, v = keep_window(k, self.window + T - 1), keep_window(v, self.window + T - 1)
 
         # GQA/MQA: each KV head serves n_heads / n_kv_heads query heads (a copy, no arithmetic)
         group = self.n_heads // self.n_kv_heads
@@ -116,17 +121,35 @@ class Attention(nn.Module):
         return self.o(y)  # (B, T, d_model)
 
 
-def self_attention_bias(cfg: ModelConfig, causal: bool, start: int, T: int, device) -> torch.Tensor | None:
+def keep_window(x: torch.Tensor, n: int) -> torch.Tensor:
+    """The last ``n`` positions (axis 2) of ``x``; all of them when ``n`` is 0 (no window)."""
+    return x if not n or x.shape[2] <= n else x[:, :, -n:]
+
+
+def self_attention_bias(cfg: ModelConfig, causal: bool, start: int, T: int, device,
+                        window: int = 0) -> torch.Tensor | None:
     """The additive self-attention mask that ``is_causal`` cannot express, shared by every layer
-    of a stack: ALiBi's −m·|i−j| (with −inf on future keys when causal), or the causal mask of
-    a block of T > 1 queries after ``start`` cached keys. None otherwise."""
+    of a stack (one for the windowed layers, one for the others): ALiBi's −m·|i−j| (with −inf on
+    future keys when causal), the causal mask of a block of T > 1 queries after ``start`` cached
+    keys, or (``window`` W > 0) the band: query p sees keys p − W < j ≤ p, over the keys the layer
+    keeps (the last W + T − 1 positions). None where no mask is needed."""
     Tk = start + T
+    k0 = max(0, Tk - (window + T - 1)) if window else 0  # first key position the layer still holds
+    q_pos = torch.arange(start, Tk, device=device)
+    k_pos = torch.arange(k0, Tk, device=device)
     if cfg.pos == "alibi":
-        q_pos = torch.arange(start, Tk, device=device)
-        return alibi_bias(cfg.n_heads, q_pos, torch.arange(Tk, device=device), causal)
+        bias = alibi_bias(cfg.n_heads, q_pos, k_pos, causal)
+        return bias if not window else bias.masked_fill(_outside(q_pos, k_pos, window), float("-inf"))
+    if window and T > 1:
+        return causal_mask(start, T, Tk, device)[:, k0:].masked_fill(_outside(q_pos, k_pos, window), float("-inf"))
     if causal and start > 0 and T > 1:
         return causal_mask(start, T, Tk, device)
     return None
+
+
+def _outside(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int) -> torch.Tensor:
+    """True where key j is W or more positions before query p (outside the window): (Tq, Tk)."""
+    return (q_pos[:, None] - k_pos[None, :]) >= window
 
 
 def causal_mask(start: int, T: int, Tk: int, device) -> torch.Tensor:
@@ -134,3 +157,84 @@ def causal_mask(start: int, T: int, Tk: int, device) -> torch.Tensor:
     q_pos = torch.arange(start, start + T, device=device)[:, None]
     k_pos = torch.arange(Tk, device=device)[None, :]
     return torch.zeros(T, Tk, device=device).masked_fill(k_pos > q_pos, float("-inf"))
+
+
+class LatentAttention(nn.Module):
+    """Multi-head latent attention (DeepSeek-V2 §2.1), computed the plain way: every head's key and
+    value are re-expanded from the cached latent at each step (no weight absorption).
+
+    Per token: a latent c = norm(x W_DKV) of d_c and one rotary key k_R = RoPE(x W_KR) of d_R shared
+    by every head are all the cache holds (``LayerKV.k`` = c, (B, 1, T, d_c); ``LayerKV.v`` = k_R,
+    (B, 1, T, d_R)). Queries: q = x W_Q (or through the latent c_Q = norm(x W_DQ) of d_cq), d_h per
+    head, plus a rotary part q_R of d_R per head. Keys [c W_UK ; k_R] (d_h + d_R per head), values
+    c W_UV (d_v per head), output (h·d_v → d). Matmuls per layer and sequence for T queries and S
+    keys: the projections on T rows, W_UK and W_UV on S rows, QKᵀ of T·S·(d_h + d_R) and AV of
+    T·S·d_v per head.
+    """
+
+    def __init__(self, cfg: ModelConfig, local: bool = False):
+        super().__init__()
+        self.window = cfg.sliding_window if local else 0
+        self.h, self.dh, self.dr, self.dv, self.dc = (cfg.n_heads, cfg.head_dim, cfg.qk_rope_head_dim,
+                                                      cfg.value_head_dim, cfg.kv_lora_rank)
+        d, h, bias = cfg.d_model, cfg.n_heads, cfg.has_attn_bias
+        if cfg.q_lora_rank:
+            self.q_a = Linear(d, cfg.q_lora_rank, bias)
+            self.q_norm = make_norm_of(cfg, cfg.q_lora_rank)
+            q_in = cfg.q_lora_rank
+        else:
+            self.q_a = self.q_norm = None
+            q_in = d
+        self.q_b = Linear(q_in, h * self.dh, False)
+        self.q_b_rope = Linear(q_in, h * self.dr, False) if self.dr else None
+        self.kv_a = Linear(d, self.dc, bias)
+        self.k_rope = Linear(d, self.dr, bias) if self.dr else None
+        self.kv_norm = make_norm_of(cfg, self.dc)
+        self.k_b = Linear(self.dc, h * self.dh, False)
+        self.v_b = Linear(self.dc, h * self.dv, False)
+        self.o = Linear(h * self.dv, d, cfg.has_attn_out_bias)
+
+    def heads(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, -1, n).transpose(1, 2)  # (B, heads, T, n)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None, cache: LayerKV | None = None,
+                rope: torch.Tensor | None = None, bias: torch.Tensor | None = None,
+                impl: str = "sdpa") -> torch.Tensor:
+        """x: (B, T, d_model) → (B, T, d_model); ``rope`` rotates the d_R parts only."""
+        B, T, _ = x.shape
+        q_in = x if self.q_a is None else self.q_norm(self.q_a(x))
+        q = self.heads(self.q_b(q_in), self.dh)  # (B, h, T, d_h)
+        c = self.kv_norm(self.kv_a(x)).unsqueeze(1)  # (B, 1, T, d_c): the latent
+        if self.dr:
+            q_r = self.heads(self.q_b_rope(q_in), self.dr)  # (B, h, T, d_R)
+            k_r = self.k_rope(x).unsqueeze(1)  # (B, 1, T, d_R): one rotary key for every head
+            if rope is not None:
+                q_r, k_r = apply_rope(q_r, rope), apply_rope(k_r, rope)
+        else:
+            q_r = q.new_zeros(B, self.h, T, 0)
+            k_r = c.new_zeros(B, 1, T, 0)
+        if cache is not None:
+            if cache.k is not None:
+                c, k_r = torch.cat((cache.k, c), dim=2), torch.cat((cache.v, k_r), dim=2)
+            cache.k, cache.v = keep_window(c, self.window), keep_window(k_r, self.window)
+        if self.window:
+            c, k_r = keep_window(c, self.window + T - 1), keep_window(k_r, self.window + T - 1)
+        S = c.shape[2]
+        latent = c.squeeze(1)  # (B, S, d_c)
+        k = torch.cat((self.heads(self.k_b(latent), self.dh), k_r.expand(B, self.h, S, self.dr)), dim=-1)
+        v = self.heads(self.v_b(latent), self.dv)  # (B, h, S, d_v)
+        q = torch.cat((q, q_r), dim=-1)  # (B, h, T, d_h + d_R)
+        causal = bias is None and T > 1
+        if bias is not None:
+            bias = bias.to(q.dtype)
+        if impl == "sdpa":
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=causal)  # (B, h, T, d_v)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.dh + self.dr)  # (B, h, T, S)
+            if bias is not None:
+                scores = scores + bias
+            elif causal:
+                scores = scores + causal_mask(0, T, S, x.device)
+            y = scores.softmax(dim=-1) @ v  # (B, h, T, d_v)
+        return self.o(y.transpose(1, 2).reshape(B, T, self.h * self.dv))

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from solver.config import ModelConfig
-from solver.models.attention import Attention, LayerKV
+from solver.models.attention import Attention, LatentAttention, LayerKV
 from solver.models.ffn import FeedForward, MixtureOfExperts
 from solver.models.layers import make_norm
 
@@ -21,15 +21,17 @@ from solver.models.layers import make_norm
 class Block(nn.Module):
     """A layer with ``attn_norm``/``attn``, optionally ``cross_norm``/``cross_attn``, and ``ffn_norm``/``ffn``."""
 
-    def __init__(self, cfg: ModelConfig, causal: bool, cross: bool):
+    def __init__(self, cfg: ModelConfig, causal: bool, cross: bool, index: int = 0):
         super().__init__()
         self.pre_norm = cfg.norm_position == "pre"
+        self.local = cfg.is_local_layer(index)  # attends within cfg.sliding_window (its own bias)
         self.attn_norm = make_norm(cfg)
-        self.attn = Attention(cfg, causal=causal)
+        self.attn = LatentAttention(cfg, local=self.local) if cfg.is_mla else Attention(cfg, causal=causal, local=self.local)
         self.cross_norm = make_norm(cfg) if cross else None
         self.cross_attn = Attention(cfg, causal=False, cross=True) if cross else None
         self.ffn_norm = make_norm(cfg)
-        self.ffn = MixtureOfExperts(cfg) if cfg.n_experts > 1 else FeedForward(cfg)
+        moe = cfg.is_moe and index >= cfg.first_dense_layers
+        self.ffn = MixtureOfExperts(cfg) if moe else FeedForward(cfg)
 
     def residual(self, x: torch.Tensor, norm: nn.Module, sublayer: Callable[[torch.Tensor], torch.Tensor]):
         if self.pre_norm:

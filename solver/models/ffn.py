@@ -7,6 +7,11 @@ Biases (d_ff on up/gate, d_model on down) when ``cfg.has_ffn_bias``.
 Mixture of experts: a router (d_model → n_experts, no bias) scores every token, the ``top_k``
 best experts each run their own FFN on it, and the outputs are mixed with the softmax of the
 top-k scores (Mixtral's rule). Per token the FFN matmuls cost top_k dense FFNs plus the router.
+Each expert is an FFN of ``cfg.expert_ff`` (``d_ff_expert`` or ``d_ff``). Shared experts
+(DeepSeek's ``n_shared_experts``) run on every token, unweighted, each its own FFN (HuggingFace's
+DeepseekV2Moe builds them as one FFN ``n_shared_experts`` times as wide: the same FLOPs, and the
+same parameters without FFN biases, which DeepSeek has none of). The first ``first_dense_layers`` layers keep a dense
+FFN of ``d_ff`` (``solver.models.blocks.Block`` picks which).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from solver.models.layers import Linear, activation, lora_rank
 class FeedForward(nn.Module):
     """One dense FFN: (N, d_model) → (N, d_model), or any leading shape."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, d_ff: int | None = None):
         super().__init__()
-        d, d_ff, bias, r = cfg.d_model, cfg.d_ff, cfg.has_ffn_bias, lora_rank(cfg, "ffn")
+        d, bias, r = cfg.d_model, cfg.has_ffn_bias, lora_rank(cfg, "ffn")
+        d_ff = cfg.d_ff if d_ff is None else d_ff
         self.kind = cfg.ffn
         self.gate = Linear(d, d_ff, bias, r) if cfg.ffn == "swiglu" else None
         self.up = Linear(d, d_ff, bias, r)
@@ -45,24 +51,32 @@ class MixtureOfExperts(nn.Module):
         super().__init__()
         self.top_k = cfg.top_k
         self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=False)
-        self.experts = nn.ModuleList(FeedForward(cfg) for _ in range(cfg.n_experts))
+        self.experts = nn.ModuleList(FeedForward(cfg, cfg.expert_ff) for _ in range(cfg.n_experts))
+        self.shared = nn.ModuleList(FeedForward(cfg, cfg.expert_ff) for _ in range(cfg.n_shared_experts))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.routed(x)
+        for expert in self.shared:  # every token, unweighted
+            out = out + expert(x)
+        return out
+
+    def routed(self, x: torch.Tensor) -> torch.Tensor:
         B, T, d = x.shape
         flat = x.reshape(B * T, d)  # (N, d)
-        N, k, E = B * T, self.top_k, len(self.experts)
+        N, k = B * T, self.top_k
         scores, chosen = self.router(flat).topk(k, dim=-1)  # (N, k) each
         weights = scores.softmax(dim=-1)  # (N, k): mixing weights of the chosen experts
         out = torch.zeros_like(flat)  # (N, d)
 
         if flat.is_meta:
-            # Values (and so the routing) do not exist on the meta device. Route the N·k
-            # (token, slot) pairs to the experts in fixed, balanced shares instead: the same
-            # shapes in total, hence exactly the same matmul FLOPs as any real routing.
+            # Values (and so the routing) do not exist on the meta device. Every expert has the
+            # same shapes and a matmul's FLOPs are linear in its rows, so the N·k (token, slot)
+            # pairs are run through one expert in one call: exactly the matmul FLOPs of any real
+            # routing of them, at 1/E of the meta device's per-op cost (64 experts × 26 layers
+            # would take tens of seconds one by one). Every expert's parameters exist all the same.
             pairs = torch.arange(N * k, device=x.device)
-            for e, share in enumerate(pairs.tensor_split(E)):
-                token, slot = share // k, share % k
-                out.index_add_(0, token, self.experts[e](flat[token]) * weights[token, slot, None])
+            token, slot = pairs // k, pairs % k
+            out.index_add_(0, token, self.experts[0](flat[token]) * weights[token, slot, None])
             return out.view(B, T, d)
 
         for e, expert in enumerate(self.experts):

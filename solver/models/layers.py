@@ -49,11 +49,16 @@ def lora_rank(cfg: ModelConfig, target: str) -> int:
 
 
 def make_norm(cfg: ModelConfig) -> nn.Module:
-    """LayerNorm (γ, and β when the config's norm bias is on) or RMSNorm (γ only)."""
+    """LayerNorm (γ, and β when the config's norm bias is on) or RMSNorm (γ only), over d_model."""
+    return make_norm_of(cfg, cfg.d_model)
+
+
+def make_norm_of(cfg: ModelConfig, width: int) -> nn.Module:
+    """The config's norm over ``width`` features (latent attention's norms are not d_model wide)."""
     if cfg.norm == "layernorm":
-        return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps, bias=cfg.has_norm_bias)
+        return nn.LayerNorm(width, eps=cfg.norm_eps, bias=cfg.has_norm_bias)
     assert cfg.norm == "rmsnorm", f"unknown norm {cfg.norm!r}"
-    return nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+    return nn.RMSNorm(width, eps=cfg.norm_eps)
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,9 @@ in ``solver.counts``), so that instantiating it checks a parameter count and run
            pooler (first position, tanh), classifier (on the pooled output)
 
 Decoding: ``cache = model.new_cache()``, then ``model(prompt, cache=cache)`` and
-``model(next_token, cache=cache)``; the cache holds each decoder layer's keys and values.
+``model(next_token, cache=cache)``; the cache holds each decoder layer's keys and values (with
+latent attention: its latent and rotary key; a windowed layer: the last ``sliding_window``
+positions only, a rolling buffer).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class Stack(nn.Module):
         self.cfg, self.causal = cfg, causal
         self.pos_emb = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.pos == "learned" else None
         self.emb_norm = make_norm(cfg) if cfg.embedding_norm else None
-        self.layers = nn.ModuleList(Block(cfg, causal=causal, cross=cross) for _ in range(n_layers))
+        self.layers = nn.ModuleList(Block(cfg, causal=causal, cross=cross, index=i) for i in range(n_layers))
         self.final_norm = make_norm(cfg) if cfg.final_norm else None
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None, cache: KVCache | None = None,
@@ -83,13 +85,17 @@ class Stack(nn.Module):
         if self.emb_norm is not None:
             x = self.emb_norm(x)
         # position-dependent pieces of self-attention, the same in every layer
-        rope = rope_rotation(start, T, self.cfg.head_dim, x.device) if self.cfg.pos == "rope" else None
+        rope_dim = self.cfg.qk_rope_head_dim if self.cfg.is_mla else self.cfg.head_dim  # MLA: the rotary part
+        rope = rope_rotation(start, T, rope_dim, x.device) if self.cfg.pos == "rope" and rope_dim else None
         bias = self_attention_bias(self.cfg, self.causal, start, T, x.device)  # None, (T, Tk) or (1, nh, T, Tk)
         if bias is None and impl == "math" and self.causal and T > 1:
             bias = causal_mask(start, T, start + T, x.device)  # the math path adds the mask explicitly
+        local_bias = self_attention_bias(self.cfg, self.causal, start, T, x.device, self.cfg.sliding_window) \
+            if self.cfg.sliding_window else None  # the band of the windowed layers
         for i, block in enumerate(self.layers):
             layer_cache = (cache.self_attn[i], cache.cross_attn[i] if cache.cross_attn else None) if cache else None
-            x = block(x, memory=memory, cache=layer_cache, rope=rope, bias=bias, impl=impl)
+            x = block(x, memory=memory, cache=layer_cache, rope=rope, bias=local_bias if block.local else bias,
+                      impl=impl)
         if self.final_norm is not None:
             x = self.final_norm(x)
         return x
@@ -160,8 +166,13 @@ class Transformer(nn.Module):
         if length:
             w = self.tok_emb.weight
             kv_shape = (self.cfg.kv_heads, self.cfg.head_dim)
-            for layer in cache.self_attn:
-                layer.k, layer.v = (w.new_zeros(batch, kv_shape[0], length, kv_shape[1]) for _ in "kv")
+            for i, layer in enumerate(cache.self_attn):
+                held = self.cfg.attended(length, i)  # a windowed layer keeps the last W positions
+                if self.cfg.is_mla:  # the latent and the shared rotary key
+                    layer.k = w.new_zeros(batch, 1, held, self.cfg.kv_lora_rank)
+                    layer.v = w.new_zeros(batch, 1, held, self.cfg.qk_rope_head_dim)
+                    continue
+                layer.k, layer.v = (w.new_zeros(batch, kv_shape[0], held, kv_shape[1]) for _ in "kv")
             for layer in cache.cross_attn:
                 s = src_length if src_length is not None else length
                 layer.k, layer.v = (w.new_zeros(batch, kv_shape[0], s, kv_shape[1]) for _ in "kv")

@@ -1,0 +1,68 @@
+"""Multi-head latent attention (DeepSeek-V2 §2.1): the KV cache it holds beside MHA and GQA.
+
+Keys are ``solver.counts_memory.kv_cache_report`` of DeepSeek-V2-Lite (and of the same model with
+its latent and rotary widths drawn): per token and layer the cache holds the latent c_KV (d_c) and
+ONE rotary key shared by the heads (d_R). The misconceptions: the latent cache counted as MHA's
+(2·h·d_h), the rotary key forgotten, the rotary key counted per head, the latent counted twice
+(once for K and once for V).
+"""
+
+from __future__ import annotations
+
+from question_bank.families.counting_common import BYTE_UNITS, big, nat_problem
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 10 (latent attention); DeepSeek-V2 (DeepSeek-AI 2024) §2.1 and Table 1"
+
+
+@family("latent.kv_cache", topic="counting", title="KV cache of multi-head latent attention (MLA)",
+        types=("nat",), tags=("memory", "kv-cache", "mla", "deepseek"), marks=2, source=_SRC)
+def kv_cache(d: Draw) -> Problem:
+    """L · B · n · (d_c + d_R) · bytes: per token and layer the latent c_KV and one shared rotary key."""
+    from solver.counts_memory import kv_cache_bytes_cfg
+    from solver.presets import get_preset
+
+    base = get_preset("deepseek-v2-lite").config
+    for _ in range(300):
+        dc = d.pick((512,) if d.level == 0 else (256, 512, 1024))
+        dr = d.pick((64,) if d.level == 0 else (32, 64))
+        cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
+        B = d.pick((1, 4, 8, 16))
+        n = d.pick((4096, 8192, 32768, 131072))
+        unit = d.pick(("GB", "GiB"))
+        nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
+        value = nbytes / BYTE_UNITS[unit][0]
+        if 0.01 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
+            break
+    L, h, dh, div = cfg.n_layers, cfg.n_heads, cfg.head_dim, BYTE_UNITS[unit][0]
+
+    def per_token(width: int) -> float:
+        return L * B * n * width * 2 / div
+
+    wrongs = [
+        Wrong("counted_as_mha", "counted the cache as MHA's (K and V of every head)",
+              "MLA caches the compressed latent, not per-head keys and values.", per_token(2 * h * dh)),
+        Wrong("forgot_rope_key", "left out the decoupled rotary key", "RoPE cannot pass through the latent: one "
+              f"rotary key of d_R = {dr} per token is cached beside it.", per_token(dc)),
+        Wrong("rope_per_head", "cached a rotary key per head", "The rotary key is shared by all heads.",
+              per_token(dc + h * dr)),
+        Wrong("latent_twice", "cached the latent twice (for K and for V)", "K and V are both re-expanded from the "
+              "same latent.", per_token(2 * dc + dr)),
+    ]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    st.p(f"A decoder with multi-head latent attention (as DeepSeek-V2) has $L = {L}$ layers and $h = {h}$ heads of "
+         f"size $d_h = {dh}$. Each layer compresses keys and values into a latent of $d_c = {dc}$ and adds a decoupled "
+         f"rotary key of $d_R = {dr}$ shared by all heads; at inference only these are cached.")
+    st.p(f"How large is the cache in bf16 (2 bytes per value) for $B = {B}$ sequence{'s' if B > 1 else ''} of "
+         f"$n = {n}$ positions? Give it in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
+    notes = [f"Per token and layer: $d_c + d_R = {dc} + {dr} = {dc + dr}$ values (MHA would cache "
+             f"$2 h d_h = {2 * h * dh}$, {2 * h * dh / (dc + dr):.1f}× as many).",
+             f"$L \\cdot B \\cdot n \\cdot (d_c + d_R) \\cdot 2 = {L} \\times {B} \\times {n} \\times {dc + dr} \\times 2 "
+             f"= {big(nbytes)}$ bytes; in {unit}: ${value:.4f}$."]
+    return nat_problem(d, st, key, [], wrongs, given={"n_layers": L, "n_heads": h, "d_head": dh, "kv_lora_rank": dc,
+                                                      "qk_rope_head_dim": dr, "batch": B, "seq": n, "unit": unit},
+                       notes=notes)

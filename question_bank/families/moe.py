@@ -1,0 +1,142 @@
+"""Mixture of experts: total against active parameters, and the weight bytes one decode step reads.
+
+Keys are ``solver.counts_params.param_breakdown`` (``total``, ``active``) of the zoo's MoE presets,
+and ``solver.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
+misconceptions are the students' usual ones: every expert counted as active, or only the active
+ones held (or read); the worst case min(E, B·k) taken for the expected number; the fraction of
+experts missed taken for the fraction touched; the top-k forgotten (one expert per token).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from question_bank.families.counting_common import BYTE_UNITS, big, nat_problem
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = "issue 10 (mixture of experts); Mixtral of Experts (Jiang et al. 2024); DeepSeek-V2 (2024)"
+_MOE_PRESETS = ("mixtral-8x7b", "mixtral-8x22b", "deepseek-v2-lite")
+
+
+def _describe(name: str, cfg) -> str:
+    shared = (f" plus {cfg.n_shared_experts} shared experts every token uses" if cfg.n_shared_experts else "")
+    dense = (f"; the first {cfg.first_dense_layers} layer keeps one dense FFN of width {cfg.d_ff}"
+             if cfg.first_dense_layers else "")
+    return (f"{name} has $L = {cfg.n_layers}$ layers; each MoE layer has a router and $E = {cfg.n_experts}$ routed "
+            f"SwiGLU experts of width {cfg.expert_ff} (three $d \\times {cfg.expert_ff}$ matrices, $d = {cfg.d_model}$), "
+            f"of which each token uses the top $k = {cfg.top_k}${shared}{dense}.")
+
+
+@family("moe.active_params", topic="counting", title="Total and active parameters of a mixture of experts",
+        types=("nat",), tags=("moe", "parameters", "active-parameters"), source=_SRC)
+def active_params(d: Draw) -> Problem:
+    """Active = total − (routed experts) + (k/E)·(routed experts): one token runs through k of the E routed
+    experts of each MoE layer; everything else (attention, router, shared experts, embeddings, head) whole."""
+    from solver.counts_params import param_breakdown
+    from solver.presets import get_preset
+
+    for _ in range(100):
+        name = d.pick(_MOE_PRESETS if d.level else ("mixtral-8x7b",))
+        cfg = get_preset(name).config
+        ask = d.pick(("active", "total")) if d.level == 2 else "active"
+        pb = param_breakdown(cfg)
+        value = (pb.active if ask == "active" else pb.total) / 1e9
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    routed, E, k = pb.routed_experts, cfg.n_experts, cfg.top_k
+    one = cfg.replace(top_k=1)
+    wrongs = [
+        Wrong("every_expert_active", "counted every expert as active",
+              f"A token runs through only {k} of the {E} routed experts of a layer.", pb.total / 1e9)
+        if ask == "active" else None,
+        Wrong("only_active_held", "counted only the active experts", "Every expert's weights exist (and are held in "
+              "memory), even if a token uses only k of them.", pb.active / 1e9) if ask == "total" else None,
+        Wrong("one_expert", "counted one expert per token (forgot the top-k)",
+              f"Each token is routed to its top {k} experts, not one.", param_breakdown(one).active / 1e9)
+        if ask == "active" and k > 1 else None,
+        Wrong("no_shared", "left out the shared experts", "The shared experts run on every token.",
+              (pb.active - sum(c.count for c in pb.components if c.name.startswith("ffn.shared."))) / 1e9)
+        if ask == "active" and cfg.n_shared_experts else None,
+    ]
+    key = nat_key(value, 2, unit="billion parameters")
+    L_M = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
+    per = routed // (L_M * E)  # one routed expert of one layer
+    st = Doc()
+    if ask == "active":
+        st.p(_describe(name, cfg) + f" In all it holds $N = {big(pb.total)}$ parameters (embeddings and LM head "
+             f"included), of which the routed experts hold ${big(routed)}$.")
+        st.p("How many parameters does one token use (the active parameters; embeddings and head counted whole)? "
+             "Give billions, rounded off to two decimal places.")
+    else:
+        st.p(_describe(name, cfg) + f" Outside the routed experts it has ${big(pb.total - routed)}$ parameters "
+             f"(embeddings and LM head included); one routed expert of one layer has ${big(per)}$, and {L_M} layers "
+             "are MoE layers.")
+        st.p("How many parameters does the model hold in all? Give billions, rounded off to two decimal places.")
+    steps_doc = [f"one routed expert of one layer: ${big(routed)} / ({L_M} \\times {E}) = {big(per)}$",
+                 f"total $= {big(pb.total - routed)} + {L_M} \\times {E} \\times {big(per)} = {big(pb.total)}$",
+                 f"active $= {big(pb.total - routed)} + {L_M} \\times {k} \\times {big(per)} = {big(pb.active)}$"]
+    notes = [f"Total $N = {big(pb.total)}$, active $= {big(pb.active)}$: a {pb.total / pb.active:.2f}× ratio."]
+    return nat_problem(d, st, key, [], wrongs, given={"preset": name, "ask": ask},
+                       notes=[*steps_doc, *notes])
+
+
+@family("moe.decode_weight_bytes", topic="hardware", title="Weight bytes one MoE decode step reads",
+        types=("nat",), tags=("moe", "decode", "memory-bandwidth", "inference"), marks=2, source=_SRC)
+def decode_weight_bytes(d: Draw) -> Problem:
+    """Bytes read = (N − N_routed + L_M · E·(1 − (1 − k/E)^B) · N_expert) · w: a batch of B tokens touches on
+    average E·(1 − (1 − k/E)^B) distinct experts per layer under uniform routing (each token misses an expert
+    with probability 1 − k/E); between k (B = 1) and E."""
+    from solver.counts_params import param_breakdown
+    from solver.decode_read import expected_distinct_experts, model_read, worst_case_experts
+    from solver.presets import get_preset
+
+    for _ in range(300):
+        name = d.pick(_MOE_PRESETS if d.level else ("mixtral-8x7b",))
+        cfg = get_preset(name).config
+        B = d.pick((2, 3, 4, 8) if d.level else (2, 3))
+        unit = d.pick(("GB", "GiB"))
+        read = model_read(cfg, B, 1, "bf16", "bf16")
+        value = float(read.weight_bytes) / BYTE_UNITS[unit][0]
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    pb = param_breakdown(cfg)
+    E, k, div = cfg.n_experts, cfg.top_k, BYTE_UNITS[unit][0]
+    L_M = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
+    per = Fraction(pb.routed_experts, L_M * E)
+    base = pb.total - pb.routed_experts
+
+    def with_experts(n: Fraction) -> float:
+        return float((base + L_M * n * per) * 2) / div
+
+    touched = expected_distinct_experts(E, k, B)
+    missed = E * (1 - Fraction(k, E)) ** B
+    wrongs = [
+        Wrong("every_expert_read", "read every expert (the dense model's rule)",
+              f"Only the experts the {B} tokens picked are read: about {float(touched):.3g} of {E} per layer.",
+              with_experts(Fraction(E))),
+        Wrong("only_k_read", "read only k experts per layer (one token's)",
+              f"{B} tokens pick different experts: more than k = {k} are touched.", with_experts(Fraction(k))),
+        Wrong("worst_case", "took the worst case min(E, B·k) for the expected number",
+              "Tokens often pick the same experts: the expectation is below B·k.",
+              with_experts(Fraction(worst_case_experts(E, k, B)))) if worst_case_experts(E, k, B) != E else None,
+        Wrong("missed_for_touched", "used E·(1 − k/E)^B (the experts missed) as those touched",
+              "(1 − k/E)^B is the chance that no token picked an expert: the touched ones are E minus those.",
+              with_experts(missed)),
+    ]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    st.p(_describe(name, cfg) + f" In all it has $N = {big(pb.total)}$ parameters, of which the routed experts hold "
+         f"${big(pb.routed_experts)}$ (spread evenly over {L_M} MoE layers × {E} experts).")
+    st.p(f"A decode step runs a batch of $B = {B}$ tokens in bf16 (2 bytes per parameter). Assume each token picks its "
+         f"{k} experts uniformly at random, independently of the other tokens, and that a step reads every weight it "
+         "uses once: everything outside the routed experts, and each routed expert that at least one token picked. "
+         f"What is the expected number of weight bytes read? Give it in {BYTE_UNITS[unit][1]}, rounded off to two "
+         "decimal places.")
+    notes = [f"Expected experts per layer: $E(1 - (1 - k/E)^B) = {E}(1 - (1 - {k}/{E})^{{{B}}}) = {float(touched):.6g}$.",
+             f"One expert of one layer: ${big(pb.routed_experts)} / ({L_M} \\times {E}) = {big(int(per))}$ parameters.",
+             f"Bytes $= 2 \\times ({big(base)} + {L_M} \\times {float(touched):.6g} \\times {big(int(per))}) = "
+             f"{big(int(read.weight_bytes))}$; in {unit}: ${value:.4f}$."]
+    return nat_problem(d, st, key, [], wrongs, given={"preset": name, "batch": B, "unit": unit}, notes=notes)

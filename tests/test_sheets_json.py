@@ -153,3 +153,26 @@ def test_output_suffix_and_format(tmp_path):
         assert json.loads(r.stdout)["format"] == fmt
     assert json.loads((tmp_path / "y.json").read_text())["format"] == "qkv-sheet"
     assert (tmp_path / "y.xml").read_bytes().startswith(b"<?xml")
+
+
+def test_a_full_disk_writes_neither_file_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """``--answers separate`` writes two files: when the second cannot be written (a full disk),
+    neither is written and no ``.tmp`` file is left behind; the error is one line."""
+    import errno
+    from pathlib import Path
+
+    real = Path.write_bytes
+    calls = {"n": 0}
+
+    def write_bytes(self, data):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            real(self, data[: len(data) // 2])  # half written, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    r = CliRunner().invoke(cli, ["sheet", "-n", "2", "--answers", "separate", "-o", str(tmp_path / "s.md")])
+    assert r.exit_code == 2 and calls["n"] == 2
+    assert "No space left on device" in r.output and "nothing was written" in r.output
+    assert list(tmp_path.iterdir()) == []

@@ -37,10 +37,21 @@ def format_for(output: Path, fmt: str | None) -> str:
     return fmt
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def write_all(files: dict[Path, bytes]) -> None:
+    """Write every file or none: each goes to a hidden temporary file beside its target first;
+    only when all are written are they renamed into place. A failure (a full disk) removes the
+    temporary files and raises one line naming the file."""
+    tmps: dict[Path, Path] = {}
+    try:
+        for path, data in files.items():
+            tmp = tmps[path] = path.with_name(f".{path.name}.tmp")
+            tmp.write_bytes(data)
+    except OSError as e:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path}: {e.strerror or e}; nothing was written", "-o") from None
+    for path, tmp in tmps.items():
+        os.replace(tmp, path)
 
 
 @click.command()
@@ -132,11 +143,7 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
                  f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz")
     files = outputs(sh, fmt, answers, output)
-    for path, data in files.items():
-        try:
-            _write(path, data)
-        except OSError as e:
-            raise InputError(f"cannot write {path}: {e.strerror}", "-o") from None
+    write_all(files)
     if as_json:
         emit_json({"format": fmt, "files": [str(p) for p in files], "total_marks": sh.total_marks,
                    "problems": [{"number": i, "id": p.id, "marks": p.marks, "type": p.type} for i, p in sh.numbered()]})

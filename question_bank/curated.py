@@ -22,6 +22,7 @@ them all (tests, ``qkv bank validate``, ``qkv bank errata``).
 from __future__ import annotations
 
 import math
+import random
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -134,6 +135,39 @@ def _choose(ans: dict[str, Any], value: Any, n: int) -> frozenset[int]:
     if not idx:
         raise ValueError(f"no option matches the computed value {value}")
     return frozenset(idx)
+
+
+# --------------------------------------------------------------------------- option order
+
+
+def option_order(item_id: str, n: int) -> list[int]:
+    """The order in which a curated MCQ/MSQ shows its ``n`` authored options: ``order[j]`` is the
+    authored index shown at position ``j``. A permutation drawn from the item's id (the same on
+    every run and platform: ``random`` hashes a string seed with SHA-512), so that the source
+    texts' habit of listing the key first (17 of 22 MCQs were (a)) does not carry over into the
+    quiz, the exam and the sheets, which all show ``Problem.options`` as they are."""
+    order = list(range(n))
+    random.Random(f"curated-options:{item_id}").shuffle(order)
+    return order
+
+
+def _reorder_key(key: ChoiceKey, order: list[int]) -> ChoiceKey:
+    return ChoiceKey(frozenset(order.index(i) for i in key.correct))
+
+
+_LETTER_REF = re.compile(r"\(([A-H])\)")
+
+
+def _relabel(text: str, order: list[int]) -> str:
+    """An explanation's references to authored options, "(D)", renamed to the letters shown."""
+    if not order:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        i = CHOICE_LETTERS.index(m.group(1))
+        return f"({CHOICE_LETTERS[order.index(i)].lower()})" if i < len(order) else m.group(0)
+
+    return _LETTER_REF.sub(sub, text)
 
 
 # --------------------------------------------------------------------------- printed figures
@@ -287,18 +321,25 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
             key = _key(type_, c, it.get("decimals"), it.get("unit", ""))
             misconceptions = _misconceptions(c, key)
         sol_md, sol_text = c.solution_md(), c.solution_text()
-        if type_ in ("mcq", "msq"):
-            letters = ", ".join(f"({CHOICE_LETTERS[i].lower()})" for i in sorted(key.correct))
-            sol_md += f"\n\nAnswer: {letters}"
-            sol_text += f"\nAnswer: {letters}"
     else:
         key = ChoiceKey(frozenset(CHOICE_LETTERS.index(x) for x in ans["correct"]))
-        letters = ", ".join(f"({x.lower()})" for x in ans["correct"])  # shown as the options are: (a)
-        sol_md = f"Answer: {letters}\n\n{it['explanation']}"
-        sol_text = f"Answer: {letters}\n{_text(it['explanation'])}"
-    if it.get("explanation") and ("compute" in ans or parts):
-        sol_md += "\n\n" + it["explanation"]
-        sol_text += "\n" + _text(it["explanation"])
+        sol_md, sol_text = "", ""
+    # Options in the item's own order up to here (the printed-figure checks below compare the
+    # seed's letters with it); shown in the order :func:`option_order` draws, the key following.
+    order = option_order(it["id"], len(options)) if type_ in ("mcq", "msq") else []
+    explanation = _relabel(it.get("explanation", ""), order)
+    if type_ in ("mcq", "msq"):
+        shown = _reorder_key(key, order)
+        letters = ", ".join(f"({CHOICE_LETTERS[i].lower()})" for i in sorted(shown.correct))  # shown as (a)
+        if "compute" in ans:
+            sol_md += f"\n\nAnswer: {letters}"
+            sol_text += f"\nAnswer: {letters}"
+        else:
+            sol_md = f"Answer: {letters}\n\n{explanation}"
+            sol_text = f"Answer: {letters}\n{_text(explanation)}"
+    if explanation and ("compute" in ans or parts):
+        sol_md += "\n\n" + explanation
+        sol_text += "\n" + _text(explanation)
     where_base = _where_base(source, it)
     checks: list[PrintedCheck] = []
     errata_list: list[Erratum] = []
@@ -311,6 +352,12 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         if not chk.agrees:
             errata_list.append(Erratum(chk.where, chk.printed, chk.exact,
                                        chk.reason or "UNEXPLAINED: the seed disagrees with the solver"))
+    if order:
+        key = _reorder_key(key, order)
+        options = [options[i] for i in order]
+        misconceptions = [Misconception(m.id, m.label, m.feedback, order.index(m.value)) for m in misconceptions]
+        if "option_values" in given:
+            given["option_values"] = [given["option_values"][i] for i in order]
     problem = Problem(
         id=it["id"], family=None, seed=None, topic=it["topic"], tags=tuple(it.get("tags", [])),
         difficulty=it["difficulty"], marks=it["marks"], type=type_,
@@ -318,7 +365,7 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         key=key, solution_md=sol_md, solution_text=sol_text, given=given,
         options=list(options), options_text=[_text(o) for o in options], misconceptions=misconceptions,
         parts=parts, source=f"{source} {it['section']}", source_label=it["label"],
-        hints=list(it.get("hints", [])), errata=errata_list, explanation=it.get("explanation", ""),
+        hints=[_relabel(h, order) for h in it.get("hints", [])], errata=errata_list, explanation=explanation,
     )
     return problem, checks
 

@@ -304,13 +304,31 @@ def concept_choices(
     *,
     n: int = 4,
     n_right: int = 1,
+    balance_length: bool = False,
 ) -> tuple[list[str], ChoiceKey, list[Misconception]]:
     """An MCQ (``n_right == 1``) or MSQ from statements known true (``right``) and false
-    (``wrong``, each with the mistake it reflects, if any), drawn and shuffled with ``d``."""
+    (``wrong``, each with the mistake it reflects, if any), drawn and shuffled with ``d``.
+
+    ``balance_length`` (MCQ; issue 12, "the longest option is the key"): the key's rank by
+    length among the options is drawn uniformly first, and the distractors are drawn to give
+    it that rank, so "pick the longest (or shortest) option" scores at chance. It needs, for
+    some right statement, ``n - 1`` wrong ones shorter and ``n - 1`` longer (ValueError if not)."""
     if n_right > len(right) or n - n_right > len(wrong):
         raise ValueError("not enough statements")
-    rs = d.rng.sample(list(right), n_right)
-    ws = d.rng.sample(list(wrong), n - n_right)
+    if balance_length and n_right == 1:
+        rank = d.rng.randrange(n)  # how many distractors are shorter than the key
+        size = lambda t: len(latex_to_text(t))  # noqa: E731 - what the student sees
+        fits = [r for r in right if sum(size(t) < size(r) for t, _ in wrong) >= rank
+                and sum(size(t) > size(r) for t, _ in wrong) >= n - 1 - rank]
+        if not fits:
+            raise ValueError(f"no right statement can take length rank {rank} among the wrong ones")
+        r = d.pick(fits)
+        shorter = [w for w in wrong if size(w[0]) < size(r)]
+        longer = [w for w in wrong if size(w[0]) > size(r)]
+        rs, ws = [r], d.rng.sample(shorter, rank) + d.rng.sample(longer, n - 1 - rank)
+    else:
+        rs = d.rng.sample(list(right), n_right)
+        ws = d.rng.sample(list(wrong), n - n_right)
     items: list[tuple[str, bool, Wrong | None]] = [(r, True, None) for r in rs] + [(t, False, w) for t, w in ws]
     d.rng.shuffle(items)
     options = [t for t, _, _ in items]

@@ -127,11 +127,14 @@ def test_min_chips_vs_formula():
 
 
 def test_pin_matmul_bound():
-    """A100 80GB: I* = 312e12 / 2.039e12 = 153.0. B = 256, D = 8192, F = 4096: FLOPs 2·256·8192·4096 = 17,179,869,184;
-    bytes 2·(256·8192 + 8192·4096 + 256·4096) = 73,400,320; I = 234.1 > 153.0: compute-bound."""
+    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 64, D = 8192, F = 16384: FLOPs 2·64·8192·16384 = 17,179,869,184;
+    bytes 2·(64·8192 + 8192·16384 + 64·16384) = 271,581,184; I = 63.26 < 295.4: memory-bound. The slip drawn here
+    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}."""
     p = easy("hardware.matmul_bound")
     (ci,) = p.key.correct
-    assert p.given["batch"] == 256 and p.options[ci].startswith("Compute-bound") and "234.1" in p.options[ci]
+    assert p.given["batch"] == 64 and p.options[ci].startswith("Memory-bound") and "63.3" in p.options[ci]
+    assert sorted(o.split("approx ")[1][:4] for o in p.options) == ["31.6", "31.6", "63.3", "63.3"]
+    assert "2 FLOPs per multiply-add" in p.statement_md
 
 
 def test_pin_critical_intensity():

@@ -114,15 +114,30 @@ def show(item_id: str, seed: int | None, difficulty: str | None, as_json: bool) 
 @bank.command("validate")
 @click.option("--seeds", type=click.IntRange(1, 10000), default=20, show_default=True,
               help="Seeds per family and difficulty.")
+@click.option("--quality", is_flag=True,
+              help="Also check that the problems measure what they claim (issue 12): key positions, answer-blind "
+                   "guessing, keys a blind guess gives, difficulty levels.")
+@click.option("--draws", type=click.IntRange(20, 100000), default=200, show_default=True,
+              help="With --quality: problems drawn per family.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object {ok, issues, families, generated, curated}.")
 @click.pass_context
-def validate(ctx: click.Context, seeds: int, as_json: bool) -> None:
+def validate(ctx: click.Context, seeds: int, quality: bool, draws: int, as_json: bool) -> None:
     """Generate every family, load every data file, check every key; exit 1 on any problem."""
     from question_bank import bank as qb
 
     rep = qb.validate(seeds=seeds)
+    qrep = None
+    if quality:
+        from question_bank import quality as ql
+
+        qrep = ql.run_quality(draws)
+    ok = rep.ok and (qrep is None or qrep.ok)
     if as_json:
-        emit_json(rep.to_json())
+        out = rep.to_json()
+        if qrep is not None:
+            out["quality"] = qrep.to_json()
+            out["ok"] = ok
+        emit_json(out)
     else:
         emit(f"families: {rep.families}, generated problems: {rep.generated}, curated items: {rep.curated}")
         for u in rep.unavailable:
@@ -133,8 +148,41 @@ def validate(ctx: click.Context, seeds: int, as_json: bool) -> None:
             emit(f"{len(rep.issues)} problem{'s' if len(rep.issues) != 1 else ''}:")
             for m in rep.issues:
                 emit(f"  {m}")
-    if not rep.ok:
+        if qrep is not None:
+            emit(_quality_text(qrep, draws))
+    if not ok:
         ctx.exit(1)
+
+
+def _quality_text(q, draws: int) -> str:
+    from question_bank import quality as ql
+
+    def shares(c) -> str:
+        return " ".join(f"({k}) {v:.0%}" for k, v in ql.letter_shares(c).items())
+
+    lines = ["", f"quality ({draws} draws per family):",
+             f"  key positions, families: {shares(q.positions_families)}",
+             f"  key positions, curated:  {shares(q.positions_curated)}  (no letter over {ql.MAX_LETTER_SHARE:.0%})"]
+    for f in q.families.values():
+        for kind, base in f.chance.items():
+            rules = {k: v for k, v in f.guessing.items() if k.startswith("msq: ") == (kind == "msq") and v[1]}
+            if rules:
+                name, (rate, n) = max(rules.items(), key=lambda kv: kv[1][0])
+                lines.append(f"  {f.id} ({kind}): best blind rule '{name}' {rate:.0%} of {n} (chance {base:.0%})")
+    n_blind = sum(f.blind_keys for f in q.families.values())
+    n_draws = sum(f.draws for f in q.families.values())
+    lines.append(f"  keys a blind guess (0, 1, a number of the statement) gives: {n_blind} of {n_draws}")
+    lines.append(f"  families with a statement at two difficulties: "
+                 f"{sum(1 for f in q.families.values() if f.shared_statements)} of {len(q.families)}")
+    if q.pending:
+        lines.append(f"  pending (known, listed in question_bank.quality.PENDING): {len(q.pending)}")
+        lines += [f"    {m}" for m in q.pending]
+    if q.ok:
+        lines.append("ok: no other family fails a quality check")
+    else:
+        lines.append(f"{len(q.issues)} quality problem{'s' if len(q.issues) != 1 else ''}:")
+        lines += [f"  {m}" for m in q.issues]
+    return "\n".join(lines)
 
 
 @bank.command("errata")

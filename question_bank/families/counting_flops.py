@@ -17,6 +17,7 @@ ratio is n/d: attention is cheaper exactly when n < d.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from question_bank.families.counting_common import big, sci, tokens_text
@@ -221,7 +222,7 @@ def attention_vs_rnn(d: Draw) -> Problem:
 
     while True:
         n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
-        if n != dm and safe_for_rounding(n / dm, 2, 0.1):
+        if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1):  # n/d = 2: the statement's "2 FLOPs"
             break
     batch = 1
     attn = _scores(_attn_cfg(dm, 1), batch, n)["both"]
@@ -236,16 +237,43 @@ def attention_vs_rnn(d: Draw) -> Problem:
     sol.p(f"RNN: per step $2d^2$ for $W_{{hh}}h$ and $2d^2$ for $W_{{xh}}x$, over $n$ steps $4nd^2 = 4 \\times {n} \\times {dm}^2 = {big(rnn)}$.")
     sol.p(f"Ratio attention/RNN $= 4n^2d / 4nd^2 = n/d = {n}/{dm} = {n / dm:.4f}$: attention is cheaper exactly when $n < d$.")
     if d.level == 0:
+        # Four claims of the same form, "X is cheaper: Y needs f times its FLOPs", crossing two
+        # directions with two factors (the right one, and the one a slip gives): no option can be
+        # told by its length, its words or its number without computing (issue 12: the old
+        # options "Both need the same" / "It cannot be told" were never the key).
         cheaper = "attention" if attn < rnn else "rnn"
-        texts = {"attention": "Self-attention needs fewer FLOPs", "rnn": "The RNN needs fewer FLOPs",
-                 "same": "Both need the same number of FLOPs", "batch": "It cannot be told without the batch size"}
-        order = list(texts)
+        q = Fraction(attn) / Fraction(rnn)
+        slips = [("forgot_av", "counted QKᵀ only", "Attention also multiplies the weights by V: another 2n²d.", q / 2),
+                 ("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.", 2 * q)]
+
+        def factor(ratio: Fraction) -> Fraction:
+            return max(ratio, 1 / ratio)
+
+        # the slip's factor is above the key's in half the draws, below in the other half (where
+        # both are possible), so "the smallest (largest) factor" is no guide
+        above = d.rng.random() < 0.5
+        slips = [sl for sl in slips if sl[3] != 1]
+        slips = [sl for sl in slips if (factor(sl[3]) > factor(q)) == above] or slips
+        sid, slabel, sfeed, sq = d.pick(slips)
+
+        def claim(ratio: Fraction) -> tuple[str, str]:
+            return ("attention" if ratio < 1 else "rnn", f"{float(factor(ratio)):.3g}")
+
+        def text(c: tuple[str, str]) -> str:
+            if c[0] == "attention":
+                return f"Self-attention is cheaper: the RNN needs {c[1]} times its FLOPs"
+            return f"The RNN is cheaper: self-attention needs {c[1]} times its FLOPs"
+
+        flip = {"attention": "rnn", "rnn": "attention"}
+        right, slip = claim(q), claim(sq)
+        claims = [right, (flip[right[0]], right[1]), slip, (flip[slip[0]], slip[1])]
+        order = list(range(4))
         d.rng.shuffle(order)
-        options = [texts[k] for k in order]
-        wrong_model = "rnn" if cheaper == "attention" else "attention"
-        key = ChoiceKey(frozenset({order.index(cheaper)}))
+        options = [text(claims[i]) for i in order]
+        key = ChoiceKey(frozenset({order.index(0)}))
         mis = [Misconception("swapped_complexities", "swapped O(n²d) and O(nd²)",
-                             "Attention costs O(n²·d) and the RNN O(n·d²): compare n with d.", order.index(wrong_model))]
+                             "Attention costs O(n²·d) and the RNN O(n·d²): compare n with d.", order.index(1)),
+               Misconception(sid, slabel, sfeed, order.index(2))]
         st.p("Which statement is right?")
         sol.p("**Answer:** " + answer_text(key, options))
         return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options,

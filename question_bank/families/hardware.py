@@ -73,44 +73,64 @@ _SPARSE = ("sparse_peak", "used the with-sparsity peak", "The datasheet's figure
 @family("hardware.matmul_bound", topic="hardware", title="Is this matmul compute- or memory-bound?",
         types=("mcq",), tags=("roofline", "arithmetic-intensity", "hardware"), marks=2, source=_SRC)
 def matmul_bound(d: Draw) -> Problem:
-    """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth."""
+    """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth.
+
+    The options cross two intensities (the right one, and the one a typical slip gives: FLOPs
+    counted as multiply-adds, I/2, or one byte per element, 2I) with the two verdicts, so every
+    number and every verdict appears twice and no option can be told from the others without
+    computing I and I* (issue 12: the old options repeated the key's numbers). The verdict is
+    drawn first, so memory- and compute-bound keys are equally frequent."""
     from solver.roofline import bound, matmul
 
+    want = d.pick(("memory", "compute"))
     for _ in range(300):
         hw = d.pick(("a100-80gb", "h100-sxm", "h200") if d.level < 2 else ("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p"))
         D, F = d.pick((4096, 8192)), d.pick((4096, 8192, 16384))
         B = d.pick((32, 64, 128, 256, 512, 1024, 2048))
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
-        if 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 and abs(I - 2 * crit) / crit > 0.05:
+        if r.breakdown["bound"] == want and 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 \
+                and abs(I - 2 * crit) / crit > 0.05:
             break
     which = r.breakdown["bound"]
+    other = "compute" if which == "memory" else "memory"
     rs = matmul(B, D, F, dtype="bf16", chip=sparse_chip(hw))
     crit_s = float(rs.breakdown["critical_intensity"])
-    macs_i = float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))  # FLOPs counted as multiply-adds
+    slip = d.pick((
+        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "The peak counts 2 FLOPs per multiply-add: so must the intensity.",
+              float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))),
+        Wrong("one_byte_per_element", "counted one byte per bf16 element", "A bf16 number is 16 bits, 2 bytes: the traffic is twice that.",
+              2 * I),
+    ))
+    slip_which = bound(slip.value, crit)
+    slip_other = "compute" if slip_which == "memory" else "memory"
 
     def fmt(v: tuple[float, float, str]) -> str:
-        i, c, b = v
-        rel = "<" if i < c else ">"
-        return f"{b.capitalize()}-bound: $I \\approx {i:.1f}$ {rel} $I^* \\approx {c:.1f}$ FLOP/byte"
+        i, _, b = v
+        return f"{b.capitalize()}-bound, with $I \\approx {i:.1f}$ FLOP/byte"
 
-    other = "compute" if which == "memory" else "memory"
     wrongs = [
         Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
               "Below the critical intensity the chip waits for memory (memory-bound); above it, for the ALUs (compute-bound).",
               (I, crit, other)),
-        Wrong(*_SPARSE, (I, crit_s, bound(I, crit_s))),
-        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "The peak counts 2 FLOPs per multiply-add: so must the intensity.",
-              (macs_i, crit, bound(macs_i, crit))),
+        Wrong(slip.id, slip.label, slip.feedback, (slip.value, crit, slip_which)),
     ]
-    options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None)
-    options_text = [latex_to_text(o).replace("I^*", "I*") for o in options]
+    options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None,
+                                                fillers=lambda _: [(slip.value, crit, slip_other)])
+    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option, unless taken
+        pos = next(i for i, v in enumerate(values) if v == (I, crit, other))
+        if all(m.value != pos for m in mis):
+            mis.append(Wrong(*_SPARSE, pos).misconception())
+    options_text = [latex_to_text(o) for o in options]
     st = Doc()
     st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          f"$X$ of shape ${B} \\times {D}$ by weights $W$ of shape ${D} \\times {F}$. Assume each operand is read from HBM once "
-         "and $Y$ written once. Which statement is right?")
+         "and $Y$ written once, count 2 FLOPs per multiply-add and 2 bytes per bf16 element. With $I$ the arithmetic "
+         "intensity (FLOPs per byte of HBM traffic), which statement is right?")
     sol = Doc()
-    result_steps(sol, r.steps)
+    # The solver's "I ≈ 2B/w" and "B* = I*·w/2" lines assume B ≪ D, F; the exact I is computed above
+    # them, so the solution leaves them out (B reaches 2048 here, not small beside D = 4096).
+    result_steps(sol, [s for s in r.steps if not s.formula.startswith(("I ≈", "B* ="))])
     sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**.",
           f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound.")
     ans = answer_text(key, options_text)

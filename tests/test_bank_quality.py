@@ -1,0 +1,147 @@
+"""Issue 12: problems that measure what they claim (``question_bank.quality``, ``qkv bank validate --quality``).
+
+The blind rules are checked on rigged problems first (a rule must be able to fail a family), then
+run over the choice families on a small draw; the large draw is ``qkv bank validate --quality``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cli.bank import bank
+from question_bank import curated, quality
+from question_bank.family import all_families
+from question_bank.grading import LETTERS, integer_key, nat_key
+from question_bank.problem import ChoiceKey, Problem
+
+CHOICE_FAMILIES = ["hardware.matmul_bound", "attention.why_sqrt_dk", "attention.shapes",
+                   "complexity.attention_variants", "counting.attention_vs_rnn"]
+
+
+def _mcq(options: list[str], key: int, statement: str = "Which?") -> Problem:
+    return Problem(id="t", family=None, seed=None, topic="t", tags=(), difficulty="easy", marks=1, type="mcq",
+                   statement_md=statement, statement_text=statement, key=ChoiceKey(frozenset({key})),
+                   solution_md="", solution_text="", options=options, options_text=options)
+
+
+# ------------------------------------------------------------------ the rules can fail a family
+
+
+def test_longest_option_rule_finds_a_rigged_key_and_not_a_fair_one():
+    rigged = [_mcq(["a", "bb", "a much longer right answer", "ccc"], 2) for _ in range(40)]
+    fair = [_mcq(["aaaa", "bb", "c", "ddd"], i % 4) for i in range(40)]
+    assert quality.guess_rates(rigged)["longest option"] == (1.0, 40)
+    assert quality.guess_rates(fair)["longest option"][0] == pytest.approx(0.25)
+
+
+def test_most_frequent_value_and_self_consistent_label_find_the_old_matmul_options():
+    """The pre-issue-12 hardware.matmul_bound options: the key's two numbers recur, and only it and the
+    sparse/MAC options are self-consistent; the key is the unique option scoring best on recurrence."""
+    opts = ["Memory-bound: I ≈ 62.5 < I* ≈ 166.0 FLOP/byte", "Compute-bound: I ≈ 62.5 < I* ≈ 166.0 FLOP/byte",
+            "Memory-bound: I ≈ 31.3 < I* ≈ 166.0 FLOP/byte", "Memory-bound: I ≈ 62.5 < I* ≈ 332.0 FLOP/byte"]
+    assert quality.most_frequent_value("", opts) == frozenset({0, 1})
+    assert quality.self_consistent_label("", opts) == frozenset({0, 2, 3})
+    assert quality.most_shared_words("", opts) == frozenset({0})
+
+
+def test_ties_get_the_expected_credit_of_a_random_pick():
+    ps = [_mcq(["x 1", "x 1", "y 2", "z 3"], 0) for _ in range(10)]
+    assert quality.guess_rates(ps)["most frequent value"] == (0.5, 10)
+
+
+def test_numbers_in_reads_thousands_separators_decimals_and_powers():
+    assert quality.numbers_in("B = 1,024, p = 0.5, 3×10^9 FLOPs and 2e-3") == [1024, 0.5, 3e9, 2e-3]
+
+
+def test_blind_guess_accepted_names_zero_one_and_statement_numbers():
+    assert quality.blind_guess_accepted(nat_key(0.0004, 3)) == "0"
+    assert quality.blind_guess_accepted(nat_key(1.0012, 2)) == "1"
+    assert quality.blind_guess_accepted(integer_key(4096), [512, 4096]) == "a number in the statement (4096)"
+    assert quality.blind_guess_accepted(nat_key(0.372, 3), [2, 3]) is None
+
+
+def test_difficulty_report_counts_statements_shared_by_levels():
+    a, b, c = _mcq(["1"], 0, "A"), _mcq(["1"], 0, "B"), _mcq(["1"], 0, "A")
+    shared, _ = quality.difficulty_report({"easy": [a, b], "hard": [c]})
+    assert shared == 1
+
+
+def test_guess_threshold_is_the_margin_on_a_large_draw_and_wider_on_a_small_one():
+    assert quality.guess_threshold(0.25, 10_000) == pytest.approx(0.25 + quality.GUESS_MARGIN)
+    assert quality.guess_threshold(0.25, 20) > 0.25 + quality.GUESS_MARGIN
+
+
+# ------------------------------------------------------------------ option order
+
+
+def test_curated_option_order_is_a_fixed_permutation_and_the_key_follows():
+    """The key's option text is the authored key's text (read from the TOML, not from the build), the
+    order is the same on every call, and an explanation's "(D)" follows its option."""
+    for entry in curated.index():
+        it = entry.item
+        if it["type"] not in ("mcq", "msq") or "correct" not in it.get("answer", {}):
+            continue
+        p = curated.build(it["id"])
+        authored_key = {it["options"][curated.CHOICE_LETTERS.index(x)] for x in it["answer"]["correct"]}
+        assert {p.options[i] for i in p.key.correct} == authored_key, it["id"]
+        order = curated.option_order(it["id"], len(it["options"]))
+        assert sorted(order) == list(range(len(it["options"]))) and order == curated.option_order(it["id"], len(order))
+    q4 = curated.build("004.gate.q4")
+    params = next(i for i, o in enumerate(q4.options) if "parameters" in o)
+    assert f"the scale has no parameters ({LETTERS[params]})" in q4.solution_text
+
+
+def test_no_letter_holds_more_than_40_percent_of_curated_keys():
+    items = [p for p in curated.load_curated() if p.type in ("mcq", "msq")]
+    shares = quality.letter_shares(quality.key_positions(items))
+    assert len(items) >= 30 and max(shares.values()) <= quality.MAX_LETTER_SHARE, shares
+
+
+# ------------------------------------------------------------------ the families
+
+
+@pytest.fixture(scope="module")
+def choice_report():
+    return quality.run_quality(120, families=CHOICE_FAMILIES, include_curated=False)
+
+
+def test_choice_families_pass_key_positions_and_blind_rules(choice_report):
+    bad = [m for m in choice_report.issues if "blind rule" in m or "key positions" in m]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("fid,rule", [("hardware.matmul_bound", "most frequent value"),
+                                      ("hardware.matmul_bound", "most shared words"),
+                                      ("hardware.matmul_bound", "self-consistent label"),
+                                      ("attention.why_sqrt_dk", "longest option"),
+                                      ("attention.shapes", "most frequent value")])
+def test_the_exploits_issue_12_found_are_gone(choice_report, fid, rule):
+    rate, n = choice_report.families[fid].guessing[rule]
+    assert n == 0 or rate <= quality.guess_threshold(0.25, n), (fid, rule, rate, n)
+
+
+def test_softmax_temperature_keys_are_not_a_blind_guess():
+    """issue 12: 122 of 639 keys rounded to 0.000; now none accepts 0, 1 or a number of the statement."""
+    f = all_families()["softmax.temperature"]
+    for diff in f.difficulties:
+        for s in range(25):
+            p = f.generate(s, diff)
+            assert quality.blind_key_guess(p) is None, p.id
+
+
+def test_pending_lists_name_registered_families():
+    fams = set(all_families())
+    for check, ids in quality.PENDING.items():
+        assert ids <= fams, (check, ids - fams)
+
+
+def test_validate_quality_cli_reports_the_figures():
+    r = CliRunner().invoke(bank, ["validate", "--seeds", "1", "--quality", "--draws", "20", "--json"])
+    out = json.loads(r.output)
+    assert r.exit_code == (0 if out["ok"] else 1)
+    q = out["quality"]
+    assert set(q["key_positions"]["curated"]) == set("abcd") and q["families"]
+    assert all(f["draws"] >= 20 for f in q["families"])

@@ -214,6 +214,19 @@ def flops_training(d: Draw) -> Problem:
                      hints=["Forward 2N, backward 4N FLOPs per token."])
 
 
+def _slips_both_sides(n: int, dm: int) -> bool:
+    """The MCQ's two slips (QKᵀ only: ratio/2; W_hh only: 2·ratio) give one factor above the key's and
+    one below, neither 1, so that the drawn slip can fall on either side (n/d = 2 is excluded as well:
+    the statement prints "2 FLOPs")."""
+    q = Fraction(n, dm)
+
+    def f(r: Fraction) -> Fraction:
+        return max(r, 1 / r)
+
+    slips = [r for r in (q / 2, 2 * q) if r != 1]
+    return len(slips) == 2 and len({f(r) > f(q) for r in slips}) == 2
+
+
 @family("counting.attention_vs_rnn", topic="counting", title="Attention versus RNN: which costs more?",
         types=("mcq", "nat"), tags=("flops", "complexity", "rnn"), source=_SRC)
 def attention_vs_rnn(d: Draw) -> Problem:
@@ -222,7 +235,7 @@ def attention_vs_rnn(d: Draw) -> Problem:
 
     while True:
         n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
-        if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1):  # n/d = 2: the statement's "2 FLOPs"
+        if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1) and (d.level > 0 or _slips_both_sides(n, dm)):
             break
     batch = 1
     attn = _scores(_attn_cfg(dm, 1), batch, n)["both"]

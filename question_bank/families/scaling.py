@@ -154,17 +154,17 @@ def variance_qk(d: Draw) -> Problem:
 
 _WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
     r"To keep the softmax out of saturation as $d_k$ grows",
-    r"So that a large $d_k$ cannot make the softmax nearly one-hot, with vanishing gradients",
-    r"Without it the scores have variance $\approx d_k$, the softmax saturates (nearly one-hot) and its gradients vanish",
-    r"It keeps the variance of the scores near 1 whatever $d_k$ is, so the softmax stays in a region with useful gradients",
+    r"To stop a large $d_k$ from making the softmax of the scores nearly one-hot, with vanishing gradients",
+    r"To bring the scores back to unit variance, so that their softmax does not saturate as $d_k$ grows",
+    r"To keep the scores at unit variance whatever $d_k$ is, so that the softmax stays in a region with useful gradients",
 ]
 _WHY_WRONG = [
-    (r"To normalise the attention weights so that each row sums to 1",
+    (r"So that the attention weights of each row, the softmax of the scores, sum to 1",
      Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
            "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
     (r"To reduce the number of parameters of the attention layer",
      Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
-    (r"To make the output of attention lie in $[0, 1]$",
+    (r"To make the output of attention lie in $[0, 1]$ whatever $d_k$ is",
      Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
     (r"To make the softmax, and so attention, invariant to the order of the tokens",
      Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),

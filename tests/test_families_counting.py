@@ -342,10 +342,14 @@ def test_pin_flops_training():
 
 
 def test_pin_attention_vs_rnn():
-    """n = 1024 < d = 2048: attention 4n²d = 8.59e9 < RNN 4nd² = 1.72e10: attention is cheaper."""
+    """n = 128 < d = 2048: attention 4n²d = 4·128²·2048 = 134,217,728 < RNN 4nd² = 4·128·2048² = 2,147,483,648:
+    attention is cheaper, the RNN needs 2048/128 = 16 times its FLOPs. The slip drawn (W_hh only: RNN 2nd² =
+    1,073,741,824) gives 8 times; the options cross {16, 8} with the two directions."""
     p = easy("counting.attention_vs_rnn")
     (ci,) = p.key.correct
-    assert (p.given["n"], p.given["d"]) == (1024, 2048) and p.options[ci].startswith("Self-attention")
+    assert (p.given["n"], p.given["d"]) == (128, 2048)
+    assert p.options[ci] == "Self-attention is cheaper: the RNN needs 16 times its FLOPs"
+    assert grade(p, p.options.index("Self-attention is cheaper: the RNN needs 8 times its FLOPs")).misconception.id == "only_w_hh"
 
 
 def test_pin_attention_memory():

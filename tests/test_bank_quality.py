@@ -145,3 +145,20 @@ def test_validate_quality_cli_reports_the_figures():
     q = out["quality"]
     assert set(q["key_positions"]["curated"]) == set("abcd") and q["families"]
     assert all(f["draws"] >= 20 for f in q["families"])
+
+
+# ------------------------------------------------------------------ topic tags
+
+
+def test_masking_means_attention_masks_and_scaling_means_scaling_laws():
+    """issue 12: `--topic masking` gave BERT's masked LM (32 of 40), `--topic scaling` the √dₖ factor (7 of 11).
+    The old names stay, with the meaning the issue gives them; BERT's is `masked-lm` (alias `mlm`), √dₖ's `sqrt-dk`."""
+    from question_bank import bank as qb
+
+    masking = qb.entries(topic="masking")
+    assert masking and not any("masked-lm" in e.tags or "bert" in e.tags for e in masking)
+    assert {e.id for e in masking} == {e.id for e in qb.entries(topic="attention-mask")}
+    assert [e.id for e in qb.entries(topic="masked-lm")] == [e.id for e in qb.entries(topic="mlm")] == ["pretraining.bert_masking"]
+    scaling = qb.entries(topic="scaling")
+    assert scaling and not any("sqrt-dk" in e.tags for e in scaling)
+    assert {"attention.why_sqrt_dk", "attention.variance_qk", "004.gate.q4"} <= {e.id for e in qb.entries(topic="sqrt-dk")}

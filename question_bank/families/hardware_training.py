@@ -110,7 +110,7 @@ _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 2
 
 
 @family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
-        types=("nat",), tags=("flops", "scaling-laws", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
+        types=("nat",), tags=("flops", "scaling-laws", "scaling", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
 def kaplan_forward(d: Draw) -> Problem:
     """C_forward = 2N + 2·n_layer·n_ctx·d_attn per token, N = 2·d_model·n_layer·(2·d_attn + d_ff) non-embedding."""
     from solver.training import kaplan_forward_flops

@@ -30,7 +30,7 @@ def expected_counts(n_tokens: int) -> dict[str, Fraction]:
     topic="pretraining",
     title="BERT masking arithmetic (15 %, 80/10/10)",
     types=("nat",),
-    tags=("bert", "mlm", "masking"),
+    tags=("bert", "mlm", "masked-lm"),
     source="004_83489721195aedaa.txt GATE Q5; 000_77b679b0197eab2d.txt (BERT)",
 )
 def bert_masking(d: Draw) -> Problem:

@@ -93,7 +93,7 @@ def softmax_temperature(d: Draw) -> Problem:
     topic="attention",
     title="The variance of q·k and the √dₖ scaling",
     types=("nat",),
-    tags=("scaling", "variance", "sqrt-dk"),
+    tags=("sqrt-dk", "variance", "score-scaling"),
     source="004_83489721195aedaa.txt GATE Q4, §derivations",
 )
 def variance_qk(d: Draw) -> Problem:
@@ -189,7 +189,7 @@ _WHY_WRONG = [
     topic="attention",
     title="Why divide by √dₖ?",
     types=("mcq",),
-    tags=("scaling", "sqrt-dk", "conceptual"),
+    tags=("sqrt-dk", "score-scaling", "conceptual"),
     difficulties=("easy", "medium"),
     source="004_83489721195aedaa.txt GATE Q4",
 )

@@ -162,3 +162,61 @@ def test_masking_means_attention_masks_and_scaling_means_scaling_laws():
     scaling = qb.entries(topic="scaling")
     assert scaling and not any("sqrt-dk" in e.tags for e in scaling)
     assert {"attention.why_sqrt_dk", "attention.variance_qk", "004.gate.q4"} <= {e.id for e in qb.entries(topic="sqrt-dk")}
+
+
+# ------------------------------------------------------------------ hints and solutions (issue 12's list)
+
+
+def test_params_layer_hint_adds_up_to_the_key():
+    """The hint's own terms, read back from its text and summed for the draw, give the key (γ-only and
+    decoder draws included)."""
+    f = all_families()["counting.params_layer"]
+    kinds = set()
+    for diff in f.difficulties:
+        for s in range(12):
+            p = f.generate(s, diff)
+            g, (hint,) = p.given, p.hints
+            d, d_ff = g["d_model"], g["d_ff"]
+            blocks = 2 if hint.startswith("Two attention blocks") else 1
+            per_attn = 4 * d * d + (4 * d if "4·d² + 4d" in hint else 0)
+            ffn = 2 * d * d_ff + ((d_ff + d) if "d_ff + d;" in hint else 0)
+            norms = 3 if "three LayerNorms" in hint else 2
+            per_norm = 2 * d if "2d (γ, β)" in hint else d
+            assert blocks * per_attn + ffn + norms * per_norm == p.key.value, (p.id, hint)
+            kinds.add((g["kind"], g["bias"]))
+    assert kinds == {("encoder", True), ("encoder", False), ("decoder", True), ("decoder", False)}
+
+
+def test_chinchilla_budget_hint_does_not_say_twenty_n():
+    f = all_families()["scaling.chinchilla"]
+    for s in range(30):
+        p = f.generate(s, "hard")
+        assert ("20N" in p.hints[0]) == (p.given["ask"] != "tokens"), p.id
+
+
+def test_flops_forward_names_the_rule_whose_figure_it_prints():
+    """A training step's textbook figure is 6N·D (= 3 × 2N·D), and the solution calls it the 6N rule."""
+    f = all_families()["counting.flops_forward"]
+    seen = set()
+    for s in range(40):
+        p = f.generate(s, "hard")
+        mode = p.given["mode"]
+        seen.add(mode)
+        assert ("6N-per-token rule" in p.solution_text) == (mode == "train"), p.id
+        assert ("2N-per-token rule" in p.solution_text) == (mode == "forward"), p.id
+    assert seen == {"forward", "train"}
+
+
+def test_bert_masking_parts_each_show_their_own_result():
+    p = curated.build("004.s10.bert_masking")
+    blocks = p.solution_text.split("\n(")
+    assert [b.split(")")[0].lstrip("(") for b in blocks] == ["a", "b", "c"]
+    assert "120" in blocks[1] and "15" in blocks[2] and "120" not in blocks[0] and "120" not in blocks[2]
+
+
+def test_lora_trainable_solution_gives_the_listing_shapes():
+    """The listing creates lora_A = randn(in_features, rank) and lora_B = zeros(rank, out_features)."""
+    p = curated.build("003.code.lora_trainable")
+    assert "lora_A: in_features × rank = 768×4" in p.solution_text
+    assert "lora_B: rank × out_features = 4×768" in p.solution_text
+    assert "torch.randn(in_features, rank)" in p.statement_md and "the listing" not in p.statement_md.lower()

@@ -150,8 +150,9 @@ def flops_forward(d: Draw) -> Problem:
     if mode == "train":
         sol.p(f"Backward: two matmuls of the same size per matmul, $2 \\times {big(rep.forward_flops)} = {big(rep.backward_flops)}$; "
               f"training step $= {big(rep.flops)}$ FLOPs.")
-    sol.p(f"$= {rep.flops / 1e9:.4f}$ GFLOPs. (The 2N rule with N = {big(rep.textbook['N_non_embedding'])} non-embedding "
-          f"parameters would give {rep.textbook['rule_value'] / 1e9:.2f}.)")
+    rule = "2N" if mode == "forward" else "6N"  # issue 12: a training step's rule is 6N, and its figure is 6N's
+    sol.p(f"$= {rep.flops / 1e9:.4f}$ GFLOPs. (The {rule}-per-token rule with N = {big(rep.textbook['N_non_embedding'])} "
+          f"non-embedding parameters would give {rep.textbook['rule_value'] / 1e9:.2f}.)")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"config": cfg.to_dict(), "batch": batch, "seq": n, "mode": mode},

@@ -253,7 +253,18 @@ def params_layer(d: Draw) -> Problem:
     sol = Doc()
     value = add_components(sol, comps)
     return _finish(d, st, sol, value, wrongs, {"kind": kind, "d_model": d_model, "n_heads": h, "d_ff": d_ff, "bias": bias},
-                   ["Attention 4·d² (+4d), FFN 2·d·d_ff (+d_ff+d), each LayerNorm 2d."])
+                   [_layer_hint(kind, bias)])
+
+
+def _layer_hint(kind: str, bias: bool) -> str:
+    """The hint for this draw (issue 12: "each LayerNorm 2d" was wrong for γ-only draws, and one
+    attention block was counted where a decoder layer has two)."""
+    attn = "4·d² + 4d" if bias else "4·d²"
+    ffn = "2·d·d_ff + d_ff + d" if bias else "2·d·d_ff"
+    each = "2d (γ, β)" if bias else "d (γ only)"
+    if kind == "encoder":
+        return f"One attention block: {attn}; FFN: {ffn}; two LayerNorms: {each} each."
+    return f"Two attention blocks (self and cross): {attn} each; FFN: {ffn}; three LayerNorms: {each} each."
 
 
 @family("counting.params_model", topic="counting", title="Parameters of a whole decoder-only model",

@@ -87,4 +87,12 @@ def chinchilla(d: Draw) -> Problem:
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None},
-                     hints=["C = 6ND and D ≈ 20N."])
+                     hints=[_HINTS[ask]])
+
+
+#: One hint per question (issue 12: "D ≈ 20N" on a budget question led to the family's own "answered 20·N").
+_HINTS = {
+    "compute": "C = 6ND, and compute-optimal training uses D ≈ 20N tokens.",
+    "tokens": "The budget fixes D: C = 6ND, so D = C/(6N), whether or not that is 20 tokens per parameter.",
+    "optimal_n": "Compute-optimal means D ≈ 20N, so C = 6N·20N = 120N².",
+}

@@ -89,7 +89,7 @@ def curated_index() -> list[Any]:
 
 
 def _erratum_json(e: Any) -> dict[str, str]:
-    return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason}
+    return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason, "kind": e.kind}
 
 
 def entries(topic: str | None = None, type: str | None = None, difficulty: str | None = None,
@@ -256,8 +256,9 @@ def validate(seeds: int = 20, *, variants: int | None = None, include_curated: b
 
 
 def errata_table() -> list[dict[str, str]]:
-    """``[{item, source_label, where, printed, exact, reason}]``: every seed figure the solver
-    disagrees with (``qkv bank errata --json`` prints this list as it is)."""
+    """``[{item, source_label, where, printed, exact, reason, kind}]``: every seed figure the solver
+    disagrees with (``qkv bank errata --json`` prints this list as it is); ``kind`` is ``"error"``
+    or ``"rounding"`` (a rounding note, not an error: issue 12)."""
     rows = []
     for p in curated():
         for e in p.errata:

@@ -351,7 +351,8 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         checks.append(chk)
         if not chk.agrees:
             errata_list.append(Erratum(chk.where, chk.printed, chk.exact,
-                                       chk.reason or "UNEXPLAINED: the seed disagrees with the solver"))
+                                       chk.reason or "UNEXPLAINED: the seed disagrees with the solver",
+                                       pr.get("kind", "error")))
     if order:
         key = _reorder_key(key, order)
         options = [options[i] for i in order]
@@ -444,7 +445,8 @@ def _index(data_dir: str) -> tuple[ItemIndex, ...]:
         source = data["source"]["file"]
         for it in data["item"]:
             base = _where_base(source, it)
-            declared = tuple({"where": f"{base}: {pr['where']}", "printed": pr["text"], "reason": pr["reason"]}
+            declared = tuple({"where": f"{base}: {pr['where']}", "printed": pr["text"], "reason": pr["reason"],
+                              "kind": pr.get("kind", "error")}
                              for pr in it.get("printed", []) if pr.get("reason"))
             out.append(ItemIndex(
                 id=it["id"], topic=it["topic"], type=it["type"], difficulty=it["difficulty"], marks=it["marks"],

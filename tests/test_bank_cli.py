@@ -152,7 +152,7 @@ def test_curated_entries_match_the_built_problems():
             (p.topic, (p.type,), (p.difficulty,), p.source_label, p.tags), e.id
         seed_file = p.source.split()[0]
         assert e.source == f"{seed_file} {p.source_label}" and p.source == f"{seed_file} {e.section}", e.id
-        assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason} for x in p.errata], e.id
+        assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason, "kind": x.kind} for x in p.errata], e.id
 
 
 def test_list_json_curated_errata(runner):

@@ -220,3 +220,29 @@ def test_lora_trainable_solution_gives_the_listing_shapes():
     assert "lora_A: in_features × rank = 768×4" in p.solution_text
     assert "lora_B: rank × out_features = 4×768" in p.solution_text
     assert "torch.randn(in_features, rank)" in p.statement_md and "the listing" not in p.statement_md.lower()
+
+
+# ------------------------------------------------------------------ errata and rounding notes
+
+
+def test_rounding_notes_are_kept_apart_from_errata():
+    """BERT-base's 110M is the paper's rounding of 109,482,240, not an error; a plain error stays an erratum."""
+    from question_bank import bank as qb
+
+    rows = qb.errata_table()
+    kinds = {r["kind"] for r in rows}
+    assert kinds == {"error", "rounding"}
+    bert = next(r for r in rows if r["item"] == "004.s10.bert_base_params")
+    assert bert["kind"] == "rounding" and "109,482,240" in bert["exact"]
+    assert round(109_482_240 / 1e6) == 109 and round(109_482_240 / 1e7) * 10 == 110  # 110M is a rounding, to 10M
+    depth = next(r for r in rows if r["item"] == "004.s10.gpt_depth")
+    assert depth["kind"] == "error"
+    for r in rows:  # a reason that calls itself a rounding (not a "rounding slip") is filed as one
+        assert (r["reason"].startswith(("rounding:", "model name, not count:"))) == (r["kind"] == "rounding"), r["where"]
+
+
+def test_errata_cli_prints_the_two_groups_and_filters_by_kind():
+    r = CliRunner().invoke(bank, ["errata"])
+    assert r.exit_code == 0 and "Rounding notes" in r.output and r.output.index("Errata") < r.output.index("Rounding notes")
+    only = json.loads(CliRunner().invoke(bank, ["errata", "--kind", "rounding", "--json"]).output)
+    assert only and all(x["kind"] == "rounding" for x in only)

@@ -83,7 +83,8 @@ def _render(p) -> str:
 
         lines += ["", latex_to_text(extra)]
     for e in p.errata:
-        lines += ["", f"Erratum ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
+        what = "Rounding note" if e.kind == "rounding" else "Erratum"
+        lines += ["", f"{what} ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
     return "\n".join(lines)
 
 
@@ -186,9 +187,12 @@ def _quality_text(q, draws: int) -> str:
 
 
 @bank.command("errata")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of {where, printed, exact, reason, item, source_label}.")
-def errata(as_json: bool) -> None:
-    """Figures of the seed texts that the solver disagrees with."""
+@click.option("--kind", type=click.Choice(["error", "rounding"]), default=None,
+              help="Only errors of the source, or only rounding notes (the source's own rounding, not an error).")
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON list of {where, printed, exact, reason, kind, item, source_label}; kind is error or rounding.")
+def errata(kind: str | None, as_json: bool) -> None:
+    """Figures of the seed texts that the solver disagrees with: errata, then rounding notes."""
     from question_bank import bank as qb
 
     try:
@@ -197,15 +201,26 @@ def errata(as_json: bool) -> None:
         if type(e).__name__ == "CuratedError":
             raise _curated_error(e) from None
         raise
+    if kind:
+        rows = [r for r in rows if r["kind"] == kind]
     if as_json:
         emit_json(rows)
         return
     if not rows:
         emit("no errata: every checked figure agrees with the solver")
         return
-    for r in rows:
-        emit(f"{r['where']}  [{r['item']}]")
-        emit(f"    printed: {r['printed']}")
-        emit(f"    exact:   {r['exact']}")
-        emit(f"    why:     {r['reason']}")
-    emit(f"\n{len(rows)} errata")
+    errors = [r for r in rows if r["kind"] != "rounding"]
+    notes = [r for r in rows if r["kind"] == "rounding"]
+    for title, group in (("Errata (the source is wrong, or its figure cannot be derived from what it states)", errors),
+                         ("Rounding notes (the source's own rounding, or a model's name: not an error)", notes)):
+        if not group:
+            continue
+        emit(title)
+        emit("")
+        for r in group:
+            emit(f"{r['where']}  [{r['item']}]")
+            emit(f"    printed: {r['printed']}")
+            emit(f"    exact:   {r['exact']}")
+            emit(f"    why:     {r['reason']}")
+        emit("")
+    emit(f"{len(errors)} errata, {len(notes)} rounding note{'s' if len(notes) != 1 else ''}")

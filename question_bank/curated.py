@@ -287,7 +287,7 @@ def _parts_solution(parts: list[Part], comps: list[compute.Computed]) -> tuple[s
     return "\n\n".join(md), "\n".join(text)
 
 
-def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[PrintedCheck]]:
+def _build(it: dict[str, Any], source: str, file: str, title: str = "") -> tuple[Problem, list[PrintedCheck]]:
     type_ = it["type"]
     options = it.get("options", [])
     ans = it.get("answer", {})
@@ -367,6 +367,7 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         options=list(options), options_text=[_text(o) for o in options], misconceptions=misconceptions,
         parts=parts, source=f"{source} {it['section']}", source_label=it["label"],
         hints=[_relabel(h, order) for h in it.get("hints", [])], errata=errata_list, explanation=explanation,
+        study_only=it.get("study_only", ""), source_title=f"{title}, {it['section']}" if title else "",
     )
     return problem, checks
 
@@ -380,9 +381,9 @@ class _Built:
     missing: str | None = None
 
 
-def _build_item(it: dict[str, Any], source: str, file: str) -> _Built:
+def _build_item(it: dict[str, Any], source: str, file: str, title: str = "") -> _Built:
     try:
-        p, checks = _build(it, source, file)
+        p, checks = _build(it, source, file, title)
     except compute.SolverMissing as e:
         return _Built(None, [], e.function)
     except CuratedError:
@@ -399,7 +400,7 @@ def load_file(path: Path) -> _Loaded:
     out = _Loaded()
     source = data["source"]["file"]
     for it in data["item"]:
-        b = _build_item(it, source, path.name)
+        b = _build_item(it, source, path.name, data["source"]["title"])
         if b.problem is None:
             out.missing.append((it["id"], str(b.missing)))
             continue
@@ -431,6 +432,8 @@ class ItemIndex:
     section: str = ""  # "§19 GATE / Exam Corner"
     errata: tuple[dict[str, str], ...] = ()
     item: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    study_only: str = ""  # non-empty: never graded (the reason); see index()
+    source_title: str = ""  # the source text's title ([source] title), for students
 
 
 def _where_base(source: str, it: dict[str, Any]) -> str:
@@ -452,14 +455,18 @@ def _index(data_dir: str) -> tuple[ItemIndex, ...]:
                 id=it["id"], topic=it["topic"], type=it["type"], difficulty=it["difficulty"], marks=it["marks"],
                 tags=tuple(it.get("tags", [])), source=f"{source} {it['section']}", source_label=it["label"],
                 seed_file=source, data_file=path.name, section=it["section"], errata=declared, item=it,
+                study_only=it.get("study_only", ""), source_title=data["source"]["title"],
             ))
     return tuple(out)
 
 
-def index(data_dir: Path | None = None) -> list[ItemIndex]:
-    """Every curated item as an :class:`ItemIndex`, in file order: the data files read and
-    checked against the schema (a malformed file raises :class:`CuratedError`), no key computed."""
-    return list(_index(str(data_dir or DATA_DIR)))
+def index(data_dir: Path | None = None, *, include_study_only: bool = False) -> list[ItemIndex]:
+    """Every curated item that can be graded as an :class:`ItemIndex`, in file order: the data
+    files read and checked against the schema (a malformed file raises :class:`CuratedError`), no
+    key computed. ``include_study_only``: the study-only items too (those that cannot be answered
+    from their statement: shown with their worked answer by ``qkv bank show``, never drawn by the
+    quiz, the exam or the sheets, which list items through this function or ``bank.entries``)."""
+    return [e for e in _index(str(data_dir or DATA_DIR)) if include_study_only or not e.study_only]
 
 
 _BUILT: dict[tuple[str, str], _Built] = {}
@@ -469,7 +476,7 @@ def _built(entry: ItemIndex, data_dir: str) -> _Built:
     k = (data_dir, entry.id)
     b = _BUILT.get(k)
     if b is None:
-        b = _BUILT[k] = _build_item(entry.item, entry.seed_file, entry.data_file)
+        b = _BUILT[k] = _build_item(entry.item, entry.seed_file, entry.data_file, entry.source_title)
     return b
 
 

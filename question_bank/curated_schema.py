@@ -24,6 +24,8 @@ A file holds one ``[source]`` table and a list of ``[[item]]`` tables::
     decimals = 3                             # nat / matrix: the rounding the statement asks for
     hints = ["..."]
     explanation = "why the key is right"
+    study_only = "why it cannot be answered from the statement"   # optional: shown with its worked
+                                             # answer (qkv bank show), never drawn by the quiz, exam or sheets
 
     [[item.printed]]                         # a figure as the seed prints it (its claim)
     where = "answer: MHA figure"
@@ -110,6 +112,7 @@ ITEM_FIELDS: dict[str, Field] = {
     "given": Field(DICT),
     "printed": Field(LIST, False, item_types=DICT),
     "parts": Field(LIST, False, item_types=DICT),
+    "study_only": Field(STR),
 }
 
 PRINTED_FIELDS: dict[str, Field] = {

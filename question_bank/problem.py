@@ -135,6 +135,14 @@ class Problem:
     hints: list[str] = field(default_factory=list)
     errata: list[Erratum] = field(default_factory=list)
     explanation: str = ""  # for conceptual MCQ/MSQ: why the key is right
+    # Curated only (issue 12): non-empty when the item cannot be answered from what the student
+    # sees (e.g. a seeded program's output); the reason. Shown with its worked answer, never graded:
+    # question_bank.curated.index() and bank.entries() leave it out unless asked.
+    study_only: str = ""
+    # What a student is shown as the source (issue 12: a title and section, never a file name):
+    # "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"; "" when generated.
+    # ``source`` keeps the seed file for tools (issue 4's listing).
+    source_title: str = ""
 
 
 def key_value(key: Key) -> Any:
@@ -205,6 +213,8 @@ def problem_to_json(p: Problem) -> dict[str, Any]:
         "errata": [{"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason, "kind": e.kind}
                    for e in p.errata],
         "explanation": p.explanation,
+        "study_only": p.study_only,
+        "source_title": p.source_title,
     }
 
 

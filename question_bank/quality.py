@@ -14,6 +14,9 @@ items:
 - **degenerate keys** (:func:`blind_key_guess`): no NAT/integer variant may be answered by typing 0,
   1, or a number printed in its statement (the key's own grader decides), unless the family
   declares that this is the point (:data:`BLIND_KEY_OK`, with the reason);
+- **self-contained curated items** (:func:`bare_references`): a graded item names no material the
+  student does not see ("the listing", "the blocks above", a file name); an item that needs it is
+  marked ``study_only`` (shown with its worked answer, never graded);
 - **difficulty levels** (:func:`difficulty_report`): the statements drawn at different levels are
   disjoint, and the levels are ordered by the work they ask for: the median number of worked
   solution lines (the steps, and the sizes of the matrices written out) does not decrease from easy
@@ -395,6 +398,26 @@ def blind_key_guess(p: Problem) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
+# self-contained curated items
+
+#: A bare reference to material the student does not see ("the listing", "the guide's", "the
+#: blocks above", a file name). Naming a source by its title and section is fine: "Exercise 2 of
+#: “Transformers from Scratch”", "Chapter 15, §14".
+BARE_REFERENCE = re.compile(
+    r"\b(the|this|its) (listing|guide|text|lesson|chapter)\b|\b(listing|guide|text|lesson|chapter)'s\b"
+    r"|\b(blocks|MHA|code|layer|function) (above|below)\b|\b\w+_[0-9a-f]{16}\.txt\b|\bseed ?00\d\b", re.I)
+
+
+def bare_references(p: Problem) -> list[str]:
+    """The bare references in what a student reads of a graded item: statement, parts, options,
+    hints, worked solution and explanation (a study-only item may refer to what it cannot show)."""
+    if p.study_only:
+        return []
+    texts = [p.statement_md, *p.options, *(pt.prompt_md for pt in p.parts), *p.hints, p.solution_md, p.explanation]
+    return sorted({m.group(0) for t in texts for m in BARE_REFERENCE.finditer(t)})
+
+
+# --------------------------------------------------------------------------------------------
 # difficulty
 
 
@@ -459,6 +482,7 @@ class QualityReport:
     positions_curated: Counter[str] = field(default_factory=Counter)
     curated_guessing: dict[str, tuple[float, int]] = field(default_factory=dict)
     curated_chance: float = 0.0
+    study_only: list[str] = field(default_factory=list)  # curated items shown but never graded
 
     @property
     def ok(self) -> bool:
@@ -469,7 +493,7 @@ class QualityReport:
                 "key_positions": {"families": letter_shares(self.positions_families),
                                   "curated": letter_shares(self.positions_curated)},
                 "curated_guessing": {k: {"rate": r, "applied": n} for k, (r, n) in self.curated_guessing.items()},
-                "curated_chance": self.curated_chance,
+                "curated_chance": self.curated_chance, "study_only": self.study_only,
                 "families": [f.to_json() for f in self.families.values()]}
 
 
@@ -557,4 +581,10 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
         mcq = [p for p in choice if p.type == "mcq"]
         rep.curated_chance = chance(mcq)
         rep.curated_guessing = guess_rates(mcq)
+        rep.study_only = sorted(p.id for p in items if p.study_only)
+        for p in items:
+            refs = bare_references(p)
+            if refs:
+                rep.issues.append(f"curated {p.id}: refers to what the student does not see ({', '.join(refs)}): "
+                                  "put it into the statement, or mark the item study_only")
     return rep

@@ -246,3 +246,42 @@ def test_errata_cli_prints_the_two_groups_and_filters_by_kind():
     assert r.exit_code == 0 and "Rounding notes" in r.output and r.output.index("Errata") < r.output.index("Rounding notes")
     only = json.loads(CliRunner().invoke(bank, ["errata", "--kind", "rounding", "--json"]).output)
     assert only and all(x["kind"] == "rounding" for x in only)
+
+
+# ------------------------------------------------------------------ self-contained curated items
+
+
+def test_graded_curated_items_make_no_bare_reference():
+    """No graded item points at a listing, a guide, "the blocks above" or a file the student does not see."""
+    bad = {p.id: quality.bare_references(p) for p in curated.load_curated() if quality.bare_references(p)}
+    assert not bad, bad
+
+
+def test_bare_reference_pattern_catches_the_phrases_issue_12_found():
+    for text in ("what does the listing print", "The guide's NumPy attention", "the blocks above",
+                 "see 004_83489721195aedaa.txt", "The text lists three problems"):
+        assert quality.BARE_REFERENCE.search(text), text
+    for text in ("Exercise 2 of “Transformers from Scratch”", "entries strictly above the diagonal", "Chapter 15, §14"):
+        assert not quality.BARE_REFERENCE.search(text), text
+
+
+def test_study_only_items_are_shown_but_never_drawn():
+    from question_bank import bank as qb
+
+    graded = {e.id for e in curated.index()}
+    every = {e.id for e in curated.index(include_study_only=True)}
+    study = every - graded
+    assert "004.code.attention_demo" in study
+    assert not study & {e.id for e in qb.entries(kind="curated")}
+    assert study <= {e.id for e in qb.entries(kind="curated", include_study_only=True)}
+    p = qb.problem("004.code.attention_demo")  # bank show still finds it, with its worked answer
+    assert p.study_only and p.solution_text
+    r = CliRunner().invoke(bank, ["show", "004.code.attention_demo"])
+    assert r.exit_code == 0 and "study only, never graded" in r.output
+
+
+def test_the_student_sees_a_source_title_not_a_file_name():
+    p = curated.build("004.gate.q3")
+    assert p.source_title == "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"
+    r = CliRunner().invoke(bank, ["show", "004.gate.q3"])
+    assert "source: GATE Q3 — Chapter 15" in r.output and ".txt" not in r.output.split("\n")[1]

@@ -28,15 +28,18 @@ def bank() -> None:
 @click.option("--type", "type_", type=TYPE_CHOICE, default=None, help="Only this problem type.")
 @click.option("--difficulty", type=DIFFICULTY_CHOICE, default=None, help="Only items at this difficulty.")
 @click.option("--kind", type=click.Choice(["family", "curated"]), default=None, help="Only families or curated items.")
+@click.option("--study-only/--graded-only", "study", default=True, show_default=True,
+              help="Include the study-only curated items (shown with their answer, never graded).")
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON list of {id, kind, topic, type, source, errata, ...}; a curated item's source is its "
                    "seed file and label, a family's \"generated\".")
-def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind: str | None, as_json: bool) -> None:
+def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind: str | None, study: bool,
+             as_json: bool) -> None:
     """Families and curated items."""
     from question_bank import bank as qb
 
     try:
-        items = qb.entries(topic=topic, type=type_, difficulty=difficulty, kind=kind)
+        items = qb.entries(topic=topic, type=type_, difficulty=difficulty, kind=kind, include_study_only=study)
     except Exception as e:  # noqa: BLE001 - a malformed data file: one line naming file, item, field
         if type(e).__name__ == "CuratedError":
             raise _curated_error(e) from None
@@ -52,7 +55,8 @@ def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind:
     for e in items:
         err = f"  [{len(e.errata)} {'erratum' if len(e.errata) == 1 else 'errata'}]" if e.errata else ""
         src = e.title if e.kind == "family" else f"{e.source} — {e.section}"
-        emit(f"{e.id:<{w_id}}  {e.kind:<7}  {e.topic:<{w_topic}}  {e.type:<9}  {src}{err}")
+        study = "  [study only]" if e.study_only else ""
+        emit(f"{e.id:<{w_id}}  {e.kind:<7}  {e.topic:<{w_topic}}  {e.type:<9}  {src}{err}{study}")
     n_f = sum(e.kind == "family" for e in items)
     emit(f"\n{n_f} families, {len(items) - n_f} curated items")
 
@@ -62,8 +66,10 @@ def _render(p) -> str:
     from question_bank.problem import extra_explanation
 
     head = f"{p.id}  ·  {p.topic}  ·  {p.type.upper()}  ·  {p.marks} mark{'s' if p.marks != 1 else ''}  ·  {p.difficulty}"
-    src = p.source if p.source == "generated" else f"{p.source_label} — {p.source}"
+    src = p.source if p.source == "generated" else f"{p.source_label} — {p.source_title or p.source}"
     lines = [head, f"source: {src}", "", p.statement_text]
+    if p.study_only:
+        lines[2:2] = [f"study only, never graded: {p.study_only}"]
     if p.options_text:
         lines.append("")
         lines += [f"  ({LETTERS[i]}) {o}" for i, o in enumerate(p.options_text)]
@@ -173,6 +179,8 @@ def _quality_text(q, draws: int) -> str:
     n_blind = sum(f.blind_keys for f in q.families.values())
     n_draws = sum(f.draws for f in q.families.values())
     lines.append(f"  keys a blind guess (0, 1, a number of the statement) gives: {n_blind} of {n_draws}")
+    lines.append(f"  curated items study-only (shown, never graded): {len(q.study_only)}"
+                 + (f" ({', '.join(q.study_only)})" if q.study_only else ""))
     lines.append(f"  families with a statement at two difficulties: "
                  f"{sum(1 for f in q.families.values() if f.shared_statements)} of {len(q.families)}")
     if q.pending:

@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 FAMILIES: dict[str, Family] = {}
+#: How many times Family.generate draws again when a key is a blind guess (issue 12).
+_REDRAWS = 8
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,13 @@ class Draw:
     ``rng`` is a ``random.Random``; :meth:`np` a NumPy Generator seeded from it (created on
     first use, so families that need no NumPy do not import it)."""
 
-    def __init__(self, fam: Family, seed: int, difficulty: str):
+    def __init__(self, fam: Family, seed: int, difficulty: str, redraw: int = 0):
         self.family = fam
         self.seed = int(seed)
         self.difficulty = difficulty
-        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}")
+        # ``redraw`` > 0: Family.generate drawing again because the first draw's key was a blind guess
+        suffix = f":redraw{redraw}" if redraw else ""
+        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}{suffix}")
         self._np = None
 
     @property
@@ -155,6 +159,9 @@ class Family:
     marks: int = 1
     source: str = ""
     description: str = ""
+    # issue 12: why a key that a blind guess gives (0, 1, a number of the statement) is the point of
+    # this family; empty (the default): generate() draws again when that happens.
+    blind_key_ok: str = ""
 
     @property
     def default_difficulty(self) -> str:
@@ -166,7 +173,15 @@ class Family:
         diff = difficulty or self.default_difficulty
         if diff not in self.difficulties:
             raise ValueError(f"family {self.id} has difficulties {', '.join(self.difficulties)}, not {diff!r}")
-        p = self.build(Draw(self, seed, diff))
+        # issue 12: a NAT/integer key that typing 0, 1 or a number of the statement would win is drawn
+        # again (deterministically: the redraw's random stream is named by the seed and the attempt),
+        # unless the family declares that such a key is its point (``blind_key_ok``).
+        from question_bank.quality import blind_key_guess
+
+        for redraw in range(_REDRAWS + 1):
+            p = self.build(Draw(self, seed, diff, redraw))
+            if self.blind_key_ok or blind_key_guess(p) is None:
+                break
         if p.type not in self.types:
             raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
         return p
@@ -198,6 +213,7 @@ def family(
     difficulties: Sequence[str] = DIFFICULTIES,
     marks: int = 1,
     source: str = "",
+    blind_key_ok: str = "",
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
     """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
     for t in types:
@@ -210,7 +226,7 @@ def family(
         fam = Family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
             difficulties=tuple(difficulties), marks=marks, source=source,
-            description=(fn.__doc__ or "").strip().split("\n\n")[0],
+            description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
         )
         FAMILIES[id] = fam
         return fam

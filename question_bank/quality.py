@@ -13,7 +13,8 @@ items:
   better than chance plus :data:`GUESS_MARGIN`;
 - **degenerate keys** (:func:`blind_key_guess`): no NAT/integer variant may be answered by typing 0,
   1, or a number printed in its statement (the key's own grader decides), unless the family
-  declares that this is the point (:data:`BLIND_KEY_OK`, with the reason);
+  declares that this is the point (``@family(..., blind_key_ok="why")``); ``Family.generate``
+  draws such a variant again, so this check catches a family whose redraws run out;
 - **self-contained curated items** (:func:`bare_references`): a graded item names no material the
   student does not see ("the listing", "the blocks above", a file name); an item that needs it is
   marked ``study_only`` (shown with its worked answer, never graded);
@@ -41,7 +42,7 @@ from typing import Any
 from question_bank.problem import ChoiceKey, IntegerKey, NumericKey, Problem
 
 __all__ = [
-    "MAX_LETTER_SHARE", "GUESS_MARGIN", "STRATEGIES", "BLIND_KEY_OK", "QualityReport", "key_positions",
+    "MAX_LETTER_SHARE", "GUESS_MARGIN", "STRATEGIES", "QualityReport", "key_positions",
     "letter_shares", "guess_rates", "chance", "blind_key_guess", "difficulty_report", "run_quality",
 ]
 
@@ -49,28 +50,12 @@ __all__ = [
 MAX_LETTER_SHARE = 0.40
 #: How far above chance an answer-blind rule may score before the family fails.
 GUESS_MARGIN = 0.10
-#: Families whose key may be a blind guess by design, with the reason (family id -> why).
-BLIND_KEY_OK: dict[str, str] = {}
 #: Known failures not yet fixed, per check ("guessing", "blind keys", "difficulty"): reported as
 #: pending, not as failures, so that the check fails for every other family, any family added
 #: later included. Shrink these sets; never grow them without saying why in the report.
 PENDING: dict[str, frozenset[str]] = {
     "guessing": frozenset(),
-    "blind keys": frozenset({
-        "attention.heads",
-        "attention.variance_qk",
-        "counting.attention_memory",
-        "counting.kv_cache",
-        "counting.params_norm",
-        "hardware.activation_memory",
-        "hardware.decode_attention_intensity",
-        "hardware.decode_step",
-        "hardware.min_chips",
-        "hardware.zero_memory",
-        "positional.pe_value",
-        "pretraining.bert_masking",
-        "scaling.chinchilla",
-    }),
+    "blind keys": frozenset(),
     "difficulty": frozenset({
         "attention.heads",
         "attention.variance_qk",
@@ -553,7 +538,7 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
                 if n >= max(10, len(choice) // 4) and rate > guess_threshold(base, n):
                     _sink(rep, "guessing", fid).append(f"family {fid} ({kind}): the blind rule '{name}' finds the key in {rate:.0%} of "
                                       f"{n} draws (chance {base:.0%})")
-        if fid not in BLIND_KEY_OK:
+        if not f.blind_key_ok:
             for p in problems:
                 g = blind_key_guess(p)
                 if g is not None:

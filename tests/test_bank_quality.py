@@ -285,3 +285,27 @@ def test_the_student_sees_a_source_title_not_a_file_name():
     assert p.source_title == "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"
     r = CliRunner().invoke(bank, ["show", "004.gate.q3"])
     assert "source: GATE Q3 — Chapter 15" in r.output and ".txt" not in r.output.split("\n")[1]
+
+
+# ------------------------------------------------------------------ blind-guess keys are drawn again
+
+
+def _coin_family(blind_key_ok: str = ""):
+    """A family whose draw gives the key 0 (a blind guess) or 0.37, by a coin the seed decides."""
+    from question_bank.family import Draw, Family
+    from question_bank.render import Doc
+
+    def build(d: Draw) -> Problem:
+        v = 0.0 if d.rng.random() < 0.5 else 0.37
+        return d.problem(type="nat", statement=Doc().p("What is it? Round off to two decimal places."),
+                         key=nat_key(v, 2), solution=Doc().p(f"It is {v:.2f}."))
+
+    return Family(id="test.coin", topic="t", title="coin", types=("nat",), build=build, blind_key_ok=blind_key_ok)
+
+
+def test_generate_draws_a_blind_guess_key_again_and_stays_deterministic():
+    fam = _coin_family()
+    keys = [fam.generate(s, "easy").key.value for s in range(30)]
+    assert keys == [0.37] * 30 and keys == [fam.generate(s, "easy").key.value for s in range(30)]
+    declared = _coin_family("zero is the point here")
+    assert 0.0 in {declared.generate(s, "easy").key.value for s in range(30)}

@@ -87,7 +87,9 @@ def _attention_kind(n: int, g: int) -> str:
 
 @family("hardware.decode_attention_intensity", topic="hardware",
         title="Arithmetic intensity of attention in a decode step (MHA, GQA, MQA)",
-        types=("nat",), tags=("inference", "decode", "kv-cache", "arithmetic-intensity", "gqa"), marks=2, source=_SRC)
+        types=("nat",), tags=("inference", "decode", "kv-cache", "arithmetic-intensity", "gqa"), marks=2, source=_SRC,
+        blind_key_ok="the lesson is that I ≈ 2·(N/G)/a: about 1 FLOP/byte for bf16 MHA and the group size for GQA, "
+                     "so a key of 1 or of a number in the statement is what the student should come to expect")
 def decode_attention_intensity(d: Draw) -> Problem:
     """I = 4·B·N·S·H / (a·(2·B·N·H + 2·B·G·S·H)) ≈ 2·(N/G)/a: one query per sequence reads the whole K and V cache."""
     from solver.roofline import attention

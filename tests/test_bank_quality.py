@@ -309,3 +309,16 @@ def test_generate_draws_a_blind_guess_key_again_and_stays_deterministic():
     assert keys == [0.37] * 30 and keys == [fam.generate(s, "easy").key.value for s in range(30)]
     declared = _coin_family("zero is the point here")
     assert 0.0 in {declared.generate(s, "easy").key.value for s in range(30)}
+
+
+# ------------------------------------------------------------------ difficulty levels
+
+
+@pytest.mark.parametrize("fid", ["pretraining.bert_masking", "hardware.pf_days"])
+def test_levels_named_in_issue_12_are_disjoint(fid):
+    """69 of 88 bert_masking statements and 17 of 18 easy pf_days statements appeared at two levels."""
+    f = all_families()[fid]
+    by_level = {diff: [f.generate(s, diff) for s in range(60)] for diff in f.difficulties}
+    shared, _ = quality.difficulty_report(by_level)
+    assert shared == 0
+

@@ -369,9 +369,10 @@ def test_pin_rmsnorm():
 
 
 def test_pin_bert():
-    """128 tokens, positions in the MLM loss: 0.15 × 128 = 19.2."""
+    """512 tokens, positions in the MLM loss: 0.15 × 512 = 76.8; only the [MASK] ones, 0.8 × 76.8 = 61.44."""
     p = gen("pretraining.bert_masking")
-    assert (p.given["n_tokens"], p.given["ask"]) == (128, "selected") and grade(p, 19.2).correct
+    assert (p.given["n_tokens"], p.given["ask"]) == (512, "selected") and grade(p, 76.8).correct
+    assert grade(p, 61.44).misconception.id == "loss_on_mask_only"
 
 
 def test_pin_complexity():

@@ -172,9 +172,9 @@ def test_pin_mfu():
 
 
 def test_pin_pf_days():
-    """70B × 1T tokens: 6 × 7e10 × 1e12 = 4.2e23 / 8.64e19 = 4861.1 PF-days; 2N: 1620.4."""
+    """1.3B × 1T tokens: 6 × 1.3e9 × 1e12 = 7.8e21 / 8.64e19 = 90.28 → 90.3 PF-days; 2N: 30.09 → 30.1."""
     p = easy("hardware.pf_days")
-    assert grade(p, 4861.1).correct and grade(p, 1620.4).misconception.id == "forgot_backward"
+    assert grade(p, 90.3).correct and grade(p, 30.1).misconception.id == "forgot_backward"
 
 
 def test_pin_kaplan():

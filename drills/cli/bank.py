@@ -186,6 +186,7 @@ def _quality_text(q, draws: int) -> str:
     if q.pending:
         lines.append(f"  pending (known, listed in question_bank.quality.PENDING): {len(q.pending)}")
         lines += [f"    {m}" for m in q.pending]
+    lines += [f"  pending no more? {m}" for m in q.cleared]
     if q.ok:
         lines.append("ok: no other family fails a quality check")
     else:

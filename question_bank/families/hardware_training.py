@@ -72,12 +72,22 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
         types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
 def pf_days(d: Draw) -> Problem:
-    """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s)."""
+    """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s).
+
+    Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
+    medium, 7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
+    tokens per parameter (one more step, D = r·N) for any of the models."""
     from solver.training import train
 
+    per_param = None
     for _ in range(300):
-        N = d.pick((125 * 10**6, 1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))
-        D = d.pick((300, 1000, 1400, 2000)) * 10**9
+        N = d.pick(((125 * 10**6, 350 * 10**6, 1_300_000_000), (7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9),
+                    (1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))[d.level])
+        if d.level == 2:
+            per_param = d.pick((10, 20, 30))
+            D = per_param * N
+        else:
+            D = d.pick((300, 1000, 1400, 2000)) * 10**9
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
         if safe_for_rounding(value, 1, 0.1):
@@ -96,12 +106,15 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens. "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
-    return nat_problem(d, st, key, r.steps, wrongs,
-                       given={"params": N, "tokens": D})
+    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param},
+                       notes=notes)
 
 
 #: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).

@@ -374,9 +374,10 @@ def test_pin_training_memory():
 
 
 def test_pin_chinchilla():
-    """N = 1B, D = 20B: C = 6·1e9·2e10 = 1.2e20 → 1.20 (×10²⁰); with 2N: 0.40."""
+    """N = 65B, D = 20N = 1.3e12: C = 6·6.5e10·1.3e12 = 5.07e23 → 5.07 (×10²³); with 2N: 1.69."""
     p = easy("scaling.chinchilla")
-    assert grade(p, 1.2).correct and grade(p, 0.4).misconception.id == "forgot_backward"
+    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 23
+    assert grade(p, 5.07).correct and grade(p, 1.69).misconception.id == "forgot_backward"
 
 
 def test_families_import_no_torch():

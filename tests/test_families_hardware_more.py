@@ -164,11 +164,11 @@ def test_pin_attention_crossover():
 
 
 def test_pin_mfu():
-    """70B on 1.4T tokens, 1,220,000 A100 GPU-hours: C = 5.88e23; 1.22e6 × 3600 × 312e12 = 1.370304e24;
-    MFU = 42.91% → 42.9. Sparse 624 TFLOP/s: 21.5; 2N: 14.3."""
+    """13B on 1T tokens, 161,000 A100 GPU-hours: C = 7.8e22; 1.61e5 × 3600 × 312e12 = 1.808352e23;
+    MFU = 43.13% → 43.1. Sparse 624 TFLOP/s: 21.57 → 21.6; 2N: 14.38 → 14.4."""
     p = easy("hardware.mfu_from_gpu_hours")
-    assert grade(p, 42.9).correct and grade(p, 21.5).misconception.id == "sparse_peak"
-    assert grade(p, 14.3).misconception.id == "forgot_backward"
+    assert grade(p, 43.1).correct and grade(p, 21.6).misconception.id == "sparse_peak"
+    assert grade(p, 14.4).misconception.id == "forgot_backward"
 
 
 def test_pin_pf_days():
@@ -197,12 +197,13 @@ def test_factor_two_mistake_names_both_causes():
     N for a forward pass) change the answer by the same factor 2, so the grader cannot tell them
     apart: the misconception a student's halved MFU (or halved prefill time) is diagnosed as must
     name both, or a student who counted multiply-adds is told they used the sparse peak.
-    Pinned: 7B, 1.4T tokens, 101,000 A100 GPU-hours: 5.88e22 / (1.01e5 · 3600 · 312e12) = 51.83%;
-    with 624e12 or with 3N·D = 2.94e22 both give 25.92% → 25.9."""
+    Pinned: 13B, 1T tokens, 148,000 A100 GPU-hours: 7.8e22 / (1.48e5 · 3600 · 312e12) = 46.92%;
+    with 624e12 or with 3N·D = 3.9e22 both give 23.46% → 23.5."""
     p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(1, "easy")
-    assert p.given == {"params": 7 * 10**9, "tokens": 1_400 * 10**9, "hw": "a100-80gb", "gpu_hours": 101_000}
-    assert grade(p, 51.8).correct
-    m = grade(p, 25.9).misconception
+    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 148_000,
+                       "tokens_per_param": None}
+    assert grade(p, 46.9).correct
+    m = grade(p, 23.5).misconception
     assert "multiply-add" in m.label and "sparsity" in m.label
     for fid in ("hardware.mfu_from_gpu_hours", "hardware.prefill_time"):
         for p in variants(fid):

@@ -166,14 +166,18 @@ _DS = (100 * 10**9, 300 * 10**9, 10**12, 2 * 10**12, 15 * 10**12)
 @family("counting.flops_training", topic="counting", title="Training compute: C = 6·N·D",
         types=("nat",), tags=("flops", "training", "6ND"), source="issue 7 (training compute); Kaplan et al. 2020")
 def flops_training(d: Draw) -> Problem:
-    """C = 6·N·D: 2N per token forward, 4N backward; PF-days = C / (10¹⁵ · 86,400)."""
+    """C = 6·N·D: 2N per token forward, 4N backward; PF-days = C / (10¹⁵ · 86,400).
+
+    Levels (issue 12: disjoint, ordered): easy, C for a model up to 1.3 billion parameters; medium,
+    C for 2.7 to 70 billion (larger exponents); hard, the same compute in PF-days (one more unit
+    conversion), any model."""
     from solver.roofline import matmul_flops
     from solver.training import PF_DAY, train
     from solver.units import per_convention
 
-    ask = "pf_days" if d.level == 2 and d.rng.random() < 0.5 else "compute"
+    ask = "pf_days" if d.level == 2 else "compute"
     for _ in range(200):
-        N, D = d.pick(_NS), d.pick(_DS)
+        N, D = d.pick((_NS[:3], _NS[3:], _NS)[d.level]), d.pick(_DS)
         r = train(N, tokens=D)
         C = r.answer
         exp = int(math.floor(math.log10(C)))

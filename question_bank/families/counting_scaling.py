@@ -32,7 +32,9 @@ def chinchilla(d: Draw) -> Problem:
     from solver.roofline import matmul_flops  # 2·B·D·F: the 2N-per-token forward count as one matmul
     from solver.training import train
 
-    ask = d.pick(("compute", "tokens") if d.level == 0 else ("compute", "tokens", "optimal_n"))
+    # Levels (issue 12: disjoint, ordered by steps): easy, C for a compute-optimal N (two products);
+    # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).
+    ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
         n_b = d.pick(_NS_B)
         N = n_b * 10**9

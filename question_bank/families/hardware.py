@@ -256,16 +256,23 @@ def decode_step(d: Draw) -> Problem:
 @family("hardware.gpu_days", topic="hardware", title="Training time in days at an MFU",
         types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
 def gpu_days(d: Draw) -> Problem:
-    """days = 6·N·D / (chips · dense peak · MFU · 86,400)."""
+    """days = 6·N·D / (chips · dense peak · MFU · 86,400).
+
+    Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 45 or 55 % and D
+    given; hard, MFU 45 or 55 % and D given as tokens per parameter (one more step, D = r·N)."""
     from solver.inference import prefill
     from solver.training import DAY, train
 
+    per_param = None
     for _ in range(300):
         n_b, t_b = d.pick((7, 13, 70)), d.pick((1000, 2000, 15000))
+        if d.level == 2:
+            per_param = d.pick((20, 30, 100))
+            t_b = per_param * n_b
         N, D = n_b * 10**9, t_b * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         chips = d.pick((512, 1024, 2048, 4096))
-        mfu = d.pick((0.4, 0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
+        mfu = d.pick((0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
         chip = resolved_chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
@@ -282,13 +289,16 @@ def gpu_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="days")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens on {chips} × "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data} on {chips} × "
          f"{CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")
-    return nat_problem(d, st, key, r.steps, wrongs,
-                       given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu})
+    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
+    return nat_problem(d, st, key, r.steps, wrongs, notes=notes,
+                       given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu, "tokens_per_param": per_param})
 
 
 @family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",

@@ -28,12 +28,21 @@ _SRC = "issue 7 (hardware arithmetic)"
 @family("hardware.mfu_from_gpu_hours", topic="hardware", title="MFU from the GPU-hours of a training run",
         types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
 def mfu_from_gpu_hours(d: Draw) -> Problem:
-    """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak)."""
+    """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak).
+
+    Levels (issue 12: disjoint, ordered): easy, 7 or 13 billion parameters on 1 trillion tokens;
+    medium, 34 or 70 billion on 1.4 or 2 trillion; hard, any of them with D given as tokens per
+    parameter (one more step, D = r·N)."""
     from solver.training import train
 
+    per_param = None
     for _ in range(300):
-        N = d.pick((7, 13, 34, 70)) * 10**9
-        D = d.pick((1000, 1400, 2000)) * 10**9
+        N = d.pick(((7, 13), (34, 70), (7, 13, 34, 70))[d.level]) * 10**9
+        if d.level == 2:
+            per_param = d.pick((20, 30))
+            D = per_param * N
+        else:
+            D = d.pick(((1000,), (1400, 2000))[d.level]) * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
         chip = resolved_chip(hw)
@@ -58,15 +67,20 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="%")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters was trained on $D$ = {tokens_text(D)} tokens using "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters was trained on {data} using "
          f"{big(hours)} GPU-hours on {CHIP_NAMES[hw]} GPUs ({peak_text(hw)}), in BF16.")
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
          "Give it in percent, rounded off to one decimal place.")
     steps = [s for s in r.steps if not s.formula.startswith("PF-days")]
+    notes = [f"$= {value:.3f}$ %."]
+    if per_param is not None:
+        notes.insert(0, f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)")
     return nat_problem(d, st, key, steps, wrongs,
-                       given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours},
-                       notes=[f"$= {value:.3f}$ %."])
+                       given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours, "tokens_per_param": per_param},
+                       notes=notes)
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",

@@ -441,6 +441,8 @@ class FamilyQuality:
     guessing: dict[str, tuple[float, int]] = field(default_factory=dict)
     blind_keys: int = 0
     blind_example: str = ""
+    blind_exempt: bool = False  # the family declares blind_key_ok
+    kinds: dict[str, int] = field(default_factory=dict)  # "mcq"/"msq" -> draws of that type
     shared_statements: int = 0
     work: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
@@ -524,6 +526,7 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
             choice = [p for p in problems if p.type == kind]
             if not choice:
                 continue
+            fq.kinds[kind] = len(choice)
             c = key_positions(choice)
             rep.positions_families.update(c)
             fq.positions.update(_check_positions(f"family {fid} ({kind}, {len(choice)} draws)", c, rep.issues))
@@ -535,6 +538,7 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
                 if n >= max(10, len(choice) // 4) and rate > guess_threshold(base, n):
                     _sink(rep, "guessing", fid).append(f"family {fid} ({kind}): the blind rule '{name}' finds the key in {rate:.0%} of "
                                       f"{n} draws (chance {base:.0%})")
+        fq.blind_exempt = bool(f.blind_key_ok)
         if not f.blind_key_ok:
             for p in problems:
                 g = blind_key_guess(p)

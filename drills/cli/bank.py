@@ -172,13 +172,17 @@ def _quality_text(q, draws: int) -> str:
              f"  key positions, curated:  {shares(q.positions_curated)}  (no letter over {ql.MAX_LETTER_SHARE:.0%})"]
     for f in q.families.values():
         for kind, base in f.chance.items():
-            rules = {k: v for k, v in f.guessing.items() if k.startswith("msq: ") == (kind == "msq") and v[1]}
+            n_kind = f.kinds.get(kind, 0)
+            rules = {k: v for k, v in f.guessing.items()
+                     if k.startswith("msq: ") == (kind == "msq") and v[1] >= max(10, n_kind // 4)}  # as the check
             if rules:
                 name, (rate, n) = max(rules.items(), key=lambda kv: kv[1][0])
                 lines.append(f"  {f.id} ({kind}): best blind rule '{name}' {rate:.0%} of {n} (chance {base:.0%})")
     n_blind = sum(f.blind_keys for f in q.families.values())
-    n_draws = sum(f.draws for f in q.families.values())
-    lines.append(f"  keys a blind guess (0, 1, a number of the statement) gives: {n_blind} of {n_draws}")
+    n_draws = sum(f.draws for f in q.families.values() if not f.blind_exempt)
+    exempt = [f.id for f in q.families.values() if f.blind_exempt]
+    lines.append(f"  keys a blind guess (0, 1, a number of the statement) gives: {n_blind} of {n_draws}"
+                 + (f" (not counted: {', '.join(exempt)}, where that is the point)" if exempt else ""))
     lines.append(f"  curated items study-only (shown, never graded): {len(q.study_only)}"
                  + (f" ({', '.join(q.study_only)})" if q.study_only else ""))
     lines.append(f"  families with a statement at two difficulties: "

@@ -161,13 +161,15 @@ def test_pin_gpu_days():
 
 
 def test_pin_zero_memory():
-    """Ψ = 13B, 64 GPUs, stage 1: 4 × 13 + 12 × 13/64 = 52 + 2.4375 = 54.44 GB; no ZeRO 16 × 13 = 208 GB."""
+    """Ψ = 13B, 64 GPUs, stage 3: 16 × 13e9 / 64 = 3.25e9 bytes = 3.25 GB; no ZeRO 16 × 13 = 208 GB;
+    stage 1's 4 × 13 + 12 × 13/64 = 54.44 GB."""
     p = easy("hardware.zero_memory")
-    assert grade(p, 54.44).correct and grade(p, 208.0).misconception.id == "no_sharding"
+    assert grade(p, 3.25).correct and grade(p, 208.0).misconception.id == "no_sharding"
+    assert grade(p, 54.44).misconception.id == "stage_1_partitioning"
 
 
 def test_pin_min_chips():
-    """GPT-3 175B (174,604,259,328 parameters) in int8 on A100 40GB: 174.6 GB / 40 GB = 4.37 → 5 chips;
-    8 bytes (bits) per weight → 1,396.8 GB / 40 → 35."""
+    """GPT-3 175B (174,604,259,328 parameters) in int8 on H100 80GB: 174.6 GB / 80 GB = 2.18 → 3 chips;
+    8 bytes (bits) per weight → 1,396.8 GB / 80 = 17.46 → 18."""
     p = easy("hardware.min_chips")
-    assert grade(p, 5).correct and grade(p, 35).misconception.id == "bits_as_bytes"
+    assert grade(p, 3).correct and grade(p, 18).misconception.id == "bits_as_bytes"

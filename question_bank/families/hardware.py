@@ -144,13 +144,17 @@ def matmul_bound(d: Draw) -> Problem:
 @family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",
         types=("nat",), tags=("roofline", "critical-intensity", "hardware"), source=_SRC)
 def critical_intensity(d: Draw) -> Problem:
-    """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2."""
+    """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2.
+
+    Levels (issue 12: disjoint, ordered by steps and conventions): easy, I* (one division); medium,
+    the critical batch B* for bf16 weights (one more step); hard, B* for int8 or int4 weights (the
+    bytes per weight to track as well)."""
     from solver.roofline import roofline
 
     for _ in range(300):  # one decimal place, clear of a rounding boundary (I* then ·w/2 may be typed rounded)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
-        ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
-        wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
+        ask = "intensity" if d.level == 0 else "batch"
+        wdt = d.pick(("int8", "int4")) if d.level == 2 else "bf16"
         r = roofline(resolved_chip(hw), weight_dtype=wdt)
         field = "critical_intensity" if ask == "intensity" else "critical_batch"
         value = float(r.breakdown[field])
@@ -304,15 +308,18 @@ def gpu_days(d: Draw) -> Problem:
 @family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",
         types=("nat",), tags=("training", "zero", "memory", "data-parallel"), source=_SRC + "; Rajbhandari et al. 2020")
 def zero_memory(d: Draw) -> Problem:
-    """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam)."""
+    """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam).
+
+    Levels (issue 12: disjoint, ordered): easy, stage 3 (one term, 16Ψ/N_d) in GB; medium, stage 1
+    or 2 (a replicated and a partitioned term) in GB; hard, any stage in GiB (a unit to convert)."""
     from solver.training import zero
 
     for _ in range(300):
         psi = d.pick((Fraction(15, 2), 1, 3, 7, 13, 70)) * 10**9
         psi = int(psi)
         gpus = d.pick((8, 16, 32, 64, 128))
-        stage = d.pick((1, 3) if d.level == 0 else (1, 2, 3))
-        unit = "GB" if d.level < 2 else d.pick(("GB", "GiB"))
+        stage = 3 if d.level == 0 else d.pick((1, 2) if d.level == 1 else (1, 2, 3))
+        unit = "GiB" if d.level == 2 else "GB"
         r = zero(psi, gpus, stage)
         value = float(r.breakdown[unit])
         if safe_for_rounding(value, 2, 0.1):
@@ -358,8 +365,10 @@ def min_chips(d: Draw) -> Problem:
         N = param_count(cfg)
         hw = d.pick(("a100-40gb", "a100-80gb", "h100-sxm", "tpu-v5e", "tpu-v4"))
         hbm = _hw(hw).hbm_bytes
-        wdt = d.pick(("bf16", "int8", "int4"))
-        with_kv = d.level >= 1 and d.rng.random() < 0.6
+        # Levels (issue 12: disjoint, ordered): easy, int8 weights (one byte each); medium, bf16 or int4
+        # (2 or ½ byte per weight); hard, any weights plus the KV cache of a batch (one more term).
+        wdt = "int8" if d.level == 0 else d.pick(("bf16", "int4") if d.level == 1 else ("bf16", "int8", "int4"))
+        with_kv = d.level == 2
         B, S = d.pick((8, 16, 32)), d.pick((2048, 4096, 8192))
         kv = kv_cache_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, "bf16") if with_kv else 0
         r = chips_for(N, wdt, hbm, kv_bytes=kv)

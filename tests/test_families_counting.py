@@ -309,9 +309,10 @@ def test_pin_params_model():
 
 
 def test_pin_params_lora():
-    """d = 2048, L = 32, r = 8 on W_Q, W_V: 8·(2048 + 2048) = 32,768 per matrix × 2 × 32 = 2,097,152."""
+    """d = 2048, L = 32, r = 4 on W_Q, W_V: 4·(2048 + 2048) = 16,384 per matrix × 2 × 32 = 1,048,576;
+    A or B only: 524,288."""
     p = easy("counting.params_lora")
-    assert grade(p, 2_097_152).correct and grade(p, 1_048_576).misconception.id == "one_factor_only"
+    assert grade(p, 1_048_576).correct and grade(p, 524_288).misconception.id == "one_factor_only"
 
 
 def test_pin_params_kv_proj():

@@ -368,10 +368,11 @@ def test_pin_kv_cache():
 
 
 def test_pin_training_memory():
-    """Llama 2 13B, N = 13,015,864,320: 16N = 208,253,829,120 bytes / 2³⁰ = 193.95 GiB; bf16 weights only 24.24."""
+    """Llama 2 13B, N = 13,015,864,320: 16N = 208,253,829,120 bytes = 208.25 GB (193.95 GiB: the unit mistake);
+    bf16 weights only 2N = 26.03 GB."""
     p = easy("counting.training_memory")
-    assert p.given["params"] == 13_015_864_320 and grade(p, 193.95).correct
-    assert grade(p, 24.24).misconception.id == "weights_only"
+    assert p.given["params"] == 13_015_864_320 and grade(p, 208.25).correct
+    assert grade(p, 26.03).misconception.id == "weights_only" and grade(p, 193.95).misconception.id == "gb_vs_gib"
 
 
 def test_pin_chinchilla():

@@ -141,11 +141,11 @@ def test_activation_memory_vs_paper():
 
 
 def test_pin_prefill_time():
-    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 35%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
-    / (989.5e12 × 0.35 = 3.46325e14) = 0.307503 s → 307.50 ms. Sparse peak: 153.75; MFU ignored: 107.63."""
+    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
+    / (989.5e12 × 0.45 = 4.45275e14) = 0.239169 s → 239.17 ms. Sparse peak: 119.58; MFU ignored: 107.63."""
     p = easy("hardware.prefill_time")
-    assert grade(p, 307.50).correct
-    assert grade(p, 153.75).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
+    assert grade(p, 239.17).correct
+    assert grade(p, 119.58).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
 
 
 def test_pin_decode_attention_intensity():
@@ -178,10 +178,11 @@ def test_pin_pf_days():
 
 
 def test_pin_kaplan():
-    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 2048: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
-    2·32·2048·2560 = 335,544,320; C_forward = 5,368,709,120 = 5368.71 MFLOP. The 2N rule: 5033.16."""
+    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 1024: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
+    2·32·1024·2560 = 167,772,160; C_forward = 5,200,936,960 = 5200.94 MFLOP. The 2N rule: 5033.16."""
     p = easy("hardware.kaplan_forward")
-    assert grade(p, 5368.71).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
+    assert 12 * 32 * 2560**2 == 2_516_582_400 and 2 * 2_516_582_400 + 2 * 32 * 1024 * 2560 == 5_200_936_960
+    assert grade(p, 5200.94).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
 
 
 def test_pin_activation_memory():

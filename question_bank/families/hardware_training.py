@@ -144,9 +144,12 @@ def kaplan_forward(d: Draw) -> Problem:
 
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
-        n_ctx = d.pick((1024, 2048, 4096, 8192))
+        # Levels (issue 12: disjoint, ordered): easy, the forward FLOPs per token at n_ctx ≤ 2048; medium, the
+        # same at 4096 or 8192 (the context term matters more); hard, the context term as a percentage of
+        # 2N (both terms and their ratio).
+        n_ctx = d.pick(((1024, 2048), (4096, 8192), (1024, 2048, 4096, 8192))[d.level])
         N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
-        ask = "flops" if d.level == 0 else d.pick(("flops", "percent"))
+        ask = "percent" if d.level == 2 else "flops"
         r = kaplan_forward_flops(N, L, n_ctx, dm)
         total = r.answer
         unit, scale = ("MFLOP", 10**6) if total < 10**10 else ("GFLOP", 10**9)

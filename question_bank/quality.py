@@ -57,8 +57,6 @@ PENDING: dict[str, frozenset[str]] = {
     "guessing": frozenset(),
     "blind keys": frozenset(),
     "difficulty": frozenset({
-        "attention.heads",
-        "attention.variance_qk",
         "attention.why_sqrt_dk",
         "complexity.attention_variants",
         "counting.attention_vs_rnn",
@@ -74,7 +72,6 @@ PENDING: dict[str, frozenset[str]] = {
         "hardware.decode_step",
         "hardware.matmul_bound",
         "positional.pe_rotation",
-        "positional.pe_value",
     }),
 }
 

@@ -27,13 +27,15 @@ def heads(d: Draw) -> Problem:
     from solver.config import ModelConfig
 
     while True:
-        d_model = d.pick((256, 512, 768, 1024) if d.level < 2 else (768, 1024, 2048, 4096, 5120))
+        # Levels (issue 12: disjoint, ordered): easy, d_k = d_model/h; medium, one head's W_Q entries or the
+        # score entries of a layer (one more product); hard, any of them for d_model of 2048 and above.
+        d_model = d.pick((256, 512, 768, 1024) if d.level < 2 else (2048, 4096, 5120))
         h = d.pick((4, 8, 12, 16, 32, 40))
         if d_model % h == 0 and d_model // h >= 16:
             break
     cfg = ModelConfig(d_model=d_model, n_heads=h, d_ff=4 * d_model)
     d_k = cfg.head_dim
-    ask = ("d_k",) if d.level == 0 else ("d_k", "wq_head", "score_entries")
+    ask = (("d_k",), ("wq_head", "score_entries"), ("d_k", "wq_head", "score_entries"))[d.level]
     ask = d.pick(ask)
     n = d.pick((128, 256, 512, 1024))
     st = Doc()

@@ -103,7 +103,11 @@ def variance_qk(d: Draw) -> Problem:
         d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
         var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
         var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
-        ask = d.pick(("variance", "std", "scaled_variance") if d.level else ("variance", "std"))
+        # Levels (issue 12: disjoint, ordered): easy, unit variances; medium, other variances, Var or std of q·k;
+        # hard, the variance after the 1/√dₖ scaling (the point of the factor).
+        ask = d.pick((("variance", "std"), ("variance", "std"), ("scaled_variance",))[d.level])
+        if (d.level == 1 and var_q == var_k == 1) or (d.level == 2 and 1 in (var_q, var_k)):
+            continue  # hard: a unit variance would make the key the other variance, printed in the statement
         prod = var_q * var_k
         var = d_k * prod
         if ask == "variance":

@@ -320,7 +320,8 @@ def test_generate_draws_a_blind_guess_key_again_and_stays_deterministic():
                                  "counting.params_mha", "counting.params_ffn", "counting.params_lora",
                                  "counting.attention_memory", "counting.kv_cache", "counting.training_memory",
                                  "hardware.prefill_time", "hardware.kaplan_forward", "positional.pe_value",
-                                 "attention.heads", "attention.variance_qk"])
+                                 "attention.heads", "attention.variance_qk", "counting.params_norm",
+                                 "counting.params_kv_proj"])
 def test_levels_named_in_issue_12_are_disjoint(fid):
     """69 of 88 bert_masking statements and 17 of 18 easy pf_days statements appeared at two levels; the
     other four were redefined at the same time (model sizes, question asked, tokens per parameter)."""

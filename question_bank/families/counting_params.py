@@ -167,8 +167,10 @@ def params_norm(d: Draw) -> Problem:
     d_model = d.pick((512, 768, 1024, 2048, 4096))
     if d.level == 0:
         layers, final = 1, False
-    else:
-        layers, final = d.pick((6, 12, 24, 32)), d.rng.random() < 0.7
+    else:  # levels (issue 12: disjoint, ordered): medium, 2 norms per layer; hard, plus a final norm
+        layers = d.pick((6, 12, 24, 32))
+        d.rng.random()  # the former final-norm coin, kept so that the draws after it stay as they were
+        final = d.level == 2
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,
                final_norm=final, bias=(norm == "layernorm"))
     comps = _parts(cfg, ("norm",))
@@ -383,7 +385,9 @@ def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
     d_model = d.pick((1024, 2048, 4096))
     h = d.pick((16, 32))
-    kv = d.pick((1, 2, 4, 8)) if d.level else d.pick((1, 8))
+    # Levels (issue 12: disjoint, ordered): easy, one layer with MQA or 8 K/V heads; medium, the same over
+    # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.
+    kv = d.pick((2, 4)) if d.level == 2 else d.pick((1, 8))
     layers = 1 if d.level == 0 else d.pick((16, 24, 32))
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
     comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))

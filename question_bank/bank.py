@@ -50,6 +50,7 @@ class Entry:
     errata: tuple[dict[str, str], ...] = ()
     section: str = ""  # curated: where in the seed ("§19 GATE / Exam Corner")
     based_on: str = ""  # family: the seed passages or papers it generalises
+    study_only: str = ""  # curated: non-empty (the reason) when it is shown but never graded
 
     @property
     def type(self) -> str:
@@ -63,6 +64,7 @@ class Entry:
         }
         if self.kind == "curated":
             out["section"] = self.section
+            out["study_only"] = self.study_only
         else:
             out["based_on"] = self.based_on
         return out
@@ -80,20 +82,20 @@ def curated() -> list[Problem]:
     return list(mod.load_curated())
 
 
-def curated_index() -> list[Any]:
+def curated_index(include_study_only: bool = False) -> list[Any]:
     """The curated items as :class:`question_bank.curated.ItemIndex` (read from the data files,
-    nothing computed)."""
+    nothing computed); study-only items only when asked."""
     from question_bank import curated as mod
 
-    return mod.index()
+    return mod.index(include_study_only=include_study_only)
 
 
 def _erratum_json(e: Any) -> dict[str, str]:
-    return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason}
+    return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason, "kind": e.kind}
 
 
 def entries(topic: str | None = None, type: str | None = None, difficulty: str | None = None,
-            kind: str | None = None) -> list[Entry]:
+            kind: str | None = None, include_study_only: bool = False) -> list[Entry]:
     """Families then curated items, filtered (topic matches exactly or as a prefix of a dotted
     id, e.g. ``attention`` also matches family ``attention.by_hand``). Computes no key: a
     curated entry's ``errata`` are those its data file declares, as ``{where, printed,
@@ -107,10 +109,11 @@ def entries(topic: str | None = None, type: str | None = None, difficulty: str |
     for f in families().values() if kind != "curated" else ():
         out.append(Entry(f.id, "family", f.topic, f.types, f.title, "generated", f.title,
                          f.difficulties, f.tags, based_on=f.source))
-    for it in curated_index() if kind != "family" else ():
+    for it in curated_index(include_study_only) if kind != "family" else ():
         out.append(Entry(it.id, "curated", it.topic, (it.type,), it.source_label or it.id,
                          f"{it.seed_file} {it.source_label}", it.source_label,
-                         (it.difficulty,), it.tags, tuple(dict(e) for e in it.errata), section=it.section))
+                         (it.difficulty,), it.tags, tuple(dict(e) for e in it.errata), section=it.section,
+                         study_only=it.study_only))
 
     def keep(e: Entry) -> bool:
         if topic and not (e.topic == topic or e.id.startswith(topic + ".") or topic in e.tags):
@@ -141,7 +144,7 @@ def lookup(item_id: str) -> Family | Problem:
     fid, _, _ = parse_problem_id(item_id)
     if fid in fams:
         return fams[fid]
-    ids = [it.id for it in curated_index()]
+    ids = [it.id for it in curated_index(include_study_only=True)]
     if item_id in ids:
         return _build_curated(item_id)
     close = [i for i in list(fams) + ids if item_id.lower() in i.lower()][:5]
@@ -256,8 +259,9 @@ def validate(seeds: int = 20, *, variants: int | None = None, include_curated: b
 
 
 def errata_table() -> list[dict[str, str]]:
-    """``[{item, source_label, where, printed, exact, reason}]``: every seed figure the solver
-    disagrees with (``qkv bank errata --json`` prints this list as it is)."""
+    """``[{item, source_label, where, printed, exact, reason, kind}]``: every seed figure the solver
+    disagrees with (``qkv bank errata --json`` prints this list as it is); ``kind`` is ``"error"``
+    or ``"rounding"`` (a rounding note, not an error: issue 12)."""
     rows = []
     for p in curated():
         for e in p.errata:

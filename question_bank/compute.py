@@ -506,7 +506,11 @@ def lora_trainable(in_features: int, out_features: int, rank: int, *, frozen_aft
     cfg = _config(None, {"d_model": d, "n_heads": 1, "d_ff": d, "n_layers": 1, "lora_rank": int(rank),
                          "lora_targets": ["q"], "vocab_size": 1, "pos": "none"})
     adapters = counts.param_breakdown(cfg).lora
-    steps = [_line(f"A: {rank}×{d}, B: {d}×{rank} → {adapters:,} adapter parameters")]
+    if frozen_after:  # the seed's listing: lora_A = randn(in_features, rank), lora_B = zeros(rank, out_features)
+        steps = [_line(f"lora_A: in_features × rank = {d}×{rank}, lora_B: rank × out_features = {rank}×{d} "
+                       f"→ {adapters:,} adapter parameters")]
+    else:  # the paper's W + BA: A is r × d_in, B is d_out × r
+        steps = [_line(f"A: {rank}×{d}, B: {d}×{rank} → {adapters:,} adapter parameters")]
     if frozen_after:
         steps.append(_line("`requires_grad_(False)` runs after A and B are registered, so it freezes them too: 0 trainable"))
         return Computed(0, "integer", steps, [Wrong("intended_lora", "the intended adapter count",
@@ -621,9 +625,12 @@ def bert_masking(n_tokens: int, *, rate: Any = "0.15", to_mask: Any = "0.8", to_
     sel = r * int(n_tokens)
     vals = {"selected": sel, "mask": sel * m, "random": sel * x, "unchanged": sel * (1 - m - x)}
     value = vals[part]
-    steps = [_line(f"selected = {r}·{n_tokens} = {float(sel):g}"),
-             _line(f"[MASK]: {float(vals['mask']):g}, random: {float(vals['random']):g}, "
-                   f"unchanged: {float(vals['unchanged']):g}")]
+    # issue 12: each part shows its own step (the three results all stood under part (a) before)
+    share = {"mask": ("[MASK]", m), "random": ("random", x), "unchanged": ("unchanged", 1 - m - x)}
+    steps = [_line(f"selected = {r}·{n_tokens} = {float(sel):g}")]
+    if part in share:
+        name, f = share[part]
+        steps.append(_line(f"{name} = {f}·{float(sel):g} = {float(value):g}"))
     out = int(value) if value.denominator == 1 else float(value)
     return Computed(out, "integer" if isinstance(out, int) else "number", steps)
 

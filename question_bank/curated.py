@@ -22,6 +22,7 @@ them all (tests, ``qkv bank validate``, ``qkv bank errata``).
 from __future__ import annotations
 
 import math
+import random
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -134,6 +135,39 @@ def _choose(ans: dict[str, Any], value: Any, n: int) -> frozenset[int]:
     if not idx:
         raise ValueError(f"no option matches the computed value {value}")
     return frozenset(idx)
+
+
+# --------------------------------------------------------------------------- option order
+
+
+def option_order(item_id: str, n: int) -> list[int]:
+    """The order in which a curated MCQ/MSQ shows its ``n`` authored options: ``order[j]`` is the
+    authored index shown at position ``j``. A permutation drawn from the item's id (the same on
+    every run and platform: ``random`` hashes a string seed with SHA-512), so that the source
+    texts' habit of listing the key first (17 of 22 MCQs were (a)) does not carry over into the
+    quiz, the exam and the sheets, which all show ``Problem.options`` as they are."""
+    order = list(range(n))
+    random.Random(f"curated-options:{item_id}").shuffle(order)
+    return order
+
+
+def _reorder_key(key: ChoiceKey, order: list[int]) -> ChoiceKey:
+    return ChoiceKey(frozenset(order.index(i) for i in key.correct))
+
+
+_LETTER_REF = re.compile(r"\(([A-H])\)")
+
+
+def _relabel(text: str, order: list[int]) -> str:
+    """An explanation's references to authored options, "(D)", renamed to the letters shown."""
+    if not order:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        i = CHOICE_LETTERS.index(m.group(1))
+        return f"({CHOICE_LETTERS[order.index(i)].lower()})" if i < len(order) else m.group(0)
+
+    return _LETTER_REF.sub(sub, text)
 
 
 # --------------------------------------------------------------------------- printed figures
@@ -253,7 +287,7 @@ def _parts_solution(parts: list[Part], comps: list[compute.Computed]) -> tuple[s
     return "\n\n".join(md), "\n".join(text)
 
 
-def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[PrintedCheck]]:
+def _build(it: dict[str, Any], source: str, file: str, title: str = "") -> tuple[Problem, list[PrintedCheck]]:
     type_ = it["type"]
     options = it.get("options", [])
     ans = it.get("answer", {})
@@ -287,18 +321,25 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
             key = _key(type_, c, it.get("decimals"), it.get("unit", ""))
             misconceptions = _misconceptions(c, key)
         sol_md, sol_text = c.solution_md(), c.solution_text()
-        if type_ in ("mcq", "msq"):
-            letters = ", ".join(f"({CHOICE_LETTERS[i].lower()})" for i in sorted(key.correct))
-            sol_md += f"\n\nAnswer: {letters}"
-            sol_text += f"\nAnswer: {letters}"
     else:
         key = ChoiceKey(frozenset(CHOICE_LETTERS.index(x) for x in ans["correct"]))
-        letters = ", ".join(f"({x.lower()})" for x in ans["correct"])  # shown as the options are: (a)
-        sol_md = f"Answer: {letters}\n\n{it['explanation']}"
-        sol_text = f"Answer: {letters}\n{_text(it['explanation'])}"
-    if it.get("explanation") and ("compute" in ans or parts):
-        sol_md += "\n\n" + it["explanation"]
-        sol_text += "\n" + _text(it["explanation"])
+        sol_md, sol_text = "", ""
+    # Options in the item's own order up to here (the printed-figure checks below compare the
+    # seed's letters with it); shown in the order :func:`option_order` draws, the key following.
+    order = option_order(it["id"], len(options)) if type_ in ("mcq", "msq") else []
+    explanation = _relabel(it.get("explanation", ""), order)
+    if type_ in ("mcq", "msq"):
+        shown = _reorder_key(key, order)
+        letters = ", ".join(f"({CHOICE_LETTERS[i].lower()})" for i in sorted(shown.correct))  # shown as (a)
+        if "compute" in ans:
+            sol_md += f"\n\nAnswer: {letters}"
+            sol_text += f"\nAnswer: {letters}"
+        else:
+            sol_md = f"Answer: {letters}\n\n{explanation}"
+            sol_text = f"Answer: {letters}\n{_text(explanation)}"
+    if explanation and ("compute" in ans or parts):
+        sol_md += "\n\n" + explanation
+        sol_text += "\n" + _text(explanation)
     where_base = _where_base(source, it)
     checks: list[PrintedCheck] = []
     errata_list: list[Erratum] = []
@@ -310,7 +351,14 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         checks.append(chk)
         if not chk.agrees:
             errata_list.append(Erratum(chk.where, chk.printed, chk.exact,
-                                       chk.reason or "UNEXPLAINED: the seed disagrees with the solver"))
+                                       chk.reason or "UNEXPLAINED: the seed disagrees with the solver",
+                                       pr.get("kind", "error")))
+    if order:
+        key = _reorder_key(key, order)
+        options = [options[i] for i in order]
+        misconceptions = [Misconception(m.id, m.label, m.feedback, order.index(m.value)) for m in misconceptions]
+        if "option_values" in given:
+            given["option_values"] = [given["option_values"][i] for i in order]
     problem = Problem(
         id=it["id"], family=None, seed=None, topic=it["topic"], tags=tuple(it.get("tags", [])),
         difficulty=it["difficulty"], marks=it["marks"], type=type_,
@@ -318,7 +366,8 @@ def _build(it: dict[str, Any], source: str, file: str) -> tuple[Problem, list[Pr
         key=key, solution_md=sol_md, solution_text=sol_text, given=given,
         options=list(options), options_text=[_text(o) for o in options], misconceptions=misconceptions,
         parts=parts, source=f"{source} {it['section']}", source_label=it["label"],
-        hints=list(it.get("hints", [])), errata=errata_list, explanation=it.get("explanation", ""),
+        hints=[_relabel(h, order) for h in it.get("hints", [])], errata=errata_list, explanation=explanation,
+        study_only=it.get("study_only", ""), source_title=f"{title}, {it['section']}" if title else "",
     )
     return problem, checks
 
@@ -332,9 +381,9 @@ class _Built:
     missing: str | None = None
 
 
-def _build_item(it: dict[str, Any], source: str, file: str) -> _Built:
+def _build_item(it: dict[str, Any], source: str, file: str, title: str = "") -> _Built:
     try:
-        p, checks = _build(it, source, file)
+        p, checks = _build(it, source, file, title)
     except compute.SolverMissing as e:
         return _Built(None, [], e.function)
     except CuratedError:
@@ -351,7 +400,7 @@ def load_file(path: Path) -> _Loaded:
     out = _Loaded()
     source = data["source"]["file"]
     for it in data["item"]:
-        b = _build_item(it, source, path.name)
+        b = _build_item(it, source, path.name, data["source"]["title"])
         if b.problem is None:
             out.missing.append((it["id"], str(b.missing)))
             continue
@@ -383,6 +432,8 @@ class ItemIndex:
     section: str = ""  # "§19 GATE / Exam Corner"
     errata: tuple[dict[str, str], ...] = ()
     item: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    study_only: str = ""  # non-empty: never graded (the reason); see index()
+    source_title: str = ""  # the source text's title ([source] title), for students
 
 
 def _where_base(source: str, it: dict[str, Any]) -> str:
@@ -397,20 +448,25 @@ def _index(data_dir: str) -> tuple[ItemIndex, ...]:
         source = data["source"]["file"]
         for it in data["item"]:
             base = _where_base(source, it)
-            declared = tuple({"where": f"{base}: {pr['where']}", "printed": pr["text"], "reason": pr["reason"]}
+            declared = tuple({"where": f"{base}: {pr['where']}", "printed": pr["text"], "reason": pr["reason"],
+                              "kind": pr.get("kind", "error")}
                              for pr in it.get("printed", []) if pr.get("reason"))
             out.append(ItemIndex(
                 id=it["id"], topic=it["topic"], type=it["type"], difficulty=it["difficulty"], marks=it["marks"],
                 tags=tuple(it.get("tags", [])), source=f"{source} {it['section']}", source_label=it["label"],
                 seed_file=source, data_file=path.name, section=it["section"], errata=declared, item=it,
+                study_only=it.get("study_only", ""), source_title=data["source"]["title"],
             ))
     return tuple(out)
 
 
-def index(data_dir: Path | None = None) -> list[ItemIndex]:
-    """Every curated item as an :class:`ItemIndex`, in file order: the data files read and
-    checked against the schema (a malformed file raises :class:`CuratedError`), no key computed."""
-    return list(_index(str(data_dir or DATA_DIR)))
+def index(data_dir: Path | None = None, *, include_study_only: bool = False) -> list[ItemIndex]:
+    """Every curated item that can be graded as an :class:`ItemIndex`, in file order: the data
+    files read and checked against the schema (a malformed file raises :class:`CuratedError`), no
+    key computed. ``include_study_only``: the study-only items too (those that cannot be answered
+    from their statement: shown with their worked answer by ``qkv bank show``, never drawn by the
+    quiz, the exam or the sheets, which list items through this function or ``bank.entries``)."""
+    return [e for e in _index(str(data_dir or DATA_DIR)) if include_study_only or not e.study_only]
 
 
 _BUILT: dict[tuple[str, str], _Built] = {}
@@ -420,7 +476,7 @@ def _built(entry: ItemIndex, data_dir: str) -> _Built:
     k = (data_dir, entry.id)
     b = _BUILT.get(k)
     if b is None:
-        b = _BUILT[k] = _build_item(entry.item, entry.seed_file, entry.data_file)
+        b = _BUILT[k] = _build_item(entry.item, entry.seed_file, entry.data_file, entry.source_title)
     return b
 
 

@@ -24,6 +24,8 @@ A file holds one ``[source]`` table and a list of ``[[item]]`` tables::
     decimals = 3                             # nat / matrix: the rounding the statement asks for
     hints = ["..."]
     explanation = "why the key is right"
+    study_only = "why it cannot be answered from the statement"   # optional: shown with its worked
+                                             # answer (qkv bank show), never drawn by the quiz, exam or sheets
 
     [[item.printed]]                         # a figure as the seed prints it (its claim)
     where = "answer: MHA figure"
@@ -33,6 +35,8 @@ A file holds one ``[source]`` table and a list of ``[[item]]`` tables::
     scale = 1e6                              # optional: "537M" -> value 537, scale 1e6
     decimals = 0                             # optional: the printed rounding (else from text)
     reason = "why the seed differs"          # present exactly when the seed disagrees
+    kind = "rounding"                        # optional, with a reason: "error" (default) or "rounding"
+                                             # (the source's own rounding, or a model's name: not an error)
 
     [[item.parts]]                           # optional multi-part problem ((a), (b), ...)
     label = "a"
@@ -108,6 +112,7 @@ ITEM_FIELDS: dict[str, Field] = {
     "given": Field(DICT),
     "printed": Field(LIST, False, item_types=DICT),
     "parts": Field(LIST, False, item_types=DICT),
+    "study_only": Field(STR),
 }
 
 PRINTED_FIELDS: dict[str, Field] = {
@@ -118,6 +123,7 @@ PRINTED_FIELDS: dict[str, Field] = {
     "scale": Field(NUM),
     "decimals": Field(INT),
     "reason": Field(STR),
+    "kind": Field(STR, choices=("error", "rounding")),
 }
 
 PART_FIELDS: dict[str, Field] = {
@@ -225,6 +231,8 @@ def validate_item(it: Any, file: str, index: int) -> None:
         if isinstance(pr["value"], str) and "compute" not in it.get("answer", {}):
             raise CuratedError(file, item, f"printed[{j}].value",
                                "a printed option letter is checked only against a computed key")
+        if "kind" in pr and "reason" not in pr:
+            raise CuratedError(file, item, f"printed[{j}].kind", "a kind belongs to a figure that disagrees (give its reason)")
         if "compute" in pr:
             _check_answer(pr["compute"], "nat", 0, file, item, f"printed[{j}].compute")
         if "compute" not in pr and "compute" not in it.get("answer", {}) and not parts:

@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 FAMILIES: dict[str, Family] = {}
+#: How many times Family.generate draws again when a key is a blind guess (issue 12).
+_REDRAWS = 8
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,13 @@ class Draw:
     ``rng`` is a ``random.Random``; :meth:`np` a NumPy Generator seeded from it (created on
     first use, so families that need no NumPy do not import it)."""
 
-    def __init__(self, fam: Family, seed: int, difficulty: str):
+    def __init__(self, fam: Family, seed: int, difficulty: str, redraw: int = 0):
         self.family = fam
         self.seed = int(seed)
         self.difficulty = difficulty
-        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}")
+        # ``redraw`` > 0: Family.generate drawing again because the first draw's key was a blind guess
+        suffix = f":redraw{redraw}" if redraw else ""
+        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}{suffix}")
         self._np = None
 
     @property
@@ -155,6 +159,9 @@ class Family:
     marks: int = 1
     source: str = ""
     description: str = ""
+    # issue 12: why a key that a blind guess gives (0, 1, a number of the statement) is the point of
+    # this family; empty (the default): generate() draws again when that happens.
+    blind_key_ok: str = ""
 
     @property
     def default_difficulty(self) -> str:
@@ -166,7 +173,15 @@ class Family:
         diff = difficulty or self.default_difficulty
         if diff not in self.difficulties:
             raise ValueError(f"family {self.id} has difficulties {', '.join(self.difficulties)}, not {diff!r}")
-        p = self.build(Draw(self, seed, diff))
+        # issue 12: a NAT/integer key that typing 0, 1 or a number of the statement would win is drawn
+        # again (deterministically: the redraw's random stream is named by the seed and the attempt),
+        # unless the family declares that such a key is its point (``blind_key_ok``).
+        from question_bank.quality import blind_key_guess
+
+        for redraw in range(_REDRAWS + 1):
+            p = self.build(Draw(self, seed, diff, redraw))
+            if self.blind_key_ok or blind_key_guess(p) is None:
+                break
         if p.type not in self.types:
             raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
         return p
@@ -198,6 +213,7 @@ def family(
     difficulties: Sequence[str] = DIFFICULTIES,
     marks: int = 1,
     source: str = "",
+    blind_key_ok: str = "",
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
     """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
     for t in types:
@@ -210,7 +226,7 @@ def family(
         fam = Family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
             difficulties=tuple(difficulties), marks=marks, source=source,
-            description=(fn.__doc__ or "").strip().split("\n\n")[0],
+            description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
         )
         FAMILIES[id] = fam
         return fam
@@ -304,13 +320,31 @@ def concept_choices(
     *,
     n: int = 4,
     n_right: int = 1,
+    balance_length: bool = False,
 ) -> tuple[list[str], ChoiceKey, list[Misconception]]:
     """An MCQ (``n_right == 1``) or MSQ from statements known true (``right``) and false
-    (``wrong``, each with the mistake it reflects, if any), drawn and shuffled with ``d``."""
+    (``wrong``, each with the mistake it reflects, if any), drawn and shuffled with ``d``.
+
+    ``balance_length`` (MCQ; issue 12, "the longest option is the key"): the key's rank by
+    length among the options is drawn uniformly first, and the distractors are drawn to give
+    it that rank, so "pick the longest (or shortest) option" scores at chance. It needs, for
+    some right statement, ``n - 1`` wrong ones shorter and ``n - 1`` longer (ValueError if not)."""
     if n_right > len(right) or n - n_right > len(wrong):
         raise ValueError("not enough statements")
-    rs = d.rng.sample(list(right), n_right)
-    ws = d.rng.sample(list(wrong), n - n_right)
+    if balance_length and n_right == 1:
+        rank = d.rng.randrange(n)  # how many distractors are shorter than the key
+        size = lambda t: len(latex_to_text(t))  # noqa: E731 - what the student sees
+        fits = [r for r in right if sum(size(t) < size(r) for t, _ in wrong) >= rank
+                and sum(size(t) > size(r) for t, _ in wrong) >= n - 1 - rank]
+        if not fits:
+            raise ValueError(f"no right statement can take length rank {rank} among the wrong ones")
+        r = d.pick(fits)
+        shorter = [w for w in wrong if size(w[0]) < size(r)]
+        longer = [w for w in wrong if size(w[0]) > size(r)]
+        rs, ws = [r], d.rng.sample(shorter, rank) + d.rng.sample(longer, n - 1 - rank)
+    else:
+        rs = d.rng.sample(list(right), n_right)
+        ws = d.rng.sample(list(wrong), n - n_right)
     items: list[tuple[str, bool, Wrong | None]] = [(r, True, None) for r in rs] + [(t, False, w) for t, w in ws]
     d.rng.shuffle(items)
     options = [t for t, _, _ in items]

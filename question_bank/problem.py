@@ -73,14 +73,24 @@ class Misconception:
     value: Any
 
 
+#: Kinds of :class:`Erratum` (issue 12: a paper's rounding is not an error, and is shown apart).
+ERRATUM_KINDS: tuple[str, ...] = ("error", "rounding")
+
+
 @dataclass(frozen=True)
 class Erratum:
-    """A figure of a source text that the solver disagrees with."""
+    """A figure of a source text that the solver disagrees with.
+
+    ``kind``: ``"error"`` (the text is wrong, or its figure cannot be derived from what it
+    states) or ``"rounding"`` (a rounding note: the printed figure is the source's own rounding
+    of the exact one, or a model's name such as "1.5B", not an error). The quiz can show the
+    two apart: "Erratum" vs "Rounding note"."""
 
     where: str  # "004_83489721195aedaa.txt §19 GATE Q3"
     printed: str  # the figure as printed
     exact: str  # the solver's figure
     reason: str  # a different convention, or a plain error, explained
+    kind: str = "error"  # one of ERRATUM_KINDS
 
 
 @dataclass
@@ -125,6 +135,14 @@ class Problem:
     hints: list[str] = field(default_factory=list)
     errata: list[Erratum] = field(default_factory=list)
     explanation: str = ""  # for conceptual MCQ/MSQ: why the key is right
+    # Curated only (issue 12): non-empty when the item cannot be answered from what the student
+    # sees (e.g. a seeded program's output); the reason. Shown with its worked answer, never graded:
+    # question_bank.curated.index() and bank.entries() leave it out unless asked.
+    study_only: str = ""
+    # What a student is shown as the source (issue 12: a title and section, never a file name):
+    # "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"; "" when generated.
+    # ``source`` keeps the seed file for tools (issue 4's listing).
+    source_title: str = ""
 
 
 def key_value(key: Key) -> Any:
@@ -192,8 +210,11 @@ def problem_to_json(p: Problem) -> dict[str, Any]:
         "source": p.source,
         "source_label": p.source_label,
         "hints": list(p.hints),
-        "errata": [{"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason} for e in p.errata],
+        "errata": [{"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason, "kind": e.kind}
+                   for e in p.errata],
         "explanation": p.explanation,
+        "study_only": p.study_only,
+        "source_title": p.source_title,
     }
 
 

@@ -144,7 +144,7 @@ def test_curated_entries_match_the_built_problems():
     """Every field a listing shows, read from the TOML alone, equals the built problem's; the
     errata the file declares are exactly the built errata (minus the exact figure)."""
     built = {p.id: p for p in qb.curated()}
-    es = qb.entries(kind="curated")
+    es = qb.entries(kind="curated", include_study_only=True)
     assert {e.id for e in es} == set(built)
     for e in es:
         p = built[e.id]
@@ -152,7 +152,7 @@ def test_curated_entries_match_the_built_problems():
             (p.topic, (p.type,), (p.difficulty,), p.source_label, p.tags), e.id
         seed_file = p.source.split()[0]
         assert e.source == f"{seed_file} {p.source_label}" and p.source == f"{seed_file} {e.section}", e.id
-        assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason} for x in p.errata], e.id
+        assert list(e.errata) == [{"where": x.where, "printed": x.printed, "reason": x.reason, "kind": x.kind} for x in p.errata], e.id
 
 
 def test_list_json_curated_errata(runner):

@@ -242,10 +242,32 @@ def test_complexity_keys_match_a_second_table():
         assert p.options[ci] == f"$O({expect})$"
 
 
-def test_why_sqrt_dk_key_mentions_variance_or_saturation():
+MEMORY = {  # working memory besides inputs (KV cache included), weights and output; typed again
+    "full self-attention": "n^2", "sliding-window": "n w", "linear attention": "d^2", "linformer": "n k",
+    "strided sparse": r"n\sqrt{n}", "flashattention": "n", "recurrent": "d", "decoding step": "n",
+}
+
+
+def test_complexity_memory_keys_match_a_second_table():
+    seen = 0
+    for p in variants("complexity.attention_variants"):
+        if p.type != "mcq" or p.given["column"] != 1:
+            continue
+        (ci,) = p.key.correct
+        expect = next(v for k, v in MEMORY.items() if k in p.given["variant"].lower())
+        assert p.options[ci] == f"$O({expect})$"
+        seen += 1
+    assert seen
+
+
+def test_why_sqrt_dk_key_names_saturation_and_no_distractor_does():
+    """The reason is the softmax's saturation (one-hot, vanishing gradients); no wrong option says so."""
+    def says_saturation(o: str) -> bool:
+        return any(w in o for w in ("saturat", "one-hot", "gradients"))
+
     for p in variants("attention.why_sqrt_dk"):
         (ci,) = p.key.correct
-        assert "variance" in p.options[ci] and ("saturat" in p.options[ci] or "gradients" in p.options[ci])
+        assert says_saturation(p.options[ci]) and not any(says_saturation(o) for i, o in enumerate(p.options) if i != ci)
 
 
 # ---------------------------------------------------------------- pinned hand-worked variants
@@ -347,9 +369,10 @@ def test_pin_rmsnorm():
 
 
 def test_pin_bert():
-    """128 tokens, positions in the MLM loss: 0.15 × 128 = 19.2."""
+    """512 tokens, positions in the MLM loss: 0.15 × 512 = 76.8; only the [MASK] ones, 0.8 × 76.8 = 61.44."""
     p = gen("pretraining.bert_masking")
-    assert (p.given["n_tokens"], p.given["ask"]) == (128, "selected") and grade(p, 19.2).correct
+    assert (p.given["n_tokens"], p.given["ask"]) == (512, "selected") and grade(p, 76.8).correct
+    assert grade(p, 61.44).misconception.id == "loss_on_mask_only"
 
 
 def test_pin_complexity():

@@ -131,11 +131,14 @@ def test_min_chips_vs_formula():
 
 
 def test_pin_matmul_bound():
-    """A100 80GB: I* = 312e12 / 2.039e12 = 153.0. B = 256, D = 8192, F = 4096: FLOPs 2·256·8192·4096 = 17,179,869,184;
-    bytes 2·(256·8192 + 8192·4096 + 256·4096) = 73,400,320; I = 234.1 > 153.0: compute-bound."""
+    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 64, D = 8192, F = 16384: FLOPs 2·64·8192·16384 = 17,179,869,184;
+    bytes 2·(64·8192 + 8192·16384 + 64·16384) = 271,581,184; I = 63.26 < 295.4: memory-bound. The slip drawn here
+    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}."""
     p = easy("hardware.matmul_bound")
     (ci,) = p.key.correct
-    assert p.given["batch"] == 256 and p.options[ci].startswith("Compute-bound") and "234.1" in p.options[ci]
+    assert p.given["batch"] == 64 and p.options[ci].startswith("Memory-bound") and "63.3" in p.options[ci]
+    assert sorted(o.split("approx ")[1][:4] for o in p.options) == ["31.6", "31.6", "63.3", "63.3"]
+    assert "2 FLOPs per multiply-add" in p.statement_md
 
 
 def test_pin_critical_intensity():
@@ -167,13 +170,15 @@ def test_pin_gpu_days():
 
 
 def test_pin_zero_memory():
-    """Ψ = 13B, 64 GPUs, stage 1: 4 × 13 + 12 × 13/64 = 52 + 2.4375 = 54.44 GB; no ZeRO 16 × 13 = 208 GB."""
+    """Ψ = 13B, 64 GPUs, stage 3: 16 × 13e9 / 64 = 3.25e9 bytes = 3.25 GB; no ZeRO 16 × 13 = 208 GB;
+    stage 1's 4 × 13 + 12 × 13/64 = 54.44 GB."""
     p = easy("hardware.zero_memory")
-    assert grade(p, 54.44).correct and grade(p, 208.0).misconception.id == "no_sharding"
+    assert grade(p, 3.25).correct and grade(p, 208.0).misconception.id == "no_sharding"
+    assert grade(p, 54.44).misconception.id == "stage_1_partitioning"
 
 
 def test_pin_min_chips():
-    """GPT-3 175B (174,604,259,328 parameters) in int8 on A100 40GB: 174.6 GB / 40 GB = 4.37 → 5 chips;
-    8 bytes (bits) per weight → 1,396.8 GB / 40 → 35."""
+    """GPT-3 175B (174,604,259,328 parameters) in int8 on H100 80GB: 174.6 GB / 80 GB = 2.18 → 3 chips;
+    8 bytes (bits) per weight → 1,396.8 GB / 80 = 17.46 → 18."""
     p = easy("hardware.min_chips")
-    assert grade(p, 5).correct and grade(p, 35).misconception.id == "bits_as_bytes"
+    assert grade(p, 3).correct and grade(p, 18).misconception.id == "bits_as_bytes"

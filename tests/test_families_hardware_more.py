@@ -141,11 +141,11 @@ def test_activation_memory_vs_paper():
 
 
 def test_pin_prefill_time():
-    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 35%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
-    / (989.5e12 × 0.35 = 3.46325e14) = 0.307503 s → 307.50 ms. Sparse peak: 153.75; MFU ignored: 107.63."""
+    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
+    / (989.5e12 × 0.45 = 4.45275e14) = 0.239169 s → 239.17 ms. Sparse peak: 119.58; MFU ignored: 107.63."""
     p = easy("hardware.prefill_time")
-    assert grade(p, 307.50).correct
-    assert grade(p, 153.75).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
+    assert grade(p, 239.17).correct
+    assert grade(p, 119.58).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
 
 
 def test_pin_decode_attention_intensity():
@@ -164,24 +164,25 @@ def test_pin_attention_crossover():
 
 
 def test_pin_mfu():
-    """70B on 1.4T tokens, 1,220,000 A100 GPU-hours: C = 5.88e23; 1.22e6 × 3600 × 312e12 = 1.370304e24;
-    MFU = 42.91% → 42.9. Sparse 624 TFLOP/s: 21.5; 2N: 14.3."""
+    """13B on 1T tokens, 161,000 A100 GPU-hours: C = 7.8e22; 1.61e5 × 3600 × 312e12 = 1.808352e23;
+    MFU = 43.13% → 43.1. Sparse 624 TFLOP/s: 21.57 → 21.6; 2N: 14.38 → 14.4."""
     p = easy("hardware.mfu_from_gpu_hours")
-    assert grade(p, 42.9).correct and grade(p, 21.5).misconception.id == "sparse_peak"
-    assert grade(p, 14.3).misconception.id == "forgot_backward"
+    assert grade(p, 43.1).correct and grade(p, 21.6).misconception.id == "sparse_peak"
+    assert grade(p, 14.4).misconception.id == "forgot_backward"
 
 
 def test_pin_pf_days():
-    """70B × 1T tokens: 6 × 7e10 × 1e12 = 4.2e23 / 8.64e19 = 4861.1 PF-days; 2N: 1620.4."""
+    """1.3B × 1T tokens: 6 × 1.3e9 × 1e12 = 7.8e21 / 8.64e19 = 90.28 → 90.3 PF-days; 2N: 30.09 → 30.1."""
     p = easy("hardware.pf_days")
-    assert grade(p, 4861.1).correct and grade(p, 1620.4).misconception.id == "forgot_backward"
+    assert grade(p, 90.3).correct and grade(p, 30.1).misconception.id == "forgot_backward"
 
 
 def test_pin_kaplan():
-    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 2048: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
-    2·32·2048·2560 = 335,544,320; C_forward = 5,368,709,120 = 5368.71 MFLOP. The 2N rule: 5033.16."""
+    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 1024: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
+    2·32·1024·2560 = 167,772,160; C_forward = 5,200,936,960 = 5200.94 MFLOP. The 2N rule: 5033.16."""
     p = easy("hardware.kaplan_forward")
-    assert grade(p, 5368.71).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
+    assert 12 * 32 * 2560**2 == 2_516_582_400 and 2 * 2_516_582_400 + 2 * 32 * 1024 * 2560 == 5_200_936_960
+    assert grade(p, 5200.94).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
 
 
 def test_pin_activation_memory():
@@ -197,12 +198,13 @@ def test_factor_two_mistake_names_both_causes():
     N for a forward pass) change the answer by the same factor 2, so the grader cannot tell them
     apart: the misconception a student's halved MFU (or halved prefill time) is diagnosed as must
     name both, or a student who counted multiply-adds is told they used the sparse peak.
-    Pinned: 7B, 1.4T tokens, 101,000 A100 GPU-hours: 5.88e22 / (1.01e5 · 3600 · 312e12) = 51.83%;
-    with 624e12 or with 3N·D = 2.94e22 both give 25.92% → 25.9."""
+    Pinned: 13B, 1T tokens, 148,000 A100 GPU-hours: 7.8e22 / (1.48e5 · 3600 · 312e12) = 46.92%;
+    with 624e12 or with 3N·D = 3.9e22 both give 23.46% → 23.5."""
     p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(1, "easy")
-    assert p.given == {"params": 7 * 10**9, "tokens": 1_400 * 10**9, "hw": "a100-80gb", "gpu_hours": 101_000}
-    assert grade(p, 51.8).correct
-    m = grade(p, 25.9).misconception
+    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 148_000,
+                       "tokens_per_param": None}
+    assert grade(p, 46.9).correct
+    m = grade(p, 23.5).misconception
     assert "multiply-add" in m.label and "sparsity" in m.label
     for fid in ("hardware.mfu_from_gpu_hours", "hardware.prefill_time"):
         for p in variants(fid):

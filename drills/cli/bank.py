@@ -28,15 +28,18 @@ def bank() -> None:
 @click.option("--type", "type_", type=TYPE_CHOICE, default=None, help="Only this problem type.")
 @click.option("--difficulty", type=DIFFICULTY_CHOICE, default=None, help="Only items at this difficulty.")
 @click.option("--kind", type=click.Choice(["family", "curated"]), default=None, help="Only families or curated items.")
+@click.option("--study-only/--graded-only", "study", default=True, show_default=True,
+              help="Include the study-only curated items (shown with their answer, never graded).")
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON list of {id, kind, topic, type, source, errata, ...}; a curated item's source is its "
                    "seed file and label, a family's \"generated\".")
-def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind: str | None, as_json: bool) -> None:
+def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind: str | None, study: bool,
+             as_json: bool) -> None:
     """Families and curated items."""
     from question_bank import bank as qb
 
     try:
-        items = qb.entries(topic=topic, type=type_, difficulty=difficulty, kind=kind)
+        items = qb.entries(topic=topic, type=type_, difficulty=difficulty, kind=kind, include_study_only=study)
     except Exception as e:  # noqa: BLE001 - a malformed data file: one line naming file, item, field
         if type(e).__name__ == "CuratedError":
             raise _curated_error(e) from None
@@ -52,7 +55,8 @@ def list_cmd(topic: str | None, type_: str | None, difficulty: str | None, kind:
     for e in items:
         err = f"  [{len(e.errata)} {'erratum' if len(e.errata) == 1 else 'errata'}]" if e.errata else ""
         src = e.title if e.kind == "family" else f"{e.source} — {e.section}"
-        emit(f"{e.id:<{w_id}}  {e.kind:<7}  {e.topic:<{w_topic}}  {e.type:<9}  {src}{err}")
+        study = "  [study only]" if e.study_only else ""
+        emit(f"{e.id:<{w_id}}  {e.kind:<7}  {e.topic:<{w_topic}}  {e.type:<9}  {src}{err}{study}")
     n_f = sum(e.kind == "family" for e in items)
     emit(f"\n{n_f} families, {len(items) - n_f} curated items")
 
@@ -62,8 +66,10 @@ def _render(p) -> str:
     from question_bank.problem import extra_explanation
 
     head = f"{p.id}  ·  {p.topic}  ·  {p.type.upper()}  ·  {p.marks} mark{'s' if p.marks != 1 else ''}  ·  {p.difficulty}"
-    src = p.source if p.source == "generated" else f"{p.source_label} — {p.source}"
+    src = p.source if p.source == "generated" else f"{p.source_label} — {p.source_title or p.source}"
     lines = [head, f"source: {src}", "", p.statement_text]
+    if p.study_only:
+        lines[2:2] = [f"study only, never graded: {p.study_only}"]
     if p.options_text:
         lines.append("")
         lines += [f"  ({LETTERS[i]}) {o}" for i, o in enumerate(p.options_text)]
@@ -83,7 +89,8 @@ def _render(p) -> str:
 
         lines += ["", latex_to_text(extra)]
     for e in p.errata:
-        lines += ["", f"Erratum ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
+        what = "Rounding note" if e.kind == "rounding" else "Erratum"
+        lines += ["", f"{what} ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}"]
     return "\n".join(lines)
 
 
@@ -114,15 +121,30 @@ def show(item_id: str, seed: int | None, difficulty: str | None, as_json: bool) 
 @bank.command("validate")
 @click.option("--seeds", type=click.IntRange(1, 10000), default=20, show_default=True,
               help="Seeds per family and difficulty.")
+@click.option("--quality", is_flag=True,
+              help="Also check that the problems measure what they claim (issue 12): key positions, answer-blind "
+                   "guessing, keys a blind guess gives, difficulty levels.")
+@click.option("--draws", type=click.IntRange(20, 100000), default=200, show_default=True,
+              help="With --quality: problems drawn per family.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object {ok, issues, families, generated, curated}.")
 @click.pass_context
-def validate(ctx: click.Context, seeds: int, as_json: bool) -> None:
+def validate(ctx: click.Context, seeds: int, quality: bool, draws: int, as_json: bool) -> None:
     """Generate every family, load every data file, check every key; exit 1 on any problem."""
     from question_bank import bank as qb
 
     rep = qb.validate(seeds=seeds)
+    qrep = None
+    if quality:
+        from question_bank import quality as ql
+
+        qrep = ql.run_quality(draws)
+    ok = rep.ok and (qrep is None or qrep.ok)
     if as_json:
-        emit_json(rep.to_json())
+        out = rep.to_json()
+        if qrep is not None:
+            out["quality"] = qrep.to_json()
+            out["ok"] = ok
+        emit_json(out)
     else:
         emit(f"families: {rep.families}, generated problems: {rep.generated}, curated items: {rep.curated}")
         for u in rep.unavailable:
@@ -133,14 +155,57 @@ def validate(ctx: click.Context, seeds: int, as_json: bool) -> None:
             emit(f"{len(rep.issues)} problem{'s' if len(rep.issues) != 1 else ''}:")
             for m in rep.issues:
                 emit(f"  {m}")
-    if not rep.ok:
+        if qrep is not None:
+            emit(_quality_text(qrep, draws))
+    if not ok:
         ctx.exit(1)
 
 
+def _quality_text(q, draws: int) -> str:
+    from question_bank import quality as ql
+
+    def shares(c) -> str:
+        return " ".join(f"({k}) {v:.0%}" for k, v in ql.letter_shares(c).items())
+
+    lines = ["", f"quality ({draws} draws per family):",
+             f"  key positions, families: {shares(q.positions_families)}",
+             f"  key positions, curated:  {shares(q.positions_curated)}  (no letter over {ql.MAX_LETTER_SHARE:.0%})"]
+    for f in q.families.values():
+        for kind, base in f.chance.items():
+            n_kind = f.kinds.get(kind, 0)
+            rules = {k: v for k, v in f.guessing.items()
+                     if k.startswith("msq: ") == (kind == "msq") and v[1] >= max(10, n_kind // 4)}  # as the check
+            if rules:
+                name, (rate, n) = max(rules.items(), key=lambda kv: kv[1][0])
+                lines.append(f"  {f.id} ({kind}): best blind rule '{name}' {rate:.0%} of {n} (chance {base:.0%})")
+    n_blind = sum(f.blind_keys for f in q.families.values())
+    n_draws = sum(f.draws for f in q.families.values() if not f.blind_exempt)
+    exempt = [f.id for f in q.families.values() if f.blind_exempt]
+    lines.append(f"  keys a blind guess (0, 1, a number of the statement) gives: {n_blind} of {n_draws}"
+                 + (f" (not counted: {', '.join(exempt)}, where that is the point)" if exempt else ""))
+    lines.append(f"  curated items study-only (shown, never graded): {len(q.study_only)}"
+                 + (f" ({', '.join(q.study_only)})" if q.study_only else ""))
+    lines.append(f"  families with a statement at two difficulties: "
+                 f"{sum(1 for f in q.families.values() if f.shared_statements)} of {len(q.families)}")
+    if q.pending:
+        lines.append(f"  pending (known, listed in question_bank.quality.PENDING): {len(q.pending)}")
+        lines += [f"    {m}" for m in q.pending]
+    lines += [f"  pending no more? {m}" for m in q.cleared]
+    if q.ok:
+        lines.append("ok: no other family fails a quality check")
+    else:
+        lines.append(f"{len(q.issues)} quality problem{'s' if len(q.issues) != 1 else ''}:")
+        lines += [f"  {m}" for m in q.issues]
+    return "\n".join(lines)
+
+
 @bank.command("errata")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of {where, printed, exact, reason, item, source_label}.")
-def errata(as_json: bool) -> None:
-    """Figures of the seed texts that the solver disagrees with."""
+@click.option("--kind", type=click.Choice(["error", "rounding"]), default=None,
+              help="Only errors of the source, or only rounding notes (the source's own rounding, not an error).")
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON list of {where, printed, exact, reason, kind, item, source_label}; kind is error or rounding.")
+def errata(kind: str | None, as_json: bool) -> None:
+    """Figures of the seed texts that the solver disagrees with: errata, then rounding notes."""
     from question_bank import bank as qb
 
     try:
@@ -149,15 +214,26 @@ def errata(as_json: bool) -> None:
         if type(e).__name__ == "CuratedError":
             raise _curated_error(e) from None
         raise
+    if kind:
+        rows = [r for r in rows if r["kind"] == kind]
     if as_json:
         emit_json(rows)
         return
     if not rows:
         emit("no errata: every checked figure agrees with the solver")
         return
-    for r in rows:
-        emit(f"{r['where']}  [{r['item']}]")
-        emit(f"    printed: {r['printed']}")
-        emit(f"    exact:   {r['exact']}")
-        emit(f"    why:     {r['reason']}")
-    emit(f"\n{len(rows)} errata")
+    errors = [r for r in rows if r["kind"] != "rounding"]
+    notes = [r for r in rows if r["kind"] == "rounding"]
+    for title, group in (("Errata (the source is wrong, or its figure cannot be derived from what it states)", errors),
+                         ("Rounding notes (the source's own rounding, or a model's name: not an error)", notes)):
+        if not group:
+            continue
+        emit(title)
+        emit("")
+        for r in group:
+            emit(f"{r['where']}  [{r['item']}]")
+            emit(f"    printed: {r['printed']}")
+            emit(f"    exact:   {r['exact']}")
+            emit(f"    why:     {r['reason']}")
+        emit("")
+    emit(f"{len(errors)} errata, {len(notes)} rounding note{'s' if len(notes) != 1 else ''}")

@@ -392,7 +392,7 @@ def attention_one_weight(d: Draw) -> Problem:
     topic="attention",
     title="Masked softmax: causal and padding masks",
     types=("matrix",),
-    tags=("attention", "mask", "causal", "padding", "softmax"),
+    tags=("attention", "mask", "attention-mask", "masking", "causal", "padding", "softmax"),
     source="004_83489721195aedaa.txt, 000_77b679b0197eab2d.txt (masking)",
 )
 def masked_weights(d: Draw) -> Problem:

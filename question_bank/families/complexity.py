@@ -28,16 +28,33 @@ from question_bank.grading import answer_text
 from question_bank.problem import ChoiceKey, Misconception, Problem
 from question_bank.render import Doc, latex_to_text
 
-# variant -> (time, memory, reason, linear_in_n_time)
-FACTS: dict[str, tuple[str, str, str, bool]] = {
-    "full self-attention": (r"O(n^2 d)", r"O(n^2)", r"$QK^\top$ multiplies $(n\times d)(d\times n)$ and stores the $n\times n$ scores", False),
-    "sliding-window attention (window $w$)": (r"O(n w d)", r"O(n w)", "each query attends to only $w$ keys", True),
-    r"linear attention ($\phi(Q)(\phi(K)^\top V)$)": (r"O(n d^2)", r"O(d^2)", r"$\phi(K)^\top V$ is a $d\times d$ matrix built once", True),
-    "Linformer (keys and values projected to $k$ rows)": (r"O(n k d)", r"O(n k)", "the score matrix is $n\\times k$", True),
-    r"strided sparse attention ($\sqrt{n}$ keys per query)": (r"O(n\sqrt{n}\, d)", r"O(n\sqrt{n})", r"each query sees $\sqrt n$ keys", False),
-    "FlashAttention": (r"O(n^2 d)", r"O(n)", "it computes exact attention in tiles: same FLOPs, no $n\\times n$ matrix in memory", False),
-    "a recurrent (RNN) layer": (r"O(n d^2)", r"O(d)", "$n$ sequential steps, each a $d\\times d$ matrix–vector product", True),
-    "one decoding step with a KV cache": (r"O(n d)", r"O(n d)", "one new query against $n$ cached keys and values", True),
+# variant -> (time, working memory, why the time, linear_in_n_time, why the memory).
+# "Working memory" (issue 12): what the computation holds besides its inputs (X, or Q, K, V, the KV
+# cache), its weights and its output; one number per class, so no second answer is defensible.
+# The names are of similar lengths, so the MSQ's key is not "the longer names" (issue 12).
+FACTS: dict[str, tuple[str, str, str, bool, str]] = {
+    "full self-attention (every query against every key)": (
+        r"O(n^2 d)", r"O(n^2)", r"$QK^\top$ multiplies $(n\times d)(d\times n)$", False,
+        r"the $n\times n$ score matrix is held before the softmax"),
+    "sliding-window attention (window $w$)": (
+        r"O(n w d)", r"O(n w)", "each query attends to only $w$ keys", True, "each of the $n$ queries holds $w$ scores"),
+    r"linear attention ($\phi(Q)(\phi(K)^\top V)$)": (
+        r"O(n d^2)", r"O(d^2)", r"$\phi(K)^\top V$ is a $d\times d$ matrix built once, then applied to $n$ queries", True,
+        r"only the $d\times d$ matrix $\phi(K)^\top V$ is held"),
+    "Linformer (keys and values projected to $k$ rows)": (
+        r"O(n k d)", r"O(n k)", "the score matrix is $n\times k$", True, "the $n\times k$ score matrix is held"),
+    r"strided sparse attention ($\sqrt{n}$ keys per query)": (
+        r"O(n\sqrt{n}\, d)", r"O(n\sqrt{n})", r"each query sees $\sqrt n$ keys", False,
+        r"each of the $n$ queries holds $\sqrt n$ scores"),
+    "FlashAttention (exact attention computed in tiles)": (
+        r"O(n^2 d)", r"O(n)", "it computes exact attention in tiles: the same FLOPs as full attention", False,
+        "tiles of fixed size plus a running maximum and sum per query: no $n\times n$ matrix"),
+    "a recurrent (RNN) layer over the whole sequence": (
+        r"O(n d^2)", r"O(d)", "$n$ sequential steps, each a $d\times d$ matrix–vector product", True,
+        "only the current hidden state $h_t$ (the recurrent weights are weights, not counted)"),
+    "one decoding step with a KV cache of $n$ tokens": (
+        r"O(n d)", r"O(n)", "one new query against $n$ cached keys and values", True,
+        "the new query's $n$ scores (the cache is the step's input, not counted)"),
 }
 
 
@@ -68,7 +85,7 @@ def attention_variants(d: Draw) -> Problem:
         key = ChoiceKey(frozenset(i for i, v in enumerate(picked) if FACTS[v][3]))
         mis = [Misconception("flash_is_linear", "thought FlashAttention is linear in n",
                              "FlashAttention saves memory, not FLOPs: its time is still O(n²·d).",
-                             frozenset(key.correct | {picked.index("FlashAttention")}))] if "FlashAttention" in picked else []
+                             frozenset(key.correct | {flash[0]}))] if (flash := [i for i, v in enumerate(picked) if v.startswith("FlashAttention")]) else []
         st = Doc().p("For a sequence of $n$ tokens with fixed width $d$ (and fixed $w$, $k$), which of the following take time "
                      "**linear** in $n$? Choose all that apply.")
         sol = Doc()
@@ -92,10 +109,11 @@ def attention_variants(d: Draw) -> Problem:
     key = ChoiceKey(frozenset({ci}))
     mis = [Wrong("confused_with_" + _slug(v), f"confused with {latex_to_text(v)}", _wrong_for(latex_to_text(v), column), i).misconception()
            for i, (_, v) in enumerate(chosen) if v is not None]
-    what = "time complexity" if column == 0 else "memory needed beyond the inputs and outputs"
+    what = "time complexity" if column == 0 else ("working memory (what it holds besides its inputs, a KV cache "
+                                                   "included, its weights and its output)")
     st = Doc().p(f"What is the {what} of {variant} for a sequence of $n$ tokens of width $d$?")
     sol = Doc()
-    sol.p(f"${right}$: {FACTS[variant][2]}.")
+    sol.p(f"${right}$: {FACTS[variant][2 if column == 0 else 4]}.")
     sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
                      given={"variant": variant, "column": column})

@@ -17,6 +17,7 @@ ratio is n/d: attention is cheaper exactly when n < d.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from question_bank.families.counting_common import big, sci, tokens_text
@@ -149,8 +150,9 @@ def flops_forward(d: Draw) -> Problem:
     if mode == "train":
         sol.p(f"Backward: two matmuls of the same size per matmul, $2 \\times {big(rep.forward_flops)} = {big(rep.backward_flops)}$; "
               f"training step $= {big(rep.flops)}$ FLOPs.")
-    sol.p(f"$= {rep.flops / 1e9:.4f}$ GFLOPs. (The 2N rule with N = {big(rep.textbook['N_non_embedding'])} non-embedding "
-          f"parameters would give {rep.textbook['rule_value'] / 1e9:.2f}.)")
+    rule = "2N" if mode == "forward" else "6N"  # issue 12: a training step's rule is 6N, and its figure is 6N's
+    sol.p(f"$= {rep.flops / 1e9:.4f}$ GFLOPs. (The {rule}-per-token rule with N = {big(rep.textbook['N_non_embedding'])} "
+          f"non-embedding parameters would give {rep.textbook['rule_value'] / 1e9:.2f}.)")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"config": cfg.to_dict(), "batch": batch, "seq": n, "mode": mode},
@@ -164,14 +166,18 @@ _DS = (100 * 10**9, 300 * 10**9, 10**12, 2 * 10**12, 15 * 10**12)
 @family("counting.flops_training", topic="counting", title="Training compute: C = 6·N·D",
         types=("nat",), tags=("flops", "training", "6ND"), source="issue 7 (training compute); Kaplan et al. 2020")
 def flops_training(d: Draw) -> Problem:
-    """C = 6·N·D: 2N per token forward, 4N backward; PF-days = C / (10¹⁵ · 86,400)."""
+    """C = 6·N·D: 2N per token forward, 4N backward; PF-days = C / (10¹⁵ · 86,400).
+
+    Levels (issue 12: disjoint, ordered): easy, C for a model up to 1.3 billion parameters; medium,
+    C for 2.7 to 70 billion (larger exponents); hard, the same compute in PF-days (one more unit
+    conversion), any model."""
     from solver.roofline import matmul_flops
     from solver.training import PF_DAY, train
     from solver.units import per_convention
 
-    ask = "pf_days" if d.level == 2 and d.rng.random() < 0.5 else "compute"
+    ask = "pf_days" if d.level == 2 else "compute"
     for _ in range(200):
-        N, D = d.pick(_NS), d.pick(_DS)
+        N, D = d.pick((_NS[:3], _NS[3:], _NS)[d.level]), d.pick(_DS)
         r = train(N, tokens=D)
         C = r.answer
         exp = int(math.floor(math.log10(C)))
@@ -213,6 +219,19 @@ def flops_training(d: Draw) -> Problem:
                      hints=["Forward 2N, backward 4N FLOPs per token."])
 
 
+def _slips_both_sides(n: int, dm: int) -> bool:
+    """The MCQ's two slips (QKᵀ only: ratio/2; W_hh only: 2·ratio) give one factor above the key's and
+    one below, neither 1, so that the drawn slip can fall on either side (n/d = 2 is excluded as well:
+    the statement prints "2 FLOPs")."""
+    q = Fraction(n, dm)
+
+    def f(r: Fraction) -> Fraction:
+        return max(r, 1 / r)
+
+    slips = [r for r in (q / 2, 2 * q) if r != 1]
+    return len(slips) == 2 and len({f(r) > f(q) for r in slips}) == 2
+
+
 @family("counting.attention_vs_rnn", topic="counting", title="Attention versus RNN: which costs more?",
         types=("mcq", "nat"), tags=("flops", "complexity", "rnn"), source=_SRC)
 def attention_vs_rnn(d: Draw) -> Problem:
@@ -221,7 +240,7 @@ def attention_vs_rnn(d: Draw) -> Problem:
 
     while True:
         n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
-        if n != dm and safe_for_rounding(n / dm, 2, 0.1):
+        if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1) and (d.level > 0 or _slips_both_sides(n, dm)):
             break
     batch = 1
     attn = _scores(_attn_cfg(dm, 1), batch, n)["both"]
@@ -236,16 +255,43 @@ def attention_vs_rnn(d: Draw) -> Problem:
     sol.p(f"RNN: per step $2d^2$ for $W_{{hh}}h$ and $2d^2$ for $W_{{xh}}x$, over $n$ steps $4nd^2 = 4 \\times {n} \\times {dm}^2 = {big(rnn)}$.")
     sol.p(f"Ratio attention/RNN $= 4n^2d / 4nd^2 = n/d = {n}/{dm} = {n / dm:.4f}$: attention is cheaper exactly when $n < d$.")
     if d.level == 0:
+        # Four claims of the same form, "X is cheaper: Y needs f times its FLOPs", crossing two
+        # directions with two factors (the right one, and the one a slip gives): no option can be
+        # told by its length, its words or its number without computing (issue 12: the old
+        # options "Both need the same" / "It cannot be told" were never the key).
         cheaper = "attention" if attn < rnn else "rnn"
-        texts = {"attention": "Self-attention needs fewer FLOPs", "rnn": "The RNN needs fewer FLOPs",
-                 "same": "Both need the same number of FLOPs", "batch": "It cannot be told without the batch size"}
-        order = list(texts)
+        q = Fraction(attn) / Fraction(rnn)
+        slips = [("forgot_av", "counted QKᵀ only", "Attention also multiplies the weights by V: another 2n²d.", q / 2),
+                 ("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.", 2 * q)]
+
+        def factor(ratio: Fraction) -> Fraction:
+            return max(ratio, 1 / ratio)
+
+        # the slip's factor is above the key's in half the draws, below in the other half (where
+        # both are possible), so "the smallest (largest) factor" is no guide
+        above = d.rng.random() < 0.5
+        slips = [sl for sl in slips if sl[3] != 1]
+        slips = [sl for sl in slips if (factor(sl[3]) > factor(q)) == above] or slips
+        sid, slabel, sfeed, sq = d.pick(slips)
+
+        def claim(ratio: Fraction) -> tuple[str, str]:
+            return ("attention" if ratio < 1 else "rnn", f"{float(factor(ratio)):.3g}")
+
+        def text(c: tuple[str, str]) -> str:
+            if c[0] == "attention":
+                return f"Self-attention is cheaper: the RNN needs {c[1]} times its FLOPs"
+            return f"The RNN is cheaper: self-attention needs {c[1]} times its FLOPs"
+
+        flip = {"attention": "rnn", "rnn": "attention"}
+        right, slip = claim(q), claim(sq)
+        claims = [right, (flip[right[0]], right[1]), slip, (flip[slip[0]], slip[1])]
+        order = list(range(4))
         d.rng.shuffle(order)
-        options = [texts[k] for k in order]
-        wrong_model = "rnn" if cheaper == "attention" else "attention"
-        key = ChoiceKey(frozenset({order.index(cheaper)}))
+        options = [text(claims[i]) for i in order]
+        key = ChoiceKey(frozenset({order.index(0)}))
         mis = [Misconception("swapped_complexities", "swapped O(n²d) and O(nd²)",
-                             "Attention costs O(n²·d) and the RNN O(n·d²): compare n with d.", order.index(wrong_model))]
+                             "Attention costs O(n²·d) and the RNN O(n·d²): compare n with d.", order.index(1)),
+               Misconception(sid, slabel, sfeed, order.index(2))]
         st.p("Which statement is right?")
         sol.p("**Answer:** " + answer_text(key, options))
         return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options,

@@ -38,7 +38,9 @@ def attention_memory(d: Draw) -> Problem:
     for _ in range(300):
         batch = d.pick((1, 2, 4, 8) if d.level < 2 else (4, 8, 16, 32))
         h = d.pick((8, 12, 16, 32))
-        n = d.pick((1024, 2048, 4096) if d.level == 0 else (2048, 4096, 8192, 16384))
+        # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n = 8192 or 16384 in GB or
+        # GiB (larger numbers, either unit); hard, every layer of the model (× L).
+        n = d.pick(((1024, 2048, 4096), (8192, 16384), (2048, 4096, 8192, 16384))[d.level])
         dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
         layers = d.pick((12, 24, 32)) if d.level == 2 else 1
         unit = d.pick(("GB", "GiB") if d.level else ("GiB",))
@@ -90,12 +92,15 @@ def kv_cache(d: Draw) -> Problem:
     from solver.presets import get_preset
 
     for _ in range(300):
-        name = d.pick(_KV_PRESETS if d.level else ("llama2-7b", "gpt3-6.7b", "llama2-13b"))
+        # Levels (issue 12: disjoint, ordered): easy, an MHA model of 7-13B in fp16/bf16; medium, the other
+        # presets (most with GQA: h_kv < h to track) in fp16/bf16; hard, any of them with an int8 cache.
+        easy_models = ("llama2-7b", "gpt3-6.7b", "llama2-13b")
+        name = d.pick((easy_models, tuple(m for m in _KV_PRESETS if m not in easy_models), _KV_PRESETS)[d.level])
         cfg = get_preset(name).config
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
         batch = d.pick((1, 4, 8, 16, 32) if d.level else (1, 1, 4))
         n = d.pick((2048, 4096, 8192, 32768))
-        dtype = d.pick(("fp16", "bf16", "int8") if d.level == 2 else ("fp16", "bf16"))
+        dtype = "int8" if d.level == 2 else d.pick(("fp16", "bf16"))
         unit = d.pick(("GB", "GiB"))
         W = cfg.sliding_window  # issue 10: a windowed model (Mistral 7B) keeps min(n, W) positions per layer
         held = min(n, W) if W else n
@@ -159,7 +164,9 @@ def training_memory(d: Draw) -> Problem:
     for _ in range(300):
         name = d.pick(_TRAIN_PRESETS)
         cfg = get_preset(name).config
-        unit = d.pick(("GB", "GiB"))
+        # Levels (issue 12: disjoint, ordered): easy, GB; medium, GiB (2³⁰ to convert); hard, per GPU of a
+        # data-parallel group (one more division), either unit.
+        unit = ("GB", "GiB")[d.level] if d.level < 2 else d.pick(("GB", "GiB"))
         gpus = d.pick((8, 16, 64)) if d.level == 2 else 1
         rep = training_report(cfg, "mixed")
         nbytes = rep.bytes

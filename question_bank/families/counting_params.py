@@ -74,7 +74,10 @@ _BIAS_WRONG = {
 def params_mha(d: Draw) -> Problem:
     """W_Q, W_K, W_V, W_O of d × d each: 4d² weights, plus 4d biases when there are biases."""
     d_model, h = _dims(d, (256, 512, 768, 1024) if d.level < 2 else (512, 768, 1024, 2048))
-    bias = d.rng.random() < 0.5
+    # Levels (issue 12: disjoint, ordered): easy, one layer without biases (4d²); medium, one layer
+    # with biases (+4d); hard, several layers with biases (× L).
+    d.rng.random()  # the former bias coin, kept so that the draws after it stay as they were
+    bias = d.level > 0
     layers = d.pick((6, 12, 24)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",))
@@ -109,14 +112,17 @@ def params_mha(d: Draw) -> Problem:
         types=("integer",), tags=("parameters", "ffn", "swiglu"), source=_SRC)
 def params_ffn(d: Draw) -> Problem:
     """ReLU/GELU: 2·d·d_ff (+ d_ff + d biases); SwiGLU: 3·d·d_ff (+ 2·d_ff + d biases)."""
-    kind = d.pick(("relu", "gelu") if d.level == 0 else ("relu", "gelu", "swiglu", "swiglu"))
+    # Levels (issue 12: disjoint, ordered): easy, one ReLU/GELU FFN (two matrices); medium, one SwiGLU
+    # FFN (three matrices, d_ff = 8d/3) with biases; hard, the same over several layers (× L).
+    kind = d.pick((("relu", "gelu"), ("swiglu",), ("swiglu",))[d.level])
     if kind == "swiglu":
         d_model = d.pick((384, 768, 1536, 3072))
         d_ff = 8 * d_model // 3
     else:
         d_model = d.pick((256, 512, 768, 1024))
         d_ff = 4 * d_model
-    bias = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
+    coin = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
+    bias = coin if d.level == 0 else True  # medium and hard: every bias to count as well
     layers = d.pick((4, 12, 32)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=1, d_ff=d_ff, ffn=kind, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("ffn",))
@@ -161,8 +167,10 @@ def params_norm(d: Draw) -> Problem:
     d_model = d.pick((512, 768, 1024, 2048, 4096))
     if d.level == 0:
         layers, final = 1, False
-    else:
-        layers, final = d.pick((6, 12, 24, 32)), d.rng.random() < 0.7
+    else:  # levels (issue 12: disjoint, ordered): medium, 2 norms per layer; hard, plus a final norm
+        layers = d.pick((6, 12, 24, 32))
+        d.rng.random()  # the former final-norm coin, kept so that the draws after it stay as they were
+        final = d.level == 2
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,
                final_norm=final, bias=(norm == "layernorm"))
     comps = _parts(cfg, ("norm",))
@@ -253,7 +261,18 @@ def params_layer(d: Draw) -> Problem:
     sol = Doc()
     value = add_components(sol, comps)
     return _finish(d, st, sol, value, wrongs, {"kind": kind, "d_model": d_model, "n_heads": h, "d_ff": d_ff, "bias": bias},
-                   ["Attention 4·d² (+4d), FFN 2·d·d_ff (+d_ff+d), each LayerNorm 2d."])
+                   [_layer_hint(kind, bias)])
+
+
+def _layer_hint(kind: str, bias: bool) -> str:
+    """The hint for this draw (issue 12: "each LayerNorm 2d" was wrong for γ-only draws, and one
+    attention block was counted where a decoder layer has two)."""
+    attn = "4·d² + 4d" if bias else "4·d²"
+    ffn = "2·d·d_ff + d_ff + d" if bias else "2·d·d_ff"
+    each = "2d (γ, β)" if bias else "d (γ only)"
+    if kind == "encoder":
+        return f"One attention block: {attn}; FFN: {ffn}; two LayerNorms: {each} each."
+    return f"Two attention blocks (self and cross): {attn} each; FFN: {ffn}; three LayerNorms: {each} each."
 
 
 @family("counting.params_model", topic="counting", title="Parameters of a whole decoder-only model",
@@ -322,9 +341,11 @@ def params_lora(d: Draw) -> Problem:
     d_model = d.pick((512, 768, 1024, 2048, 4096))
     h = d.pick((8, 16, 32) if d_model >= 1024 else (8, 16))
     layers = d.pick((12, 24, 32))
-    r = d.pick((4, 8, 16, 32))
+    # Levels (issue 12: disjoint, ordered): easy, ranks 4 or 8 on W_Q and W_V of an MHA model; medium,
+    # ranks 16 or 32 (larger products); hard, a GQA/MQA model (W_K, W_V are d × h_kv·d_h, not square).
+    r = d.pick(((4, 8), (16, 32), (4, 8, 16, 32))[d.level])
     targets = ("q", "v") if d.level < 2 else d.pick((("q", "v"), ("q", "k", "v", "o")))
-    kv = h if d.level < 2 else d.pick((h, h // 4, 1))
+    kv = h if d.level < 2 else d.pick((h // 4, 1))
     cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model,
                       bias=False, vocab_size=32000, pos="rope", lora_rank=r, lora_targets=targets)
     pb = param_breakdown(cfg)
@@ -364,7 +385,9 @@ def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
     d_model = d.pick((1024, 2048, 4096))
     h = d.pick((16, 32))
-    kv = d.pick((1, 2, 4, 8)) if d.level else d.pick((1, 8))
+    # Levels (issue 12: disjoint, ordered): easy, one layer with MQA or 8 K/V heads; medium, the same over
+    # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.
+    kv = d.pick((2, 4)) if d.level == 2 else d.pick((1, 8))
     layers = 1 if d.level == 0 else d.pick((16, 24, 32))
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
     comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))

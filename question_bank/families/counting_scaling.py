@@ -32,7 +32,9 @@ def chinchilla(d: Draw) -> Problem:
     from solver.roofline import matmul_flops  # 2·B·D·F: the 2N-per-token forward count as one matmul
     from solver.training import train
 
-    ask = d.pick(("compute", "tokens") if d.level == 0 else ("compute", "tokens", "optimal_n"))
+    # Levels (issue 12: disjoint, ordered by steps): easy, C for a compute-optimal N (two products);
+    # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).
+    ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
         n_b = d.pick(_NS_B)
         N = n_b * 10**9
@@ -87,4 +89,12 @@ def chinchilla(d: Draw) -> Problem:
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None},
-                     hints=["C = 6ND and D ≈ 20N."])
+                     hints=[_HINTS[ask]])
+
+
+#: One hint per question (issue 12: "D ≈ 20N" on a budget question led to the family's own "answered 20·N").
+_HINTS = {
+    "compute": "C = 6ND, and compute-optimal training uses D ≈ 20N tokens.",
+    "tokens": "The budget fixes D: C = 6ND, so D = C/(6N), whether or not that is 20 tokens per parameter.",
+    "optimal_n": "Compute-optimal means D ≈ 20N, so C = 6N·20N = 120N².",
+}

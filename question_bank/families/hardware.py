@@ -73,44 +73,64 @@ _SPARSE = ("sparse_peak", "used the with-sparsity peak", "The datasheet's figure
 @family("hardware.matmul_bound", topic="hardware", title="Is this matmul compute- or memory-bound?",
         types=("mcq",), tags=("roofline", "arithmetic-intensity", "hardware"), marks=2, source=_SRC)
 def matmul_bound(d: Draw) -> Problem:
-    """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth."""
+    """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth.
+
+    The options cross two intensities (the right one, and the one a typical slip gives: FLOPs
+    counted as multiply-adds, I/2, or one byte per element, 2I) with the two verdicts, so every
+    number and every verdict appears twice and no option can be told from the others without
+    computing I and I* (issue 12: the old options repeated the key's numbers). The verdict is
+    drawn first, so memory- and compute-bound keys are equally frequent."""
     from solver.roofline import bound, matmul
 
+    want = d.pick(("memory", "compute"))
     for _ in range(300):
         hw = d.pick(("a100-80gb", "h100-sxm", "h200") if d.level < 2 else ("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p"))
         D, F = d.pick((4096, 8192)), d.pick((4096, 8192, 16384))
         B = d.pick((32, 64, 128, 256, 512, 1024, 2048))
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
-        if 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 and abs(I - 2 * crit) / crit > 0.05:
+        if r.breakdown["bound"] == want and 0.2 < abs(I - crit) / crit and abs(I / 2 - crit) / crit > 0.05 \
+                and abs(I - 2 * crit) / crit > 0.05:
             break
     which = r.breakdown["bound"]
+    other = "compute" if which == "memory" else "memory"
     rs = matmul(B, D, F, dtype="bf16", chip=sparse_chip(hw))
     crit_s = float(rs.breakdown["critical_intensity"])
-    macs_i = float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))  # FLOPs counted as multiply-adds
+    slip = d.pick((
+        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "The peak counts 2 FLOPs per multiply-add: so must the intensity.",
+              float(Fraction(r.breakdown["flops"]) / 2 / Fraction(r.breakdown["bytes"]))),
+        Wrong("one_byte_per_element", "counted one byte per bf16 element", "A bf16 number is 16 bits, 2 bytes: the traffic is twice that.",
+              2 * I),
+    ))
+    slip_which = bound(slip.value, crit)
+    slip_other = "compute" if slip_which == "memory" else "memory"
 
     def fmt(v: tuple[float, float, str]) -> str:
-        i, c, b = v
-        rel = "<" if i < c else ">"
-        return f"{b.capitalize()}-bound: $I \\approx {i:.1f}$ {rel} $I^* \\approx {c:.1f}$ FLOP/byte"
+        i, _, b = v
+        return f"{b.capitalize()}-bound, with $I \\approx {i:.1f}$ FLOP/byte"
 
-    other = "compute" if which == "memory" else "memory"
     wrongs = [
         Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
               "Below the critical intensity the chip waits for memory (memory-bound); above it, for the ALUs (compute-bound).",
               (I, crit, other)),
-        Wrong(*_SPARSE, (I, crit_s, bound(I, crit_s))),
-        Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "The peak counts 2 FLOPs per multiply-add: so must the intensity.",
-              (macs_i, crit, bound(macs_i, crit))),
+        Wrong(slip.id, slip.label, slip.feedback, (slip.value, crit, slip_which)),
     ]
-    options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None)
-    options_text = [latex_to_text(o).replace("I^*", "I*") for o in options]
+    options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None,
+                                                fillers=lambda _: [(slip.value, crit, slip_other)])
+    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option, unless taken
+        pos = next(i for i, v in enumerate(values) if v == (I, crit, other))
+        if all(m.value != pos for m in mis):
+            mis.append(Wrong(*_SPARSE, pos).misconception())
+    options_text = [latex_to_text(o) for o in options]
     st = Doc()
     st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          f"$X$ of shape ${B} \\times {D}$ by weights $W$ of shape ${D} \\times {F}$. Assume each operand is read from HBM once "
-         "and $Y$ written once. Which statement is right?")
+         "and $Y$ written once, count 2 FLOPs per multiply-add and 2 bytes per bf16 element. With $I$ the arithmetic "
+         "intensity (FLOPs per byte of HBM traffic), which statement is right?")
     sol = Doc()
-    result_steps(sol, r.steps)
+    # The solver's "I ≈ 2B/w" and "B* = I*·w/2" lines assume B ≪ D, F; the exact I is computed above
+    # them, so the solution leaves them out (B reaches 2048 here, not small beside D = 4096).
+    result_steps(sol, [s for s in r.steps if not s.formula.startswith(("I ≈", "B* ="))])
     sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**.",
           f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound.")
     ans = answer_text(key, options_text)
@@ -124,13 +144,17 @@ def matmul_bound(d: Draw) -> Problem:
 @family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",
         types=("nat",), tags=("roofline", "critical-intensity", "hardware"), source=_SRC)
 def critical_intensity(d: Draw) -> Problem:
-    """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2."""
+    """I* = dense peak / HBM bandwidth; a matmul with B ≪ D, F has I ≈ 2B/w, so B* = I*·w/2.
+
+    Levels (issue 12: disjoint, ordered by steps and conventions): easy, I* (one division); medium,
+    the critical batch B* for bf16 weights (one more step); hard, B* for int8 or int4 weights (the
+    bytes per weight to track as well)."""
     from solver.roofline import roofline
 
     for _ in range(300):  # one decimal place, clear of a rounding boundary (I* then ·w/2 may be typed rounded)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
-        ask = "intensity" if d.level == 0 else d.pick(("intensity", "batch"))
-        wdt = "bf16" if ask == "intensity" else d.pick(("bf16", "int8", "int4"))
+        ask = "intensity" if d.level == 0 else "batch"
+        wdt = d.pick(("int8", "int4")) if d.level == 2 else "bf16"
         r = roofline(resolved_chip(hw), weight_dtype=wdt)
         field = "critical_intensity" if ask == "intensity" else "critical_batch"
         value = float(r.breakdown[field])
@@ -246,16 +270,23 @@ def decode_step(d: Draw) -> Problem:
 @family("hardware.gpu_days", topic="hardware", title="Training time in days at an MFU",
         types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
 def gpu_days(d: Draw) -> Problem:
-    """days = 6·N·D / (chips · dense peak · MFU · 86,400)."""
+    """days = 6·N·D / (chips · dense peak · MFU · 86,400).
+
+    Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 45 or 55 % and D
+    given; hard, MFU 45 or 55 % and D given as tokens per parameter (one more step, D = r·N)."""
     from solver.inference import prefill
     from solver.training import DAY, train
 
+    per_param = None
     for _ in range(300):
         n_b, t_b = d.pick((7, 13, 70)), d.pick((1000, 2000, 15000))
+        if d.level == 2:
+            per_param = d.pick((20, 30, 100))
+            t_b = per_param * n_b
         N, D = n_b * 10**9, t_b * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         chips = d.pick((512, 1024, 2048, 4096))
-        mfu = d.pick((0.4, 0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
+        mfu = d.pick((0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
         chip = resolved_chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
@@ -272,27 +303,33 @@ def gpu_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="days")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens on {chips} × "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data} on {chips} × "
          f"{CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")
-    return nat_problem(d, st, key, r.steps, wrongs,
-                       given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu})
+    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
+    return nat_problem(d, st, key, r.steps, wrongs, notes=notes,
+                       given={"params": N, "tokens": D, "hw": hw, "chips": chips, "mfu": mfu, "tokens_per_param": per_param})
 
 
 @family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",
         types=("nat",), tags=("training", "zero", "memory", "data-parallel"), source=_SRC + "; Rajbhandari et al. 2020")
 def zero_memory(d: Draw) -> Problem:
-    """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam)."""
+    """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam).
+
+    Levels (issue 12: disjoint, ordered): easy, stage 3 (one term, 16Ψ/N_d) in GB; medium, stage 1
+    or 2 (a replicated and a partitioned term) in GB; hard, any stage in GiB (a unit to convert)."""
     from solver.training import zero
 
     for _ in range(300):
         psi = d.pick((Fraction(15, 2), 1, 3, 7, 13, 70)) * 10**9
         psi = int(psi)
         gpus = d.pick((8, 16, 32, 64, 128))
-        stage = d.pick((1, 3) if d.level == 0 else (1, 2, 3))
-        unit = "GB" if d.level < 2 else d.pick(("GB", "GiB"))
+        stage = 3 if d.level == 0 else d.pick((1, 2) if d.level == 1 else (1, 2, 3))
+        unit = "GiB" if d.level == 2 else "GB"
         r = zero(psi, gpus, stage)
         value = float(r.breakdown[unit])
         if safe_for_rounding(value, 2, 0.1):
@@ -338,8 +375,10 @@ def min_chips(d: Draw) -> Problem:
         N = param_count(cfg)
         hw = d.pick(("a100-40gb", "a100-80gb", "h100-sxm", "tpu-v5e", "tpu-v4"))
         hbm = _hw(hw).hbm_bytes
-        wdt = d.pick(("bf16", "int8", "int4"))
-        with_kv = d.level >= 1 and d.rng.random() < 0.6
+        # Levels (issue 12: disjoint, ordered): easy, int8 weights (one byte each); medium, bf16 or int4
+        # (2 or ½ byte per weight); hard, any weights plus the KV cache of a batch (one more term).
+        wdt = "int8" if d.level == 0 else d.pick(("bf16", "int4") if d.level == 1 else ("bf16", "int8", "int4"))
+        with_kv = d.level == 2
         B, S = d.pick((8, 16, 32)), d.pick((2048, 4096, 8192))
         kv = kv_cache_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, "bf16") if with_kv else 0
         r = chips_for(N, wdt, hbm, kv_bytes=kv)

@@ -38,13 +38,14 @@ def prefill_time(d: Draw) -> Problem:
     from solver.inference import prefill
 
     for _ in range(300):
-        n_b = d.pick((7, 13, 70) if d.level else (7, 13))
+        # Levels (issue 12: disjoint, ordered): easy, a 7B or 13B model on one chip, prompts up to 4096;
+        # medium, the same models split over 2-8 chips (the chips to count) with long prompts; hard, a 70B
+        # model on 8 chips, any prompt.
+        n_b = d.pick((7, 13)) if d.level < 2 else 70
         N = n_b * 10**9
-        T = d.pick((1024, 2048, 4096, 8192, 32768) if d.level else (1024, 2048, 4096))
+        T = d.pick(((1024, 2048, 4096), (8192, 32768), (1024, 2048, 4096, 8192, 32768))[d.level])
         hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
-        chips = d.pick((1, 2, 4, 8)) if n_b < 70 else 8
-        if d.level == 0:
-            chips = 1 if n_b < 70 else 8
+        chips = d.pick((2, 4, 8)) if d.level == 1 else (8 if d.level == 2 else 1)
         mfu = d.pick((0.35, 0.4, 0.45, 0.6))  # not 0.5: ignoring it would equal the sparse-peak mistake
         chip = resolved_chip(hw)
         r = prefill(N, T, chip, chips=chips, mfu=mfu)
@@ -87,7 +88,9 @@ def _attention_kind(n: int, g: int) -> str:
 
 @family("hardware.decode_attention_intensity", topic="hardware",
         title="Arithmetic intensity of attention in a decode step (MHA, GQA, MQA)",
-        types=("nat",), tags=("inference", "decode", "kv-cache", "arithmetic-intensity", "gqa"), marks=2, source=_SRC)
+        types=("nat",), tags=("inference", "decode", "kv-cache", "arithmetic-intensity", "gqa"), marks=2, source=_SRC,
+        blind_key_ok="the lesson is that I ≈ 2·(N/G)/a: about 1 FLOP/byte for bf16 MHA and the group size for GQA, "
+                     "so a key of 1 or of a number in the statement is what the student should come to expect")
 def decode_attention_intensity(d: Draw) -> Problem:
     """I = 4·B·N·S·H / (a·(2·B·N·H + 2·B·G·S·H)) ≈ 2·(N/G)/a: one query per sequence reads the whole K and V cache."""
     from solver.roofline import attention

@@ -28,12 +28,21 @@ _SRC = "issue 7 (hardware arithmetic)"
 @family("hardware.mfu_from_gpu_hours", topic="hardware", title="MFU from the GPU-hours of a training run",
         types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
 def mfu_from_gpu_hours(d: Draw) -> Problem:
-    """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak)."""
+    """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak).
+
+    Levels (issue 12: disjoint, ordered): easy, 7 or 13 billion parameters on 1 trillion tokens;
+    medium, 34 or 70 billion on 1.4 or 2 trillion; hard, any of them with D given as tokens per
+    parameter (one more step, D = r·N)."""
     from solver.training import train
 
+    per_param = None
     for _ in range(300):
-        N = d.pick((7, 13, 34, 70)) * 10**9
-        D = d.pick((1000, 1400, 2000)) * 10**9
+        N = d.pick(((7, 13), (34, 70), (7, 13, 34, 70))[d.level]) * 10**9
+        if d.level == 2:
+            per_param = d.pick((20, 30))
+            D = per_param * N
+        else:
+            D = d.pick(((1000,), (1400, 2000))[d.level]) * 10**9
         hw = d.pick(("a100-80gb", "h100-sxm"))
         target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
         chip = resolved_chip(hw)
@@ -58,26 +67,41 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="%")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters was trained on $D$ = {tokens_text(D)} tokens using "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters was trained on {data} using "
          f"{big(hours)} GPU-hours on {CHIP_NAMES[hw]} GPUs ({peak_text(hw)}), in BF16.")
     st.p("With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), what model FLOPs utilisation (MFU) did the run achieve? "
          "Give it in percent, rounded off to one decimal place.")
     steps = [s for s in r.steps if not s.formula.startswith("PF-days")]
+    notes = [f"$= {value:.3f}$ %."]
+    if per_param is not None:
+        notes.insert(0, f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)")
     return nat_problem(d, st, key, steps, wrongs,
-                       given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours},
-                       notes=[f"$= {value:.3f}$ %."])
+                       given={"params": N, "tokens": D, "hw": hw, "gpu_hours": hours, "tokens_per_param": per_param},
+                       notes=notes)
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
         types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
 def pf_days(d: Draw) -> Problem:
-    """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s)."""
+    """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s).
+
+    Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
+    medium, 7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
+    tokens per parameter (one more step, D = r·N) for any of the models."""
     from solver.training import train
 
+    per_param = None
     for _ in range(300):
-        N = d.pick((125 * 10**6, 1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))
-        D = d.pick((300, 1000, 1400, 2000)) * 10**9
+        N = d.pick(((125 * 10**6, 350 * 10**6, 1_300_000_000), (7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9),
+                    (1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))[d.level])
+        if d.level == 2:
+            per_param = d.pick((10, 20, 30))
+            D = per_param * N
+        else:
+            D = d.pick((300, 1000, 1400, 2000)) * 10**9
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
         if safe_for_rounding(value, 1, 0.1):
@@ -96,12 +120,15 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens. "
+    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+            else f"{per_param} tokens per parameter ($D = {per_param}N$)")
+    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
-    return nat_problem(d, st, key, r.steps, wrongs,
-                       given={"params": N, "tokens": D})
+    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param},
+                       notes=notes)
 
 
 #: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).
@@ -110,16 +137,19 @@ _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 2
 
 
 @family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
-        types=("nat",), tags=("flops", "scaling-laws", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
+        types=("nat",), tags=("flops", "scaling-laws", "scaling", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
 def kaplan_forward(d: Draw) -> Problem:
     """C_forward = 2N + 2·n_layer·n_ctx·d_attn per token, N = 2·d_model·n_layer·(2·d_attn + d_ff) non-embedding."""
     from solver.training import kaplan_forward_flops
 
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
-        n_ctx = d.pick((1024, 2048, 4096, 8192))
+        # Levels (issue 12: disjoint, ordered): easy, the forward FLOPs per token at n_ctx ≤ 2048; medium, the
+        # same at 4096 or 8192 (the context term matters more); hard, the context term as a percentage of
+        # 2N (both terms and their ratio).
+        n_ctx = d.pick(((1024, 2048), (4096, 8192), (1024, 2048, 4096, 8192))[d.level])
         N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
-        ask = "flops" if d.level == 0 else d.pick(("flops", "percent"))
+        ask = "percent" if d.level == 2 else "flops"
         r = kaplan_forward_flops(N, L, n_ctx, dm)
         total = r.answer
         unit, scale = ("MFLOP", 10**6) if total < 10**10 else ("GFLOP", 10**9)

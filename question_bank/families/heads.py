@@ -27,13 +27,15 @@ def heads(d: Draw) -> Problem:
     from solver.config import ModelConfig
 
     while True:
-        d_model = d.pick((256, 512, 768, 1024) if d.level < 2 else (768, 1024, 2048, 4096, 5120))
+        # Levels (issue 12: disjoint, ordered): easy, d_k = d_model/h; medium, one head's W_Q entries or the
+        # score entries of a layer (one more product); hard, any of them for d_model of 2048 and above.
+        d_model = d.pick((256, 512, 768, 1024) if d.level < 2 else (2048, 4096, 5120))
         h = d.pick((4, 8, 12, 16, 32, 40))
         if d_model % h == 0 and d_model // h >= 16:
             break
     cfg = ModelConfig(d_model=d_model, n_heads=h, d_ff=4 * d_model)
     d_k = cfg.head_dim
-    ask = ("d_k",) if d.level == 0 else ("d_k", "wq_head", "score_entries")
+    ask = (("d_k",), ("wq_head", "score_entries"), ("d_k", "wq_head", "score_entries"))[d.level]
     ask = d.pick(ask)
     n = d.pick((128, 256, 512, 1024))
     st = Doc()
@@ -94,14 +96,19 @@ def shapes(d: Draw) -> Problem:
         Wrong("used_m_dv", "took V's shape", "The output has one row per query.", (m, d_v)),
         Wrong("n_dv_for_scores", "gave the output's shape", "The weights are n × m; n × d_v is the output.", (n, d_v)),
     ]
-    wrongs = [w for w in cands if w.value != right]
+    # The options are the key, its transpose, one mistake sharing one dimension with the key, and
+    # that mistake's transpose: every number then appears equally often among the options, so
+    # "pick the option whose numbers recur" (issue 12: it found the key in half the draws) ties.
+    shares_one = [w for w in cands if w.value != right and w.value[0] != w.value[1]
+                  and len(set(w.value) & set(right)) == 1 and w.id != "transposed"]
+    mistake = d.pick(shares_one)
+    wrongs = [cands[0], mistake]
 
     def fmt(s: tuple[int, int]) -> str:
         return f"${s[0]} \\times {s[1]}$"
 
     options, key, mis, values = numeric_choices(
-        d, right, wrongs, fmt=fmt, tol_key=None,
-        fillers=lambda r: [(d_k, d_v), (m, m), (d_v, n), (m, n)],
+        d, right, wrongs, fmt=fmt, tol_key=None, fillers=lambda r: [(mistake.value[1], mistake.value[0])],
     )
     what = {"scores": r"$QK^\top$", "weights": r"the attention weights $\mathrm{softmax}(QK^\top/\sqrt{d_k})$",
             "output": r"the output $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$"}[ask]

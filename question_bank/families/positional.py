@@ -39,7 +39,9 @@ def pe_value(d: Draw) -> Problem:
 
     decimals = 4 if d.level == 2 else 3
     for _ in range(300):
-        d_model = d.pick((4, 8) if d.level == 0 else (4, 8, 16, 512))
+        # Levels (issue 12: disjoint, ordered): easy, d_model 4 or 8 (few frequencies); medium, 16 or 512
+        # (exponents 2i/d_model to work out); hard, any d_model, positions up to 60 and four decimals.
+        d_model = d.pick(((4, 8), (16, 512), (4, 8, 16, 512))[d.level])
         pos = d.rng.randint(1, 10 if d.level < 2 else 60)
         dim = d.rng.randrange(min(d_model, 8))
         ex, tr = sympy_ref.pe_value(pos, dim, d_model, return_trace=True)

@@ -30,15 +30,21 @@ def expected_counts(n_tokens: int) -> dict[str, Fraction]:
     topic="pretraining",
     title="BERT masking arithmetic (15 %, 80/10/10)",
     types=("nat",),
-    tags=("bert", "mlm", "masking"),
+    tags=("bert", "mlm", "masked-lm"),
     source="004_83489721195aedaa.txt GATE Q5; 000_77b679b0197eab2d.txt (BERT)",
 )
 def bert_masking(d: Draw) -> Problem:
-    """Expected numbers of [MASK], random, unchanged or loss positions for N tokens."""
-    n_seq = d.pick((1, 1, 8, 32) if d.level else (1,))
+    """Expected numbers of [MASK], random, unchanged or loss positions for N tokens.
+
+    Levels (issue 12: disjoint, ordered by the steps they take): easy, one sequence, the selected
+    or the [MASK] positions (one or two factors: 15 %, 80 % of it); medium, one sequence, the random
+    or unchanged positions (10 % of 15 %, where 10 % of all tokens is the trap); hard, a batch of
+    sequences (one more product) and any count, the positions that are not [MASK] included (a
+    complement as well)."""
+    n_seq = d.pick((8, 16, 32)) if d.level == 2 else 1
     seq = d.pick((128, 200, 256, 512, 400, 1000))
     n = n_seq * seq
-    ask = d.pick(("mask", "random", "unchanged", "selected", "not_mask") if d.level else ("mask", "selected", "random"))
+    ask = d.pick((("selected", "mask"), ("random", "unchanged"), ("mask", "random", "unchanged", "selected", "not_mask"))[d.level])
     c = expected_counts(n)
     value = {"not_mask": n - c["mask"]}.get(ask, c.get(ask))
     key = nat_key(float(value), 2)

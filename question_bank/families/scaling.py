@@ -29,6 +29,7 @@ from question_bank.render import Doc, frac_text, latex_to_text, num
 )
 def softmax_temperature(d: Draw) -> Problem:
     """The probability of one token under softmax(z/T) for small integer logits."""
+    from question_bank.quality import blind_guess_accepted
     from solver import sympy_ref
 
     decimals = 3 if d.level == 2 else 2
@@ -45,6 +46,9 @@ def softmax_temperature(d: Draw) -> Problem:
         value = p[i]
         key = nat_key(value, decimals)
         if not safe_for_rounding(value, decimals, 0.15):
+            continue
+        # issue 12: a key that rounds to 0 (or equals a number of the statement) is won by typing it
+        if blind_guess_accepted(key, [*z, float(t), n, i + 1, decimals]):
             continue
         tf = float(t)
         exps = [math.exp(x / tf) for x in z]
@@ -89,7 +93,7 @@ def softmax_temperature(d: Draw) -> Problem:
     topic="attention",
     title="The variance of q·k and the √dₖ scaling",
     types=("nat",),
-    tags=("scaling", "variance", "sqrt-dk"),
+    tags=("sqrt-dk", "variance", "score-scaling"),
     source="004_83489721195aedaa.txt GATE Q4, §derivations",
 )
 def variance_qk(d: Draw) -> Problem:
@@ -99,7 +103,11 @@ def variance_qk(d: Draw) -> Problem:
         d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
         var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
         var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
-        ask = d.pick(("variance", "std", "scaled_variance") if d.level else ("variance", "std"))
+        # Levels (issue 12: disjoint, ordered): easy, unit variances; medium, other variances, Var or std of q·k;
+        # hard, the variance after the 1/√dₖ scaling (the point of the factor).
+        ask = d.pick((("variance", "std"), ("variance", "std"), ("scaled_variance",))[d.level])
+        if (d.level == 1 and var_q == var_k == 1) or (d.level == 2 and 1 in (var_q, var_k)):
+            continue  # hard: a unit variance would make the key the other variance, printed in the statement
         prod = var_q * var_k
         var = d_k * prod
         if ask == "variance":
@@ -148,22 +156,35 @@ def variance_qk(d: Draw) -> Problem:
                      hints=["Var of a product of independent zero-mean variables is the product of their variances."])
 
 
-_WHY_RIGHT = [
-    r"Without it the scores have variance $\approx d_k$, the softmax saturates (nearly one-hot) and its gradients vanish",
-    r"It keeps the variance of the scores near 1 whatever $d_k$ is, so the softmax stays in a region with useful gradients",
+_WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
+    r"To keep the softmax out of saturation as $d_k$ grows",
+    r"To stop a large $d_k$ from making the softmax of the scores nearly one-hot, with vanishing gradients",
+    r"To bring the scores back to unit variance, so that their softmax does not saturate as $d_k$ grows",
+    r"To keep the scores at unit variance whatever $d_k$ is, so that the softmax stays in a region with useful gradients",
 ]
 _WHY_WRONG = [
-    (r"To normalise the attention weights so that each row sums to 1",
+    (r"So that the attention weights of each row, the softmax of the scores, sum to 1",
      Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
            "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
     (r"To reduce the number of parameters of the attention layer",
      Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
-    (r"To make the output of attention lie in $[0, 1]$",
+    (r"To make the output of attention lie in $[0, 1]$ whatever $d_k$ is",
      Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
-    (r"To make the model invariant to the order of the tokens",
+    (r"To make the softmax, and so attention, invariant to the order of the tokens",
      Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
     (r"To divide the variance of the scores by $\sqrt{d_k}$",
      Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
+    (r"To turn each dot product into the cosine similarity of $q$ and $k$, in $[-1, 1]$, before the softmax",
+     Wrong("cosine", "confused the scaling with a cosine similarity",
+           "A cosine divides by the norms |q||k|, which vary from token to token; √dₖ is one constant for all scores.", None)),
+    (r"So that every head feeds scores of the same size to its softmax, and the heads' outputs can be concatenated",
+     Wrong("concatenation", "thought the concatenation needs it", "Concatenation works for outputs of any size; the scale acts on the scores inside each head.", None)),
+    (r"To slow down the learning of $W^Q$ and $W^K$, so that the attention patterns change gradually during training, like a warm-up",
+     Wrong("learning_rate", "confused the scaling with a learning-rate schedule",
+           "The factor is applied in every forward pass, at inference too; it is not a schedule.", None)),
+    (r"To make the variance of the scores independent of the sequence length $n$, so that longer inputs get the same softmax",
+     Wrong("sequence_length", "thought the scaling is about the sequence length",
+           "Each score is one dot product over dₖ components; n does not enter its variance.", None)),
 ]
 
 
@@ -172,14 +193,14 @@ _WHY_WRONG = [
     topic="attention",
     title="Why divide by √dₖ?",
     types=("mcq",),
-    tags=("scaling", "sqrt-dk", "conceptual"),
+    tags=("sqrt-dk", "score-scaling", "conceptual"),
     difficulties=("easy", "medium"),
     source="004_83489721195aedaa.txt GATE Q4",
 )
 def why_sqrt_dk(d: Draw) -> Problem:
     """The reason for the 1/√dₖ factor, one right statement among mistaken ones."""
     wrong = [(t, Wrong(w.id, w.label, w.feedback, 0)) for t, w in _WHY_WRONG]
-    options, key, mis = concept_choices(d, _WHY_RIGHT, wrong, n=4, n_right=1)
+    options, key, mis = concept_choices(d, _WHY_RIGHT, wrong, n=4, n_right=1, balance_length=True)
     st = Doc().p(r"Why does scaled dot-product attention divide $QK^\top$ by $\sqrt{d_k}$ before the softmax?")
     sol = Doc()
     sol.p(r"For $q, k$ with independent unit-variance components, $\operatorname{Var}(q\cdot k) = d_k$: the scores grow "

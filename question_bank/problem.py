@@ -17,6 +17,7 @@ Types (GATE's three, plus two that drills need):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -143,6 +144,30 @@ class Problem:
     # "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"; "" when generated.
     # ``source`` keeps the seed file for tools (issue 4's listing).
     source_title: str = ""
+
+
+_SOURCE_FILE = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\s*")
+
+
+def source_shown(p: Problem) -> str:
+    """Where a problem comes from, as a student sees it: the source's title and section, never
+    its file name (``"generated"`` for a generated problem)."""
+    if p.source == "generated":
+        return "generated"
+    return p.source_title or _SOURCE_FILE.sub("", p.source).strip()
+
+
+def erratum_place(p: Problem, e: Erratum) -> str:
+    """The place of an erratum as a student sees it: the source's title and section, then the
+    figure (``e.where`` keeps the file name for maintainers)."""
+    if p.source_title and e.where.startswith(p.source):
+        return f"{p.source_title}, {e.where[len(p.source):].strip()}"
+    return _SOURCE_FILE.sub("", e.where).strip()
+
+
+def erratum_heading(e: Erratum) -> str:
+    """"Erratum" for an error of the source, "Rounding note" for its own rounding."""
+    return "Rounding note" if e.kind == "rounding" else "Erratum"
 
 
 def key_value(key: Key) -> Any:

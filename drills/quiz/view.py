@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from drills.output import emit_json
+from question_bank.problem import erratum_heading, erratum_place
 
 if TYPE_CHECKING:
     from drills.answers import Parsed, ParsedChoice, ParsedMatrix
@@ -204,7 +205,8 @@ def solution_lines(problem: Problem) -> list[Line]:
 def errata_lines(problem: Problem) -> list[Line]:
     out: list[Line] = []
     for e in problem.errata:
-        out.append(("warn", f"Erratum in the source ({e.where}): printed {e.printed}; exact {e.exact}."))
+        out.append(("warn", f"{erratum_heading(e)} on the source ({erratum_place(problem, e)}): printed {e.printed}; "
+                            f"exact {e.exact}."))
         out.append(("dim", f"  {e.reason}"))
     return out
 
@@ -561,7 +563,7 @@ class JsonView:
     def errata(self, problem: Problem) -> None:
         for e in problem.errata:
             self._emit("erratum", problem_id=problem.id, where=e.where, printed=e.printed, exact=e.exact,
-                       reason=e.reason)
+                       reason=e.reason, kind=e.kind, place=erratum_place(problem, e))
 
     def reported(self, problem: Problem, answer: str | None, uid: str, data_dir: Any) -> None:
         self._emit("report", problem_id=problem.id, seed=problem.seed, answer=answer, uid=uid,

@@ -22,7 +22,15 @@ from collections.abc import Callable
 
 from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
+from question_bank.problem import (
+    ChoiceKey,
+    MatrixKey,
+    Problem,
+    erratum_heading,
+    erratum_place,
+    extra_explanation,
+    source_shown,
+)
 from question_bank.render import latex_to_text, num
 
 MathFn = Callable[[str, bool], str]  # (tex, display) -> HTML
@@ -363,7 +371,7 @@ def _answers(sheet, version: str) -> str:
     out = ['<h2 class="keyh">Answer key</h2>' if version == "full" else "<h2>Answer key</h2>", '<table class="key"><tr><th>Q</th><th>Marks</th><th>Type</th><th>Answer</th></tr>'
            + rows + "</table>", "<h2>Worked solutions</h2>"]
     for i, p in sheet.numbered():
-        src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
+        src = "generated" if p.source == "generated" else f"{p.source_label}, {source_shown(p)}"
         out.append(f'<section class="sol"><h3>Q{i} <span class="src">{html.escape(p.id)} · {html.escape(src)}</span></h3>')
         out.append(md_to_html(p.solution_md.strip()))
         if extra := extra_explanation(p):
@@ -373,7 +381,7 @@ def _answers(sheet, version: str) -> str:
             out.append("<p><b>Typical mistakes.</b></p><ul>" + "".join(
                 f"<li>{html.escape(m.label)}: {html.escape(m.feedback)}</li>" for m in p.misconceptions) + "</ul>")
         for e in p.errata:
-            out.append(f"<blockquote><b>Erratum</b> ({html.escape(e.where)}): printed {html.escape(e.printed)}; "
+            out.append(f"<blockquote><b>{erratum_heading(e)}</b> ({html.escape(erratum_place(p, e))}): printed {html.escape(e.printed)}; "
                        f"exact {html.escape(e.exact)}. {html.escape(e.reason)}</blockquote>")
         out.append("</section>")
     return "\n".join(out)

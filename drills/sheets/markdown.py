@@ -13,7 +13,15 @@ import re
 
 from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
+from question_bank.problem import (
+    ChoiceKey,
+    MatrixKey,
+    Problem,
+    erratum_heading,
+    erratum_place,
+    extra_explanation,
+    source_shown,
+)
 from question_bank.render import latex_matrix
 
 #: Multi-letter subscripts the bank writes without braces (``h_kv``, ``d_ff``): braced for LaTeX.
@@ -120,7 +128,7 @@ def _answers(sheet) -> list[str]:
         out.append(f"| Q{i} | {p.marks} | {TYPE_NAMES[p.type]} | {cells} |")
     out += ["", "# Worked solutions", ""]
     for i, p in sheet.numbered():
-        out += [f"## Q{i}", "", f"*{p.id}* — {p.source if p.source == 'generated' else p.source_label + ', ' + p.source}", ""]
+        out += [f"## Q{i}", "", f"*{p.id}* — {source_shown(p) if p.source == 'generated' else p.source_label + ', ' + source_shown(p)}", ""]
         out += [github_md(p.solution_md.strip()), ""]
         if extra := extra_explanation(p):
             out += [github_md(extra), ""]
@@ -129,7 +137,7 @@ def _answers(sheet) -> list[str]:
             out += [f"- {m.label}: {m.feedback}" for m in p.misconceptions]
             out.append("")
         for e in p.errata:
-            out += [f"> **Erratum** ({e.where}): printed {e.printed}, exact {e.exact}. {e.reason}", ""]
+            out += [f"> **{erratum_heading(e)}** ({erratum_place(p, e)}): printed {e.printed}, exact {e.exact}. {e.reason}", ""]
     return out
 
 

@@ -58,7 +58,16 @@ from functools import reduce
 from drills.sheets import marks_label
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
 from question_bank.grading import misconception_range, nat_range
-from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Problem, extra_explanation
+from question_bank.problem import (
+    ChoiceKey,
+    IntegerKey,
+    MatrixKey,
+    NumericKey,
+    Problem,
+    erratum_heading,
+    erratum_place,
+    extra_explanation,
+)
 
 MSQ_ENCODINGS = ("multichoice", "allornothing")
 _MOODLE_FRACTIONS = {1: "100", 2: "50", 3: "33.33333", 4: "25", 5: "20", 6: "16.66667", 7: "14.28571", 8: "12.5",
@@ -105,7 +114,7 @@ def _solution(p: Problem) -> str:
     if extra := extra_explanation(p):
         out.append(md_to_html(extra, mathjax))
     for e in p.errata:
-        out.append(f"<p><i>Erratum ({html.escape(e.where)}): printed {html.escape(e.printed)}; exact "
+        out.append(f"<p><i>{erratum_heading(e)} ({html.escape(erratum_place(p, e))}): printed {html.escape(e.printed)}; exact "
                    f"{html.escape(e.exact)}. {html.escape(e.reason)}</i></p>")
     return "\n".join(out)
 

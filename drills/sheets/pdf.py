@@ -33,7 +33,15 @@ from typing import Any
 
 from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
-from question_bank.problem import ChoiceKey, MatrixKey, Problem, extra_explanation
+from question_bank.problem import (
+    ChoiceKey,
+    MatrixKey,
+    Problem,
+    erratum_heading,
+    erratum_place,
+    extra_explanation,
+    source_shown,
+)
 from question_bank.render import num
 
 # --------------------------------------------------------------------------------------------
@@ -576,7 +584,7 @@ def _answers(sheet) -> list[str]:
     out += ["", "#pagebreak(weak: true)", "= Worked solutions", ""]
     for i, p in sheet.numbered():
         _, sol_pics = pictures(p)
-        src = "generated" if p.source == "generated" else f"{p.source_label}, {p.source}"
+        src = "generated" if p.source == "generated" else f"{p.source_label}, {source_shown(p)}"
         out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
                    f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
         # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
@@ -588,7 +596,7 @@ def _answers(sheet) -> list[str]:
             out.append("*Typical mistakes.*\n" + "\n".join(
                 f"- {inline_to_typst(m.label)}: {inline_to_typst(m.feedback)}" for m in p.misconceptions))
         for e in p.errata:
-            out.append(f"#block(inset: (left: 6pt), stroke: (left: 1.5pt + rgb(\"#c0392b\")))[*Erratum* ({escape_markup(e.where)}): "
+            out.append(f"#block(inset: (left: 6pt), stroke: (left: 1.5pt + rgb(\"#c0392b\")))[*{erratum_heading(e)}* ({escape_markup(erratum_place(p, e))}): "
                        f"printed {escape_markup(e.printed)}; exact {escape_markup(e.exact)}. {escape_markup(e.reason)}]")
         out.append("")
     return ["\n\n".join(out)]

@@ -72,6 +72,12 @@ def _read(path: Path) -> dict[str, Any]:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise CuratedError(path.name, None, None, f"not valid TOML: {e}") from e
+    except UnicodeDecodeError as e:  # tomllib reads UTF-8 only
+        raise CuratedError(path.name, None, None, f"not UTF-8 text (byte {e.start}); save it as UTF-8") from e
+    except RecursionError:
+        raise CuratedError(path.name, None, None, "nested too deeply to read") from None
+    except OSError as e:
+        raise CuratedError(path.name, None, None, f"cannot be read: {e.strerror or e}") from None
     validate_file(data, path.name)
     return data
 
@@ -441,10 +447,16 @@ def _where_base(source: str, it: dict[str, Any]) -> str:
 
 
 @lru_cache(maxsize=4)
-def _index(data_dir: str) -> tuple[ItemIndex, ...]:
+def _index(data_dir: str, skip_bad: bool = False) -> tuple[ItemIndex, ...]:
     out = []
     for path in data_files(Path(data_dir)):
-        data = _read(path)
+        try:
+            data = _read(path)
+        except CuratedError as e:
+            if not skip_bad:
+                raise
+            _SKIPPED.setdefault(data_dir, {})[path.name] = str(e)
+            continue
         source = data["source"]["file"]
         for it in data["item"]:
             base = _where_base(source, it)
@@ -460,13 +472,25 @@ def _index(data_dir: str) -> tuple[ItemIndex, ...]:
     return tuple(out)
 
 
-def index(data_dir: Path | None = None, *, include_study_only: bool = False) -> list[ItemIndex]:
+#: data dir -> {file name: why it was left out}, for :func:`index` with ``skip_bad``
+_SKIPPED: dict[str, dict[str, str]] = {}
+
+
+def skipped_files(data_dir: Path | None = None) -> dict[str, str]:
+    """The data files :func:`index` left out with ``skip_bad=True``, and why (one line each)."""
+    return dict(_SKIPPED.get(str(data_dir or DATA_DIR), {}))
+
+
+def index(data_dir: Path | None = None, *, include_study_only: bool = False, skip_bad: bool = False) -> list[ItemIndex]:
     """Every curated item that can be graded as an :class:`ItemIndex`, in file order: the data
     files read and checked against the schema (a malformed file raises :class:`CuratedError`), no
     key computed. ``include_study_only``: the study-only items too (those that cannot be answered
     from their statement: shown with their worked answer by ``qkv bank show``, never drawn by the
-    quiz, the exam or the sheets, which list items through this function or ``bank.entries``)."""
-    return [e for e in _index(str(data_dir or DATA_DIR)) if include_study_only or not e.study_only]
+    quiz, the exam or the sheets, which list items through this function or ``bank.entries``).
+    ``skip_bad``: a data file that cannot be read is left out (see :func:`skipped_files`) and the
+    others are listed, as the quiz wants; without it the first bad file raises, as validate wants."""
+    entries = _index(str(data_dir or DATA_DIR), skip_bad)
+    return [e for e in entries if include_study_only or not e.study_only]
 
 
 _BUILT: dict[tuple[str, str], _Built] = {}

@@ -38,3 +38,25 @@ def test_sheets_name_the_title_not_the_file(with_errata, fmt):
         out = render(sheet, fmt, version).decode("utf-8")
         assert not FILE_NAME.search(out), FILE_NAME.search(out).group(0)
     assert with_errata[0].source_title.split(",")[0] in render(sheet, fmt, "full").decode("utf-8")
+
+
+@pytest.mark.parametrize("content", [b"title = \"\xff\xfe\"\n", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n"],
+                         ids=["not-utf8", "deeply-nested"])
+def test_a_bank_file_that_cannot_be_read_leaves_out_only_its_items(tmp_path, content, capsys):
+    """A non-UTF-8 or deeply nested data file: the quiz's catalogue keeps every other file's items
+    and says in one line which file was left out; validate (no skip) names the file."""
+    import shutil
+
+    from drills.quiz.plan import Catalogue
+    from question_bank import curated
+
+    for f in curated.data_files():
+        shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "zz_broken.toml").write_bytes(content)
+    good = {e.id for e in curated.index()}
+    cat = Catalogue.load(tmp_path)
+    assert set(cat.items) == good
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "zz_broken.toml" in err and "Traceback" not in err
+    with pytest.raises(curated.CuratedError, match="zz_broken.toml"):
+        curated.index(tmp_path)

@@ -77,13 +77,13 @@ class Catalogue:
         from question_bank import curated
         from question_bank.family import all_families
 
-        try:
-            items = {e.id: e for e in curated.index(data_dir)}
-        except curated.CuratedError as e:  # `qkv bank validate` says more; drill the families meanwhile
-            from drills.output import warn
-
-            warn(f"curated items left out: {e}")
+        try:  # a bad data file leaves out its own items only; `qkv bank validate` says more
+            items = {e.id: e for e in curated.index(data_dir, skip_bad=True)}
+        except curated.CuratedError as e:  # an item of a readable file that breaks the index
             items = {}
+            _warn(f"curated items left out: {e}")
+        for why in curated.skipped_files(data_dir).values():
+            _warn(f"curated items left out: {why}")
         cat = cls(dict(all_families()), items)
         cat.data_dir = data_dir
         return cat
@@ -158,3 +158,9 @@ def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: dat
         picks.append(pick(families[i % len(families)], "more"))
         i += 1
     return picks
+
+
+def _warn(line: str) -> None:
+    from drills.output import warn
+
+    warn(line)

@@ -9,6 +9,7 @@ from the bias tensors of the real PyTorch module."""
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -184,3 +185,40 @@ def test_check_accepts_a_layernorm_output_that_follows_from_the_students_rounded
     rep = check_chain(layernorm_chain(xs, gamma, beta),
                       {"normalised": read_value(text(xhat3), vector=True), "output": read_value(text(out3), vector=True)})
     assert rep.ok, [(s.name, s.note, s.mistake) for s in rep.steps]
+
+
+_OUT_LINE = re.compile(r"row \d+: (?P<terms>.*?) = \[(?P<res>[^\]]*)\]$")
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), difficulty=st.sampled_from(["easy", "medium", "hard"]))
+def test_by_hand_solution_lines_add_up_as_shown(seed, difficulty):
+    """Every output line of attention.by_hand's worked solution equals the sum of its own shown
+    terms (weights as printed, to 3 places), and the sum of each softmax line is the sum of its
+    shown exponentials; a student who carries those printed weights is accepted for the output."""
+    p = dict(all_families())["attention.by_hand"].generate(seed, difficulty)
+    text = p.solution_text
+    for line in text.splitlines():
+        line = line.strip("• ").strip()
+        if "×[" in line:
+            m = _OUT_LINE.match(line)
+            total = None
+            for term in m.group("terms").split(" + "):
+                a, vec = term.split("×")
+                vals = [float(a) * float(x) for x in vec.strip("[]").split(",")]
+                total = vals if total is None else [t + v for t, v in zip(total, vals, strict=True)]
+            shown = [float(x) for x in m.group("res").split(",")]
+            assert np.allclose(_half_up(total, 3), shown, atol=1e-12), line
+        elif "e^x = [" in line:
+            exps = [float(x) for x in line.split("e^x = [")[1].split("]")[0].split(",")]
+            s = float(line.split("sum = ")[1].split(",")[0])
+            assert abs(_half_up(sum(exps), 3) - s) < 1e-12, line
+    # carry the printed 3-place weights into the output: accepted
+    w_label, o_label = p.parts[-2].label, p.parts[-1].label
+    a = re.search(r"A = ((?:.*\n){3})", text)
+    assert a is not None
+    answers = _student_carrying_rounded_values(p)
+    weights = np.array(p.parts[-2].key.value)
+    answers[w_label] = _half_up(weights, 2).tolist()
+    answers[o_label] = _half_up(_half_up(weights, 3) @ np.array(p.given["v"], dtype=float), 2).tolist()
+    assert grade_parts(p, answers)[o_label].correct

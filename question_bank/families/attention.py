@@ -23,6 +23,7 @@ from question_bank.grading import (
     answer_text,
     matrix_key,
     nat_key,
+    round_half_up,
     safe_for_rounding,
     values_coincide,
 )
@@ -124,29 +125,45 @@ def _dot_lines(q: list[list[int]], k: list[list[int]], first: int = 0) -> list[s
     return out
 
 
-def _softmax_lines(x: list[list[float]], keep, first: int = 0) -> list[str]:
-    out = []
+def _r3(x: float) -> float:
+    """A value as the worked solution shows it (3 decimal places, half up), and computes on with."""
+    return round_half_up(x, 3)
+
+
+def _softmax_rows_shown(x: list[list[float]], keep, first: int = 0) -> tuple[list[str], list[list[float]]]:
+    """The softmax lines of a worked solution and the weights as they show them. Each line
+    computes from the values it shows: e^x to 3 places, their sum from those, each weight the
+    shown e^x over the shown sum (so a student who checks a line gets the line's figure)."""
+    out, rows = [], []
     for i, row in enumerate(x, start=first):
         finite = [(j, v) for j, v in enumerate(row) if keep[i - first][j]]
         mx = max(v for _, v in finite)
-        exps = {j: math.exp(v - mx) for j, v in finite}
-        total = sum(exps.values())
+        exps = {j: _r3(math.exp(v - mx)) for j, v in finite}
+        total = _r3(sum(exps.values()))
+        weights = [_r3(exps[j] / total) if j in exps else 0.0 for j in range(len(row))]
         e_shown = ", ".join(num(exps[j], 3) if j in exps else "0" for j in range(len(row)))
-        w_shown = ", ".join(num(exps[j] / total, 3) if j in exps else "0" for j in range(len(row)))
+        w_shown = ", ".join(num(weights[j], 3) if j in exps else "0" for j in range(len(row)))
         shift = f" (after subtracting the row maximum {num(mx, 3)})" if abs(mx) > 1e-12 else ""
         out.append(
             f"row {i + 1}: $e^{{x}}$ = [{e_shown}]{shift}, sum = {num(total, 3)}, weights = [{w_shown}]"
         )
-    return out
+        rows.append(weights)
+    return out, rows
 
 
-def _out_lines(w: list[list[float]], v: list[list[int]]) -> list[str]:
-    out = []
+def _softmax_lines(x: list[list[float]], keep, first: int = 0) -> list[str]:
+    return _softmax_rows_shown(x, keep, first)[0]
+
+
+def _out_rows_shown(w: list[list[float]], v: list[list[int]]) -> tuple[list[str], list[list[float]]]:
+    """The lines of O = AV from the weights as shown (3 places), and the rows they give."""
+    out, rows = [], []
     for i, wi in enumerate(w):
         terms = " + ".join(f"{num(a, 3)}\\times[{', '.join(str(x) for x in vj)}]" for a, vj in zip(wi, v, strict=True))
-        res = [sum(a * vj[c] for a, vj in zip(wi, v, strict=True)) for c in range(len(v[0]))]
+        res = [_r3(sum(_r3(a) * vj[c] for a, vj in zip(wi, v, strict=True))) for c in range(len(v[0]))]
         out.append(f"row {i + 1}: ${terms} = [{', '.join(num(x, 3) for x in res)}]$")
-    return out
+        rows.append(res)
+    return out, rows
 
 
 @family(
@@ -299,13 +316,19 @@ def attention_by_hand(d: Draw) -> Problem:
         sol.p("**Mask.** Add $0$ where attending is allowed and $-\\infty$ where it is blocked:")
         sol.matrix(r"S'", vals["masked"], None if int_scaled else 3)
     sol.p(f"**({lab_w}) Softmax, row by row** (each row sums to 1; $e^{{-\\infty}} = 0$):")
-    sol.bullets(_softmax_lines(x, keep.tolist()))
-    sol.matrix("A", vals["weights"], 3)
+    w_lines, w_shown = _softmax_rows_shown(x, keep.tolist())
+    sol.bullets(w_lines)
+    sol.matrix("A", w_shown, 3)
     sol.p(f"**({lab_o}) Output** $O = AV$: row $i$ is the weighted average of the value rows.")
-    sol.bullets(_out_lines(vals["weights"], inp["v"]))
-    sol.matrix("O = AV", vals["output"], 3)
+    o_lines, o_shown = _out_rows_shown(w_shown, inp["v"])
+    sol.bullets(o_lines)
+    sol.matrix("O = AV", o_shown, 3)
     sol.p("**Answers (two decimal places).** " + "; ".join(
         f"({p.label}) {answer_text(p.key)}" for p in parts))
+    if any(round_half_up(a, 2) != round_half_up(b, 2) for ra, rb in zip(o_shown, vals["output"], strict=True)
+           for a, b in zip(ra, rb, strict=True)):
+        sol.p("The lines above carry the weights rounded to 3 places, which moves a second decimal of the output "
+              "here; the answers are computed from the unrounded weights.")
     given = {"q": inp["q"], "k": inp["k"], "v": inp["v"], "d_k": d_k, "mask": inp["mask"], "scaled": scaled_variant,
              "trace": [s.name for s in trace]}
     return d.problem(

@@ -76,12 +76,13 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
 
 
 
-def _rounded_key_value(key: Key) -> Any:
-    """The key as a student writes it when rounding as the statement asks (its decimals)."""
+def _rounded_key_value(key: Key, extra: int = 0) -> Any:
+    """The key as a student writes it when rounding as the statement asks (its decimals), or to
+    ``extra`` places more (as a worked solution carries its intermediate values)."""
     if isinstance(key, NumericKey) and key.decimals is not None:
-        return round_half_up(key.value, key.decimals)
+        return round_half_up(key.value, key.decimals + extra)
     if isinstance(key, MatrixKey) and key.decimals is not None:
-        return [[round_half_up(x, key.decimals) for x in r] for r in key.value]
+        return [[round_half_up(x, key.decimals + extra) for x in r] for r in key.value]
     return stored_key_value(key)
 
 
@@ -91,9 +92,9 @@ def _carried_rounding(part: Part, ans: Any, v: Verdict, earlier: dict[str, Any],
     """Every earlier part was right, but this one misses the exact key: a student who carries
     their correctly rounded earlier values forward lands a little off. Accept the answer when
     it follows from the student's own (right) earlier answers or from the earlier keys rounded
-    as asked; full marks, ``status`` stays ``correct`` with a note on the rounding."""
-    rounded = {pt.label: _rounded_key_value(pt.key) for pt in before}
-    for basis in (dict(earlier), rounded):
+    as asked (or to one place more, as worked solutions carry them); full marks, ``status`` stays ``correct`` with a note on the rounding."""
+    rounded = [{pt.label: _rounded_key_value(pt.key, extra) for pt in before} for extra in (0, 1)]
+    for basis in (dict(earlier), *rounded):
         try:
             fkey = part.follow(basis)  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - an unusable basis simply gives nothing

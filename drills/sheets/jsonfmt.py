@@ -227,7 +227,10 @@ def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
     errata = []
     for k, e in enumerate(obj["errata"] if isinstance(obj["errata"], list) else _fail(f"{where}.errata", "expected an array")):
         _need(e, f"{where}.errata[{k}]", {"where": str, "printed": str, "exact": str, "reason": str})
-        errata.append(Erratum(e["where"], e["printed"], e["exact"], e["reason"]))
+        kind = e.get("kind", "error")
+        if kind not in ("error", "rounding"):
+            _fail(f"{where}.errata[{k}].kind", f"error or rounding, not {kind!r}")
+        errata.append(Erratum(e["where"], e["printed"], e["exact"], e["reason"], kind))
     for f in ("solution_md", "solution_text", "explanation"):
         if not isinstance(obj[f], str):
             _fail(f"{where}.{f}", "expected a string")
@@ -238,8 +241,15 @@ def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
         given=obj["given"], options=list(obj["options"]), options_text=list(obj["options_text"]),
         misconceptions=_misconceptions(obj["misconceptions"], f"{where}.misconceptions"), parts=parts,
         source=obj["source"], source_label=obj["source_label"], hints=list(obj["hints"]), errata=errata,
-        explanation=obj["explanation"],
+        explanation=obj["explanation"], source_title=_optional_str(obj, "source_title", where),
     )
+
+
+def _optional_str(obj: dict[str, Any], name: str, where: str) -> str:
+    v = obj.get(name, "")
+    if not isinstance(v, str):
+        _fail(f"{where}.{name}", "expected a string")
+    return v
 
 
 def check_sheet(obj: Any) -> list[Problem]:

@@ -77,8 +77,8 @@ def _req(get, key: str) -> Any:
     value = get(key)
     if value is None:
         raise SolverInputError(f"config.json has no {key!r}", param="config")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SolverInputError(f"config.json: {key} must be an integer, got {value!r}", param="config")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SolverInputError(f"config.json: {key} must be a positive integer, got {value!r}", param="config")
     return value
 
 
@@ -129,8 +129,8 @@ def _side(get, key: str) -> int:
     value = get(key)
     if isinstance(value, (list, tuple)) and len(value) == 2 and value[0] == value[1]:
         value = value[0]
-    if value is None or isinstance(value, bool) or not isinstance(value, int):
-        raise SolverInputError(f"config.json: {key} must be an integer (or a square [n, n]), got {value!r}",
+    if value is None or isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SolverInputError(f"config.json: {key} must be a positive integer (or a square [n, n]), got {value!r}",
                                param="config")
     return value
 
@@ -144,6 +144,9 @@ def _vit(get, refused: list[str]) -> tuple[dict[str, Any], list[str]]:
     n_labels = get("num_labels")
     if n_labels is None:
         n_labels = len(labels) if isinstance(labels, dict) else 2  # PretrainedConfig's default: 2 labels
+    elif isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 0:
+        refused.append(f"num_labels={n_labels!r} (a count of classes, 0 or more)")
+        n_labels = 0
     elif isinstance(labels, dict) and len(labels) != n_labels:
         refused.append(f"num_labels={n_labels} disagrees with id2label ({len(labels)} labels)")
     get("label2id")

@@ -167,3 +167,48 @@ def test_model_flags_and_other_commands_refuse_a_t5_file_in_one_line(tmp_path):
     shown = run("--config", str(path), "--explain")
     assert shown.exit_code == 0
     assert all(w in shown.stdout for w in ("answer:", "breakdown:", "worked solution:", "conventions:"))
+
+
+# Files as the Hub holds them (keys of google-t5/t5-small, google/t5-v1_1-base and
+# google/vit-base-patch16-224, written out here; values are their published shapes).
+T5_SMALL_HUB = {"architectures": ["T5WithLMHeadModel"], "d_ff": 2048, "d_kv": 64, "d_model": 512,
+                "decoder_start_token_id": 0, "dropout_rate": 0.1, "eos_token_id": 1, "initializer_factor": 1.0,
+                "is_encoder_decoder": True, "layer_norm_epsilon": 1e-06, "model_type": "t5", "n_positions": 512,
+                "num_heads": 8, "num_layers": 6, "output_past": True, "pad_token_id": 0,
+                "relative_attention_num_buckets": 32, "task_specific_params": {"summarization": {"prefix": "x"}},
+                "vocab_size": 32128}
+T5_V11_BASE_HUB = {"architectures": ["T5ForConditionalGeneration"], "d_ff": 2048, "d_kv": 64, "d_model": 768,
+                   "decoder_start_token_id": 0, "dropout_rate": 0.1, "eos_token_id": 1,
+                   "feed_forward_proj": "gated-gelu", "initializer_factor": 1.0, "is_encoder_decoder": True,
+                   "layer_norm_epsilon": 1e-06, "model_type": "t5", "num_decoder_layers": 12, "num_heads": 12,
+                   "num_layers": 12, "output_past": True, "pad_token_id": 0, "relative_attention_num_buckets": 32,
+                   "tie_word_embeddings": False, "vocab_size": 32128}
+VIT_B16_HUB = {"architectures": ["ViTForImageClassification"], "attention_probs_dropout_prob": 0.0,
+               "hidden_act": "gelu", "hidden_dropout_prob": 0.0, "hidden_size": 768,
+               "id2label": {str(i): f"class {i}" for i in range(1000)}, "image_size": 224,
+               "initializer_range": 0.02, "intermediate_size": 3072,
+               "label2id": {f"class {i}": i for i in range(1000)}, "layer_norm_eps": 1e-12, "model_type": "vit",
+               "num_attention_heads": 12, "num_channels": 3, "num_hidden_layers": 12, "patch_size": 16,
+               "qkv_bias": True, "transformers_version": "4.13.0.dev0"}
+
+
+@pytest.mark.parametrize("raw", [T5_SMALL_HUB, T5_V11_BASE_HUB], ids=["t5-small", "t5-v1_1-base"])
+def test_hub_style_t5_files_count_as_huggingface(tmp_path, raw):
+    hc = transformers.T5Config(**{k: v for k, v in raw.items() if k != "model_type"})
+    assert cli_count(tmp_path, raw)["answer"] == hf_t5_numel(hc, raw.get("tie_word_embeddings", True))
+
+
+def test_hub_style_vit_b16_file_counts_as_huggingface(tmp_path):
+    hc = transformers.ViTConfig(**{k: v for k, v in VIT_B16_HUB.items() if k != "model_type"})
+    out = cli_count(tmp_path, VIT_B16_HUB)
+    assert out["answer"] == hf_vit_numel(hc, "ViTForImageClassification")
+    assert out["breakdown"]["classifier"] == 768 * 1000 + 1000
+
+
+def test_non_positive_shapes_are_refused_naming_the_key():
+    t5 = transformers.T5Config(d_model=8, d_kv=2, num_heads=2, d_ff=4, num_layers=1).to_dict()
+    vit = transformers.ViTConfig(hidden_size=8, num_attention_heads=2).to_dict()
+    for raw, key in (({**t5, "d_kv": 0}, "d_kv"), ({**t5, "num_heads": 2.5}, "num_heads"),
+                     ({**vit, "patch_size": 0}, "patch_size"), ({**vit, "num_labels": -1}, "num_labels")):
+        with pytest.raises(SolverInputError, match=key):
+            read_hf_own_config(raw)

@@ -21,6 +21,9 @@ Model types and the structure each fixes (the HuggingFace classes of ``transform
 - ``gpt2``: learned positions, pre-LayerNorm, biases everywhere, GELU, d_ff = ``n_inner`` or
   4·d, tied head (``GPT2LMHeadModel``).
 - ``bert``: BertModel with its pooler (no MLM head), post-LayerNorm, segment table.
+
+``t5`` and ``vit`` are counted by their own configs (solver.counts_t5, solver.counts_vit) and are
+read by :mod:`solver.hf_config_t5_vit`; here they are refused in one line.
 """
 
 from __future__ import annotations
@@ -52,15 +55,11 @@ _ROPE_DECODERS = ("llama", "mistral", "mixtral", "qwen2", "gemma")
 
 def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, list[str]]:
     """``(config, notes)`` for a config.json path or its dict (see the module docstring)."""
-    if isinstance(source, dict):
-        raw, where = dict(source), "config"
-    else:
-        where = str(source)
-        try:
-            raw = json.loads(Path(source).read_text())
-        except (OSError, ValueError) as e:
-            raise SolverInputError(f"cannot read {where}: {e}", param="config") from None
+    raw, where = load_hf_json(source)
     kind = raw.get("model_type")
+    if kind in ("t5", "vit"):
+        raise SolverInputError(f"{where} ({kind}): counted by its own {'T5' if kind == 't5' else 'ViT'} parameter count (qkv solve "
+                               f"params --config), not as a decoder/encoder ModelConfig", param="config")
     reader = {"gpt2": _gpt2, "bert": _bert, "deepseek_v2": _deepseek_v2}.get(kind)
     if reader is None and kind in _ROPE_DECODERS:
         reader = _rope_decoder
@@ -78,18 +77,40 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
         return raw.get(key, default)
 
     fields, notes = reader(raw, get, refused)
-    unknown = sorted(set(raw) - used - NEUTRAL)
-    if unknown:
-        refused.append(f"{', '.join(unknown)} (no rule for {'this key' if len(unknown) == 1 else 'these keys'})")
-    if refused:
-        raise SolverInputError(f"{where} ({kind}): cannot honour " + "; ".join(refused), param="config")
-    neutral = sorted((set(raw) & NEUTRAL) - used)
-    if neutral:
-        notes.append("no effect on the counts: " + ", ".join(neutral))
+    settle_keys(raw, used, refused, notes, where)
     try:
         return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
         raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
+
+
+def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``(raw dict, where)`` of a config.json path (read from disk) or a dict."""
+    if isinstance(source, dict):
+        return dict(source), "config"
+    try:
+        raw = json.loads(Path(source).read_text())
+    except (OSError, ValueError) as e:
+        raise SolverInputError(f"cannot read {source}: {e}", param="config") from None
+    if not isinstance(raw, dict):
+        raise SolverInputError(f"cannot read {source}: not a JSON object", param="config")
+    return raw, str(source)
+
+
+def settle_keys(raw: dict[str, Any], used: set[str], refused: list[str], notes: list[str], where: str,
+                neutral: frozenset[str] | set[str] = frozenset()) -> None:
+    """Every key read, or named as without effect in ``notes``, or refused: raise the refusals in one line.
+    ``neutral``: the model type's own keys without effect, besides :data:`NEUTRAL`."""
+    without_effect = NEUTRAL | set(neutral)
+    unknown = sorted(set(raw) - used - without_effect)
+    if unknown:
+        refused.append(f"{', '.join(unknown)} (no rule for {'this key' if len(unknown) == 1 else 'these keys'})")
+    if refused:
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): cannot honour " + "; ".join(refused),
+                               param="config")
+    idle = sorted((set(raw) & without_effect) - used)
+    if idle:
+        notes.append("no effect on the counts: " + ", ".join(idle))
 
 
 def _req(get, key: str) -> Any:

@@ -93,8 +93,11 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
       qkv solve params --preset gpt2
       qkv solve params --d-model 512 --n-layers 6 --n-heads 8 --d-ff 2048 --vocab-size 37000 --pos sinusoidal
     """
+    from drills.cli.solve_own_config import own_config_params
     from solver.counts import param_breakdown
 
+    if own_config_params(kw, as_json, explain, norms_per_layer, no_embeddings):  # T5, ViT: their own counts
+        return
     preset, given = pop_model_kwargs(kw)
     cfg = model_config(preset, given, PARAMS_NEEDS)
     pb = param_breakdown(cfg)

@@ -4,7 +4,7 @@ Keys are ``solver.counts_memory.kv_cache_report`` of DeepSeek-V2-Lite (and of th
 its latent and rotary widths drawn): per token and layer the cache holds the latent c_KV (d_c) and
 ONE rotary key shared by the heads (d_R). The misconceptions: the latent cache counted as MHA's
 (2·h·d_h), the rotary key forgotten, the rotary key counted per head, the latent counted twice
-(once for K and once for V).
+(once for K and once for V); at the hard level (GiB), 10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations

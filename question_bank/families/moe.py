@@ -4,7 +4,8 @@ Keys are ``solver.counts_params.param_breakdown`` (``total``, ``active``) of the
 and ``solver.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
 misconceptions are the students' usual ones: every expert counted as active, or only the active
 ones held (or read); the worst case min(E, B·k) taken for the expected number; the fraction of
-experts missed taken for the fraction touched; the top-k forgotten (one expert per token).
+experts missed taken for the fraction touched; the top-k forgotten (one expert per token); at the
+hard level of the decode read (GiB), 10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ local and global layers alternating (Gemma 2).
 
 Keys are ``solver.counts_memory.kv_cache_report``: a windowed layer keeps min(n, W) positions, a
 global one all n. The misconceptions: the window ignored (n positions everywhere), the window
-applied to the global layers too, the factor 2 of K and V forgotten.
+applied to the global layers too, the factor 2 of K and V forgotten; at the hard level (GiB),
+10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations

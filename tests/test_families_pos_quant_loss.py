@@ -124,10 +124,12 @@ def test_top_p_against_huggingface():
 
 
 def test_top_p_pinned():
-    """z = (1, −2, 3, −3), p = 0.9: probabilities 0.8737, 0.1182, …; 0.8737 < 0.9, so the second token
-    (the one crossing 0.9) is in: 2 tokens. Leaving it out gives 1."""
+    """z = (0.5, −1.5, −4, 1, −3), p = 0.8 (easy: logits in halves since issue 12). Sorted: 1, 0.5, −1.5, −3, −4;
+    e^z = 2.7183, 1.6487, 0.2231, 0.0498, 0.0183, sum 4.6582; probabilities 0.5835, 0.3539, …; 0.5835 < 0.8,
+    and 0.5835 + 0.3539 = 0.9375 reaches it, so the second token (the one crossing 0.8) is in: 2 tokens.
+    Leaving it out gives 1."""
     p = easy("sampling.top_p")
-    assert p.given["z"] == [1, -2, 3, -3] and p.key.value == 2
+    assert p.given["z"] == [0.5, -1.5, -4, 1, -3] and p.given["p"] == 0.8 and p.key.value == 2
     assert grade(p, 1).misconception.id == "crossing_excluded"
 
 

@@ -4,7 +4,7 @@ Keys are ``solver.counts_memory.kv_cache_report`` of DeepSeek-V2-Lite (and of th
 its latent and rotary widths drawn): per token and layer the cache holds the latent c_KV (d_c) and
 ONE rotary key shared by the heads (d_R). The misconceptions: the latent cache counted as MHA's
 (2·h·d_h), the rotary key forgotten, the rotary key counted per head, the latent counted twice
-(once for K and once for V).
+(once for K and once for V); at the hard level (GiB), 10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations
@@ -26,13 +26,16 @@ def kv_cache(d: Draw) -> Problem:
     from solver.presets import get_preset
 
     base = get_preset("deepseek-v2-lite").config
+    # Levels (issue 12: disjoint, ordered): easy, DeepSeek-V2-Lite's own widths (d_c = 512, d_R = 64), one
+    # sequence, in GB; medium, drawn widths (d_c = 256 or 1024, d_R = 32 or 64) and a batch of B > 1, in GB;
+    # hard, the same in GiB (one unit conversion more to track, a note more in the solution).
     for _ in range(300):
-        dc = d.pick((512,) if d.level == 0 else (256, 512, 1024))
+        dc = d.pick((512,) if d.level == 0 else (256, 1024))
         dr = d.pick((64,) if d.level == 0 else (32, 64))
         cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
-        B = d.pick((1, 4, 8, 16))
+        B = 1 if d.level == 0 else d.pick((4, 8, 16))
         n = d.pick((4096, 8192, 32768, 131072))
-        unit = d.pick(("GB", "GiB"))
+        unit = "GiB" if d.level == 2 else "GB"
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
         value = nbytes / BYTE_UNITS[unit][0]
         if 0.01 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
@@ -52,6 +55,9 @@ def kv_cache(d: Draw) -> Problem:
         Wrong("latent_twice", "cached the latent twice (for K and for V)", "K and V are both re-expanded from the "
               "same latent.", per_token(2 * dc + dr)),
     ]
+    if unit == "GiB":
+        wrongs.append(Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",
+                            nbytes / 10**9))
     key = nat_key(value, 2, unit=unit)
     st = Doc()
     st.p(f"A decoder with multi-head latent attention (as DeepSeek-V2) has $L = {L}$ layers and $h = {h}$ heads of "
@@ -63,6 +69,10 @@ def kv_cache(d: Draw) -> Problem:
              f"$2 h d_h = {2 * h * dh}$, {2 * h * dh / (dc + dr):.1f}× as many).",
              f"$L \\cdot B \\cdot n \\cdot (d_c + d_R) \\cdot 2 = {L} \\times {B} \\times {n} \\times {dc + dr} \\times 2 "
              f"= {big(nbytes)}$ bytes; in {unit}: ${value:.4f}$."]
+    if B > 1:
+        notes.insert(1, f"Each of the $B = {B}$ sequences keeps its own cache: the batch multiplies it by {B}.")
+    if unit == "GiB":
+        notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(nbytes)} / {2**30:,} = {value:.4f} GiB.")
     return nat_problem(d, st, key, [], wrongs, given={"n_layers": L, "n_heads": h, "d_head": dh, "kv_lora_rank": dc,
                                                       "qk_rope_head_dim": dr, "batch": B, "seq": n, "unit": unit},
                        notes=notes)

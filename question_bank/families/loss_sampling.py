@@ -78,10 +78,13 @@ def perplexity(d: Draw) -> Problem:
     """Perplexity = e^(loss in nats) (easy, medium); bits per character = loss/ln 2 × tokens/characters (hard)."""
     from solver.loss import perplexity as ppl
 
+    # Levels (issue 12: disjoint, ordered): easy, perplexity of a loss in nats (e^loss); medium, of a loss in
+    # bits (2^loss: the base to match to the loss's log); hard, bits per character (nats → bits, then tokens
+    # → characters, three decimals).
     decimals = 2 if d.level < 2 else 3
     for _ in range(300):
         loss = round(d.rng.uniform(1.2, 3.5), 2)
-        unit = "bits" if d.level == 1 and d.rng.random() < 0.5 else "nats"
+        unit = "bits" if d.level == 1 else "nats"
         tokens, chars = (d.pick((1000, 2000, 5000)), None) if d.level == 2 else (None, None)
         if tokens:
             chars = tokens * d.pick((3, 4, 5)) + d.rng.randint(1, 9) * 100
@@ -131,12 +134,17 @@ def top_p(d: Draw) -> Problem:
     (the crossing token included, as HuggingFace's TopPLogitsWarper); medium/hard: a temperature first."""
     import numpy as np
 
+    from question_bank.quality import blind_guess_accepted
     from solver.sampling import sampling_set
 
+    # Levels (issue 12: disjoint, ordered): easy, 5 logits at T = 1; medium, 5 or 6 logits with a
+    # temperature (a step more: z/T first); hard, 7 or 8 logits with a temperature (more probabilities to work).
+    sizes = ((5,), (5, 6), (7, 8))[d.level]
     for _ in range(300):
-        V = d.pick((4, 5)) if d.level == 0 else d.pick((5, 6))
-        z = sorted({d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
-        if len(z) < 4:
+        V = d.pick(sizes)
+        # easy: logits in steps of 0.5 (at T = 1 integer logits make the top token hold most of the mass)
+        z = sorted({d.rng.randint(-8, 2) / 2 if d.level == 0 else d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
+        if len(z) < max(4, sizes[0]):
             continue
         d.rng.shuffle(z)
         T = 1.0 if d.level == 0 else d.pick((0.5, 2.0))
@@ -156,6 +164,10 @@ def top_p(d: Draw) -> Problem:
                   len(sampling_set(z, temperature=1 / T, top_p=p)[0])) if T != 1 else None,
         ]
         key = integer_key(value, unit="tokens")
+        # issue 12: a set of 1 token, of the whole vocabulary, or of a size printed in the statement (a logit,
+        # T, V) is won by typing that number: drawn again
+        if blind_guess_accepted(key, [*z, T, p, len(z)]):
+            continue
         mis = keep_distinct(key, [w for w in wrongs if w])
         if len(mis) >= 1:
             break
@@ -165,6 +177,8 @@ def top_p(d: Draw) -> Problem:
     st.p(f"With nucleus (top-p) sampling at $p = {p}$, the candidates are the smallest set of most probable tokens whose total "
          "probability reaches $p$. How many tokens are in it?")
     sol = Doc()
+    if T != 1:
+        sol.p(f"Divide by $T = {T}$: $z/T = {latex_matrix([x / T for x in z])}$.")
     sol.p("Probabilities sorted: " + ", ".join(f"{x:.4f}" for x in tr["sorted_probs"].value) + ".")
     sol.p("Cumulative: " + ", ".join(f"{x:.4f}" for x in cum) + f"; the first to reach {p} is token number {value} in this order, "
           "and it is included.")

@@ -4,7 +4,8 @@ Keys are ``solver.counts_params.param_breakdown`` (``total``, ``active``) of the
 and ``solver.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
 misconceptions are the students' usual ones: every expert counted as active, or only the active
 ones held (or read); the worst case min(E, B·k) taken for the expected number; the fraction of
-experts missed taken for the fraction touched; the top-k forgotten (one expert per token).
+experts missed taken for the fraction touched; the top-k forgotten (one expert per token); at the
+hard level of the decode read (GiB), 10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ def active_params(d: Draw) -> Problem:
     from solver.counts_params import param_breakdown
     from solver.presets import get_preset
 
+    # Levels (issue 12: disjoint, ordered): easy, a Mixtral's total assembled from its parts; medium, a Mixtral's
+    # active parameters (k of E routed experts); hard, DeepSeek-V2-Lite, total or active, with its shared experts
+    # and dense first layer to keep apart from the routed experts (a note more in the solution).
     for _ in range(100):
-        name = d.pick(_MOE_PRESETS if d.level else ("mixtral-8x7b",))
+        name = d.pick(("mixtral-8x7b", "mixtral-8x22b") if d.level < 2 else ("deepseek-v2-lite",))
         cfg = get_preset(name).config
-        ask = d.pick(("active", "total")) if d.level == 2 else "active"
+        ask = ("total", "active")[d.level] if d.level < 2 else d.pick(("active", "total"))
         pb = param_breakdown(cfg)
         value = (pb.active if ask == "active" else pb.total) / 1e9
         if safe_for_rounding(value, 2, 0.1):
@@ -79,6 +83,11 @@ def active_params(d: Draw) -> Problem:
                  f"total $= {big(pb.total - routed)} + {L_M} \\times {E} \\times {big(per)} = {big(pb.total)}$",
                  f"active $= {big(pb.total - routed)} + {L_M} \\times {k} \\times {big(per)} = {big(pb.active)}$"]
     notes = [f"Total $N = {big(pb.total)}$, active $= {big(pb.active)}$: a {pb.total / pb.active:.2f}× ratio."]
+    if cfg.n_shared_experts or cfg.first_dense_layers:
+        notes.insert(0, "Outside the routed experts (used whole by every token): attention, routers, embeddings and "
+                     "head" + (f", the {cfg.n_shared_experts} shared experts of each MoE layer" if cfg.n_shared_experts
+                               else "") + (f", the dense FFN of the first {cfg.first_dense_layers} layer(s)"
+                                           if cfg.first_dense_layers else "") + ".")
     return nat_problem(d, st, key, [], wrongs, given={"preset": name, "ask": ask},
                        notes=[*steps_doc, *notes])
 
@@ -93,11 +102,14 @@ def decode_weight_bytes(d: Draw) -> Problem:
     from solver.decode_read import expected_distinct_experts, model_read, worst_case_experts
     from solver.presets import get_preset
 
+    # Levels (issue 12: disjoint, ordered): easy, Mixtral 8x7B with a batch of 2 or 3, in GB; medium, either
+    # Mixtral with a batch of 4 or 8, in GB; hard, any of the three (DeepSeek-V2-Lite's 64 experts, shared experts
+    # and dense first layer included) with a batch of 4 or 8, in GiB (a unit conversion more, a note more).
     for _ in range(300):
-        name = d.pick(_MOE_PRESETS if d.level else ("mixtral-8x7b",))
+        name = d.pick(("mixtral-8x7b",) if d.level == 0 else _MOE_PRESETS[:2] if d.level == 1 else _MOE_PRESETS)
         cfg = get_preset(name).config
-        B = d.pick((2, 3, 4, 8) if d.level else (2, 3))
-        unit = d.pick(("GB", "GiB"))
+        B = d.pick((2, 3) if d.level == 0 else (4, 8))
+        unit = "GiB" if d.level == 2 else "GB"
         read = model_read(cfg, B, 1, "bf16", "bf16")
         value = float(read.weight_bytes) / BYTE_UNITS[unit][0]
         if safe_for_rounding(value, 2, 0.1):
@@ -125,6 +137,8 @@ def decode_weight_bytes(d: Draw) -> Problem:
         Wrong("missed_for_touched", "used E·(1 − k/E)^B (the experts missed) as those touched",
               "(1 − k/E)^B is the chance that no token picked an expert: the touched ones are E minus those.",
               with_experts(missed)),
+        Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",
+              float(read.weight_bytes) / 10**9) if unit == "GiB" else None,
     ]
     key = nat_key(value, 2, unit=unit)
     st = Doc()
@@ -139,4 +153,7 @@ def decode_weight_bytes(d: Draw) -> Problem:
              f"One expert of one layer: ${big(pb.routed_experts)} / ({L_M} \\times {E}) = {big(int(per))}$ parameters.",
              f"Bytes $= 2 \\times ({big(base)} + {L_M} \\times {float(touched):.6g} \\times {big(int(per))}) = "
              f"{big(int(read.weight_bytes))}$; in {unit}: ${value:.4f}$."]
+    if unit == "GiB":
+        notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(int(read.weight_bytes))} / {2**30:,} "
+                     f"= {value:.4f} GiB.")
     return nat_problem(d, st, key, [], wrongs, given={"preset": name, "batch": B, "unit": unit}, notes=notes)

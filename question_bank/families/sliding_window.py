@@ -3,7 +3,8 @@ local and global layers alternating (Gemma 2).
 
 Keys are ``solver.counts_memory.kv_cache_report``: a windowed layer keeps min(n, W) positions, a
 global one all n. The misconceptions: the window ignored (n positions everywhere), the window
-applied to the global layers too, the factor 2 of K and V forgotten.
+applied to the global layers too, the factor 2 of K and V forgotten; at the hard level (GiB),
+10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations
@@ -24,14 +25,17 @@ def kv_cache(d: Draw) -> Problem:
     from solver.config import ModelConfig
     from solver.counts_memory import kv_cache_bytes_cfg
 
+    # Levels (issue 12: disjoint, ordered): easy, every layer windowed (as Mistral 7B) with W = 4096, in GB;
+    # medium, local and global layers alternating (as Gemma 2: two kinds of layer to count), in GB; hard, the
+    # same in GiB (a unit conversion more, a note more in the solution).
     for _ in range(300):
         L = d.pick((26, 32, 42))
         kv, dh = d.pick(((8, 128), (4, 256), (16, 128)))
         W = d.pick((4096,) if d.level == 0 else (1024, 2048, 4096))
-        every = 0 if d.level == 0 else d.pick((0, 2))
+        every = 0 if d.level == 0 else 2
         n = d.pick((8192, 16384, 32768))
         B = d.pick((1, 2, 8))
-        unit = d.pick(("GB", "GiB"))
+        unit = "GiB" if d.level == 2 else "GB"
         cfg = ModelConfig(d_model=kv * dh * 2, n_layers=L, n_heads=2 * kv, n_kv_heads=kv, d_head=dh, d_ff=8,
                           pos="rope", sliding_window=W, global_every=every)
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
@@ -51,6 +55,8 @@ def kv_cache(d: Draw) -> Problem:
               "The global layers attend to (and cache) every position.", 2 * B * kv * dh * 2 * L * W / div)
         if local < L else None,
         Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both K and V are cached.", cache(W, n, 1)),
+        Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.", nbytes / 10**9)
+        if unit == "GiB" else None,
     ]
     key = nat_key(value, 2, unit=unit)
     layers = (f"every one of its $L = {L}$ layers uses a sliding window of $W = {W}$" if not every else
@@ -66,6 +72,8 @@ def kv_cache(d: Draw) -> Problem:
              f"each {n}.",
              f"$2 \\cdot B \\cdot h_{{kv}} \\cdot d_h \\cdot 2 \\cdot ({local} \\times {min(n, W)} + {L - local} \\times {n}) "
              f"= {big(nbytes)}$ bytes; in {unit}: ${value:.4f}$."]
+    if unit == "GiB":
+        notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(nbytes)} / {2**30:,} = {value:.4f} GiB.")
     return nat_problem(d, st, key, [], wrongs,
                        given={"n_layers": L, "n_kv_heads": kv, "d_head": dh, "window": W, "global_every": every,
                               "batch": B, "seq": n, "unit": unit}, notes=notes)

@@ -61,7 +61,10 @@ def test_t5_bias_params_against_model():
         with torch.device("meta"):
             m = transformers.T5ForConditionalGeneration(cfg)
         tables = [q.numel() for n, q in m.named_parameters() if "relative_attention_bias" in n]
-        assert p.key.value == (sum(tables) if p.given["stacks"] == 2 else tables[0]), p.id
+        params = sum(tables) if p.given["stacks"] == 2 else tables[0]
+        if p.given["dtype"]:  # hard: the bytes, from a real tensor's element size
+            params *= torch.empty(0, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[p.given["dtype"]]).element_size()
+        assert p.key.value == params, p.id
 
 
 def test_alibi_bias_against_paper_slopes():
@@ -71,10 +74,12 @@ def test_alibi_bias_against_paper_slopes():
 
 
 def test_alibi_pinned():
-    """H = 16, head 3, i = 11, j = 7: m₃ = 2^(−24/16) = 2^(−1.5) = 0.353553; bias = −4 × 0.353553 = −1.4142."""
+    """H = 8, head 2, i = 11, j = 7: m₂ = 2^(−8·2/8) = 2^(−2) = 0.25; bias = −0.25 × (11 − 7) = −1.0000; the
+    sign flipped gives +1.0000, and −e^(−2) × 4 = −0.5413 (the natural base)."""
     p = easy("positional.alibi_bias")
-    assert (p.given["H"], p.given["head"], p.given["i"], p.given["j"]) == (16, 3, 11, 7)
-    assert grade(p, -1.4142).correct and grade(p, 1.4142).misconception.id == "positive_sign"
+    assert (p.given["H"], p.given["head"], p.given["i"], p.given["j"]) == (8, 2, 11, 7)
+    assert grade(p, -1.0).correct and grade(p, 1.0).misconception.id == "positive_sign"
+    assert grade(p, -0.5413).misconception.id == "natural_base"
 
 
 def test_rope_relative_score_against_complex_rotation():
@@ -89,10 +94,12 @@ def test_rope_relative_score_against_complex_rotation():
 
 
 def test_rope_relative_pinned():
-    """q = (0, −2) at m = 2, k = (−2, 0) at n = 0: ac + be = 0, bc − ae = 4, score = −4 sin 2 = −3.637."""
+    """q = (1, 0) at m = 6, k = (2, 3) at n = 0: ac + be = 1·2 + 0·3 = 2, bc − ae = 0·2 − 1·3 = −3, so the
+    score is 2 cos 6 + 3 sin 6 = 2 × 0.960170 + 3 × (−0.279415) = 1.920341 − 0.838246 = 1.082; rotating by
+    (n − m)θ = −6 instead gives 1.920341 + 0.838246 = 2.759."""
     p = easy("positional.rope_relative_score")
-    assert (p.given["q"], p.given["k"], p.given["m"], p.given["n"]) == ([0, -2], [-2, 0], 2, 0)
-    assert grade(p, -3.637).correct and grade(p, 3.637).misconception.id == "reversed_offset"
+    assert (p.given["q"], p.given["k"], p.given["m"], p.given["n"]) == ([1, 0], [2, 3], 6, 0)
+    assert grade(p, 1.082).correct and grade(p, 2.759).misconception.id == "reversed_offset"
 
 
 def test_cross_entropy_against_torch():
@@ -168,6 +175,8 @@ def test_group_int4_against_meta_tensors():
         groups = rows * math.ceil(cols / gs)
         parts = [torch.empty(rows * cols // 2, dtype=torch.uint8, device="meta"),
                  torch.empty(groups, dtype=torch.float16, device="meta")]
+        if g["g_idx"]:  # hard: AutoGPTQ's group index, one int32 per input feature
+            parts.append(torch.empty(cols, dtype=torch.int32, device="meta"))
         zero_bytes = groups * 2 if g["zero"] == "fp16" else math.ceil(groups / 2)
         total = sum(t.numel() * t.element_size() for t in parts) + zero_bytes
         assert p.key.value == pytest.approx(total / 2**20, rel=1e-12), p.id

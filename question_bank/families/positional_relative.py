@@ -23,18 +23,27 @@ _SRC = "issue 10 (relative positions: T5, Raffel et al. 2020 §2.1; ALiBi, Press
 @family("positional.t5_bucket", topic="positional", title="T5's relative-position bucket",
         types=("integer",), tags=("t5", "relative-position", "positional-encoding"), source=_SRC)
 def t5_bucket(d: Draw) -> Problem:
-    """The bucket of r = key − query: exact below max_exact, logarithmic above (easy: the exact region or a cap)."""
+    """The bucket of r = key − query: exact below max_exact, logarithmic above (easy: the exact region or a cap).
+
+    Levels (issue 12: disjoint, ordered by the conventions to track): easy, the default
+    bidirectional table (n_b = 32, D = 128), a key before the query (no offset) in the logarithmic
+    region below D; medium, the same table, a key after the query (the n_b/2 offset to add), up to
+    past D (the cap); hard, another table (n_b = 16 or 64, or D = 64 or 256) in either direction,
+    or the causal table (all n_b buckets for the past, a different half)."""
     from solver.positions_relative import t5_bucket as bucket
     from solver.positions_relative import t5_linear_bucket_mistake
 
     for _ in range(300):
         bi = d.level < 2 or d.rng.random() < 0.5
-        nb = d.pick((32,) if d.level == 0 else (16, 32, 64))
-        md = d.pick((128,) if d.level < 2 else (64, 128, 256))
+        nb, md = 32, 128
+        while d.level == 2 and bi and (nb, md) == (32, 128):  # hard, bidirectional: not the default table
+            nb, md = d.pick((16, 32, 64)), d.pick((64, 128, 256))
+        if d.level == 2 and not bi:
+            nb, md = d.pick((16, 32, 64)), d.pick((64, 128, 256))
         half = nb // 2 if bi else nb
         me = half // 2
         dist = d.rng.randint(me, md + 20) if d.level else d.rng.randint(me, 4 * me)
-        r = d.pick((-dist, dist)) if bi else -dist
+        r = (-dist, dist, d.pick((-dist, dist)))[d.level] if bi else -dist
         value, tr = bucket(r, bidirectional=bi, num_buckets=nb, max_distance=md, return_trace=True)
         lp = tr["log_position"].value if "log_position" in tr else None
         if lp is not None and lp - math.floor(lp) < 0.02:  # too close to a bucket edge for hand logs
@@ -73,49 +82,70 @@ def t5_bucket(d: Draw) -> Problem:
 @family("positional.t5_bias_params", topic="positional", title="Parameters of T5's relative-position bias",
         types=("integer",), tags=("t5", "relative-position", "parameters"), source=_SRC)
 def t5_bias_params(d: Draw) -> Problem:
-    """num_buckets × n_heads per stack, shared by that stack's layers: 2·nb·h for encoder + decoder."""
+    """num_buckets × n_heads per stack, shared by that stack's layers: 2·nb·h for encoder + decoder.
+
+    Levels (issue 12: disjoint, ordered by steps): easy, the encoder's table (one product); medium,
+    the encoder's and the decoder's (one table per stack, two stacks); hard, the bytes those two
+    tables take in fp32 or bf16 (a unit more)."""
     from solver.counts_t5 import T5_PRESETS, t5_params
+    from solver.units import dtype_bytes
 
     name = d.pick(("t5-small", "t5-base", "t5-large"))
     cfg = T5_PRESETS[name]
     stacks = 2 if d.level else 1
+    dtype = d.pick(("fp32", "bf16")) if d.level == 2 else None
+    per = int(dtype_bytes(dtype)) if dtype else 1  # bytes per parameter (hard), else a count of parameters
     r = t5_params(cfg)
-    value = r.breakdown["relative_bias"] // (2 // stacks)
+    params = r.breakdown["relative_bias"] // (2 // stacks)
+    value = params * per
     L = cfg.n_layers
     wrongs = [
         Wrong("per_layer", "gave every layer its own table", "One table per stack, in its first layer, shared by all its layers.",
               value * L),
         Wrong("per_head_matrix", "counted a table of num_buckets × num_buckets per head",
-              "Each head learns one scalar per bucket: num_buckets × n_heads in all.", cfg.num_buckets ** 2 * cfg.n_heads * stacks),
+              "Each head learns one scalar per bucket: num_buckets × n_heads in all.",
+              cfg.num_buckets ** 2 * cfg.n_heads * stacks * per),
         Wrong("one_stack", "counted one stack only", "The decoder has its own table besides the encoder's.",
               value // 2 if stacks == 2 else None),
+        Wrong("params_for_bytes", "gave the parameters, not the bytes", f"Each {dtype} parameter takes {per} bytes.",
+              params) if dtype else None,
     ]
-    key = integer_key(value, unit="parameters")
+    key = integer_key(value, unit="bytes" if dtype else "parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
     st.p(f"{name} has $L = {L}$ layers in each stack, $h = {cfg.n_heads}$ heads and $n_b = {cfg.num_buckets}$ relative-position "
          "buckets; each head adds a learned scalar bias, looked up by bucket, to its attention scores.")
-    st.p("How many parameters do the relative-position biases of " + ("the encoder and the decoder together have?"
-                                                                      if stacks == 2 else "the encoder have?"))
+    if dtype:
+        st.p(f"The biases are stored in {dtype} ({per} bytes per parameter). How many bytes do the relative-position biases "
+             "of the encoder and the decoder together take?")
+    else:
+        st.p("How many parameters do the relative-position biases of " + ("the encoder and the decoder together have?"
+                                                                          if stacks == 2 else "the encoder have?"))
     sol = Doc()
     sol.p(f"Each stack holds one table of $n_b \\times h = {cfg.num_buckets} \\times {cfg.n_heads} = {big(cfg.num_buckets * cfg.n_heads)}$ "
           "scalars in its first layer's self-attention; every layer of the stack reuses it.")
     if stacks == 2:
-        sol.p(f"Two stacks: $2 \\times {big(cfg.num_buckets * cfg.n_heads)} = {big(value)}$.")
+        sol.p(f"Two stacks: $2 \\times {big(cfg.num_buckets * cfg.n_heads)} = {big(params)}$ parameters.")
+    if dtype:
+        sol.p(f"In {dtype}: ${big(params)} \\times {per} = {big(value)}$ bytes.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"preset": name, "stacks": stacks})
+                     given={"preset": name, "stacks": stacks, "dtype": dtype, "bytes_per_param": per if dtype else None})
 
 
 @family("positional.alibi_bias", topic="positional", title="ALiBi: a head's slope and bias",
         types=("nat",), tags=("alibi", "relative-position", "positional-encoding"), source=_SRC)
 def alibi_bias(d: Draw) -> Problem:
-    """Bias −m_h·(i − j) for head h (1-based), query i, key j ≤ i; hard: h not a power of two."""
+    """Bias −m_h·(i − j) for head h (1-based), query i, key j ≤ i; hard: h not a power of two.
+
+    Levels (issue 12: disjoint, ordered by the slope to work out): easy, H = 8 heads (m_h = 2^(−h),
+    a power of two); medium, H = 16 or 32 (fractional exponents, 2^(−h/2) or 2^(−h/4)); hard, H
+    not a power of two (6, 12, 24: the paper's interleaving rule, one step more)."""
     from solver import numpy_ref
 
     decimals = 4
     for _ in range(300):
-        H = d.pick((8, 16) if d.level < 2 else (6, 12, 24))
+        H = d.pick(((8,), (16, 32), (6, 12, 24))[d.level])
         head = d.rng.randint(1, H)
         i = d.rng.randint(1, 12)
         j = d.rng.randint(0, i - 1)
@@ -163,7 +193,11 @@ def alibi_bias(d: Draw) -> Problem:
 @family("positional.rope_relative_score", topic="positional", title="RoPE inside attention: the score depends on m − n",
         types=("nat",), tags=("rope", "rotary", "relative-position"), source=_SRC)
 def rope_relative_score(d: Draw) -> Problem:
-    """q·k after rotating q to position m and k to n: Σ (ac + bd)cos((m − n)θ) − (bc − ad) sin((m − n)θ)."""
+    """q·k after rotating q to position m and k to n: Σ (ac + bd)cos((m − n)θ) − (bc − ad) sin((m − n)θ).
+
+    Levels (issue 12: disjoint, ordered): easy, d = 2 and the key at position n = 0 (one rotation);
+    medium, d = 2 and both rotated (n ≥ 1: the offset m − n to find); hard, d = 4 (two pairs, two
+    frequencies)."""
     import numpy as np
 
     from solver import numpy_ref
@@ -177,7 +211,7 @@ def rope_relative_score(d: Draw) -> Problem:
         if not any(q) or not any(k):
             continue
         m = d.rng.randint(2, 12 if d.level else 6)
-        n = d.rng.randint(0, m - 1)
+        n = 0 if d.level == 0 else d.rng.randint(1, m - 1)
         value, tr = rope_score(q, k, m, n, return_trace=True)
         if not safe_for_rounding(value, decimals, 0.15) or abs(value) < 0.05:
             continue

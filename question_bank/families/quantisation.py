@@ -21,14 +21,18 @@ _SRC = "issue 10 (quantised weights: ggml-common.h; Frantar et al. 2023 GPTQ; De
 @family("quantisation.ggml_bytes", topic="quantisation", title="Bytes of a weight matrix in a ggml format (Q4_0, Q8_0, K-quants)",
         types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC)
 def ggml_bytes(d: Draw) -> Problem:
-    """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks."""
+    """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks.
+
+    Levels (issue 12: disjoint, ordered): easy, one matrix in Q4_0, in MiB; medium, a matrix in each
+    of 32 layers in Q4_0 or Q8_0, in GiB or GB (a product and a unit more); hard, the K-quants'
+    256-weight super-blocks (Q4_K, Q5_K, Q6_K: more fields to add up), one matrix or 32 layers."""
     from solver.quant import GGML_FORMATS
     from solver.quant import ggml_bytes as gb
 
     for _ in range(300):
         fmt = d.pick(("q4_0",) if d.level == 0 else ("q4_0", "q8_0") if d.level == 1 else ("q4_K", "q5_K", "q6_K"))
         rows, cols = d.pick((4096, 5120, 8192)), d.pick((4096, 11008, 14336))
-        layers = d.pick((1, 32)) if d.level else 1
+        layers = (1, 32, d.pick((1, 32)))[d.level]
         unit = d.pick(("MiB",) if layers == 1 else ("GiB", "GB"))
         n = rows * cols * layers
         r = gb(n, fmt)
@@ -49,8 +53,8 @@ def ggml_bytes(d: Draw) -> Problem:
         key = nat_key(value, 2, unit=unit)
         break
     st = Doc()
-    shape = f"${rows} \\times {cols}$ weight matri" + ("x" if layers == 1 else f"ces, one in each of {layers} layers")
-    st.p(f"A {shape} is stored in llama.cpp's **{fmt.upper()}** format: "
+    shape = f"${rows} \\times {cols}$ weight matri" + ("x" if layers == 1 else f"ces, one in each of {layers} layers,")
+    st.p(f"{'A' if layers == 1 else 'A set of'} {shape} is stored in llama.cpp's **{fmt.upper()}** format: "
          f"blocks of {f.block} weights, each block a struct of " + " + ".join(f"{name}: {b} B" for name, b in f.fields) + ".")
     st.p(f"How much memory do the quantised weights take, in {BYTE_UNITS[unit][1]}? Round off to two decimal places.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt, "rows": rows, "cols": cols, "layers": layers, "unit": unit},
@@ -60,14 +64,20 @@ def ggml_bytes(d: Draw) -> Problem:
 @family("quantisation.group_int4", topic="quantisation", title="Group-wise int4 (GPTQ/AWQ): bytes with scales and zeros",
         types=("nat",), tags=("quantisation", "gptq", "awq", "memory"), source=_SRC)
 def group_int4(d: Draw) -> Problem:
-    """codes n/2 bytes + one fp16 scale (and a zero) per group of g input weights of each output row."""
+    """codes n/2 bytes + one fp16 scale (and a zero) per group of g input weights of each output row.
+
+    Levels (issue 12: disjoint, ordered by the conventions to track): easy, groups of 128 with an
+    fp16 zero point (4 bytes per group); medium, groups of 32, 64 or 128 with a packed 4-bit zero
+    (half a byte per group); hard, the same plus AutoGPTQ's g_idx (one int32 per input feature: a
+    term more)."""
     from solver.quant import group_quant_bytes as gq
 
     for _ in range(300):
         rows, cols = d.pick((4096, 8192)), d.pick((4096, 11008, 14336))
         g = d.pick((128,) if d.level == 0 else (32, 64, 128))
-        zero = "fp16" if d.level == 0 else d.pick(("fp16", "int4"))
-        r = gq(rows, cols, group_size=g, zero=zero)
+        zero = "fp16" if d.level == 0 else "int4"
+        g_idx = d.level == 2
+        r = gq(rows, cols, group_size=g, zero=zero, g_idx=g_idx)
         value = float(r.answer) / 2**20
         if not safe_for_rounding(value, 2, 0.1):
             continue
@@ -78,26 +88,35 @@ def group_int4(d: Draw) -> Problem:
                   float(r.answer - r.breakdown["zero_bytes"]) / 2**20),
             Wrong("groups_per_matrix", "used one scale per group of the whole matrix's columns only",
                   "Groups run along the input features of every output row: rows × cols/g groups.",
-                  float(r.breakdown["code_bytes"] + (r.breakdown["scale_bytes"] + r.breakdown["zero_bytes"]) / rows) / 2**20),
+                  float(r.breakdown["code_bytes"] + (r.breakdown["scale_bytes"] + r.breakdown["zero_bytes"]) / rows
+                        + r.breakdown["g_idx_bytes"]) / 2**20),
+            Wrong("no_g_idx", "forgot the g_idx", "AutoGPTQ also stores each input feature's group index (int32).",
+                  float(r.answer - r.breakdown["g_idx_bytes"]) / 2**20) if g_idx else None,
         ]
         key = nat_key(value, 2, unit="MiB")
         break
     st = Doc()
     zt = "an fp16 zero point" if zero == "fp16" else "a 4-bit zero point (packed, half a byte)"
     st.p(f"A linear layer's ${rows} \\times {cols}$ weight matrix ({rows} output rows, {cols} input features) is quantised to "
-         f"int4 group-wise: each group of {g} consecutive input weights of a row shares one fp16 scale and {zt}.")
+         f"int4 group-wise: each group of {g} consecutive input weights of a row shares one fp16 scale and {zt}."
+         + (" As in AutoGPTQ, the layer also stores g_idx, the group index of each input feature, as one int32 per "
+            "input feature." if g_idx else ""))
     st.p("How many MiB ($2^{20}$ bytes) does the quantised matrix take? Round off to two decimal places.")
-    return nat_problem(d, st, key, r.steps, wrongs, given={"rows": rows, "cols": cols, "group_size": g, "zero": zero},
+    return nat_problem(d, st, key, r.steps, wrongs, given={"rows": rows, "cols": cols, "group_size": g, "zero": zero, "g_idx": g_idx},
                        notes=[f"$= {float(r.answer):,.0f}$ bytes $= {value:.4f}$ MiB.".replace(",", "{,}")])
 
 
 @family("quantisation.nf4_bits", topic="quantisation", title="QLoRA's NF4: bits per parameter with double quantisation",
         types=("nat",), tags=("quantisation", "qlora", "nf4"), source=_SRC)
 def nf4_bits(d: Draw) -> Problem:
-    """4 + c₂/64 + 32/(64·256) bits per parameter (QLoRA §3); medium/hard: other block sizes, or GB for a model."""
+    """4 + c₂/64 + 32/(64·256) bits per parameter (QLoRA §3); medium/hard: other block sizes, or GB for a model.
+
+    Levels (issue 12: disjoint, ordered): easy, the paper's block of 64, bits per parameter;
+    medium, blocks of 128 or 256 (other fractions), bits per parameter; hard, the GB of a whole
+    model (bits per parameter, then × N / 8 and a unit), blocks of 64 or 128."""
     from solver.quant import nf4_bits_per_param, nf4_bytes
 
-    bs = 64 if d.level == 0 else d.pick((64, 128))
+    bs = (64, d.pick((128, 256)), d.pick((64, 128)))[d.level]
     dqb = 256
     ask_gb = d.level == 2
     n = d.pick((7, 13, 33, 65)) * 10**9
@@ -132,6 +151,9 @@ def nf4_bits(d: Draw) -> Problem:
     else:
         st.p(f"How many bits per parameter does this take, the constants included? Round off to {decimals} decimal places.")
     notes = [f"$= {value:.6f}$" + (" GB." if ask_gb else " bits.")]
+    if ask_gb:
+        notes.insert(0, f"bytes $= {float(r.answer):.6f} \\times {n // 10**9} \\times 10^9 / 8 = "
+                        f"{float(nf4_bytes(n, blocksize=bs, dq_blocksize=dqb)):,.0f}$".replace(",", "{,}"))
     return nat_problem(d, st, key, r.steps, wrongs, given={"blocksize": bs, "dq_blocksize": dqb, "n": n if ask_gb else None},
                        notes=notes)
 
@@ -139,15 +161,19 @@ def nf4_bits(d: Draw) -> Problem:
 @family("quantisation.kv_int8", topic="quantisation", title="A KV cache in int8 with per-head scales",
         types=("nat",), tags=("quantisation", "kv-cache", "memory"), source=_SRC)
 def kv_int8(d: Draw) -> Problem:
-    """2·L·B·S·h_kv·d_h bytes of int8 codes + one fp16 scale per token, head and K/V."""
+    """2·L·B·S·h_kv·d_h bytes of int8 codes + one fp16 scale per token, head and K/V.
+
+    Levels (issue 12: disjoint, ordered by the conventions to track): easy, int8 for llama2-7b
+    (as many K/V heads as query heads); medium, int8 for a GQA model (llama3-8b, mistral-7b: the
+    K/V heads, not the query heads); hard, int4 (two values per byte) for any of them."""
     from solver.presets import get_preset
     from solver.quant import kv_cache_quant_bytes
 
     for _ in range(300):
-        name = d.pick(("llama2-7b", "llama3-8b", "mistral-7b"))
+        name = d.pick((("llama2-7b",), ("llama3-8b", "mistral-7b"), ("llama2-7b", "llama3-8b", "mistral-7b"))[d.level])
         cfg = get_preset(name).config
         B, S = d.pick((1, 4, 8, 16)), d.pick((2048, 4096, 8192))
-        dtype = d.pick(("int8",) if d.level < 2 else ("int8", "int4"))
+        dtype = "int4" if d.level == 2 else "int8"
         r = kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim)
         value = float(r.answer) / 2**30
         if safe_for_rounding(value, 3, 0.1):

@@ -75,9 +75,14 @@ def bert_masking(d: Draw) -> Problem:
          f"are replaced by [MASK], 10 % by a random token and 10 % are left unchanged. For {where}, what is the expected "
          f"number of positions {what}? Round off to two decimal places.")
     sol = Doc()
+    if n_seq > 1:
+        sol.p(f"The batch holds $N = {n_seq} \\times {seq} = {n}$ tokens; every sequence is masked the same way.")
     sol.p(f"N = {n} tokens. Selected: $0.15 \\times {n} = {num(float(c['selected']), 4)}$.")
     sol.p(f"[MASK]: $0.8 \\times {num(float(c['selected']), 4)} = {num(float(c['mask']), 4)}$; random: "
           f"$0.1 \\times {num(float(c['selected']), 4)} = {num(float(c['random']), 4)}$; unchanged: ${num(float(c['unchanged']), 4)}$.")
+    if ask in ("random", "unchanged"):
+        sol.p(f"That is 10 % of the {num(float(c['selected']), 4)} selected positions, not 10 % of all {n} tokens "
+              f"({num(0.1 * n, 4)}).")
     if ask == "not_mask":
         sol.p(f"Not [MASK]: ${n} - {num(float(c['mask']), 4)} = {num(float(value), 4)}$.")
     if ask == "selected":

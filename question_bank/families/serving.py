@@ -40,7 +40,8 @@ def max_batch(d: Draw) -> Problem:
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
         chips = 8 if n_b == 70 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
-        S = d.pick((2048, 4096, 8192))
+        # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
+        S = d.pick((2048, 4096) if name == "Mistral-7B" else (2048, 4096, 8192))
         N = n_b * 10**9
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")

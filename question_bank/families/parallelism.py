@@ -41,12 +41,18 @@ def _link_text(name: str) -> str:
 @family("parallel.allreduce_time", topic="parallelism", title="Time of a ring all-reduce (α-β model)",
         types=("nat",), tags=("collectives", "all-reduce", "nvlink", "bandwidth"), source=_SRC)
 def allreduce_time(d: Draw) -> Problem:
-    """t = 2(n−1)·α + 2(n−1)/n · S/β with β the per-direction link bandwidth."""
+    """t = 2(n−1)·α + 2(n−1)/n · S/β with β the per-direction link bandwidth.
+
+    Levels (issue 12: disjoint, ordered by conventions and terms): easy, NVLink on 4 or 8 GPUs, no
+    latency (halve the printed bidirectional figure); medium, PCIe or InfiniBand (InfiniBand's
+    gigabits to convert) on 4 to 64 GPUs, no latency; hard, any link with a latency α per step (the
+    2(n−1)·α term as well)."""
     from solver.collectives import collective
 
     for _ in range(300):
-        name = d.pick(("nvlink4", "nvlink3") if d.level == 0 else _LINKS)
-        n = d.pick((4, 8) if d.level == 0 else (2, 4, 8, 16, 64))
+        name = d.pick(("nvlink4", "nvlink3") if d.level == 0 else
+                      tuple(k for k in _LINKS if not k.startswith("nvlink")) if d.level == 1 else _LINKS)
+        n = d.pick((4, 8) if d.level == 0 else (4, 8, 16, 64))  # n = 2: the ring factor is 1, misconceptions collide
         size_mb = d.pick((64, 256, 512, 1000, 2000))
         alpha_us = 0 if d.level < 2 else d.pick((2, 5, 10))
         S, beta = size_mb * 10**6, _link(name).per_direction
@@ -83,15 +89,20 @@ def allreduce_time(d: Draw) -> Problem:
 @family("parallel.bus_bandwidth", topic="parallelism", title="Bus bandwidth from a measured collective (nccl-tests)",
         types=("nat",), tags=("collectives", "nccl-tests", "busbw", "algbw"), source=_SRC)
 def bus_bandwidth(d: Draw) -> Problem:
-    """algbw = S/t; busbw = algbw · 2(n−1)/n (all-reduce) or (n−1)/n (all-gather, reduce-scatter)."""
+    """algbw = S/t; busbw = algbw · 2(n−1)/n (all-reduce) or (n−1)/n (all-gather, reduce-scatter).
+
+    Levels (issue 12: disjoint, ordered): easy, an all-reduce on 4, 8 or 16 GPUs; medium, an
+    all-gather or reduce-scatter (the other factor to know) on 4, 8 or 16 GPUs; hard, any of the
+    three on 3, 6, 12 or 32 GPUs (factors that are not round: 2·5/6, 11/12, …)."""
     from fractions import Fraction
 
     from solver.collectives import BUS_FACTOR
     from solver.hardware import Step
 
     for _ in range(300):
-        op = "all-reduce" if d.level == 0 else d.pick(("all-reduce", "all-gather", "reduce-scatter"))
-        n = d.pick((4, 8, 16) if d.level < 2 else (3, 6, 8, 12, 16, 32))
+        op = ("all-reduce" if d.level == 0 else d.pick(("all-gather", "reduce-scatter")) if d.level == 1 else
+              d.pick(("all-reduce", "all-gather", "reduce-scatter")))
+        n = d.pick((4, 8, 16) if d.level < 2 else (3, 6, 12, 32))
         size_mb = d.pick((128, 256, 1024, 4096))
         t_ms = d.pick((1.2, 2.5, 3.6, 4.8, 7.5, 9.6, 12.8, 25.0))
         S = size_mb * 2**20
@@ -127,13 +138,17 @@ def bus_bandwidth(d: Draw) -> Problem:
 @family("parallel.pipeline_bubble", topic="parallelism", title="Pipeline bubble (GPipe, 1F1B, interleaved)",
         types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC)
 def pipeline_bubble(d: Draw) -> Problem:
-    """Fraction of the step idle: (p − 1)/(m + p − 1); interleaved with v chunks: (p − 1)/(v·m + p − 1)."""
+    """Fraction of the step idle: (p − 1)/(m + p − 1); interleaved with v chunks: (p − 1)/(v·m + p − 1).
+
+    Levels (issue 12: disjoint, ordered by the schedule to reason about): easy, GPipe (all forwards,
+    then all backwards: the bubble is plain to see); medium, 1F1B (the trap: it saves memory, not
+    bubble, so the same (p − 1)/(m + p − 1)); hard, interleaved 1F1B with v chunks (one more factor)."""
     from solver.parallelism import pipeline_bubble as bubble
 
     for _ in range(300):
         p = d.pick((2, 4, 8, 16))
         m = d.pick((4, 8, 16, 32, 64))
-        schedule = d.pick(("gpipe", "1f1b")) if d.level < 2 else "interleaved"
+        schedule = ("gpipe", "1f1b", "interleaved")[d.level]
         v = d.pick((2, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:
             continue
@@ -166,7 +181,12 @@ def pipeline_bubble(d: Draw) -> Problem:
 @family("parallel.tensor_parallel_bytes", topic="parallelism", title="Bytes a tensor-parallel layer all-reduces",
         types=("nat",), tags=("tensor-parallel", "megatron", "all-reduce"), marks=2, source=_SRC)
 def tensor_parallel_bytes(d: Draw) -> Problem:
-    """Megatron: 2 all-reduces of b·s·h per layer forward, 2 backward; sequence parallelism sends the same bytes."""
+    """Megatron: 2 all-reduces of b·s·h per layer forward, 2 backward; sequence parallelism sends the same bytes.
+
+    Levels (issue 12: disjoint, ordered by steps): easy, the bytes all-reduced (message, count,
+    volume); medium, the bytes each GPU sends on a ring (one more step, 2(t−1)/t); hard, the bytes
+    each GPU sends with sequence parallelism (the reduce-scatter plus all-gather to account for too)."""
+    from solver.hardware import Step
     from solver.parallelism import tensor_parallel
 
     for _ in range(300):
@@ -174,8 +194,8 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
         s = d.pick((1024, 2048, 4096))
         h = d.pick((4096, 5120, 8192, 12288))
         t = d.pick((2, 4, 8))
-        sp = d.level == 2 and d.pick((True, False))
-        ask = "all-reduced" if d.level == 0 else d.pick(("all-reduced", "sent"))
+        sp = d.level == 2
+        ask = "all-reduced" if d.level == 0 else "sent"
         r = tensor_parallel(b, s, h, t, sequence_parallel=sp)
         field = "all_reduced_bytes" if ask == "all-reduced" else "bytes_sent_per_rank"
         value = float(r.breakdown[field]) / 2**20
@@ -207,7 +227,11 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
          "each all-reduced tensor once?" if ask == "all-reduced" else
          "How many bytes does each GPU send per layer per training step (forward and backward) with ring collectives?")
     st.p(q + " Give it in MiB ($2^{20}$ bytes), rounded off to two decimal places.")
-    steps = r.steps[:3] if ask == "all-reduced" else r.steps[:4]
+    steps = list(r.steps[:3] if ask == "all-reduced" else r.steps[:4])
+    if sp:  # the reduce-scatter and the all-gather each send (t−1)/t of the tensor: together the all-reduce's share
+        M = int(r.breakdown["message_bytes"])
+        steps.append(Step("sequence parallel: per all-reduce, RS (t−1)/t·M + AG (t−1)/t·M = 2(t−1)/t·M, 4 per layer",
+                          f"4 × ({t - 1}/{t} × {M:,} + {t - 1}/{t} × {M:,})", 4 * 2 * (t - 1) * M / t, "bytes"))
     return nat_problem(d, st, key, steps, wrongs,
                        given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask},
                        notes=[f"In MiB: ${float(r.breakdown[field]):,.0f} / 2^{{20}} = {value:.4f}$."])
@@ -216,14 +240,19 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
 @family("parallel.mfu_with_recompute", topic="parallelism", title="MFU against HFU with activation recomputation",
         types=("nat",), tags=("mfu", "hfu", "recomputation", "training"), source=_SRC)
 def mfu_with_recompute(d: Draw) -> Problem:
-    """MFU = 6N·tokens/s ÷ (chips·dense peak); recomputed FLOPs count in HFU (8N per token with full recompute), not MFU."""
+    """MFU = 6N·tokens/s ÷ (chips·dense peak); recomputed FLOPs count in HFU (8N per token with full recompute), not MFU.
+
+    Levels (issue 12: disjoint, ordered): easy, a 7B or 13B model on 64 or 128 chips, full
+    recomputation, 6N; medium, a 70B or 175B model on 256 to 1,024 chips (larger figures), full
+    recomputation, 6N; hard, Llama-2-70B's shapes with PaLM's attention term 12·L·h·s (one more
+    term) and full or selective recomputation."""
     from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
     from solver.parallelism import flops_utilisation
 
     for _ in range(300):
         hw = d.pick(("a100-80gb", "h100-sxm"))
-        n_b = d.pick((7, 13, 70, 175)) if d.level < 2 else 70  # the attention term's shapes are Llama-2-70B's
-        chips = d.pick((64, 128, 256, 512, 1024))
+        n_b = d.pick(((7, 13), (70, 175))[d.level]) if d.level < 2 else 70  # the attention term's shapes: Llama-2-70B's
+        chips = d.pick((64, 128) if d.level == 0 else (256, 512, 1024))
         N = n_b * 10**9
         peak = resolved_chip(hw).need("peak_flops")
         target = d.pick((0.32, 0.38, 0.41, 0.47, 0.52))

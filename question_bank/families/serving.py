@@ -26,17 +26,22 @@ _MODELS = (("Llama-2-70B", 80, 8, 128, 70), ("Llama-3-8B", 32, 8, 128, 8), ("Lla
 @family("serving.max_batch", topic="serving", title="Largest batch that fits in HBM at a context length",
         types=("nat",), tags=("serving", "kv-cache", "hbm", "batch"), marks=2, source=_SRC)
 def max_batch(d: Draw) -> Problem:
-    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋, X = 2·layers·kv_heads·d_head·bytes."""
+    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋, X = 2·layers·kv_heads·d_head·bytes.
+
+    Levels (issue 12: disjoint, ordered by conventions): easy, one GPU with the datasheet's GB; medium,
+    2 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, 1 to 8 GPUs with
+    the MiB nvidia-smi reports (a unit to convert, and not the datasheet's figure)."""
     from solver.hardware import Chip, get_hardware
     from solver.inference import kv_bytes_per_token
     from solver.serving import max_batch as solve
 
     for _ in range(300):
-        name, L, G, H, n_b = d.pick(_MODELS)
+        name, L, G, H, n_b = d.pick(_MODELS if d.level else tuple(m for m in _MODELS if m[4] != 70))
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
-        figure = "datasheet" if d.level == 0 else d.pick(("datasheet", "device"))
-        chips = 8 if n_b == 70 else d.pick((1, 2))
-        S = d.pick((2048, 4096, 8192))
+        figure = "device" if d.level == 2 else "datasheet"
+        chips = 8 if n_b == 70 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
+        # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
+        S = d.pick((2048, 4096) if name == "Mistral-7B" else (2048, 4096, 8192))
         N = n_b * 10**9
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")
@@ -77,12 +82,16 @@ def max_batch(d: Draw) -> Problem:
 @family("serving.speculative_tokens", topic="serving", title="Speculative decoding: expected tokens per step",
         types=("nat",), tags=("serving", "speculative-decoding"), source=_SRC)
 def speculative_tokens(d: Draw) -> Problem:
-    """E = (1 − α^(γ+1))/(1 − α) (Leviathan et al. 2023); speed-up E/(γc + 1) at the hard level."""
+    """E = (1 − α^(γ+1))/(1 − α) (Leviathan et al. 2023); speed-up E/(γc + 1) at the hard level.
+
+    Levels (issue 12: disjoint, ordered): easy, E for γ = 2 or 3 (a sum of three or four terms by
+    hand); medium, E for γ = 4 to 8 (the geometric sum's closed form pays off); hard, the wall-time
+    speed-up E/(γc + 1) with the draft's cost c (one more step)."""
     from solver.serving import speculative
 
     for _ in range(300):
         alpha = d.pick((0.5, 0.6, 0.7, 0.75, 0.8, 0.9))
-        gamma = d.pick((2, 3, 4, 5, 6, 8))
+        gamma = d.pick(((2, 3), (4, 5, 6, 8), (2, 3, 4, 5, 6, 8))[d.level])
         cost = d.pick((0.05, 0.1, 0.2)) if d.level == 2 else None
         r = speculative(alpha, gamma, cost=cost)
         value = r.breakdown["speedup"] if cost is not None else r.answer
@@ -115,27 +124,36 @@ def speculative_tokens(d: Draw) -> Problem:
 @family("scaling.compute_optimal", topic="scaling", title="Compute-optimal model from Chinchilla's fitted law",
         types=("nat",), tags=("scaling-laws", "chinchilla"), marks=2, source=_SRC + "; Hoffmann et al. 2022")
 def compute_optimal(d: Draw) -> Problem:
-    """N_opt = G·(C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β)), with the fitted E, A, B, α, β of approach 3."""
+    """N_opt = G·(C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β)), with the fitted E, A, B, α, β of approach 3.
+
+    Levels (issue 12: disjoint, ordered by steps): easy, N from the D = 20N rule (one square root);
+    medium, N_opt from the fitted law (G and the exponent β/(α+β)); hard, the fitted optimum's tokens
+    D_opt = (C/6)/N_opt (one more step)."""
     from solver.serving import compute_optimal as solve
 
     for _ in range(300):
         C = d.pick((1, 2, 3, 5)) * 10.0 ** d.pick((21, 22, 23, 24, 25))
         method = "rule-20" if d.level == 0 else "fitted"
+        ask = "tokens" if d.level == 2 else "params"
         r = solve(C, method=method)
-        value = r.answer / 1e9
+        value = (r.answer if ask == "params" else r.breakdown["tokens"]) / 1e9
         if safe_for_rounding(value, 2, 0.1) and value >= 0.1:
             break
+    field = "params" if ask == "params" else "tokens"
+    swapped_n = (0.34 * 406.4 / (0.28 * 410.7)) ** (1 / 0.62) * (C / 6) ** (0.34 / 0.62)
     wrongs = [
         Wrong("rule_for_fit", "used the 20-tokens-per-parameter rule", "The question asks for the fitted law's optimum, "
-              "which is not D = 20N.", solve(C, method="rule-20").answer / 1e9) if method == "fitted" else None,
+              "which is not D = 20N.", solve(C, method="rule-20").breakdown[field] / 1e9) if method == "fitted" else None,
         Wrong("c_2nd", "used C = 2ND", "Training costs 6 FLOPs per parameter per token: C = 6ND.",
-              (solve(3 * C, method=method).answer) / 1e9),
+              solve(3 * C, method=method).breakdown[field] / 1e9),
+        Wrong("gave_params", "gave N_opt, not the tokens D_opt", "The question asks for the tokens: D_opt = (C/6)/N_opt.",
+              r.answer / 1e9) if ask == "tokens" else None,
         Wrong("no_square_root", "forgot the square root", "C = 120N² gives N = √(C/120).", C / 120 / 1e9)
         if method == "rule-20" else None,
         Wrong("swapped_exponent", "used α/(α+β) as the exponent", "N_opt grows as C^(β/(α+β)) (and D as C^(α/(α+β))).",
-              (0.34 * 406.4 / (0.28 * 410.7)) ** (1 / 0.62) * (C / 6) ** (0.34 / 0.62) / 1e9) if method == "fitted" else None,
+              (swapped_n if ask == "params" else C / 6 / swapped_n) / 1e9) if method == "fitted" else None,
     ]
-    key = nat_key(value, 2, unit="billion parameters")
+    key = nat_key(value, 2, unit="billion parameters" if ask == "params" else "billion tokens")
     st = Doc()
     st.p(f"A training budget is $C = {sci(C)}$ FLOPs, with $C = 6ND$ ($N$ parameters, $D$ tokens).")
     if method == "rule-20":
@@ -143,8 +161,10 @@ def compute_optimal(d: Draw) -> Problem:
              "$N$? Give it in billions, rounded off to two decimal places.")
     else:
         st.p("Chinchilla's fitted loss (Hoffmann et al. 2022, approach 3) is $L(N, D) = E + A/N^{\\alpha} + B/D^{\\beta}$ "
-             "with $E = 1.69$, $A = 406.4$, $B = 410.7$, $\\alpha = 0.34$, $\\beta = 0.28$. Which $N$ minimises $L$ "
-             "for this budget? Give it in billions, rounded off to two decimal places.")
-    return nat_problem(d, st, key, r.steps, wrongs, given={"compute": C, "method": method},
+             "with $E = 1.69$, $A = 406.4$, $B = 410.7$, $\\alpha = 0.34$, $\\beta = 0.28$. "
+             + ("Which $N$ minimises $L$ for this budget?" if ask == "params" else
+                "How many training tokens $D$ does the model that minimises $L$ for this budget see?")
+             + " Give it in billions, rounded off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"compute": C, "method": method, "ask": ask},
                        notes=[f"$D = {sci(r.breakdown['tokens'])}$ tokens, "
                               f"{r.breakdown['tokens_per_param']:.1f} tokens per parameter."])

@@ -74,10 +74,11 @@ def critical_batch(d_in: int, d_out: int, act_bytes: Fraction, weight_bytes: Fra
     """Exact B* where I(B) = 2BDF / (a·BD + w·DF + a·BF) equals I* (activation and output bytes included).
 
     I(B) rises with B towards 2DF / (a·(D + F)); when that limit is at or below I* no batch is
-    compute-bound and B* is ``inf``. (The same B* holds for training: all three terms scale by 3.)
+    compute-bound and B* is ``inf`` (also when the limit exceeds I* by less than a part in 10⁹:
+    B* would be astronomically large, beyond what floating point can place). (The same B* holds for training: all three terms scale by 3.)
     """
     denominator = 2 * d_in * d_out - critical * float(act_bytes) * (d_in + d_out)
-    if denominator <= 0:
+    if denominator <= 1e-9 * 2 * d_in * d_out:  # the limit is I* to 9 digits: no batch that exists crosses it
         return float("inf")
     return critical * float(weight_bytes) * d_in * d_out / denominator
 

@@ -64,11 +64,6 @@ PENDING: dict[str, frozenset[str]] = {
         "counting.flops_forward",
         "counting.params_layer",
         "counting.params_model",
-        "hardware.activation_memory",
-        "hardware.attention_crossover",
-        "hardware.decode_attention_intensity",
-        "hardware.decode_step",
-        "hardware.matmul_bound",
         "positional.pe_rotation",
     }),
 }

@@ -133,8 +133,9 @@ def test_min_chips_vs_formula():
 def test_pin_matmul_bound():
     """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 64, D = 8192, F = 16384: FLOPs 2·64·8192·16384 = 17,179,869,184;
     bytes 2·(64·8192 + 8192·16384 + 64·16384) = 271,581,184; I = 63.26 < 295.4: memory-bound. The slip drawn here
-    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}."""
-    p = easy("hardware.matmul_bound")
+    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}. An NVIDIA GPU with
+    D ≠ F is the hard level (issue 12); seed 144 draws this one."""
+    p = FAMILIES["hardware.matmul_bound"].generate(144, "hard")
     (ci,) = p.key.correct
     assert p.given["batch"] == 64 and p.options[ci].startswith("Memory-bound") and "63.3" in p.options[ci]
     assert sorted(o.split("approx ")[1][:4] for o in p.options) == ["31.6", "31.6", "63.3", "63.3"]
@@ -149,15 +150,16 @@ def test_pin_critical_intensity():
 
 def test_pin_decode_step():
     """Mistral 7B, N = 7,241,732,096, L = 32, 8 K/V heads × 128: X = 2·32·8·128·2 = 131,072 B/token.
-    Seed 0: H100 SXM (3.35 TB/s), B = 1, S = 1024 (inside the window): (14,483,464,192 + 134,217,728) / 3.35e12
+    A GQA/window model on one chip is the medium level (issue 12).
+    Seed 146: H100 SXM (3.35 TB/s), B = 1, S = 1024 (inside the window): (14,483,464,192 + 134,217,728) / 3.35e12
     = 4.3635 ms → 4.36; without the cache 14,483,464,192 / 3.35e12 = 4.32 ms.
-    Seed 13: H200 (4.8 TB/s), B = 8, S = 8192 with the 4096-position window: KV = 8·4096·131,072 = 4,294,967,296;
+    Seed 31: H200 (4.8 TB/s), B = 8, S = 8192 with the 4096-position window: KV = 8·4096·131,072 = 4,294,967,296;
     18,778,431,488 / 4.8e12 = 3.912 ms → 3.91; all 8192 positions (window ignored) 23,073,398,784 / 4.8e12 = 4.81."""
-    p = easy("hardware.decode_step")
-    assert p.given["model"] == "mistral-7b" and grade(p, 4.36).correct
+    p = FAMILIES["hardware.decode_step"].generate(146, "medium")
+    assert (p.given["model"], p.given["hw"], p.given["chips"]) == ("mistral-7b", "h100-sxm", 1) and grade(p, 4.36).correct
     assert grade(p, 4.32).misconception.id == "forgot_kv_cache"
-    p = easy("hardware.decode_step", 13)
-    assert (p.given["model"], p.given["batch"], p.given["context"]) == ("mistral-7b", 8, 8192)
+    p = FAMILIES["hardware.decode_step"].generate(31, "medium")
+    assert (p.given["model"], p.given["hw"], p.given["batch"], p.given["context"]) == ("mistral-7b", "h200", 8, 8192)
     assert grade(p, 3.91).correct and grade(p, 4.81).misconception.id == "window_ignored"
 
 

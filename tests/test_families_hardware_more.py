@@ -187,8 +187,9 @@ def test_pin_kaplan():
 
 def test_pin_activation_memory():
     """s = 2048, b = 1, h = 2048, a = 16, selective: 34·2048·2048 = 142,606,336 B = 136.00 MiB; no recomputation:
-    2048·2048·(34 + 5·16·2048/2048) = 478,150,656 B = 456.00 MiB; as MB 142.61."""
-    p = easy("hardware.activation_memory")
+    2048·2048·(34 + 5·16·2048/2048) = 478,150,656 B = 456.00 MiB; as MB 142.61. Seed 34 draws it."""
+    p = easy("hardware.activation_memory", 34)
+    assert (p.given["seq"], p.given["batch"], p.given["d_model"], p.given["n_heads"]) == (2048, 1, 2048, 16)
     assert grade(p, 136.00).correct and grade(p, 456.00).misconception.id == "recompute_none"
     assert grade(p, 142.61).misconception.id == "gb_vs_gib"
 

@@ -79,13 +79,18 @@ def matmul_bound(d: Draw) -> Problem:
     counted as multiply-adds, I/2, or one byte per element, 2I) with the two verdicts, so every
     number and every verdict appears twice and no option can be told from the others without
     computing I and I* (issue 12: the old options repeated the key's numbers). The verdict is
-    drawn first, so memory- and compute-bound keys are equally frequent."""
+    drawn first, so memory- and compute-bound keys are equally frequent.
+
+    Levels (issue 12: disjoint, ordered): easy, a TPU whose dense peak is stated as such; medium, an
+    NVIDIA GPU (the datasheet's with-sparsity figure to halve first) with square weights (D = F);
+    hard, an NVIDIA GPU with D ≠ F (three distinct sizes in the traffic)."""
     from solver.roofline import bound, matmul
 
     want = d.pick(("memory", "compute"))
     for _ in range(300):
-        hw = d.pick(("a100-80gb", "h100-sxm", "h200") if d.level < 2 else ("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p"))
-        D, F = d.pick((4096, 8192)), d.pick((4096, 8192, 16384))
+        hw = d.pick(("tpu-v5e", "tpu-v5p") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+        D = d.pick((4096, 8192))
+        F = d.pick(((4096, 8192, 16384), (D,), tuple(f for f in (4096, 8192, 16384) if f != D))[d.level])
         B = d.pick((32, 64, 128, 256, 512, 1024, 2048))
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
@@ -201,18 +206,22 @@ _DECODE_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b", "llama2-
 @family("hardware.decode_step", topic="hardware", title="Lower bound of one decode step",
         types=("nat",), tags=("inference", "decode", "kv-cache", "memory-bound"), marks=2, source=_SRC)
 def decode_step(d: Draw) -> Problem:
-    """t ≥ max((N·w + B·S·X) / (chips·bw), 2·N·B / (chips·peak)), X = 2·L·h_kv·d_h·bytes per token."""
+    """t ≥ max((N·w + B·S·X) / (chips·bw), 2·N·B / (chips·peak)), X = 2·L·h_kv·d_h·bytes per token.
+
+    Levels (issue 12: disjoint, ordered): easy, a multi-head-attention model (Llama 2 7B or 13B) on one
+    chip; medium, a GQA or sliding-window model (Llama 3 8B, Mistral 7B: n_kv_heads or min(S, W) to
+    track) on one chip; hard, any model split over 2, 4 or 8 chips (the bandwidths add up)."""
     from solver.counts_params import param_count
     from solver.inference import decode_step as step
     from solver.inference import kv_bytes_per_token
     from solver.presets import get_preset
 
     for _ in range(300):
-        name = d.pick(_DECODE_MODELS if d.level else ("llama2-7b", "mistral-7b"))
+        name = d.pick((("llama2-7b", "llama2-13b"), ("llama3-8b", "mistral-7b"), _DECODE_MODELS)[d.level])
         cfg = get_preset(name).config
         N = param_count(cfg)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
-        chips = 8 if name == "llama2-70b" else (d.pick((1, 2, 4)) if d.level else 1)
+        chips = 8 if name == "llama2-70b" else (d.pick((2, 4)) if d.level == 2 else 1)
         B = d.pick((1, 8, 16, 32, 64) if d.level else (1, 8))
         S = d.pick((1024, 2048, 4096, 8192))
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
@@ -259,6 +268,10 @@ def decode_step(d: Draw) -> Problem:
           f"= {big(int(X))}$ bytes.")
     if W:
         sol.p(f"The window keeps $\\min(S, W) = \\min({S}, {W}) = {held}$ cached positions per layer and sequence.")
+    if chips > 1:
+        sol.p(f"The {chips} chips together read ${chips} \\times {_hw(hw).hbm_bandwidth / 1e12:g} = "
+              f"{chips * _hw(hw).hbm_bandwidth / 1e12:g}$ TB/s and compute ${chips} \\times {_hw(hw).peak('bf16') / 1e12:g} = "
+              f"{chips * _hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s (dense bf16).")
     result_steps(sol, r.steps, {"s": "s"})
     sol.p(f"$= {value:.4f}$ ms ({r.breakdown['bound']}-bound).")
     sol.p(f"**Answer: {answer_text(key)}**")

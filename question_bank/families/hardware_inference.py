@@ -92,16 +92,20 @@ def _attention_kind(n: int, g: int) -> str:
         blind_key_ok="the lesson is that I ≈ 2·(N/G)/a: about 1 FLOP/byte for bf16 MHA and the group size for GQA, "
                      "so a key of 1 or of a number in the statement is what the student should come to expect")
 def decode_attention_intensity(d: Draw) -> Problem:
-    """I = 4·B·N·S·H / (a·(2·B·N·H + 2·B·G·S·H)) ≈ 2·(N/G)/a: one query per sequence reads the whole K and V cache."""
+    """I = 4·B·N·S·H / (a·(2·B·N·H + 2·B·G·S·H)) ≈ 2·(N/G)/a: one query per sequence reads the whole K and V cache.
+
+    Levels (issue 12: disjoint, ordered): easy, multi-head attention (G = N) in bf16 with S ≤ 1024;
+    medium, GQA or MQA (G < N: the K/V heads to tell from the query heads) in bf16 with S up to 4096;
+    hard, fp8 (1 byte per value: the bytes convention to track as well), any of the three kinds."""
     from solver.roofline import attention
 
     for _ in range(300):
         N = d.pick((16, 32, 64))
-        G = d.pick((N, 8, 1) if d.level else (N, 8))
+        G = d.pick(((N,), (8, 1), (N, 8, 1))[d.level])
         H = d.pick((64, 128))
         B = d.pick((1, 8, 16, 32))
         S = d.pick((256, 512, 1024, 2048, 4096) if d.level else (256, 512, 1024))
-        dtype = d.pick(("bf16", "fp8")) if d.level == 2 else "bf16"
+        dtype = "fp8" if d.level == 2 else "bf16"
         r = attention(B, S, N, H, n_kv_heads=G, mode="decode", dtype=dtype)
         value = float(r.breakdown["intensity"])
         if safe_for_rounding(value, 2, 0.1):
@@ -144,14 +148,18 @@ _CROSS_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64))
         title="Context length where attention FLOPs equal the matmul FLOPs",
         types=("nat",), tags=("flops", "attention", "long-context", "gqa"), marks=2, source=_SRC)
 def attention_crossover(d: Draw) -> Problem:
-    """Per token and layer, attention costs 4·S·N·H; projections 4·d·H·(N + G); the FFN 2·m·d·d_ff (m = 2, or 3 for SwiGLU)."""
+    """Per token and layer, attention costs 4·S·N·H; projections 4·d·H·(N + G); the FFN 2·m·d·d_ff (m = 2, or 3 for SwiGLU).
+
+    Levels (issue 12: disjoint, ordered): easy, multi-head attention against the four projections;
+    medium, GQA or MQA (G < N: the smaller K and V projections) against the four projections; hard,
+    against all matmuls, the feed-forward block too (GELU or SwiGLU, one more term), any of the three kinds."""
     from solver.roofline import FFN_MATRICES, attention, attention_flops
 
     for _ in range(300):
         dm, N = d.pick(_CROSS_SHAPES)
         H = dm // N
-        G = d.pick((N, 8, 1)) if d.level else N
-        against = "projections" if d.level == 0 else d.pick(("projections", "all"))
+        G = d.pick(((N,), (8, 1), (N, 8, 1))[d.level])
+        against = "all" if d.level == 2 else "projections"
         ffn = d.pick(("gelu", "swiglu")) if against == "all" else "gelu"
         d_ff = 4 * dm if ffn == "gelu" else d.pick(((8 * dm // 3 + 255) // 256 * 256, 3 * dm))
         r = attention(1, 1, N, H, n_kv_heads=G, mode="decode", d_model=dm, d_ff=d_ff, ffn=ffn)

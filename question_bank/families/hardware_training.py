@@ -217,15 +217,19 @@ _ACT_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64), (12288, 96))
         types=("nat",), tags=("training", "memory", "activations", "recomputation"),
         source=_SRC + "; Korthikanti et al. 2022")
 def activation_memory(d: Draw) -> Problem:
-    """s·b·h·(34 + 5·a·s/h) bytes per layer; 34·s·b·h with selective recomputation (the score-matrix terms recomputed)."""
+    """s·b·h·(34 + 5·a·s/h) bytes per layer; 34·s·b·h with selective recomputation (the score-matrix terms recomputed).
+
+    Levels (issue 12: disjoint, ordered): easy, one layer of one sequence (b = 1) in MiB/GiB; medium,
+    one layer of a micro-batch of 2 to 8 sequences, in binary or decimal units (the batch and the
+    GB/GiB convention to track); hard, all 24 to 48 layers (one more factor) of a micro-batch of 1 to 8."""
     from solver.training import activations
 
     for _ in range(300):
         h, a = d.pick(_ACT_SHAPES)
         s = d.pick((1024, 2048, 4096))
-        b = d.pick((1, 2, 4, 8)) if d.level else 1
+        b = d.pick(((1,), (2, 4, 8), (1, 2, 4, 8))[d.level])
         recompute = d.pick(("none", "selective"))
-        L = d.pick((1, 24, 32, 48)) if d.level == 2 else 1
+        L = d.pick((24, 32, 48)) if d.level == 2 else 1
         binary = d.level == 0 or d.rng.random() < 0.5
         r = activations(s, b, h, a, recompute=recompute, n_layers=L)
         small = r.answer < (2**30 if binary else 10**9)  # below a GiB (GB): in MiB (MB)

@@ -57,9 +57,6 @@ PENDING: dict[str, frozenset[str]] = {
     "guessing": frozenset(),
     "blind keys": frozenset(),
     "difficulty": frozenset({
-        "attention.why_sqrt_dk",
-        "complexity.attention_variants",
-        "counting.attention_vs_rnn",
         "counting.flops_attention",
         "counting.flops_forward",
         "counting.params_layer",
@@ -69,7 +66,6 @@ PENDING: dict[str, frozenset[str]] = {
         "hardware.decode_attention_intensity",
         "hardware.decode_step",
         "hardware.matmul_bound",
-        "positional.pe_rotation",
     }),
 }
 

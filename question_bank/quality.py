@@ -57,14 +57,10 @@ PENDING: dict[str, frozenset[str]] = {
     "guessing": frozenset(),
     "blind keys": frozenset(),
     "difficulty": frozenset({
-        "attention.why_sqrt_dk",
-        "complexity.attention_variants",
-        "counting.attention_vs_rnn",
         "counting.flops_attention",
         "counting.flops_forward",
         "counting.params_layer",
         "counting.params_model",
-        "positional.pe_rotation",
     }),
 }
 

@@ -93,7 +93,9 @@ def attention_variants(d: Draw) -> Problem:
         sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
         return d.problem(type="msq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
                          given={"variants": picked}, marks=2)
-    column = 0 if d.level == 0 or d.rng.random() < 0.7 else 1
+    # issue 12, disjoint levels: easy asks the time class, medium the working memory (a convention
+    # more to track: what is held besides the inputs, the weights and the output), hard the MSQ.
+    column = 0 if d.level == 0 else 1
     variant = d.pick(variants)
     right = FACTS[variant][column]
     others = []
@@ -113,6 +115,9 @@ def attention_variants(d: Draw) -> Problem:
                                                    "included, its weights and its output)")
     st = Doc().p(f"What is the {what} of {variant} for a sequence of $n$ tokens of width $d$?")
     sol = Doc()
+    if column == 1:
+        sol.p("Working memory counts what the computation holds while it runs; its inputs (X, or Q, K, V, a KV cache), "
+              "its weights and its output are not counted, as the question says.")
     sol.p(f"${right}$: {FACTS[variant][2 if column == 0 else 4]}.")
     sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,

@@ -238,8 +238,21 @@ def attention_vs_rnn(d: Draw) -> Problem:
     """Attention (QKᵀ + AV) 4·n²·d against an RNN layer (W_hh and W_xh per step) 4·n·d²: ratio n/d."""
     from solver.roofline import matmul_flops
 
+    # issue 12, disjoint levels: easy is the MCQ (which is cheaper, by what factor); medium the
+    # ratio with n and d both powers of two (a ratio of powers of two); hard the ratio with n or d
+    # not a power of two (384, 768, 1280, 1536, 3072: the ratio must be worked out, not counted in halvings).
+    def pow2(x: int) -> bool:
+        return x & (x - 1) == 0
+
     while True:
-        n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
+        if d.level == 0:
+            n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
+        elif d.level == 1:
+            n, dm = d.pick((128, 256, 512, 1024, 2048, 4096)), d.pick((256, 512, 1024, 2048))
+        else:
+            n, dm = d.pick((384, 512, 768, 1024, 1536, 2048, 3072, 4096)), d.pick((256, 512, 768, 1024, 1280, 2048))
+            if pow2(n) and pow2(dm):
+                continue
         if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1) and (d.level > 0 or _slips_both_sides(n, dm)):
             break
     batch = 1

@@ -97,13 +97,18 @@ def pe_rotation(d: Draw) -> Problem:
 
     decimals = 3
     for _ in range(300):
-        if d.level < 2:
+        # issue 12, disjoint levels: easy ω = 1 (i = 0, d = 4) with cos ωk, sin ωk shown; medium
+        # ω = 0.01 (i = 1, d = 4: the pair (2, 3), larger p and k), shown too; hard d = 8, i = 1 or 2
+        # (ω = 0.1 or 0.01), and the student computes ω, ωk, cos ωk and sin ωk (two steps more).
+        if d.level == 0:
             d_model, i = 4, 0
-        else:
+        elif d.level == 1:
             d_model, i = 4, 1
+        else:
+            d_model, i = 8, d.pick((1, 2))
         omega = 10000 ** (-2 * i / d_model)
-        p = d.rng.randint(1, 6) if i == 0 else d.rng.randint(10, 90)
-        k = d.rng.randint(1, 4) if i == 0 else d.rng.randint(10, 60)
+        p = d.rng.randint(1, 6) if omega == 1 else d.rng.randint(2, 30) if omega > 0.05 else d.rng.randint(10, 90)
+        k = d.rng.randint(1, 4) if omega == 1 else d.rng.randint(2, 20) if omega > 0.05 else d.rng.randint(10, 60)
         a = round_half_up(float(sympy_ref.to_floats(sympy_ref.pe_value(p, 2 * i, d_model))), 4)
         b = round_half_up(float(sympy_ref.to_floats(sympy_ref.pe_value(p, 2 * i + 1, d_model))), 4)
         c = round_half_up(math.cos(omega * k), 4)
@@ -125,12 +130,20 @@ def pe_rotation(d: Draw) -> Problem:
         if len(mis) >= 2:
             break
     st = Doc()
-    st.p(rf"With $d_{{model}} = {d_model}$ and frequency index $i = {i}$ ($\omega = 10000^{{-2i/d}} = {num(omega, 4)}$), the encoding of "
-         rf"position $p = {p}$ has $PE(p, {2 * i}) = \sin(\omega p) = {num(a, 4)}$ and $PE(p, {2 * i + 1}) = \cos(\omega p) = {num(b, 4)}$. "
-         rf"Also $\cos(\omega k) = {num(c, 4)}$ and $\sin(\omega k) = {num(s, 4)}$ for $k = {k}$.")
-    st.p(f"Using only these numbers and the rotation property, compute $PE(p + k, {2 * i}) = PE({p + k}, {2 * i})$. "
-         f"Round off to {decimals} decimal places.")
     sol = Doc()
+    if d.level < 2:
+        st.p(rf"With $d_{{model}} = {d_model}$ and frequency index $i = {i}$ ($\omega = 10000^{{-2i/d}} = {num(omega, 4)}$), the encoding of "
+             rf"position $p = {p}$ has $PE(p, {2 * i}) = \sin(\omega p) = {num(a, 4)}$ and $PE(p, {2 * i + 1}) = \cos(\omega p) = {num(b, 4)}$. "
+             rf"Also $\cos(\omega k) = {num(c, 4)}$ and $\sin(\omega k) = {num(s, 4)}$ for $k = {k}$.")
+        st.p(f"Using only these numbers and the rotation property, compute $PE(p + k, {2 * i}) = PE({p + k}, {2 * i})$. "
+             f"Round off to {decimals} decimal places.")
+    else:
+        st.p(rf"With $d_{{model}} = {d_model}$ and frequency index $i = {i}$ ($\omega = 10000^{{-2i/d}}$), the encoding of "
+             rf"position $p = {p}$ has $PE(p, {2 * i}) = \sin(\omega p) = {num(a, 4)}$ and $PE(p, {2 * i + 1}) = \cos(\omega p) = {num(b, 4)}$.")
+        st.p(rf"Using these two numbers, $\cos(\omega k)$ and $\sin(\omega k)$ for $k = {k}$ (computed to four decimal places, radians) "
+             f"and the rotation property, compute $PE(p + k, {2 * i}) = PE({p + k}, {2 * i})$. Round off to {decimals} decimal places.")
+        sol.p(f"$\\omega = 10000^{{-{2 * i}/{d_model}}} = {num(omega, 4)}$, so $\\omega k = {num(omega, 4)} \\times {k} = {num(omega * k, 4)}$ rad.")
+        sol.p(f"$\\cos(\\omega k) = \\cos({num(omega * k, 4)}) = {num(c, 4)}$ and $\\sin(\\omega k) = \\sin({num(omega * k, 4)}) = {num(s, 4)}$.")
     sol.p(r"$\sin(\omega(p+k)) = \sin(\omega p)\cos(\omega k) + \cos(\omega p)\sin(\omega k)$: the pair "
           r"$(PE(p,2i), PE(p,2i+1))$ is rotated by the angle $\omega k$, whatever $p$ is.")
     sol.p(f"$PE({p + k}, {2 * i}) = {num(a, 4)} \\times {num(c, 4)} + {num(b, 4)} \\times {num(s, 4)} = {num(a * c, 6)} + {num(b * s, 6)} "

@@ -185,7 +185,19 @@ _WHY_WRONG = [
     (r"To make the variance of the scores independent of the sequence length $n$, so that longer inputs get the same softmax",
      Wrong("sequence_length", "thought the scaling is about the sequence length",
            "Each score is one dot product over dₖ components; n does not enter its variance.", None)),
+    # medium (issue 12): distractors that get the variance arithmetic wrong, told apart only by doing it
+    (r"To give the scores zero mean",
+     Wrong("zero_mean", "thought the scaling centres the scores",
+           "A constant factor leaves a zero mean at zero and cannot centre a nonzero one; it changes the spread.", None)),
+    (r"To make the variance of the scores grow like $\sqrt{d_k}$ instead of $d_k$ as the heads get wider",
+     Wrong("variance_grows_sqrt", "thought the scaled variance is √dₖ",
+           "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1: it does not grow with dₖ at all.", None)),
 ]
+
+
+_WHY_EASY_WRONG = frozenset({"confuses_with_softmax", "parameters", "output_range", "order_invariance",
+                             "concatenation", "learning_rate"})
+_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt"})
 
 
 @family(
@@ -199,13 +211,21 @@ _WHY_WRONG = [
 )
 def why_sqrt_dk(d: Draw) -> Problem:
     """The reason for the 1/√dₖ factor, one right statement among mistaken ones."""
-    wrong = [(t, Wrong(w.id, w.label, w.feedback, 0)) for t, w in _WHY_WRONG]
+    # easy: distractors that confuse the scale with another part of the layer (softmax, parameters,
+    # order, heads, training); medium: distractors that get the variance arithmetic wrong, so the
+    # option is found only by computing Var(q·k/√dₖ). Disjoint pools: no statement at both levels.
+    pool = _WHY_EASY_WRONG if d.level == 0 else _WHY_MEDIUM_WRONG
+    wrong = [(t, Wrong(w.id, w.label, w.feedback, 0)) for t, w in _WHY_WRONG if w.id in pool]
     options, key, mis = concept_choices(d, _WHY_RIGHT, wrong, n=4, n_right=1, balance_length=True)
     st = Doc().p(r"Why does scaled dot-product attention divide $QK^\top$ by $\sqrt{d_k}$ before the softmax?")
     sol = Doc()
     sol.p(r"For $q, k$ with independent unit-variance components, $\operatorname{Var}(q\cdot k) = d_k$: the scores grow "
           r"like $\sqrt{d_k}$, and a softmax of large scores is nearly one-hot with vanishing gradients. Dividing by $\sqrt{d_k}$ "
           r"brings the variance back to 1.")
+    if d.level > 0:
+        sol.p(r"The arithmetic the options get wrong: $E[q\cdot k] = 0$ and the scale keeps it 0; "
+              r"$\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k$; "
+              r"$\operatorname{Var}(q\cdot k/\sqrt{d_k}) = d_k/(\sqrt{d_k})^2 = 1$, the same for every $d_k$ and every $n$.")
     sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
                      explanation="Var(q·k) = d_k for unit-variance components; the scaling keeps the softmax out of saturation.")

@@ -77,7 +77,7 @@ def params_mha(d: Draw) -> Problem:
     # Levels (issue 12: disjoint, ordered): easy, one layer without biases (4d²); medium, one layer
     # with biases (+4d); hard, several layers with biases (× L).
     d.rng.random()  # the former bias coin, kept so that the draws after it stay as they were
-    bias = d.level > 0
+    bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     layers = d.pick((6, 12, 24)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",))
@@ -224,12 +224,12 @@ def params_layer(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, an encoder layer without biases (LayerNorms γ only:
     the weight matrices and γ); medium, an encoder layer with every bias and β (twice the terms);
-    hard, a decoder layer of an encoder-decoder with every bias (a second attention block and a
-    third norm to remember)."""
+    hard, a decoder layer of an encoder-decoder (a second attention block and a third norm to
+    remember), with every bias in about 7 draws in 10 and without biases (γ only) in the others."""
     d_model, h = _dims(d, (256, 512, 768, 1024))
     d_ff = d.pick((4 * d_model, 2048)) if d_model == 512 else 4 * d_model
     kind = "decoder" if d.level == 2 else "encoder"
-    bias = d.level > 0
+    bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     if kind == "encoder":
         cfg = _cfg(d_model=d_model, n_heads=h, d_ff=d_ff, ffn="relu", bias=bias, norm_position="post")
         groups: tuple[str, ...] = ("attention", "ffn", "norm")

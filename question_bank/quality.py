@@ -56,12 +56,7 @@ GUESS_MARGIN = 0.10
 PENDING: dict[str, frozenset[str]] = {
     "guessing": frozenset(),
     "blind keys": frozenset(),
-    "difficulty": frozenset({
-        "counting.flops_attention",
-        "counting.flops_forward",
-        "counting.params_layer",
-        "counting.params_model",
-    }),
+    "difficulty": frozenset(),
 }
 
 _NUM = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\^?[-−]?\d+|[eE][-+]?\d+)?")

@@ -195,11 +195,12 @@ def test_chinchilla_budget_hint_does_not_say_twenty_n():
 
 
 def test_flops_forward_names_the_rule_whose_figure_it_prints():
-    """A training step's textbook figure is 6N·D (= 3 × 2N·D), and the solution calls it the 6N rule."""
+    """A training step's textbook figure is 6N·D (= 3 × 2N·D), and the solution calls it the 6N rule
+    (every level: since issue 12's disjoint levels, forward passes are easy and medium, training hard)."""
     f = all_families()["counting.flops_forward"]
     seen = set()
-    for s in range(40):
-        p = f.generate(s, "hard")
+    for diff, s in ((diff, s) for diff in f.difficulties for s in range(14)):
+        p = f.generate(s, diff)
         mode = p.given["mode"]
         seen.add(mode)
         assert ("6N-per-token rule" in p.solution_text) == (mode == "train"), p.id

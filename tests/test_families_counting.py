@@ -294,19 +294,20 @@ def test_pin_params_norm():
 
 
 def test_pin_params_layer():
-    """Encoder layer d = 768, d_ff = 3072, biases: attention 4·768² + 4·768 = 2,362,368; FFN 2·768·3072 + 3072 + 768
-    = 4,722,432; two LayerNorms 4·768 = 3,072; total 7,087,872 (without the norms 7,084,800)."""
+    """Encoder layer d = 768, d_ff = 3072, no biases (easy), LayerNorms γ only: attention 4·768² = 2,359,296;
+    FFN 2·768·3072 = 4,718,592; two LayerNorms 2·768 = 1,536; total 7,079,424 (without the norms 7,077,888)."""
     p = easy("counting.params_layer")
-    assert p.given["kind"] == "encoder" and grade(p, 7_087_872).correct
-    assert grade(p, 7_084_800).misconception.id == "forgot_norm_params"
+    assert p.given["kind"] == "encoder" and not p.given["bias"] and grade(p, 7_079_424).correct
+    assert grade(p, 7_077_888).misconception.id == "forgot_norm_params"
 
 
 def test_pin_params_model():
-    """V = 50,000, d = 512, L = 4, learned 1024 positions, tied, biases: 25,600,000 + 524,288
-    + 4 × (1,050,624 + 2,099,712 + 2,048) + 1,024 = 38,734,848; untied adds 25,600,000 → 64,334,848."""
+    """V = 50,000, d = 512, L = 4, RoPE (no table), tied, no biases, LayerNorms γ only (easy): 25,600,000
+    + 4 × (4·512² + 2·512·2048 + 2·512 = 1,048,576 + 2,097,152 + 1,024) + 512 = 38,187,520; counting the
+    tied head again adds 25,600,000 → 63,787,520."""
     p = easy("counting.params_model")
-    assert p.given["config"]["vocab_size"] == 50000 and grade(p, 38_734_848).correct
-    assert grade(p, 64_334_848).misconception.id == "tied_counted_twice"
+    assert p.given["config"]["vocab_size"] == 50000 and p.given["config"]["pos"] == "rope"
+    assert grade(p, 38_187_520).correct and grade(p, 63_787_520).misconception.id == "tied_counted_twice"
 
 
 def test_pin_params_lora():
@@ -324,9 +325,11 @@ def test_pin_params_kv_proj():
 
 
 def test_pin_flops_attention():
-    """n = 1024, d = 512, B = 1, QKᵀ and AV: 2 × 2·1024²·512 = 2,147,483,648; multiply-adds 1,073,741,824."""
+    """n = 1024, d = 512, B = 1, AV only (easy asks one product): 2·1024²·512 = 1,073,741,824;
+    multiply-adds 1024²·512 = 536,870,912."""
     p = easy("counting.flops_attention")
-    assert grade(p, 2_147_483_648).correct and grade(p, 1_073_741_824).misconception.id == "macs_vs_flops"
+    assert p.given["ask"] == "av"
+    assert grade(p, 1_073_741_824).correct and grade(p, 536_870_912).misconception.id == "macs_vs_flops"
 
 
 def test_pin_flops_forward():

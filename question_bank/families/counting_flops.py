@@ -50,7 +50,11 @@ def _scores(cfg: Any, batch: int, n: int, convention: str = "flops") -> dict[str
 @family("counting.flops_attention", topic="counting", title="FLOPs of QKᵀ and of AV",
         types=("integer",), tags=("flops", "attention", "macs"), source=_SRC)
 def flops_attention(d: Draw) -> Problem:
-    """QKᵀ: (n × d_h)(d_h × n) per head, 2·B·h·n²·d_h = 2·B·n²·d FLOPs; AV the same."""
+    """QKᵀ: (n × d_h)(d_h × n) per head, 2·B·h·n²·d_h = 2·B·n²·d FLOPs; AV the same.
+
+    Levels (issue 12: disjoint, ordered): easy, one product (QKᵀ or AV) for one sequence; medium,
+    one product for a batch of 2 to 8 sequences (one factor more); hard, both products together
+    (one step more: the sum), for any batch."""
     from solver.roofline import matmul_flops as rl_matmul
 
     while True:
@@ -58,8 +62,8 @@ def flops_attention(d: Draw) -> Problem:
         if d_model % h == 0:
             break
     n = d.pick((128, 256, 512, 1024, 2048))
-    batch = 1 if d.level == 0 else d.pick((1, 2, 4, 8))
-    ask = d.pick(("qk", "both") if d.level == 0 else ("qk", "av", "both"))
+    batch = 1 if d.level == 0 else d.pick(((2, 4, 8), (1, 2, 4, 8))[d.level - 1])
+    ask = "both" if d.level == 2 else d.pick(("qk", "av"))
     cfg = _attn_cfg(d_model, h)
     value = _scores(cfg, batch, n)[ask]
     other = {"qk": "both", "av": "both", "both": "qk"}[ask]
@@ -99,17 +103,21 @@ def flops_attention(d: Draw) -> Problem:
 @family("counting.flops_forward", topic="counting", title="Exact FLOPs of a forward (or training) pass",
         types=("nat",), tags=("flops", "forward-pass", "2N-rule"), marks=2, source=_SRC)
 def flops_forward(d: Draw) -> Problem:
-    """The sum of every matmul: projections, QKᵀ/AV, FFN and LM head; training = 3 × forward."""
+    """The sum of every matmul: projections, QKᵀ/AV, FFN and LM head; training = 3 × forward.
+
+    Levels (issue 12: disjoint, ordered): easy, one forward pass of one sequence; medium, one
+    forward pass of a batch of 2 to 8 sequences (one factor more); hard, one training step
+    (forward and backward: one step more), any batch."""
     from solver.config import ModelConfig
     from solver.counts_flops import matmul_flops
 
-    mode = "train" if d.level == 2 and d.rng.random() < 0.5 else "forward"
+    mode = "train" if d.level == 2 else "forward"
     for _ in range(200):
         d_model = d.pick((256, 512, 768))
         h = d.pick((8, 16) if d_model != 768 else (8, 12))
         layers = d.pick((2, 4, 6))
         n = d.pick((128, 256, 512, 1024))
-        batch = 1 if d.level == 0 else d.pick((1, 2, 4, 8))
+        batch = 1 if d.level == 0 else d.pick(((2, 4, 8), (1, 2, 4, 8))[d.level - 1])
         vocab = d.pick((32000, 50000))
         cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, d_ff=4 * d_model, ffn="gelu",
                           bias=True, vocab_size=vocab, max_positions=max(1024, n), pos="learned", tied_embeddings=True)

@@ -77,7 +77,7 @@ def params_mha(d: Draw) -> Problem:
     # Levels (issue 12: disjoint, ordered): easy, one layer without biases (4d²); medium, one layer
     # with biases (+4d); hard, several layers with biases (× L).
     d.rng.random()  # the former bias coin, kept so that the draws after it stay as they were
-    bias = d.level > 0
+    bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     layers = d.pick((6, 12, 24)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",))
@@ -220,11 +220,16 @@ def params_norm(d: Draw) -> Problem:
 @family("counting.params_layer", topic="counting", title="Parameters of one encoder or decoder layer",
         types=("integer",), tags=("parameters", "encoder", "decoder", "cross-attention"), marks=2, source=_SRC)
 def params_layer(d: Draw) -> Problem:
-    """Encoder layer: MHA + FFN + 2 LayerNorms; decoder layer of an encoder-decoder: + cross-attention + a third norm."""
+    """Encoder layer: MHA + FFN + 2 LayerNorms; decoder layer of an encoder-decoder: + cross-attention + a third norm.
+
+    Levels (issue 12: disjoint, ordered): easy, an encoder layer without biases (LayerNorms γ only:
+    the weight matrices and γ); medium, an encoder layer with every bias and β (twice the terms);
+    hard, a decoder layer of an encoder-decoder (a second attention block and a third norm to
+    remember), with every bias in about 7 draws in 10 and without biases (γ only) in the others."""
     d_model, h = _dims(d, (256, 512, 768, 1024))
     d_ff = d.pick((4 * d_model, 2048)) if d_model == 512 else 4 * d_model
-    kind = "encoder" if d.level == 0 else d.pick(("encoder", "decoder"))
-    bias = True if d.level < 2 else d.rng.random() < 0.5
+    kind = "decoder" if d.level == 2 else "encoder"
+    bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     if kind == "encoder":
         cfg = _cfg(d_model=d_model, n_heads=h, d_ff=d_ff, ffn="relu", bias=bias, norm_position="post")
         groups: tuple[str, ...] = ("attention", "ffn", "norm")
@@ -282,12 +287,17 @@ def params_model(d: Draw) -> Problem:
     from solver.config import ModelConfig
     from solver.counts_params import param_breakdown
 
+    # Levels (issue 12: disjoint, ordered): easy, RoPE and no biases (LayerNorms γ only): token
+    # embedding, the layers' matrices and γ's, the head; medium, learned positions, every bias and β,
+    # a tied head (a position table, biases and the tying to track); hard, the same with an untied
+    # head of its own, and wider or deeper models.
     d_model, h = _dims(d, (256, 512, 768) if d.level < 2 else (512, 768, 1024))
-    layers = d.pick((2, 4, 6) if d.level == 0 else (4, 6, 12))
+    layers = d.pick((2, 4, 6) if d.level < 2 else (6, 12, 24))
     vocab = d.pick((30000, 32000, 50000))
-    pos = "learned" if d.level == 0 else d.pick(("learned", "rope"))
+    pos = "rope" if d.level == 0 else "learned"
     n_ctx = d.pick((512, 1024, 2048))
-    tied = d.rng.random() < 0.5
+    coin = d.rng.random() < 0.5
+    tied = coin if d.level == 0 else d.level == 1
     bias = pos == "learned"
     cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, d_ff=4 * d_model, ffn="gelu",
                       norm="layernorm", norm_position="pre", final_norm=True, bias=bias, vocab_size=vocab,

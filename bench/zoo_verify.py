@@ -12,7 +12,7 @@ Where the time goes (meta device, torch 2.13): every op on meta is a shape compu
 most elementwise ops (add, LayerNorm, GELU, addmm, ...) torch runs it as a Python decomposition,
 0.1 to 2 ms each, whatever the shapes (a smaller batch or seq saves nothing). So the cost is ops
 × layers × passes, plus about 3 s per worker process to import torch and torch._dynamo. What
-``qkv models verify`` does about it (solver/verify.py): FlopCounterMode without its per-module
+``qkv models verify`` does about it (solver/models/verify.py): FlopCounterMode without its per-module
 table, the model's "math" attention (sdpa's mask costs more elementwise ops on meta), a forward
 pass under no_grad, and the train FLOPs of stacks deeper than 2 layers from slices of 1 and 2
 layers (``--full-train``: a backward pass of the whole model instead).

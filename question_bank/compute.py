@@ -6,10 +6,10 @@ and returns a :class:`Computed`: the value, the worked-solution lines (from the 
 traces and formula breakdowns), and the typical mistakes recomputed with the mistake applied.
 
 Every computation here delegates the arithmetic to ``solver`` (``sympy_ref`` for the small
-by-hand kernels, ``numpy_ref`` for seeded random demos and tables, ``counts_params`` for
+by-hand kernels, ``numpy_ref`` for seeded random demos and tables, ``counting`` for
 parameters, ``units`` and ``masks`` for conventions). Solver modules are imported inside the
-function that needs them (``qkv --help`` stays fast; torch is never imported here). A solver
-function that does not exist yet raises :class:`SolverMissing` naming it.
+function that needs them (``qkv --help`` stays fast; torch is never imported here). An item that
+names a computation this module does not have raises :class:`SolverMissing` naming it.
 
 Conventions are arguments, never implicit: ``convention = "flops"`` (2 per multiply-add) or
 ``"macs"``; byte units ``"bytes" | "GB" | "GiB"``; masks ``"keep"`` (1 = may attend) or
@@ -18,12 +18,12 @@ Conventions are arguments, never implicit: ``convention = "flops"`` (2 per multi
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from question_bank.problem import Wrong
 from solver.errors import SolverInputError
 
 
@@ -43,16 +43,6 @@ class Line:
     text: str
 
 
-@dataclass(frozen=True)
-class Wrong:
-    """A typical mistake and the value it leads to (computed with the mistake applied)."""
-
-    id: str
-    label: str
-    feedback: str
-    value: Any
-
-
 @dataclass
 class Computed:
     """``value``: an ``int`` (kind ``integer``), a ``float`` (``number``) or rows of floats
@@ -69,18 +59,6 @@ class Computed:
 
     def solution_text(self) -> str:
         return "\n".join(s.text for s in self.steps)
-
-
-def solver_fn(module: str, name: str) -> Callable[..., Any]:
-    """``solver.<module>.<name>``, or :class:`SolverMissing` when it does not exist (yet)."""
-    try:
-        mod = importlib.import_module(f"solver.{module}")
-    except ImportError as e:
-        raise SolverMissing(f"solver.{module}.{name}") from e
-    fn = getattr(mod, name, None)
-    if fn is None:
-        raise SolverMissing(f"solver.{module}.{name}")
-    return fn
 
 
 # --------------------------------------------------------------------------- formatting
@@ -105,7 +83,7 @@ def fmt_matrix(rows: Any, decimals: int = 4) -> str:
 def _rows(x: Any) -> tuple[tuple[float, ...], ...]:
     """A SymPy Matrix, NumPy array or nested list → rows of floats (exact values evaluated)."""
     if hasattr(x, "is_Matrix") and getattr(x, "is_Matrix", False):
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         x = sympy_ref.to_floats(x)
     elif hasattr(x, "tolist"):
@@ -169,7 +147,7 @@ ATTENTION_PARTS = ("scores", "scaled", "masked", "weights", "output")
 
 
 def _exact_attention(q, k, v, mask, mask_convention, causal, scale):
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     sc = None if scale is None else sympy_ref.exact(scale)
     return sympy_ref.attention(q, k, v, mask, mask_convention=mask_convention, causal=causal, scale=sc,
@@ -178,7 +156,7 @@ def _exact_attention(q, k, v, mask, mask_convention, causal, scale):
 
 def attention(q: Any, k: Any, v: Any, *, part: str = "output", mask: Any = None, mask_convention: str = "keep",
               causal: bool = False, scale: Any = None) -> Computed:
-    """softmax(QKᵀ/√d_k + M)V, exactly (``solver.sympy_ref.attention``); ``part`` picks the step."""
+    """softmax(QKᵀ/√d_k + M)V, exactly (``solver.kernels.sympy_ref.attention``); ``part`` picks the step."""
     if part not in ATTENTION_PARTS:
         raise SolverInputError(f"part must be one of {ATTENTION_PARTS}", param="part")
     (_, _), tr = _exact_attention(q, k, v, mask, mask_convention, causal, scale)
@@ -203,7 +181,7 @@ def attention(q: Any, k: Any, v: Any, *, part: str = "output", mask: Any = None,
             (_, _), t2 = _exact_attention(q, k, v, mask, mask_convention, causal, sc)
             wrong.append(Wrong(wid, label, fb, _rows(t2[part if part in t2 else "scaled"].value)))
     if part in ("weights", "output") and mask is None and not causal:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         scaled = tr["scaled"].value
         w_cols = sympy_ref.softmax(scaled, axis=0)
@@ -215,8 +193,8 @@ def attention(q: Any, k: Any, v: Any, *, part: str = "output", mask: Any = None,
 
 
 def softmax(x: Any, *, temperature: Any = 1, part: str = "output") -> Computed:
-    """softmax(x/T) (``solver.sympy_ref.softmax``); ``part`` ``output`` or ``max`` (largest weight)."""
-    from solver import sympy_ref
+    """softmax(x/T) (``solver.kernels.sympy_ref.softmax``); ``part`` ``output`` or ``max`` (largest weight)."""
+    from solver.kernels import sympy_ref
 
     out, tr = sympy_ref.softmax(x, temperature=sympy_ref.exact(temperature), return_trace=True)
     rows = _rows(out)
@@ -229,8 +207,8 @@ def softmax(x: Any, *, temperature: Any = 1, part: str = "output") -> Computed:
 
 
 def layer_norm(x: Any, *, gamma: Any = None, beta: Any = None, eps: Any = "1e-5", part: str = "output") -> Computed:
-    """γ·(x − μ)/√(σ² + ε) + β (``solver.sympy_ref.layer_norm``); ``part`` a step name."""
-    from solver import sympy_ref
+    """γ·(x − μ)/√(σ² + ε) + β (``solver.kernels.sympy_ref.layer_norm``); ``part`` a step name."""
+    from solver.kernels import sympy_ref
 
     out, tr = sympy_ref.layer_norm(x, gamma, beta, eps=sympy_ref.exact(eps), return_trace=True)
     names = tr.names()
@@ -259,8 +237,8 @@ def layer_norm(x: Any, *, gamma: Any = None, beta: Any = None, eps: Any = "1e-5"
 
 
 def causal_mask(n: int, *, convention: str = "keep") -> Computed:
-    """The n×n causal mask as 0/1 in ``convention`` (``solver.masks.causal_mask`` is KEEP)."""
-    from solver import masks
+    """The n×n causal mask as 0/1 in ``convention`` (``solver.kernels.masks.causal_mask`` is KEEP)."""
+    from solver.kernels import masks
 
     keep = masks.causal_mask(int(n))
     if convention not in masks.CONVENTIONS:
@@ -277,8 +255,8 @@ def causal_mask(n: int, *, convention: str = "keep") -> Computed:
 
 
 def head_dim(d_model: int, n_heads: int) -> Computed:
-    """d_k = d_model / h (``solver.config.ModelConfig.head_dim``)."""
-    from solver.config import ModelConfig
+    """d_k = d_model / h (``solver.counting.config.ModelConfig.head_dim``)."""
+    from solver.counting.config import ModelConfig
 
     cfg = ModelConfig(d_model=int(d_model), n_heads=int(n_heads), d_ff=4 * int(d_model))
     dk = cfg.head_dim
@@ -291,7 +269,7 @@ def head_dim(d_model: int, n_heads: int) -> Computed:
 def dot_product_std(d_k: int, *, part: str = "std") -> Computed:
     """q·k of i.i.d. N(0,1) components: Var = d_k (a sum of d_k unit-variance products), std = √d_k.
 
-    Evaluated with ``solver.sympy_ref.exact`` so the square root is exact before rounding."""
+    Evaluated with ``solver.kernels.sympy_ref.exact`` so the square root is exact before rounding."""
     import sympy as sp
 
     var = sp.Integer(int(d_k))
@@ -311,11 +289,11 @@ def dot_product_std(d_k: int, *, part: str = "std") -> Computed:
 
 def pe(d_model: int, *, positions: Any = None, n_positions: int | None = None, part: str = "rows",
        pair: Any = None, dims: Any = None) -> Computed:
-    """Sinusoidal PE table rows (``solver.numpy_ref.sinusoidal_pe``).
+    """Sinusoidal PE table rows (``solver.kernels.numpy_ref.sinusoidal_pe``).
 
     ``part``: ``rows`` (the rows at ``positions``, optionally the columns ``dims``), ``dot``
     (PE[a]·PE[b] for ``pair = [a, b]``), ``min``/``max`` over the first ``n_positions`` rows."""
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     positions = list(positions or [])
     n = int(n_positions or (max(positions + list(pair or [0])) + 1))
@@ -348,7 +326,7 @@ def pe_wavelength(d_model: int, i: int) -> Computed:
     """Wavelength of pair (2i, 2i+1): 2π/ω with ω the angle at pos = 1 (``sympy_ref.pe_value``)."""
     import sympy as sp
 
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     _, tr = sympy_ref.pe_value(1, 2 * int(i), int(d_model), return_trace=True)
     omega = tr["angle"].value
@@ -367,28 +345,19 @@ def pe_wavelength(d_model: int, i: int) -> Computed:
 
 
 def _counts() -> Any:
-    for name in ("counts", "counts_params"):
-        try:
-            mod = importlib.import_module(f"solver.{name}")
-        except ImportError:
-            continue
-        if hasattr(mod, "param_breakdown"):
-            return mod
-    raise SolverMissing("solver.counts.param_breakdown")
+    """The counting engine (imported on first use: the quiz's first problem needs none of it)."""
+    import solver.counting
+
+    return solver.counting
 
 
 def _config(preset: str | None, config: dict[str, Any] | None) -> Any:
-    from solver.config import ModelConfig
+    from solver.counting.config import ModelConfig
 
     if preset:
-        try:
-            presets = importlib.import_module("solver.presets")
-        except ImportError as e:
-            raise SolverMissing("solver.presets.get_preset") from e
-        getter = getattr(presets, "get_preset", None) or getattr(presets, "get", None)
-        if getter is None:
-            raise SolverMissing("solver.presets.get_preset")
-        cfg = getter(preset)
+        from solver.counting.presets import get_preset
+
+        cfg = get_preset(preset)
         cfg = getattr(cfg, "config", cfg)
         return cfg.replace(**(config or {})) if config else cfg
     cfg = dict(config or {})
@@ -445,7 +414,7 @@ def _param_value(counts: Any, cfg: Any, scope: str, stack: str) -> tuple[int, li
 
 def params(*, preset: str | None = None, config: dict[str, Any] | None = None, scope: str = "total",
            stack: str = "") -> Computed:
-    """Exact parameters (``solver.counts_params.param_breakdown``); conventions are the config's.
+    """Exact parameters (``solver.counting.params.param_breakdown``); conventions are the config's.
 
     ``scope``: ``total`` (the model), ``layer`` (one layer of ``stack``: attention, FFN and its
     norms), ``attention``/``ffn``/``norms`` (that part of one layer), ``embedding``,
@@ -488,7 +457,7 @@ def _scope_components(bd: Any, cfg: Any, scope: str, stack: str) -> list[Any]:
 
 
 def preset_field(preset: str, field: str) -> Computed:
-    """A field of a preset of the zoo (``solver.presets``), e.g. the layer count of GPT-3."""
+    """A field of a preset of the zoo (``solver.counting.presets``), e.g. the layer count of GPT-3."""
     cfg = _config(preset, None)
     value = getattr(cfg, field)
     return Computed(int(value), "integer", [_line(f"{preset}: {field} = {value}")])
@@ -533,12 +502,10 @@ def attention_flops(n: int, d: int, *, part: str = "both", convention: str = "fl
                     n_heads: int = 1, n_kv_heads: int | None = None) -> Computed:
     """Matmul FLOPs of QKᵀ ((n×d)(d×n)) and of A·V ((n×n)(n×d)): 2·n²·d each (2 per multiply-add).
 
-    Taken from ``solver.counts.matmul_flops`` (terms ``attn.scores`` and ``attn.context``) of a
+    Taken from ``solver.counting.matmul_flops`` (terms ``attn.scores`` and ``attn.context``) of a
     one-layer model of width d with ``n_heads`` query heads and ``n_kv_heads`` K/V heads (default:
     one head; neither the split into heads nor sharing K/V (MQA/GQA) changes these two terms)."""
     counts = _counts()
-    if not hasattr(counts, "matmul_flops"):
-        raise SolverMissing("solver.counts.matmul_flops")
     cfg = _config(None, {"d_model": int(d), "n_heads": int(n_heads), "n_kv_heads": n_kv_heads, "n_layers": 1,
                          "d_ff": int(d), "vocab_size": 1, "pos": "none", "lm_head": False})
     rep = counts.matmul_flops(cfg, int(batch), int(n), "forward", "flops")
@@ -579,10 +546,10 @@ def ratio(*, numerator: dict[str, Any], denominator: dict[str, Any]) -> Computed
 
 
 def attention_scores_bytes(batch: int, heads: int, n: int, *, dtype: str = "fp32", unit: str = "bytes") -> Computed:
-    """Memory of the attention matrices B·h·n²·bytes (``solver.counts.attention_scores_bytes``)."""
+    """Memory of the attention matrices B·h·n²·bytes (``solver.counting.attention_scores_bytes``)."""
     from solver.units import GB, GiB, dtype_bytes, format_bytes
 
-    nbytes = int(solver_fn("counts", "attention_scores_bytes")(int(batch), int(heads), int(n), dtype))
+    nbytes = int(_counts().attention_scores_bytes(int(batch), int(heads), int(n), dtype))
     div = {"bytes": 1, "GB": GB, "GiB": GiB}[unit]
     steps = [_line(f"$B\\cdot h\\cdot n^2\\cdot$ bytes $= {batch}\\cdot{heads}\\cdot{n}^2\\cdot{dtype_bytes(dtype)}$",
                    f"B·h·n²·bytes = {batch}·{heads}·{n}²·{dtype_bytes(dtype)}"),
@@ -597,9 +564,9 @@ def attention_scores_bytes(batch: int, heads: int, n: int, *, dtype: str = "fp32
 
 def kv_cache_ratio(n_heads: int, n_kv_heads: int, *, n_layers: int = 1, batch: int = 1, seq: int = 1,
                    d_head: int = 64, dtype: str = "fp16") -> Computed:
-    """KV cache of MHA over that of MQA/GQA (``solver.counts.kv_cache_bytes``):
+    """KV cache of MHA over that of MQA/GQA (``solver.counting.kv_cache_bytes``):
     (2·L·B·n·h·d_h·bytes)/(2·L·B·n·h_kv·d_h·bytes) = h/h_kv."""
-    kv = solver_fn("counts", "kv_cache_bytes")
+    kv = _counts().kv_cache_bytes
     full = int(kv(n_layers, batch, seq, int(n_heads), d_head, dtype))
     shared = int(kv(n_layers, batch, seq, int(n_kv_heads), d_head, dtype))
     value = full / shared
@@ -657,7 +624,7 @@ def seed004_attention_demo(*, part: str = "weights", causal: bool = False) -> Co
     """§13.1 of seed 004: ``np.random.seed(42)``; Q, K, V = randn(4, 8) ×3; attention (numpy_ref)."""
     import numpy as np
 
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     rng = np.random.RandomState(42)
     q, k, v = rng.randn(4, 8), rng.randn(4, 8), rng.randn(4, 8)
@@ -675,7 +642,7 @@ def seed004_block_stats(*, layer: int, stat: str = "mean") -> Computed:
     then X) and runs it with ``numpy_ref`` kernels; returns the mean or std of layer ``layer``."""
     import numpy as np
 
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     d, h, d_ff, n = 64, 8, 256, 10
     rng = np.random.RandomState(42)

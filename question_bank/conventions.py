@@ -42,7 +42,7 @@ class Convention:
 def param_conventions(components: Iterable[Any], total: int, *, config: Any = None, embedding: int = 0,
                       non_embedding: int = 0) -> list[Convention]:
     """Counts a student could reach under another convention, from the components of a count
-    (``name``, ``group`` and ``count`` of each, as :func:`solver.counts_params.param_breakdown`
+    (``name``, ``group`` and ``count`` of each, as :func:`solver.counting.params.param_breakdown`
     gives them; a scope's components give that scope's conventions). ``config`` adds the tied LM
     head counted twice; ``embedding``/``non_embedding`` Kaplan's non-embedding count."""
     comps = [c for c in components if c.group != "lora"]

@@ -114,7 +114,7 @@ def _misconceptions(c: compute.Computed, key: Any) -> list[Misconception]:
 
     out = []
     for w in c.wrong:
-        m = Misconception(w.id, w.label, w.feedback, w.value)
+        m = w.misconception()
         try:
             if grading.accepts(key, w.value):
                 continue  # the mistake happens to give the right answer here: no distractor
@@ -241,7 +241,7 @@ def _follow_attention(spec: dict[str, Any], prev: str, part: str) -> Any:
     import numpy as np
 
     from question_bank import grading
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     d_k = len(spec["q"][0])
     v = np.array([[float(x) for x in r] for r in spec["v"]])
@@ -322,7 +322,7 @@ def _build(it: dict[str, Any], source: str, file: str, title: str = "") -> tuple
                 i = min(idx)
                 if i not in seen:
                     seen.add(i)
-                    misconceptions.append(Misconception(w.id, w.label, w.feedback, i))
+                    misconceptions.append(w.misconception(i))
         else:
             key = _key(type_, c, it.get("decimals"), it.get("unit", ""))
             misconceptions = _misconceptions(c, key)

@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from question_bank.grading import LETTERS, values_coincide
-from question_bank.problem import DIFFICULTIES, PROBLEM_TYPES, ChoiceKey, Key, Misconception, Part, Problem
+from question_bank.problem import (
+    DIFFICULTIES,
+    PROBLEM_TYPES,
+    ChoiceKey,
+    Key,
+    Misconception,
+    Part,
+    Problem,
+    Wrong,
+)
 from question_bank.render import Doc, latex_to_text
 
 __all__ = [
@@ -50,21 +59,6 @@ __all__ = [
 FAMILIES: dict[str, Family] = {}
 #: How many times Family.generate draws again when a key is a blind guess (issue 12).
 _REDRAWS = 8
-
-
-@dataclass(frozen=True)
-class Wrong:
-    """A typical mistake for a numeric answer, before it becomes a :class:`Misconception`:
-    its id, short label, the feedback sentence, and the value the solver computes with the
-    mistake applied."""
-
-    id: str
-    label: str
-    feedback: str
-    value: Any
-
-    def misconception(self) -> Misconception:
-        return Misconception(self.id, self.label, self.feedback, self.value)
 
 
 class Draw:
@@ -306,7 +300,7 @@ def numeric_choices(
     values = [chosen[i][0] for i in order]
     key = ChoiceKey(frozenset({order.index(0)}))
     mis = [
-        Misconception(w.id, w.label, w.feedback, pos)
+        w.misconception(pos)
         for pos, i in enumerate(order)
         if (w := chosen[i][1]) is not None
     ]
@@ -353,7 +347,7 @@ def concept_choices(
     key = ChoiceKey(frozenset(i for i, (_, ok, _) in enumerate(items) if ok))
     mis: list[Misconception] = []
     if n_right == 1:
-        mis = [Misconception(w.id, w.label, w.feedback, i) for i, (_, ok, w) in enumerate(items) if w is not None and not ok]
+        mis = [w.misconception(i) for i, (_, ok, w) in enumerate(items) if w is not None and not ok]
     return options, key, mis
 
 

@@ -74,6 +74,23 @@ class Misconception:
     value: Any
 
 
+@dataclass(frozen=True)
+class Wrong:
+    """A typical mistake, as a family or a curated item's computation describes it: its id, short
+    label, the feedback sentence, and the value the solver computes with the mistake applied.
+
+    It becomes a problem's :class:`Misconception` with :meth:`misconception`; a choice problem
+    passes the index of the option the mistake picks as ``value``."""
+
+    id: str
+    label: str
+    feedback: str
+    value: Any
+
+    def misconception(self, value: Any = None) -> Misconception:
+        return Misconception(self.id, self.label, self.feedback, self.value if value is None else value)
+
+
 #: Kinds of :class:`Erratum` (issue 12: a paper's rounding is not an error, and is shown apart).
 ERRATUM_KINDS: tuple[str, ...] = ("error", "rounding")
 

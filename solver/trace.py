@@ -1,6 +1,6 @@
 """Step traces: the named intermediate results of a computation.
 
-Every kernel in ``solver.numpy_ref``, ``solver.torch_ref`` and ``solver.sympy_ref`` takes
+Every kernel in ``solver.kernels.numpy_ref``, ``solver.kernels.torch_ref`` and ``solver.kernels.sympy_ref`` takes
 ``return_trace=False``; with ``return_trace=True`` it returns ``(result, trace)`` where
 ``trace`` is a :class:`Trace`: an ordered list of :class:`Step` that can also be indexed by
 step name. Worked solutions and the hand-computation checker are built on these names, so

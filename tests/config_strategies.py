@@ -1,6 +1,6 @@
 """Hypothesis strategies for model configurations: small, valid, and across every option.
 
-``transformer_configs()`` draws a :class:`~solver.config.ModelConfig` small enough to build and
+``transformer_configs()`` draws a :class:`~solver.counting.config.ModelConfig` small enough to build and
 run on the CPU in milliseconds, covering every field: arch, ffn, norm, norm position, final and
 embedding norms, every bias switch, every position scheme, tied or untied LM head (or none,
 with or without its bias), BERT's segment table, [CLS] vector, pooler and classifier, MHA, GQA
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from solver.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
+from solver.counting.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
 
 optional_bool = st.sampled_from([None, True, False])
 

@@ -1,6 +1,6 @@
 """Helpers shared by the question-family tests: each family's variants over a few seeds (cached),
 the easy variant a pinned test works by hand, and chip figures typed from the datasheets (not
-read from solver.hardware, so a test that uses them checks the presets too)."""
+read from solver.systems.chips, so a test that uses them checks the presets too)."""
 
 import functools
 

@@ -2,7 +2,7 @@
 check it (test_worked_example_004, test_checker, test_check_cli).
 
 Q = K = [[1,0],[0,1],[1,1]], V = [[1,0],[0,1],[1/2,1/2]], d_k = 2. The closed forms are derived
-by hand in tests/test_worked_example_004.py's docstring and evaluated here with ``math`` (never
+by hand in tests/solver/kernels/test_worked_example_004.py's docstring and evaluated here with ``math`` (never
 with our code): a = 1/√2, eᵃ = exp(a); scores [[1,0,1],[0,1,1],[1,1,2]]; scaled = a·scores;
 weights rows [eᵃ,1,eᵃ]/(2eᵃ+1), [1,eᵃ,eᵃ]/(2eᵃ+1), [1,1,eᵃ]/(2+eᵃ); output rows
 [1.5eᵃ, 1+eᵃ/2]/(2eᵃ+1), the same swapped, [1/2, 1/2].

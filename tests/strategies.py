@@ -122,7 +122,7 @@ def causal_masks(draw, max_tokens: int = 6) -> tuple[int, int, np.ndarray]:
     m = draw(st.integers(n, max_tokens))
     i = np.arange(n)[:, None]
     j = np.arange(m)[None, :]
-    return n, m, j - (m - n) <= i  # written out here, not via solver.masks
+    return n, m, j - (m - n) <= i  # written out here, not via solver.kernels.masks
 
 
 @dataclass(frozen=True)

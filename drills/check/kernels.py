@@ -1,5 +1,5 @@
 """The kernels' chains of steps for ``qkv check``: attention, softmax, LayerNorm, RMSNorm,
-sinusoidal PE and RoPE. Each chain holds the exact steps (from :mod:`solver.numpy_ref`), how a
+sinusoidal PE and RoPE. Each chain holds the exact steps (from :mod:`solver.kernels.numpy_ref`), how a
 step follows from the student's own earlier values (follow-through), and the typical mistakes,
 each recomputed by the solver with the mistake applied. :func:`drills.check.steps.check_chain`
 judges a student's steps against a chain."""
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from drills.check.steps import Chain, Mistakes, latest, safe, trace_steps
-from solver import numpy_ref
+from solver.kernels import numpy_ref
 
 # ---------------------------------------------------------------------------- attention
 
@@ -117,8 +117,8 @@ def attention_chain(q: Any, k: Any, v: Any, mask: Any = None, *, causal: bool = 
 
 
 def _kept(keep: np.ndarray | None, causal: bool, shape: tuple[int, ...]) -> np.ndarray:
-    """Where the scores are kept (True) for this mask/causal setting, from :mod:`solver.masks`."""
-    from solver import masks
+    """Where the scores are kept (True) for this mask/causal setting, from :mod:`solver.kernels.masks`."""
+    from solver.kernels import masks
 
     n, m = shape[-2], shape[-1]
     bias = masks.attention_bias(keep, masks.KEEP, causal, n, m, like=np.zeros(shape))

@@ -244,7 +244,7 @@ def attention(q_text, k_text, v_text, mask_text, causal, scale_text, digits, as_
     mask = parse_mask(mask_text, q.shape[0], k.shape[0]) if mask_text is not None else None
     scale = scalar_option(scale_text, "--scale")
     from drills.check import attention_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
     sc = None if scale is None else float(scale)
@@ -285,7 +285,7 @@ def softmax(x_text, t_text, digits, as_json, **steps):
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
     from drills.check import softmax_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t))
     chain = softmax_chain(x.to_numpy(), float(t))
@@ -330,7 +330,7 @@ def layernorm(x_text, gamma, beta, eps_text, digits, as_json, **steps):
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
     eps = eps_option(eps_text, "1e-5")
     from drills.check import layernorm_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     xs, gs, bs = x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy()
     solver_call(numpy_ref.layer_norm, xs, gs, bs, eps=float(eps))
@@ -354,7 +354,7 @@ def rmsnorm(x_text, gamma, eps_text, digits, as_json, **steps):
     g = vector_option(gamma, "--gamma", x.shape[-1])
     eps = eps_option(eps_text, "1e-6")
     from drills.check import rmsnorm_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     xs, gs = x.to_numpy(), None if g is None else g.to_numpy()
     solver_call(numpy_ref.rms_norm, xs, gs, eps=float(eps))
@@ -379,7 +379,7 @@ def pe(pos_text, d_model, dim, layout, base_text, digits, as_json, **steps):
     """Check a sinusoidal positional encoding: angle, output."""
     pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
     from drills.check import pe_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     solver_call(numpy_ref.pe_value, float(pos), dims[0], d_model, base=float(base), layout=layout)
     chain = pe_chain(float(pos), d_model, dims, base=float(base), layout=layout)
@@ -405,7 +405,7 @@ def rope(x_text, pos_text, pairing, base_text, digits, as_json, **steps):
     import numpy as np
 
     from drills.check import rope_chain
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     solver_call(numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing)
     chain = rope_chain(x.to_numpy(), float(pos), base=float(base), pairing=pairing)
@@ -459,7 +459,7 @@ _ANSWER = click.option("--answer", "answer_text", required=True, metavar="VALUE"
 def params(answer_text, as_json, **kw):
     """Check a parameter count, e.g. qkv check params --preset bert-base --answer 110M."""
     from drills.check import breakdown_conventions, check_count, stated_sig_figs
-    from solver.counts import param_breakdown
+    from solver.counting import param_breakdown
 
     p = _answer(answer_text, "")
     preset, given = pop_model_kwargs(kw)
@@ -467,7 +467,7 @@ def params(answer_text, as_json, **kw):
     pb = param_breakdown(cfg)
     note = None
     if preset and not given:
-        from solver.presets import get_preset
+        from solver.counting.presets import get_preset
 
         pr = get_preset(preset)
         if pr.published and p.value == pr.published:
@@ -489,7 +489,7 @@ def params(answer_text, as_json, **kw):
 def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
     """Check a matmul FLOP count (as qkv solve flops counts it)."""
     from drills.check import check_count, flop_conventions, stated_sig_figs
-    from solver.counts import matmul_flops
+    from solver.counting import matmul_flops
 
     p = _answer(answer_text, "FLOPs")
     preset, given = pop_model_kwargs(kw)
@@ -531,7 +531,7 @@ def _bytes_check(answer_text: str, rep: Any, dtype: str | None, as_json: bool, *
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
     """Check a memory figure in bytes (answer as 4 GiB, 4.29 GB, 2^32 bytes; Gb and bits are bits)."""
-    from solver import counts
+    from solver import counting as counts
 
     preset, given = pop_model_kwargs(kw)
     if what == "kv-cache":
@@ -540,7 +540,7 @@ def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
     if what == "attention-scores":
         n_heads = given.get("n_heads")
         if preset and n_heads is None:
-            from solver.presets import get_config
+            from solver.counting.presets import get_config
 
             n_heads = get_config(preset).n_heads
         miss = [m for m, v in (("n-heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
@@ -565,7 +565,7 @@ def _kv(answer_text, preset, given, batch, seq, dtype, as_json) -> None:
     h = given.get("n_heads")
     h_kv = given.get("n_kv_heads")
     if preset:
-        from solver.presets import get_config
+        from solver.counting.presets import get_config
 
         cfg = get_config(preset).replace(**given) if given else get_config(preset)
         h, h_kv = cfg.n_heads, cfg.kv_heads

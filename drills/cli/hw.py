@@ -45,7 +45,7 @@ def _hw_json(h) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def hw_list(as_json: bool) -> None:
     """Every preset: bf16 dense peak, HBM, bandwidth, link bandwidth, critical intensity."""
-    from solver.hardware import list_hardware
+    from solver.systems.chips import list_hardware
 
     presets = list_hardware()
     if as_json:
@@ -66,7 +66,7 @@ def hw_list(as_json: bool) -> None:
 def hw_show(name: str, as_json: bool) -> None:
     """One preset in full, with its source."""
     from solver.errors import SolverInputError
-    from solver.hardware import get_hardware
+    from solver.systems.chips import get_hardware
     from solver.units import format_bytes
 
     try:
@@ -96,7 +96,7 @@ def hw_show(name: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def hw_links(as_json: bool) -> None:
     """Interconnect presets: bandwidth per direction (what a collective divides by), as printed, sources."""
-    from solver.interconnect import list_links
+    from solver.systems.interconnect import list_links
 
     links = list_links()
     if as_json:
@@ -176,7 +176,7 @@ def machine_figures(device: str, dtype_name: str, torch_dtype, *, hw_name: str |
     """Peak FLOP/s and bandwidth: given, from a preset (GPU), or measured (CPU, or unknown GPU)."""
     import torch
 
-    from solver.hardware import get_hardware
+    from solver.systems.chips import get_hardware
 
     fig: dict[str, Any] = {}
     preset = None
@@ -218,7 +218,7 @@ def machine_figures(device: str, dtype_name: str, torch_dtype, *, hw_name: str |
 
 def _report(kind: str, flops: int, n_bytes, timing: dict[str, float], fig: dict[str, Any],
             extra: dict[str, Any]) -> dict[str, Any]:
-    from solver.roofline import bound, critical_intensity, roofline_time
+    from solver.systems.roofline import bound, critical_intensity, roofline_time
 
     peak, bw = fig["peak_flops"], fig["bandwidth"]
     t_roof, t_c, t_m = roofline_time(flops, n_bytes, peak, bw)
@@ -350,7 +350,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
     """Time X[B,D] @ W[D,F] (forward, or forward + both backward matmuls)."""
     import torch
 
-    from solver.roofline import matmul_bytes, matmul_flops
+    from solver.systems.roofline import matmul_bytes, matmul_flops
     from solver.units import dtype_bytes
 
     e = _element_size(dtype, device)
@@ -394,7 +394,7 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
     import torch
     import torch.nn.functional as F
 
-    from solver.roofline import attention_bytes, attention_flops
+    from solver.systems.roofline import attention_bytes, attention_flops
     from solver.units import dtype_bytes
 
     G = n_kv_heads or n_heads
@@ -472,8 +472,8 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from solver.config import ModelConfig
-    from solver.counts import matmul_flops, weights_bytes
+    from solver.counting import matmul_flops, weights_bytes
+    from solver.counting.config import ModelConfig
     from solver.errors import SolverInputError
     from solver.models import build_model
     from solver.models.guard import run_bytes

@@ -1,4 +1,4 @@
-"""Click options generated from :class:`~solver.config.ModelConfig`: every field is a flag.
+"""Click options generated from :class:`~solver.counting.config.ModelConfig`: every field is a flag.
 
 ``n_kv_heads`` is ``--n-kv-heads``; booleans are pairs (``--bias/--no-bias``,
 ``--tied-embeddings/--untied-embeddings``); ``--preset NAME`` starts from a preset and the
@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from drills.output import InputError
-from solver.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
+from solver.counting.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
 
 #: The second name of a boolean pair (default: ``--no-<name>``).
 _FALSE_NAMES = {"tied_embeddings": "--untied-embeddings"}
@@ -146,11 +146,11 @@ def pop_model_kwargs(kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any]
 
 
 def _from_config_file(path: str, given: dict[str, Any]) -> dict[str, Any]:
-    """Every field of the HuggingFace config.json at ``path`` (solver.hf_config), the flags
+    """Every field of the HuggingFace config.json at ``path`` (solver.counting.config_json), the flags
     given on top of it (re-deriving what they change); the reader's notes go to stderr."""
-    from solver.config import override
+    from solver.counting.config import override
+    from solver.counting.config_json import read_hf_config
     from solver.errors import SolverInputError
-    from solver.hf_config import read_hf_config
 
     try:
         cfg, notes = read_hf_config(path)
@@ -175,8 +175,8 @@ def model_config(preset: str | None, given: dict[str, Any], needs: tuple[str, ..
     :func:`assumed_defaults` lists so the output can say so.
     """
     if preset:
-        from solver.config import override
-        from solver.presets import get_config
+        from solver.counting.config import override
+        from solver.counting.presets import get_config
 
         base = get_config(preset)
         if not given:

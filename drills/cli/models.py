@@ -4,7 +4,7 @@
 with ``solver.models`` (meta by default: any size, no memory), compares instantiated with
 analytic parameters, FlopCounterMode's FLOPs with the analytic matmul FLOPs (forward, decode,
 train) and the KV cache's bytes with the formula, prints a table, and exits with status 1 on
-any mismatch. The numbers come from ``solver.verify``; this module only prints.
+any mismatch. The numbers come from ``solver.models.verify``; this module only prints.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def models() -> None:
 
 
 def _preset(name: str):
+    from solver.counting.presets import get_preset
     from solver.errors import SolverInputError
-    from solver.presets import get_preset
 
     try:
         return get_preset(name)
@@ -55,7 +55,7 @@ def list_models(as_json: bool) -> None:
     """Every preset: exact parameters beside the published figure."""
     from rich.table import Table
 
-    from solver.presets import PRESETS
+    from solver.counting.presets import PRESETS
 
     rows = [(p, p.exact()) for p in PRESETS.values()]
     if as_json:
@@ -81,7 +81,7 @@ def show(name: str, as_json: bool) -> None:
     """One preset: configuration, parameter breakdown, exact vs published, and why."""
     from rich.table import Table
 
-    from solver.counts import param_breakdown
+    from solver.counting import param_breakdown
 
     p = _preset(name)
     bd = param_breakdown(p.config)
@@ -142,12 +142,12 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
     quantity: params, params[GROUP], flops[forward|decode|train], kv_cache_bytes,
     kv_cache_bytes[+cross]; counts are exact integers. On cpu/cuda a model also has
     "forward_seconds", on cuda "peak_memory" ({"math", "sdpa", "score_matrix_bytes"})."""
+    from solver.counting.presets import preset_names
     from solver.errors import SolverInputError
-    from solver.presets import preset_names
 
     presets = [_preset(n) for n in (names or preset_names())]
     try:
-        from solver.verify import require_device
+        from solver.models.verify import require_device
 
         require_device(device)
     except SolverInputError as e:
@@ -210,7 +210,7 @@ def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> l
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from solver.verify import verify_many
+    from solver.models.verify import verify_many
 
     if jobs == 0:
         jobs = auto_jobs(device, len(presets), os.cpu_count() or 1)

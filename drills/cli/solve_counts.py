@@ -1,6 +1,6 @@
 """``qkv solve params|flops|memory``: exact counts of a Transformer, with their conventions.
 
-Thin commands over ``solver.counts``; every ModelConfig field is a flag (``drills.cli.model_flags``),
+Thin commands over ``solver.counting``; every ModelConfig field is a flag (``drills.cli.model_flags``),
 ``--preset NAME`` starts from the zoo. ``--json`` prints ``{"answer", "unit", "convention",
 "breakdown"}``; ``--explain`` prints the formula, the substitution, the breakdown table and
 the conventions.
@@ -58,7 +58,7 @@ def _assumed(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
 def _published(preset: str | None, exact: int, changed: bool) -> dict[str, Any] | None:
     if not preset or changed:
         return None
-    from solver.presets import get_preset
+    from solver.counting.presets import get_preset
 
     p = get_preset(preset)
     gap = (exact - p.published) / p.published if p.published else None
@@ -94,7 +94,7 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
       qkv solve params --d-model 512 --n-layers 6 --n-heads 8 --d-ff 2048 --vocab-size 37000 --pos sinusoidal
     """
     from drills.cli.solve_own_config import own_config_params
-    from solver.counts import param_breakdown
+    from solver.counting import param_breakdown
 
     if own_config_params(kw, as_json, explain, norms_per_layer, no_embeddings):  # T5, ViT: their own counts
         return
@@ -115,7 +115,7 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
                                 f"head) whole")
     answer = pb.total
     if norms_per_layer != "two" or no_embeddings:  # issue 10: the scaling book's accounting, named
-        from solver.conventions import params_under
+        from solver.counting.conventions import params_under
 
         answer, named = params_under(cfg, norms_per_layer, not no_embeddings)
         convention.update(norms=named["norms"], embeddings=named["embeddings"], left_out=named["left_out"])
@@ -205,7 +205,7 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
     over the full n × n (causal or not). Softmax, norms, activations and the mask are listed
     apart, as estimates. Example: qkv solve flops --preset gpt2 --batch 1 --seq 1024
     """
-    from solver.counts import matmul_flops
+    from solver.counting import matmul_flops
 
     preset, given = pop_model_kwargs(kw)
     missing = [n for n, v in (("batch", batch), ("seq", seq)) if v is None]
@@ -231,7 +231,7 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
         "assumed_defaults": _assumed(preset, given),
     }
     if per_token:  # issue 10: a named per-token rule instead of the exact count
-        from solver.conventions import flops_per_token
+        from solver.counting.conventions import flops_per_token
 
         if mode == "decode":
             raise InputError("--per-token rules are for forward or train", "--per-token")
@@ -310,7 +310,7 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     Always bytes first, then GB (10⁹) and GiB (2³⁰). Each quantity asks only for what it
     depends on: a KV cache needs layers, KV heads, head size, batch, length and dtype.
     """
-    from solver import counts
+    from solver import counting as counts
 
     preset, given = pop_model_kwargs(kw)
     if what in ("weights", "training"):
@@ -329,7 +329,7 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     else:
         n_heads = given.get("n_heads")
         if preset and n_heads is None:
-            from solver.presets import get_config
+            from solver.counting.presets import get_config
 
             n_heads = get_config(preset).n_heads
         miss = [m for m, v in (("n_heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
@@ -355,7 +355,7 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
 def kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,
               src_seq: int | None, include_cross: bool):
     """KV cache from a preset/config, or from the few flags it needs."""
-    from solver import counts
+    from solver import counting as counts
 
     missing = [m for m, v in (("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
     if preset or given.get("arch") == "encoder-decoder":

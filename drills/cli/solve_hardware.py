@@ -4,7 +4,7 @@ Every figure is a flag, so a question that states its own numbers is solved as s
 ``--hw NAME`` fills in only the hardware figures not given. Numbers accept plain and
 scientific forms (``989e12``, ``3.35e12``) and suffixes: ``989T`` or ``989TFLOPS`` (FLOP/s),
 ``80GB`` / ``80GiB`` (bytes), ``3.35TB/s`` (bytes/s), ``70B`` / ``1.4T`` (counts: params,
-tokens). The formulas live in ``solver.roofline``, ``solver.inference`` and ``solver.training``.
+tokens). The formulas live in ``solver.systems.roofline``, ``solver.systems.inference`` and ``solver.systems.training``.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def output_options(f):
 def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datasheet"):
     """The Chip of the hardware flags. ``--link-bandwidth`` is refused unless the command's model
     has communication (``uses_link``): a figure the answer ignores would mislead."""
-    from solver.hardware import resolve_chip
+    from solver.systems.chips import resolve_chip
 
     if kw.get("link_bandwidth") is not None and not uses_link:
         raise InputError("not used here: this command's model has no chip-to-chip communication "
@@ -150,7 +150,7 @@ def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
 
 
 def _kv_per_token(cfg, dtype: str):
-    from solver.inference import kv_bytes_per_token
+    from solver.systems.inference import kv_bytes_per_token
 
     return kv_bytes_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim, dtype)
 
@@ -162,7 +162,7 @@ def _kv_per_token(cfg, dtype: str):
 
 def human_value(key: str, value: Any) -> str:
     """A breakdown value for display, by its key's suffix: bytes (``*_bytes``), seconds (``*_s``), else a number."""
-    from solver.hardware import as_number, fmt
+    from solver.result import as_number, fmt
     from solver.units import format_bytes
 
     value = as_number(value)
@@ -179,8 +179,8 @@ def human_value(key: str, value: Any) -> str:
 
 
 def show(result, as_json: bool, explain: bool) -> None:
-    """Print a ``solver.hardware.Result``: JSON, the worked solution, or the answer and breakdown."""
-    from solver.hardware import fmt
+    """Print a ``solver.result.Result``: JSON, the worked solution, or the answer and breakdown."""
+    from solver.result import fmt
 
     if as_json:
         d = result.to_json()
@@ -240,7 +240,7 @@ def _solver_call(fn):
 @_solver_call
 def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
     """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F]."""
-    from solver.roofline import matmul as solve
+    from solver.systems.roofline import matmul as solve
 
     r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=_chip(kw))
     show(r, as_json, explain)
@@ -252,7 +252,7 @@ def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
 @_solver_call
 def roofline(as_json, explain, **kw):
     """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it."""
-    from solver.roofline import roofline as solve
+    from solver.systems.roofline import roofline as solve
 
     r = solve(_chip(kw), weight_dtype=kw["weight_dtype"] or kw["dtype"])
     show(r, as_json, explain)
@@ -276,7 +276,7 @@ def roofline(as_json, explain, **kw):
 def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, as_json,
                     explain, **kw):
     """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls."""
-    from solver.roofline import attention
+    from solver.systems.roofline import attention
 
     r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
                   dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=_chip(kw))
@@ -292,11 +292,11 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
 @_solver_call
 def prefill(params, tokens, as_json, explain, **kw):
     """Time of a prefill: 2·N·T / (chips · peak · MFU) (exact matmul FLOPs with a model config)."""
-    from solver.inference import prefill as solve
+    from solver.systems.inference import prefill as solve
 
     cfg, flops = _model(kw, need_params=params is None, need_kv=False), None
     if cfg is not None:
-        from solver.counts import matmul_flops, param_count
+        from solver.counting import matmul_flops, param_count
 
         params = params or param_count(cfg)
         flops = matmul_flops(cfg, 1, int(tokens), "forward").flops
@@ -330,12 +330,12 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
     With a mixture of experts (--preset mixtral-8x7b) only the experts the batch touches are
     read; a sliding window caps each windowed layer's cache at W positions; latent attention
     caches d_c + d_R per token and layer."""
-    from solver.inference import decode_step
+    from solver.systems.inference import decode_step
 
     cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
     if cfg is not None and params is None and kv_bytes_per_token is None and \
             (cfg.is_moe or cfg.sliding_window or cfg.is_mla):  # issue 10: what the step really reads
-        from solver.decode_read import model_read
+        from solver.systems.decode_read import model_read
 
         dtype = kw["dtype"]
         read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts)
@@ -348,7 +348,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
         show(r, as_json, explain)
         return
     if cfg is not None:
-        from solver.counts import param_count
+        from solver.counting import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
@@ -376,13 +376,13 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
 @_solver_call
 def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
     """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours."""
-    from solver.training import train as solve
+    from solver.systems.training import train as solve
 
     cfg, exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
         from fractions import Fraction as Fr
 
-        from solver.counts import matmul_flops, param_count
+        from solver.counting import matmul_flops, param_count
 
         params = params or param_count(cfg)
         n = int(seq or cfg.max_positions)
@@ -422,7 +422,7 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 @_solver_call
 def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
     """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves)."""
-    from solver.training import zero as solve
+    from solver.systems.training import zero as solve
 
     size, origin = _hbm(hw, hbm)
     show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
@@ -442,10 +442,10 @@ def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
 @_solver_call
 def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_parallel, hw, hbm, as_json, explain):
     """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation and --tp."""
-    from solver.training import activations as solve
+    from solver.systems.training import activations as solve
 
     if tp > 1 or sequence_parallel:
-        from solver.parallelism import activations_parallel
+        from solver.systems.parallelism import activations_parallel
 
         if hw is not None or hbm is not None:
             raise InputError("with --tp the HBM headroom is not computed; drop --hw/--hbm", "--hbm")
@@ -470,12 +470,12 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
 @_solver_call
 def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, explain, **kw):
     """Fewest chips whose HBM holds the weights (and the KV cache): ⌈(N·w + KV) / HBM⌉."""
-    from solver.inference import min_chips
+    from solver.systems.inference import min_chips
 
     wants_kv = batch is not None and kv_bytes_per_token is None
     cfg = _model(kw, need_params=params is None, need_kv=wants_kv)
     if cfg is not None:
-        from solver.counts import param_count
+        from solver.counting import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:

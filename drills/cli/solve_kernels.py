@@ -1,8 +1,8 @@
 """``qkv solve attention|softmax|layernorm|rmsnorm|pe|rope``: one kernel, step by step.
 
 Each command parses its arguments (:mod:`drills.cli.matrix_args`), checks the shapes so that an
-error names the option to blame, runs the float kernel of :mod:`solver.numpy_ref` and, with
-``--exact``, the exact one of :mod:`solver.sympy_ref`, then prints the trace in one place
+error names the option to blame, runs the float kernel of :mod:`solver.kernels.numpy_ref` and, with
+``--exact``, the exact one of :mod:`solver.kernels.sympy_ref`, then prints the trace in one place
 (:func:`_finish`). numpy and sympy are imported inside the commands, never at module level.
 
 ``--json`` prints one object, the same keys for every command::
@@ -122,7 +122,7 @@ def _finish(job: _Job, *, exact: bool, digits: int, as_json: bool) -> None:
     formulas = {n: f for n, f, _ in job.float_steps}
     exact_values: dict[str, Any] = {}
     if job.exact_steps is not None:
-        from solver.sympy_ref import to_floats
+        from solver.kernels.sympy_ref import to_floats
 
         for n, v in job.exact_steps:
             if n not in shapes:
@@ -355,7 +355,7 @@ def _plain_attention(q_text, k_text, v_text, mask_text, causal, scale, exact) ->
         exact_limit("attention", max(n, m, q.shape[1], v.shape[1]), "--q", "rows or columns in Q, K or V")
     mask = parse_mask(mask_text, n, m) if mask_text is not None else None
 
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
     _, tr = solver_call(
@@ -371,7 +371,7 @@ def _plain_attention(q_text, k_text, v_text, mask_text, causal, scale, exact) ->
         + ([("mask (1 = may attend)", _typed(mask))] if mask is not None else []),
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(
             sympy_ref.attention, q.exact(), k.exact(), v.exact(),
@@ -422,7 +422,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 
     import numpy as np
 
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     (wq_f, wq_e), (wk_f, wk_e), (wv_f, wv_e) = weights("--wq"), weights("--wk"), weights("--wv")
     np_mask = None if mask is None else mask.to_numpy().astype(bool)
@@ -452,7 +452,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
     if exact:
         if scale is not None:
             raise InputError("--exact with --x uses 1/√d_k; drop --scale or --exact", "--scale")
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(
             sympy_ref.multi_head_attention, x.exact(), wq_e, wk_e, wv_e, None if wo_arg is None else wo_arg.exact(),
@@ -483,7 +483,7 @@ def softmax(x_text, t_text, exact, digits, as_json):
     t = scalar_option(t_text, "--temperature", "1")
     if t <= 0:
         raise InputError(f"must be > 0, got {t}", "--temperature")
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     _, tr = solver_call(numpy_ref.softmax, x.to_numpy(), temperature=float(t), return_trace=True)
     job = _Job(
@@ -495,7 +495,7 @@ def softmax(x_text, t_text, exact, digits, as_json):
         given=[("x", _typed(x))],
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(sympy_ref.softmax, x.exact(), temperature=t, return_trace=True)
         job.exact_steps = [(s.name, s.value) for s in etr]
@@ -528,7 +528,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     d = x.shape[-1]
     g, b = vector_option(gamma, "--gamma", d), vector_option(beta, "--beta", d)
     eps = eps_option(eps_text, "1e-5")
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     _, tr = solver_call(
         numpy_ref.layer_norm, x.to_numpy(), None if g is None else g.to_numpy(), None if b is None else b.to_numpy(),
@@ -544,7 +544,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
         given=[("x", _typed(x))] + ([("γ", _typed(g))] if g else []) + ([("β", _typed(b))] if b else []),
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(
             sympy_ref.layer_norm, x.exact(), None if g is None else g.exact(), None if b is None else b.exact(),
@@ -568,7 +568,7 @@ def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
     g = vector_option(gamma, "--gamma", x.shape[-1])
     eps = eps_option(eps_text, "1e-6")
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     _, tr = solver_call(
         numpy_ref.rms_norm, x.to_numpy(), None if g is None else g.to_numpy(), eps=float(eps), return_trace=True
@@ -581,7 +581,7 @@ def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
         given=[("x", _typed(x))] + ([("γ", _typed(g))] if g else []),
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(
             sympy_ref.rms_norm, x.exact(), None if g is None else g.exact(), eps=eps, return_trace=True
@@ -621,7 +621,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     if exact and dim is None:
         exact_limit("pe", d_model, "--d-model", "coordinates")
     pos, base, dims = pe_arguments(pos_text, d_model, dim, base_text)
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     angles, values = [], []
     for j in dims:
@@ -644,7 +644,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
                            shape(values))],
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         e_angles, e_values = [], []
         for j in dims:
@@ -676,7 +676,7 @@ def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
         exact_limit("rope", x.shape[0], "--x")
     import numpy as np
 
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     _, tr = solver_call(
         numpy_ref.rope, x.to_numpy()[None, :], np.array([float(pos)]), base=float(base), pairing=pairing,
@@ -691,7 +691,7 @@ def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
         given=[("x", _typed(x))],
     )
     if exact:
-        from solver import sympy_ref
+        from solver.kernels import sympy_ref
 
         _, etr = solver_call(sympy_ref.rope, x.exact(), [pos], base=base, pairing=pairing, return_trace=True)
         job.exact_steps = [(s.name, s.value) for s in etr]

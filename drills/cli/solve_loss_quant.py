@@ -1,6 +1,6 @@
 """``qkv solve cross-entropy|sampling|quant``: loss, sampling sets and quantised bytes.
 
-The work is in ``solver.loss``, ``solver.sampling`` and ``solver.quant``; this module wires
+The work is in ``solver.kernels.loss``, ``solver.kernels.sampling`` and ``solver.systems.quant``; this module wires
 flags to them and prints answer, unit, convention and breakdown (``--json``, ``--explain``).
 """
 
@@ -28,7 +28,7 @@ def cross_entropy(logits_text, target, label_smoothing, as_json, explain):
     """Cross-entropy −ln softmax(z)_y in nats, with bits and the perplexity of that one token."""
     import math
 
-    from solver.loss import cross_entropy as ce
+    from solver.kernels.loss import cross_entropy as ce
 
     z = _logits(logits_text)
     loss, tr = solver_call(ce, [z], [target], label_smoothing=label_smoothing, return_trace=True)
@@ -51,7 +51,7 @@ def cross_entropy(logits_text, target, label_smoothing, as_json, explain):
 @output_options
 def sampling(logits_text, temperature, top_k, top_p, crossing, as_json, explain):
     """The tokens temperature, top-k and top-p leave, and their renormalised probabilities."""
-    from solver.sampling import sampling_set
+    from solver.kernels.sampling import sampling_set
 
     (kept, probs), tr = solver_call(sampling_set, _logits(logits_text), temperature=temperature, top_k=top_k, top_p=top_p,
                                     crossing=crossing, return_trace=True)
@@ -80,7 +80,7 @@ def sampling(logits_text, temperature, top_k, top_p, crossing, as_json, explain)
 @output_options
 def quant(fmt_name, weights, rows, cols, group_size, zero, g_idx, blocksize, no_double_quant, as_json, explain):
     """Bytes of quantised weights, the block or group scales included."""
-    from solver import quant as q
+    from solver.systems import quant as q
 
     name = fmt_name.lower()
     if name in ("group-int4", "gptq", "awq"):

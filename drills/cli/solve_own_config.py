@@ -1,5 +1,5 @@
 """``qkv solve params --config FILE`` for a T5 or ViT config.json: their own counts
-(``solver.counts_t5.t5_params``, ``solver.counts_vit.vit_params``), printed as every solve
+(``solver.counting.t5.t5_params``, ``solver.counting.vit.vit_params``), printed as every solve
 command prints (``answer``, ``unit``, ``convention``, ``breakdown``, ``--json``, ``--explain``).
 
 The ModelConfig flags and the scaling-book conventions do not apply to these counts: given with
@@ -22,7 +22,7 @@ from drills.output import InputError
 def own_model_type(path: str | None) -> str | None:
     """``"t5"`` or ``"vit"`` when ``path`` is such a config.json; ``None`` otherwise (or unreadable:
     the ModelConfig reader then says why)."""
-    from solver.hf_config_t5_vit import OWN_MODEL_TYPES
+    from solver.counting.config_json.t5_vit import OWN_MODEL_TYPES
 
     if not path:
         return None
@@ -37,10 +37,10 @@ def own_config_params(kw: dict[str, Any], as_json: bool, explain: bool, norms_pe
                       no_embeddings: bool) -> bool:
     """Print the count when ``--config`` is a T5/ViT file and return True; False for any other file."""
     from drills.cli.solve_hardware import show
-    from solver.counts_t5 import t5_params
-    from solver.counts_vit import vit_params
+    from solver.counting.config_json.t5_vit import read_hf_own_config
+    from solver.counting.t5 import t5_params
+    from solver.counting.vit import vit_params
     from solver.errors import SolverInputError
-    from solver.hf_config_t5_vit import read_hf_own_config
 
     path = kw.get("config_file")
     kind = own_model_type(path)

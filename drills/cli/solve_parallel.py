@@ -3,9 +3,9 @@
 The same shape as the hardware commands (:mod:`drills.cli.solve_hardware`): every figure a flag,
 ``answer``/``unit``/``convention``/``breakdown`` printed (``--json`` as one object), the worked
 solution with ``--explain``. Link bandwidth is per direction: ``--link NAME`` takes a preset
-(``nvlink4``, ``pcie5``, ``ib-ndr``, ... see solver.interconnect), ``--link-bandwidth`` a figure,
+(``nvlink4``, ``pcie5``, ``ib-ndr``, ... see solver.systems.interconnect), ``--link-bandwidth`` a figure,
 and ``--hw NAME`` alone the chip preset's printed (bidirectional) link figure halved. The
-formulas live in ``solver.collectives``, ``solver.parallelism`` and ``solver.serving``.
+formulas live in ``solver.systems.collectives``, ``solver.systems.parallelism`` and ``solver.systems.serving``.
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str 
     if given is not None:
         return float(given), "given (per direction)"
     if name is not None:
-        from solver.interconnect import get_link
+        from solver.systems.interconnect import get_link
 
         link = get_link(name)
         return link.per_direction, f"{link.name}: {link.printed}; {link.scope} ({link.source})"
     if hw is not None:
-        from solver.hardware import get_hardware
+        from solver.systems.chips import get_hardware
 
         h = get_hardware(hw)
         return h.link_bandwidth / 2, f"{h.name} {h.link_name}: {h.link_bandwidth / 1e9:g} GB/s bidirectional, halved"
@@ -76,7 +76,7 @@ def _with_link(r, origin: str | None) -> None:
 
 
 def _collective(op, size, ranks, algorithm, as_json, explain, kw):
-    from solver.collectives import collective as solve
+    from solver.systems.collectives import collective as solve
 
     beta, origin = _link(kw)
     r = solve(op, size, ranks, beta, latency=kw["latency"], algorithm=algorithm)
@@ -130,7 +130,7 @@ def allreduce(size, ranks, algorithm, as_json, explain, **kw):
 @_solver_call
 def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_json, explain, **kw):
     """Bytes a Megatron tensor-parallel layer all-reduces per step (and their time with a link)."""
-    from solver.parallelism import tensor_parallel
+    from solver.systems.parallelism import tensor_parallel
 
     beta, origin = _link(kw, required=False)
     r = tensor_parallel(batch, seq, d_model, tp, dtype=dtype, sequence_parallel=sequence_parallel, mode=mode,
@@ -150,7 +150,7 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
 @_solver_call
 def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
     """Communication roofline of a row-parallel matmul: when the all-reduce hides behind the compute."""
-    from solver.parallelism import sharded_matmul
+    from solver.systems.parallelism import sharded_matmul
 
     chip = _chip(kw, uses_link=True)
     beta, origin = _link(kw | {"link": link})
@@ -170,7 +170,7 @@ def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
 @_solver_call
 def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
     """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time."""
-    from solver.parallelism import pipeline_bubble
+    from solver.systems.parallelism import pipeline_bubble
 
     show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain)
 
@@ -185,7 +185,7 @@ def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
 @_solver_call
 def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
     """Data-parallel / ZeRO communication per step: 2Ψ (stages 0-2) or 3Ψ (stage 3), and its time."""
-    from solver.parallelism import data_parallel
+    from solver.systems.parallelism import data_parallel
 
     if kw["latency"]:
         raise InputError("not modelled here (bandwidth term only)", "--latency")
@@ -203,7 +203,7 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 def _serving_inputs(params, kv_bytes_per_token, kw):
     cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
     if cfg is not None:
-        from solver.counts import param_count
+        from solver.counting import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
@@ -251,7 +251,7 @@ _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datashe
 def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, as_json,
           explain, **kw):
     """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost."""
-    from solver.serving import serve as solve
+    from solver.systems.serving import serve as solve
 
     params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
     r = solve(params, context, kv, _hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
@@ -273,7 +273,7 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
 @_solver_call
 def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, as_json, explain, **kw):
     """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows."""
-    from solver.serving import generation
+    from solver.systems.serving import generation
 
     params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
@@ -290,7 +290,7 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
 @_solver_call
 def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
     """Speculative decoding: expected tokens per step (1 − α^(γ+1))/(1 − α), speed-up, best γ."""
-    from solver.serving import speculative as solve
+    from solver.systems.serving import speculative as solve
 
     show(solve(alpha, gamma, cost=cost, max_gamma=max_gamma), as_json, explain)
 
@@ -305,8 +305,8 @@ def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
 @_solver_call
 def compute_optimal(compute, method, params, tokens, as_json, explain):
     """Compute-optimal N and D for a budget (fitted law or the 20:1 rule), or a run's over-training factor."""
-    from solver.serving import compute_optimal as solve
-    from solver.serving import overtraining
+    from solver.systems.serving import compute_optimal as solve
+    from solver.systems.serving import overtraining
 
     if (params is None) != (tokens is None):
         raise InputError("the over-training factor needs both --params and --tokens", "--tokens")
@@ -332,7 +332,7 @@ def compute_optimal(compute, method, params, tokens, as_json, explain):
 @_solver_call
 def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, explain, **kw):
     """Model FLOPs utilisation against hardware FLOPs utilisation (recomputed FLOPs count only in HFU)."""
-    from solver.parallelism import flops_utilisation
+    from solver.systems.parallelism import flops_utilisation
 
     attn = (n_layers, d_model, seq)
     if any(v is not None for v in attn) and not all(v is not None for v in attn):

@@ -1,7 +1,7 @@
 """``qkv solve alibi|t5-buckets``: relative positions by hand.
 
-The kernels are ``solver.numpy_ref.alibi_slopes`` / ``alibi_bias`` and
-``solver.positions_relative.t5_bucket``; this module wires flags to them and prints the
+The kernels are ``solver.kernels.numpy_ref.alibi_slopes`` / ``alibi_bias`` and
+``solver.kernels.positions_relative.t5_bucket``; this module wires flags to them and prints the
 answer, unit, convention and breakdown as every solve command does (``--json``, ``--explain``).
 """
 
@@ -29,7 +29,7 @@ def solver_call(fn, *args, **kwargs):
 
 def trace_result(answer, unit, convention, trace):
     """A Result whose steps are a kernel's trace (name, formula, value) and whose breakdown is the trace's values."""
-    from solver.hardware import Result
+    from solver.result import Result
 
     r = Result(answer=answer, unit=unit, convention=convention)
     for s in trace:
@@ -51,8 +51,8 @@ def trace_result(answer, unit, convention, trace):
 @output_options
 def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_json, explain):
     """ALiBi slopes (the paper's rule for any head count), one head's bias −m_h·(i − j), or its biased attention."""
-    from solver import numpy_ref
-    from solver.hardware import Result
+    from solver.kernels import numpy_ref
+    from solver.result import Result
 
     slopes = solver_call(numpy_ref.alibi_slopes, n_heads)
     if any(t is not None for t in (q_text, k_text, v_text)):
@@ -92,7 +92,7 @@ def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_j
 @output_options
 def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, explain):
     """T5's relative-position bucket of r: exact region, then logarithmic, capped."""
-    from solver.positions_relative import t5_bias_table_params, t5_bucket
+    from solver.kernels.positions_relative import t5_bias_table_params, t5_bucket
 
     b, tr = solver_call(t5_bucket, relative, bidirectional=not causal, num_buckets=num_buckets,
                         max_distance=max_distance, return_trace=True)
@@ -111,7 +111,7 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, ex
 def _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain):
     """softmax(Q Kᵀ/√d − m_h·(i − j)) V for one head h of H."""
     from drills.cli.matrix_args import parse_matrix
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     if head is None or None in (q_text, k_text, v_text):
         raise InputError("ALiBi attention needs --head, --q, --k and --v together", "--head")

@@ -12,7 +12,7 @@ The Typst source is built here:
   matrix key that the problem calls attention weights, :func:`is_attention_weights`, not
   any matrix whose rows happen to sum to 1: the output ``AV`` of a one-hot ``V`` does too),
   0/1 masks (mask keys, and the causal mask a statement names), and the sinusoidal
-  positional encoding (computed by the solver, ``solver.numpy_ref.sinusoidal_pe``), sized
+  positional encoding (computed by the solver, ``solver.kernels.numpy_ref.sinusoidal_pe``), sized
   to fit the page, with the asked entry outlined and stated in the caption. Every figure
   carries an invisible ``metadata`` marker (``<qkv-fig>``) with its position on the page and
   its measured height, so a test can check from Typst's own layout that it lies inside the
@@ -418,7 +418,7 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     if g.get("mask") == "causal":
         n = len(g.get("q") or g.get("scores") or [])
         if n >= 2:
-            from solver.masks import causal_mask
+            from solver.kernels.masks import causal_mask
 
             keep = causal_mask(n).astype(float).tolist()
             stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
@@ -466,7 +466,7 @@ def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, tuple[int, int]
 
 
 def _pe_picture(g: dict[str, Any], d: int) -> str:
-    from solver.numpy_ref import sinusoidal_pe
+    from solver.kernels.numpy_ref import sinusoidal_pe
 
     n_pos, d0, n_dim, asked = pe_window(g, d)
     cell = min(16.0, PICTURE_WIDTH / n_dim, PICTURE_HEIGHT / n_pos)

@@ -1,7 +1,7 @@
 """Attention by hand: the four-part computation, one attention weight, and masked softmax.
 
-Keys come from ``solver.sympy_ref`` (exact, then evaluated), the worked solutions from its
-step trace, and every misconception from ``solver.numpy_ref`` with the mistake applied:
+Keys come from ``solver.kernels.sympy_ref`` (exact, then evaluated), the worked solutions from its
+step trace, and every misconception from ``solver.kernels.numpy_ref`` with the mistake applied:
 
 - ``kq_transposed``: computed K·Qᵀ (the transpose of the scores);
 - ``no_scaling``: forgot the 1/√dₖ;  ``divided_by_dk``: divided by dₖ instead of √dₖ;
@@ -75,16 +75,16 @@ def _keep(inp: dict[str, Any]):
 
 
 def _softmax_rows(x, axis: int = -1):
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     return numpy_ref.softmax(x, axis=axis)
 
 
 def _exact_attention(inp: dict[str, Any], scale: Any):
-    """(exact trace evaluated to floats, as a dict name -> rows) via solver.sympy_ref."""
+    """(exact trace evaluated to floats, as a dict name -> rows) via solver.kernels.sympy_ref."""
     import sympy as sp
 
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     kw: dict[str, Any] = {"return_trace": True}
     if scale is not None:
@@ -422,7 +422,7 @@ def masked_weights(d: Draw) -> Problem:
     """Attention weights from given scaled scores under a causal or padding mask."""
     import numpy as np
 
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     n = 3 if d.level < 2 else 4
     kind = d.pick(("causal", "padding")) if d.level else "causal"

@@ -1,9 +1,9 @@
 """Shared pieces of the counting and hardware families: worked solutions from the solver's
 breakdowns, unit wording, and drawing NAT values that stay clear of rounding boundaries.
 
-Nothing here computes an answer: parameter counts come from ``solver.counts_params``
-(components with their monomials), FLOPs from ``solver.counts_flops`` and ``solver.roofline``,
-bytes from ``solver.counts_memory``, hardware figures from ``solver.hardware``/``inference``/
+Nothing here computes an answer: parameter counts come from ``solver.counting.params``
+(components with their monomials), FLOPs from ``solver.counting.flops`` and ``solver.systems.roofline``,
+bytes from ``solver.counting.memory``, hardware figures from ``solver.systems.chips``/``inference``/
 ``training`` (each a ``Result`` with worked steps). This module only writes them out.
 """
 

@@ -3,9 +3,9 @@ compute, and the cost of attention against an RNN.
 
 Conventions (stated in every statement): 2 FLOPs per multiply-add, only matrix multiplications
 count, the full n × n score matrix is computed (no saving from a causal mask). Keys come from
-``solver.counts_flops.matmul_flops`` (the exact count of the reference model; its terms
-``attn.scores``/``attn.context`` are QKᵀ and AV), ``solver.roofline.matmul_flops``
-(2·B·D·F for one X[B,D] @ W[D,F]) and ``solver.training.train`` (C = 6·N·D). Misconceptions
+``solver.counting.flops.matmul_flops`` (the exact count of the reference model; its terms
+``attn.scores``/``attn.context`` are QKᵀ and AV), ``solver.systems.roofline.matmul_flops``
+(2·B·D·F for one X[B,D] @ W[D,F]) and ``solver.systems.training.train`` (C = 6·N·D). Misconceptions
 are the same calls with the mistake applied: ``convention="macs"``, ``mode="forward"`` in
 place of ``"train"``, one head in place of h, the textbook 2N rule in place of the exact count.
 
@@ -32,7 +32,7 @@ _CONV = ("Count 2 FLOPs per multiply-add, only matrix multiplications, and the f
 
 
 def _attn_cfg(d_model: int, n_heads: int, d_head: int | None = None):
-    from solver.config import ModelConfig
+    from solver.counting.config import ModelConfig
 
     return ModelConfig(arch="encoder", d_model=d_model, n_layers=1, n_heads=n_heads, d_head=d_head, d_ff=d_model,
                        vocab_size=1, pos="none", lm_head=False, final_norm=False)
@@ -40,7 +40,7 @@ def _attn_cfg(d_model: int, n_heads: int, d_head: int | None = None):
 
 def _scores(cfg: Any, batch: int, n: int, convention: str = "flops") -> dict[str, int]:
     """QKᵀ and AV of one layer from the counting engine: {"qk", "av", "both"}."""
-    from solver.counts_flops import matmul_flops
+    from solver.counting.flops import matmul_flops
 
     rep = matmul_flops(cfg, batch, n, "forward", convention)
     t = {x.name: rep.value(x.forward) for x in rep.terms}
@@ -55,7 +55,7 @@ def flops_attention(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, one product (QKᵀ or AV) for one sequence; medium,
     one product for a batch of 2 to 8 sequences (one factor more); hard, both products together
     (one step more: the sum), for any batch."""
-    from solver.roofline import matmul_flops as rl_matmul
+    from solver.systems.roofline import matmul_flops as rl_matmul
 
     while True:
         d_model, h = d.pick((256, 512, 768, 1024)), d.pick((8, 12, 16))
@@ -108,8 +108,8 @@ def flops_forward(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, one forward pass of one sequence; medium, one
     forward pass of a batch of 2 to 8 sequences (one factor more); hard, one training step
     (forward and backward: one step more), any batch."""
-    from solver.config import ModelConfig
-    from solver.counts_flops import matmul_flops
+    from solver.counting.config import ModelConfig
+    from solver.counting.flops import matmul_flops
 
     mode = "train" if d.level == 2 else "forward"
     for _ in range(200):
@@ -179,8 +179,8 @@ def flops_training(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, C for a model up to 1.3 billion parameters; medium,
     C for 2.7 to 70 billion (larger exponents); hard, the same compute in PF-days (one more unit
     conversion), any model."""
-    from solver.roofline import matmul_flops
-    from solver.training import PF_DAY, train
+    from solver.systems.roofline import matmul_flops
+    from solver.systems.training import PF_DAY, train
     from solver.units import per_convention
 
     ask = "pf_days" if d.level == 2 else "compute"
@@ -244,7 +244,7 @@ def _slips_both_sides(n: int, dm: int) -> bool:
         types=("mcq", "nat"), tags=("flops", "complexity", "rnn"), source=_SRC)
 def attention_vs_rnn(d: Draw) -> Problem:
     """Attention (QKᵀ + AV) 4·n²·d against an RNN layer (W_hh and W_xh per step) 4·n·d²: ratio n/d."""
-    from solver.roofline import matmul_flops
+    from solver.systems.roofline import matmul_flops
 
     # issue 12, disjoint levels: easy is the MCQ (which is cheaper, by what factor); medium the
     # ratio with n and d both powers of two (a ratio of powers of two); hard the ratio with n or d

@@ -1,6 +1,6 @@
 """Memory: the attention score matrix, the KV cache (MHA/MQA/GQA) and Adam training state.
 
-Keys are exact byte counts from ``solver.counts_memory`` (``attention_scores_bytes``,
+Keys are exact byte counts from ``solver.counting.memory`` (``attention_scores_bytes``,
 ``kv_cache_bytes``, ``training_report``), shown in the unit the statement asks for (GB = 10⁹
 bytes, GiB = 2³⁰ bytes, MiB = 2²⁰ bytes), "rounded off to two decimal places". Misconceptions
 are the same calls with the mistake applied: one head, batch 1 or one layer where the
@@ -33,7 +33,7 @@ def _unit_wrong(nbytes: int, unit: str) -> Wrong:
         types=("nat",), tags=("memory", "attention", "GiB"), source="004_83489721195aedaa.txt §15.8 (O(n²) memory); issue 7")
 def attention_memory(d: Draw) -> Problem:
     """One layer's scores: B·h·n²·bytes per element (the n × n matrix of every head and sequence)."""
-    from solver.counts_memory import attention_scores_bytes
+    from solver.counting.memory import attention_scores_bytes
 
     for _ in range(300):
         batch = d.pick((1, 2, 4, 8) if d.level < 2 else (4, 8, 16, 32))
@@ -88,8 +88,8 @@ _KV_PRESETS = ("llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "mistral-7b
         source="004_83489721195aedaa.txt §15.8 exercise (MQA cache); issue 7")
 def kv_cache(d: Draw) -> Problem:
     """2 (K and V) · L · B · n · h_kv · d_h · bytes, with h_kv = n_kv_heads (1 for MQA)."""
-    from solver.counts_memory import kv_cache_bytes
-    from solver.presets import get_preset
+    from solver.counting.memory import kv_cache_bytes
+    from solver.counting.presets import get_preset
 
     for _ in range(300):
         # Levels (issue 12: disjoint, ordered): easy, an MHA model of 7-13B in fp16/bf16; medium, the other
@@ -158,8 +158,8 @@ _TRAIN_PRESETS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-large", "gpt3-2.7b"
         source="issue 7 (memory at scale); Rajbhandari et al. 2020 (ZeRO §3.1)")
 def training_memory(d: Draw) -> Problem:
     """Mixed-precision Adam: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 4 (m) + 4 (v) = 16 bytes/parameter."""
-    from solver.counts_memory import training_report, weights_bytes
-    from solver.presets import get_preset
+    from solver.counting.memory import training_report, weights_bytes
+    from solver.counting.presets import get_preset
 
     for _ in range(300):
         name = d.pick(_TRAIN_PRESETS)

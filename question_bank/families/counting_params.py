@@ -1,7 +1,7 @@
 """Parameter counts: an MHA layer, an FFN, the norms, one encoder/decoder layer, a whole model,
 LoRA adapters and the K/V projections of MQA/GQA.
 
-Every key is ``solver.counts_params.param_breakdown`` of a :class:`~solver.config.ModelConfig`
+Every key is ``solver.counting.params.param_breakdown`` of a :class:`~solver.counting.config.ModelConfig`
 that says exactly what the statement says (biases on or off, tied or untied embeddings, the
 norm kind...), summed over the components the question asks for. Every misconception is the
 same breakdown with the mistake applied to the configuration (``bias=False``,
@@ -9,7 +9,7 @@ same breakdown with the mistake applied to the configuration (``bias=False``,
 out (the norms, W_O, the B factor of LoRA). The worked solution lists the components with
 their monomials (``d·h·d_h``), the substitution and the exact integer.
 
-Conventions (from ``solver.config``): W_Q is d × h·d_h, W_K and W_V are d × h_kv·d_h, W_O is
+Conventions (from ``solver.counting.config``): W_Q is d × h·d_h, W_K and W_V are d × h_kv·d_h, W_O is
 h·d_h × d; a bias has one entry per output; LayerNorm has γ and β (2d), RMSNorm γ only (d).
 """
 
@@ -28,7 +28,7 @@ _SRC = "004_83489721195aedaa.txt §15.3, §15.5 (parameter counts); 003_f22b31e2
 
 def _cfg(**kw: Any):
     """A configuration with no embeddings or heads to speak of (vocab 1, no positions)."""
-    from solver.config import ModelConfig
+    from solver.counting.config import ModelConfig
 
     base = dict(arch="encoder", n_layers=1, vocab_size=1, pos="none", final_norm=False, lm_head=False,
                 tied_embeddings=False)
@@ -38,7 +38,7 @@ def _cfg(**kw: Any):
 
 def _parts(cfg: Any, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[Any]:
     """The components of ``cfg`` in ``groups`` whose key contains none of ``skip``."""
-    from solver.counts_params import param_breakdown
+    from solver.counting.params import param_breakdown
 
     return [c for c in param_breakdown(cfg).components
             if c.group in groups and not any(s in c.key for s in skip)]
@@ -284,8 +284,8 @@ def _layer_hint(kind: str, bias: bool) -> str:
         types=("integer",), tags=("parameters", "embeddings", "tied-embeddings", "lm-head"), marks=2, source=_SRC)
 def params_model(d: Draw) -> Problem:
     """Token (and position) embeddings, L layers, final norm, LM head tied (counted once) or not."""
-    from solver.config import ModelConfig
-    from solver.counts_params import param_breakdown
+    from solver.counting.config import ModelConfig
+    from solver.counting.params import param_breakdown
 
     # Levels (issue 12: disjoint, ordered): easy, RoPE and no biases (LayerNorms γ only): token
     # embedding, the layers' matrices and γ's, the head; medium, learned positions, every bias and β,
@@ -345,8 +345,8 @@ def params_model(d: Draw) -> Problem:
         types=("integer",), tags=("parameters", "lora", "fine-tuning"), source="003_f22b31e216cc5b5a.txt (LoRA)")
 def params_lora(d: Draw) -> Problem:
     """Rank r on a d_in × d_out matrix adds A (r × d_in) and B (d_out × r): r·(d_in + d_out), 2·r·d when square."""
-    from solver.config import ModelConfig
-    from solver.counts_params import param_breakdown
+    from solver.counting.config import ModelConfig
+    from solver.counting.params import param_breakdown
 
     d_model = d.pick((512, 768, 1024, 2048, 4096))
     h = d.pick((8, 16, 32) if d_model >= 1024 else (8, 16))

@@ -3,7 +3,7 @@
 (``question_bank/families/scaling.py`` holds the softmax-temperature and √dₖ families; this
 module is the compute-scaling arithmetic.)
 
-Facts: training compute C = 6·N·D (``solver.training.train``); Hoffmann et al. (2022) find the
+Facts: training compute C = 6·N·D (``solver.systems.training.train``); Hoffmann et al. (2022) find the
 compute-optimal D ≈ 20·N, so C = 6·N·20N = 120·N² and N = √(C/120). Keys: the compute of N
 parameters on 20N tokens and the tokens a budget buys are ``train(...)``'s figures; for the
 optimal N the family draws a round N, states the budget ``train(N, tokens=20N)`` computes,
@@ -29,8 +29,8 @@ _NS_B = (1, 2, 3, 5, 7, 8, 10, 13, 30, 65, 70)  # billions of parameters
         types=("nat",), tags=("scaling-laws", "chinchilla", "6ND"), source="issue 4 (scaling-law arithmetic); Hoffmann et al. 2022")
 def chinchilla(d: Draw) -> Problem:
     """Compute for N at 20N tokens; tokens a budget buys for N; the compute-optimal N for a budget."""
-    from solver.roofline import matmul_flops  # 2·B·D·F: the 2N-per-token forward count as one matmul
-    from solver.training import train
+    from solver.systems.roofline import matmul_flops  # 2·B·D·F: the 2N-per-token forward count as one matmul
+    from solver.systems.training import train
 
     # Levels (issue 12: disjoint, ordered by steps): easy, C for a compute-optimal N (two products);
     # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).

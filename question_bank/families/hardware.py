@@ -1,8 +1,8 @@
 """Hardware arithmetic: compute- or memory-bound matmuls, critical intensity, the decode-step
 lower bound, GPU-days at an MFU, ZeRO memory per GPU, and the fewest chips that hold a model.
 
-Keys are ``solver.roofline``/``solver.inference``/``solver.training`` results on figures
-that the statement states (from ``solver.hardware`` presets: dense peaks, HBM bandwidth and
+Keys are ``solver.systems.roofline``/``solver.systems.inference``/``solver.systems.training`` results on figures
+that the statement states (from ``solver.systems.chips`` presets: dense peaks, HBM bandwidth and
 capacity); the worked solution is the result's steps (formula, substitution, value).
 Misconceptions are the same calls with the mistake applied: the with-sparsity peak (2 × the
 dense one), FLOPs counted as multiply-adds, no KV cache or only K, ``n_heads`` in place of
@@ -30,7 +30,7 @@ CHIP_NAMES = {"a100-80gb": "NVIDIA A100 80GB SXM", "a100-40gb": "NVIDIA A100 40G
 
 
 def _hw(name: str) -> Any:
-    from solver.hardware import get_hardware
+    from solver.systems.chips import get_hardware
 
     return get_hardware(name)
 
@@ -55,8 +55,8 @@ def _p(doc: Doc, md: str) -> None:
 
 
 def resolved_chip(name: str, dtype: str = "bf16", **kw: Any) -> Any:
-    """The preset's solver.hardware.Chip at ``dtype`` (dense peak), keyword overrides as resolve_chip."""
-    from solver.hardware import resolve_chip
+    """The preset's solver.systems.chips.Chip at ``dtype`` (dense peak), keyword overrides as resolve_chip."""
+    from solver.systems.chips import resolve_chip
 
     return resolve_chip(name, dtype, **kw)
 
@@ -84,7 +84,7 @@ def matmul_bound(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, a TPU whose dense peak is stated as such; medium, an
     NVIDIA GPU (the datasheet's with-sparsity figure to halve first) with square weights (D = F);
     hard, an NVIDIA GPU with D ≠ F (three distinct sizes in the traffic)."""
-    from solver.roofline import bound, matmul
+    from solver.systems.roofline import bound, matmul
 
     want = d.pick(("memory", "compute"))
     for _ in range(300):
@@ -154,7 +154,7 @@ def critical_intensity(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by steps and conventions): easy, I* (one division); medium,
     the critical batch B* for bf16 weights (one more step); hard, B* for int8 or int4 weights (the
     bytes per weight to track as well)."""
-    from solver.roofline import roofline
+    from solver.systems.roofline import roofline
 
     for _ in range(300):  # one decimal place, clear of a rounding boundary (I* then ·w/2 may be typed rounded)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "tpu-v5e", "tpu-v5p", "tpu-v4"))
@@ -211,10 +211,10 @@ def decode_step(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, a multi-head-attention model (Llama 2 7B or 13B) on one
     chip; medium, a GQA or sliding-window model (Llama 3 8B, Mistral 7B: n_kv_heads or min(S, W) to
     track) on one chip; hard, any model split over 2, 4 or 8 chips (the bandwidths add up)."""
-    from solver.counts_params import param_count
-    from solver.inference import decode_step as step
-    from solver.inference import kv_bytes_per_token
-    from solver.presets import get_preset
+    from solver.counting.params import param_count
+    from solver.counting.presets import get_preset
+    from solver.systems.inference import decode_step as step
+    from solver.systems.inference import kv_bytes_per_token
 
     for _ in range(300):
         name = d.pick((("llama2-7b", "llama2-13b"), ("llama3-8b", "mistral-7b"), _DECODE_MODELS)[d.level])
@@ -287,8 +287,8 @@ def gpu_days(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 45 or 55 % and D
     given; hard, MFU 45 or 55 % and D given as tokens per parameter (one more step, D = r·N)."""
-    from solver.inference import prefill
-    from solver.training import DAY, train
+    from solver.systems.inference import prefill
+    from solver.systems.training import DAY, train
 
     per_param = None
     for _ in range(300):
@@ -335,7 +335,7 @@ def zero_memory(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, stage 3 (one term, 16Ψ/N_d) in GB; medium, stage 1
     or 2 (a replicated and a partitioned term) in GB; hard, any stage in GiB (a unit to convert)."""
-    from solver.training import zero
+    from solver.systems.training import zero
 
     for _ in range(300):
         psi = d.pick((Fraction(15, 2), 1, 3, 7, 13, 70)) * 10**9
@@ -377,10 +377,10 @@ _CHIP_MODELS = ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b", "gpt3-175b
         types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC)
 def min_chips(d: Draw) -> Problem:
     """⌈(N·w + KV bytes) / HBM per chip⌉ with w = 2 (bf16), 1 (int8) or ½ (int4) bytes per weight."""
-    from solver.counts_memory import kv_cache_bytes
-    from solver.counts_params import param_count
-    from solver.inference import min_chips as chips_for
-    from solver.presets import get_preset
+    from solver.counting.memory import kv_cache_bytes
+    from solver.counting.params import param_count
+    from solver.counting.presets import get_preset
+    from solver.systems.inference import min_chips as chips_for
 
     for _ in range(300):
         name = d.pick(_CHIP_MODELS)

@@ -2,7 +2,7 @@
 attention in a decode step (MHA against GQA/MQA: the K/V read dominates), and the context
 length at which attention's FLOPs equal the projections' (or all the matmuls') FLOPs.
 
-Keys are ``solver.inference.prefill`` and ``solver.roofline.attention`` results on figures the
+Keys are ``solver.systems.inference.prefill`` and ``solver.systems.roofline.attention`` results on figures the
 statement states; the worked solution is the result's steps. Misconceptions are the same calls
 with the mistake applied: the with-sparsity peak, the MFU ignored or multiplied in, 6N (the
 training count) for a forward pass, one chip's peak, ``n_heads`` in place of ``n_kv_heads``,
@@ -35,7 +35,7 @@ SPARSE_OR_MACS = ("sparse_peak", "used the with-sparsity peak, or counted multip
         types=("nat",), tags=("inference", "prefill", "mfu", "hardware"), source=_SRC)
 def prefill_time(d: Draw) -> Problem:
     """t = 2·N·T / (chips · dense peak · MFU): a forward pass costs 2N FLOPs per prompt token."""
-    from solver.inference import prefill
+    from solver.systems.inference import prefill
 
     for _ in range(300):
         # Levels (issue 12: disjoint, ordered): easy, a 7B or 13B model on one chip, prompts up to 4096;
@@ -97,7 +97,7 @@ def decode_attention_intensity(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, multi-head attention (G = N) in bf16 with S ≤ 1024;
     medium, GQA or MQA (G < N: the K/V heads to tell from the query heads) in bf16 with S up to 4096;
     hard, fp8 (1 byte per value: the bytes convention to track as well), any of the three kinds."""
-    from solver.roofline import attention
+    from solver.systems.roofline import attention
 
     for _ in range(300):
         N = d.pick((16, 32, 64))
@@ -153,7 +153,7 @@ def attention_crossover(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, multi-head attention against the four projections;
     medium, GQA or MQA (G < N: the smaller K and V projections) against the four projections; hard,
     against all matmuls, the feed-forward block too (GELU or SwiGLU, one more term), any of the three kinds."""
-    from solver.roofline import FFN_MATRICES, attention, attention_flops
+    from solver.systems.roofline import FFN_MATRICES, attention, attention_flops
 
     for _ in range(300):
         dm, N = d.pick(_CROSS_SHAPES)

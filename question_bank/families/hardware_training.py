@@ -2,7 +2,7 @@
 forward count 2N + 2·n_layer·n_ctx·d_attn, and activation memory per layer (Korthikanti et al.)
 with and without selective recomputation.
 
-Keys are ``solver.training`` results (``train``, ``kaplan_forward_flops``, ``activations``) on
+Keys are ``solver.systems.training`` results (``train``, ``kaplan_forward_flops``, ``activations``) on
 figures the statement states; the worked solution is the result's steps. Misconceptions are
 the same calls with the mistake applied: the with-sparsity peak (for MFU the same value as
 multiply-adds counted as FLOPs, so one misconception names both), 2N (forward only) in place of
@@ -33,7 +33,7 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, 7 or 13 billion parameters on 1 trillion tokens;
     medium, 34 or 70 billion on 1.4 or 2 trillion; hard, any of them with D given as tokens per
     parameter (one more step, D = r·N)."""
-    from solver.training import train
+    from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
@@ -91,7 +91,7 @@ def pf_days(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
     medium, 7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
     tokens per parameter (one more step, D = r·N) for any of the models."""
-    from solver.training import train
+    from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
@@ -140,7 +140,7 @@ _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 2
         types=("nat",), tags=("flops", "scaling-laws", "scaling", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
 def kaplan_forward(d: Draw) -> Problem:
     """C_forward = 2N + 2·n_layer·n_ctx·d_attn per token, N = 2·d_model·n_layer·(2·d_attn + d_ff) non-embedding."""
-    from solver.training import kaplan_forward_flops
+    from solver.systems.training import kaplan_forward_flops
 
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
@@ -222,7 +222,7 @@ def activation_memory(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, one layer of one sequence (b = 1) in MiB/GiB; medium,
     one layer of a micro-batch of 2 to 8 sequences, in binary or decimal units (the batch and the
     GB/GiB convention to track); hard, all 24 to 48 layers (one more factor) of a micro-batch of 1 to 8."""
-    from solver.training import activations
+    from solver.systems.training import activations
 
     for _ in range(300):
         h, a = d.pick(_ACT_SHAPES)

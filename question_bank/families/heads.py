@@ -1,6 +1,6 @@
 """Head bookkeeping (dₖ = d_model/h, per-head shapes, score entries) and attention shapes.
 
-Facts: each of the h heads projects to dₖ = d_model/h (``solver.config.ModelConfig.head_dim``);
+Facts: each of the h heads projects to dₖ = d_model/h (``solver.counting.config.ModelConfig.head_dim``);
 one head's W_Q is d_model × dₖ; a layer holds h score matrices of n × n entries (self-attention
 over n tokens). For Q (n × dₖ), K (m × dₖ), V (m × d_v): QKᵀ and the weights are n × m,
 the output n × d_v.
@@ -24,7 +24,7 @@ from question_bank.render import Doc, latex_to_text
 )
 def heads(d: Draw) -> Problem:
     """dₖ from d_model and h; one head's W_Q entries; the score entries of a layer."""
-    from solver.config import ModelConfig
+    from solver.counting.config import ModelConfig
 
     while True:
         # Levels (issue 12: disjoint, ordered): easy, d_k = d_model/h; medium, one head's W_Q entries or the

@@ -1,6 +1,6 @@
 """Multi-head latent attention (DeepSeek-V2 §2.1): the KV cache it holds beside MHA and GQA.
 
-Keys are ``solver.counts_memory.kv_cache_report`` of DeepSeek-V2-Lite (and of the same model with
+Keys are ``solver.counting.memory.kv_cache_report`` of DeepSeek-V2-Lite (and of the same model with
 its latent and rotary widths drawn): per token and layer the cache holds the latent c_KV (d_c) and
 ONE rotary key shared by the heads (d_R). The misconceptions: the latent cache counted as MHA's
 (2·h·d_h), the rotary key forgotten, the rotary key counted per head, the latent counted twice
@@ -22,8 +22,8 @@ _SRC = "issue 10 (latent attention); DeepSeek-V2 (DeepSeek-AI 2024) §2.1 and Ta
         types=("nat",), tags=("memory", "kv-cache", "mla", "deepseek"), marks=2, source=_SRC)
 def kv_cache(d: Draw) -> Problem:
     """L · B · n · (d_c + d_R) · bytes: per token and layer the latent c_KV and one shared rotary key."""
-    from solver.counts_memory import kv_cache_bytes_cfg
-    from solver.presets import get_preset
+    from solver.counting.memory import kv_cache_bytes_cfg
+    from solver.counting.presets import get_preset
 
     base = get_preset("deepseek-v2-lite").config
     # Levels (issue 12: disjoint, ordered): easy, DeepSeek-V2-Lite's own widths (d_c = 512, d_R = 64), one

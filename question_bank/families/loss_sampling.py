@@ -1,7 +1,7 @@
 """Loss and sampling by hand: cross-entropy of logits (label smoothing at the hard level),
 perplexity and bits per character from a loss, and the top-p (nucleus) set with a temperature.
 
-Keys come from ``solver.loss`` and ``solver.sampling`` (HuggingFace's conventions: the token
+Keys come from ``solver.kernels.loss`` and ``solver.kernels.sampling`` (HuggingFace's conventions: the token
 that crosses p is in the nucleus). Misconceptions: log base 2 or 10 for a natural-log loss,
 the target's logit without the log-sum-exp, smoothing spread over the wrong classes;
 perplexity as 2^loss for a loss in nats, bits per token for bits per character; the crossing
@@ -24,7 +24,7 @@ _SRC = "issue 10 (loss and sampling)"
         types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
 def cross_entropy(d: Draw) -> Problem:
     """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε."""
-    from solver.loss import cross_entropy as ce
+    from solver.kernels.loss import cross_entropy as ce
 
     decimals = 3
     for _ in range(300):
@@ -76,7 +76,7 @@ def cross_entropy(d: Draw) -> Problem:
         types=("nat",), tags=("loss", "perplexity", "bits-per-character"), source=_SRC)
 def perplexity(d: Draw) -> Problem:
     """Perplexity = e^(loss in nats) (easy, medium); bits per character = loss/ln 2 × tokens/characters (hard)."""
-    from solver.loss import perplexity as ppl
+    from solver.kernels.loss import perplexity as ppl
 
     # Levels (issue 12: disjoint, ordered): easy, perplexity of a loss in nats (e^loss); medium, of a loss in
     # bits (2^loss: the base to match to the loss's log); hard, bits per character (nats → bits, then tokens
@@ -135,7 +135,7 @@ def top_p(d: Draw) -> Problem:
     import numpy as np
 
     from question_bank.quality import blind_guess_accepted
-    from solver.sampling import sampling_set
+    from solver.kernels.sampling import sampling_set
 
     # Levels (issue 12: disjoint, ordered): easy, 5 logits at T = 1; medium, 5 or 6 logits with a
     # temperature (a step more: z/T first); hard, 7 or 8 logits with a temperature (more probabilities to work).

@@ -1,7 +1,7 @@
 """Mixture of experts: total against active parameters, and the weight bytes one decode step reads.
 
-Keys are ``solver.counts_params.param_breakdown`` (``total``, ``active``) of the zoo's MoE presets,
-and ``solver.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
+Keys are ``solver.counting.params.param_breakdown`` (``total``, ``active``) of the zoo's MoE presets,
+and ``solver.systems.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
 misconceptions are the students' usual ones: every expert counted as active, or only the active
 ones held (or read); the worst case min(E, B·k) taken for the expected number; the fraction of
 experts missed taken for the fraction touched; the top-k forgotten (one expert per token); at the
@@ -36,8 +36,8 @@ def _describe(name: str, cfg) -> str:
 def active_params(d: Draw) -> Problem:
     """Active = total − (routed experts) + (k/E)·(routed experts): one token runs through k of the E routed
     experts of each MoE layer; everything else (attention, router, shared experts, embeddings, head) whole."""
-    from solver.counts_params import param_breakdown
-    from solver.presets import get_preset
+    from solver.counting.params import param_breakdown
+    from solver.counting.presets import get_preset
 
     # Levels (issue 12: disjoint, ordered): easy, a Mixtral's total assembled from its parts; medium, a Mixtral's
     # active parameters (k of E routed experts); hard, DeepSeek-V2-Lite, total or active, with its shared experts
@@ -98,9 +98,9 @@ def decode_weight_bytes(d: Draw) -> Problem:
     """Bytes read = (N − N_routed + L_M · E·(1 − (1 − k/E)^B) · N_expert) · w: a batch of B tokens touches on
     average E·(1 − (1 − k/E)^B) distinct experts per layer under uniform routing (each token misses an expert
     with probability 1 − k/E); between k (B = 1) and E."""
-    from solver.counts_params import param_breakdown
-    from solver.decode_read import expected_distinct_experts, model_read, worst_case_experts
-    from solver.presets import get_preset
+    from solver.counting.params import param_breakdown
+    from solver.counting.presets import get_preset
+    from solver.systems.decode_read import expected_distinct_experts, model_read, worst_case_experts
 
     # Levels (issue 12: disjoint, ordered): easy, Mixtral 8x7B with a batch of 2 or 3, in GB; medium, either
     # Mixtral with a batch of 4 or 8, in GB; hard, any of the three (DeepSeek-V2-Lite's 64 experts, shared experts

@@ -34,7 +34,7 @@ def layernorm(d: Draw) -> Problem:
     """LayerNorm of a small integer vector (mean an integer), with γ and β at medium/hard."""
     import numpy as np
 
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     dim = 4 if d.level < 2 else 5
     for _ in range(500):
@@ -107,7 +107,7 @@ def rmsnorm(d: Draw) -> Problem:
     """RMSNorm of a small integer vector, γ at medium/hard."""
     import numpy as np
 
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     dim = 4
     for _ in range(500):

@@ -1,7 +1,7 @@
 """Communication and parallelism families: ring all-reduce time, bus against algorithm bandwidth,
 the pipeline bubble, tensor-parallel bytes per layer.
 
-Keys are ``solver.collectives`` and ``solver.parallelism`` results on figures the statement
+Keys are ``solver.systems.collectives`` and ``solver.systems.parallelism`` results on figures the statement
 states; the worked solution is the result's steps. Misconceptions are the same calls with the
 mistake applied: the bidirectional (printed) NVLink/PCIe figure for the per-direction one, the
 factor 2(n−1)/n forgotten or replaced by the all-gather's (n−1)/n, bus bandwidth reported as
@@ -28,7 +28,7 @@ BIDIRECTIONAL = ("bidirectional_bandwidth", "divided by the bidirectional (print
 
 
 def _link(name: str):
-    from solver.interconnect import get_link
+    from solver.systems.interconnect import get_link
 
     return get_link(name)
 
@@ -47,7 +47,7 @@ def allreduce_time(d: Draw) -> Problem:
     latency (halve the printed bidirectional figure); medium, PCIe or InfiniBand (InfiniBand's
     gigabits to convert) on 4 to 64 GPUs, no latency; hard, any link with a latency α per step (the
     2(n−1)·α term as well)."""
-    from solver.collectives import collective
+    from solver.systems.collectives import collective
 
     for _ in range(300):
         name = d.pick(("nvlink4", "nvlink3") if d.level == 0 else
@@ -96,8 +96,8 @@ def bus_bandwidth(d: Draw) -> Problem:
     three on 3, 6, 12 or 32 GPUs (factors that are not round: 2·5/6, 11/12, …)."""
     from fractions import Fraction
 
-    from solver.collectives import BUS_FACTOR
-    from solver.hardware import Step
+    from solver.result import Step
+    from solver.systems.collectives import BUS_FACTOR
 
     for _ in range(300):
         op = ("all-reduce" if d.level == 0 else d.pick(("all-gather", "reduce-scatter")) if d.level == 1 else
@@ -143,7 +143,7 @@ def pipeline_bubble(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by the schedule to reason about): easy, GPipe (all forwards,
     then all backwards: the bubble is plain to see); medium, 1F1B (the trap: it saves memory, not
     bubble, so the same (p − 1)/(m + p − 1)); hard, interleaved 1F1B with v chunks (one more factor)."""
-    from solver.parallelism import pipeline_bubble as bubble
+    from solver.systems.parallelism import pipeline_bubble as bubble
 
     for _ in range(300):
         p = d.pick((2, 4, 8, 16))
@@ -186,8 +186,8 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by steps): easy, the bytes all-reduced (message, count,
     volume); medium, the bytes each GPU sends on a ring (one more step, 2(t−1)/t); hard, the bytes
     each GPU sends with sequence parallelism (the reduce-scatter plus all-gather to account for too)."""
-    from solver.hardware import Step
-    from solver.parallelism import tensor_parallel
+    from solver.result import Step
+    from solver.systems.parallelism import tensor_parallel
 
     for _ in range(300):
         b = d.pick((1, 2, 4, 8))
@@ -247,7 +247,7 @@ def mfu_with_recompute(d: Draw) -> Problem:
     recomputation, 6N; hard, Llama-2-70B's shapes with PaLM's attention term 12·L·h·s (one more
     term) and full or selective recomputation."""
     from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
-    from solver.parallelism import flops_utilisation
+    from solver.systems.parallelism import flops_utilisation
 
     for _ in range(300):
         hw = d.pick(("a100-80gb", "h100-sxm"))

@@ -1,11 +1,11 @@
 """Sinusoidal positional encodings (values, the rotation property) and RoPE by hand.
 
 PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(pos/10000^(2i/d)) (Vaswani et al.,
-interleaved layout; ``solver.sympy_ref.pe_value``). Rotation property: with ω = 10000^(−2i/d)
+interleaved layout; ``solver.kernels.sympy_ref.pe_value``). Rotation property: with ω = 10000^(−2i/d)
 and a = PE(p, 2i), b = PE(p, 2i+1),
 PE(p+k, 2i) = a·cos ωk + b·sin ωk and PE(p+k, 2i+1) = b·cos ωk − a·sin ωk: a fixed rotation
 by ωk, whatever p. RoPE rotates each pair (x₂ᵢ, x₂ᵢ₊₁) of a query/key at position p by p·θᵢ,
-θᵢ = 10000^(−2i/d) (``solver.sympy_ref.rope``, pairing "interleaved"; "half" pairs i with i+d/2).
+θᵢ = 10000^(−2i/d) (``solver.kernels.sympy_ref.rope``, pairing "interleaved"; "half" pairs i with i+d/2).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from question_bank.render import Doc, latex_matrix, num
 )
 def pe_value(d: Draw) -> Problem:
     """PE(pos, dim) for a small d_model, to three (hard: four) decimal places."""
-    from solver import numpy_ref, sympy_ref
+    from solver.kernels import numpy_ref, sympy_ref
 
     decimals = 4 if d.level == 2 else 3
     for _ in range(300):
@@ -93,7 +93,7 @@ def pe_value(d: Draw) -> Problem:
 def pe_rotation(d: Draw) -> Problem:
     """PE(p+k, 2i) from PE(p, 2i), PE(p, 2i+1) and the rotation by ωk, using the four
     rounded values the statement shows (the key is computed from those same numbers)."""
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     decimals = 3
     for _ in range(300):
@@ -166,7 +166,7 @@ def rope(d: Draw) -> Problem:
     """Rotate a small integer vector at position p: pairs (x₂ᵢ, x₂ᵢ₊₁) by p·θᵢ, θᵢ = 10000^(−2i/d)."""
     import numpy as np
 
-    from solver import numpy_ref, sympy_ref
+    from solver.kernels import numpy_ref, sympy_ref
 
     dim = 2 if d.level == 0 else 4
     pairing = "half" if d.level == 2 and d.rng.random() < 0.5 else "interleaved"

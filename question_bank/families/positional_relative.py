@@ -1,7 +1,7 @@
 """Relative positions: T5's relative-position bucket, its bias table's parameters, and an ALiBi bias.
 
-Keys come from ``solver.positions_relative`` (T5's bucket function, the bias table) and
-``solver.numpy_ref.alibi_slopes`` (the paper's slopes, head counts that are not powers of two
+Keys come from ``solver.kernels.positions_relative`` (T5's bucket function, the bias table) and
+``solver.kernels.numpy_ref.alibi_slopes`` (the paper's slopes, head counts that are not powers of two
 included). Misconceptions: the bucket computed linearly past the exact region, the offset of the
 other direction (r's sign), causal read as bidirectional; a bias table in every layer; ALiBi's
 slope base (2^(−k) whatever the head count, or 2^(−8k/h) for h not a power of two), its sign.
@@ -30,8 +30,8 @@ def t5_bucket(d: Draw) -> Problem:
     region below D; medium, the same table, a key after the query (the n_b/2 offset to add), up to
     past D (the cap); hard, another table (n_b = 16 or 64, or D = 64 or 256) in either direction,
     or the causal table (all n_b buckets for the past, a different half)."""
-    from solver.positions_relative import t5_bucket as bucket
-    from solver.positions_relative import t5_linear_bucket_mistake
+    from solver.kernels.positions_relative import t5_bucket as bucket
+    from solver.kernels.positions_relative import t5_linear_bucket_mistake
 
     for _ in range(300):
         bi = d.level < 2 or d.rng.random() < 0.5
@@ -87,7 +87,7 @@ def t5_bias_params(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by steps): easy, the encoder's table (one product); medium,
     the encoder's and the decoder's (one table per stack, two stacks); hard, the bytes those two
     tables take in fp32 or bf16 (a unit more)."""
-    from solver.counts_t5 import T5_PRESETS, t5_params
+    from solver.counting.t5 import T5_PRESETS, t5_params
     from solver.units import dtype_bytes
 
     name = d.pick(("t5-small", "t5-base", "t5-large"))
@@ -141,7 +141,7 @@ def alibi_bias(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by the slope to work out): easy, H = 8 heads (m_h = 2^(−h),
     a power of two); medium, H = 16 or 32 (fractional exponents, 2^(−h/2) or 2^(−h/4)); hard, H
     not a power of two (6, 12, 24: the paper's interleaving rule, one step more)."""
-    from solver import numpy_ref
+    from solver.kernels import numpy_ref
 
     decimals = 4
     for _ in range(300):
@@ -200,8 +200,8 @@ def rope_relative_score(d: Draw) -> Problem:
     frequencies)."""
     import numpy as np
 
-    from solver import numpy_ref
-    from solver.positions_relative import rope_score
+    from solver.kernels import numpy_ref
+    from solver.kernels.positions_relative import rope_score
 
     decimals = 3
     dim = 2 if d.level < 2 else 4

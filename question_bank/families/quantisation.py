@@ -1,7 +1,7 @@
 """Quantised weights and caches: ggml block formats with their scales, group-wise int4 (GPTQ/AWQ),
 QLoRA's NF4 with double quantisation, and a KV cache in int8 with per-head scales.
 
-Keys come from ``solver.quant`` (block byte sizes from llama.cpp's ggml-common.h, the QLoRA
+Keys come from ``solver.systems.quant`` (block byte sizes from llama.cpp's ggml-common.h, the QLoRA
 paper's constants). Misconceptions: the codes without their scales (Q4_0 as a flat 4 bits),
 a scale per weight, fp32 scales where fp16 are stored, GB for GiB; the constants' overhead
 without double quantisation, the second-level constants forgotten.
@@ -26,8 +26,8 @@ def ggml_bytes(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, one matrix in Q4_0, in MiB; medium, a matrix in each
     of 32 layers in Q4_0 or Q8_0, in GiB or GB (a product and a unit more); hard, the K-quants'
     256-weight super-blocks (Q4_K, Q5_K, Q6_K: more fields to add up), one matrix or 32 layers."""
-    from solver.quant import GGML_FORMATS
-    from solver.quant import ggml_bytes as gb
+    from solver.systems.quant import GGML_FORMATS
+    from solver.systems.quant import ggml_bytes as gb
 
     for _ in range(300):
         fmt = d.pick(("q4_0",) if d.level == 0 else ("q4_0", "q8_0") if d.level == 1 else ("q4_K", "q5_K", "q6_K"))
@@ -70,7 +70,7 @@ def group_int4(d: Draw) -> Problem:
     fp16 zero point (4 bytes per group); medium, groups of 32, 64 or 128 with a packed 4-bit zero
     (half a byte per group); hard, the same plus AutoGPTQ's g_idx (one int32 per input feature: a
     term more)."""
-    from solver.quant import group_quant_bytes as gq
+    from solver.systems.quant import group_quant_bytes as gq
 
     for _ in range(300):
         rows, cols = d.pick((4096, 8192)), d.pick((4096, 11008, 14336))
@@ -114,7 +114,7 @@ def nf4_bits(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, the paper's block of 64, bits per parameter;
     medium, blocks of 128 or 256 (other fractions), bits per parameter; hard, the GB of a whole
     model (bits per parameter, then × N / 8 and a unit), blocks of 64 or 128."""
-    from solver.quant import nf4_bits_per_param, nf4_bytes
+    from solver.systems.quant import nf4_bits_per_param, nf4_bytes
 
     bs = (64, d.pick((128, 256)), d.pick((64, 128)))[d.level]
     dqb = 256
@@ -166,8 +166,8 @@ def kv_int8(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by the conventions to track): easy, int8 for llama2-7b
     (as many K/V heads as query heads); medium, int8 for a GQA model (llama3-8b, mistral-7b: the
     K/V heads, not the query heads); hard, int4 (two values per byte) for any of them."""
-    from solver.presets import get_preset
-    from solver.quant import kv_cache_quant_bytes
+    from solver.counting.presets import get_preset
+    from solver.systems.quant import kv_cache_quant_bytes
 
     for _ in range(300):
         name = d.pick((("llama2-7b",), ("llama3-8b", "mistral-7b"), ("llama2-7b", "llama3-8b", "mistral-7b"))[d.level])

@@ -2,7 +2,7 @@
 
 Facts used (stated here so that keys are derived, never typed):
 
-- softmax with temperature T: pᵢ = exp(zᵢ/T) / Σⱼ exp(zⱼ/T) (``solver.sympy_ref.softmax``);
+- softmax with temperature T: pᵢ = exp(zᵢ/T) / Σⱼ exp(zⱼ/T) (``solver.kernels.sympy_ref.softmax``);
 - for q, k with independent components of mean 0 and variances σ_q², σ_k²:
   Var(qᵢkᵢ) = E[qᵢ²]E[kᵢ²] = σ_q²σ_k², so Var(q·k) = dₖ·σ_q²σ_k² (a sum of dₖ independent
   terms) and Var(q·k/√dₖ) = σ_q²σ_k²: dividing by √dₖ removes the growth with dₖ.
@@ -30,7 +30,7 @@ from question_bank.render import Doc, frac_text, latex_to_text, num
 def softmax_temperature(d: Draw) -> Problem:
     """The probability of one token under softmax(z/T) for small integer logits."""
     from question_bank.quality import blind_guess_accepted
-    from solver import sympy_ref
+    from solver.kernels import sympy_ref
 
     decimals = 3 if d.level == 2 else 2
     n = 3 if d.level == 0 else 4

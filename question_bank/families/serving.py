@@ -1,7 +1,7 @@
 """Serving and scaling families: the largest batch that fits, speculative decoding's expected tokens,
 the compute-optimal model from Chinchilla's fitted law.
 
-Keys are ``solver.serving`` results on figures the statement states (the HBM figure named: the
+Keys are ``solver.systems.serving`` results on figures the statement states (the HBM figure named: the
 datasheet's or what nvidia-smi reports); the worked solution is the result's steps.
 Misconceptions are the same calls with the mistake applied: GB read as GiB (or the datasheet
 figure where the device's is given), only K cached, the weights forgotten; all γ drafts
@@ -31,9 +31,9 @@ def max_batch(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by conventions): easy, one GPU with the datasheet's GB; medium,
     2 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, 1 to 8 GPUs with
     the MiB nvidia-smi reports (a unit to convert, and not the datasheet's figure)."""
-    from solver.hardware import Chip, get_hardware
-    from solver.inference import kv_bytes_per_token
-    from solver.serving import max_batch as solve
+    from solver.systems.chips import Chip, get_hardware
+    from solver.systems.inference import kv_bytes_per_token
+    from solver.systems.serving import max_batch as solve
 
     for _ in range(300):
         name, L, G, H, n_b = d.pick(_MODELS if d.level else tuple(m for m in _MODELS if m[4] != 70))
@@ -87,7 +87,7 @@ def speculative_tokens(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered): easy, E for γ = 2 or 3 (a sum of three or four terms by
     hand); medium, E for γ = 4 to 8 (the geometric sum's closed form pays off); hard, the wall-time
     speed-up E/(γc + 1) with the draft's cost c (one more step)."""
-    from solver.serving import speculative
+    from solver.systems.serving import speculative
 
     for _ in range(300):
         alpha = d.pick((0.5, 0.6, 0.7, 0.75, 0.8, 0.9))
@@ -129,7 +129,7 @@ def compute_optimal(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by steps): easy, N from the D = 20N rule (one square root);
     medium, N_opt from the fitted law (G and the exponent β/(α+β)); hard, the fitted optimum's tokens
     D_opt = (C/6)/N_opt (one more step)."""
-    from solver.serving import compute_optimal as solve
+    from solver.systems.serving import compute_optimal as solve
 
     for _ in range(300):
         C = d.pick((1, 2, 3, 5)) * 10.0 ** d.pick((21, 22, 23, 24, 25))

@@ -1,7 +1,7 @@
 """Sliding-window attention: the rolling-buffer KV cache, with every layer windowed (Mistral 7B) or
 local and global layers alternating (Gemma 2).
 
-Keys are ``solver.counts_memory.kv_cache_report``: a windowed layer keeps min(n, W) positions, a
+Keys are ``solver.counting.memory.kv_cache_report``: a windowed layer keeps min(n, W) positions, a
 global one all n. The misconceptions: the window ignored (n positions everywhere), the window
 applied to the global layers too, the factor 2 of K and V forgotten; at the hard level (GiB),
 10^9 bytes taken for a GiB.
@@ -22,8 +22,8 @@ _SRC = "issue 10 (sliding window); Mistral 7B (Jiang et al. 2023) §2; Gemma 2 (
         types=("nat",), tags=("memory", "kv-cache", "sliding-window", "mistral", "gemma"), marks=2, source=_SRC)
 def kv_cache(d: Draw) -> Problem:
     """2 · B · h_kv · d_h · bytes · (L_local · min(n, W) + L_global · n): a windowed layer's rolling buffer."""
-    from solver.config import ModelConfig
-    from solver.counts_memory import kv_cache_bytes_cfg
+    from solver.counting.config import ModelConfig
+    from solver.counting.memory import kv_cache_bytes_cfg
 
     # Levels (issue 12: disjoint, ordered): easy, every layer windowed (as Mistral 7B) with W = 4096, in GB;
     # medium, local and global layers alternating (as Gemma 2: two kinds of layer to count), in GB; hard, the

@@ -1,7 +1,7 @@
 """Counting beyond the text Transformer: a plain MLP's parameters (GATE DA's network counts) and a
 Vision Transformer's embedding and whole-model counts.
 
-Keys come from ``solver.counts_mlp`` and ``solver.counts_vit`` (checked against ``nn.Sequential``
+Keys come from ``solver.counting.mlp`` and ``solver.counting.vit`` (checked against ``nn.Sequential``
 and HuggingFace's ``ViTModel`` in the tests). Misconceptions: biases forgotten or counted on the
 input layer, the class token's slot in the position table, the patch projection without its bias
 or with the channels forgotten.
@@ -23,8 +23,8 @@ _SRC = "issue 10 (vision and plain networks; Dosovitskiy et al. 2021, ViT)"
 def mlp_params(d: Draw) -> Problem:
     """Σ n_{i−1}·n_i + n_i over the layers (weights and biases); hard: the forward FLOPs of a batch,
     2 per multiply-add, bias additions and activations not counted."""
-    from solver.counts_mlp import mlp_flops
-    from solver.counts_mlp import mlp_params as count
+    from solver.counting.mlp import mlp_flops
+    from solver.counting.mlp import mlp_params as count
 
     flops = d.level == 2
     for _ in range(300):
@@ -82,8 +82,8 @@ def vit_params(d: Draw) -> Problem:
     """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions; hard: the whole ViT."""
     from dataclasses import replace
 
-    from solver.counts_vit import VIT_PRESETS
-    from solver.counts_vit import vit_params as count
+    from solver.counting.vit import VIT_PRESETS
+    from solver.counting.vit import vit_params as count
 
     name = d.pick(("vit-b/16", "vit-l/16") if d.level < 2 else ("vit-b/16",))
     cfg = VIT_PRESETS[name]

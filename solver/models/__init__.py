@@ -1,4 +1,4 @@
-"""Reference PyTorch models built from a :class:`~solver.config.ModelConfig`.
+"""Reference PyTorch models built from a :class:`~solver.counting.config.ModelConfig`.
 
 ``build_model(cfg, device)`` returns a :class:`Transformer`; on ``cpu``/``cuda`` it first checks
 that the weights fit (:mod:`solver.models.guard`), on ``meta`` it takes any size and allocates
@@ -12,7 +12,7 @@ from contextlib import nullcontext
 import torch
 from torch.overrides import TorchFunctionMode
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.models.attention import Attention, LayerKV
 from solver.models.guard import check_fits
 from solver.models.transformer import KVCache, ModelOutput, Stack, Transformer

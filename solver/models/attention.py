@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.models.layers import Linear, lora_rank, make_norm_of
 from solver.models.positions import alibi_bias, apply_rope
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.models.attention import Attention, LatentAttention, LayerKV
 from solver.models.ffn import FeedForward, MixtureOfExperts
 from solver.models.layers import make_norm

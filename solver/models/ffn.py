@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.models.layers import Linear, activation, lora_rank
 
 

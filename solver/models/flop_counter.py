@@ -1,4 +1,4 @@
-"""``FlopCounterMode`` with the global total only: what ``solver.verify`` reads.
+"""``FlopCounterMode`` with the global total only: what ``solver.models.verify`` reads.
 
 ``torch.utils.flop_counter.FlopCounterMode`` also attributes every FLOP to the modules it was
 spent in; to know them it enters a ``ModuleTracker``, which hooks every module call (forward and
@@ -6,7 +6,7 @@ backward) and costs about a fifth of a pass on the meta device, where every op i
 computation. :class:`TotalFlopCounter` is the same class with that tracker replaced by one that
 only ever reports the "Global" parent: the same dispatch mode, the same registry of matmul
 formulas, the same ``get_total_flops()``; ``get_flop_counts()`` has the "Global" entry alone.
-``tests/test_models_counts.py`` checks that it counts what the plain ``FlopCounterMode`` counts.
+``tests/solver/models/test_counts.py`` checks that it counts what the plain ``FlopCounterMode`` counts.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Refuse to build a model that would not fit, before allocating anything.
 
-The estimate is the analytic parameter count (``solver.counts``) times the bytes of the dtype,
+The estimate is the analytic parameter count (``solver.counting``) times the bytes of the dtype,
 plus the sinusoidal position buffer; a model is refused when that exceeds 80 % of the memory
 that is free on the target device (``MemAvailable`` for the CPU, ``torch.cuda.mem_get_info``
 for a GPU). The meta device stores no data and takes any size.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.errors import SolverInputError
 from solver.units import format_bytes
 
@@ -19,10 +19,10 @@ HEADROOM = 0.8
 
 
 def parameter_count(cfg: ModelConfig) -> int:
-    """The analytic count, LoRA adapters included, when ``solver.counts`` is there; otherwise
+    """The analytic count, LoRA adapters included, when ``solver.counting`` is there; otherwise
     numel summed over a meta-device build (exact, and free)."""
     try:
-        from solver.counts import param_breakdown
+        from solver.counting import param_breakdown
     except ImportError:
         return meta_numel(cfg)
     return int(param_breakdown(cfg).total_with_lora)

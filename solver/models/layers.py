@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 
 
 class Linear(nn.Linear):

@@ -1,8 +1,8 @@
-"""The reference Transformer: one ``nn.Module`` for any :class:`~solver.config.ModelConfig`.
+"""The reference Transformer: one ``nn.Module`` for any :class:`~solver.counting.config.ModelConfig`.
 
 Read top to bottom: embeddings → stacks of blocks (an encoder, a decoder, or both) → heads.
 It builds exactly what the config's docstring describes (the contract with the analytic counts
-in ``solver.counts``), so that instantiating it checks a parameter count and running it under
+in ``solver.counting``), so that instantiating it checks a parameter count and running it under
 ``FlopCounterMode`` checks a FLOP count.
 
     tokens (B, T) ──tok_emb──┬─ + positions (learned table / sinusoidal buffer; RoPE and
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from solver.config import ModelConfig
+from solver.counting.config import ModelConfig
 from solver.errors import SolverInputError
 from solver.models.attention import LayerKV, causal_mask, self_attention_bias
 from solver.models.blocks import Block

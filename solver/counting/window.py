@@ -1,0 +1,59 @@
+"""Sliding-window attention by hand: the band of (query, key) pairs, its FLOPs, the receptive field.
+
+A layer with window W lets the query at position p see keys p − W < j ≤ p (itself and the W − 1
+positions before it; Mistral 7B §2, HuggingFace's ``sliding_window``). Over a causal sequence of n
+tokens the band holds Σ_p min(p + 1, W) pairs: n(n + 1)/2 when n ≤ W, else W(W + 1)/2 + (n − W)·W.
+A kernel that computes only the band spends 4·h·d_h FLOPs per pair and layer (QKᵀ and AV, 2 per
+multiply-add); the reference model computes the whole rectangle and masks it
+(``solver.counting.flops``), as a dense masked kernel does.
+
+Receptive field: information moves at most W − 1 positions back per windowed layer, so after L
+layers a token depends on the L·(W − 1) positions before it (Mistral 7B §2 rounds this to L·W:
+"up to k × W tokens" after k layers). A global layer (Gemma 2's every other layer) sees the whole
+prefix, so the field is then unbounded (the whole sequence).
+"""
+
+from __future__ import annotations
+
+from solver.counting.config import ModelConfig
+from solver.errors import SolverInputError
+
+
+def _int(name: str, value: int, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise SolverInputError(f"must be an integer >= {minimum} (got {value!r})", param=name)
+    return value
+
+
+def attention_pairs(n: int, window: int = 0, causal: bool = True) -> int:
+    """(query, key) pairs a layer attends over for n tokens: n² (bidirectional), n(n+1)/2 (causal),
+    or the causal band of width ``window`` (0 = no window)."""
+    _int("seq", n, 1)
+    _int("window", window, 0)
+    if not causal:
+        if window:
+            raise SolverInputError("a window is modelled for causal attention only", param="window")
+        return n * n
+    if not window or n <= window:
+        return n * (n + 1) // 2
+    return window * (window + 1) // 2 + (n - window) * window
+
+
+def banded_attention_flops(cfg: ModelConfig, batch: int, seq: int) -> int:
+    """Forward FLOPs of QKᵀ and AV that a band-only (causal, windowed) kernel spends, all layers:
+    Σ_layers 4·B·h·pairs·d_h (a global layer's pairs are the causal triangle)."""
+    _int("batch", batch, 1)
+    L = cfg.decoder_layers
+    local = cfg.local_layers_of(L)
+    per_pair = 2 * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim)
+    return batch * per_pair * (local * attention_pairs(seq, cfg.sliding_window)
+                               + (L - local) * attention_pairs(seq))
+
+
+def receptive_field(cfg: ModelConfig) -> int | None:
+    """Positions before a token that can influence it after every layer: L·(W − 1) with every layer
+    windowed; None (unbounded: the whole prefix) without a window or with a global layer."""
+    L = cfg.decoder_layers
+    if not cfg.sliding_window or cfg.local_layers_of(L) < L:
+        return None
+    return L * (cfg.sliding_window - 1)

@@ -1,0 +1,461 @@
+"""Check the analytic counts (``solver.counting``) against the reference model (``solver.models``).
+
+Each check compares two numbers obtained independently:
+
+- parameters: the analytic breakdown versus ``sum(p.numel() for p in model.parameters())`` of
+  the model built on the meta device (``parameters()`` yields a shared tensor once, so a tied
+  LM head is counted once); also per group (embedding, attention, ffn, norm, head, lora);
+- FLOPs: the analytic matmul count versus ``torch.utils.flop_counter.FlopCounterMode`` around
+  a real call of the model (2 FLOPs per multiply-add; FlopCounterMode counts matmuls only):
+  ``forward`` = one pass over ``batch × seq`` tokens, ``decode`` = one new token per sequence
+  after a prefill of ``seq − 1`` tokens (it attends to ``seq`` positions, the cache holds
+  ``seq`` after the step), ``train`` = the forward pass plus the backward pass of a scalar
+  that depends on every output, every parameter trainable;
+- KV cache: the analytic bytes versus the bytes of the cache tensors after that decode step.
+
+The counter is :class:`solver.models.flop_counter.TotalFlopCounter`: FlopCounterMode without its
+per-module table (the same dispatch mode and matmul formulas; the tests check that both count
+alike). Forward and decode are always measured on the model itself. Train is too, with one
+backward pass, when no stack is deeper than two layers (or with ``train="full"``); a deeper
+model is measured on slices of its own configuration, see :func:`measure_train_by_layers`.
+
+FLOPs are counted with the model's explicit "math" attention (QKᵀ, softmax, then AV: the two
+matmuls that the analytic count holds). On the meta device every tensor is a shape without
+data, so GPT-3 175B costs no memory; ``scaled_dot_product_attention`` would run there as the
+same two matmuls, only with more elementwise work for the mask (and every elementwise op on meta
+is a Python shape computation). On the CPU the fused attention kernel is invisible to
+FlopCounterMode, and on CUDA its registered backward counts a recomputation of QKᵀ. On CUDA the
+record also holds the peak memory of a forward pass with the score matrix materialised
+("math") and not (flash/efficient), :func:`forward_peak_memory`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.counting.config import ModelConfig
+from solver.errors import SolverInputError
+
+DEVICES = ("meta", "cpu", "cuda")
+FLOP_MODES = ("forward", "decode", "train")
+
+#: Groups of ``solver.counting``' breakdown, and how a reference-model parameter name maps to one.
+GROUPS = ("embedding", "attention", "cross_attention", "ffn", "norm", "head", "lora")
+
+
+def group_of(name: str) -> str:
+    """The breakdown group of a parameter of :class:`solver.models.Transformer` by its name."""
+    parts = name.split(".")
+    if "lora_A" in parts or "lora_B" in parts:
+        return "lora"
+    if parts[0] in ("tok_emb", "type_emb", "cls") or "pos_emb" in parts:
+        return "embedding"
+    if parts[0] in ("lm_head", "pooler", "classifier"):
+        return "head"
+    if parts[-2:-1] and parts[-2].endswith("norm"):  # attn_norm, cross_norm, ffn_norm, emb_norm, final_norm
+        return "norm"
+    if "cross_attn" in parts:
+        return "cross_attention"
+    if "attn" in parts:
+        return "attention"
+    if "ffn" in parts:
+        return "ffn"
+    raise AssertionError(f"parameter {name!r} belongs to no group")
+
+
+def instantiated_breakdown(model) -> dict[str, int]:
+    """Elements of the model's unique parameters, per group."""
+    out: dict[str, int] = {}
+    for name, p in model.named_parameters():  # shared tensors once (a tied LM head is tok_emb)
+        g = group_of(name)
+        out[g] = out.get(g, 0) + p.numel()
+    return out
+
+
+def analytic():
+    """``solver.counting``, the analytic side (imported when first needed)."""
+    import solver.counting as counts
+
+    return counts
+
+
+# ---- measuring the model --------------------------------------------------------------------
+
+def flop_counter():
+    """A fresh FlopCounterMode that keeps the total only (:mod:`solver.models.flop_counter`)."""
+    from solver.models.flop_counter import TotalFlopCounter
+
+    return TotalFlopCounter()
+
+
+def _inputs(model, batch: int, seq: int) -> tuple[Any, dict[str, Any]]:
+    import torch
+
+    device = next(model.parameters()).device
+    tokens = torch.zeros(batch, seq, dtype=torch.long, device=device)
+    extra = {"src_tokens": tokens} if model.cfg.arch == "encoder-decoder" else {}
+    return tokens, extra
+
+
+def measure_forward(model, batch: int, seq: int, impl: str = "math", counter=flop_counter) -> int:
+    """FlopCounterMode's FLOPs of one forward pass (under ``no_grad``: no graph for a backward)."""
+    import torch
+
+    tokens, extra = _inputs(model, batch, seq)
+    with torch.no_grad(), counter() as c:
+        model(tokens, impl=impl, **extra)
+    return int(c.get_total_flops())
+
+
+def measure_forward_and_train(model, batch: int, seq: int, impl: str = "math",
+                              counter=flop_counter) -> tuple[int, int]:
+    """FlopCounterMode's FLOPs of a forward pass, and of the same pass plus its backward pass:
+    one run, the counter read before and after ``backward()``."""
+    tokens, extra = _inputs(model, batch, seq)
+    with counter() as c:
+        out = model(tokens, impl=impl, **extra)
+        forward = c.get_total_flops()
+        out.scalar().backward()
+    model.zero_grad(set_to_none=True)
+    return int(forward), int(c.get_total_flops())
+
+
+def measure_decode(model, batch: int, seq: int, impl: str = "math", prefill: str = "run", counter=flop_counter):
+    """FlopCounterMode's FLOPs of one decode step that attends to ``seq`` positions, and the
+    cache after it. ``prefill="run"`` fills the cache by running the model on ``seq − 1``
+    tokens; ``"zeros"`` starts from a cache that already holds ``seq − 1`` positions of zeros
+    (the same shapes, without the cost of the prefill)."""
+    import torch
+
+    if seq < 2:
+        raise SolverInputError("a decode step needs seq >= 2 (a cache of seq - 1 positions first)", param="seq")
+    assert prefill in ("run", "zeros"), f"prefill must be 'run' or 'zeros', got {prefill!r}"
+    tokens, extra = _inputs(model, batch, seq)
+    with torch.no_grad():
+        if prefill == "run":
+            cache = model.new_cache()
+            model(tokens[:, : seq - 1], cache=cache, impl=impl, **extra)
+        else:
+            cache = model.new_cache(batch, seq - 1, src_length=seq)
+        with counter() as c:
+            model(tokens[:, seq - 1:], cache=cache, impl=impl)
+    assert cache.length == seq, f"the cache should hold {seq} positions, holds {cache.length}"
+    return int(c.get_total_flops()), cache
+
+
+def measure_flops(model, batch: int, seq: int, mode: str, impl: str = "math") -> int:
+    """FlopCounterMode's FLOPs of one ``mode`` step of ``model`` (see the module docstring)."""
+    assert mode in FLOP_MODES, f"mode must be one of {FLOP_MODES}, got {mode!r}"
+    if mode == "decode":
+        return measure_decode(model, batch, seq, impl)[0]
+    if mode == "forward":
+        return measure_forward(model, batch, seq, impl)
+    return measure_forward_and_train(model, batch, seq, impl)[1]
+
+
+def measure_kv_cache_bytes(model, batch: int, seq: int, cross: bool = False) -> int:
+    """Bytes of the self-attention cache (plus the cross-attention one if ``cross``) that the
+    model holds after a prefill of ``seq − 1`` tokens and one decode step: ``seq`` positions."""
+    return measure_decode(model, batch, seq)[1].nbytes(cross=cross)
+
+
+# ---- train FLOPs of a deep model, from slices of it --------------------------------------------
+
+#: A stack deeper than this is measured for train on slices of one and two layers.
+SLICE_ABOVE = 2
+
+
+def stack_layers(cfg: ModelConfig) -> dict[str, int]:
+    """Layers per stack: ``{"encoder": L_e, "decoder": L_d}`` for the stacks that ``cfg`` has."""
+    return {stack: n for stack, n in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers))
+            if stack in cfg.arch}
+
+
+def with_layers(cfg: ModelConfig, layers: dict[str, int]) -> ModelConfig:
+    """``cfg`` with the given layers per stack (everything else as it is)."""
+    if cfg.arch == "encoder-decoder":
+        return cfg.replace(n_encoder_layers=layers["encoder"], n_decoder_layers=layers["decoder"])
+    return cfg.replace(n_layers=layers[cfg.arch])
+
+
+def sliced_stacks(cfg: ModelConfig) -> list[str]:
+    """The stacks whose train FLOPs :func:`measure_train_by_layers` takes from slices."""
+    return [stack for stack, n in stack_layers(cfg).items() if n > SLICE_ABOVE]
+
+
+def measure_train_by_layers(cfg: ModelConfig, batch: int, seq: int, impl: str = "math",
+                            device: str = "meta") -> int:
+    """FlopCounterMode's train FLOPs of ``cfg``, measured on slices of it with fewer layers.
+
+    Every layer of a stack is built from the same config and gets inputs of the same shapes
+    ((B, T, d_model), the same RoPE/mask, the encoder's output in cross-attention), and
+    FlopCounterMode counts a matmul from its shapes alone; so each layer of a stack adds the
+    same FLOPs, in the forward pass and in the backward pass. With ``T(…)`` the measured train
+    FLOPs of the same config at other depths, a stack of ``L`` layers (the others held fixed) has
+
+        T(L) = T(1) + (L − 1) · (T(2) − T(1)),
+
+    where ``T(2) − T(1)`` is one layer and ``T(1) − (T(2) − T(1))`` everything else (embeddings,
+    norms, heads). For an encoder-decoder both stacks are sliced this way from the same base
+    (both at one layer): three measurements. A stack of at most :data:`SLICE_ABOVE` layers is
+    kept at its own depth. ``tests/solver/models/test_counts.py`` checks the identity against the
+    whole model's backward pass for random configurations and small presets."""
+    from solver.models import build_model
+
+    full = stack_layers(cfg)
+    sliced = sliced_stacks(cfg)
+    base = {stack: 1 if stack in sliced else n for stack, n in full.items()}
+    if "decoder" in sliced and cfg.arch == "decoder" and cfg.is_moe and cfg.first_dense_layers:
+        # dense first layers (DeepSeek): the slices start after them, where the layers are alike
+        base["decoder"] = max(1, min(cfg.first_dense_layers, full["decoder"] - 1))
+
+    def train_at(layers: dict[str, int]) -> int:
+        model = build_model(with_layers(cfg, layers), device)
+        return measure_forward_and_train(model, batch, seq, impl)[1]
+
+    at_base = train_at(base)
+    total = at_base
+    for stack in sliced:
+        one_layer = train_at({**base, stack: base[stack] + 1}) - at_base
+        total += (full[stack] - base[stack]) * one_layer
+    return total
+
+
+# ---- one model, every check -----------------------------------------------------------------
+
+@dataclass
+class Check:
+    quantity: str  # "params", "params[attention]", "flops[forward]", "kv_cache_bytes", ...
+    analytic: int | None
+    measured: int | None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.analytic is not None and self.analytic == self.measured
+
+    def to_json(self) -> dict[str, Any]:
+        return {"quantity": self.quantity, "analytic": self.analytic, "measured": self.measured,
+                "ok": self.ok, "note": self.note}
+
+
+@dataclass
+class VerifyRecord:
+    name: str
+    device: str
+    batch: int
+    seq: int
+    checks: list[Check] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # timings, peak memory (cpu/cuda)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(c.ok for c in self.checks)
+
+    def get(self, quantity: str) -> Check:
+        for c in self.checks:
+            if c.quantity == quantity:
+                return c
+        raise KeyError(quantity)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "device": self.device, "batch": self.batch, "seq": self.seq, "ok": self.ok,
+                "seconds": self.seconds, "error": self.error, "checks": [c.to_json() for c in self.checks],
+                **self.extra}
+
+
+def default_seq(cfg: ModelConfig, seq: int) -> int:
+    """``seq`` clipped to the position table (learned or sinusoidal)."""
+    if cfg.pos in ("learned", "sinusoidal"):
+        return max(2, min(seq, cfg.max_positions))
+    return seq
+
+
+TRAIN_METHODS = ("by-layers", "full")
+
+
+def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 128,
+           modes: tuple[str, ...] = FLOP_MODES, name: str | None = None, prefill: str = "run",
+           train: str = "by-layers") -> VerifyRecord:
+    """Build ``cfg`` on ``device`` and compare every analytic count with the model.
+
+    ``prefill`` is how the decode step's cache of ``seq − 1`` positions is made (see
+    :func:`measure_decode`): ``"run"`` (the default) or ``"zeros"`` (faster, for the whole zoo).
+    ``train`` is how the train FLOPs of a model with a stack deeper than two layers are measured:
+    ``"by-layers"`` (:func:`measure_train_by_layers`, the default) or ``"full"`` (one backward
+    pass of the whole model)."""
+    from solver.models import build_model
+
+    if device not in DEVICES:
+        raise SolverInputError(f"choose one of {', '.join(DEVICES)} (got {device!r})", param="device")
+    if train not in TRAIN_METHODS:
+        raise SolverInputError(f"choose one of {', '.join(TRAIN_METHODS)} (got {train!r})", param="train")
+    require_device(device)
+    seq = default_seq(cfg, seq)
+    if name and not cfg.name:
+        cfg = cfg.replace(name=name)  # the memory guard's message names the model
+    record = VerifyRecord(name or cfg.name or "model", device, batch, seq)
+    t0 = time.perf_counter()
+    counts = analytic()
+    if device != "meta":  # every tensor of the run, not only the weights, before allocating any
+        from solver.models.guard import check_fits, check_run_fits, describe, run_bytes
+
+        check_fits(cfg, device)  # the weights alone first: the plainer message when they do not fit
+        layers = cfg.n_layers if "train" in modes and (train == "full" or not sliced_stacks(cfg)) else 2
+        parts = run_bytes(cfg, batch, seq, 4, train_layers=min(layers, cfg.n_layers) if "train" in modes else None)
+        check_run_fits(parts["total"], device, f"{cfg.name or 'the model'} at batch {batch} × seq {seq}",
+                       param="batch", detail=describe(parts))
+    model = build_model(cfg, device)
+
+    # parameters: total, and per group (a mismatch in a group says where to look)
+    breakdown = counts.param_breakdown(cfg)
+    mine = instantiated_breakdown(model)
+    record.checks.append(Check("params", breakdown.total_with_lora, sum(mine.values()),
+                               "LoRA adapters included" if cfg.lora_rank else ""))
+    theirs = breakdown.by_group()
+    for g in GROUPS:
+        if theirs.get(g, 0) or mine.get(g, 0):
+            record.checks.append(Check(f"params[{g}]", theirs.get(g, 0), mine.get(g, 0)))
+
+    # FLOPs with the explicit "math" attention (see the module docstring)
+    impl = "math"
+
+    def flop_check(mode: str, measured: int, note: str = "") -> None:
+        if mode in modes:
+            expected = counts.matmul_flops(cfg, batch=batch, seq=seq, mode=mode).total
+            record.checks.append(Check(f"flops[{mode}]", int(expected), measured, note))
+
+    if "train" in modes and (train == "full" or not sliced_stacks(cfg)):
+        forward, train_flops = measure_forward_and_train(model, batch, seq, impl)  # one pass: both
+        flop_check("forward", forward)
+        flop_check("train", train_flops)
+    else:
+        if "forward" in modes:
+            flop_check("forward", measure_forward(model, batch, seq, impl))
+        if "train" in modes:
+            flop_check("train", measure_train_by_layers(cfg, batch, seq, impl, device),
+                       "measured on 1- and 2-layer slices, scaled by the layers")
+
+    # one decode step after a cache of seq - 1 positions, and the KV cache it leaves (fp32)
+    if cfg.arch != "encoder" and seq >= 2:
+        decode, cache = measure_decode(model, batch, seq, impl, prefill=prefill)
+        flop_check("decode", decode)
+        expected = counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype="fp32")
+        record.checks.append(Check("kv_cache_bytes", int(expected), cache.nbytes()))
+        if cfg.arch == "encoder-decoder":
+            expected = counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype="fp32", include_cross=True)
+            record.checks.append(Check("kv_cache_bytes[+cross]", int(expected), cache.nbytes(cross=True)))
+
+    if device != "meta":
+        record.extra["forward_seconds"] = time_forward(model, batch, seq)
+    if device.startswith("cuda"):
+        record.extra["peak_memory"] = forward_peak_memory(model, batch, seq)
+    record.seconds = time.perf_counter() - t0
+    return record
+
+
+def time_forward(model, batch: int, seq: int) -> float:
+    """Wall-clock seconds of one forward pass (after a warm-up pass)."""
+    import torch
+
+    tokens, extra = _inputs(model, batch, seq)
+    with torch.no_grad():
+        model(tokens, **extra)
+        sync = torch.cuda.synchronize if tokens.is_cuda else (lambda: None)
+        sync()
+        t = time.perf_counter()
+        model(tokens, **extra)
+        sync()
+    return time.perf_counter() - t
+
+
+def require_device(device: str) -> None:
+    """Raise SolverInputError (one line) when ``device`` is cuda and no GPU is visible."""
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SolverInputError("no CUDA GPU on this machine (torch.cuda.is_available() is False); "
+                                   "use --device meta or cpu", param="device")
+
+
+# ---- the O(n²) memory claim, measured -------------------------------------------------------
+
+def forward_peak_memory(model, batch: int, seq: int) -> dict[str, int]:
+    """Peak CUDA memory of one forward pass of ``model`` (bytes above what was allocated before
+    it, ``torch.cuda.max_memory_allocated``) with the "math" attention, which materialises the
+    (B, nh, n, n) score matrix, and with ``scaled_dot_product_attention`` (flash/efficient
+    kernels), which does not; ``score_matrix_bytes`` is the size of one layer's matrix."""
+    import torch
+
+    device = next(model.parameters()).device
+    tokens, extra = _inputs(model, batch, seq)
+    out: dict[str, int] = {}
+    for impl in ("math", "sdpa"):
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+        with torch.no_grad():
+            model(tokens, impl=impl, **extra)
+        torch.cuda.synchronize(device)
+        out[impl] = int(torch.cuda.max_memory_allocated(device) - base)
+    element = model.tok_emb.weight.element_size()
+    out["score_matrix_bytes"] = batch * model.cfg.n_heads * seq * seq * element
+    return out
+
+
+def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, device: str = "cuda",
+                          dtype: str = "fp16") -> dict[str, int]:
+    """:func:`forward_peak_memory` of ``cfg`` built on a GPU at ``dtype`` (flash attention needs
+    fp16 or bf16). Raises SolverInputError without a GPU."""
+    from solver.models import build_model
+
+    require_device(device)
+    if not device.startswith("cuda"):
+        raise SolverInputError("peak memory is measured with torch.cuda: use --device cuda", param="device")
+    model = build_model(cfg, device, dtype=dtype).eval()
+    return forward_peak_memory(model, batch, default_seq(cfg, seq))
+
+
+# ---- many models ------------------------------------------------------------------------------
+
+def _verify_job(args: tuple) -> VerifyRecord:
+    cfg, device, batch, seq, name, prefill, train = args
+    try:
+        return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)
+    except SolverInputError as e:  # e.g. the memory guard: the model is not built
+        return VerifyRecord(name, device, batch, default_seq(cfg, seq), error=e.args[0])
+
+
+def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batch: int = 1, seq: int = 128,
+                jobs: int = 1, prefill: str = "run", train: str = "by-layers", on_done=None) -> list[VerifyRecord]:
+    """:func:`verify` for each ``(name, config)``, in that order, in ``jobs`` processes (meta
+    only: real builds stay in this process); ``on_done(record)`` is called as each finishes.
+    A model refused by the memory guard gets a record with ``error`` set instead of checks."""
+    work = [(cfg, device, batch, seq, name, prefill, train) for name, cfg in named]
+    if jobs <= 1 or device != "meta" or len(work) < 2:
+        records = []
+        for w in work:
+            records.append(_verify_job(w))
+            if on_done:
+                on_done(records[-1])
+        return records
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # the largest first (longest-processing-time scheduling), results back in the given order
+    order = sorted(range(len(work)), key=lambda i: -work[i][0].n_layers * work[i][0].d_model)
+    done: dict[int, VerifyRecord] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_verify_job, work[i]): i for i in order}
+        for future in as_completed(futures):
+            done[futures[future]] = record = future.result()
+            if on_done:
+                on_done(record)
+    return [done[i] for i in range(len(work))]

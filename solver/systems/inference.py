@@ -1,0 +1,177 @@
+"""Inference on hardware: prefill time, the decode-step lower bound, chips to hold a model.
+
+Conventions: FLOPs count 2 per multiply-add; a forward pass costs 2·N FLOPs per token (every
+weight used once in one multiply-add; attention's QKᵀ and A·V are added only when given);
+"total" peak and bandwidth are per-chip figures times the number of chips (perfect sharding,
+no communication cost), so every time here is a lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+from solver.systems.chips import Chip
+from solver.units import dtype_bytes
+
+if TYPE_CHECKING:  # issue 10
+    from solver.systems.decode_read import ModelRead
+
+
+def _positive(name: str, value, integer: bool = True):
+    bad = value is None or isinstance(value, bool) or value <= 0 or (integer and int(value) != value)
+    if bad:
+        kind = "a positive integer" if integer else "positive"
+        raise SolverInputError(f"must be {kind} (got {value!r})", param=name)
+    return int(value) if integer else value
+
+
+def _mfu(mfu: float) -> float:
+    if not 0 < mfu <= 1:
+        raise SolverInputError(f"must be in (0, 1] (got {mfu})", param="mfu")
+    return mfu
+
+
+def kv_bytes_per_token(n_layers: int, n_kv_heads: int, d_head: int, dtype: str = "bf16") -> Fraction:
+    """KV-cache bytes per token: 2 (K and V) · layers · n_kv_heads · d_head · bytes."""
+    return 2 * n_layers * n_kv_heads * d_head * dtype_bytes(dtype)
+
+
+def prefill(params: int, tokens: int, chip: Chip, *, chips: int = 1, mfu: float = 1.0,
+            flops: int | None = None) -> Result:
+    """Prefill time t = FLOPs / (chips · peak · MFU), FLOPs = 2·N·T (or the exact count given)."""
+    N, T = _positive("params", params), _positive("tokens", tokens)
+    n, u = _positive("chips", chips), _mfu(mfu)
+    peak = chip.need("peak_flops")
+    r = Result(answer=None, unit="s", convention={
+        "flops": "2 per multiply-add; forward = 2·N per token" if flops is None
+        else "2 per multiply-add; exact matmul count of the model", "hardware": chip.origin})
+    rule = 2 * N * T
+    f = r.step("FLOPs = 2·N·T", f"2 × {fmt(N)} × {fmt(T)}", rule, "FLOP")
+    if flops is not None:
+        f = r.step("FLOPs = exact matmul count (counting engine)", f"(2·N·T would be {fmt(rule)})", flops, "FLOP")
+    t = r.step("t = FLOPs / (chips · peak · MFU)", f"{fmt(f)} / ({n} × {fmt(peak)} × {u})", f / (n * peak * u), "s")
+    r.answer = t
+    r.breakdown.update(flops=f, flops_rule_2NT=rule, time_s=t, tokens_per_second=T / t, peak_flops=peak,
+                       chips=n, mfu=u)
+    return r
+
+
+#: The two legitimate models of a decode step's time (both lower bounds, both named in every answer):
+#: "total": the larger of all bytes over bandwidth and all FLOPs over peak (one roofline for the step);
+#: "kv-plus-max": the KV-cache read time plus the larger of the weight-read and compute times, as the
+#: scaling book (Austin et al., "How to Scale Your Model", inference chapter) writes it: attention's
+#: KV read cannot overlap the matmuls' compute, the weight read can.
+DECODE_MODELS = ("total", "kv-plus-max")
+
+
+def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *,
+                chips: int = 1, weight_dtype: str = "bf16", attention_flops: int = 0,
+                model: str = "total", read: ModelRead | None = None) -> Result:
+    """Lower bound of one decode step, in either of :data:`DECODE_MODELS` (both in the breakdown).
+
+    total: max((N·w + B·S·X) / (chips·bw), FLOPs / (chips·peak)).
+    kv-plus-max: B·S·X / (chips·bw) + max(N·w / (chips·bw), FLOPs / (chips·peak)).
+    Every step reads all weights once (N·w bytes) and each sequence's whole KV cache
+    (S tokens × X bytes per token); it does 2·N FLOPs per sequence (plus the attention
+    FLOPs if given: 4·B·S·Σ_layers n_heads·d_head).
+
+    ``read`` (issue 10, a mixture of experts, a sliding window, latent attention): the bytes a
+    step really reads, from :func:`solver.systems.decode_read.model_read`: the weights of the experts the
+    batch touches instead of N·w, the cache the layers hold instead of B·S·X, and 2·N_active
+    FLOPs per token.
+    """
+    if model not in DECODE_MODELS:
+        raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
+    N, B, S = _positive("params", params), _positive("batch", batch), _positive("context", context)
+    n = _positive("chips", chips)
+    X = Fraction(kv_bytes_token)
+    if X < 0:
+        raise SolverInputError("must be >= 0", param="kv_bytes_per_token")
+    w = dtype_bytes(weight_dtype)
+    bw, peak = chip.need("bandwidth"), chip.need("peak_flops")
+    r = Result(answer=None, unit="s", convention={
+        "weights": f"{weight_dtype} ({fmt(w)} bytes/param)",
+        "flops": "2 per multiply-add; 2·N per token" + (" + attention" if attention_flops else
+                                                        " (attention FLOPs not included)"),
+        "sharding": "weights and KV cache spread evenly over the chips; no communication time",
+        "hardware": chip.origin})
+    if read is None:
+        wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+        kv = r.step("KV bytes = B·S·X", f"{B} × {fmt(S)} × {fmt(X)}", B * S * X, "bytes")
+    else:  # issue 10: what a MoE / windowed / latent-attention model reads (solver.systems.decode_read)
+        wb = r.step(read.weights_formula, read.weights_substituted, read.weight_bytes, "bytes")
+        kv = r.step(read.kv_formula, read.kv_substituted, read.kv_bytes, "bytes")
+        N = read.flop_params
+        r.convention.update(read.convention)
+    total = wb + kv
+    tm = r.step("t_memory = (N·w + B·S·X) / (chips·bandwidth)", f"{fmt(total)} / ({n} × {fmt(bw)})",
+                float(total) / (n * bw), "s")
+    fl = r.step("FLOPs = 2·N·B" + (" + attention" if attention_flops else ""),
+                f"2 × {fmt(N)} × {B}" + (f" + {fmt(attention_flops)}" if attention_flops else ""),
+                2 * N * B + attention_flops, "FLOP")
+    tc = r.step("t_compute = FLOPs / (chips·peak)", f"{fmt(fl)} / ({n} × {fmt(peak)})", fl / (n * peak), "s")
+    t_total = max(tm, tc)
+    t_kv, t_w = float(kv) / (n * bw), float(wb) / (n * bw)
+    t_split = t_kv + max(t_w, tc)
+    r.convention["model"] = ("total: max(all bytes / bandwidth, FLOPs / peak)" if model == "total" else
+                             "kv-plus-max (scaling book): KV read + max(weight read, compute)")
+    if model == "total":
+        t = r.step("t_step ≥ max(t_memory, t_compute)", f"max({fmt(tm)}, {fmt(tc)})", t_total, "s")
+    else:
+        r.step("t_KV = B·S·X / (chips·bandwidth)", f"{fmt(kv)} / ({n} × {fmt(bw)})", t_kv, "s")
+        r.step("t_weights = N·w / (chips·bandwidth)", f"{fmt(wb)} / ({n} × {fmt(bw)})", t_w, "s")
+        t = r.step("t_step ≥ t_KV + max(t_weights, t_compute)", f"{fmt(t_kv)} + max({fmt(t_w)}, {fmt(tc)})",
+                   t_split, "s")
+    r.answer = t
+    r.breakdown.update(model=model, time_total_model_s=t_total, time_kv_plus_max_model_s=t_split,
+                       kv_time_s=t_kv, weight_time_s=t_w)
+    which = (tm >= tc) if model == "total" else (t_w >= tc)
+    r.breakdown.update(weight_bytes=wb, kv_bytes=kv, total_bytes=total, flops=fl, memory_time_s=tm,
+                       compute_time_s=tc, bound="memory" if which else "compute",
+                       tokens_per_second=B / t, tokens_per_second_per_sequence=1 / t, chips=n)
+    return r
+
+
+def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction | int = 0) -> Result:
+    """Fewest chips whose HBM holds the weights plus the KV cache: ⌈(N·w + KV) / HBM⌉."""
+    N = _positive("params", params)
+    hbm = _positive("hbm", hbm, integer=False)
+    w = dtype_bytes(weight_dtype)
+    r = Result(answer=None, unit="chips", convention={
+        "weights": f"{weight_dtype} = {fmt(w)} bytes/param" + (" (two 4-bit values per byte)"
+                                                              if weight_dtype.lower() == "int4" else ""),
+        "memory": "all of HBM usable; no activations, workspace or fragmentation"})
+    wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    total = wb + Fraction(kv_bytes)
+    if kv_bytes:
+        r.step("total = weights + KV cache", f"{fmt(wb)} + {fmt(kv_bytes)}", total, "bytes")
+    ratio = Fraction(total) / Fraction(hbm)
+    chips = r.step("chips = ⌈total / HBM⌉", f"⌈{fmt(total)} / {fmt(hbm)}⌉ = ⌈{float(ratio):.4g}⌉",
+                   max(1, math.ceil(ratio)), "chips")
+    r.answer = chips
+    r.breakdown.update(weight_bytes=wb, kv_bytes=Fraction(kv_bytes), total_bytes=total, hbm_bytes=hbm,
+                       exact_ratio=float(ratio))
+    return r
+
+
+def kv_tokens_freed_per_step(batch: int, prompt_len: int, gen_len: int,
+                             kv_bytes_token: Fraction | int = 0) -> Result:
+    """Steady-state continuous batching: B·(P+G)/G cached tokens freed per decode step.
+
+    B sequences run at once, each produces one token per step and finishes after G steps,
+    holding P + G cached tokens when it does; so B/G sequences finish per step on average.
+    """
+    B, P, Gn = _positive("batch", batch), _positive("prompt_len", prompt_len) if prompt_len else 0, \
+        _positive("gen_len", gen_len)
+    r = Result(answer=None, unit="tokens/step", convention={
+        "model": "steady state; every sequence has prompt P and generates G tokens; one token per step"})
+    done = r.step("sequences finishing per step = B / G", f"{B} / {Gn}", Fraction(B, Gn), "sequences")
+    freed = r.step("tokens freed per step = (B/G)·(P+G)", f"{fmt(done)} × ({P}+{Gn})", done * (P + Gn), "tokens")
+    r.answer = freed
+    r.breakdown.update(sequences_done_per_step=done, tokens_freed_per_step=freed,
+                       bytes_freed_per_step=freed * Fraction(kv_bytes_token))
+    return r

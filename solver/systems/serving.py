@@ -1,0 +1,272 @@
+"""Serving arithmetic: the largest batch that fits, tokens/s at it, end-to-end generation time,
+cost per million tokens; speculative decoding; the compute-optimal model for a FLOP budget.
+
+Conventions (every function here follows them):
+
+- Memory: weights N·w plus the KV cache, B sequences × S tokens × X bytes per token, over
+  ``chips`` chips of HBM each (the figure the Chip carries: datasheet or nvidia-smi, named in
+  ``convention["hbm"]``); all of it usable (no activations, workspace or fragmentation).
+- Decode steps are priced by :func:`solver.systems.inference.decode_step` in either named model
+  ("total" or "kv-plus-max"); prefill by :func:`solver.systems.inference.prefill` (2·N FLOPs per token).
+- Generation of n tokens: the prefill of B prompts of P tokens, then n decode steps; step i
+  (i = 0 … n−1) reads a cache of P + i tokens per sequence. (The prefill's own logits are not
+  counted as a new token.)
+- Speculative decoding (Leviathan et al. 2023, §3): γ draft tokens, each accepted with
+  probability α independently; a step yields (1 − α^(γ+1))/(1 − α) tokens on average (the
+  accepted prefix plus one token from the target model); with a draft of relative cost c the
+  wall-time speed-up is that over (γ·c + 1).
+- Scaling laws (Hoffmann et al. 2022): C = 6·N·D; the "20 tokens per parameter" rule, D = 20·N,
+  is a rule of thumb and named so; the fitted parametric loss of approach 3 (§3.3, eq. 10),
+  L(N, D) = E + A/N^α + B/D^β with E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28, is
+  minimised on C = 6ND in closed form.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+from solver.systems.chips import Chip
+from solver.systems.inference import DECODE_MODELS, decode_step, prefill
+from solver.units import GB, GiB, dtype_bytes
+
+#: Hoffmann et al. 2022 (Chinchilla), §3.3 eq. (10): approach 3's fitted parametric loss
+CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+OPTIMAL_METHODS = ("fitted", "rule-20")
+
+
+def _int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or value is None or int(value) != value or value < minimum:
+        raise SolverInputError(f"must be an integer >= {minimum} (got {value!r})", param=name)
+    return int(value)
+
+
+def _pos(name: str, value, zero: bool = False):
+    if value is None or isinstance(value, bool) or value < 0 or (value == 0 and not zero):
+        raise SolverInputError(f"must be {'>= 0' if zero else 'positive'} (got {value!r})", param=name)
+    return value
+
+
+def _hbm_text(chip: Chip) -> str:
+    figure = chip.origin.get("hbm_figure")
+    where = chip.origin.get("hbm", "given")
+    return f"{fmt(chip.hbm)} bytes per chip ({where}" + (f", {figure} figure" if figure else "") + \
+        "); all of it usable"
+
+
+# ---------------------------------------------------------------------------------------
+# The largest batch, and what it serves
+# ---------------------------------------------------------------------------------------
+
+
+def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
+              weight_dtype: str = "bf16") -> Result:
+    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋: sequences of S tokens whose caches fit beside the weights."""
+    N, S, n = _int("params", params), _int("context", context), _int("chips", chips)
+    X = Fraction(kv_bytes_token)
+    if X <= 0:
+        raise SolverInputError(f"must be positive (got {X})", param="kv_bytes_per_token")
+    hbm = chip.need("hbm")
+    w = dtype_bytes(weight_dtype)
+    r = Result(answer=None, unit="sequences", convention={
+        "hbm": _hbm_text(chip), "weights": f"{weight_dtype} ({fmt(w)} bytes/param), sharded over the chips",
+        "kv": "X bytes per token (2·layers·kv_heads·d_head·bytes), S tokens per sequence"})
+    total = r.step("HBM in all = chips·HBM", f"{n} × {fmt(hbm)}", n * Fraction(hbm), "bytes")
+    wb = r.step("weights = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    free = r.step("left for the cache = chips·HBM − N·w", f"{fmt(total)} − {fmt(wb)}", total - wb, "bytes")
+    if free <= 0:
+        raise SolverInputError(f"the weights ({float(wb) / GB:.4g} GB) do not fit in {n} × {float(hbm) / GB:.4g} GB "
+                               "of HBM; add chips", param="chips")
+    per_seq = r.step("cache per sequence = S·X", f"{fmt(S)} × {fmt(X)}", S * X, "bytes")
+    B = r.step("B_max = ⌊left / (S·X)⌋", f"⌊{fmt(free)} / {fmt(per_seq)}⌋", math.floor(free / per_seq), "sequences")
+    r.answer = B
+    r.breakdown.update(hbm_total_bytes=total, weight_bytes=wb, free_bytes=free, kv_bytes_per_sequence=per_seq,
+                       max_batch=B, free_GB=float(free) / GB, free_GiB=float(free) / GiB)
+    return r
+
+
+def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
+          weight_dtype: str = "bf16", batch: int | None = None, model: str = "total",
+          price_per_chip_hour: float | None = None) -> Result:
+    """Tokens/s at a batch (default: the largest that fits) on ``chips`` chips, from a decode model.
+
+    Also the per-token latency (one step), the batch at which a step turns compute-bound in the
+    "total" model, B_c = N·w/bw / (2N/peak − S·X/bw), and the cost per million tokens.
+    """
+    if model not in DECODE_MODELS:
+        raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
+    n = _int("chips", chips)
+    fit = max_batch(params, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype)
+    B = fit.answer if batch is None else _int("batch", batch)
+    if B < 1:
+        raise SolverInputError(f"not one sequence of {context} tokens fits beside the weights; add chips",
+                               param="chips")
+    if B > fit.answer:
+        raise SolverInputError(f"batch {B} does not fit: at most {fit.answer} sequences of {context} tokens",
+                               param="batch")
+    step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model)
+    r = Result(answer=None, unit="tokens/s", convention=dict(fit.convention) | {
+        "batch": "the largest that fits" if batch is None else "given", **step.convention})
+    r.steps = list(fit.steps) if batch is None else []
+    r.steps += step.steps
+    t = step.answer
+    tps = r.step("tokens/s = B / t_step", f"{B} / {fmt(t)}", B / t, "tokens/s")
+    r.answer = tps
+    bw, peak = chip.need("bandwidth"), chip.need("peak_flops")
+    N, S, X, w = params, context, Fraction(kv_bytes_token), dtype_bytes(weight_dtype)
+    denom = 2 * N / peak - float(S * X) / bw
+    b_c = float(N * w) / bw / denom if denom > 0 else math.inf
+    r.breakdown.update(batch=B, max_batch=fit.answer, step_time_s=t, per_token_latency_s=t, tokens_per_second=tps,
+                       tokens_per_second_per_chip=tps / n, compute_bound_batch=b_c, bound=step.breakdown["bound"],
+                       weight_bytes=fit.breakdown["weight_bytes"], kv_bytes=step.breakdown["kv_bytes"], model=model)
+    if price_per_chip_hour is not None:
+        price = _pos("price_per_chip_hour", price_per_chip_hour)
+        cost = r.step("cost per 10⁶ tokens = chips·price / (tokens/s · 3,600) · 10⁶",
+                      f"{n} × {fmt(price)} / ({fmt(tps)} × 3,600) × 10⁶", n * price / (tps * 3600) * 1e6, "$")
+        r.breakdown["cost_per_million_tokens"] = cost
+    return r
+
+
+def generation(params: int, prompt: int, new_tokens: int, kv_bytes_token: Fraction | int, chip: Chip, *,
+               batch: int = 1, chips: int = 1, weight_dtype: str = "bf16", mfu: float = 1.0,
+               model: str = "total") -> Result:
+    """End-to-end time: prefill of B·P tokens, then n decode steps, step i reading P + i cached tokens.
+
+    Closed form of Σᵢ t_step(P + i): in the "total" model t_i = max(a + k·i, c) with
+    a = (N·w + B·P·X)/(chips·bw), k = B·X/(chips·bw), c = 2·N·B/(chips·peak), so the steps
+    below i* = ⌈(c − a)/k⌉ cost c and the rest an arithmetic series; in "kv-plus-max"
+    t_i = k·(P + i) + max(N·w/(chips·bw), c), an arithmetic series.
+    """
+    if model not in DECODE_MODELS:
+        raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
+    N, P, G = _int("params", params), _int("prompt", prompt), _int("new_tokens", new_tokens)
+    B, n = _int("batch", batch), _int("chips", chips)
+    X = Fraction(kv_bytes_token)
+    bw, peak = chip.need("bandwidth"), chip.need("peak_flops")
+    w = dtype_bytes(weight_dtype)
+    pre = prefill(N, B * P, chip, chips=n, mfu=mfu)
+    r = Result(answer=None, unit="s", convention={
+        "steps": "prefill of B·P tokens, then n decode steps; step i reads P + i cached tokens (i = 0 … n−1)",
+        "prefill": pre.convention["flops"] + f"; MFU {mfu}", "decode": {
+            "total": "total: max(all bytes / bandwidth, FLOPs / peak) per step",
+            "kv-plus-max": "kv-plus-max (scaling book): KV read + max(weight read, compute) per step"}[model],
+        "hardware": chip.origin})
+    tp = r.step("t_prefill = 2·N·B·P / (chips·peak·MFU)", f"2 × {fmt(N)} × {B * P} / ({n} × {fmt(peak)} × {mfu})",
+                pre.answer, "s")
+    k = float(B * X) / (n * bw)
+    c = 2 * N * B / (n * peak)
+    wt = float(N * w) / (n * bw)
+    r.step("k = B·X / (chips·bw)   (seconds per cached token, per step)", f"{B} × {fmt(X)} / ({n} × {fmt(bw)})", k, "s")
+    r.step("c = 2·N·B / (chips·peak)   (compute per step)", f"2 × {fmt(N)} × {B} / ({n} × {fmt(peak)})", c, "s")
+    if model == "total":
+        a = wt + k * P
+        r.step("a = (N·w + B·P·X) / (chips·bw)   (first step's memory time)", f"{fmt(wt)} + {fmt(k)} × {P}", a, "s")
+        # i* = how many steps i in 0 … n−1 have a + k·i < c (compute-bound: they cost c)
+        i_star = 0 if c <= a else (G if k == 0 else min(G, math.ceil((c - a) / k)))
+        rest = G - i_star
+        series = rest * a + k * (i_star + G - 1) * rest / 2
+        td = r.step("t_decode = i*·c + Σ_{i=i*}^{n−1} (a + k·i)", f"{i_star} × {fmt(c)} + {rest} × {fmt(a)} + "
+                    f"{fmt(k)} × ({i_star} + {G - 1}) × {rest} / 2", i_star * c + series, "s")
+        r.breakdown["compute_bound_steps"] = i_star
+    else:
+        td = r.step("t_decode = n·max(N·w/(chips·bw), c) + k·(n·P + n(n−1)/2)",
+                    f"{G} × {fmt(max(wt, c))} + {fmt(k)} × ({G} × {P} + {G}×{G - 1}/2)",
+                    G * max(wt, c) + k * (G * P + G * (G - 1) / 2), "s")
+    total = r.step("t = t_prefill + t_decode", f"{fmt(tp)} + {fmt(td)}", tp + td, "s")
+    r.answer = total
+    r.breakdown.update(prefill_s=tp, decode_s=td, total_s=total, time_to_first_token_s=tp,
+                       mean_step_s=td / G, tokens_generated=B * G, tokens_per_second=B * G / total, model=model)
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# Speculative decoding
+# ---------------------------------------------------------------------------------------
+
+
+def expected_tokens(alpha: float, gamma: int) -> float:
+    """(1 − α^(γ+1)) / (1 − α); γ + 1 when α = 1."""
+    return gamma + 1.0 if alpha == 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def speculative(alpha: float, gamma: int, *, cost: float | None = None, max_gamma: int = 64) -> Result:
+    """Expected tokens per step (1 − α^(γ+1))/(1 − α); speed-up over (γc + 1); the best γ for that c."""
+    if isinstance(alpha, bool) or not 0 <= alpha <= 1:
+        raise SolverInputError(f"must be in [0, 1] (got {alpha!r})", param="alpha")
+    g = _int("gamma", gamma, 0)
+    r = Result(answer=None, unit="tokens/step", convention={
+        "source": "Leviathan et al. 2023, Fast Inference from Transformers via Speculative Decoding, §3",
+        "acceptance": "each draft token accepted with probability α, independently; the target adds one token",
+        "cost": "c = time of one draft step ÷ time of one target step" if cost is not None else "not given"})
+    if alpha == 1:
+        e = r.step("E = γ + 1   (α = 1: every draft accepted)", f"{g} + 1", g + 1.0, "tokens")
+    else:
+        e = r.step("E = (1 − α^(γ+1)) / (1 − α)", f"(1 − {alpha}^{g + 1}) / (1 − {alpha})", expected_tokens(alpha, g),
+                   "tokens")
+    r.answer = e
+    r.breakdown.update(expected_tokens=e, accepted_drafts=e - 1, all_accepted_probability=alpha**g)
+    if cost is not None:
+        c = _pos("cost", cost, zero=True)
+        s = r.step("speed-up = E / (γ·c + 1)", f"{fmt(e)} / ({g} × {c} + 1)", e / (g * c + 1), "×")
+        best = max(range(0, _int("max_gamma", max_gamma) + 1), key=lambda k: (expected_tokens(alpha, k) / (k * c + 1), -k))
+        bs = expected_tokens(alpha, best) / (best * c + 1)
+        r.step("best γ = argmax_γ E(γ) / (γ·c + 1)", f"γ in 0 … {max_gamma}", best, "")
+        r.breakdown.update(speedup=s, best_gamma=best, best_speedup=bs)
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# Compute-optimal model (Chinchilla)
+# ---------------------------------------------------------------------------------------
+
+
+def chinchilla_loss(params: float, tokens: float) -> float:
+    """L(N, D) = E + A/N^α + B/D^β with the fitted constants of approach 3 (Hoffmann et al. 2022, eq. 10)."""
+    f = CHINCHILLA_FIT
+    return f["E"] + f["A"] / params ** f["alpha"] + f["B"] / tokens ** f["beta"]
+
+
+def compute_optimal(compute: float, *, method: str = "fitted") -> Result:
+    """N and D for a budget C = 6·N·D: the fitted law's minimum, or the 20-tokens-per-parameter rule."""
+    C = _pos("compute", compute)
+    if method not in OPTIMAL_METHODS:
+        raise SolverInputError(f"must be fitted or rule-20 (got {method!r})", param="method")
+    f = CHINCHILLA_FIT
+    r = Result(answer=None, unit="parameters", convention={
+        "compute": "C = 6·N·D (2 forward + 4 backward FLOPs per parameter per token)",
+        "method": ("the fitted parametric loss of Hoffmann et al. 2022 (approach 3, eq. 10): E = 1.69, A = 406.4, "
+                   "B = 410.7, α = 0.34, β = 0.28" if method == "fitted"
+                   else "the rule of thumb D ≈ 20·N (not a fit: a rounded reading of the paper's tables)")})
+    if method == "rule-20":
+        N = r.step("N = √(C / 120)   (C = 6·N·20N)", f"√({fmt(C)} / 120)", math.sqrt(C / 120), "parameters")
+        D = r.step("D = 20·N", f"20 × {fmt(N)}", 20 * N, "tokens")
+    else:
+        a, b = f["alpha"], f["beta"]
+        G = r.step("G = (α·A / (β·B))^(1/(α+β))", f"({a} × {f['A']} / ({b} × {f['B']}))^(1/{a + b:g})",
+                   (a * f["A"] / (b * f["B"])) ** (1 / (a + b)), "")
+        N = r.step("N_opt = G·(C/6)^(β/(α+β))", f"{fmt(G)} × ({fmt(C)}/6)^{b / (a + b):.6g}", G * (C / 6) ** (b / (a + b)),
+                   "parameters")
+        D = r.step("D_opt = (C/6) / N_opt", f"({fmt(C)}/6) / {fmt(N)}", C / 6 / N, "tokens")
+    loss = r.step("L(N, D) = E + A/N^α + B/D^β", f"{f['E']} + {f['A']}/{fmt(N)}^{f['alpha']} + {f['B']}/{fmt(D)}^{f['beta']}",
+                  chinchilla_loss(N, D), "nats/token")
+    r.answer = N
+    r.breakdown.update(params=N, tokens=D, tokens_per_param=D / N, loss=loss, method=method)
+    return r
+
+
+def overtraining(params: float, tokens: float) -> Result:
+    """How far a run is from compute-optimal: D/N against the fitted optimum for the same C = 6ND, and the loss."""
+    N, D = _pos("params", params), _pos("tokens", tokens)
+    C = 6 * N * D
+    opt = compute_optimal(C)
+    r = Result(answer=None, unit="×", convention={"optimum": opt.convention["method"], "compute": "C = 6·N·D"})
+    r.step("C = 6·N·D", f"6 × {fmt(N)} × {fmt(D)}", C, "FLOP")
+    r.steps += opt.steps
+    k = r.step("over-training factor = D / D_opt", f"{fmt(D)} / {fmt(opt.breakdown['tokens'])}", D / opt.breakdown["tokens"], "×")
+    loss = chinchilla_loss(N, D)
+    r.answer = k
+    r.breakdown.update(compute=C, optimal_params=opt.answer, optimal_tokens=opt.breakdown["tokens"], loss=loss,
+                       optimal_loss=opt.breakdown["loss"], tokens_per_param=D / N)
+    return r

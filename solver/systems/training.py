@@ -1,0 +1,188 @@
+"""Training at scale: compute (6ND), time, MFU, PF-days; ZeRO model states; activation memory.
+
+Conventions: FLOPs count 2 per multiply-add; "days" are 86,400 s; a petaflop/s-day is
+10^15 FLOP/s × 86,400 s = 8.64·10^19 FLOPs; GB = 10^9 bytes (the ZeRO paper's unit).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+from solver.systems.chips import Chip
+from solver.units import GB
+
+DAY = 86_400
+PF_DAY = 10**15 * DAY
+RECOMPUTE = ("none", "selective", "full")
+
+
+def _pos(name: str, value, integer: bool = False):
+    if value is None or isinstance(value, bool) or value <= 0 or (integer and int(value) != value):
+        raise SolverInputError(f"must be {'a positive integer' if integer else 'positive'} (got {value!r})",
+                               param=name)
+    return int(value) if integer else value
+
+
+def train(params: int, *, tokens: int | None = None, compute: float | None = None, chip: Chip | None = None,
+          chips: int | None = None, mfu: float | None = None, gpu_hours: float | None = None,
+          exact_flops_per_token: int | Fraction | None = None) -> Result:
+    """C = 6·N·D (forward 2N + backward 4N per token); days, PF-days, tokens from C, MFU from GPU-hours.
+
+    ``exact_flops_per_token``, when given (from the counting engine), is shown beside 6N.
+    """
+    N = _pos("params", params, integer=True)
+    if (tokens is None) == (compute is None):
+        raise SolverInputError("give exactly one of --tokens and --compute", param="tokens")
+    chip = chip or Chip()
+    r = Result(answer=None, unit="FLOP", convention={
+        "flops": "2 per multiply-add; training = forward (2N) + backward (4N) per token",
+        "day": "86,400 s", "pf_day": "1e15 FLOP/s for one day = 8.64e19 FLOP", "hardware": chip.origin})
+    if tokens is not None:
+        D = _pos("tokens", tokens, integer=True)
+        C = r.step("C = 6·N·D", f"6 × {fmt(N)} × {fmt(D)}", 6 * N * D, "FLOP")
+    else:
+        C = _pos("compute", compute)
+        D = r.step("D = C / (6·N)", f"{fmt(C)} / (6 × {fmt(N)})", C / (6 * N), "tokens")
+    r.answer = C
+    r.breakdown.update(compute_flops=C, tokens=D, flops_per_token_6N=6 * N)
+    if exact_flops_per_token is not None:
+        ex = r.step("C_exact = (exact training FLOPs per token)·D", f"{fmt(exact_flops_per_token)} × {fmt(D)}",
+                    Fraction(exact_flops_per_token) * Fraction(D), "FLOP")
+        r.breakdown.update(exact_flops_per_token=exact_flops_per_token, compute_exact_flops=ex,
+                           ratio_exact_to_6N=float(Fraction(exact_flops_per_token) / (6 * N)))
+    pfd = r.step("PF-days = C / (10^15 · 86,400)", f"{fmt(C)} / {fmt(PF_DAY)}", C / PF_DAY, "PF-days")
+    r.breakdown["pf_days"] = pfd
+    if chip.peak_flops is not None and chips is not None and mfu is not None:
+        n, u, peak = _pos("chips", chips, integer=True), _pos("mfu", mfu), chip.need("peak_flops")
+        if u > 1:
+            raise SolverInputError(f"must be in (0, 1] (got {u})", param="mfu")
+        days = r.step("days = C / (chips · peak · MFU · 86,400)", f"{fmt(C)} / ({n} × {fmt(peak)} × {u} × 86,400)",
+                      C / (n * peak * u * DAY), "days")
+        r.breakdown.update(days=days, gpu_hours_needed=days * 24 * n)
+    if gpu_hours is not None:
+        h, peak = _pos("gpu_hours", gpu_hours), chip.need("peak_flops")
+        m = r.step("MFU = C / (GPU-hours · 3,600 · peak)", f"{fmt(C)} / ({fmt(h)} × 3,600 × {fmt(peak)})",
+                   C / (h * 3600 * peak), "")
+        r.breakdown["mfu"] = m
+    return r
+
+
+def kaplan_forward_flops(n_params: int, n_layer: int, n_ctx: int, d_attn: int) -> Result:
+    """Kaplan et al. (2020): forward FLOPs per token C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn.
+
+    N counts non-embedding parameters; the second term is attention's QKᵀ and A·V (with the
+    causal mask, each of n_ctx/2 keys on average, hence 2, not 4).
+    """
+    N, L = _pos("params", n_params, integer=True), _pos("n_layer", n_layer, integer=True)
+    T, d = _pos("n_ctx", n_ctx, integer=True), _pos("d_attn", d_attn, integer=True)
+    r = Result(answer=None, unit="FLOP/token", convention={
+        "source": "Kaplan et al. 2020, Table 1", "params": "non-embedding", "flops": "2 per multiply-add"})
+    weights = r.step("2N", f"2 × {fmt(N)}", 2 * N, "FLOP")
+    attn = r.step("2·n_layer·n_ctx·d_attn", f"2 × {L} × {T} × {d}", 2 * L * T * d, "FLOP")
+    total = r.step("C_forward = 2N + 2·n_layer·n_ctx·d_attn", f"{fmt(weights)} + {fmt(attn)}", weights + attn,
+                   "FLOP")
+    r.answer = total
+    r.breakdown.update(weights_flops=weights, attention_flops=attn, attention_share=attn / total,
+                       training_per_token=3 * total)
+    return r
+
+
+def _headroom(r: Result, used, hbm, what: str, hbm_origin: str | None = None) -> None:
+    """Add the HBM left per GPU (HBM − ``used``), in bytes, GB and GiB, and whether it fits."""
+    hbm = Fraction(_pos("hbm", hbm))
+    left = r.step(f"left per GPU = HBM − {what}", f"{fmt(hbm)} − {fmt(used)}", hbm - used, "bytes")
+    fits = left >= 0
+    r.convention["hbm"] = f"{fmt(hbm)} bytes per GPU" + (f" ({hbm_origin})" if hbm_origin else "") + \
+        "; all of it usable (no framework overhead, buffers or fragmentation)"
+    r.breakdown.update(hbm_bytes=hbm, left_bytes=left, left_GB=float(left) / GB, left_GiB=float(left) / 2**30,
+                       fits=fits)
+
+
+def zero(params: int, gpus: int, stage: int, *, optimizer_bytes: int = 12, hbm: float | None = None,
+         hbm_origin: str | None = None) -> Result:
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (Rajbhandari et al.).
+
+    Per parameter: 2 bytes fp16 weights, 2 bytes fp16 gradients, K bytes optimizer state
+    (K = 12 for Adam: fp32 master weights, momentum and variance, 4 bytes each). With Ψ
+    parameters over N_d data-parallel GPUs:
+
+    - stage 0 (plain data parallelism): (2 + 2 + K)·Ψ
+    - stage 1 (P_os, optimizer states partitioned): 2Ψ + 2Ψ + K·Ψ/N_d
+    - stage 2 (P_os+g, gradients too): 2Ψ + (2 + K)·Ψ/N_d
+    - stage 3 (P_os+g+p, parameters too): (2 + 2 + K)·Ψ/N_d
+
+    With ``hbm`` (bytes per GPU) the breakdown adds the memory left per GPU, HBM − model states
+    (``left_bytes``, ``left_GB``, ``left_GiB``; negative when they do not fit) and ``fits``.
+
+    The paper's worked example (Figure 1), Ψ = 7.5·10^9, N_d = 64, K = 12, in GB = 10^9 bytes:
+    16 × 7.5 = 120 GB; 4 × 7.5 + 12 × 7.5/64 = 30 + 1.40625 = 31.40625 ≈ 31.4 GB;
+    2 × 7.5 + 14 × 7.5/64 = 15 + 1.640625 = 16.640625 ≈ 16.6 GB; 16 × 7.5/64 = 1.875 ≈ 1.88 GB.
+    """
+    P = _pos("params", params, integer=True)
+    Nd = _pos("gpus", gpus, integer=True)
+    K = _pos("optimizer_bytes", optimizer_bytes, integer=True)
+    if stage not in (0, 1, 2, 3):
+        raise SolverInputError(f"must be 0, 1, 2 or 3 (got {stage!r})", param="stage")
+    r = Result(answer=None, unit="bytes", convention={
+        "precision": "mixed: fp16 weights (2 B) and gradients (2 B), optimizer states K B per parameter",
+        "K": f"{K} (Adam: fp32 master copy + momentum + variance)" if K == 12 else str(K),
+        "counts": "model states only: no activations, buffers or fragmentation",
+        "stage": ["0: plain data parallel", "1: P_os", "2: P_os+g", "3: P_os+g+p"][stage]})
+    w = Fraction(2 * P, Nd) if stage == 3 else Fraction(2 * P)
+    g = Fraction(2 * P, Nd) if stage >= 2 else Fraction(2 * P)
+    o = Fraction(K * P, Nd) if stage >= 1 else Fraction(K * P)
+    formula = ["(2 + 2 + K)·Ψ", "2Ψ + 2Ψ + K·Ψ/N_d", "2Ψ + (2 + K)·Ψ/N_d", "(2 + 2 + K)·Ψ/N_d"][stage]
+    subst = [f"(2 + 2 + {K}) × {fmt(P)}", f"4 × {fmt(P)} + {K} × {fmt(P)}/{Nd}",
+             f"2 × {fmt(P)} + {2 + K} × {fmt(P)}/{Nd}", f"{4 + K} × {fmt(P)}/{Nd}"][stage]
+    total = r.step(f"bytes per GPU = {formula}", subst, w + g + o, "bytes")
+    r.answer = total
+    r.breakdown.update(weights_bytes=w, gradients_bytes=g, optimizer_bytes=o, total_bytes=total,
+                       GB=float(total) / GB, GiB=float(total) / 2**30, baseline_bytes=(4 + K) * P)
+    if hbm is not None:
+        _headroom(r, total, hbm, "model states", hbm_origin)
+    return r
+
+
+def activations(seq: int, batch: int, d_model: int, n_heads: int, *, recompute: str = "none",
+                n_layers: int = 1, hbm: float | None = None, hbm_origin: str | None = None) -> Result:
+    """Activation bytes per layer, Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h).
+
+    Assumes 16-bit activations, 1-byte dropout masks, no tensor or sequence parallelism.
+    The 34·s·b·h part is the linear-in-s activations (attention block 11sbh, MLP 19sbh, two
+    LayerNorms 4sbh); 5·a·s²·b is the softmax input/output and dropout mask of the scores.
+    recompute: "none" keeps everything; "selective" recomputes the score-matrix part (34·s·b·h);
+    "full" keeps only each layer's input, 2·s·b·h bytes (one 16-bit s×b×h tensor), and
+    recomputes the rest of the layer during the backward pass.
+    With ``hbm`` (bytes per GPU) the breakdown adds HBM − activations (``left_bytes`` etc.) and ``fits``.
+    """
+    s, b = _pos("seq", seq, integer=True), _pos("batch", batch, integer=True)
+    h, a = _pos("d_model", d_model, integer=True), _pos("n_heads", n_heads, integer=True)
+    L = _pos("n_layers", n_layers, integer=True)
+    if recompute not in RECOMPUTE:
+        raise SolverInputError(f"must be none, selective or full (got {recompute!r})", param="recompute")
+    r = Result(answer=None, unit="bytes", convention={
+        "source": "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models",
+        "dtype": "16-bit activations, 1-byte dropout masks", "parallelism": "none (t = 1)",
+        "recompute": recompute, "per": "layer" if L == 1 else f"{L} layers"})
+    linear = 34 * s * b * h
+    quadratic = 5 * a * s * s * b
+    if recompute == "none":
+        per_layer = r.step("A = s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b",
+                           f"34×{s}×{b}×{h} + 5×{a}×{s}²×{b}", linear + quadratic, "bytes")
+    elif recompute == "selective":
+        per_layer = r.step("A = 34·s·b·h   (score-matrix activations recomputed)", f"34×{s}×{b}×{h}", linear,
+                           "bytes")
+    else:
+        per_layer = r.step("A = 2·s·b·h   (only the layer input kept, 16-bit)", f"2×{s}×{b}×{h}",
+                           2 * s * b * h, "bytes")
+    total = per_layer
+    if L > 1:
+        total = r.step("total = L·A", f"{L} × {fmt(per_layer)}", L * per_layer, "bytes")
+    r.answer = total
+    r.breakdown.update(per_layer_bytes=per_layer, total_bytes=total, linear_term_bytes=linear,
+                       score_term_bytes=quadratic, no_recompute_bytes=L * (linear + quadratic))
+    if hbm is not None:
+        _headroom(r, total, hbm, "activations", hbm_origin)
+    return r

@@ -1,0 +1,396 @@
+"""The counting families (parameters, FLOPs, memory, Chinchilla arithmetic).
+
+For every family and 27 seeds (9 per difficulty): the problem is sound (``audit_problem``:
+schema, key accepted, every misconception rejected AND diagnosed as itself, options
+distinct, the worked solution states the key), and the key equals an independent
+recomputation: parameter counts against torch modules built in the test on the meta device
+(``nn.MultiheadAttention``, ``nn.Linear`` stacks, ``nn.LayerNorm``/``nn.RMSNorm``,
+``nn.TransformerEncoderLayer``/``DecoderLayer``) or H4's reference model; FLOPs against
+``FlopCounterMode``; bytes against ``numel × element_size`` of meta tensors of the stated
+shapes; scaling arithmetic against C = 6ND typed here. One hand-worked variant per family is
+pinned (numbers derived in its docstring)."""
+
+import functools
+import math
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+import question_bank.families.counting_flops  # noqa: F401 - registers
+import question_bank.families.counting_memory  # noqa: F401
+import question_bank.families.counting_params  # noqa: F401
+import question_bank.families.counting_scaling  # noqa: F401
+from question_bank.family import FAMILIES
+from question_bank.grading import audit_problem, grade
+from question_bank.problem import ChoiceKey, IntegerKey, NumericKey
+from solver.counting.config import ModelConfig
+from tests.family_helpers import easy, variants
+
+MODULES = {f"question_bank.families.{m}" for m in ("counting_params", "counting_flops", "counting_memory", "counting_scaling")}
+IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
+META = torch.device("meta")
+
+
+def numel(*modules):
+    return sum(p.numel() for m in modules for p in m.parameters())
+
+
+def test_family_list():
+    assert IDS == sorted([
+        "counting.params_mha", "counting.params_ffn", "counting.params_norm", "counting.params_layer",
+        "counting.params_model", "counting.params_lora", "counting.params_kv_proj", "counting.flops_attention",
+        "counting.flops_forward", "counting.flops_training", "counting.attention_vs_rnn", "counting.attention_memory",
+        "counting.kv_cache", "counting.training_memory", "scaling.chinchilla"])
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_sound(fid):
+    for p in variants(fid):
+        assert audit_problem(p) == [], p.id
+        assert p.misconceptions, f"{p.id}: no misconception to diagnose"
+        for m in p.misconceptions:
+            v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) else m.value)
+            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+        last = p.solution_text.strip().splitlines()[-1]
+        assert last.startswith("Answer"), p.id
+        if isinstance(p.key, IntegerKey):
+            assert f"{p.key.value:,}" in last
+        if isinstance(p.key, NumericKey):
+            assert f"{round(p.key.value, p.key.decimals):.{p.key.decimals}f}" in last
+            assert "decimal place" in p.statement_text or "nearest integer" in p.statement_text
+        if p.type == "mcq":
+            assert len(set(p.options)) == 4
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_deterministic(fid):
+    f = FAMILIES[fid]
+    a, b = f.generate(11, "hard"), f.generate(11, "hard")
+    assert (a.statement_md, a.key, a.solution_md) == (b.statement_md, b.key, b.solution_md)
+
+
+# ------------------------------------------------------------------ parameters vs torch modules
+
+
+def test_params_mha_vs_multihead_attention():
+    for p in variants("counting.params_mha"):
+        g = p.given
+        mha = nn.MultiheadAttention(g["d_model"], g["n_heads"], bias=g["bias"], device=META)
+        assert p.key.value == g["n_layers"] * numel(mha), p.id
+        assert ("**have biases**" in p.statement_md) == g["bias"]
+
+
+def test_params_ffn_vs_linear_stack():
+    for p in variants("counting.params_ffn"):
+        g = p.given
+        d, f, b = g["d_model"], g["d_ff"], g["bias"]
+        mats = [nn.Linear(d, f, bias=b, device=META), nn.Linear(f, d, bias=b, device=META)]
+        if g["ffn"] == "swiglu":
+            mats.append(nn.Linear(d, f, bias=b, device=META))
+        assert p.key.value == g["n_layers"] * numel(*mats), p.id
+
+
+def test_params_norm_vs_torch_norms():
+    for p in variants("counting.params_norm"):
+        g = p.given
+        one = nn.LayerNorm(g["d_model"], device=META) if g["norm"] == "layernorm" else nn.RMSNorm(g["d_model"], device=META)
+        count = 1 if g["level"] == 0 else 2 * g["n_layers"] + int(g["final_norm"])
+        assert p.key.value == count * numel(one), p.id
+
+
+def test_params_layer_vs_transformer_layers():
+    for p in variants("counting.params_layer"):
+        g = p.given
+        cls = nn.TransformerEncoderLayer if g["kind"] == "encoder" else nn.TransformerDecoderLayer
+        layer = cls(g["d_model"], g["n_heads"], g["d_ff"], bias=g["bias"], device=META)
+        assert p.key.value == numel(layer), p.id
+
+
+def _model(cfg_dict):
+    from solver.models import build_model
+
+    return build_model(ModelConfig(**cfg_dict), "meta")
+
+
+def test_params_model_vs_reference_model():
+    for p in variants("counting.params_model"):
+        m = _model(p.given["config"])
+        assert p.key.value == numel(m), p.id
+        tied = p.given["config"]["tied_embeddings"]
+        assert ("**tied**" in p.statement_md) == tied
+
+
+def test_params_lora_vs_adapter_modules():
+    """Adapters built here: per target, A = Linear(d_in, r) and B = Linear(r, d_out), no bias."""
+    for p in variants("counting.params_lora"):
+        c = p.given["config"]
+        d, r = c["d_model"], c["lora_rank"]
+        dh = d // c["n_heads"]
+        out = {"q": c["n_heads"] * dh, "k": c["n_kv_heads"] * dh, "v": c["n_kv_heads"] * dh, "o": d}
+        inp = {"q": d, "k": d, "v": d, "o": c["n_heads"] * dh}
+        adapters = [nn.Linear(inp[t], r, bias=False, device=META) for t in c["lora_targets"]]
+        adapters += [nn.Linear(r, out[t], bias=False, device=META) for t in c["lora_targets"]]
+        assert p.key.value == c["n_layers"] * numel(*adapters), p.id
+
+
+def test_params_kv_proj_vs_linear():
+    for p in variants("counting.params_kv_proj"):
+        g = p.given
+        kv_dim = g["n_kv_heads"] * g["d_model"] // g["n_heads"]
+        wk, wv = (nn.Linear(g["d_model"], kv_dim, bias=False, device=META) for _ in range(2))
+        assert p.key.value == g["n_layers"] * numel(wk, wv), p.id
+
+
+# ------------------------------------------------------------------ FLOPs vs FlopCounterMode
+
+
+def _counted(fn, *args):
+    with FlopCounterMode(display=False) as c:
+        fn(*args)
+    return c.get_total_flops()
+
+
+def rnn_step(h, w_hh, w_xh):
+    return torch.tanh(h @ w_hh + h @ w_xh)
+
+
+def attention(q):
+    return torch.softmax(q @ q.T, -1) @ q
+
+
+def test_flops_attention_vs_flop_counter():
+    for p in variants("counting.flops_attention"):
+        g = p.given
+        B, h, n, dh = g["batch"], g["n_heads"], g["n"], g["d_model"] // g["n_heads"]
+        q, k, v = (torch.empty(B, h, n, dh, device=META) for _ in range(3))
+        a = torch.empty(B, h, n, n, device=META)
+        qk = _counted(torch.matmul, q, k.transpose(-1, -2))
+        av = _counted(torch.matmul, a, v)
+        assert p.key.value == {"qk": qk, "av": av, "both": qk + av}[g["ask"]], p.id
+
+
+def test_flops_forward_vs_reference_model():
+    from solver.models.verify import measure_forward_and_train
+
+    for p in variants("counting.flops_forward"):
+        g = p.given
+        model = _model(g["config"])
+        if g["mode"] == "forward":
+            tokens = torch.zeros(g["batch"], g["seq"], dtype=torch.long, device=META)
+            measured = _counted(model, tokens)
+        else:
+            measured = measure_forward_and_train(model, g["batch"], g["seq"])[1]
+        assert p.key.value == pytest.approx(measured / 1e9, rel=1e-12), p.id
+
+
+def test_flops_training_is_6nd():
+    for p in variants("counting.flops_training"):
+        g = p.given
+        C = 6 * g["params"] * g["tokens"]
+        expect = C / 10 ** g["unit_exponent"] if g["ask"] == "compute" else C / (1e15 * 86400)
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
+def test_attention_vs_rnn_vs_flop_counter():
+    """RNN: n steps of (1×d)(d×d) twice; one step's count times n (checked equal to the loop for 4 steps)."""
+    for p in variants("counting.attention_vs_rnn"):
+        n, d = p.given["n"], p.given["d"]
+        q = torch.empty(n, d, device=META)
+        attn = _counted(attention, q)
+        w_hh, w_xh, h = (torch.empty(d, d, device=META), torch.empty(d, d, device=META), torch.empty(1, d, device=META))
+        step = _counted(rnn_step, h, w_hh, w_xh)
+        assert _counted(lambda *a: [rnn_step(*a) for _ in range(4)], h, w_hh, w_xh) == 4 * step
+        rnn = n * step
+        if p.type == "mcq":
+            (ci,) = p.key.correct
+            assert p.options[ci].startswith("Self-attention" if attn < rnn else "The RNN"), p.id
+        else:
+            assert p.key.value == pytest.approx(attn / rnn, rel=1e-12), p.id
+
+
+# ------------------------------------------------------------------ memory vs tensor bytes
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": torch.int8}
+UNITS = {"GB": 10**9, "GiB": 2**30, "MiB": 2**20}
+
+
+def nbytes(*shape, dtype):
+    t = torch.empty(*shape, dtype=DTYPES[dtype], device=META)
+    return t.numel() * t.element_size()
+
+
+def test_attention_memory_vs_tensor_bytes():
+    for p in variants("counting.attention_memory"):
+        g = p.given
+        b = g["n_layers"] * nbytes(g["batch"], g["n_heads"], g["seq"], g["seq"], dtype=g["dtype"])
+        assert p.key.value == pytest.approx(b / UNITS[g["unit"]], rel=1e-12), p.id
+
+
+def test_kv_cache_vs_tensor_bytes():
+    from solver.counting.presets import get_preset
+
+    for p in variants("counting.kv_cache"):
+        g = p.given
+        cfg = get_preset(g["preset"]).config
+        assert (g["n_layers"], g["n_heads"], g["d_head"]) == (cfg.n_layers, cfg.n_heads, cfg.d_model // cfg.n_heads)
+        held = min(g["seq"], {"mistral-7b": 4096}.get(g["preset"], g["seq"]))  # Mistral 7B Table 1: window 4096
+        k = nbytes(g["n_layers"], g["batch"], held, g["n_kv_heads"], g["d_head"], dtype=g["dtype"])
+        assert p.key.value == pytest.approx(2 * k / UNITS[g["unit"]], rel=1e-12), p.id  # K and V
+
+
+@functools.cache
+def preset_numel(name):
+    from solver.counting.presets import get_preset
+    from solver.models import build_model
+
+    return numel(build_model(get_preset(name).config, "meta"))
+
+
+def test_training_memory_vs_tensor_bytes():
+    """bf16 weights and grads, fp32 master, m and v: five tensors of N elements."""
+    for p in variants("counting.training_memory"):
+        g = p.given
+        N = g["params"]
+        assert N == preset_numel(g["preset"])
+        b = sum(nbytes(N, dtype=dt) for dt in ("bf16", "bf16", "fp32", "fp32", "fp32"))
+        assert p.key.value == pytest.approx(b / UNITS[g["unit"]], rel=1e-12), p.id
+
+
+def test_chinchilla_vs_formula():
+    for p in variants("scaling.chinchilla"):
+        g = p.given
+        N, C = g["params"], g["compute"]
+        if g["ask"] == "compute":
+            assert C == 6 * N * 20 * N and p.key.value == pytest.approx(C / 10 ** g["unit_exponent"], rel=1e-12)
+        elif g["ask"] == "tokens":
+            assert p.key.value == pytest.approx(C / (6 * N) / 1e9, rel=1e-12)
+        else:
+            assert p.key.value == pytest.approx(math.sqrt(C / 120) / 1e9, rel=1e-9)
+
+
+# ------------------------------------------------------------------ pinned hand-worked variants
+
+
+def test_pin_params_mha():
+    """d = 512, h = 16, no biases: 4·512² = 4 × 262,144 = 1,048,576 (with biases + 4·512 = 1,050,624)."""
+    p = easy("counting.params_mha")
+    assert (p.given["d_model"], p.given["bias"]) == (512, False)
+    assert grade(p, 1_048_576).correct and grade(p, 1_050_624).misconception.id == "counted_biases"
+
+
+def test_pin_params_ffn():
+    """d = 512, d_ff = 2048, GELU with biases: 2·512·2048 + 2048 + 512 = 2,097,152 + 2,560 = 2,099,712."""
+    p = easy("counting.params_ffn")
+    assert (p.given["d_model"], p.given["ffn"], p.given["bias"]) == (512, "gelu", True)
+    assert grade(p, 2_099_712).correct and grade(p, 2_097_152).misconception.id == "forgot_biases"
+
+
+def test_pin_params_norm():
+    """One LayerNorm over 768: γ and β, 2·768 = 1,536; γ only (768) is the diagnosed slip."""
+    p = easy("counting.params_norm")
+    assert grade(p, 1536).correct and grade(p, 768).misconception.id == "layernorm_without_beta"
+
+
+def test_pin_params_layer():
+    """Encoder layer d = 768, d_ff = 3072, no biases (easy), LayerNorms γ only: attention 4·768² = 2,359,296;
+    FFN 2·768·3072 = 4,718,592; two LayerNorms 2·768 = 1,536; total 7,079,424 (without the norms 7,077,888)."""
+    p = easy("counting.params_layer")
+    assert p.given["kind"] == "encoder" and not p.given["bias"] and grade(p, 7_079_424).correct
+    assert grade(p, 7_077_888).misconception.id == "forgot_norm_params"
+
+
+def test_pin_params_model():
+    """V = 50,000, d = 512, L = 4, RoPE (no table), tied, no biases, LayerNorms γ only (easy): 25,600,000
+    + 4 × (4·512² + 2·512·2048 + 2·512 = 1,048,576 + 2,097,152 + 1,024) + 512 = 38,187,520; counting the
+    tied head again adds 25,600,000 → 63,787,520."""
+    p = easy("counting.params_model")
+    assert p.given["config"]["vocab_size"] == 50000 and p.given["config"]["pos"] == "rope"
+    assert grade(p, 38_187_520).correct and grade(p, 63_787_520).misconception.id == "tied_counted_twice"
+
+
+def test_pin_params_lora():
+    """d = 2048, L = 32, r = 4 on W_Q, W_V: 4·(2048 + 2048) = 16,384 per matrix × 2 × 32 = 1,048,576;
+    A or B only: 524,288."""
+    p = easy("counting.params_lora")
+    assert grade(p, 1_048_576).correct and grade(p, 524_288).misconception.id == "one_factor_only"
+
+
+def test_pin_params_kv_proj():
+    """d = 1024, h = 32 (d_h = 32), 8 K/V heads: W_K, W_V are 1024 × 256: 2 × 262,144 = 524,288; with n_heads
+    2 × 1024² = 2,097,152."""
+    p = easy("counting.params_kv_proj")
+    assert grade(p, 524_288).correct and grade(p, 2_097_152).misconception.id == "used_n_heads"
+
+
+def test_pin_flops_attention():
+    """n = 1024, d = 512, B = 1, AV only (easy asks one product): 2·1024²·512 = 1,073,741,824;
+    multiply-adds 1024²·512 = 536,870,912."""
+    p = easy("counting.flops_attention")
+    assert p.given["ask"] == "av"
+    assert grade(p, 1_073_741_824).correct and grade(p, 536_870_912).misconception.id == "macs_vs_flops"
+
+
+def test_pin_flops_forward():
+    """V = 32,000, d = 256, L = 4, n = 512, B = 1: per layer projections 4·2·512·256² = 268,435,456, QKᵀ+AV
+    2·2·512²·256 = 268,435,456, FFN 2·2·512·256·1024 = 536,870,912 → 1,073,741,824 × 4 = 4,294,967,296;
+    LM head 2·512·256·32,000 = 8,388,608,000; total 12,683,575,296 → 12.68 GFLOPs."""
+    p = easy("counting.flops_forward")
+    assert p.given["seq"] == 512 and grade(p, 12.68).correct
+
+
+def test_pin_flops_training():
+    """N = 125M, D = 300B: 6 × 1.25e8 × 3e11 = 2.25e20 → 2.25 (×10²⁰); 2ND = 0.75."""
+    p = easy("counting.flops_training")
+    assert grade(p, 2.25).correct and grade(p, 0.75).misconception.id == "forgot_backward"
+
+
+def test_pin_attention_vs_rnn():
+    """n = 128 < d = 2048: attention 4n²d = 4·128²·2048 = 134,217,728 < RNN 4nd² = 4·128·2048² = 2,147,483,648:
+    attention is cheaper, the RNN needs 2048/128 = 16 times its FLOPs. The slip drawn (W_hh only: RNN 2nd² =
+    1,073,741,824) gives 8 times; the options cross {16, 8} with the two directions."""
+    p = easy("counting.attention_vs_rnn")
+    (ci,) = p.key.correct
+    assert (p.given["n"], p.given["d"]) == (128, 2048)
+    assert p.options[ci] == "Self-attention is cheaper: the RNN needs 16 times its FLOPs"
+    assert grade(p, p.options.index("Self-attention is cheaper: the RNN needs 8 times its FLOPs")).misconception.id == "only_w_hh"
+
+
+def test_pin_attention_memory():
+    """B = 4, h = 12, n = 4096, fp16: 4·12·4096²·2 = 1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
+    p = easy("counting.attention_memory")
+    assert grade(p, 1.50).correct and grade(p, 1.61).misconception.id == "gb_vs_gib"
+
+
+def test_pin_kv_cache():
+    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 4, n = 2048, fp16: 2·40·4·2048·40·128·2 = 6,710,886,400 bytes
+    = 6.71 GB; K only 3.36. (Seed 0's first draw, 1.00 GiB, is drawn again: a key of 1 is a blind guess, issue 12.)"""
+    p = easy("counting.kv_cache")
+    assert 2 * 40 * 4 * 2048 * 40 * 128 * 2 == 6_710_886_400
+    assert grade(p, 6.71).correct and grade(p, 3.36).misconception.id == "forgot_k_and_v"
+
+
+def test_pin_training_memory():
+    """Llama 2 13B, N = 13,015,864,320: 16N = 208,253,829,120 bytes = 208.25 GB (193.95 GiB: the unit mistake);
+    bf16 weights only 2N = 26.03 GB."""
+    p = easy("counting.training_memory")
+    assert p.given["params"] == 13_015_864_320 and grade(p, 208.25).correct
+    assert grade(p, 26.03).misconception.id == "weights_only" and grade(p, 193.95).misconception.id == "gb_vs_gib"
+
+
+def test_pin_chinchilla():
+    """N = 65B, D = 20N = 1.3e12: C = 6·6.5e10·1.3e12 = 5.07e23 → 5.07 (×10²³); with 2N: 1.69."""
+    p = easy("scaling.chinchilla")
+    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 23
+    assert grade(p, 5.07).correct and grade(p, 1.69).misconception.id == "forgot_backward"
+
+
+def test_families_import_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, question_bank.families.counting_params, question_bank.families.counting_flops, "
+            "question_bank.families.counting_memory, question_bank.families.counting_scaling, question_bank.families.hardware; "
+            "print(sorted(m for m in ('numpy', 'sympy', 'torch') if m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

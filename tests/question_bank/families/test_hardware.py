@@ -1,0 +1,186 @@
+"""The hardware families: sound for 27 seeds each (audit: key accepted, misconceptions rejected
+and diagnosed, solution states the key), and each key recomputed from a formula written here
+from the family docstring's derivation, on the chip figures of the datasheets (dense peak =
+the with-sparsity figure halved for NVIDIA), with FlopCounterMode and tensor bytes where a
+tensor exists. One hand-worked variant per family is pinned."""
+
+import math
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+import question_bank.families.hardware  # noqa: F401 - registers
+from question_bank.family import FAMILIES
+from question_bank.grading import audit_problem, grade
+from question_bank.problem import ChoiceKey
+from tests.family_helpers import CHIPS, W_BYTES, easy, variants
+
+#: Sliding windows as published (Jiang et al. 2023, Mistral 7B, Table 1: window_size 4096).
+PUBLISHED_WINDOW = {"mistral-7b": 4096}
+
+IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ == "question_bank.families.hardware")
+
+
+def test_family_list():
+    assert IDS == sorted(["hardware.matmul_bound", "hardware.critical_intensity", "hardware.decode_step",
+                          "hardware.gpu_days", "hardware.zero_memory", "hardware.min_chips"])
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_sound(fid):
+    for p in variants(fid):
+        assert audit_problem(p) == [], p.id
+        assert p.misconceptions, p.id
+        for m in p.misconceptions:
+            v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) else m.value)
+            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+        assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
+        if p.type == "mcq":
+            assert len(set(p.options)) == 4 and len(set(map(tuple, p.given["option_values"]))) == 4
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_deterministic(fid):
+    a, b = FAMILIES[fid].generate(5, "hard"), FAMILIES[fid].generate(5, "hard")
+    assert (a.statement_md, a.key) == (b.statement_md, b.key)
+
+
+def test_matmul_bound_vs_flop_counter_and_bytes():
+    """I = FLOPs / bytes with FLOPs from FlopCounterMode and bytes = X, W, Y bf16 tensors; I* = peak / bandwidth."""
+    for p in variants("hardware.matmul_bound"):
+        g = p.given
+        x = torch.empty(g["batch"], g["d_in"], dtype=torch.bfloat16, device="meta")
+        w = torch.empty(g["d_in"], g["d_out"], dtype=torch.bfloat16, device="meta")
+        with FlopCounterMode(display=False) as c:
+            y = x @ w
+        n_bytes = sum(t.numel() * t.element_size() for t in (x, w, y))
+        intensity = c.get_total_flops() / n_bytes
+        peak, bw, _ = CHIPS[g["hw"]]
+        which = "memory" if intensity < peak / bw else "compute"
+        (ci,) = p.key.correct
+        i, crit, b = p.given["option_values"][ci]
+        assert (b, i, crit) == (which, pytest.approx(intensity, rel=1e-12), pytest.approx(peak / bw, rel=1e-12)), p.id
+        assert p.options[ci].startswith(which.capitalize())
+
+
+def test_critical_intensity_vs_formula():
+    for p in variants("hardware.critical_intensity"):
+        g = p.given
+        peak, bw, _ = CHIPS[g["hw"]]
+        expect = peak / bw if g["ask"] == "intensity" else peak / bw * W_BYTES[g["weight_dtype"]] / 2
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
+def test_decode_step_vs_formula_and_tensors():
+    """max((2N + B·S·X)/(chips·bw), 2NB/(chips·peak)), X from the bytes of a bf16 K and V of one token, all layers."""
+    from solver.counting.presets import get_preset
+    from solver.models import build_model
+
+    seen = set()
+    for p in variants("hardware.decode_step"):
+        g = p.given
+        if g["model"] not in seen:  # N is the reference model's parameter count
+            seen.add(g["model"])
+            m = build_model(get_preset(g["model"]).config, "meta")
+            assert g["params"] == sum(t.numel() for t in m.parameters())
+        kv = torch.empty(2, g["n_layers"], g["n_kv_heads"], g["d_head"], dtype=torch.bfloat16, device="meta")
+        X = kv.numel() * kv.element_size()
+        peak, bw, _ = CHIPS[g["hw"]]
+        n, N, B, S = g["chips"], g["params"], g["batch"], g["context"]
+        S = min(S, PUBLISHED_WINDOW.get(g["model"], S))  # a rolling buffer of the window's positions
+        t = max((2 * N + B * S * X) / (n * bw), 2 * N * B / (n * peak))
+        assert p.key.value == pytest.approx(t * 1e3, rel=1e-12), p.id
+
+
+def test_gpu_days_vs_formula():
+    for p in variants("hardware.gpu_days"):
+        g = p.given
+        peak = CHIPS[g["hw"]][0]
+        days = 6 * g["params"] * g["tokens"] / (g["chips"] * peak * g["mfu"] * 86400)
+        assert p.key.value == pytest.approx(days, rel=1e-12), p.id
+
+
+def zero_bytes(psi, nd, stage):
+    """Rajbhandari et al. Figure 1: (2 + 2 + 12)Ψ; 2Ψ + 2Ψ + 12Ψ/N_d; 2Ψ + 14Ψ/N_d; 16Ψ/N_d."""
+    return [16 * psi, 4 * psi + 12 * psi / nd, 2 * psi + 14 * psi / nd, 16 * psi / nd][stage]
+
+
+def test_zero_formula_matches_the_paper():
+    """The paper's example Ψ = 7.5B, N_d = 64: 120 GB, 31.4 GB, 16.6 GB, 1.88 GB."""
+    got = [zero_bytes(7.5e9, 64, s) / 1e9 for s in range(4)]
+    assert [round(x, 2) for x in got] == [120.0, 31.41, 16.64, 1.88]
+
+
+def test_zero_memory_vs_formula():
+    for p in variants("hardware.zero_memory"):
+        g = p.given
+        unit = {"GB": 1e9, "GiB": 2**30}[p.key.unit]
+        assert p.key.value == pytest.approx(zero_bytes(g["params"], g["gpus"], g["stage"]) / unit, rel=1e-12), p.id
+
+
+def test_min_chips_vs_formula():
+    for p in variants("hardware.min_chips"):
+        g = p.given
+        hbm = CHIPS[g["hw"]][2]
+        assert g["hbm"] == hbm
+        assert p.key.value == math.ceil((g["params"] * W_BYTES[g["weight_dtype"]] + g["kv_bytes"]) / hbm), p.id
+
+
+# ------------------------------------------------------------------ pinned hand-worked variants
+
+
+def test_pin_matmul_bound():
+    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 64, D = 8192, F = 16384: FLOPs 2·64·8192·16384 = 17,179,869,184;
+    bytes 2·(64·8192 + 8192·16384 + 64·16384) = 271,581,184; I = 63.26 < 295.4: memory-bound. The slip drawn here
+    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}. An NVIDIA GPU with
+    D ≠ F is the hard level (issue 12); seed 144 draws this one."""
+    p = FAMILIES["hardware.matmul_bound"].generate(144, "hard")
+    (ci,) = p.key.correct
+    assert p.given["batch"] == 64 and p.options[ci].startswith("Memory-bound") and "63.3" in p.options[ci]
+    assert sorted(o.split("approx ")[1][:4] for o in p.options) == ["31.6", "31.6", "63.3", "63.3"]
+    assert "2 FLOPs per multiply-add" in p.statement_md
+
+
+def test_pin_critical_intensity():
+    """A100 80GB: 624/2 = 312 TFLOP/s dense over 2.039 TB/s = 153.016 → 153.0; the sparse 624 gives 306.0."""
+    p = easy("hardware.critical_intensity")
+    assert grade(p, 153.0).correct and grade(p, 306.0).misconception.id == "sparse_peak"
+
+
+def test_pin_decode_step():
+    """Mistral 7B, N = 7,241,732,096, L = 32, 8 K/V heads × 128: X = 2·32·8·128·2 = 131,072 B/token.
+    A GQA/window model on one chip is the medium level (issue 12).
+    Seed 146: H100 SXM (3.35 TB/s), B = 1, S = 1024 (inside the window): (14,483,464,192 + 134,217,728) / 3.35e12
+    = 4.3635 ms → 4.36; without the cache 14,483,464,192 / 3.35e12 = 4.32 ms.
+    Seed 31: H200 (4.8 TB/s), B = 8, S = 8192 with the 4096-position window: KV = 8·4096·131,072 = 4,294,967,296;
+    18,778,431,488 / 4.8e12 = 3.912 ms → 3.91; all 8192 positions (window ignored) 23,073,398,784 / 4.8e12 = 4.81."""
+    p = FAMILIES["hardware.decode_step"].generate(146, "medium")
+    assert (p.given["model"], p.given["hw"], p.given["chips"]) == ("mistral-7b", "h100-sxm", 1) and grade(p, 4.36).correct
+    assert grade(p, 4.32).misconception.id == "forgot_kv_cache"
+    p = FAMILIES["hardware.decode_step"].generate(31, "medium")
+    assert (p.given["model"], p.given["hw"], p.given["batch"], p.given["context"]) == ("mistral-7b", "h200", 8, 8192)
+    assert grade(p, 3.91).correct and grade(p, 4.81).misconception.id == "window_ignored"
+
+
+def test_pin_gpu_days():
+    """70B on 15T tokens: C = 6.3e24; 512 A100 × 312e12 × 0.4 × 86,400 = 5.52075e21 FLOPs/day → 1141.15 days;
+    with the sparse peak 570.57; ignoring the MFU (× 0.4) 456.46."""
+    p = easy("hardware.gpu_days")
+    assert grade(p, 1141.15).correct and grade(p, 570.57).misconception.id == "sparse_peak"
+    assert grade(p, 456.46).misconception.id == "forgot_mfu"
+
+
+def test_pin_zero_memory():
+    """Ψ = 13B, 64 GPUs, stage 3: 16 × 13e9 / 64 = 3.25e9 bytes = 3.25 GB; no ZeRO 16 × 13 = 208 GB;
+    stage 1's 4 × 13 + 12 × 13/64 = 54.44 GB."""
+    p = easy("hardware.zero_memory")
+    assert grade(p, 3.25).correct and grade(p, 208.0).misconception.id == "no_sharding"
+    assert grade(p, 54.44).misconception.id == "stage_1_partitioning"
+
+
+def test_pin_min_chips():
+    """GPT-3 175B (174,604,259,328 parameters) in int8 on H100 80GB: 174.6 GB / 80 GB = 2.18 → 3 chips;
+    8 bytes (bits) per weight → 1,396.8 GB / 80 = 17.46 → 18."""
+    p = easy("hardware.min_chips")
+    assert grade(p, 3).correct and grade(p, 18).misconception.id == "bits_as_bytes"

@@ -1,0 +1,143 @@
+"""The parallelism and serving families (question_bank.families.parallelism and serving): sound for
+9 seeds per difficulty (audit: key accepted, every misconception rejected and diagnosed as itself,
+the solution ends on the key), each key recomputed here a second way, one easy variant pinned.
+
+Independent references:
+- all-reduce time: t = 2(n−1)·α + 2(n−1)/n·S/β with β = the printed bidirectional NVLink/PCIe figure
+  halved (A100 datasheet 600 GB/s, H100 900 GB/s, PCIe Gen4 64 GB/s, Gen5 128 GB/s) or the
+  InfiniBand per-direction Gb/s over 8 (HDR 200, NDR 400).
+- bus bandwidth: nccl-tests, doc/PERFORMANCE.md: busbw = S/t × 2(n−1)/n (all-reduce), (n−1)/n otherwise.
+- bubble: the discrete-event pipeline simulation of tests/solver/systems/test_parallelism.py.
+- tensor-parallel bytes: 4 tensors of b·s·h per layer, as the sharded NumPy layer of
+  tests/solver/systems/test_parallelism.py exchanges; ring bytes 2(t−1)/t of each.
+- largest batch: the K and V cache tensors' bytes (meta device) against the typed HBM figure.
+- speculative: the sum 1 + α + … + α^γ term by term.
+- compute-optimal: √(C/120) for the rule; a numerical search along C = 6ND for the fitted law.
+"""
+
+import numpy as np
+import pytest
+
+import question_bank.families.parallelism  # noqa: F401 - registers
+import question_bank.families.serving  # noqa: F401 - registers
+from question_bank.family import FAMILIES
+from question_bank.grading import audit_problem, grade
+from tests.family_helpers import easy, variants
+from tests.solver.systems.test_parallelism import simulate_pipeline
+from tests.solver.systems.test_serving import cache_bytes
+
+MODULES = ("question_bank.families.parallelism", "question_bank.families.serving")
+IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
+PER_DIRECTION = {"nvlink3": 600e9 / 2, "nvlink4": 900e9 / 2, "pcie4": 64e9 / 2, "pcie5": 128e9 / 2,
+                 "ib-hdr": 200e9 / 8, "ib-ndr": 400e9 / 8}
+HBM = {("h100-sxm", "datasheet"): 80 * 10**9, ("a100-80gb", "datasheet"): 80 * 10**9, ("h200", "datasheet"): 141 * 10**9,
+       ("h100-sxm", "device"): 81_559 * 2**20, ("a100-80gb", "device"): 81_920 * 2**20, ("h200", "device"): 143_771 * 2**20}
+
+
+def test_family_list():
+    assert IDS == sorted(["parallel.allreduce_time", "parallel.bus_bandwidth", "parallel.pipeline_bubble",
+                          "parallel.mfu_with_recompute",
+                          "parallel.tensor_parallel_bytes", "serving.max_batch", "serving.speculative_tokens",
+                          "scaling.compute_optimal"])
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_sound(fid):
+    for p in variants(fid):
+        assert audit_problem(p) == [], p.id
+        assert len(p.misconceptions) >= 2, p.id
+        for m in p.misconceptions:
+            v = grade(p, m.value)
+            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+        assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
+        assert "round" in p.statement_text.lower() or "whole number" in p.statement_text.lower()
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_deterministic(fid):
+    a, b = FAMILIES[fid].generate(5, "hard"), FAMILIES[fid].generate(5, "hard")
+    assert (a.statement_md, a.key) == (b.statement_md, b.key)
+
+
+def test_allreduce_time_vs_formula():
+    for p in variants("parallel.allreduce_time"):
+        g = p.given
+        n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
+        assert p.key.value == pytest.approx(1e3 * (2 * (n - 1) * a + 2 * (n - 1) / n * S / beta), rel=1e-12), p.id
+
+
+def test_bus_bandwidth_vs_nccl_tests():
+    for p in variants("parallel.bus_bandwidth"):
+        g = p.given
+        n = g["ranks"]
+        factor = 2 * (n - 1) / n if g["op"] == "all-reduce" else (n - 1) / n
+        assert p.key.value == pytest.approx(g["size_bytes"] / g["time_s"] / 1e9 * factor, rel=1e-12), p.id
+
+
+def test_pipeline_bubble_vs_simulation():
+    for p in variants("parallel.pipeline_bubble"):
+        g = p.given
+        makespan, idle = simulate_pipeline(g["schedule"], g["stages"], g["microbatches"], 1.0, 2.0, g["chunks"])
+        assert p.key.value == pytest.approx(100 * max(idle) / makespan, rel=1e-9), p.id
+
+
+def test_tensor_parallel_bytes_vs_exchanged_tensors():
+    for p in variants("parallel.tensor_parallel_bytes"):
+        g = p.given
+        t, m = g["tp"], g["batch"] * g["seq"] * g["d_model"] * 2  # one bf16 activation tensor
+        expected = 4 * m if g["ask"] == "all-reduced" else 4 * 2 * (t - 1) / t * m
+        assert p.key.value == pytest.approx(expected / 2**20, rel=1e-12), p.id
+
+
+def test_max_batch_vs_cache_tensors():
+    for p in variants("serving.max_batch"):
+        g = p.given
+        hbm = g["chips"] * HBM[(g["hw"], g["hbm_figure"])]
+        B = int(p.key.value)
+        used = [2 * g["params"] + cache_bytes(g["layers"], g["kv_heads"], g["d_head"], b, g["context"]) for b in (B, B + 1)]
+        assert used[0] <= hbm < used[1], p.id
+        # Mistral-7B caches at most its 4096-position window: a longer context would need the rolling buffer
+        assert g["model"] != "Mistral-7B" or g["context"] <= 4096, p.id
+
+
+def test_speculative_vs_sum():
+    for p in variants("serving.speculative_tokens"):
+        g = p.given
+        e = sum(g["alpha"] ** k for k in range(g["gamma"] + 1))
+        expected = e if g["cost"] is None else e / (g["gamma"] * g["cost"] + 1)
+        assert p.key.value == pytest.approx(expected, rel=1e-12), p.id
+
+
+def test_compute_optimal_vs_search():
+    """The fitted optimum found by a grid search along C = 6ND; the hard level asks its tokens D = C/(6N)."""
+    for p in variants("scaling.compute_optimal"):
+        C = p.given["compute"]
+        if p.given["method"] == "rule-20":
+            assert p.key.value == pytest.approx(np.sqrt(C / 120) / 1e9, rel=1e-12)
+            continue
+        guess = p.key.value * 1e9 if p.given["ask"] == "params" else C / (6 * p.key.value * 1e9)
+        Ns = np.logspace(np.log10(guess) - 0.5, np.log10(guess) + 0.5, 20001)
+        loss = 1.69 + 406.4 / Ns**0.34 + 410.7 / (C / (6 * Ns)) ** 0.28
+        n_opt = Ns[int(np.argmin(loss))]
+        expected = n_opt if p.given["ask"] == "params" else C / (6 * n_opt)
+        assert p.key.value * 1e9 == pytest.approx(expected, rel=1e-4), p.id
+
+
+def test_pin_pipeline_bubble():
+    """Worked by hand for the easy seed: (p − 1)/(m + p − 1) as a percentage."""
+    p = easy("parallel.pipeline_bubble")
+    g = p.given
+    P, m = g["stages"], g["microbatches"]
+    assert p.key.value == pytest.approx(100 * (P - 1) / (m + P - 1))
+    assert f"p = {P}" in p.statement_text and f"m = {m}" in p.statement_text
+
+
+def test_mfu_with_recompute_vs_formula():
+    """MFU = (6N + 12·L·h·s)·tokens/s ÷ (chips · dense peak): recomputation does not enter it."""
+    from tests.family_helpers import CHIPS
+
+    for p in variants("parallel.mfu_with_recompute"):
+        g = p.given
+        model = 6 * g["params"] + 12 * g["n_layers"] * g["d_model"] * g["seq"]
+        mfu = model * g["tokens_per_second"] / (g["chips"] * CHIPS[g["hw"]][0])
+        assert p.key.value == pytest.approx(100 * mfu, rel=1e-12), p.id

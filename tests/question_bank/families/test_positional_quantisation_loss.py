@@ -1,0 +1,244 @@
+"""The relative-position, quantisation, loss/sampling and vision/MLP families.
+
+Soundness (key accepted, every misconception rejected and diagnosed, the solution ends in the
+answer) is checked for every family by tests/question_bank/families/test_every_family.py; here each key is recomputed a
+second, independent way from the problem's own data: HuggingFace's T5 bucket function and T5/ViT
+modules on the meta device, the ALiBi paper's slope recipe, F.cross_entropy, HF's logits warpers,
+byte layouts built as NumPy structured dtypes and torch meta tensors, nn.Sequential numel. One
+hand-worked variant per family is pinned."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import question_bank.families.loss_sampling  # noqa: F401 - registers
+import question_bank.families.positional_relative  # noqa: F401
+import question_bank.families.quantisation  # noqa: F401
+import question_bank.families.vision_mlp  # noqa: F401
+from question_bank.family import FAMILIES
+from question_bank.grading import grade
+from tests.family_helpers import easy, variants
+from tests.solver.kernels.test_loss_sampling import hf_set
+from tests.solver.kernels.test_positions_relative import paper_slopes
+
+transformers = pytest.importorskip("transformers")
+MODULES = {f"question_bank.families.{m}" for m in ("positional_relative", "quantisation", "loss_sampling", "vision_mlp")}
+IDS = sorted(fid for fid, f in FAMILIES.items() if f.build.__module__ in MODULES)
+
+
+def test_family_list():
+    assert IDS == sorted(["positional.t5_bucket", "positional.t5_bias_params", "positional.alibi_bias",
+                          "positional.rope_relative_score", "loss.cross_entropy",
+                          "loss.perplexity", "sampling.top_p", "quantisation.ggml_bytes", "quantisation.group_int4",
+                          "quantisation.nf4_bits", "quantisation.kv_int8", "counting.mlp_params", "counting.vit_params"])
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_every_family_has_a_misconception_and_ends_in_the_answer(fid):
+    for p in variants(fid, 5):
+        assert p.misconceptions, p.id
+        assert p.solution_text.strip().splitlines()[-1].startswith("Answer"), p.id
+
+
+def test_t5_bucket_against_huggingface():
+    f = transformers.models.t5.modeling_t5.T5Attention._relative_position_bucket
+    for p in variants("positional.t5_bucket"):
+        g = p.given
+        want = f(torch.tensor([g["r"]]), bidirectional=g["bidirectional"], num_buckets=g["num_buckets"],
+                 max_distance=g["max_distance"]).item()
+        assert p.key.value == want, p.id
+
+
+def test_t5_bias_params_against_model():
+    for p in variants("positional.t5_bias_params", 3):
+        name = p.given["preset"]
+        size = {"t5-small": (512, 8, 6), "t5-base": (768, 12, 12), "t5-large": (1024, 16, 24)}[name]
+        cfg = transformers.T5Config(d_model=size[0], num_heads=size[1], num_layers=size[2], d_kv=64, d_ff=64, vocab_size=8)
+        with torch.device("meta"):
+            m = transformers.T5ForConditionalGeneration(cfg)
+        tables = [q.numel() for n, q in m.named_parameters() if "relative_attention_bias" in n]
+        params = sum(tables) if p.given["stacks"] == 2 else tables[0]
+        if p.given["dtype"]:  # hard: the bytes, from a real tensor's element size
+            params *= torch.empty(0, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[p.given["dtype"]]).element_size()
+        assert p.key.value == params, p.id
+
+
+def test_alibi_bias_against_paper_slopes():
+    for p in variants("positional.alibi_bias"):
+        g = p.given
+        assert p.key.value == pytest.approx(-paper_slopes(g["H"])[g["head"] - 1] * (g["i"] - g["j"]), rel=1e-12)
+
+
+def test_alibi_pinned():
+    """H = 8, head 2, i = 11, j = 7: m₂ = 2^(−8·2/8) = 2^(−2) = 0.25; bias = −0.25 × (11 − 7) = −1.0000; the
+    sign flipped gives +1.0000, and −e^(−2) × 4 = −0.5413 (the natural base)."""
+    p = easy("positional.alibi_bias")
+    assert (p.given["H"], p.given["head"], p.given["i"], p.given["j"]) == (8, 2, 11, 7)
+    assert grade(p, -1.0).correct and grade(p, 1.0).misconception.id == "positive_sign"
+    assert grade(p, -0.5413).misconception.id == "natural_base"
+
+
+def test_rope_relative_score_against_complex_rotation():
+    """q and k as complex pairs rotated by e^{imθ} and e^{inθ}; the score is the real part of Σ q·conj(k)."""
+    for p in variants("positional.rope_relative_score"):
+        g = p.given
+        q, k = np.array(g["q"], dtype=float), np.array(g["k"], dtype=float)
+        theta = 10000.0 ** (-np.arange(len(q) // 2) * 2 / len(q))
+        qc = (q[0::2] + 1j * q[1::2]) * np.exp(1j * g["m"] * theta)
+        kc = (k[0::2] + 1j * k[1::2]) * np.exp(1j * g["n"] * theta)
+        assert p.key.value == pytest.approx(float(np.real(np.sum(qc * np.conj(kc)))), abs=1e-12), p.id
+
+
+def test_rope_relative_pinned():
+    """q = (1, 0) at m = 6, k = (2, 3) at n = 0: ac + be = 1·2 + 0·3 = 2, bc − ae = 0·2 − 1·3 = −3, so the
+    score is 2 cos 6 + 3 sin 6 = 2 × 0.960170 + 3 × (−0.279415) = 1.920341 − 0.838246 = 1.082; rotating by
+    (n − m)θ = −6 instead gives 1.920341 + 0.838246 = 2.759."""
+    p = easy("positional.rope_relative_score")
+    assert (p.given["q"], p.given["k"], p.given["m"], p.given["n"]) == ([1, 0], [2, 3], 6, 0)
+    assert grade(p, 1.082).correct and grade(p, 2.759).misconception.id == "reversed_offset"
+
+
+def test_cross_entropy_against_torch():
+    for p in variants("loss.cross_entropy"):
+        g = p.given
+        want = F.cross_entropy(torch.tensor([g["z"]], dtype=torch.float64), torch.tensor([g["y"]]),
+                               label_smoothing=g["label_smoothing"]).item()
+        assert p.key.value == pytest.approx(want, rel=1e-12)
+
+
+def test_cross_entropy_pinned():
+    """z = (3, −2, −1), y = 1: ln(e³ + e⁻² + e⁻¹) = 3.024745; CE = 3.024745 + 2 = 5.025."""
+    p = easy("loss.cross_entropy")
+    assert p.given["z"] == [3, -2, -1] and p.given["y"] == 1 and grade(p, 5.025).correct
+
+
+def test_perplexity_from_first_principles():
+    for p in variants("loss.perplexity"):
+        g = p.given
+        nats = g["loss"] if g["unit"] == "nats" else g["loss"] * math.log(2)
+        want = nats / math.log(2) * g["tokens"] / g["chars"] if g["tokens"] else math.exp(nats)
+        assert p.key.value == pytest.approx(want, rel=1e-12)
+
+
+def test_top_p_against_huggingface():
+    for p in variants("sampling.top_p"):
+        g = p.given
+        assert p.key.value == len(hf_set(g["z"], g["T"], None, g["p"])), p.id
+
+
+def test_top_p_pinned():
+    """z = (0.5, −1.5, −4, 1, −3), p = 0.8 (easy: logits in halves since issue 12). Sorted: 1, 0.5, −1.5, −3, −4;
+    e^z = 2.7183, 1.6487, 0.2231, 0.0498, 0.0183, sum 4.6582; probabilities 0.5835, 0.3539, …; 0.5835 < 0.8,
+    and 0.5835 + 0.3539 = 0.9375 reaches it, so the second token (the one crossing 0.8) is in: 2 tokens.
+    Leaving it out gives 1."""
+    p = easy("sampling.top_p")
+    assert p.given["z"] == [0.5, -1.5, -4, 1, -3] and p.given["p"] == 0.8 and p.key.value == 2
+    assert grade(p, 1).misconception.id == "crossing_excluded"
+
+
+#: ggml blocks as NumPy structured dtypes, field by field from ggml-common.h (typed here, not read from solver.systems.quant)
+GGML_DTYPES = {
+    "q4_0": [("d", "<f2"), ("qs", "u1", 16)],
+    "q8_0": [("d", "<f2"), ("qs", "i1", 32)],
+    "q4_K": [("d", "<f2"), ("dmin", "<f2"), ("scales", "u1", 12), ("qs", "u1", 128)],
+    "q5_K": [("d", "<f2"), ("dmin", "<f2"), ("scales", "u1", 12), ("qh", "u1", 32), ("qs", "u1", 128)],
+    "q6_K": [("ql", "u1", 128), ("qh", "u1", 64), ("scales", "i1", 16), ("d", "<f2")],
+}
+
+
+def test_ggml_bytes_against_structured_layout():
+    for p in variants("quantisation.ggml_bytes"):
+        g = p.given
+        n = g["rows"] * g["cols"] * g["layers"]
+        block = 32 if g["format"].endswith("0") else 256
+        arr = np.zeros(n // block, dtype=np.dtype(GGML_DTYPES[g["format"]]))
+        div = {"MiB": 2**20, "GiB": 2**30, "GB": 10**9}[g["unit"]]
+        assert p.key.value == pytest.approx(arr.nbytes / div, rel=1e-12), p.id
+
+
+def test_ggml_pinned():
+    """Q4_0 is 18 bytes per 32 weights: a 4096 × 4096 matrix is 524,288 blocks × 18 = 9,437,184 bytes = 9.00 MiB,
+    not the flat 8.00 MiB."""
+    from solver.systems.quant import ggml_bytes
+
+    assert ggml_bytes(4096 * 4096, "q4_0").answer == 9_437_184 == 9 * 2**20
+
+
+def test_group_int4_against_meta_tensors():
+    for p in variants("quantisation.group_int4"):
+        g = p.given
+        rows, cols, gs = g["rows"], g["cols"], g["group_size"]
+        groups = rows * math.ceil(cols / gs)
+        parts = [torch.empty(rows * cols // 2, dtype=torch.uint8, device="meta"),
+                 torch.empty(groups, dtype=torch.float16, device="meta")]
+        if g["g_idx"]:  # hard: AutoGPTQ's group index, one int32 per input feature
+            parts.append(torch.empty(cols, dtype=torch.int32, device="meta"))
+        zero_bytes = groups * 2 if g["zero"] == "fp16" else math.ceil(groups / 2)
+        total = sum(t.numel() * t.element_size() for t in parts) + zero_bytes
+        assert p.key.value == pytest.approx(total / 2**20, rel=1e-12), p.id
+
+
+def test_nf4_against_counted_constants():
+    for p in variants("quantisation.nf4_bits"):
+        g = p.given
+        n = g["n"] or 2**24
+        bytes_ = n // 2 + n // g["blocksize"] + 4 * (n // g["blocksize"] // g["dq_blocksize"])
+        want = bytes_ / 10**9 if g["n"] else 8 * bytes_ / n
+        assert p.key.value == pytest.approx(want, rel=1e-9 if g["n"] else 1e-12), p.id
+
+
+def test_kv_int8_against_cache_tensors():
+    from solver.counting.presets import get_preset
+
+    for p in variants("quantisation.kv_int8"):
+        g = p.given
+        c = get_preset(g["model"]).config
+        k = torch.empty(c.n_layers, g["B"], c.kv_heads, g["S"], c.head_dim, dtype=torch.int8, device="meta")
+        scales = torch.empty(c.n_layers, g["B"], c.kv_heads, g["S"], dtype=torch.float16, device="meta")
+        code = k.numel() * (1 if g["dtype"] == "int8" else 0.5)
+        total = 2 * (code + scales.numel() * scales.element_size())
+        assert p.key.value == pytest.approx(total / 2**30, rel=1e-12), p.id
+
+
+def test_mlp_against_sequential():
+    """Parameters: numel of nn.Sequential; FLOPs: FlopCounterMode on a real batch (it counts 2 per multiply-add, no bias adds)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    for p in variants("counting.mlp_params"):
+        s = p.given["sizes"]
+        net = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(s[:-1], s[1:], strict=True)])
+        if p.given["batch"] is None:
+            assert p.key.value == sum(q.numel() for q in net.parameters())
+        else:
+            with FlopCounterMode(display=False) as fc:
+                net(torch.zeros(p.given["batch"], s[0]))
+            assert p.key.value == fc.get_total_flops(), p.id
+
+
+def test_vit_against_huggingface():
+    for p in variants("counting.vit_params", 3):
+        g = p.given
+        big = g["preset"] == "vit-l/16"
+        cfg = transformers.ViTConfig(image_size=g["image_size"], hidden_size=1024 if big else 768,
+                                     num_hidden_layers=24 if big else 12, num_attention_heads=16 if big else 12,
+                                     intermediate_size=4096 if big else 3072)
+        with torch.device("meta"):
+            m = transformers.ViTModel(cfg, add_pooling_layer=False)
+        if g["level"] == 0:
+            want = sum(q.numel() for q in m.embeddings.patch_embeddings.parameters())
+        elif g["level"] == 1:
+            want = sum(q.numel() for q in m.embeddings.parameters())
+        else:
+            want = sum(q.numel() for q in m.parameters())
+        assert p.key.value == want, p.id
+
+
+def test_mlp_pinned():
+    """32 → 512 → 1: 32·512 + 512 + 512·1 + 1 = 17,409; without biases 16,896."""
+    p = easy("counting.mlp_params")
+    assert p.given["sizes"] == [32, 512, 1] and p.key.value == 17_409
+    assert grade(p, 16_896).misconception.id == "no_biases"

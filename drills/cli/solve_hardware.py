@@ -18,6 +18,7 @@ import click
 
 from drills.cli.matrix_args import parse_number
 from drills.cli.model_flags import model_options
+from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.output import InputError, emit, emit_json
 
 # ---------------------------------------------------------------------------------------
@@ -248,14 +249,62 @@ def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
 
 @click.command()
 @hardware_options
+@click.option("--compare", "compare", metavar="NAME", multiple=True,
+              help="With --plot: another chip preset's roofline beside this one (repeatable).")
+@click.option("--mark-batch", type=COUNT, multiple=True,
+              help="With --plot: mark X[B,D] @ W[D,D] at this batch (repeatable; default 1, ⌈B*⌉ and 8·⌈B*⌉).")
+@click.option("--mark-d", type=COUNT, default=8192, show_default=True,
+              help="With --plot: D of the marked matmuls (and d_model of the marked decode attention).")
+@plot_option
 @output_options
 @_solver_call
-def roofline(as_json, explain, **kw):
-    """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it."""
+def roofline(compare, mark_batch, mark_d, plot, as_json, explain, **kw):
+    """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it.
+
+    With --plot the roofline is drawn with its ridge point, and the operations marked on it
+    (matmuls at a few batches, a decode step's attention) are computed and printed too."""
     from solver.roofline import roofline as solve
 
-    r = solve(_chip(kw), weight_dtype=kw["weight_dtype"] or kw["dtype"])
+    check_plot(plot, as_json)
+    if (compare or mark_batch) and plot is None:
+        raise InputError("draws on the picture: give --plot FILE (or --plot -)", "--compare" if compare else
+                         "--mark-batch")
+    chip = _chip(kw)
+    wdt = kw["weight_dtype"] or kw["dtype"]
+    r = solve(chip, weight_dtype=wdt)
     show(r, as_json, explain)
+    if plot is not None:
+        _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
+
+
+def _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw) -> None:
+    """The operations marked on the roofline, computed by the solver, printed, then drawn."""
+    import math
+
+    from drills.plots import roofline as picture
+    from solver.hardware import resolve_chip
+    from solver.roofline import attention, matmul
+    from solver.roofline import roofline as solve
+
+    dtype = kw["dtype"]
+    name = kw.get("hw") or "this chip"
+    chips = [(name, r)] + [(other, solve(resolve_chip(other, dtype), weight_dtype=wdt)) for other in compare]
+    b_star = math.ceil(float(r.breakdown["critical_batch"]))
+    batches = list(dict.fromkeys(int(b) for b in mark_batch)) or sorted({1, b_star, 8 * b_star})
+    points = [(f"matmul B={b}", matmul(b, mark_d, mark_d, dtype=dtype, weight_dtype=wdt, chip=chip)) for b in batches]
+    heads = max(1, mark_d // 128)
+    points.append((f"decode attention B=8 S=4096 ({heads}×128)",
+                   attention(8, 4096, heads, 128, mode="decode", dtype=dtype, chip=chip)))
+    d = picture.data(chips, points)
+    if not as_json:
+        emit("")
+        emit(f"marked on the roofline (D = {mark_d}, weights {wdt}, activations {dtype}):")
+        for p in d["points"]:
+            emit(f"  {p['label']:<42} I = {p['intensity']:<10.5g} attained {p['attained']:.4g} FLOP/s "
+                 f"({p['bound']}-bound)")
+        for c in d["chips"][1:]:
+            emit(f"  {c['name']:<42} ridge I* = {c['ridge']:.5g} FLOP/byte")
+    draw("roofline", d, plot)
 
 
 @click.command("attention-flops")

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from drills.cli.model_flags import model_options
+from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
     BYTES,
@@ -166,13 +167,25 @@ def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
 @click.option("--microbatches", "-m", type=INT, required=True)
 @click.option("--schedule", type=click.Choice(["gpipe", "1f1b", "interleaved"]), default="1f1b", show_default=True)
 @click.option("--chunks", "-v", type=INT, default=1, show_default=True, help="Model chunks per stage (interleaved).")
+@plot_option
 @output_options
 @_solver_call
-def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
-    """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time."""
+def pipeline(stages, microbatches, schedule, chunks, plot, as_json, explain):
+    """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time.
+
+    With --plot the schedule is drawn as a timeline of stages × time, forward and backward
+    blocks, the bubble left blank."""
     from solver.parallelism import pipeline_bubble
 
-    show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain)
+    check_plot(plot, as_json)
+    r = pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks)
+    show(r, as_json, explain)
+    if plot is not None:
+        from drills.plots import pipeline as picture
+        from solver.systems.pipeline_schedule import pipeline_timeline
+
+        draw("pipeline", picture.data(pipeline_timeline(stages, microbatches, schedule=schedule, chunks=chunks), r),
+             plot)
 
 
 @click.command("dp-comm")

@@ -1,0 +1,87 @@
+"""The roofline: attainable FLOP/s = min(peak, I·bandwidth) against arithmetic intensity I, log-log.
+
+The roofs and ridge points come from :func:`solver.roofline.roofline` results, and each marked
+operation from a :func:`solver.roofline.matmul` or :func:`solver.roofline.attention` result: its
+intensity (FLOPs / bytes) and its attained FLOP/s = FLOPs / roofline time, the figures the
+command prints.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drills.plots import COLOURS, Canvas, fit, si
+
+
+def data(chips: list[tuple[str, Any]], points: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``chips``: (name, roofline Result); ``points``: (label, matmul/attention Result on the first chip)."""
+    roofs = [{"name": name, "peak": float(r.breakdown["peak_flops"]), "bandwidth": float(r.breakdown["bandwidth"]),
+              "ridge": float(r.breakdown["critical_intensity"]), "critical_batch": float(r.breakdown["critical_batch"])}
+             for name, r in chips]
+    marks = []
+    for label, r in points:
+        b = r.breakdown
+        marks.append({"label": label, "intensity": float(b["intensity"]),
+                      "attained": float(b["flops"]) / float(b["time_s"]), "bound": b["bound"],
+                      "time_s": float(b["time_s"])})
+    return {"chips": roofs, "points": marks}
+
+
+def _range(d: dict[str, Any]) -> tuple[float, float, float, float]:
+    xs = [c["ridge"] for c in d["chips"]] + [p["intensity"] for p in d["points"]]
+    x0 = 10 ** math.floor(math.log10(min(xs) / 4))
+    x1 = 10 ** math.ceil(math.log10(max(xs) * 8))
+    peak = max(c["peak"] for c in d["chips"])
+    low = min(min(c["bandwidth"] * x0 for c in d["chips"]), min((p["attained"] for p in d["points"]), default=peak))
+    return x0, x1, 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(peak * 1.5))
+
+
+def figure(d: dict[str, Any], plt):
+    x0, x1, y0, y1 = _range(d)
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for i, c in enumerate(d["chips"]):
+        colour = COLOURS[i % len(COLOURS)]
+        xs = [x0, c["ridge"], x1]
+        ys = [c["bandwidth"] * x0, c["peak"], c["peak"]]
+        ax.plot(xs, ys, color=colour, lw=2,
+                label=f"{c['name']}: peak {si(c['peak'], 'FLOP/s')}, {si(c['bandwidth'], 'B/s')}")
+        ax.plot([c["ridge"]], [c["peak"]], "o", color=colour, ms=6, mfc="white", mew=2)
+        ax.annotate(f"ridge I* = {c['ridge']:.4g} FLOP/B", (c["ridge"], c["peak"]), textcoords="offset points",
+                    xytext=(-8, 6), ha="right", fontsize=8, color=colour)
+    for j, p in enumerate(d["points"]):
+        marker = "s" if p["bound"] == "memory" else "^"
+        ax.plot([p["intensity"]], [p["attained"]], marker, color="black", ms=6)
+        near = sum(1 for q in d["points"][:j] if abs(math.log10(q["intensity"] / p["intensity"])) < 1.5)
+        ax.annotate(f"{p['label']}: I = {p['intensity']:.4g}, {si(p['attained'], 'FLOP/s')}",
+                    (p["intensity"], p["attained"]), textcoords="offset points",
+                    xytext=(8, -14 - 11 * near), fontsize=7.5)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("arithmetic intensity I (FLOP per byte of HBM traffic)")
+    ax.set_ylabel("attainable FLOP/s = min(peak, I × bandwidth)")
+    ax.set_title("Roofline: memory-bound (■) left of the ridge, compute-bound (▲) right of it")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def sketch(d: dict[str, Any], width: int = 80) -> str:
+    x0, x1, y0, y1 = _range(d)
+    cv = Canvas(width - 13, 16, (x0, x1), (y0, y1))
+    for i, c in enumerate(d["chips"]):
+        ch = "=-~:"[i % 4]
+        cv.curve(lambda x, c=c: min(c["peak"], c["bandwidth"] * x), ch)
+        cv.put(c["ridge"], c["peak"], "R")
+    for j, p in enumerate(d["points"]):
+        cv.put(p["intensity"], p["attained"], str(j + 1) if j < 9 else "*")
+    out = ["roofline (log-log): attainable FLOP/s against intensity (FLOP/byte)"]
+    out += cv.lines((si(y1, "FLOP/s"), si(y0, "FLOP/s")), (f"I={x0:g}", f"I={x1:g}"), margin=13)
+    for i, c in enumerate(d["chips"]):
+        out.append(f"  {'=-~:'[i % 4]} {c['name']}: peak {si(c['peak'], 'FLOP/s')}, "
+                   f"{si(c['bandwidth'], 'B/s')}, R = ridge I* {c['ridge']:.4g} FLOP/B")
+    for j, p in enumerate(d["points"]):
+        out.append(f"  {j + 1 if j < 9 else '*'} {p['label']}: I = {p['intensity']:.4g}, "
+                   f"{si(p['attained'], 'FLOP/s')}, {p['bound']}-bound")
+    return fit(out, width)

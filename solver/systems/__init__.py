@@ -1,0 +1,1 @@
+"""Systems arithmetic: chips, rooflines, inference, training, parallelism, collectives, serving."""

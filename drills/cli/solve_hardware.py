@@ -421,11 +421,17 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
 @click.option("--seq", type=COUNT, default=None, help="With --preset: sequence length of the exact count.")
 @model_options
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
-    """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours."""
+def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw):
+    """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours.
+
+    With --plot: where a GPU's bytes go in mixed-precision Adam training with plain data
+    parallelism (weights, gradients, optimizer states: qkv solve zero --stage 0) against its HBM."""
     from solver.training import train as solve
+
+    check_plot(plot, as_json)
 
     cfg, exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
@@ -438,9 +444,16 @@ def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
         exact = Fr(matmul_flops(cfg, 1, n, "train").flops, n)
     if params is None:
         raise InputError("give --params or --preset", "--params")
-    r = solve(params, tokens=tokens, compute=compute, chip=_chip(kw), chips=kw["chips"], mfu=kw["mfu"],
+    chip = _chip(kw)
+    r = solve(params, tokens=tokens, compute=compute, chip=chip, chips=kw["chips"], mfu=kw["mfu"],
               gpu_hours=gpu_hours, exact_flops_per_token=exact)
     show(r, as_json, explain)
+    if plot is not None:
+        from solver.training import zero as states
+
+        z = states(int(params), kw["chips"] or 1, 0, hbm=chip.hbm)
+        _zero_plot([z], f"Training {si_count(params)} params: model states per GPU (mixed-precision Adam, "
+                   "plain DP)", chip.hbm, as_json, plot)
 
 
 def hbm_options(f):
@@ -467,14 +480,58 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
 @hbm_options
+@plot_option
 @output_options
 @_solver_call
-def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
-    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves)."""
+def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain):
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves).
+
+    With --plot: where the bytes go under every stage, side by side, against the HBM."""
     from solver.training import zero as solve
 
+    check_plot(plot, as_json)
     size, origin = _hbm(hw, hbm)
     show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
+    if plot is not None:
+        results = [solve(params, gpus, s, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
+                   for s in range(4)]
+        _zero_plot(results, f"ZeRO: model states per GPU, {si_count(params)} parameters on {gpus} GPUs "
+                   f"(stage {stage} asked)", size, as_json, plot)
+
+
+def si_count(n) -> str:
+    """70e9 → '70B' (parameters in titles)."""
+    from drills.plots import count
+
+    return count(float(n))
+
+
+def _zero_plot(results, title: str, hbm, as_json: bool, plot: str) -> None:
+    """Print each result's parts, then draw them as bars (one per ZeRO stage) against ``hbm``."""
+    from drills.plots import memory as picture
+    from drills.plots import si
+
+    def format_bytes(v) -> str:
+        return f"{int(v):,} B ({si(float(v), 'B')})"
+
+    bars = []
+    if not as_json and len(results) > 1:
+        emit("")
+        emit("model states per GPU under each stage:")
+    for z in results:
+        b = z.breakdown
+        label = z.convention["stage"].split(":")[0]
+        bars.append((f"stage {label}", [("weights", b["weights_bytes"]), ("gradients", b["gradients_bytes"]),
+                                        ("optimizer states", b["optimizer_bytes"])]))
+        if not as_json and len(results) > 1:
+            emit(f"  stage {label}: weights {format_bytes(b['weights_bytes'])}, gradients "
+                 f"{format_bytes(b['gradients_bytes'])}, optimizer {format_bytes(b['optimizer_bytes'])}")
+    if not as_json and len(results) == 1:
+        b = results[0].breakdown
+        emit("")
+        emit(f"model states per GPU (stage 0): weights {format_bytes(b['weights_bytes'])}, gradients "
+             f"{format_bytes(b['gradients_bytes'])}, optimizer {format_bytes(b['optimizer_bytes'])}")
+    draw("memory", picture.data(title, bars, hbm), plot)
 
 
 @click.command()

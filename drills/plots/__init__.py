@@ -30,7 +30,7 @@ STYLE = {
     "savefig.dpi": DPI, "axes.grid": True, "grid.alpha": 0.3,
 }
 #: colour-blind-safe (Okabe-Ito) colours, in a fixed order
-COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#999999")
 
 
 def check_target(target: str | None) -> None:
@@ -94,6 +94,14 @@ def si(value: float, unit: str = "") -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g} {prefix}{unit}".rstrip()
     return f"{value:.3g} {unit}".strip()
+
+
+def count(value: float) -> str:
+    """70e9 → '70B': parameter and token counts the way the field writes them (K, M, B, T)."""
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
 
 
 class Canvas:

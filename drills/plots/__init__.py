@@ -22,7 +22,7 @@ from typing import Any
 from drills.output import InputError
 
 SUFFIXES = (".png", ".svg")
-INSTALL = "pip install 'qkv[plot]' (or pip install matplotlib)"
+INSTALL = "pip install 'qkv[plot]' (or pip install matplotlib)"  # as drills.cli.extras.INSTALL["plot"]
 WIDTH_IN, HEIGHT_IN, DPI = 7.5, 4.8, 150  # fits an A4 page's text width; 1125 × 720 pixels on screen
 STYLE = {
     "font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,

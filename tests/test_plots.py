@@ -29,6 +29,10 @@ PICTURES = {
     "roofline": (["solve", "roofline", "--hw", "h100-sxm", "--compare", "a100-80gb"],
                  ["ridge I* = 295.4 FLOP/B", "ridge I* = 153 FLOP/B", "matmul B=1: I = 0.9998, 3.35 TFLOP/s",
                   "matmul B=2368: I = 1501, 990 TFLOP/s", "h100-sxm", "a100-80gb"]),
+    "matmul": (["solve", "matmul", "-B", "64", "-D", "8192", "-F", "8192", "--hw", "h100"],
+               ["matmul [64,8192]@[8192,8192] forward: I = 63.02, 211 TFLOP/s", "ridge I* = 295.4 FLOP/B"]),
+    "decode": (["solve", "decode", "--preset", "llama2-7b", "-B", "16", "-S", "2048", "--hw", "h100"],
+               ["decode step B=16 S=2048: I = 7.594, 25.4 TFLOP/s"]),
     "pipeline-gpipe": (["solve", "pipeline", "-p", "4", "-m", "8", "--schedule", "gpipe"], ["3/11", "27.3%", "F8", "B1"]),
     "pipeline-1f1b": (["solve", "pipeline", "-p", "4", "-m", "8"], ["1F1B", "3/11", "27.3%"]),
     "pipeline-interleaved": (["solve", "pipeline", "-p", "4", "-m", "8", "--schedule", "interleaved", "-v", "2"],
@@ -127,6 +131,9 @@ def test_roofline_points_lie_on_the_roof():
     chip = resolve_chip("h100-sxm", "bf16")
     pts = [(f"B={b}", matmul(b, 4096, 11008, chip=chip)) for b in (1, 7, 300, 5000)]
     pts.append(("attn", attention(4, 2048, 32, 128, mode="decode", n_kv_heads=8, chip=chip)))
+    from solver.inference import decode_step
+
+    pts.append(("decode", decode_step(7_000_000_000, 32, 4096, 524288, chip, chips=2)))
     d = picture.data([("h100", roofline(chip))], pts)
     peak, bw = chip.peak_flops, chip.bandwidth
     for p in d["points"]:

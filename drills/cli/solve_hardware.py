@@ -237,14 +237,30 @@ def _solver_call(fn):
 @click.option("--d-out", "-F", type=COUNT, required=True, help="Columns of W.")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
-    """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F]."""
+def matmul(batch, d_in, d_out, mode, plot, as_json, explain, **kw):
+    """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F].
+
+    With --plot: the chip's roofline with this matmul marked on it."""
     from solver.roofline import matmul as solve
 
-    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=_chip(kw))
+    check_plot(plot, as_json)
+    chip = _chip(kw)
+    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip)
     show(r, as_json, explain)
+    if plot is not None:
+        _one_point_plot(chip, kw, f"matmul [{batch},{d_in}]@[{d_in},{d_out}] {mode}", r, plot)
+
+
+def _one_point_plot(chip, kw, label: str, r, plot: str) -> None:
+    """The chip's roofline with the command's one operation marked (its figures are printed above)."""
+    from drills.plots import roofline as picture
+    from solver.roofline import roofline as solve
+
+    roof = solve(chip, weight_dtype=kw["weight_dtype"] or kw["dtype"])
+    draw("roofline", picture.data([(kw.get("hw") or "this chip", roof)], [(label, r)]), plot)
 
 
 @click.command()
@@ -320,16 +336,25 @@ def _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
 @click.option("--d-ff", type=INT, default=None, help="For the crossover with all matmuls (default 4·d_model).")
 @click.option("--ffn", type=click.Choice(["relu", "gelu", "swiglu"]), default="gelu", show_default=True)
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, as_json,
+def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, plot, as_json,
                     explain, **kw):
-    """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls."""
+    """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls.
+
+    With --plot (and a chip): the roofline with this attention marked on it."""
     from solver.roofline import attention
 
+    check_plot(plot, as_json)
+    chip = _chip(kw)
     r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
-                  dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=_chip(kw))
+                  dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=chip)
     show(r, as_json, explain)
+    if plot is not None:
+        if "bound" not in r.breakdown:
+            raise InputError("the roofline needs the chip: give --hw NAME (or --peak-flops and --bandwidth)", "--plot")
+        _one_point_plot(chip, kw, f"attention {mode} B={batch} T={seq}", r, plot)
 
 
 @click.command()
@@ -371,15 +396,20 @@ def prefill(params, tokens, as_json, explain, **kw):
                    "case min(E, B·k), or all E.")
 @model_options
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as_json, explain, **kw):
+def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, plot, as_json, explain, **kw):
     """Lower bound of one decode step, in either named model (--model), over all chips.
 
     With a mixture of experts (--preset mixtral-8x7b) only the experts the batch touches are
     read; a sliding window caps each windowed layer's cache at W positions; latent attention
-    caches d_c + d_R per token and layer."""
+    caches d_c + d_R per token and layer.
+
+    With --plot: the chip's roofline with this decode step marked (FLOP/s attained per chip)."""
     from solver.inference import decode_step
+
+    check_plot(plot, as_json)
 
     cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
     if cfg is not None and params is None and kv_bytes_per_token is None and \
@@ -395,6 +425,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
         show(r, as_json, explain)
+        if plot is not None:
+            _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
         return
     if cfg is not None:
         from solver.counts import param_count
@@ -411,6 +443,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
                     weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
     show(r, as_json, explain)
+    if plot is not None:
+        _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
 
 
 @click.command()

@@ -15,16 +15,21 @@ from drills.plots import COLOURS, Canvas, fit, si
 
 
 def data(chips: list[tuple[str, Any]], points: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``chips``: (name, roofline Result); ``points``: (label, matmul/attention Result on the first chip)."""
+    """``chips``: (name, roofline Result); ``points``: (label, matmul, attention or decode-step Result on
+    the first chip)."""
     roofs = [{"name": name, "peak": float(r.breakdown["peak_flops"]), "bandwidth": float(r.breakdown["bandwidth"]),
               "ridge": float(r.breakdown["critical_intensity"]), "critical_batch": float(r.breakdown["critical_batch"])}
              for name, r in chips]
     marks = []
     for label, r in points:
         b = r.breakdown
-        marks.append({"label": label, "intensity": float(b["intensity"]),
-                      "attained": float(b["flops"]) / float(b["time_s"]), "bound": b["bound"],
-                      "time_s": float(b["time_s"])})
+        flops = float(b["flops"])
+        # a decode step (solver.inference.decode_step) gives total_bytes and its time as the answer
+        intensity = float(b["intensity"]) if "intensity" in b else flops / float(b["total_bytes"])
+        t = float(b["time_s"]) if "time_s" in b else float(r.answer)
+        chips = int(b.get("chips", 1))  # over several chips: FLOP/s attained per chip, against one chip's roof
+        marks.append({"label": label, "intensity": intensity, "attained": flops / t / chips, "bound": b["bound"],
+                      "time_s": t})
     return {"chips": roofs, "points": marks}
 
 

@@ -232,3 +232,22 @@ def test_canvas_maps_the_ends_of_its_axes_to_its_corners():
     assert (cv.col(1), cv.row(1e3)) == (0, 9) and (cv.col(1e6), cv.row(1e9)) == (49, 0)
     assert cv.col(1e3) == round(0.5 * 49)
     assert math.isclose(10 ** (6 * cv.col(1e3) / 49), 1e3, rel_tol=0.2)
+
+
+def test_pipeline_problems_carry_their_timeline_in_the_pdf_solution():
+    """The PDF sheet's solution of a pipeline-bubble problem draws its schedule (Typst, no matplotlib):
+    p·m·v forward and as many backward blocks, and the bubble the key is about in the caption."""
+    import question_bank.families.parallelism  # noqa: F401 - registers
+    from drills.sheets.pdf import pictures
+    from question_bank.family import FAMILIES
+
+    for seed, level in ((3, "easy"), (4, "medium"), (5, "hard")):
+        p = FAMILIES["parallel.pipeline_bubble"].generate(seed, level)
+        g = p.given
+        _, sol = pictures(p)
+        figs = [s for s in sol if "stage 1" in s]
+        assert len(figs) == 1
+        n, m, v = g["stages"], g["microbatches"], g.get("chunks", 1)
+        assert figs[0].count("place(") == 2 * n * m * v
+        assert f"stage {n}]" in figs[0] and f"stage {n + 1}]" not in figs[0]
+        assert f"{float(p.key.value):.1f}% of the step" in figs[0]  # the key, in percent

@@ -44,7 +44,8 @@ def figure(d: dict[str, Any], plt):
                     label=p["name"] if i == 0 or p["name"] not in [q["name"] for c in bars[:i] for q in c["parts"]]
                     else None)
             left += p["bytes"] / scale
-        ax.text(left, i, f"  {si(b['total'], 'B')}", va="center", fontsize=8)
+        ax.text(left, i, f" {si(b['total'], 'B')}", va="center", fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.8})
     if d["hbm"] is not None:
         ax.axvline(d["hbm"] / scale, color="black", ls="--", lw=1.2)
         ax.annotate(f"{d['hbm_label']} {si(d['hbm'], 'B')}", (d["hbm"] / scale, 1.0),

@@ -79,3 +79,30 @@ def sketch(d: dict[str, Any], width: int = 80) -> str:
     else:
         out.append(f"F forward, B backward, . = bubble; 1 column = {scale} time units")
     return fit(out, width)
+
+
+def typst(d: dict[str, Any], width_pt: float = 400.0) -> str:
+    """The timeline as Typst code for the PDF sheets (no plotting library): one row per stage, each
+    block placed at its start, forward blue, backward orange, the bubble left white; the bubble
+    fraction in the caption."""
+    p, T = d["stages"], d["makespan"]
+    u = width_pt / T  # points per time unit
+    rows = []
+    for s in range(p):
+        blocks = []
+        for b in (b for b in d["blocks"] if b["stage"] == s):
+            w = (b["end"] - b["start"]) * u
+            fill = 'rgb("#0072B2")' if b["kind"] == "F" else 'rgb("#E69F00")'
+            label = f'align(center + horizon, text(size: 5.5pt, fill: {"white" if b["kind"] == "F" else "black"})' \
+                    f'[{b["kind"]}{b["microbatch"]}])' if w >= 9 else "none"
+            stroke = "0.3pt + white" if w >= 2 else "none"
+            blocks.append(f"place(dx: {b['start'] * u:.2f}pt, box(width: {w:.2f}pt, height: 9pt, fill: {fill}, "
+                          f"stroke: {stroke}, {label}))")
+        rows.append(f"align(right + horizon, text(size: 7pt)[stage {s + 1}]), "
+                    f"box(width: {width_pt:.0f}pt, height: 9pt, stroke: (bottom: 0.3pt + gray), {{ {'; '.join(blocks)} }})")
+    caption = (f"{_title(d)}: time runs left to right, forward blue, backward orange (twice as long), "
+               "white = the bubble")
+    caption = caption.replace("[", "(").replace("]", ")").replace("#", "").replace("*", "×").replace("_", " ")
+    return (f"#figmark(figure(grid(columns: (34pt, {width_pt:.0f}pt), rows: 10pt, row-gutter: 2pt, "
+            f"column-gutter: 4pt, {', '.join(rows)}), caption: [{caption}], kind: \"picture\", "
+            "supplement: none, numbering: none))")

@@ -442,7 +442,20 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     d = g.get("d_model")
     if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
         sol.append(_pe_picture(g, d))
+    if p.family == "parallel.pipeline_bubble" and {"stages", "microbatches", "schedule"} <= set(g):
+        sol.append(_pipeline_picture(g))  # issue 29: the schedule the answer is about
     return stmt, sol
+
+
+def _pipeline_picture(g: dict[str, Any]) -> str:
+    """The pipeline schedule's timeline (drills.plots.pipeline, drawn by Typst: no plotting library)."""
+    from drills.plots import pipeline as picture
+    from solver.parallelism import pipeline_bubble
+    from solver.systems.pipeline_schedule import pipeline_timeline
+
+    p, m, schedule, v = g["stages"], g["microbatches"], g["schedule"], g.get("chunks", 1)
+    return picture.typst(picture.data(pipeline_timeline(p, m, schedule=schedule, chunks=v),
+                                      pipeline_bubble(p, m, schedule=schedule, chunks=v)))
 
 
 #: the largest picture, in points (A4 with 2 cm margins is 481 × 728 pt: room is left for the caption)

@@ -251,3 +251,25 @@ def test_pipeline_problems_carry_their_timeline_in_the_pdf_solution():
         assert figs[0].count("place(") == 2 * n * m * v
         assert f"stage {n}]" in figs[0] and f"stage {n + 1}]" not in figs[0]
         assert f"{float(p.key.value):.1f}% of the step" in figs[0]  # the key, in percent
+
+
+def test_matmul_bound_problems_carry_their_roofline_in_the_pdf_solution():
+    """The solution of a matmul-bound problem draws the chip's roofline (Typst) with the matmul at
+    I = 2BDF / (2(BD + DF + BF)) (bf16, each operand read once), worked here by hand."""
+    import question_bank.families.hardware  # noqa: F401 - registers
+    from drills.sheets.pdf import compile_typst, pictures
+    from question_bank.family import FAMILIES
+
+    for seed in (1, 2, 3):
+        p = FAMILIES["hardware.matmul_bound"].generate(seed, "easy")
+        g = p.given
+        B, D, F = g["batch"], g["d_in"], g["d_out"]
+        _, sol = pictures(p)
+        figs = [s for s in sol if "roofline" in s]
+        assert len(figs) == 1 and figs[0].count("square(") == 1
+        assert f"I = {2 * B * D * F / (2 * (B * D + D * F + B * F)):.4g}," in figs[0]
+        assert f"{g['hw']}: ridge I* =" in figs[0]
+    from drills.sheets.pdf import PREAMBLE
+
+    out = compile_typst("#set page(width: 16cm, height: auto)\n" + PREAMBLE + figs[0] + "\n", "svg")
+    assert (out if isinstance(out, bytes) else out[0]).startswith(b"<svg")

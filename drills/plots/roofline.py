@@ -90,3 +90,53 @@ def sketch(d: dict[str, Any], width: int = 80) -> str:
         out.append(f"  {j + 1 if j < 9 else '*'} {p['label']}: I = {p['intensity']:.4g}, "
                    f"{si(p['attained'], 'FLOP/s')}, {p['bound']}-bound")
     return fit(out, width)
+
+
+def typst(d: dict[str, Any], width_pt: float = 340.0, height_pt: float = 170.0) -> str:
+    """The roofline as Typst code for the PDF sheets (no plotting library): log-log axes with a
+    line at each decade, each chip's roof and ridge point, each operation as a labelled square."""
+    x0, x1, y0, y1 = _range(d)
+
+    def X(v: float) -> float:
+        return (math.log10(v) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * width_pt
+
+    def Y(v: float) -> float:
+        return height_pt - (math.log10(v) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)) * height_pt
+
+    def esc(text: str) -> str:
+        return text.replace("\\", "\\\\").replace('"', '\\"')
+
+    items = []
+    for k in range(round(math.log10(x0)), round(math.log10(x1)) + 1):
+        x = X(10 ** k)
+        items.append(f"place(dx: {x:.1f}pt, dy: 0pt, line(start: (0pt, 0pt), end: (0pt, {height_pt:.0f}pt), "
+                     "stroke: 0.3pt + luma(220)))")
+        items.append(f'place(dx: {x - 10:.1f}pt, dy: {height_pt + 3:.0f}pt, text(size: 6.5pt)[$10^({k})$])')
+    for k in range(round(math.log10(y0)), round(math.log10(y1)) + 1):
+        y = Y(10 ** k)
+        items.append(f"place(dx: 0pt, dy: {y:.1f}pt, line(start: (0pt, 0pt), end: ({width_pt:.0f}pt, 0pt), "
+                     "stroke: 0.3pt + luma(220)))")
+        items.append(f'place(dx: -34pt, dy: {y - 4:.1f}pt, text(size: 6.5pt, "{esc(si(10 ** k, "FLOP/s"))}"))')
+    colours = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
+    for i, c in enumerate(d["chips"]):
+        col = f'rgb("{colours[i % len(colours)]}")'
+        (ax, ay), (bx, by), (cx, cy) = (X(x0), Y(c["bandwidth"] * x0)), (X(c["ridge"]), Y(c["peak"])), \
+            (X(x1), Y(c["peak"]))
+        for (sx, sy), (ex, ey) in (((ax, ay), (bx, by)), ((bx, by), (cx, cy))):
+            items.append(f"place(line(start: ({sx:.1f}pt, {sy:.1f}pt), end: ({ex:.1f}pt, {ey:.1f}pt), "
+                         f"stroke: 1.4pt + {col}))")
+        items.append(f"place(dx: {bx - 3:.1f}pt, dy: {by - 3:.1f}pt, circle(radius: 3pt, fill: white, "
+                     f"stroke: 1pt + {col}))")
+        items.append(f'place(dx: {bx - 90:.1f}pt, dy: {by - 12 - 9 * i:.1f}pt, text(size: 7pt, fill: {col}, '
+                     f'"{esc(c["name"])}: ridge I* = {c["ridge"]:.4g} FLOP/B"))')
+    for j, p in enumerate(d["points"]):
+        px, py = X(p["intensity"]), Y(p["attained"])
+        items.append(f"place(dx: {px - 2.5:.1f}pt, dy: {py - 2.5:.1f}pt, square(size: 5pt, fill: black))")
+        items.append(f'place(dx: {px + 5:.1f}pt, dy: {py + 2 + 9 * j:.1f}pt, text(size: 7pt, '
+                     f'"{esc(p["label"])}: I = {p["intensity"]:.4g}, {esc(si(p["attained"], "FLOP/s"))}"))')
+    body = "; ".join(items)
+    caption = ("the roofline (log-log): attainable FLOP/s = min(peak, I × bandwidth) against the arithmetic "
+               "intensity I; left of the ridge memory-bound, right of it compute-bound")
+    return (f"#figmark(figure(pad(left: 36pt, bottom: 14pt, box(width: {width_pt:.0f}pt, height: {height_pt:.0f}pt, "
+            f"stroke: 0.5pt + gray, clip: false, {{ {body} }})), caption: [{caption}], "
+            'kind: "picture", supplement: none, numbering: none))')

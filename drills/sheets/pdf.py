@@ -444,7 +444,21 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
         sol.append(_pe_picture(g, d))
     if p.family == "parallel.pipeline_bubble" and {"stages", "microbatches", "schedule"} <= set(g):
         sol.append(_pipeline_picture(g))  # issue 29: the schedule the answer is about
+    if p.family == "hardware.matmul_bound" and {"hw", "batch", "d_in", "d_out"} <= set(g):
+        sol.append(_roofline_picture(g))  # issue 29: the matmul on its chip's roofline
     return stmt, sol
+
+
+def _roofline_picture(g: dict[str, Any]) -> str:
+    """The chip's roofline with the problem's bf16 matmul on it (drills.plots.roofline, drawn by Typst)."""
+    from drills.plots import roofline as picture
+    from solver.hardware import resolve_chip
+    from solver.roofline import matmul, roofline
+
+    chip = resolve_chip(g["hw"], "bf16")
+    r = matmul(g["batch"], g["d_in"], g["d_out"], dtype="bf16", chip=chip)
+    return picture.typst(picture.data([(g["hw"], roofline(chip))],
+                                      [(f"[{g['batch']},{g['d_in']}]@[{g['d_in']},{g['d_out']}]", r)]))
 
 
 def _pipeline_picture(g: dict[str, Any]) -> str:

@@ -273,3 +273,23 @@ def test_matmul_bound_problems_carry_their_roofline_in_the_pdf_solution():
 
     out = compile_typst("#set page(width: 16cm, height: auto)\n" + PREAMBLE + figs[0] + "\n", "svg")
     assert (out if isinstance(out, bytes) else out[0]).startswith(b"<svg")
+
+
+@pytest.mark.slow
+def test_files_are_the_same_bytes_from_two_separate_processes(tmp_path):
+    """Nothing per-process (ids, hash seeds, dates) leaks into the files."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), PYTHONHASHSEED="random")
+    digests = []
+    for n in (1, 2):
+        for suffix in ("svg", "png"):
+            target = tmp_path / f"p{n}.{suffix}"
+            subprocess.run([sys.executable, "-m", "drills", "solve", "pipeline", "-p", "3", "-m", "6", "--plot",
+                            str(target)], env=env, check=True, capture_output=True, timeout=120)
+        digests.append(((tmp_path / f"p{n}.svg").read_bytes(), (tmp_path / f"p{n}.png").read_bytes()))
+    assert digests[0] == digests[1]

@@ -293,3 +293,21 @@ def test_files_are_the_same_bytes_from_two_separate_processes(tmp_path):
                             str(target)], env=env, check=True, capture_output=True, timeout=120)
         digests.append(((tmp_path / f"p{n}.svg").read_bytes(), (tmp_path / f"p{n}.png").read_bytes()))
     assert digests[0] == digests[1]
+
+
+def test_zero_problems_carry_their_bars_in_the_pdf_solution():
+    """ZeRO (Rajbhandari et al. 2020, §5): 16Ψ, 4Ψ + 12Ψ/N, 2Ψ + 14Ψ/N, 16Ψ/N bytes per GPU, worked by hand."""
+    import question_bank.families.hardware  # noqa: F401 - registers
+    from drills.plots import si
+    from drills.sheets.pdf import pictures
+    from question_bank.family import FAMILIES
+
+    for seed, level in ((1, "easy"), (3, "medium"), (4, "hard")):
+        p = FAMILIES["hardware.zero_memory"].generate(seed, level)
+        psi, n = p.given["params"], p.given["gpus"]
+        _, sol = pictures(p)
+        figs = [s for s in sol if "model states per GPU" in s]
+        assert len(figs) == 1
+        for total in (16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n, 16 * psi / n):
+            assert f'"{si(total, "B")}"' in figs[0]
+        assert f"stage {p.given['stage']} (asked)" in figs[0]

@@ -82,3 +82,31 @@ def sketch(d: dict[str, Any], width: int = 80) -> str:
     if d["hbm"] is not None:
         out.append(f"  | {d['hbm_label']} {si(d['hbm'], 'B')} (! where the bytes cross it)")
     return fit(out, width)
+
+
+def typst(d: dict[str, Any], width_pt: float = 330.0) -> str:
+    """The bars as Typst code for the PDF sheets (no plotting library), the HBM as a dashed line."""
+    bars, names = d["bars"], _names(d)
+    colours = {n: PART_COLOURS.get(n, COLOURS[(4 + i) % len(COLOURS)]) for i, n in enumerate(names)}
+    top = max([b["total"] for b in bars] + [d["hbm"] or 0]) * 1.05
+    rows = []
+    for b in bars:
+        segs, x = [], 0.0
+        for p in b["parts"]:
+            w = p["bytes"] / top * width_pt
+            segs.append(f'place(dx: {x:.2f}pt, box(width: {w:.2f}pt, height: 11pt, fill: rgb("{colours[p["name"]]}")))')
+            x += w
+        segs.append(f'place(dx: {x + 3:.2f}pt, dy: 2pt, text(size: 7pt, "{si(b["total"], "B")}"))')
+        if d["hbm"] is not None:
+            hx = d["hbm"] / top * width_pt
+            segs.append(f"place(dx: {hx:.2f}pt, dy: -2pt, line(start: (0pt, 0pt), end: (0pt, 15pt), "
+                        'stroke: (paint: black, thickness: 0.8pt, dash: "dashed")))')
+        rows.append(f'align(right + horizon, text(size: 7pt, "{b["label"]}")), '
+                    f"box(width: {width_pt:.0f}pt, height: 11pt, {{ {'; '.join(segs)} }})")
+    legend = "; ".join(f'box(width: 7pt, height: 7pt, fill: rgb("{colours[n]}")) + h(2pt) + text(size: 7pt, "{n}") '
+                       f"+ h(8pt)" for n in names)
+    hbm = f", dashed line: {d['hbm_label']} {si(d['hbm'], 'B')}" if d["hbm"] is not None else ""
+    caption = f"{d['title']}{hbm}".replace("[", "(").replace("]", ")").replace("#", "").replace("_", " ")
+    return (f"#figmark(figure(stack(spacing: 5pt, grid(columns: (44pt, {width_pt + 40:.0f}pt), rows: 12pt, "
+            f"row-gutter: 4pt, column-gutter: 4pt, {', '.join(rows)}), {{ {legend} }}), caption: [{caption}], "
+            'kind: "picture", supplement: none, numbering: none))')

@@ -446,7 +446,24 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
         sol.append(_pipeline_picture(g))  # issue 29: the schedule the answer is about
     if p.family == "hardware.matmul_bound" and {"hw", "batch", "d_in", "d_out"} <= set(g):
         sol.append(_roofline_picture(g))  # issue 29: the matmul on its chip's roofline
+    if p.family == "hardware.zero_memory" and {"params", "gpus", "stage"} <= set(g):
+        sol.append(_zero_picture(g))  # issue 29: where the bytes go under each ZeRO stage
     return stmt, sol
+
+
+def _zero_picture(g: dict[str, Any]) -> str:
+    """Model states per GPU under ZeRO stages 0-3 (drills.plots.memory, drawn by Typst)."""
+    from drills.plots import memory as picture
+    from solver.training import zero
+
+    bars = []
+    for s in range(4):
+        b = zero(g["params"], g["gpus"], s).breakdown
+        bars.append((f"stage {s}" + (" (asked)" if s == g["stage"] else ""),
+                     [("weights", b["weights_bytes"]), ("gradients", b["gradients_bytes"]),
+                      ("optimizer states", b["optimizer_bytes"])]))
+    return picture.typst(picture.data(f"model states per GPU, {g['params']:,} parameters on {g['gpus']} GPUs "
+                                      "(mixed-precision Adam)", bars, None))
 
 
 def _roofline_picture(g: dict[str, Any]) -> str:

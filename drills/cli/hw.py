@@ -293,6 +293,9 @@ def measure_options(f):
 @click.group()
 def measure() -> None:
     """Run an operation for real with torch, time it, compare with the roofline."""
+    from drills.cli.extras import require_torch
+
+    require_torch("qkv measure")
 
 
 def _element_size(dtype: str | None, device: str) -> int:

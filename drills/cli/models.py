@@ -142,10 +142,12 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
     quantity: params, params[GROUP], flops[forward|decode|train], kv_cache_bytes,
     kv_cache_bytes[+cross]; counts are exact integers. On cpu/cuda a model also has
     "forward_seconds", on cuda "peak_memory" ({"math", "sdpa", "score_matrix_bytes"})."""
+    from drills.cli.extras import require_torch
     from solver.counting.presets import preset_names
     from solver.errors import SolverInputError
 
     presets = [_preset(n) for n in (names or preset_names())]
+    require_torch("qkv models verify")
     try:
         from solver.models.verify import require_device
 

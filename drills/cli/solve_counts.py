@@ -20,6 +20,7 @@ from drills.cli.model_flags import (
     model_options,
     pop_model_kwargs,
 )
+from drills.cli.plot_flag import check_plot, plot_option
 from drills.output import InputError, emit, emit_json
 
 
@@ -301,10 +302,14 @@ _WHAT = ("weights", "kv-cache", "attention-scores", "training")
               help="Encoder-decoder: add the cross-attention K/V cache.")
 @click.option("--precision", type=click.Choice(["mixed", "fp32"]), default="mixed", show_default=True,
               help="Training: mixed (fp16 + fp32 master) or fp32 Adam.")
+@click.option("--hw", "hw", metavar="NAME", default=None,
+              help="With --plot: the chip preset whose HBM the bytes are drawn against.")
+@click.option("--hbm", "hbm", default=None, help="With --plot: HBM bytes to draw the bytes against (80GB, 80GiB).")
+@plot_option
 @output_options
 def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_seq: int | None,
-           src_seq: int | None, include_cross: bool, precision: str, as_json: bool, explain: bool,
-           **kw: Any) -> None:
+           src_seq: int | None, include_cross: bool, precision: str, hw: str | None, hbm: str | None,
+           plot: str | None, as_json: bool, explain: bool, **kw: Any) -> None:
     """Exact bytes of the weights, the KV cache, the attention scores or Adam training state.
 
     Always bytes first, then GB (10⁹) and GiB (2³⁰). Each quantity asks only for what it
@@ -336,6 +341,9 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
         if miss:
             raise InputError(f"attention scores need {', '.join('--' + m.replace('_', '-') for m in miss)}")
         rep = counts.attention_scores_report(batch, n_heads, seq, dtype, kv_seq)
+    check_plot(plot, as_json)
+    if (hw is not None or hbm is not None) and plot is None:
+        raise InputError("draws on the picture: give --plot FILE (or --plot -)", "--hw" if hw else "--hbm")
     conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention}
     if what in ("weights", "training"):
         conv["assumed_defaults"] = _assumed(preset, given)
@@ -350,6 +358,25 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
         emit("formula:")
         emit(f"  {rep.formula}")
         _emit_conventions(conv)
+    if plot is not None:
+        _memory_plot(rep, what, hw, hbm, plot)
+
+
+def _memory_plot(rep, what: str, hw: str | None, hbm: str | None, plot: str) -> None:
+    """The report's items as one stacked bar, against the HBM of --hw or --hbm when given."""
+    from drills.cli.plot_flag import draw
+    from drills.plots import memory as picture
+
+    size = None
+    if hw is not None or hbm is not None:
+        from drills.cli.solve_hardware import BYTES, _chip
+
+        given = BYTES.convert(hbm, None, None) if hbm is not None else None
+        size = _chip({"hw": hw, "hbm": given}).need("hbm")
+    d = picture.data(f"qkv solve memory --what {what}: {rep.text()}",
+                     [(what, [(item.name, item.bytes) for item in rep.items])], size,
+                     f"HBM ({hw})" if hw else "HBM")
+    draw("memory", d, plot)
 
 
 def kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,

@@ -18,6 +18,7 @@ import click
 
 from drills.cli.matrix_args import parse_number
 from drills.cli.model_flags import model_options
+from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.output import InputError, emit, emit_json
 
 # ---------------------------------------------------------------------------------------
@@ -236,26 +237,90 @@ def _solver_call(fn):
 @click.option("--d-out", "-F", type=COUNT, required=True, help="Columns of W.")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def matmul(batch, d_in, d_out, mode, as_json, explain, **kw):
-    """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F]."""
+def matmul(batch, d_in, d_out, mode, plot, as_json, explain, **kw):
+    """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F].
+
+    With --plot: the chip's roofline with this matmul marked on it."""
     from solver.systems.roofline import matmul as solve
 
-    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=_chip(kw))
+    check_plot(plot, as_json)
+    chip = _chip(kw)
+    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip)
     show(r, as_json, explain)
+    if plot is not None:
+        _one_point_plot(chip, kw, f"matmul [{batch},{d_in}]@[{d_in},{d_out}] {mode}", r, plot)
+
+
+def _one_point_plot(chip, kw, label: str, r, plot: str) -> None:
+    """The chip's roofline with the command's one operation marked (its figures are printed above)."""
+    from drills.plots import roofline as picture
+    from solver.systems.roofline import roofline as solve
+
+    roof = solve(chip, weight_dtype=kw["weight_dtype"] or kw["dtype"])
+    draw("roofline", picture.data([(kw.get("hw") or "this chip", roof)], [(label, r)]), plot)
 
 
 @click.command()
 @hardware_options
+@click.option("--compare", "compare", metavar="NAME", multiple=True,
+              help="With --plot: another chip preset's roofline beside this one (repeatable).")
+@click.option("--mark-batch", type=COUNT, multiple=True,
+              help="With --plot: mark X[B,D] @ W[D,D] at this batch (repeatable; default 1, ⌈B*⌉ and 8·⌈B*⌉).")
+@click.option("--mark-d", type=COUNT, default=8192, show_default=True,
+              help="With --plot: D of the marked matmuls (and d_model of the marked decode attention).")
+@plot_option
 @output_options
 @_solver_call
-def roofline(as_json, explain, **kw):
-    """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it."""
+def roofline(compare, mark_batch, mark_d, plot, as_json, explain, **kw):
+    """Critical arithmetic intensity (peak / bandwidth) and the batch that reaches it.
+
+    With --plot the roofline is drawn with its ridge point, and the operations marked on it
+    (matmuls at a few batches, a decode step's attention) are computed and printed too."""
     from solver.systems.roofline import roofline as solve
 
-    r = solve(_chip(kw), weight_dtype=kw["weight_dtype"] or kw["dtype"])
+    check_plot(plot, as_json)
+    if (compare or mark_batch) and plot is None:
+        raise InputError("draws on the picture: give --plot FILE (or --plot -)", "--compare" if compare else
+                         "--mark-batch")
+    chip = _chip(kw)
+    wdt = kw["weight_dtype"] or kw["dtype"]
+    r = solve(chip, weight_dtype=wdt)
     show(r, as_json, explain)
+    if plot is not None:
+        _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
+
+
+def _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw) -> None:
+    """The operations marked on the roofline, computed by the solver, printed, then drawn."""
+    import math
+
+    from drills.plots import roofline as picture
+    from solver.systems.chips import resolve_chip
+    from solver.systems.roofline import attention, matmul
+    from solver.systems.roofline import roofline as solve
+
+    dtype = kw["dtype"]
+    name = kw.get("hw") or "this chip"
+    chips = [(name, r)] + [(other, solve(resolve_chip(other, dtype), weight_dtype=wdt)) for other in compare]
+    b_star = math.ceil(float(r.breakdown["critical_batch"]))
+    batches = list(dict.fromkeys(int(b) for b in mark_batch)) or sorted({1, b_star, 8 * b_star})
+    points = [(f"matmul B={b}", matmul(b, mark_d, mark_d, dtype=dtype, weight_dtype=wdt, chip=chip)) for b in batches]
+    heads = max(1, mark_d // 128)
+    points.append((f"decode attention B=8 S=4096 ({heads}×128)",
+                   attention(8, 4096, heads, 128, mode="decode", dtype=dtype, chip=chip)))
+    d = picture.data(chips, points)
+    if not as_json:
+        emit("")
+        emit(f"marked on the roofline (D = {mark_d}, weights {wdt}, activations {dtype}):")
+        for p in d["points"]:
+            emit(f"  {p['label']:<42} I = {p['intensity']:<10.5g} attained {p['attained']:.4g} FLOP/s "
+                 f"({p['bound']}-bound)")
+        for c in d["chips"][1:]:
+            emit(f"  {c['name']:<42} ridge I* = {c['ridge']:.5g} FLOP/byte")
+    draw("roofline", d, plot)
 
 
 @click.command("attention-flops")
@@ -271,16 +336,25 @@ def roofline(as_json, explain, **kw):
 @click.option("--d-ff", type=INT, default=None, help="For the crossover with all matmuls (default 4·d_model).")
 @click.option("--ffn", type=click.Choice(["relu", "gelu", "swiglu"]), default="gelu", show_default=True)
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, as_json,
+def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_model, d_ff, ffn, plot, as_json,
                     explain, **kw):
-    """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls."""
+    """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls.
+
+    With --plot (and a chip): the roofline with this attention marked on it."""
     from solver.systems.roofline import attention
 
+    check_plot(plot, as_json)
+    chip = _chip(kw)
     r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
-                  dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=_chip(kw))
+                  dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=chip)
     show(r, as_json, explain)
+    if plot is not None:
+        if "bound" not in r.breakdown:
+            raise InputError("the roofline needs the chip: give --hw NAME (or --peak-flops and --bandwidth)", "--plot")
+        _one_point_plot(chip, kw, f"attention {mode} B={batch} T={seq}", r, plot)
 
 
 @click.command()
@@ -322,15 +396,20 @@ def prefill(params, tokens, as_json, explain, **kw):
                    "case min(E, B·k), or all E.")
 @model_options
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as_json, explain, **kw):
+def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, plot, as_json, explain, **kw):
     """Lower bound of one decode step, in either named model (--model), over all chips.
 
     With a mixture of experts (--preset mixtral-8x7b) only the experts the batch touches are
     read; a sliding window caps each windowed layer's cache at W positions; latent attention
-    caches d_c + d_R per token and layer."""
+    caches d_c + d_R per token and layer.
+
+    With --plot: the chip's roofline with this decode step marked (FLOP/s attained per chip)."""
     from solver.systems.inference import decode_step
+
+    check_plot(plot, as_json)
 
     cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
     if cfg is not None and params is None and kv_bytes_per_token is None and \
@@ -346,6 +425,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
         show(r, as_json, explain)
+        if plot is not None:
+            _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
         return
     if cfg is not None:
         from solver.counting import param_count
@@ -362,6 +443,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
                     weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
     show(r, as_json, explain)
+    if plot is not None:
+        _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
 
 
 @click.command()
@@ -372,11 +455,17 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
 @click.option("--seq", type=COUNT, default=None, help="With --preset: sequence length of the exact count.")
 @model_options
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
-    """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours."""
+def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw):
+    """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours.
+
+    With --plot: where a GPU's bytes go in mixed-precision Adam training with plain data
+    parallelism (weights, gradients, optimizer states: qkv solve zero --stage 0) against its HBM."""
     from solver.systems.training import train as solve
+
+    check_plot(plot, as_json)
 
     cfg, exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
@@ -389,9 +478,16 @@ def train(params, tokens, compute, gpu_hours, seq, as_json, explain, **kw):
         exact = Fr(matmul_flops(cfg, 1, n, "train").flops, n)
     if params is None:
         raise InputError("give --params or --preset", "--params")
-    r = solve(params, tokens=tokens, compute=compute, chip=_chip(kw), chips=kw["chips"], mfu=kw["mfu"],
+    chip = _chip(kw)
+    r = solve(params, tokens=tokens, compute=compute, chip=chip, chips=kw["chips"], mfu=kw["mfu"],
               gpu_hours=gpu_hours, exact_flops_per_token=exact)
     show(r, as_json, explain)
+    if plot is not None:
+        from solver.systems.training import zero as states
+
+        z = states(int(params), kw["chips"] or 1, 0, hbm=chip.hbm)
+        _zero_plot([z], f"Training {si_count(params)} params: model states per GPU (mixed-precision Adam, "
+                   "plain DP)", chip.hbm, as_json, plot)
 
 
 def hbm_options(f):
@@ -418,14 +514,58 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
 @hbm_options
+@plot_option
 @output_options
 @_solver_call
-def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
-    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves)."""
+def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain):
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves).
+
+    With --plot: where the bytes go under every stage, side by side, against the HBM."""
     from solver.systems.training import zero as solve
 
+    check_plot(plot, as_json)
     size, origin = _hbm(hw, hbm)
     show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
+    if plot is not None:
+        results = [solve(params, gpus, s, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
+                   for s in range(4)]
+        _zero_plot(results, f"ZeRO: model states per GPU, {si_count(params)} parameters on {gpus} GPUs "
+                   f"(stage {stage} asked)", size, as_json, plot)
+
+
+def si_count(n) -> str:
+    """70e9 → '70B' (parameters in titles)."""
+    from drills.plots import count
+
+    return count(float(n))
+
+
+def _zero_plot(results, title: str, hbm, as_json: bool, plot: str) -> None:
+    """Print each result's parts, then draw them as bars (one per ZeRO stage) against ``hbm``."""
+    from drills.plots import memory as picture
+    from drills.plots import si
+
+    def format_bytes(v) -> str:
+        return f"{int(v):,} B ({si(float(v), 'B')})"
+
+    bars = []
+    if not as_json and len(results) > 1:
+        emit("")
+        emit("model states per GPU under each stage:")
+    for z in results:
+        b = z.breakdown
+        label = z.convention["stage"].split(":")[0]
+        bars.append((f"stage {label}", [("weights", b["weights_bytes"]), ("gradients", b["gradients_bytes"]),
+                                        ("optimizer states", b["optimizer_bytes"])]))
+        if not as_json and len(results) > 1:
+            emit(f"  stage {label}: weights {format_bytes(b['weights_bytes'])}, gradients "
+                 f"{format_bytes(b['gradients_bytes'])}, optimizer {format_bytes(b['optimizer_bytes'])}")
+    if not as_json and len(results) == 1:
+        b = results[0].breakdown
+        emit("")
+        emit(f"model states per GPU (stage 0): weights {format_bytes(b['weights_bytes'])}, gradients "
+             f"{format_bytes(b['gradients_bytes'])}, optimizer {format_bytes(b['optimizer_bytes'])}")
+    draw("memory", picture.data(title, bars, hbm), plot)
 
 
 @click.command()

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from drills.cli.model_flags import model_options
+from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
     BYTES,
@@ -29,7 +30,7 @@ from drills.cli.solve_hardware import (
     output_options,
     show,
 )
-from drills.output import InputError
+from drills.output import InputError, emit
 
 
 def link_options(f):
@@ -75,13 +76,37 @@ def _with_link(r, origin: str | None) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _collective(op, size, ranks, algorithm, as_json, explain, kw):
+def _collective(op, size, ranks, algorithm, as_json, explain, kw, plot=None):
     from solver.systems.collectives import collective as solve
 
+    check_plot(plot, as_json)
     beta, origin = _link(kw)
     r = solve(op, size, ranks, beta, latency=kw["latency"], algorithm=algorithm)
     _with_link(r, origin)
     show(r, as_json, explain)
+    if plot is not None:
+        _collective_plot(r, beta, kw["latency"], plot, as_json)
+
+
+def _collective_plot(r, beta: float, latency: float, plot: str, as_json: bool) -> None:
+    """Ring (and, for all-reduce, tree) time over sizes from S/10⁶ to 10³·S, the asked size marked."""
+    from drills.plots import collective as picture
+    from solver.systems.collectives import collective as solve
+
+    op, n, S = r.breakdown["op"], r.breakdown["ranks"], float(r.breakdown["size_bytes"])
+    algorithms = ("ring", "tree") if op == "all-reduce" else ("ring",)
+    sizes = [S * 10 ** (k / 4) for k in range(-24, 13)]
+    series = {a: [solve(op, s, n, beta, latency=latency, algorithm=a) for s in sizes] for a in algorithms}
+    marked = {a: (r if a == r.breakdown["algorithm"] else solve(op, S, n, beta, latency=latency, algorithm=a))
+              for a in algorithms}
+    d = picture.data(op, n, S, series, marked)
+    if not as_json:
+        emit("")
+        for a in algorithms:
+            x = d["crossover"][a]
+            emit(f"{a}: at {S:.6g} bytes {d['marked'][a]['time']:.6g} s; latency term = bandwidth term at "
+                 + (f"{x:.6g} bytes" if x else "no size (α = 0: give --latency)"))
+    draw("collective", d, plot)
 
 
 @click.command()
@@ -92,11 +117,15 @@ def _collective(op, size, ranks, algorithm, as_json, explain, kw):
 @click.option("--ranks", "-n", type=INT, required=True)
 @click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
 @link_options
+@plot_option
 @output_options
 @_solver_call
-def collective(op, size, ranks, algorithm, as_json, explain, **kw):
-    """Time, algbw and busbw of a collective in the α-β model (ring, pairwise all-to-all, binomial tree)."""
-    _collective(op, size, ranks, algorithm, as_json, explain, kw)
+def collective(op, size, ranks, algorithm, plot, as_json, explain, **kw):
+    """Time, algbw and busbw of a collective in the α-β model (ring, pairwise all-to-all, binomial tree).
+
+    With --plot: time against message size for ring and tree (all-reduce), the latency- and
+    bandwidth-bound regions shaded, the asked size marked."""
+    _collective(op, size, ranks, algorithm, as_json, explain, kw, plot)
 
 
 @click.command()
@@ -166,13 +195,25 @@ def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
 @click.option("--microbatches", "-m", type=INT, required=True)
 @click.option("--schedule", type=click.Choice(["gpipe", "1f1b", "interleaved"]), default="1f1b", show_default=True)
 @click.option("--chunks", "-v", type=INT, default=1, show_default=True, help="Model chunks per stage (interleaved).")
+@plot_option
 @output_options
 @_solver_call
-def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
-    """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time."""
+def pipeline(stages, microbatches, schedule, chunks, plot, as_json, explain):
+    """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time.
+
+    With --plot the schedule is drawn as a timeline of stages × time, forward and backward
+    blocks, the bubble left blank."""
     from solver.systems.parallelism import pipeline_bubble
 
-    show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain)
+    check_plot(plot, as_json)
+    r = pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks)
+    show(r, as_json, explain)
+    if plot is not None:
+        from drills.plots import pipeline as picture
+        from solver.systems.pipeline_schedule import pipeline_timeline
+
+        draw("pipeline", picture.data(pipeline_timeline(stages, microbatches, schedule=schedule, chunks=chunks), r),
+             plot)
 
 
 @click.command("dp-comm")
@@ -246,18 +287,33 @@ _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datashe
 @_HBM_FIGURE
 @model_options
 @hardware_options
+@plot_option
 @output_options
 @_solver_call
-def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, as_json,
+def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, plot, as_json,
           explain, **kw):
-    """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost."""
+    """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost.
+
+    With --plot: where the bytes go (weights, KV cache) against the chips' HBM."""
     from solver.systems.serving import serve as solve
 
+    check_plot(plot, as_json)
     params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
-    r = solve(params, context, kv, _hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
-              weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
-              price_per_chip_hour=price_per_chip_hour)
+    chip = _hbm_chip(kw, hbm_figure)
+    n = kw["chips"] or 1
+    r = solve(params, context, kv, chip, chips=n, weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch,
+              model=decode_model, price_per_chip_hour=price_per_chip_hour)
     show(r, as_json, explain)
+    if plot is not None:
+        from drills.plots import memory as picture
+
+        b = r.breakdown
+        hbm = n * chip.need("hbm")
+        d = picture.data(f"Serving: weights and KV cache of batch {b['batch']} × {context} tokens on {n} chip"
+                         f"{'s' if n > 1 else ''}", [(f"batch {b['batch']}", [("weights", b["weight_bytes"]),
+                                                                              ("KV cache", b["kv_bytes"])])],
+                         hbm, f"HBM ({n} × {chip.origin.get('hbm', 'given')})" if n > 1 else "HBM")
+        draw("memory", d, plot)
 
 
 @click.command()
@@ -301,12 +357,20 @@ def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
               help="fitted: Chinchilla's approach-3 law; rule-20: D = 20N.")
 @click.option("--params", "-N", type=COUNT, default=None, help="With --tokens: the over-training factor of a run.")
 @click.option("--tokens", "-D", type=COUNT, default=None)
+@plot_option
 @output_options
 @_solver_call
-def compute_optimal(compute, method, params, tokens, as_json, explain):
-    """Compute-optimal N and D for a budget (fitted law or the 20:1 rule), or a run's over-training factor."""
+def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
+    """Compute-optimal N and D for a budget (fitted law or the 20:1 rule), or a run's over-training factor.
+
+    With --plot: IsoFLOP curves of the fitted loss over N at C/10, C and 10·C, each optimum
+    marked with the 20:1 rule beside it."""
     from solver.systems.serving import compute_optimal as solve
     from solver.systems.serving import overtraining
+
+    check_plot(plot, as_json)
+    if plot is not None and compute is None:
+        raise InputError("the IsoFLOP curves need --compute", "--plot")
 
     if (params is None) != (tokens is None):
         raise InputError("the over-training factor needs both --params and --tokens", "--tokens")
@@ -318,6 +382,20 @@ def compute_optimal(compute, method, params, tokens, as_json, explain):
     if compute is None:
         raise InputError("give --compute (or --params with --tokens)", "--compute")
     show(solve(compute, method=method), as_json, explain)
+    if plot is not None:
+        from drills.plots import scaling as picture
+        from solver.systems.serving import chinchilla_loss
+
+        budgets = [(c, solve(c, method="fitted"), solve(c, method="rule-20")) for c in (compute / 10, compute,
+                                                                                       compute * 10)]
+        if not as_json:
+            emit("")
+            emit(f"{'compute C':>12}  {'fitted N':>10} {'D':>10} {'L':>8}   {'20:1 N':>10} {'D':>10} {'L':>8}")
+            for c, f, r in budgets:
+                fb, rb = f.breakdown, r.breakdown
+                emit(f"{c:>12.4g}  {fb['params']:>10.4g} {fb['tokens']:>10.4g} {fb['loss']:>8.4f}   "
+                     f"{rb['params']:>10.4g} {rb['tokens']:>10.4g} {rb['loss']:>8.4f}")
+        draw("scaling", picture.data(budgets, chinchilla_loss), plot)
 
 
 @click.command()

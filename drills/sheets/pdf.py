@@ -442,7 +442,51 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     d = g.get("d_model")
     if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
         sol.append(_pe_picture(g, d))
+    if p.family == "parallel.pipeline_bubble" and {"stages", "microbatches", "schedule"} <= set(g):
+        sol.append(_pipeline_picture(g))  # issue 29: the schedule the answer is about
+    if p.family == "hardware.matmul_bound" and {"hw", "batch", "d_in", "d_out"} <= set(g):
+        sol.append(_roofline_picture(g))  # issue 29: the matmul on its chip's roofline
+    if p.family == "hardware.zero_memory" and {"params", "gpus", "stage"} <= set(g):
+        sol.append(_zero_picture(g))  # issue 29: where the bytes go under each ZeRO stage
     return stmt, sol
+
+
+def _zero_picture(g: dict[str, Any]) -> str:
+    """Model states per GPU under ZeRO stages 0-3 (drills.plots.memory, drawn by Typst)."""
+    from drills.plots import memory as picture
+    from solver.systems.training import zero
+
+    bars = []
+    for s in range(4):
+        b = zero(g["params"], g["gpus"], s).breakdown
+        bars.append((f"stage {s}" + (" (asked)" if s == g["stage"] else ""),
+                     [("weights", b["weights_bytes"]), ("gradients", b["gradients_bytes"]),
+                      ("optimizer states", b["optimizer_bytes"])]))
+    return picture.typst(picture.data(f"model states per GPU, {g['params']:,} parameters on {g['gpus']} GPUs "
+                                      "(mixed-precision Adam)", bars, None))
+
+
+def _roofline_picture(g: dict[str, Any]) -> str:
+    """The chip's roofline with the problem's bf16 matmul on it (drills.plots.roofline, drawn by Typst)."""
+    from drills.plots import roofline as picture
+    from solver.systems.chips import resolve_chip
+    from solver.systems.roofline import matmul, roofline
+
+    chip = resolve_chip(g["hw"], "bf16")
+    r = matmul(g["batch"], g["d_in"], g["d_out"], dtype="bf16", chip=chip)
+    return picture.typst(picture.data([(g["hw"], roofline(chip))],
+                                      [(f"[{g['batch']},{g['d_in']}]@[{g['d_in']},{g['d_out']}]", r)]))
+
+
+def _pipeline_picture(g: dict[str, Any]) -> str:
+    """The pipeline schedule's timeline (drills.plots.pipeline, drawn by Typst: no plotting library)."""
+    from drills.plots import pipeline as picture
+    from solver.systems.parallelism import pipeline_bubble
+    from solver.systems.pipeline_schedule import pipeline_timeline
+
+    p, m, schedule, v = g["stages"], g["microbatches"], g["schedule"], g.get("chunks", 1)
+    return picture.typst(picture.data(pipeline_timeline(p, m, schedule=schedule, chunks=v),
+                                      pipeline_bubble(p, m, schedule=schedule, chunks=v)))
 
 
 #: the largest picture, in points (A4 with 2 cm margins is 481 × 728 pt: room is left for the caption)

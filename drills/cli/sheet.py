@@ -119,10 +119,13 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             data = source.read_bytes()
         except OSError as e:
             raise InputError(f"cannot read {source}: {e.strerror}", "--from") from None
+        notes: list[str] = []
         try:
-            sh = sheet_from_json(data, title=title)
+            sh = sheet_from_json(data, title=title, notes=notes)
         except SheetFormatError as e:
             raise InputError(f"{source.name}: {e}", "--from") from None
+        for note in notes:
+            warn(f"{source.name}: {note}")
         sh.date = date if date is not None else sh.date
         sh.moodle_msq = moodle_msq
         sh.epoch = content_epoch(source)

@@ -77,6 +77,11 @@ def write_all(files: dict[Path, bytes]) -> None:
               show_default=True,
               help="Moodle encoding of MSQ: multichoice (core; one wrong tick scores 0, a subset of the right "
                    "options earns part) or allornothing (the multichoiceset plugin: GATE's all or nothing).")
+@click.option("--anki-notes", "anki_notes", type=click.Choice(["shared", "per-sheet"]), default="shared",
+              show_default=True,
+              help="Anki: shared (a problem is one note in every sheet: a later deck updates it, and a problem "
+                   "already imported stays in its first deck; every note is tagged qkv_sheet::TITLE) or per-sheet "
+                   "(each sheet's deck gets notes of its own).")
 @click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.json",
               help="Render the problems of a sheet written with --format json (full or answers version), edited or "
                    "not: reorder, drop or edit its questions, then print it again in any format. No -n or filters.")
@@ -84,7 +89,7 @@ def write_all(files: dict[Path, bytes]) -> None:
 @click.pass_context
 def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int,
           seed: int, title: str | None, fmt: str | None, answers: str, date: str | None, output: Path,
-          moodle_msq: str, source: Path | None, as_json: bool) -> None:
+          moodle_msq: str, anki_notes: str, source: Path | None, as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
@@ -139,6 +144,7 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
         sh = Sheet(title=title or "qkv practice set", problems=sel.problems, seed=seed, arguments=args, date=date,
                    moodle_msq=moodle_msq, epoch=content_epoch())
+    sh.anki_notes = anki_notes
     if fmt == "moodle":
         from drills.sheets.moodle import mark_mismatches
 

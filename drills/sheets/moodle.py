@@ -129,7 +129,8 @@ def _numeric_value(v) -> float | None:
 
 def _common(q: ET.Element, i: int, p: Problem, text: str, full: bool, mark: int | None = None) -> None:
     name = ET.SubElement(q, "name")
-    ET.SubElement(name, "text").text = f"Q{i:02d} {p.id} ({marks_label(p.marks)})"
+    # a name is shown through Moodle's format_string (HTML): the id is text (issue 28)
+    ET.SubElement(name, "text").text = html.escape(f"Q{i:02d} {p.id} ({marks_label(p.marks)})", quote=False)
     _text(q, "questiontext", text)
     _text(q, "generalfeedback", _solution(p) if full else "")
     ET.SubElement(q, "defaultgrade").text = str(p.marks if mark is None else mark)
@@ -459,7 +460,8 @@ def quiz_element(sheet, version: str) -> ET.Element:
     formulas = getattr(sheet, "moodle_cloze", "cloze") == "formulas"
     quiz = ET.Element("quiz")
     cat = ET.SubElement(quiz, "question", {"type": "category"})
-    _text(cat, "category", f"$course$/top/qkv/{sheet.title}", fmt=None)
+    # a category path: "/" separates categories, "//" is a slash in a name (qformat_default::split_category_path)
+    _text(cat, "category", "$course$/top/qkv/" + html.escape(sheet.title, quote=False).replace("/", "//"), fmt=None)
     for i, p in sheet.numbered():
         if is_cloze(p) and formulas:
             q = ET.SubElement(quiz, "question", {"type": "formulas"})

@@ -284,15 +284,25 @@ def _raw(code: str) -> str:
     return "#raw(" + _typst_str(code) + ")"
 
 
+#: Markdown's backslash escape of ASCII punctuation (``W\_gate``, ``\*``): the character itself
+_MD_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _md_text(text: str) -> str:
+    r"""Plain Markdown text as Typst markup: Markdown's escapes undone (issue 27: ``W\_gate`` printed
+    its backslash), then every character with a meaning in Typst escaped."""
+    return escape_markup(_MD_ESCAPED.sub(r"\1", text))
+
+
 def inline_to_typst(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKDOWN_INLINE.finditer(text):
-        out.append(escape_markup(text[pos : m.start()]))
+        out.append(_md_text(text[pos : m.start()]))
         if m.group("code"):
             out.append(_raw(m.group("code")[1:-1]))
         elif m.group("dmath") is not None:
-            out.append("$ " + tex_to_typst(m.group("dbody")) + " $")
+            out.append("#fit[$ " + tex_to_typst(m.group("dbody")) + " $]")
         elif m.group("imath") is not None:
             body = tex_to_typst(m.group("ibody"))
             if "mat(" in body:  # a matrix in running text at full size
@@ -303,12 +313,13 @@ def inline_to_typst(text: str) -> str:
         else:
             out.append("#emph[" + inline_to_typst(m.group("ibody2")) + "]")
         pos = m.end()
-    out.append(escape_markup(text[pos:]))
+    out.append(_md_text(text[pos:]))
     return "".join(out)
 
 
 def md_to_typst(md: str) -> str:
-    """Typst markup for the bank's Markdown: paragraphs, display math, lists, quotes."""
+    """Typst markup for the bank's Markdown: paragraphs, display math, lists, quotes (display math uses
+    ``fit`` of :data:`PREAMBLE`)."""
     lines = md.replace("\r\n", "\n").split("\n")
     out: list[str] = []
     i = 0
@@ -323,7 +334,7 @@ def md_to_typst(md: str) -> str:
                 i += 1
             if i < len(lines):
                 body.append(lines[i].strip()[:-2])
-            out.append("$ " + tex_to_typst("\n".join(body)) + " $")
+            out.append("#fit[$ " + tex_to_typst("\n".join(body)) + " $]")
             i += 1
             continue
         if stripped.startswith("```"):
@@ -514,24 +525,29 @@ PREAMBLE = r"""
     caption: caption, kind: "picture", supplement: none, numbering: none)
   figmark(f)
 }
+#let fit(body) = layout(size => {
+  // a display equation or a key wider than its line (a 16-entry vector) is scaled down to fit it
+  let w = measure(body).width
+  if w > size.width { scale(x: size.width / w * 100%, y: size.width / w * 100%, reflow: true, body) } else { body }
+})
 #let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
-  #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]])))
-  #block(sticky: true, above: 0pt, below: 0.5em)[#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
+  #block(sticky: true, above: 0pt, below: 0.5em)[#place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]#context [#metadata((num, here().page()))<qkv-marks>]])))#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
   #context [#metadata((num, here().page()))<qkv-after-heading>]
   #body
 ]
 #let options(..items) = grid(columns: 1, row-gutter: 0.35em, ..items.pos().enumerate().map(((i, it)) =>
   grid(columns: (2em, 1fr), ..([(#"abcdefghij".at(i))], it).map(c => block(above: 0pt, below: 0pt, inset: (y: 0.3em), c)))))
 #let answerline = [#v(0.3em) Answer: #box(width: 5cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]]
-#let space(q, part, rows, cols) = [#metadata((q: q, part: part, rows: rows, cols: cols))<qkv-answer-space>]
+#let qkvspace(q, part, rows, cols) = context [#metadata((q: q, part: part, rows: rows, cols: cols, page: here().page()))<qkv-answer-space>]
+#let stmtend(q) = context [#metadata((q, here().page()))<qkv-statement-end>]
 #let answergrid(q, part, rows, cols, prompt) = block(breakable: false, above: 0.7em, below: 0.5em)[
-  #space(q, part, rows, cols)
+  #qkvspace(q, part, rows, cols)
   #if prompt != none [#prompt #v(0.15em)]
   #let w = calc.min(1.5cm, 15cm / cols)
   #grid(columns: (w,) * cols, rows: (0.75cm,) * rows, stroke: 0.5pt + rgb("#888888"), ..((none,) * (rows * cols)))
 ]
 #let partline(q, part, prompt) = block(breakable: false, above: 0.7em, below: 0.4em)[
-  #space(q, part, 1, 1)
+  #qkvspace(q, part, 1, 1)
   #prompt #h(0.6em) Answer: #box(width: 4cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]
 ]
 #let nameline = block(above: 0.8em, below: 0.8em, grid(columns: (auto, 1fr, auto, 5cm), column-gutter: 0.5em, align: bottom,
@@ -542,17 +558,49 @@ PREAMBLE = r"""
 def _key_typst(key: Any, options_text: list[str]) -> str:
     if isinstance(key, MatrixKey):
         rows = "; ".join(", ".join(num(x, key.decimals) .replace("∞", "infinity") for x in r) for r in key.value)
-        return f'$mat(delim: "[", {rows})$'
+        return f'#fit[$mat(delim: "[", {rows})$]'
     if isinstance(key, ChoiceKey):
         return escape_markup(", ".join(f"({LETTERS[i]})" for i in sorted(key.correct)))
     return escape_markup(describe_key(key))
 
 
+def _last_paragraph(typst: str) -> tuple[str, str]:
+    """``(everything before, the last paragraph)`` of Typst markup from :func:`md_to_typst`: split
+    at the last blank line that is not inside a raw block or a content block."""
+    for k in range(len(typst) - 1, -1, -1):
+        if typst.startswith("\n\n", k):
+            head = typst[:k]
+            if _balanced(head):
+                return head, typst[k + 2:]
+    return "", typst
+
+
+def _balanced(t: str) -> bool:
+    """No ``[``/``(`` left open in ``t`` (escaped brackets and strings aside)."""
+    depth, k, in_str = 0, 0, False
+    while k < len(t):
+        c = t[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == '"':
+            in_str = not in_str
+        elif not in_str and c in "[(":
+            depth += 1
+        elif not in_str and c in "])":
+            depth -= 1
+        k += 1
+    return depth == 0 and not in_str
+
+
 def _question(i: int, p: Problem) -> str:
     stmt, _ = pictures(p)
     kind = f"{marks_label(p.marks)} · {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]}"
-    body = [md_to_typst(p.statement_md.strip())]
-    body += stmt
+    # issue 27: the statement's last paragraph, its pictures and the first answer (options, a line, a
+    # grid) form one unbreakable block: no "Answer:" line or grid alone at the top of a page
+    head, last = _last_paragraph(md_to_typst(p.statement_md.strip()))
+    body = [head] if head else []
+    keep = [last + f"#stmtend({i})", *stmt]
     if p.options:
         body.append("#options(" + ", ".join("[" + inline_to_typst(o) + "]" for o in p.options) + ")")
     elif p.parts:
@@ -562,7 +610,12 @@ def _question(i: int, p: Problem) -> str:
     elif isinstance(p.key, MatrixKey):
         body.append(_space(i, "", p.key, "none"))
     elif p.type in ("nat", "integer"):
-        body.append(f"#space({i}, \"\", 1, 1)#answerline")
+        body.append(f"#qkvspace({i}, \"\", 1, 1)#answerline")
+    answers = body[1 if head else 0:]
+    body = body[: 1 if head else 0]
+    first, rest = answers[:1], answers[1:]
+    body.append("#block(breakable: false, width: 100%)[\n" + "\n\n".join(keep + first) + "\n]")
+    body += rest
     return f"#question({i}, {_typst_str(marks_label(p.marks))}, {_typst_str(kind.split(' · ', 1)[1])})[\n" + "\n\n".join(body) + "\n]\n"
 
 
@@ -588,7 +641,8 @@ def _answers(sheet) -> list[str]:
         out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
                    f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
         # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
-        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]" + md_to_typst(p.solution_md.strip()))
+        # on a line of its own: a solution that opens with a list must start its line with "- " (issue 27)
+        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]\n" + md_to_typst(p.solution_md.strip()))
         if extra := extra_explanation(p):
             out.append(md_to_typst(extra))
         out += sol_pics

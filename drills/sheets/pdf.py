@@ -531,7 +531,11 @@ PREAMBLE = r"""
   if w > size.width { scale(x: size.width / w * 100%, y: size.width / w * 100%, reflow: true, body) } else { body }
 })
 #let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
-  #block(sticky: true, above: 0pt, below: 0.5em)[#place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]#context [#metadata((num, here().page()))<qkv-marks>]])))#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
+  #block(sticky: true, above: 0pt, below: 0.5em, width: 100%)[
+    // the marks label sits in the margin of the heading's own (sticky) block: never alone at a page foot
+    #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]#context [#metadata((num, here().page()))<qkv-marks>]])))
+
+    #text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
   #context [#metadata((num, here().page()))<qkv-after-heading>]
   #body
 ]

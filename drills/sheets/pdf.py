@@ -426,13 +426,11 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     stmt: list[str] = []
     sol: list[str] = []
     g = p.given
-    if g.get("mask") == "causal":
-        n = len(g.get("q") or g.get("scores") or [])
-        if n >= 2:
-            from solver.masks import causal_mask
+    if (n := causal_size(p)) is not None:
+        from solver.masks import causal_mask
 
-            keep = causal_mask(n).astype(float).tolist()
-            stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
+        keep = causal_mask(n).astype(float).tolist()
+        stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
     for label, key in key_lines(p):
         if not isinstance(key, MatrixKey):
             continue
@@ -450,44 +448,81 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
         elif is_attention_weights(p, label, key.value):
             sol.append(f"#heat({_array([list(r) for r in key.value], 3)}, caption: [attention weights{escape_markup(lab)}: "
                        f"row $i$ is query $i$, column $j$ key $j$])")
-    d = g.get("d_model")
-    if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
+    if (d := pe_dims(p)) is not None:
         sol.append(_pe_picture(g, d))
     return stmt, sol
+
+
+def causal_size(p: Problem) -> int | None:
+    """The size of the causal mask a statement pictures (``given["mask"] == "causal"``), or None."""
+    g = p.given
+    if g.get("mask") == "causal":
+        n = len(g.get("q") or g.get("scores") or [])
+        if n >= 2:
+            return n
+    return None
+
+
+def pe_dims(p: Problem) -> int | None:
+    """d_model of a sinusoidal-PE problem whose solution pictures the PE (not RoPE, not learned), or None."""
+    d = p.given.get("d_model")
+    if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
+        return d
+    return None
 
 
 #: the largest picture, in points (A4 with 2 cm margins is 481 × 728 pt: room is left for the caption)
 PICTURE_WIDTH, PICTURE_HEIGHT = 440.0, 380.0
 
 
-def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, tuple[int, int] | None]:
-    """``(positions shown, first dimension shown, dimensions shown, the asked (pos, dim) or None)``:
-    positions 0..n−1 with n ≥ 16 taking in the asked one; at most 64 dimensions, a window that
-    takes in the asked one."""
+#: the most positions (rows) and dimensions (columns) a PE heatmap shows
+PE_MAX_POSITIONS, PE_MAX_DIMS = 48, 64
+
+
+def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, int, tuple[int, int] | None]:
+    """``(first position shown, positions shown, first dimension shown, dimensions shown, the asked
+    (pos, dim) or None)``: at least 16 and at most 48 positions, starting at 0 when the asked ones
+    fit, else a window around the asked position (issue 27: PE(50, ·) was neither shown nor
+    outlined); at most 64 dimensions, a window that takes in the asked one. The asked entry, when
+    the problem names one, is always inside the window."""
     pos, dim = g.get("pos", g.get("p")), g.get("dim")
+    if all(isinstance(g.get(k), int) for k in ("p", "k", "i")) and "dim" not in g:
+        # positional.pe_rotation: from PE(p, 2i), PE(p, 2i+1) to the asked PE(p + k, 2i)
+        pos, dim = g["p"] + g["k"], 2 * g["i"]
     poss = [int(x) for x in g.get("positions") or [] if isinstance(x, int | float)]
     top = max([int(pos)] if isinstance(pos, int | float) else poss or [0])
-    n_pos = min(max(16, top + 1), 48)
-    n_dim = min(d, 64)
+    n_pos = min(max(16, top + 1), PE_MAX_POSITIONS)
+    p0 = 0
+    if top >= n_pos:  # a window of 48 positions with the asked ones in it
+        if not isinstance(pos, int | float) and poss and max(poss) - min(poss) < PE_MAX_POSITIONS:
+            p0 = min(poss)
+        else:  # the asked position in the window's last quarter (context above it)
+            p0 = top - (3 * PE_MAX_POSITIONS) // 4
+    n_dim = min(d, PE_MAX_DIMS)
     d0 = 0
     if isinstance(dim, int) and dim >= n_dim:
         d0 = min(d - n_dim, (dim // 2) * 2 - n_dim // 2)  # an even start keeps sin/cos pairs together
-    asked = (int(pos), int(dim)) if isinstance(pos, int) and isinstance(dim, int) and pos < n_pos else None
-    return n_pos, d0, n_dim, asked
+    asked = (int(pos), int(dim)) if isinstance(pos, int) and isinstance(dim, int) else None
+    return p0, n_pos, d0, n_dim, asked
+
+
+def pe_values(g: dict[str, Any], d: int):
+    """The PE heatmap's values (rows: positions p0.., columns: dimensions d0..) and its window."""
+    from solver.numpy_ref import sinusoidal_pe
+
+    p0, n_pos, d0, n_dim, asked = pe_window(g, d)
+    return sinusoidal_pe(p0 + n_pos, d)[p0:, d0 : d0 + n_dim], (p0, n_pos, d0, n_dim, asked)
 
 
 def _pe_picture(g: dict[str, Any], d: int) -> str:
-    from solver.numpy_ref import sinusoidal_pe
-
-    n_pos, d0, n_dim, asked = pe_window(g, d)
+    pe, (p0, n_pos, d0, n_dim, asked) = pe_values(g, d)
     cell = min(16.0, PICTURE_WIDTH / n_dim, PICTURE_HEIGHT / n_pos)
-    pe = sinusoidal_pe(n_pos, d)[:, d0 : d0 + n_dim]
-    mark = f"({asked[0]}, {asked[1] - d0})" if asked else "none"
+    mark = f"({asked[0] - p0}, {asked[1] - d0})" if asked else "none"
     shown = "all" if n_dim == d else f"dimensions {d0} to {d0 + n_dim - 1} of {d}"
-    what = f"; outlined: $P E({asked[0]}, {asked[1]}) = {float(pe[asked[0], asked[1] - d0]):.3f}$" if asked else ""
+    what = f"; outlined: $P E({asked[0]}, {asked[1]}) = {float(pe[asked[0] - p0, asked[1] - d0]):.3f}$" if asked else ""
     return (f"#heat({_array(pe.tolist(), 3)}, lo: -1.0, hi: 1.0, cell: {cell:.2f}pt, labels: {'true' if cell >= 16 else 'false'}, "
             f"diverging: true, mark: {mark}, "
-            f"caption: [sinusoidal PE: positions 0 to {n_pos - 1} (rows), {shown} (columns); "
+            f"caption: [sinusoidal PE: positions {p0} to {p0 + n_pos - 1} (rows), {shown} (columns); "
             f"red $+1$, blue $-1${what}])")
 
 

@@ -164,3 +164,13 @@ def test_cli_message_is_one_line_naming_the_question(sheet_obj, tmp_path):
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Q2 key:" in r.stderr
     assert not (tmp_path / "x.md").exists()
+
+
+def test_an_edited_option_of_a_generated_problem_is_refused():
+    from drills.sheets.select import select_problems
+
+    mcq = next(p for p in select_problems(30, 2, types=["mcq"]).problems if p.family)
+    obj = json.loads(render(Sheet("o", [mcq], 0, {}), "json", "full"))
+    opts = obj["questions"][0]["problem"]["options"]
+    opts[0], opts[1] = opts[1], opts[0]  # a reordering keeps every figure, and moves the key
+    _refused(obj, "Q1 options[0]:", "key_source")

@@ -57,8 +57,19 @@ def numbers(s: str) -> Counter:
     return Counter(_NUM.findall(s))
 
 
+def _plain(x: Any) -> Any:
+    """Sets as sorted lists (an MSQ mistake's value is a set of options; JSON writes it as a list)."""
+    if isinstance(x, set | frozenset):
+        return sorted(_plain(v) for v in x)
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
 def _canon(x: Any) -> str:
-    return json.dumps(jsonable(x), sort_keys=True, ensure_ascii=False)
+    return json.dumps(jsonable(_plain(x)), sort_keys=True, ensure_ascii=False)
 
 
 def _mis(ms: list) -> str:
@@ -180,6 +191,14 @@ class _Checker:
             return list(base_v) if file_v == orig_v else self.fail(field, "leave it as it was, qkv rewrites it from given")
         return [self.text(f"{field}[{i}]", f, o, b) for i, (f, o, b) in enumerate(zip(file_v, orig_v, base_v, strict=True))]
 
+    def exact(self, field: str, file_v: list[str], orig_v: list[str], base_v: list[str]) -> list[str]:
+        if file_v == orig_v or (self.rebuilt and file_v == base_v):
+            return list(base_v)
+        k = next((i for i, (a, b) in enumerate(zip(file_v, orig_v, strict=False)) if a != b), min(len(file_v), len(orig_v)))
+        self.fail(f"{field}[{k}]", f"edited, but the key names the options by position and {self.what.split(' with ')[0]} "
+                                   f"wrote them: restore them; {_TEACHER_HINT}")
+        return []  # unreachable
+
     def same(self, field: str, file_v: str, orig_v: str, base_v: str, shown: str, computed: str) -> None:
         if file_v == orig_v or (self.rebuilt and file_v == base_v):
             return
@@ -240,8 +259,10 @@ def _generated(qn: str, p: Problem, obj: dict[str, Any], notes: list[str]) -> Pr
     solution_md = c.text("solution_md", p.solution_md, orig.solution_md, base.solution_md)
     solution_text = c.text("solution_text", p.solution_text, orig.solution_text, base.solution_text)
     explanation = c.text("explanation", p.explanation, orig.explanation, base.explanation)
-    options = c.texts("options", p.options, orig.options, base.options)
-    options_text = c.texts("options_text", p.options_text, orig.options_text, base.options_text)
+    # options: as the family wrote them (a reworded option could be a reordered one, and the key names
+    # options by position); a stale one (the old draw's) is replaced by the rebuilt one
+    options = c.exact("options", p.options, orig.options, base.options)
+    options_text = c.exact("options_text", p.options_text, orig.options_text, base.options_text)
     hints = c.texts("hints", p.hints, orig.hints, base.hints)
     c.same("key", _canon(key_to_json(p.key)), _canon(key_to_json(orig.key)), _canon(key_to_json(base.key)),
            _key_shown(p.key), _key_shown(base.key))

@@ -170,9 +170,7 @@ def test_cli_message_is_one_line_naming_the_question(sheet_obj, tmp_path):
 
 
 def test_an_edited_option_of_a_generated_problem_is_refused():
-    from drills.sheets.select import select_problems
-
-    mcq = next(p for p in select_problems(30, 2, types=["mcq"]).problems if p.family)
+    mcq = get_family("attention.why_sqrt_dk").generate(1, "medium")
     obj = json.loads(render(Sheet("o", [mcq], 0, {}), "json", "full"))
     opts = obj["questions"][0]["problem"]["options"]
     opts[0], opts[1] = opts[1], opts[0]  # a reordering keeps every figure, and moves the key

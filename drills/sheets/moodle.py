@@ -41,6 +41,14 @@
   imports worth the sum (9): :func:`mark_mismatches` lists them, ``qkv sheet`` says so,
   and the question's name carries the sheet's marks so that the teacher can set the
   question's maximum mark in the quiz (Moodle then scales the same fraction).
+- ``--moodle-cloze formulas`` (``Sheet.moodle_cloze``): the matrix and multi-part questions are
+  written for the plugin qtype_formulas instead (it must be installed on the site): one part worth
+  the sheet's marks, so the question imports worth exactly them, with one answer box per cell and
+  per part and a grading criterion that gives each box its share (see the section below). The
+  scalar parts of a core cloze keep their misconception answers (0 %, with the feedback).
+- Text from a sheet file is escaped for where it lands (issue 28): a ``{`` that could open a cloze
+  box (``{1:NUMERICAL:…}``) is written ``&#123;`` in the text around the boxes, a box's feedback and
+  options are HTML-escaped, then cloze-escaped; names and the category are escaped too.
 - The worked solution is the ``generalfeedback``. Math stays LaTeX between ``\\( \\)`` /
   ``\\[ \\]`` for Moodle's MathJax filter.
 

@@ -152,6 +152,10 @@ def test_curated_statement_change_needs_the_teachers_key(sheet_obj, tmp_path):
     assert sh.problems[2].statement_md.endswith("(with a change)") and sh.problems[2].key_source == "teacher"
     assert any(n.startswith("Q3 ") and "teacher" in n for n in notes)
     assert json.loads(render(sh, "json", "full"))["questions"][2]["problem"]["key_source"] == "teacher"
+    half = copy.deepcopy(sheet_obj)
+    half["questions"][2]["problem"].update(key_source="teacher")
+    half["questions"][2]["problem"]["statement_md"] += " (md only)"
+    _refused(half, "Q3 statement_text:", "statement_md was edited")
     own = copy.deepcopy(sheet_obj)
     own["questions"][2]["problem"]["id"] = "my.own.question"
     _refused(own, "Q3 id:", "key_source")

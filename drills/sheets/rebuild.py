@@ -334,9 +334,33 @@ def _curated(qn: str, p: Problem, notes: list[str]) -> Problem:
 
 
 def _teacher(qn: str, p: Problem, notes: list[str]) -> Problem:
-    """A key the teacher owns: printed as written (the structural rules of the format still hold)."""
+    """A key the teacher owns: printed as written (the structural rules of the format still hold),
+    but a statement edited in one of its two forms only is still refused when qkv knows the original."""
+    orig = _original(p)
+    if orig is not None:
+        for md, text in (("statement_md", "statement_text"), ("solution_md", "solution_text")):
+            if (getattr(p, md) != getattr(orig, md)) != (getattr(p, text) != getattr(orig, text)):
+                edited, kept = (md, text) if getattr(p, md) != getattr(orig, md) else (text, md)
+                raise ReconcileError(f"{qn} {kept}: {edited} was edited but {kept} was not: edit both the same way")
     notes.append(f"{qn} {p.id}: key set by the teacher (key_source), printed as written, not checked by qkv")
     return p
+
+
+def _original(p: Problem) -> Problem | None:
+    """The problem qkv itself has under this id (the family's draw, the bank's item), or None."""
+    try:
+        if p.family is None:
+            from question_bank import curated as mod
+
+            return mod.build(p.id) if p.id in {it.id for it in mod.index(include_study_only=True)} else None
+        from question_bank.family import all_families
+
+        fam = all_families().get(p.family)
+        if fam is None or p.difficulty not in fam.difficulties or not isinstance(p.seed, int):
+            return None
+        return fam.generate(p.seed, p.difficulty)
+    except Exception:  # noqa: BLE001 - an id qkv cannot rebuild: nothing to compare with
+        return None
 
 
 def reconcile(qn: str, p: Problem, obj: dict[str, Any], notes: list[str]) -> Problem:

@@ -61,19 +61,57 @@ FAMILIES: dict[str, Family] = {}
 _REDRAWS = 8
 
 
+class _Tracing(random.Random):
+    """A ``random.Random`` whose ``randint``/``uniform`` results are logged in the draw's trace
+    and may be replaced (see :class:`Trace`); the stream itself is unchanged."""
+
+    def __init__(self, seed: str, trace: Trace | None):
+        super().__init__(seed)
+        self.trace = trace
+
+    def randint(self, a: int, b: int) -> int:
+        v = super().randint(a, b)
+        return self.trace.value(v) if self.trace is not None else v
+
+    def uniform(self, a: float, b: float) -> float:
+        v = super().uniform(a, b)
+        return self.trace.value(v) if self.trace is not None else v
+
+
+@dataclass
+class Trace:
+    """What a draw chose (issue 27: a teacher edits a generated problem's parameters): every value of
+    :meth:`Draw.pick`, ``rng.randint`` and ``rng.uniform`` in order (``log``), and replacements
+    by position (``subs``: the i-th choice returns this value instead). Replaying a draw with the
+    choice that gave ``d_model = 768`` replaced by 1024 builds the family's problem for 1024: its
+    statement, key and worked solution, computed as for any draw."""
+
+    subs: dict[int, Any] = field(default_factory=dict)
+    log: list[Any] = field(default_factory=list)
+    redraw: int = 0  # the blind-key redraw (Family.generate) the problem came from
+
+    def value(self, v: Any) -> Any:
+        i = len(self.log)
+        if i in self.subs:
+            v = self.subs[i]
+        self.log.append(v)
+        return v
+
+
 class Draw:
     """The random draw of one problem, and the helper that assembles it.
 
     ``rng`` is a ``random.Random``; :meth:`np` a NumPy Generator seeded from it (created on
     first use, so families that need no NumPy do not import it)."""
 
-    def __init__(self, fam: Family, seed: int, difficulty: str, redraw: int = 0):
+    def __init__(self, fam: Family, seed: int, difficulty: str, redraw: int = 0, trace: Trace | None = None):
         self.family = fam
         self.seed = int(seed)
         self.difficulty = difficulty
         # ``redraw`` > 0: Family.generate drawing again because the first draw's key was a blind guess
         suffix = f":redraw{redraw}" if redraw else ""
-        self.rng = random.Random(f"{fam.id}:{difficulty}:{int(seed)}{suffix}")
+        self.trace = trace
+        self.rng = _Tracing(f"{fam.id}:{difficulty}:{int(seed)}{suffix}", trace)
         self._np = None
 
     @property
@@ -89,7 +127,8 @@ class Draw:
         return self._np
 
     def pick(self, seq: Sequence[Any]) -> Any:
-        return seq[self.rng.randrange(len(seq))]
+        v = seq[self.rng.randrange(len(seq))]
+        return self.trace.value(v) if self.trace is not None else v
 
     def problem(
         self,
@@ -161,9 +200,10 @@ class Family:
     def default_difficulty(self) -> str:
         return "medium" if "medium" in self.difficulties else self.difficulties[0]
 
-    def generate(self, seed: int, difficulty: str | None = None) -> Problem:
+    def generate(self, seed: int, difficulty: str | None = None, trace: Trace | None = None) -> Problem:
         """The problem for ``seed`` at ``difficulty`` (default: medium, or the family's only
-        level); the same arguments always give the same problem."""
+        level); the same arguments always give the same problem. ``trace`` records the draw's
+        choices (:class:`Trace`)."""
         diff = difficulty or self.default_difficulty
         if diff not in self.difficulties:
             raise ValueError(f"family {self.id} has difficulties {', '.join(self.difficulties)}, not {diff!r}")
@@ -173,9 +213,21 @@ class Family:
         from question_bank.quality import blind_key_guess
 
         for redraw in range(_REDRAWS + 1):
-            p = self.build(Draw(self, seed, diff, redraw))
+            if trace is not None:
+                trace.log.clear()
+                trace.redraw = redraw
+            p = self.build(Draw(self, seed, diff, redraw, trace))
             if self.blind_key_ok or blind_key_guess(p) is None:
                 break
+        if p.type not in self.types:
+            raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
+        return p
+
+    def replay(self, seed: int, difficulty: str, trace: Trace) -> Problem:
+        """The draw ``trace.redraw`` of ``seed`` at ``difficulty`` again, with ``trace.subs``
+        replacing its choices (see :class:`Trace`); no blind-key redraw."""
+        trace.log.clear()
+        p = self.build(Draw(self, seed, difficulty, trace.redraw, trace))
         if p.type not in self.types:
             raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
         return p

@@ -161,6 +161,10 @@ class Problem:
     # "Chapter 15: Transformers and Attention Mechanisms, §19 GATE / Exam Corner"; "" when generated.
     # ``source`` keeps the seed file for tools (issue 4's listing).
     source_title: str = ""
+    # Who vouches for the key (issue 27): "qkv" (the solver computed it) or "teacher" (a sheet read
+    # back with ``qkv sheet --from`` whose teacher edited the statement or key and marked the key as
+    # their own). Written to JSON only when "teacher".
+    key_source: str = "qkv"
 
 
 _SOURCE_FILE = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\s*")
@@ -257,6 +261,7 @@ def problem_to_json(p: Problem) -> dict[str, Any]:
         "explanation": p.explanation,
         "study_only": p.study_only,
         "source_title": p.source_title,
+        **({"key_source": p.key_source} if p.key_source != "qkv" else {}),
     }
 
 

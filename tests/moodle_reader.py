@@ -166,6 +166,11 @@ def read_quiz(data: bytes) -> list[MoodleQuestion]:
             continue
         name = q.findtext("name/text") or ""
         idnumber = q.findtext("idnumber") or ""
+        if kind == "formulas":  # plugin qtype_formulas: tests/formulas_reader.py
+            from tests.formulas_reader import read_formulas
+
+            out.append(read_formulas(q))
+            continue
         if kind == "cloze":  # import_multianswer: no import_headers, no <defaultgrade>
             mark, subs, errors = extract_cloze((q.findtext("questiontext/text") or "").strip())
             out.append(MoodleQuestion("multianswer", name, idnumber, mark, subs, errors))

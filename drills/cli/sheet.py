@@ -77,6 +77,16 @@ def write_all(files: dict[Path, bytes]) -> None:
               show_default=True,
               help="Moodle encoding of MSQ: multichoice (core; one wrong tick scores 0, a subset of the right "
                    "options earns part) or allornothing (the multichoiceset plugin: GATE's all or nothing).")
+@click.option("--moodle-cloze", "moodle_cloze", type=click.Choice(["cloze", "formulas"]), default="cloze",
+              show_default=True,
+              help="Moodle encoding of matrix and multi-part questions: cloze (core; a question imports worth the "
+                   "sum of its boxes' whole weights) or formulas (the qtype_formulas plugin, which must be installed: "
+                   "worth exactly its marks, every box its share).")
+@click.option("--anki-notes", "anki_notes", type=click.Choice(["shared", "per-sheet"]), default="shared",
+              show_default=True,
+              help="Anki: shared (a problem is one note in every sheet: a later deck updates it, and a problem "
+                   "already imported stays in its first deck; every note is tagged qkv_sheet::TITLE) or per-sheet "
+                   "(each sheet's deck gets notes of its own).")
 @click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.json",
               help="Render the problems of a sheet written with --format json (full or answers version), edited or "
                    "not: reorder, drop or edit its questions, then print it again in any format. No -n or filters.")
@@ -84,7 +94,7 @@ def write_all(files: dict[Path, bytes]) -> None:
 @click.pass_context
 def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int,
           seed: int, title: str | None, fmt: str | None, answers: str, date: str | None, output: Path,
-          moodle_msq: str, source: Path | None, as_json: bool) -> None:
+          moodle_msq: str, moodle_cloze: str, anki_notes: str, source: Path | None, as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
@@ -119,10 +129,13 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             data = source.read_bytes()
         except OSError as e:
             raise InputError(f"cannot read {source}: {e.strerror}", "--from") from None
+        notes: list[str] = []
         try:
-            sh = sheet_from_json(data, title=title)
+            sh = sheet_from_json(data, title=title, notes=notes)
         except SheetFormatError as e:
             raise InputError(f"{source.name}: {e}", "--from") from None
+        for note in notes:
+            warn(f"{source.name}: {note}")
         sh.date = date if date is not None else sh.date
         sh.moodle_msq = moodle_msq
         sh.epoch = content_epoch(source)
@@ -136,12 +149,15 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         args = {"topics": list(topics), "types": list(types), "difficulties": list(difficulties), "n": n}
         sh = Sheet(title=title or "qkv practice set", problems=sel.problems, seed=seed, arguments=args, date=date,
                    moodle_msq=moodle_msq, epoch=content_epoch())
+    sh.anki_notes = anki_notes
+    sh.moodle_cloze = moodle_cloze
     if fmt == "moodle":
         from drills.sheets.moodle import mark_mismatches
 
         for i, p, m in mark_mismatches(sh):
             warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
-                 f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz")
+                 f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz, "
+                 "or export with --moodle-cloze formulas (plugin qtype_formulas: exact marks)")
     files = outputs(sh, fmt, answers, output)
     write_all(files)
     if as_json:

@@ -64,6 +64,12 @@ class Sheet:
     #: when the content was last changed (seconds since the epoch; see :func:`content_epoch`): the Anki
     #: notes' modification time. ``None``: a fixed 2024-01-01.
     epoch: int | None = None
+    #: Anki note identity (``--anki-notes``): "shared" (a problem's note is the same in every sheet) or
+    #: "per-sheet" (a note of its own in each sheet's deck); see drills.sheets.anki
+    anki_notes: str = "shared"
+    #: Moodle encoding of matrix and multi-part questions (``--moodle-cloze``): "cloze" (core Moodle; whole
+    #: weights, see drills.sheets.moodle) or "formulas" (plugin qtype_formulas: worth exactly their marks)
+    moodle_cloze: str = "cloze"
 
     @property
     def total_marks(self) -> int:

@@ -10,13 +10,20 @@ sheet's title; every note's guid is ``genanki.guid_for("qkv", problem id, proble
 Updates: Anki's importer updates an existing note (same guid, same note type) only when the
 incoming note's modification time is newer. Every note's time is ``sheet.epoch`` (when the
 content last changed: the newest source file of the bank, the solver and these writers, or
-the JSON of ``--from``; see ``drills.sheets.content_epoch``), or midnight UTC of ``--date``
-if later, or 2024-01-01 without either; the versions that carry the answers (``full`` and
+the JSON of ``--from``; see ``drills.sheets.content_epoch``), or 2024-01-01 without it, never
+the printed ``--date`` (a future exam date would make every later correction look older); the versions that carry the answers (``full`` and
 ``answers``) are one second newer than the student version. So the answers deck of
 ``--answers separate`` fills the Answer field of the student deck's notes (and re-importing
 the student deck does not empty it), a deck made after a correction updates the notes, and
 an unchanged deck re-imported changes nothing. The zip entries carry a fixed 1980-01-01 date,
 so the same content gives byte-identical files.
+
+Decks across sheets: a note belongs to one deck, and Anki keeps an imported note in the deck
+it first came with. So a problem that two sheets share (same guid) stays in the first sheet's
+deck when the second is imported; every note carries the tag ``qkv_sheet::<title>`` of the
+sheet that last wrote it, to search a sheet's notes by tag. ``--anki-notes per-sheet`` gives
+each sheet notes of its own instead (the guid takes in the title: every sheet's deck is whole,
+at the price of reviewing a shared problem once per sheet).
 
 Figures (the mask, attention-weight and positional-encoding heatmaps the PDF draws) are
 SVG media files (compiled by Typst from the same pictures as the PDF), named by their
@@ -27,6 +34,7 @@ version leaves the back empty; the answers version is the full deck.
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import itertools
 import json
@@ -35,7 +43,6 @@ import re
 import sqlite3
 import tempfile
 import zipfile
-from datetime import UTC, datetime
 
 from drills.sheets import TYPE_NAMES, marks_label, part_prompts
 from drills.sheets.html import inline_to_html, key_block, mathjax, md_to_html
@@ -58,23 +65,35 @@ def deck_id(title: str) -> int:
     return (1 << 30) + int(hashlib.sha256(("qkv-deck:" + title).encode()).hexdigest()[:7], 16)
 
 
-def note_guid(p: Problem) -> str:
+def note_guid(p: Problem, sheet_title: str | None = None) -> str:
+    """The note's guid: the problem's (shared by every sheet), or with ``sheet_title`` the
+    problem's in that sheet (``--anki-notes per-sheet``: a note of its own in each sheet's deck)."""
     import genanki
 
+    if sheet_title is not None:
+        return genanki.guid_for("qkv", "sheet", sheet_title, p.id, "" if p.seed is None else p.seed)
     return genanki.guid_for("qkv", p.id, "" if p.seed is None else p.seed)
 
 
+def sheet_tag(title: str) -> str:
+    """The tag every note of a sheet carries: ``qkv_sheet::<title>`` (spaces as ``_``; Anki's tag
+    separator is a space, and ``::`` makes a tag tree)."""
+    slug = re.sub(r"[\s\"]+", "_", title.strip()) or "untitled"
+    return f"qkv_sheet::{slug}"
+
+
 def timestamp(sheet, version: str = "student") -> float:
-    """The notes' modification time (see the module docstring)."""
+    """The notes' modification time (see the module docstring): when the content last changed,
+    never the printed ``--date`` (issue 27: a future exam date would hide every later correction)."""
     ts = DEFAULT_TIMESTAMP
     if sheet.epoch:
         ts = max(ts, float(sheet.epoch))
-    if sheet.date:
-        try:
-            ts = max(ts, datetime.strptime(sheet.date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp())
-        except ValueError:
-            pass
     return ts + (1 if version != "student" else 0)
+
+
+#: A figure's SVG page: the text width of the PDF (A4, 2 cm margins: 595.28 − 2·56.69 pt) and a margin.
+FIGURE_PAGE_WIDTH = 481.89
+FIGURE_MARGIN = 6
 
 
 def figure_svgs(p: Problem) -> tuple[list[bytes], list[bytes]]:
@@ -82,8 +101,10 @@ def figure_svgs(p: Problem) -> tuple[list[bytes], list[bytes]]:
     from drills.sheets.pdf import PREAMBLE, compile_typst, pictures
 
     def svg(pic: str) -> bytes:
-        src = ("#set page(width: auto, height: auto, margin: 6pt)\n#set text(font: \"Libertinus Serif\", size: 10pt)\n"
-               + PREAMBLE + pic + "\n")
+        # the page is as wide as the PDF's text (issue 27: with an automatic width, the figure's
+        # ``width: 100%`` is 0 and Anki showed a 12 pt sliver); the image scales down to the card
+        src = (f"#set page(width: {FIGURE_PAGE_WIDTH}pt, height: auto, margin: {FIGURE_MARGIN}pt)\n"
+               "#set text(font: \"Libertinus Serif\", size: 10pt)\n" + PREAMBLE + pic + "\n")
         out = compile_typst(src, "svg")
         return out if isinstance(out, bytes) else out[0]
 
@@ -129,8 +150,6 @@ def _back(p: Problem, figs: list[bytes] = ()) -> str:
     if figs:
         out.append(_imgs(list(figs)))
     if p.misconceptions:
-        import html
-
         out.append('<div class="mis"><b>Typical mistakes:</b><ul>' + "".join(
             f"<li>{html.escape(m.label)}: {html.escape(m.feedback)}</li>" for m in p.misconceptions) + "</ul></div>")
     return "\n".join(out)
@@ -160,8 +179,11 @@ def build_package(sheet, version: str):
             media[media_name(d)] = d
         back = _back(p, sol) if version != "student" else ""
         tags = [t.replace(" ", "_") for t in (f"qkv::{p.topic}", f"type::{p.type}", f"difficulty::{p.difficulty}")]
-        deck.add_note(genanki.Note(model=model, fields=[_front(i, p, stmt), back, p.id, marks_label(p.marks)],
-                                   guid=note_guid(p), tags=tags))
+        tags.append(sheet_tag(sheet.title))
+        guid = note_guid(p, sheet.title if getattr(sheet, "anki_notes", "shared") == "per-sheet" else None)
+        # every field is HTML to Anki: the id is text, escaped (issue 28: an id is the teacher's in --from)
+        deck.add_note(genanki.Note(model=model, fields=[_front(i, p, stmt), back, html.escape(p.id),
+                                                        marks_label(p.marks)], guid=guid, tags=tags))
     return genanki.Package(deck), media
 
 

@@ -271,6 +271,52 @@ def _mask_table(vals, keep) -> str:
         "<tr>" + "".join(cell(v, k) for v, k in zip(r, kr, strict=True)) + "</tr>" for r, kr in zip(vals, keep, strict=True)) + "</table>"
 
 
+def statement_pictures_html(p: Problem) -> str:
+    """The statement's pictures, as in the PDF: the causal mask of a masked-attention problem."""
+    from drills.sheets.pdf import causal_size
+
+    if (n := causal_size(p)) is None:
+        return ""
+    keep = [[j <= i for j in range(n)] for i in range(n)]
+    vals = [[1.0 if k else 0.0 for k in r] for r in keep]
+    return (f"<figure>{_mask_table(vals, keep)}<figcaption>causal mask: query i may attend to key j ≤ i"
+            "</figcaption></figure>")
+
+
+def _pe_colour(v: float) -> str:
+    """Diverging: blue at −1, white at 0, red at +1 (as the PDF's heatmap)."""
+    t = max(-1.0, min(1.0, v))
+    r, g, b = ((214, 96, 77) if t > 0 else (67, 147, 195))
+    a = abs(t)
+    return f"#{int(255 + (r - 255) * a):02x}{int(255 + (g - 255) * a):02x}{int(255 + (b - 255) * a):02x}"
+
+
+def pe_heatmap_html(p: Problem) -> str:
+    """The sinusoidal-PE heatmap of a PE problem's solution, as in the PDF (the same window of
+    positions and dimensions, the asked entry outlined), or ""."""
+    from drills.sheets.pdf import pe_dims, pe_values
+
+    if (d := pe_dims(p)) is None:
+        return ""
+    pe, (p0, n_pos, d0, n_dim, asked) = pe_values(p.given, d)
+    rows = []
+    for r in range(n_pos):
+        cells = []
+        for c in range(n_dim):
+            v = float(pe[r, c])
+            cls = ' class="hit"' if asked is not None and (p0 + r, d0 + c) == asked else ""
+            cells.append(f'<td{cls} style="background:{_pe_colour(v)}" '
+                         f'title="PE({p0 + r}, {d0 + c}) = {v:.3f}"></td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    shown = "all dimensions" if n_dim == d else f"dimensions {d0} to {d0 + n_dim - 1} of {d}"
+    what = ""
+    if asked is not None:
+        what = f"; outlined: PE({asked[0]}, {asked[1]}) = {float(pe[asked[0] - p0, asked[1] - d0]):.3f}"
+    return (f'<figure><table class="pe" data-positions="{p0}-{p0 + n_pos - 1}" data-dims="{d0}-{d0 + n_dim - 1}">'
+            + "".join(rows) + f"</table><figcaption>sinusoidal PE: positions {p0} to {p0 + n_pos - 1} (rows), {shown} "
+            f"(columns); red +1, blue −1{what}</figcaption></figure>")
+
+
 def pictures_html(p: Problem) -> str:
     from drills.sheets.pdf import is_attention_weights, mask_like
 
@@ -292,6 +338,8 @@ def pictures_html(p: Problem) -> str:
         elif is_attention_weights(p, label, vals):
             out.append(f"<figure>{_weights_table(vals)}<figcaption>attention weights{html.escape(lab)}: row i is query i, "
                        "column j key j</figcaption></figure>")
+    if pe := pe_heatmap_html(p):
+        out.append(pe)
     return "\n".join(out)
 
 
@@ -321,6 +369,8 @@ table.key{border-collapse:collapse;width:100%} table.key>tbody>tr>td,table.key>t
 table.heat{border-collapse:collapse;margin:.5em auto;font-size:.75em} table.heat td{width:2.6em;height:2.2em;
  text-align:center;border:1px solid #fff}
 td.keep{background:#b7e1a1} td.block{background:#444;color:#fff}
+table.pe{border-collapse:collapse;margin:.5em auto} table.pe td{width:.55em;height:.55em;padding:0;border:0}
+table.pe td.hit{outline:2px solid #000;outline-offset:-1px}
 figure{text-align:center;margin:.8em 0;break-inside:avoid} figcaption{font-size:.85em;color:#333}
 blockquote{border-left:3px solid #c0392b;margin:.6em 0;padding-left:.8em;color:#333}
 code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em} pre{background:#f4f4f4;padding:.5em;
@@ -329,7 +379,7 @@ code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em
 .sol{break-inside:auto} .sol h3{break-after:avoid}
 @page{margin:18mm 16mm}
 @media print{body{margin:0;max-width:none;font-size:11pt} a{color:inherit;text-decoration:none}
- table.heat td,td.keep,td.block{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+ table.heat td,table.pe td,td.keep,td.block{-webkit-print-color-adjust:exact;print-color-adjust:exact}
  h2.keyh{break-before:page} table.key tr{break-inside:avoid} .eq{overflow:visible;white-space:normal}}
 """
 
@@ -349,6 +399,8 @@ def _question(i: int, p: Problem) -> str:
     out = [f'<section class="q" id="q{i}"><div class="qm">[{marks_label(p.marks)}]</div>'
            f'<div class="qh">Q{i}.<small>{html.escape(TYPE_NAMES[p.type])}: {html.escape(TYPE_RULES[p.type])}</small></div>',
            md_to_html(p.statement_md.strip())]
+    if pics := statement_pictures_html(p):
+        out.append(pics)
     if p.options:
         out.append('<ol class="opts">' + "".join(f"<li>({LETTERS[j]}) {inline_to_html(o, unicode_math)}</li>"
                                                 for j, o in enumerate(p.options)) + "</ol>")

@@ -12,9 +12,12 @@ say: an MCQ's key is one option, a key's type is the problem's type, every optio
 exists, a range has lo ≤ value ≤ hi, a matrix is rectangular, a question's marks are its
 problem's marks, a student file holds no answer) and rebuilds the sheet, so that a teacher
 can reorder, drop or edit the problems of a ``full`` (or ``answers``) file and render it
-again in any format. The question ``number`` and ``total_marks`` are recomputed from the
-order and the marks (they need no editing); ``answer`` is derived from ``key``, which is
-what counts. A student file has no keys and cannot be read back.
+again in any format. The question ``number`` is recomputed from the order (questions are named
+``Q1``, ``Q2``... in that order in every message); ``total_marks`` too, with a note when the
+file's differs; ``answer`` must agree with ``key``. Every problem is then checked against what
+qkv computes (:mod:`drills.sheets.rebuild`): a generated problem whose ``given`` was edited is
+rebuilt from it, a stale statement or key is refused. A student file has no keys and cannot be
+read back.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from question_bank.problem import (
     NumericKey,
     Part,
     Problem,
+    key_value,
     problem_to_json,
 )
 
@@ -88,6 +92,13 @@ def _fail(where: str, what: str) -> None:
     raise SheetFormatError(f"{where}: {what}")
 
 
+def _at(where: str, name: str) -> str:
+    """``Q3`` + ``key`` -> ``Q3 key``; ``Q3 key`` + ``value`` -> ``Q3 key.value`` (issue 27: a question
+    is named as the sheet numbers it, never ``questions[2]``)."""
+    sep = "." if " " in where or not where.startswith("Q") else " "
+    return f"{where}{sep}{name}"
+
+
 def _need(obj: Any, where: str, fields: dict[str, type | tuple[type, ...]]) -> None:
     if not isinstance(obj, dict):
         _fail(where, "expected an object")
@@ -96,7 +107,7 @@ def _need(obj: Any, where: str, fields: dict[str, type | tuple[type, ...]]) -> N
             _fail(where, f"missing field {name!r}")
         v = obj[name]
         if not isinstance(v, kind) or (isinstance(v, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
-            _fail(f"{where}.{name}", f"expected {_kind_name(kind)}, got {type(v).__name__}")
+            _fail(_at(where, f"{name}"), f"expected {_kind_name(kind)}, got {type(v).__name__}")
 
 
 def _kind_name(kind) -> str:
@@ -118,7 +129,7 @@ def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
     _need(obj, where, {"kind": str})
     kind = obj["kind"]
     if kind != KEY_KIND[type_]:
-        _fail(f"{where}.kind", f"a {type_} problem has a {KEY_KIND[type_]!r} key, not {kind!r}")
+        _fail(_at(where, "kind"), f"a {type_} problem has a {KEY_KIND[type_]!r} key, not {kind!r}")
     if kind == "numeric":
         _need(obj, where, {"value": (int, float), "lo": (int, float), "hi": (int, float), "decimals": (int, type(None)),
                            "unit": str})
@@ -128,38 +139,38 @@ def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
         if not lo <= v <= hi:
             _fail(where, f"value {v:g} outside its own range [{lo:g}, {hi:g}]")
         if obj["decimals"] is not None and obj["decimals"] < 0:
-            _fail(f"{where}.decimals", "must be ≥ 0")
+            _fail(_at(where, "decimals"), "must be ≥ 0")
         return NumericKey(obj["value"], lo, hi, obj["decimals"], obj["unit"])
     if kind == "integer":
         _need(obj, where, {"value": int, "unit": str, "rel_tol": (int, float)})
         if obj["rel_tol"] < 0:
-            _fail(f"{where}.rel_tol", "must be ≥ 0")
+            _fail(_at(where, "rel_tol"), "must be ≥ 0")
         return IntegerKey(obj["value"], obj["unit"], float(obj["rel_tol"]))
     if kind == "matrix":
         _need(obj, where, {"value": list, "abs_tol": (int, float), "decimals": (int, type(None))})
         rows = obj["value"]
         if not rows or not all(isinstance(r, list) and r for r in rows):
-            _fail(f"{where}.value", "a matrix is a non-empty array of non-empty rows")
+            _fail(_at(where, "value"), "a matrix is a non-empty array of non-empty rows")
         if len({len(r) for r in rows}) != 1:
-            _fail(f"{where}.value", "ragged matrix: rows of lengths " + ", ".join(str(len(r)) for r in rows))
+            _fail(_at(where, "value"), "ragged matrix: rows of lengths " + ", ".join(str(len(r)) for r in rows))
         if obj["abs_tol"] < 0:
-            _fail(f"{where}.abs_tol", "must be ≥ 0")
-        value = tuple(tuple(_number(x, f"{where}.value[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(rows))
+            _fail(_at(where, "abs_tol"), "must be ≥ 0")
+        value = tuple(tuple(_number(x, _at(where, f"value[{i}][{j}]")) for j, x in enumerate(r)) for i, r in enumerate(rows))
         return MatrixKey(value, float(obj["abs_tol"]), obj["decimals"])
     if kind == "choice":
         _need(obj, where, {"correct": list})
         correct = obj["correct"]
         if not correct or not all(isinstance(i, int) and not isinstance(i, bool) for i in correct):
-            _fail(f"{where}.correct", "a non-empty array of option indices (0 = a)")
+            _fail(_at(where, "correct"), "a non-empty array of option indices (0 = a)")
         if len(set(correct)) != len(correct):
-            _fail(f"{where}.correct", "an option listed twice")
+            _fail(_at(where, "correct"), "an option listed twice")
         if type_ == "mcq" and len(correct) != 1:
-            _fail(f"{where}.correct", f"an MCQ has exactly one correct option, not {len(correct)}")
+            _fail(_at(where, "correct"), f"an MCQ has exactly one correct option, not {len(correct)}")
         for i in correct:
             if not 0 <= i < n_options:
-                _fail(f"{where}.correct", f"option {i} does not exist (there are {n_options}, 0 to {n_options - 1})")
+                _fail(_at(where, "correct"), f"option {i} does not exist (there are {n_options}, 0 to {n_options - 1})")
         return ChoiceKey(frozenset(correct))
-    _fail(f"{where}.kind", f"unknown key kind {kind!r}")
+    _fail(_at(where, "kind"), f"unknown key kind {kind!r}")
 
 
 def _misconceptions(items: Any, where: str) -> list[Misconception]:
@@ -190,20 +201,20 @@ def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
     for f in ("family", "seed"):
         if f not in obj:
             _fail(where, f"missing field {f!r}")
-    type_ = _type(obj["type"], f"{where}.type")
+    type_ = _type(obj["type"], _at(where, "type"))
     if obj["marks"] not in (1, 2):
-        _fail(f"{where}.marks", f"marks are 1 or 2, not {obj['marks']}")
+        _fail(_at(where, "marks"), f"marks are 1 or 2, not {obj['marks']}")
     if obj["difficulty"] not in ("easy", "medium", "hard"):
-        _fail(f"{where}.difficulty", f"easy, medium or hard, not {obj['difficulty']!r}")
+        _fail(_at(where, "difficulty"), f"easy, medium or hard, not {obj['difficulty']!r}")
     if not obj["statement_md"].strip():
-        _fail(f"{where}.statement_md", "empty")
+        _fail(_at(where, "statement_md"), "empty")
     n_opt = len(obj["options"])
     if type_ in ("mcq", "msq") and n_opt < 2:
-        _fail(f"{where}.options", f"an {type_.upper()} needs at least two options")
+        _fail(_at(where, "options"), f"an {type_.upper()} needs at least two options")
     if type_ not in ("mcq", "msq") and n_opt:
-        _fail(f"{where}.options", f"a {type_} problem has no options")
+        _fail(_at(where, "options"), f"a {type_} problem has no options")
     if len(obj["options_text"]) != n_opt:
-        _fail(f"{where}.options_text", f"{len(obj['options_text'])} options, but options has {n_opt}")
+        _fail(_at(where, "options_text"), f"{len(obj['options_text'])} options, but options has {n_opt}")
     leaked = [f for f in ANSWER_FIELDS if f in obj]
     if student:
         if leaked:
@@ -212,49 +223,69 @@ def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
     for f in ANSWER_FIELDS:
         if f not in obj:
             _fail(where, f"missing field {f!r}")
-    key = _key(obj["key"], f"{where}.key", type_, n_opt)
+    key = _key(obj["key"], _at(where, "key"), type_, n_opt)
+    if _canon(obj["answer"]) != _canon(key_value(key)):
+        _fail(_at(where, "answer"), f"{_short(obj['answer'])} disagrees with key ({_short(key_value(key))}); the key "
+                                    "is what is printed and graded: edit key, and answer with it (or answer alone is wrong)")
+    key_source = obj.get("key_source", "qkv")
+    if key_source not in ("qkv", "teacher"):
+        _fail(_at(where, "key_source"), f"qkv or teacher, not {key_source!r}")
     parts = []
     for k, pt in enumerate(obj["parts"]):
-        pw = f"{where}.parts[{k}]"
+        pw = _at(where, f"parts[{k}]")
         _need(pt, pw, {"label": str, "type": str, "prompt_md": str, "prompt_text": str, "key": dict, "misconceptions": list})
-        ptype = _type(pt["type"], f"{pw}.type")
+        ptype = _type(pt["type"], _at(pw, "type"))
         if ptype in ("mcq", "msq"):
-            _fail(f"{pw}.type", "a part is a number, an integer or a matrix")
-        parts.append(Part(pt["label"], ptype, pt["prompt_md"], pt["prompt_text"], _key(pt["key"], f"{pw}.key", ptype, 0),
-                          _misconceptions(pt["misconceptions"], f"{pw}.misconceptions")))
+            _fail(_at(pw, "type"), "a part is a number, an integer or a matrix")
+        parts.append(Part(pt["label"], ptype, pt["prompt_md"], pt["prompt_text"], _key(pt["key"], _at(pw, "key"), ptype, 0),
+                          _misconceptions(pt["misconceptions"], _at(pw, "misconceptions"))))
     if len({pt.label for pt in parts}) != len(parts):
-        _fail(f"{where}.parts", "two parts with the same label")
+        _fail(_at(where, "parts"), "two parts with the same label")
     errata = []
-    for k, e in enumerate(obj["errata"] if isinstance(obj["errata"], list) else _fail(f"{where}.errata", "expected an array")):
-        _need(e, f"{where}.errata[{k}]", {"where": str, "printed": str, "exact": str, "reason": str})
+    for k, e in enumerate(obj["errata"] if isinstance(obj["errata"], list) else _fail(_at(where, "errata"), "expected an array")):
+        _need(e, _at(where, f"errata[{k}]"), {"where": str, "printed": str, "exact": str, "reason": str})
         kind = e.get("kind", "error")
         if kind not in ("error", "rounding"):
-            _fail(f"{where}.errata[{k}].kind", f"error or rounding, not {kind!r}")
+            _fail(_at(where, f"errata[{k}].kind"), f"error or rounding, not {kind!r}")
         errata.append(Erratum(e["where"], e["printed"], e["exact"], e["reason"], kind))
     for f in ("solution_md", "solution_text", "explanation"):
         if not isinstance(obj[f], str):
-            _fail(f"{where}.{f}", "expected a string")
+            _fail(_at(where, f"{f}"), "expected a string")
     return Problem(
         id=obj["id"], family=obj["family"], seed=obj["seed"], topic=obj["topic"], tags=tuple(obj["tags"]),
         difficulty=obj["difficulty"], marks=obj["marks"], type=type_, statement_md=obj["statement_md"],
         statement_text=obj["statement_text"], key=key, solution_md=obj["solution_md"], solution_text=obj["solution_text"],
         given=obj["given"], options=list(obj["options"]), options_text=list(obj["options_text"]),
-        misconceptions=_misconceptions(obj["misconceptions"], f"{where}.misconceptions"), parts=parts,
+        misconceptions=_misconceptions(obj["misconceptions"], _at(where, "misconceptions")), parts=parts,
         source=obj["source"], source_label=obj["source_label"], hints=list(obj["hints"]), errata=errata,
-        explanation=obj["explanation"], source_title=_optional_str(obj, "source_title", where),
+        explanation=obj["explanation"], source_title=_optional_str(obj, "source_title", where), key_source=key_source,
     )
+
+
+def _canon(x: Any) -> str:
+    return json.dumps(jsonable(x), sort_keys=True, ensure_ascii=False)
+
+
+def _short(x: Any, n: int = 40) -> str:
+    s = json.dumps(jsonable(x), ensure_ascii=False)
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _optional_str(obj: dict[str, Any], name: str, where: str) -> str:
     v = obj.get(name, "")
     if not isinstance(v, str):
-        _fail(f"{where}.{name}", "expected a string")
+        _fail(_at(where, f"{name}"), "expected a string")
     return v
 
 
-def check_sheet(obj: Any) -> list[Problem]:
+def check_sheet(obj: Any, notes: list[str] | None = None) -> list[Problem]:
     """The problems of a sheet object, in order; raises :class:`SheetFormatError` on the first
-    rule the object breaks."""
+    rule the object breaks. Each problem is then reconciled with what qkv computes
+    (:func:`drills.sheets.rebuild.reconcile`: a generated problem with edited parameters is
+    rebuilt, a stale statement or key refused); what the teacher should know goes to ``notes``."""
+    from drills.sheets.rebuild import ReconcileError, reconcile
+
+    notes = [] if notes is None else notes
     _need(obj, "sheet", {"format": str, "schema_version": int, "version": str, "title": str, "questions": list})
     if obj["format"] != "qkv-sheet":
         _fail("format", f"not a qkv sheet ({obj['format']!r})")
@@ -267,26 +298,37 @@ def check_sheet(obj: Any) -> list[Problem]:
     out = []
     ids = set()
     for k, q in enumerate(obj["questions"]):
-        _need(q, f"questions[{k}]", {"marks": int, "problem": dict})
-        p = problem_from_json(q["problem"], f"questions[{k}].problem", obj["version"] == "student")
+        qn = f"Q{k + 1}"  # as the sheet prints it (the file's order; "number" is recomputed)
+        _need(q, qn, {"marks": int, "problem": dict})
+        p = problem_from_json(q["problem"], qn, obj["version"] == "student")
         if q["marks"] != p.marks:
-            _fail(f"questions[{k}].marks", f"{q['marks']}, but its problem is worth {p.marks}")
+            _fail(f"{qn} marks", f"{q['marks']}, but its problem is worth {p.marks} (edit both)")
+        try:
+            p = reconcile(qn, p, q["problem"], notes)
+        except ReconcileError as e:
+            raise SheetFormatError(str(e)) from None
         if p.id in ids:
-            _fail(f"questions[{k}].problem.id", f"{p.id!r} twice")
+            _fail(f"{qn} id", f"{p.id!r} twice")
         ids.add(p.id)
         out.append(p)
     return out
 
 
-def sheet_from_json(data: bytes, *, title: str | None = None):
-    """The sheet a JSON file holds (see the module docstring)."""
+def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] | None = None):
+    """The sheet a JSON file holds (see the module docstring); what the teacher should know (a
+    problem rebuilt from edited parameters, a ``total_marks`` that was not the sum) goes to ``notes``."""
     from drills.sheets import Sheet
 
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SheetFormatError(f"not JSON: {e}") from None
-    problems = check_sheet(obj)
+    notes = [] if notes is None else notes
+    problems = check_sheet(obj, notes)
+    total = sum(p.marks for p in problems)
+    if "total_marks" in obj and obj["total_marks"] != total:
+        notes.append(f"total_marks is {_short(obj['total_marks'])} in the file, but its questions are worth {total} "
+                     f"marks: the sheet prints {total}")
     seed = obj.get("seed") if isinstance(obj.get("seed"), int) else 0
     args = obj.get("arguments") if isinstance(obj.get("arguments"), dict) else {}
     date = obj.get("date") if isinstance(obj.get("date"), str) else None

@@ -37,11 +37,17 @@ def inline_math(tex: str) -> str:
     return f"$`{tex}`$" if _FRAGILE.search(tex) else f"${tex}$"
 
 
+def md_text(text: str) -> str:
+    """Plain text for Markdown: ``<`` written ``&lt;`` (issue 28: Markdown renderers pass raw HTML
+    through, so a ``<script>`` or ``<img onerror>`` from a sheet file would be live)."""
+    return text.replace("<", "&lt;")
+
+
 def _inline(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKDOWN_INLINE.finditer(text):
-        out.append(text[pos : m.start()])
+        out.append(md_text(text[pos : m.start()]))
         if m.group("imath") is not None:
             out.append(inline_math(m.group("ibody")))
         elif m.group("dmath") is not None:
@@ -49,7 +55,7 @@ def _inline(text: str) -> str:
         else:
             out.append(m.group(0))
         pos = m.end()
-    out.append(text[pos:])
+    out.append(md_text(text[pos:]))
     return "".join(out)
 
 
@@ -102,7 +108,7 @@ def key_md(key, options_text: list[str]) -> str:
 
 
 def _header(sheet) -> list[str]:
-    out = [f"# {sheet.title}", ""]
+    out = [f"# {md_text(sheet.title)}", ""]
     info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
     if sheet.date:
         info += f" · {sheet.date}"
@@ -128,23 +134,25 @@ def _answers(sheet) -> list[str]:
         out.append(f"| Q{i} | {p.marks} | {TYPE_NAMES[p.type]} | {cells} |")
     out += ["", "# Worked solutions", ""]
     for i, p in sheet.numbered():
-        out += [f"## Q{i}", "", f"*{p.id}* — {source_shown(p) if p.source == 'generated' else p.source_label + ', ' + source_shown(p)}", ""]
+        src = source_shown(p) if p.source == "generated" else p.source_label + ", " + source_shown(p)
+        out += [f"## Q{i}", "", f"*{md_text(p.id)}* — {md_text(src)}", ""]
         out += [github_md(p.solution_md.strip()), ""]
         if extra := extra_explanation(p):
             out += [github_md(extra), ""]
         if p.misconceptions:
             out += ["**Typical mistakes:**", ""]
-            out += [f"- {m.label}: {m.feedback}" for m in p.misconceptions]
+            out += [f"- {md_text(m.label)}: {md_text(m.feedback)}" for m in p.misconceptions]
             out.append("")
         for e in p.errata:
-            out += [f"> **{erratum_heading(e)}** ({erratum_place(p, e)}): printed {e.printed}, exact {e.exact}. {e.reason}", ""]
+            out += [f"> **{erratum_heading(e)}** ({md_text(erratum_place(p, e))}): printed {md_text(e.printed)}, exact "
+                    f"{md_text(e.exact)}. {md_text(e.reason)}", ""]
     return out
 
 
 def render(sheet, version: str) -> bytes:
     lines = _header(sheet)
     if version == "answers":
-        lines[0] = f"# {sheet.title}: answers"
+        lines[0] = f"# {md_text(sheet.title)}: answers"
     else:
         for i, p in sheet.numbered():
             lines += _question(i, p)

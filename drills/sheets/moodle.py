@@ -41,6 +41,14 @@
   imports worth the sum (9): :func:`mark_mismatches` lists them, ``qkv sheet`` says so,
   and the question's name carries the sheet's marks so that the teacher can set the
   question's maximum mark in the quiz (Moodle then scales the same fraction).
+- ``--moodle-cloze formulas`` (``Sheet.moodle_cloze``): the matrix and multi-part questions are
+  written for the plugin qtype_formulas instead (it must be installed on the site): one part worth
+  the sheet's marks, so the question imports worth exactly them, with one answer box per cell and
+  per part and a grading criterion that gives each box its share (see the section below). The
+  scalar parts of a core cloze keep their misconception answers (0 %, with the feedback).
+- Text from a sheet file is escaped for where it lands (issue 28): a ``{`` that could open a cloze
+  box (``{1:NUMERICAL:…}``) is written ``&#123;`` in the text around the boxes, a box's feedback and
+  options are HTML-escaped, then cloze-escaped; names and the category are escaped too.
 - The worked solution is the ``generalfeedback``. Math stays LaTeX between ``\\( \\)`` /
   ``\\[ \\]`` for Moodle's MathJax filter.
 
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import xml.etree.ElementTree as ET
 from functools import reduce
 
@@ -128,7 +137,8 @@ def _numeric_value(v) -> float | None:
 
 def _common(q: ET.Element, i: int, p: Problem, text: str, full: bool, mark: int | None = None) -> None:
     name = ET.SubElement(q, "name")
-    ET.SubElement(name, "text").text = f"Q{i:02d} {p.id} ({marks_label(p.marks)})"
+    # a name is shown through Moodle's format_string (HTML): the id is text (issue 28)
+    ET.SubElement(name, "text").text = html.escape(f"Q{i:02d} {p.id} ({marks_label(p.marks)})", quote=False)
     _text(q, "questiontext", text)
     _text(q, "generalfeedback", _solution(p) if full else "")
     ET.SubElement(q, "defaultgrade").text = str(p.marks if mark is None else mark)
@@ -196,6 +206,24 @@ def _cloze_escape(s: str) -> str:
     return s
 
 
+#: Where Moodle starts an answer box in a cloze question's text (question/type/multianswer/
+#: questiontype.php, ``ANSWER_START_REGEX`` = ``\{([0-9]*):(TYPES):``): any ``{`` followed by
+#: digits and a colon is written ``&#123;`` in the text around the boxes (issue 28: cloze syntax in a
+#: statement, a prompt or a label must not become a box); the browser shows ``{``.
+_BOX_START = re.compile(r"\{(?=[0-9]*:)")
+
+
+def cloze_text(html_text: str) -> str:
+    """HTML for the text of a cloze question around its boxes: no box can start in it."""
+    return _BOX_START.sub("&#123;", html_text)
+
+
+def _cloze_feedback(text: str) -> str:
+    """A plain-text feedback or option inside a cloze box: HTML-escaped (Moodle shows it as HTML),
+    then cloze-escaped (``}``, ``#``, ``~``... end or split a box)."""
+    return _cloze_escape(html.escape(text, quote=False))
+
+
 def _boxes(key) -> int:
     return len(key.value) * len(key.value[0]) if isinstance(key, MatrixKey) else 1
 
@@ -226,7 +254,9 @@ def is_cloze(p: Problem) -> bool:
 
 def mark_mismatches(sheet) -> list[tuple[int, Problem, int]]:
     """``[(number, problem, Moodle's mark)]`` for the cloze questions whose whole-number
-    weights cannot sum to the sheet's marks."""
+    weights cannot sum to the sheet's marks (none with ``--moodle-cloze formulas``)."""
+    if getattr(sheet, "moodle_cloze", "cloze") == "formulas":
+        return []
     return [(i, p, moodle_mark(p)) for i, p in sheet.numbered() if moodle_mark(p) != p.marks]
 
 
@@ -248,7 +278,7 @@ def _cloze_numeric(value: float, tol: str | list[tuple[str, str]], weight: int,
         return "{" + f"{weight}:SHORTANSWER:" + "~".join(alts) + "}"
     right = tol if isinstance(tol, list) else [(_r(value), tol)]
     parts = [f"%100%{a}:{t}" for a, t in right]
-    parts += [f"%0%{_r(v)}:{t}#{_cloze_escape(fb)}" for v, t, fb in wrong]
+    parts += [f"%0%{_r(v)}:{t}#{_cloze_feedback(fb)}" for v, t, fb in wrong]
     return "{" + f"{weight}:NUMERICAL:" + "~".join(parts) + "}"
 
 
@@ -276,36 +306,175 @@ def _cloze_key(key, options_text: list[str], misconceptions, full: bool, weights
     w = weights.pop(0)
     if isinstance(key, NumericKey | IntegerKey):
         ans, tol = numeric_answer(key)
-        return "{" + f"{w}:NUMERICAL:" + f"%100%{ans}:{tol}" + "}"
+        alts = [f"%100%{ans}:{tol}"]
+        if full:  # issue 27: a scalar part keeps its misconception answers, as a numerical question does
+            for m in misconceptions:
+                v = _numeric_value(m.value)
+                if v is None or math.isinf(v) or math.isnan(v):
+                    continue
+                mv, mtol = misconception_answer(key, v)
+                alts.append(f"%0%{mv}:{mtol}#{_cloze_feedback(m.feedback)}")
+        return "{" + f"{w}:NUMERICAL:" + "~".join(alts) + "}"
     assert isinstance(key, ChoiceKey)
     if len(key.correct) == 1:
-        opts = [f"{'%100%' if j in key.correct else ''}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
+        opts = [f"{'%100%' if j in key.correct else ''}{_cloze_feedback(o)}" for j, o in enumerate(options_text or [])]
         return "{" + f"{w}:MULTICHOICE:" + "~".join(opts) + "}"
     # explicit fractions: Moodle then keeps the wrong options at −100 % (with '=' it would give −1/k)
-    opts = [f"{'%100%' if j in key.correct else '%-100%'}{_cloze_escape(o)}" for j, o in enumerate(options_text or [])]
+    opts = [f"{'%100%' if j in key.correct else '%-100%'}{_cloze_feedback(o)}" for j, o in enumerate(options_text or [])]
     return "{" + f"{w}:MULTIRESPONSE:" + "~".join(opts) + "}"
 
 
 def _cloze(p: Problem, full: bool) -> str:
-    out = [_statement(p)]
+    out = [cloze_text(_statement(p))]
     weights = box_weights(p)
     if p.parts:
         for pt in p.parts:
-            out.append(f"<p>({html.escape(pt.label)}) {inline_to_html(pt.prompt_md, mathjax)}</p>")
+            out.append(cloze_text(f"<p>({html.escape(pt.label)}) {inline_to_html(pt.prompt_md, mathjax)}</p>"))
             out.append(_cloze_key(pt.key, [], pt.misconceptions, full, weights))
     else:
         out.append(_cloze_key(p.key, p.options_text, p.misconceptions, full, weights))
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------------------------
+# qtype_formulas (``--moodle-cloze formulas``): matrix and multi-part questions worth exactly their marks
+#
+# Source: FormulasQuestion/moodle-qtype_formulas (6.3.2), questiontype.php ``import_from_xml``: every
+# ``<answers>`` element is a part with the fields PART_BASIC_FIELDS (placeholder, answermark,
+# answertype, numbox, vars1, answer, answernotunique, vars2, correctness, unitpenalty, postunit,
+# ruleid, otherrule; a missing one is an import error), and the question's default mark is
+# ``array_sum(answermark)``: one part of answermark = the sheet's marks makes the mark exact.
+# classes/local/formulas_part.php ``grade``: the grading criterion ``correctness`` is evaluated with
+# the student's numbers as ``_0``, ``_1``... and clamped to [0, 1]: it is the part's fraction, so
+# the criterion below gives per-box partial credit (each part of a problem the same share, each
+# cell of a part the same share of it, as ``question_bank.grading`` does). ``scan_for_answer_boxes``:
+# ``{_0}``, ``{_1}``... in the part's text place the boxes. Answer type 0 (a number). Formulas
+# numbers have no infinity: a −∞ cell (a masked score) is any number ≤ −10³⁰ (the part says so).
+
+FORMULAS_NEG_INF = -1e99
+_FORMULAS_INF_BOUND = -1e30
+
+
+def _fnum(x: float) -> str:
+    return _r(x) if not math.isinf(x) else _r(FORMULAS_NEG_INF)
+
+
+def formulas_boxes(p: Problem) -> list[tuple[int, list[tuple[float, float]] | None, float]]:
+    """One entry per answer box, in order: ``(part index, accepted [(centre, tolerance)] or None
+    for a −∞ cell, the exact value)``."""
+    out = []
+    keys = [pt.key for pt in p.parts] if p.parts else [p.key]
+    for k, key in enumerate(keys):
+        if isinstance(key, MatrixKey):
+            for row in key.value:
+                for x in row:
+                    x = float(x)
+                    if math.isinf(x):
+                        out.append((k, None, x))
+                    else:
+                        out.append((k, [(float(a), float(t)) for a, t in cell_intervals(x, key)], x))
+        else:
+            assert isinstance(key, NumericKey | IntegerKey)
+            a, t = numeric_answer(key)
+            out.append((k, [(float(a), float(t))], float(key.value)))
+    return out
+
+
+def formulas_criterion(p: Problem) -> str:
+    """The grading criterion: Σ over parts of (boxes right in the part / boxes in the part), over
+    the number of parts."""
+    boxes = formulas_boxes(p)
+    n_parts = max(b[0] for b in boxes) + 1
+    terms = []
+    for k in range(n_parts):
+        oks = []
+        for j, (part, acc, _) in enumerate(boxes):
+            if part != k:
+                continue
+            if acc is None:
+                oks.append(f"(_{j} <= {_r(_FORMULAS_INF_BOUND)})")
+            else:
+                oks.append("(" + " || ".join(f"abs(_{j} - {_r(c)}) <= {_r(t)}" for c, t in acc) + ")")
+        terms.append(f"({' + '.join(oks)}) / {len(oks)}")
+    return f"({' + '.join(terms)}) / {n_parts}"
+
+
+def _no_placeholders(html_text: str) -> str:
+    """Text shown by qtype_formulas: ``{`` is its placeholder and variable syntax (``{_0}``, ``{#1}``,
+    ``{a}``); written ``&#123;`` so that text from a sheet file places no box (issue 28)."""
+    return html_text.replace("{", "&#123;")
+
+
+def _formulas_subqtext(p: Problem) -> str:
+    out = []
+    j = 0
+    keys = [(f"({html.escape(pt.label)}) " + inline_to_html(pt.prompt_md, mathjax), pt.key) for pt in p.parts] \
+        if p.parts else [("", p.key)]
+    for prompt, key in keys:
+        if prompt:
+            out.append(f"<p>{_no_placeholders(prompt)}</p>")
+        if isinstance(key, MatrixKey):
+            rows = []
+            for row in key.value:
+                rows.append("<tr>" + "".join(f"<td>{{_{j + c}}}</td>" for c in range(len(row))) + "</tr>")
+                j += len(row)
+            out.append('<table class="matrix">' + "".join(rows) + "</table>")
+            if any(math.isinf(float(x)) for r in key.value for x in r):
+                out.append("<p><small>Type −∞ as -1e99 (any number ≤ -1e30).</small></p>")
+        else:
+            out.append(f"<p>{{_{j}}}</p>")
+            j += 1
+    return "\n".join(out)
+
+
+def _formulas(q: ET.Element, i: int, p: Problem, full: bool) -> None:
+    _common(q, i, p, _no_placeholders(_statement(p)), full, p.marks)
+    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+        _text(q, tag, "")
+    ET.SubElement(ET.SubElement(q, "varsrandom"), "text").text = ""
+    ET.SubElement(ET.SubElement(q, "varsglobal"), "text").text = ""
+    ET.SubElement(ET.SubElement(q, "answernumbering"), "text").text = "none"
+    boxes = formulas_boxes(p)
+    part = ET.SubElement(q, "answers")
+    fields = {
+        "partindex": "0",
+        "placeholder": "",
+        "answermark": str(p.marks),
+        "answertype": "0",
+        "numbox": str(len(boxes)),
+        "vars1": "",
+        "answer": "[" + ", ".join(_fnum(x) for _, _, x in boxes) + "]",
+        "answernotunique": "1",
+        "vars2": "",
+        "correctness": formulas_criterion(p),
+        "unitpenalty": "1",
+        "postunit": "",
+        "ruleid": "1",
+        "otherrule": "",
+    }
+    for tag, value in fields.items():
+        ET.SubElement(ET.SubElement(part, tag), "text").text = value
+    _text(part, "subqtext", _formulas_subqtext(p))
+    for tag in ("feedback", "correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+        _text(part, tag, "")
+
+
+MOODLE_CLOZE = ("cloze", "formulas")
+
+
 def quiz_element(sheet, version: str) -> ET.Element:
     full = version != "student"
     allornothing = getattr(sheet, "moodle_msq", "multichoice") == "allornothing"
+    formulas = getattr(sheet, "moodle_cloze", "cloze") == "formulas"
     quiz = ET.Element("quiz")
     cat = ET.SubElement(quiz, "question", {"type": "category"})
-    _text(cat, "category", f"$course$/top/qkv/{sheet.title}", fmt=None)
+    # a category path: "/" separates categories, "//" is a slash in a name (qformat_default::split_category_path)
+    _text(cat, "category", "$course$/top/qkv/" + html.escape(sheet.title, quote=False).replace("/", "//"), fmt=None)
     for i, p in sheet.numbered():
-        if is_cloze(p):
+        if is_cloze(p) and formulas:
+            q = ET.SubElement(quiz, "question", {"type": "formulas"})
+            _formulas(q, i, p, full)
+        elif is_cloze(p):
             q = ET.SubElement(quiz, "question", {"type": "cloze"})
             _common(q, i, p, _cloze(p, full), full, moodle_mark(p))
         elif p.type in ("nat", "integer"):

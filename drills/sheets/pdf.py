@@ -284,15 +284,25 @@ def _raw(code: str) -> str:
     return "#raw(" + _typst_str(code) + ")"
 
 
+#: Markdown's backslash escape of ASCII punctuation (``W\_gate``, ``\*``): the character itself
+_MD_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _md_text(text: str) -> str:
+    r"""Plain Markdown text as Typst markup: Markdown's escapes undone (issue 27: ``W\_gate`` printed
+    its backslash), then every character with a meaning in Typst escaped."""
+    return escape_markup(_MD_ESCAPED.sub(r"\1", text))
+
+
 def inline_to_typst(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKDOWN_INLINE.finditer(text):
-        out.append(escape_markup(text[pos : m.start()]))
+        out.append(_md_text(text[pos : m.start()]))
         if m.group("code"):
             out.append(_raw(m.group("code")[1:-1]))
         elif m.group("dmath") is not None:
-            out.append("$ " + tex_to_typst(m.group("dbody")) + " $")
+            out.append("#fit[$ " + tex_to_typst(m.group("dbody")) + " $]")
         elif m.group("imath") is not None:
             body = tex_to_typst(m.group("ibody"))
             if "mat(" in body:  # a matrix in running text at full size
@@ -303,12 +313,13 @@ def inline_to_typst(text: str) -> str:
         else:
             out.append("#emph[" + inline_to_typst(m.group("ibody2")) + "]")
         pos = m.end()
-    out.append(escape_markup(text[pos:]))
+    out.append(_md_text(text[pos:]))
     return "".join(out)
 
 
 def md_to_typst(md: str) -> str:
-    """Typst markup for the bank's Markdown: paragraphs, display math, lists, quotes."""
+    """Typst markup for the bank's Markdown: paragraphs, display math, lists, quotes (display math uses
+    ``fit`` of :data:`PREAMBLE`)."""
     lines = md.replace("\r\n", "\n").split("\n")
     out: list[str] = []
     i = 0
@@ -323,7 +334,7 @@ def md_to_typst(md: str) -> str:
                 i += 1
             if i < len(lines):
                 body.append(lines[i].strip()[:-2])
-            out.append("$ " + tex_to_typst("\n".join(body)) + " $")
+            out.append("#fit[$ " + tex_to_typst("\n".join(body)) + " $]")
             i += 1
             continue
         if stripped.startswith("```"):
@@ -415,13 +426,11 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
     stmt: list[str] = []
     sol: list[str] = []
     g = p.given
-    if g.get("mask") == "causal":
-        n = len(g.get("q") or g.get("scores") or [])
-        if n >= 2:
-            from solver.kernels.masks import causal_mask
+    if (n := causal_size(p)) is not None:
+        from solver.kernels.masks import causal_mask
 
-            keep = causal_mask(n).astype(float).tolist()
-            stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
+        keep = causal_mask(n).astype(float).tolist()
+        stmt.append(f"#maskmap({_array(keep, 0)}, {_array(keep, 0)}, caption: [causal mask: query $i$ may attend to key $j <= i$])")
     for label, key in key_lines(p):
         if not isinstance(key, MatrixKey):
             continue
@@ -439,8 +448,7 @@ def pictures(p: Problem) -> tuple[list[str], list[str]]:
         elif is_attention_weights(p, label, key.value):
             sol.append(f"#heat({_array([list(r) for r in key.value], 3)}, caption: [attention weights{escape_markup(lab)}: "
                        f"row $i$ is query $i$, column $j$ key $j$])")
-    d = g.get("d_model")
-    if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
+    if (d := pe_dims(p)) is not None:
         sol.append(_pe_picture(g, d))
     if p.family == "parallel.pipeline_bubble" and {"stages", "microbatches", "schedule"} <= set(g):
         sol.append(_pipeline_picture(g))  # issue 29: the schedule the answer is about
@@ -487,40 +495,76 @@ def _pipeline_picture(g: dict[str, Any]) -> str:
     p, m, schedule, v = g["stages"], g["microbatches"], g["schedule"], g.get("chunks", 1)
     return picture.typst(picture.data(pipeline_timeline(p, m, schedule=schedule, chunks=v),
                                       pipeline_bubble(p, m, schedule=schedule, chunks=v)))
+def causal_size(p: Problem) -> int | None:
+    """The size of the causal mask a statement pictures (``given["mask"] == "causal"``), or None."""
+    g = p.given
+    if g.get("mask") == "causal":
+        n = len(g.get("q") or g.get("scores") or [])
+        if n >= 2:
+            return n
+    return None
+
+
+def pe_dims(p: Problem) -> int | None:
+    """d_model of a sinusoidal-PE problem whose solution pictures the PE (not RoPE, not learned), or None."""
+    d = p.given.get("d_model")
+    if p.topic == "positional" and isinstance(d, int) and d >= 2 and "rope" not in p.id and "learned" not in p.id:
+        return d
+    return None
 
 
 #: the largest picture, in points (A4 with 2 cm margins is 481 × 728 pt: room is left for the caption)
 PICTURE_WIDTH, PICTURE_HEIGHT = 440.0, 380.0
 
 
-def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, tuple[int, int] | None]:
-    """``(positions shown, first dimension shown, dimensions shown, the asked (pos, dim) or None)``:
-    positions 0..n−1 with n ≥ 16 taking in the asked one; at most 64 dimensions, a window that
-    takes in the asked one."""
+#: the most positions (rows) and dimensions (columns) a PE heatmap shows
+PE_MAX_POSITIONS, PE_MAX_DIMS = 48, 64
+
+
+def pe_window(g: dict[str, Any], d: int) -> tuple[int, int, int, int, tuple[int, int] | None]:
+    """``(first position shown, positions shown, first dimension shown, dimensions shown, the asked
+    (pos, dim) or None)``: at least 16 and at most 48 positions, starting at 0 when the asked ones
+    fit, else a window around the asked position (issue 27: PE(50, ·) was neither shown nor
+    outlined); at most 64 dimensions, a window that takes in the asked one. The asked entry, when
+    the problem names one, is always inside the window."""
     pos, dim = g.get("pos", g.get("p")), g.get("dim")
+    if all(isinstance(g.get(k), int) for k in ("p", "k", "i")) and "dim" not in g:
+        # positional.pe_rotation: from PE(p, 2i), PE(p, 2i+1) to the asked PE(p + k, 2i)
+        pos, dim = g["p"] + g["k"], 2 * g["i"]
     poss = [int(x) for x in g.get("positions") or [] if isinstance(x, int | float)]
     top = max([int(pos)] if isinstance(pos, int | float) else poss or [0])
-    n_pos = min(max(16, top + 1), 48)
-    n_dim = min(d, 64)
+    n_pos = min(max(16, top + 1), PE_MAX_POSITIONS)
+    p0 = 0
+    if top >= n_pos:  # a window of 48 positions with the asked ones in it
+        if not isinstance(pos, int | float) and poss and max(poss) - min(poss) < PE_MAX_POSITIONS:
+            p0 = min(poss)
+        else:  # the asked position in the window's last quarter (context above it)
+            p0 = top - (3 * PE_MAX_POSITIONS) // 4
+    n_dim = min(d, PE_MAX_DIMS)
     d0 = 0
     if isinstance(dim, int) and dim >= n_dim:
         d0 = min(d - n_dim, (dim // 2) * 2 - n_dim // 2)  # an even start keeps sin/cos pairs together
-    asked = (int(pos), int(dim)) if isinstance(pos, int) and isinstance(dim, int) and pos < n_pos else None
-    return n_pos, d0, n_dim, asked
+    asked = (int(pos), int(dim)) if isinstance(pos, int) and isinstance(dim, int) else None
+    return p0, n_pos, d0, n_dim, asked
+
+
+def pe_values(g: dict[str, Any], d: int):
+    """The PE heatmap's values (rows: positions p0.., columns: dimensions d0..) and its window."""
+    from solver.kernels.numpy_ref import sinusoidal_pe
+
+    p0, n_pos, d0, n_dim, asked = pe_window(g, d)
+    return sinusoidal_pe(p0 + n_pos, d)[p0:, d0 : d0 + n_dim], (p0, n_pos, d0, n_dim, asked)
 
 
 def _pe_picture(g: dict[str, Any], d: int) -> str:
-    from solver.kernels.numpy_ref import sinusoidal_pe
-
-    n_pos, d0, n_dim, asked = pe_window(g, d)
+    pe, (p0, n_pos, d0, n_dim, asked) = pe_values(g, d)
     cell = min(16.0, PICTURE_WIDTH / n_dim, PICTURE_HEIGHT / n_pos)
-    pe = sinusoidal_pe(n_pos, d)[:, d0 : d0 + n_dim]
-    mark = f"({asked[0]}, {asked[1] - d0})" if asked else "none"
+    mark = f"({asked[0] - p0}, {asked[1] - d0})" if asked else "none"
     shown = "all" if n_dim == d else f"dimensions {d0} to {d0 + n_dim - 1} of {d}"
-    what = f"; outlined: $P E({asked[0]}, {asked[1]}) = {float(pe[asked[0], asked[1] - d0]):.3f}$" if asked else ""
+    what = f"; outlined: $P E({asked[0]}, {asked[1]}) = {float(pe[asked[0] - p0, asked[1] - d0]):.3f}$" if asked else ""
     return (f"#heat({_array(pe.tolist(), 3)}, lo: -1.0, hi: 1.0, cell: {cell:.2f}pt, labels: {'true' if cell >= 16 else 'false'}, "
             f"diverging: true, mark: {mark}, "
-            f"caption: [sinusoidal PE: positions 0 to {n_pos - 1} (rows), {shown} (columns); "
+            f"caption: [sinusoidal PE: positions {p0} to {p0 + n_pos - 1} (rows), {shown} (columns); "
             f"red $+1$, blue $-1${what}])")
 
 
@@ -558,24 +602,33 @@ PREAMBLE = r"""
     caption: caption, kind: "picture", supplement: none, numbering: none)
   figmark(f)
 }
+#let fit(body) = layout(size => {
+  // a display equation or a key wider than its line (a 16-entry vector) is scaled down to fit it
+  let w = measure(body).width
+  if w > size.width { scale(x: size.width / w * 100%, y: size.width / w * 100%, reflow: true, body) } else { body }
+})
 #let question(num, marks, kind, body) = block(breakable: true, above: 1.1em, below: 0.6em, width: 100%)[
-  #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]])))
-  #block(sticky: true, above: 0pt, below: 0.5em)[#text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
+  #block(sticky: true, above: 0pt, below: 0.5em, width: 100%)[
+    // the marks label sits in the margin of the heading's own (sticky) block: never alone at a page foot
+    #place(top + right, dx: 1.95cm, box(width: 1.8cm, align(right, text(size: 8.5pt, weight: "bold")[\[#marks\]#context [#metadata((num, here().page()))<qkv-marks>]])))
+
+    #text(weight: "bold")[Q#num.] #h(0.4em) #text(size: 8.5pt, fill: rgb("#555555"))[#kind]#context [#metadata((num, here().page()))<qkv-heading>]]
   #context [#metadata((num, here().page()))<qkv-after-heading>]
   #body
 ]
 #let options(..items) = grid(columns: 1, row-gutter: 0.35em, ..items.pos().enumerate().map(((i, it)) =>
   grid(columns: (2em, 1fr), ..([(#"abcdefghij".at(i))], it).map(c => block(above: 0pt, below: 0pt, inset: (y: 0.3em), c)))))
 #let answerline = [#v(0.3em) Answer: #box(width: 5cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]]
-#let space(q, part, rows, cols) = [#metadata((q: q, part: part, rows: rows, cols: cols))<qkv-answer-space>]
+#let qkvspace(q, part, rows, cols) = context [#metadata((q: q, part: part, rows: rows, cols: cols, page: here().page()))<qkv-answer-space>]
+#let stmtend(q) = context [#metadata((q, here().page()))<qkv-statement-end>]
 #let answergrid(q, part, rows, cols, prompt) = block(breakable: false, above: 0.7em, below: 0.5em)[
-  #space(q, part, rows, cols)
+  #qkvspace(q, part, rows, cols)
   #if prompt != none [#prompt #v(0.15em)]
   #let w = calc.min(1.5cm, 15cm / cols)
   #grid(columns: (w,) * cols, rows: (0.75cm,) * rows, stroke: 0.5pt + rgb("#888888"), ..((none,) * (rows * cols)))
 ]
 #let partline(q, part, prompt) = block(breakable: false, above: 0.7em, below: 0.4em)[
-  #space(q, part, 1, 1)
+  #qkvspace(q, part, 1, 1)
   #prompt #h(0.6em) Answer: #box(width: 4cm, stroke: (bottom: 0.5pt + gray))[#h(1pt)]
 ]
 #let nameline = block(above: 0.8em, below: 0.8em, grid(columns: (auto, 1fr, auto, 5cm), column-gutter: 0.5em, align: bottom,
@@ -586,17 +639,49 @@ PREAMBLE = r"""
 def _key_typst(key: Any, options_text: list[str]) -> str:
     if isinstance(key, MatrixKey):
         rows = "; ".join(", ".join(num(x, key.decimals) .replace("∞", "infinity") for x in r) for r in key.value)
-        return f'$mat(delim: "[", {rows})$'
+        return f'#fit[$mat(delim: "[", {rows})$]'
     if isinstance(key, ChoiceKey):
         return escape_markup(", ".join(f"({LETTERS[i]})" for i in sorted(key.correct)))
     return escape_markup(describe_key(key))
 
 
+def _last_paragraph(typst: str) -> tuple[str, str]:
+    """``(everything before, the last paragraph)`` of Typst markup from :func:`md_to_typst`: split
+    at the last blank line that is not inside a raw block or a content block."""
+    for k in range(len(typst) - 1, -1, -1):
+        if typst.startswith("\n\n", k):
+            head = typst[:k]
+            if _balanced(head):
+                return head, typst[k + 2:]
+    return "", typst
+
+
+def _balanced(t: str) -> bool:
+    """No ``[``/``(`` left open in ``t`` (escaped brackets and strings aside)."""
+    depth, k, in_str = 0, 0, False
+    while k < len(t):
+        c = t[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == '"':
+            in_str = not in_str
+        elif not in_str and c in "[(":
+            depth += 1
+        elif not in_str and c in "])":
+            depth -= 1
+        k += 1
+    return depth == 0 and not in_str
+
+
 def _question(i: int, p: Problem) -> str:
     stmt, _ = pictures(p)
     kind = f"{marks_label(p.marks)} · {TYPE_NAMES[p.type]}: {TYPE_RULES[p.type]}"
-    body = [md_to_typst(p.statement_md.strip())]
-    body += stmt
+    # issue 27: the statement's last paragraph, its pictures and the first answer (options, a line, a
+    # grid) form one unbreakable block: no "Answer:" line or grid alone at the top of a page
+    head, last = _last_paragraph(md_to_typst(p.statement_md.strip()))
+    body = [head] if head else []
+    keep = [last + f"#stmtend({i})", *stmt]
     if p.options:
         body.append("#options(" + ", ".join("[" + inline_to_typst(o) + "]" for o in p.options) + ")")
     elif p.parts:
@@ -606,7 +691,12 @@ def _question(i: int, p: Problem) -> str:
     elif isinstance(p.key, MatrixKey):
         body.append(_space(i, "", p.key, "none"))
     elif p.type in ("nat", "integer"):
-        body.append(f"#space({i}, \"\", 1, 1)#answerline")
+        body.append(f"#qkvspace({i}, \"\", 1, 1)#answerline")
+    answers = body[1 if head else 0:]
+    body = body[: 1 if head else 0]
+    first, rest = answers[:1], answers[1:]
+    body.append("#block(breakable: false, width: 100%)[\n" + "\n\n".join(keep + first) + "\n]")
+    body += rest
     return f"#question({i}, {_typst_str(marks_label(p.marks))}, {_typst_str(kind.split(' · ', 1)[1])})[\n" + "\n\n".join(body) + "\n]\n"
 
 
@@ -632,7 +722,8 @@ def _answers(sheet) -> list[str]:
         out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
                    f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
         # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
-        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]" + md_to_typst(p.solution_md.strip()))
+        # on a line of its own: a solution that opens with a list must start its line with "- " (issue 27)
+        out.append(f"#context [#metadata(({i}, here().page()))<qkv-after-heading>]\n" + md_to_typst(p.solution_md.strip()))
         if extra := extra_explanation(p):
             out.append(md_to_typst(extra))
         out += sol_pics

@@ -8,7 +8,8 @@ order. Curated items are used at most once; a family gives several variants (dif
 variant seeds, never the same problem id twice), and no problem twice in substance either:
 two variants whose statement, options (in any order) and part prompts are the same are one
 problem (:func:`fingerprint`; a conceptual MCQ family has few distinct questions, whatever
-the seed). When the filters leave fewer distinct problems than asked, the selection is
+the seed), nor a conceptual question that another one of the sheet asks in other words
+(:func:`near_duplicate`). When the filters leave fewer distinct problems than asked, the selection is
 shorter and its ``notes`` say so. The result is ordered as a GATE paper is:
 1-mark questions first, then 2-mark ones, the draw order kept within each group.
 """
@@ -16,12 +17,13 @@ shorter and its ``notes`` say so. The result is ordered as a GATE paper is:
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from question_bank.problem import Problem
 
-__all__ = ["Selection", "select_problems", "SelectionError"]
+__all__ = ["Selection", "select_problems", "SelectionError", "near_duplicate"]
 
 _TRIES_PER_SLOT = 6  # variant seeds a family tries for a slot
 _LAST_TRIES = 60  # more, once, before a family that found nothing new is given up as exhausted
@@ -45,6 +47,69 @@ def fingerprint(p: Problem) -> tuple:
     """What makes two problems the same question for a student."""
     return (p.type, " ".join(p.statement_md.split()), frozenset(" ".join(o.split()) for o in p.options),
             tuple((pt.label, pt.prompt_md) for pt in p.parts))
+
+
+# --------------------------------------------------------------------------------------------
+# near-duplicates (issue 27: a 200-question sheet asked "why divide by √dₖ" three times in other words)
+
+_STOP = frozenset(
+    "the a an of to is in and for with by on it its this that what which why how are be as at from or each one two "
+    "does do if when than then into not no only all any can will would should must has have had was were their there "
+    "these those they them so such but about over under more most less same other who whom whose where after before "
+    "both either neither true false following statement statements correct".split())
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def _stem(w: str) -> str:
+    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            return w[: -len(suf)]
+    return w
+
+
+def _content_words(text: str) -> frozenset[str]:
+    t = text.lower().replace("√dₖ", " sqrtdk ").replace("dₖ", " dk ")
+    return frozenset(_stem(w) for w in _WORD.findall(t) if w not in _STOP)
+
+
+def concept(p: Problem) -> tuple[frozenset[str], frozenset[str]] | None:
+    """A conceptual question's content: ``(words of the statement, words of the right options)``
+    (lower case, stop words out, plural and -ing/-ed endings cut); None for a question with
+    figures in its statement (numbers make it a different question) or one that is not MCQ/MSQ."""
+    if p.type not in ("mcq", "msq") or any(ch.isdigit() for ch in p.statement_text if ch.isascii()):
+        return None
+    from question_bank.problem import ChoiceKey
+
+    right = " ".join(p.options_text[i] for i in sorted(p.key.correct)) if isinstance(p.key, ChoiceKey) else ""
+    return _content_words(p.statement_text), _content_words(right)
+
+
+#: the overlap (|A ∩ B| / min(|A|, |B|)) of two statements' words, and of their right options' words, from
+#: which two conceptual questions ask the same thing. Read off every pair of the bank's conceptual questions
+#: (tests/test_sheets_near_duplicates.py lists the pairs they join): "why divide by √dₖ" (GATE Q4 and
+#: attention.why_sqrt_dk) 0.57 / 0.38–0.5; "why Transformers beat RNNs" ×4; BERT vs GPT ×3. The nearest pair
+#: below them (self-attention's complexity vs FlashAttention's: 0.56 / 0.0) asks something else.
+STATEMENT_OVERLAP, KEY_OVERLAP = 0.5, 0.3
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / max(1, min(len(a), len(b)))
+
+
+def near_duplicate(a: Problem, b: Problem) -> bool:
+    """Whether two conceptual questions ask the same thing: the same family's statement (whatever
+    options were drawn), or statements and right answers that overlap as :data:`STATEMENT_OVERLAP`
+    and :data:`KEY_OVERLAP` say."""
+    ca, cb = concept(a), concept(b)
+    if ca is None or cb is None:
+        return False
+    if a.family is not None and a.family == b.family:
+        return " ".join(a.statement_text.split()) == " ".join(b.statement_text.split())
+    return _overlap(ca[0], cb[0]) >= STATEMENT_OVERLAP and _overlap(ca[1], cb[1]) >= KEY_OVERLAP
+
+
+def _asked_already(p: Problem, chosen: list[Problem]) -> bool:
+    return concept(p) is not None and any(near_duplicate(p, q) for q in chosen)
 
 
 def _matches(p: Problem, types: Sequence[str], difficulties: Sequence[str]) -> bool:
@@ -102,7 +167,8 @@ def select_problems(
                 continue
             if e.kind == "curated":
                 p = curated[e.id]
-                if _matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same:
+                if (_matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same
+                        and not _asked_already(p, chosen)):
                     chosen.append(p)
                     seen.add(p.id)
                     same.add(fingerprint(p))
@@ -118,7 +184,8 @@ def select_problems(
                 except Exception as err:  # noqa: BLE001 - one bad variant must not sink the sheet
                     notes.append(f"{fam.id}/{diff}/{vseed}: generation failed ({type(err).__name__}: {err})")
                     continue
-                if _matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same:
+                if (_matches(p, types, difficulties) and p.id not in seen and fingerprint(p) not in same
+                        and not _asked_already(p, chosen)):
                     got = p
                     break
             if got is not None:

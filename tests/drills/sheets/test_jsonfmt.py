@@ -59,7 +59,9 @@ def test_an_edited_sheet_renders(full, tmp_path):
     edited = copy.deepcopy(full)
     qs = edited["questions"]
     edited["questions"] = [qs[2], qs[0]]  # reordered, the rest dropped
+    assert edited["questions"][0]["problem"]["family"]  # a generated problem: rewording keeps its figures
     edited["questions"][0]["problem"]["statement_md"] += " (edited by the teacher)"
+    edited["questions"][0]["problem"]["statement_text"] += " (edited by the teacher)"
     src = tmp_path / "edited.json"
     src.write_text(json.dumps(edited))
     out = tmp_path / "edited.md"
@@ -80,6 +82,10 @@ def _broken(full, how):
     obj = copy.deepcopy(full)
     how(obj)
     return obj
+
+
+def _q_number(obj, type_):
+    return next(i for i, q in enumerate(obj["questions"], 1) if q["problem"]["type"] == type_ and not q["problem"]["parts"])
 
 
 def _mcq_numeric(o):
@@ -136,7 +142,8 @@ def test_bad_from_file_is_one_line(full, tmp_path):
     r = subprocess.run([sys.executable, "-m", "drills", "sheet", "--from", str(bad), "-o", str(tmp_path / "x.md")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "option 7 does not exist" in r.stderr and "questions[" in r.stderr
+    assert "option 7 does not exist" in r.stderr and "questions[" not in r.stderr
+    assert " key.correct: " in r.stderr and f"Q{_q_number(full, 'mcq')} " in r.stderr
 
 
 def test_output_suffix_and_format(tmp_path):

@@ -68,9 +68,9 @@ def test_the_pe_heatmap_shows_the_asked_entry(sheet):
     for p in sheet.problems:
         if p.topic != "positional" or "pos" not in p.given:
             continue
-        n_pos, d0, n_dim, asked = pe_window(p.given, p.given["d_model"])
+        p0, n_pos, d0, n_dim, asked = pe_window(p.given, p.given["d_model"])
         assert asked == (p.given["pos"], p.given["dim"])
-        assert asked[0] < n_pos and d0 <= asked[1] < d0 + n_dim and n_dim <= 64 and n_pos <= 48
+        assert p0 <= asked[0] < p0 + n_pos and d0 <= asked[1] < d0 + n_dim and n_dim <= 64 and n_pos <= 48
     assert typst_source(sheet, "answers").count("; outlined: $P E(") == sum(p.topic == "positional" and "pos" in p.given for p in sheet.problems)
 
 

@@ -202,11 +202,11 @@ def test_tex_to_typst_pinned():
 
 
 def test_markup_is_escaped_and_math_compiles():
-    from drills.sheets.pdf import compile_typst, md_to_typst
+    from drills.sheets.pdf import PREAMBLE, compile_typst, md_to_typst
 
     md = ("Code `a_b // c` and text with # $x_1 = \\frac{1}{\\sqrt{2}}$ @ref <lbl> [x] ~ // not a comment "
           "and *emph* **bold**\n\n- item $M = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$\n\n$$\nS = QK^\\top\n$$")
-    src = "#set document(date: none)\n" + md_to_typst(md)
+    src = "#set document(date: none)\n" + PREAMBLE + md_to_typst(md)  # display math uses the preamble's fit
     text = _pdf_text(compile_typst(src))
     for s in ("a_b // c", "with #", "@ref <lbl> [x]", "// not a comment", "emph", "bold", "item"):
         assert s in text, s

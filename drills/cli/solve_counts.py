@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from drills.cli.help_groups import solve_command
 from drills.cli.model_flags import (
     PARAMS_NEEDS,
     assumed_defaults,
@@ -20,6 +21,7 @@ from drills.cli.model_flags import (
     model_options,
     pop_model_kwargs,
 )
+from drills.cli.numbers import COUNT, SIZE
 from drills.output import InputError, emit, emit_json
 
 
@@ -78,7 +80,7 @@ def _expr_text(expr: Any) -> str:
 # ---------------------------------------------------------------------------------------
 # params
 # ---------------------------------------------------------------------------------------
-@click.command()
+@solve_command()
 @model_options
 @click.option("--norms-per-layer", type=click.Choice(["two", "one", "none"]), default="two", show_default=True,
               help="Count two norms per layer (as built), one (parallel block), or none (the scaling book).")
@@ -180,12 +182,12 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------
 # flops
 # ---------------------------------------------------------------------------------------
-@click.command()
+@solve_command()
 @model_options
-@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
-@click.option("--seq", type=click.IntRange(min=1), default=None,
+@click.option("--batch", type=COUNT, default=None, help="Sequences B.")
+@click.option("--seq", type=SIZE, default=None,
               help="Tokens n per sequence (decode: positions attended, cache included).")
-@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length s (encoder-decoder).")
+@click.option("--src-seq", type=SIZE, default=None, help="Encoder length s (encoder-decoder).")
 @click.option("--mode", type=click.Choice(["forward", "decode", "train"]), default="forward", show_default=True)
 @click.option("--convention", type=click.Choice(["flops", "macs"]), default="flops", show_default=True,
               help="flops: 2 per multiply-add; macs: 1.")
@@ -289,14 +291,14 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
 _WHAT = ("weights", "kv-cache", "attention-scores", "training")
 
 
-@click.command()
+@solve_command()
 @model_options
 @click.option("--what", type=click.Choice(_WHAT), default="weights", show_default=True)
 @click.option("--dtype", default=None, help=f"Element type: {_DTYPES}.")
-@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
-@click.option("--seq", type=click.IntRange(min=1), default=None, help="Tokens n (cached, or queries).")
-@click.option("--kv-seq", type=click.IntRange(min=1), default=None, help="Keys n_k of the score matrix (default n).")
-@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length (cross-attention cache).")
+@click.option("--batch", type=COUNT, default=None, help="Sequences B.")
+@click.option("--seq", type=SIZE, default=None, help="Tokens n (cached, or queries).")
+@click.option("--kv-seq", type=SIZE, default=None, help="Keys n_k of the score matrix (default n).")
+@click.option("--src-seq", type=SIZE, default=None, help="Encoder length (cross-attention cache).")
 @click.option("--include-cross/--no-include-cross", default=False,
               help="Encoder-decoder: add the cross-attention K/V cache.")
 @click.option("--precision", type=click.Choice(["mixed", "fp32"]), default="mixed", show_default=True,

@@ -29,7 +29,9 @@ from typing import Any
 
 import click
 
+from drills.cli.help_groups import solve_command
 from drills.cli.matrix_args import ArrayArg, parse_array, parse_matrix, parse_number, parse_vector
+from drills.cli.numbers import Int
 from drills.output import InputError, emit, emit_json
 
 JSON_SHAPE = (
@@ -58,7 +60,7 @@ class _Job:
 def _output_options(f: Callable) -> Callable:
     f = click.option("--json", "as_json", is_flag=True, help=JSON_SHAPE)(f)
     f = click.option(
-        "--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+        "--digits", type=Int(0, 17), default=4, show_default=True,
         help="Decimal places in the text output (JSON always has full precision).",
     )(f)
     f = click.option(
@@ -282,7 +284,7 @@ def _identity(d: int) -> list[list[int]]:
     return [[int(i == j) for j in range(d)] for i in range(d)]
 
 
-@click.command(
+@solve_command(
     help=(
         "Scaled dot-product attention, step by step: softmax(Q·Kᵀ·scale + M)·V, scale = 1/√d_k.\n\n"
         "Give --q, --k, --v (rows are tokens), or self-attention from embeddings: --x with "
@@ -302,7 +304,7 @@ def _identity(d: int) -> list[list[int]]:
 @click.option("--wk", metavar="MATRIX", help="W_k (d_model×d_k·h), with --x; default identity.")
 @click.option("--wv", metavar="MATRIX", help="W_v (d_model×d_v·h), with --x; default identity.")
 @click.option("--wo", metavar="MATRIX", help="W_o (d_v·h×d_out), with --x; default none.")
-@click.option("--heads", type=click.IntRange(1), default=1, show_default=True, help="Heads, with --x.")
+@click.option("--heads", "--n-heads", "heads", type=Int(1, 4096), default=1, show_default=True, help="Heads, with --x.")
 @click.option("--mask", "mask_text", metavar="MATRIX", help=MASK_HELP)
 @click.option("--causal", is_flag=True, help="Causal mask: query i sees keys j ≤ i (bottom-right aligned if m > n).")
 @click.option("--scale", "scale_text", metavar="X", help="Score scale instead of 1/√d_k (e.g. 1 or 1/2).")
@@ -466,7 +468,7 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 # --------------------------------------------------------------------------- softmax, norms
 
 
-@click.command(
+@solve_command(
     help="Softmax of a vector (or of each row of a matrix): exp(x/T − max) / Σ exp(x/T − max).\n\n"
     "Steps: [scaled], shifted, exp, sum, output. --exact takes at most 64 entries. " + JSON_SHAPE,
     short_help="Softmax of a vector (with temperature).",
@@ -512,7 +514,7 @@ def vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
     return v
 
 
-@click.command(
+@solve_command(
     help="LayerNorm of a vector, or of each row of a matrix: γ·(x − μ)/√(σ² + ε) + β, with the "
     "biased variance (divide by d), as torch.nn.LayerNorm.\n\n"
     "Steps: mean, variance, normalised, output. " + JSON_SHAPE,
@@ -554,7 +556,7 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     _finish(job, exact=exact, digits=digits, as_json=as_json)
 
 
-@click.command(
+@solve_command(
     help="RMSNorm of a vector, or of each row of a matrix: γ·x/√(mean(x²) + ε) (no centring, no β).\n\n"
     "Steps: mean_square, rms, normalised, output. " + JSON_SHAPE,
     short_help="RMSNorm of a vector or of each row of a matrix.",
@@ -600,7 +602,7 @@ LAYOUT_HELP = (
 )
 
 
-@click.command(
+@solve_command(
     help="Sinusoidal positional encoding (Vaswani et al.): PE(pos, 2i) = sin(pos/base^(2i/d)), "
     "PE(pos, 2i+1) = cos(pos/base^(2i/d)). One value with --dim, the whole vector otherwise.\n\n"
     "Steps: angle (the angle of each coordinate asked), output. The whole vector: d_model at most 8192 "
@@ -608,8 +610,8 @@ LAYOUT_HELP = (
     short_help="Sinusoidal positional encoding values.",
 )
 @click.option("--pos", "pos_text", required=True, metavar="P", help="Position (0 = first token).")
-@click.option("--d-model", "d_model", required=True, type=click.IntRange(1), help="Model width d.")
-@click.option("--dim", type=click.IntRange(0), help="One coordinate 0 ≤ dim < d (default: all).")
+@click.option("--d-model", "--d", "d_model", required=True, type=Int(1, 10**6, kind="size"), help="Model width d (4k = 4096).")
+@click.option("--dim", "--i", "dim", type=Int(0, kind="size"), help="One coordinate 0 ≤ dim < d (default: all).")
 @click.option("--layout", type=click.Choice(["interleaved", "concat", "tensor2tensor"]), default="interleaved",
               show_default=True, help=LAYOUT_HELP)
 @click.option("--base", "base_text", metavar="B", help="Base of the wavelengths (default 10000).")
@@ -655,7 +657,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     _finish(job, exact=exact, digits=digits, as_json=as_json)
 
 
-@click.command(
+@solve_command(
     help="Rotary position embedding of one vector at position P: each pair (a, b) turns by P·θᵢ, "
     "θᵢ = base^(−2i/d): (a, b) → (a cos − b sin, a sin + b cos).\n\n"
     "--pairing interleaved pairs (x0, x1), (x2, x3), … (GPT-J, RoFormer); half pairs (xᵢ, x_{i+d/2}) "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import click
 
+from drills.cli.help_groups import solve_command
+from drills.cli.numbers import Int
 from drills.cli.solve_hardware import output_options, show
 from drills.output import InputError
 
@@ -39,11 +41,12 @@ def trace_result(answer, unit, convention, trace):
     return r
 
 
-@click.command()
-@click.option("--heads", "n_heads", type=click.IntRange(1), required=True, help="Number of heads H (any, not only powers of two).")
-@click.option("--head", type=click.IntRange(1), default=None, help="Head h (1-based) for one bias value.")
-@click.option("--query", "query", type=click.IntRange(0), default=None, help="Query position i.")
-@click.option("--key", "key", type=click.IntRange(0), default=None, help="Key position j (≤ i when causal).")
+@solve_command()
+@click.option("--heads", "--n-heads", "n_heads", type=Int(1, 10**6), required=True,
+              help="Number of heads H (any, not only powers of two; at most 10^6).")
+@click.option("--head", type=Int(1), default=None, help="Head h (counting from 1) for one bias value.")
+@click.option("--query", "--i", "-i", "query", type=Int(0), default=None, help="Query position i.")
+@click.option("--key", "--j", "-j", "key", type=Int(0), default=None, help="Key position j (≤ i when causal).")
 @click.option("--bidirectional", is_flag=True, help="Symmetric −m·|i − j| (no causal −∞).")
 @click.option("--q", "q_text", metavar="MATRIX", default=None, help="With --head, --k, --v: head h's queries (n×d), for attention.")
 @click.option("--k", "k_text", metavar="MATRIX", default=None, help="Keys (m×d).")
@@ -83,12 +86,14 @@ def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_j
     show(r, as_json, explain)
 
 
-@click.command("t5-buckets")
-@click.option("--r", "relative", type=int, required=True, help="Relative position r = key − query (negative: key before).")
+@solve_command("t5-buckets")
+@click.option("--r", "-r", "--relative-position", "relative", type=Int(None), required=True,
+              help="Relative position r = key − query (negative: key before).")
 @click.option("--causal", is_flag=True, help="Decoder (unidirectional) buckets; default bidirectional (encoder).")
-@click.option("--num-buckets", type=click.IntRange(2), default=32, show_default=True)
-@click.option("--max-distance", type=click.IntRange(1), default=128, show_default=True)
-@click.option("--n-heads", type=click.IntRange(1), default=None, help="Heads, for the bias table's parameters.")
+@click.option("--num-buckets", type=Int(2, 10**6), default=32, show_default=True)
+@click.option("--max-distance", type=Int(1), default=128, show_default=True)
+@click.option("--n-heads", "--heads", "n_heads", type=Int(1, 10**6), default=None,
+              help="Heads, for the bias table's parameters.")
 @output_options
 def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, explain):
     """T5's relative-position bucket of r: exact region, then logarithmic, capped."""

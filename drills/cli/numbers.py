@@ -199,7 +199,8 @@ def Real(min: Any = None, max: Any = None, *, min_open: bool = False, max_open: 
 
 
 # The shared instances (names kept from drills.cli.solve_hardware, which re-exports them).
-FLOPS, BYTES, BANDWIDTH = Number("flops"), Number("bytes"), Number("bandwidth")
+FLOPS, BYTES = Number("flops", min=1, min_open=False), Number("bytes")
+BANDWIDTH = Number("bandwidth", min=1, min_open=False)
 COUNT = Number("count", integer=True, min=1, min_open=False)
 SIZE = Number("size", integer=True, min=1, min_open=False)
 INT = Number("plain", integer=True, min=1, min_open=False)

@@ -114,53 +114,173 @@ def _kv_per_token(cfg, dtype: str):
 # ---------------------------------------------------------------------------------------
 
 
+#: Count units whose singular reads better after 1 ("1 chip").
+_SINGULAR = {"chips": "chip", "sequences": "sequence", "parameters": "parameter", "elements": "element",
+             "tokens": "token", "slopes": "slope", "bits": "bit", "nats": "nat", "buckets": "bucket"}
+_BYTE_VIEWS = ("GB", "GiB", "MB", "MiB")
+
+
+_WORDS = {"mfu": "MFU", "hfu": "HFU", "kv": "KV", "hbm": "HBM", "flops": "FLOPs", "flop": "FLOP", "tp": "TP",
+          "dp": "DP", "pf": "PF", "gpu": "GPU", "gpus": "GPUs", "ffn": "FFN", "mlp": "MLP", "qkv": "QKV",
+          "mla": "MLA", "moe": "MoE", "ppl": "perplexity", "nll": "NLL", "algbw": "algbw", "busbw": "busbw"}
+
+
+def label(key: str) -> str:
+    """A breakdown key as people read it: ``bubble_fraction`` -> ``bubble fraction``,
+    ``model_flops_per_token`` -> ``model FLOPs per token`` (JSON keeps the key)."""
+    return " ".join(_WORDS.get(w, w) for w in key.split("_"))
+
+
+def unit_word(unit: str, value: Any) -> str:
+    """``chips`` after 1 reads ``chip``; other units as they are."""
+    try:
+        one = value == 1
+    except Exception:  # noqa: BLE001 - arrays and the like
+        one = False
+    return _SINGULAR.get(unit, unit) if one is True else unit
+
+
 def human_value(key: str, value: Any) -> str:
-    """A breakdown value for display, by its key's suffix: bytes (``*_bytes``), seconds (``*_s``), else a number."""
-    from solver.hardware import as_number, fmt
-    from solver.units import format_bytes
+    """A value for display, by its key: bytes (``*_bytes``), seconds (``*_s``), GB/GiB views, lists
+    entry by entry; every number through the one formatter (solver.units.format_number)."""
+    from solver.hardware import as_number
+    from solver.units import format_bytes, format_number
 
     value = as_number(value)
-    if isinstance(value, (dict, list, str)) or value is None or isinstance(value, bool):
-        return str(value)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(human_value("", v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "; ".join(f"{label(str(k))}: {human_value(str(k), v)}" for k, v in value.items()) or "(none)"
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if key == "bytes" or key.endswith("_bytes") or key == "hbm":
         return format_bytes(value) if value >= 0 else "−" + format_bytes(-value)
-    if key.endswith("_s") or key == "s":
+    if key in NEVER and value == float("inf"):
+        return NEVER[key]
+    if key in _BYTE_VIEWS:
+        return f"{format_number(value, 4)} {key}"
+    if key.endswith("bandwidth") or key in ("algbw", "busbw"):
+        return f"{format_number(value)} bytes/s ({format_number(float(value) / 1e9, 4)} GB/s)"
+    if (key.endswith("_s") and not key.endswith("per_s")) or key in ("s", "latency"):
         v = float(value)
         for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
             if abs(v) >= scale or unit == "ns":
-                return f"{fmt(value)} s ({v / scale:.4g} {unit})" if unit != "s" else f"{v:.6g} s"
-    return fmt(value)
+                if unit == "s":
+                    return f"{format_number(v)} s"
+                return f"{format_number(v)} s ({format_number(v / scale, 4)} {unit})"
+    return format_number(value)
 
 
-def show(result, as_json: bool, explain: bool) -> None:
-    """Print a ``solver.hardware.Result``: JSON, the worked solution, or the answer and breakdown."""
+def _finite(value: Any, allow_minus_inf: bool) -> bool:
+    """No NaN, no +∞ (and in a scalar no −∞): a masked entry of a matrix may be −∞."""
+    import math
+
+    from solver.hardware import as_number
+
+    value = as_number(value)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v, True) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v, allow_minus_inf) for v in value.values())
+    if isinstance(value, float):
+        return not (math.isnan(value) or value == math.inf or (value == -math.inf and not allow_minus_inf))
+    return True
+
+
+#: Breakdown figures whose +∞ is a true answer, "never" (the solver's convention), shown in words.
+NEVER = {"compute_bound_batch": "none: no batch is compute-bound (the KV read grows as fast as the compute)",
+         "critical_batch": "none: no batch is compute-bound (the intensity never reaches the critical one)"}
+
+
+def check_finite(result) -> None:
+    """Refuse in one line an answer that overflowed (inf) or is undefined (NaN) for these inputs;
+    a +∞ of :data:`NEVER` is a true answer and stays."""
+    import math
+
+    named = [("answer", result.answer), *result.breakdown.items()]
+    named += [(s.formula, s.value) for s in result.steps if not any(k in s.formula for k in ("B*", "b_c"))]
+    for name, value in named:
+        if name in NEVER and isinstance(value, float) and value == math.inf:
+            continue
+        if not _finite(value, False):
+            raise InputError(f"{label(name)} is not a finite number for these inputs: a value is too large or too "
+                             "small for the formula (overflow); give figures of a realistic size")
+
+
+def show(result, as_json: bool, explain: bool, *, answer_label: str | None = None, unit_text: str | None = None) -> None:
+    """Print a ``solver.hardware.Result``: JSON, the worked solution, or the answer and breakdown.
+
+    The answer line always carries its unit or a label: ``answer_label``, else the result's
+    ``convention["answer"]``, else the name of the breakdown figure equal to the answer.
+    ``unit_text`` replaces the unit in the text only (JSON keeps ``result.unit``)."""
     from solver.hardware import fmt
 
+    check_finite(result)
     if as_json:
         d = result.to_json()
         emit_json({k: d[k] for k in ("answer", "unit", "convention", "breakdown")})
         return
-    unit = result.unit
-    emit(f"answer: {human_value(unit, result.answer)}" + ("" if unit in ("s", "bytes") else f" {unit}"))
+    unit = result.unit if unit_text is None else unit_text
+    text = human_value(result.unit, result.answer)
+    if unit in ("s", "bytes"):
+        line = text
+    elif unit:
+        line = f"{text} {unit_word(unit, result.answer)}"
+    else:
+        line = text
+    name = answer_label or _answer_name(result)
+    emit(f"answer: {line}" + (f"  ({name})" if name and not unit else ""))
     if explain:
         emit("")
         emit("worked solution:")
         for s in result.steps:
             emit(f"  {s.formula}")
             emit(f"      = {s.substitution}")
-            emit(f"      = {fmt(s.value)}{(' ' + s.unit) if s.unit else ''}")
+            value = fmt(s.value) if not isinstance(s.value, (list, tuple)) else human_value("", s.value)
+            emit(f"      = {value}{(' ' + unit_word(s.unit, s.value)) if s.unit else ''}")
     emit("")
     emit("breakdown:")
-    width = max((len(k) for k in result.breakdown), default=0)
-    for k, v in result.breakdown.items():
-        emit(f"  {k.ljust(width)}  {human_value(k, v)}")
+    rows = [(_row_label(k), human_value(k, v)) for k, v in result.breakdown.items()]
+    width = max((len(k) for k, _ in rows), default=0)
+    for k, v in rows:
+        emit(f"  {k.ljust(width)}  {v}")
     if explain:
         emit("")
         emit("conventions:")
         for k, v in result.convention.items():
             if isinstance(v, dict):
-                v = "; ".join(f"{a}: {b}" for a, b in v.items()) or "(none)"
-            emit(f"  {k}: {v}")
+                v = "; ".join(f"{label(str(a))}: {b}" for a, b in v.items()) or "(none)"
+            emit(f"  {label(k)}: {v}")
+
+
+def _row_label(key: str) -> str:
+    """A breakdown row's name; the unit its value shows (``time_s`` -> ``time``: "0.004 s") is left out."""
+    for suffix in ("_s", "_bytes"):
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return label(key[: -len(suffix)])
+    return label(key)
+
+
+def _answer_name(result) -> str | None:
+    """What a unitless answer is: ``convention["answer"]``, else the breakdown key equal to it."""
+    said = result.convention.get("answer")
+    if isinstance(said, str) and said:
+        return said
+    for k, v in result.breakdown.items():
+        try:
+            if v is result.answer or (not isinstance(v, (list, dict)) and v == result.answer):
+                return label(k)
+        except Exception:  # noqa: BLE001 - arrays compare element-wise
+            continue
+    return None
 
 
 def _solver_call(fn):

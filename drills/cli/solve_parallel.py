@@ -192,7 +192,8 @@ def pipeline(stages, microbatches, schedule, chunks, as_json, explain):
     """Pipeline bubble: (p − 1)/(m + p − 1) of the step, and (p − 1)/m of the ideal time."""
     from solver.parallelism import pipeline_bubble
 
-    show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain)
+    show(pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks), as_json, explain,
+         answer_label="bubble fraction: the share of the step a stage idles")
 
 
 @solve_command("dp-comm")
@@ -389,4 +390,4 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
     r = flops_utilisation(params, tokens_per_second, kw["chips"] or 1, chip.need("peak_flops"), recompute=recompute,
                           n_layers=n_layers or 0, d_model=d_model or 0, seq=seq or 0)
     r.convention["hardware"] = chip.origin
-    show(r, as_json, explain)
+    show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")

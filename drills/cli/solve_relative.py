@@ -80,10 +80,12 @@ def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_j
         r.answer = r.step(f"bias = −m_{head}·(i − j)", f"−{m:.6g} × {dist}", -m * dist)
         r.breakdown["slope"] = m
         r.breakdown["distance"] = dist
-    else:
-        r.answer = [float(s) for s in slopes]
-        r.unit = "slopes"
-    show(r, as_json, explain)
+        show(r, as_json, explain, answer_label=f"ALiBi bias of head {head} for query {query}, key {key}: "
+                                               "added to the score before the softmax")
+        return
+    r.answer = [float(s) for s in slopes]
+    r.unit = "slopes"
+    show(r, as_json, explain, answer_label=f"slopes m_1 … m_{n_heads}")
 
 
 @solve_command("t5-buckets")
@@ -110,7 +112,7 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, ex
     if n_heads:
         r.breakdown["bias_table_params"] = t5_bias_table_params(num_buckets, n_heads)
         r.convention["bias_table"] = "num_buckets × n_heads, one per stack, shared by its layers"
-    show(r, as_json, explain)
+    show(r, as_json, explain, answer_label=f"bucket index, counting from 0, of {num_buckets} buckets", unit_text="")
 
 
 def _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain):

@@ -92,6 +92,9 @@ ALIASES = {
 SIZE_FIELDS = {"d_model", "d_head", "d_ff", "max_positions", "d_ff_expert", "sliding_window", "kv_lora_rank",
                "q_lora_rank", "qk_rope_head_dim", "v_head_dim"}
 EXACT_FIELDS = {"vocab_size", "type_vocab_size"}
+#: Layer counts are looped over (per-layer windows and experts): at most this many.
+LAYER_FIELDS = {"n_layers", "n_encoder_layers", "n_decoder_layers", "first_dense_layers", "global_every"}
+MAX_LAYERS = 100_000
 
 #: The help section the model flags are listed under (drills.cli.help_groups).
 GROUP = "Model (--preset, --config, or each field)"
@@ -133,7 +136,8 @@ def _option(f: Any) -> Any:
     if kind.startswith("float"):
         return click.option(flag(name), *ALIASES.get(name, ()), name, type=Real(min=0), default=None, help=help_text)
     kind = "size" if name in SIZE_FIELDS else "exact" if name in EXACT_FIELDS else "plain"
-    return click.option(flag(name), *ALIASES.get(name, ()), name, type=Int(0, kind=kind), default=None,
+    most = MAX_LAYERS if name in LAYER_FIELDS else None
+    return click.option(flag(name), *ALIASES.get(name, ()), name, type=Int(0, most, kind=kind), default=None,
                         help=help_text)
 
 

@@ -79,6 +79,8 @@ def parse_quantity(text: str, kind: str, param: str) -> Fraction:
     if len(text) > 200:
         raise InputError(f"{_shown(text)!r}: too long to be a number here", param)
     m = _QTY.match(text.strip())
+    if not m and kind in ("plain", "exact"):
+        return parse_number(text, param)  # the quiz grammar's own message ("1/sqrt(2)": not exact)
     if not m:
         raise InputError(f"{_shown(text)!r} is not a number (examples: {_EXAMPLES.get(kind, _EXAMPLES['plain'])})",
                          param)
@@ -125,8 +127,9 @@ class Number(click.ParamType):
     name = "number"
 
     def __init__(self, kind: str = "plain", *, integer: bool = False, min: Any = 0, max: Any = None,
-                 min_open: bool | None = None, max_open: bool = False, metavar: str | None = None):
-        self.kind, self.integer = kind, integer
+                 min_open: bool | None = None, max_open: bool = False, metavar: str | None = None,
+                 exact: bool = False):
+        self.kind, self.integer, self.exact = kind, integer, exact
         self.min = None if min is None else Fraction(min)
         self.max = None if max is None else Fraction(max)
         # the default lower bound 0 is open (positive) unless said otherwise
@@ -147,7 +150,7 @@ class Number(click.ParamType):
             return f"{left} {_num_text(lo)} {right} {_num_text(hi)}"
         if lo is not None:
             if lo == 0:
-                return "positive" if self.min_open else "0 or more"
+                return "positive (> 0)" if self.min_open else "0 or more"
             return f"{'above' if self.min_open else 'at least'} {_num_text(lo)}"
         if hi is not None:
             return f"{'below' if self.max_open else 'at most'} {_num_text(hi)}"
@@ -159,6 +162,12 @@ class Number(click.ParamType):
         bad_high = self.max is not None and (q > self.max or (self.max_open and q == self.max))
         if bad_low or bad_high:
             raise InputError(f"must be {self._range_text()} (got {shown})", flag)
+        if self.exact:  # kept as the exact rational typed (the --exact paths of the kernels)
+            if abs(q) > MAX_MAGNITUDE:
+                raise InputError(f"{shown} is too large here (magnitude at most 1e30)", flag)
+            if q != 0 and abs(q) < MIN_MAGNITUDE:
+                raise InputError(f"{shown} is too small here (magnitude at least 1e-30, or 0)", flag)
+            return q
         if self.integer:
             if q.denominator != 1:
                 raise InputError(f"must be a whole number (got {shown})", flag)
@@ -196,6 +205,11 @@ def Int(min: int | None = 1, max: int | None = None, kind: str = "plain") -> Num
 def Real(min: Any = None, max: Any = None, *, min_open: bool = False, max_open: bool = False) -> Number:
     """A real number in a range (closed unless said otherwise)."""
     return Number("plain", min=min, max=max, min_open=min_open, max_open=max_open)
+
+
+def Exact(min: Any = None, max: Any = None, *, min_open: bool = False, metavar: str = "X") -> Number:
+    """A real number kept as the exact Fraction typed (``0.1`` is 1/10), checked like the rest."""
+    return Number("plain", min=min, max=max, min_open=min_open, metavar=metavar, exact=True)
 
 
 # The shared instances (names kept from drills.cli.solve_hardware, which re-exports them).

@@ -185,7 +185,7 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
 @solve_command()
 @model_options
 @click.option("--batch", type=COUNT, default=None, help="Sequences B.")
-@click.option("--seq", type=SIZE, default=None,
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None,
               help="Tokens n per sequence (decode: positions attended, cache included).")
 @click.option("--src-seq", type=SIZE, default=None, help="Encoder length s (encoder-decoder).")
 @click.option("--mode", type=click.Choice(["forward", "decode", "train"]), default="forward", show_default=True)
@@ -296,7 +296,8 @@ _WHAT = ("weights", "kv-cache", "attention-scores", "training")
 @click.option("--what", type=click.Choice(_WHAT), default="weights", show_default=True)
 @click.option("--dtype", default=None, help=f"Element type: {_DTYPES}.")
 @click.option("--batch", type=COUNT, default=None, help="Sequences B.")
-@click.option("--seq", type=SIZE, default=None, help="Tokens n (cached, or queries).")
+@click.option("--seq", "--seq-len", "--context", "seq", type=SIZE, default=None,
+              help="Tokens n (cached, or queries; 8k = 8192).")
 @click.option("--kv-seq", type=SIZE, default=None, help="Keys n_k of the score matrix (default n).")
 @click.option("--src-seq", type=SIZE, default=None, help="Encoder length (cross-attention cache).")
 @click.option("--include-cross/--no-include-cross", default=False,

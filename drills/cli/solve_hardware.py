@@ -336,7 +336,7 @@ def roofline(as_json, explain, **kw):
 
 @solve_command("attention-flops")
 @click.option("--batch", "-B", type=COUNT, required=True)
-@click.option("--seq", "-T", "--context", "seq", type=SIZE, required=True,
+@click.option("--seq", "-T", "--context", "--seq-len", "seq", type=SIZE, required=True,
               help="Prefill: query tokens (and keys unless --kv-seq). Decode: the context length (8k = 8192).")
 @click.option("--kv-seq", "-S", type=SIZE, default=None, help="Key/value length (default --seq).")
 @click.option("--n-heads", "--heads", "n_heads", type=INT, default=None, help="Query heads (or --preset).")
@@ -468,7 +468,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, as
 @click.option("--compute", "-C", "--flops", "compute", type=FLOPS, default=None,
               help="Compute budget in FLOPs (3.14e23).")
 @click.option("--gpu-hours", type=POSITIVE, default=None, help="GPU-hours spent (gives the MFU).")
-@click.option("--seq", type=SIZE, default=None, help="With --preset: sequence length of the exact count (8k = 8192).")
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None, help="With --preset: sequence length of the exact count (8k = 8192).")
 @model_options
 @hardware_options
 @output_options
@@ -545,7 +545,7 @@ def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain, **kw):
 
 
 @solve_command()
-@click.option("--seq", "-s", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
+@click.option("--seq", "-s", "--seq-len", "seq", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
 @click.option("--batch", "-b", type=COUNT, required=True, help="Micro-batch size b.")
 @click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None, help="Hidden size h (or --preset).")
 @click.option("--n-heads", "-a", "--heads", "n_heads", type=INT, default=None, help="Attention heads a (or --preset).")

@@ -126,7 +126,7 @@ def allreduce(size, ranks, algorithm, as_json, explain, **kw):
 
 @solve_command()
 @click.option("--batch", "-b", type=COUNT, required=True, help="Micro-batch size b.")
-@click.option("--seq", "-s", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
+@click.option("--seq", "-s", "--seq-len", "seq", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
 @click.option("--d-model", "--hidden", "--hidden-size", "d_model", type=SIZE, default=None,
               help="Hidden size h (or --preset).")
 @click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
@@ -360,7 +360,7 @@ def compute_optimal(compute, method, params, tokens, as_json, explain):
 @click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=None,
               help="With --d-model and --seq: PaLM's attention term.")
 @click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None, help="Hidden size (attention term).")
-@click.option("--seq", type=SIZE, default=None, help="Sequence length (attention term; 8k = 8192).")
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None, help="Sequence length (attention term; 8k = 8192).")
 @preset_options
 @hardware_options
 @output_options

@@ -22,7 +22,9 @@ from drills.cli.model_flags import (
     pop_model_kwargs,
 )
 from drills.cli.numbers import COUNT, SIZE
+from drills.cli.solve_hardware import label as key_label
 from drills.output import InputError, emit, emit_json
+from solver.units import format_number
 
 
 def per_convention_fraction(flops: Any, convention: str) -> Any:
@@ -166,7 +168,7 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         emit("")
         emit("by group:")
         for g, n in pb.by_group().items():
-            emit(f"  {g:<16} {n:>18,}")
+            emit(f"  {key_label(g):<16} {n:>18,}")
         _emit_conventions(convention)
 
 
@@ -245,11 +247,11 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
             emit_json({"answer": float(value), "unit": unit + "/token", "convention": conv,
                        "breakdown": {**pt.to_json(), "exact_per_token": rep.total / (batch * seq)}})
             return
-        emit(f"answer: {float(value):,.6g} {unit}/token ({per_token} rule, {mode}, n={seq}"
+        emit(f"answer: {format_number(float(value))} {unit}/token ({per_token} rule, {mode}, n={seq}"
              + (", causal halving" if causal_halving else "") + ")")
         emit(f"  {2 * (3 if mode == 'train' else 1)}·N = {2 * (3 if mode == 'train' else 1) * pt.n_params:,} "
-             f"(N = {pt.n_params:,}); attention {float(pt.attention):,.6g}")
-        emit(f"  exact matmul count per token: {rep.total / (batch * seq):,.6g}")
+             f"(N = {pt.n_params:,}); attention {format_number(float(pt.attention))}")
+        emit(f"  exact matmul count per token: {format_number(rep.total / (batch * seq))}")
         if explain:
             _emit_conventions(conv)
         return
@@ -262,10 +264,10 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
         emit(f"  forward {rep.value(rep.forward_flops):,} + backward {rep.value(rep.backward_flops):,}")
     emit("by group:")
     for g, n in rep.by_group().items():
-        emit(f"  {g:<26} {n:>22,}")
+        emit(f"  {key_label(g):<26} {n:>22,}")
     tb = rep.textbook
     emit(f"textbook rule {tb['rule']}: {tb['rule_value']:,} (N = {tb['N_non_embedding']:,} non-embedding, "
-         f"D = {tb['D_tokens']:,} tokens); exact/rule = {tb['ratio_exact_to_rule']:.4f}")
+         f"D = {tb['D_tokens']:,} tokens); exact/rule = {format_number(tb['ratio_exact_to_rule'], 5)}")
     emit("  gap: " + ", ".join(f"{k.replace('_', ' ')} {v:+,}" for k, v in tb["gap"].items()))
     if explain:
         emit("")

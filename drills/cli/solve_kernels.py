@@ -151,9 +151,16 @@ def _finish(job: _Job, *, exact: bool, digits: int, as_json: bool) -> None:
 
     steps = [RenderedStep(n, formulas[n], floats[n], exact_values.get(n)) for n in names]
     given = [RenderedStep(label, "", value) for label, value in job.given]
-    conventions = {k: _convention_text(v) for k, v in job.convention.items()}
+    conventions = {_key_text(k): _convention_text(v) for k, v in job.convention.items()}
     answer = next(s for s in steps if s.name == job.answer)
     emit(render_trace(steps, title=job.title, conventions=conventions, answer=answer, decimals=digits, given=given))
+
+
+def _key_text(key: str) -> str:
+    """A convention's key for people (``scale_rule`` -> ``scale rule``; d_model, d_k kept)."""
+    for name in ("d_model", "d_k", "d_v"):
+        key = key.replace(name, name.replace("_", "\0"))
+    return key.replace("_", " ").replace("\0", "_")
 
 
 def _convention_text(v: Any) -> str:

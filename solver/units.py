@@ -125,7 +125,7 @@ def format_number(x: Any, sig: int = 6) -> str:
     if isinstance(x, Fraction) and x.denominator == 1:
         x = x.numerator
     if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+        return "nan" if math.isnan(x) else ("∞" if x > 0 else "-∞")
     if not isinstance(x, (int, float, Fraction)):
         try:
             x = float(x)  # numpy scalars

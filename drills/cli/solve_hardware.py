@@ -4,7 +4,10 @@ Every figure is a flag, so a question that states its own numbers is solved as s
 ``--hw NAME`` fills in only the hardware figures not given. Numbers accept plain and
 scientific forms (``989e12``, ``3.35e12``) and suffixes: ``989T`` or ``989TFLOPS`` (FLOP/s),
 ``80GB`` / ``80GiB`` (bytes), ``3.35TB/s`` (bytes/s), ``70B`` / ``1.4T`` (counts: params,
-tokens). The formulas live in ``solver.roofline``, ``solver.inference`` and ``solver.training``.
+tokens), ``8k`` = 8192 (sequence lengths and layer sizes); the rule and the range checks are
+:mod:`drills.cli.numbers`. The formulas live in ``solver.roofline``, ``solver.inference`` and
+``solver.training``. Printing (:func:`show`) goes through the one number formatter,
+``solver.units.format_number``; a non-finite answer is refused in one line (:func:`check_finite`).
 """
 
 from __future__ import annotations

@@ -50,12 +50,11 @@ def as_number(x: Any) -> Any:
 
 
 def fmt(x: Any) -> str:
-    """A number for a substitution line: integers with separators, others to 6 significant digits."""
+    """A number for a substitution line: :func:`solver.units.format_number` (the one formatter:
+    whole numbers with separators, others to 6 significant figures rounded half up)."""
+    from solver.units import format_number
+
     x = as_number(x)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return str(x)
-    if isinstance(x, int):
-        return f"{x:,}" if abs(x) < 10**15 else f"{x:.6g}"
-    if x.is_integer() and abs(x) < 10**15:
-        return f"{int(x):,}"
-    return f"{x:.6g}"
+    return format_number(x, 6)

@@ -7,7 +7,10 @@ it, always shown together, because mixing them up is one of the commonest exam m
 
 from __future__ import annotations
 
+import math
+from decimal import ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
+from typing import Any
 
 #: Bytes per element. int4 packs two values per byte (0.5 byte each).
 DTYPE_BYTES: dict[str, Fraction] = {
@@ -81,9 +84,76 @@ def format_bytes(n_bytes: int | float | Fraction) -> str:
 
 
 def _sig(x: float) -> str:
-    """About four significant figures: 279,397 / 1.074 / 0.0004883 / 5.12e-07."""
-    if x == 0:
+    """About four significant figures: 279,397 / 1.074 / 0.0004883 / 5.12e-07 (half up)."""
+    return format_number(x, 4)
+
+
+# ---------------------------------------------------------------------------------------
+# The one number formatter (every human-readable figure qkv prints goes through here)
+# ---------------------------------------------------------------------------------------
+
+
+def round_half_up(value: float, decimals: int) -> float:
+    """``value`` rounded half away from zero to ``decimals`` places, on its shortest decimal
+    spelling (``repr``): 0.605 -> 0.61, 2.5 -> 3, -0.125 -> -0.13, 13.125 -> 13.13 at 2.
+
+    The quiz's rule (question_bank.grading re-exports it): what a student rounds by hand."""
+    if not math.isfinite(value):
+        return value
+    q = Decimal(1).scaleb(-decimals)
+    d = Decimal(repr(float(value)))
+    digits = max(d.adjusted(), 0) + decimals + 2  # enough figures for the quantized value (1e24 to 4 places)
+    return float(d.quantize(q, rounding=ROUND_HALF_UP, context=Context(prec=max(28, digits))))
+
+
+def _decimal(x: Any) -> Decimal:
+    if isinstance(x, Fraction):
+        return Decimal(x.numerator) / Decimal(x.denominator)
+    if isinstance(x, int):
+        return Decimal(x)
+    return Decimal(repr(float(x)))
+
+
+def format_number(x: Any, sig: int = 6) -> str:
+    """A number for people, one rule everywhere: whole numbers below 10^15 in full with
+    thousands separators (450,000,000,000); other numbers to ``sig`` significant figures,
+    rounded half up (the quiz's rule), with separators (257,142,857,143; 13.125 -> 13.13 at 4
+    figures) and no trailing zeros; scientific (1.5e-05, 2.5e+17) below 10^-4 or from 10^15.
+    Booleans read yes/no, NaN as nan and infinities as ∞ / −∞."""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, Fraction) and x.denominator == 1:
+        x = x.numerator
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("∞" if x > 0 else "-∞")
+    if not isinstance(x, (int, float, Fraction)):
+        try:
+            x = float(x)  # numpy scalars
+        except (TypeError, ValueError):
+            return str(x)
+        return format_number(x, sig)
+    if isinstance(x, float) and x.is_integer() and abs(x) < 10**15:
+        x = int(x)
+    if isinstance(x, int) and abs(x) < 10**15:
+        return f"{x:,}"
+    d = _decimal(x)
+    if d == 0:
         return "0"
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.4g}"
+    exp = d.adjusted()
+    r = d.quantize(Decimal(1).scaleb(exp - sig + 1), rounding=ROUND_HALF_UP)
+    if r.adjusted() != exp:  # 9.9999995 -> 10.00000: one figure more to the left
+        exp = r.adjusted()
+        r = d.quantize(Decimal(1).scaleb(exp - sig + 1), rounding=ROUND_HALF_UP)
+    if exp >= 15 or exp < -4:
+        mant = (r.scaleb(-exp)).normalize()
+        text = f"{mant:f}"
+        return f"{text}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    text = f"{r:,f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def plural(n: Any, word: str, words: str | None = None) -> str:
+    """``1 chip``, ``2 chips``, ``1.5 chips``: the count and the word in the right number."""
+    return f"{format_number(n)} {word if n == 1 else (words or word + 's')}"

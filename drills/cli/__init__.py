@@ -122,7 +122,21 @@ def cli() -> None:
 
 @click.group(cls=LazyGroup, lazy=SOLVE_COMMANDS)
 def solve() -> None:
-    """Compute an answer exactly, with its worked solution."""
+    """Compute an answer exactly, with its worked solution.
+
+    \b
+    Numbers: 3, 0.5, 1e-3, 1/2, 2^-3, 1,024; every number must be finite and in its option's
+    range (one-line refusal otherwise). Suffixes:
+      sequence lengths and layer sizes (--seq, --context, --prompt, --d-model, --d-ff ...):
+        k = 1024, M = 2^20 (8k = 8,192 tokens, as "8k context" is meant);
+      counts (parameters, training tokens, batch, weights, FLOPs, chips):
+        K = 10^3, M = 10^6, B = 10^9, T = 10^12 (70B, 1.4T);
+      bytes: GB = 10^9, GiB = 2^30 (80GB, 80GiB, 3.35TB/s);
+      a vocabulary size takes none (32k is 32,000 or 32,768 depending on the model).
+    Names from papers and configs work too: matmul -M/-K/-N, --hidden / --hidden-size,
+    --heads, --flops for -C, alibi --i/--j, t5-buckets -r, --preset/--config on every command
+    that needs a model's sizes.
+    """
 
 
 def main() -> None:

@@ -72,6 +72,33 @@ _HELP = {
     "global_every": "With a window: every k-th layer attends globally (Gemma 2: 2).",
 }
 
+#: Names people guess for a field, beside ``--d-model`` etc.: HuggingFace config.json keys
+#: (``hidden_size``, ``num_attention_heads``, ...) and the short words of papers and books.
+ALIASES = {
+    "d_model": ("--hidden-size", "--hidden"),
+    "n_layers": ("--num-hidden-layers", "--layers"),
+    "n_heads": ("--num-attention-heads", "--heads"),
+    "n_kv_heads": ("--num-key-value-heads", "--kv-heads"),
+    "d_head": ("--head-dim",),
+    "d_ff": ("--intermediate-size", "--ffn-dim"),
+    "vocab_size": ("--vocab",),
+    "max_positions": ("--max-position-embeddings",),
+    "n_experts": ("--num-experts",),
+    "top_k": ("--num-experts-per-tok",),
+}
+
+#: Integer fields measured in tokens or features (suffix k = 1024: ``--d-model 4k``); the
+#: vocabulary takes no suffix (drills.cli.numbers); the rest are plain counts.
+SIZE_FIELDS = {"d_model", "d_head", "d_ff", "max_positions", "d_ff_expert", "sliding_window", "kv_lora_rank",
+               "q_lora_rank", "qk_rope_head_dim", "v_head_dim"}
+EXACT_FIELDS = {"vocab_size", "type_vocab_size"}
+#: Layer counts are looped over (per-layer windows and experts): at most this many.
+LAYER_FIELDS = {"n_layers", "n_encoder_layers", "n_decoder_layers", "first_dense_layers", "global_every"}
+MAX_LAYERS = 100_000
+
+#: The help section the model flags are listed under (drills.cli.help_groups).
+GROUP = "Model (--preset, --config, or each field)"
+
 #: Fields a parameter count needs when no preset is given.
 PARAMS_NEEDS = ("d_model", "n_layers", "n_heads", "d_ff", "vocab_size")
 
@@ -104,9 +131,14 @@ def _option(f: Any) -> Any:
         return click.option(flag(name), name, type=click.Choice(_CHOICES[name]), default=None, help=help_text)
     if name == "lora_targets":
         return click.option(flag(name), name, type=_Targets(), default=None, help=help_text)
+    from drills.cli.numbers import Int, Real
+
     if kind.startswith("float"):
-        return click.option(flag(name), name, type=float, default=None, help=help_text)
-    return click.option(flag(name), name, type=click.IntRange(min=0), default=None, metavar="INT", help=help_text)
+        return click.option(flag(name), *ALIASES.get(name, ()), name, type=Real(min=0), default=None, help=help_text)
+    kind = "size" if name in SIZE_FIELDS else "exact" if name in EXACT_FIELDS else "plain"
+    most = MAX_LAYERS if name in LAYER_FIELDS else None
+    return click.option(flag(name), *ALIASES.get(name, ()), name, type=Int(0, most, kind=kind), default=None,
+                        help=help_text)
 
 
 def model_fields() -> list[Any]:
@@ -114,15 +146,45 @@ def model_fields() -> list[Any]:
     return [f for f in fields(ModelConfig) if f.name != "name"]
 
 
-def model_options(func: Any) -> Any:
-    """Add ``--preset`` and one flag per ModelConfig field."""
-    for f in reversed(model_fields()):
-        func = _option(f)(func)
+def _grouped(func: Any, n: int) -> Any:
+    """Mark the last ``n`` options added to ``func`` as model flags (their own help section)."""
+    for p in getattr(func, "__click_params__", [])[-n:]:
+        p.help_group = GROUP
+    return func
+
+
+def preset_options(func: Any, what: str = "flags override it") -> Any:
+    """Add ``--preset NAME`` and ``--config FILE`` only (a command with its own size flags)."""
     func = click.option("--config", "config_file", metavar="FILE", default=None,
                         type=click.Path(exists=True, dir_okay=False),
-                        help="Start from a HuggingFace config.json on disk; flags override it.")(func)
-    return click.option("--preset", metavar="NAME", default=None,
-                        help="Start from a preset (qkv models list); flags override it.")(func)
+                        help=f"Start from a HuggingFace config.json on disk; {what}.")(func)
+    func = click.option("--preset", metavar="NAME", default=None,
+                        help=f"Start from a preset (qkv models list); {what}.")(func)
+    return _grouped(func, 2)
+
+
+def model_options(func: Any) -> Any:
+    """Add ``--preset``, ``--config`` and one flag per ModelConfig field."""
+    fs = model_fields()
+    for f in reversed(fs):
+        func = _option(f)(func)
+    func = _grouped(func, len(fs))
+    return preset_options(func)
+
+
+def preset_config(kw: dict[str, Any]) -> ModelConfig | None:
+    """Pop ``--preset``/``--config`` from ``kw``: the model they name (None when neither), for a
+    command whose own flags (``--d-model``, ``--n-heads``, ...) win over the model's fields."""
+    preset, path = kw.pop("preset", None), kw.pop("config_file", None)
+    if preset and path:
+        raise InputError("give --preset or --config, not both", "--config")
+    if preset:
+        from solver.counting.presets import get_config
+
+        return get_config(preset)
+    if path:
+        return ModelConfig(**_from_config_file(path, {}))
+    return None
 
 
 def given_fields(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,8 @@ class RenderedStep:
 
 
 def format_number(x: Any, decimals: int = 4) -> str:
-    """Fixed-point with ``decimals`` places; −0 prints as 0, ±inf as ±∞, integers stay short."""
+    """Fixed-point with ``decimals`` places rounded half up (the quiz's rule, solver.units.round_half_up);
+    −0 prints as 0, ±inf as ±∞, integers stay short."""
     if isinstance(x, bool):
         return str(int(x))
     x = float(x)
@@ -36,7 +37,9 @@ def format_number(x: Any, decimals: int = 4) -> str:
         return "∞" if x > 0 else "−∞"
     if x == int(x) and abs(x) < 1e15:
         return str(int(x)).replace("-", "−")
-    s = f"{x:.{decimals}f}"
+    from solver.units import round_half_up
+
+    s = f"{round_half_up(x, decimals):.{decimals}f}"  # the quiz's rule: half up, 0.125 -> 0.13
     if float(s) == 0:
         s = s.lstrip("-")
     return s.replace("-", "−")
@@ -134,10 +137,10 @@ def _fit(cells: list[list[str]], value: Any, exact: Any, decimals: int, indent: 
     rows = value if _depth(value) == 2 else [value]
     ex_rows = exact if _depth(exact) == 2 else [exact]
     lines = _grid([[format_number(v, decimals) for v in row] for row in rows], indent)
-    lines.append(indent + "exactly:")
+    lines.append(indent + "exactly (entries counted from 1, as qkv check counts them):")
     for i, row in enumerate(ex_rows):
         for j, e in enumerate(row):
-            where = f"[{j}]" if len(rows) == 1 else f"[{i},{j}]"
+            where = f"({j + 1})" if len(rows) == 1 else f"({i + 1},{j + 1})"
             lines.append(f"{indent}  {where} = {exact_str(e)}")
     return lines
 

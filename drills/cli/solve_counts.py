@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from drills.cli.help_groups import solve_command
 from drills.cli.model_flags import (
     PARAMS_NEEDS,
     assumed_defaults,
@@ -20,8 +21,11 @@ from drills.cli.model_flags import (
     model_options,
     pop_model_kwargs,
 )
+from drills.cli.numbers import COUNT, SIZE
 from drills.cli.plot_flag import check_plot, plot_option
+from drills.cli.solve_hardware import label as key_label
 from drills.output import InputError, emit, emit_json
+from solver.units import format_number
 
 
 def per_convention_fraction(flops: Any, convention: str) -> Any:
@@ -79,7 +83,7 @@ def _expr_text(expr: Any) -> str:
 # ---------------------------------------------------------------------------------------
 # params
 # ---------------------------------------------------------------------------------------
-@click.command()
+@solve_command()
 @model_options
 @click.option("--norms-per-layer", type=click.Choice(["two", "one", "none"]), default="two", show_default=True,
               help="Count two norms per layer (as built), one (parallel block), or none (the scaling book).")
@@ -165,7 +169,7 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         emit("")
         emit("by group:")
         for g, n in pb.by_group().items():
-            emit(f"  {g:<16} {n:>18,}")
+            emit(f"  {key_label(g):<16} {n:>18,}")
         _emit_conventions(convention)
 
 
@@ -181,12 +185,12 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------
 # flops
 # ---------------------------------------------------------------------------------------
-@click.command()
+@solve_command()
 @model_options
-@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
-@click.option("--seq", type=click.IntRange(min=1), default=None,
+@click.option("--batch", type=COUNT, default=None, help="Sequences B.")
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None,
               help="Tokens n per sequence (decode: positions attended, cache included).")
-@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length s (encoder-decoder).")
+@click.option("--src-seq", type=SIZE, default=None, help="Encoder length s (encoder-decoder).")
 @click.option("--mode", type=click.Choice(["forward", "decode", "train"]), default="forward", show_default=True)
 @click.option("--convention", type=click.Choice(["flops", "macs"]), default="flops", show_default=True,
               help="flops: 2 per multiply-add; macs: 1.")
@@ -244,11 +248,11 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
             emit_json({"answer": float(value), "unit": unit + "/token", "convention": conv,
                        "breakdown": {**pt.to_json(), "exact_per_token": rep.total / (batch * seq)}})
             return
-        emit(f"answer: {float(value):,.6g} {unit}/token ({per_token} rule, {mode}, n={seq}"
+        emit(f"answer: {format_number(float(value))} {unit}/token ({per_token} rule, {mode}, n={seq}"
              + (", causal halving" if causal_halving else "") + ")")
         emit(f"  {2 * (3 if mode == 'train' else 1)}·N = {2 * (3 if mode == 'train' else 1) * pt.n_params:,} "
-             f"(N = {pt.n_params:,}); attention {float(pt.attention):,.6g}")
-        emit(f"  exact matmul count per token: {rep.total / (batch * seq):,.6g}")
+             f"(N = {pt.n_params:,}); attention {format_number(float(pt.attention))}")
+        emit(f"  exact matmul count per token: {format_number(rep.total / (batch * seq))}")
         if explain:
             _emit_conventions(conv)
         return
@@ -261,10 +265,10 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
         emit(f"  forward {rep.value(rep.forward_flops):,} + backward {rep.value(rep.backward_flops):,}")
     emit("by group:")
     for g, n in rep.by_group().items():
-        emit(f"  {g:<26} {n:>22,}")
+        emit(f"  {key_label(g):<26} {n:>22,}")
     tb = rep.textbook
     emit(f"textbook rule {tb['rule']}: {tb['rule_value']:,} (N = {tb['N_non_embedding']:,} non-embedding, "
-         f"D = {tb['D_tokens']:,} tokens); exact/rule = {tb['ratio_exact_to_rule']:.4f}")
+         f"D = {tb['D_tokens']:,} tokens); exact/rule = {format_number(tb['ratio_exact_to_rule'], 5)}")
     emit("  gap: " + ", ".join(f"{k.replace('_', ' ')} {v:+,}" for k, v in tb["gap"].items()))
     if explain:
         emit("")
@@ -290,14 +294,15 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
 _WHAT = ("weights", "kv-cache", "attention-scores", "training")
 
 
-@click.command()
+@solve_command()
 @model_options
 @click.option("--what", type=click.Choice(_WHAT), default="weights", show_default=True)
 @click.option("--dtype", default=None, help=f"Element type: {_DTYPES}.")
-@click.option("--batch", type=click.IntRange(min=1), default=None, help="Sequences B.")
-@click.option("--seq", type=click.IntRange(min=1), default=None, help="Tokens n (cached, or queries).")
-@click.option("--kv-seq", type=click.IntRange(min=1), default=None, help="Keys n_k of the score matrix (default n).")
-@click.option("--src-seq", type=click.IntRange(min=1), default=None, help="Encoder length (cross-attention cache).")
+@click.option("--batch", type=COUNT, default=None, help="Sequences B.")
+@click.option("--seq", "--seq-len", "--context", "seq", type=SIZE, default=None,
+              help="Tokens n (cached, or queries; 8k = 8192).")
+@click.option("--kv-seq", type=SIZE, default=None, help="Keys n_k of the score matrix (default n).")
+@click.option("--src-seq", type=SIZE, default=None, help="Encoder length (cross-attention cache).")
 @click.option("--include-cross/--no-include-cross", default=False,
               help="Encoder-decoder: add the cross-attention K/V cache.")
 @click.option("--precision", type=click.Choice(["mixed", "fp32"]), default="mixed", show_default=True,

@@ -4,84 +4,39 @@ Every figure is a flag, so a question that states its own numbers is solved as s
 ``--hw NAME`` fills in only the hardware figures not given. Numbers accept plain and
 scientific forms (``989e12``, ``3.35e12``) and suffixes: ``989T`` or ``989TFLOPS`` (FLOP/s),
 ``80GB`` / ``80GiB`` (bytes), ``3.35TB/s`` (bytes/s), ``70B`` / ``1.4T`` (counts: params,
-tokens). The formulas live in ``solver.systems.roofline``, ``solver.systems.inference`` and ``solver.systems.training``.
+tokens), ``8k`` = 8192 (sequence lengths and layer sizes); the rule and the range checks are
+:mod:`drills.cli.numbers`. The formulas live in ``solver.systems.roofline``, ``solver.systems.inference`` and
+``solver.systems.training``. Printing (:func:`show`) goes through the one number formatter,
+``solver.units.format_number``; a non-finite answer is refused in one line (:func:`check_finite`).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from fractions import Fraction
 from typing import Any
 
 import click
 
-from drills.cli.matrix_args import parse_number
-from drills.cli.model_flags import model_options
+from drills.cli.help_groups import mark, solve_command
+from drills.cli.model_flags import model_options, preset_config, preset_options
+
+# Numbers: one option type (drills.cli.numbers), re-exported here for the other solve modules.
+from drills.cli.numbers import (  # noqa: F401
+    BANDWIDTH,
+    BYTES,
+    COUNT,
+    FLOPS,
+    INT,
+    POSITIVE,
+    SIZE,
+    Int,
+    Number,
+    Real,
+    parse_quantity,
+)
 from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.output import InputError, emit, emit_json
-
-# ---------------------------------------------------------------------------------------
-# Numbers with units
-# ---------------------------------------------------------------------------------------
-
-_SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
-_BIN = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
-_COUNT = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
-_UNITS = {
-    "flops": r"(?:flop/s|flops|flop)?",
-    "bytes": r"(?:b|bytes?)?",
-    "bandwidth": r"(?:b/s|bps|bytes?/s)?",
-    "count": r"",
-    "plain": r"",
-}
-_QTY = re.compile(r"^(?P<num>[-+0-9.eE/]+?)\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTPEB]?)\s*(?P<unit>[A-Za-z/]*)$")
-
-
-def parse_quantity(text: str, kind: str, param: str) -> Fraction:
-    """``'80GB'`` → 80·10^9, ``'80GiB'`` → 80·2^30, ``'989T'`` → 989·10^12, ``'70B'`` (a count) → 7·10^10."""
-    m = _QTY.match(text.strip())
-    if not m:
-        raise InputError(f"{text!r} is not a number (examples: 989e12, 989T, 80GB, 3.35TB/s, 70B)", param)
-    value = parse_number(m["num"], param)
-    prefix, unit = m["prefix"], m["unit"]
-    if kind == "count":
-        if prefix not in _COUNT or unit:
-            raise InputError(f"{text!r}: use a plain number or a suffix K, M, B (billion) or T", param)
-        return value * _COUNT[prefix]
-    if prefix == "B" and not unit:  # '80B' for bytes means 80 bytes
-        prefix, unit = "", "B"
-    if not re.fullmatch(_UNITS[kind], unit, flags=re.IGNORECASE):
-        raise InputError(f"{text!r}: unit {unit!r} does not fit here", param)
-    scale = _BIN.get(prefix) or _SI.get(prefix)
-    if scale is None or (prefix in _BIN and kind not in ("bytes", "bandwidth")):
-        raise InputError(f"{text!r}: unknown prefix {prefix!r}", param)
-    return value * scale
-
-
-class Quantity(click.ParamType):
-    name = "number"
-
-    def __init__(self, kind: str = "plain", integer: bool = False):
-        self.kind, self.integer = kind, integer
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float, Fraction)):
-            return value
-        flag = param.opts[0] if param is not None else "value"
-        q = parse_quantity(str(value), self.kind, flag)
-        if q <= 0:
-            raise InputError(f"must be positive (got {value})", flag)
-        if self.integer:
-            if q.denominator != 1:
-                raise InputError(f"must be a whole number (got {value})", flag)
-            return int(q)
-        return int(q) if q.denominator == 1 else float(q)
-
-
-FLOPS, BYTES, BANDWIDTH = Quantity("flops"), Quantity("bytes"), Quantity("bandwidth")
-COUNT, INT = Quantity("count", integer=True), Quantity("plain", integer=True)
-POSITIVE = Quantity("plain")
 
 # ---------------------------------------------------------------------------------------
 # Shared flags
@@ -98,20 +53,22 @@ def hardware_options(f):
         click.option("--link-bandwidth", type=BANDWIDTH,
                      help="Chip-to-chip bandwidth per direction, bytes/s (collective, tp, dp-comm); refused by "
                           "commands whose model has no communication."),
-        click.option("--chips", type=INT, default=None, help="Number of chips (default 1)."),
-        click.option("--mfu", type=POSITIVE, default=None, help="Model FLOPs utilisation, 0 < MFU <= 1."),
+        click.option("--chips", "--gpus", "chips", type=INT, default=None, help="Number of chips (default 1)."),
+        click.option("--mfu", type=Real(0, 1, min_open=True), default=None,
+                     help="Model FLOPs utilisation, 0 < MFU <= 1."),
         click.option("--dtype", default="bf16", show_default=True,
                      help="Activation / compute / KV-cache dtype (its peak is used)."),
         click.option("--weight-dtype", default=None, help="Weight dtype (default: --dtype); int4 = 1/2 byte."),
     ]
     for opt in reversed(opts):
         f = opt(f)
-    return f
+    return mark(f, len(opts), "Hardware")
 
 
 def output_options(f):
     f = click.option("--explain", is_flag=True, help="Print the worked solution.")(f)
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(f)
+    return mark(f, 2, "Output")
 
 
 def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datasheet"):
@@ -161,53 +118,173 @@ def _kv_per_token(cfg, dtype: str):
 # ---------------------------------------------------------------------------------------
 
 
+#: Count units whose singular reads better after 1 ("1 chip").
+_SINGULAR = {"chips": "chip", "sequences": "sequence", "parameters": "parameter", "elements": "element",
+             "tokens": "token", "slopes": "slope", "bits": "bit", "nats": "nat", "buckets": "bucket"}
+_BYTE_VIEWS = ("GB", "GiB", "MB", "MiB")
+
+
+_WORDS = {"mfu": "MFU", "hfu": "HFU", "kv": "KV", "hbm": "HBM", "flops": "FLOPs", "flop": "FLOP", "tp": "TP",
+          "dp": "DP", "pf": "PF", "gpu": "GPU", "gpus": "GPUs", "ffn": "FFN", "mlp": "MLP", "qkv": "QKV",
+          "mla": "MLA", "moe": "MoE", "ppl": "perplexity", "nll": "NLL", "algbw": "algbw", "busbw": "busbw"}
+
+
+def label(key: str) -> str:
+    """A breakdown key as people read it: ``bubble_fraction`` -> ``bubble fraction``,
+    ``model_flops_per_token`` -> ``model FLOPs per token`` (JSON keeps the key)."""
+    return " ".join(_WORDS.get(w, w) for w in key.split("_"))
+
+
+def unit_word(unit: str, value: Any) -> str:
+    """``chips`` after 1 reads ``chip``; other units as they are."""
+    try:
+        one = value == 1
+    except Exception:  # noqa: BLE001 - arrays and the like
+        one = False
+    return _SINGULAR.get(unit, unit) if one is True else unit
+
+
 def human_value(key: str, value: Any) -> str:
-    """A breakdown value for display, by its key's suffix: bytes (``*_bytes``), seconds (``*_s``), else a number."""
-    from solver.result import as_number, fmt
-    from solver.units import format_bytes
+    """A value for display, by its key: bytes (``*_bytes``), seconds (``*_s``), GB/GiB views, lists
+    entry by entry; every number through the one formatter (solver.units.format_number)."""
+    from solver.result import as_number
+    from solver.units import format_bytes, format_number
 
     value = as_number(value)
-    if isinstance(value, (dict, list, str)) or value is None or isinstance(value, bool):
-        return str(value)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(human_value("", v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "; ".join(f"{label(str(k))}: {human_value(str(k), v)}" for k, v in value.items()) or "(none)"
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if key == "bytes" or key.endswith("_bytes") or key == "hbm":
         return format_bytes(value) if value >= 0 else "−" + format_bytes(-value)
-    if key.endswith("_s") or key == "s":
+    if key in NEVER and value == float("inf"):
+        return NEVER[key]
+    if key in _BYTE_VIEWS:
+        return f"{format_number(value, 4)} {key}"
+    if key.endswith("bandwidth") or key in ("algbw", "busbw"):
+        return f"{format_number(value)} bytes/s ({format_number(float(value) / 1e9, 4)} GB/s)"
+    if (key.endswith("_s") and not key.endswith("per_s")) or key in ("s", "latency"):
         v = float(value)
         for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
             if abs(v) >= scale or unit == "ns":
-                return f"{fmt(value)} s ({v / scale:.4g} {unit})" if unit != "s" else f"{v:.6g} s"
-    return fmt(value)
+                if unit == "s":
+                    return f"{format_number(v)} s"
+                return f"{format_number(v)} s ({format_number(v / scale, 4)} {unit})"
+    return format_number(value)
 
 
-def show(result, as_json: bool, explain: bool) -> None:
-    """Print a ``solver.result.Result``: JSON, the worked solution, or the answer and breakdown."""
+def _finite(value: Any, allow_minus_inf: bool) -> bool:
+    """No NaN, no +∞ (and in a scalar no −∞): a masked entry of a matrix may be −∞."""
+    import math
+
+    from solver.result import as_number
+
+    value = as_number(value)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v, True) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v, allow_minus_inf) for v in value.values())
+    if isinstance(value, float):
+        return not (math.isnan(value) or value == math.inf or (value == -math.inf and not allow_minus_inf))
+    return True
+
+
+#: Breakdown figures whose +∞ is a true answer, "never" (the solver's convention), shown in words.
+NEVER = {"compute_bound_batch": "none: no batch is compute-bound (the KV read grows as fast as the compute)",
+         "critical_batch": "none: no batch is compute-bound (the intensity never reaches the critical one)"}
+
+
+def check_finite(result) -> None:
+    """Refuse in one line an answer that overflowed (inf) or is undefined (NaN) for these inputs;
+    a +∞ of :data:`NEVER` is a true answer and stays."""
+    import math
+
+    named = [("answer", result.answer), *result.breakdown.items()]
+    named += [(s.formula, s.value) for s in result.steps if not any(k in s.formula for k in ("B*", "b_c"))]
+    for name, value in named:
+        if name in NEVER and isinstance(value, float) and value == math.inf:
+            continue
+        if not _finite(value, False):
+            raise InputError(f"{label(name)} is not a finite number for these inputs: a value is too large or too "
+                             "small for the formula (overflow); give figures of a realistic size")
+
+
+def show(result, as_json: bool, explain: bool, *, answer_label: str | None = None, unit_text: str | None = None) -> None:
+    """Print a ``solver.result.Result``: JSON, the worked solution, or the answer and breakdown.
+
+    The answer line always carries its unit or a label: ``answer_label``, else the result's
+    ``convention["answer"]``, else the name of the breakdown figure equal to the answer.
+    ``unit_text`` replaces the unit in the text only (JSON keeps ``result.unit``)."""
     from solver.result import fmt
 
+    check_finite(result)
     if as_json:
         d = result.to_json()
         emit_json({k: d[k] for k in ("answer", "unit", "convention", "breakdown")})
         return
-    unit = result.unit
-    emit(f"answer: {human_value(unit, result.answer)}" + ("" if unit in ("s", "bytes") else f" {unit}"))
+    unit = result.unit if unit_text is None else unit_text
+    text = human_value(result.unit, result.answer)
+    if unit in ("s", "bytes"):
+        line = text
+    elif unit:
+        line = f"{text} {unit_word(unit, result.answer)}"
+    else:
+        line = text
+    name = answer_label or _answer_name(result)
+    emit(f"answer: {line}" + (f"  ({name})" if name and not unit else ""))
     if explain:
         emit("")
         emit("worked solution:")
         for s in result.steps:
             emit(f"  {s.formula}")
             emit(f"      = {s.substitution}")
-            emit(f"      = {fmt(s.value)}{(' ' + s.unit) if s.unit else ''}")
+            value = fmt(s.value) if not isinstance(s.value, (list, tuple)) else human_value("", s.value)
+            emit(f"      = {value}{(' ' + unit_word(s.unit, s.value)) if s.unit else ''}")
     emit("")
     emit("breakdown:")
-    width = max((len(k) for k in result.breakdown), default=0)
-    for k, v in result.breakdown.items():
-        emit(f"  {k.ljust(width)}  {human_value(k, v)}")
+    rows = [(_row_label(k), human_value(k, v)) for k, v in result.breakdown.items()]
+    width = max((len(k) for k, _ in rows), default=0)
+    for k, v in rows:
+        emit(f"  {k.ljust(width)}  {v}")
     if explain:
         emit("")
         emit("conventions:")
         for k, v in result.convention.items():
             if isinstance(v, dict):
-                v = "; ".join(f"{a}: {b}" for a, b in v.items()) or "(none)"
-            emit(f"  {k}: {v}")
+                v = "; ".join(f"{label(str(a))}: {b}" for a, b in v.items()) or "(none)"
+            emit(f"  {label(k)}: {v}")
+
+
+def _row_label(key: str) -> str:
+    """A breakdown row's name; the unit its value shows (``time_s`` -> ``time``: "0.004 s") is left out."""
+    for suffix in ("_s", "_bytes"):
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return label(key[: -len(suffix)])
+    return label(key)
+
+
+def _answer_name(result) -> str | None:
+    """What a unitless answer is: ``convention["answer"]``, else the breakdown key equal to it."""
+    said = result.convention.get("answer")
+    if isinstance(said, str) and said:
+        return said
+    for k, v in result.breakdown.items():
+        try:
+            if v is result.answer or (not isinstance(v, (list, dict)) and v == result.answer):
+                return label(k)
+        except Exception:  # noqa: BLE001 - arrays compare element-wise
+            continue
+    return None
 
 
 def _solver_call(fn):
@@ -231,10 +308,12 @@ def _solver_call(fn):
 # ---------------------------------------------------------------------------------------
 
 
-@click.command()
-@click.option("--batch", "-B", type=COUNT, required=True, help="Rows of X (tokens in the batch).")
-@click.option("--d-in", "-D", type=COUNT, required=True, help="Columns of X = rows of W.")
-@click.option("--d-out", "-F", type=COUNT, required=True, help="Columns of W.")
+@solve_command()
+@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True,
+              help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM.")
+@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True,
+              help="Columns of X = rows of W (the contracted size; -K in GEMM notation).")
+@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @hardware_options
 @plot_option
@@ -263,7 +342,7 @@ def _one_point_plot(chip, kw, label: str, r, plot: str) -> None:
     draw("roofline", picture.data([(kw.get("hw") or "this chip", roof)], [(label, r)]), plot)
 
 
-@click.command()
+@solve_command()
 @hardware_options
 @click.option("--compare", "compare", metavar="NAME", multiple=True,
               help="With --plot: another chip preset's roofline beside this one (repeatable).")
@@ -323,18 +402,22 @@ def _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
     draw("roofline", d, plot)
 
 
-@click.command("attention-flops")
+@solve_command("attention-flops")
 @click.option("--batch", "-B", type=COUNT, required=True)
-@click.option("--seq", "-T", type=COUNT, required=True,
-              help="Prefill: query tokens (and keys unless --kv-seq). Decode: the context length.")
-@click.option("--kv-seq", "-S", type=COUNT, default=None, help="Key/value length (default --seq).")
-@click.option("--n-heads", type=INT, required=True)
-@click.option("--d-head", type=INT, required=True)
-@click.option("--n-kv-heads", type=INT, default=None, help="KV heads (default n_heads; 1 = MQA).")
+@click.option("--seq", "-T", "--context", "--seq-len", "seq", type=SIZE, required=True,
+              help="Prefill: query tokens (and keys unless --kv-seq). Decode: the context length (8k = 8192).")
+@click.option("--kv-seq", "-S", type=SIZE, default=None, help="Key/value length (default --seq).")
+@click.option("--n-heads", "--heads", "n_heads", type=INT, default=None, help="Query heads (or --preset).")
+@click.option("--d-head", "--head-dim", "d_head", type=SIZE, default=None, help="Head size (or --preset).")
+@click.option("--n-kv-heads", "--kv-heads", "n_kv_heads", type=INT, default=None,
+              help="KV heads (default n_heads; 1 = MQA).")
 @click.option("--mode", type=click.Choice(["prefill", "decode"]), default="prefill", show_default=True)
-@click.option("--d-model", type=INT, default=None, help="For the crossover lengths (default n_heads·d_head).")
-@click.option("--d-ff", type=INT, default=None, help="For the crossover with all matmuls (default 4·d_model).")
-@click.option("--ffn", type=click.Choice(["relu", "gelu", "swiglu"]), default="gelu", show_default=True)
+@click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None,
+              help="For the crossover lengths (default n_heads·d_head).")
+@click.option("--d-ff", type=SIZE, default=None, help="For the crossover with all matmuls (default 4·d_model).")
+@click.option("--ffn", type=click.Choice(["relu", "gelu", "swiglu"]), default=None,
+              help="FFN of the crossover: relu | gelu (two matrices) | swiglu (three). Default gelu, or the preset's.")
+@preset_options
 @hardware_options
 @plot_option
 @output_options
@@ -343,10 +426,23 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
                     explain, **kw):
     """Attention FLOPs and intensity (one layer), and where attention overtakes the matmuls.
 
-    With --plot (and a chip): the roofline with this attention marked on it."""
+    With --preset or --config the heads, head size, KV heads, width and FFN come from the model;
+    flags given win. With --plot (and a chip): the roofline with this attention marked on it."""
     from solver.systems.roofline import attention
 
     check_plot(plot, as_json)
+    cfg = preset_config(kw)
+    if cfg is not None:
+        n_heads = n_heads or cfg.n_heads
+        d_head = d_head or cfg.head_dim
+        n_kv_heads = n_kv_heads or cfg.kv_heads
+        d_model = d_model or cfg.d_model
+        d_ff = d_ff or cfg.d_ff
+        ffn = ffn or cfg.ffn
+    if n_heads is None or d_head is None:
+        raise InputError("needs --n-heads and --d-head (or --preset NAME, or --config FILE)",
+                         "--n-heads" if n_heads is None else "--d-head")
+    ffn = ffn or "gelu"
     chip = _chip(kw)
     r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
                   dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=chip)
@@ -357,9 +453,10 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
         _one_point_plot(chip, kw, f"attention {mode} B={batch} T={seq}", r, plot)
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
-@click.option("--tokens", "-T", type=COUNT, required=True, help="Prompt tokens to prefill.")
+@click.option("--tokens", "-T", "--prompt", "--seq", "tokens", type=SIZE, required=True,
+              help="Prompt tokens to prefill (8k = 8192).")
 @model_options
 @hardware_options
 @output_options
@@ -382,10 +479,11 @@ def prefill(params, tokens, as_json, explain, **kw):
     show(r, as_json, explain)
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--batch", "-B", type=COUNT, required=True, help="Sequences decoded together.")
-@click.option("--context", "-S", type=COUNT, required=True, help="Cached tokens per sequence.")
+@click.option("--context", "-S", "--seq", "context", type=SIZE, required=True,
+              help="Cached tokens per sequence (8k = 8192).")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None,
               help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes.")
 @click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
@@ -447,12 +545,13 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
         _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--tokens", "-D", type=COUNT, default=None, help="Training tokens (1.4e12, 1.4T).")
-@click.option("--compute", "-C", type=POSITIVE, default=None, help="Compute budget in FLOPs (3.14e23).")
+@click.option("--compute", "-C", "--flops", "compute", type=FLOPS, default=None,
+              help="Compute budget in FLOPs (3.14e23).")
 @click.option("--gpu-hours", type=POSITIVE, default=None, help="GPU-hours spent (gives the MFU).")
-@click.option("--seq", type=COUNT, default=None, help="With --preset: sequence length of the exact count.")
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None, help="With --preset: sequence length of the exact count (8k = 8192).")
 @model_options
 @hardware_options
 @plot_option
@@ -490,10 +589,25 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
                    "plain DP)", chip.hbm, as_json, plot)
 
 
+def _params_or_preset(params, kw: dict[str, Any]):
+    """``--params``, or the parameter count of ``--preset``/``--config`` (solver.counting)."""
+    cfg = preset_config(kw)
+    if params is not None:
+        if cfg is not None:
+            raise InputError("give --params or --preset/--config, not both", "--params")
+        return params
+    if cfg is None:
+        raise InputError("give --params (or --preset NAME, or --config FILE)", "--params")
+    from solver.counting import param_count
+
+    return param_count(cfg)
+
+
 def hbm_options(f):
     """--hw and --hbm only: the memory commands need the HBM size, nothing else of the chip."""
     f = click.option("--hbm", type=BYTES, help="HBM bytes per GPU (80e9, 80GB, 80GiB); reports what is left.")(f)
-    return click.option("--hw", "hw", metavar="NAME", help="Hardware preset (qkv hw list) for the HBM size.")(f)
+    f = click.option("--hw", "hw", metavar="NAME", help="Hardware preset (qkv hw list) for the HBM size.")(f)
+    return mark(f, 2, "Hardware")
 
 
 def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
@@ -507,23 +621,25 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
     return chip.need("hbm"), origin
 
 
-@click.command()
-@click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ (7.5e9, 7.5B).")
-@click.option("--gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
-@click.option("--stage", type=click.IntRange(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
+@solve_command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters Ψ (7.5e9, 7.5B; or --preset).")
+@click.option("--gpus", "--dp", "gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
+@click.option("--stage", type=Int(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
+@preset_options
 @hbm_options
 @plot_option
 @output_options
 @_solver_call
-def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain):
+def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain, **kw):
     """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves).
 
     With --plot: where the bytes go under every stage, side by side, against the HBM."""
     from solver.systems.training import zero as solve
 
     check_plot(plot, as_json)
+    params = _params_or_preset(params, kw)
     size, origin = _hbm(hw, hbm)
     show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
     if plot is not None:
@@ -568,21 +684,34 @@ def _zero_plot(results, title: str, hbm, as_json: bool, plot: str) -> None:
     draw("memory", picture.data(title, bars, hbm), plot)
 
 
-@click.command()
-@click.option("--seq", "-s", type=COUNT, required=True)
-@click.option("--batch", "-b", type=COUNT, required=True)
-@click.option("--d-model", type=INT, required=True, help="Hidden size h.")
-@click.option("--n-heads", "-a", type=INT, required=True)
-@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
-@click.option("--n-layers", "-L", type=INT, default=1, show_default=True, help="Layers (1 = per layer).")
+@solve_command()
+@click.option("--seq", "-s", "--seq-len", "seq", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
+@click.option("--batch", "-b", type=COUNT, required=True, help="Micro-batch size b.")
+@click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None, help="Hidden size h (or --preset).")
+@click.option("--n-heads", "-a", "--heads", "n_heads", type=INT, default=None, help="Attention heads a (or --preset).")
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True,
+              is_flag=False, flag_value="full", help="Recomputation; --recompute alone means full.")
+@click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=1, show_default=True,
+              help="Layers (1 = per layer).")
 @click.option("--tp", "-t", type=INT, default=1, show_default=True, help="Tensor-parallel GPUs (per-GPU bytes).")
 @click.option("--sequence-parallel", is_flag=True, help="With --tp: sequence parallelism splits the rest.")
+@preset_options
 @hbm_options
 @output_options
 @_solver_call
-def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_parallel, hw, hbm, as_json, explain):
-    """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation and --tp."""
+def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_parallel, hw, hbm, as_json, explain,
+                **kw):
+    """Activation bytes per layer: s·b·h·(34 + 5·a·s/h) (Korthikanti et al.), with recomputation and --tp.
+
+    With --preset or --config, h and a come from the model (still per layer unless -L is given)."""
     from solver.systems.training import activations as solve
+
+    cfg = preset_config(kw)
+    if cfg is not None:
+        d_model, n_heads = d_model or cfg.d_model, n_heads or cfg.n_heads
+    if d_model is None or n_heads is None:
+        raise InputError("needs --d-model (h) and --n-heads (a), or --preset NAME, or --config FILE",
+                         "--d-model" if d_model is None else "--n-heads")
 
     if tp > 1 or sequence_parallel:
         from solver.systems.parallelism import activations_parallel
@@ -597,10 +726,11 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
          as_json, explain)
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--batch", "-B", type=COUNT, default=None, help="With --context: add the KV cache.")
-@click.option("--context", "-S", type=COUNT, default=None, help="Cached tokens per sequence.")
+@click.option("--context", "-S", "--seq", "context", type=SIZE, default=None,
+              help="Cached tokens per sequence (8k = 8192).")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None)
 @click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet", show_default=True,
               help="Preset HBM: the datasheet figure, or what nvidia-smi reports.")

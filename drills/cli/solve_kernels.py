@@ -29,7 +29,9 @@ from typing import Any
 
 import click
 
+from drills.cli.help_groups import solve_command
 from drills.cli.matrix_args import ArrayArg, parse_array, parse_matrix, parse_number, parse_vector
+from drills.cli.numbers import Exact, Int
 from drills.output import InputError, emit, emit_json
 
 JSON_SHAPE = (
@@ -58,7 +60,7 @@ class _Job:
 def _output_options(f: Callable) -> Callable:
     f = click.option("--json", "as_json", is_flag=True, help=JSON_SHAPE)(f)
     f = click.option(
-        "--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+        "--digits", type=Int(0, 17), default=4, show_default=True,
         help="Decimal places in the text output (JSON always has full precision).",
     )(f)
     f = click.option(
@@ -149,9 +151,16 @@ def _finish(job: _Job, *, exact: bool, digits: int, as_json: bool) -> None:
 
     steps = [RenderedStep(n, formulas[n], floats[n], exact_values.get(n)) for n in names]
     given = [RenderedStep(label, "", value) for label, value in job.given]
-    conventions = {k: _convention_text(v) for k, v in job.convention.items()}
+    conventions = {_key_text(k): _convention_text(v) for k, v in job.convention.items()}
     answer = next(s for s in steps if s.name == job.answer)
     emit(render_trace(steps, title=job.title, conventions=conventions, answer=answer, decimals=digits, given=given))
+
+
+def _key_text(key: str) -> str:
+    """A convention's key for people (``scale_rule`` -> ``scale rule``; d_model, d_k kept)."""
+    for name in ("d_model", "d_k", "d_v"):
+        key = key.replace(name, name.replace("_", "\0"))
+    return key.replace("_", " ").replace("\0", "_")
 
 
 def _convention_text(v: Any) -> str:
@@ -179,16 +188,19 @@ def _typed(a: ArrayArg) -> list:
     return rows[0] if a.ndim == 1 else rows
 
 
-def scalar_option(text: str | None, param: str, default: str | None = None) -> Fraction | None:
-    """An optional number option as an exact Fraction; ``default`` (text) when it is not given."""
+def scalar_option(text: str | Fraction | None, param: str, default: str | None = None) -> Fraction | None:
+    """An optional number option as an exact Fraction (already one when click's
+    :class:`drills.cli.numbers.Number` read it); ``default`` (text) when it is not given."""
     if text is None:
         return None if default is None else parse_number(default, param)
+    if isinstance(text, (Fraction, int)):
+        return Fraction(text)
     return parse_number(text, param)
 
 
 def pe_arguments(pos_text: str, d_model: int, dim: int | None, base_text: str | None):
     """``--pos``, ``--base`` and ``--dim`` of a PE command, checked: (pos, base, the dims asked)."""
-    pos = parse_number(pos_text, "--pos")
+    pos = scalar_option(pos_text, "--pos")
     base = base_option(base_text)
     if dim is not None and dim >= d_model:
         raise InputError(f"must be below --d-model = {d_model}, got {dim}", "--dim")
@@ -200,7 +212,7 @@ def rope_arguments(x_text: str, pos_text: str, base_text: str | None):
     x = parse_vector(x_text, "--x")
     if x.shape[0] % 2:
         raise InputError(f"RoPE rotates pairs: the length must be even, got {x.shape[0]}", "--x")
-    return x, parse_number(pos_text, "--pos"), base_option(base_text)
+    return x, scalar_option(pos_text, "--pos"), base_option(base_text)
 
 
 def base_option(text: str | None):
@@ -282,7 +294,7 @@ def _identity(d: int) -> list[list[int]]:
     return [[int(i == j) for j in range(d)] for i in range(d)]
 
 
-@click.command(
+@solve_command(
     help=(
         "Scaled dot-product attention, step by step: softmax(Q·Kᵀ·scale + M)·V, scale = 1/√d_k.\n\n"
         "Give --q, --k, --v (rows are tokens), or self-attention from embeddings: --x with "
@@ -302,10 +314,10 @@ def _identity(d: int) -> list[list[int]]:
 @click.option("--wk", metavar="MATRIX", help="W_k (d_model×d_k·h), with --x; default identity.")
 @click.option("--wv", metavar="MATRIX", help="W_v (d_model×d_v·h), with --x; default identity.")
 @click.option("--wo", metavar="MATRIX", help="W_o (d_v·h×d_out), with --x; default none.")
-@click.option("--heads", type=click.IntRange(1), default=1, show_default=True, help="Heads, with --x.")
+@click.option("--heads", "--n-heads", "heads", type=Int(1, 4096), default=1, show_default=True, help="Heads, with --x.")
 @click.option("--mask", "mask_text", metavar="MATRIX", help=MASK_HELP)
 @click.option("--causal", is_flag=True, help="Causal mask: query i sees keys j ≤ i (bottom-right aligned if m > n).")
-@click.option("--scale", "scale_text", metavar="X", help="Score scale instead of 1/√d_k (e.g. 1 or 1/2).")
+@click.option("--scale", "scale_text", type=Exact(metavar="X"), metavar="X", help="Score scale instead of 1/√d_k (e.g. 1 or 1/2).")
 @_output_options
 def attention(q_text, k_text, v_text, x_text, wq, wk, wv, wo, heads, mask_text, causal, scale_text,
               exact, digits, as_json):
@@ -466,13 +478,13 @@ def _self_attention(x_text, wq, wk, wv, wo, heads, mask_text, causal, scale, exa
 # --------------------------------------------------------------------------- softmax, norms
 
 
-@click.command(
+@solve_command(
     help="Softmax of a vector (or of each row of a matrix): exp(x/T − max) / Σ exp(x/T − max).\n\n"
     "Steps: [scaled], shifted, exp, sum, output. --exact takes at most 64 entries. " + JSON_SHAPE,
     short_help="Softmax of a vector (with temperature).",
 )
 @click.option("--x", "x_text", required=True, metavar="VECTOR", help='Scores, e.g. "1 2 3" or "[1,2,3]".')
-@click.option("--temperature", "t_text", metavar="T", help="Temperature T > 0 (default 1).")
+@click.option("--temperature", "-t", "t_text", type=Exact(0, min_open=True, metavar="T"), metavar="T", help="Temperature T > 0 (default 1).")
 @_output_options
 def softmax(x_text, t_text, exact, digits, as_json):
     if exact:
@@ -512,7 +524,7 @@ def vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
     return v
 
 
-@click.command(
+@solve_command(
     help="LayerNorm of a vector, or of each row of a matrix: γ·(x − μ)/√(σ² + ε) + β, with the "
     "biased variance (divide by d), as torch.nn.LayerNorm.\n\n"
     "Steps: mean, variance, normalised, output. " + JSON_SHAPE,
@@ -521,7 +533,7 @@ def vector_option(text: str | None, param: str, d: int) -> ArrayArg | None:
 @click.option("--x", "x_text", required=True, metavar="VECTOR|MATRIX", help="Input; a matrix is normalised row by row.")
 @click.option("--gamma", metavar="VECTOR", help="Scale γ (default all ones).")
 @click.option("--beta", metavar="VECTOR", help="Shift β (default all zeros).")
-@click.option("--eps", "eps_text", metavar="E", help="ε added to the variance (default 1e-5, as PyTorch).")
+@click.option("--eps", "--epsilon", "eps_text", type=Exact(0, metavar="E"), metavar="E", help="ε added to the variance (default 1e-5, as PyTorch).")
 @_output_options
 def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     x = parse_array(x_text, "--x")
@@ -554,14 +566,14 @@ def layernorm(x_text, gamma, beta, eps_text, exact, digits, as_json):
     _finish(job, exact=exact, digits=digits, as_json=as_json)
 
 
-@click.command(
+@solve_command(
     help="RMSNorm of a vector, or of each row of a matrix: γ·x/√(mean(x²) + ε) (no centring, no β).\n\n"
     "Steps: mean_square, rms, normalised, output. " + JSON_SHAPE,
     short_help="RMSNorm of a vector or of each row of a matrix.",
 )
 @click.option("--x", "x_text", required=True, metavar="VECTOR|MATRIX", help="Input; a matrix is normalised row by row.")
 @click.option("--gamma", metavar="VECTOR", help="Scale γ (default all ones).")
-@click.option("--eps", "eps_text", metavar="E",
+@click.option("--eps", "--epsilon", "eps_text", type=Exact(0, metavar="E"), metavar="E",
               help="ε added to mean(x²) (default 1e-6; torch.nn.RMSNorm's default is the dtype's machine epsilon).")
 @_output_options
 def rmsnorm(x_text, gamma, eps_text, exact, digits, as_json):
@@ -600,19 +612,19 @@ LAYOUT_HELP = (
 )
 
 
-@click.command(
+@solve_command(
     help="Sinusoidal positional encoding (Vaswani et al.): PE(pos, 2i) = sin(pos/base^(2i/d)), "
     "PE(pos, 2i+1) = cos(pos/base^(2i/d)). One value with --dim, the whole vector otherwise.\n\n"
     "Steps: angle (the angle of each coordinate asked), output. The whole vector: d_model at most 8192 "
     "(128 with --exact); one coordinate (--dim) of any width. " + JSON_SHAPE,
     short_help="Sinusoidal positional encoding values.",
 )
-@click.option("--pos", "pos_text", required=True, metavar="P", help="Position (0 = first token).")
-@click.option("--d-model", "d_model", required=True, type=click.IntRange(1), help="Model width d.")
-@click.option("--dim", type=click.IntRange(0), help="One coordinate 0 ≤ dim < d (default: all).")
+@click.option("--pos", "--position", "pos_text", type=Exact(metavar="P"), required=True, metavar="P", help="Position (0 = first token).")
+@click.option("--d-model", "--d", "d_model", required=True, type=Int(1, 10**6, kind="size"), help="Model width d (4k = 4096).")
+@click.option("--dim", "--i", "dim", type=Int(0, kind="size"), help="One coordinate 0 ≤ dim < d (default: all).")
 @click.option("--layout", type=click.Choice(["interleaved", "concat", "tensor2tensor"]), default="interleaved",
               show_default=True, help=LAYOUT_HELP)
-@click.option("--base", "base_text", metavar="B", help="Base of the wavelengths (default 10000).")
+@click.option("--base", "base_text", type=Exact(1, min_open=True, metavar="B"), metavar="B", help="Base of the wavelengths (default 10000).")
 @_output_options
 def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     if dim is None and d_model > PE_VECTOR_LIMIT:
@@ -655,7 +667,7 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     _finish(job, exact=exact, digits=digits, as_json=as_json)
 
 
-@click.command(
+@solve_command(
     help="Rotary position embedding of one vector at position P: each pair (a, b) turns by P·θᵢ, "
     "θᵢ = base^(−2i/d): (a, b) → (a cos − b sin, a sin + b cos).\n\n"
     "--pairing interleaved pairs (x0, x1), (x2, x3), … (GPT-J, RoFormer); half pairs (xᵢ, x_{i+d/2}) "
@@ -663,10 +675,11 @@ def pe(pos_text, d_model, dim, layout, base_text, exact, digits, as_json):
     short_help="Rotary position embedding of a vector.",
 )
 @click.option("--x", "x_text", required=True, metavar="VECTOR", help="The vector (even length d).")
-@click.option("--pos", "pos_text", required=True, metavar="P", help="Its position.")
+@click.option("--pos", "--position", "pos_text", type=Exact(metavar="P"), required=True, metavar="P", help="Its position.")
 @click.option("--pairing", type=click.Choice(["interleaved", "half"]), default="interleaved", show_default=True,
               help="Which coordinates form a rotation pair.")
-@click.option("--base", "base_text", metavar="B", help="Base of the frequencies (default 10000).")
+@click.option("--base", "--theta", "--rope-theta", "base_text", type=Exact(1, min_open=True, metavar="B"), metavar="B",
+              help="Base θ of the frequencies (default 10000; HuggingFace's rope_theta).")
 @_output_options
 def rope(x_text, pos_text, pairing, base_text, exact, digits, as_json):
     if exact:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import click
 
+from drills.cli.help_groups import solve_command
 from drills.cli.matrix_args import parse_vector
+from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.numbers import Int, Real
 from drills.cli.solve_hardware import COUNT, output_options, show
 from drills.cli.solve_relative import solver_call, trace_result
 from drills.output import InputError
@@ -18,10 +21,11 @@ def _logits(text: str) -> list[float]:
     return [float(x) for x in parse_vector(text, "--logits").rows[0]]
 
 
-@click.command("cross-entropy")
+@solve_command("cross-entropy")
 @click.option("--logits", "logits_text", required=True, metavar="VECTOR", help='Logits z, e.g. "2 1 0".')
-@click.option("--target", type=click.IntRange(0), required=True, help="Target class y (0-based).")
-@click.option("--label-smoothing", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--target", "--label", "-y", "target", type=Int(0), required=True,
+              help="Target class y (counting from 0, as PyTorch's targets).")
+@click.option("--label-smoothing", type=Real(0, 1), default=0, show_default=True,
               help="PyTorch's ε: (1 − ε)·one-hot + ε/C over all C classes.")
 @output_options
 def cross_entropy(logits_text, target, label_smoothing, as_json, explain):
@@ -41,11 +45,13 @@ def cross_entropy(logits_text, target, label_smoothing, as_json, explain):
     show(r, as_json, explain)
 
 
-@click.command()
+@solve_command()
 @click.option("--logits", "logits_text", required=True, metavar="VECTOR", help='Logits z, e.g. "2 1 0.5 0".')
-@click.option("--temperature", type=float, default=1.0, show_default=True, help="Temperature T: softmax(z / T).")
-@click.option("--top-k", type=click.IntRange(1), default=None, help="Keep the k largest (ties with the k-th kept).")
-@click.option("--top-p", type=float, default=None, help="Nucleus: the smallest set whose mass reaches p.")
+@click.option("--temperature", "-t", "temperature", type=Real(0, min_open=True), default=1, show_default=True,
+              help="Temperature T > 0: softmax(z / T).")
+@click.option("--top-k", "-k", "top_k", type=Int(1), default=None, help="Keep the k largest (ties with the k-th kept).")
+@click.option("--top-p", "-p", "top_p", type=Real(0, 1, min_open=True), default=None,
+              help="Nucleus: the smallest set whose mass reaches p (0 < p ≤ 1).")
 @click.option("--crossing", type=click.Choice(["include", "exclude"]), default="include", show_default=True,
               help="The token that crosses p: in the set (HuggingFace's TopPLogitsWarper) or out.")
 @output_options
@@ -65,24 +71,39 @@ def sampling(logits_text, temperature, top_k, top_p, crossing, as_json, explain)
     show(r, as_json, explain)
 
 
-@click.command()
+@solve_command()
 @click.option("--format", "fmt_name", required=True,
               help="q4_0, q4_1, q5_0, q5_1, q8_0, q2_K … q6_K (ggml), group-int4 (GPTQ/AWQ) or nf4 (QLoRA).")
-@click.option("--weights", "-N", type=COUNT, default=None, help="Number of weights (7B, 4096*4096 as 16777216).")
+@click.option("--weights", "-N", "--params", "weights", type=COUNT, default=None,
+              help="Number of weights (7B, 4096*4096 as 16777216; or --preset).")
 @click.option("--rows", type=COUNT, default=None, help="group-int4: output rows.")
 @click.option("--cols", type=COUNT, default=None, help="group-int4: input features (the groups run along them).")
-@click.option("--group-size", type=click.IntRange(1), default=128, show_default=True, help="group-int4 group size.")
+@click.option("--group-size", type=Int(1), default=128, show_default=True, help="group-int4 group size.")
 @click.option("--zero", type=click.Choice(["int4", "fp16", "none"]), default="int4", show_default=True,
               help="group-int4 zero points: packed 4-bit (AutoGPTQ/AWQ), fp16, or none (symmetric).")
 @click.option("--g-idx", is_flag=True, help="group-int4: count AutoGPTQ's int32 g_idx per input feature.")
-@click.option("--blocksize", type=click.IntRange(1), default=64, show_default=True, help="nf4: block size.")
+@click.option("--blocksize", "--block-size", "blocksize", type=Int(1), default=64, show_default=True,
+              help="nf4: block size.")
 @click.option("--no-double-quant", is_flag=True, help="nf4: fp32 constants (no double quantisation).")
+@preset_options
 @output_options
-def quant(fmt_name, weights, rows, cols, group_size, zero, g_idx, blocksize, no_double_quant, as_json, explain):
-    """Bytes of quantised weights, the block or group scales included."""
+def quant(fmt_name, weights, rows, cols, group_size, zero, g_idx, blocksize, no_double_quant, as_json, explain, **kw):
+    """Bytes of quantised weights, the block or group scales included.
+
+    With --preset or --config, N is the model's parameter count: every parameter quantised (real
+    files often keep norms, and sometimes embeddings, at higher precision; say so in --weights)."""
     from solver.systems import quant as q
 
     name = fmt_name.lower()
+    cfg = preset_config(kw)
+    if cfg is not None:
+        if weights is not None:
+            raise InputError("give --weights or --preset/--config, not both", "--weights")
+        if name in ("group-int4", "gptq", "awq"):
+            raise InputError("group-int4 counts one matrix: give --rows and --cols, not a model", "--preset")
+        from solver.counting import param_count
+
+        weights = param_count(cfg)
     if name in ("group-int4", "gptq", "awq"):
         if rows is None or cols is None:
             raise InputError("group-int4 needs --rows and --cols (the groups run along the input features)", "--rows")

@@ -14,17 +14,23 @@ from typing import Any
 
 import click
 
-from drills.cli.model_flags import model_options
+from drills.cli.help_groups import mark, solve_command
+from drills.cli.model_flags import model_options, preset_config, preset_options
 from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
     BYTES,
     COUNT,
+    FLOPS,
     INT,
     POSITIVE,
+    SIZE,
+    Int,
+    Real,
     _chip,
     _kv_per_token,
     _model,
+    _params_or_preset,
     _solver_call,
     hardware_options,
     output_options,
@@ -35,12 +41,14 @@ from drills.output import InputError, emit
 
 def link_options(f):
     """--link NAME (interconnect preset), --link-bandwidth (bytes/s per direction), --latency (s per step), --hw."""
-    f = click.option("--latency", type=float, default=0.0, show_default=True, help="α: seconds per step.")(f)
+    f = click.option("--latency", "--alpha", "latency", type=Real(0, 10**6), default=0, show_default=True,
+                     help="α: seconds per step (0 to 10^6).")(f)
     f = click.option("--link-bandwidth", type=BANDWIDTH, default=None, help="β: link bytes/s per direction.")(f)
     f = click.option("--link", "link", metavar="NAME", default=None,
                      help="Interconnect preset (nvlink3, nvlink4, pcie4, pcie5, ib-hdr, ib-ndr, ici-v5e, ici-v5p).")(f)
-    return click.option("--hw", "hw", metavar="NAME", default=None,
-                        help="Chip preset: its printed link figure halved (per direction).")(f)
+    f = click.option("--hw", "hw", metavar="NAME", default=None,
+                     help="Chip preset: its printed link figure halved (per direction).")(f)
+    return mark(f, 4, "Link")
 
 
 def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str | None]:
@@ -109,12 +117,12 @@ def _collective_plot(r, beta: float, latency: float, plot: str, as_json: bool) -
     draw("collective", d, plot)
 
 
-@click.command()
+@solve_command()
 @click.option("--op", type=click.Choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]),
               default="all-reduce", show_default=True)
 @click.option("--size", "-S", type=BYTES, required=True,
               help="S as nccl-tests reports it (all-gather: the gathered output; reduce-scatter: the input).")
-@click.option("--ranks", "-n", type=INT, required=True)
+@click.option("--ranks", "-n", "--gpus", "ranks", type=INT, required=True, help="Ranks (GPUs) n.")
 @click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
 @link_options
 @plot_option
@@ -128,9 +136,9 @@ def collective(op, size, ranks, algorithm, plot, as_json, explain, **kw):
     _collective(op, size, ranks, algorithm, as_json, explain, kw, plot)
 
 
-@click.command()
+@solve_command()
 @click.option("--size", "-S", type=BYTES, required=True, help="Buffer on each rank (1GB, 1e9).")
-@click.option("--ranks", "-n", type=INT, required=True)
+@click.option("--ranks", "-n", "--gpus", "ranks", type=INT, required=True, help="Ranks (GPUs) n.")
 @click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
 @link_options
 @output_options
@@ -145,21 +153,31 @@ def allreduce(size, ranks, algorithm, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
-@click.command()
-@click.option("--batch", "-b", type=COUNT, required=True)
-@click.option("--seq", "-s", type=COUNT, required=True)
-@click.option("--d-model", type=INT, required=True, help="Hidden size h.")
+@solve_command()
+@click.option("--batch", "-b", type=COUNT, required=True, help="Micro-batch size b.")
+@click.option("--seq", "-s", "--seq-len", "seq", type=SIZE, required=True, help="Sequence length s (8k = 8192).")
+@click.option("--d-model", "--hidden", "--hidden-size", "d_model", type=SIZE, default=None,
+              help="Hidden size h (or --preset).")
 @click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
 @click.option("--sequence-parallel", is_flag=True, help="All-gather + reduce-scatter in place of all-reduce.")
 @click.option("--mode", type=click.Choice(["train", "forward"]), default="train", show_default=True)
-@click.option("--n-layers", "-L", type=INT, default=1, show_default=True)
+@click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=1, show_default=True,
+              help="Layers (1 = per layer).")
 @click.option("--dtype", default="bf16", show_default=True)
+@preset_options
 @link_options
 @output_options
 @_solver_call
 def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_json, explain, **kw):
-    """Bytes a Megatron tensor-parallel layer all-reduces per step (and their time with a link)."""
+    """Bytes a Megatron tensor-parallel layer all-reduces per step (and their time with a link).
+
+    With --preset or --config, h comes from the model (still per layer unless -L is given)."""
     from solver.systems.parallelism import tensor_parallel
+
+    cfg = preset_config(kw)
+    d_model = d_model or (cfg.d_model if cfg is not None else None)
+    if d_model is None:
+        raise InputError("needs --d-model (the hidden size h), or --preset NAME, or --config FILE", "--d-model")
 
     beta, origin = _link(kw, required=False)
     r = tensor_parallel(batch, seq, d_model, tp, dtype=dtype, sequence_parallel=sequence_parallel, mode=mode,
@@ -168,11 +186,11 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
     show(r, as_json, explain)
 
 
-@click.command("tp-matmul")
-@click.option("--batch", "-B", type=COUNT, required=True)
-@click.option("--d-in", "-D", type=COUNT, required=True)
-@click.option("--d-out", "-F", type=COUNT, required=True)
-@click.option("--tp", "-t", type=INT, required=True)
+@solve_command("tp-matmul")
+@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True, help="Rows of X (-M in GEMM notation).")
+@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True, help="Contracted size (-K in GEMM notation).")
+@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
+@click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
 @click.option("--link", "link", metavar="NAME", default=None, help="Interconnect preset (per direction).")
 @hardware_options
 @output_options
@@ -190,11 +208,13 @@ def tp_matmul(batch, d_in, d_out, tp, link, as_json, explain, **kw):
     show(r, as_json, explain)
 
 
-@click.command()
-@click.option("--stages", "-p", type=INT, required=True)
-@click.option("--microbatches", "-m", type=INT, required=True)
+@solve_command()
+@click.option("--stages", "-p", "--pp", "stages", type=INT, required=True, help="Pipeline stages p.")
+@click.option("--microbatches", "-m", "--num-microbatches", "microbatches", type=INT, required=True,
+              help="Micro-batches m per step.")
 @click.option("--schedule", type=click.Choice(["gpipe", "1f1b", "interleaved"]), default="1f1b", show_default=True)
-@click.option("--chunks", "-v", type=INT, default=1, show_default=True, help="Model chunks per stage (interleaved).")
+@click.option("--chunks", "-v", "--virtual-stages", "chunks", type=INT, default=1, show_default=True,
+              help="Model chunks per stage v (interleaved).")
 @plot_option
 @output_options
 @_solver_call
@@ -207,7 +227,7 @@ def pipeline(stages, microbatches, schedule, chunks, plot, as_json, explain):
 
     check_plot(plot, as_json)
     r = pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks)
-    show(r, as_json, explain)
+    show(r, as_json, explain, answer_label="bubble fraction: the share of the step a stage idles")
     if plot is not None:
         from drills.plots import pipeline as picture
         from solver.systems.pipeline_schedule import pipeline_timeline
@@ -216,17 +236,20 @@ def pipeline(stages, microbatches, schedule, chunks, plot, as_json, explain):
              plot)
 
 
-@click.command("dp-comm")
-@click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ.")
-@click.option("--gpus", type=INT, required=True)
-@click.option("--stage", type=click.IntRange(0, 3), default=0, show_default=True, help="ZeRO stage (0 = plain DP).")
+@solve_command("dp-comm")
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters Ψ (or --preset).")
+@click.option("--gpus", "--dp", "gpus", type=INT, required=True, help="Data-parallel GPUs.")
+@click.option("--stage", type=Int(0, 3), default=0, show_default=True, help="ZeRO stage (0 = plain DP).")
 @click.option("--grad-dtype", default="bf16", show_default=True)
+@preset_options
 @link_options
 @output_options
 @_solver_call
 def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
     """Data-parallel / ZeRO communication per step: 2Ψ (stages 0-2) or 3Ψ (stage 3), and its time."""
     from solver.systems.parallelism import data_parallel
+
+    params = _params_or_preset(params, kw)
 
     if kw["latency"]:
         raise InputError("not modelled here (bandwidth term only)", "--latency")
@@ -277,12 +300,14 @@ _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datashe
                            show_default=True, help="Preset HBM: what nvidia-smi reports, or the datasheet figure.")
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
-@click.option("--context", "-S", type=COUNT, required=True, help="Tokens cached per sequence.")
+@click.option("--context", "-S", "--seq", "context", type=SIZE, required=True,
+              help="Tokens cached per sequence (8k = 8192).")
 @click.option("--kv-bytes-per-token", type=BYTES, default=None)
 @click.option("--batch", "-B", type=COUNT, default=None, help="Default: the largest batch that fits.")
-@click.option("--price-per-chip-hour", type=POSITIVE, default=None, help="Dollars per chip-hour (cost per 10⁶ tokens).")
+@click.option("--price-per-chip-hour", type=Real(0, min_open=True), default=None,
+              help="Dollars per chip-hour (cost per 10⁶ tokens).")
 @_DECODE_MODEL
 @_HBM_FIGURE
 @model_options
@@ -316,10 +341,12 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
         draw("memory", d, plot)
 
 
-@click.command()
+@solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
-@click.option("--prompt", "-P", type=COUNT, required=True, help="Prompt tokens per sequence.")
-@click.option("--new-tokens", "-n", type=COUNT, required=True, help="Tokens generated per sequence.")
+@click.option("--prompt", "-P", "--prompt-tokens", "prompt", type=SIZE, required=True,
+              help="Prompt tokens per sequence (8k = 8192).")
+@click.option("--new-tokens", "-n", "--max-new-tokens", "--output-tokens", "new_tokens", type=SIZE, required=True,
+              help="Tokens generated per sequence.")
 @click.option("--batch", "-B", type=COUNT, default=1, show_default=True)
 @click.option("--kv-bytes-per-token", type=BYTES, default=None)
 @_DECODE_MODEL
@@ -337,11 +364,13 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
     show(r, as_json, explain)
 
 
-@click.command()
-@click.option("--alpha", "-a", type=float, required=True, help="Acceptance probability of a draft token.")
-@click.option("--gamma", "-g", type=click.IntRange(min=0), required=True, help="Draft tokens per step.")
-@click.option("--cost", "-c", type=float, default=None, help="Draft step time ÷ target step time (speed-up, best γ).")
-@click.option("--max-gamma", type=click.IntRange(min=1), default=64, show_default=True)
+@solve_command()
+@click.option("--alpha", "-a", type=Real(0, 1), required=True, help="Acceptance probability α of a draft token.")
+@click.option("--gamma", "-g", "--draft-tokens", "gamma", type=Int(0, 10**6), required=True,
+              help="Draft tokens γ per step (at most 10^6).")
+@click.option("--cost", "-c", type=Real(0, 10**6), default=None,
+              help="c = draft step time ÷ target step time (speed-up, best γ).")
+@click.option("--max-gamma", type=Int(1, 10**6), default=64, show_default=True, help="Largest γ tried for the best γ.")
 @output_options
 @_solver_call
 def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
@@ -351,8 +380,9 @@ def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
     show(solve(alpha, gamma, cost=cost, max_gamma=max_gamma), as_json, explain)
 
 
-@click.command("compute-optimal")
-@click.option("--compute", "-C", type=POSITIVE, default=None, help="FLOP budget (1e24).")
+@solve_command("compute-optimal")
+@click.option("--compute", "-C", "--flops", "--budget", "compute", type=FLOPS, default=None,
+              help="FLOP budget C (1e24).")
 @click.option("--method", type=click.Choice(["fitted", "rule-20"]), default="fitted", show_default=True,
               help="fitted: Chinchilla's approach-3 law; rule-20: D = 20N.")
 @click.option("--params", "-N", type=COUNT, default=None, help="With --tokens: the over-training factor of a run.")
@@ -398,19 +428,37 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
         draw("scaling", picture.data(budgets, chinchilla_loss), plot)
 
 
-@click.command()
-@click.option("--params", "-N", type=COUNT, required=True)
-@click.option("--tokens-per-second", type=POSITIVE, required=True, help="Training throughput, all chips together.")
-@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True)
-@click.option("--n-layers", "-L", type=INT, default=None, help="With --d-model and --seq: PaLM's attention term.")
-@click.option("--d-model", type=INT, default=None)
-@click.option("--seq", type=COUNT, default=None)
+@solve_command()
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters N (or --preset).")
+@click.option("--tokens-per-second", "--tokens-per-sec", "--throughput", "tokens_per_second", type=POSITIVE,
+              required=True, help="Training throughput in tokens/s, all chips together.")
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True,
+              is_flag=False, flag_value="full", help="Activation recomputation; --recompute alone means full.")
+@click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=None,
+              help="With --d-model and --seq: PaLM's attention term.")
+@click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None, help="Hidden size (attention term).")
+@click.option("--seq", "--seq-len", "seq", type=SIZE, default=None, help="Sequence length (attention term; 8k = 8192).")
+@preset_options
 @hardware_options
 @output_options
 @_solver_call
 def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, explain, **kw):
-    """Model FLOPs utilisation against hardware FLOPs utilisation (recomputed FLOPs count only in HFU)."""
+    """Model FLOPs utilisation against hardware FLOPs utilisation (recomputed FLOPs count only in HFU).
+
+    With --preset or --config: N is the model's parameter count, and with --seq the attention
+    term takes the model's layers and width."""
     from solver.systems.parallelism import flops_utilisation
+
+    cfg = preset_config(kw)
+    if cfg is not None:
+        if params is None:
+            from solver.counting import param_count
+
+            params = param_count(cfg)
+        if seq is not None:
+            n_layers, d_model = n_layers or cfg.n_layers, d_model or cfg.d_model
+    if params is None:
+        raise InputError("give --params (or --preset NAME, or --config FILE)", "--params")
 
     attn = (n_layers, d_model, seq)
     if any(v is not None for v in attn) and not all(v is not None for v in attn):
@@ -419,4 +467,4 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
     r = flops_utilisation(params, tokens_per_second, kw["chips"] or 1, chip.need("peak_flops"), recompute=recompute,
                           n_layers=n_layers or 0, d_model=d_model or 0, seq=seq or 0)
     r.convention["hardware"] = chip.origin
-    show(r, as_json, explain)
+    show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import click
 
+from drills.cli.help_groups import solve_command
+from drills.cli.numbers import Int
 from drills.cli.solve_hardware import output_options, show
 from drills.output import InputError
 
@@ -39,11 +41,12 @@ def trace_result(answer, unit, convention, trace):
     return r
 
 
-@click.command()
-@click.option("--heads", "n_heads", type=click.IntRange(1), required=True, help="Number of heads H (any, not only powers of two).")
-@click.option("--head", type=click.IntRange(1), default=None, help="Head h (1-based) for one bias value.")
-@click.option("--query", "query", type=click.IntRange(0), default=None, help="Query position i.")
-@click.option("--key", "key", type=click.IntRange(0), default=None, help="Key position j (≤ i when causal).")
+@solve_command()
+@click.option("--heads", "--n-heads", "n_heads", type=Int(1, 10**6), required=True,
+              help="Number of heads H (any, not only powers of two; at most 10^6).")
+@click.option("--head", type=Int(1), default=None, help="Head h (counting from 1) for one bias value.")
+@click.option("--query", "--i", "-i", "query", type=Int(0), default=None, help="Query position i.")
+@click.option("--key", "--j", "-j", "key", type=Int(0), default=None, help="Key position j (≤ i when causal).")
 @click.option("--bidirectional", is_flag=True, help="Symmetric −m·|i − j| (no causal −∞).")
 @click.option("--q", "q_text", metavar="MATRIX", default=None, help="With --head, --k, --v: head h's queries (n×d), for attention.")
 @click.option("--k", "k_text", metavar="MATRIX", default=None, help="Keys (m×d).")
@@ -77,18 +80,22 @@ def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_j
         r.answer = r.step(f"bias = −m_{head}·(i − j)", f"−{m:.6g} × {dist}", -m * dist)
         r.breakdown["slope"] = m
         r.breakdown["distance"] = dist
-    else:
-        r.answer = [float(s) for s in slopes]
-        r.unit = "slopes"
-    show(r, as_json, explain)
+        show(r, as_json, explain, answer_label=f"ALiBi bias of head {head} for query {query}, key {key}: "
+                                               "added to the score before the softmax")
+        return
+    r.answer = [float(s) for s in slopes]
+    r.unit = "slopes"
+    show(r, as_json, explain, answer_label=f"slopes m_1 … m_{n_heads}")
 
 
-@click.command("t5-buckets")
-@click.option("--r", "relative", type=int, required=True, help="Relative position r = key − query (negative: key before).")
+@solve_command("t5-buckets")
+@click.option("--r", "-r", "--relative-position", "relative", type=Int(None), required=True,
+              help="Relative position r = key − query (negative: key before).")
 @click.option("--causal", is_flag=True, help="Decoder (unidirectional) buckets; default bidirectional (encoder).")
-@click.option("--num-buckets", type=click.IntRange(2), default=32, show_default=True)
-@click.option("--max-distance", type=click.IntRange(1), default=128, show_default=True)
-@click.option("--n-heads", type=click.IntRange(1), default=None, help="Heads, for the bias table's parameters.")
+@click.option("--num-buckets", type=Int(2, 10**6), default=32, show_default=True)
+@click.option("--max-distance", type=Int(1), default=128, show_default=True)
+@click.option("--n-heads", "--heads", "n_heads", type=Int(1, 10**6), default=None,
+              help="Heads, for the bias table's parameters.")
 @output_options
 def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, explain):
     """T5's relative-position bucket of r: exact region, then logarithmic, capped."""
@@ -105,7 +112,7 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, ex
     if n_heads:
         r.breakdown["bias_table_params"] = t5_bias_table_params(num_buckets, n_heads)
         r.convention["bias_table"] = "num_buckets × n_heads, one per stack, shared by its layers"
-    show(r, as_json, explain)
+    show(r, as_json, explain, answer_label=f"bucket index, counting from 0, of {num_buckets} buckets", unit_text="")
 
 
 def _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+# The quiz's rounding rule lives with the one number formatter (solver.units), so that every
+# figure qkv prints and every key the quiz checks round the same way.
+from solver.units import round_half_up  # noqa: F401 - re-exported
 
 #: Added to every tolerance, relative to the size of the exact value: a boundary typed as a
 #: decimal (0.595) must not be lost to its binary representation.
@@ -115,13 +118,6 @@ def judge_as_written(given: Any, places: Any, expected: Any) -> EntriesVerdict:
 
 
 
-def round_half_up(value: float, decimals: int) -> float:
-    """``value`` rounded half away from zero to ``decimals`` places, on its shortest decimal
-    spelling (``repr``): 0.605 -> 0.61, 2.5 -> 3, -0.125 -> -0.13."""
-    if not math.isfinite(value):
-        return value
-    q = Decimal(1).scaleb(-decimals)
-    return float(Decimal(repr(float(value))).quantize(q, rounding=ROUND_HALF_UP))
 
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from solver.counting.config import ModelConfig
 from solver.counting.params import param_breakdown
 from solver.errors import SolverInputError
-from solver.units import bytes_views, dtype_bytes, format_bytes
+from solver.units import bytes_views, dtype_bytes, format_bytes, plural
 
 TRAINING_MODES = ("mixed", "fp32")
 
@@ -154,11 +154,12 @@ def _kv_cache_latent_or_window(cfg: ModelConfig, batch: int, seq: int, dtype: st
     items = []
     if local:
         held = min(seq, cfg.sliding_window)
-        items.append(MemoryItem(f"{local} windowed layers (last min(n, W) = {held} positions)",
+        items.append(MemoryItem(f"{plural(local, 'windowed layer')} (last min(n, W) = {plural(held, 'position')})",
                                 _bytes(local * batch * held * per_token, dtype),
                                 f"{local} × {batch} × {held} × {per_txt} × {_fmt(b)} B"))
     if L - local:
-        items.append(MemoryItem(f"{L - local} layers over all {seq} positions",
+        items.append(MemoryItem(f"{plural(L - local, 'layer')} over "
+                                + (f"all {seq} positions" if seq != 1 else "its 1 position"),
                                 _bytes((L - local) * batch * seq * per_token, dtype),
                                 f"{L - local} × {batch} × {seq} × {per_txt} × {_fmt(b)} B"))
     what = "latent c_KV and the shared rotary key" if cfg.is_mla else "K and V"
@@ -167,7 +168,7 @@ def _kv_cache_latent_or_window(cfg: ModelConfig, batch: int, seq: int, dtype: st
             f"{2 * cfg.n_heads * cfg.head_dim} per token and layer)" if cfg.is_mla else
             f"K and V both cached; n_kv_heads = {cfg.kv_heads}")
     if cfg.sliding_window:
-        conv += (f"; sliding window W = {cfg.sliding_window} on {local} of {L} layers "
+        conv += (f"; sliding window W = {cfg.sliding_window} on {local} of {plural(L, 'layer')} "
                  f"(rolling buffer of min(n, W) positions)")
     return MemoryReport("kv-cache", tuple(items),
                         f"Σ_layers B × n_layer × {per_sym} × bytes (n_layer = min(n, W) in a windowed layer)",

@@ -20,7 +20,8 @@ from drills.progress.paths import data_dir_option
 @click.option("-n", "n", type=click.IntRange(1, 100), default=DEFAULT_N, show_default=True,
               help="Number of questions.")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
-              help="Only this topic (repeat for several; `qkv bank list` shows them).")
+              help="Only this topic (attention, counting, ...), family or item id (moe.active_params, 004.gate.q3), "
+              "id prefix (004) or tag; repeatable (`qkv bank list` shows them).")
 @click.option("--seed", type=int, default=None, help="The same seed gives the same paper (default: a new one).")
 @click.option("--plain", is_flag=True, help="Plain text, one line per answer, even in a terminal.")
 @click.option("--json", "as_json", is_flag=True,

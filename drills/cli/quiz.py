@@ -19,7 +19,8 @@ DIFFICULTIES = ("easy", "medium", "hard")
 
 @click.command(name="quiz")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
-              help="Only this topic (attention, counting, positional, ...), id prefix (004) or tag; repeatable.")
+              help="Only this topic (attention, counting, ...), family or item id (moe.active_params, 004.gate.q3), "
+              "id prefix (004) or tag; repeatable (`qkv bank list` shows them).")
 @click.option("--type", "type_", type=click.Choice(PROBLEM_TYPES), default=None, help="Only this problem type.")
 @click.option("--difficulty", type=click.Choice(DIFFICULTIES), default=None, help="Only this difficulty.")
 @click.option("-n", "--count", type=click.IntRange(1, 500), default=10, show_default=True,

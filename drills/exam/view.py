@@ -257,7 +257,8 @@ class PlainView:
     def intro(self, exam: Exam, seed: int, seeded: bool) -> None:
         p = exam.paper
         again = "" if seeded else f" (`qkv exam --seed {seed}` gives this paper again)"
-        self.echo(f"Mock exam: {len(p)} questions, {p.max_marks} marks, {clock_text(exam.duration_s)} "
+        self.echo(f"Mock exam: {len(p)} question{'' if len(p) == 1 else 's'}, {p.max_marks} mark{'' if p.max_marks == 1 else 's'}, "
+                  f"{clock_text(exam.duration_s)} "
                   f"(seed {seed}{again}).")
         self.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
                   "no negative marks; NAT: a number, no negative marks.")

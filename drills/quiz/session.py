@@ -23,6 +23,14 @@ events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks"
 that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
 
+A right answer given after a ``hint`` keeps its score but is rated Hard at most in the schedule
+(a weaker recall: it comes back sooner than an unaided one); the verdict and the summary say so
+(``Summary.hinted``).
+
+After a problem's last answer, when it is not all right, the view shows the worked solution with
+the verdict; a terminal view shows it first, so that the verdict and the problem's score stay on
+screen at the next prompt (80×24 included).
+
 Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
 (show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
 the same family, nothing recorded), ``report [note]`` (dispute a key: the problem on screen, or

@@ -291,8 +291,8 @@ def summary_lines(s: Any) -> list[Line]:
         out.append(("dim", "  " + " · ".join(extras)))
     hinted = getattr(s, "hinted", 0)
     if hinted:
-        out.append(("dim", f"  {hinted} right after a hint: counted as {'a weaker recall' if hinted == 1 else 'weaker recalls'}"
-                           " (rated Hard), so sooner back"))
+        out.append(("dim", f"  {hinted} right after a hint: {'a weaker recall' if hinted == 1 else 'weaker recalls'} "
+                           f"(rated Hard), so {'it comes' if hinted == 1 else 'they come'} back sooner"))
     if s.misconceptions:
         by_label: Counter[str] = Counter()
         for (_, lab), n in s.misconceptions.items():  # two families may name one mistake alike

@@ -501,7 +501,10 @@ class RichView(PlainView):
         from rich.text import Text
 
         self.console.print()
-        self.console.rule(Text(header_text(header), style="bold"), align="left")
+        from rich.rule import Rule
+
+        # as wide as the panels (the terminal's width up to PANEL_MAX columns)
+        self.console.print(Rule(Text(header_text(header), style="bold"), align="left"), width=self.panel_width())
         body: Any = wrapped_text(problem.statement_text, self.panel_width() - 4)
         opts = problem.options_text or problem.options
         if opts:
@@ -580,7 +583,9 @@ class RichView(PlainView):
             self.console.print(Text(goodbye_line(summary), style="bold"))
             return
         self.console.print()
-        self.console.rule(style="dim")
+        from rich.rule import Rule
+
+        self.console.print(Rule(style="dim"), width=self.panel_width())
         self.lines(summary_lines(summary))
 
 

@@ -319,6 +319,7 @@ class RichView(PlainView):
 
         self.console = Console(stderr=err, highlight=False)
         self._title = sys.stdout.isatty() and not err
+        self._drawn: str | None = None  # the prompt on screen (tick redraws it when its clock changes)
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         # rich wraps long lines at word boundaries (soft_wrap would leave it to the terminal,
@@ -363,7 +364,10 @@ class RichView(PlainView):
         super().show_palette(exam)
 
     def _prompt_ansi(self, exam: Exam) -> str:
-        """The prompt as the terminal draws it (bold; red in the last minute)."""
+        """The prompt as the terminal draws it (bold; red in the last minute; plain where rich
+        would use no colour: NO_COLOR, a dumb terminal)."""
+        if self.console.no_color or self.console.color_system is None:
+            return prompt_text(exam)
         if exam.confirming:
             return "\x1b[1;33m" + prompt_text(exam)[:-2] + "\x1b[0m> "
         colour = "1;31" if exam.remaining() < 60 else "1"
@@ -381,7 +385,7 @@ class RichView(PlainView):
         echo lands in between. (An answer typed past the end of the line would see the line
         below redrawn; exam answers are short.) The title bar shows the time left too."""
         now = prompt_text(exam)
-        if now != getattr(self, "_drawn", None) and not exam.confirming:
+        if now != self._drawn and not exam.confirming:
             data = "\x1b7\r" + self._prompt_ansi(exam) + "\x1b8"
             self.console.file.write(data)
             self.console.file.flush()

@@ -221,10 +221,10 @@ MIN_TAIL = 12  # a wrapped line's last piece is at least this long (no lone "3" 
 
 
 def wrap_line(line: str, width: int) -> list[str]:
-    """``line`` wrapped at spaces to ``width`` columns: the continuation lines of an indented
-    line hang two columns further in (prose is not indented), and the lines are balanced so that the last piece is not a
-    word or two alone (``MIN_TAIL`` columns at least, where a narrower wrap with as many lines
-    allows it)."""
+    """``line`` wrapped at spaces to ``width`` columns. The continuation lines of an indented
+    line (a step of a worked solution) hang two columns further in; prose is not indented. The
+    lines are balanced so that the last piece is not a word or two alone (a lone "3"): at least
+    ``MIN_TAIL`` columns, where a narrower wrap with as many lines allows it."""
     import textwrap
 
     if len(line) <= width or width < 20:
@@ -282,11 +282,9 @@ def errata_lines(problem: Problem) -> list[Line]:
 def summary_lines(s: Any) -> list[Line]:
     out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {marks_text(s.marks, s.max_marks)} · "
                                  f"{duration_text(s.seconds)}")]
-    extras = [f"{n} skipped" if n else "" for n in (s.skipped,)]
-    extras += [f"{getattr(s, 'unfinished', 0)} left partway" if getattr(s, "unfinished", 0) else ""]
-    extras += [f"{plural(s.revealed, 'solution')} shown" if s.revealed else ""]
-    extras += [f"{plural(s.reports, 'key')} reported" if s.reports else ""]
-    extras = [e for e in extras if e]
+    counts = ((s.skipped, f"{s.skipped} skipped"), (getattr(s, "unfinished", 0), f"{getattr(s, 'unfinished', 0)} left partway"),
+              (s.revealed, f"{plural(s.revealed, 'solution')} shown"), (s.reports, f"{plural(s.reports, 'key')} reported"))
+    extras = [text for n, text in counts if n]
     if extras:
         out.append(("dim", "  " + " · ".join(extras)))
     hinted = getattr(s, "hinted", 0)

@@ -34,11 +34,13 @@ def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | Non
     Wrong MCQ answers cost 1/3 of their marks; MSQ (all or nothing) and NAT have no negative
     marks; unanswered questions cost nothing. At the prompt type an answer (saved, then the
     next question) or a command: next, prev, goto N, mark [answer], unmark, clear, palette,
-    submit. At zero the exam submits itself. The result, with a review of every question, is
-    kept in your progress (`qkv stats`).
+    submit (it asks first: answer yes; `submit yes` does not ask). The countdown runs in the
+    prompt, with warnings before zero; at zero the exam submits itself. The result, a review
+    of every question followed by the score, is kept in your progress (`qkv stats`).
 
     When stdin is not a terminal, the exam runs in plain text: each question is printed and
-    one line is read per prompt; the timer still runs, and the end of input submits.
+    one line is read per prompt (a script answers `submit` with a `yes` line, or sends
+    `submit yes`); the timer still runs, and the end of input submits.
     """
     from drills.exam.paper import assemble_paper, default_minutes
     from drills.exam.result import record

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, Pick
 from question_bank.problem import key_value
 
@@ -168,8 +169,9 @@ def _clock(term: Terminal) -> int:
 @pytest.mark.slow
 def test_exam_countdown_moves_while_the_prompt_waits_and_warns_before_zero(tmp_path):
     """A 15-second exam: the prompt's clock goes down with nothing sent (the digits typed stay
-    after the prompt), the 10-second warning comes, then time runs out."""
-    term = Terminal(["exam", "-n", "2", "--seed", "1", "--minutes", "0.25"], tmp_path)
+    after the prompt), the 10-second warning comes (what was typed and not sent goes with the
+    old prompt: the answer sent after it is what the new prompt shows), then time runs out."""
+    term = Terminal(["exam", "-n", "2", "--seed", "4", "--minutes", "0.25"], tmp_path)  # Q1 is a NAT question
     try:
         first = _clock(term)
         term.child.send("12")
@@ -178,10 +180,17 @@ def test_exam_countdown_moves_while_the_prompt_waits_and_warns_before_zero(tmp_p
         assert later <= first - 2, term.text
         assert re.search(r"Q1 \[\d\d:\d\d left\]> 12", term.text), term.text
         term.wait_for(r"⚠ 00:1\d left", 15)
+        # "12" was typed before the warning and never sent: it is gone with the old prompt, so
+        # what is sent now is what the new prompt shows
+        term.wait_for(r"Q1 \[\d\d:\d\d left\]>$")
+        term.child.sendline("3")
+        term.wait_for(r"Saved: 3$")
         term.wait_for("Time ran out: the exam was submitted automatically", 20)  # the summary, last on screen
-        assert "Score: 0 / " in term.text
+        assert "Score: " in term.text
     finally:
         term.close()
+    with ProgressStore.open(tmp_path) as store:
+        assert [r["answer"] for r in store.attempts()][0] == "3"
 
 
 def test_exam_submit_asks_first(tmp_path):

@@ -394,6 +394,21 @@ class RichView(PlainView):
             sys.stdout.write(f"\x1b]0;qkv exam: {clock_text(exam.remaining())} left\x07")
             sys.stdout.flush()
 
+    def warn(self, text: str) -> None:
+        """A warning line, then (the loop) a fresh prompt. What was typed at the old prompt and
+        not yet sent is discarded (the terminal's input queue flushed): the new prompt shows
+        nothing, and a line sent now must not carry characters no longer on screen ("1" typed
+        before the warning and "2.5" after would send "12.5")."""
+        try:
+            import termios
+
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+        except (ImportError, OSError, ValueError, AttributeError):  # not a terminal, or no termios (Windows)
+            pass
+        except Exception:  # noqa: BLE001 - termios.error: nothing to flush
+            pass
+        super().warn(text)
+
     def finish(self) -> None:
         if self._title:
             sys.stdout.write("\x1b]0;qkv\x07")

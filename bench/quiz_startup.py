@@ -10,6 +10,10 @@ medians over ``--reps`` rounds. Target (issue 5): at most 0.8 s to the first pro
 (even where ``PYTHONDONTWRITEBYTECODE`` is set); ``--source-only`` times them with no bytecode
 cache at all (numpy's included).
 
+The README's start-up figure is the "ratio to 'import numpy'" line (median over seeds): a
+ratio measured in one run holds on a loaded or a fast machine alike, where a time in seconds
+does not (0.2 s on an idle machine, 0.45-0.8 s on a loaded two-core one).
+
 ``--tty`` measures the same through a pseudo-terminal (the rich view), with pexpect. Then,
 unless ``--no-latency``: from sending an answer to reading its verdict (graded and committed
 to SQLite), over a ``--json`` pipe; target 50 ms.

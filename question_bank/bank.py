@@ -94,10 +94,18 @@ def _erratum_json(e: Any) -> dict[str, str]:
     return {"where": e.where, "printed": e.printed, "exact": e.exact, "reason": e.reason, "kind": e.kind}
 
 
+def matches_topic(selector: str, ref: str, topic: str, tags: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether ``--topic selector`` picks the family or curated item ``ref`` (of ``topic``, with
+    ``tags``): the topic itself (``attention``), a family or item id (``moe.active_params``,
+    ``004.gate.q3``), a dotted id prefix (``004``, ``counting``) or a tag (``kv-cache``). The one
+    rule of ``qkv quiz``, ``qkv exam`` and ``qkv sheet`` (issue 23)."""
+    return topic == selector or ref == selector or ref.startswith(selector + ".") or selector in tags
+
+
 def entries(topic: str | None = None, type: str | None = None, difficulty: str | None = None,
             kind: str | None = None, include_study_only: bool = False) -> list[Entry]:
-    """Families then curated items, filtered (topic matches exactly or as a prefix of a dotted
-    id, e.g. ``attention`` also matches family ``attention.by_hand``). Computes no key: a
+    """Families then curated items, filtered (``topic`` is a selector of :func:`matches_topic`:
+    a topic, an id, a dotted id prefix or a tag). Computes no key: a
     curated entry's ``errata`` are those its data file declares, as ``{where, printed,
     reason}`` (the exact figures: :func:`errata_table`).
 
@@ -116,7 +124,7 @@ def entries(topic: str | None = None, type: str | None = None, difficulty: str |
                          study_only=it.study_only))
 
     def keep(e: Entry) -> bool:
-        if topic and not (e.topic == topic or e.id.startswith(topic + ".") or topic in e.tags):
+        if topic and not matches_topic(topic, e.id, e.topic, e.tags):
             return False
         if type and type not in e.types:
             return False

@@ -192,16 +192,29 @@ def _decimals_in(text: str) -> int:
     return best
 
 
+def _short(v: float, sig: int = 4) -> str:
+    """``v`` with ``sig`` significant digits and the suffix of its own magnitude (K, M, B, T):
+    1,073,741,824 is ``1.074B``, not ``1,073.74M`` as in the printed figure's unit (issue 23)."""
+    import math
+
+    a = abs(float(v))
+    unit, suffix = next(((u, s) for u, s in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")) if a >= u), (1.0, ""))
+    x = float(v) / unit
+    digits = max(0, sig - 1 - math.floor(math.log10(abs(x)))) if x else 0
+    return f"{x:,.{digits}f}{suffix}"
+
+
 def _fmt_exact(v: Any, decimals: int, scale: float) -> str:
+    """The exact figure of a printed-figure check: an integer in full (and, for a figure the
+    source prints scaled, its short form in its own magnitude: ``1,073,741,824 (≈ 1.074B)``);
+    a scaled float in its own magnitude; otherwise to two decimals more than the source."""
     if isinstance(v, tuple):
         return "[" + ", ".join("[" + ", ".join(f"{x:.{decimals}f}" for x in r) + "]" for r in v) + "]"
-    if isinstance(v, int) and scale == 1:
-        return f"{v:,}"
-    x = float(v) / scale
-    suffix = {1: "", 1e3: "K", 1e6: "M", 1e9: "B", 1e12: "T"}.get(scale, f" × {scale:g}")
-    shown = f"{x:,.{decimals + 2}f}" if not (isinstance(v, int) and scale == 1) else f"{v:,}"
-    extra = f" (= {v:,})" if isinstance(v, int) and scale != 1 else ""
-    return f"{shown}{suffix}{extra}"
+    if isinstance(v, int):
+        return f"{v:,}" if scale == 1 else f"{v:,} (≈ {_short(v)})"
+    if scale != 1:
+        return _short(v)
+    return f"{float(v):,.{decimals + 2}f}"
 
 
 def _check_one(pr: dict[str, Any], item_id: str, where: str, c: compute.Computed,

@@ -20,7 +20,8 @@ from drills.progress.paths import data_dir_option
 @click.option("-n", "n", type=click.IntRange(1, 100), default=DEFAULT_N, show_default=True,
               help="Number of questions.")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
-              help="Only this topic (repeat for several; `qkv bank list` shows them).")
+              help="Only this topic (attention, counting, ...), family or item id (moe.active_params, 004.gate.q3), "
+              "id prefix (004) or tag; repeatable (`qkv bank list` shows them).")
 @click.option("--seed", type=int, default=None, help="The same seed gives the same paper (default: a new one).")
 @click.option("--plain", is_flag=True, help="Plain text, one line per answer, even in a terminal.")
 @click.option("--json", "as_json", is_flag=True,
@@ -33,11 +34,13 @@ def exam(minutes: float | None, n: int, topics: tuple[str, ...], seed: int | Non
     Wrong MCQ answers cost 1/3 of their marks; MSQ (all or nothing) and NAT have no negative
     marks; unanswered questions cost nothing. At the prompt type an answer (saved, then the
     next question) or a command: next, prev, goto N, mark [answer], unmark, clear, palette,
-    submit. At zero the exam submits itself. The result, with a review of every question, is
-    kept in your progress (`qkv stats`).
+    submit (it asks first: answer yes; `submit yes` does not ask). The countdown runs in the
+    prompt, with warnings before zero; at zero the exam submits itself. The result, a review
+    of every question followed by the score, is kept in your progress (`qkv stats`).
 
     When stdin is not a terminal, the exam runs in plain text: each question is printed and
-    one line is read per prompt; the timer still runs, and the end of input submits.
+    one line is read per prompt (a script answers `submit` with a `yes` line, or sends
+    `submit yes`); the timer still runs, and the end of input submits.
     """
     from drills.exam.paper import assemble_paper, default_minutes
     from drills.exam.result import record

@@ -67,7 +67,7 @@ def render_stats(stats: dict[str, Any]) -> str:
     total = stats["totals"]
     if total["attempts"] == 0:
         return (f"No answers recorded yet in {stats['data_dir']}.\n"
-                "Run `qkv quiz` to start; every answer is kept here.")
+                "Run `qkv quiz` to start; every answer is kept here.\n" + data_line(stats["data_dir"]))
     skipped = total["attempts"] - total["answered"]
     lines.append(f"Answers: {total['answered']}" + (f" (+{skipped} skipped)" if skipped else "")
                  + f"   right: {total['correct']}   accuracy: {_percent(total['accuracy']).strip()}")
@@ -115,7 +115,16 @@ def render_stats(stats: dict[str, Any]) -> str:
             out_of = "" if e["max_score"] is None else f" / {_marks(e['max_score'])}"
             lost = f", {_marks(e['negative'])} lost to negative marks" if e["negative"] else ""
             lines.append(f"  {e['started_at'][:16].replace('T', ' ')} UTC  {score}{out_of}{lost}")
+    lines += ["", data_line(stats["data_dir"])]
     return "\n".join(lines)
+
+
+def data_line(directory: str) -> str:
+    """Where the data lives (the README promises that `qkv stats` says)."""
+    from drills.progress import DB_NAME, REPORTS_NAME
+
+    return (f"Data: {Path(directory) / DB_NAME} (disputed keys: {REPORTS_NAME}; "
+            "move it with --data-dir or QKV_HOME)")
 
 
 def _marks(x: float) -> str:

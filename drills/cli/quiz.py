@@ -19,7 +19,8 @@ DIFFICULTIES = ("easy", "medium", "hard")
 
 @click.command(name="quiz")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
-              help="Only this topic (attention, counting, positional, ...), id prefix (004) or tag; repeatable.")
+              help="Only this topic (attention, counting, ...), family or item id (moe.active_params, 004.gate.q3), "
+              "id prefix (004) or tag; repeatable (`qkv bank list` shows them).")
 @click.option("--type", "type_", type=click.Choice(PROBLEM_TYPES), default=None, help="Only this problem type.")
 @click.option("--difficulty", type=click.Choice(DIFFICULTIES), default=None, help="Only this difficulty.")
 @click.option("-n", "--count", type=click.IntRange(1, 500), default=10, show_default=True,
@@ -35,7 +36,10 @@ def quiz(topics: tuple[str, ...], type_: str | None, difficulty: str | None, cou
 
     At the prompt: an answer (0.6, 3/5, 2^20, 537M, 4 GiB, sqrt(2)/2; a matrix as
     "0.6 0.4; 0.4 0.6"; options as b or a,c), or hint, skip, solution, another,
-    report [note], quit, help. Ctrl-C ends the session; every answer given is kept.
+    report [note], quit, help. Ctrl-C ends the session; every answer given is kept (a
+    multi-part problem left partway keeps the parts answered; the rest score 0 and it comes
+    back for review). A right answer after a hint counts as a weaker recall: it comes back
+    sooner.
     """
     from drills.progress import ProgressStore
     from drills.quiz.plan import QuizOptions

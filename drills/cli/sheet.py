@@ -55,7 +55,8 @@ def write_all(files: dict[Path, bytes]) -> None:
 
 
 @click.command()
-@click.option("--topic", "topics", multiple=True, metavar="T", help="Only this topic (repeatable): attention, positional, ...")
+@click.option("--topic", "topics", multiple=True, metavar="T", help="Only this topic (attention, counting, ...), family or item id (moe.active_params, 004.gate.q3), "
+              "id prefix (004) or tag; repeatable (`qkv bank list` shows them).")
 @click.option("--type", "types", multiple=True, type=click.Choice(["mcq", "msq", "nat", "integer", "matrix"]),
               help="Only this problem type (repeatable).")
 @click.option("--difficulty", "difficulties", multiple=True, type=click.Choice(["easy", "medium", "hard"]),

@@ -63,6 +63,9 @@ class _Candidate:
 
 
 def _candidates(topics: Sequence[str], rng: random.Random) -> list[_Candidate]:
+    """One candidate per family or curated item that can give a GATE-type question (a family
+    with a difficulty and a seed drawn from ``rng``), in a fixed order (by id): every family and
+    every item is equally likely to come first in the shuffle."""
     from question_bank import bank
 
     seen: dict[str, Any] = {}
@@ -81,9 +84,9 @@ def _candidates(topics: Sequence[str], rng: random.Random) -> list[_Candidate]:
             if set(e.types) & set(PAPER_TYPES):
                 seen.setdefault(e.id, e)
     out: list[_Candidate] = []
-    for e in seen.values():
+    for e in sorted(seen.values(), key=lambda e: e.id):
         if e.kind == "family":
-            out.extend(_Candidate(e.id, d, rng.randrange(1_000_000)) for d in e.difficulties)
+            out.append(_Candidate(e.id, rng.choice(tuple(e.difficulties)), rng.randrange(1_000_000)))
         else:
             out.append(_Candidate(e.id, None, 0))
     return out
@@ -107,12 +110,18 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
     """A paper of ``n`` questions from the bank (topics: any of them; none = all), the same for
     the same arguments.
 
-    Every family and curated item that can produce a GATE-type question is a candidate (a
-    family once per difficulty, with a seed drawn from the exam's seed); candidates are
-    shuffled with ``random.Random("qkv-exam:<seed>")`` and taken in that order, at most one
-    question per family or item, aiming at half 2-mark questions (``n // 2``) and no question
-    type (MCQ, MSQ, NAT) above ``⌈n/3⌉ + 1`` while the pool allows, then filling up with
-    whatever is left. Raises ``drills.output.InputError`` when fewer than ``n`` match."""
+    Every family and curated item that can produce a GATE-type question is one candidate (a
+    family with a difficulty and a seed drawn from the exam's seed); candidates are shuffled
+    with ``random.Random("qkv-exam:<seed>")`` and taken in that order, at most one question per
+    family or item, aiming at half 2-mark questions (``n // 2``), taken as they come, then the
+    1-mark questions with no question type (MCQ, MSQ, NAT) above ``⌈n/2⌉ + 1`` on the paper
+    while the pool allows, then filling up with whatever is left.
+
+    Why so: the bank has few 2-mark MCQ and MSQ questions (6 of 35 2-mark families and items).
+    A cap of ``⌈n/3⌉ + 1`` per type over the whole paper, with one candidate per family *and
+    difficulty*, forced two or three of those six onto most papers: over 60 seeds
+    ``hardware.matmul_bound`` sat on 51 papers, and seeds 7 and 11 shared their 2-mark MCQs
+    (issue 23). Raises ``drills.output.InputError`` when fewer than ``n`` match."""
     from drills.output import InputError
 
     topics = tuple(dict.fromkeys(t for t in topics if t))
@@ -122,20 +131,20 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
     cands = _candidates(topics, rng)
     rng.shuffle(cands)
     want = {2: n // 2, 1: n - n // 2}
-    type_cap = math.ceil(n / 3) + 1
+    type_cap = math.ceil(n / 2) + 1
     chosen: list[Any] = []
     used: set[str] = set()
     by_marks = {1: 0, 2: 0}
     by_type: dict[str, int] = {}
 
-    def take(strict_marks: bool, strict_types: bool) -> None:
+    def take(strict_marks: bool, strict_types: bool, only: int | None = None) -> None:
         for c in cands:
             if len(chosen) >= n:
                 return
             if c.ref in used:
                 continue
             p = _materialise(c)
-            if p is None:
+            if p is None or (only is not None and p.marks != only):
                 continue
             t = paper_type(p.type)
             if strict_marks and by_marks[p.marks] >= want[p.marks]:
@@ -147,7 +156,8 @@ def assemble_paper(n: int = DEFAULT_N, topics: Iterable[str] = (), seed: int = 0
             by_marks[p.marks] += 1
             by_type[t] = by_type.get(t, 0) + 1
 
-    take(True, True)
+    take(True, False, only=2)  # the 2-mark questions as they come (their pool is small: no cap)
+    take(True, True)  # the 1-mark questions balance the types (their pool is large)
     take(True, False)
     take(False, False)
     if len(chosen) < n:

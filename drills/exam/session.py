@@ -7,7 +7,10 @@
 - :class:`Exam` holds the state of one sitting: the response to each question, marked for
   review, visited, the time spent on each question, and the clock. :meth:`Exam.handle` applies
   one line the student typed (an answer, or a command: :data:`COMMAND_HELP`);
-  :meth:`Exam.submit` ends the exam (once) and marks it.
+  :meth:`Exam.submit` ends the exam (once) and marks it. The ``submit`` command asks first,
+  as GATE's interface does ("Submit the exam now? 7 answered, 3 not answered ..."): ``yes``
+  submits, anything else goes back; ``submit yes`` submits without asking (for scripts; the end
+  of input submits too).
 - :class:`ExamResult`: the score out of the maximum, marks lost to negative marking, and per
   question the key, the answer, the verdict (misconception included), marks and time.
 - :func:`record` stores the sitting in the progress database (a session of mode ``exam`` and
@@ -80,7 +83,8 @@ def parse_response(problem: Problem, text: str) -> Response:
 
 COMMAND_HELP = (
     "an answer (saved, then the next question) | next / skip | prev | goto N | mark [answer] "
-    "(mark for review, then next) | unmark | clear (erase the answer) | palette | submit | help"
+    "(mark for review, then next) | unmark | clear (erase the answer) | palette | submit (asks first; "
+    "submit yes does not) | help"
 )
 
 _WORDS = {
@@ -92,6 +96,17 @@ _WORDS = {
     "help": "help", "?": "help", "h": "help",
 }
 _BARE_SHORT = {"n", "p", "g", "m", "u", "c", "s", "q", "h"}  # single letters: only with a colon
+
+
+CONFIRM_WORDS = frozenset({"y", "yes", "submit", "submit yes"})  # what answers "Submit the exam now?" with yes
+
+
+def clock_text_short(seconds: float) -> str:
+    """``mm:ss`` or ``h:mm:ss`` (rounded up), for messages."""
+    s = max(0, int(-(-seconds // 1)))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,8 @@ def parse_exam_command(text: str) -> ExamCommand | None:
         return ExamCommand("goto", rest)
     if name == "mark":
         return ExamCommand("mark", rest)
+    if name == "submit" and rest.lower() in ("yes", "y", "now", "!"):
+        return ExamCommand("submit", "yes")  # submit without the question (scripts)
     if rest:
         return None  # "next 3" is no command; the answer parser will say why it is no answer
     return ExamCommand(name)
@@ -165,7 +182,8 @@ class QuestionState:
 @dataclass(frozen=True)
 class Outcome:
     """What one line did: ``kind`` (answered | moved | marked | unmarked | cleared | palette |
-    help | error | submitted | expired), a message for the student, and whether the exam is over."""
+    help | error | confirm (``submit`` asks first) | resumed (not confirmed) | submitted |
+    expired), a message for the student, and whether the exam is over."""
 
     kind: str
     message: str = ""
@@ -188,6 +206,7 @@ class Exam:
         self._entered: float | None = None
         self._lock = threading.Lock()
         self.result: ExamResult | None = None
+        self.confirming = False  # "submit" asked "Submit now?": the next line answers it
 
     # -- the clock --------------------------------------------------------------------------
 
@@ -269,6 +288,16 @@ class Exam:
             out[q.status] += 1
         return out
 
+    def confirm_text(self) -> str:
+        """What ``submit`` asks first (as GATE's interface does), with the palette's counts."""
+        c = self.counts()
+        answered = c["answered"] + c["answered_marked"]
+        blank = len(self.questions) - answered
+        marked = c["marked"] + c["answered_marked"]
+        bits = [f"{answered} answered", f"{blank} not answered"] + ([f"{marked} marked for review"] if marked else [])
+        return (f"Submit the exam now? {', '.join(bits)}; {clock_text_short(self.remaining())} left. "
+                "Type yes to submit; anything else goes back to the exam.")
+
     def handle(self, line: str) -> Outcome:
         """Apply one line typed at the prompt (an answer or a command)."""
         if self.over:
@@ -276,6 +305,14 @@ class Exam:
         if self.expired():
             self.submit("time")
             return Outcome("expired", "Time is up: your answers have been submitted.", done=True)
+        if self.confirming:
+            self.confirming = False
+            if line.strip().lower() in CONFIRM_WORDS:
+                self.submit("submitted")
+                return Outcome("submitted", done=True)
+            if line.strip().lower() in ("", "n", "no"):
+                return Outcome("resumed", "Not submitted: the exam goes on.")
+            # anything else: not submitted, and the line is handled as usual (an answer, a command)
         try:
             cmd = parse_exam_command(line)
         except AnswerParseError as e:
@@ -314,8 +351,11 @@ class Exam:
             if cmd.name == "help":
                 return Outcome("help", COMMAND_HELP)
             if cmd.name == "submit":
-                self.submit("submitted")
-                return Outcome("submitted", done=True)
+                if cmd.arg:  # "submit yes": no question asked (scripts)
+                    self.submit("submitted")
+                    return Outcome("submitted", done=True)
+                self.confirming = True
+                return Outcome("confirm", self.confirm_text())
         except AnswerParseError as e:
             return Outcome("error", str(e))
         raise AssertionError(f"unhandled command {cmd!r}")  # pragma: no cover

@@ -7,8 +7,14 @@ Two views of the same :class:`drills.exam.session.Exam`:
   read per prompt (an answer or a command).
 - :class:`RichView` (a real terminal): the same, drawn with ``rich``: a header with the
   countdown, the palette in GATE's colours (green answered, red not answered, purple marked for
-  review, grey not visited), the question in a panel; the countdown also ticks once a second
-  in the terminal's title bar, where it does not disturb what is being typed.
+  review, grey not visited; marks ✓ ○ ? · as well, for a terminal without colour), the
+  question in a panel. The countdown in the prompt ("Q3 [04:59 left]>") moves once a second
+  while the prompt waits (redrawn in place: what is being typed stays), turns red in the last
+  minute, and a warning line comes at 5 minutes, 1 minute and 10 seconds left (those shorter
+  than the exam); the terminal's title bar shows the time left too.
+
+At the end the review of every question comes first and the summary (score, table) last, so
+that the summary is on screen when the exam ends.
 
 :func:`run` is the loop: lines come from a reader thread (:class:`LineReader`), and the loop
 waits for each with the time left as its timeout, so the exam submits itself at zero even
@@ -27,25 +33,28 @@ import click
 
 from drills.exam.result import ExamResult
 from drills.exam.session import COMMAND_HELP, PALETTE, Exam, Outcome
-from drills.quiz.view import answer_hint, option_lines  # the quiz's question layout, shared
+from drills.quiz.view import PANEL_MAX, answer_hint, option_lines  # the quiz's question layout, shared
 
 if TYPE_CHECKING:
     from question_bank.problem import Problem
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TYPE_LABEL = {"mcq": "MCQ", "msq": "MSQ", "nat": "NAT", "integer": "NAT"}
-PALETTE_MARK = {"not_visited": "·", "not_answered": "✗", "answered": "✓", "marked": "?", "answered_marked": "✓?"}
-LEGEND = {"not_visited": "not visited", "not_answered": "not answered", "answered": "answered",
+#: Palette marks, readable without colour. "Not answered" (seen, left blank) is an open circle,
+#: not ✗: during the exam nothing is judged yet, and ✗ reads as "wrong".
+PALETTE_MARK = {"not_visited": "·", "not_answered": "○", "answered": "✓", "marked": "?", "answered_marked": "✓?"}
+LEGEND = {"not_visited": "not visited", "not_answered": "seen, not answered", "answered": "answered",
           "marked": "marked", "answered_marked": "answered & marked (evaluated)"}
-WARN_AT = (300.0, 60.0)  # seconds left when the terminal view says so
+WARN_AT = (300.0, 60.0, 10.0)  # seconds left when the terminal view warns (those below the exam's length)
 
 
-def clock_text(seconds: float) -> str:
-    """``h:mm:ss`` or ``mm:ss`` (rounded up: "00:00" only when the time is really up)."""
+def clock_text(seconds: float, hours: bool = False) -> str:
+    """``h:mm:ss`` or ``mm:ss`` (rounded up: "00:00" only when the time is really up);
+    ``hours``: always ``h:mm:ss`` (a prompt redrawn in place keeps one width for the whole exam)."""
     s = max(0, int(-(-seconds // 1)))
     h, rest = divmod(s, 3600)
     m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+    return f"{h}:{m:02d}:{s:02d}" if h or hours else f"{m:02d}:{s:02d}"
 
 
 def duration_text(seconds: float) -> str:
@@ -121,8 +130,15 @@ def legend_lines(width: int) -> list[str]:
     return [*out, line]
 
 
+def prompt_clock(exam: Exam) -> str:
+    """``Q3 [04:59 left]``: the prompt without its ``> `` (one width for the whole exam)."""
+    return f"Q{exam.question.number} [{clock_text(exam.remaining(), exam.duration_s >= 3600)} left]"
+
+
 def prompt_text(exam: Exam) -> str:
-    return f"Q{exam.question.number} [{clock_text(exam.remaining())} left]> "
+    if exam.confirming:
+        return "Submit? (yes/no)> "
+    return prompt_clock(exam) + "> "
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,6 +146,19 @@ def prompt_text(exam: Exam) -> str:
 
 
 def result_lines(result: ExamResult) -> list[str]:
+    """The review of every question, then the summary: last, so that at the end of the exam the
+    score and the table are what is on screen (the review scrolls above them)."""
+    return review_section(result) + [""] + summary_lines(result)
+
+
+def review_section(result: ExamResult) -> list[str]:
+    lines = ["Review (every question, with the key and the worked solution; the summary follows)"]
+    for q in result.questions:
+        lines += [""] + review_lines(q)
+    return lines
+
+
+def summary_lines(result: ExamResult) -> list[str]:
     t = result.tally()
     reason = {"time": "Time ran out: the exam was submitted automatically.",
               "end of input": "End of input: the exam was submitted.",
@@ -148,9 +177,7 @@ def result_lines(result: ExamResult) -> list[str]:
             res = "mistake"
         lines.append(f"{q.number:>2}   {TYPE_LABEL[q.problem.type]:<4}  {q.marks:>5}  {res:<12}  "
                      f"{marks_text(q.awarded):>7}  {duration_text(q.seconds):>4}  {q.problem.topic}")
-    lines += ["", "Review"]
-    for q in result.questions:
-        lines += [""] + review_lines(q)
+    lines += ["", "The review of each question is above (scroll back); `qkv stats` keeps the score."]
     return lines
 
 
@@ -230,7 +257,8 @@ class PlainView:
     def intro(self, exam: Exam, seed: int, seeded: bool) -> None:
         p = exam.paper
         again = "" if seeded else f" (`qkv exam --seed {seed}` gives this paper again)"
-        self.echo(f"Mock exam: {len(p)} questions, {p.max_marks} marks, {clock_text(exam.duration_s)} "
+        self.echo(f"Mock exam: {len(p)} question{'' if len(p) == 1 else 's'}, {p.max_marks} mark{'' if p.max_marks == 1 else 's'}, "
+                  f"{clock_text(exam.duration_s)} "
                   f"(seed {seed}{again}).")
         self.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
                   "no negative marks; NAT: a number, no negative marks.")
@@ -291,6 +319,7 @@ class RichView(PlainView):
 
         self.console = Console(stderr=err, highlight=False)
         self._title = sys.stdout.isatty() and not err
+        self._drawn: str | None = None  # the prompt on screen (tick redraws it when its clock changes)
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         # rich wraps long lines at word boundaries (soft_wrap would leave it to the terminal,
@@ -327,25 +356,58 @@ class RichView(PlainView):
         lines = question_lines(exam)
         q = exam.question
         self.console.print(Panel(indented(lines[1:]), title=f"Question {q.number} of {len(exam.questions)}",
-                                 subtitle=type_line(q.problem), title_align="left"))
+                                 subtitle=type_line(q.problem), title_align="left",
+                                 width=min(self.console.width, PANEL_MAX)))
 
     def show_palette(self, exam: Exam) -> None:
         self.console.print(self._palette(exam))
         super().show_palette(exam)
 
-    def prompt(self, exam: Exam) -> None:
-        left = exam.remaining()
-        style = "bold red" if left < 60 else "bold"
-        from rich.text import Text
+    def _prompt_ansi(self, exam: Exam) -> str:
+        """The prompt as the terminal draws it (bold; red in the last minute; plain where rich
+        would use no colour: NO_COLOR, a dumb terminal)."""
+        if self.console.no_color or self.console.color_system is None:
+            return prompt_text(exam)
+        if exam.confirming:
+            return "\x1b[1;33m" + prompt_text(exam)[:-2] + "\x1b[0m> "
+        colour = "1;31" if exam.remaining() < 60 else "1"
+        return f"\x1b[{colour}m{prompt_clock(exam)}\x1b[0m> "
 
-        self.console.print(Text(f"Q{exam.question.number} [{clock_text(left)} left]", style=style), end="")
-        self.console.print("> ", end="", markup=False)
+    def prompt(self, exam: Exam) -> None:
+        self.console.file.write(self._prompt_ansi(exam))
         self.console.file.flush()
+        self._drawn = prompt_text(exam)
 
     def tick(self, exam: Exam) -> None:
+        """Redraw the prompt's countdown in place, once a second, while the prompt waits: save
+        the cursor (what is being typed stays where it is), go to the start of the line, draw
+        the prompt again (the same width), restore the cursor; in one write, so that no key's
+        echo lands in between. (An answer typed past the end of the line would see the line
+        below redrawn; exam answers are short.) The title bar shows the time left too."""
+        now = prompt_text(exam)
+        if now != self._drawn and not exam.confirming:
+            data = "\x1b7\r" + self._prompt_ansi(exam) + "\x1b8"
+            self.console.file.write(data)
+            self.console.file.flush()
+            self._drawn = now
         if self._title:
             sys.stdout.write(f"\x1b]0;qkv exam: {clock_text(exam.remaining())} left\x07")
             sys.stdout.flush()
+
+    def warn(self, text: str) -> None:
+        """A warning line, then (the loop) a fresh prompt. What was typed at the old prompt and
+        not yet sent is discarded (the terminal's input queue flushed): the new prompt shows
+        nothing, and a line sent now must not carry characters no longer on screen ("1" typed
+        before the warning and "2.5" after would send "12.5")."""
+        try:
+            import termios
+
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+        except (ImportError, OSError, ValueError, AttributeError):  # not a terminal, or no termios (Windows)
+            pass
+        except Exception:  # noqa: BLE001 - termios.error: nothing to flush
+            pass
+        super().warn(text)
 
     def finish(self) -> None:
         if self._title:
@@ -356,8 +418,13 @@ class RichView(PlainView):
         from rich.rule import Rule
 
         self.console.print()
+        self.console.print(Rule("Review"))
+        for line in review_section(result):
+            self.echo(line)
+        self.console.print()
         self.console.print(Rule("Result"))
-        super().show_result(result)
+        for line in summary_lines(result):
+            self.echo(line)
 
 
 # --------------------------------------------------------------------------------------------
@@ -399,7 +466,7 @@ def run(exam: Exam, view: PlainView, lines: LineReader) -> ExamResult:
     """Sit the exam: show, read, apply, until submitted, out of time or out of input."""
     exam.start()
     view.show_question(exam)
-    warned = {w for w in WARN_AT if exam.duration_s <= w}
+    warned = {w for w in WARN_AT if exam.duration_s <= w}  # no "1 minute left" at the start of a 1-minute exam
     try:
         while not exam.over:
             view.prompt(exam)
@@ -412,7 +479,7 @@ def run(exam: Exam, view: PlainView, lines: LineReader) -> ExamResult:
                 for w in WARN_AT:
                     if view.interactive and w not in warned and left <= w:
                         warned.add(w)
-                        view.warn(f"{clock_text(left)} left.")
+                        view.warn(f"⚠ {clock_text(left)} left: at 00:00 the exam submits itself.")
                         view.prompt(exam)
                 item = lines.get(min(left, 1.0) if view.interactive else left)
             if item is TIMEOUT or exam.expired():

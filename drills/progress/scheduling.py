@@ -7,7 +7,9 @@ rating with :func:`rating_for`:
 - wrong, skipped, or the solution shown before answering: **Again**;
 - right but slow (more than ``slow`` seconds per mark): **Hard**;
 - right within ``fast`` seconds per mark: **Easy**;
-- right otherwise, or right with no time measured: **Good**.
+- right otherwise, or right with no time measured: **Good**;
+- right after one or more hints: at most **Hard** (a hinted recall is a weaker one, so the item
+  comes back sooner than after an unaided answer; the score is not changed).
 
 Seconds per mark (a 2-mark problem gets twice as long; GATE allows about 1.8 minutes a mark):
 
@@ -51,10 +53,14 @@ TIME_THRESHOLDS: dict[str, tuple[float, float]] = {
 DEFAULT_THRESHOLDS = (45.0, 180.0)
 
 
-def rating_for(correct: bool | None, time_ms: int | None, problem_type: str, marks: float = 1) -> int:
-    """The FSRS rating (1..4) of one answer; ``correct=None`` (skipped, gave up) is Again."""
+def rating_for(correct: bool | None, time_ms: int | None, problem_type: str, marks: float = 1,
+               hints: int = 0) -> int:
+    """The FSRS rating (1..4) of one answer; ``correct=None`` (skipped, gave up) is Again; a
+    right answer given after ``hints`` > 0 hints is at most Hard."""
     if not correct:
         return AGAIN
+    if hints > 0:
+        return HARD
     if time_ms is None:
         return GOOD
     fast, slow = TIME_THRESHOLDS.get(problem_type, DEFAULT_THRESHOLDS)

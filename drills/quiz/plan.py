@@ -1,5 +1,7 @@
 """What a quiz session asks: the bank listed cheaply (:class:`Catalogue`), and the plan of a
-session (:func:`plan`): due reviews first, then new problems, filtered by topic, type and difficulty."""
+session (:func:`plan`): due reviews first, then new problems, filtered by topic, type and difficulty.
+New problems are spread over the topics (:func:`spread`: one topic after another, and never two
+near-identical items side by side, such as ``000.code.head_dim`` then ``001.code.head_dim``)."""
 
 from __future__ import annotations
 
@@ -42,8 +44,9 @@ class Candidate:
     tags: tuple[str, ...] = ()
 
     def matches(self, topics: tuple[str, ...], type_: str | None, difficulty: str | None) -> bool:
-        if topics and not any(self.topic == t or self.ref.startswith(t + ".") or self.ref == t or t in self.tags
-                              for t in topics):
+        from question_bank.bank import matches_topic  # the one --topic rule of quiz, exam and sheet
+
+        if topics and not any(matches_topic(t, self.ref, self.topic, self.tags) for t in topics):
             return False
         if type_ and type_ not in self.types:
             return False
@@ -136,6 +139,7 @@ def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: dat
     due_keys = [(d.kind, d.ref) for d in store.due_items(now) if (d.kind, d.ref) in by_key]
     new_keys = [k for k in by_key if k not in cards]
     rng.shuffle(new_keys)
+    new_keys = spread(new_keys, lambda k: by_key[k].topic)
     seen_keys = sorted((k for k in by_key if k in cards and k not in set(due_keys)), key=lambda k: cards[k].due)
 
     def pick(key: tuple[str, str], group: str) -> Pick:
@@ -158,6 +162,35 @@ def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: dat
         picks.append(pick(families[i % len(families)], "more"))
         i += 1
     return picks
+
+
+def stem(ref: str) -> str:
+    """What makes two ids near-identical questions: the last part of the id
+    (``000.code.head_dim`` and ``001.code.head_dim`` are both ``head_dim``)."""
+    return ref.rsplit(".", 1)[-1]
+
+
+def spread(keys: list[tuple[str, str]], topic_of: Any) -> list[tuple[str, str]]:
+    """``keys`` (already shuffled) reordered so that a session's new problems spread over the
+    topics: one of each topic in turn, the topics in the order they first come in ``keys``
+    (so the shuffle still decides), each topic's keys in their shuffled order. Then no two
+    neighbours share a :func:`stem` where a later key can change places with the second."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for k in keys:
+        groups.setdefault(topic_of(k), []).append(k)
+    out: list[tuple[str, str]] = []
+    while len(out) < len(keys):
+        for g in groups.values():
+            if g:
+                out.append(g.pop(0))
+    for i in range(1, len(out)):
+        if stem(out[i][1]) == stem(out[i - 1][1]):
+            for j in range(i + 1, len(out)):
+                if stem(out[j][1]) != stem(out[i - 1][1]) and (j + 1 >= len(out) or stem(out[i][1]) != stem(out[j + 1][1])) \
+                        and stem(out[i][1]) != stem(out[j - 1][1]):
+                    out[i], out[j] = out[j], out[i]
+                    break
+    return out
 
 
 def _warn(line: str) -> None:

@@ -23,6 +23,14 @@ events (``problem_score``, ``marks_earned``) and the header ("score 2.5/4 marks"
 that cannot be read, or a value the grader cannot use (a matrix of
 the wrong shape), gets a one-line message and is asked again; nothing is recorded for it.
 
+A right answer given after a ``hint`` keeps its score but is rated Hard at most in the schedule
+(a weaker recall: it comes back sooner than an unaided one); the verdict and the summary say so
+(``Summary.hinted``).
+
+After a problem's last answer, when it is not all right, the view shows the worked solution with
+the verdict; a terminal view shows it first, so that the verdict and the problem's score stay on
+screen at the next prompt (80×24 included).
+
 Commands at the prompt (``drills.answers.parse_command``): ``hint``, ``skip``, ``solution``
 (show the worked solution; the problem counts as not known), ``another`` (a fresh variant of
 the same family, nothing recorded), ``report [note]`` (dispute a key: the problem on screen, or
@@ -118,6 +126,7 @@ class Summary:
     skipped: int = 0
     unfinished: int = 0  # multi-part problems left partway (quit, another, Ctrl-C, end of input)
     revealed: int = 0
+    hinted: int = 0  # problems answered right after a hint (rated Hard at most: they come back sooner)
     reports: int = 0
     seconds: float = 0.0
     misconceptions: Counter = field(default_factory=Counter)  # (id, label) -> count
@@ -129,7 +138,7 @@ class Summary:
         return {
             "session_id": self.session_id, "seed": self.seed, "asked": self.asked, "answered": self.answered,
             "correct": self.correct, "score": self.score, "marks": self.marks, "max_marks": self.max_marks,
-            "skipped": self.skipped, "unfinished": self.unfinished, "revealed": self.revealed,
+            "skipped": self.skipped, "unfinished": self.unfinished, "revealed": self.revealed, "hinted": self.hinted,
             "reports": self.reports, "seconds": self.seconds, "interrupted": self.interrupted,
             "problems": list(self.problems),
             "misconceptions": [{"id": i, "label": lab, "count": n} for (i, lab), n in self.misconceptions.most_common()],
@@ -333,12 +342,13 @@ class Quiz:
             verdicts[label or ""] = verdict
             final = k == len(targets) - 1
             rating = None
-            if problem.parts and final:
+            all_right = all(v.correct for v in verdicts.values())
+            if final:
                 from drills.progress.scheduling import rating_for
 
-                all_right = all(v.correct for v in verdicts.values())
-                rating = rating_for(all_right, int(round((self.clock() - problem_start) * 1000)),
-                                    problem.type, problem.marks)
+                # the whole problem's time for a multi-part one; a hint makes a right answer Hard
+                ms = int(round((self.clock() - problem_start) * 1000)) if problem.parts else time_ms
+                rating = rating_for(all_right, ms, problem.type, problem.marks, hints=hints[0])
             problem_score = problem_score_of(verdicts, len(targets)) if final else None
             m = verdict.misconception
             recorded = self.store.record_attempt(
@@ -353,16 +363,20 @@ class Quiz:
             if m is not None:
                 s.misconceptions[(m.id, m.label)] += 1
             self.view.answer(problem, label, out.text or "", parsed)
+            # after the last answer of a problem not all right the worked solution comes with the
+            # verdict; a terminal view shows it first, so that the verdict and the problem's score
+            # are what is on screen at the next prompt
             self.view.verdict(problem, target, verdict, text=out.text or "", parsed=parsed, value=value,
                               expected=_expected_text(target, problem), recorded=recorded, time_ms=time_ms,
-                              problem_score=problem_score)
+                              problem_score=problem_score, solution=final and not all_right,
+                              hinted=final and all_right and hints[0] > 0)
             if final:
                 self._last = (problem, dict(texts))
                 self._count(problem, problem_score)
                 s.answered += 1
-                s.correct += int(all(v.correct for v in verdicts.values()))
-                if not all(v.correct for v in verdicts.values()):
-                    self.view.solution(problem)
+                s.correct += int(all_right)
+                if all_right and hints[0]:
+                    s.hinted += 1
         return "answered"
 
     def _grade(self, problem: Problem, target: Problem | Part, label: str | None, value: Any, wtext: str | None,

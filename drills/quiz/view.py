@@ -85,6 +85,24 @@ def problem_score_line(problem: Problem, score: float, *, skipped: str | None = 
             f"{marks_text(score * problem.marks, problem.marks)}")
 
 
+PANEL_MAX = 100  # columns of a panel at most
+
+
+def panel_titles(problem: Problem, width: int) -> tuple[str, str, str]:
+    """``(title, subtitle, above)`` of a problem's panel ``width`` columns wide: the type,
+    marks, topic and difficulty as the title, the id (or the source's label) as the subtitle;
+    whichever would not fit whole on the border (rich would cut it: "counting.attention_me…")
+    goes on a line of its own above the panel instead."""
+    text = meta_text(problem)
+    origin = problem.source_label if problem.family is None and problem.source_label else problem.id
+    head = text[: -len(origin) - 3] if origin and text.endswith(" · " + origin) else text
+    room = width - 6  # corners, a space each side, and one column of border
+    title, subtitle, above = (head, origin, "") if len(head) <= room else ("", origin, head)
+    if len(subtitle) > room:
+        above, subtitle = (f"{above} · {subtitle}" if above else subtitle), ""
+    return title, subtitle, above
+
+
 def meta_text(problem: Problem) -> str:
     marks = f"{problem.marks} mark" + ("" if problem.marks == 1 else "s")
     origin = problem.source_label if problem.family is None and problem.source_label else problem.id
@@ -163,9 +181,10 @@ def _cell_grid(rows: list[list[float]], cells: Any, decimals: int | None) -> lis
 
 
 def verdict_lines(problem: Problem, target: Problem | Part, verdict: Verdict, *, value: Any, expected: str,
-                  recorded: Any = None) -> list[Line]:
+                  recorded: Any = None, hinted: bool = False) -> list[Line]:
     """The verdict as styled lines: mark and message, the misconception, per-cell marks, what
-    was accepted, the exact answer, and when the item comes back."""
+    was accepted, the exact answer, and when the item comes back (``hinted``: right after a
+    hint, which the schedule counts as a weaker recall)."""
     from question_bank.problem import MatrixKey
 
     label = f"({verdict.label}) " if verdict.label else ""
@@ -188,8 +207,57 @@ def verdict_lines(problem: Problem, target: Problem | Part, verdict: Verdict, *,
         else:
             out.append(("key", f"  Answer: {expected}"))
     if recorded is not None and getattr(recorded, "due", None) is not None:
-        out.append(("dim", f"  Saved · this comes back {relative_time(recorded.due)}"))
+        weaker = " (right after a hint: a weaker recall, so sooner)" if hinted else ""
+        out.append(("dim", f"  Saved · this comes back {relative_time(recorded.due)}{weaker}"))
     return out
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 key``, ``2 keys`` (``many`` when the plural is not ``one`` + s)."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+MIN_TAIL = 12  # a wrapped line's last piece is at least this long (no lone "3" on a line of its own)
+
+
+def wrap_line(line: str, width: int) -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns. The continuation lines of an indented
+    line (a step of a worked solution) hang two columns further in; prose is not indented. The
+    lines are balanced so that the last piece is not a word or two alone (a lone "3"): at least
+    ``MIN_TAIL`` columns, where a narrower wrap with as many lines allows it."""
+    import textwrap
+
+    if len(line) <= width or width < 20:
+        return [line]
+    body = line.lstrip(" ")
+    indent = " " * (len(line) - len(body))
+    hang = indent + "  " if indent else ""  # an indented step hangs under itself; prose does not
+
+    def wrap(w: int) -> list[str]:
+        return textwrap.wrap(body, width=w, initial_indent=indent, subsequent_indent=hang,
+                             break_on_hyphens=False)
+
+    best = wrap(width)
+    if len(best) > 1 and len(best[-1].strip()) < MIN_TAIL:
+        for w in range(width - 1, max(len(hang) + MIN_TAIL, width * 2 // 3), -1):
+            trial = wrap(w)
+            if len(trial) != len(best):
+                break
+            if len(trial[-1].strip()) >= MIN_TAIL:
+                return trial
+    return best
+
+
+def wrap_text(text: str, width: int) -> str:
+    """Every line of ``text`` wrapped with :func:`wrap_line`."""
+    return "\n".join(w for line in text.splitlines() for w in wrap_line(line, width))
+
+
+def wrapped_text(text: str, width: int) -> Any:
+    """``text`` as a rich Text, wrapped by :func:`wrap_text` (rich would not wrap it again)."""
+    from rich.text import Text
+
+    return Text(wrap_text(text, width))
 
 
 def _restates(accepted: str, expected: str) -> bool:
@@ -214,11 +282,15 @@ def errata_lines(problem: Problem) -> list[Line]:
 def summary_lines(s: Any) -> list[Line]:
     out: list[Line] = [("title", f"Session over: {s.correct} of {s.asked} right · score {marks_text(s.marks, s.max_marks)} · "
                                  f"{duration_text(s.seconds)}")]
-    extras = [f"{n} {w}" for n, w in ((s.skipped, "skipped"), (getattr(s, "unfinished", 0), "left partway"),
-                                      (s.revealed, "solution(s) shown"),
-                                      (s.reports, "key(s) reported")) if n]
+    counts = ((s.skipped, f"{s.skipped} skipped"), (getattr(s, "unfinished", 0), f"{getattr(s, 'unfinished', 0)} left partway"),
+              (s.revealed, f"{plural(s.revealed, 'solution')} shown"), (s.reports, f"{plural(s.reports, 'key')} reported"))
+    extras = [text for n, text in counts if n]
     if extras:
         out.append(("dim", "  " + " · ".join(extras)))
+    hinted = getattr(s, "hinted", 0)
+    if hinted:
+        out.append(("dim", f"  {hinted} right after a hint: {'a weaker recall' if hinted == 1 else 'weaker recalls'} "
+                           f"(rated Hard), so {'it comes' if hinted == 1 else 'they come'} back sooner"))
     if s.misconceptions:
         by_label: Counter[str] = Counter()
         for (_, lab), n in s.misconceptions.items():  # two families may name one mistake alike
@@ -235,7 +307,7 @@ def summary_lines(s: Any) -> list[Line]:
 
 
 def goodbye_line(s: Any) -> str:
-    misc = f" · {sum(s.misconceptions.values())} misconception(s) hit" if s.misconceptions else ""
+    misc = f" · {plural(sum(s.misconceptions.values()), 'misconception')} hit" if s.misconceptions else ""
     return (f"Goodbye: {s.correct} of {s.asked} right (score {marks_text(s.marks, s.max_marks)}) in "
             f"{duration_text(s.seconds)}{misc} · all answers given are saved.")
 
@@ -298,7 +370,11 @@ class PlainView:
 
     def read(self, kind: str, *, row: str | None = None, last: bool = False) -> str:
         click.echo(self.prompt_text(kind, row, last), nl=False)
-        line = self.stdin.readline()
+        try:
+            line = self.stdin.readline()
+        except KeyboardInterrupt:
+            self.out("")  # what follows starts on a line of its own, not after the typed text
+            raise
         if not line:
             self.out("")
             raise EOFError
@@ -313,15 +389,30 @@ class PlainView:
         pass
 
     def verdict(self, problem: Problem, target: Problem | Part, verdict: Verdict, *, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice, value: Any,
-                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
-        self.lines(verdict_lines(problem, target, verdict, value=value, expected=expected, recorded=recorded))
+                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None,
+                solution: bool = False, hinted: bool = False) -> None:
+        """The verdict, the problem's score after its last part, and (``solution``) the worked
+        solution. In a terminal the solution comes first, so that the verdict and the score are
+        the last lines on screen at the next prompt; a transcript (input not a terminal) reads
+        in the order things happened: verdict, score, solution."""
+        if solution and self.interactive:
+            self.show_solution(problem)
+        self.lines(verdict_lines(problem, target, verdict, value=value, expected=expected, recorded=recorded,
+                                 hinted=hinted))
         if problem_score is not None and problem.parts:
             self.lines([("title", problem_score_line(problem, problem_score))])
+        if solution and not self.interactive:
+            self.show_solution(problem)
+
+    def show_solution(self, problem: Problem) -> None:
+        self.lines(solution_lines(problem))
 
     def solution(self, problem: Problem, problem_score: float | None = None) -> None:
+        """The worked solution (``solution`` typed), then the problem's score when parts were
+        answered before it (last, so that it stays on screen)."""
+        self.show_solution(problem)
         if problem_score is not None:
             self.lines([("title", problem_score_line(problem, problem_score))])
-        self.lines(solution_lines(problem))
 
     def skipped(self, problem: Problem, expected: str, *, label: str | None = None,
                 problem_score: float | None = None, action: str = "skip") -> None:
@@ -379,6 +470,11 @@ class RichView(PlainView):
 
         self.console.print(Text(text))
 
+    def panel_width(self) -> int:
+        """Every panel (statement, worked solution) is this wide: the terminal's width, at most
+        :data:`PANEL_MAX` columns (so that panels line up on a wide terminal)."""
+        return max(20, min(self.console.width, PANEL_MAX))
+
     def lines(self, lines: list[Line]) -> None:
         from rich.padding import Padding
         from rich.text import Text
@@ -403,8 +499,11 @@ class RichView(PlainView):
         from rich.text import Text
 
         self.console.print()
-        self.console.rule(Text(header_text(header), style="bold"), align="left")
-        body: Any = Text(problem.statement_text)
+        from rich.rule import Rule
+
+        # as wide as the panels (the terminal's width up to PANEL_MAX columns)
+        self.console.print(Rule(Text(header_text(header), style="bold"), align="left"), width=self.panel_width())
+        body: Any = wrapped_text(problem.statement_text, self.panel_width() - 4)
         opts = problem.options_text or problem.options
         if opts:
             from rich.console import Group
@@ -416,8 +515,13 @@ class RichView(PlainView):
             for i, o in enumerate(opts):
                 grid.add_row(f"({LETTERS[i]})", Text(o))
             body = Group(body, Text(""), grid)
-        self.console.print(Panel(body, title=Text(meta_text(problem), style="cyan"), title_align="left",
-                                 expand=False, padding=(0, 1)))
+        width = self.panel_width()
+        title, subtitle, above = panel_titles(problem, width)
+        if above:
+            self.console.print(Text(above, style="cyan"))
+        self.console.print(Panel(body, title=Text(title, style="cyan") if title else None, title_align="left",
+                                 subtitle=Text(subtitle, style="dim cyan") if subtitle else None,
+                                 subtitle_align="right", width=width, padding=(0, 1)))
         if problem.errata:
             self.console.print(Text("Note: the source of this item prints a figure qkv disagrees with; "
                                     "it is shown with the answer.", style="yellow"))
@@ -446,8 +550,8 @@ class RichView(PlainView):
             prompt = "answer › "
         try:
             return self.console.input(prompt)
-        except EOFError:
-            self.console.print()
+        except (EOFError, KeyboardInterrupt):
+            self.console.print()  # what follows starts on a line of its own, not after the typed text
             raise
 
     def invalid(self, text: str, message: str) -> None:
@@ -456,14 +560,13 @@ class RichView(PlainView):
 
         self.console.print(Padding(Text(f"? {message} (nothing counted; answer again)", style="yellow"), (0, 0, 0, 2)))
 
-    def solution(self, problem: Problem, problem_score: float | None = None) -> None:
+    def show_solution(self, problem: Problem) -> None:
         from rich.panel import Panel
-        from rich.text import Text
 
-        if problem_score is not None:
-            self.lines([("title", problem_score_line(problem, problem_score))])
-        self.console.print(Panel(Text(problem.solution_text), title="Worked solution", title_align="left",
-                                 border_style="cyan", expand=False))
+        width = self.panel_width()
+        body = wrapped_text(problem.solution_text, width - 4)  # border and padding: 4 columns
+        self.console.print(Panel(body, title="Worked solution", title_align="left", border_style="cyan",
+                                 width=width))
 
     def hint(self, text: str, i: int, n: int) -> None:
         from rich.text import Text
@@ -478,7 +581,9 @@ class RichView(PlainView):
             self.console.print(Text(goodbye_line(summary), style="bold"))
             return
         self.console.print()
-        self.console.rule(style="dim")
+        from rich.rule import Rule
+
+        self.console.print(Rule(style="dim"), width=self.panel_width())
         self.lines(summary_lines(summary))
 
 
@@ -534,7 +639,8 @@ class JsonView:
         self._emit("answer", problem_id=problem.id, part=label, text=text, valid=True, parsed=parsed)
 
     def verdict(self, problem: Problem, target: Problem | Part, verdict: Verdict, *, text: str, parsed: Parsed | ParsedMatrix | ParsedChoice, value: Any,
-                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None) -> None:
+                expected: str, recorded: Any, time_ms: int, problem_score: float | None = None,
+                solution: bool = False, hinted: bool = False) -> None:
         data = verdict.to_json()
         data.update(problem_id=problem.id, part=getattr(target, "label", None) if problem.parts else None,
                     answer=text, expected_text=expected, time_ms=time_ms,
@@ -543,7 +649,11 @@ class JsonView:
         if problem_score is not None:  # the problem's last answer: its score and marks
             data.update(problem_score=problem_score, marks_earned=problem_score * problem.marks,
                         marks=problem.marks)
+        if hinted:
+            data["hinted"] = True
         self._emit("verdict", **data)
+        if solution:
+            self.solution(problem)
 
     def solution(self, problem: Problem, problem_score: float | None = None) -> None:
         extra = {} if problem_score is None else {"problem_score": problem_score,

@@ -255,8 +255,10 @@ def decode_step(d: Draw) -> Problem:
     att = "multi-head attention" if kv == h else f"grouped-query attention with {kv} K/V heads"
     st = Doc()
     st.p(f"{name} has $N = {big(N)}$ parameters, $L = {L}$ layers, $h = {h}$ heads of size $d_h = {dh}$ and {att}. "
-         f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on {chips} × {CHIP_NAMES[hw]} "
-         f"(per chip: dense bf16 peak ${_hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s, {_bw_text(hw)}), weights and cache split evenly.")
+         f"It decodes in bf16 (weights and KV cache, 2 bytes per value) on "
+         + (f"{chips} × {CHIP_NAMES[hw]} (per chip: " if chips > 1 else f"one {CHIP_NAMES[hw]} (")
+         + f"dense bf16 peak ${_hw(hw).peak('bf16') / 1e12:g}$ TFLOP/s, {_bw_text(hw)})"
+         + (", weights and cache split evenly." if chips > 1 else "."))
     if W:
         st.p(f"It uses sliding-window attention with $W = {W}$ in every layer: each layer's KV cache is a rolling buffer "
              "of the last $W$ positions.")

@@ -67,11 +67,14 @@ def prefill_time(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit="ms")
     st = Doc()
+    # one chip is "one NVIDIA H200", and there is no work to share (issue 23)
+    on = f"{chips} × {CHIP_NAMES[hw]}" if chips > 1 else f"one {CHIP_NAMES[hw]}"
+    share = "; the chips share the work perfectly" if chips > 1 else ""
     st.p(f"A dense model with $N$ = {tokens_text(N)} parameters processes a prompt of $T = {T}$ tokens (the prefill) on "
-         f"{chips} × {CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
+         f"{on} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}; the model "
          "runs in BF16.")
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "
-         "sequence-length term); the chips share the work perfectly. How long does the prefill take? "
+         f"sequence-length term){share}. How long does the prefill take? "
          "Give it in milliseconds, rounded off to two decimal places.")
     return nat_problem(d, st, key, r.steps, wrongs,
                        given={"params": N, "tokens": T, "hw": hw, "chips": chips, "mfu": mfu},

@@ -243,7 +243,9 @@ def test_rich_view_palette_marks_and_word_wrap():
     view.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
               "no negative marks; NAT: a number, no negative marks.")
     out = view.console.file.getvalue().splitlines()
-    assert out[0].split() == ["1✓?", "2✗", "3·"]
+    # 2 is seen and not answered: an open circle, not ✗ (nothing is judged during the exam)
+    assert out[0].split() == ["1✓?", "2○", "3·"]
+    assert "✗" not in out[0]
     words = {w for line in out[1:] for w in line.split()}
     assert {"marks;", "negative", "options,"} <= words
     assert all(len(line) <= 40 for line in out)
@@ -262,7 +264,12 @@ def test_clear_unmark_and_errors_keep_the_question():
     assert exam.question.status == "answered"
     exam.handle("clear")
     assert exam.question.status == "not_answered" and exam.question.response is None
-    assert exam.handle("submit").done
+    asked = exam.handle("submit")  # asks first, as GATE's interface does
+    assert asked.kind == "confirm" and not asked.done and not exam.over
+    assert "0 answered, 3 not answered" in asked.message
+    assert exam.handle("no").kind == "resumed" and not exam.over
+    assert exam.handle("submit").kind == "confirm"
+    assert exam.handle("yes").done
     assert exam.result.tally() == {"correct": 0, "wrong": 0, "unanswered": 3}
 
 
@@ -272,6 +279,7 @@ def test_clear_unmark_and_errors_keep_the_question():
     ("goto 3", ("goto", "3")), (":g 12", ("goto", "12")), ("#2", ("goto", "2")),
     ("mark", ("mark", "")), ("mark a,c", ("mark", "a,c")), (":c", ("clear", "")), ("clear", ("clear", "")),
     ("submit", ("submit", "")), ("SUBMIT", ("submit", "")), ("palette", ("palette", "")),
+    ("submit yes", ("submit", "yes")), ("submit now", ("submit", "yes")),
 ])
 def test_commands(text, expected):
     cmd = parse_exam_command(text)
@@ -324,7 +332,7 @@ def test_scripted_exam_all_right_scores_the_maximum(tmp_path):
     lines = [right_text(p) for p in paper.problems]
     result = CliRunner().invoke(
         cli, ["exam", "-n", str(n), "--seed", str(seed), "--minutes", "5", "--data-dir", str(tmp_path), "--json"],
-        input="\n".join(lines) + "\nsubmit\n", catch_exceptions=False)
+        input="\n".join(lines) + "\nsubmit\nyes\n", catch_exceptions=False)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout.strip().splitlines()[-1])
     maximum = sum(p.marks for p in paper.problems)

@@ -118,7 +118,8 @@ def check_count(quantity: str, given_text: str, given: float, exact: int, unit: 
                 conventions: list[Convention], note: str | None = None) -> CountCheck:
     """Judge a count: exact, or ``exact`` rounded to the answer's significant figures (at least
     :data:`MIN_SIG_FIGS` of them). Conventions the answer equals, or whose difference from the
-    exact count is of the size of the gap (between half and twice it), become explanations."""
+    exact count is of the size of the gap (between half and twice it) and on the same side of the
+    exact count as the answer, become explanations."""
     if given == exact:
         ok, tol = True, "exact"
     elif sig is None:
@@ -139,7 +140,10 @@ def check_count(quantity: str, given_text: str, given: float, exact: int, unit: 
         if sig is None and not equals:
             equals = right_exactly(given, c.value)
         size = abs(c.value - exact)
-        near = gap != 0 and 0.5 <= size / abs(gap) <= 2.0
+        # issue 21: a convention explains the gap only if it moves the figure the way the answer
+        # differs (a count above the exact one is not explained by something that would lower it)
+        same_way = (c.value - exact) * gap > 0
+        near = gap != 0 and same_way and 0.5 <= size / abs(gap) <= 2.0
         if equals or near:
             ranked.append((not equals, abs(size - abs(gap)), Explanation(c, equals)))
     ranked.sort(key=lambda t: (t[0], t[1]))

@@ -297,8 +297,9 @@ def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
 
 @click.command("compute-optimal")
 @click.option("--compute", "-C", type=POSITIVE, default=None, help="FLOP budget (1e24).")
-@click.option("--method", type=click.Choice(["fitted", "rule-20"]), default="fitted", show_default=True,
-              help="fitted: Chinchilla's approach-3 law; rule-20: D = 20N.")
+@click.option("--method", type=click.Choice(["fitted", "besiroglu", "rule-20"]), default="fitted", show_default=True,
+              help="fitted: Chinchilla's approach-3 law (Hoffmann et al. 2022); besiroglu: its refit by Besiroglu et al. "
+                   "2024 (near 20 tokens per parameter); rule-20: D = 20N.")
 @click.option("--params", "-N", type=COUNT, default=None, help="With --tokens: the over-training factor of a run.")
 @click.option("--tokens", "-D", type=COUNT, default=None)
 @output_options

@@ -117,6 +117,10 @@ class Draw:
         """Assemble the Problem, filling id, family, seed, topic, tags and difficulty."""
         if options is not None and options_text is None:
             options_text = [latex_to_text(o) for o in options]
+        if "Answer" not in solution.text:  # issue 21: every worked solution ends with its answer line
+            from question_bank.grading import answer_text
+
+            solution.p(f"**Answer: {answer_text(key, options_text)}**")
         mis = [m.misconception() if isinstance(m, Wrong) else m for m in misconceptions]
         return Problem(
             id=f"{self.family.id}/{self.difficulty}/{self.seed}",

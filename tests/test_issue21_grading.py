@@ -384,3 +384,87 @@ def test_decode_step_and_t5_say_what_they_count():
     assert "not read from HBM" in p.statement_text
     p = all_families()["positional.t5_bias_params"].generate(0, "easy")
     assert "all the layers of that stack share" in p.statement_text
+
+
+def test_top_p_hard_generates_for_300_seeds():
+    fam = all_families()["sampling.top_p"]
+    for seed in range(300):
+        fam.generate(seed, "hard")
+
+
+def test_bank_validate_draws_enough_seeds_for_a_one_in_a_hundred_failure():
+    import inspect
+
+    from question_bank import bank
+
+    n = inspect.signature(bank.validate).parameters["seeds"].default
+    assert 1 - 0.99**n >= 0.95, n
+    from click.testing import CliRunner
+
+    from drills.cli.bank import bank as bank_cli
+
+    r = CliRunner().invoke(bank_cli, ["validate", "--help"])
+    assert f"[default: {n}]" in r.output.replace("\n", " ") or str(n) in r.output
+
+
+def test_the_judge_counts_the_mistakes_it_names():
+    from question_bank.grading import named
+    from question_bank.problem import Misconception
+
+    ms = [Misconception(f"m{i}", f"slip {i}", f"Feedback {i}.", 1.0) for i in range(3)]
+    m, msg = named(ms)
+    assert msg.startswith("Not right. Three typical mistakes") and all(f"Feedback {i}." in msg for i in range(3))
+    assert m.id == "m0+m1+m2" and m.label == "slip 0 or slip 1 or slip 2"
+    assert named(ms[:1]) == (ms[0], "Not right. Feedback 0.")
+
+
+def test_check_params_names_a_slip_of_the_scale():
+    out = qkv("check", "params", "--preset", "llama2-7b", "--answer", "6.74M")
+    assert out.returncode == 1 and "slip of the scale" in out.stdout, out.stdout
+
+
+@pytest.mark.slow
+def test_quiz_names_every_mistake_of_the_same_value(home):
+    """Through the real quiz: on an NVIDIA chip with int8 weights, 2 × B* is the with-sparsity peak, the
+    forgotten 2 FLOPs per multiply-add and 2-byte weights alike; the quiz names all three."""
+    import re
+
+    for seed in range(1, 40):
+        first = qkv("quiz", "--topic", "hardware.critical_intensity", "--difficulty", "hard", "-n", "1", "--plain",
+                    "--seed", str(seed), stdin="skip\n\n")
+        pid = re.search(r"hardware\.critical_intensity/hard/\d+", first.stdout).group(0)
+        p = all_families()["hardware.critical_intensity"].generate(int(pid.rsplit("/", 1)[1]), "hard")
+        if p.given["hw"] in ("a100-80gb", "h100-sxm", "h200") and p.given["weight_dtype"] == "int8":
+            break
+    else:
+        pytest.skip("no NVIDIA int8 draw among the quiz seeds tried")
+    out = qkv("quiz", "--topic", "hardware.critical_intensity", "--difficulty", "hard", "-n", "1", "--plain",
+              "--seed", str(seed), stdin=f"{round_half_up(2 * p.key.value, 1)}\n\n")
+    for label in ("with-sparsity peak", "forgot 2 FLOPs per multiply-add", "assumed 2-byte weights"):
+        assert label in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("fid,seed,diff,absent,present", [
+    ("positional.alibi_bias", 3, "hard", "", "largest power of two below"),
+    ("quantisation.nf4_bits", 0, "easy", "", "5 decimal places"),
+    ("hardware.decode_step", 0, "medium", "", "not read from HBM"),
+    ("scaling.compute_optimal", 0, "easy", "", "Besiroglu"),
+    ("scaling.compute_optimal", 0, "medium", "", "approach 3"),
+])
+def test_bank_show_statements_say_what_they_need(fid, seed, diff, absent, present):
+    out = qkv("bank", "show", fid, "--seed", str(seed), "--difficulty", diff)
+    assert out.returncode == 0 and present in out.stdout, out.stdout[:2000]
+
+
+def test_bank_show_max_batch_feedback_uses_the_chips_figure():
+    import json
+
+    for seed in range(40):
+        p = all_families()["serving.max_batch"].generate(seed, "easy")
+        if p.given["hw"] == "h200":
+            break
+    out = json.loads(qkv("bank", "show", "serving.max_batch", "--seed", str(seed), "--difficulty", "easy", "--json").stdout)
+    fb = {m["id"]: m["feedback"] for m in out["misconceptions"]}
+    assert "141 GB" in fb["gb_for_gib"] and "80 GB" not in fb["gb_for_gib"]
+    out = json.loads(qkv("bank", "show", "serving.max_batch", "--seed", "1", "--difficulty", "hard", "--json").stdout)
+    assert "mib_as_mb" in {m["id"] for m in out["misconceptions"]} or out["given"]["hbm_figure"] != "device"

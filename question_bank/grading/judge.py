@@ -221,7 +221,7 @@ def _n_options(target: Any) -> int | None:
 
 
 
-_NUMBERED = ("", "Two", "Three", "Four", "Five", "Six")
+_NUMBERED = ("", "One", "Two", "Three", "Four", "Five", "Six")
 
 
 def named(found: list[Misconception]) -> tuple[Misconception, str]:

@@ -468,3 +468,11 @@ def test_bank_show_max_batch_feedback_uses_the_chips_figure():
     assert "141 GB" in fb["gb_for_gib"] and "80 GB" not in fb["gb_for_gib"]
     out = json.loads(qkv("bank", "show", "serving.max_batch", "--seed", "1", "--difficulty", "hard", "--json").stdout)
     assert "mib_as_mb" in {m["id"] for m in out["misconceptions"]} or out["given"]["hbm_figure"] != "device"
+
+
+def test_by_hand_worked_solution_computes_o_from_exact_weights():
+    """The issue's repro: row 3 of attention.by_hand/hard/838475 printed [0.666, 0.999] (from the weights
+    rounded to 0.333); the exact values are [0.667, 1.000]."""
+    out = qkv("bank", "show", "attention.by_hand/hard/838475")
+    assert out.returncode == 0
+    assert "= [0.667, 1.000]" in out.stdout and "[0.666, 0.999]" not in out.stdout, out.stdout

@@ -122,10 +122,9 @@ def matmul_bound(d: Draw) -> Problem:
     ]
     options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None,
                                                 fillers=lambda _: [(slip.value, crit, slip_other)])
-    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option, unless taken
+    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option
         pos = next(i for i, v in enumerate(values) if v == (I, crit, other))
-        if all(m.value != pos for m in mis):
-            mis.append(Wrong(*_SPARSE, pos).misconception())
+        mis.append(Wrong(*_SPARSE, pos).misconception())  # issue 21: named beside the confusion, not instead
     options_text = [latex_to_text(o) for o in options]
     st = Doc()
     st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "

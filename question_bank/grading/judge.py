@@ -370,8 +370,11 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
     wd = decimals_written(written)
     if in_range(v, key.lo, key.hi):
         precision, msg = None, "Correct."
-        if factor is not None:
-            msg = f"Correct: {fmt(typed)} is {fmt(v)} {key.unit or 'in the unit asked'}."
+        if factor is not None:  # say how the full count was read
+            count = f"{typed:,.0f}" if float(typed).is_integer() and abs(typed) < 1e15 else f"{typed:g}"
+            shown = fmt(round_half_up(v, d), d) if d is not None else fmt(v)
+            unit = key.unit or (f"in units of 10^{key.scale}" if key.scale else "in the unit asked")
+            msg = f"Correct: {count} is {shown} {unit}."
         if d is not None and wd is not None and wd != d:
             shown = fmt(round_half_up(key.value, d), d)
             if wd > d:

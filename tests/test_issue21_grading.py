@@ -476,3 +476,10 @@ def test_by_hand_worked_solution_computes_o_from_exact_weights():
     out = qkv("bank", "show", "attention.by_hand/hard/838475")
     assert out.returncode == 0
     assert "= [0.667, 1.000]" in out.stdout and "[0.666, 0.999]" not in out.stdout, out.stdout
+
+
+def test_quiz_takes_an_option_typed_as_its_text(home):
+    """``4x5`` for the option "4 × 5" is that option (attention.shapes/easy/683155 keys (c) 4 × 5)."""
+    out = qkv("quiz", "--topic", "attention.shapes", "--difficulty", "easy", "-n", "1", "--plain", "--seed", "2",
+              stdin="4x5\n\n")
+    assert "attention.shapes/easy/683155" in out.stdout and "✓ Correct" in out.stdout, out.stdout

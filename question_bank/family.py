@@ -150,6 +150,10 @@ class Draw:
         """Assemble the Problem, filling id, family, seed, topic, tags and difficulty."""
         if options is not None and options_text is None:
             options_text = [latex_to_text(o) for o in options]
+        if "Answer" not in solution.text:  # issue 21: every worked solution ends with its answer line
+            from question_bank.grading import answer_text
+
+            solution.p(f"**Answer: {answer_text(key, options_text)}**")
         mis = [m.misconception() if isinstance(m, Wrong) else m for m in misconceptions]
         return Problem(
             id=f"{self.family.id}/{self.difficulty}/{self.seed}",
@@ -334,11 +338,18 @@ def numeric_choices(
             for c, _ in chosen
         )
 
+    also: dict[int, list[Wrong]] = {}  # more mistakes that land on an option already chosen
     for w in wrongs:
-        if len(chosen) >= n:
-            break
         if not clash(w.value):
-            chosen.append((w.value, w))
+            if len(chosen) < n:
+                chosen.append((w.value, w))
+            continue
+        # a mistake that gives an option's value is named on that option too (issue 21)
+        for j, (c, cw) in enumerate(chosen):
+            if j and cw is not None and (fmt(w.value) == fmt(c) or (tol_key is not None and (
+                    values_coincide(w.value, c, tol_key) or values_coincide(c, w.value, tol_key)))):
+                also.setdefault(j, []).append(w)
+                break
     for v in fillers(correct) if fillers else ():
         if len(chosen) >= n:
             break
@@ -354,7 +365,7 @@ def numeric_choices(
     mis = [
         w.misconception(pos)
         for pos, i in enumerate(order)
-        if (w := chosen[i][1]) is not None
+        for w in ([chosen[i][1]] if chosen[i][1] is not None else []) + also.get(i, [])
     ]
     return options, key, mis, values
 
@@ -408,18 +419,18 @@ def letter(i: int) -> str:
 
 
 def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> list[Misconception]:
-    """The mistakes that a grader can tell apart: drops any whose value coincides (under the
-    key's tolerance) with the key or with an earlier mistake, or could not be computed (None)."""
+    """The mistakes a grader can tell from the key: drops any whose value coincides (under the
+    key's tolerance) with the key, or could not be computed (None), or repeats an id. Mistakes
+    that give the same wrong value are all kept: the judge names them all together when a student
+    gives that value (issue 21: :func:`question_bank.grading.named`)."""
     from question_bank.grading import grade, stored_key_value
 
     kept: list[Wrong] = []
     kv = stored_key_value(key)
     for w in wrongs:
-        if w.value is None:
+        if w.value is None or any(k.id == w.id for k in kept):
             continue
         if values_coincide(w.value, kv, key) or values_coincide(kv, w.value, key) or grade(key, w.value).correct:
-            continue
-        if any(values_coincide(w.value, k.value, key) or values_coincide(k.value, w.value, key) for k in kept):
             continue
         kept.append(w)
     return [w.misconception() for w in kept]

@@ -37,6 +37,10 @@ class NumericKey:
     hi: float
     decimals: int | None = None  # "round off to two decimal places" -> 2
     unit: str = ""  # "", "bytes", "GiB", "FLOPs", ...
+    #: the power of ten one unit of the answer stands for, when the unit does not say it: 20 for
+    #: "give C in units of 10²⁰ FLOPs", 9 for "give N in billions" with no unit written (0: the unit
+    #: says it, see ``question_bank.grading.keys.key_factor``)
+    scale: int = 0
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,14 @@ _SYMBOLS = {
     r"\{": "{", r"\}": "}", r"\%": "%", r"\left": "", r"\right": "", r"\big": "", r"\Big": "",
     r"\lVert": "‖", r"\rVert": "‖", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\lceil": "⌈", r"\rceil": "⌉",
     r"\neg": "¬", r"\circ": "∘", r"\mapsto": "↦",
+    # issue 21: commands that showed raw ("q_i \sim N(0, 1)" read "qᵢ sim N(0, 1)")
+    r"\sim": "∼", r"\propto": "∝", r"\ll": "≪", r"\gg": "≫", r"\partial": "∂", r"\nabla": "∇",
+    r"\forall": "∀", r"\exists": "∃", r"\div": "÷", r"\ast": "∗", r"\leftarrow": "←", r"\gets": "←",
+    r"\Delta": "Δ", r"\Sigma": "Σ", r"\Lambda": "Λ", r"\Phi": "Φ", r"\Psi": "Ψ", r"\Gamma": "Γ",
+    r"\psi": "ψ", r"\chi": "χ", r"\rho": "ρ", r"\eta": "η", r"\zeta": "ζ", r"\xi": "ξ", r"\kappa": "κ",
+    r"\nu": "ν", r"\varphi": "φ", r"\approxeq": "≊", r"\equiv": "≡", r"\cup": "∪", r"\cap": "∩",
+    r"\subseteq": "⊆", r"\subset": "⊂", r"\langle": "⟨", r"\rangle": "⟩", r"\vert": "|", r"\lvert": "|",
+    r"\rvert": "|", r"\|": "‖",
 }
 
 #: Operator names set upright in LaTeX; in text they need a space from the letters around

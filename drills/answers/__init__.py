@@ -21,8 +21,13 @@ Numbers (:func:`parse_number`)::
 - Units at the end (case-insensitive, except for bits and bytes, below): bytes ``byte(s)``,
   decimal ``KB MB GB TB PB`` (10³ⁿ) and binary ``KiB MiB GiB TiB PiB`` (2¹⁰ⁿ); bits (a
   dimension of their own: 8 bits = 1 byte); ``FLOP(s)`` with K/M/G/T/P/E prefixes
-  (``TFLOPs``); ``FLOP/s`` likewise (``TFLOP/s``); time ``s ms us µs ns min h``; the words
-  ``params``, ``parameters`` and ``tokens`` (no unit). ``%`` divides by 100.
+  (``TFLOPs``); ``FLOP/s`` likewise (``TFLOP/s``); rates of bytes and bits (``B/s``,
+  ``GB/s``, ``TB/s``, ``GiB/s``, ``bytes/s``, ``Gb/s`` is bits) and ``tokens/s``; time
+  ``s ms us µs ns min h``; the words ``params``, ``parameters`` and ``tokens`` (no unit).
+  ``%`` divides by 100.
+- A count suffix for a key asked in a scaled unit (billions, GB, units of 10²⁰) is read in that
+  unit: ``12.88B`` is 12.88 for a key in billions, with its digits counted there; a full count
+  (``12879925248``, ``1.288e10``) is accepted by the judge as well.
 - Bits or bytes ("bits instead of bytes" is a mistake the bank teaches, so they are never
   mixed up here):
 
@@ -74,11 +79,14 @@ help               ``help``, ``?``             ``:?``
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from drills.answers.choices import ParsedChoice, parse_choice
+from drills.answers.choices import ParsedChoice, parse_choice, parse_choice_or_text
 from drills.answers.commands import COMMAND_HELP, REPORT_HELP, Command, parse_command
 from drills.answers.errors import AnswerParseError
 from drills.answers.matrices import MatrixReader, ParsedMatrix, parse_matrix, parse_vector
@@ -131,12 +139,14 @@ __all__ = [
 
 
 def parse_answer(text: str, problem_type: str, *, n_options: int | None = None,
-                 shape: tuple[int, int] | None = None) -> Parsed | ParsedMatrix | ParsedChoice:
-    """Parse ``text`` for a problem of ``problem_type`` (mcq, msq, nat, integer, matrix)."""
+                 shape: tuple[int, int] | None = None,
+                 options_text: list[str] | None = None) -> Parsed | ParsedMatrix | ParsedChoice:
+    """Parse ``text`` for a problem of ``problem_type`` (mcq, msq, nat, integer, matrix); with
+    ``options_text``, an option may be typed as its text (``3x6`` for "3 × 6")."""
     if problem_type in ("mcq", "msq"):
         if n_options is None:
             raise ValueError("n_options is needed for a choice problem")
-        return parse_choice(text, n_options, multiple=problem_type == "msq")
+        return parse_choice_or_text(text, n_options, options_text, multiple=problem_type == "msq")
     if problem_type in ("nat", "integer"):
         return parse_number(text)
     if problem_type == "matrix":
@@ -156,7 +166,8 @@ def parse_for(item: Any, text: str) -> Parsed | ParsedMatrix | ParsedChoice:
     """Parse ``text`` for a ``question_bank.problem.Problem`` or ``Part`` (duck-typed: ``type``,
     ``key``, and ``options`` for choice problems)."""
     options = getattr(item, "options", None) or getattr(item, "options_text", None) or []
-    return parse_answer(text, item.type, n_options=len(options) or None, shape=key_shape(item.key))
+    return parse_answer(text, item.type, n_options=len(options) or None, shape=key_shape(item.key),
+                        options_text=getattr(item, "options_text", None) or None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,7 +231,7 @@ def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem |
         if unit is not None:
             dim, factor = unit
             per = 1
-            if (parsed.dimension, dim) == ("bits", "bytes"):
+            if (parsed.dimension, dim) in (("bits", "bytes"), ("bits/s", "bytes/s")):
                 per = BITS_PER_BYTE
             elif dim != parsed.dimension:
                 raise AnswerParseError(f"the answer is in {key_unit.split('(')[0].strip()}, not {parsed.unit}")
@@ -229,7 +240,34 @@ def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem |
             return parsed.value / per / float(factor), None
         # a plain count answered with a unit: the base-unit value (bytes, FLOPs, seconds)
         return (parsed.exact if parsed.exact is not None else parsed.value), None
+    if parsed.scale:
+        return _scaled(parsed, target.key)
     return (parsed.exact if parsed.exact is not None else parsed.value), _literal(parsed)
+
+
+def _scaled(parsed: Parsed, key: Any) -> tuple[Any, str | None]:
+    """A number typed with a count suffix or word (``12.88B``, ``537 million``) in the key's
+    unit: divided by what that unit stands for (10⁹ for a key in billions or GB, 1 for a plain
+    count; :func:`question_bank.grading.key_factor`), with the digits typed restated in that unit
+    (``12.88B`` -> ``12.88``, ``12880M`` -> ``12.880``) so that precision is judged as asked."""
+    from question_bank.grading import key_factor
+
+    factor = key_factor(key) or Fraction(1)
+    value = parsed.exact / factor if parsed.exact is not None else parsed.value / float(factor)
+    written = None
+    if parsed.decimals is not None and parsed.sig_digits is not None:
+        from drills.answers.units import COUNT_SUFFIXES
+
+        suffix = next((f for c, f in COUNT_SUFFIXES.values() if c == parsed.scale), 1)
+        mantissa = parsed.text.strip()
+        m = re.match(r"[+\-]?[\d,_]*\.?\d*(?:[eE][+\-]?\d+)?", mantissa)
+        lit = m.group(0) if m else ""
+        frac, _, exp = lit.replace(",", "").replace("_", "").lower().partition("e")
+        places = len(frac.partition(".")[2]) - int(exp or 0) - round(math.log10(suffix)) + round(math.log10(factor))
+        if places >= 0 and float(math.log10(factor)).is_integer():
+            written = f"{Decimal(repr(float(value))):.{places}f}" if isinstance(value, float) else \
+                f"{Decimal(value.numerator) / Decimal(value.denominator):.{places}f}"
+    return value, written
 
 
 def given_unit(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem | Part) -> GivenUnit | None:
@@ -254,6 +292,7 @@ def read_answer(target: Problem | Part, text: str, *, n_options: int | None = No
     if n_options is None:
         parsed = parse_for(target, text)
     else:
-        parsed = parse_answer(text, target.type, n_options=n_options, shape=key_shape(target.key))
+        parsed = parse_answer(text, target.type, n_options=n_options, shape=key_shape(target.key),
+                              options_text=getattr(target, "options_text", None) or None)
     value, written = graded_value(parsed, target)
     return Answer(text=text.strip(), parsed=parsed, value=value, written=written, unit=given_unit(parsed, target))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,3 +81,41 @@ def parse_choice(text: str, n_options: int, multiple: bool = False) -> ParsedCho
     return ParsedChoice(text=raw, indices=chosen, n_options=n_options)
 
 
+
+
+def _option_form(text: str) -> str:
+    """An option's text as compared with what was typed: Unicode-normalised (``n²`` -> ``n2``),
+    lower case, no spaces, braces or ``^``, and every multiplication sign as ``x`` (``3 × 6``,
+    ``3*6`` and ``3x6`` read alike)."""
+    t = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
+    for sign in ("×", "·", "⋅", "*"):
+        t = t.replace(sign, "x")
+    return re.sub(r"[\s{}^$`]", "", t).rstrip(".")
+
+
+def option_by_text(text: str, options_text: list[str] | None) -> int | None:
+    """The index of the option whose text ``text`` is (``3x6`` for the option "3 × 6"), or None
+    when it is no option's text or more than one's."""
+    if not options_text or not isinstance(text, str) or not text.strip():
+        return None
+    typed = _option_form(text)
+    hits = [i for i, o in enumerate(options_text) if _option_form(o) == typed]
+    return hits[0] if len(hits) == 1 else None
+
+
+def parse_choice_or_text(text: str, n_options: int, options_text: list[str] | None,
+                         multiple: bool = False) -> ParsedChoice:
+    """:func:`parse_choice`, or else the option whose text was typed (an MCQ's option typed as
+    its text, ``3x6`` for "3 × 6", is that option). A digit that is both an option's number and
+    another option's text is refused (one line, asking for the letter)."""
+    by_text = option_by_text(text, options_text)
+    try:
+        parsed = parse_choice(text, n_options, multiple)
+    except AnswerParseError:
+        if by_text is None:
+            raise
+        return ParsedChoice(text=text.strip(), indices=frozenset({by_text}), n_options=n_options)
+    if by_text is not None and parsed.indices != frozenset({by_text}):
+        raise AnswerParseError(f"{text.strip()!r} is option ({letter(min(parsed.indices))}) by its number and the "
+                               f"text of option ({letter(by_text)}): type the letter of the one you mean")
+    return parsed

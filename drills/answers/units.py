@@ -43,6 +43,8 @@ def _build_units() -> dict[str, tuple[str, str, Fraction]]:
         units[spelling] = (canonical, "s", Fraction(factor))
     for word in ("params", "parameters", "tokens"):
         units[word] = ("", "", Fraction(1))
+    for word in ("tokens/s", "token/s", "tok/s"):  # a rate of tokens (throughput)
+        units[word] = ("tokens/s", "tokens/s", Fraction(1))
     return units
 
 
@@ -59,6 +61,13 @@ def unit_entry(word: str) -> tuple[str, str, Fraction] | None:
         if word[1:-1] == "i":
             return (f"{word[0]}ibit", "bits", Fraction(2 ** (10 * i)))
         return (f"{word[0]}bit", "bits", Fraction(10 ** (3 * i)))
+    if word.endswith("/s") and word.lower() not in UNITS:
+        # a rate: bytes or bits per second (GB/s, TB/s, B/s, Gb/s, GiB/s, bytes/s)
+        base = "bytes" if word[:-2] == "B" else word[:-2]
+        entry = unit_entry(base) if base else None
+        if entry is not None and entry[1] in ("bytes", "bits"):
+            return ("B/s" if entry[0] == "bytes" else f"{entry[0]}/s", f"{entry[1]}/s", entry[2])
+        return None
     return UNITS.get(word.lower())
 
 

@@ -46,6 +46,7 @@ class CountCheck:
     explanations: list[Explanation] = field(default_factory=list)
     note: str | None = None
     unit_note: str | None = None  # an answer in bits for a count in bytes (see check_bytes_in_bits)
+    slip: str | None = None  # a slip of the scale: the answer is 10³ⁿ times the count (issue 21)
 
     @property
     def relative(self) -> float:
@@ -55,6 +56,8 @@ class CountCheck:
     def mistake(self) -> str | None:
         if self.unit_note and not self.ok:
             return self.unit_note
+        if self.slip and not self.ok:
+            return self.slip
         eq = [e for e in self.explanations if e.equals]
         return eq[0].text if eq and not self.ok else None
 
@@ -75,7 +78,10 @@ class CountCheck:
         if self.ok:
             parts.append(f"right to the {self.sig_figs} significant figures you gave")
         eq = [e for e in self.explanations if e.equals]
-        parts += [e.text for e in (eq or self.explanations)[:1]]
+        if self.slip and not self.ok:
+            parts.append(self.slip)
+        else:
+            parts += [e.text for e in (eq or self.explanations)[:1]]
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -88,7 +94,7 @@ class CountCheck:
             "unit": self.unit, "relative_difference": self.relative, "significant_figures": self.sig_figs,
             "explanations": [{"text": e.text, "value": e.convention.value, "equals": e.equals}
                              for e in self.explanations],
-            "message": self.message(), "note": self.note, "unit_note": self.unit_note,
+            "message": self.message(), "note": self.note, "unit_note": self.unit_note, "slip": self.slip,
         }
 
 
@@ -118,7 +124,8 @@ def check_count(quantity: str, given_text: str, given: float, exact: int, unit: 
                 conventions: list[Convention], note: str | None = None) -> CountCheck:
     """Judge a count: exact, or ``exact`` rounded to the answer's significant figures (at least
     :data:`MIN_SIG_FIGS` of them). Conventions the answer equals, or whose difference from the
-    exact count is of the size of the gap (between half and twice it), become explanations."""
+    exact count is of the size of the gap (between half and twice it) and on the same side of the
+    exact count as the answer, become explanations."""
     if given == exact:
         ok, tol = True, "exact"
     elif sig is None:
@@ -139,11 +146,25 @@ def check_count(quantity: str, given_text: str, given: float, exact: int, unit: 
         if sig is None and not equals:
             equals = right_exactly(given, c.value)
         size = abs(c.value - exact)
-        near = gap != 0 and 0.5 <= size / abs(gap) <= 2.0
+        # issue 21: a convention explains the gap only if it moves the figure the way the answer
+        # differs (a count above the exact one is not explained by something that would lower it)
+        same_way = (c.value - exact) * gap > 0
+        near = gap != 0 and same_way and 0.5 <= size / abs(gap) <= 2.0
         if equals or near:
             ranked.append((not equals, abs(size - abs(gap)), Explanation(c, equals)))
     ranked.sort(key=lambda t: (t[0], t[1]))
-    return CountCheck(quantity, unit, given_text, given, exact, sig, ok, tol, [e for *_, e in ranked], note)
+    slip = None
+    if not ok and given and exact and not any(e.equals for *_, e in ranked):
+        # a slip of the scale (issue 21, as the judge names it): the answer is 10³ⁿ times the count
+        for e in (3, -3, 6, -6, 9, -9, 12, -12):
+            scaled = given / 10.0**e
+            if (right_to_sig_figs(scaled, exact, at) if sig is not None else right_exactly(scaled, exact)):
+                how = f"× 10^{e}" if e > 0 else f"÷ 10^{-e}"
+                slip = (f"your figure is the count {how}: a slip of the scale (thousand, million, billion, "
+                        "trillion: each step is 10³)")
+                break
+    return CountCheck(quantity, unit, given_text, given, exact, sig, ok, tol, [e for *_, e in ranked], note,
+                      slip=slip)
 
 
 def check_bytes_in_bits(quantity: str, given_text: str, given_bits: float, unit: str, exact: int,

@@ -383,8 +383,9 @@ def speculative(alpha, gamma, cost, max_gamma, as_json, explain):
 @solve_command("compute-optimal")
 @click.option("--compute", "-C", "--flops", "--budget", "compute", type=FLOPS, default=None,
               help="FLOP budget C (1e24).")
-@click.option("--method", type=click.Choice(["fitted", "rule-20"]), default="fitted", show_default=True,
-              help="fitted: Chinchilla's approach-3 law; rule-20: D = 20N.")
+@click.option("--method", type=click.Choice(["fitted", "besiroglu", "rule-20"]), default="fitted", show_default=True,
+              help="fitted: Chinchilla's approach-3 law (Hoffmann et al. 2022); besiroglu: its refit by Besiroglu et al. "
+                   "2024 (near 20 tokens per parameter); rule-20: D = 20N.")
 @click.option("--params", "-N", type=COUNT, default=None, help="With --tokens: the over-training factor of a run.")
 @click.option("--tokens", "-D", type=COUNT, default=None)
 @plot_option
@@ -414,10 +415,10 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
     show(solve(compute, method=method), as_json, explain)
     if plot is not None:
         from drills.plots import scaling as picture
-        from solver.systems.serving import chinchilla_loss
+        from solver.systems.serving import FITS, chinchilla_loss
 
-        budgets = [(c, solve(c, method="fitted"), solve(c, method="rule-20")) for c in (compute / 10, compute,
-                                                                                       compute * 10)]
+        fit = "besiroglu" if method == "besiroglu" else "fitted"  # the curves are the fitted law the answer used
+        budgets = [(c, solve(c, method=fit), solve(c, method="rule-20")) for c in (compute / 10, compute, compute * 10)]
         if not as_json:
             emit("")
             emit(f"{'compute C':>12}  {'fitted N':>10} {'D':>10} {'L':>8}   {'20:1 N':>10} {'D':>10} {'L':>8}")
@@ -425,7 +426,7 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
                 fb, rb = f.breakdown, r.breakdown
                 emit(f"{c:>12.4g}  {fb['params']:>10.4g} {fb['tokens']:>10.4g} {fb['loss']:>8.4f}   "
                      f"{rb['params']:>10.4g} {rb['tokens']:>10.4g} {rb['loss']:>8.4f}")
-        draw("scaling", picture.data(budgets, chinchilla_loss), plot)
+        draw("scaling", picture.data(budgets, lambda n, d: chinchilla_loss(n, d, FITS[fit])), plot)
 
 
 @solve_command()

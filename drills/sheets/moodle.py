@@ -66,7 +66,7 @@ from functools import reduce
 
 from drills.sheets import marks_label
 from drills.sheets.html import inline_to_html, mathjax, md_to_html
-from question_bank.grading import misconception_range, nat_range
+from question_bank.grading import misconception_range, named, nat_range
 from question_bank.problem import (
     ChoiceKey,
     IntegerKey,
@@ -162,12 +162,15 @@ def _numerical(q: ET.Element, p: Problem, full: bool) -> None:
     ans, tol = numeric_answer(key)
     _answer(q, "100", ans, "Correct." if full else "", tol)
     if full:
+        # mistakes that give the same answer are one Moodle answer naming them all (issue 21: as the judge does)
+        groups: dict[tuple[str, str], list] = {}
         for m in p.misconceptions:
             v = _numeric_value(m.value)
             if v is None:
                 continue
-            mv, mtol = misconception_answer(key, v)
-            _answer(q, "0", mv, html.escape(m.feedback), mtol)
+            groups.setdefault(misconception_answer(key, v), []).append(m)
+        for (mv, mtol), ms in groups.items():
+            _answer(q, "0", mv, html.escape(named(ms)[0].feedback), mtol)
     unit = key.unit
     ET.SubElement(q, "unitgradingtype").text = "0"
     ET.SubElement(q, "unitpenalty").text = "0"
@@ -193,7 +196,11 @@ def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = Fal
     if allornothing:
         _text(q, "correctfeedback", "")
         _text(q, "incorrectfeedback", "")
-    feedback = {m.value: m.feedback for m in p.misconceptions if isinstance(m.value, int)} if full else {}
+    by_option: dict[int, list] = {}
+    for m in p.misconceptions if full else []:
+        if isinstance(m.value, int):
+            by_option.setdefault(m.value, []).append(m)
+    feedback = {j: named(ms)[0].feedback for j, ms in by_option.items()}
     good = "100" if allornothing else _MOODLE_FRACTIONS[len(key.correct)]
     for j, o in enumerate(p.options):
         frac = good if j in key.correct else ("0" if single or allornothing else "-100")

@@ -155,12 +155,17 @@ def _softmax_lines(x: list[list[float]], keep, first: int = 0) -> list[str]:
     return _softmax_rows_shown(x, keep, first)[0]
 
 
-def _out_rows_shown(w: list[list[float]], v: list[list[int]]) -> tuple[list[str], list[list[float]]]:
-    """The lines of O = AV from the weights as shown (3 places), and the rows they give."""
+def _out_rows_shown(w: list[list[float]], v: list[list[int]],
+                    exact: Any = None) -> tuple[list[str], list[list[float]]]:
+    """The lines of O = AV with the weights shown to 3 places, and the rows they give: computed
+    from the ``exact`` weights when given (issue 21: a worked solution shows rounded values and
+    computes from exact ones), else from the weights as shown."""
     out, rows = [], []
-    for i, wi in enumerate(w):
+    src = w if exact is None else [[float(a) for a in r] for r in exact]
+    for i, (wi, ei) in enumerate(zip(w, src, strict=True)):
         terms = " + ".join(f"{num(a, 3)}\\times[{', '.join(str(x) for x in vj)}]" for a, vj in zip(wi, v, strict=True))
-        res = [_r3(sum(_r3(a) * vj[c] for a, vj in zip(wi, v, strict=True))) for c in range(len(v[0]))]
+        res = [_r3(sum((a if exact is not None else _r3(a)) * vj[c] for a, vj in zip(ei, v, strict=True)))
+               for c in range(len(v[0]))]
         out.append(f"row {i + 1}: ${terms} = [{', '.join(num(x, 3) for x in res)}]$")
         rows.append(res)
     return out, rows
@@ -319,16 +324,13 @@ def attention_by_hand(d: Draw) -> Problem:
     w_lines, w_shown = _softmax_rows_shown(x, keep.tolist())
     sol.bullets(w_lines)
     sol.matrix("A", w_shown, 3)
-    sol.p(f"**({lab_o}) Output** $O = AV$: row $i$ is the weighted average of the value rows.")
-    o_lines, o_shown = _out_rows_shown(w_shown, inp["v"])
+    sol.p(f"**({lab_o}) Output** $O = AV$: row $i$ is the weighted average of the value rows (the weights are "
+          "shown to 3 places; each result is computed from the exact weights, then rounded).")
+    o_lines, o_shown = _out_rows_shown(w_shown, inp["v"], vals["weights"])
     sol.bullets(o_lines)
     sol.matrix("O = AV", o_shown, 3)
     sol.p("**Answers (two decimal places).** " + "; ".join(
         f"({p.label}) {answer_text(p.key)}" for p in parts))
-    if any(round_half_up(a, 2) != round_half_up(b, 2) for ra, rb in zip(o_shown, vals["output"], strict=True)
-           for a, b in zip(ra, rb, strict=True)):
-        sol.p("The lines above carry the weights rounded to 3 places, which moves a second decimal of the output "
-              "here; the answers are computed from the unrounded weights.")
     given = {"q": inp["q"], "k": inp["k"], "v": inp["v"], "d_k": d_k, "mask": inp["mask"], "scaled": scaled_variant,
              "trace": [s.name for s in trace]}
     return d.problem(

@@ -42,15 +42,15 @@ FACTS: dict[str, tuple[str, str, str, bool, str]] = {
         r"O(n d^2)", r"O(d^2)", r"$\phi(K)^\top V$ is a $d\times d$ matrix built once, then applied to $n$ queries", True,
         r"only the $d\times d$ matrix $\phi(K)^\top V$ is held"),
     "Linformer (keys and values projected to $k$ rows)": (
-        r"O(n k d)", r"O(n k)", "the score matrix is $n\times k$", True, "the $n\times k$ score matrix is held"),
+        r"O(n k d)", r"O(n k)", r"the score matrix is $n\times k$", True, r"the $n\times k$ score matrix is held"),
     r"strided sparse attention ($\sqrt{n}$ keys per query)": (
         r"O(n\sqrt{n}\, d)", r"O(n\sqrt{n})", r"each query sees $\sqrt n$ keys", False,
         r"each of the $n$ queries holds $\sqrt n$ scores"),
     "FlashAttention (exact attention computed in tiles)": (
         r"O(n^2 d)", r"O(n)", "it computes exact attention in tiles: the same FLOPs as full attention", False,
-        "tiles of fixed size plus a running maximum and sum per query: no $n\times n$ matrix"),
+        r"tiles of fixed size plus a running maximum and sum per query: no $n\times n$ matrix"),
     "a recurrent (RNN) layer over the whole sequence": (
-        r"O(n d^2)", r"O(d)", "$n$ sequential steps, each a $d\times d$ matrix–vector product", True,
+        r"O(n d^2)", r"O(d)", r"$n$ sequential steps, each a $d\times d$ matrix–vector product", True,
         "only the current hidden state $h_t$ (the recurrent weights are weights, not counted)"),
     "one decoding step with a KV cache of $n$ tokens": (
         r"O(n d)", r"O(n)", "one new query against $n$ cached keys and values", True,

@@ -204,7 +204,7 @@ def flops_training(d: Draw) -> Problem:
               C / (10**15 * 3600)) if ask == "pf_days" else None,
     ]
     wrongs = [w for w in wrongs if w is not None]
-    key = nat_key(value, 2)
+    key = nat_key(value, 2, scale=exp if ask == "compute" else 0)
     st = Doc()
     st.p(f"A dense decoder-only Transformer with $N$ = {tokens_text(N)} parameters is trained on $D$ = {tokens_text(D)} tokens. "
          "Estimate the training compute with the standard rule for matmul FLOPs (2 FLOPs per multiply-add; forward and "

@@ -85,7 +85,7 @@ def chinchilla(d: Draw) -> Problem:
              "of parameters, rounded off to two decimal places.")
         sol.p(f"$C = 6N \\cdot 20N = 120N^2$, so $N = \\sqrt{{C/120}} = \\sqrt{{{sci(C, 6)}/120}} = {sci(N)}$ "
               f"$= {value:.2f}$ billion (check: $6 \\times {sci(N)} \\times {sci(20 * N)} = {sci(C, 6)}$).")
-    key = nat_key(value, 2)
+    key = nat_key(value, 2, scale=exp if ask == "compute" else 9)  # units of 10^exp FLOPs, or billions
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None},

@@ -122,10 +122,9 @@ def matmul_bound(d: Draw) -> Problem:
     ]
     options, key, mis, values = numeric_choices(d, (I, crit, which), wrongs, fmt=fmt, tol_key=None,
                                                 fillers=lambda _: [(slip.value, crit, slip_other)])
-    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option, unless taken
+    if bound(I, crit_s) != which:  # the with-sparsity peak flips the verdict: the confusion's option
         pos = next(i for i, v in enumerate(values) if v == (I, crit, other))
-        if all(m.value != pos for m in mis):
-            mis.append(Wrong(*_SPARSE, pos).misconception())
+        mis.append(Wrong(*_SPARSE, pos).misconception())  # issue 21: named beside the confusion, not instead
     options_text = [latex_to_text(o) for o in options]
     st = Doc()
     st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
@@ -175,7 +174,7 @@ def critical_intensity(d: Draw) -> Problem:
                                                                .breakdown[field])))
     else:
         bits = {"bf16": None, "int8": "fp64", "int4": "fp32"}[wdt]
-        wrongs.append(Wrong("bits_as_bytes", "used bits as bytes per weight", f"A {wdt} weight is {'1 byte' if wdt == 'int8' else 'half a byte'}.",
+        wrongs.append(Wrong("bits_as_bytes", "used bits as bytes per weight", f"An {wdt} weight is {'1 byte' if wdt == 'int8' else 'half a byte'}.",
                             float(roofline(resolved_chip(hw), weight_dtype=bits).breakdown[field])) if bits else None)
         doubled = {"bf16": "fp32", "int8": "bf16", "int4": "int8"}[wdt]  # B* = I*·(2w)/2 = I*·w: the missing /2
         wrongs.append(Wrong("forgot_two_flops", "took I ≈ B/w (forgot 2 FLOPs per multiply-add)",
@@ -262,8 +261,11 @@ def decode_step(d: Draw) -> Problem:
     if W:
         st.p(f"It uses sliding-window attention with $W = {W}$ in every layer: each layer's KV cache is a rolling buffer "
              "of the last $W$ positions.")
-    st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ tokens so far. Each decode step reads all "
-         "weights once and every sequence's whole KV cache, and does 2N FLOPs per sequence. What is the lower bound on the "
+    # issue 21: say which cached positions a step reads (S of them: the new token's K/V is written, not read from HBM)
+    st.p(f"A batch of $B = {B}$ sequence{'s' if B > 1 else ''} each has $S = {S}$ tokens so far, whose K and V are in "
+         "the cache. Each decode step reads all weights once and every sequence's whole KV cache of those "
+         + ("$\\min(S, W)$" if W else "$S$") + " positions (the new token's own K and V are computed in the step, not "
+         "read from HBM), and does 2N FLOPs per sequence. What is the lower bound on the "
          "time of one decode step (no communication cost)? Give it in milliseconds, rounded off to two decimal places.")
     sol = Doc()
     sol.p(f"KV bytes per token $X = 2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {kv} \\times {dh} \\times 2 "

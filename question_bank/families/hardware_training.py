@@ -170,8 +170,11 @@ def kaplan_forward(d: Draw) -> Problem:
     wrongs = [
         Wrong("one_layer", "counted the context term for one layer", "Every layer attends over the context: 2·n_layer·n_ctx·d_attn.",
               figure(kaplan(n_layer=1))),
-        Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan's term is 2·n_layer·n_ctx·d_attn (causal: on average "
-              "half the context per token, for QKᵀ and A·V together).", figure(doubled)),
+        # issue 21: Kaplan et al.'s Table 1 gives the term without a word on causal averaging; the reading that
+        # QKᵀ and A·V over half the context on average also make 2·n_layer·n_ctx·d_attn is ours, and said so
+        Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan et al.'s Table 1 counts 2·n_layer·n_ctx·d_attn "
+              "per token for attention (its row for the QKᵀ logits). (A reading of ours, not the paper's: QKᵀ and A·V "
+              "together over a causal average of half the context give the same 2·n_layer·n_ctx·d_attn.)", figure(doubled)),
     ]
     if ask == "flops":
         wrongs += [

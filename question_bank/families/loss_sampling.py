@@ -140,10 +140,15 @@ def top_p(d: Draw) -> Problem:
     # Levels (issue 12: disjoint, ordered): easy, 5 logits at T = 1; medium, 5 or 6 logits with a
     # temperature (a step more: z/T first); hard, 7 or 8 logits with a temperature (more probabilities to work).
     sizes = ((5,), (5, 6), (7, 8))[d.level]
-    for _ in range(300):
+    mis = None
+    for attempt in range(600):
         V = d.pick(sizes)
         # easy: logits in steps of 0.5 (at T = 1 integer logits make the top token hold most of the mass)
-        z = sorted({d.rng.randint(-8, 2) / 2 if d.level == 0 else d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
+        if attempt < 300:
+            z = sorted({d.rng.randint(-8, 2) / 2 if d.level == 0 else d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
+        else:  # issue 21: 2 % of hard seeds found no draw in 300 tries (and crashed): V distinct logits directly
+            z = sorted((x / 2 for x in d.rng.sample(range(-8, 3), V)) if d.level == 0 else d.rng.sample(range(-4, 7), V),
+                       reverse=True)
         if len(z) < max(4, sizes[0]):
             continue
         d.rng.shuffle(z)
@@ -171,6 +176,8 @@ def top_p(d: Draw) -> Problem:
         mis = keep_distinct(key, [w for w in wrongs if w])
         if len(mis) >= 1:
             break
+    else:
+        raise RuntimeError(f"sampling.top_p found no draw for seed {d.seed} at {d.difficulty}")
     st = Doc()
     st.p(f"A model's next-token logits over a {len(z)}-token vocabulary are $z = {latex_matrix(z)}$."
          + (f" Sampling uses temperature $T = {T}$ (probabilities $\\mathrm{{softmax}}(z/T)$)." if T != 1 else ""))

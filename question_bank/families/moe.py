@@ -118,7 +118,11 @@ def decode_weight_bytes(d: Draw) -> Problem:
     E, k, div = cfg.n_experts, cfg.top_k, BYTE_UNITS[unit][0]
     L_M = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
     per = Fraction(pb.routed_experts, L_M * E)
-    base = pb.total - pb.routed_experts
+    # issue 21: as the solver (solver.systems.decode_read) and `qkv models show`: the untied input embedding is a
+    # lookup, read one row of d values per token; the LM head reads its whole matrix
+    table = 0 if cfg.tied_embeddings else pb.get("token_embedding").count
+    rows = B * cfg.d_model if table else 0
+    base = pb.total - pb.routed_experts - table + rows
 
     def with_experts(n: Fraction) -> float:
         return float((base + L_M * n * per) * 2) / div
@@ -139,6 +143,10 @@ def decode_weight_bytes(d: Draw) -> Problem:
               with_experts(missed)),
         Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",
               float(read.weight_bytes) / 10**9) if unit == "GiB" else None,
+        Wrong("whole_embedding_read", "read the whole input-embedding table",
+              f"The input embedding is a lookup: each of the {B} tokens reads one row of d = {cfg.d_model} values, "
+              "not the whole table (the LM head, a matmul, does read its whole matrix).",
+              float(read.weight_bytes + (table - rows) * 2) / div) if table else None,
     ]
     key = nat_key(value, 2, unit=unit)
     st = Doc()
@@ -147,10 +155,16 @@ def decode_weight_bytes(d: Draw) -> Problem:
     st.p(f"A decode step runs a batch of $B = {B}$ tokens in bf16 (2 bytes per parameter). Assume each token picks its "
          f"{k} experts uniformly at random, independently of the other tokens, and that a step reads every weight it "
          "uses once: everything outside the routed experts, and each routed expert that at least one token picked. "
-         f"What is the expected number of weight bytes read? Give it in {BYTE_UNITS[unit][1]}, rounded off to two "
+         + ("The input embedding is a lookup: a step reads one row of it ($d$ values) per token, while the LM head "
+            "reads its whole matrix. " if table else "")
+         + f"What is the expected number of weight bytes read? Give it in {BYTE_UNITS[unit][1]}, rounded off to two "
          "decimal places.")
     notes = [f"Expected experts per layer: $E(1 - (1 - k/E)^B) = {E}(1 - (1 - {k}/{E})^{{{B}}}) = {float(touched):.6g}$.",
              f"One expert of one layer: ${big(pb.routed_experts)} / ({L_M} \\times {E}) = {big(int(per))}$ parameters.",
+             *([f"Outside the routed experts: ${big(pb.total - pb.routed_experts)}$ parameters, less the input "
+                f"embedding table (${big(table)}$) of which the {B} tokens read {B} rows of $d = {cfg.d_model}$: "
+                f"${big(pb.total - pb.routed_experts)} - {big(table)} + {B} \\times {cfg.d_model} = {big(base)}$."]
+               if table else []),
              f"Bytes $= 2 \\times ({big(base)} + {L_M} \\times {float(touched):.6g} \\times {big(int(per))}) = "
              f"{big(int(read.weight_bytes))}$; in {unit}: ${value:.4f}$."]
     if unit == "GiB":

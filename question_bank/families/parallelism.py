@@ -52,7 +52,9 @@ def allreduce_time(d: Draw) -> Problem:
     for _ in range(300):
         name = d.pick(("nvlink4", "nvlink3") if d.level == 0 else
                       tuple(k for k in _LINKS if not k.startswith("nvlink")) if d.level == 1 else _LINKS)
-        n = d.pick((4, 8) if d.level == 0 else (4, 8, 16, 64))  # n = 2: the ring factor is 1, misconceptions collide
+        # n = 2: the ring factor is 1, misconceptions collide. Issue 21: one NVLink or PCIe ring spans the GPUs of one
+        # machine (an HGX/DGX board or a PCIe server holds 8), so 16 to 64 GPUs are drawn on InfiniBand only
+        n = d.pick((4, 8) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 16, 64))
         size_mb = d.pick((64, 256, 512, 1000, 2000))
         alpha_us = 0 if d.level < 2 else d.pick((2, 5, 10))
         S, beta = size_mb * 10**6, _link(name).per_direction
@@ -193,9 +195,11 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
         b = d.pick((1, 2, 4, 8))
         s = d.pick((1024, 2048, 4096))
         h = d.pick((4096, 5120, 8192, 12288))
-        t = d.pick((2, 4, 8))
         sp = d.level == 2
         ask = "all-reduced" if d.level == 0 else "sent"
+        # issue 21: at t = 2 a ring sends 2(t−1)/t = 1 × each tensor, so "sent" would equal "all-reduced" and
+        # the ring-factor mistakes vanish: the bytes sent are asked for t = 4 or 8 only
+        t = d.pick((2, 4, 8) if ask == "all-reduced" else (4, 8))
         r = tensor_parallel(b, s, h, t, sequence_parallel=sp)
         field = "all_reduced_bytes" if ask == "all-reduced" else "bytes_sent_per_rank"
         value = float(r.breakdown[field]) / 2**20

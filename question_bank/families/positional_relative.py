@@ -114,7 +114,8 @@ def t5_bias_params(d: Draw) -> Problem:
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
     st.p(f"{name} has $L = {L}$ layers in each stack, $h = {cfg.n_heads}$ heads and $n_b = {cfg.num_buckets}$ relative-position "
-         "buckets; each head adds a learned scalar bias, looked up by bucket, to its attention scores.")
+         "buckets; each head adds a learned scalar bias, looked up by bucket, to its attention scores. As in T5, each stack "
+         "has one bias table (in its first layer's self-attention) that all the layers of that stack share.")
     if dtype:
         st.p(f"The biases are stored in {dtype} ({per} bytes per parameter). How many bytes do the relative-position biases "
              "of the encoder and the decoder together take?")
@@ -131,6 +132,11 @@ def t5_bias_params(d: Draw) -> Problem:
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
                      given={"preset": name, "stacks": stacks, "dtype": dtype, "bytes_per_param": per if dtype else None})
+
+
+def _pow2_below(h: int) -> int:
+    """The largest power of two not above ``h`` (ALiBi's rule for head counts that are not powers of two)."""
+    return 2 ** int(math.log2(h))
 
 
 @family("positional.alibi_bias", topic="positional", title="ALiBi: a head's slope and bias",
@@ -157,7 +163,11 @@ def alibi_bias(d: Draw) -> Problem:
             Wrong("positive_sign", "added the distance instead of subtracting it",
                   "ALiBi penalises distant keys: the bias is −m·(i − j) ≤ 0.", -value),
             Wrong("base_ignores_heads", "used m_h = 2^(−h) whatever the number of heads",
-                  f"The ratio is 2^(−8/H); with H = {H} heads, m_h = 2^(−8h/{H}) for a power of two.",
+                  (f"The slopes depend on H: with H = {H} heads, m_h = 2^(−8h/{H}), a ratio of 2^(−8/{H})."
+                   if H & (H - 1) == 0 else
+                   f"The slopes depend on H: H = {H} is not a power of two, so the first {_pow2_below(H)} heads take "
+                   f"2^(−8k/{_pow2_below(H)}) and the other {H - _pow2_below(H)} take every other slope of "
+                   f"{2 * _pow2_below(H)} heads, 2^(−8k/{2 * _pow2_below(H)}) for k = 1, 3, 5, …; 2^(−h) is the rule for 8 heads only."),
                   -(2.0 ** -head) * (i - j) if H != 8 else None),
             Wrong("naive_non_power", "applied 2^(−8h/H) to a head count that is not a power of two",
                   "For H not a power of two the paper takes the slopes of the closest lower power of two, then every "
@@ -170,9 +180,16 @@ def alibi_bias(d: Draw) -> Problem:
         if len(mis) >= 2:
             break
     st = Doc()
+    rule = ""
+    if H & (H - 1):  # issue 21: state the rule where the problem needs it, not only name it
+        p2 = _pow2_below(H)
+        rule = (f" For $H$ not a power of two the paper's rule is: with $p = {p2}$ the largest power of two below $H$, heads "
+                f"$h = 1, \\dots, {p2}$ take the slopes $2^{{-8h/{p2}}}$ of {p2} heads, and the other {H - p2} heads take every "
+                f"other slope of $2p = {2 * p2}$ heads, $2^{{-8k/{2 * p2}}}$ for $k = 1, 3, 5, \\dots$ (head ${p2 + 1}$ takes "
+                f"$k = 1$, head ${p2 + 2}$ takes $k = 3$, …).")
     st.p(f"ALiBi adds $-m_h\\,(i - j)$ to the attention score of query $i$ and key $j \\le i$ in head $h$. A model has "
-         f"$H = {H}$ heads; the slopes follow the ALiBi paper (for $H$ a power of two, $m_h = 2^{{-8h/H}}$, $h = 1, \\dots, H$; "
-         "otherwise the paper's rule for other head counts).")
+         f"$H = {H}$ heads; the slopes follow the ALiBi paper: for $H$ a power of two, $m_h = 2^{{-8h/H}}$, $h = 1, \\dots, H$."
+         + rule)
     st.p(f"What bias does head $h = {head}$ add for query position $i = {i}$ and key position $j = {j}$? "
          f"Round off to {decimals} decimal places.")
     sol = Doc()

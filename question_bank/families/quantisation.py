@@ -116,13 +116,18 @@ def nf4_bits(d: Draw) -> Problem:
     model (bits per parameter, then × N / 8 and a unit), blocks of 64 or 128."""
     from solver.systems.quant import nf4_bits_per_param, nf4_bytes
 
-    bs = (64, d.pick((128, 256)), d.pick((64, 128)))[d.level]
     dqb = 256
     ask_gb = d.level == 2
-    n = d.pick((7, 13, 33, 65)) * 10**9
+    for _ in range(300):  # issue 21: the key at least 0.1 of a unit from a rounding edge (was unguarded)
+        bs = (64, d.pick((128, 256)), d.pick((64, 128)))[d.level]
+        n = d.pick((7, 13, 33, 65)) * 10**9
+        if not ask_gb or safe_for_rounding(float(nf4_bytes(n, blocksize=bs, dq_blocksize=dqb)) / 10**9, 2, 0.1):
+            break
     r = nf4_bits_per_param(blocksize=bs, dq_blocksize=dqb)
     plain = nf4_bits_per_param(blocksize=bs, double_quant=False).answer
-    decimals = 4
+    # bits per parameter: 4 decimals, or 5 where 4 would sit on an edge (block 64: 4.126953125 is 0.03 of a
+    # unit from 4.1269|4.1270); 3 would not tell 4.127 from the 4.125 of "forgot the second level"
+    decimals = next(k for k in (4, 5, 6) if safe_for_rounding(float(r.answer), k, 0.1))
     if ask_gb:
         value = float(nf4_bytes(n, blocksize=bs, dq_blocksize=dqb)) / 10**9
         wrongs = [

@@ -55,10 +55,15 @@ def max_batch(d: Draw) -> Problem:
     def with_hbm(h, x=X, n_params=N):
         return solve(n_params, S, x, Chip(hbm=h, origin={"hbm": "given"}), chips=chips).answer
 
-    gib = 80 * 2**30 if hw != "h200" else 141 * 2**30
+    gb = get_hardware(hw).hbm_bytes // 10**9  # the datasheet's figure, in GB
+    mib = get_hardware(hw).hbm("device") // 2**20  # what nvidia-smi reports, in MiB
     wrongs = [
-        Wrong("gb_for_gib", "read the capacity in GiB where GB (or MiB) are given",
-              "80 GB is 80·10⁹ bytes, not 80·2³⁰; nvidia-smi's MiB are 2²⁰ bytes.", with_hbm(gib)),
+        # issue 21: the slip quoted with the chip's own figure (H200: 141 GB), and only where GB are given
+        Wrong("gb_for_gib", "read the capacity in GiB where GB are given",
+              f"{gb} GB is {gb}·10⁹ bytes, not {gb}·2³⁰.", with_hbm(gb * 2**30)) if figure == "datasheet" else None,
+        Wrong("mib_as_mb", "read nvidia-smi's MiB as MB (10⁶ bytes)",
+              f"nvidia-smi's MiB are 2²⁰ = 1,048,576 bytes, not 10⁶: {mib:,} MiB = {mib * 2**20:,} bytes.",
+              with_hbm(mib * 10**6)) if figure == "device" else None,
         Wrong("datasheet_for_device", "used the datasheet figure where the device's is given",
               "The question gives what nvidia-smi reports; use it.", with_hbm(get_hardware(hw).hbm("datasheet")))
         if figure == "device" else None,
@@ -157,8 +162,9 @@ def compute_optimal(d: Draw) -> Problem:
     st = Doc()
     st.p(f"A training budget is $C = {sci(C)}$ FLOPs, with $C = 6ND$ ($N$ parameters, $D$ tokens).")
     if method == "rule-20":
-        st.p("Using the rule of thumb that compute-optimal training uses $D = 20N$ tokens, what is the compute-optimal "
-             "$N$? Give it in billions, rounded off to two decimal places.")
+        st.p("Using the rule of thumb that compute-optimal training uses $D = 20N$ tokens (a rounded reading of Hoffmann "
+             "et al. 2022, not their approach-3 fitted law; Besiroglu et al.'s 2024 refit of that law lands near it), what is "
+             "the compute-optimal $N$? Give it in billions, rounded off to two decimal places.")
     else:
         st.p("Chinchilla's fitted loss (Hoffmann et al. 2022, approach 3) is $L(N, D) = E + A/N^{\\alpha} + B/D^{\\beta}$ "
              "with $E = 1.69$, $A = 406.4$, $B = 410.7$, $\\alpha = 0.34$, $\\beta = 0.28$. "

@@ -101,16 +101,23 @@ def vit_params(d: Draw) -> Problem:
     elif d.level == 1:
         value = b["patch_embedding"] + b["cls_token"] + b["position_table"]
         ask = "the embeddings: patch projection (with bias), the [class] token and the learned position table"
+        # issue 21: three slips each cost exactly d; the judge names all three for that value
         wrongs = [Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too: N + 1 rows.",
                         value - dm),
-                  Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm - dm),
-                  Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm)]
+                  Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
+                  Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm),
+                  Wrong("no_cls_at_all", "forgot the [class] token and its position",
+                        "The [class] token is d parameters and has its own row of the position table: 2d in all.",
+                        value - 2 * dm)]
     else:
         value = r.answer
         ask = "the whole encoder (no classification head): embeddings, layers and the final layer norm"
         wrongs = [Wrong("no_biases", "forgot the biases of the attention and MLP", "ViT's linear layers all have biases.",
                         value - cfg.n_layers * (4 * dm + cfg.d_ff + dm)),
                   Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too.", value - dm),
+                  Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
+                  Wrong("no_patch_bias", "left out the patch projection's bias", "The patch projection has d biases.",
+                        value - dm),
                   Wrong("no_norms", "forgot the layer norms", "Two per layer and a final one, each 2d.",
                         value - b["layer_norms"] - b["final_norm"])]
     key = integer_key(value, unit="parameters")

@@ -56,7 +56,9 @@ from question_bank.grading.judge import (  # noqa: F401
     grade,
     invalid,
     misconception_range,
+    named,
     plain,
+    scale_slip,
 )
 from question_bank.grading.keys import (  # noqa: F401
     LETTERS,
@@ -66,6 +68,7 @@ from question_bank.grading.keys import (  # noqa: F401
     describe_key,
     fmt,
     integer_key,
+    key_factor,
     matrix_key,
     nat_key,
     plural,

@@ -61,7 +61,7 @@ def _audit_key(where: str, type_: str, key: Key, misconceptions: list[Misconcept
         v = grade(target, mv)
         if v.correct:
             out.append(f"{where}misconception {m.id!r} (value {mv!r}) is accepted as correct")
-        elif v.misconception is None or v.misconception.id != m.id:
+        elif v.misconception is None or m.id not in {x.id for x in v.misconceptions}:
             got = v.misconception.id if v.misconception else v.status
             out.append(f"{where}misconception {m.id!r} is diagnosed as {got!r}")
     return out

@@ -4,6 +4,7 @@ diagnosis, units, misconceptions)."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -14,6 +15,7 @@ from question_bank.grading.keys import (
     as_choice_set,
     describe_key,
     fmt,
+    key_factor,
     plural,
     range_digits,
     row_list,
@@ -70,6 +72,9 @@ class Verdict:
     label: str | None = None
     invalid: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: every typical mistake the answer equals (``misconception`` names them all at once when
+    #: there are several: see :func:`named`)
+    misconceptions: tuple[Misconception, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         m = self.misconception
@@ -85,6 +90,7 @@ class Verdict:
             "tol": self.tol,
             "cells": [list(r) for r in self.cells] if self.cells is not None else None,
             "misconception": None if m is None else {"id": m.id, "label": m.label, "feedback": m.feedback},
+            "misconceptions": [{"id": x.id, "label": x.label, "feedback": x.feedback} for x in self.misconceptions],
             "precision": self.precision,
             "follow_through": self.follow_through,
             "label": self.label,
@@ -118,7 +124,7 @@ class GivenUnit:
 
 def _byte_spelling(bit_unit: str) -> str:
     """The byte unit with the same prefix: Gbit -> GB, Gibit -> GiB, bits -> bytes."""
-    return "bytes" if bit_unit == "bits" else bit_unit.replace("bit", "B")
+    return "bytes" if bit_unit == "bits" else "B/s" if bit_unit == "bits/s" else bit_unit.replace("bit", "B")
 
 
 
@@ -131,12 +137,12 @@ def _with_unit(v: Verdict, key: Key, value: Any, given: GivenUnit | None) -> Ver
         return v
     key_unit = key.unit or given.key_dimension
     conv = f"{fmt(given.magnitude)} {given.unit} = {fmt(x)} {key_unit}"
-    if given.dimension == "bits" and given.key_dimension == "bytes":
+    if (given.dimension, given.key_dimension) in (("bits", "bytes"), ("bits/s", "bytes/s")):
         if v.correct:
             return replace(v, correct=False, score=0.0, status="wrong_unit", precision=None,
                            message=f"Not right: you answered in bits; the key is in bytes (÷ 8): {conv}.")
         if grade(key, x * 8).correct:  # the key's own number, with b typed for B
-            return replace(v, status="wrong_unit", misconception=None,
+            return replace(v, status="wrong_unit", misconception=None, misconceptions=(),
                            message=f"Not right: {given.unit} is bits, so {conv}; for bytes write "
                                    f"{_byte_spelling(given.unit)} (capital B).")
         return replace(v, message=f"{v.message} (You answered in bits: {conv}.)")
@@ -215,6 +221,86 @@ def _n_options(target: Any) -> int | None:
 
 
 
+_NUMBERED = ("", "One", "Two", "Three", "Four", "Five", "Six")
+
+
+def named(found: list[Misconception]) -> tuple[Misconception, str]:
+    """The misconception a verdict names, and its message, for the typical mistakes ``found``
+    that all give the student's value: one is named as itself; several are named together (one
+    :class:`Misconception` whose id joins theirs with ``+``, whose label joins their labels with
+    "or", and whose feedback gives each), since the grader cannot tell which one the student
+    made. This is the one place that happens, for every key type and every caller."""
+    seen: dict[str, Misconception] = {}
+    for m in found:
+        seen.setdefault(m.id, m)
+    ms = list(seen.values())
+    if len(ms) == 1:
+        return ms[0], f"Not right. {ms[0].feedback}"
+    count = _NUMBERED[len(ms)] if len(ms) < len(_NUMBERED) else str(len(ms))
+    feedback = (f"{count} typical mistakes give this same value; yours is one of them: "
+                + " ".join(f"({i}) {m.feedback}" for i, m in enumerate(ms, start=1)))
+    combined = Misconception("+".join(m.id for m in ms), " or ".join(m.label for m in ms), feedback, ms[0].value)
+    return combined, f"Not right. {feedback}"
+
+
+def _mistake(found: list[Misconception], score: float = 0.0, **base: Any) -> Verdict:
+    m, message = named(found)
+    ms = tuple(dict((x.id, x) for x in found).values())
+    return Verdict(False, score, "misconception", message, misconception=m, misconceptions=ms, **base)
+
+
+_POWER_WORDS = {3: "a thousand", 6: "a million", 9: "a billion", 12: "a trillion", 15: "10¹⁵"}
+#: 10³ⁿ slips looked for: n = ±1 … ±5 (a thousand up to 10¹⁵ either way)
+SCALE_SLIPS = tuple(k * s for k in (3, 6, 9, 12, 15) for s in (1, -1))
+
+
+def scale_slip(key: NumericKey | IntegerKey, exponent: int) -> Misconception:
+    """The named misconception of an answer ``10^exponent`` times the key (``exponent`` a
+    non-zero multiple of 3): a slip of the scale (thousands, millions, billions)."""
+    word = _POWER_WORDS.get(abs(exponent), f"10^{abs(exponent)}")
+    how = f"{word} times the answer" if exponent > 0 else f"the answer divided by {word}"
+    unit = (key.unit or "").split("(")[0].strip()
+    asked = f"The question asks for it in {unit}" if unit and unit not in ("parameters", "tokens") else \
+        "The question asks for the plain number in the unit it names"
+    return Misconception(
+        f"scale_slip_{'up' if exponent > 0 else 'down'}{abs(exponent)}",
+        f"off by a factor of 10^{exponent} (a slip of the scale)",
+        f"This is {how}: a slip of the scale (thousand, million, billion, trillion: each step is 10³). "
+        f"{asked}; count the zeros again.",
+        None,
+    )
+
+
+def _slip_of(v: float, fits: Any, key: NumericKey | IntegerKey) -> Misconception | None:
+    """The 10³ⁿ slip that ``v`` is (``fits(x)``: x is right), or None."""
+    if v == 0:
+        return None
+    for e in SCALE_SLIPS:
+        if fits(v / 10.0**e):
+            return scale_slip(key, e)
+    return None
+
+
+def _written_in_unit(written: str | None, factor: Fraction) -> str | None:
+    """``written`` (a full count as typed, ``12879925248`` or ``1.288e10``) with its digits
+    restated in the key's unit of ``factor`` (a power of ten): ``1.288e10`` for billions is
+    ``12.88`` (two decimals), so precision is judged in the asked unit."""
+    if written is None:
+        return None
+    m = re.fullmatch(r"\s*[+-]?(\d[\d,_]*)?(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*", written)
+    if not m or not (m.group(1) or m.group(2)):
+        return None
+    power = math.log10(factor) if factor > 0 else None
+    if power is None or not float(power).is_integer():
+        return None
+    places = len(m.group(2) or "") - int(m.group(3) or 0) + int(power)
+    if places < 0:
+        return None
+    mantissa = Decimal((m.group(1) or "0").replace(",", "").replace("_", "") + "." + (m.group(2) or "0"))
+    value = mantissa.scaleb(int(m.group(3) or 0) - int(power))
+    return f"{value:.{places}f}"
+
+
 def misconception_range(value: float, key: NumericKey) -> tuple[float, float]:
     """The answers that count as the misconception whose value is ``value``: the key's own rule
     around it (its NAT range at the key's decimals, or the key's width). Moodle's ranges for a
@@ -225,12 +311,38 @@ def misconception_range(value: float, key: NumericKey) -> tuple[float, float]:
     return value - width, value + width
 
 
-def _match_misconception_numeric(v: float, key: NumericKey, misconceptions: list[Misconception]) -> Misconception | None:
+def _match_misconception_numeric(v: float, key: NumericKey, misconceptions: list[Misconception]) -> list[Misconception]:
+    """Every misconception whose value ``v`` equals under the key's rule."""
+    found = []
     for m in misconceptions:
         mv = to_float(m.value)
         if mv is not None and in_range(v, *misconception_range(mv, key)):
-            return m
-    return None
+            found.append(m)
+    return found
+
+
+def _reading(v: float, key: NumericKey, misconceptions: list[Misconception]) -> tuple[float, Fraction | None]:
+    """The value a number typed for ``key`` stands for in the key's unit: itself, or, when the
+    key's unit is a scaled count (billions, GB, units of 10²⁰) and the number read as a full count
+    (``12879925248`` or ``1.288e10`` for 12.88 billion) is right, or is a typical mistake while the
+    number as typed is neither, or is much nearer the key, that count divided by the unit
+    (returned with the unit's factor)."""
+    factor = key_factor(key)
+    kv = float(key.value)
+    if factor is None or factor == 1 or v == 0:
+        return v, None
+    scaled = v / float(factor)
+    if in_range(v, key.lo, key.hi):
+        return v, None
+    if in_range(scaled, key.lo, key.hi):
+        return scaled, factor
+    if _match_misconception_numeric(v, key, misconceptions):
+        return v, None
+    if _match_misconception_numeric(scaled, key, misconceptions):
+        return scaled, factor
+    if kv != 0 and (v > 0) == (kv > 0) and abs(math.log(abs(scaled / kv))) < abs(math.log(abs(v / kv))):
+        return scaled, factor
+    return v, None
 
 
 
@@ -251,9 +363,18 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
     v = to_float(value)
     if v is None:
         return invalid("expected a single number", key, accepted)
+    typed = v
+    v, factor = _reading(v, key, misconceptions)
+    if factor is not None:  # a full count for a key in a scaled unit: digits count in that unit
+        written = _written_in_unit(written, factor)
     wd = decimals_written(written)
     if in_range(v, key.lo, key.hi):
         precision, msg = None, "Correct."
+        if factor is not None:  # say how the full count was read
+            count = f"{typed:,.0f}" if float(typed).is_integer() and abs(typed) < 1e15 else f"{typed:g}"
+            shown = fmt(round_half_up(v, d), d) if d is not None else fmt(v)
+            unit = key.unit or (f"in units of 10^{key.scale}" if key.scale else "in the unit asked")
+            msg = f"Correct: {count} is {shown} {unit}."
         if d is not None and wd is not None and wd != d:
             shown = fmt(round_half_up(key.value, d), d)
             if wd > d:
@@ -263,9 +384,9 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
                 precision = "fewer_digits"
                 msg = f"Correct value, but the question asks for {plural(d)}: write {shown}."
         return Verdict(True, 1.0, "correct", msg, precision=precision, **base)
-    m = _match_misconception_numeric(v, key, misconceptions)
-    if m is not None:
-        return Verdict(False, 0.0, "misconception", f"Not right. {m.feedback}", misconception=m, **base)
+    found = _match_misconception_numeric(v, key, misconceptions)
+    if found:
+        return _mistake(found, **base)
     if d is not None:
         # too few digits: the exact value rounded to fewer decimals than asked
         for k in range(0, d):
@@ -291,6 +412,10 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
                 f"{fmt(round_half_up(key.value, d), d)}.",
                 precision="rounded_wrongly", **base,
             )
+    slip = _slip_of(v, lambda x: in_range(x, key.lo, key.hi), key) or (
+        _slip_of(typed, lambda x: in_range(x, key.lo, key.hi), key) if typed != v else None)
+    if slip is not None:
+        return _mistake([slip], **base)
     return Verdict(False, 0.0, "wrong", "Not right.", **base)
 
 
@@ -316,10 +441,13 @@ def _grade_integer(key: IntegerKey, value: Any, misconceptions: list[Misconcepti
     probe = exact if exact is not None else v
     if same(probe, key.value):
         return Verdict(True, 1.0, "correct", "Correct.", **base)
-    for m in misconceptions:
-        mv = to_float(m.value)
-        if mv is not None and (same(probe, int(round(mv))) if float(mv).is_integer() else abs(v - mv) <= 1e-9 * abs(mv)):
-            return Verdict(False, 0.0, "misconception", f"Not right. {m.feedback}", misconception=m, **base)
+    found = [m for m in misconceptions if (mv := to_float(m.value)) is not None
+             and (same(probe, int(round(mv))) if float(mv).is_integer() else abs(v - mv) <= 1e-9 * abs(mv))]
+    if found:
+        return _mistake(found, **base)
+    slip = _slip_of(v, lambda x: abs(x - key.value) <= 0.005 * abs(key.value), key) if key.value else None
+    if slip is not None:
+        return _mistake([slip], **base)
     if key.value and abs(v - key.value) <= 0.01 * abs(key.value):
         return Verdict(
             False, 0.0, "close",
@@ -383,6 +511,7 @@ def _grade_matrix(key: MatrixKey, value: Any, misconceptions: list[Misconception
     good = sum(sum(r) for r in cells)
     if good == n:
         return Verdict(True, 1.0, "correct", "Correct: every entry is right.", cells=cells, **base)
+    found = []
     for m in misconceptions:
         mrows = m.value
         try:
@@ -394,7 +523,9 @@ def _grade_matrix(key: MatrixKey, value: Any, misconceptions: list[Misconception
         except (TypeError, ValueError):
             ok = False
         if ok:
-            return Verdict(False, good / n, "misconception", f"Not right. {m.feedback}", cells=cells, misconception=m, **base)
+            found.append(m)
+    if found:
+        return _mistake(found, good / n, cells=cells, **base)
     wrong = [f"({i + 1},{j + 1})" for i, r in enumerate(cells) for j, c in enumerate(r) if not c]
     if len(key.value) == len(key.value[0]) and any(
         key.value[i][j] != key.value[j][i] for i in range(len(key.value)) for j in range(len(key.value))
@@ -422,10 +553,9 @@ def _grade_choice(
         return invalid(f"there are only {n} options, ({LETTERS[0]}) to ({LETTERS[n - 1]})", key, accepted)
     if chosen == key.correct:
         return Verdict(True, 1.0, "correct", "Correct.", **base)
-    for m in misconceptions:
-        ms = as_choice_set(m.value)
-        if ms is not None and ms == chosen:
-            return Verdict(False, 0.0, "misconception", f"Not right. {m.feedback}", misconception=m, **base)
+    found = [m for m in misconceptions if (ms := as_choice_set(m.value)) is not None and ms == chosen]
+    if found:
+        return _mistake(found, **base)
     if len(key.correct) > 1 and chosen < key.correct:
         return Verdict(False, 0.0, "wrong", "Not right: some correct options are missing (all must be chosen).", **base)
     return Verdict(False, 0.0, "wrong", "Not right.", **base)

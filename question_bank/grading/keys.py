@@ -4,6 +4,7 @@ stated, and when two answers would be graded alike."""
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
@@ -21,18 +22,58 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 
-def nat_key(value: float, decimals: int, unit: str = "") -> NumericKey:
+def nat_key(value: float, decimals: int, unit: str = "", scale: int = 0) -> NumericKey:
     """The NAT key for "round off to ``decimals`` decimal places": ``[r − ½·10⁻ᵈ, r + ½·10⁻ᵈ]``
     around ``r = round_half_up(value, decimals)``, both roundings when the value sits on a
-    boundary (see the module docstring and :func:`nat_range`)."""
+    boundary (see the module docstring and :func:`nat_range`). ``scale``: the power of ten one
+    unit of the answer stands for when ``unit`` does not say it (20 for "in units of 10²⁰
+    FLOPs"), so that the full count is accepted too (:func:`key_factor`)."""
     if decimals < 0:
         raise ValueError("decimals must be >= 0")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"a NAT key needs a finite value, got {value}")
     lo, hi = nat_range(value, decimals)
-    return NumericKey(value=value, lo=lo, hi=hi, decimals=decimals, unit=unit)
+    return NumericKey(value=value, lo=lo, hi=hi, decimals=decimals, unit=unit, scale=scale)
 
+
+
+#: Words that scale a count ("billion parameters", "million tokens").
+SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SI_POWER = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BIN_POWER = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50}
+_SI_UNIT = re.compile(r"([KkMGTPE]?)(B|bytes|FLOPs?|FLOP|B/s|FLOP/s)")
+_BIN_UNIT = re.compile(r"([KMGTP])iB(/s)?")
+
+
+def key_factor(key: Key) -> Fraction | None:
+    """How many of the counted things (parameters, tokens, bytes, FLOPs, bytes/s, FLOP/s) one
+    unit of the answer stands for: 10⁹ for "billion parameters" and for GB, 2³⁰ for GiB, 10²⁰
+    for a key whose ``scale`` is 20 ("give C in units of 10²⁰ FLOPs"), 1 for a plain count; None
+    for a unit that is not a scaled count (ms, %, days, PF-days, FLOP/byte).
+
+    The reader uses it to read ``12.88B`` as 12.88 for a key in billions, and the judge to
+    accept the full count (``12,879,925,248``, ``1.288e10``) for it."""
+    if isinstance(key, NumericKey) and key.scale:
+        return Fraction(10) ** key.scale
+    unit = getattr(key, "unit", None)
+    if unit is None:
+        return None
+    word = unit.split("(")[0].strip()
+    if not word:
+        return Fraction(1)
+    first = word.split()[0]
+    if first.lower() in SCALE_WORDS:
+        return Fraction(10) ** SCALE_WORDS[first.lower()]
+    m = _SI_UNIT.fullmatch(first)
+    if m:
+        return Fraction(10) ** _SI_POWER[m.group(1)]
+    m = _BIN_UNIT.fullmatch(first)
+    if m:
+        return Fraction(2) ** _BIN_POWER[m.group(1)]
+    if first in ("parameters", "params", "tokens", "sequences", "chips", "bits", "rows", "bytes", "FLOPs", "×"):
+        return Fraction(1)
+    return None
 
 
 def integer_key(value: int, unit: str = "", rel_tol: float = 0.0) -> IntegerKey:

@@ -48,7 +48,7 @@ def grade_parts(problem: Problem, answers: dict[str, Any], *, written: dict[str,
             except Exception:  # noqa: BLE001 - an unusable earlier answer simply gives no follow-through
                 fkey = None
             if fkey is not None:
-                fv = grade(fkey, ans, written=written.get(part.label))
+                fv = _grade_either(part.key, fkey, ans, written.get(part.label))
                 if fv.correct:
                     given = [f"({lab})" for lab, pv in out.items() if not pv.correct or pv.follow_through]
                     slips = [f"({lab})" for lab, pv in out.items() if not pv.correct]
@@ -99,7 +99,7 @@ def _carried_rounding(part: Part, ans: Any, v: Verdict, earlier: dict[str, Any],
             fkey = part.follow(basis)  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - an unusable basis simply gives nothing
             continue
-        fv = grade(fkey, ans, written=written)
+        fv = _grade_either(part.key, fkey, ans, written)
         if fv.correct:
             shown = ", ".join(f"({pt.label})" for pt in before)
             return replace(fv, label=part.label, expected=v.expected, precision="carried_rounding",
@@ -107,6 +107,23 @@ def _carried_rounding(part: Part, ans: Any, v: Verdict, earlier: dict[str, Any],
                                    "differs in the last places only because of that rounding).")
     return v
 
+
+
+def _grade_either(key: Key, fkey: Key, ans: Any, written: str | None) -> Verdict:
+    """``ans`` against ``fkey`` (what follows from the earlier answers); for a matrix, each entry
+    right against either ``fkey`` or the exact ``key`` counts (a student who carries rounded
+    weights into A·V but writes the plain 2 where every value averaged is 2)."""
+    fv = grade(fkey, ans, written=written)
+    if fv.correct or not (isinstance(key, MatrixKey) and isinstance(fkey, MatrixKey)):
+        return fv
+    kv = grade(key, ans)
+    if fv.cells is None or kv.cells is None:
+        return fv
+    cells = tuple(tuple(a or b for a, b in zip(r1, r2, strict=True)) for r1, r2 in zip(fv.cells, kv.cells, strict=True))
+    if all(all(r) for r in cells):
+        return replace(fv, correct=True, score=1.0, status="correct", cells=cells, misconception=None,
+                       misconceptions=(), message="Correct: every entry is right.")
+    return fv
 
 
 def total_score(verdicts: dict[str, Verdict] | list[Verdict]) -> float:

@@ -2,7 +2,9 @@
 the layers really hold (sliding window, latent attention), and the parameters its FLOPs use.
 
 A dense model reads every weight once per step. A mixture-of-experts layer reads the router,
-its shared experts and only the routed experts that at least one of the batch's B tokens picked.
+its shared experts and only the routed experts that at least one of the batch's B tokens picked;
+a mixture-of-experts model's (untied) input embedding is a lookup, read one row per token of the
+batch (B·d_model values), while its LM head reads its whole matrix (issue 21).
 Under uniform routing (each token picks a uniformly random set of k of the E experts,
 independently of the other tokens) an expert is missed by one token with probability 1 − k/E,
 so the expected number of distinct experts per layer is
@@ -93,13 +95,24 @@ def model_read(cfg: ModelConfig, batch: int, context: int, weight_dtype: str = "
     per_expert = Fraction(routed_all, moe_layers * E) if moe_layers else Fraction(0)
     touched = {"expected": expected_distinct_experts(E, k, batch), "worst": Fraction(worst_case_experts(E, k, batch)),
                "all": Fraction(E)}[experts]
-    read_params = pb.total - routed_all + moe_layers * touched * per_expert
+    # issue 21: the input embedding is a lookup (as `qkv models show` calls it): a step reads one row
+    # (d_model values) per token of the batch, not the whole table; a tied table is read whole by the LM head
+    table = 0 if cfg.tied_embeddings else next((c.count for c in pb.components if c.name == "token_embedding"), 0)
+    rows = min(batch, table // cfg.d_model) * cfg.d_model if table else 0
+    read_params = pb.total - routed_all - table + rows + moe_layers * touched * per_expert
     rule = {"expected": "E·(1 − (1 − k/E)^B) experts per layer (uniform routing, expected)",
             "worst": "min(E, B·k) experts per layer (worst case)",
             "all": "all E experts per layer (dense reading, an upper bound)"}[experts]
     conv["experts"] = rule
     conv["flops"] = f"2 per multiply-add on the active parameters (top_k = {k} of E = {E} routed experts)"
-    formula = "weight bytes = (N − N_routed + L_M · experts_read · N_expert) · w"
-    sub = (f"({pb.total:,} − {routed_all:,} + {moe_layers} × {float(touched):.6g} × {per_expert}) × {w}")
+    conv["embedding"] = ("the input embedding is a lookup: one row of d_model values per token is read"
+                         if table else "the embedding table is tied to the LM head, which reads it whole")
+    if table:
+        formula = "weight bytes = (N − N_routed − N_embedding + B·d_model + L_M · experts_read · N_expert) · w"
+        sub = (f"({pb.total:,} − {routed_all:,} − {table:,} + {batch} × {cfg.d_model} + {moe_layers} × "
+               f"{float(touched):.6g} × {per_expert}) × {w}")
+    else:
+        formula = "weight bytes = (N − N_routed + L_M · experts_read · N_expert) · w"
+        sub = (f"({pb.total:,} − {routed_all:,} + {moe_layers} × {float(touched):.6g} × {per_expert}) × {w}")
     return ModelRead(read_params * w, formula, sub, Fraction(kv.bytes), f"KV bytes = {kv.formula}",
                      " + ".join(i.formula for i in kv.items) or "0", pb.active, touched, conv)

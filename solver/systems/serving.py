@@ -34,7 +34,12 @@ from solver.units import GB, GiB, dtype_bytes
 
 #: Hoffmann et al. 2022 (Chinchilla), §3.3 eq. (10): approach 3's fitted parametric loss
 CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
-OPTIMAL_METHODS = ("fitted", "rule-20")
+#: Besiroglu, Erdil, Barnett and You 2024, "Chinchilla Scaling: A replication attempt" (arXiv:2404.10102,
+#: Table 1): approach 3 refitted to data read off Hoffmann et al.'s Figure 4. Its optimum is close to the
+#: 20 tokens per parameter rule; the published fit above gives several times fewer tokens per parameter.
+BESIROGLU_FIT = {"E": 1.8172, "A": 482.01, "B": 2085.43, "alpha": 0.3478, "beta": 0.3658}
+OPTIMAL_METHODS = ("fitted", "besiroglu", "rule-20")
+FITS = {"fitted": CHINCHILLA_FIT, "besiroglu": BESIROGLU_FIT}
 
 
 def _int(name: str, value, minimum: int = 1) -> int:
@@ -222,9 +227,10 @@ def speculative(alpha: float, gamma: int, *, cost: float | None = None, max_gamm
 # ---------------------------------------------------------------------------------------
 
 
-def chinchilla_loss(params: float, tokens: float) -> float:
-    """L(N, D) = E + A/N^α + B/D^β with the fitted constants of approach 3 (Hoffmann et al. 2022, eq. 10)."""
-    f = CHINCHILLA_FIT
+def chinchilla_loss(params: float, tokens: float, fit: dict[str, float] | None = None) -> float:
+    """L(N, D) = E + A/N^α + B/D^β with the fitted constants of approach 3 (Hoffmann et al. 2022, eq. 10),
+    or those of ``fit`` (:data:`BESIROGLU_FIT`)."""
+    f = fit or CHINCHILLA_FIT
     return f["E"] + f["A"] / params ** f["alpha"] + f["B"] / tokens ** f["beta"]
 
 
@@ -232,13 +238,15 @@ def compute_optimal(compute: float, *, method: str = "fitted") -> Result:
     """N and D for a budget C = 6·N·D: the fitted law's minimum, or the 20-tokens-per-parameter rule."""
     C = _pos("compute", compute)
     if method not in OPTIMAL_METHODS:
-        raise SolverInputError(f"must be fitted or rule-20 (got {method!r})", param="method")
-    f = CHINCHILLA_FIT
+        raise SolverInputError(f"must be one of {', '.join(OPTIMAL_METHODS)} (got {method!r})", param="method")
+    f = FITS.get(method, CHINCHILLA_FIT)
     r = Result(answer=None, unit="parameters", convention={
         "compute": "C = 6·N·D (2 forward + 4 backward FLOPs per parameter per token)",
-        "method": ("the fitted parametric loss of Hoffmann et al. 2022 (approach 3, eq. 10): E = 1.69, A = 406.4, "
-                   "B = 410.7, α = 0.34, β = 0.28" if method == "fitted"
-                   else "the rule of thumb D ≈ 20·N (not a fit: a rounded reading of the paper's tables)")})
+        "method": {"fitted": "the fitted parametric loss of Hoffmann et al. 2022 (approach 3, eq. 10): E = 1.69, "
+                             "A = 406.4, B = 410.7, α = 0.34, β = 0.28",
+                   "besiroglu": "Besiroglu et al. 2024's refit of approach 3 (arXiv:2404.10102, Table 1): E = 1.8172, "
+                                "A = 482.01, B = 2085.43, α = 0.3478, β = 0.3658",
+                   "rule-20": "the rule of thumb D ≈ 20·N (not a fit: a rounded reading of the paper's tables)"}[method]})
     if method == "rule-20":
         N = r.step("N = √(C / 120)   (C = 6·N·20N)", f"√({fmt(C)} / 120)", math.sqrt(C / 120), "parameters")
         D = r.step("D = 20·N", f"20 × {fmt(N)}", 20 * N, "tokens")
@@ -250,7 +258,7 @@ def compute_optimal(compute: float, *, method: str = "fitted") -> Result:
                    "parameters")
         D = r.step("D_opt = (C/6) / N_opt", f"({fmt(C)}/6) / {fmt(N)}", C / 6 / N, "tokens")
     loss = r.step("L(N, D) = E + A/N^α + B/D^β", f"{f['E']} + {f['A']}/{fmt(N)}^{f['alpha']} + {f['B']}/{fmt(D)}^{f['beta']}",
-                  chinchilla_loss(N, D), "nats/token")
+                  chinchilla_loss(N, D, f), "nats/token")
     r.answer = N
     r.breakdown.update(params=N, tokens=D, tokens_per_param=D / N, loss=loss, method=method)
     return r

@@ -72,8 +72,10 @@ def train(params: int, *, tokens: int | None = None, compute: float | None = Non
 def kaplan_forward_flops(n_params: int, n_layer: int, n_ctx: int, d_attn: int) -> Result:
     """Kaplan et al. (2020): forward FLOPs per token C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn.
 
-    N counts non-embedding parameters; the second term is attention's QKᵀ and A·V (with the
-    causal mask, each of n_ctx/2 keys on average, hence 2, not 4).
+    N counts non-embedding parameters; the second term is Kaplan et al.'s Table 1 row for attention
+    (the QKᵀ logits: 2 FLOPs per multiply-add over n_ctx keys of d_attn). The paper says nothing of a
+    causal average; the reading that QKᵀ and A·V over n_ctx/2 keys on average give the same
+    2·n_layer·n_ctx·d_attn is ours, not theirs (issue 21).
     """
     N, L = _pos("params", n_params, integer=True), _pos("n_layer", n_layer, integer=True)
     T, d = _pos("n_ctx", n_ctx, integer=True), _pos("d_attn", d_attn, integer=True)

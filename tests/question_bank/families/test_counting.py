@@ -52,7 +52,7 @@ def test_sound(fid):
         assert p.misconceptions, f"{p.id}: no misconception to diagnose"
         for m in p.misconceptions:
             v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) else m.value)
-            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+            assert not v.correct and m.id in {x.id for x in v.misconceptions}, (p.id, m.id)
         last = p.solution_text.strip().splitlines()[-1]
         assert last.startswith("Answer"), p.id
         if isinstance(p.key, IntegerKey):
@@ -277,20 +277,20 @@ def test_pin_params_mha():
     """d = 512, h = 16, no biases: 4·512² = 4 × 262,144 = 1,048,576 (with biases + 4·512 = 1,050,624)."""
     p = easy("counting.params_mha")
     assert (p.given["d_model"], p.given["bias"]) == (512, False)
-    assert grade(p, 1_048_576).correct and grade(p, 1_050_624).misconception.id == "counted_biases"
+    assert grade(p, 1_048_576).correct and "counted_biases" in grade(p, 1_050_624).misconception.id.split("+")
 
 
 def test_pin_params_ffn():
     """d = 512, d_ff = 2048, GELU with biases: 2·512·2048 + 2048 + 512 = 2,097,152 + 2,560 = 2,099,712."""
     p = easy("counting.params_ffn")
     assert (p.given["d_model"], p.given["ffn"], p.given["bias"]) == (512, "gelu", True)
-    assert grade(p, 2_099_712).correct and grade(p, 2_097_152).misconception.id == "forgot_biases"
+    assert grade(p, 2_099_712).correct and "forgot_biases" in grade(p, 2_097_152).misconception.id.split("+")
 
 
 def test_pin_params_norm():
     """One LayerNorm over 768: γ and β, 2·768 = 1,536; γ only (768) is the diagnosed slip."""
     p = easy("counting.params_norm")
-    assert grade(p, 1536).correct and grade(p, 768).misconception.id == "layernorm_without_beta"
+    assert grade(p, 1536).correct and "layernorm_without_beta" in grade(p, 768).misconception.id.split("+")
 
 
 def test_pin_params_layer():
@@ -298,7 +298,7 @@ def test_pin_params_layer():
     FFN 2·768·3072 = 4,718,592; two LayerNorms 2·768 = 1,536; total 7,079,424 (without the norms 7,077,888)."""
     p = easy("counting.params_layer")
     assert p.given["kind"] == "encoder" and not p.given["bias"] and grade(p, 7_079_424).correct
-    assert grade(p, 7_077_888).misconception.id == "forgot_norm_params"
+    assert "forgot_norm_params" in grade(p, 7_077_888).misconception.id.split("+")
 
 
 def test_pin_params_model():
@@ -307,21 +307,21 @@ def test_pin_params_model():
     tied head again adds 25,600,000 → 63,787,520."""
     p = easy("counting.params_model")
     assert p.given["config"]["vocab_size"] == 50000 and p.given["config"]["pos"] == "rope"
-    assert grade(p, 38_187_520).correct and grade(p, 63_787_520).misconception.id == "tied_counted_twice"
+    assert grade(p, 38_187_520).correct and "tied_counted_twice" in grade(p, 63_787_520).misconception.id.split("+")
 
 
 def test_pin_params_lora():
     """d = 2048, L = 32, r = 4 on W_Q, W_V: 4·(2048 + 2048) = 16,384 per matrix × 2 × 32 = 1,048,576;
     A or B only: 524,288."""
     p = easy("counting.params_lora")
-    assert grade(p, 1_048_576).correct and grade(p, 524_288).misconception.id == "one_factor_only"
+    assert grade(p, 1_048_576).correct and "one_factor_only" in grade(p, 524_288).misconception.id.split("+")
 
 
 def test_pin_params_kv_proj():
     """d = 1024, h = 32 (d_h = 32), 8 K/V heads: W_K, W_V are 1024 × 256: 2 × 262,144 = 524,288; with n_heads
     2 × 1024² = 2,097,152."""
     p = easy("counting.params_kv_proj")
-    assert grade(p, 524_288).correct and grade(p, 2_097_152).misconception.id == "used_n_heads"
+    assert grade(p, 524_288).correct and "used_n_heads" in grade(p, 2_097_152).misconception.id.split("+")
 
 
 def test_pin_flops_attention():
@@ -329,7 +329,7 @@ def test_pin_flops_attention():
     multiply-adds 1024²·512 = 536,870,912."""
     p = easy("counting.flops_attention")
     assert p.given["ask"] == "av"
-    assert grade(p, 1_073_741_824).correct and grade(p, 536_870_912).misconception.id == "macs_vs_flops"
+    assert grade(p, 1_073_741_824).correct and "macs_vs_flops" in grade(p, 536_870_912).misconception.id.split("+")
 
 
 def test_pin_flops_forward():
@@ -343,7 +343,7 @@ def test_pin_flops_forward():
 def test_pin_flops_training():
     """N = 125M, D = 300B: 6 × 1.25e8 × 3e11 = 2.25e20 → 2.25 (×10²⁰); 2ND = 0.75."""
     p = easy("counting.flops_training")
-    assert grade(p, 2.25).correct and grade(p, 0.75).misconception.id == "forgot_backward"
+    assert grade(p, 2.25).correct and "forgot_backward" in grade(p, 0.75).misconception.id.split("+")
 
 
 def test_pin_attention_vs_rnn():
@@ -354,13 +354,13 @@ def test_pin_attention_vs_rnn():
     (ci,) = p.key.correct
     assert (p.given["n"], p.given["d"]) == (128, 2048)
     assert p.options[ci] == "Self-attention is cheaper: the RNN needs 16 times its FLOPs"
-    assert grade(p, p.options.index("Self-attention is cheaper: the RNN needs 8 times its FLOPs")).misconception.id == "only_w_hh"
+    assert "only_w_hh" in grade(p, p.options.index("Self-attention is cheaper: the RNN needs 8 times its FLOPs")).misconception.id.split("+")
 
 
 def test_pin_attention_memory():
     """B = 4, h = 12, n = 4096, fp16: 4·12·4096²·2 = 1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
     p = easy("counting.attention_memory")
-    assert grade(p, 1.50).correct and grade(p, 1.61).misconception.id == "gb_vs_gib"
+    assert grade(p, 1.50).correct and "gb_vs_gib" in grade(p, 1.61).misconception.id.split("+")
 
 
 def test_pin_kv_cache():
@@ -368,7 +368,7 @@ def test_pin_kv_cache():
     = 6.71 GB; K only 3.36. (Seed 0's first draw, 1.00 GiB, is drawn again: a key of 1 is a blind guess, issue 12.)"""
     p = easy("counting.kv_cache")
     assert 2 * 40 * 4 * 2048 * 40 * 128 * 2 == 6_710_886_400
-    assert grade(p, 6.71).correct and grade(p, 3.36).misconception.id == "forgot_k_and_v"
+    assert grade(p, 6.71).correct and "forgot_k_and_v" in grade(p, 3.36).misconception.id.split("+")
 
 
 def test_pin_training_memory():
@@ -376,14 +376,14 @@ def test_pin_training_memory():
     bf16 weights only 2N = 26.03 GB."""
     p = easy("counting.training_memory")
     assert p.given["params"] == 13_015_864_320 and grade(p, 208.25).correct
-    assert grade(p, 26.03).misconception.id == "weights_only" and grade(p, 193.95).misconception.id == "gb_vs_gib"
+    assert "weights_only" in grade(p, 26.03).misconception.id.split("+") and "gb_vs_gib" in grade(p, 193.95).misconception.id.split("+")
 
 
 def test_pin_chinchilla():
     """N = 65B, D = 20N = 1.3e12: C = 6·6.5e10·1.3e12 = 5.07e23 → 5.07 (×10²³); with 2N: 1.69."""
     p = easy("scaling.chinchilla")
     assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 23
-    assert grade(p, 5.07).correct and grade(p, 1.69).misconception.id == "forgot_backward"
+    assert grade(p, 5.07).correct and "forgot_backward" in grade(p, 1.69).misconception.id.split("+")
 
 
 def test_families_import_no_torch():

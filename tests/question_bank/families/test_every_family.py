@@ -45,7 +45,7 @@ def test_family_is_sound(fid):
         assert audit_problem(p) == [], p.id
         for m in p.misconceptions:
             v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) and isinstance(m.value, int) else m.value)
-            assert not v.correct and v.misconception.id == m.id
+            assert not v.correct and m.id in {x.id for x in v.misconceptions}
 
 
 @pytest.mark.parametrize("fid", sorted(FAMS))
@@ -317,7 +317,7 @@ def test_pin_heads():
     """d_model = 1024, h = 4: d_k = 1024/4 = 256."""
     p = gen("attention.heads")
     assert (p.given["d_model"], p.given["n_heads"]) == (1024, 4) and grade(p, 256).correct
-    assert grade(p, 1024).misconception.id == "used_d_model"
+    assert "used_d_model" in grade(p, 1024).misconception.id.split("+")
 
 
 def test_pin_softmax_temperature():
@@ -329,7 +329,7 @@ def test_pin_softmax_temperature():
 def test_pin_variance():
     """d_k = 64, unit variances: Var(q·k) = 64."""
     p = gen("attention.variance_qk")
-    assert p.given["d_k"] == 64 and grade(p, 64).correct and grade(p, 8).misconception.id == "std_for_variance"
+    assert p.given["d_k"] == 64 and grade(p, 64).correct and "std_for_variance" in grade(p, 8).misconception.id.split("+")
 
 
 def test_pin_why_sqrt_dk():
@@ -361,7 +361,7 @@ def test_pin_layernorm():
     p = gen("normalisation.layernorm")
     assert p.given["x"] == [1, 6, 3, -2] and grade(p, [[-0.34, 1.37, 0.34, -1.37]]).correct
     # unbiased: σ² = 34/3, σ = 3.3665: [−0.30, 1.19, 0.30, −1.19]
-    assert grade(p, [[-0.30, 1.19, 0.30, -1.19]]).misconception.id == "unbiased_variance"
+    assert "unbiased_variance" in grade(p, [[-0.30, 1.19, 0.30, -1.19]]).misconception.id.split("+")
 
 
 def test_pin_rmsnorm():
@@ -374,7 +374,7 @@ def test_pin_bert():
     """512 tokens, positions in the MLM loss: 0.15 × 512 = 76.8; only the [MASK] ones, 0.8 × 76.8 = 61.44."""
     p = gen("pretraining.bert_masking")
     assert (p.given["n_tokens"], p.given["ask"]) == (512, "selected") and grade(p, 76.8).correct
-    assert grade(p, 61.44).misconception.id == "loss_on_mask_only"
+    assert "loss_on_mask_only" in grade(p, 61.44).misconception.id.split("+")
 
 
 def test_pin_complexity():

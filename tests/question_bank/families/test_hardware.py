@@ -34,7 +34,7 @@ def test_sound(fid):
         assert p.misconceptions, p.id
         for m in p.misconceptions:
             v = grade(p, {m.value} if isinstance(p.key, ChoiceKey) else m.value)
-            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+            assert not v.correct and m.id in {x.id for x in v.misconceptions}, (p.id, m.id)
         assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
         if p.type == "mcq":
             assert len(set(p.options)) == 4 and len(set(map(tuple, p.given["option_values"]))) == 4
@@ -145,7 +145,7 @@ def test_pin_matmul_bound():
 def test_pin_critical_intensity():
     """A100 80GB: 624/2 = 312 TFLOP/s dense over 2.039 TB/s = 153.016 → 153.0; the sparse 624 gives 306.0."""
     p = easy("hardware.critical_intensity")
-    assert grade(p, 153.0).correct and grade(p, 306.0).misconception.id == "sparse_peak"
+    assert grade(p, 153.0).correct and "sparse_peak" in grade(p, 306.0).misconception.id.split("+")
 
 
 def test_pin_decode_step():
@@ -157,30 +157,30 @@ def test_pin_decode_step():
     18,778,431,488 / 4.8e12 = 3.912 ms → 3.91; all 8192 positions (window ignored) 23,073,398,784 / 4.8e12 = 4.81."""
     p = FAMILIES["hardware.decode_step"].generate(146, "medium")
     assert (p.given["model"], p.given["hw"], p.given["chips"]) == ("mistral-7b", "h100-sxm", 1) and grade(p, 4.36).correct
-    assert grade(p, 4.32).misconception.id == "forgot_kv_cache"
+    assert "forgot_kv_cache" in grade(p, 4.32).misconception.id.split("+")
     p = FAMILIES["hardware.decode_step"].generate(31, "medium")
     assert (p.given["model"], p.given["hw"], p.given["batch"], p.given["context"]) == ("mistral-7b", "h200", 8, 8192)
-    assert grade(p, 3.91).correct and grade(p, 4.81).misconception.id == "window_ignored"
+    assert grade(p, 3.91).correct and "window_ignored" in grade(p, 4.81).misconception.id.split("+")
 
 
 def test_pin_gpu_days():
     """70B on 15T tokens: C = 6.3e24; 512 A100 × 312e12 × 0.4 × 86,400 = 5.52075e21 FLOPs/day → 1141.15 days;
     with the sparse peak 570.57; ignoring the MFU (× 0.4) 456.46."""
     p = easy("hardware.gpu_days")
-    assert grade(p, 1141.15).correct and grade(p, 570.57).misconception.id == "sparse_peak"
-    assert grade(p, 456.46).misconception.id == "forgot_mfu"
+    assert grade(p, 1141.15).correct and "sparse_peak" in grade(p, 570.57).misconception.id.split("+")
+    assert "forgot_mfu" in grade(p, 456.46).misconception.id.split("+")
 
 
 def test_pin_zero_memory():
     """Ψ = 13B, 64 GPUs, stage 3: 16 × 13e9 / 64 = 3.25e9 bytes = 3.25 GB; no ZeRO 16 × 13 = 208 GB;
     stage 1's 4 × 13 + 12 × 13/64 = 54.44 GB."""
     p = easy("hardware.zero_memory")
-    assert grade(p, 3.25).correct and grade(p, 208.0).misconception.id == "no_sharding"
-    assert grade(p, 54.44).misconception.id == "stage_1_partitioning"
+    assert grade(p, 3.25).correct and "no_sharding" in grade(p, 208.0).misconception.id.split("+")
+    assert "stage_1_partitioning" in grade(p, 54.44).misconception.id.split("+")
 
 
 def test_pin_min_chips():
     """GPT-3 175B (174,604,259,328 parameters) in int8 on H100 80GB: 174.6 GB / 80 GB = 2.18 → 3 chips;
     8 bytes (bits) per weight → 1,396.8 GB / 80 = 17.46 → 18."""
     p = easy("hardware.min_chips")
-    assert grade(p, 3).correct and grade(p, 18).misconception.id == "bits_as_bytes"
+    assert grade(p, 3).correct and "bits_as_bytes" in grade(p, 18).misconception.id.split("+")

@@ -48,7 +48,7 @@ def test_sound(fid):
         assert len(p.misconceptions) >= 2, p.id
         for m in p.misconceptions:
             v = grade(p, m.value)
-            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+            assert not v.correct and m.id in {x.id for x in v.misconceptions}, (p.id, m.id)
         assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
         for word in ("round", "FLOP" if p.key.unit not in ("GB", "GiB", "MB", "MiB") else "bytes"):
             assert word.lower() in p.statement_text.lower(), (p.id, word)
@@ -145,14 +145,14 @@ def test_pin_prefill_time():
     / (989.5e12 × 0.45 = 4.45275e14) = 0.239169 s → 239.17 ms. Sparse peak: 119.58; MFU ignored: 107.63."""
     p = easy("hardware.prefill_time")
     assert grade(p, 239.17).correct
-    assert grade(p, 119.58).misconception.id == "sparse_peak" and grade(p, 107.63).misconception.id == "forgot_mfu"
+    assert "sparse_peak" in grade(p, 119.58).misconception.id.split("+") and "forgot_mfu" in grade(p, 107.63).misconception.id.split("+")
 
 
 def test_pin_decode_attention_intensity():
     """MHA, B = 16, S = 256, N = G = 64, H = 64, bf16: FLOPs 4·16·64·256·64 = 67,108,864; bytes
     2·(2·16·64·64 + 2·16·64·256·64) = 67,371,008; I = 0.99611 → 1.00. K only: 2·(131,072 + 16,777,216) = 33,816,576 → 1.98."""
     p = easy("hardware.decode_attention_intensity")
-    assert grade(p, 1.00).correct and grade(p, 1.98).misconception.id == "forgot_k_and_v"
+    assert grade(p, 1.00).correct and "forgot_k_and_v" in grade(p, 1.98).misconception.id.split("+")
 
 
 def test_pin_attention_crossover():
@@ -160,21 +160,21 @@ def test_pin_attention_crossover():
     one cached key costs q·k + a·v = 2·N·H + 2·N·H = 8,192 FLOPs; S = 33,554,432 / 8,192 = 4,096 (= 2d).
     Counting q·k only (4,096 FLOPs per key) doubles it: 8,192."""
     p = easy("hardware.attention_crossover")
-    assert grade(p, 4096).correct and grade(p, 8192).misconception.id == "forgot_av"
+    assert grade(p, 4096).correct and "forgot_av" in grade(p, 8192).misconception.id.split("+")
 
 
 def test_pin_mfu():
     """13B on 1T tokens, 161,000 A100 GPU-hours: C = 7.8e22; 1.61e5 × 3600 × 312e12 = 1.808352e23;
     MFU = 43.13% → 43.1. Sparse 624 TFLOP/s: 21.57 → 21.6; 2N: 14.38 → 14.4."""
     p = easy("hardware.mfu_from_gpu_hours")
-    assert grade(p, 43.1).correct and grade(p, 21.6).misconception.id == "sparse_peak"
-    assert grade(p, 14.4).misconception.id == "forgot_backward"
+    assert grade(p, 43.1).correct and "sparse_peak" in grade(p, 21.6).misconception.id.split("+")
+    assert "forgot_backward" in grade(p, 14.4).misconception.id.split("+")
 
 
 def test_pin_pf_days():
     """1.3B × 1T tokens: 6 × 1.3e9 × 1e12 = 7.8e21 / 8.64e19 = 90.28 → 90.3 PF-days; 2N: 30.09 → 30.1."""
     p = easy("hardware.pf_days")
-    assert grade(p, 90.3).correct and grade(p, 30.1).misconception.id == "forgot_backward"
+    assert grade(p, 90.3).correct and "forgot_backward" in grade(p, 30.1).misconception.id.split("+")
 
 
 def test_pin_kaplan():
@@ -182,7 +182,7 @@ def test_pin_kaplan():
     2·32·1024·2560 = 167,772,160; C_forward = 5,200,936,960 = 5200.94 MFLOP. The 2N rule: 5033.16."""
     p = easy("hardware.kaplan_forward")
     assert 12 * 32 * 2560**2 == 2_516_582_400 and 2 * 2_516_582_400 + 2 * 32 * 1024 * 2560 == 5_200_936_960
-    assert grade(p, 5200.94).correct and grade(p, 5033.16).misconception.id == "two_n_rule"
+    assert grade(p, 5200.94).correct and "two_n_rule" in grade(p, 5033.16).misconception.id.split("+")
 
 
 def test_pin_activation_memory():
@@ -190,8 +190,8 @@ def test_pin_activation_memory():
     2048·2048·(34 + 5·16·2048/2048) = 478,150,656 B = 456.00 MiB; as MB 142.61. Seed 34 draws it."""
     p = easy("hardware.activation_memory", 34)
     assert (p.given["seq"], p.given["batch"], p.given["d_model"], p.given["n_heads"]) == (2048, 1, 2048, 16)
-    assert grade(p, 136.00).correct and grade(p, 456.00).misconception.id == "recompute_none"
-    assert grade(p, 142.61).misconception.id == "gb_vs_gib"
+    assert grade(p, 136.00).correct and "recompute_none" in grade(p, 456.00).misconception.id.split("+")
+    assert "gb_vs_gib" in grade(p, 142.61).misconception.id.split("+")
 
 
 def test_factor_two_mistake_names_both_causes():

@@ -36,7 +36,7 @@ def test_sound_and_deterministic(fid):
         assert p.misconceptions, p.id
         for m in p.misconceptions:
             v = grade(p, m.value)
-            assert not v.correct and v.misconception.id == m.id, (p.id, m.id)
+            assert not v.correct and m.id in {x.id for x in v.misconceptions}, (p.id, m.id)
         assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
     a, b = FAMILIES[fid].generate(5, "hard"), FAMILIES[fid].generate(5, "hard")
     assert (a.statement_md, a.key) == (b.statement_md, b.key)
@@ -61,7 +61,13 @@ def test_moe_keys_from_the_module():
         total, one, E, L_M = _module_counts(p.given["preset"])
         k, B = get_preset(p.given["preset"]).config.top_k, p.given["batch"]
         touched = E * (1 - (1 - Fraction(k, E)) ** B)
-        expect = 2 * (total - L_M * E * one + L_M * touched * one)
+        # issue 21: the untied input embedding is a lookup, B rows of it read (from the module's own table)
+        import torch
+
+        model = build_model(get_preset(p.given["preset"]).config, "meta")
+        emb = next(m for m in model.modules() if isinstance(m, torch.nn.Embedding))
+        rows = emb.weight.shape[1] * B
+        expect = 2 * (total - L_M * E * one + L_M * touched * one - emb.weight.numel() + rows)
         assert p.key.value == pytest.approx(float(expect) / UNITS[p.given["unit"]], rel=1e-12), p.id
 
 
@@ -92,4 +98,4 @@ def test_pin_latent_cache():
     nbytes = 27 * g["batch"] * g["seq"] * 576 * 2
     assert grade(p, round(nbytes / UNITS[g["unit"]], 2)).correct
     mha = 27 * g["batch"] * g["seq"] * 2 * 16 * 128 * 2
-    assert grade(p, round(mha / UNITS[g["unit"]], 2)).misconception.id == "counted_as_mha"
+    assert "counted_as_mha" in grade(p, round(mha / UNITS[g["unit"]], 2)).misconception.id.split("+")

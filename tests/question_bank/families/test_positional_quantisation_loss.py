@@ -78,8 +78,8 @@ def test_alibi_pinned():
     sign flipped gives +1.0000, and −e^(−2) × 4 = −0.5413 (the natural base)."""
     p = easy("positional.alibi_bias")
     assert (p.given["H"], p.given["head"], p.given["i"], p.given["j"]) == (8, 2, 11, 7)
-    assert grade(p, -1.0).correct and grade(p, 1.0).misconception.id == "positive_sign"
-    assert grade(p, -0.5413).misconception.id == "natural_base"
+    assert grade(p, -1.0).correct and "positive_sign" in grade(p, 1.0).misconception.id.split("+")
+    assert "natural_base" in grade(p, -0.5413).misconception.id.split("+")
 
 
 def test_rope_relative_score_against_complex_rotation():
@@ -99,7 +99,7 @@ def test_rope_relative_pinned():
     (n − m)θ = −6 instead gives 1.920341 + 0.838246 = 2.759."""
     p = easy("positional.rope_relative_score")
     assert (p.given["q"], p.given["k"], p.given["m"], p.given["n"]) == ([1, 0], [2, 3], 6, 0)
-    assert grade(p, 1.082).correct and grade(p, 2.759).misconception.id == "reversed_offset"
+    assert grade(p, 1.082).correct and "reversed_offset" in grade(p, 2.759).misconception.id.split("+")
 
 
 def test_cross_entropy_against_torch():
@@ -137,7 +137,7 @@ def test_top_p_pinned():
     Leaving it out gives 1."""
     p = easy("sampling.top_p")
     assert p.given["z"] == [0.5, -1.5, -4, 1, -3] and p.given["p"] == 0.8 and p.key.value == 2
-    assert grade(p, 1).misconception.id == "crossing_excluded"
+    assert "crossing_excluded" in grade(p, 1).misconception.id.split("+")
 
 
 #: ggml blocks as NumPy structured dtypes, field by field from ggml-common.h (typed here, not read from solver.systems.quant)
@@ -241,4 +241,4 @@ def test_mlp_pinned():
     """32 → 512 → 1: 32·512 + 512 + 512·1 + 1 = 17,409; without biases 16,896."""
     p = easy("counting.mlp_params")
     assert p.given["sizes"] == [32, 512, 1] and p.key.value == 17_409
-    assert grade(p, 16_896).misconception.id == "no_biases"
+    assert "no_biases" in grade(p, 16_896).misconception.id.split("+")

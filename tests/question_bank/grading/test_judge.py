@@ -144,7 +144,7 @@ def test_choice_keys():
         misconceptions=[Misconception("wrong_axis", "axis", "Softmax over the wrong axis.", 1)],
     )
     assert grade(p, 2).correct and grade(p, {2}).correct
-    assert grade(p, 1).misconception.id == "wrong_axis"
+    assert "wrong_axis" in grade(p, 1).misconception.id.split("+")
     assert grade(p, 7).invalid
     msq = choice_key(0, 2)
     v = grade(msq, {0})

@@ -107,12 +107,14 @@ def test_decode_read_of_experts_at_its_limits():
     cfg = PRESETS["mixtral-8x7b"].config
     pb = param_breakdown(cfg)
     w = dtype_bytes("bf16")
-    assert model_read(cfg, 1, 128).weight_bytes == pb.active * w  # one token: its k experts
-    assert model_read(cfg, 4, 128, experts="worst").weight_bytes == pb.total * w  # 4·2 = 8 = E
-    assert model_read(cfg, 1, 128, experts="all").weight_bytes == pb.total * w
+    # issue 21: the untied input embedding (32000 × 4096) is a lookup: B rows of d = 4096 are read, not the table
+    table = 32000 * 4096
+    assert model_read(cfg, 1, 128).weight_bytes == (pb.active - table + 4096) * w  # one token: its k experts, one row
+    assert model_read(cfg, 4, 128, experts="worst").weight_bytes == (pb.total - table + 4 * 4096) * w  # 4·2 = 8 = E
+    assert model_read(cfg, 1, 128, experts="all").weight_bytes == (pb.total - table + 4096) * w
     mid = model_read(cfg, 2, 128).weight_bytes  # 8·(1 − (3/4)²) = 3.5 experts per layer
     per_expert = Fraction(pb.routed_experts, 32 * 8)
-    assert mid == (pb.total - pb.routed_experts + 32 * Fraction(7, 2) * per_expert) * w
+    assert mid == (pb.total - pb.routed_experts - table + 2 * 4096 + 32 * Fraction(7, 2) * per_expert) * w
     with pytest.raises(SolverInputError):
         model_read(cfg, 1, 128, experts="some")
 
@@ -127,7 +129,8 @@ def test_moe_decode_step_reads_the_touched_experts_not_all():
     pb = param_breakdown(cfg)
     dense = decode_step(pb.total, 1, 1024, 0, chip)
     moe = decode_step(pb.total, 1, 1024, 0, chip, read=read)
-    assert moe.breakdown["weight_bytes"] == pb.active * 2
+    # one token reads one row (d = 4096) of the 32000-row input embedding (issue 21), not the table
+    assert moe.breakdown["weight_bytes"] == (pb.active - 32000 * 4096 + 4096) * 2
     assert moe.breakdown["flops"] == 2 * pb.active
     assert dense.answer / moe.answer > 3  # the dense reading is several times too slow
 

@@ -20,12 +20,15 @@ from drills.cli.solve_hardware import (
     BYTES,
     COUNT,
     INT,
+    KV_BYTES,
     POSITIVE,
     _chip,
     _kv_per_token,
     _model,
     _solver_call,
+    _with_model,
     hardware_options,
+    hbm_chip,
     output_options,
     show,
 )
@@ -200,46 +203,49 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
-def _serving_inputs(params, kv_bytes_per_token, kw):
-    cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
+def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int | None = None):
+    """``(params, X, spec, cfg, unused)`` of the one ModelConfig of any route (or the figures given):
+    X is the model's real cache per position at ``context`` positions (a window, latent attention
+    honoured). ``longest``: the longest context the command reaches (generate), which must stay within
+    a sliding window for one X to hold for every step."""
+    from drills.cli.solve_hardware import KV_ONLY
+
+    spec, cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
+    unused: dict[str, str] = {"top_k": "every expert's weights are read and 2·N FLOPs counted per token (qkv solve "
+                                       "decode reads only the experts a batch touches)",
+                              "lora_rank": "the weights are the base model's"}
     if cfg is not None:
         from solver.counting import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
-            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
+            if longest is not None and cfg.sliding_window and cfg.local_layers_of(cfg.decoder_layers) \
+                    and longest > cfg.sliding_window:
+                raise InputError(f"a sliding window (W = {cfg.sliding_window}) caps the cache below the "
+                                 f"{longest} positions this generation reaches; one X per token does not hold: "
+                                 f"give --kv-bytes-per-token", "--sliding-window")
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"], context)
+        else:
+            unused.update({k: "--kv-bytes-per-token given" for k in KV_ONLY})
     if params is None:
         raise InputError("give --params or --preset", "--params")
     if kv_bytes_per_token is None:
         raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
                          "--kv-bytes-per-token")
-    return params, kv_bytes_per_token
-
-
-def _hbm_chip(kw, figure: str):
-    """The chip with HBM from the preset's ``figure``; a preset without a device figure falls back, said so."""
-    from solver.errors import SolverInputError
-
-    try:
-        return _chip(kw, hbm_figure=figure)
-    except SolverInputError:
-        if figure != "device":
-            raise
-        chip = _chip(kw, hbm_figure="datasheet")
-        chip.origin["hbm_figure"] = "datasheet (no device figure known for this preset)"
-        return chip
+    return params, kv_bytes_per_token, spec, cfg, unused
 
 
 _DECODE_MODEL = click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
                              show_default=True, help="Decode-step model: total, or kv-plus-max (the scaling book).")
-_HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datasheet"]), default="device",
-                           show_default=True, help="Preset HBM: what nvidia-smi reports, or the datasheet figure.")
+_HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet",
+                           show_default=True, help="Preset HBM: the datasheet figure (as qkv solve chips), or "
+                                                   "what nvidia-smi reports.")
 
 
 @click.command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--context", "-S", type=COUNT, required=True, help="Tokens cached per sequence.")
-@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @click.option("--batch", "-B", type=COUNT, default=None, help="Default: the largest batch that fits.")
 @click.option("--price-per-chip-hour", type=POSITIVE, default=None, help="Dollars per chip-hour (cost per 10⁶ tokens).")
 @_DECODE_MODEL
@@ -253,10 +259,11 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
     """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost."""
     from solver.systems.serving import serve as solve
 
-    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
-    r = solve(params, context, kv, _hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
+    params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
+    r = solve(params, context, kv, hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
               price_per_chip_hour=price_per_chip_hour)
+    _with_model(r, spec, cfg, unused)
     show(r, as_json, explain)
 
 
@@ -265,7 +272,7 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
 @click.option("--prompt", "-P", type=COUNT, required=True, help="Prompt tokens per sequence.")
 @click.option("--new-tokens", "-n", type=COUNT, required=True, help="Tokens generated per sequence.")
 @click.option("--batch", "-B", type=COUNT, default=1, show_default=True)
-@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @_DECODE_MODEL
 @model_options
 @hardware_options
@@ -275,9 +282,12 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
     """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows."""
     from solver.systems.serving import generation
 
-    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
+    params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
+                                                    longest=int(prompt) + int(new_tokens) - 1)
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
                    weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model)
+    _with_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "
+                                                 "(P + n − 1 ≤ W)", **unused})
     show(r, as_json, explain)
 
 

@@ -66,8 +66,8 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
     """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋: sequences of S tokens whose caches fit beside the weights."""
     N, S, n = _int("params", params), _int("context", context), _int("chips", chips)
     X = Fraction(kv_bytes_token)
-    if X <= 0:
-        raise SolverInputError(f"must be positive (got {X})", param="kv_bytes_per_token")
+    if X < 0:
+        raise SolverInputError(f"must be >= 0 (got {X})", param="kv_bytes_per_token")
     hbm = chip.need("hbm")
     w = dtype_bytes(weight_dtype)
     r = Result(answer=None, unit="sequences", convention={
@@ -80,6 +80,12 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
         raise SolverInputError(f"the weights ({float(wb) / GB:.4g} GB) do not fit in {n} × {float(hbm) / GB:.4g} GB "
                                "of HBM; add chips", param="chips")
     per_seq = r.step("cache per sequence = S·X", f"{fmt(S)} × {fmt(X)}", S * X, "bytes")
+    if X == 0:  # issue 20: no cache: the weights fit, and so does any batch
+        r.answer = None
+        r.breakdown.update(hbm_total_bytes=total, weight_bytes=wb, free_bytes=free, kv_bytes_per_sequence=per_seq,
+                           max_batch=None, max_batch_note="no KV cache (0 bytes per token): any batch fits",
+                           free_GB=float(free) / GB, free_GiB=float(free) / GiB)
+        return r
     B = r.step("B_max = ⌊left / (S·X)⌋", f"⌊{fmt(free)} / {fmt(per_seq)}⌋", math.floor(free / per_seq), "sequences")
     r.answer = B
     r.breakdown.update(hbm_total_bytes=total, weight_bytes=wb, free_bytes=free, kv_bytes_per_sequence=per_seq,
@@ -99,8 +105,13 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
     n = _int("chips", chips)
     fit = max_batch(params, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype)
+    if fit.answer is None and batch is None:
+        raise SolverInputError("with no KV cache (0 bytes per token) every batch fits beside the weights: give "
+                               "--batch", param="batch")
     B = fit.answer if batch is None else _int("batch", batch)
-    if B < 1:
+    if fit.answer is None:
+        pass
+    elif B < 1:
         raise SolverInputError(f"not one sequence of {context} tokens fits beside the weights; add chips",
                                param="chips")
     if B > fit.answer:
@@ -117,7 +128,11 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     bw, peak = chip.need("bandwidth"), chip.need("peak_flops")
     N, S, X, w = params, context, Fraction(kv_bytes_token), dtype_bytes(weight_dtype)
     denom = 2 * N / peak - float(S * X) / bw
-    b_c = float(N * w) / bw / denom if denom > 0 else math.inf
+    # issue 20: a step that never turns compute-bound has no such batch: None (JSON null), said so
+    b_c = float(N * w) / bw / denom if denom > 0 else None
+    if b_c is None:
+        r.breakdown["compute_bound_note"] = ("never: at this context one sequence's cache read alone takes longer "
+                                             "than its 2·N FLOPs (S·X/bw ≥ 2N/peak)")
     r.breakdown.update(batch=B, max_batch=fit.answer, step_time_s=t, per_token_latency_s=t, tokens_per_second=tps,
                        tokens_per_second_per_chip=tps / n, compute_bound_batch=b_c, bound=step.breakdown["bound"],
                        weight_bytes=fit.breakdown["weight_bytes"], kv_bytes=step.breakdown["kv_bytes"], model=model)

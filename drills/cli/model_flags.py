@@ -209,7 +209,7 @@ class ModelSpec:
                 raise InputError(e.args[0], where) from None
             for note in notes:
                 click.echo(f"note: {note}", err=True)
-            return cfg
+            return cfg.replace(name=f"{base.name} with flags" if base.name else "")
         given = dict(self.given)
         missing = [n for n in needs if n not in given]
         if not positions_matter:

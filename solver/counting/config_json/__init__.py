@@ -238,8 +238,9 @@ def _rope_decoder(raw: dict, get, refused: list[str]) -> tuple[dict, list[str]]:
     if get("use_bidirectional_attention"):
         refused.append("use_bidirectional_attention=true (this decoder is modelled causal)")
     if kind == "llama":
-        fields["attn_bias"] = bool(get("attention_bias", False))
-        fields["ffn_bias"] = bool(get("mlp_bias", False))
+        # True, or None = follow bias (False): the preset's own form, so every route gives one ModelConfig
+        fields["attn_bias"] = True if get("attention_bias", False) else None
+        fields["ffn_bias"] = True if get("mlp_bias", False) else None
     if kind == "gemma" and get("attention_bias"):
         fields["attn_bias"] = True
     if kind == "qwen2":

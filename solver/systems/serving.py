@@ -109,12 +109,10 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
         raise SolverInputError("with no KV cache (0 bytes per token) every batch fits beside the weights: give "
                                "--batch", param="batch")
     B = fit.answer if batch is None else _int("batch", batch)
-    if fit.answer is None:
-        pass
-    elif B < 1:
+    if fit.answer is not None and B < 1:
         raise SolverInputError(f"not one sequence of {context} tokens fits beside the weights; add chips",
                                param="chips")
-    if B > fit.answer:
+    if fit.answer is not None and B > fit.answer:
         raise SolverInputError(f"batch {B} does not fit: at most {fit.answer} sequences of {context} tokens",
                                param="batch")
     step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model)

@@ -5,9 +5,12 @@
 flags given override it. Every flag defaults to "not given" (``None``), so a command knows
 what the user stated and can ask only for the fields its quantity depends on.
 
-Reuse: decorate a command with ``@model_options`` and call
-``model_config(kwargs, needs=PARAMS_NEEDS)`` (or ``given_fields(kwargs)`` for a command that
-needs only a few fields, as the KV cache does).
+Reuse: decorate a command with ``@model_options``, then ``spec = pop_model(kwargs)`` and
+``cfg = spec.config(PARAMS_NEEDS)`` (or ``spec.kv_config()`` for a command that needs only the KV
+cache's fields). Issue 20: every route (``--preset``, ``--config FILE``, the flags alone, a preset or a
+config with flags on top) gives ONE :class:`ModelConfig`, and a command computes from it alone;
+``ignored_fields`` names what the command had no use for (``ignored: sliding_window (no KV cache in
+this count)``), so no field is dropped without a word.
 """
 
 from __future__ import annotations

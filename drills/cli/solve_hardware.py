@@ -446,20 +446,34 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 
 
 @click.command()
-@click.option("--params", "-N", type=COUNT, required=True, help="Parameters Ψ (7.5e9, 7.5B).")
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters Ψ (7.5e9, 7.5B); or a model (--preset).")
 @click.option("--gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
 @click.option("--stage", type=click.IntRange(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
+@model_options
 @hbm_options
 @output_options
 @_solver_call
-def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain):
-    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves)."""
+def zero(params, gpus, stage, optimizer_bytes, hw, hbm, as_json, explain, **kw):
+    """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves).
+
+    Ψ is --params, or the exact parameter count of a model (--preset, --config or the field flags;
+    LoRA adapters included, every parameter trained)."""
     from solver.systems.training import zero as solve
 
+    spec, cfg = _model(kw, need_params=params is None, need_kv=False)
+    if cfg is not None and params is None:
+        from solver.counting import param_breakdown
+
+        params = param_breakdown(cfg).total_with_lora
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
     size, origin = _hbm(hw, hbm)
-    show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
+    r = solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
+    _with_model(r, spec, cfg, {**{k: "ZeRO's model states hold every parameter" for k in ("top_k",)},
+                               **{k: NO_KV for k in KV_ONLY}})
+    show(r, as_json, explain)
 
 
 @click.command()

@@ -158,6 +158,7 @@ COMMANDS = {
     "decode": ("solve", "decode", "-B", "8", "-S", "16384", "--hw", "h100"),
     "decode-kv-plus-max": ("solve", "decode", "-B", "256", "-S", "4096", "--hw", "h100", "--model", "kv-plus-max"),
     "train": ("solve", "train", "--tokens", "1T", "--seq", "2048", "--hw", "h100", "--chips", "8"),
+    "zero": ("solve", "zero", "--gpus", "64", "--stage", "2", "--hw", "h100"),
     "chips": ("solve", "chips", "--batch", "8", "--context", "32768", "--hw", "h100"),
     "serve": ("solve", "serve", "--context", "16384", "--hw", "h100", "--chips", "8"),
     "generate": ("solve", "generate", "-P", "128", "-n", "16", "--hw", "h100", "--chips", "8"),

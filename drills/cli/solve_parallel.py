@@ -211,9 +211,7 @@ def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int |
     from drills.cli.solve_hardware import KV_ONLY
 
     spec, cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
-    unused: dict[str, str] = {"top_k": "every expert's weights are read and 2·N FLOPs counted per token (qkv solve "
-                                       "decode reads only the experts a batch touches)",
-                              "lora_rank": "the weights are the base model's"}
+    unused: dict[str, str] = {"lora_rank": "the weights are the base model's"}
     if cfg is not None:
         from solver.counting import param_count
 
@@ -235,6 +233,22 @@ def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int |
     return params, kv_bytes_per_token, spec, cfg, unused
 
 
+def _reads(cfg, kw, params, kv_given, context: int, experts: str):
+    """``B ↦ ModelRead`` when the model's step reads less than N·w and does fewer than 2·N FLOPs per token
+    (a mixture of experts: the experts a batch touches, 2·N_active), as ``qkv solve decode`` prices it;
+    None otherwise (or when --params / --kv-bytes-per-token replace the model's own figures)."""
+    if cfg is None or params is not None or kv_given or not cfg.is_moe:
+        return None
+    from solver.systems.decode_read import model_read
+
+    dtype = kw["dtype"]
+    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+
+
+_EXPERTS = click.option("--experts", type=click.Choice(["expected", "worst", "all"]), default="expected",
+                        show_default=True, help="MoE: experts a step reads per layer (as qkv solve decode).")
+
+
 _DECODE_MODEL = click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
                              show_default=True, help="Decode-step model: total, or kv-plus-max (the scaling book).")
 _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet",
@@ -250,19 +264,28 @@ _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["datasheet", "devi
 @click.option("--price-per-chip-hour", type=POSITIVE, default=None, help="Dollars per chip-hour (cost per 10⁶ tokens).")
 @_DECODE_MODEL
 @_HBM_FIGURE
+@_EXPERTS
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, as_json,
-          explain, **kw):
-    """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost."""
+def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, experts,
+          as_json, explain, **kw):
+    """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost.
+
+    With a mixture of experts (--preset mixtral-8x7b) a step reads only the experts the batch touches
+    and does 2·N_active FLOPs per token, as qkv solve decode prices it; the batch that fits holds
+    every expert."""
     from solver.systems.serving import serve as solve
 
+    given_params = params
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
     r = solve(params, context, kv, hbm_chip(kw, hbm_figure), chips=kw["chips"] or 1,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
-              price_per_chip_hour=price_per_chip_hour)
+              price_per_chip_hour=price_per_chip_hour,
+              read_at=_reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts))
+    if cfg is not None and cfg.is_moe and given_params is not None:
+        unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     _with_model(r, spec, cfg, unused)
     show(r, as_json, explain)
 
@@ -274,18 +297,27 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
 @click.option("--batch", "-B", type=COUNT, default=1, show_default=True)
 @click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @_DECODE_MODEL
+@_EXPERTS
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, as_json, explain, **kw):
-    """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows."""
+def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, experts, as_json, explain, **kw):
+    """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows.
+
+    With a mixture of experts each step reads the experts the batch touches and does 2·N_active FLOPs
+    per token (as qkv solve decode)."""
     from solver.systems.serving import generation
 
+    given_params = params
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
                                                     longest=int(prompt) + int(new_tokens) - 1)
+    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts)
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
-                   weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model)
+                   weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model,
+                   read=reads(int(batch)) if reads else None)
+    if cfg is not None and cfg.is_moe and given_params is not None:
+        unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     _with_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "
                                                  "(P + n − 1 ≤ W)", **unused})
     show(r, as_json, explain)

@@ -24,13 +24,18 @@ Conventions (every function here follows them):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from solver.errors import SolverInputError
 from solver.result import Result, fmt
 from solver.systems.chips import Chip
 from solver.systems.inference import DECODE_MODELS, decode_step, prefill
 from solver.units import GB, GiB, dtype_bytes
+
+if TYPE_CHECKING:  # issue 20
+    from solver.systems.decode_read import ModelRead
 
 #: Hoffmann et al. 2022 (Chinchilla), §3.3 eq. (10): approach 3's fitted parametric loss
 CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
@@ -95,11 +100,16 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
 
 def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
           weight_dtype: str = "bf16", batch: int | None = None, model: str = "total",
-          price_per_chip_hour: float | None = None) -> Result:
+          price_per_chip_hour: float | None = None, read_at: Callable[[int], ModelRead] | None = None) -> Result:
     """Tokens/s at a batch (default: the largest that fits) on ``chips`` chips, from a decode model.
 
     Also the per-token latency (one step), the batch at which a step turns compute-bound in the
     "total" model, B_c = N·w/bw / (2N/peak − S·X/bw), and the cost per million tokens.
+
+    ``read_at`` (issue 20): ``B ↦`` what a step of B sequences really reads
+    (:func:`solver.systems.decode_read.model_read`: the experts a batch touches, 2·N_active FLOPs), as
+    ``qkv solve decode`` prices a step; the batch that fits still holds every weight (N·w). With a
+    mixture of experts the weights read grow with B, so B_c has no closed form: None, said so.
     """
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
@@ -115,7 +125,9 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     if fit.answer is not None and B > fit.answer:
         raise SolverInputError(f"batch {B} does not fit: at most {fit.answer} sequences of {context} tokens",
                                param="batch")
-    step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model)
+    read = read_at(B) if read_at is not None else None
+    step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model,
+                       read=read)
     r = Result(answer=None, unit="tokens/s", convention=dict(fit.convention) | {
         "batch": "the largest that fits" if batch is None else "given", **step.convention})
     r.steps = list(fit.steps) if batch is None else []
@@ -128,7 +140,11 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     denom = 2 * N / peak - float(S * X) / bw
     # issue 20: a step that never turns compute-bound has no such batch: None (JSON null), said so
     b_c = float(N * w) / bw / denom if denom > 0 else None
-    if b_c is None:
+    if read is not None and read.experts_per_layer is not None:
+        b_c = None
+        r.breakdown["compute_bound_note"] = ("no closed form with experts: the weights a step reads grow with B "
+                                             "(qkv solve decode at a given batch says which bound holds)")
+    elif b_c is None:
         r.breakdown["compute_bound_note"] = ("never: at this context one sequence's cache read alone takes longer "
                                              "than its 2·N FLOPs (S·X/bw ≥ 2N/peak)")
     r.breakdown.update(batch=B, max_batch=fit.answer, step_time_s=t, per_token_latency_s=t, tokens_per_second=tps,
@@ -144,13 +160,17 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
 
 def generation(params: int, prompt: int, new_tokens: int, kv_bytes_token: Fraction | int, chip: Chip, *,
                batch: int = 1, chips: int = 1, weight_dtype: str = "bf16", mfu: float = 1.0,
-               model: str = "total") -> Result:
+               model: str = "total", read: ModelRead | None = None) -> Result:
     """End-to-end time: prefill of B·P tokens, then n decode steps, step i reading P + i cached tokens.
 
     Closed form of Σᵢ t_step(P + i): in the "total" model t_i = max(a + k·i, c) with
     a = (N·w + B·P·X)/(chips·bw), k = B·X/(chips·bw), c = 2·N·B/(chips·peak), so the steps
     below i* = ⌈(c − a)/k⌉ cost c and the rest an arithmetic series; in "kv-plus-max"
     t_i = k·(P + i) + max(N·w/(chips·bw), c), an arithmetic series.
+
+    ``read`` (issue 20, a mixture of experts): the weight bytes a step of B sequences reads (the experts
+    they touch: the same every step, B fixed) replace N·w, and 2·N_active·B FLOPs replace 2·N·B
+    (:func:`solver.systems.decode_read.model_read`); the prefill still counts 2·N per token.
     """
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
@@ -169,8 +189,10 @@ def generation(params: int, prompt: int, new_tokens: int, kv_bytes_token: Fracti
     tp = r.step("t_prefill = 2·N·B·P / (chips·peak·MFU)", f"2 × {fmt(N)} × {B * P} / ({n} × {fmt(peak)} × {mfu})",
                 pre.answer, "s")
     k = float(B * X) / (n * bw)
-    c = 2 * N * B / (n * peak)
-    wt = float(N * w) / (n * bw)
+    c = 2 * (read.flop_params if read is not None else N) * B / (n * peak)
+    wt = float(read.weight_bytes if read is not None else N * w) / (n * bw)
+    if read is not None:
+        r.convention.update({k_: v for k_, v in read.convention.items() if k_ != "kv_cache"})
     r.step("k = B·X / (chips·bw)   (seconds per cached token, per step)", f"{B} × {fmt(X)} / ({n} × {fmt(bw)})", k, "s")
     r.step("c = 2·N·B / (chips·peak)   (compute per step)", f"2 × {fmt(N)} × {B} / ({n} × {fmt(peak)})", c, "s")
     if model == "total":

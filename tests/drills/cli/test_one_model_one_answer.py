@@ -159,3 +159,15 @@ def test_a_preset_with_overrides_and_a_config_with_overrides():
     assert d["answer"] == 2 * 32 * 16384 * 8 * 128 * 2 == 2**31
     r = run("solve", "params", "--preset", "gpt2", "--config", str(CONFIGS / "gpt2.json"))
     assert r.exit_code == 2 and "--config" in r.output
+
+
+def test_serve_and_generate_price_a_step_as_decode_does():
+    """Mixtral-8x7B at batch 16, 4096 tokens, 8 H100: serve's step is decode's step (the experts 16 tokens
+    touch, 2·N_active FLOPs), and a generation of one token is the prefill plus that step."""
+    model = ("--preset", "mixtral-8x7b", "--hw", "h100", "--chips", "8")
+    step = as_json("solve", "decode", "-B", "16", "-S", "4096", *model)["answer"]
+    served = as_json("solve", "serve", "--batch", "16", "--context", "4096", *model)
+    assert served["breakdown"]["step_time_s"] == pytest.approx(step, rel=1e-12)
+    assert served["breakdown"]["compute_bound_batch"] is None
+    gen = as_json("solve", "generate", "-B", "16", "-P", "4096", "-n", "1", *model)
+    assert gen["breakdown"]["decode_s"] == pytest.approx(step, rel=1e-12)

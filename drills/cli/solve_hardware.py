@@ -154,7 +154,7 @@ def _kv_per_token(cfg, dtype: str, context: int):
 
 #: Why a command that counts no KV cache ignores the fields that only shape it.
 NO_KV = "no KV cache in this count"
-KV_ONLY = ("sliding_window", "global_every", "kv_lora_rank", "qk_rope_head_dim")
+KV_ONLY = ("sliding_window", "global_every")  # the latent widths shape the weights too
 SPAN_FULL = "attention FLOPs over the full n×n (the window is a mask), as FlopCounterMode counts them"
 
 

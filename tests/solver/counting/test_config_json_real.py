@@ -109,6 +109,18 @@ def test_kv_cache_from_the_files():
     assert kv("deepseek-v2.json") == 60 * 16384 * (512 + 64) * 2
 
 
+def test_kv_cache_without_num_key_value_heads(tmp_path):
+    """A file without num_key_value_heads is MHA (transformers' default): CodeLlama-7B's figure again."""
+    data = raw("codellama-7b-hf.json")
+    del data["num_key_value_heads"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    r = qkv("solve", "memory", "--what", "kv-cache", "--config", str(path), "--batch", "1", "--seq", "16384",
+            "--dtype", "bf16", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output.splitlines()[-1])["answer"] == 2 * 32 * 16384 * 32 * 128 * 2
+
+
 def test_a_key_that_cannot_be_honoured_is_refused_by_name(tmp_path):
     data = {**raw("deepseek-v2.json"), "moe_layer_freq": 2}
     with pytest.raises(SolverInputError, match="moe_layer_freq=2"):

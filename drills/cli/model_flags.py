@@ -314,7 +314,8 @@ def ignored_fields(cfg: ModelConfig, spec: ModelSpec, unused: dict[str, str] | N
     set_fields = [n for n in NOTABLE if getattr(cfg, n) != defaults.get(n)] + list(spec.given)
     out: dict[str, str] = {}
     for name in dict.fromkeys(set_fields):
-        if name in NO_COUNT:
+        if name in NO_COUNT:  # stated by the user: named, never dropped without a word
+            out[name] = "it changes no count qkv makes"
             continue
         if unused is not None and name in unused:
             out[name] = unused[name]

@@ -81,12 +81,19 @@ COUNT_KEYS = frozenset({
     "n_positions", "num_local_experts", "num_experts_per_tok", "n_routed_experts", "moe_intermediate_size",
     "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
     "max_window_layers", "moe_layer_freq", "num_experts", "num_labels",
+    # keys of the model types other readers add (typed here once for all of them)
+    "num_kv_heads", "rotary_dim", "ffn_dim", "word_embed_proj_dim", "shared_expert_intermediate_size",
+    "decoder_sparse_step", "sliding_window_pattern", "n_layers", "n_heads", "d_model", "num_layers",
 })
-COUNT0_KEYS = frozenset({"n_shared_experts", "first_k_dense_replace", "type_vocab_size"})
+COUNT0_KEYS = frozenset({"n_shared_experts", "first_k_dense_replace", "type_vocab_size", "num_shared_experts"})
 BOOL_KEYS = frozenset({
     "tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window", "use_bidirectional_attention",
     "add_cross_attention", "is_decoder",
+    "parallel_attn", "use_parallel_residual", "new_decoder_architecture", "multi_query", "bias", "alibi",
+    "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine",
+    "use_shared_expert_gate",
 })
+FRACTION_KEYS = frozenset({"partial_rotary_factor", "rotary_pct"})  # in (0, 1]
 EPS_KEYS = frozenset({"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"})
 STR_KEYS = frozenset({"hidden_act", "hidden_activation", "activation_function", "position_embedding_type"})
 
@@ -117,12 +124,18 @@ def check_type(key: str, value: Any, where: str = "config") -> Any:
         if is_bool or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise bad("a finite number > 0")
         return float(value)
+    if key in FRACTION_KEYS:
+        if is_bool or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise bad("a number in (0, 1]")
+        return value
     if key in STR_KEYS:
         if not isinstance(value, str):
             raise bad("a string")
         return value
     if isinstance(value, float) and not math.isfinite(value):
         raise bad("a finite number")
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        raise bad(f"the JSON boolean {value.strip().lower()}, not a string")
     return value
 
 _ROPE_DECODERS = ("llama", "mistral", "mixtral", "qwen2", "gemma")

@@ -6,6 +6,7 @@ read, every key accounted for; counts checked against transformers' own classes 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -168,3 +169,25 @@ def test_the_issues_faults_are_refused_in_one_line(tmp_path, key, value):
     path.write_text(json.dumps({**raw("mistral-7b-v0.1.json"), key: value}))
     r = qkv("solve", "params", "--config", str(path))
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1 and key in r.output, r.output
+
+
+@given(key=st.sampled_from(sorted(__import__("solver.counting.config_json", fromlist=["x"]).COUNT_KEYS)),
+       n=st.integers(1, 2**40), bad=st.one_of(st.booleans(), st.floats(allow_nan=True).filter(
+           lambda x: not (math.isfinite(x) and x.is_integer() and x >= 1)), st.text(max_size=5), st.integers(max_value=0)))
+def test_check_type_of_a_count(key, n, bad):
+    """A count key takes a whole number >= 1 (4096.0 reads as 4096); a boolean, a fraction, a non-finite
+    number, a string or a number < 1 is refused naming the key."""
+    from solver.counting.config_json import check_type
+
+    assert check_type(key, n) == n and check_type(key, float(n)) == n
+    with pytest.raises(SolverInputError, match=key):
+        check_type(key, bad)
+
+
+@pytest.mark.parametrize("value", ["false", "True", " true "])
+def test_a_string_boolean_is_refused_on_any_key_read(value):
+    from solver.counting.config_json import check_type
+
+    with pytest.raises(SolverInputError, match="use_fancy_thing"):
+        check_type("use_fancy_thing", value)
+    assert check_type("hidden_act", "gelu") == "gelu"

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from drills.cli.matrix_args import parse_array, parse_matrix
-from drills.cli.model_flags import PARAMS_NEEDS, model_config, model_options, pop_model_kwargs
+from drills.cli.model_flags import PARAMS_NEEDS, model_options, pop_model
 from drills.cli.solve_kernels import (
     eps_option,
     parse_mask,
@@ -462,14 +462,14 @@ def params(answer_text, as_json, **kw):
     from solver.counting import param_breakdown
 
     p = _answer(answer_text, "")
-    preset, given = pop_model_kwargs(kw)
-    cfg = model_config(preset, given, PARAMS_NEEDS)
+    spec = pop_model(kw)
+    cfg = spec.config(PARAMS_NEEDS)
     pb = param_breakdown(cfg)
     note = None
-    if preset and not given:
+    if spec.preset and not spec.given:
         from solver.counting.presets import get_preset
 
-        pr = get_preset(preset)
+        pr = get_preset(spec.preset)
         if pr.published and p.value == pr.published:
             note = f"{pr.published_text} is the published figure ({pr.source}): {pr.note}"
     result = check_count("params", answer_text.strip(), p.value, pb.total, "parameters", stated_sig_figs(p),
@@ -492,8 +492,7 @@ def flops(answer_text, batch, seq, mode, convention, as_json, **kw):
     from solver.counting import matmul_flops
 
     p = _answer(answer_text, "FLOPs")
-    preset, given = pop_model_kwargs(kw)
-    cfg = model_config(preset, given, PARAMS_NEEDS)
+    cfg = pop_model(kw).config(PARAMS_NEEDS)
     rep = solver_call(matmul_flops, cfg, batch, seq, mode, convention)
     unit = "FLOPs" if convention == "flops" else "multiply-adds"
     result = check_count("flops", answer_text.strip(), p.value, rep.total, unit, stated_sig_figs(p),
@@ -533,22 +532,18 @@ def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
     """Check a memory figure in bytes (answer as 4 GiB, 4.29 GB, 2^32 bytes; Gb and bits are bits)."""
     from solver import counting as counts
 
-    preset, given = pop_model_kwargs(kw)
+    spec = pop_model(kw)
     if what == "kv-cache":
-        _kv(answer_text, preset, given, batch, seq, dtype, as_json)
+        _kv(answer_text, spec, batch, seq, dtype, as_json)
         return
     if what == "attention-scores":
-        n_heads = given.get("n_heads")
-        if preset and n_heads is None:
-            from solver.counting.presets import get_config
-
-            n_heads = get_config(preset).n_heads
+        n_heads = spec.config(PARAMS_NEEDS).n_heads if spec.has_base else spec.given.get("n_heads")
         miss = [m for m, v in (("n-heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
         if miss:
             raise InputError(f"attention scores need {', '.join('--' + m for m in miss)}", "--" + miss[0])
         rep = solver_call(counts.attention_scores_report, batch, n_heads, seq, dtype)
     else:
-        cfg = model_config(preset, given, PARAMS_NEEDS)
+        cfg = spec.config(PARAMS_NEEDS)
         if what == "weights":
             if dtype is None:
                 raise InputError("needs --dtype (fp32, fp16, bf16, fp8, int8, int4)", "--dtype")
@@ -558,18 +553,12 @@ def memory(answer_text, what, dtype, batch, seq, precision, as_json, **kw):
     _bytes_check(answer_text, rep, dtype if what != "training" else None, as_json)
 
 
-def _kv(answer_text, preset, given, batch, seq, dtype, as_json) -> None:
+def _kv(answer_text, spec, batch, seq, dtype, as_json) -> None:
+    """The KV cache of the one ModelConfig of any route (as ``qkv solve memory --what kv-cache``)."""
     from drills.cli.solve_counts import kv_report
 
-    rep = solver_call(kv_report, preset, given, batch, seq, dtype, None, False)
-    h = given.get("n_heads")
-    h_kv = given.get("n_kv_heads")
-    if preset:
-        from solver.counting.presets import get_config
-
-        cfg = get_config(preset).replace(**given) if given else get_config(preset)
-        h, h_kv = cfg.n_heads, cfg.kv_heads
-    _bytes_check(answer_text, rep, dtype, as_json, kv=True, n_heads=h, n_kv_heads=h_kv)
+    rep, cfg = kv_report(spec, batch, seq, dtype, None, False)
+    _bytes_check(answer_text, rep, dtype, as_json, kv=True, n_heads=cfg.n_heads, n_kv_heads=cfg.kv_heads)
 
 
 @check.command("kv-cache")
@@ -581,5 +570,4 @@ def _kv(answer_text, preset, given, batch, seq, dtype, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def kv_cache(answer_text, dtype, batch, seq, as_json, **kw):
     """Check a KV-cache size: 2 × layers × batch × seq × KV heads × head size × bytes."""
-    preset, given = pop_model_kwargs(kw)
-    _kv(answer_text, preset, given, batch, seq, dtype, as_json)
+    _kv(answer_text, pop_model(kw), batch, seq, dtype, as_json)

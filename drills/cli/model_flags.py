@@ -5,14 +5,18 @@
 flags given override it. Every flag defaults to "not given" (``None``), so a command knows
 what the user stated and can ask only for the fields its quantity depends on.
 
-Reuse: decorate a command with ``@model_options`` and call
-``model_config(kwargs, needs=PARAMS_NEEDS)`` (or ``given_fields(kwargs)`` for a command that
-needs only a few fields, as the KV cache does).
+Reuse: decorate a command with ``@model_options``, then ``spec = pop_model(kwargs)`` and
+``cfg = spec.config(PARAMS_NEEDS)`` (or ``spec.kv_config()`` for a command that needs only the KV
+cache's fields). Issue 20: every route (``--preset``, ``--config FILE``, the flags alone, a preset or a
+config with flags on top) gives ONE :class:`ModelConfig`, and a command computes from it alone;
+``ignored_fields`` names what the command had no use for (``ignored: sliding_window (no KV cache in
+this count)``), so no field is dropped without a word.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, dataclass, fields
+from dataclasses import field as dc_field
 from typing import Any
 
 import click
@@ -183,7 +187,7 @@ def preset_config(kw: dict[str, Any]) -> ModelConfig | None:
 
         return get_config(preset)
     if path:
-        return ModelConfig(**_from_config_file(path, {}))
+        return _read_config_file(path)[0]
     return None
 
 
@@ -194,34 +198,197 @@ def given_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def pop_model_kwargs(kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """Remove ``preset`` and the field flags from ``kwargs``; return (preset, fields given)."""
+    """Remove ``preset`` and the field flags from ``kwargs``; return (preset, fields given).
+
+    Kept for callers that want the two parts; a ``--config`` file is read into ``given`` (every
+    field). Commands use :func:`pop_model` and :meth:`ModelSpec.config` (one ModelConfig per route)."""
+    spec = pop_model(kwargs)
+    if spec.config_file:
+        cfg = spec.config()
+        return None, {k: v for k, v in cfg.to_dict().items() if k != "name"}
+    return spec.preset, spec.given
+
+
+@dataclass
+class ModelSpec:
+    """How the user described a model: ``--preset``, ``--config FILE``, field flags, or a base with
+    flags on top. :meth:`config` turns every route into one :class:`ModelConfig` (issue 20)."""
+
+    preset: str | None = None
+    config_file: str | None = None
+    given: dict[str, Any] = dc_field(default_factory=dict)
+    _base: ModelConfig | None = dc_field(default=None, repr=False)
+    #: what the config.json reader said (keys without effect on the counts, conventions it applied)
+    notes: list[str] = dc_field(default_factory=list)
+
+    @property
+    def stated(self) -> bool:
+        return bool(self.preset or self.config_file or self.given)
+
+    @property
+    def route(self) -> str:
+        """``preset``, ``config``, ``flags``, ``preset+flags`` or ``config+flags`` (``none``)."""
+        head = "preset" if self.preset else "config" if self.config_file else ""
+        if not head:
+            return "flags" if self.given else "none"
+        return head + ("+flags" if self.given else "")
+
+    @property
+    def has_base(self) -> bool:
+        return bool(self.preset or self.config_file)
+
+    def base(self) -> ModelConfig | None:
+        """The preset's or the config file's ModelConfig (before the flags), or None."""
+        if self._base is None and self.has_base:
+            if self.preset:
+                from solver.counting.presets import get_config
+
+                self._base = get_config(self.preset)
+            else:
+                self._base, self.notes = _read_config_file(str(self.config_file))
+        return self._base
+
+    def convention(self) -> dict[str, Any]:
+        """``{"model": route, "config_file_notes": [...]}`` for a command's convention (``--explain``)."""
+        out: dict[str, Any] = {"model": self.route + (f" ({self.preset or self.config_file})" if self.has_base
+                                                      else "")}
+        if self.notes:
+            out["config_file_notes"] = list(self.notes)
+        return out
+
+    def config(self, needs: tuple[str, ...] = PARAMS_NEEDS, *, positions_matter: bool = True) -> ModelConfig:
+        """The one ModelConfig of this description: the base with the flags on top (re-deriving what
+        they change, or refused in one line), or the flags alone (every field of ``needs`` given; a
+        learned position table also needs ``--max-positions`` unless ``positions_matter`` is False)."""
+        from solver.counting.config import override
+        from solver.errors import SolverInputError
+
+        base = self.base()
+        if base is not None:
+            if not self.given:
+                return base
+            try:
+                cfg, notes = override(base, self.given)
+            except SolverInputError as e:
+                where = "--config" if self.config_file else (flag(e.param) if e.param else None)
+                raise InputError(e.args[0], where) from None
+            for note in notes:
+                click.echo(f"note: {note}", err=True)
+            return cfg.replace(name=f"{base.name} with flags" if base.name else "")
+        given = dict(self.given)
+        missing = [n for n in needs if n not in given]
+        if not positions_matter:
+            given.setdefault("pos", "none")  # positions change no KV size: spare --max-positions
+        pos = given.get("pos", ModelConfig.pos)
+        if "max_positions" not in given and pos == "learned" and "max_positions" not in missing:
+            missing.append("max_positions")
+        if missing:
+            raise InputError(missing_message(missing))
+        try:
+            return ModelConfig(**given)
+        except SolverInputError as e:
+            raise InputError(e.args[0], flag(e.param) if e.param else None) from None
+
+    def kv_config(self, also: tuple[str, ...] = ()) -> ModelConfig:
+        """The ModelConfig a KV-cache size needs: from a base, or from ``--n-layers``, the heads
+        (``--n-kv-heads`` or ``--n-heads``) and the head size (``--d-head``, or ``--d-model`` with
+        ``--n-heads``); the other fields keep ModelConfig's defaults (no effect on the cache). ``also``:
+        flags the command misses besides, named in the same line."""
+        if self.has_base or self.given.get("arch") == "encoder-decoder":
+            return self.config(("n_layers", "n_heads", "d_model"), positions_matter=False)
+        if self.given.get("arch") == "encoder":
+            raise InputError("an encoder has no KV cache (it does not decode)", "--arch")
+        g = self.given
+        mla = bool(g.get("kv_lora_rank"))
+        need = []
+        if "n_layers" not in g:
+            need.append("--n-layers")
+        if "n_kv_heads" not in g and "n_heads" not in g and not mla:
+            need.append("--n-kv-heads (or --n-heads)")
+        if "d_head" not in g and not ("d_model" in g and "n_heads" in g) and not mla:
+            need.append("--d-head (or --d-model and --n-heads)")
+        if need:
+            raise InputError(f"the KV cache needs {', '.join([*need, *also])} (or --preset NAME)")
+        given = dict(g)
+        if "n_heads" not in given:  # the query heads change no cache size: take them as the KV heads
+            given["n_heads"] = given.get("n_kv_heads", 1)
+        if "d_head" not in given and "d_model" not in given:
+            given["d_model"] = given["n_heads"] * 2  # latent attention: the cache needs no head size
+        return ModelSpec(given=given).config(("n_layers", "n_heads"), positions_matter=False)
+
+
+def pop_model(kwargs: dict[str, Any]) -> ModelSpec:
+    """Remove ``--preset``, ``--config`` and the field flags from ``kwargs``: the user's model description."""
     names = {f.name for f in model_fields()}
     preset = kwargs.pop("preset", None)
     config_file = kwargs.pop("config_file", None)
     given = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
     given = {k: v for k, v in given.items() if v is not None}
-    if config_file:
-        if preset:
-            raise InputError("give --preset or --config, not both", "--config")
-        return None, _from_config_file(config_file, given)
-    return preset, given
+    if config_file and preset:
+        raise InputError("give --preset or --config, not both", "--config")
+    return ModelSpec(preset=preset, config_file=config_file, given=given)
 
 
-def _from_config_file(path: str, given: dict[str, Any]) -> dict[str, Any]:
-    """Every field of the HuggingFace config.json at ``path`` (solver.counting.config_json), the flags
-    given on top of it (re-deriving what they change); the reader's notes go to stderr."""
-    from solver.counting.config import override
+def resolve_model(kwargs: dict[str, Any], needs: tuple[str, ...] = PARAMS_NEEDS) -> tuple[ModelSpec, ModelConfig]:
+    """``pop_model`` then ``ModelSpec.config``: the one ModelConfig of any route."""
+    spec = pop_model(kwargs)
+    return spec, spec.config(needs)
+
+
+def _read_config_file(path: str) -> tuple[ModelConfig, list[str]]:
+    """The ModelConfig of the HuggingFace config.json at ``path`` (solver.counting.config_json) and the
+    reader's notes (also printed to stderr)."""
     from solver.counting.config_json import read_hf_config
     from solver.errors import SolverInputError
 
     try:
         cfg, notes = read_hf_config(path)
-        cfg, more = override(cfg, given)
     except SolverInputError as e:
         raise InputError(e.args[0], "--config") from None
-    for note in (*notes, *more):
+    for note in notes:
         click.echo(f"note: {note}", err=True)
-    return {k: v for k, v in cfg.to_dict().items() if k != "name"}
+    return cfg, list(notes)
+
+
+#: Fields worth naming when a count has no use for them although the model sets them (a preset or a
+#: config.json sets every field; these are the ones a reader could expect to change the figure).
+NOTABLE = ("sliding_window", "global_every", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim",
+           "n_experts", "top_k", "n_shared_experts", "d_ff_expert", "first_dense_layers", "lora_rank")
+
+#: Fields that change no count qkv makes (never named).
+NO_COUNT = ("norm_eps",)
+
+#: What the KV cache reads of a ModelConfig.
+KV_USES = ("arch", "n_layers", "n_encoder_layers", "n_decoder_layers", "n_heads", "n_kv_heads", "d_head", "d_model",
+           "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "global_every")
+
+#: Why a parameter count (and the weights and Adam state built on it) ignores the attention span.
+SPAN_UNUSED = {"sliding_window": "a window changes which positions attend, not a parameter",
+               "global_every": "a window changes which positions attend, not a parameter"}
+
+
+def ignored_fields(cfg: ModelConfig, spec: ModelSpec, unused: dict[str, str] | None = None, *,
+                   uses: tuple[str, ...] | None = None, why: str = "") -> dict[str, str]:
+    """``{field: why}`` for the fields the model sets that this count has no use for: every flag the
+    user gave and every :data:`NOTABLE` field away from its default, among ``unused`` (field → why)
+    or, with ``uses``, outside it (then ``why`` for each)."""
+    defaults = {f.name: f.default for f in model_fields() if f.default is not MISSING}
+    set_fields = [n for n in NOTABLE if getattr(cfg, n) != defaults.get(n)] + list(spec.given)
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(set_fields):
+        if name in NO_COUNT:  # stated by the user: named, never dropped without a word
+            out[name] = "it changes no count qkv makes"
+            continue
+        if unused is not None and name in unused:
+            out[name] = unused[name]
+        elif uses is not None and name not in uses:
+            out[name] = why
+    return out
+
+
+def ignored_text(ignored: dict[str, str]) -> str:
+    """``ignored: sliding_window (why); top_k (why)``."""
+    return "ignored: " + "; ".join(f"{k} ({v})" for k, v in ignored.items())
 
 
 def missing_message(missing: list[str], extra: str = "") -> str:
@@ -230,30 +397,9 @@ def missing_message(missing: list[str], extra: str = "") -> str:
 
 
 def model_config(preset: str | None, given: dict[str, Any], needs: tuple[str, ...] = PARAMS_NEEDS) -> ModelConfig:
-    """The configuration: the preset with the given flags on top, or the flags alone.
-
-    Without a preset every field in ``needs`` must be given (a learned position table also
-    needs ``--max-positions``); the other fields take ModelConfig's defaults, which
-    :func:`assumed_defaults` lists so the output can say so.
-    """
-    if preset:
-        from solver.counting.config import override
-        from solver.counting.presets import get_config
-
-        base = get_config(preset)
-        if not given:
-            return base
-        cfg, notes = override(base, given)  # re-derives d_head / d_ff, or refuses in one line
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-        return cfg
-    missing = [n for n in needs if n not in given]
-    pos = given.get("pos", ModelConfig.pos)
-    if "max_positions" not in given and pos == "learned" and "max_positions" not in missing:
-        missing.append("max_positions")
-    if missing:
-        raise InputError(missing_message(missing))
-    return ModelConfig(**given)
+    """The configuration: the preset with the given flags on top, or the flags alone
+    (:meth:`ModelSpec.config`; kept for callers holding the two parts)."""
+    return ModelSpec(preset=preset, given=given).config(needs)
 
 
 def assumed_defaults(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:

@@ -14,12 +14,16 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.model_flags import (
+    KV_USES,
     PARAMS_NEEDS,
+    SPAN_UNUSED,
+    ModelSpec,
     assumed_defaults,
+    ignored_fields,
+    ignored_text,
     missing_message,
-    model_config,
     model_options,
-    pop_model_kwargs,
+    pop_model,
 )
 from drills.cli.numbers import COUNT, SIZE
 from drills.cli.plot_flag import check_plot, plot_option
@@ -55,13 +59,34 @@ def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...], right: set[int]
     return out
 
 
-def _assumed(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
-    d = assumed_defaults(preset, given)
+def _assumed(spec: ModelSpec) -> dict[str, Any]:
+    d = assumed_defaults("base" if spec.has_base else None, spec.given)
     return {k: d[k] for k in _CONVENTION_FIELDS if k in d}
 
 
-def _published(preset: str | None, exact: int, changed: bool) -> dict[str, Any] | None:
-    if not preset or changed:
+def params_breakdown_json(pb: Any, answer: int, left_out: dict[str, int] | None = None,
+                          no_embeddings: bool = False) -> dict[str, Any]:
+    """``pb.to_json()`` of the count as stated: under a convention that leaves parts out (``left_out``),
+    ``total``, ``embedding``, ``non_embedding`` and ``by_group`` are of the answer and the model as built
+    is under ``as_built`` (so ``breakdown.total == answer`` always)."""
+    bd = pb.to_json()
+    if answer == pb.total:
+        return bd
+    norms = sum(v for k, v in (left_out or {}).items() if "norm" in k)
+    groups = dict(bd["by_group"])
+    if no_embeddings:
+        groups["embedding"] = 0
+    if "norm" in groups:
+        groups["norm"] -= norms
+    bd["as_built"] = {k: bd[k] for k in ("total", "embedding", "non_embedding", "by_group")}
+    bd.update(total=answer, embedding=0 if no_embeddings else pb.embedding,
+              non_embedding=pb.non_embedding - norms, by_group=groups, left_out=dict(left_out or {}))
+    return bd
+
+
+def _published(spec: ModelSpec, exact: int) -> dict[str, Any] | None:
+    preset = spec.preset
+    if not preset or spec.given:
         return None
     from solver.counting.presets import get_preset
 
@@ -103,30 +128,42 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
 
     if own_config_params(kw, as_json, explain, norms_per_layer, no_embeddings):  # T5, ViT: their own counts
         return
-    preset, given = pop_model_kwargs(kw)
-    cfg = model_config(preset, given, PARAMS_NEEDS)
+    spec = pop_model(kw)
+    if no_embeddings and not spec.has_base and "vocab_size" not in spec.given:  # no vocabulary tables: vocabulary 0
+        cfg = ModelSpec(given={**spec.given, "vocab_size": 0}).config(PARAMS_NEEDS)
+    else:
+        cfg = spec.config(PARAMS_NEEDS)
     pb = param_breakdown(cfg)
-    published = _published(preset, pb.total, bool(given))
+    published = _published(spec, pb.total)
     convention = {
         "counted": "trainable scalars; a shared (tied) tensor once; buffers (sinusoidal table, masks) are not "
                    "parameters",
         "embedding": "token, position and segment tables, [CLS] vector, untied LM head weight",
         "lora": "adapters counted apart from the base (answer excludes them)",
-        "assumed_defaults": _assumed(preset, given),
+        "assumed_defaults": _assumed(spec),
+        **spec.convention(),
     }
     if cfg.is_moe:  # issue 10: total and active side by side
         convention["active"] = (f"parameters one token uses: top_k = {cfg.top_k} of the E = {cfg.n_experts} routed "
                                 f"experts per MoE layer, everything else (router, shared experts, embeddings, "
                                 f"head) whole")
     answer = pb.total
+    left_out: dict[str, int] = {}
     if norms_per_layer != "two" or no_embeddings:  # issue 10: the scaling book's accounting, named
         from solver.counting.conventions import params_under
 
         answer, named = params_under(cfg, norms_per_layer, not no_embeddings)
         convention.update(norms=named["norms"], embeddings=named["embeddings"], left_out=named["left_out"])
+        left_out = named["left_out"]
         published = None
+    unused = dict(SPAN_UNUSED)
+    if no_embeddings:
+        unused["vocab_size"] = "--no-embeddings counts no vocabulary tables"
+    ignored = ignored_fields(cfg, spec, unused)
+    if ignored:
+        convention["ignored"] = ignored
     if as_json:
-        bd = pb.to_json()
+        bd = params_breakdown_json(pb, answer, left_out, no_embeddings)
         bd["config"] = cfg.to_dict()
         bd["published"] = published
         emit_json({"answer": answer, "unit": "parameters", "convention": convention, "breakdown": bd})
@@ -136,10 +173,12 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
              f"as built: {pb.total:,})")
         for what, n in convention["left_out"].items():
             emit(f"  left out: {what} {n:,}")
+        if ignored:
+            emit(ignored_text(ignored))
         if explain:
             _emit_conventions(convention)
         return
-    label = f" ({cfg.name})" if cfg.name and not given else ""
+    label = f" ({cfg.name})" if cfg.name and not spec.given else ""
     emit(f"answer: {pb.total:,} parameters{label}")
     emit(f"  embedding      {pb.embedding:>18,}")
     emit(f"  non-embedding  {pb.non_embedding:>18,}")
@@ -154,6 +193,8 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         emit(f"  published      {published['published_text']:>18}  ({published['source']}); exact is "
              f"{published['relative_gap']:+.2%}")
         emit(f"  why: {published['note']}")
+    if ignored:
+        emit(ignored_text(ignored))
     if explain:
         expr, subs, value = pb.formula()
         emit("")
@@ -179,6 +220,8 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
     for k, v in convention.items():
         if isinstance(v, dict):
             v = ", ".join(f"{a}={b}" for a, b in v.items()) or "(none: every field given)"
+        elif isinstance(v, list):
+            v = "; ".join(str(x) for x in v)
         emit(f"  {k.replace('_', ' ')}: {v}")
 
 
@@ -200,10 +243,12 @@ def _emit_conventions(convention: dict[str, Any]) -> None:
               help="Answer in FLOPs per token by a named rule: none (2N/6N), kaplan (+2·L·n·d_attn), "
                    "palm (6N + 12·L·H·Q·T), full (QKᵀ and AV); N non-embedding (active).")
 @click.option("--causal-halving", is_flag=True, help="With --per-token: halve the attention term (causal).")
+@click.option("--norms-per-layer", type=click.Choice(["two", "one", "none"]), default="two", show_default=True,
+              help="With --per-token: the norms N counts: two per layer (as built), one, or none (Kaplan's N).")
 @output_options
 def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, convention: str,
-          attention_kernel: str, per_token: str | None, causal_halving: bool, as_json: bool, explain: bool,
-          **kw: Any) -> None:
+          attention_kernel: str, per_token: str | None, causal_halving: bool, norms_per_layer: str, as_json: bool,
+          explain: bool, **kw: Any) -> None:
     """Exact matmul FLOPs of a forward pass, a decode step or a training step.
 
     Counts what torch.utils.flop_counter.FlopCounterMode counts: matmuls only, attention
@@ -212,16 +257,19 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
     """
     from solver.counting import matmul_flops
 
-    preset, given = pop_model_kwargs(kw)
+    spec = pop_model(kw)
     missing = [n for n, v in (("batch", batch), ("seq", seq)) if v is None]
     if missing:
         try:
-            model_config(preset, given, PARAMS_NEEDS)
+            spec.config(PARAMS_NEEDS)
         except InputError as e:
             raise InputError(f"{e.format_message().removesuffix(' (or --preset NAME)')}, "
                              f"{', '.join('--' + m for m in missing)} (or --preset NAME)") from None
         raise InputError(missing_message(missing).replace(" (or --preset NAME)", ""))
-    cfg = model_config(preset, given, PARAMS_NEEDS)
+    if norms_per_layer != "two" and not per_token:
+        raise InputError("--norms-per-layer names the N of a --per-token rule (the exact count is of matmuls, "
+                         "norms do none)", "--norms-per-layer")
+    cfg = spec.config(PARAMS_NEEDS)
     rep = matmul_flops(cfg, batch, seq, mode, convention, src_seq=src_seq, attention_kernel=attention_kernel)
     unit = "FLOPs" if convention == "flops" else "multiply-adds"
     conv = {
@@ -233,16 +281,24 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
                  "decode": "one new token per sequence, attending to n cached positions (its own included)",
                  "train": "forward + backward; backward = 2 × forward per matmul"
                           + (" (fused attention: QKᵀ recomputed)" if attention_kernel == "fused" else "")}[mode],
-        "assumed_defaults": _assumed(preset, given),
+        "assumed_defaults": _assumed(spec),
+        **spec.convention(),
     }
+    span = ("QKᵀ and AV counted over the full n×n (the window is a mask), as FlopCounterMode counts them"
+            if mode != "decode" or per_token else "")
+    ignored = ignored_fields(cfg, spec, {"sliding_window": span, "global_every": span} if span else {})
+    if ignored:
+        conv["ignored"] = ignored
     if per_token:  # issue 10: a named per-token rule instead of the exact count
         from solver.counting.conventions import flops_per_token
 
         if mode == "decode":
             raise InputError("--per-token rules are for forward or train", "--per-token")
-        pt = flops_per_token(cfg, seq, mode, per_token, causal_halving)
+        pt = flops_per_token(cfg, seq, mode, per_token, causal_halving, norms_per_layer)
         conv.update(per_token_rule=per_token, causal_halving=causal_halving,
-                    N="non-embedding parameters (active ones with experts)")
+                    N="non-embedding parameters (active ones with experts)"
+                      + {"two": "", "one": ", one norm per layer", "none": ", no norms (Kaplan et al.)"}[norms_per_layer],
+                    norms=f"{norms_per_layer} per layer")
         value = per_convention_fraction(pt.flops, convention)
         if as_json:
             emit_json({"answer": float(value), "unit": unit + "/token", "convention": conv,
@@ -253,6 +309,8 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
         emit(f"  {2 * (3 if mode == 'train' else 1)}·N = {2 * (3 if mode == 'train' else 1) * pt.n_params:,} "
              f"(N = {pt.n_params:,}); attention {format_number(float(pt.attention))}")
         emit(f"  exact matmul count per token: {format_number(rep.total / (batch * seq))}")
+        if ignored:
+            emit(ignored_text(ignored))
         if explain:
             _emit_conventions(conv)
         return
@@ -270,6 +328,8 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
     emit(f"textbook rule {tb['rule']}: {tb['rule_value']:,} (N = {tb['N_non_embedding']:,} non-embedding, "
          f"D = {tb['D_tokens']:,} tokens); exact/rule = {format_number(tb['ratio_exact_to_rule'], 5)}")
     emit("  gap: " + ", ".join(f"{k.replace('_', ' ')} {v:+,}" for k, v in tb["gap"].items()))
+    if ignored:
+        emit(ignored_text(ignored))
     if explain:
         emit("")
         emit("breakdown (forward formula; terms in " + unit + "):")
@@ -322,42 +382,52 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     """
     from solver import counting as counts
 
-    preset, given = pop_model_kwargs(kw)
+    spec = pop_model(kw)
     if what in ("weights", "training"):
         need_dtype = what == "weights"
         missing_extra = ["dtype"] if need_dtype and dtype is None else []
-        try:
-            cfg = model_config(preset, given, PARAMS_NEEDS)
-        except InputError:
-            miss = [n for n in PARAMS_NEEDS if n not in given] + missing_extra
-            raise InputError(missing_message(miss)) from None
+        miss = [n for n in PARAMS_NEEDS if n not in spec.given] if not spec.has_base else []
+        if miss:
+            raise InputError(missing_message(miss + missing_extra))
+        cfg = spec.config(PARAMS_NEEDS)
         if missing_extra:
             raise InputError("needs --dtype (" + _DTYPES + ")")
         rep = counts.weights_report(cfg, dtype) if what == "weights" else counts.training_report(cfg, precision)
+        ignored = ignored_fields(cfg, spec, {**SPAN_UNUSED, "top_k": "every expert is held, not only the active "
+                                                                   "ones"})
     elif what == "kv-cache":
-        rep = kv_report(preset, given, batch, seq, dtype, src_seq, include_cross)
+        rep, cfg = kv_report(spec, batch, seq, dtype, src_seq, include_cross)
+        ignored = kv_ignored(cfg, spec)
     else:
-        n_heads = given.get("n_heads")
-        if preset and n_heads is None:
-            from solver.counting.presets import get_config
-
-            n_heads = get_config(preset).n_heads
+        cfg = None
+        n_heads = spec.given.get("n_heads")
+        if spec.has_base:
+            cfg = spec.config(PARAMS_NEEDS)
+            n_heads = cfg.n_heads
         miss = [m for m, v in (("n_heads", n_heads), ("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
         if miss:
             raise InputError(f"attention scores need {', '.join('--' + m.replace('_', '-') for m in miss)}")
         rep = counts.attention_scores_report(batch, n_heads, seq, dtype, kv_seq)
+        ignored = {k: "one layer's score matrix needs only the query heads" for k in spec.given if k != "n_heads"}
+        if cfg is not None:
+            ignored.update(ignored_fields(cfg, spec, uses=("n_heads",), why="one layer's score matrix needs only "
+                                                                            "the query heads"))
     check_plot(plot, as_json)
     if (hw is not None or hbm is not None) and plot is None:
         raise InputError("draws on the picture: give --plot FILE (or --plot -)", "--hw" if hw else "--hbm")
-    conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention}
+    conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention, **spec.convention()}
     if what in ("weights", "training"):
-        conv["assumed_defaults"] = _assumed(preset, given)
+        conv["assumed_defaults"] = _assumed(spec)
+    if ignored:
+        conv["ignored"] = ignored
     if as_json:
         emit_json({"answer": rep.bytes, "unit": "bytes", "convention": conv, "breakdown": rep.to_json()})
         return
     emit(f"answer: {rep.text()}")
     for item in rep.items:
         emit(f"  {item.name:<26} {item.bytes:>22,} B   {item.formula}")
+    if ignored:
+        emit(ignored_text(ignored))
     if explain:
         emit("")
         emit("formula:")
@@ -384,41 +454,24 @@ def _memory_plot(rep, what: str, hw: str | None, hbm: str | None, plot: str) -> 
     draw("memory", d, plot)
 
 
-def kv_report(preset: str | None, given: dict[str, Any], batch: int | None, seq: int | None, dtype: str | None,
-              src_seq: int | None, include_cross: bool):
-    """KV cache from a preset/config, or from the few flags it needs."""
+def kv_report(spec: ModelSpec, batch: int | None, seq: int | None, dtype: str | None, src_seq: int | None,
+              include_cross: bool):
+    """``(report, config)``: the KV cache of the one ModelConfig of any route (a preset, a config.json,
+    the few flags it needs, or a base with flags on top): a window, latent attention and grouped heads
+    honoured alike (``solver.counting.memory.kv_cache_report``)."""
     from solver import counting as counts
+    from solver.errors import SolverInputError
 
-    missing = [m for m, v in (("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
-    if preset or given.get("arch") == "encoder-decoder":
-        if missing:
-            raise InputError(f"the KV cache needs {', '.join('--' + m for m in missing)}")
-        cfg = model_config(preset, given, ("n_layers", "n_heads", "d_model"))
-        return counts.kv_cache_report(cfg, batch, seq, dtype, src_seq=src_seq, include_cross=include_cross)
-    if given.get("arch") == "encoder":
-        raise InputError("an encoder has no KV cache (it does not decode)", "--arch")
-    n_layers = given.get("n_layers")
-    kv = given.get("n_kv_heads", given.get("n_heads"))
-    d_head = given.get("d_head")
-    if d_head is None and given.get("d_model") and given.get("n_heads"):
-        if given["d_model"] % given["n_heads"]:
-            raise InputError("d_model must be divisible by n_heads when --d-head is not given", "--n-heads")
-        d_head = given["d_model"] // given["n_heads"]
-    need = []
-    if n_layers is None:
-        need.append("--n-layers")
-    if kv is None:
-        need.append("--n-kv-heads (or --n-heads)")
-    if d_head is None:
-        need.append("--d-head (or --d-model and --n-heads)")
-    need += ["--" + m for m in missing]
-    if need:
-        raise InputError(f"the KV cache needs {', '.join(need)} (or --preset NAME)")
-    bytes_ = counts.kv_cache_bytes(n_layers, batch, seq, kv, d_head, dtype)
-    from solver.units import dtype_bytes
+    missing = ["--" + m for m, v in (("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
+    cfg = spec.kv_config(tuple(missing))
+    if missing:
+        raise InputError(f"the KV cache needs {', '.join(missing)}")
+    try:
+        return counts.kv_cache_report(cfg, batch, seq, dtype, src_seq=src_seq, include_cross=include_cross), cfg
+    except SolverInputError as e:
+        raise InputError(e.args[0], "--" + e.param.replace("_", "-") if e.param else None) from None
 
-    b = dtype_bytes(dtype)
-    per = str(b.numerator) if b.denominator == 1 else f"{b.numerator}/{b.denominator}"
-    item = counts.MemoryItem("K and V", bytes_, f"2 × {n_layers} × {batch} × {seq} × {kv} × {d_head} × {per} B")
-    return counts.MemoryReport("kv-cache", (item,), "2 × L × B × n × h_kv × d_h × bytes",
-                               f"K and V both cached, every layer; {kv} KV heads; dtype {dtype}")
+
+def kv_ignored(cfg: Any, spec: ModelSpec) -> dict[str, str]:
+    """The fields a KV-cache size has no use for (named in the output)."""
+    return ignored_fields(cfg, spec, uses=KV_USES, why="the KV cache does not depend on it")

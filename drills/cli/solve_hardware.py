@@ -28,6 +28,7 @@ from drills.cli.numbers import (  # noqa: F401
     COUNT,
     FLOPS,
     INT,
+    KV_BYTES,
     POSITIVE,
     SIZE,
     Int,
@@ -85,32 +86,46 @@ def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datash
 
 
 def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
-    """A ModelConfig from --preset and the ModelConfig field flags (drills.cli.model_flags), or None.
+    """``(spec, cfg)``: the one ModelConfig of --preset, --config and the field flags
+    (drills.cli.model_flags), or ``(spec, None)`` when none is given.
 
     Pops those flags from ``kw``. ``need_params``: the parameter count is asked of the config;
     ``need_kv``: only the KV size is (layers, heads and head size suffice).
     """
-    from drills.cli.model_flags import PARAMS_NEEDS, model_config, pop_model_kwargs
+    from drills.cli.model_flags import PARAMS_NEEDS, pop_model
 
-    preset, given = pop_model_kwargs(kw)
-    if not preset and not given:
-        return None
-    if need_params:
-        return model_config(preset, given, PARAMS_NEEDS)
-    if need_kv:
-        if not preset and "d_head" not in given and "d_model" not in given:
-            raise InputError("the KV size needs --d-head (or --d-model), --n-layers and --n-heads "
-                             "(or --kv-bytes-per-token, or --preset)", "--d-head")
-        if not preset:  # positions do not change the KV size; spare the user --max-positions
-            given = {"pos": "none", **given}
-        return model_config(preset, given, ("n_layers", "n_heads"))
-    return model_config(preset, given, PARAMS_NEEDS)
+    spec = pop_model(kw)
+    if not spec.stated:
+        return spec, None
+    if not need_params and need_kv:
+        return spec, spec.kv_config()
+    return spec, spec.config(PARAMS_NEEDS)
 
 
-def _kv_per_token(cfg, dtype: str):
-    from solver.systems.inference import kv_bytes_per_token
+def _kv_per_token(cfg, dtype: str, context: int):
+    """X of B·S·X for ``cfg`` at ``context`` cached positions: the model's real cache per position (a window
+    holds min(S, W) positions, latent attention d_c + d_R per layer; solver.systems.inference)."""
+    from solver.systems.inference import kv_bytes_per_token_at
 
-    return kv_bytes_per_token(cfg.decoder_layers or cfg.n_layers, cfg.kv_heads, cfg.head_dim, dtype)
+    return kv_bytes_per_token_at(cfg, int(context), dtype)
+
+
+#: Why a command that counts no KV cache ignores the fields that only shape it.
+NO_KV = "no KV cache in this count"
+KV_ONLY = ("sliding_window", "global_every")  # the latent widths shape the weights too
+SPAN_FULL = "attention FLOPs over the full n×n (the window is a mask), as FlopCounterMode counts them"
+
+
+def _with_model(r, spec, cfg, unused: dict[str, str]) -> None:
+    """Name the model's route and the fields this command had no use for in ``r.convention``."""
+    from drills.cli.model_flags import ignored_fields
+
+    if cfg is None:
+        return
+    r.convention.update(spec.convention())
+    ignored = ignored_fields(cfg, spec, unused)
+    if ignored:
+        r.convention["ignored"] = ignored
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,6 +257,10 @@ def show(result, as_json: bool, explain: bool, *, answer_label: str | None = Non
         line = text
     name = answer_label or _answer_name(result)
     emit(f"answer: {line}" + (f"  ({name})" if name and not unit else ""))
+    if result.convention.get("ignored"):
+        from drills.cli.model_flags import ignored_text
+
+        emit(ignored_text(result.convention["ignored"]))
     if explain:
         emit("")
         emit("worked solution:")
@@ -465,7 +484,7 @@ def prefill(params, tokens, as_json, explain, **kw):
     """Time of a prefill: 2·N·T / (chips · peak · MFU) (exact matmul FLOPs with a model config)."""
     from solver.systems.inference import prefill as solve
 
-    cfg, flops = _model(kw, need_params=params is None, need_kv=False), None
+    (spec, cfg), flops = _model(kw, need_params=params is None, need_kv=False), None
     if cfg is not None:
         from solver.counting import matmul_flops, param_count
 
@@ -476,6 +495,8 @@ def prefill(params, tokens, as_json, explain, **kw):
     r = solve(params, tokens, _chip(kw), chips=kw["chips"] or 1, mfu=kw["mfu"] or 1.0, flops=flops)
     if kw["mfu"] is None:
         r.convention["mfu"] = "1 (peak; give --mfu for a realistic time)"
+    _with_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
+                               "lora_rank": "the prefill FLOPs are the base model's"})
     show(r, as_json, explain)
 
 
@@ -484,8 +505,8 @@ def prefill(params, tokens, as_json, explain, **kw):
 @click.option("--batch", "-B", type=COUNT, required=True, help="Sequences decoded together.")
 @click.option("--context", "-S", "--seq", "context", type=SIZE, required=True,
               help="Cached tokens per sequence (8k = 8192).")
-@click.option("--kv-bytes-per-token", type=BYTES, default=None,
-              help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes.")
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None,
+              help="KV-cache bytes per token: 2·layers·kv_heads·d_head·bytes (0: no cache).")
 @click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
               show_default=True, help="total: max(all bytes/bandwidth, FLOPs/peak); kv-plus-max (the scaling "
                                       "book): KV read + max(weight read, compute).")
@@ -509,7 +530,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
 
     check_plot(plot, as_json)
 
-    cfg, attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
+    (spec, cfg), attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
     if cfg is not None and params is None and kv_bytes_per_token is None and \
             (cfg.is_moe or cfg.sliding_window or cfg.is_mla):  # issue 10: what the step really reads
         from solver.systems.decode_read import model_read
@@ -522,17 +543,26 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
         r = decode_step(read.flop_params, batch, context, 0, _chip(kw), chips=kw["chips"] or 1,
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
+        _with_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
         show(r, as_json, explain)
         if plot is not None:
             _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
         return
+    unused: dict[str, str] = {}
     if cfg is not None:
         from solver.counting import param_count
 
+        if params is not None:
+            unused.update({k: "--params given: the parameter count is not the model's" for k in
+                           ("n_experts", "top_k", "n_shared_experts", "d_ff_expert", "first_dense_layers")})
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
-            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
-        attn = 4 * int(batch) * int(context) * (cfg.decoder_layers or cfg.n_layers) * cfg.n_heads * cfg.head_dim
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"], context)
+        else:
+            unused.update({k: "--kv-bytes-per-token given" for k in KV_ONLY})
+        L = cfg.decoder_layers or cfg.n_layers
+        attn = 2 * int(batch) * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim) * \
+            sum(cfg.attended(int(context), i) for i in range(L))
     if params is None:
         raise InputError("give --params or --preset", "--params")
     if kv_bytes_per_token is None:
@@ -540,6 +570,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                          "--kv-bytes-per-token")
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
                     weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
+    _with_model(r, spec, cfg, unused)
     show(r, as_json, explain)
     if plot is not None:
         _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -566,7 +597,7 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
 
     check_plot(plot, as_json)
 
-    cfg, exact = _model(kw, need_params=True, need_kv=False), None
+    (spec, cfg), exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
         from fractions import Fraction as Fr
 
@@ -580,6 +611,7 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
     chip = _chip(kw)
     r = solve(params, tokens=tokens, compute=compute, chip=chip, chips=kw["chips"], mfu=kw["mfu"],
               gpu_hours=gpu_hours, exact_flops_per_token=exact)
+    _with_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
     show(r, as_json, explain)
     if plot is not None:
         from solver.systems.training import zero as states
@@ -622,12 +654,12 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 
 
 @solve_command()
-@click.option("--params", "-N", type=COUNT, default=None, help="Parameters Ψ (7.5e9, 7.5B; or --preset).")
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters Ψ (7.5e9, 7.5B); or a model (--preset).")
 @click.option("--gpus", "--dp", "gpus", type=INT, required=True, help="Data-parallel GPUs N_d.")
 @click.option("--stage", type=Int(0, 3), required=True, help="0 (plain DP), 1, 2 or 3.")
 @click.option("--optimizer-bytes", "-K", type=INT, default=12, show_default=True,
               help="Optimizer-state bytes per parameter (Adam, mixed precision: 12).")
-@preset_options
+@model_options
 @hbm_options
 @plot_option
 @output_options
@@ -635,13 +667,27 @@ def _hbm(hw: str | None, hbm) -> tuple[Any, str | None]:
 def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain, **kw):
     """Model-state bytes per GPU with mixed-precision Adam under ZeRO stage 0-3 (and what HBM leaves).
 
-    With --plot: where the bytes go under every stage, side by side, against the HBM."""
+    Ψ is --params, or the exact parameter count of a model (--preset, --config or the field flags;
+    LoRA adapters included, every parameter trained). With --plot: where the bytes go under every
+    stage, side by side, against the HBM."""
     from solver.systems.training import zero as solve
 
     check_plot(plot, as_json)
-    params = _params_or_preset(params, kw)
+    spec, cfg = _model(kw, need_params=params is None, need_kv=False)
+    if params is not None and cfg is not None:
+        raise InputError("Ψ is --params or the model's parameter count: give one (--params, or --preset/--config)",
+                         "--params")
+    if cfg is not None:
+        from solver.counting import param_breakdown
+
+        params = param_breakdown(cfg).total_with_lora
+    if params is None:
+        raise InputError("give --params or --preset", "--params")
     size, origin = _hbm(hw, hbm)
-    show(solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin), as_json, explain)
+    r = solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
+    _with_model(r, spec, cfg, {**{k: "ZeRO's model states hold every parameter" for k in ("top_k",)},
+                               **{k: NO_KV for k in KV_ONLY}})
+    show(r, as_json, explain)
     if plot is not None:
         results = [solve(params, gpus, s, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
                    for s in range(4)]
@@ -731,7 +777,7 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
 @click.option("--batch", "-B", type=COUNT, default=None, help="With --context: add the KV cache.")
 @click.option("--context", "-S", "--seq", "context", type=SIZE, default=None,
               help="Cached tokens per sequence (8k = 8192).")
-@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet", show_default=True,
               help="Preset HBM: the datasheet figure, or what nvidia-smi reports.")
 @model_options
@@ -743,24 +789,48 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
     from solver.systems.inference import min_chips
 
     wants_kv = batch is not None and kv_bytes_per_token is None
-    cfg = _model(kw, need_params=params is None, need_kv=wants_kv)
+    spec, cfg = _model(kw, need_params=params is None, need_kv=wants_kv)
+    unused = {"top_k": "every expert is held, not only the active ones",
+              "lora_rank": "the weights held are the base model's"}
+    kv: Any = 0
     if cfg is not None:
         from solver.counting import param_count
 
         params = params or param_count(cfg)
-        if kv_bytes_per_token is None:
-            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
     if params is None:
         raise InputError("give --params or --preset", "--params")
-    kv = 0
     if batch is not None or context is not None:
-        if batch is None or context is None or kv_bytes_per_token is None:
+        if batch is None or context is None or (kv_bytes_per_token is None and cfg is None):
             raise InputError("the KV cache needs --batch, --context and --kv-bytes-per-token (or --preset)",
                              "--context")
-        kv = Fraction(batch) * Fraction(context) * Fraction(kv_bytes_per_token)
-    chip = _chip(kw, hbm_figure=hbm_figure)
+        if kv_bytes_per_token is None:  # issue 20: the model's own cache (window, latent attention honoured)
+            from solver.systems.inference import kv_cache_bytes_of
+
+            kv = Fraction(kv_cache_bytes_of(cfg, int(batch), int(context), kw["dtype"]))
+        else:
+            kv = Fraction(batch) * Fraction(context) * Fraction(kv_bytes_per_token)
+            unused.update({k: "--kv-bytes-per-token given" for k in KV_ONLY})
+    else:
+        unused.update({k: NO_KV for k in KV_ONLY})
+    chip = hbm_chip(kw, hbm_figure)
     hbm = chip.need("hbm")
     r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv)
     r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
         (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
+    _with_model(r, spec, cfg, unused)
     show(r, as_json, explain)
+
+
+def hbm_chip(kw, figure: str):
+    """The chip with HBM from the preset's ``figure``; a preset without a device figure falls back, said so.
+    ``serve`` and ``chips`` both take their HBM here, with the same default figure (datasheet)."""
+    from solver.errors import SolverInputError
+
+    try:
+        return _chip(kw, hbm_figure=figure)
+    except SolverInputError:
+        if figure != "device":
+            raise
+        chip = _chip(kw, hbm_figure="datasheet")
+        chip.origin["hbm_figure"] = "datasheet (no device figure known for this preset)"
+        return chip

@@ -23,6 +23,7 @@ from drills.cli.solve_hardware import (
     COUNT,
     FLOPS,
     INT,
+    KV_BYTES,
     POSITIVE,
     SIZE,
     Int,
@@ -32,7 +33,9 @@ from drills.cli.solve_hardware import (
     _model,
     _params_or_preset,
     _solver_call,
+    _with_model,
     hardware_options,
+    hbm_chip,
     output_options,
     show,
 )
@@ -264,70 +267,96 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
-def _serving_inputs(params, kv_bytes_per_token, kw):
-    cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
+def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int | None = None):
+    """``(params, X, spec, cfg, unused)`` of the one ModelConfig of any route (or the figures given):
+    X is the model's real cache per position at ``context`` positions (a window, latent attention
+    honoured). ``longest``: the longest context the command reaches (generate), which must stay within
+    a sliding window for one X to hold for every step."""
+    from drills.cli.solve_hardware import KV_ONLY
+
+    spec, cfg = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None)
+    unused: dict[str, str] = {"lora_rank": "the weights are the base model's"}
     if cfg is not None:
         from solver.counting import param_count
 
         params = params or param_count(cfg)
         if kv_bytes_per_token is None:
-            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"])
+            if longest is not None and cfg.sliding_window and cfg.local_layers_of(cfg.decoder_layers) \
+                    and longest > cfg.sliding_window:
+                raise InputError(f"a sliding window (W = {cfg.sliding_window}) caps the cache below the "
+                                 f"{longest} positions this generation reaches; one X per token does not hold: "
+                                 f"give --kv-bytes-per-token", "--sliding-window")
+            kv_bytes_per_token = _kv_per_token(cfg, kw["dtype"], context)
+        else:
+            unused.update({k: "--kv-bytes-per-token given" for k in KV_ONLY})
     if params is None:
         raise InputError("give --params or --preset", "--params")
     if kv_bytes_per_token is None:
         raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
                          "--kv-bytes-per-token")
-    return params, kv_bytes_per_token
+    return params, kv_bytes_per_token, spec, cfg, unused
 
 
-def _hbm_chip(kw, figure: str):
-    """The chip with HBM from the preset's ``figure``; a preset without a device figure falls back, said so."""
-    from solver.errors import SolverInputError
+def _reads(cfg, kw, params, kv_given, context: int, experts: str):
+    """``B ↦ ModelRead`` when the model's step reads less than N·w and does fewer than 2·N FLOPs per token
+    (a mixture of experts: the experts a batch touches, 2·N_active), as ``qkv solve decode`` prices it;
+    None otherwise (or when --params / --kv-bytes-per-token replace the model's own figures)."""
+    if cfg is None or params is not None or kv_given or not cfg.is_moe:
+        return None
+    from solver.systems.decode_read import model_read
 
-    try:
-        return _chip(kw, hbm_figure=figure)
-    except SolverInputError:
-        if figure != "device":
-            raise
-        chip = _chip(kw, hbm_figure="datasheet")
-        chip.origin["hbm_figure"] = "datasheet (no device figure known for this preset)"
-        return chip
+    dtype = kw["dtype"]
+    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+
+
+_EXPERTS = click.option("--experts", type=click.Choice(["expected", "worst", "all"]), default="expected",
+                        show_default=True, help="MoE: experts a step reads per layer (as qkv solve decode).")
 
 
 _DECODE_MODEL = click.option("--model", "decode_model", type=click.Choice(["total", "kv-plus-max"]), default="total",
                              show_default=True, help="Decode-step model: total, or kv-plus-max (the scaling book).")
-_HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["device", "datasheet"]), default="device",
-                           show_default=True, help="Preset HBM: what nvidia-smi reports, or the datasheet figure.")
+_HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet",
+                           show_default=True, help="Preset HBM: the datasheet figure (as qkv solve chips), or "
+                                                   "what nvidia-smi reports.")
 
 
 @solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters (70e9, 70B).")
 @click.option("--context", "-S", "--seq", "context", type=SIZE, required=True,
               help="Tokens cached per sequence (8k = 8192).")
-@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @click.option("--batch", "-B", type=COUNT, default=None, help="Default: the largest batch that fits.")
 @click.option("--price-per-chip-hour", type=Real(0, min_open=True), default=None,
               help="Dollars per chip-hour (cost per 10⁶ tokens).")
 @_DECODE_MODEL
 @_HBM_FIGURE
+@_EXPERTS
 @model_options
 @hardware_options
 @plot_option
 @output_options
 @_solver_call
-def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, plot, as_json,
-          explain, **kw):
+def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decode_model, hbm_figure, experts,
+          plot, as_json, explain, **kw):
     """Largest batch that fits, tokens/s and per-token latency at it, compute-bound batch, cost.
 
-    With --plot: where the bytes go (weights, KV cache) against the chips' HBM."""
+    With a mixture of experts (--preset mixtral-8x7b) a step reads only the experts the batch touches
+    and does 2·N_active FLOPs per token, as qkv solve decode prices it; the batch that fits holds
+    every expert. With --plot: where the bytes go (weights, KV cache) against the chips' HBM."""
     from solver.systems.serving import serve as solve
 
     check_plot(plot, as_json)
-    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
-    chip = _hbm_chip(kw, hbm_figure)
+    given_params = params
+    params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
+    chip = hbm_chip(kw, hbm_figure)
     n = kw["chips"] or 1
-    r = solve(params, context, kv, chip, chips=n, weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch,
-              model=decode_model, price_per_chip_hour=price_per_chip_hour)
+    r = solve(params, context, kv, chip, chips=n,
+              weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
+              price_per_chip_hour=price_per_chip_hour,
+              read_at=_reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts))
+    if cfg is not None and cfg.is_moe and given_params is not None:
+        unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
+    _with_model(r, spec, cfg, unused)
     show(r, as_json, explain)
     if plot is not None:
         from drills.plots import memory as picture
@@ -348,19 +377,31 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
 @click.option("--new-tokens", "-n", "--max-new-tokens", "--output-tokens", "new_tokens", type=SIZE, required=True,
               help="Tokens generated per sequence.")
 @click.option("--batch", "-B", type=COUNT, default=1, show_default=True)
-@click.option("--kv-bytes-per-token", type=BYTES, default=None)
+@click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @_DECODE_MODEL
+@_EXPERTS
 @model_options
 @hardware_options
 @output_options
 @_solver_call
-def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, as_json, explain, **kw):
-    """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows."""
+def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model, experts, as_json, explain, **kw):
+    """End-to-end time of a prompt and n new tokens: prefill, then decode steps as the cache grows.
+
+    With a mixture of experts each step reads the experts the batch touches and does 2·N_active FLOPs
+    per token (as qkv solve decode)."""
     from solver.systems.serving import generation
 
-    params, kv = _serving_inputs(params, kv_bytes_per_token, kw)
+    given_params = params
+    params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
+                                                    longest=int(prompt) + int(new_tokens) - 1)
+    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts)
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
-                   weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model)
+                   weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model,
+                   read=reads(int(batch)) if reads else None)
+    if cfg is not None and cfg.is_moe and given_params is not None:
+        unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
+    _with_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "
+                                                 "(P + n − 1 ≤ W)", **unused})
     show(r, as_json, explain)
 
 

@@ -239,9 +239,13 @@ class ModelConfig:
                               ("norm_position", NORM_POSITIONS), ("pos", POSITIONS)):
             value = getattr(self, name)
             need(value in allowed, name, f"must be one of {', '.join(allowed)} (got {value!r})")
-        for name in ("d_model", "n_heads", "d_ff", "vocab_size"):
+        self._validate_types(need)
+        for name in ("d_model", "n_heads", "d_ff"):
             value = getattr(self, name)
             need(isinstance(value, int) and value > 0, name, f"must be a positive integer (got {value!r})")
+        # issue 20: vocabulary 0 = no vocabulary tables (the scaling book's --no-embeddings accounting)
+        need(isinstance(self.vocab_size, int) and self.vocab_size >= 0, "vocab_size",
+             f"must be an integer >= 0 (got {self.vocab_size!r})")
         need(isinstance(self.n_layers, int) and self.n_layers >= 0, "n_layers", "must be a non-negative integer")
         need(self.kv_heads > 0, "n_kv_heads", "must be a positive integer")
         need(self.n_heads % self.kv_heads == 0, "n_kv_heads",
@@ -270,6 +274,30 @@ class ModelConfig:
         if self.arch == "encoder-decoder":
             need(int(self.n_encoder_layers or 0) >= 0 and int(self.n_decoder_layers or 0) >= 0,
                  "n_layers", "layer counts must be >= 0")
+
+    def _validate_types(self, need) -> None:
+        """Issue 20: every field of its own type: a count a whole number (never a boolean, a fraction or
+        infinity), a switch a boolean (never 0/1 or the string "false"), a float finite."""
+        import math
+        from numbers import Integral, Real
+
+        for f in fields(self):
+            if f.name in ("name", "lora_targets"):
+                continue
+            value, kind = getattr(self, f.name), str(f.type)
+            if value is None and "None" in kind:
+                continue
+            if kind.startswith("bool"):
+                need(type(value).__name__ in ("bool", "bool_"), f.name, f"must be true or false (got {value!r})")
+            elif kind.startswith("int"):
+                need(isinstance(value, Integral) and type(value).__name__ not in ("bool", "bool_"), f.name,
+                     f"must be a whole number (got {value!r})")
+                object.__setattr__(self, f.name, int(value))
+            elif kind.startswith("float"):
+                need(isinstance(value, Real) and type(value).__name__ not in ("bool", "bool_")
+                     and math.isfinite(value), f.name, f"must be a finite number (got {value!r})")
+            elif kind.startswith("str"):
+                need(isinstance(value, str), f.name, f"must be a string (got {value!r})")
 
     def _validate_issue10(self, need) -> None:
         """Experts, latent attention and the sliding window (issue 10)."""

@@ -79,8 +79,9 @@ class PerToken:
 
 
 def flops_per_token(cfg: ModelConfig, seq: int, mode: str = "forward", term: str = "full",
-                    causal_halving: bool = False) -> PerToken:
-    """FLOPs per token at context ``seq`` (see the module docstring for each ``term``)."""
+                    causal_halving: bool = False, norms: str = "two") -> PerToken:
+    """FLOPs per token at context ``seq`` (see the module docstring for each ``term``); N counts the
+    norms per ``norms`` (:func:`params_under`: ``"none"`` is Kaplan et al.'s N, which leaves norms out)."""
     if term not in ATTENTION_TERMS:
         raise SolverInputError(f"must be one of {', '.join(ATTENTION_TERMS)} (got {term!r})", param="attention_term")
     if mode not in ("forward", "train"):
@@ -88,7 +89,8 @@ def flops_per_token(cfg: ModelConfig, seq: int, mode: str = "forward", term: str
     if not isinstance(seq, int) or seq < 1:
         raise SolverInputError(f"must be an integer >= 1 (got {seq!r})", param="seq")
     pb = param_breakdown(cfg)
-    N = pb.active - pb.embedding  # non-embedding, active
+    _, named = params_under(cfg, norms, True)
+    N = pb.active - pb.embedding - sum(named["left_out"].values())  # non-embedding, active, norms per ``norms``
     L = cfg.n_layers
     mult = 3 if mode == "train" else 1
     if term == "none":

@@ -40,6 +40,22 @@ def kv_bytes_per_token(n_layers: int, n_kv_heads: int, d_head: int, dtype: str =
     return 2 * n_layers * n_kv_heads * d_head * dtype_bytes(dtype)
 
 
+def kv_cache_bytes_of(cfg, batch: int, context: int, dtype: str = "bf16") -> int:
+    """Issue 20: the KV cache of a ModelConfig holding ``context`` positions for ``batch`` sequences,
+    exactly as ``qkv solve memory --what kv-cache`` counts it (solver.counting.memory.kv_cache_report:
+    grouped heads, a sliding window's rolling buffer, latent attention's d_c + d_R)."""
+    from solver.counting.memory import kv_cache_report
+
+    return kv_cache_report(cfg, batch, context, dtype).bytes
+
+
+def kv_bytes_per_token_at(cfg, context: int, dtype: str = "bf16") -> Fraction:
+    """Issue 20: the cache one sequence of ``context`` positions holds, per position: the X of B·S·X that
+    makes B·S·X the model's real cache (a windowed layer holds min(S, W) positions, not S)."""
+    S = _positive("context", context)
+    return Fraction(kv_cache_bytes_of(cfg, 1, S, dtype), S)
+
+
 def prefill(params: int, tokens: int, chip: Chip, *, chips: int = 1, mfu: float = 1.0,
             flops: int | None = None) -> Result:
     """Prefill time t = FLOPs / (chips · peak · MFU), FLOPs = 2·N·T (or the exact count given)."""
@@ -129,9 +145,16 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
     r.answer = t
     r.breakdown.update(model=model, time_total_model_s=t_total, time_kv_plus_max_model_s=t_split,
                        kv_time_s=t_kv, weight_time_s=t_w)
-    which = (tm >= tc) if model == "total" else (t_w >= tc)
+    # issue 20: the bound is what dominates the step: in kv-plus-max the KV read is memory time too
+    # (a step whose KV read is most of it is not "compute" because the compute beats the weight read)
+    memory_part = tm if model == "total" else t_kv + (t_w if t_w >= tc else 0)
+    which = memory_part >= (tc if model == "total" else t - memory_part)
+    parts = {"KV read": t_kv, "weight read": t_w, "compute": tc} if model == "kv-plus-max" else \
+        {"memory (weights + KV)": tm, "compute": tc}
+    top = max(parts, key=lambda k: parts[k])
     r.breakdown.update(weight_bytes=wb, kv_bytes=kv, total_bytes=total, flops=fl, memory_time_s=tm,
                        compute_time_s=tc, bound="memory" if which else "compute",
+                       bound_by=f"{top}: {float(parts[top]) / float(t):.0%} of the step" if t else top,
                        tokens_per_second=B / t, tokens_per_second_per_sequence=1 / t, chips=n)
     return r
 

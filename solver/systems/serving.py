@@ -24,13 +24,18 @@ Conventions (every function here follows them):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from solver.errors import SolverInputError
 from solver.result import Result, fmt
 from solver.systems.chips import Chip
 from solver.systems.inference import DECODE_MODELS, decode_step, prefill
 from solver.units import GB, GiB, dtype_bytes
+
+if TYPE_CHECKING:  # issue 20
+    from solver.systems.decode_read import ModelRead
 
 #: Hoffmann et al. 2022 (Chinchilla), §3.3 eq. (10): approach 3's fitted parametric loss
 CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
@@ -71,8 +76,8 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
     """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋: sequences of S tokens whose caches fit beside the weights."""
     N, S, n = _int("params", params), _int("context", context), _int("chips", chips)
     X = Fraction(kv_bytes_token)
-    if X <= 0:
-        raise SolverInputError(f"must be positive (got {X})", param="kv_bytes_per_token")
+    if X < 0:
+        raise SolverInputError(f"must be >= 0 (got {X})", param="kv_bytes_per_token")
     hbm = chip.need("hbm")
     w = dtype_bytes(weight_dtype)
     r = Result(answer=None, unit="sequences", convention={
@@ -85,6 +90,12 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
         raise SolverInputError(f"the weights ({float(wb) / GB:.4g} GB) do not fit in {n} × {float(hbm) / GB:.4g} GB "
                                "of HBM; add chips", param="chips")
     per_seq = r.step("cache per sequence = S·X", f"{fmt(S)} × {fmt(X)}", S * X, "bytes")
+    if X == 0:  # issue 20: no cache: the weights fit, and so does any batch
+        r.answer = None
+        r.breakdown.update(hbm_total_bytes=total, weight_bytes=wb, free_bytes=free, kv_bytes_per_sequence=per_seq,
+                           max_batch=None, max_batch_note="no KV cache (0 bytes per token): any batch fits",
+                           free_GB=float(free) / GB, free_GiB=float(free) / GiB)
+        return r
     B = r.step("B_max = ⌊left / (S·X)⌋", f"⌊{fmt(free)} / {fmt(per_seq)}⌋", math.floor(free / per_seq), "sequences")
     r.answer = B
     r.breakdown.update(hbm_total_bytes=total, weight_bytes=wb, free_bytes=free, kv_bytes_per_sequence=per_seq,
@@ -94,24 +105,34 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
 
 def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
           weight_dtype: str = "bf16", batch: int | None = None, model: str = "total",
-          price_per_chip_hour: float | None = None) -> Result:
+          price_per_chip_hour: float | None = None, read_at: Callable[[int], ModelRead] | None = None) -> Result:
     """Tokens/s at a batch (default: the largest that fits) on ``chips`` chips, from a decode model.
 
     Also the per-token latency (one step), the batch at which a step turns compute-bound in the
     "total" model, B_c = N·w/bw / (2N/peak − S·X/bw), and the cost per million tokens.
+
+    ``read_at`` (issue 20): ``B ↦`` what a step of B sequences really reads
+    (:func:`solver.systems.decode_read.model_read`: the experts a batch touches, 2·N_active FLOPs), as
+    ``qkv solve decode`` prices a step; the batch that fits still holds every weight (N·w). With a
+    mixture of experts the weights read grow with B, so B_c has no closed form: None, said so.
     """
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
     n = _int("chips", chips)
     fit = max_batch(params, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype)
+    if fit.answer is None and batch is None:
+        raise SolverInputError("with no KV cache (0 bytes per token) every batch fits beside the weights: give "
+                               "--batch", param="batch")
     B = fit.answer if batch is None else _int("batch", batch)
-    if B < 1:
+    if fit.answer is not None and B < 1:
         raise SolverInputError(f"not one sequence of {context} tokens fits beside the weights; add chips",
                                param="chips")
-    if B > fit.answer:
+    if fit.answer is not None and B > fit.answer:
         raise SolverInputError(f"batch {B} does not fit: at most {fit.answer} sequences of {context} tokens",
                                param="batch")
-    step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model)
+    read = read_at(B) if read_at is not None else None
+    step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model,
+                       read=read)
     r = Result(answer=None, unit="tokens/s", convention=dict(fit.convention) | {
         "batch": "the largest that fits" if batch is None else "given", **step.convention})
     r.steps = list(fit.steps) if batch is None else []
@@ -122,7 +143,15 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     bw, peak = chip.need("bandwidth"), chip.need("peak_flops")
     N, S, X, w = params, context, Fraction(kv_bytes_token), dtype_bytes(weight_dtype)
     denom = 2 * N / peak - float(S * X) / bw
-    b_c = float(N * w) / bw / denom if denom > 0 else math.inf
+    # issue 20: a step that never turns compute-bound has no such batch: None (JSON null), said so
+    b_c = float(N * w) / bw / denom if denom > 0 else None
+    if read is not None and read.experts_per_layer is not None:
+        b_c = None
+        r.breakdown["compute_bound_note"] = ("no closed form with experts: the weights a step reads grow with B "
+                                             "(qkv solve decode at a given batch says which bound holds)")
+    elif b_c is None:
+        r.breakdown["compute_bound_note"] = ("never: at this context one sequence's cache read alone takes longer "
+                                             "than its 2·N FLOPs (S·X/bw ≥ 2N/peak)")
     r.breakdown.update(batch=B, max_batch=fit.answer, step_time_s=t, per_token_latency_s=t, tokens_per_second=tps,
                        tokens_per_second_per_chip=tps / n, compute_bound_batch=b_c, bound=step.breakdown["bound"],
                        weight_bytes=fit.breakdown["weight_bytes"], kv_bytes=step.breakdown["kv_bytes"], model=model)
@@ -136,13 +165,17 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
 
 def generation(params: int, prompt: int, new_tokens: int, kv_bytes_token: Fraction | int, chip: Chip, *,
                batch: int = 1, chips: int = 1, weight_dtype: str = "bf16", mfu: float = 1.0,
-               model: str = "total") -> Result:
+               model: str = "total", read: ModelRead | None = None) -> Result:
     """End-to-end time: prefill of B·P tokens, then n decode steps, step i reading P + i cached tokens.
 
     Closed form of Σᵢ t_step(P + i): in the "total" model t_i = max(a + k·i, c) with
     a = (N·w + B·P·X)/(chips·bw), k = B·X/(chips·bw), c = 2·N·B/(chips·peak), so the steps
     below i* = ⌈(c − a)/k⌉ cost c and the rest an arithmetic series; in "kv-plus-max"
     t_i = k·(P + i) + max(N·w/(chips·bw), c), an arithmetic series.
+
+    ``read`` (issue 20, a mixture of experts): the weight bytes a step of B sequences reads (the experts
+    they touch: the same every step, B fixed) replace N·w, and 2·N_active·B FLOPs replace 2·N·B
+    (:func:`solver.systems.decode_read.model_read`); the prefill still counts 2·N per token.
     """
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
@@ -161,8 +194,10 @@ def generation(params: int, prompt: int, new_tokens: int, kv_bytes_token: Fracti
     tp = r.step("t_prefill = 2·N·B·P / (chips·peak·MFU)", f"2 × {fmt(N)} × {B * P} / ({n} × {fmt(peak)} × {mfu})",
                 pre.answer, "s")
     k = float(B * X) / (n * bw)
-    c = 2 * N * B / (n * peak)
-    wt = float(N * w) / (n * bw)
+    c = 2 * (read.flop_params if read is not None else N) * B / (n * peak)
+    wt = float(read.weight_bytes if read is not None else N * w) / (n * bw)
+    if read is not None:
+        r.convention.update({k_: v for k_, v in read.convention.items() if k_ != "kv_cache"})
     r.step("k = B·X / (chips·bw)   (seconds per cached token, per step)", f"{B} × {fmt(X)} / ({n} × {fmt(bw)})", k, "s")
     r.step("c = 2·N·B / (chips·peak)   (compute per step)", f"2 × {fmt(N)} × {B} / ({n} × {fmt(peak)})", c, "s")
     if model == "total":

@@ -48,7 +48,95 @@ NEUTRAL = {
     "routed_scaling_factor", "topk_method", "n_group", "topk_group", "norm_topk_prob", "aux_loss_alpha",
     "seq_aux", "scoring_func", "tie_word_embeddings", "max_window_layers", "layer_types", "use_sliding_window",
     "add_cross_attention", "is_decoder", "head_dim", "qk_head_dim", "hidden_act", "hidden_activation",
+    # issue 20: keys that describe no architecture. Code location and metadata:
+    "auto_map", "custom_pipelines", "tokenizer_class", "prefix", "finetuning_task", "task_specific_params",
+    "_commit_hash", "name_or_path", "model_name", "license", "language",
+    # special-token ids and the tokenizer's own figures (the vocabulary is vocab_size):
+    "sep_token_id", "cls_token_id", "unk_token_id", "mask_token_id", "decoder_start_token_id",
+    "forced_bos_token_id", "forced_eos_token_id", "n_special", "predict_special_tokens", "suppress_tokens",
+    "begin_suppress_tokens",
+    # training, parallelism and runtime settings:
+    "gradient_checkpointing", "use_return_dict", "torchscript", "tf_legacy_loss", "use_bfloat16",
+    "attn_implementation", "_attn_implementation", "_attn_implementation_autoset", "ep_size",
+    "output_scores", "return_dict_in_generate", "pruned_heads", "tie_encoder_decoder", "cross_attention_hidden_size",
+    "dropout", "hidden_dropout", "attention_probs_dropout", "embd_dropout", "initializer_factor", "init_std",
+    "layerdrop", "use_flash_attention", "use_flash_attn", "fused_bias_fc", "fused_mlp",
+    "fused_dropout_add_ln", "residual_in_fp32",
+    # generation settings (transformers' GenerationConfig):
+    "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty",
+    "temperature", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "exponential_decay_length_penalty",
+    "remove_invalid_values",
+    # GPT-2's context of its causal-mask buffer (a buffer, not a parameter; the table is n_positions):
+    "n_ctx",
 }
+
+#: Issue 20: the type of every key a reader turns into a count or a switch. A value of another type,
+#: a boolean where a number goes, a fraction where a count goes, a non-finite or out-of-range number,
+#: or the string "false" where a boolean goes, is refused in one line naming the key. ``null`` is the
+#: key's default (as transformers reads it).
+COUNT_KEYS = frozenset({
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+    "intermediate_size", "vocab_size", "max_position_embeddings", "n_embd", "n_layer", "n_head", "n_inner",
+    "n_positions", "num_local_experts", "num_experts_per_tok", "n_routed_experts", "moe_intermediate_size",
+    "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
+    "max_window_layers", "moe_layer_freq", "num_experts", "num_labels",
+    # keys of the model types other readers add (typed here once for all of them)
+    "num_kv_heads", "rotary_dim", "ffn_dim", "word_embed_proj_dim", "shared_expert_intermediate_size",
+    "decoder_sparse_step", "sliding_window_pattern", "n_layers", "n_heads", "d_model", "num_layers",
+})
+COUNT0_KEYS = frozenset({"n_shared_experts", "first_k_dense_replace", "type_vocab_size", "num_shared_experts"})
+BOOL_KEYS = frozenset({
+    "tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window", "use_bidirectional_attention",
+    "add_cross_attention", "is_decoder",
+    "parallel_attn", "use_parallel_residual", "new_decoder_architecture", "multi_query", "bias", "alibi",
+    "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine",
+    "use_shared_expert_gate",
+})
+FRACTION_KEYS = frozenset({"partial_rotary_factor", "rotary_pct"})  # in (0, 1]
+EPS_KEYS = frozenset({"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"})
+STR_KEYS = frozenset({"hidden_act", "hidden_activation", "activation_function", "position_embedding_type"})
+
+
+def check_type(key: str, value: Any, where: str = "config") -> Any:
+    """``value`` when it has ``key``'s type (:data:`COUNT_KEYS` ...); otherwise SolverInputError naming
+    the key. Keys outside those sets: a non-finite number is refused, anything else passes."""
+    import math
+
+    def bad(what: str) -> SolverInputError:
+        return SolverInputError(f"{where}: {key} must be {what} (got {json.dumps(value)[:40]})", param="config")
+
+    if value is None:
+        return value
+    is_bool = isinstance(value, bool)
+    if key in COUNT_KEYS or key in COUNT0_KEYS:
+        low = 1 if key in COUNT_KEYS else 0
+        if is_bool or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
+            raise bad(f"a whole number >= {low}")
+        if value < low or value > 2**53:
+            raise bad(f"a whole number >= {low}")
+        return int(value)
+    if key in BOOL_KEYS:
+        if not is_bool:
+            raise bad("true or false")
+        return value
+    if key in EPS_KEYS:
+        if is_bool or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise bad("a finite number > 0")
+        return float(value)
+    if key in FRACTION_KEYS:
+        if is_bool or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise bad("a number in (0, 1]")
+        return value
+    if key in STR_KEYS:
+        if not isinstance(value, str):
+            raise bad("a string")
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise bad("a finite number")
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        raise bad(f"the JSON boolean {value.strip().lower()}, not a string")
+    return value
 
 _ROPE_DECODERS = ("llama", "mistral", "mixtral", "qwen2", "gemma")
 
@@ -57,6 +145,8 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     """``(config, notes)`` for a config.json path or its dict (see the module docstring)."""
     raw, where = load_hf_json(source)
     kind = raw.get("model_type")
+    if not isinstance(kind, str):
+        raise SolverInputError(f"{where}: model_type must be a string (got {json.dumps(kind)[:40]})", param="config")
     if kind in ("t5", "vit"):
         raise SolverInputError(f"{where} ({kind}): counted by its own {'T5' if kind == 't5' else 'ViT'} parameter count (qkv solve "
                                f"params --config), not as a decoder/encoder ModelConfig", param="config")
@@ -69,19 +159,39 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     if reader is None:
         known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS]))
         raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
-    used: set[str] = set()
+    used: set[str] = {"model_type"}  # it chose the reader
     refused: list[str] = []
 
     def get(key: str, default: Any = None) -> Any:
         used.add(key)
-        return raw.get(key, default)
+        value = check_type(key, raw.get(key), where)
+        return default if value is None else value
 
     fields, notes = reader(raw, get, refused)
+    freq = get("moe_layer_freq")
+    if freq not in (None, 1):  # every moe_layer_freq-th layer an MoE layer: only 1 (all) is modelled
+        refused.append(f"moe_layer_freq={freq} (MoE layers only every {freq}th layer are not modelled; 1 is)")
     settle_keys(raw, used, refused, notes, where)
     try:
         return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
-        raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
+        raise SolverInputError(f"{where} ({kind}): {_key_of(e.param)}: {e.args[0]}", param="config") from None
+
+
+#: The config.json key (of the types read here) behind a ModelConfig field, for error messages.
+_FIELD_KEYS = {"d_model": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
+               "n_kv_heads": "num_key_value_heads", "d_head": "head_dim", "d_ff": "intermediate_size",
+               "max_positions": "max_position_embeddings", "n_experts": "num_local_experts / n_routed_experts",
+               "top_k": "num_experts_per_tok", "d_ff_expert": "moe_intermediate_size",
+               "first_dense_layers": "first_k_dense_replace", "norm_eps": "rms_norm_eps / layer_norm_eps"}
+
+
+def _key_of(param: str | None) -> str:
+    """``key (field)`` for a ModelConfig field (the key a reader filled it from), or the field."""
+    if not param:
+        return "config"
+    key = _FIELD_KEYS.get(param)
+    return f"{key} (ModelConfig.{param})" if key else param
 
 
 def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -141,8 +251,9 @@ def _rope_decoder(raw: dict, get, refused: list[str]) -> tuple[dict, list[str]]:
     if get("use_bidirectional_attention"):
         refused.append("use_bidirectional_attention=true (this decoder is modelled causal)")
     if kind == "llama":
-        fields["attn_bias"] = bool(get("attention_bias", False))
-        fields["ffn_bias"] = bool(get("mlp_bias", False))
+        # True, or None = follow bias (False): the preset's own form, so every route gives one ModelConfig
+        fields["attn_bias"] = True if get("attention_bias", False) else None
+        fields["ffn_bias"] = True if get("mlp_bias", False) else None
     if kind == "gemma" and get("attention_bias"):
         fields["attn_bias"] = True
     if kind == "qwen2":

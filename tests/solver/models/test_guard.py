@@ -134,8 +134,8 @@ def test_absurd_sizes_are_refused_before_allocating(args, start):
     (["measure", "matmul", "--copy-bytes", "1P"],
      "--peak-size/--copy-bytes: refusing to run the calibration on cpu: it needs ~2 PB (copy 2 PB + peak matmul "
      "12.6 MB), cpu has "),
-    (["solve", "pe", "--pos", "1", "--d-model", "10000000"],
-     "--d-model: the whole vector is shown for d_model up to 8192 (got 10000000); ask for one coordinate with --dim"),
+    (["solve", "pe", "--pos", "1", "--d-model", "100000"],
+     "--d-model: the whole vector is shown for d_model up to 8192 (got 100000); ask for one coordinate with --dim"),
     (["solve", "pe", "--pos", "1", "--d-model", "20000", "--dim", "19999"], None),  # one coordinate: answered
     (["solve", "pe", "--pos", "1", "--d-model", "500", "--exact"],
      "--d-model: --exact is for hand-sized inputs: at most 128 coordinates (got 500)"),

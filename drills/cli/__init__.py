@@ -54,6 +54,9 @@ SOLVE_COMMANDS = {
     "cross-entropy": ("drills.cli.solve_loss_quant:cross_entropy", "Cross-entropy of logits for a target (nats, bits)."),
     "sampling": ("drills.cli.solve_loss_quant:sampling", "The top-k / top-p (nucleus) set with a temperature."),
     "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
+    "float-format": ("drills.cli.solve_precision:float_format", "FP8/FP16/BF16/FP4: largest, smallest, spacing, nearest value."),
+    "block-format": ("drills.cli.solve_precision:block_format", "Bytes per parameter of MXFP4/MXFP8/NVFP4 (scales counted)."),
+    "mx-quantize": ("drills.cli.solve_precision:mx_quantize", "One MX block: shared power-of-two scale, elements, error."),
 }
 
 COMMANDS = {

@@ -57,6 +57,9 @@ SOLVE_COMMANDS = {
     "float-format": ("drills.cli.solve_precision:float_format", "FP8/FP16/BF16/FP4: largest, smallest, spacing, nearest value."),
     "block-format": ("drills.cli.solve_precision:block_format", "Bytes per parameter of MXFP4/MXFP8/NVFP4 (scales counted)."),
     "mx-quantize": ("drills.cli.solve_precision:mx_quantize", "One MX block: shared power-of-two scale, elements, error."),
+    "quant-error": ("drills.cli.solve_precision:quant_error", "Absmax / zero-point quantisation error; per-tensor, channel, block."),
+    "smoothquant": ("drills.cli.solve_precision:smoothquant", "SmoothQuant migration scales s_j and the maxima after."),
+    "fp8-memory": ("drills.cli.solve_precision:fp8_memory", "Model-state memory of FP8 training (which tensors stay high)."),
 }
 
 COMMANDS = {

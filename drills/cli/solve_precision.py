@@ -10,7 +10,7 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.matrix_args import parse_vector
-from drills.cli.numbers import Int
+from drills.cli.numbers import Int, Real
 from drills.cli.solve_hardware import COUNT, output_options, show
 from drills.cli.solve_relative import solver_call
 from drills.output import InputError
@@ -76,3 +76,52 @@ def mx_quantize(values_text, element, as_json, explain):
     if len(values) > 32:
         raise InputError(f"an MX block holds at most 32 values (got {len(values)})", "--values")
     show(solver_call(solve, values, element), as_json, explain)
+
+
+@solve_command("quant-error")
+@click.option("--values", "values_text", required=True, metavar="VECTOR|MATRIX",
+              help='A vector "0.5 -1.2 3.1" or a matrix "1 -2 0.5 4; 0.1 0.2 -0.3 0.4" (rows = output channels).')
+@click.option("--bits", "-b", type=Int(2, 16), default=8, show_default=True, help="Integer bits (int8: 8, int4: 4).")
+@click.option("--scheme", type=click.Choice(["absmax", "zero-point"]), default="absmax", show_default=True,
+              help="absmax: symmetric, codes ±(2^(b−1) − 1); zero-point: asymmetric, codes 0 … 2^b − 1.")
+@click.option("--block", type=Int(1, 10**6), default=None, help="Matrix only: entries per block scale (default 2).")
+@output_options
+def quant_error(values_text, bits, scheme, block, as_json, explain):
+    """Quantise and dequantise; the error. A matrix: per-tensor, per-channel and per-block scales compared."""
+    from drills.cli.matrix_args import parse_array
+    from solver.kernels.quant_error import quantize_matrix, quantize_vector
+
+    arr = parse_array(values_text, "--values")
+    if arr.ndim == 1 or len(arr.rows) == 1:
+        if block is not None:
+            raise InputError("--block compares scales of a matrix; give rows separated by ';'", "--block")
+        r = solver_call(quantize_vector, list(arr.rows[0]), bits, scheme)
+    else:
+        r = solver_call(quantize_matrix, [list(row) for row in arr.rows], bits, scheme, block=block)
+    show(r, as_json, explain)
+
+
+@solve_command()
+@click.option("--x-max", "x_text", required=True, metavar="VECTOR", help="max|X_j| per input channel j (activations).")
+@click.option("--w-max", "w_text", required=True, metavar="VECTOR", help="max|W_j| per input channel j (weights).")
+@click.option("--alpha", type=Real(0, 1), default=0.5, show_default=True, help="Migration strength α (paper: 0.5).")
+@output_options
+def smoothquant(x_text, w_text, alpha, as_json, explain):
+    """SmoothQuant's s_j = max|X_j|^α / max|W_j|^(1−α), and the channel maxima after smoothing."""
+    from solver.kernels.quant_error import smoothquant as solve
+
+    xs = [float(v) for v in parse_vector(x_text, "--x-max").rows[0]]
+    ws = [float(v) for v in parse_vector(w_text, "--w-max").rows[0]]
+    show(solver_call(solve, xs, ws, alpha), as_json, explain)
+
+
+@solve_command("fp8-memory")
+@click.option("--params", "-N", "params", type=COUNT, required=True, help="Parameters N.")
+@click.option("--recipe", type=click.Choice(["fp8-te", "fp8-deepseek-v3", "bf16-mixed"]), default="fp8-te",
+              show_default=True, help="Which tensors stay in higher precision (see --explain).")
+@output_options
+def fp8_memory(params, recipe, as_json, explain):
+    """Model-state memory of FP8 training: which tensors stay in bf16/fp32, bytes per parameter."""
+    from solver.kernels.quant_error import fp8_training_memory
+
+    show(solver_call(fp8_training_memory, int(params), recipe), as_json, explain)

@@ -43,3 +43,17 @@ def test_block_format_and_mx_quantize():
     assert d["breakdown"]["elements"] == [1, 2, 3, 6] and d["answer"] == 1
     code, out = run("solve", "block-format", "-f", "int3")
     assert code == 2 and "--format" in out
+
+
+def test_quant_error_smoothquant_fp8_memory():
+    """int8 absmax of [1, −2, 0.5, 4]: scale 4/127; 31.75 → 32, −63.5 → −64 (half to even), 15.875 → 16, 127;
+    SmoothQuant α = 0.5 on max|X| = (16, 1), max|W| = (1, 4): s = (4, 0.5), both maxima become (4, 2)."""
+    d = run_json("solve", "quant-error", "--values", "1 -2 0.5 4")
+    assert d["breakdown"]["codes"] == [32, -64, 16, 127]
+    d = run_json("solve", "quant-error", "--values", "1 -2; 0.5 4", "--block", "1")
+    assert d["breakdown"]["max_abs_error_per_block"] == 0  # one scale per value: each value is its own absmax
+    d = run_json("solve", "smoothquant", "--x-max", "16 1", "--w-max", "1 4")
+    assert d["answer"] == [4, 0.5] and d["breakdown"]["w_absmax_after"] == [4, 2]
+    assert run_json("solve", "fp8-memory", "-N", "1e9", "--recipe", "bf16-mixed")["answer"] == 16e9
+    code, out = run("solve", "quant-error", "--values", "1 2", "--block", "2")
+    assert code == 2 and "--block" in out

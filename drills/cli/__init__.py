@@ -60,6 +60,7 @@ SOLVE_COMMANDS = {
     "quant-error": ("drills.cli.solve_precision:quant_error", "Absmax / zero-point quantisation error; per-tensor, channel, block."),
     "smoothquant": ("drills.cli.solve_precision:smoothquant", "SmoothQuant migration scales s_j and the maxima after."),
     "fp8-memory": ("drills.cli.solve_precision:fp8_memory", "Model-state memory of FP8 training (which tensors stay high)."),
+    "lr": ("drills.cli.solve_training_scale:lr", "Learning rate at a step: warmup, inverse-sqrt, cosine."),
 }
 
 COMMANDS = {

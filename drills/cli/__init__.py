@@ -61,6 +61,9 @@ SOLVE_COMMANDS = {
     "smoothquant": ("drills.cli.solve_precision:smoothquant", "SmoothQuant migration scales s_j and the maxima after."),
     "fp8-memory": ("drills.cli.solve_precision:fp8_memory", "Model-state memory of FP8 training (which tensors stay high)."),
     "lr": ("drills.cli.solve_training_scale:lr", "Learning rate at a step: warmup, inverse-sqrt, cosine."),
+    "fsdp": ("drills.cli.solve_training_scale:fsdp", "FSDP/ZeRO-3 per-layer gather/scatter bytes; hidden behind compute?"),
+    "grad-accum": ("drills.cli.solve_training_scale:grad_accum", "Gradient-accumulation steps and the pipeline bubble."),
+    "fit-3d": ("drills.cli.solve_training_scale:fit_3d", "Does a TP×PP×DP run fit: ZeRO states + 1F1B activations."),
 }
 
 COMMANDS = {

@@ -11,7 +11,8 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.numbers import Int, Real
-from drills.cli.solve_hardware import output_options, show
+from drills.cli.solve_hardware import BYTES, COUNT, FLOPS, output_options, show
+from drills.cli.solve_parallel import _link, link_options
 from drills.cli.solve_relative import solver_call
 
 
@@ -33,4 +34,86 @@ def lr(schedule, step, peak, warmup, total, min_lr, start_factor, d_model, as_js
 
     r = solver_call(learning_rate, schedule, step, peak=peak, warmup=warmup, total=total, min_lr=min_lr,
                     start_factor=start_factor, d_model=d_model)
+    show(r, as_json, explain)
+
+
+def _peak(peak_flops, hw, dtype="bf16"):
+    if peak_flops is not None:
+        return float(peak_flops)
+    if hw is None:
+        from drills.output import InputError
+
+        raise InputError("needed here: give --peak-flops, or --hw NAME to take it from a preset", "--peak-flops")
+    from solver.systems.chips import get_hardware
+
+    return get_hardware(hw).peak(dtype)
+
+
+@solve_command()
+@click.option("--layer-params", "-P", type=COUNT, required=True, help="Parameters of one layer P.")
+@click.option("--ranks", "-n", type=Int(2, 10**7), required=True, help="Data-parallel (sharding) ranks n.")
+@click.option("--tokens", "-T", type=COUNT, required=True, help="Tokens per GPU per micro-batch step (b × s).")
+@click.option("--layers", "-L", type=Int(1, 10**6), default=1, show_default=True, help="Layers L.")
+@click.option("--peak-flops", type=FLOPS, default=None, help="FLOP/s per GPU (else --hw's dense bf16 peak).")
+@click.option("--efficiency", "--mfu", "efficiency", type=Real(0, 1, min_open=True), default=1, show_default=True,
+              help="Fraction of the peak the layer's matmuls reach.")
+@click.option("--param-bytes", type=Int(1, 8), default=2, show_default=True, help="Bytes per gathered parameter.")
+@click.option("--grad-bytes", type=Int(1, 8), default=2, show_default=True, help="Bytes per reduced gradient.")
+@link_options
+@output_options
+def fsdp(layer_params, ranks, tokens, layers, peak_flops, efficiency, param_bytes, grad_bytes, as_json, explain, **kw):
+    """FSDP / ZeRO-3: per-layer all-gather and reduce-scatter bytes, and whether they hide behind compute."""
+    from solver.systems.training_scale import fsdp_overlap
+
+    beta, origin = _link(kw)
+    r = solver_call(fsdp_overlap, int(layer_params), ranks, int(tokens), link_bandwidth=beta,
+                    peak_flops=_peak(peak_flops, kw.get("hw")), efficiency=efficiency, param_bytes=param_bytes,
+                    grad_bytes=grad_bytes, layers=layers)
+    if origin:
+        r.convention["link"] = origin
+    show(r, as_json, explain)
+
+
+@solve_command("grad-accum")
+@click.option("--global-batch", "-B", type=Int(1, 10**9), required=True, help="Sequences per optimizer step.")
+@click.option("--micro-batch", "-b", type=Int(1, 10**6), required=True, help="Sequences per micro-batch.")
+@click.option("--dp", "-d", type=Int(1, 10**7), required=True, help="Data-parallel degree.")
+@click.option("--pp", "-p", "stages", type=Int(1, 10**4), default=1, show_default=True, help="Pipeline stages.")
+@output_options
+def grad_accum(global_batch, micro_batch, dp, stages, as_json, explain):
+    """Gradient-accumulation steps from the global batch, and the pipeline bubble they leave."""
+    from solver.systems.training_scale import grad_accumulation
+
+    show(solver_call(grad_accumulation, global_batch, micro_batch, dp, stages=stages), as_json, explain)
+
+
+@solve_command("fit-3d")
+@click.option("--params", "-N", type=COUNT, required=True, help="Parameters P.")
+@click.option("--layers", "-L", type=Int(1, 10**5), required=True)
+@click.option("--d-model", "-h", "d_model", type=Int(1, 10**6), required=True)
+@click.option("--heads", "-a", "n_heads", type=Int(1, 10**5), required=True)
+@click.option("--seq", "-s", type=Int(1, 10**8), required=True)
+@click.option("--micro-batch", "-b", type=Int(1, 10**6), default=1, show_default=True)
+@click.option("--tp", "-t", type=Int(1, 10**4), default=1, show_default=True)
+@click.option("--pp", "-p", type=Int(1, 10**4), default=1, show_default=True)
+@click.option("--dp", "-d", type=Int(1, 10**7), default=1, show_default=True)
+@click.option("--zero", "zero_stage", type=click.Choice(["0", "1", "2", "3"]), default="1", show_default=True)
+@click.option("--microbatches", "-m", type=Int(1, 10**6), default=None, help="Micro-batches per step (default p).")
+@click.option("--sequence-parallel/--no-sequence-parallel", default=True, show_default=True)
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="selective", show_default=True)
+@click.option("--hbm", type=BYTES, default=None, help="HBM bytes per GPU (else --hw's datasheet figure).")
+@click.option("--hw", default=None, metavar="NAME", help="Chip preset for the HBM capacity.")
+@output_options
+def fit_3d(params, layers, d_model, n_heads, seq, micro_batch, tp, pp, dp, zero_stage, microbatches,
+           sequence_parallel, recompute, hbm, hw, as_json, explain):
+    """Does a TP × PP × DP configuration fit? Model states under ZeRO plus 1F1B's activations on stage 1."""
+    from solver.systems.training_scale import fit_3d as solve
+
+    if hbm is None and hw is not None:
+        from solver.systems.chips import get_hardware
+
+        hbm = get_hardware(hw).hbm_bytes
+    r = solver_call(solve, int(params), layers, d_model, n_heads, seq, micro_batch, tp=tp, pp=pp, dp=dp,
+                    zero_stage=int(zero_stage), microbatches=microbatches, sequence_parallel=sequence_parallel,
+                    recompute=recompute, hbm=float(hbm) if hbm is not None else None)
     show(r, as_json, explain)

@@ -29,3 +29,20 @@ def test_lr():
         == pytest.approx(7.5e-5)
     code, out = run("solve", "lr", "--schedule", "cosine", "-t", "5", "--lr", "1e-3")
     assert code == 2 and "--total" in out and "Traceback" not in out
+
+
+def test_fsdp_grad_accum_fit_3d():
+    """FSDP: T* = 7/8 × 2 × 989.5e12 / (2 × 450e9) = 1,923.96 tokens on 8 H100s over NVLink 4.
+    Grad accumulation: 1024 / (2 × 64) = 8 steps; 8 stages: bubble 7/15.
+    Fit: 70e9 params, t = 8, p = 4, ZeRO-1 over d = 32: weights 2 × 70e9/32 = 4.375e9 bytes."""
+    d = run_json("solve", "fsdp", "-P", "1e8", "-n", "8", "-T", "4096", "--hw", "h100")
+    assert d["breakdown"]["tokens_to_hide_forward"] == pytest.approx(7 / 8 * 989.5e12 / 450e9)
+    d = run_json("solve", "grad-accum", "-B", "1024", "-b", "2", "-d", "64", "-p", "8")
+    assert d["answer"] == 8 and d["breakdown"]["bubble_fraction"] == pytest.approx(7 / 15)
+    d = run_json("solve", "fit-3d", "-N", "70e9", "-L", "80", "-h", "8192", "-a", "64", "-s", "4096",
+                 "-t", "8", "-p", "4", "-d", "32", "--hw", "h100")
+    assert d["breakdown"]["weights_bytes"] == 4.375e9 and d["breakdown"]["fits"] is True
+    code, out = run("solve", "grad-accum", "-B", "1000", "-b", "3", "-d", "8")
+    assert code == 2 and "multiple" in out
+    code, out = run("solve", "fsdp", "-P", "1e8", "-n", "8", "-T", "4096", "--link", "nvlink4")
+    assert code == 2 and "--peak-flops" in out

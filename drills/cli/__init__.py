@@ -64,6 +64,9 @@ SOLVE_COMMANDS = {
     "fsdp": ("drills.cli.solve_training_scale:fsdp", "FSDP/ZeRO-3 per-layer gather/scatter bytes; hidden behind compute?"),
     "grad-accum": ("drills.cli.solve_training_scale:grad_accum", "Gradient-accumulation steps and the pipeline bubble."),
     "fit-3d": ("drills.cli.solve_training_scale:fit_3d", "Does a TP×PP×DP run fit: ZeRO states + 1F1B activations."),
+    "busbw": ("drills.cli.solve_training_scale:busbw", "nccl-tests' size and time (or algbw) to bus bandwidth."),
+    "run-flops": ("drills.cli.solve_training_scale:run_flops", "A run's FLOPs from GPU-hours or days × chips × peak × MFU."),
+    "mfu-step": ("drills.cli.solve_training_scale:mfu_step", "MFU from a logged step time."),
 }
 
 COMMANDS = {

@@ -11,7 +11,7 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.numbers import Int, Real
-from drills.cli.solve_hardware import BYTES, COUNT, FLOPS, output_options, show
+from drills.cli.solve_hardware import BANDWIDTH, BYTES, COUNT, FLOPS, output_options, show
 from drills.cli.solve_parallel import _link, link_options
 from drills.cli.solve_relative import solver_call
 
@@ -117,3 +117,68 @@ def fit_3d(params, layers, d_model, n_heads, seq, micro_batch, tp, pp, dp, zero_
                     zero_stage=int(zero_stage), microbatches=microbatches, sequence_parallel=sequence_parallel,
                     recompute=recompute, hbm=float(hbm) if hbm is not None else None)
     show(r, as_json, explain)
+
+
+@solve_command()
+@click.option("--op", type=click.Choice(["all-reduce", "all-reduce-in-network", "reduce-scatter", "all-gather",
+                                         "all-to-all", "broadcast", "reduce"]), default="all-reduce", show_default=True)
+@click.option("--ranks", "-n", "--gpus", "ranks", type=Int(2, 10**7), required=True, help="Ranks n of the run.")
+@click.option("--size", "-S", type=BYTES, default=None, help="nccl-tests' size column (bytes).")
+@click.option("--time", "time_s", type=Real(0, 10**6, min_open=True), default=None, help="Time in seconds.")
+@click.option("--time-us", type=Real(0, 10**12, min_open=True), default=None, help="Time in µs, as nccl-tests prints it.")
+@click.option("--algbw", type=BANDWIDTH, default=None, help="algbw instead of size and time (e.g. 118.87GB/s).")
+@link_options
+@output_options
+def busbw(op, ranks, size, time_s, time_us, algbw, as_json, explain, **kw):
+    """nccl-tests' output to bus bandwidth (and the fraction of a link it reaches)."""
+    from drills.output import InputError
+    from solver.systems.measurements import nccl_busbw
+
+    if time_s is not None and time_us is not None:
+        raise InputError("give --time or --time-us, not both", "--time-us")
+    t = time_s if time_us is None else time_us * 1e-6
+    if algbw is None and (size is None or t is None):
+        raise InputError("give --size and --time-us (or --time), or --algbw", "--size")
+    beta, origin = _link(kw, required=False)
+    r = solver_call(nccl_busbw, op, ranks, size=float(size) if size is not None else None, time=t,
+                    algbw=float(algbw) if algbw is not None else None, link_bandwidth=beta)
+    if origin:
+        r.convention["link"] = origin
+    show(r, as_json, explain)
+
+
+@solve_command("run-flops")
+@click.option("--gpu-hours", type=Real(0, 10**12, min_open=True), default=None, help="GPU-hours of the run.")
+@click.option("--days", type=Real(0, 10**6, min_open=True), default=None, help="Wall-clock days (with --chips).")
+@click.option("--chips", type=Int(1, 10**8), default=None, help="Chips (with --days).")
+@click.option("--mfu", type=Real(0, 1, min_open=True), required=True, help="Model FLOPs utilisation.")
+@click.option("--peak-flops", type=FLOPS, default=None, help="Dense FLOP/s per chip (else --hw's).")
+@click.option("--hw", default=None, metavar="NAME", help="Chip preset (dense peak at --dtype).")
+@click.option("--dtype", default="bf16", show_default=True)
+@click.option("--params", "-N", type=COUNT, default=None, help="Parameters N: the tokens D = FLOPs/(6N) too.")
+@output_options
+def run_flops(gpu_hours, days, chips, mfu, peak_flops, hw, dtype, params, as_json, explain):
+    """A run's FLOPs from GPU-hours (or days × chips) × dense peak × MFU."""
+    from solver.systems.measurements import run_flops as solve
+
+    show(solver_call(solve, _peak(peak_flops, hw, dtype), mfu, gpu_hours=gpu_hours, days=days, chips=chips,
+                     params=float(params) if params is not None else None), as_json, explain)
+
+
+@solve_command("mfu-step")
+@click.option("--params", "-N", type=COUNT, required=True, help="Parameters N.")
+@click.option("--tokens", "-T", type=COUNT, required=True, help="Tokens per optimizer step (global batch × seq).")
+@click.option("--step-time", type=Real(0, 10**7, min_open=True), required=True, help="Logged seconds per step.")
+@click.option("--chips", type=Int(1, 10**8), required=True)
+@click.option("--peak-flops", type=FLOPS, default=None, help="Dense FLOP/s per chip (else --hw's).")
+@click.option("--hw", default=None, metavar="NAME", help="Chip preset (dense peak at --dtype).")
+@click.option("--dtype", default="bf16", show_default=True)
+@click.option("--attention-flops", type=Real(0, 10**20), default=0, show_default=True,
+              help="Attention-score FLOPs per token added to 6N (PaLM's 12·L·h·s; 0 leaves them out).")
+@output_options
+def mfu_step(params, tokens, step_time, chips, peak_flops, hw, dtype, attention_flops, as_json, explain):
+    """MFU from a logged step time: 6·N·tokens / (step time × chips × dense peak)."""
+    from solver.systems.measurements import mfu_from_step
+
+    show(solver_call(mfu_from_step, float(params), float(tokens), step_time, chips, _peak(peak_flops, hw, dtype),
+                     attention_flops_per_token=attention_flops), as_json, explain)

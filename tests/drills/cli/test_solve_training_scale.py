@@ -46,3 +46,18 @@ def test_fsdp_grad_accum_fit_3d():
     assert code == 2 and "multiple" in out
     code, out = run("solve", "fsdp", "-P", "1e8", "-n", "8", "-T", "4096", "--link", "nvlink4")
     assert code == 2 and "--peak-flops" in out
+
+
+def test_busbw_run_flops_mfu_step():
+    """nccl-tests row: 16 ranks, 10,737,418,240 B, 90,330 µs → busbw 222.88 GB/s; against NVLink 3's 300 GB/s: 74.3 %.
+    Run: 1,000 GPU-hours × 3,600 × 989.5e12 × 0.5 = 1.7811e21 FLOPs. MFU: 6 × 7e9 × 4,194,304 / (12 × 64 × 989.5e12)."""
+    d = run_json("solve", "busbw", "-n", "16", "-S", "10737418240", "--time-us", "90330", "--link", "nvlink3")
+    assert round(d["answer"] / 1e9, 2) == 222.88 and d["breakdown"]["link_fraction"] == pytest.approx(0.74293, rel=1e-4)
+    d = run_json("solve", "busbw", "-n", "8", "--algbw", "9.90GB/s")
+    assert d["answer"] == pytest.approx(17.325e9)
+    assert run_json("solve", "run-flops", "--gpu-hours", "1000", "--mfu", "0.5", "--hw", "h100")["answer"] \
+        == pytest.approx(1000 * 3600 * 989.5e12 * 0.5)
+    d = run_json("solve", "mfu-step", "-N", "7e9", "-T", "4194304", "--step-time", "12", "--chips", "64", "--hw", "h100")
+    assert d["answer"] == pytest.approx(6 * 7e9 * 4194304 / (12 * 64 * 989.5e12))
+    code, out = run("solve", "busbw", "-n", "8", "-S", "1GB")
+    assert code == 2 and "Traceback" not in out

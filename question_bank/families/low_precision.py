@@ -419,3 +419,99 @@ def nccl_busbw_family(d: Draw) -> Problem:
         st.p("What fraction of the link does the bus bandwidth reach? Give percent, rounded off to one decimal place.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"op": op, "n": n, "S": S, "t_us": t_us,
                                                            **({"algbw": alg, "link": link} if d.level == 2 else {})})
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient accumulation and the pipeline bubble
+# ---------------------------------------------------------------------------------------
+
+
+@family("training.grad_accum_bubble", topic="parallelism", title="Gradient accumulation and the pipeline bubble",
+        types=("nat",), tags=("gradient-accumulation", "pipeline", "bubble", "micro-batch"), source=_SRC)
+def grad_accum_bubble(d: Draw) -> Problem:
+    """m = B/(b·d) micro-batches per step; 1F1B bubble (p − 1)/(m + p − 1) of the step."""
+    from solver.systems.training_scale import grad_accumulation
+
+    # Levels (disjoint): easy, the bubble (percent) with the accumulation steps given; medium, the bubble from the
+    # global batch, micro-batch and data-parallel degree; hard, the same with the global batch given in tokens.
+    for _ in range(300):
+        p = d.pick((4, 8, 16, 32))
+        b = d.pick((1, 2, 4))
+        dp = d.pick((8, 16, 32, 64, 128))
+        m = d.rng.randint(2, 64)
+        B = m * b * dp
+        seq = d.pick((2048, 4096, 8192))
+        r = grad_accumulation(B, b, dp, stages=p)
+        value = float(r.breakdown["bubble_fraction"]) * 100
+        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [p, b, dp, m, B]):
+            break
+    wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
+                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100),
+              Wrong("dp_not_divided", "took m = B/b, forgetting the data-parallel replicas",
+                    "Each of the d replicas takes B/d sequences: m = B/(b·d).", (p - 1) / (B // b + p - 1) * 100)
+              if d.level else None,
+              Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
+                    p / (m + p) * 100)]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    if d.level == 0:
+        st.p(f"A model is split over $p = {p}$ pipeline stages with the 1F1B schedule; each optimizer step runs "
+             f"$m = {m}$ micro-batches (gradient accumulation) through the pipeline.")
+    elif d.level == 1:
+        st.p(f"A run uses a global batch of $B = {B:,}$ sequences, micro-batches of $b = {b}$ sequences, $d = {dp}$ "
+             f"data-parallel replicas and $p = {p}$ pipeline stages (1F1B).")
+    else:
+        st.p(f"A run uses a global batch of ${B * seq:,}$ tokens of sequences of ${seq:,}$ tokens, micro-batches of "
+             f"$b = {b}$ sequences, $d = {dp}$ data-parallel replicas and $p = {p}$ pipeline stages (1F1B).")
+    st.p("What fraction of each step do the stages sit idle (the pipeline bubble)? Give percent, rounded off to two "
+         "decimal places.")
+    notes = [f"Micro-batches per step: $m = {m}$; bubble $= (p - 1)/(m + p - 1) = {p - 1}/{m + p - 1}$."]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"p": p, "b": b, "d": dp, "m": m, "B": B, "seq": seq},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# MFU from a logged step time
+# ---------------------------------------------------------------------------------------
+
+
+@family("measurements.mfu_step", topic="hardware", title="MFU from a logged step time",
+        types=("nat",), tags=("mfu", "step-time", "measurement", "training"), source=_SRC)
+def mfu_step_family(d: Draw) -> Problem:
+    """MFU = 6·N·tokens per step / (step time × chips × dense peak)."""
+    from solver.systems.chips import get_hardware
+    from solver.systems.measurements import mfu_from_step
+
+    # Levels (disjoint): easy, an H100 or A100 run with the tokens per step given; medium, tokens per step from
+    # global batch × sequence length; hard, a B200 / MI300X / TPU v5p run, where the sparse (NVIDIA) figure or the
+    # per-chip figure must be read right, from global batch × sequence length.
+    for _ in range(300):
+        hw = d.pick(("a100-80gb", "h100-sxm") if d.level < 2 else ("b200", "mi300x", "tpu-v5p"))
+        h = get_hardware(hw)
+        N = d.pick((1.3, 7, 13, 34, 70)) * 1e9
+        chips = d.pick((64, 128, 256, 512, 1024))
+        batch, seq = d.pick((256, 512, 1024, 2048)), d.pick((2048, 4096))
+        tokens = batch * seq
+        ideal = 6 * N * tokens / (chips * h.peak("bf16"))
+        step = round(ideal / (d.rng.randint(25, 60) / 100), 2)
+        if step <= 0:
+            continue
+        r = mfu_from_step(N, tokens, step, chips, h.peak("bf16"))
+        value = r.answer * 100
+        if 5 < value < 90 and safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [step, chips]):
+            break
+    wrongs = [Wrong("sparse_peak", "used the with-sparsity peak", "MFU divides by the dense peak (half NVIDIA's "
+                    "printed tensor figure).", value / 2) if h.vendor == "NVIDIA" else None,
+              Wrong("two_n", "counted 2N FLOPs per token (the forward only)", "Training is 6N per token: forward 2N, "
+                    "backward 4N.", value / 3),
+              Wrong("one_chip", "left out the number of chips", "The step runs on all the chips at once.",
+                    value * chips) if value * chips < 1e6 else None]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    tok = (f"{tokens:,} tokens per step" if d.level == 0 else f"a global batch of {batch:,} sequences of {seq:,} tokens")
+    st.p(f"A {N / 1e9:g}B-parameter model trains on {chips:,} × {hw} (dense bf16 peak ${h.peak('bf16') / 1e12:g}$ "
+         f"TFLOP/s per chip) with {tok}; the log shows ${step:g}$ s per step.")
+    st.p("What is the model FLOPs utilisation (6N FLOPs per token, attention left out)? Give percent, rounded off to "
+         "two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "N": N, "chips": chips, "tokens": tokens,
+                                                           "step": step})

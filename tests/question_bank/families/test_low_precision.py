@@ -18,8 +18,8 @@ from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from tests.family_helpers import easy, variants
 
-IDS = ["measurements.nccl_busbw", "precision.nearest_value", "precision.quant_error", "training.fsdp_overlap",
-       "training.lr_schedule"]
+IDS = ["measurements.mfu_step", "measurements.nccl_busbw", "precision.nearest_value", "precision.quant_error",
+       "training.fsdp_overlap", "training.grad_accum_bubble", "training.lr_schedule"]
 #: link per direction (bytes/s) and dense bf16 peak, typed from the datasheets (printed bidirectional ÷ 2 ÷ ports)
 CHIPS = {"a100-80gb": (300e9, 312e12), "h100-sxm": (450e9, 989.5e12), "b200": (900e9, 2250e12),
          "mi300x": (448e9, 1307.4e12), "tpu-v5p": (100e9, 459e12)}
@@ -133,14 +133,47 @@ def test_nccl_busbw_keys():
         assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
 
 
+def _pipeline_idle_fraction(p: int, m: int) -> float:
+    """GPipe-order simulation (forward 1 unit, backward 2): the share of stage-time the p stages idle."""
+    f_end = [[0] * m for _ in range(p)]
+    for st in range(p):
+        t = 0
+        for j in range(m):
+            t = max(t, f_end[st - 1][j] if st else 0) + 1
+            f_end[st][j] = t
+    b_end = [[0] * m for _ in range(p)]
+    for st in reversed(range(p)):
+        t = f_end[st][m - 1]
+        for j in range(m):
+            t = max(t, b_end[st + 1][j] if st < p - 1 else 0) + 2
+            b_end[st][j] = t
+    step = max(b_end[0])
+    return (step - 3 * m) / step
+
+
+def test_grad_accum_and_mfu_keys():
+    for p in variants("training.grad_accum_bubble", per_difficulty=8):
+        g = p.given
+        m = g["B"] // (g["b"] * g["d"])
+        assert m == g["m"] and p.key.value == pytest.approx(_pipeline_idle_fraction(g["p"], m) * 100, rel=1e-12), p.id
+    for p in variants("measurements.mfu_step", per_difficulty=8):
+        g = p.given
+        expect = 6 * g["N"] * g["tokens"] / (g["step"] * g["chips"] * CHIPS[g["hw"]][1]) * 100
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
 def test_pinned_easy_variants():
     """Worked by hand. E4M3 of 3.2: binade [2, 4), spacing 2^(1−3) = 0.25, 3.2/0.25 = 12.8 → 13 → 3.25.
     int8 absmax of (−0.55, 0.54, 0.11, −0.26), element 2: 0.54·127/0.55 = 124.69 → 125 → 125·0.55/127 = 0.5413.
     Linear schedule, peak 3e-4, w = 1000, T = 20,000, t = 10,033: 3e-4·9967/19000 = 15.737 × 10⁻⁵.
     FSDP, H100, n = 8, P = 808.8 M: 7/8 × 1,617.6e6 B / 450e9 B/s = 3.145 ms.
-    nccl-tests, all-reduce, n = 4, 33,554,432 B in 116.5 µs: 288.02 GB/s × 1.5 = 432.03 GB/s."""
+    nccl-tests, all-reduce, n = 4, 33,554,432 B in 116.5 µs: 288.02 GB/s × 1.5 = 432.03 GB/s.
+    Bubble, p = 4, m = 17: 3/20 = 15 %. MFU, 7B on 1,024 H100s, 8,388,608 tokens in 0.67 s:
+    6 × 7e9 × 8,388,608 / (0.67 × 1,024 × 989.5e12) = 51.90 %."""
     assert easy("precision.nearest_value").key.value == 3.25
     assert round(easy("precision.quant_error").key.value, 4) == 0.5413
     assert round(easy("training.lr_schedule").key.value, 3) == 15.737
     assert round(easy("training.fsdp_overlap").key.value, 3) == 3.145
     assert round(easy("measurements.nccl_busbw").key.value, 2) == 432.03
+    assert easy("training.grad_accum_bubble").key.value == pytest.approx(15.0)
+    assert round(easy("measurements.mfu_step").key.value, 2) == 51.90

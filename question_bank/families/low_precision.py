@@ -515,3 +515,105 @@ def mfu_step_family(d: Draw) -> Problem:
          "two decimal places.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "N": N, "chips": chips, "tokens": tokens,
                                                            "step": step})
+
+
+# ---------------------------------------------------------------------------------------
+# Block-scaled formats: bytes with the scales
+# ---------------------------------------------------------------------------------------
+
+
+@family("precision.block_bytes", topic="quantisation", title="Bytes of MXFP4 / MXFP8 / NVFP4 weights, scales counted",
+        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC)
+def block_bytes(d: Draw) -> Problem:
+    """bytes = N·(element bits + scale bits / block)/8: MXFP4 4 + 8/32 = 4.25 bits, MXFP8 8.25, NVFP4 4 + 8/16 = 4.5."""
+    from solver.kernels.float_formats import BLOCK_FORMATS, block_format_bytes
+
+    # Levels (disjoint): easy, MXFP4 weights of a model in GB; medium, MXFP8 or NVFP4 in GB; hard, a model whose
+    # experts are MXFP4 and the rest bf16 (as gpt-oss stores its checkpoints), in GiB.
+    for _ in range(300):
+        fmt_name = "mxfp4" if d.level != 1 else d.pick(("mxfp8-e4m3", "nvfp4"))
+        N = d.rng.randint(10, 1200) * 10**8
+        if d.level < 2:
+            r = block_format_bytes(fmt_name, N)
+            total, div, unit = r.answer, 10**9, "GB"
+            rest = 0
+        else:
+            rest = d.rng.randint(10, 90) * 10**8
+            r = block_format_bytes("mxfp4", N)
+            total, div, unit = r.answer + 2 * rest, 2**30, "GiB"
+        value = float(total) / div
+        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [N / 1e9, rest / 1e9]):
+            break
+    _, eb, k, sb, kind, src = BLOCK_FORMATS[fmt_name]
+    naive = (N * eb / 8 + 2 * rest) / div
+    wrongs = [Wrong("scales_forgotten", f"counted {eb} bits per weight, forgetting the scales",
+                    f"Each block of {k} shares one {sb}-bit scale: {sb}/{k} bits more per weight.", naive),
+              Wrong("scale_per_weight", "gave every weight its own scale", f"One scale per block of {k}.",
+                    (N * (eb + sb) / 8 + 2 * rest) / div),
+              Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.", float(total) / 10**9)
+              if unit == "GiB" else None]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    desc = {"mxfp4": "MXFP4 (FP4 E2M1 elements, one 8-bit E8M0 power-of-two scale per block of 32)",
+            "mxfp8-e4m3": "MXFP8 (FP8 E4M3 elements, one 8-bit E8M0 scale per block of 32)",
+            "nvfp4": "NVFP4 (FP4 E2M1 elements, one FP8 E4M3 scale per block of 16; ignore the per-tensor fp32 scale)"}
+    if d.level < 2:
+        st.p(f"A model's {N / 1e9:g} billion weights are stored in {desc[fmt_name]}.")
+        st.p("How many bytes do they take? Give GB ($10^9$ bytes), rounded off to two decimal places.")
+    else:
+        st.p(f"A mixture-of-experts checkpoint stores its {N / 1e9:g} billion expert weights in {desc['mxfp4']} and its "
+             f"other {rest / 1e9:g} billion weights in bf16, as gpt-oss does.")
+        st.p("How large is it? Give GiB ($2^{30}$ bytes), rounded off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "N": N, "rest": rest, "unit": unit})
+
+
+# ---------------------------------------------------------------------------------------
+# SmoothQuant
+# ---------------------------------------------------------------------------------------
+
+
+@family("precision.smoothquant", topic="quantisation", title="SmoothQuant's migration scale",
+        types=("nat",), tags=("smoothquant", "int8", "activation-outliers", "quantisation"), source=_SRC)
+def smoothquant_family(d: Draw) -> Problem:
+    """s_j = max|X_j|^α / max|W_j|^(1−α); after smoothing max|X_j|/s_j and max|W_j|·s_j."""
+    from solver.kernels.quant_error import smoothquant
+
+    # Levels (disjoint): easy, s_j at α = 0.5; medium, s_j at α = 0.75 or 0.25; hard, the largest activation maximum
+    # over the channels after smoothing (three channels, α = 0.5 or 0.75).
+    for _ in range(300):
+        alpha = 0.5 if d.level == 0 else d.pick((0.25, 0.75)) if d.level == 1 else d.pick((0.5, 0.75))
+        nch = 3 if d.level == 2 else 1
+        xs = [d.rng.randint(2, 120) for _ in range(nch)]
+        ws = [d.rng.randint(1, 40) / 100 for _ in range(nch)]
+        r = smoothquant(xs, ws, alpha)
+        value = r.answer[0] if d.level < 2 else max(r.breakdown["x_absmax_after"])
+        if safe_for_rounding(value, 3, 0.1) and _blind_ok(round(value, 3), xs + ws) and value > 0.01:
+            break
+    swap = [w**alpha / x ** (1 - alpha) for x, w in zip(xs, ws, strict=True)]
+    no_pow = [x / w for x, w in zip(xs, ws, strict=True)]
+    if d.level < 2:
+        wrongs = [Wrong("swapped", "put the weights in the numerator", "s_j = max|X_j|^α / max|W_j|^(1−α): the "
+                        "activation outliers are divided down.", swap[0]),
+                  Wrong("alpha_swapped", "raised X to 1 − α and W to α", "α is the activation's exponent.",
+                        xs[0] ** (1 - alpha) / ws[0] ** alpha) if alpha != 0.5 else None,
+                  Wrong("ratio", "took the plain ratio max|X|/max|W|", "The exponents α and 1 − α split the range.",
+                        no_pow[0])]
+    else:
+        wrongs = [Wrong("before", "gave the largest maximum before smoothing", "Smoothing divides each activation "
+                        "channel by s_j.", float(max(xs))),
+                  Wrong("multiplied", "multiplied the activations by s_j", "X' = X·diag(s)^−1: divided.",
+                        max(x * s for x, s in zip(xs, r.answer, strict=True)))]
+    key = nat_key(value, 3)
+    st = Doc()
+    if d.level < 2:
+        st.p(f"An input channel $j$ of a linear layer has activation maximum $\\max|X_j| = {xs[0]}$ and weight maximum "
+             f"$\\max|W_j| = {ws[0]:g}$. SmoothQuant (Xiao et al. 2023) migrates difficulty with strength $\\alpha = {alpha}$.")
+        st.p("What is the smoothing factor $s_j$? Round off to three decimal places.")
+    else:
+        rows = "; ".join(f"channel {i + 1}: $\\max|X| = {x}$, $\\max|W| = {w:g}$" for i, (x, w) in
+                         enumerate(zip(xs, ws, strict=True)))
+        st.p(f"A linear layer has three input channels ({rows}). SmoothQuant with $\\alpha = {alpha}$ rescales "
+             "$X' = X\\,\\mathrm{diag}(s)^{-1}$, $W' = \\mathrm{diag}(s)\\,W$.")
+        st.p("After smoothing, what is the largest activation maximum over the three channels? Round off to three "
+             "decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"x": xs, "w": ws, "alpha": alpha})

@@ -18,8 +18,9 @@ from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from tests.family_helpers import easy, variants
 
-IDS = ["measurements.mfu_step", "measurements.nccl_busbw", "precision.nearest_value", "precision.quant_error",
-       "training.fsdp_overlap", "training.grad_accum_bubble", "training.lr_schedule"]
+IDS = ["measurements.mfu_step", "measurements.nccl_busbw", "precision.block_bytes", "precision.nearest_value",
+       "precision.quant_error", "precision.smoothquant", "training.fsdp_overlap", "training.grad_accum_bubble",
+       "training.lr_schedule"]
 #: link per direction (bytes/s) and dense bf16 peak, typed from the datasheets (printed bidirectional ÷ 2 ÷ ports)
 CHIPS = {"a100-80gb": (300e9, 312e12), "h100-sxm": (450e9, 989.5e12), "b200": (900e9, 2250e12),
          "mi300x": (448e9, 1307.4e12), "tpu-v5p": (100e9, 459e12)}
@@ -162,6 +163,26 @@ def test_grad_accum_and_mfu_keys():
         assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
 
 
+#: (element bits, block, scale bits) typed from the OCP MX v1.0 table and NVIDIA's NVFP4 description
+BLOCKS = {"mxfp4": (4, 32, 8), "mxfp8-e4m3": (8, 32, 8), "nvfp4": (4, 16, 8)}
+
+
+def test_block_bytes_and_smoothquant_keys():
+    for p in variants("precision.block_bytes", per_difficulty=8):
+        g = p.given
+        eb, k, sb = BLOCKS[g["format"]]
+        blocks = -(-g["N"] // k)  # one scale per started block
+        total = g["N"] * eb / 8 + blocks * sb / 8 + 2 * g["rest"]
+        assert p.key.value == pytest.approx(total / (2**30 if g["unit"] == "GiB" else 1e9), rel=1e-12), p.id
+    for p in variants("precision.smoothquant", per_difficulty=8):
+        g = p.given
+        x, w, a = np.array(g["x"], float), np.array(g["w"], float), g["alpha"]
+        s = x**a / w ** (1 - a)
+        X = np.diag(x)  # a batch whose row j reaches max|X_j| in channel j
+        expect = s[0] if len(x) == 1 else np.abs(X / s).max()
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
 def test_pinned_easy_variants():
     """Worked by hand. E4M3 of 3.2: binade [2, 4), spacing 2^(1−3) = 0.25, 3.2/0.25 = 12.8 → 13 → 3.25.
     int8 absmax of (−0.55, 0.54, 0.11, −0.26), element 2: 0.54·127/0.55 = 124.69 → 125 → 125·0.55/127 = 0.5413.
@@ -169,7 +190,8 @@ def test_pinned_easy_variants():
     FSDP, H100, n = 8, P = 808.8 M: 7/8 × 1,617.6e6 B / 450e9 B/s = 3.145 ms.
     nccl-tests, all-reduce, n = 4, 33,554,432 B in 116.5 µs: 288.02 GB/s × 1.5 = 432.03 GB/s.
     Bubble, p = 4, m = 17: 3/20 = 15 %. MFU, 7B on 1,024 H100s, 8,388,608 tokens in 0.67 s:
-    6 × 7e9 × 8,388,608 / (0.67 × 1,024 × 989.5e12) = 51.90 %."""
+    6 × 7e9 × 8,388,608 / (0.67 × 1,024 × 989.5e12) = 51.90 %.
+    MXFP4 of 40.3 billion weights: 40.3e9 × 4.25 / 8 = 21.409 GB. SmoothQuant, α = 0.5, 13 and 0.22: √13/√0.22 = 7.687."""
     assert easy("precision.nearest_value").key.value == 3.25
     assert round(easy("precision.quant_error").key.value, 4) == 0.5413
     assert round(easy("training.lr_schedule").key.value, 3) == 15.737
@@ -177,3 +199,5 @@ def test_pinned_easy_variants():
     assert round(easy("measurements.nccl_busbw").key.value, 2) == 432.03
     assert easy("training.grad_accum_bubble").key.value == pytest.approx(15.0)
     assert round(easy("measurements.mfu_step").key.value, 2) == 51.90
+    assert round(easy("precision.block_bytes").key.value, 2) == 21.41
+    assert round(easy("precision.smoothquant").key.value, 3) == 7.687

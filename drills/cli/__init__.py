@@ -54,6 +54,19 @@ SOLVE_COMMANDS = {
     "cross-entropy": ("drills.cli.solve_loss_quant:cross_entropy", "Cross-entropy of logits for a target (nats, bits)."),
     "sampling": ("drills.cli.solve_loss_quant:sampling", "The top-k / top-p (nucleus) set with a temperature."),
     "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
+    "float-format": ("drills.cli.solve_precision:float_format", "FP8/FP16/BF16/FP4: largest, smallest, spacing, nearest value."),
+    "block-format": ("drills.cli.solve_precision:block_format", "Bytes per parameter of MXFP4/MXFP8/NVFP4 (scales counted)."),
+    "mx-quantize": ("drills.cli.solve_precision:mx_quantize", "One MX block: shared power-of-two scale, elements, error."),
+    "quant-error": ("drills.cli.solve_precision:quant_error", "Absmax / zero-point quantisation error; per-tensor, channel, block."),
+    "smoothquant": ("drills.cli.solve_precision:smoothquant", "SmoothQuant migration scales s_j and the maxima after."),
+    "fp8-memory": ("drills.cli.solve_precision:fp8_memory", "Model-state memory of FP8 training (which tensors stay high)."),
+    "lr": ("drills.cli.solve_training_scale:lr", "Learning rate at a step: warmup, inverse-sqrt, cosine."),
+    "fsdp": ("drills.cli.solve_training_scale:fsdp", "FSDP/ZeRO-3 per-layer gather/scatter bytes; hidden behind compute?"),
+    "grad-accum": ("drills.cli.solve_training_scale:grad_accum", "Gradient-accumulation steps and the pipeline bubble."),
+    "fit-3d": ("drills.cli.solve_training_scale:fit_3d", "Does a TP×PP×DP run fit: ZeRO states + 1F1B activations."),
+    "busbw": ("drills.cli.solve_training_scale:busbw", "nccl-tests' size and time (or algbw) to bus bandwidth."),
+    "run-flops": ("drills.cli.solve_training_scale:run_flops", "A run's FLOPs from GPU-hours or days × chips × peak × MFU."),
+    "mfu-step": ("drills.cli.solve_training_scale:mfu_step", "MFU from a logged step time."),
 }
 
 COMMANDS = {

@@ -37,6 +37,7 @@ def _hw_json(h) -> dict[str, Any]:
     return {"name": h.name, "vendor": h.vendor, "aliases": list(h.aliases), "peak_flops_dense": h.peak_flops,
             "hbm_bytes": h.hbm_bytes, "hbm_device_bytes": h.hbm_device_bytes, "hbm_device_source": h.hbm_device_source,
             "hbm_bandwidth": h.hbm_bandwidth, "link_bandwidth": h.link_bandwidth,
+            "link_bandwidth_per_direction": h.link_bandwidth, "link_preset": h.link, "link_printed": h.link_printed,
             "link": h.link_name, "critical_intensity_bf16": h.critical_intensity("bf16"),
             "source": h.source, "notes": h.notes}
 
@@ -51,13 +52,14 @@ def hw_list(as_json: bool) -> None:
     if as_json:
         emit_json({"hardware": [_hw_json(h) for h in presets]})
         return
-    emit(f"{'name':<11} {'bf16 dense':>11} {'HBM':>9} {'HBM BW':>10} {'link BW':>10} {'I* (bf16)':>10}")
+    emit(f"{'name':<11} {'bf16 dense':>11} {'HBM':>9} {'HBM BW':>10} {'link/dir':>10} {'I* (bf16)':>10}")
     for h in presets:
         hbm = f"{h.hbm_bytes / 2**30:.0f} GiB" if h.hbm_bytes % 2**30 == 0 else f"{h.hbm_bytes / 1e9:.0f} GB"
         emit(f"{h.name:<11} {h.peak('bf16') / 1e12:>7.1f} TF/s {hbm:>9} {h.hbm_bandwidth / 1e12:>6.3g} TB/s "
              f"{h.link_bandwidth / 1e9:>6.0f} GB/s {h.critical_intensity('bf16'):>10.1f}")
     emit("")
-    emit("Peaks are dense (NVIDIA's with-sparsity datasheet figures halved); qkv hw show NAME for the sources.")
+    emit("Peaks are dense (NVIDIA: with-sparsity figures halved; AMD, Google print dense); link per direction; "
+         "qkv hw show NAME for the sources.")
 
 
 @hw.command("show")
@@ -85,8 +87,8 @@ def hw_show(name: str, as_json: bool) -> None:
         emit_labelled("", f"{format_bytes(h.hbm_device_bytes)} = {h.hbm_device_bytes // 2**20:,} MiB as the device "
                       f"reports it ({h.hbm_device_source})", 12)
     emit(f"bandwidth:  {h.hbm_bandwidth:.4g} bytes/s ({h.hbm_bandwidth / 1e12:.4g} TB/s)")
-    emit_labelled("link:", f"{h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s, {h.link_name}, "
-                  "bidirectional total per chip)", 12)
+    emit_labelled("link:", f"{h.link_bandwidth:.4g} bytes/s ({h.link_bandwidth / 1e9:.0f} GB/s per direction, "
+                  f"{h.link_name}; = qkv hw links {h.link}; printed: {h.link_printed})", 12)
     emit_labelled("source:", h.source, 12)
     if h.notes:
         emit_labelled("notes:", h.notes, 12)
@@ -104,9 +106,9 @@ def hw_links(as_json: bool) -> None:
                               "printed": k.printed, "scope": k.scope, "source": k.source, "notes": k.notes}
                              for k in links]})
         return
-    emit(f"{'name':<9} {'per direction':>14} {'printed':<48} scope")
+    emit(f"{'name':<18} {'per direction':>14} {'printed':<48} scope")
     for k in links:
-        emit(f"{k.name:<9} {k.per_direction / 1e9:>9.1f} GB/s {k.printed:<48} {k.scope}")
+        emit(f"{k.name:<18} {k.per_direction / 1e9:>9.1f} GB/s {k.printed:<48} {k.scope}")
     emit("")
     emit("NVLink and PCIe are printed as both directions added; InfiniBand per direction in Gb/s.")
 

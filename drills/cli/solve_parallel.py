@@ -4,7 +4,7 @@ The same shape as the hardware commands (:mod:`drills.cli.solve_hardware`): ever
 ``answer``/``unit``/``convention``/``breakdown`` printed (``--json`` as one object), the worked
 solution with ``--explain``. Link bandwidth is per direction: ``--link NAME`` takes a preset
 (``nvlink4``, ``pcie5``, ``ib-ndr``, ... see solver.systems.interconnect), ``--link-bandwidth`` a figure,
-and ``--hw NAME`` alone the chip preset's printed (bidirectional) link figure halved. The
+and ``--hw NAME`` alone the chip preset's link (the same per-direction figure as its ``--link``). The
 formulas live in ``solver.systems.collectives``, ``solver.systems.parallelism`` and ``solver.systems.serving``.
 """
 
@@ -48,14 +48,15 @@ def link_options(f):
                      help="α: seconds per step (0 to 10^6).")(f)
     f = click.option("--link-bandwidth", type=BANDWIDTH, default=None, help="β: link bytes/s per direction.")(f)
     f = click.option("--link", "link", metavar="NAME", default=None,
-                     help="Interconnect preset (nvlink3, nvlink4, pcie4, pcie5, ib-hdr, ib-ndr, ici-v5e, ici-v5p).")(f)
+                     help="Interconnect preset (nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib-hdr, ib-ndr, xgmi-mi300x, "
+                          "ici-v4, ici-v5e, ici-v5p, ici-v6e; qkv hw links).")(f)
     f = click.option("--hw", "hw", metavar="NAME", default=None,
-                     help="Chip preset: its printed link figure halved (per direction).")(f)
+                     help="Chip preset: its link per direction (the same figure as its --link preset).")(f)
     return mark(f, 4, "Link")
 
 
 def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str | None]:
-    """(β per direction, where it came from): --link-bandwidth, else --link, else --hw's link halved."""
+    """(β per direction, where it came from): --link-bandwidth, else --link, else --hw's link."""
     given, name, hw = kw.get("link_bandwidth"), kw.get("link"), kw.get("hw")
     if given is not None and name is not None:
         raise InputError("give --link or --link-bandwidth, not both", "--link-bandwidth")
@@ -70,7 +71,8 @@ def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str 
         from solver.systems.chips import get_hardware
 
         h = get_hardware(hw)
-        return h.link_bandwidth / 2, f"{h.name} {h.link_name}: {h.link_bandwidth / 1e9:g} GB/s bidirectional, halved"
+        return h.link_bandwidth, (f"{h.name} {h.link_name}: {h.link_bandwidth / 1e9:g} GB/s per direction "
+                                  f"(= --link {h.link}; printed: {h.link_printed})")
     if required:
         raise InputError("needed here: give --link NAME, --link-bandwidth (per direction) or --hw NAME",
                          "--link-bandwidth")

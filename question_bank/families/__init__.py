@@ -18,6 +18,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     heads,
     latent_attention,
     loss_sampling,
+    low_precision,
     moe,
     normalisation,
     parallelism,

@@ -15,7 +15,11 @@ Conventions (every function here follows them):
   all-to-all (pairwise exchange): n−1 steps, (n−1)/n·S sent per rank.
   Tree all-reduce: a binomial tree (in round k, rank i with i mod 2^(k+1) = 2^k sends to
   i − 2^k), reduce to rank 0 then broadcast back the same way, the whole message per hop and
-  no pipelining: 2⌈log₂ n⌉ rounds of α + S/β.
+  no pipelining: 2⌈log₂ n⌉ rounds of α + S/β. Ranks do not all send alike: in the reduce
+  every rank but the root sends S once, in the broadcast a rank sends S to each of its
+  children, so the root sends ⌈log₂ n⌉·S (the most of any rank), a leaf S, and all ranks
+  together 2(n−1)·S. The time's 2⌈log₂ n⌉·S is the bytes along the critical path (one
+  after another), not what any rank sends: the breakdown names them apart.
 - Algorithm bandwidth algbw = S / t. Bus bandwidth busbw = algbw × factor with nccl-tests'
   factors: 2(n−1)/n for all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all.
   busbw is what compares with the link's per-direction bandwidth: for a ring with α = 0 it
@@ -105,8 +109,11 @@ def collective(op: str, size: float, ranks: int, bandwidth: float, *, latency: f
         steps, hop = tree_cost(S, n)
         k = r.step("steps = 2⌈log₂ n⌉ (up, then down)", f"2 × ⌈log₂ {n}⌉", steps, "steps")
         t = r.step("t = steps·(α + S/β)", f"{k} × ({fmt(alpha)} + {fmt(S)} / {fmt(bw)})", k * (alpha + float(S) / bw), "s")
-        sent = Fraction(k) * hop
+        rounds = steps // 2
+        sent = rounds * hop  # the root's: the most any rank sends (the tree has no per-rank constant)
         per_link = hop  # each tree edge carries S once each way
+        r.step("bytes the root sends = ⌈log₂ n⌉·S (the most of any rank)", f"{rounds} × {fmt(S)}", sent, "bytes")
+        r.step("bytes all ranks send = 2(n−1)·S", f"2 × ({n} − 1) × {fmt(S)}", 2 * (n - 1) * hop, "bytes")
     factor = BUS_FACTOR[op](n)
     alg = r.step("algbw = S / t", f"{fmt(S)} / {fmt(t)}", float(S) / t, "bytes/s")
     bus = r.step(f"busbw = algbw × {'2(n−1)/n' if op == 'all-reduce' else '(n−1)/n'}",
@@ -116,6 +123,11 @@ def collective(op: str, size: float, ranks: int, bandwidth: float, *, latency: f
                        bytes_per_link=per_link, time_s=t, latency_time_s=steps * alpha,
                        bandwidth_time_s=t - steps * alpha, algbw=alg, busbw=bus, bus_factor=factor,
                        link_bandwidth=bw, latency=alpha)
+    if algorithm == "tree":
+        r.breakdown.update(bytes_sent_max_rank=sent, bytes_sent_all_ranks=2 * (n - 1) * S,
+                           bytes_critical_path=steps * S)
+        r.convention["bytes_sent_per_rank"] = ("tree: the most any rank sends (the root, ⌈log₂ n⌉·S); "
+                                               "bytes_critical_path = 2⌈log₂ n⌉·S is what the time counts")
     return r
 
 

@@ -9,7 +9,9 @@ Conventions (read before quoting a figure):
   Dividing by the bidirectional figure halves every communication time: a classic mistake.
 - NVLink figures are per GPU, summed over all its links (what one GPU can push into an
   NVSwitch fabric); PCIe is one x16 slot; InfiniBand one port (one HCA per GPU is usual);
-  TPU ICI is one link of one chip (a chip has 4 (v5e) or 6 (v4, v5p) of them).
+  TPU ICI is one port of one chip (a chip has 4 (v5e, v6e) or 6 (v4, v5p) of them): a ring
+  along one torus axis sends over one port each way. Every chip preset of
+  :mod:`solver.systems.chips` names its link here, with the same per-direction figure.
 - Bytes/s, 10^9 = 1 GB/s; Gb/s are divided by 8.
 """
 
@@ -67,14 +69,39 @@ LINKS: dict[str, Link] = {
         "ib-ndr", 50 * G, "400 Gb/s per port (each direction)", "per port",
         source="NVIDIA ConnectX-7 / Quantum-2 NDR InfiniBand product briefs (400Gb/s NDR)",
         notes="400 Gb/s / 8 = 50 GB/s each way; a DGX H100 has one NDR port per GPU.", aliases=("ndr",)),
+    "nvlink5": Link(
+        "nvlink5", 900 * G, "1.8 TB/s (bidirectional)", "per GPU, 18 links",
+        source="NVIDIA HGX B200 and GB200 NVL72 datasheets (fifth-generation NVLink: 1.8TB/s per GPU)",
+        notes="18 fifth-generation links × 50 GB/s each way = 900 GB/s per direction.", aliases=("nvlink-5", "b200", "gb200")),
+    "nvlink-bridge-h100": Link(
+        "nvlink-bridge-h100", 300 * G, "600 GB/s (bidirectional, NVLink bridge)", "per GPU pair (2-way bridge)",
+        source="NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe: NVLink 600GB/s)",
+        notes="Two H100 PCIe boards joined by NVLink bridges: 300 GB/s each way.", aliases=("h100-pcie",)),
+    "xgmi-mi300x": Link(
+        "xgmi-mi300x", 448 * G, "7 × 128 GB/s = 896 GB/s (bidirectional)", "per GPU, 7 links (fully connected 8-GPU platform)",
+        source="AMD Instinct MI300X accelerator datasheet (7 Infinity Fabric links, 128 GB/s peak each)",
+        notes="One link carries 64 GB/s each way; RCCL's rings over the fully connected 8-GPU platform "
+              "use all 7 links, 448 GB/s each way per GPU.", aliases=("infinity-fabric", "mi300x", "xgmi")),
+    "ici-v4": Link(
+        "ici-v4", 25 * G, "2,400 Gbps = 300 GB/s per chip over 6 ports", "per port (6 per chip)",
+        source="Google Cloud TPU documentation, system architecture table (TPU v4: ICI 2,400 Gbps per chip)",
+        notes="Read as bidirectional per chip: 300 GB/s / 6 ports / 2 directions = 25 GB/s each way per port.",
+        aliases=("tpu-v4",)),
     "ici-v5e": Link(
-        "ici-v5e", 45 * G, "4.5e10 B/s one-way per link (9e10 bidirectional)", "per link (4 per chip)",
-        source="Austin et al., How to Scale Your Model (jax-ml/scaling-book), 'All About TPUs' table",
+        "ici-v5e", 50 * G, "400 GBps bidirectional per chip, 4 ports", "per port (4 per chip)",
+        source="Google Cloud TPU documentation, 'TPU v5e' (bidirectional ICI bandwidth per chip 400 GBps; 4 ICI ports)",
+        notes="400 / 4 ports / 2 directions = 50 GB/s each way per port: a ring along one axis of the 2D torus "
+              "sends over one port. (jax-ml/scaling-book's table rounds it to 4.5e10 B/s.)",
         aliases=("tpu-v5e", "ici")),
     "ici-v5p": Link(
-        "ici-v5p", 90 * G, "9e10 B/s one-way per link (1.8e11 bidirectional)", "per link (6 per chip)",
-        source="Austin et al., How to Scale Your Model (jax-ml/scaling-book), 'All About TPUs' table",
+        "ici-v5p", 100 * G, "1200 GBps bidirectional per chip, 6 ports", "per port (6 per chip)",
+        source="Google Cloud TPU documentation, 'TPU v5p' (bidirectional ICI bandwidth per chip 1200 GBps; 3D torus)",
+        notes="1200 / 6 ports / 2 directions = 100 GB/s each way per port (jax-ml/scaling-book: 9e10 B/s).",
         aliases=("tpu-v5p",)),
+    "ici-v6e": Link(
+        "ici-v6e", 100 * G, "800 GBps bidirectional per chip, 4 ports", "per port (4 per chip)",
+        source="Google Cloud TPU documentation, 'TPU v6e' (bidirectional ICI bandwidth per chip 800 GBps; 4 ICI ports)",
+        notes="800 / 4 ports / 2 directions = 100 GB/s each way per port.", aliases=("tpu-v6e", "trillium")),
 }
 
 

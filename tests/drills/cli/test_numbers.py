@@ -63,6 +63,21 @@ TEMPLATES: dict[str, list[str]] = {
     "cross-entropy": ["--logits", "2 1 0", "--target", "0", "--label-smoothing", "0.1"],
     "sampling": ["--logits", "2 1 0.5 0", "--temperature", "0.7", "--top-k", "3", "--top-p", "0.9"],
     "quant": ["--format", "q4_0", "--weights", "7B"],
+    # issue 25
+    "float-format": ["-f", "e4m3", "-x", "0.3"],
+    "block-format": ["-f", "mxfp4", "-N", "7B", "--block", "32", "--scale-bits", "8"],
+    "mx-quantize": ["--values", "0.1 -0.7 2.5 3.9"],
+    "quant-error": ["--values", "0.5 -1.2 3.1 0.05", "--bits", "4"],
+    "smoothquant": ["--x-max", "16 1", "--w-max", "1 4", "--alpha", "0.5"],
+    "fp8-memory": ["-N", "7B"],
+    "lr": ["--schedule", "cosine", "-t", "1500", "--lr", "3e-4", "-w", "1000", "--total", "11000", "--min-lr", "3e-5"],
+    "fsdp": ["-P", "200M", "-n", "8", "-T", "4096", "-L", "32", "--hw", "h100", "--efficiency", "0.5"],
+    "grad-accum": ["-B", "1024", "-b", "2", "-d", "64", "-p", "8"],
+    "fit-3d": ["-N", "70B", "-L", "80", "-h", "8192", "-a", "64", "-s", "4096", "-t", "8", "-p", "4", "-d", "32",
+               "--hbm", "80GB"],
+    "busbw": ["-n", "16", "-S", "10737418240", "--time-us", "90330", "--link-bandwidth", "300GB/s"],
+    "run-flops": ["--gpu-hours", "1000", "--mfu", "0.4", "--peak-flops", "989.5e12", "-N", "7B"],
+    "mfu-step": ["-N", "7B", "-T", "4194304", "--step-time", "12", "--chips", "64", "--peak-flops", "989.5e12"],
 }
 
 #: More starting calls, down the paths that loop over layers (experts, sliding windows, latent KV).

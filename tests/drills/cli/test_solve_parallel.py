@@ -29,7 +29,7 @@ def run_json(*args: str) -> dict:
 
 
 def test_allreduce_one_gigabyte_on_eight_h100s():
-    """2·7/8 · 10⁹ B / 450·10⁹ B/s = 3.888… ms; the same from --link, --link-bandwidth and --hw (900 GB/s halved)."""
+    """2·7/8 · 10⁹ B / 450·10⁹ B/s = 3.888… ms; the same from --link, --link-bandwidth and --hw (900 GB/s per direction halved)."""
     for flags in (["--link", "nvlink4"], ["--link-bandwidth", "450GB/s"], ["--hw", "h100"]):
         d = run_json("solve", "allreduce", "--size", "1GB", "--ranks", "8", *flags)
         assert d["answer"] == pytest.approx(1.75 / 450) and d["unit"] == "s"
@@ -37,6 +37,28 @@ def test_allreduce_one_gigabyte_on_eight_h100s():
         assert "per direction" in d["convention"]["bandwidth"]
     code, out = run("solve", "allreduce", "--size", "1GB", "--ranks", "8", "--link", "nvlink4", "--explain")
     assert code == 0 and "2(n−1)/n·S" in out and "worked solution" in out
+
+
+#: machine -> its link preset (both typed here from the datasheets' link names)
+SAME_MACHINE = {"a100-40gb": "nvlink3", "a100-80gb": "nvlink3", "h100-sxm": "nvlink4", "h100-pcie": "nvlink-bridge-h100",
+                "h200": "nvlink4", "b200": "nvlink5", "gb200": "nvlink5", "mi300x": "xgmi-mi300x",
+                "tpu-v4": "ici-v4", "tpu-v5e": "ici-v5e", "tpu-v5p": "ici-v5p", "tpu-v6e": "ici-v6e"}
+
+
+@pytest.mark.parametrize("hw", sorted(SAME_MACHINE))
+def test_hw_and_link_of_the_same_machine_agree(hw):
+    """Issue 25: --hw NAME and --link LINK of one machine give one answer (per direction everywhere)."""
+    a = run_json("solve", "collective", "--size", "1GB", "--ranks", "8", "--hw", hw)
+    b = run_json("solve", "collective", "--size", "1GB", "--ranks", "8", "--link", SAME_MACHINE[hw])
+    assert a["answer"] == b["answer"] and a["breakdown"]["link_bandwidth"] == b["breakdown"]["link_bandwidth"]
+
+
+def test_tpu_v5e_ring_uses_one_port_each_way():
+    """Issue 25: 1 GB all-reduce on 8 v5e chips: 400 GBps bidirectional per chip / 4 ports / 2 = 50 GB/s,
+    2·7/8·10⁹ / 5·10¹⁰ = 35 ms (it was 8.75 ms from the whole-chip figure halved)."""
+    for flags in (["--hw", "tpu-v5e"], ["--link", "ici-v5e"]):
+        d = run_json("solve", "collective", "--size", "1GB", "--ranks", "8", *flags)
+        assert d["answer"] == pytest.approx(0.035)
 
 
 def test_collective_ops_and_latency():

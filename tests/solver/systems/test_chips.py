@@ -19,7 +19,20 @@ PRINTED = {
     "h200": (1979, True, 141e9, 4.8e12),
     "tpu-v4": (275, False, 32 * 2**30, 1.2e12),
     "tpu-v5e": (197, False, 16e9, 819e9),
-    "tpu-v5p": (459, False, 95e9, 2765e9),
+    "tpu-v5p": (459, False, 95 * 2**30, 2765e9),  # the current page: "HBM capacity per chip (GiB) 95"
+    # HGX B200 datasheet: 8-GPU totals with sparsity (BF16 36 PF, 1,440 GB, 64 TB/s) ÷ 8
+    "b200": (36_000 / 8, True, 1440e9 / 8, 64e12 / 8),
+    # GB200 NVL72 datasheet: 72-GPU totals with sparsity (BF16 360 PF, 576 TB/s) ÷ 72; HBM 372 GB per 2-GPU superchip
+    "gb200": (360_000 / 72, True, 372e9 / 2, 576e12 / 72),
+    "mi300x": (1307.4, False, 192e9, 5.3e12),  # AMD prints the dense column beside the sparse one
+    "tpu-v6e": (918, False, 32e9, 1638e9),
+}
+
+#: the link figure each vendor prints (bytes/s), and over how many ports it is spread
+PRINTED_LINK = {
+    "a100-40gb": (600e9, 1), "a100-80gb": (600e9, 1), "h100-sxm": (900e9, 1), "h100-pcie": (600e9, 1),
+    "h200": (900e9, 1), "b200": (1.8e12, 1), "gb200": (1.8e12, 1), "mi300x": (7 * 128e9, 1),
+    "tpu-v4": (2400e9 / 8, 6), "tpu-v5e": (400e9, 4), "tpu-v5p": (1200e9, 6), "tpu-v6e": (800e9, 4),
 }
 
 
@@ -51,3 +64,23 @@ def test_aliases_and_unknown_names():
         get_hardware("h300")
     with pytest.raises(SolverInputError):
         get_hardware("tpu-v4").peak("fp32")  # no published fp32 peak: asked to give --peak-flops
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED_LINK))
+def test_link_per_direction_is_the_printed_figure_halved_per_port(name):
+    """Link figures are per direction everywhere: printed bidirectional ÷ ports ÷ 2, and the named link agrees."""
+    from solver.systems.interconnect import get_link
+
+    printed, ports = PRINTED_LINK[name]
+    h = get_hardware(name)
+    assert h.link_bandwidth == pytest.approx(printed / ports / 2, rel=1e-12)
+    assert get_link(h.link).per_direction == pytest.approx(h.link_bandwidth, rel=1e-12)
+    assert h.link_printed
+
+
+def test_new_presets_are_dense_and_sourced():
+    assert get_hardware("b200").peak("fp8") == 72e15 / 8 / 2 and get_hardware("gb200").peak("fp4") == 1440e15 / 72 / 2
+    assert get_hardware("mi300x").peak("fp8") == 2614.9e12 and get_hardware("trillium").name == "tpu-v6e"
+    for name in ("b200", "gb200", "mi300x", "tpu-v6e"):
+        h = get_hardware(name)
+        assert h.source and "ense" in h.notes

@@ -177,6 +177,29 @@ def test_tree_all_reduce_matches_simulation(n, c, alpha):
     assert r.answer == pytest.approx(_price(rounds, alpha, 100e9), rel=1e-12)
 
 
+def tree_bytes_sent_by_rank(n: int, S: int) -> list[int]:
+    """Each rank's bytes sent in the binomial tree, counted send by send (reduce up, broadcast down)."""
+    sent, k = [0] * n, 0
+    while 2**k < n:
+        for i in range(n):
+            if i % 2 ** (k + 1) == 2**k:
+                sent[i] += S  # reduce: i sends its partial sum to i − 2^k
+                sent[i - 2**k] += S  # broadcast: i − 2^k sends the total back to i
+        k += 1
+    return sent
+
+
+@given(n=st.integers(2, 64), S=st.integers(1, 10**9))
+def test_tree_bytes_per_rank_named_apart(n, S):
+    """Issue 25: the tree's 2⌈log₂ n⌉·S is the critical path, not what a rank sends; the root sends the most."""
+    per_rank = tree_bytes_sent_by_rank(n, S)
+    r = collective("all-reduce", S, n, 1e9, algorithm="tree")
+    assert r.breakdown["bytes_sent_per_rank"] == max(per_rank) == r.breakdown["bytes_sent_max_rank"]
+    assert r.breakdown["bytes_sent_all_ranks"] == sum(per_rank)
+    assert r.breakdown["bytes_critical_path"] == r.breakdown["steps"] * S
+    assert r.answer == pytest.approx(r.breakdown["bytes_critical_path"] / 1e9, rel=1e-12)
+
+
 @given(op=st.sampled_from(["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]), n=st.integers(2, 1024),
        S=st.integers(1, 10**11), beta=st.floats(1e9, 1e12), alpha=st.floats(0, 1e-4))
 def test_bus_bandwidth_as_nccl_tests_define_it(op, n, S, beta, alpha):
@@ -217,5 +240,7 @@ def test_link_presets_per_direction_from_printed_figures():
     for name, total in printed_bidir.items():
         assert get_link(name).per_direction == total / 2
     assert get_link("ib-hdr").per_direction == 200e9 / 8 and get_link("ndr").per_direction == 400e9 / 8
-    assert get_link("ici-v5p").per_direction == 9e10 and get_link("ici-v5e").per_direction == 4.5e10
+    # Google's pages print bidirectional per chip: v5e 400 GBps over 4 ports, v5p 1200 over 6, v6e 800 over 4
+    assert get_link("ici-v5p").per_direction == 1200e9 / 6 / 2 and get_link("ici-v5e").per_direction == 400e9 / 4 / 2
+    assert get_link("ici-v6e").per_direction == 800e9 / 4 / 2 and get_link("nvlink5").per_direction == 1.8e12 / 2
     assert math.isclose(get_link("h100").bidirectional, 900e9)

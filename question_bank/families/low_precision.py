@@ -1,0 +1,619 @@
+"""Low precision, training at scale and measured figures (issue 25): number formats, quantisation
+error, learning-rate schedules, FSDP overlap and nccl-tests' bus bandwidth.
+
+Keys are the solver's (``solver.kernels.float_formats``, ``solver.kernels.quant_error``,
+``solver.systems.lr_schedules``, ``solver.systems.training_scale``, ``solver.systems.measurements``);
+each misconception is the same solver call with the mistake applied.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from question_bank.families.counting_common import nat_problem
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC = ("issue 25; OCP OFP8 rev 1.0 and MX v1.0 specifications; Micikevicius et al. 2022; Xiao et al. 2023; "
+        "Vaswani et al. 2017; NVIDIA/nccl-tests doc/PERFORMANCE.md")
+
+
+def _decimals_exact(x: Fraction, most: int = 6) -> int | None:
+    """Fewest decimals that write x exactly (None if more than ``most``)."""
+    for d in range(most + 1):
+        if (x * 10**d).denominator == 1:
+            return d
+    return None
+
+
+def _places(dec: int) -> str:
+    return "a whole number" if dec == 0 else f"{dec} decimal place" + ("s" if dec > 1 else "")
+
+
+def _blind_ok(value: float, printed: list[float]) -> bool:
+    return value not in (0, 1) and all(abs(value - p) > 1e-12 for p in printed)
+
+
+# ---------------------------------------------------------------------------------------
+# Number formats
+# ---------------------------------------------------------------------------------------
+
+_FMT_TEXT = {"e4m3": "FP8 E4M3 (1 sign, 4 exponent, 3 mantissa bits, bias 7; no infinities, largest normal 448)",
+             "e5m2": "FP8 E5M2 (1 sign, 5 exponent, 2 mantissa bits, bias 15; IEEE-style infinities)",
+             "bf16": "bfloat16 (1 sign, 8 exponent, 7 mantissa bits, bias 127)",
+             "fp16": "FP16 (1 sign, 5 exponent, 10 mantissa bits, bias 15)"}
+
+
+def _truncate(f, x: Fraction) -> Fraction:
+    from solver.kernels.float_formats import spacing
+
+    q = spacing(f, x)
+    return (abs(x) // q) * q * (1 if x >= 0 else -1)
+
+
+@family("precision.nearest_value", topic="quantisation", title="Nearest representable value in FP8, BF16, FP16, MXFP4",
+        types=("nat",), tags=("fp8", "bf16", "number-format", "mxfp4", "rounding"), source=_SRC)
+def nearest_value(d: Draw) -> Problem:
+    """Nearest = round(|x| / 2^(E − m)) · 2^(E − m), E = max(⌊log₂|x|⌋, 1 − bias), ties to even; an MX FP4 block
+    first divides by its shared scale 2^(⌊log₂ amax⌋ − 2)."""
+    from solver.kernels.float_formats import FORMATS, float_format, mx_quantize, round_to_format
+
+    # Levels (disjoint): easy, E4M3 of a number in [1, 16) given to one decimal; medium, E5M2 or E4M3 of a number
+    # below 1 (two decimals) or from 16 to 400 (one decimal); hard, one element of an MXFP4 block of four (the
+    # shared power-of-two scale first), dequantised.
+    for _ in range(300):
+        if d.level < 2:
+            name = "e4m3" if d.level == 0 else d.pick(("e4m3", "e5m2"))
+            f = FORMATS[name]
+            if d.level == 0:
+                x = Fraction(d.rng.randint(11, 159), 10)
+            elif d.pick((0, 1)):
+                x = Fraction(d.rng.randint(3, 99), 100)
+            else:
+                x = Fraction(d.rng.randint(161, 4000), 10)
+            near = round_to_format(f, x)
+            dec = _decimals_exact(near, 6)
+            if dec is None or near == x or near in (0, 1):
+                continue
+            dec = max(dec, _decimals_exact(x) or 0)  # the key's window must not hold the printed x
+            value, printed = float(near), [float(x)]
+            r = float_format(name, x)
+            wrongs = [Wrong("truncated", "truncated (rounded toward zero) instead of rounding to nearest",
+                            "Conversion rounds to the nearest representable value (ties to even), not toward zero.",
+                            float(_truncate(f, x))),
+                      Wrong("other_fp8", f"used {'E5M2' if name == 'e4m3' else 'E4M3'}'s mantissa",
+                            f"{name.upper()} has {f.mantissa_bits} mantissa bits: the spacing is 2^(E − {f.mantissa_bits}).",
+                            float(round_to_format(FORMATS['e5m2' if name == 'e4m3' else 'e4m3'], x)))]
+            given = {"format": name, "x": str(x)}
+        else:
+            name = "mxfp4"
+            vals = [Fraction(d.rng.randint(-400, 400), 100) for _ in range(4)]
+            if max(abs(v) for v in vals) < Fraction(1, 2):
+                continue
+            j = d.rng.randint(0, 3)
+            r = mx_quantize(vals, "fp4")
+            near = Fraction(r.breakdown["dequantised"][j])
+            dec = _decimals_exact(near, 6)
+            if dec is None or near == vals[j] or near in (0, 1):
+                continue
+            dec = max(dec, 2)  # the values are printed to two decimals
+            value, printed = float(near), [float(v) for v in vals]
+            x = vals[j]
+            f = FORMATS["fp4"]
+            scale = r.breakdown["scale"]
+            wrongs = [Wrong("no_scale", "rounded the value to FP4 without the block's shared scale",
+                            "Each element is stored as v / 2^shared; dequantised it is multiplied back.",
+                            float(round_to_format(f, x, "saturate"))),
+                      Wrong("scale_from_amax", "took the scale as amax / 6 (not a power of two)",
+                            "MX scales are E8M0: a power of two, 2^(⌊log₂ amax⌋ − 2) for FP4.",
+                            float(round_to_format(f, x / (max(abs(v) for v in vals) / 6), "saturate")
+                                  * (max(abs(v) for v in vals) / 6))),
+                      Wrong("truncated", "truncated the element instead of rounding to nearest",
+                            "Elements round to the nearest FP4 value (ties to even).", float(_truncate(f, x / scale) * scale))]
+            given = {"format": "mxfp4", "values": [str(v) for v in vals], "index": j}
+        if _blind_ok(value, printed) and any(w and abs(w.value - value) >= 10**-dec for w in wrongs):
+            break
+    key = nat_key(value, dec)
+    st = Doc()
+    if name == "mxfp4":
+        vs = ", ".join(f"{float(v):g}" for v in vals)
+        st.p(f"An MXFP4 block (OCP Microscaling v1.0) holds four values here: ${vs}$. The block's shared scale is "
+             "$2^{\\lfloor \\log_2 \\max|v| \\rfloor - 2}$ (the FP4 E2M1 element's largest normal is $6 = 1.5 \\times 2^2$); "
+             "each element is $v / \\text{scale}$ rounded to the nearest FP4 E2M1 value (magnitudes 0, 0.5, 1, 1.5, 2, 3, "
+             "4, 6; ties to even; values above 6 saturate to 6).")
+        st.p(f"What value does element {j + 1} (${float(x):g}$) come back as after dequantisation (element × scale)? "
+             f"Give it exactly ({_places(dec)}).")
+        notes = [f"amax $= {float(r.breakdown['amax']):g}$, shared exponent $= {r.breakdown['shared_exponent']}$, "
+                 f"scale $= {float(scale):g}$.",
+                 f"${float(x):g} / {float(scale):g} = {float(x / scale):g}$ → nearest FP4 "
+                 f"${r.breakdown['elements'][j]:g}$ → ${r.breakdown['elements'][j]:g} \\times {float(scale):g} = {value:g}$."]
+        steps = r.steps[:-1]
+    else:
+        st.p(f"Convert $x = {float(x):g}$ to {_FMT_TEXT[name]}, rounding to nearest (ties to even).")
+        st.p(f"What value does it hold? Give it exactly ({_places(dec)}).")
+        steps, notes = r.steps[4:], []
+    return nat_problem(d, st, key, steps, wrongs, given=given, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Quantisation error
+# ---------------------------------------------------------------------------------------
+
+
+@family("precision.quant_error", topic="quantisation", title="Integer quantisation error of a small vector",
+        types=("nat",), tags=("int8", "int4", "absmax", "zero-point", "quantisation-error"), source=_SRC)
+def quant_error(d: Draw) -> Problem:
+    """absmax: scale = max|x|/(2^(b−1) − 1), x̂ = round(x/scale)·scale; zero-point: scale = (max − min)/(2^b − 1),
+    z = round(−min/scale), x̂ = (round(x/scale) + z − z)·scale (clamped); the error is |x̂ − x|."""
+    from solver.kernels.quant_error import quantize_vector
+
+    # Levels (disjoint): easy, int8 absmax, the dequantised value of one element; medium, int4 absmax, the largest
+    # |error| of the vector; hard, int4 zero-point (asymmetric), the largest |error|.
+    scheme, bits = [("absmax", 8), ("absmax", 4), ("zero-point", 4)][d.level]
+    for _ in range(300):
+        xs = [Fraction(d.rng.randint(-300, 300), 100) for _ in range(4)]
+        if len(set(xs)) < 4 or 0 in xs:
+            continue
+        r = quantize_vector(xs, bits, scheme)
+        j = d.rng.randint(0, 3)
+        if d.level == 0:
+            value = float(r.breakdown["dequantised"][j])
+        else:
+            value = float(r.answer)
+        if not safe_for_rounding(value, 4, 0.1) or not _blind_ok(round(value, 4), [float(x) for x in xs]) or value == 0:
+            continue
+        if d.level == 0 and abs(value - float(xs[j])) < 5e-5:
+            continue
+        break
+
+    def variant(**kw) -> float:
+        from solver.kernels.quant_error import round_half_even
+
+        xs_ = xs
+        if scheme == "absmax":
+            qmax = kw.get("qmax", 2 ** (bits - 1) - 1)
+            scale = max(abs(x) for x in xs_) / qmax
+            rnd = kw.get("rnd", round_half_even)
+            deq = [max(-qmax, min(qmax, rnd(x / scale))) * scale for x in xs_]
+        else:
+            qmax = kw.get("qmax", 2**bits - 1)
+            lo, hi = min(xs_), max(xs_)
+            if not kw.get("no_zero"):
+                lo, hi = min(lo, 0), max(hi, 0)
+            scale = (hi - lo) / qmax
+            z = round_half_even(-lo / scale)
+            deq = [(max(0, min(2**bits - 1, round_half_even(x / scale) + z)) - z) * scale for x in xs_]
+        if d.level == 0:
+            return float(deq[j])
+        return float(max(abs(a - x) for a, x in zip(deq, xs_, strict=True)))
+
+    import math
+
+    trunc = lambda q: math.floor(q) if q >= 0 else -math.floor(-q)  # noqa: E731 - toward zero
+    wrongs = [Wrong("qmax_power_of_two", f"divided by 2^{bits - 1 if scheme == 'absmax' else bits} instead of "
+                    f"{2 ** (bits - 1) - 1 if scheme == 'absmax' else 2**bits - 1}",
+                    "The codes run to 2^(b−1) − 1 (symmetric) or 2^b − 1 (asymmetric): one less than the power of two.",
+                    variant(qmax=2 ** (bits - 1) if scheme == "absmax" else 2**bits)),
+              Wrong("truncated", "truncated x/scale instead of rounding", "Quantisation rounds to the nearest code.",
+                    variant(rnd=trunc)) if scheme == "absmax" else None,
+              Wrong("zero_not_in_range", "used [min, max] without widening it to hold 0",
+                    "PyTorch's observers widen the range to include 0 so that 0 is exact.", variant(no_zero=True))
+              if scheme == "zero-point" and (min(xs) > 0 or max(xs) < 0) else None]
+    key = nat_key(value, 4)
+    st = Doc()
+    xs_text = ", ".join(f"{float(x):g}" for x in xs)
+    how = ("absmax (symmetric) int8: scale $= \\max|x| / 127$, codes $q = \\mathrm{round}(x/\\text{scale})$ in −127 … 127"
+           if d.level == 0 else
+           "absmax (symmetric) int4: scale $= \\max|x| / 7$, codes $q = \\mathrm{round}(x/\\text{scale})$ in −7 … 7"
+           if d.level == 1 else
+           "zero-point (asymmetric) int4: the range $[\\min, \\max]$ widened to hold 0, scale $= (\\max - \\min)/15$, "
+           "zero point $z = \\mathrm{round}(-\\min/\\text{scale})$, codes $q = \\mathrm{round}(x/\\text{scale}) + z$ "
+           "clamped to 0 … 15, dequantised $(q - z)\\cdot\\text{scale}$")
+    st.p(f"Quantise the vector $x = ({xs_text})$ with {how}; rounding is half to even.")
+    if d.level == 0:
+        st.p(f"What is element {j + 1} after dequantisation ($q \\times$ scale)? Round off to four decimal places.")
+    else:
+        st.p("What is the largest absolute error $\\max_i |\\hat x_i - x_i|$ after dequantisation? Round off to four "
+             "decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"x": [str(x) for x in xs], "scheme": scheme, "bits": bits,
+                                                           "index": j, "ask": "element" if d.level == 0 else "max_error"})
+
+
+# ---------------------------------------------------------------------------------------
+# Learning-rate schedules
+# ---------------------------------------------------------------------------------------
+
+
+@family("training.lr_schedule", topic="pretraining", title="Learning rate at a step (warmup, cosine, inverse sqrt)",
+        types=("nat",), tags=("learning-rate", "warmup", "cosine", "schedule"), source=_SRC)
+def lr_schedule(d: Draw) -> Problem:
+    """Warmup lr = peak·t/w; cosine lr = min + (peak − min)(1 + cos πp)/2, p = (t − w)/(T − w); inverse sqrt
+    lr = d^−0.5·min(t^−0.5, t·w^−1.5)."""
+    import math
+
+    from solver.systems.lr_schedules import learning_rate
+
+    # Levels (disjoint): easy, linear warmup then linear decay (HuggingFace); medium, warmup then cosine to a floor,
+    # asked during the decay; hard, the original Transformer's inverse-square-root schedule from d_model.
+    for _ in range(300):
+        if d.level == 0:
+            peak = d.pick((1e-4, 2e-4, 3e-4, 6e-4))
+            w, T = d.pick((500, 1000, 2000)), d.pick((10_000, 20_000, 50_000))
+            t = d.rng.randint(1, T - 1)
+            r = learning_rate("linear", t, peak=peak, warmup=w, total=T)
+            wrongs = [Wrong("decay_from_zero", "decayed over the whole run, (T − t)/T", "The decay runs from the end "
+                            "of the warmup: (T − t)/(T − w).", peak * (T - t) / T) if t >= w else
+                      Wrong("no_warmup", "used the peak during the warmup", "The rate climbs linearly: peak·t/w.", peak)]
+            given = {"schedule": "linear", "peak": peak, "warmup": w, "total": T, "step": t}
+        elif d.level == 1:
+            peak = d.pick((1e-4, 3e-4, 6e-4, 1e-3))
+            floor = peak * d.pick((0, 0.1))
+            w, T = d.pick((1000, 2000, 4000)), d.pick((20_000, 50_000, 100_000))
+            t = d.rng.randint(w + 1, T - 1)
+            r = learning_rate("cosine", t, peak=peak, warmup=w, total=T, min_lr=floor)
+            p_wrong = t / T
+            wrongs = [Wrong("progress_from_zero", "took the progress as t/T (the warmup not taken off)",
+                            "The cosine starts after the warmup: p = (t − w)/(T − w).",
+                            floor + (peak - floor) * (1 + math.cos(math.pi * p_wrong)) / 2),
+                      Wrong("floor_ignored", "decayed to 0 instead of the floor", "lr = min + (peak − min)(1 + cos πp)/2.",
+                            peak * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2) if floor else None,
+                      Wrong("no_half", "forgot the ½: (peak − min)(1 + cos πp)", "At p = 0 the rate must be the peak.",
+                            floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))))]
+            given = {"schedule": "cosine", "peak": peak, "warmup": w, "total": T, "min_lr": floor, "step": t}
+        else:
+            dm, w = d.pick((512, 768, 1024, 2048)), d.pick((2000, 4000, 8000))
+            t = d.rng.randint(100, 5 * w)
+            r = learning_rate("inverse-sqrt", t, warmup=w, d_model=dm)
+            wrongs = [Wrong("wrong_branch", "used the other branch of the min",
+                            "lr = d^−0.5 · min(t^−0.5, t·w^−1.5): the warmup branch before w, 1/√t after.",
+                            dm**-0.5 * max(t**-0.5, t * w**-1.5)),
+                      Wrong("no_dmodel", "left out d_model^−0.5", "The paper scales the schedule by d_model^−0.5.",
+                            min(t**-0.5, t * w**-1.5))]
+            given = {"schedule": "inverse-sqrt", "d_model": dm, "warmup": w, "step": t}
+        value = r.answer * 1e5
+        if safe_for_rounding(value, 3, 0.1) and 0.01 < value and _blind_ok(round(value, 3), [v * 1e5 for v in
+                                                                                               (given.get("peak", 0),)]):
+            break
+    wrongs = [Wrong(w_.id, w_.label, w_.feedback, w_.value * 1e5) if w_ else None for w_ in wrongs]
+    key = nat_key(value, 3, unit="× 10⁻⁵")
+    st = Doc()
+    if d.level == 0:
+        st.p(f"A run warms the learning rate up linearly from 0 to ${given['peak']:g}$ over the first $w = {w:,}$ steps, "
+             f"then decays it linearly to 0 at step $T = {T:,}$ (HuggingFace's linear schedule; steps count from 0).")
+    elif d.level == 1:
+        st.p(f"A run warms up linearly to ${given['peak']:g}$ over $w = {w:,}$ steps, then follows a cosine decay to "
+             f"${given['min_lr']:g}$ at step $T = {T:,}$: $\\eta = \\eta_{{min}} + (\\eta_{{max}} - \\eta_{{min}})"
+             "(1 + \\cos \\pi p)/2$ with $p$ the fraction of the decay done.")
+    else:
+        st.p(f"The original Transformer's schedule (Vaswani et al. 2017, eq. 3) with $d_{{model}} = {dm}$ and "
+             f"warmup_steps $= {w:,}$ (steps count from 1).")
+    st.p(f"What is the learning rate at step $t = {t:,}$? Give it in units of $10^{{-5}}$, rounded off to three "
+         "decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given=given)
+
+
+# ---------------------------------------------------------------------------------------
+# FSDP overlap
+# ---------------------------------------------------------------------------------------
+
+
+@family("training.fsdp_overlap", topic="parallelism", title="FSDP / ZeRO-3: does a layer's all-gather hide?",
+        types=("nat",), tags=("fsdp", "zero-3", "all-gather", "overlap", "communication"), marks=2, source=_SRC)
+def fsdp_overlap_family(d: Draw) -> Problem:
+    """t_AG = (n − 1)/n · 2P / β (β per direction); forward compute 2·P·T / C; the gather hides when
+    T ≥ T* = (n − 1)/n · 2 · C / (2β)."""
+    from solver.systems.chips import get_hardware
+    from solver.systems.training_scale import fsdp_overlap
+
+    # Levels (disjoint): easy, the all-gather time of one layer (ms); medium, the forward exposed time of one
+    # layer, max(0, t_AG − compute) (ms), with a token count that leaves it exposed; hard, the tokens per GPU
+    # needed to hide the forward gather, T*.
+    for _ in range(300):
+        hw = d.pick(("a100-80gb", "h100-sxm", "b200") if d.level < 2 else ("h100-sxm", "b200", "mi300x", "tpu-v5p"))
+        h = get_hardware(hw)
+        P = d.pick((50, 100, 200, 400, 800)) * 10**6 + d.rng.randint(1, 99) * 10**5
+        n = d.pick((8, 16, 32, 64, 128))
+        T = d.pick((512, 1024, 2048, 4096))
+        r = fsdp_overlap(P, n, T, link_bandwidth=h.link_bandwidth, peak_flops=h.peak("bf16"))
+        ag, cf = r.breakdown["all_gather_time_s"], r.breakdown["forward_compute_s"]
+        if d.level == 0:
+            value = ag * 1e3
+        elif d.level == 1:
+            if ag <= cf:
+                continue
+            value = (ag - cf) * 1e3
+        else:
+            value = r.breakdown["tokens_to_hide_forward"]
+        dec = 1 if d.level == 2 else 3
+        if safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), [T, n]):
+            break
+    beta, C = h.link_bandwidth, h.peak("bf16")
+    f = (n - 1) / n
+    if d.level == 0:
+        wrongs = [Wrong("bidirectional", "divided by the bidirectional link figure", "Each rank sends at the "
+                        "per-direction bandwidth: the printed bidirectional figure is twice it.", value / 2),
+                  Wrong("no_ring_factor", "left out (n − 1)/n", "A ring all-gather sends (n − 1)/n of the gathered bytes.",
+                        value / f),
+                  Wrong("fp32_params", "gathered 4 bytes per parameter", "The parameters are gathered in bf16 (2 bytes).",
+                        value * 2)]
+    elif d.level == 1:
+        wrongs = [Wrong("bidirectional", "divided by the bidirectional link figure", "β is per direction.",
+                        (ag / 2 - cf) * 1e3) if ag / 2 > cf else None,
+                  Wrong("fwd_6pt", "used 6·P·T for the forward compute", "The forward is 2·P FLOPs per token; 6·P is "
+                        "forward and backward.", max(0.0, ag - 3 * cf) * 1e3) if ag > 3 * cf else None,
+                  Wrong("total_not_exposed", "gave the all-gather time, not what is left exposed",
+                        "The gather overlaps the previous layer's compute: only the excess is exposed.", ag * 1e3)]
+    else:
+        wrongs = [Wrong("bidirectional", "divided by the bidirectional link figure", "β is per direction.", value / 2),
+                  Wrong("no_ring_factor", "left out (n − 1)/n", "A ring all-gather sends (n − 1)/n of S.", value / f),
+                  Wrong("fwd_6pt", "used 6·P per token for the forward", "Forward: 2·P FLOPs per token.", value / 3)]
+    key = nat_key(value, dec, unit="ms" if d.level < 2 else "tokens")
+    st = Doc()
+    st.p(f"A model trains with FSDP (ZeRO-3) over $n = {n}$ GPUs ({hw}: dense bf16 peak ${C / 1e12:g}$ TFLOP/s, link "
+         f"${beta / 1e9:g}$ GB/s per direction). Before each layer's forward, its bf16 parameters (2 bytes each) "
+         f"are all-gathered with a ring; one layer has $P = {P:,}$ parameters" +
+         (f" and each GPU runs $T = {T:,}$ tokens through it (2·P FLOPs per token forward, at the peak)." if d.level else "."))
+    if d.level == 0:
+        st.p("How long does one layer's all-gather take? Give milliseconds, rounded off to three decimal places.")
+    elif d.level == 1:
+        st.p("The gather of a layer runs while the previous layer computes. How much of one layer's gather is left "
+             "exposed, max(0, all-gather − forward compute)? Give milliseconds, rounded off to three decimal places.")
+    else:
+        st.p("How many tokens per GPU must a layer's forward process for its all-gather to hide behind the compute "
+             "(gather time = compute time)? Round off to one decimal place.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "P": P, "n": n, "T": T})
+
+
+# ---------------------------------------------------------------------------------------
+# nccl-tests' bus bandwidth
+# ---------------------------------------------------------------------------------------
+
+
+@family("measurements.nccl_busbw", topic="parallelism", title="Bus bandwidth from nccl-tests' size and time",
+        types=("nat",), tags=("nccl-tests", "busbw", "algbw", "collectives", "measurement"), source=_SRC)
+def nccl_busbw_family(d: Draw) -> Problem:
+    """algbw = S/t; busbw = algbw × 2(n − 1)/n (all-reduce) or (n − 1)/n (all-gather, reduce-scatter, all-to-all)."""
+    from solver.systems.measurements import FACTOR_TEXT, bus_factor, nccl_busbw
+
+    # Levels (disjoint): easy, all-reduce from size and time; medium, all-gather or reduce-scatter from size and
+    # time; hard, any of them from the printed algbw, then the fraction of a stated link it reaches (percent).
+    for _ in range(300):
+        op = "all-reduce" if d.level == 0 else d.pick(("all-gather", "reduce-scatter")) if d.level == 1 else \
+            d.pick(("all-reduce", "all-gather", "reduce-scatter", "all-to-all"))
+        n = d.pick((4, 8, 16, 32, 64))
+        S = 2 ** d.rng.randint(24, 33)
+        bw_true = d.rng.randint(40, 450) * 1e9
+        t_us = round(S / (bw_true / float(bus_factor(op, n))) * 1e6, 1)
+        if d.level < 2:
+            r = nccl_busbw(op, n, size=S, time=t_us * 1e-6)
+            value = r.answer / 1e9
+            dec = 2
+        else:
+            alg = round(S / (t_us * 1e-6) / 1e9, 2)
+            link = d.pick((450, 900, 300, 50))
+            r = nccl_busbw(op, n, algbw=alg * 1e9, link_bandwidth=link * 1e9)
+            value = r.breakdown["link_fraction"] * 100
+            dec = 1
+        if safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), [n]):
+            break
+    f = float(bus_factor(op, n))
+    other = float(Fraction(n - 1, n)) if op == "all-reduce" else float(Fraction(2 * (n - 1), n))
+    wrongs = [Wrong("algbw_as_busbw", "reported algbw (no correction factor)",
+                    f"busbw = algbw × {FACTOR_TEXT[op]}: it is what compares with the link.", value / f),
+              Wrong("wrong_factor", "used the other collective's factor",
+                    f"{op}: {FACTOR_TEXT[op]} (nccl-tests' PERFORMANCE.md).", value / f * other)]
+    if d.level < 2:
+        wrongs.append(Wrong("ms_for_us", "read the time column as milliseconds", "nccl-tests prints time in µs.",
+                            value / 1000))
+    key = nat_key(value, dec, unit="GB/s" if d.level < 2 else "%")
+    st = Doc()
+    if d.level < 2:
+        st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints, for size $S = {S:,}$ bytes, a time of "
+             f"${t_us:g}$ µs.")
+        st.p("What bus bandwidth (busbw) does it report? Give GB/s ($10^9$ bytes/s), rounded off to two decimal places.")
+    else:
+        st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints an algorithm bandwidth of ${alg:g}$ GB/s. "
+             f"The GPUs' link is rated ${link:g}$ GB/s per direction.")
+        st.p("What fraction of the link does the bus bandwidth reach? Give percent, rounded off to one decimal place.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"op": op, "n": n, "S": S, "t_us": t_us,
+                                                           **({"algbw": alg, "link": link} if d.level == 2 else {})})
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient accumulation and the pipeline bubble
+# ---------------------------------------------------------------------------------------
+
+
+@family("training.grad_accum_bubble", topic="parallelism", title="Gradient accumulation and the pipeline bubble",
+        types=("nat",), tags=("gradient-accumulation", "pipeline", "bubble", "micro-batch"), source=_SRC)
+def grad_accum_bubble(d: Draw) -> Problem:
+    """m = B/(b·d) micro-batches per step; 1F1B bubble (p − 1)/(m + p − 1) of the step."""
+    from solver.systems.training_scale import grad_accumulation
+
+    # Levels (disjoint): easy, the bubble (percent) with the accumulation steps given; medium, the bubble from the
+    # global batch, micro-batch and data-parallel degree; hard, the same with the global batch given in tokens.
+    for _ in range(300):
+        p = d.pick((4, 8, 16, 32))
+        b = d.pick((1, 2, 4))
+        dp = d.pick((8, 16, 32, 64, 128))
+        m = d.rng.randint(2, 64)
+        B = m * b * dp
+        seq = d.pick((2048, 4096, 8192))
+        r = grad_accumulation(B, b, dp, stages=p)
+        value = float(r.breakdown["bubble_fraction"]) * 100
+        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [p, b, dp, m, B]):
+            break
+    wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
+                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100),
+              Wrong("dp_not_divided", "took m = B/b, forgetting the data-parallel replicas",
+                    "Each of the d replicas takes B/d sequences: m = B/(b·d).", (p - 1) / (B // b + p - 1) * 100)
+              if d.level else None,
+              Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
+                    p / (m + p) * 100)]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    if d.level == 0:
+        st.p(f"A model is split over $p = {p}$ pipeline stages with the 1F1B schedule; each optimizer step runs "
+             f"$m = {m}$ micro-batches (gradient accumulation) through the pipeline.")
+    elif d.level == 1:
+        st.p(f"A run uses a global batch of $B = {B:,}$ sequences, micro-batches of $b = {b}$ sequences, $d = {dp}$ "
+             f"data-parallel replicas and $p = {p}$ pipeline stages (1F1B).")
+    else:
+        st.p(f"A run uses a global batch of ${B * seq:,}$ tokens of sequences of ${seq:,}$ tokens, micro-batches of "
+             f"$b = {b}$ sequences, $d = {dp}$ data-parallel replicas and $p = {p}$ pipeline stages (1F1B).")
+    st.p("What fraction of each step do the stages sit idle (the pipeline bubble)? Give percent, rounded off to two "
+         "decimal places.")
+    notes = [f"Micro-batches per step: $m = {m}$; bubble $= (p - 1)/(m + p - 1) = {p - 1}/{m + p - 1}$."]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"p": p, "b": b, "d": dp, "m": m, "B": B, "seq": seq},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# MFU from a logged step time
+# ---------------------------------------------------------------------------------------
+
+
+@family("measurements.mfu_step", topic="hardware", title="MFU from a logged step time",
+        types=("nat",), tags=("mfu", "step-time", "measurement", "training"), source=_SRC)
+def mfu_step_family(d: Draw) -> Problem:
+    """MFU = 6·N·tokens per step / (step time × chips × dense peak)."""
+    from solver.systems.chips import get_hardware
+    from solver.systems.measurements import mfu_from_step
+
+    # Levels (disjoint): easy, an H100 or A100 run with the tokens per step given; medium, tokens per step from
+    # global batch × sequence length; hard, a B200 / MI300X / TPU v5p run, where the sparse (NVIDIA) figure or the
+    # per-chip figure must be read right, from global batch × sequence length.
+    for _ in range(300):
+        hw = d.pick(("a100-80gb", "h100-sxm") if d.level < 2 else ("b200", "mi300x", "tpu-v5p"))
+        h = get_hardware(hw)
+        N = d.pick((1.3, 7, 13, 34, 70)) * 1e9
+        chips = d.pick((64, 128, 256, 512, 1024))
+        batch, seq = d.pick((256, 512, 1024, 2048)), d.pick((2048, 4096))
+        tokens = batch * seq
+        ideal = 6 * N * tokens / (chips * h.peak("bf16"))
+        step = round(ideal / (d.rng.randint(25, 60) / 100), 2)
+        if step <= 0:
+            continue
+        r = mfu_from_step(N, tokens, step, chips, h.peak("bf16"))
+        value = r.answer * 100
+        if 5 < value < 90 and safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [step, chips]):
+            break
+    wrongs = [Wrong("sparse_peak", "used the with-sparsity peak", "MFU divides by the dense peak (half NVIDIA's "
+                    "printed tensor figure).", value / 2) if h.vendor == "NVIDIA" else None,
+              Wrong("two_n", "counted 2N FLOPs per token (the forward only)", "Training is 6N per token: forward 2N, "
+                    "backward 4N.", value / 3),
+              Wrong("one_chip", "left out the number of chips", "The step runs on all the chips at once.",
+                    value * chips) if value * chips < 1e6 else None]
+    key = nat_key(value, 2, unit="%")
+    st = Doc()
+    tok = (f"{tokens:,} tokens per step" if d.level == 0 else f"a global batch of {batch:,} sequences of {seq:,} tokens")
+    st.p(f"A {N / 1e9:g}B-parameter model trains on {chips:,} × {hw} (dense bf16 peak ${h.peak('bf16') / 1e12:g}$ "
+         f"TFLOP/s per chip) with {tok}; the log shows ${step:g}$ s per step.")
+    st.p("What is the model FLOPs utilisation (6N FLOPs per token, attention left out)? Give percent, rounded off to "
+         "two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "N": N, "chips": chips, "tokens": tokens,
+                                                           "step": step})
+
+
+# ---------------------------------------------------------------------------------------
+# Block-scaled formats: bytes with the scales
+# ---------------------------------------------------------------------------------------
+
+
+@family("precision.block_bytes", topic="quantisation", title="Bytes of MXFP4 / MXFP8 / NVFP4 weights, scales counted",
+        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC)
+def block_bytes(d: Draw) -> Problem:
+    """bytes = N·(element bits + scale bits / block)/8: MXFP4 4 + 8/32 = 4.25 bits, MXFP8 8.25, NVFP4 4 + 8/16 = 4.5."""
+    from solver.kernels.float_formats import BLOCK_FORMATS, block_format_bytes
+
+    # Levels (disjoint): easy, MXFP4 weights of a model in GB; medium, MXFP8 or NVFP4 in GB; hard, a model whose
+    # experts are MXFP4 and the rest bf16 (as gpt-oss stores its checkpoints), in GiB.
+    for _ in range(300):
+        fmt_name = "mxfp4" if d.level != 1 else d.pick(("mxfp8-e4m3", "nvfp4"))
+        N = d.rng.randint(10, 1200) * 10**8
+        if d.level < 2:
+            r = block_format_bytes(fmt_name, N)
+            total, div, unit = r.answer, 10**9, "GB"
+            rest = 0
+        else:
+            rest = d.rng.randint(10, 90) * 10**8
+            r = block_format_bytes("mxfp4", N)
+            total, div, unit = r.answer + 2 * rest, 2**30, "GiB"
+        value = float(total) / div
+        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [N / 1e9, rest / 1e9]):
+            break
+    _, eb, k, sb, kind, src = BLOCK_FORMATS[fmt_name]
+    naive = (N * eb / 8 + 2 * rest) / div
+    wrongs = [Wrong("scales_forgotten", f"counted {eb} bits per weight, forgetting the scales",
+                    f"Each block of {k} shares one {sb}-bit scale: {sb}/{k} bits more per weight.", naive),
+              Wrong("scale_per_weight", "gave every weight its own scale", f"One scale per block of {k}.",
+                    (N * (eb + sb) / 8 + 2 * rest) / div),
+              Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.", float(total) / 10**9)
+              if unit == "GiB" else None]
+    key = nat_key(value, 2, unit=unit)
+    st = Doc()
+    desc = {"mxfp4": "MXFP4 (FP4 E2M1 elements, one 8-bit E8M0 power-of-two scale per block of 32)",
+            "mxfp8-e4m3": "MXFP8 (FP8 E4M3 elements, one 8-bit E8M0 scale per block of 32)",
+            "nvfp4": "NVFP4 (FP4 E2M1 elements, one FP8 E4M3 scale per block of 16; ignore the per-tensor fp32 scale)"}
+    if d.level < 2:
+        st.p(f"A model's {N / 1e9:g} billion weights are stored in {desc[fmt_name]}.")
+        st.p("How many bytes do they take? Give GB ($10^9$ bytes), rounded off to two decimal places.")
+    else:
+        st.p(f"A mixture-of-experts checkpoint stores its {N / 1e9:g} billion expert weights in {desc['mxfp4']} and its "
+             f"other {rest / 1e9:g} billion weights in bf16, as gpt-oss does.")
+        st.p("How large is it? Give GiB ($2^{30}$ bytes), rounded off to two decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "N": N, "rest": rest, "unit": unit})
+
+
+# ---------------------------------------------------------------------------------------
+# SmoothQuant
+# ---------------------------------------------------------------------------------------
+
+
+@family("precision.smoothquant", topic="quantisation", title="SmoothQuant's migration scale",
+        types=("nat",), tags=("smoothquant", "int8", "activation-outliers", "quantisation"), source=_SRC)
+def smoothquant_family(d: Draw) -> Problem:
+    """s_j = max|X_j|^α / max|W_j|^(1−α); after smoothing max|X_j|/s_j and max|W_j|·s_j."""
+    from solver.kernels.quant_error import smoothquant
+
+    # Levels (disjoint): easy, s_j at α = 0.5; medium, s_j at α = 0.75 or 0.25; hard, the largest activation maximum
+    # over the channels after smoothing (three channels, α = 0.5 or 0.75).
+    for _ in range(300):
+        alpha = 0.5 if d.level == 0 else d.pick((0.25, 0.75)) if d.level == 1 else d.pick((0.5, 0.75))
+        nch = 3 if d.level == 2 else 1
+        xs = [d.rng.randint(2, 120) for _ in range(nch)]
+        ws = [d.rng.randint(1, 40) / 100 for _ in range(nch)]
+        r = smoothquant(xs, ws, alpha)
+        value = r.answer[0] if d.level < 2 else max(r.breakdown["x_absmax_after"])
+        if safe_for_rounding(value, 3, 0.1) and _blind_ok(round(value, 3), xs + ws) and value > 0.01:
+            break
+    swap = [w**alpha / x ** (1 - alpha) for x, w in zip(xs, ws, strict=True)]
+    no_pow = [x / w for x, w in zip(xs, ws, strict=True)]
+    if d.level < 2:
+        wrongs = [Wrong("swapped", "put the weights in the numerator", "s_j = max|X_j|^α / max|W_j|^(1−α): the "
+                        "activation outliers are divided down.", swap[0]),
+                  Wrong("alpha_swapped", "raised X to 1 − α and W to α", "α is the activation's exponent.",
+                        xs[0] ** (1 - alpha) / ws[0] ** alpha) if alpha != 0.5 else None,
+                  Wrong("ratio", "took the plain ratio max|X|/max|W|", "The exponents α and 1 − α split the range.",
+                        no_pow[0])]
+    else:
+        wrongs = [Wrong("before", "gave the largest maximum before smoothing", "Smoothing divides each activation "
+                        "channel by s_j.", float(max(xs))),
+                  Wrong("multiplied", "multiplied the activations by s_j", "X' = X·diag(s)^−1: divided.",
+                        max(x * s for x, s in zip(xs, r.answer, strict=True)))]
+    key = nat_key(value, 3)
+    st = Doc()
+    if d.level < 2:
+        st.p(f"An input channel $j$ of a linear layer has activation maximum $\\max|X_j| = {xs[0]}$ and weight maximum "
+             f"$\\max|W_j| = {ws[0]:g}$. SmoothQuant (Xiao et al. 2023) migrates difficulty with strength $\\alpha = {alpha}$.")
+        st.p("What is the smoothing factor $s_j$? Round off to three decimal places.")
+    else:
+        rows = "; ".join(f"channel {i + 1}: $\\max|X| = {x}$, $\\max|W| = {w:g}$" for i, (x, w) in
+                         enumerate(zip(xs, ws, strict=True)))
+        st.p(f"A linear layer has three input channels ({rows}). SmoothQuant with $\\alpha = {alpha}$ rescales "
+             "$X' = X\\,\\mathrm{diag}(s)^{-1}$, $W' = \\mathrm{diag}(s)\\,W$.")
+        st.p("After smoothing, what is the largest activation maximum over the three channels? Round off to three "
+             "decimal places.")
+    return nat_problem(d, st, key, r.steps, wrongs, given={"x": xs, "w": ws, "alpha": alpha})

@@ -1,0 +1,209 @@
+"""Quantisation error by hand: absmax (symmetric) and zero-point (asymmetric) integer quantisation of
+a small vector, per-tensor / per-channel / per-block scales, SmoothQuant's migration scales, and
+the model-state memory of FP8 training.
+
+Conventions (each named in the results):
+
+- absmax (symmetric), b bits: scale = max|x| / (2^(b−1) − 1) (int8: / 127, the symmetric range
+  −127 … 127); q = clamp(round(x / scale), −(2^(b−1) − 1), 2^(b−1) − 1); x̂ = q · scale.
+- zero-point (asymmetric), b bits, unsigned codes 0 … 2^b − 1: the range [min, max] is first
+  widened to hold 0 (as PyTorch's MinMaxObserver does, so 0 is exact); scale = (max − min)/(2^b − 1);
+  zero point z = clamp(round(−min / scale), 0, 2^b − 1); q = clamp(round(x / scale) + z, 0, 2^b − 1);
+  x̂ = (q − z) · scale.
+- round: half to even (``torch.round``, ``numpy.round``).
+- error: x̂ − x per element; the answer is the largest |error| (the mean squared error beside it).
+- granularity of a matrix W (rows = output channels): per-tensor (one scale), per-channel (one
+  scale per row), per-block (one scale per ``block`` consecutive entries of a row).
+- SmoothQuant (Xiao et al. 2023, eq. 4): s_j = max|X_j|^α / max|W_j|^(1−α) for input channel j,
+  X' = X·diag(s)^−1, W' = diag(s)·W (W here is d_in × d_out, as in the paper: W_j is row j).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+
+SCHEMES = ("absmax", "zero-point")
+GRANULARITIES = ("tensor", "channel", "block")
+
+
+def round_half_even(q: Fraction) -> int:
+    fl = q.numerator // q.denominator
+    rest = q - fl
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and fl % 2 == 1):
+        return fl + 1
+    return fl
+
+
+def _bits(bits) -> int:
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 16:
+        raise SolverInputError(f"must be an integer from 2 to 16 (got {bits!r})", param="bits")
+    return bits
+
+
+def quantize_group(xs: list[Fraction], bits: int, scheme: str):
+    """(scale, zero point, codes, dequantised) of one group sharing one scale."""
+    if scheme == "absmax":
+        qmax = 2 ** (bits - 1) - 1
+        amax = max(abs(x) for x in xs)
+        scale = amax / qmax if amax else Fraction(1)
+        codes = [max(-qmax, min(qmax, round_half_even(x / scale))) for x in xs]
+        return scale, 0, codes, [q * scale for q in codes]
+    if scheme == "zero-point":
+        qmax = 2**bits - 1
+        lo, hi = min(min(xs), 0), max(max(xs), 0)
+        scale = (hi - lo) / qmax if hi > lo else Fraction(1)
+        z = max(0, min(qmax, round_half_even(-lo / scale)))
+        codes = [max(0, min(qmax, round_half_even(x / scale) + z)) for x in xs]
+        return scale, z, codes, [(q - z) * scale for q in codes]
+    raise SolverInputError(f"must be one of {', '.join(SCHEMES)} (got {scheme!r})", param="scheme")
+
+
+def quantize_vector(values, bits: int = 8, scheme: str = "absmax") -> Result:
+    """Quantise and dequantise a vector with one scale; the error of each element."""
+    xs = [Fraction(v) for v in values]
+    if not xs:
+        raise SolverInputError("give at least one value", param="values")
+    b = _bits(bits)
+    r = Result(answer=None, unit="", convention={
+        "scheme": ("absmax (symmetric): scale = max|x| / (2^(b−1) − 1), codes −(2^(b−1) − 1) … 2^(b−1) − 1"
+                   if scheme == "absmax" else
+                   "zero-point (asymmetric): range widened to hold 0, scale = (max − min)/(2^b − 1), "
+                   "z = round(−min/scale), codes 0 … 2^b − 1"),
+        "round": "half to even (torch.round)", "answer": "max |error|"})
+    scale, z, codes, deq = quantize_group(xs, b, scheme)
+    if scheme == "absmax":
+        qmax = 2 ** (b - 1) - 1
+        amax = r.step("amax = max |x|", ", ".join(fmt(abs(x)) for x in xs), max(abs(x) for x in xs))
+        r.step(f"scale = amax / {qmax}", f"{fmt(amax)} / {qmax}", scale)
+        r.step("q = clamp(round(x / scale))", f"x / {fmt(scale)}", codes)
+        r.step("x̂ = q × scale", f"q × {fmt(scale)}", [float(d) for d in deq])
+    else:
+        qmax = 2**b - 1
+        lo, hi = min(min(xs), 0), max(max(xs), 0)
+        r.step("min, max (0 included)", f"min({fmt(min(xs))}, 0), max({fmt(max(xs))}, 0)", [float(lo), float(hi)])
+        r.step(f"scale = (max − min) / {qmax}", f"({fmt(hi)} − {fmt(lo)}) / {qmax}", scale)
+        r.step("z = round(−min / scale)", f"round({fmt(-lo)} / {fmt(scale)})", z)
+        r.step("q = clamp(round(x / scale) + z, 0, 2^b − 1)", f"x / {fmt(scale)} + {z}", codes)
+        r.step("x̂ = (q − z) × scale", f"(q − {z}) × {fmt(scale)}", [float(d) for d in deq])
+    errs = [d - x for d, x in zip(deq, xs, strict=True)]
+    worst = r.step("max |error| = max |x̂ − x|", ", ".join(fmt(abs(e)) for e in errs), max(abs(e) for e in errs))
+    mse = sum(e * e for e in errs) / len(errs)
+    r.answer = worst
+    r.breakdown.update(scheme=scheme, bits=b, scale=scale, zero_point=z, codes=codes,
+                       dequantised=[float(d) for d in deq], errors=[float(e) for e in errs], max_abs_error=worst,
+                       mse=mse)
+    return r
+
+
+def quantize_matrix(rows, bits: int = 8, scheme: str = "absmax", *, block: int | None = None) -> Result:
+    """Max |error| and MSE of a matrix under per-tensor, per-channel (row) and per-block scales."""
+    W = [[Fraction(v) for v in row] for row in rows]
+    if not W or not W[0] or any(len(row) != len(W[0]) for row in W):
+        raise SolverInputError("give a non-empty matrix with rows of equal length", param="values")
+    b = _bits(bits)
+    cols = len(W[0])
+    k = block if block is not None else min(cols, 2)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or cols % k:
+        raise SolverInputError(f"block must divide the row length {cols} (got {k!r})", param="block")
+    r = Result(answer=None, unit="", convention={
+        "scheme": scheme, "rows": "output channels: per-channel = one scale per row",
+        "block": f"per-block: one scale per {k} consecutive entries of a row",
+        "answer": "max |error| per granularity (per-tensor is the answer)"})
+    out = {}
+    for g in GRANULARITIES:
+        if g == "tensor":
+            groups = [[(i, j) for i in range(len(W)) for j in range(cols)]]
+        elif g == "channel":
+            groups = [[(i, j) for j in range(cols)] for i in range(len(W))]
+        else:
+            groups = [[(i, j) for j in range(s, s + k)] for i in range(len(W)) for s in range(0, cols, k)]
+        errs, scales = [], []
+        for grp in groups:
+            xs = [W[i][j] for i, j in grp]
+            scale, _, _, deq = quantize_group(xs, b, scheme)
+            scales.append(scale)
+            errs += [d - x for d, x in zip(deq, xs, strict=True)]
+        worst = max(abs(e) for e in errs)
+        mse = sum(e * e for e in errs) / len(errs)
+        r.step(f"per-{g}: {len(groups)} scale(s), max |error|", ", ".join(fmt(s) for s in scales), worst)
+        out[g] = (worst, mse, scales)
+        r.breakdown.update({f"max_abs_error_per_{g}": worst, f"mse_per_{g}": mse, f"scales_per_{g}": len(scales)})
+    r.answer = out["tensor"][0]
+    return r
+
+
+def smoothquant(x_absmax, w_absmax, alpha: float = 0.5) -> Result:
+    """SmoothQuant's migration scales s_j = max|X_j|^α / max|W_j|^(1−α), and the maxima after smoothing."""
+    xa, wa = [float(v) for v in x_absmax], [float(v) for v in w_absmax]
+    if not xa or len(xa) != len(wa):
+        raise SolverInputError("give one activation max and one weight max per input channel", param="w_absmax")
+    if any(v <= 0 for v in xa + wa):
+        raise SolverInputError("every channel maximum must be positive", param="x_absmax")
+    if not 0 <= alpha <= 1:
+        raise SolverInputError(f"must be in [0, 1] (got {alpha!r})", param="alpha")
+    r = Result(answer=None, unit="", convention={
+        "scales": "s_j = max|X_j|^α / max|W_j|^(1−α) (Xiao et al. 2023, SmoothQuant, eq. 4)",
+        "transform": "X' = X·diag(s)^−1, W' = diag(s)·W: the product XW is unchanged",
+        "answer": "the scales s_j"})
+    s = [x**alpha / w ** (1 - alpha) for x, w in zip(xa, wa, strict=True)]
+    r.step("s_j = max|X_j|^α / max|W_j|^(1−α)", f"α = {alpha}", s)
+    x_after = [x / sj for x, sj in zip(xa, s, strict=True)]
+    w_after = [w * sj for w, sj in zip(wa, s, strict=True)]
+    r.step("max|X'_j| = max|X_j| / s_j", "", x_after)
+    r.step("max|W'_j| = max|W_j| · s_j", "", w_after)
+    r.answer = s
+    r.breakdown.update(alpha=alpha, scales=s, x_absmax_after=x_after, w_absmax_after=w_after,
+                       x_range_ratio_before=max(xa) / min(xa), x_range_ratio_after=max(x_after) / min(x_after))
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# FP8 training: which tensors stay in higher precision (a stated recipe)
+# ---------------------------------------------------------------------------------------
+
+#: recipe: [(tensor, bytes per parameter, why)]
+FP8_RECIPES = {
+    "bf16-mixed": [("bf16 weights (used by the matmuls)", 2, "compute copy"),
+                   ("fp32 master weights", 4, "the optimizer updates these"),
+                   ("bf16 gradients", 2, "reduced in bf16"),
+                   ("Adam m (fp32)", 4, "first moment"), ("Adam v (fp32)", 4, "second moment")],
+    "fp8-te": [("bf16 weights", 2, "kept: non-matmul use and the source of each FP8 cast"),
+               ("fp8 weight copy", 1, "the GEMM operand, cast once per step with its scale"),
+               ("fp32 master weights", 4, "the optimizer updates these"),
+               ("bf16 gradients", 2, "weight gradients leave the GEMM in bf16"),
+               ("Adam m (fp32)", 4, "first moment"), ("Adam v (fp32)", 4, "second moment")],
+    "fp8-deepseek-v3": [("fp8 weights", 1, "the GEMM operand, block-scaled"),
+                        ("fp32 master weights", 4, "kept in fp32"),
+                        ("fp32 gradients", 4, "accumulated in fp32"),
+                        ("Adam m (bf16)", 2, "first moment in bf16"), ("Adam v (bf16)", 2, "second moment in bf16")],
+}
+FP8_SOURCES = {
+    "bf16-mixed": "mixed precision with fp32 master weights (Micikevicius et al. 2018): 2 + 4 + 2 + 8 bytes",
+    "fp8-te": "NVIDIA Transformer Engine FP8 recipe: FP8 only as GEMM operands; weights, master copy, grads "
+              "and optimizer states as in bf16 mixed precision, plus the FP8 weight copy",
+    "fp8-deepseek-v3": "DeepSeek-V3 technical report §3.3: FP8 GEMM operands; master weights and gradients fp32, "
+                       "AdamW moments in bf16",
+}
+
+
+def fp8_training_memory(params: int, recipe: str = "fp8-te") -> Result:
+    """Model-state bytes per parameter (and total) of a named FP8 (or bf16) training recipe."""
+    if recipe not in FP8_RECIPES:
+        raise SolverInputError(f"must be one of {', '.join(FP8_RECIPES)} (got {recipe!r})", param="recipe")
+    if isinstance(params, bool) or not isinstance(params, int) or params < 1:
+        raise SolverInputError(f"must be a positive integer (got {params!r})", param="params")
+    rows = FP8_RECIPES[recipe]
+    r = Result(answer=None, unit="bytes", convention={
+        "recipe": f"{recipe}: {FP8_SOURCES[recipe]}",
+        "counts": "model states only (weights, master copy, gradients, Adam moments); activations apart",
+        "higher_precision": ", ".join(n for n, b, _ in rows if b >= 2)})
+    per = r.step("bytes per parameter = " + " + ".join(n for n, _, _ in rows), " + ".join(str(b) for _, b, _ in rows),
+                 sum(b for _, b, _ in rows), "bytes")
+    total = r.step("model states = N × bytes per parameter", f"{params:,} × {per}", params * per, "bytes")
+    r.answer = total
+    r.breakdown.update(recipe=recipe, params=params, bytes_per_parameter=per, total_bytes=total,
+                       **{n.split(" (")[0].lower().replace(" ", "_").replace("-", "_") + "_bytes": params * b for n, b, _ in rows})
+    return r

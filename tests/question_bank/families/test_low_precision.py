@@ -1,0 +1,203 @@
+"""The issue-25 families (question_bank.families.low_precision): sound at every level (audit: key
+accepted, each misconception rejected and diagnosed as itself), deterministic, every key recomputed
+a second way here — FP8 by PyTorch's own cast, MXFP4 and integer quantisation by NumPy code written
+here, schedules by the formulas as HuggingFace and the paper write them, FSDP by a ring simulated
+chunk by chunk, busbw by PERFORMANCE.md's formula — and one easy variant worked by hand."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import question_bank.families  # noqa: F401 - registers
+from question_bank.family import FAMILIES
+from question_bank.grading import audit_problem, grade
+from tests.family_helpers import easy, variants
+
+IDS = ["measurements.mfu_step", "measurements.nccl_busbw", "precision.block_bytes", "precision.nearest_value",
+       "precision.quant_error", "precision.smoothquant", "training.fsdp_overlap", "training.grad_accum_bubble",
+       "training.lr_schedule"]
+#: link per direction (bytes/s) and dense bf16 peak, typed from the datasheets (printed bidirectional ÷ 2 ÷ ports)
+CHIPS = {"a100-80gb": (300e9, 312e12), "h100-sxm": (450e9, 989.5e12), "b200": (900e9, 2250e12),
+         "mi300x": (448e9, 1307.4e12), "tpu-v5p": (100e9, 459e12)}
+
+
+def test_family_list():
+    assert sorted(f for f, fam in FAMILIES.items() if fam.build.__module__.endswith("low_precision")) == IDS
+
+
+@pytest.mark.parametrize("fid", IDS)
+def test_sound_and_deterministic(fid):
+    for p in variants(fid, per_difficulty=6):
+        assert audit_problem(p) == [], p.id
+        assert p.misconceptions, p.id
+        for m in p.misconceptions:
+            v = grade(p, m.value)
+            assert not v.correct and m.id in v.misconception.id.split("+"), (p.id, m.id)
+        assert p.solution_text.strip().splitlines()[-1].startswith("Answer")
+    a, b = FAMILIES[fid].generate(7, "hard"), FAMILIES[fid].generate(7, "hard")
+    assert (a.statement_md, a.key) == (b.statement_md, b.key)
+
+
+def _np_mx_fp4(v):
+    grid = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6])
+    scale = 2.0 ** (np.floor(np.log2(np.abs(v).max())) - 2)
+    out = []
+    for x in v / scale:
+        a = min(abs(x), 6.0)
+        dist = np.abs(grid - a)
+        best = np.flatnonzero(dist == dist.min())
+        k = best[0] if len(best) == 1 else [i for i in best if i % 2 == 0][0]
+        out.append(math.copysign(grid[k], x))
+    return np.array(out) * scale
+
+
+def test_nearest_value_keys():
+    dts = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+    for p in variants("precision.nearest_value", per_difficulty=12):
+        g = p.given
+        if g["format"] == "mxfp4":
+            v = np.array([float(Fraction(x)) for x in g["values"]])
+            expect = _np_mx_fp4(v)[g["index"]]
+        else:
+            expect = torch.tensor([float(Fraction(g["x"]))], dtype=torch.float64).to(dts[g["format"]]).double().item()
+        assert p.key.value == pytest.approx(expect, abs=1e-12), p.id
+
+
+def _np_quant(x, bits, scheme):
+    if scheme == "absmax":
+        qmax = 2 ** (bits - 1) - 1
+        s = np.abs(x).max() / qmax
+        return np.clip(np.round(x / s), -qmax, qmax) * s
+    qmax = 2**bits - 1
+    lo, hi = min(x.min(), 0), max(x.max(), 0)
+    s = (hi - lo) / qmax
+    z = np.clip(np.round(-lo / s), 0, qmax)
+    return (np.clip(np.round(x / s) + z, 0, qmax) - z) * s
+
+
+def test_quant_error_keys():
+    for p in variants("precision.quant_error", per_difficulty=12):
+        g = p.given
+        x = np.array([float(Fraction(v)) for v in g["x"]])
+        deq = _np_quant(x, g["bits"], g["scheme"])
+        expect = deq[g["index"]] if g["ask"] == "element" else np.abs(deq - x).max()
+        assert p.key.value == pytest.approx(expect, abs=1e-9), p.id
+
+
+def test_lr_schedule_keys():
+    for p in variants("training.lr_schedule", per_difficulty=12):
+        g, t = p.given, p.given["step"]
+        if g["schedule"] == "linear":  # HuggingFace get_linear_schedule_with_warmup's lambda
+            w, T = g["warmup"], g["total"]
+            lr = g["peak"] * (t / w if t < w else max(0.0, (T - t) / (T - w)))
+        elif g["schedule"] == "cosine":
+            w, T, lo = g["warmup"], g["total"], g["min_lr"]
+            lr = lo + (g["peak"] - lo) * 0.5 * (1 + math.cos(math.pi * (t - w) / (T - w)))
+        else:  # Vaswani et al. (2017), eq. 3
+            lr = g["d_model"] ** -0.5 * min(t**-0.5, t * g["warmup"] ** -1.5)
+        assert p.key.value == pytest.approx(lr * 1e5, rel=1e-12), p.id
+
+
+def _ring_all_gather(n, S, beta):
+    t = 0.0
+    for _ in range(n - 1):  # each step: every rank forwards one chunk of S/n to its neighbour
+        t += (S / n) / beta
+    return t
+
+
+def test_fsdp_overlap_keys():
+    for p in variants("training.fsdp_overlap", per_difficulty=12):
+        g = p.given
+        beta, C = CHIPS[g["hw"]]
+        ag = _ring_all_gather(g["n"], 2 * g["P"], beta)
+        comp = 2 * g["P"] * g["T"] / C
+        level = p.id.split("/")[1]
+        expect = {"easy": ag * 1e3, "medium": (ag - comp) * 1e3,
+                  "hard": ag / (2 * g["P"] / C)}[level]  # T* where 2·P·T*/C equals the gather
+        assert p.key.value == pytest.approx(expect, rel=1e-9), p.id
+
+
+def test_nccl_busbw_keys():
+    factor = {"all-reduce": lambda n: 2 * (n - 1) / n}
+    for p in variants("measurements.nccl_busbw", per_difficulty=12):
+        g = p.given
+        f = factor.get(g["op"], lambda n: (n - 1) / n)(g["n"])
+        if "algbw" in g:
+            expect = g["algbw"] * f / g["link"] * 100
+        else:
+            expect = g["S"] / (g["t_us"] * 1e-6) * f / 1e9
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
+def _pipeline_idle_fraction(p: int, m: int) -> float:
+    """GPipe-order simulation (forward 1 unit, backward 2): the share of stage-time the p stages idle."""
+    f_end = [[0] * m for _ in range(p)]
+    for st in range(p):
+        t = 0
+        for j in range(m):
+            t = max(t, f_end[st - 1][j] if st else 0) + 1
+            f_end[st][j] = t
+    b_end = [[0] * m for _ in range(p)]
+    for st in reversed(range(p)):
+        t = f_end[st][m - 1]
+        for j in range(m):
+            t = max(t, b_end[st + 1][j] if st < p - 1 else 0) + 2
+            b_end[st][j] = t
+    step = max(b_end[0])
+    return (step - 3 * m) / step
+
+
+def test_grad_accum_and_mfu_keys():
+    for p in variants("training.grad_accum_bubble", per_difficulty=8):
+        g = p.given
+        m = g["B"] // (g["b"] * g["d"])
+        assert m == g["m"] and p.key.value == pytest.approx(_pipeline_idle_fraction(g["p"], m) * 100, rel=1e-12), p.id
+    for p in variants("measurements.mfu_step", per_difficulty=8):
+        g = p.given
+        expect = 6 * g["N"] * g["tokens"] / (g["step"] * g["chips"] * CHIPS[g["hw"]][1]) * 100
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
+#: (element bits, block, scale bits) typed from the OCP MX v1.0 table and NVIDIA's NVFP4 description
+BLOCKS = {"mxfp4": (4, 32, 8), "mxfp8-e4m3": (8, 32, 8), "nvfp4": (4, 16, 8)}
+
+
+def test_block_bytes_and_smoothquant_keys():
+    for p in variants("precision.block_bytes", per_difficulty=8):
+        g = p.given
+        eb, k, sb = BLOCKS[g["format"]]
+        blocks = -(-g["N"] // k)  # one scale per started block
+        total = g["N"] * eb / 8 + blocks * sb / 8 + 2 * g["rest"]
+        assert p.key.value == pytest.approx(total / (2**30 if g["unit"] == "GiB" else 1e9), rel=1e-12), p.id
+    for p in variants("precision.smoothquant", per_difficulty=8):
+        g = p.given
+        x, w, a = np.array(g["x"], float), np.array(g["w"], float), g["alpha"]
+        s = x**a / w ** (1 - a)
+        X = np.diag(x)  # a batch whose row j reaches max|X_j| in channel j
+        expect = s[0] if len(x) == 1 else np.abs(X / s).max()
+        assert p.key.value == pytest.approx(expect, rel=1e-12), p.id
+
+
+def test_pinned_easy_variants():
+    """Worked by hand. E4M3 of 3.2: binade [2, 4), spacing 2^(1−3) = 0.25, 3.2/0.25 = 12.8 → 13 → 3.25.
+    int8 absmax of (−0.55, 0.54, 0.11, −0.26), element 2: 0.54·127/0.55 = 124.69 → 125 → 125·0.55/127 = 0.5413.
+    Linear schedule, peak 3e-4, w = 1000, T = 20,000, t = 10,033: 3e-4·9967/19000 = 15.737 × 10⁻⁵.
+    FSDP, H100, n = 8, P = 808.8 M: 7/8 × 1,617.6e6 B / 450e9 B/s = 3.145 ms.
+    nccl-tests, all-reduce, n = 4, 33,554,432 B in 116.5 µs: 288.02 GB/s × 1.5 = 432.03 GB/s.
+    Bubble, p = 4, m = 17: 3/20 = 15 %. MFU, 7B on 1,024 H100s, 8,388,608 tokens in 0.67 s:
+    6 × 7e9 × 8,388,608 / (0.67 × 1,024 × 989.5e12) = 51.90 %.
+    MXFP4 of 40.3 billion weights: 40.3e9 × 4.25 / 8 = 21.409 GB. SmoothQuant, α = 0.5, 13 and 0.22: √13/√0.22 = 7.687."""
+    assert easy("precision.nearest_value").key.value == 3.25
+    assert round(easy("precision.quant_error").key.value, 4) == 0.5413
+    assert round(easy("training.lr_schedule").key.value, 3) == 15.737
+    assert round(easy("training.fsdp_overlap").key.value, 3) == 3.145
+    assert round(easy("measurements.nccl_busbw").key.value, 2) == 432.03
+    assert easy("training.grad_accum_bubble").key.value == pytest.approx(15.0)
+    assert round(easy("measurements.mfu_step").key.value, 2) == 51.90
+    assert round(easy("precision.block_bytes").key.value, 2) == 21.41
+    assert round(easy("precision.smoothquant").key.value, 3) == 7.687

@@ -38,7 +38,7 @@ PICTURES = {
     "pipeline-interleaved": (["solve", "pipeline", "-p", "4", "-m", "8", "--schedule", "interleaved", "-v", "2"],
                              ["3/19", "15.8%", "v = 2"]),
     "serve": (["solve", "serve", "--preset", "llama2-7b", "--hw", "h100-sxm", "--context", "4096"],
-              ["batch 33", "weights", "KV cache", "HBM 85.5 GB"]),
+              ["batch 30", "weights", "KV cache", "HBM 80 GB"]),
     "train": (["solve", "train", "-N", "7B", "-D", "1T", "--hw", "h100-sxm"],
               ["112 GB", "HBM 80 GB", "optimizer states"]),
     "zero": (["solve", "zero", "-N", "7.5B", "--gpus", "64", "--stage", "2", "--hw", "h100-sxm"],

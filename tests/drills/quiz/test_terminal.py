@@ -24,7 +24,7 @@ pexpect = pytest.importorskip("pexpect")
 
 REPO = Path(__file__).resolve().parents[3]
 QKV = Path(sys.executable).with_name("qkv")
-TIMEOUT = 60
+TIMEOUT = 120  # a loaded two-core machine can take long to start the quiz (torch-free, but sympy in the background)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 pytestmark = pytest.mark.skipif(not QKV.exists(), reason="the qkv console script is not installed in this venv")

@@ -29,6 +29,10 @@ read by :mod:`solver.hf_config_t5_vit`; here they are refused in one line.
 from __future__ import annotations
 
 import json
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,29 +73,114 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     if reader is None:
         known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS]))
         raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
-    used: set[str] = set()
+    used: dict[str, None] = {}  # the keys read, in order
+
     refused: list[str] = []
 
     def get(key: str, default: Any = None) -> Any:
-        used.add(key)
+        used[key] = None
         return raw.get(key, default)
 
-    fields, notes = reader(raw, get, refused)
-    settle_keys(raw, used, refused, notes, where)
+    with bad_values(raw, used, where):
+        fields, notes = reader(raw, get, refused)
+    refuse_non_finite(raw, used, where)
+    settle_keys(raw, set(used), refused, notes, where)
     try:
-        return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
+        with bad_values(raw, used, where, last=False):
+            return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
         raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
 
 
+#: The largest config.json read (a real one is a few KiB; with a long ``id2label`` a few hundred).
+CONFIG_MAX_BYTES = 4 * 2**20
+
+
+def read_config_bytes(path: str | Path, limit: int = CONFIG_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them: a device (a link to
+    ``/dev/zero``), a FIFO or a larger file is refused in one line before it is read."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise SolverInputError(f"cannot read {path}: {e.strerror or e}", param="config") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SolverInputError(f"cannot read {path}: not a regular file", param="config")
+        if st.st_size > limit:
+            raise SolverInputError(f"cannot read {path}: {st.st_size:,} bytes, more than the {limit // 2**20} MiB "
+                                   "a config.json may hold", param="config")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit and (more := os.read(fd, limit + 1 - len(data))):
+            data += more
+        if len(data) > limit:
+            raise SolverInputError(f"cannot read {path}: it grew past {limit // 2**20} MiB", param="config")
+        return data
+    except OSError as e:
+        raise SolverInputError(f"cannot read {path}: {e.strerror or e}", param="config") from None
+    finally:
+        os.close(fd)
+
+
+def _suspects(raw: dict[str, Any], keys: Any) -> list[str]:
+    """The keys among ``keys`` whose value is not a plain finite number, boolean, text or null."""
+    out = []
+    for key in keys:
+        value = raw.get(key)
+        if isinstance(value, float) and not math.isfinite(value) or isinstance(value, list | dict):
+            out.append(key)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**62:
+            out.append(key)
+    return out
+
+
+def refuse_non_finite(raw: dict[str, Any], used: dict[str, None], where: str) -> None:
+    """One line naming the keys read whose value is NaN or infinite (JSON has neither; Python's
+    reader takes ``NaN``/``Infinity``), or a decimal number beyond 2**53 (no count is exact there)."""
+    bad = [f"{k}={raw[k]!r}" for k in used if isinstance(raw.get(k), float) and not math.isfinite(raw[k])]
+    if bad:
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {', '.join(bad)}: not a finite number",
+                               param="config")
+    huge = [f"{k}={raw[k]!r}" for k in used if isinstance(raw.get(k), float) and abs(raw[k]) > 2.0**53]
+    if huge:
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {', '.join(huge)}: a decimal number beyond "
+                               "2**53 (write a whole number, if one is meant)", param="config")
+
+
+@contextmanager
+def bad_values(raw: dict[str, Any], used: dict[str, None], where: str, *, last: bool = True) -> Iterator[None]:
+    """Turn a value the reader cannot use (a text where a number goes, NaN, a list, a number too
+    large) into one line naming the key: the last key read when the reader itself failed
+    (``last``), else the keys holding such values."""
+    try:
+        yield
+    except SolverInputError:
+        raise
+    except (TypeError, ValueError, OverflowError, ArithmeticError, AssertionError) as e:
+        kind = raw.get("model_type")
+        if last and used:
+            key = next(reversed(used))
+            value = repr(raw.get(key))
+            value = value if len(value) <= 40 else value[:37] + "..."
+            raise SolverInputError(f"{where} ({kind}): {key}={value} is not a usable value ({e})",
+                                   param="config") from None
+        keys = _suspects(raw, used) or list(used)[-1:]
+        raise SolverInputError(f"{where} ({kind}): {', '.join(keys) or 'a value'} cannot be used "
+                               f"({str(e)[:100] or type(e).__name__})", param="config") from None
+
+
 def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """``(raw dict, where)`` of a config.json path (read from disk) or a dict."""
+    """``(raw dict, where)`` of a config.json path (read from disk, at most
+    :data:`CONFIG_MAX_BYTES`) or a dict."""
     if isinstance(source, dict):
         return dict(source), "config"
+    data = read_config_bytes(source)
     try:
-        raw = json.loads(Path(source).read_text())
-    except (OSError, ValueError) as e:
-        raise SolverInputError(f"cannot read {source}: {e}", param="config") from None
+        raw = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise SolverInputError(f"cannot read {source}: {str(e)[:160]}", param="config") from None
     if not isinstance(raw, dict):
         raise SolverInputError(f"cannot read {source}: not a JSON object", param="config")
     return raw, str(source)

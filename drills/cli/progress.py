@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from drills.output import emit, emit_json
+from drills.output import emit, emit_json, strip_controls
 from drills.progress.paths import data_dir_option
 
 BAR_WIDTH = 20
@@ -137,7 +137,7 @@ def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
     if as_json:
         emit_json(result)
     else:
-        emit(render_stats(result))
+        emit(strip_controls(render_stats(result)))  # a history may hold control characters: never to the terminal
 
 
 @click.group()

@@ -146,7 +146,14 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         for i, p, m in mark_mismatches(sh):
             warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
                  f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz")
-    files = outputs(sh, fmt, answers, output)
+    try:
+        files = outputs(sh, fmt, answers, output)
+    except (ValueError, ArithmeticError, TypeError, AssertionError, RecursionError) as e:
+        if source is None:
+            raise  # the bank's own problems: a bug, shown as one
+        # a value the reader let through and a format cannot hold: one line, never a traceback
+        raise InputError(f"{source.name}: cannot be written as {fmt}: {type(e).__name__}: {str(e)[:120]}",
+                         "--from") from None
     if to_stdout:
         write_stdout(files[output])
         return

@@ -86,10 +86,13 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     refuse_non_finite(raw, used, where)
     settle_keys(raw, set(used), refused, notes, where)
     try:
-        with bad_values(raw, used, where, last=False):
+        with bad_values(raw, used, where):
             return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
-        raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
+        said = str(e.args[0]) if e.args else str(e)
+        if said.startswith(f"{where} ("):
+            raise
+        raise SolverInputError(f"{where} ({kind}): {said}", param="config") from None
 
 
 #: The largest config.json read (a real one is a few KiB; with a long ``id2label`` a few hundred).
@@ -124,12 +127,24 @@ def read_config_bytes(path: str | Path, limit: int = CONFIG_MAX_BYTES) -> bytes:
         os.close(fd)
 
 
+#: Keys whose value is text, a list or an object in real config.json files; any other key read
+#: holding one of those is a suspect when the reader fails.
+_STRUCTURED = frozenset({
+    "_name_or_path", "activation_function", "hidden_act", "hidden_activation", "position_embedding_type",
+    "model_type", "dense_act_fn", "feed_forward_proj", "torch_dtype", "dtype", "topk_method", "scoring_func",
+    "architectures", "layer_types", "rope_scaling", "rope_parameters", "id2label", "label2id",
+    "transformers_version", "problem_type", "summary_type", "summary_activation"})
+
+
 def _suspects(raw: dict[str, Any], keys: Any) -> list[str]:
-    """The keys among ``keys`` whose value is not a plain finite number, boolean, text or null."""
+    """The keys among ``keys`` holding what no count can use: NaN, ±inf, an integer beyond 2^62,
+    or text, a list or an object where real files hold a number or a boolean."""
     out = []
     for key in keys:
         value = raw.get(key)
-        if isinstance(value, float) and not math.isfinite(value) or isinstance(value, list | dict):
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append(key)
+        elif isinstance(value, str | list | dict) and key not in _STRUCTURED:
             out.append(key)
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**62:
             out.append(key)
@@ -149,25 +164,24 @@ def refuse_non_finite(raw: dict[str, Any], used: dict[str, None], where: str) ->
                                "2**53 (write a whole number, if one is meant)", param="config")
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 @contextmanager
-def bad_values(raw: dict[str, Any], used: dict[str, None], where: str, *, last: bool = True) -> Iterator[None]:
-    """Turn a value the reader cannot use (a text where a number goes, NaN, a list, a number too
-    large) into one line naming the key: the last key read when the reader itself failed
-    (``last``), else the keys holding such values."""
+def bad_values(raw: dict[str, Any], used: dict[str, None], where: str) -> Iterator[None]:
+    """Turn a value the reader cannot use (text where a number goes, NaN, a list, a number too
+    large) into one line naming the key: the keys read that hold such values, else the last
+    key read (the reader fails right after reading the value it cannot use)."""
     try:
         yield
     except SolverInputError:
         raise
     except (TypeError, ValueError, OverflowError, ArithmeticError, AssertionError) as e:
-        kind = raw.get("model_type")
-        if last and used:
-            key = next(reversed(used))
-            value = repr(raw.get(key))
-            value = value if len(value) <= 40 else value[:37] + "..."
-            raise SolverInputError(f"{where} ({kind}): {key}={value} is not a usable value ({e})",
-                                   param="config") from None
         keys = _suspects(raw, used) or list(used)[-1:]
-        raise SolverInputError(f"{where} ({kind}): {', '.join(keys) or 'a value'} cannot be used "
+        named = ", ".join(f"{k}={_shown(raw.get(k))}" for k in keys) or "a value"
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {named}: not a usable value "
                                f"({str(e)[:100] or type(e).__name__})", param="config") from None
 
 

@@ -33,12 +33,34 @@ def _one_line(out: subprocess.CompletedProcess[str]) -> str:
     return line
 
 
-@pytest.mark.parametrize("args", [["-B", "400000"], ["--repeats", "10000"]])
-def test_measure_refuses_runs_that_would_pass_its_budget(args):
+def test_measure_refuses_repeats_that_would_pass_its_budget():
+    """One run of the default matmul, timed, then refused: 10,003 of them would pass 60 s."""
     t0 = time.monotonic()
-    line = _one_line(qkv("measure", "matmul", *args, "--peak-flops", "1e9", "--bandwidth", "1e9"))
+    line = _one_line(qkv("measure", "matmul", "--repeats", "10000", "--peak-flops", "1e9", "--bandwidth", "1e9"))
     assert "more than the 60 s a measurement may take; lower --repeats or the sizes" in line
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < 40
+
+
+@pytest.mark.slow
+def test_measure_refuses_a_huge_batch_before_its_runs():
+    """-B 400000 (the trial ran past two minutes): refused from the peak measured here before any
+    run, or (a machine fast enough that 4 × its measured peak allows it) after the first run."""
+    t0 = time.monotonic()
+    line = _one_line(qkv("measure", "matmul", "-B", "400000", "--repeats", "10"))
+    assert "one run takes " in line and "more than the 60 s a measurement may take" in line
+    assert time.monotonic() - t0 < 90
+
+
+def test_the_advance_estimate_uses_the_measured_peak_or_a_ceiling_no_device_passes():
+    from drills.cli import hw
+
+    measured = {"peak_origin": "measured: 1024×1024 @ 1024×1024 matmul", "peak_flops": 1e11}
+    with pytest.raises(InputError, match="one run takes at least 2.1 s"):
+        hw.check_time(2 * 400_000 * 1024 * 1024, measured, 13)  # at 4 × 1e11 FLOP/s: 2.1 s a run
+    given = {"peak_origin": "given", "peak_flops": 1.0}  # a figure to compare with: no bound on speed
+    hw.check_time(2 * 400_000 * 1024 * 1024, given, 13)  # at 1 PFLOP/s: 0.84 s a run, 11 s in all
+    with pytest.raises(InputError):
+        hw.check_time(1e17, given, 1)
 
 
 def test_time_op_refuses_after_one_slow_run_and_stops_at_twice_the_budget(monkeypatch):

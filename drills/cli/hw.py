@@ -134,33 +134,37 @@ def _too_slow(per_run: float, runs: int, how: str) -> InputError:
                       "lower --repeats or the sizes", "--repeats")
 
 
-#: FLOP/s no device of the kind reaches (a CPU: 10 TFLOP/s; a GPU: 5 PFLOP/s, above an H200's dense
-#: FP8): the time estimated before any run is a lower bound even when the calibration was slow or
-#: --peak-flops names a smaller figure to compare with.
-FASTEST = {"cpu": 1e13, "cuda": 5e15}
+#: FLOP/s no device of the kind reaches (a CPU: 1 PFLOP/s; a GPU: 5 PFLOP/s, above an H200's dense
+#: FP8): with a peak given (--peak-flops, --hw), the time estimated before any run is a lower bound
+#: whatever figure was given to compare with.
+FASTEST = {"cpu": 1e15, "cuda": 5e15}
+#: With a peak measured on this machine, runs are estimated at this many times that peak.
+MEASURED_MARGIN = 4
 
 
-def check_time(flops: float | None, peak: float | None, runs: int, device: str = "cpu") -> None:
-    """Refuse, before any tensor is made, ``runs`` runs that would pass the budget even at the
-    larger of ``peak`` and :data:`FASTEST` for the device."""
-    fastest = max(peak or 0.0, FASTEST["cuda" if device.startswith("cuda") else "cpu"])
+def check_time(flops: float | None, fig: dict[str, Any] | None, runs: int, device: str = "cpu") -> None:
+    """Refuse, before any tensor is made, ``runs`` runs that would pass the budget even at
+    :data:`MEASURED_MARGIN` × the peak measured here (else at :data:`FASTEST` for the device)."""
+    fastest = FASTEST["cuda" if device.startswith("cuda") else "cpu"]
+    if fig and str(fig.get("peak_origin", "")).startswith("measured") and fig.get("peak_flops"):
+        fastest = min(fastest, MEASURED_MARGIN * float(fig["peak_flops"]))
     if flops and flops / fastest * runs > MEASURE_BUDGET_S:
         raise _too_slow(flops / fastest, runs, "at least")
 
 
 def time_op(fn, device: str, warmup: int = 3, repeats: int = 10, *, flops: float | None = None,
-            peak: float | None = None) -> dict[str, float]:
+            fig: dict[str, Any] | None = None) -> dict[str, float]:
     """Median (and min, max) seconds of ``fn()`` after ``warmup`` untimed runs, synchronised.
 
-    Bounded in time: with ``flops`` and the machine's ``peak`` (FLOP/s), runs that would take more
-    than :data:`MEASURE_BUDGET_S` even at the peak are refused before the first; after the first
+    Bounded in time: with ``flops`` and the machine figures ``fig``, runs that would take more than
+    :data:`MEASURE_BUDGET_S` even at the speed :func:`check_time` assumes are refused before the first; after the first
     run, its time × the runs left is checked again; and the timed runs stop (keeping those done)
     once twice the budget has passed. Ctrl-C stops at once (exit status 130)."""
     import torch
 
     cuda = device.startswith("cuda")
     runs = warmup + repeats
-    check_time(flops, peak, runs, device)
+    check_time(flops, fig, runs, device)
 
     def once() -> float:
         if cuda:
@@ -406,7 +410,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
           param="--batch/--d-in/--d-out")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
-    check_time(matmul_flops(batch, d_in, d_out, mode), fig["peak_flops"], warmup + repeats, device)
+    check_time(matmul_flops(batch, d_in, d_out, mode), fig, warmup + repeats, device)
     x = torch.randn(batch, d_in, device=device, dtype=tdt)
     w = torch.randn(d_in, d_out, device=device, dtype=tdt)
     if mode == "forward":
@@ -417,7 +421,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
 
         def fn():
             return x @ w, dy @ w.T, x.T @ dy
-    timing = time_op(fn, device, warmup, repeats, flops=matmul_flops(batch, d_in, d_out, mode), peak=fig["peak_flops"])
+    timing = time_op(fn, device, warmup, repeats, flops=matmul_flops(batch, d_in, d_out, mode), fig=fig)
     b = dtype_bytes(name)
     report = _report("matmul", matmul_flops(batch, d_in, d_out, mode), matmul_bytes(batch, d_in, d_out, b, b, mode),
                      timing, fig, {"shape": f"[{batch},{d_in}] @ [{d_in},{d_out}]", "mode": mode, "device": device,
@@ -454,7 +458,7 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
           param="--batch/--seq/--n-heads")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
-    check_time(attention_flops(batch, seq, seq, n_heads, d_head), fig["peak_flops"], warmup + repeats, device)
+    check_time(attention_flops(batch, seq, seq, n_heads, d_head), fig, warmup + repeats, device)
     q = torch.randn(batch, n_heads, seq, d_head, device=device, dtype=tdt)
     k = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
     v = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
@@ -465,7 +469,7 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
         return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
 
     timing = time_op(fn, device, warmup, repeats, flops=attention_flops(batch, seq, seq, n_heads, d_head),
-                     peak=fig["peak_flops"])
+                     fig=fig)
     a = dtype_bytes(name)
     extra: dict[str, Any] = {"shape": f"B={batch} N={n_heads} G={G} T={seq} H={d_head}", "causal": causal,
                              "device": device, "dtype": name,
@@ -538,7 +542,7 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
           param="--batch/--seq/--d-model")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
-    check_time(matmul_flops(cfg, batch, seq, "forward").flops, fig["peak_flops"], warmup + repeats + 1, device)
+    check_time(matmul_flops(cfg, batch, seq, "forward").flops, fig, warmup + repeats + 1, device)
     try:
         model = build_model(cfg, device=device, dtype=name).eval()
     except SolverInputError as e:
@@ -553,7 +557,7 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
             return model(tokens)
 
         timing = time_op(fn, device, warmup, repeats, flops=matmul_flops(cfg, batch, seq, "forward").flops,
-                         peak=fig["peak_flops"])
+                         fig=fig)
     flops = matmul_flops(cfg, batch, seq, "forward").flops
     n_bytes = weights_bytes(cfg, name)
     report = _report("forward", flops, n_bytes, timing, fig, {

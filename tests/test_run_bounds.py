@@ -44,7 +44,7 @@ def test_measure_refuses_repeats_that_would_pass_its_budget():
 @pytest.mark.slow
 def test_measure_refuses_a_huge_batch_before_its_runs():
     """-B 400000 (the trial ran past two minutes): refused from the peak measured here before any
-    run, or (a machine fast enough that 4 × its measured peak allows it) after the first run."""
+    run, or (a machine fast enough that 2 × its measured peak allows it) after the first run."""
     t0 = time.monotonic()
     line = _one_line(qkv("measure", "matmul", "-B", "400000", "--repeats", "10"))
     assert "one run takes " in line and "more than the 60 s a measurement may take" in line
@@ -54,12 +54,14 @@ def test_measure_refuses_a_huge_batch_before_its_runs():
 def test_the_advance_estimate_uses_the_measured_peak_or_a_ceiling_no_device_passes():
     from drills.cli import hw
 
-    measured = {"peak_origin": "measured: 1024×1024 @ 1024×1024 matmul", "peak_flops": 1e11}
-    with pytest.raises(InputError, match="one run takes at least 2.1 s"):
-        hw.check_time(2 * 400_000 * 1024 * 1024, measured, 13)  # at 4 × 1e11 FLOP/s: 2.1 s a run
+    flops = 2 * 400_000 * 1024 * 1024  # -B 400000 at the default sizes: 8.4e11
+    measured = {"peak_origin": "measured: 1024×1024 @ 1024×1024 matmul", "peak_flops": 1e10}
+    with pytest.raises(InputError, match="one run takes at least 41.9 s"):
+        hw.check_time(flops, measured, 13)  # at 2 × 1e10 FLOP/s: 41.9 s a run
+    hw.check_time(flops, dict(measured, peak_flops=1e12), 13)  # at 2e12: 0.4 s a run, 5.5 s in all
     given = {"peak_origin": "given", "peak_flops": 1.0}  # a figure to compare with: no bound on speed
-    hw.check_time(2 * 400_000 * 1024 * 1024, given, 13)  # at 1 PFLOP/s: 0.84 s a run, 11 s in all
-    with pytest.raises(InputError):
+    hw.check_time(flops, given, 13)  # at 1 PFLOP/s
+    with pytest.raises(InputError, match="one run takes at least 100 s"):
         hw.check_time(1e17, given, 1)
 
 

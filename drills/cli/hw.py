@@ -139,7 +139,7 @@ def _too_slow(per_run: float, runs: int, how: str) -> InputError:
 #: whatever figure was given to compare with.
 FASTEST = {"cpu": 1e15, "cuda": 5e15}
 #: With a peak measured on this machine, runs are estimated at this many times that peak.
-MEASURED_MARGIN = 4
+MEASURED_MARGIN = 2
 
 
 def check_time(flops: float | None, fig: dict[str, Any] | None, runs: int, device: str = "cpu") -> None:

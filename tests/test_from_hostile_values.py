@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

@@ -56,9 +56,23 @@ def jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+def valid_utf8(text: str) -> str:
+    """``text`` as valid UTF-8: bytes a terminal passed through undecoded (lone surrogates, as
+    Python's ``surrogateescape`` keeps them) become U+FFFD, so every line printed is UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+
+
 def emit_json(obj: Any) -> None:
-    """Print one JSON object on one line of stdout."""
-    click.echo(json.dumps(jsonable(obj), ensure_ascii=False))
+    """Print one JSON object on one line of stdout (valid UTF-8, whatever the input held)."""
+    click.echo(valid_utf8(json.dumps(jsonable(obj), ensure_ascii=False)))
 
 
 def emit(text: str = "") -> None:
@@ -80,3 +94,13 @@ def emit_labelled(label: str, text: str, indent: int) -> None:
 
 def warn(text: str) -> None:
     click.echo(f"qkv: {text}", err=True)
+
+
+def strip_controls(text: str, keep: str = "\n\t") -> str:
+    """``text`` without control characters (Unicode category Cc: C0, DEL, C1) other than those in
+    ``keep``: an ESC or CSI from an imported history cannot set the terminal's title or clear it."""
+    import unicodedata
+
+    if text.isprintable():
+        return text
+    return "".join(ch for ch in text if ch in keep or unicodedata.category(ch) != "Cc")

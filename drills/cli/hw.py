@@ -126,29 +126,77 @@ GPU_NAMES = (("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"),
              ("a100-sxm4-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100", "a100-80gb"))
 
 
-def time_op(fn, device: str, warmup: int = 3, repeats: int = 10) -> dict[str, float]:
-    """Median (and min, max) seconds of ``fn()`` after ``warmup`` untimed runs, synchronised."""
+#: The longest a measurement's runs may take, estimated before they start (seconds).
+MEASURE_BUDGET_S = 60.0
+
+
+def _too_slow(per_run: float, runs: int, how: str) -> InputError:
+    return InputError(f"one run takes {how} {per_run:.3g} s, so {runs} runs (--warmup + --repeats) would take "
+                      f"~{per_run * runs:.3g} s, more than the {MEASURE_BUDGET_S:g} s a measurement may take; "
+                      "lower --repeats or the sizes", "--repeats")
+
+
+#: FLOP/s no device of the kind reaches (a CPU: 1 PFLOP/s; a GPU: 5 PFLOP/s, above an H200's dense
+#: FP8): with a peak given (--peak-flops, --hw), the time estimated before any run is a lower bound
+#: whatever figure was given to compare with.
+FASTEST = {"cpu": 1e15, "cuda": 5e15}
+#: With a peak measured on this machine, runs are estimated at this many times that peak.
+MEASURED_MARGIN = 2
+
+
+def check_time(flops: float | None, fig: dict[str, Any] | None, runs: int, device: str = "cpu") -> None:
+    """Refuse, before any tensor is made, ``runs`` runs that would pass the budget even at
+    :data:`MEASURED_MARGIN` × the peak measured here (else at :data:`FASTEST` for the device)."""
+    fastest = FASTEST["cuda" if device.startswith("cuda") else "cpu"]
+    if fig and str(fig.get("peak_origin", "")).startswith("measured") and fig.get("peak_flops"):
+        fastest = min(fastest, MEASURED_MARGIN * float(fig["peak_flops"]))
+    if flops and flops / fastest * runs > MEASURE_BUDGET_S:
+        raise _too_slow(flops / fastest, runs, "at least")
+
+
+def time_op(fn, device: str, warmup: int = 3, repeats: int = 10, *, flops: float | None = None,
+            fig: dict[str, Any] | None = None) -> dict[str, float]:
+    """Median (and min, max) seconds of ``fn()`` after ``warmup`` untimed runs, synchronised.
+
+    Bounded in time: with ``flops`` and the machine figures ``fig``, runs that would take more than
+    :data:`MEASURE_BUDGET_S` even at the speed :func:`check_time` assumes are refused before the first; after the first
+    run, its time × the runs left is checked again; and the timed runs stop (keeping those done)
+    once twice the budget has passed. Ctrl-C stops at once (exit status 130)."""
     import torch
 
     cuda = device.startswith("cuda")
-    for _ in range(warmup):
-        fn()
-    if cuda:
-        torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
+    runs = warmup + repeats
+    check_time(flops, fig, runs, device)
+
+    def once() -> float:
         if cuda:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fn()
             end.record()
             torch.cuda.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        else:
-            t0 = time.perf_counter()
+            return start.elapsed_time(end) / 1e3
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    began = time.perf_counter()
+    times = []
+    first = once()
+    if first * (runs - 1) > MEASURE_BUDGET_S:
+        raise _too_slow(first, runs, "about")
+    if warmup:
+        for _ in range(warmup - 1):
             fn()
-            times.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": repeats}
+        if cuda:
+            torch.cuda.synchronize()
+    else:
+        times.append(first)
+    while len(times) < repeats:
+        times.append(once())
+        if time.perf_counter() - began > 2 * MEASURE_BUDGET_S:
+            break  # slower than estimated (a busy machine): what was timed is kept
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": len(times)}
 
 
 def best_time(fn, device: str, warmup: int, repeats: int, rounds: int) -> float:
@@ -367,6 +415,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
           param="--batch/--d-in/--d-out")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
+    check_time(matmul_flops(batch, d_in, d_out, mode), fig, warmup + repeats, device)
     x = torch.randn(batch, d_in, device=device, dtype=tdt)
     w = torch.randn(d_in, d_out, device=device, dtype=tdt)
     if mode == "forward":
@@ -377,7 +426,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
 
         def fn():
             return x @ w, dy @ w.T, x.T @ dy
-    timing = time_op(fn, device, warmup, repeats)
+    timing = time_op(fn, device, warmup, repeats, flops=matmul_flops(batch, d_in, d_out, mode), fig=fig)
     b = dtype_bytes(name)
     report = _report("matmul", matmul_flops(batch, d_in, d_out, mode), matmul_bytes(batch, d_in, d_out, b, b, mode),
                      timing, fig, {"shape": f"[{batch},{d_in}] @ [{d_in},{d_out}]", "mode": mode, "device": device,
@@ -414,6 +463,7 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
           param="--batch/--seq/--n-heads")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
+    check_time(attention_flops(batch, seq, seq, n_heads, d_head), fig, warmup + repeats, device)
     q = torch.randn(batch, n_heads, seq, d_head, device=device, dtype=tdt)
     k = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
     v = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
@@ -423,7 +473,8 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
         vv = v.repeat_interleave(n_heads // G, dim=1) if G != n_heads else v
         return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
 
-    timing = time_op(fn, device, warmup, repeats)
+    timing = time_op(fn, device, warmup, repeats, flops=attention_flops(batch, seq, seq, n_heads, d_head),
+                     fig=fig)
     a = dtype_bytes(name)
     extra: dict[str, Any] = {"shape": f"B={batch} N={n_heads} G={G} T={seq} H={d_head}", "causal": causal,
                              "device": device, "dtype": name,
@@ -496,6 +547,7 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
           param="--batch/--seq/--d-model")
     device, name, tdt, fig = _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
                                     warmup, repeats)
+    check_time(matmul_flops(cfg, batch, seq, "forward").flops, fig, warmup + repeats + 1, device)
     try:
         model = build_model(cfg, device=device, dtype=name).eval()
     except SolverInputError as e:
@@ -509,7 +561,8 @@ def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, de
         def fn():
             return model(tokens)
 
-        timing = time_op(fn, device, warmup, repeats)
+        timing = time_op(fn, device, warmup, repeats, flops=matmul_flops(cfg, batch, seq, "forward").flops,
+                         fig=fig)
     flops = matmul_flops(cfg, batch, seq, "forward").flops
     n_bytes = weights_bytes(cfg, name)
     report = _report("forward", flops, n_bytes, timing, fig, {

@@ -51,3 +51,20 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def float_guarded(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings (overflow, invalid, division
+    by zero) turned into one line: a kernel either computes its answer stably or says that the
+    numbers are beyond the float range; a warning never leaks and a NaN never passes as an answer."""
+    import warnings
+
+    from drills.output import InputError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            return fn(*args, **kwargs)
+        except (RuntimeWarning, FloatingPointError) as w:
+            raise InputError(f"the numbers are beyond what 64-bit floats hold here ({w}); use smaller magnitudes "
+                             "or --exact where the command has it") from None

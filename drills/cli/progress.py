@@ -7,16 +7,14 @@ only lays them out (plain text with Unicode bars, no colour needed) and prints t
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from drills.output import InputError, emit, emit_json
+from drills.output import emit, emit_json, strip_controls
 from drills.progress.paths import data_dir_option
 
 BAR_WIDTH = 20
@@ -148,7 +146,7 @@ def stats(as_json: bool, days: int, data_dir: Path | None) -> None:
     if as_json:
         emit_json(result)
     else:
-        emit(render_stats(result))
+        emit(strip_controls(render_stats(result)))  # a history may hold control characters: never to the terminal
 
 
 @click.group()
@@ -156,36 +154,24 @@ def history() -> None:
     """Export or import your answer history (to move it to another machine)."""
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 @history.command("export")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default=None,
               help="json: everything (sessions, answers, review cards, reports); csv: one row per answer. "
                    "Default: from the file name, else json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="File to write (default: standard output).")
+              help="File to write: a regular file or a new name (default, or -: standard output).")
 @data_dir_option
 def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
     """Write your whole history as JSON or CSV."""
+    from drills.files import check_output, is_stdout, write_files
     from drills.progress import ProgressStore
 
+    if is_stdout(output):
+        output = None
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "json"
+    if output is not None:
+        check_output(output, "--output")  # before the history is read: a device or a link is refused at once
     with ProgressStore.open(data_dir, read_only=True) as store:
         text = store.export(fmt)
         n = store.count_attempts()
@@ -193,10 +179,7 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    try:
-        _write_atomically(output, text)
-    except OSError as e:
-        raise InputError(f"cannot write {str(output)!r}: {e.strerror or e}", "--output") from None
+    write_files({output: text.encode("utf-8")}, "--output")
     emit(f"Wrote {n} answers to {output} ({fmt}).")
 
 

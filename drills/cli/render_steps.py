@@ -9,6 +9,7 @@ an exact value is present.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,19 @@ def format_number(x: Any, decimals: int = 4) -> str:
     return s.replace("-", "−")
 
 
+def _nodes(expr: Any, stop: int) -> int:
+    """The nodes of ``expr``'s tree, counted up to ``stop``."""
+    from sympy import preorder_traversal
+
+    n = 0
+    for _ in preorder_traversal(expr):
+        n += 1
+        if n >= stop:
+            break
+    return n
+
+
+@functools.lru_cache(maxsize=4096)  # a wide matrix prints each entry twice (grid, then one per line)
 def exact_str(expr: Any) -> str:
     """A SymPy expression on one line: √ for square roots, · for products, −∞ for −oo."""
     from sympy import S
@@ -58,7 +72,10 @@ def exact_str(expr: Any) -> str:
                 return root if e.exp == S.Half else f"1/{root}"
             return super()._print_Pow(e, rational)
 
-    text = _Printer().doprint(expr)
+    # a large expression (the exact attention output of a 16 × 16 input) is printed in the order
+    # it was built: sorting its terms evaluates each numerically and took most of a minute
+    large = hasattr(expr, "args") and _nodes(expr, 60) >= 60
+    text = _Printer({"order": "none"} if large else {}).doprint(expr)
     return text.replace("**", "^").replace("*", "·").replace("-oo", "−∞").replace("oo", "∞").replace("-", "−")
 
 

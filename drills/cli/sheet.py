@@ -6,7 +6,6 @@ nothing heavy (typst, genanki, numpy, the bank) is imported until the command ru
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -16,6 +15,9 @@ from drills.output import InputError, emit, emit_json, warn
 FORMAT_NAMES = ("pdf", "md", "html", "anki", "moodle", "json")
 _BY_SUFFIX = {".pdf": "pdf", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".apkg": "anki",
               ".xml": "moodle", ".json": "json"}
+MAX_QUESTIONS = 500  # as -n allows: the PDF engine is known to hold this many
+FROM_MAX_BYTES = 16 * 2**20  # a 500-question sheet in JSON is about 2 MiB
+_SUFFIX_OF = {"pdf": ".pdf", "md": ".md", "html": ".html", "anki": ".apkg", "moodle": ".xml", "json": ".json"}
 
 
 def format_for(output: Path, fmt: str | None) -> str:
@@ -38,20 +40,11 @@ def format_for(output: Path, fmt: str | None) -> str:
 
 
 def write_all(files: dict[Path, bytes]) -> None:
-    """Write every file or none: each goes to a hidden temporary file beside its target first;
-    only when all are written are they renamed into place. A failure (a full disk) removes the
-    temporary files and raises one line naming the file."""
-    tmps: dict[Path, Path] = {}
-    try:
-        for path, data in files.items():
-            tmp = tmps[path] = path.with_name(f".{path.name}.tmp")
-            tmp.write_bytes(data)
-    except OSError as e:
-        for tmp in tmps.values():
-            tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {e.strerror or e}; nothing was written", "-o") from None
-    for path, tmp in tmps.items():
-        os.replace(tmp, path)
+    """Write every file or none (:func:`drills.files.write_files`: a regular file or a new name
+    only, through temporary files created exclusively beside them)."""
+    from drills.files import write_files
+
+    write_files(files, "-o")
 
 
 @click.command()
@@ -61,7 +54,7 @@ def write_all(files: dict[Path, bytes]) -> None:
               help="Only this problem type (repeatable).")
 @click.option("--difficulty", "difficulties", multiple=True, type=click.Choice(["easy", "medium", "hard"]),
               help="Only this difficulty (repeatable).")
-@click.option("-n", "n", type=click.IntRange(1, 500), default=10, show_default=True, help="Number of problems.")
+@click.option("-n", "n", type=click.IntRange(1, MAX_QUESTIONS), default=10, show_default=True, help="Number of problems.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw: same seed, same sheet.")
 @click.option("--title", default=None, help="Title of the sheet (and of the Anki deck) [default: qkv practice set, "
                                             "or the title in the --from file].")
@@ -73,7 +66,7 @@ def write_all(files: dict[Path, bytes]) -> None:
 @click.option("--date", default=None, metavar="YYYY-MM-DD",
               help="Print this date on the sheet ('today' for today). Without it the file carries no date.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The file to write.")
+              help="The file to write: a regular file or a new name (- with --format: standard output).")
 @click.option("--moodle-msq", "moodle_msq", type=click.Choice(["multichoice", "allornothing"]), default="multichoice",
               show_default=True,
               help="Moodle encoding of MSQ: multichoice (core; one wrong tick scores 0, a subset of the right "
@@ -99,9 +92,19 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
+    from drills.files import check_output, is_stdout, write_stdout
     from drills.sheets import Sheet, content_epoch, outputs
     from drills.sheets.select import SelectionError, select_problems
 
+    to_stdout = is_stdout(output)
+    if to_stdout:
+        if fmt is None:
+            raise InputError("-o - writes to standard output: give --format", "-o")
+        if answers == "separate":
+            raise InputError("--answers separate writes two files; -o - is one stream", "-o")
+        output = Path("sheet" + _SUFFIX_OF[fmt])
+    else:
+        check_output(output, "-o")
     fmt = format_for(output, fmt)
     if date == "today":
         import datetime
@@ -124,17 +127,18 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
                  if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
         if given:
             raise InputError(f"the problems come from {source.name}: {', '.join(given)} cannot choose them", "--from")
+        from drills.files import read_capped
         from drills.sheets.jsonfmt import SheetFormatError, sheet_from_json
 
-        try:
-            data = source.read_bytes()
-        except OSError as e:
-            raise InputError(f"cannot read {source}: {e.strerror}", "--from") from None
+        data = read_capped(source, FROM_MAX_BYTES, "--from")
         notes: list[str] = []
         try:
             sh = sheet_from_json(data, title=title, notes=notes)
         except SheetFormatError as e:
             raise InputError(f"{source.name}: {e}", "--from") from None
+        if len(sh.problems) > MAX_QUESTIONS:
+            raise InputError(f"{source.name} holds {len(sh.problems)} questions; a sheet holds at most "
+                             f"{MAX_QUESTIONS} (as -n)", "--from")
         for note in notes:
             warn(f"{source.name}: {note}")
         sh.date = date if date is not None else sh.date
@@ -159,7 +163,17 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
                  f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz, "
                  "or export with --moodle-cloze formulas (plugin qtype_formulas: exact marks)")
-    files = outputs(sh, fmt, answers, output)
+    try:
+        files = outputs(sh, fmt, answers, output)
+    except (ValueError, ArithmeticError, TypeError, AssertionError, RecursionError) as e:
+        if source is None:
+            raise  # the bank's own problems: a bug, shown as one
+        # a value the reader let through and a format cannot hold: one line, never a traceback
+        raise InputError(f"{source.name}: cannot be written as {fmt}: {type(e).__name__}: {str(e)[:120]}",
+                         "--from") from None
+    if to_stdout:
+        write_stdout(files[output])
+        return
     write_all(files)
     if as_json:
         emit_json({"format": fmt, "files": [str(p) for p in files], "total_marks": sh.total_marks,

@@ -81,10 +81,11 @@ _SOLVER_PARAMS = {  # solver argument name -> option on the command line
 
 def solver_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """Run a kernel; its SolverInputError becomes an InputError naming the option."""
+    from drills.cli.lazy import float_guarded
     from solver.errors import SolverInputError
 
     try:
-        return fn(*args, **kwargs)
+        return float_guarded(fn, *args, **kwargs)
     except SolverInputError as e:
         param = _SOLVER_PARAMS.get(e.param or "", f"--{e.param}" if e.param else None)
         message = str(e.args[0]) if e.args else "invalid input"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import click
@@ -26,10 +25,13 @@ def own_model_type(path: str | None) -> str | None:
 
     if not path:
         return None
+    from solver.counting.config_json import read_config_bytes
+    from solver.errors import SolverInputError
+
     try:
-        kind = json.loads(Path(path).read_text()).get("model_type")
-    except (OSError, ValueError, AttributeError):
-        return None
+        kind = json.loads(read_config_bytes(path)).get("model_type")
+    except (SolverInputError, ValueError, AttributeError, RecursionError):
+        return None  # the ModelConfig reader says why, in one line
     return kind if kind in OWN_MODEL_TYPES else None
 
 

@@ -409,11 +409,11 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
 
 @solve_command()
 @click.option("--alpha", "-a", type=Real(0, 1), required=True, help="Acceptance probability α of a draft token.")
-@click.option("--gamma", "-g", "--draft-tokens", "gamma", type=Int(0, 10**6), required=True,
+@click.option("--gamma", "-g", "--draft-tokens", "gamma", type=Int(0, 10**15), required=True,
               help="Draft tokens γ per step (at most 10^6).")
 @click.option("--cost", "-c", type=Real(0, 10**6), default=None,
               help="c = draft step time ÷ target step time (speed-up, best γ).")
-@click.option("--max-gamma", type=Int(1, 10**6), default=64, show_default=True, help="Largest γ tried for the best γ.")
+@click.option("--max-gamma", type=Int(1, 10**15), default=64, show_default=True, help="Largest γ tried for the best γ.")
 @output_options
 @_solver_call
 def speculative(alpha, gamma, cost, max_gamma, as_json, explain):

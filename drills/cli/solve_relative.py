@@ -20,10 +20,11 @@ FLAGS = {"n_weights": "--weights", "relative_position": "--r", "n_heads": "--hea
 
 def solver_call(fn, *args, **kwargs):
     """Run a solver function; its SolverInputError becomes one line naming the flag."""
+    from drills.cli.lazy import float_guarded
     from solver.errors import SolverInputError
 
     try:
-        return fn(*args, **kwargs)
+        return float_guarded(fn, *args, **kwargs)
     except SolverInputError as e:
         flag = FLAGS.get(e.param or "", f"--{e.param.replace('_', '-')}" if e.param else None)
         raise InputError(str(e.args[0]) if e.args else "invalid input", flag) from None

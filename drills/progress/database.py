@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import struct
 import time as _time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -88,6 +89,7 @@ def transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = fn(conn)
+            _touch_store(conn)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -105,6 +107,17 @@ def transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
         if said is None:
             raise
         raise said from None
+
+
+def _touch_store(conn: sqlite3.Connection) -> None:
+    """Raise the store's write count: every transaction's log then holds this history's id."""
+    try:
+        conn.execute("UPDATE store SET writes = writes + 1")
+    except sqlite3.OperationalError as e:
+        # an older schema still being migrated; or a read-only connection writing only TEMP tables
+        # (a write to the file itself would have failed before this)
+        if "no such" not in str(e).lower() and "readonly" not in str(e).lower():
+            raise
 
 
 def _file_of(conn: sqlite3.Connection) -> Path:
@@ -205,38 +218,79 @@ def _wal_frames(wal: Path) -> tuple[int, int] | None:
     return page, (size - 32) // (24 + page)
 
 
-def _view(uri: str) -> tuple[int, frozenset[str], str | None]:
-    """``(user_version, tables, store id)`` as a read-only connection to ``uri`` sees them."""
+def _view(uri: str) -> tuple[int, frozenset[str], str | None, int | None]:
+    """``(user_version, tables, store id, store write count)`` as a read-only connection to ``uri``
+    sees them (the count is None in a file older than schema step 5)."""
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
+        conn.execute("BEGIN")  # one snapshot for all the reads
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        marker = conn.execute("SELECT id FROM store LIMIT 1").fetchone() if "store" in tables else None
-        return version, tables, (marker[0] if marker else None)
+        marker, writes = None, None
+        if "store" in tables:
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(store)")}
+            row = conn.execute(f"SELECT id, {'writes' if 'writes' in columns else 'NULL'} FROM store LIMIT 1"
+                               ).fetchone()
+            if row:
+                marker, writes = row
+        conn.execute("COMMIT")
+        return version, tables, marker, (writes if isinstance(writes, int) else None)
     finally:
         conn.close()
 
 
-def stale_wal(path: Path) -> str | None:
-    """Why the ``-wal`` file beside ``path`` does not belong to it (None: no log, or its own).
+def _checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
+    """SQLite's write-ahead-log checksum of ``data`` continued from ``(s0, s1)`` (file format, §4.3)."""
+    words = struct.unpack((">" if big else "<") + f"{len(data) // 4}I", data)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
 
-    A log left from another history, or copied along with an older file, would be replayed by
-    SQLite over this database. Compared: the log's page size with the file's; then the database
-    as the file alone shows it (``immutable=1`` ignores the log) with the database as the log
-    shows it: a log of this file never lowers the schema version, never loses a table and never
-    changes the store's id (table ``store``, written once when the file is made). Anything that
-    cannot be read is left to the integrity check."""
-    wal = Path(str(path) + "-wal")
-    frames = _wal_frames(wal)
-    if frames is None or frames[1] == 0:
-        return None
-    wal_page, _ = frames
+
+def _wal_changes_file(wal: Path, path: Path, page: int) -> bool | None:
+    """Whether a committed frame of ``wal`` (one SQLite would replay: its salts and running
+    checksum right, up to the last commit frame) holds a page unlike that page of the file
+    ``path``. None: the log has no valid header (SQLite ignores it). Layout: sqlite.org/fileformat2.html
+    "The Write-Ahead Log"."""
     try:
-        empty = path.stat().st_size == 0
-    except OSError:
+        with open(wal, "rb") as f, open(path, "rb") as db:
+            header = f.read(32)
+            if len(header) < 32:
+                return None
+            big = bool(int.from_bytes(header[:4], "big") & 1)
+            s0, s1 = _checksum(header[:24], 0, 0, big)
+            if (s0, s1) != struct.unpack(">II", header[24:32]):
+                return None
+            pending: dict[int, int] = {}
+            committed: dict[int, int] = {}
+            offset = 32
+            while True:
+                frame = f.read(24)
+                body = f.read(page)
+                if len(frame) < 24 or len(body) < page or frame[8:16] != header[16:24]:
+                    break
+                s0, s1 = _checksum(frame[:8], s0, s1, big)
+                s0, s1 = _checksum(body, s0, s1, big)
+                if (s0, s1) != struct.unpack(">II", frame[16:24]):
+                    break
+                pending[int.from_bytes(frame[:4], "big")] = offset + 24
+                if int.from_bytes(frame[4:8], "big"):  # a commit frame
+                    committed.update(pending)
+                    pending.clear()
+                offset += 24 + page
+            for number, at in committed.items():
+                f.seek(at)
+                db.seek((number - 1) * page)
+                if f.read(page) != db.read(page):
+                    return True
+            return False
+    except (OSError, struct.error):
         return None
-    if empty:
-        return "the database file is empty"
+
+
+def _foreign(path: Path, wal: Path, wal_page: int) -> str | None:
+    """One look at the log beside ``path``: why it is not the file's own (None: it is, or no verdict)."""
     page = _database_page_size(path)
     if page is None:
         return None  # not a database at all: the integrity check says so
@@ -245,8 +299,13 @@ def stale_wal(path: Path) -> str | None:
     base = path.resolve().as_uri()
     try:
         alone = _view(base + "?mode=ro&immutable=1")
-        logged = _view(base + "?mode=ro")
     except sqlite3.Error:
+        return None
+    try:
+        logged = _view(base + "?mode=ro")
+    except sqlite3.DatabaseError as e:
+        if is_damage(e):  # the file alone reads, with the log it is damaged: the log is the cause
+            return f"the database read with it is damaged: {str(e)[:80]}"
         return None
     if logged[0] < alone[0]:
         return f"it holds schema version {logged[0]}, the database {alone[0]}"
@@ -254,20 +313,80 @@ def stale_wal(path: Path) -> str | None:
         return f"tables {', '.join(sorted(alone[1] - logged[1]))} are missing from it"
     if alone[2] is not None and logged[2] != alone[2]:
         return "it was written by another history (store id differs)"
+    if alone[3] is None:
+        return None  # a file older than the write count: the checks above are all there is
+    if logged[3] is None or logged[3] < alone[3]:
+        return "it holds an older state of the store than the database file"
+    if logged[3] > alone[3]:
+        return None  # it holds this history's own writes
+    if _wal_changes_file(wal, path, page):
+        return "it changes the database but holds none of this history's writes"
     return None
+
+
+def stale_wal(path: Path) -> str | None:
+    """Why the ``-wal`` file beside ``path`` does not belong to it (None: no log, or its own).
+
+    A log left from another history, or copied along with an older file, would be replayed by
+    SQLite over this database. Every write transaction raises the store's write count
+    (:func:`transaction`), so a log of this file holds the store's row with this file's id and a
+    count above the file's. Compared: the log's page size with the file's; then the database as
+    the file alone shows it (``immutable=1`` ignores the log) with the database as the log shows
+    it: a log of this file never damages it, never lowers the schema version, never loses a
+    table, never changes the store's id and never lowers its write count; a log that leaves the
+    count as it is may only hold pages the file already has (frames a checkpoint copied). A
+    verdict against the log is taken twice, the log unchanged in between, so that a quiz writing
+    at the same moment is never taken for a stranger. Anything that cannot be read is left to the
+    integrity check."""
+    wal = Path(str(path) + "-wal")
+    frames = _wal_frames(wal)
+    if frames is None or frames[1] == 0:
+        return None
+    try:
+        empty = path.stat().st_size == 0
+    except OSError:
+        return None
+    if empty:
+        return "the database file is empty"
+    for _ in range(3):
+        try:
+            before = wal.stat()
+        except OSError:
+            return None
+        first = _foreign(path, wal, frames[0])
+        if first is None:
+            return None
+        _time.sleep(0.05)
+        second = _foreign(path, wal, frames[0])
+        try:
+            after = wal.stat()
+        except OSError:
+            return None
+        if second is None:
+            return None
+        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+            return first
+    return None  # a log that keeps changing belongs to a quiz writing now
 
 
 # -- opening -------------------------------------------------------------------------------------
 
 
-def _created_by(table: str) -> tuple[int, list[str]]:
-    """The schema step that creates ``table`` and its statements (the table and its indexes)."""
+def _created_by(table: str, upto: int | None = None) -> tuple[int, list[str]]:
+    """The schema step that creates ``table`` and its statements (the table, its indexes and the
+    columns later steps add; with ``upto``, those of the steps up to that one)."""
+    first, mine = 0, []
     for number, script in enumerate(MIGRATIONS, start=1):
-        mine = [st for st in _statements(script)
-                if f"CREATE TABLE {table} (" in st or f" ON {table} (" in st or f"INTO {table} (" in st]
-        if mine:
-            return number, mine
-    raise KeyError(table)
+        here = [st for st in _statements(script)
+                if f"CREATE TABLE {table} (" in st or f" ON {table} (" in st or f"INTO {table} (" in st
+                or f"ALTER TABLE {table} " in st]
+        if here and not first:
+            first = number
+        if upto is None or number <= upto:
+            mine += here
+    if not first:
+        raise KeyError(table)
+    return first, mine
 
 
 def _tables(conn: sqlite3.Connection, schema: str = "main") -> set[str]:
@@ -311,8 +430,9 @@ def _rebuild_missing(conn: sqlite3.Connection, missing: list[str], directory: Pa
 
     def step(c: sqlite3.Connection) -> None:
         said.clear()  # a busy database runs this again
+        version = c.execute("PRAGMA user_version").fetchone()[0]
         for table in missing:
-            for statement in _created_by(table)[1]:
+            for statement in _created_by(table, version)[1]:
                 c.execute(statement)
             if table == "sessions":
                 n = c.execute(

@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from drills.output import strip_controls
 from drills.progress.rows import iso, seed_value
 from drills.progress.schema import (
     ATTEMPT_COLUMNS,
@@ -49,7 +50,7 @@ FIRST_YEAR, LAST_YEAR = 1970, 2200
 _MAX_TIME_MS = 2**53
 _SECTIONS = ("sessions", "attempts", "cards", "reports")
 _HEADER_KEYS = ("format", "version", "schema", "exported_at")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\x00", "'")
 _INTEGER = re.compile(r"-?[0-9]+")
 
 _TEXT = "text"
@@ -172,7 +173,7 @@ def _field(kind: str, value: Any, from_csv: bool) -> Any:
             raise ValueError("is empty")
         if not _text_ok(value):
             raise ValueError("holds a character that is not valid Unicode")
-        return value
+        return strip_controls(value, keep="\t" if kind == _NAME else "\t\n\r")
     if kind in (_TIME, _OPT_TIME):
         return _time(value)
     if kind == _MODE:
@@ -185,6 +186,8 @@ def _field(kind: str, value: Any, from_csv: bool) -> Any:
         if isinstance(value, int):
             return seed_value(value)
         if isinstance(value, str) and _INTEGER.fullmatch(value):
+            if len(value.lstrip("-")) > 4000:
+                raise ValueError("must be an integer of at most 4,000 digits")
             return seed_value(int(value))
         raise ValueError("must be an integer")
     if kind == _JSON:
@@ -225,8 +228,8 @@ def _from_cell(kind: str, cell: Any) -> Any:
         raise ValueError("has extra cells beyond the header")
     if kind in (_TEXT, _NAME, _TIME, _OPT_TIME, _MODE):
         return cell[1:] if cell.startswith("'") else cell
-    if kind == _SEED:
-        return cell
+    if kind == _SEED:  # a seed beyond 64 bits is exported as text, so a negative one starts with '
+        return cell[1:] if cell.startswith("'") and _INTEGER.fullmatch(cell[1:]) else cell
     if kind == _JSON:
         text = cell[1:] if cell.startswith("'") else cell
         try:
@@ -294,6 +297,8 @@ def _decode(text: str, pos: int) -> tuple[Any, int]:
         raise bad_import(f"not a JSON export ({e.msg} at line {e.lineno})") from None
     except RecursionError:
         raise bad_import("not a JSON export (nested too deeply)") from None
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's int_max_str_digits)
+        raise bad_import(f"not a JSON export ({str(e).split(';')[0][:100]})") from None
 
 
 def _expect(text: str, pos: int, char: str, what: str) -> int:

@@ -99,6 +99,12 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO store (id) VALUES (lower(hex(randomblob(16))));
     """,
+    # 5: a count of write transactions, raised by every one of them
+    # (:func:`drills.progress.database.transaction`), so that every write-ahead log of this file
+    # holds the store's page: a log without it, or showing another id, is not this file's
+    """
+    ALTER TABLE store ADD COLUMN writes INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("sessions", "attempts", "cards", "reports", "store")

@@ -23,6 +23,7 @@ read back.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +118,59 @@ def _kind_name(kind) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+#: The most decimals a key may ask for (a double holds about 16 significant digits).
+MAX_DECIMALS = 15
+#: Numbers in a key lie within this magnitude: the sheets round and print them with ``decimal``
+#: at 28 significant digits, and a value this large is no exam answer anyway.
+MAX_MAGNITUDE = 1e100
+
+
 def _number(x: Any, where: str) -> float:
     if isinstance(x, str) and x in ("inf", "-inf"):
         return float(x)
+    return _real(x, where)
+
+
+def _real(x: Any, where: str) -> float:
+    """A JSON number as a finite float of at most :data:`MAX_MAGNITUDE`, else one line."""
     if isinstance(x, bool) or not isinstance(x, int | float):
-        _fail(where, f"expected a number, got {x!r}")
-    return float(x)
+        _fail(where, f"expected a number, got {str(x)[:40]!r}")
+    try:
+        f = float(x)
+    except OverflowError:
+        f = math.inf
+    if math.isnan(f):
+        _fail(where, "not a number (NaN)")
+    if not abs(f) <= MAX_MAGNITUDE:
+        _fail(where, f"{str(x)[:20]}{'…' if len(str(x)) > 20 else ''} is beyond ±{MAX_MAGNITUDE:g}, "
+                     "the range a sheet's key may hold")
+    return f
+
+
+def _decimals(obj: dict[str, Any], where: str) -> None:
+    d = obj["decimals"]
+    if d is not None and not 0 <= d <= MAX_DECIMALS:
+        _fail(_at(where, "decimals"), f"must lie in 0..{MAX_DECIMALS}, not {str(d)[:20]}")
+
+
+def _value(v: Any, where: str, depth: int = 0) -> Any:
+    """A misconception's value: text, a number in range, or (nested) arrays of them."""
+    if isinstance(v, list):
+        if depth > 2:
+            _fail(where, "nested deeper than a matrix")
+        return [_value(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v)]
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        _real(v, where)
+    elif not (v is None or isinstance(v, str | bool)):
+        _fail(where, f"expected a number, text or an array, got {type(v).__name__}")
+    return v
+
+
+def _strings(obj: dict[str, Any], where: str, *names: str) -> None:
+    for name in names:
+        for i, v in enumerate(obj[name]):
+            if not isinstance(v, str):
+                _fail(_at(where, f"{name}[{i}]"), f"expected a string, got {type(v).__name__}")
 
 
 def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
@@ -133,16 +181,18 @@ def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
     if kind == "numeric":
         _need(obj, where, {"value": (int, float), "lo": (int, float), "hi": (int, float), "decimals": (int, type(None)),
                            "unit": str})
-        lo, hi, v = float(obj["lo"]), float(obj["hi"]), float(obj["value"])
+        lo, hi = _real(obj["lo"], f"{where}.lo"), _real(obj["hi"], f"{where}.hi")
+        v = _real(obj["value"], f"{where}.value")
         if lo > hi:
             _fail(where, f"range lo {lo:g} > hi {hi:g}")
         if not lo <= v <= hi:
             _fail(where, f"value {v:g} outside its own range [{lo:g}, {hi:g}]")
-        if obj["decimals"] is not None and obj["decimals"] < 0:
-            _fail(_at(where, "decimals"), "must be ≥ 0")
+        _decimals(obj, where)
         return NumericKey(obj["value"], lo, hi, obj["decimals"], obj["unit"])
     if kind == "integer":
         _need(obj, where, {"value": int, "unit": str, "rel_tol": (int, float)})
+        _real(obj["value"], f"{where}.value")
+        _real(obj["rel_tol"], f"{where}.rel_tol")
         if obj["rel_tol"] < 0:
             _fail(_at(where, "rel_tol"), "must be ≥ 0")
         return IntegerKey(obj["value"], obj["unit"], float(obj["rel_tol"]))
@@ -153,6 +203,8 @@ def _key(obj: Any, where: str, type_: str, n_options: int) -> Any:
             _fail(_at(where, "value"), "a matrix is a non-empty array of non-empty rows")
         if len({len(r) for r in rows}) != 1:
             _fail(_at(where, "value"), "ragged matrix: rows of lengths " + ", ".join(str(len(r)) for r in rows))
+        _real(obj["abs_tol"], _at(where, "abs_tol"))
+        _decimals(obj, where)
         if obj["abs_tol"] < 0:
             _fail(_at(where, "abs_tol"), "must be ≥ 0")
         value = tuple(tuple(_number(x, _at(where, f"value[{i}][{j}]")) for j, x in enumerate(r)) for i, r in enumerate(rows))
@@ -181,7 +233,7 @@ def _misconceptions(items: Any, where: str) -> list[Misconception]:
         _need(m, f"{where}[{k}]", {"id": str, "label": str, "feedback": str})
         if "value" not in m:
             _fail(f"{where}[{k}]", "missing field 'value'")
-        v = m["value"]
+        v = _value(m["value"], f"{where}[{k}].value")
         if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
             v = tuple(tuple(r) for r in v)
         out.append(Misconception(m["id"], m["label"], m["feedback"], v))
@@ -202,6 +254,7 @@ def problem_from_json(obj: Any, where: str, student: bool) -> Problem:
         if f not in obj:
             _fail(where, f"missing field {f!r}")
     type_ = _type(obj["type"], _at(where, "type"))
+    _strings(obj, where, "tags", "options", "options_text", "hints")
     if obj["marks"] not in (1, 2):
         _fail(_at(where, "marks"), f"marks are 1 or 2, not {obj['marks']}")
     if obj["difficulty"] not in ("easy", "medium", "hard"):
@@ -323,6 +376,8 @@ def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] |
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SheetFormatError(f"not JSON: {e}") from None
+    except (ValueError, RecursionError) as e:  # an integer of more than 4,300 digits; nesting too deep
+        raise SheetFormatError(f"not JSON qkv can read: {str(e)[:120]}") from None
     notes = [] if notes is None else notes
     problems = check_sheet(obj, notes)
     total = sum(p.marks for p in problems)

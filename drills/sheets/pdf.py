@@ -225,6 +225,9 @@ def tex_to_typst(s: str, *, in_args: bool = False) -> str:
                 out.append(inner)
         elif c == "}":
             i += 1
+        elif c.isdigit() and not c.isascii():  # ², ٣ (Arabic-Indic), …: a character, as text
+            out.append(_typst_str(c) + " ")
+            i += 1
         elif c.isdigit():
             m = re.match(r"[0-9]{1,3}(?:(?:\{,\}|,)[0-9]{3})+(?![0-9])|[0-9]+(?:\.[0-9]+)?", s[i:])
             assert m is not None

@@ -301,6 +301,18 @@ def multi_head_attention(
 # ----------------------------------------------------------------------------- normalisation
 
 
+def _finite(x: np.ndarray, param: str) -> None:
+    if not np.all(np.isfinite(x)):
+        raise SolverInputError("every entry must be a finite number (no NaN or infinity)", param=param)
+
+
+def _scaled_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(s, x / s)`` with ``s = max |xᵢ|`` per row (1 for a row of zeros): x / s lies in [−1, 1]."""
+    scale = np.abs(x).max(axis=-1, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    return scale, x / scale
+
+
 def layer_norm(x: Any, gamma: Any = None, beta: Any = None, eps: float = 1e-5, return_trace: bool = False) -> Any:
     """LN(x) = γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis, σ² = mean((x − μ)²).
 
@@ -314,15 +326,37 @@ def layer_norm(x: Any, gamma: Any = None, beta: Any = None, eps: float = 1e-5, r
     d = x.shape[-1]
     if eps < 0:
         raise SolverInputError(f"eps must be ≥ 0, got {eps}", param="eps")
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    if np.any(var + eps == 0):
-        raise SolverInputError("a row is constant and eps = 0: variance + eps is 0", param="eps")
-    tr.add("mean", mean[..., 0], "μ = (1/d) Σ xᵢ", r"\mu = \frac{1}{d}\sum_i x_i")
-    tr.add("variance", var[..., 0], "σ² = (1/d) Σ (xᵢ − μ)²", r"\sigma^2 = \frac{1}{d}\sum_i (x_i-\mu)^2")
-    normalised = tr.add(
-        "normalised", (x - mean) / np.sqrt(var + eps), "x̂ = (x − μ)/√(σ² + ε)", r"\hat x = \frac{x-\mu}{\sqrt{\sigma^2+\epsilon}}"
-    )
+    _finite(x, "x")
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    if np.all(np.isfinite(mean)) and np.all(np.isfinite(var)):
+        if np.any(var + eps == 0):
+            raise SolverInputError("a row is constant and eps = 0: variance + eps is 0", param="eps")
+        tr.add("mean", mean[..., 0], "μ = (1/d) Σ xᵢ", r"\mu = \frac{1}{d}\sum_i x_i")
+        tr.add("variance", var[..., 0], "σ² = (1/d) Σ (xᵢ − μ)²", r"\sigma^2 = \frac{1}{d}\sum_i (x_i-\mu)^2")
+        normalised = tr.add(
+            "normalised", (x - mean) / np.sqrt(var + eps), "x̂ = (x − μ)/√(σ² + ε)",
+            r"\hat x = \frac{x-\mu}{\sqrt{\sigma^2+\epsilon}}"
+        )
+    else:  # σ² (or Σ xᵢ) is beyond the float range: the same x̂, from x / s with s = max |xᵢ|
+        scale, xs = _scaled_rows(x)
+        mean_s = xs.mean(axis=-1, keepdims=True)
+        var_s = ((xs - mean_s) ** 2).mean(axis=-1, keepdims=True)
+        with np.errstate(over="ignore", under="ignore"):
+            eps_s = eps / scale**2  # ε on the scale of x / s (0 when s² overflows: ε is negligible there)
+        tr.add("scale", scale[..., 0], "s = max |xᵢ| (σ² of x itself is beyond the float range)")
+        tr.add("mean", mean_s[..., 0] * scale[..., 0], "μ = s · (1/d) Σ xᵢ/s", r"\mu = \frac{1}{d}\sum_i x_i")
+        tr.add("scaled_variance", var_s[..., 0], "σ²/s² = (1/d) Σ (xᵢ/s − μ/s)²",
+               r"\sigma^2/s^2 = \frac{1}{d}\sum_i (x_i/s-\mu/s)^2")
+        if eps == 0 and np.any(var_s == 0):
+            raise SolverInputError("a row is constant and eps = 0: variance + eps is 0", param="eps")
+        den = np.sqrt(var_s + eps_s)  # 0 only for a constant row whose ε/s² underflowed: x̂ = 0/√ε = 0
+        normalised = tr.add(
+            "normalised", np.where(den > 0, (xs - mean_s) / np.where(den > 0, den, 1.0), 0.0),
+            "x̂ = (x/s − μ/s)/√(σ²/s² + ε/s²)",
+            r"\hat x = \frac{x/s-\mu/s}{\sqrt{\sigma^2/s^2+\epsilon/s^2}}"
+        )
     out = normalised
     if gamma is not None:
         out = out * _vector(gamma, d, "gamma")
@@ -342,13 +376,28 @@ def rms_norm(x: Any, gamma: Any = None, eps: float = 1e-6, return_trace: bool = 
     _ndim_at_least(x, 1, "x")
     if eps < 0:
         raise SolverInputError(f"eps must be ≥ 0, got {eps}", param="eps")
-    ms = (x**2).mean(axis=-1, keepdims=True)
-    if np.any(ms + eps == 0):
-        raise SolverInputError("a row is all zeros and eps = 0: the RMS is 0", param="eps")
-    tr.add("mean_square", ms[..., 0], "(1/d) Σ xᵢ²", r"\frac{1}{d}\sum_i x_i^2")
-    rms = np.sqrt(ms + eps)
-    tr.add("rms", rms[..., 0], "√(mean_square + ε)", r"\sqrt{\frac{1}{d}\sum_i x_i^2 + \epsilon}")
-    normalised = tr.add("normalised", x / rms, "x / rms", r"x / \mathrm{rms}")
+    _finite(x, "x")
+    with np.errstate(over="ignore", under="ignore"):
+        ms = (x**2).mean(axis=-1, keepdims=True)
+    if np.all(np.isfinite(ms)):
+        if np.any(ms + eps == 0):
+            raise SolverInputError("a row is all zeros and eps = 0: the RMS is 0", param="eps")
+        tr.add("mean_square", ms[..., 0], "(1/d) Σ xᵢ²", r"\frac{1}{d}\sum_i x_i^2")
+        rms = np.sqrt(ms + eps)
+        tr.add("rms", rms[..., 0], "√(mean_square + ε)", r"\sqrt{\frac{1}{d}\sum_i x_i^2 + \epsilon}")
+        normalised = tr.add("normalised", x / rms, "x / rms", r"x / \mathrm{rms}")
+    else:  # Σ xᵢ² is beyond the float range: the same x / rms, from x / s with s = max |xᵢ|
+        scale, xs = _scaled_rows(x)
+        ms_s = (xs**2).mean(axis=-1, keepdims=True)
+        with np.errstate(over="ignore", under="ignore"):
+            eps_s = eps / scale**2
+        tr.add("scale", scale[..., 0], "s = max |xᵢ| (Σ xᵢ² itself is beyond the float range)")
+        tr.add("scaled_mean_square", ms_s[..., 0], "(1/d) Σ (xᵢ/s)²", r"\frac{1}{d}\sum_i (x_i/s)^2")
+        rms_s = np.sqrt(ms_s + eps_s)
+        with np.errstate(over="ignore"):
+            tr.add("rms", rms_s[..., 0] * scale[..., 0], "s · √(mean_square/s² + ε/s²)",
+                   r"\sqrt{\frac{1}{d}\sum_i x_i^2 + \epsilon}")
+        normalised = tr.add("normalised", xs / rms_s, "(x/s) / (rms/s)", r"x / \mathrm{rms}")
     out = normalised if gamma is None else normalised * _vector(gamma, x.shape[-1], "gamma")
     return _done(tr.add("output", out, "γ ⊙ x / rms", r"\gamma \odot x / \mathrm{rms}"), tr, return_trace)
 

@@ -36,8 +36,10 @@ def _logits(z: Any) -> np.ndarray:
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
+    """softmax over the entries; −∞ (a shifted logit beyond the float range) has probability 0."""
     finite = np.isfinite(z)
-    e = np.where(finite, np.exp(np.where(finite, z, 0) - z[finite].max()), 0.0)
+    with np.errstate(under="ignore"):
+        e = np.where(finite, np.exp(np.where(finite, z, 0) - z[finite].max()), 0.0)
     return e / e.sum()
 
 
@@ -56,16 +58,24 @@ def sampling_set(logits: Any, *, temperature: float = 1.0, top_k: int | None = N
         raise SolverInputError(f"temperature must be > 0, got {temperature}", param="temperature")
     if crossing not in CROSSING:
         raise SolverInputError(f"crossing must be 'include' or 'exclude', got {crossing!r}", param="crossing")
+    if not np.all(np.isfinite(z)):
+        raise SolverInputError("every logit must be a finite number (no NaN or infinity)", param="logits")
     tr = Trace()
-    scaled = tr.add("scaled", z / temperature, "z / T")
+    with np.errstate(over="ignore", under="ignore"):
+        plain = z / temperature
+        if np.all(np.isfinite(plain)):
+            scaled = tr.add("scaled", plain, "z / T")
+        else:  # a tiny T: z / T is beyond the float range, (z − max z) / T only runs to −∞ (a probability of 0)
+            scaled = tr.add("scaled", (z - z.max()) / temperature, "(z − max z) / T (z / T is beyond the float "
+                            "range; softmax is unchanged by the shift)")
     probs = tr.add("probs", _softmax(scaled), "softmax(z / T)")
     keep = np.ones(z.size, dtype=bool)
     if top_k is not None:
         if int(top_k) != top_k or top_k < 1:
             raise SolverInputError(f"top_k must be a positive integer, got {top_k}", param="top_k")
         k = min(int(top_k), z.size)
-        thr = tr.add("top_k_threshold", float(np.sort(scaled)[::-1][k - 1]), "the k-th largest logit (ties kept)")
-        keep &= scaled >= thr
+        tr.add("top_k_threshold", float(np.sort(scaled)[::-1][k - 1]), "the k-th largest logit (ties kept)")
+        keep &= z >= np.sort(z)[::-1][k - 1]  # on z: T > 0 keeps the order, and no tie is made by overflow
         probs = tr.add("after_top_k", np.where(keep, probs, 0.0) / probs[keep].sum(), "renormalised over the top k")
     if top_p is not None:
         if not 0.0 < top_p <= 1.0:

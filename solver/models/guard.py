@@ -2,7 +2,8 @@
 
 The estimate is the analytic parameter count (``solver.counting``) times the bytes of the dtype,
 plus the sinusoidal position buffer; a model is refused when that exceeds 80 % of the memory
-that is free on the target device (``MemAvailable`` for the CPU, ``torch.cuda.mem_get_info``
+that is free on the target device (for the CPU the least of ``MemAvailable``, what the
+process's memory cgroup still allows and what ``ulimit -v`` leaves; ``torch.cuda.mem_get_info``
 for a GPU). The meta device stores no data and takes any size.
 """
 
@@ -56,14 +57,77 @@ def available_bytes(device: str) -> int | None:
 
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
+    limits = [n for n in (_mem_available(), _cgroup_free(), _address_space_free()) if n is not None]
+    return min(limits) if limits else None
+
+
+def _mem_available() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` (the machine's, blind to a container's limit)."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _cgroup_free(root: str = "/sys/fs/cgroup") -> int | None:
+    """What this process's memory cgroup still allows: ``memory.max − memory.current`` (cgroup v2)
+    or ``memory.limit_in_bytes − memory.usage_in_bytes`` (v1), the tightest over the cgroup and its
+    parents; None without a limit. Paths: Linux, Documentation/admin-guide/cgroup-v2.rst."""
+    import os
+
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    best: int | None = None
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # v2: memory.max, memory.current
+            names, base = ("memory.max", "memory.current"), root
+        elif "memory" in controllers.split(","):
+            names, base = ("memory.limit_in_bytes", "memory.usage_in_bytes"), os.path.join(root, "memory")
+        else:
+            continue
+        parts = [x for x in path.strip("/").split("/") if x]
+        for depth in range(len(parts), -1, -1):
+            folder = os.path.join(base, *parts[:depth])
+            try:
+                with open(os.path.join(folder, names[0])) as f:
+                    limit_text = f.read().strip()
+                with open(os.path.join(folder, names[1])) as f:
+                    used = int(f.read().strip())
+            except (OSError, ValueError):
+                continue
+            if limit_text == "max" or not limit_text.isdigit() or int(limit_text) >= 2**60:
+                continue
+            free = max(0, int(limit_text) - used)
+            best = free if best is None else min(best, free)
+    return best
+
+
+def _address_space_free() -> int | None:
+    """``ulimit -v`` (RLIMIT_AS) less the address space this process already maps; None without one."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return max(0, soft - int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return soft
 
 
 def check_fits(cfg: ModelConfig, device: str, element_size: int = 4) -> int:
@@ -133,6 +197,20 @@ def check_run_fits(need: int, device: str, what: str, *, param: str = "batch", d
         raise SolverInputError(f"refusing to run {what} on {device}: it needs ~{brief_bytes(need)}{extra}, "
                                f"{device} has {brief_bytes(free)} free; use smaller sizes", param=param)
     return need
+
+
+#: torch describes a tensor's size in bytes with a signed 64-bit integer: even the meta device,
+#: which stores nothing, refuses a tensor of 2^63 bytes or more ("Storage size calculation overflowed").
+DESCRIBABLE_BYTES = 2**62
+
+
+def check_describable(parts: dict[str, int], what: str) -> None:
+    """One line, on any device, when a tensor kind of a run would pass :data:`DESCRIBABLE_BYTES`."""
+    big = {k: v for k, v in parts.items() if k != "total" and v >= DESCRIBABLE_BYTES}
+    if big:
+        raise SolverInputError(f"{what} is beyond what torch can describe even on the meta device "
+                               f"({describe(big)}; a tensor's size must stay below 2^63 bytes); "
+                               "use a smaller --batch or --seq", param="batch")
 
 
 def describe(parts: dict[str, int]) -> str:

@@ -301,8 +301,11 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
     record = VerifyRecord(name or cfg.name or "model", device, batch, seq)
     t0 = time.perf_counter()
     counts = analytic()
+    from solver.models.guard import check_describable, run_bytes
+
+    check_describable(run_bytes(cfg, batch, seq, 4), f"{cfg.name or 'the model'} at batch {batch} × seq {seq}")
     if device != "meta":  # every tensor of the run, not only the weights, before allocating any
-        from solver.models.guard import check_fits, check_run_fits, describe, run_bytes
+        from solver.models.guard import check_fits, check_run_fits, describe
 
         check_fits(cfg, device)  # the weights alone first: the plainer message when they do not fit
         layers = cfg.n_layers if "train" in modes and (train == "full" or not sliced_stacks(cfg)) else 2

@@ -231,11 +231,43 @@ def expected_tokens(alpha: float, gamma: int) -> float:
     return gamma + 1.0 if alpha == 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
+#: The most draft tokens a step is given (γ and --max-gamma): beyond it γ·c and α^γ say nothing new,
+#: and a count of 10^400 no longer converts to a float.
+MAX_GAMMA = 10**15
+
+
+def best_gamma(alpha: float, c: float, max_gamma: int) -> int:
+    """The smallest γ in 0 … ``max_gamma`` maximising f(γ) = E(γ) / (γ·c + 1).
+
+    E is increasing and concave in γ (for α < 1), the denominator affine: f rises to its maximum,
+    then never rises again, so the first γ with f(γ + 1) ≤ f(γ) is found by bisection on that
+    sign, in about log₂(max_gamma) steps (a scan of 10⁹ values ran for ever). α = 1: f = (γ + 1) /
+    (γc + 1), which rises for c < 1 (best: max_gamma) and otherwise does not (best: 0)."""
+    def f(k: int) -> float:
+        return expected_tokens(alpha, k) / (k * c + 1)
+
+    if alpha == 1:
+        return max_gamma if c < 1 else 0
+    lo, hi = 0, max_gamma  # invariant: f rises at every γ < lo; the answer lies in lo … hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if f(mid + 1) > f(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def speculative(alpha: float, gamma: int, *, cost: float | None = None, max_gamma: int = 64) -> Result:
     """Expected tokens per step (1 − α^(γ+1))/(1 − α); speed-up over (γc + 1); the best γ for that c."""
     if isinstance(alpha, bool) or not 0 <= alpha <= 1:
         raise SolverInputError(f"must be in [0, 1] (got {alpha!r})", param="alpha")
     g = _int("gamma", gamma, 0)
+    if g > MAX_GAMMA or max_gamma > MAX_GAMMA:
+        big = g if g > MAX_GAMMA else max_gamma
+        shown = str(big) if big < 10**20 else f"a number of {len(str(big))} digits"
+        raise SolverInputError(f"at most 10^15 draft tokens (got {shown})",
+                               param="gamma" if g > MAX_GAMMA else "max_gamma")
     r = Result(answer=None, unit="tokens/step", convention={
         "source": "Leviathan et al. 2023, Fast Inference from Transformers via Speculative Decoding, §3",
         "acceptance": "each draft token accepted with probability α, independently; the target adds one token",
@@ -250,7 +282,7 @@ def speculative(alpha: float, gamma: int, *, cost: float | None = None, max_gamm
     if cost is not None:
         c = _pos("cost", cost, zero=True)
         s = r.step("speed-up = E / (γ·c + 1)", f"{fmt(e)} / ({g} × {c} + 1)", e / (g * c + 1), "×")
-        best = max(range(0, _int("max_gamma", max_gamma) + 1), key=lambda k: (expected_tokens(alpha, k) / (k * c + 1), -k))
+        best = best_gamma(alpha, c, _int("max_gamma", max_gamma))
         bs = expected_tokens(alpha, best) / (best * c + 1)
         r.step("best γ = argmax_γ E(γ) / (γ·c + 1)", f"γ in 0 … {max_gamma}", best, "")
         r.breakdown.update(speedup=s, best_gamma=best, best_speedup=bs)

@@ -29,6 +29,10 @@ read by :mod:`solver.counting.config_json.t5_vit`; here they are refused in one 
 from __future__ import annotations
 
 import json
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -159,21 +163,24 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     if reader is None:
         known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS]))
         raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
-    used: set[str] = {"model_type"}  # it chose the reader
+    used: dict[str, None] = {"model_type": None}  # the keys read, in order (model_type chose the reader)
     refused: list[str] = []
 
     def get(key: str, default: Any = None) -> Any:
-        used.add(key)
+        used[key] = None
         value = check_type(key, raw.get(key), where)
         return default if value is None else value
 
-    fields, notes = reader(raw, get, refused)
-    freq = get("moe_layer_freq")
+    with bad_values(raw, used, where):
+        fields, notes = reader(raw, get, refused)
+        freq = get("moe_layer_freq")
     if freq not in (None, 1):  # every moe_layer_freq-th layer an MoE layer: only 1 (all) is modelled
         refused.append(f"moe_layer_freq={freq} (MoE layers only every {freq}th layer are not modelled; 1 is)")
-    settle_keys(raw, used, refused, notes, where)
+    refuse_non_finite(raw, used, where)
+    settle_keys(raw, set(used), refused, notes, where)
     try:
-        return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
+        with bad_values(raw, used, where):
+            return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
         raise SolverInputError(f"{where} ({kind}): {_key_of(e.param)}: {e.args[0]}", param="config") from None
 
@@ -194,14 +201,106 @@ def _key_of(param: str | None) -> str:
     return f"{key} (ModelConfig.{param})" if key else param
 
 
+#: The largest config.json read (a real one is a few KiB; with a long ``id2label`` a few hundred).
+CONFIG_MAX_BYTES = 4 * 2**20
+
+
+def read_config_bytes(path: str | Path, limit: int = CONFIG_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them: a device (a link to
+    ``/dev/zero``), a FIFO or a larger file is refused in one line before it is read."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise SolverInputError(f"cannot read {path}: {e.strerror or e}", param="config") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SolverInputError(f"cannot read {path}: not a regular file", param="config")
+        if st.st_size > limit:
+            raise SolverInputError(f"cannot read {path}: {st.st_size:,} bytes, more than the {limit // 2**20} MiB "
+                                   "a config.json may hold", param="config")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit and (more := os.read(fd, limit + 1 - len(data))):
+            data += more
+        if len(data) > limit:
+            raise SolverInputError(f"cannot read {path}: it grew past {limit // 2**20} MiB", param="config")
+        return data
+    except OSError as e:
+        raise SolverInputError(f"cannot read {path}: {e.strerror or e}", param="config") from None
+    finally:
+        os.close(fd)
+
+
+#: Keys whose value is text, a list or an object in real config.json files; any other key read
+#: holding one of those is a suspect when the reader fails.
+_STRUCTURED = frozenset({
+    "_name_or_path", "activation_function", "hidden_act", "hidden_activation", "position_embedding_type",
+    "model_type", "dense_act_fn", "feed_forward_proj", "torch_dtype", "dtype", "topk_method", "scoring_func",
+    "architectures", "layer_types", "rope_scaling", "rope_parameters", "id2label", "label2id",
+    "transformers_version", "problem_type", "summary_type", "summary_activation"})
+
+
+def _suspects(raw: dict[str, Any], keys: Any) -> list[str]:
+    """The keys among ``keys`` holding what no count can use: NaN, ±inf, an integer beyond 2^62,
+    or text, a list or an object where real files hold a number or a boolean."""
+    out = []
+    for key in keys:
+        value = raw.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append(key)
+        elif isinstance(value, str | list | dict) and key not in _STRUCTURED:
+            out.append(key)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**62:
+            out.append(key)
+    return out
+
+
+def refuse_non_finite(raw: dict[str, Any], used: dict[str, None], where: str) -> None:
+    """One line naming the keys read whose value is NaN or infinite (JSON has neither; Python's
+    reader takes ``NaN``/``Infinity``), or a decimal number beyond 2**53 (no count is exact there)."""
+    bad = [f"{k}={raw[k]!r}" for k in used if isinstance(raw.get(k), float) and not math.isfinite(raw[k])]
+    if bad:
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {', '.join(bad)}: not a finite number",
+                               param="config")
+    huge = [f"{k}={raw[k]!r}" for k in used if isinstance(raw.get(k), float) and abs(raw[k]) > 2.0**53]
+    if huge:
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {', '.join(huge)}: a decimal number beyond "
+                               "2**53 (write a whole number, if one is meant)", param="config")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@contextmanager
+def bad_values(raw: dict[str, Any], used: dict[str, None], where: str) -> Iterator[None]:
+    """Turn a value the reader cannot use (text where a number goes, NaN, a list, a number too
+    large) into one line naming the key: the keys read that hold such values, else the last
+    key read (the reader fails right after reading the value it cannot use)."""
+    try:
+        yield
+    except SolverInputError:
+        raise
+    except (TypeError, ValueError, OverflowError, ArithmeticError, AssertionError) as e:
+        keys = _suspects(raw, used) or list(used)[-1:]
+        named = ", ".join(f"{k}={_shown(raw.get(k))}" for k in keys) or "a value"
+        raise SolverInputError(f"{where} ({raw.get('model_type')}): {named}: not a usable value "
+                               f"({str(e)[:100] or type(e).__name__})", param="config") from None
+
+
 def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """``(raw dict, where)`` of a config.json path (read from disk) or a dict."""
+    """``(raw dict, where)`` of a config.json path (read from disk, at most
+    :data:`CONFIG_MAX_BYTES`) or a dict."""
     if isinstance(source, dict):
         return dict(source), "config"
+    data = read_config_bytes(source)
     try:
-        raw = json.loads(Path(source).read_text())
-    except (OSError, ValueError) as e:
-        raise SolverInputError(f"cannot read {source}: {e}", param="config") from None
+        raw = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise SolverInputError(f"cannot read {source}: {str(e)[:160]}", param="config") from None
     if not isinstance(raw, dict):
         raise SolverInputError(f"cannot read {source}: not a JSON object", param="config")
     return raw, str(source)

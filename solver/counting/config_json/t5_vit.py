@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from solver.counting.config_json import load_hf_json, settle_keys
+from solver.counting.config_json import bad_values, load_hf_json, refuse_non_finite, settle_keys
 from solver.counting.t5 import T5Config
 from solver.counting.vit import ViTConfig
 from solver.errors import SolverInputError
@@ -57,20 +57,20 @@ def read_hf_own_config(source: str | Path | dict[str, Any]) -> tuple[T5Config | 
     kind = raw.get("model_type")
     if kind not in OWN_MODEL_TYPES:
         raise SolverInputError(f"{where}: model_type {kind!r} is not T5 or ViT", param="config")
-    used: set[str] = {"model_type"}
+    used: dict[str, None] = {"model_type": None}  # the keys read, in order
     refused: list[str] = []
 
     def get(key: str, default: Any = None) -> Any:
-        used.add(key)
+        used[key] = None
         return raw.get(key, default)
 
     reader, neutral = (_t5, T5_NEUTRAL) if kind == "t5" else (_vit, VIT_NEUTRAL)
-    fields, notes = reader(get, refused)
-    settle_keys(raw, used, refused, notes, where, neutral)
-    try:
+    with bad_values(raw, used, where):
+        fields, notes = reader(get, refused)
+    refuse_non_finite(raw, used, where)
+    settle_keys(raw, set(used), refused, notes, where, neutral)
+    with bad_values(raw, used, where):
         return (T5Config if kind == "t5" else ViTConfig)(**fields), notes
-    except TypeError as e:
-        raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
 
 
 def _req(get, key: str) -> Any:

@@ -166,19 +166,18 @@ def test_a_full_disk_writes_neither_file_and_leaves_no_temporary_file(tmp_path, 
     """``--answers separate`` writes two files: when the second cannot be written (a full disk),
     neither is written and no ``.tmp`` file is left behind; the error is one line."""
     import errno
-    from pathlib import Path
+    import os
 
-    real = Path.write_bytes
+    real = os.fsync
     calls = {"n": 0}
 
-    def write_bytes(self, data):
+    def fsync(fd):
         calls["n"] += 1
-        if calls["n"] == 2:
-            real(self, data[: len(data) // 2])  # half written, then the disk is full
+        if calls["n"] == 2:  # the second file written, then the disk is full
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(self, data)
+        return real(fd)
 
-    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    monkeypatch.setattr(os, "fsync", fsync)
     r = CliRunner().invoke(cli, ["sheet", "-n", "2", "--answers", "separate", "-o", str(tmp_path / "s.md")])
     assert r.exit_code == 2 and calls["n"] == 2
     assert "No space left on device" in r.output and "nothing was written" in r.output

@@ -1,0 +1,145 @@
+"""Work without a bound, refused or stopped (issue 28): ``measure`` estimates its time and refuses
+what would pass its budget; the memory guard respects a cgroup limit and ``ulimit -v``;
+``models verify`` refuses sizes torch cannot describe even on the meta device; a bad
+``--config`` value is one line naming the key. Through the real command line, with the time
+each refusal took."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from drills.output import InputError
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def qkv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "drills", *args], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=cwd)
+
+
+def _one_line(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    [line] = out.stderr.splitlines()
+    assert line.startswith("qkv: error: ") and "internal error" not in line
+    return line
+
+
+def test_measure_refuses_repeats_that_would_pass_its_budget():
+    """One run of the default matmul, timed, then refused: 10,003 of them would pass 60 s."""
+    t0 = time.monotonic()
+    line = _one_line(qkv("measure", "matmul", "--repeats", "10000", "--peak-flops", "1e9", "--bandwidth", "1e9"))
+    assert "more than the 60 s a measurement may take; lower --repeats or the sizes" in line
+    assert time.monotonic() - t0 < 40
+
+
+@pytest.mark.slow
+def test_measure_refuses_a_huge_batch_before_its_runs():
+    """-B 400000 (the trial ran past two minutes): refused from the peak measured here before any
+    run, or (a machine fast enough that 2 × its measured peak allows it) after the first run."""
+    t0 = time.monotonic()
+    line = _one_line(qkv("measure", "matmul", "-B", "400000", "--repeats", "10"))
+    assert "one run takes " in line and "more than the 60 s a measurement may take" in line
+    assert time.monotonic() - t0 < 90
+
+
+def test_the_advance_estimate_uses_the_measured_peak_or_a_ceiling_no_device_passes():
+    from drills.cli import hw
+
+    flops = 2 * 400_000 * 1024 * 1024  # -B 400000 at the default sizes: 8.4e11
+    measured = {"peak_origin": "measured: 1024×1024 @ 1024×1024 matmul", "peak_flops": 1e10}
+    with pytest.raises(InputError, match="one run takes at least 41.9 s"):
+        hw.check_time(flops, measured, 13)  # at 2 × 1e10 FLOP/s: 41.9 s a run
+    hw.check_time(flops, dict(measured, peak_flops=1e12), 13)  # at 2e12: 0.4 s a run, 5.5 s in all
+    given = {"peak_origin": "given", "peak_flops": 1.0}  # a figure to compare with: no bound on speed
+    hw.check_time(flops, given, 13)  # at 1 PFLOP/s
+    with pytest.raises(InputError, match="one run takes at least 100 s"):
+        hw.check_time(1e17, given, 1)
+
+
+def test_time_op_refuses_after_one_slow_run_and_stops_at_twice_the_budget(monkeypatch):
+    from drills.cli import hw
+
+    calls = []
+    with pytest.raises(InputError, match="one run takes about"):
+        hw.time_op(lambda: (calls.append(1), time.sleep(0.02)), "cpu", warmup=0, repeats=10_000)
+    assert len(calls) == 1  # refused after the first run, not after 10,000
+    monkeypatch.setattr(hw, "MEASURE_BUDGET_S", 0.05)
+    runs = []
+
+    def slower():  # the first run fast (the estimate passes), then a busy machine
+        runs.append(1)
+        if len(runs) > 1:
+            time.sleep(0.03)
+
+    result = hw.time_op(slower, "cpu", warmup=0, repeats=1000)
+    assert 2 <= result["repeats"] < 20  # stopped once 2 × 0.05 s had passed, the runs done kept
+
+
+def test_memory_guard_respects_a_cgroup_limit(tmp_path, monkeypatch):
+    from solver.models import guard
+
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    v2 = [ln for ln in lines if ln.startswith("0::")]
+    if not v2:
+        pytest.skip("no cgroup v2 line for this process")
+    folder = tmp_path.joinpath(*[p for p in v2[0].split(":", 2)[2].strip("/").split("/") if p])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "memory.max").write_text(str(3 * 2**30) + "\n")
+    (folder / "memory.current").write_text(str(2**30) + "\n")
+    assert guard._cgroup_free(str(tmp_path)) == 2 * 2**30
+    (folder / "memory.max").write_text("max\n")
+    assert guard._cgroup_free(str(tmp_path)) is None
+
+
+def test_memory_guard_respects_ulimit_v():
+    code = ("import resource; soft = 3 * 2**30; resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY));"
+            "from solver.models.guard import available_bytes; print(available_bytes('cpu'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.returncode == 0, out.stderr
+    assert 0 < int(out.stdout) < 3 * 2**30
+
+
+def test_measure_under_ulimit_v_is_refused_in_one_line():
+    """``-B`` sized to fit MemAvailable but not the address space ``ulimit -v`` leaves."""
+    code = ("import resource, sys, runpy; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY));"
+            "sys.argv = ['qkv', 'measure', 'matmul', '-B', '300000', '-D', '2048', '-F', '1', '--peak-flops', '1e15',"
+            " '--bandwidth', '1e12']; runpy.run_module('drills', run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    line = _one_line(out)
+    assert "refusing to run" in line and "free; use smaller sizes" in line
+
+
+def test_verify_on_meta_refuses_sizes_torch_cannot_describe():
+    t0 = time.monotonic()
+    line = _one_line(qkv("models", "verify", "llama2-7b", "--device", "meta", "--batch", "1000000000",
+                         "--seq", "1000000000000"))
+    assert "beyond what torch can describe even on the meta device" in line
+    assert time.monotonic() - t0 < 60
+
+
+BASE = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100, "max_position_embeddings": 32,
+        "rms_norm_eps": 1e-6}
+
+
+@pytest.mark.parametrize("key, value", [
+    ("rms_norm_eps", "x"), ("rms_norm_eps", [1]), ("head_dim", "16"), ("num_key_value_heads", {"a": 1}),
+    ("hidden_size", float("inf")), ("intermediate_size", 1e300),
+])
+def test_a_bad_config_value_is_one_line_naming_the_key(tmp_path, key, value):
+    """Text, a list, an object, infinity or a decimal beyond 2**53 where a count goes: one line that
+    names the key (the reader's typed check, issue 20) and shows the value."""
+    (tmp_path / "config.json").write_text(json.dumps({**BASE, key: value}))
+    line = _one_line(qkv("solve", "params", "--config", "config.json", cwd=tmp_path))
+    assert line.startswith("qkv: error: --config:") and f" {key} " in line, line

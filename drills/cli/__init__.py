@@ -54,6 +54,8 @@ SOLVE_COMMANDS = {
     "cross-entropy": ("drills.cli.solve_loss_quant:cross_entropy", "Cross-entropy of logits for a target (nats, bits)."),
     "sampling": ("drills.cli.solve_loss_quant:sampling", "The top-k / top-p (nucleus) set with a temperature."),
     "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
+    "flash-attention": ("drills.cli.solve_attention_systems:flash_attention", "FlashAttention block sizes and HBM traffic vs standard attention."),
+    "online-softmax": ("drills.cli.solve_attention_systems:online_softmax", "Online softmax block by block (running max, sum, rescaled output)."),
 }
 
 COMMANDS = {

@@ -1,0 +1,66 @@
+"""``qkv solve flash-attention|online-softmax`` (issue 24) through click's CliRunner; each figure
+derived a second way in the test."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from click.testing import CliRunner
+
+from drills.cli import cli
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["solve", *args], catch_exceptions=False)
+
+
+def as_json(*args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_flash_attention_blocks_from_sram_bytes():
+    """100 KiB of bf16 = 51,200 elements; d = 64: B_c = 200, B_r = 64."""
+    out = as_json("flash-attention", "-N", "1k", "-d", "64", "--sram-bytes", "100KiB")
+    assert out["breakdown"]["block_cols"] == math.ceil(51_200 / 256) and out["breakdown"]["block_rows"] == 64
+    n, d, tc = 1024, 64, 6
+    assert out["answer"] == 2 * n * d + tc * (2 * n * d + 2 * n) + (tc + 1) * (n * d + 2 * n)
+    assert out["unit"] == "elements" and "sram" in out["convention"]
+
+
+def test_flash_attention_bytes_and_version_2():
+    """FlashAttention-2 with given blocks 128/64: reads Nd + T_r·2Nd, writes Nd + N, in fp16 bytes."""
+    out = as_json("flash-attention", "-N", "4096", "-d", "128", "--br", "128", "--bc", "64", "--version", "2",
+                  "--unit", "bytes", "--dtype", "fp16")
+    n, d = 4096, 128
+    assert out["answer"] == 2 * (n * d + (n // 128) * 2 * n * d + n * d + n)
+    assert "FlashAttention-2" in out["convention"]["flash"]
+
+
+def test_flash_attention_explain_and_errors():
+    text = run("flash-attention", "-N", "512", "-d", "64", "-M", "32768", "--explain").output
+    assert "B_c = ⌈M/4d⌉" in text and "recomputes" in text
+    bad = run("flash-attention", "-N", "512", "-d", "64")
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+    both = run("flash-attention", "-N", "512", "-d", "64", "-M", "100", "--sram-bytes", "1KB")
+    assert both.exit_code == 2
+
+
+def test_online_softmax_matches_full_softmax():
+    out = as_json("online-softmax", "--block", "1 2", "--block", "3 0", "--values", "1 0; 0 1; 1 1; 2 2")
+    x = [1, 2, 3, 0]
+    z = sum(math.exp(t) for t in x)
+    assert all(math.isclose(a, math.exp(t) / z, rel_tol=1e-12) for a, t in zip(out["answer"], x, strict=True))
+    w = [math.exp(t) / z for t in x]
+    assert math.isclose(out["breakdown"]["output"][0], w[0] + w[2] + 2 * w[3], rel_tol=1e-12)
+    assert out["breakdown"]["final_max"] == 3
+
+
+def test_online_softmax_exact():
+    out = as_json("online-softmax", "--block", "1/2 0", "--block", "1", "--exact")
+    assert out["breakdown"]["equal_to_full_softmax"] is True
+    assert "exp" in out["answer"][2] or "E" in out["answer"][2]
+    bad = run("online-softmax", "--block", "1 x")
+    assert bad.exit_code == 2

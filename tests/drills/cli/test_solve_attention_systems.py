@@ -64,3 +64,20 @@ def test_online_softmax_exact():
     assert "exp" in out["answer"][2] or "E" in out["answer"][2]
     bad = run("online-softmax", "--block", "1 x")
     assert bad.exit_code == 2
+
+
+def test_paged_kv_from_a_preset():
+    """Llama 2 7B: X = 2·32·32·128·2 = 524,288 bytes per token."""
+    out = as_json("paged-kv", "--lengths", "1000 17", "--preset", "llama2-7b", "-b", "16")
+    assert out["answer"] == math.ceil(1000 / 16) + math.ceil(17 / 16)
+    assert out["breakdown"]["kv_bytes"] == 1017 * 2 * 32 * 32 * 128 * 2
+    assert run("paged-kv", "--lengths", "10 x", "-X", "100").exit_code == 2
+    assert run("paged-kv", "--lengths", "10").exit_code == 2
+
+
+def test_batching_and_disaggregation():
+    out = as_json("batching", "--outputs", "1 10 3 5", "-B", "2", "--step-time", "1")
+    assert out["answer"] == 19 / 10 and out["breakdown"]["static_throughput"] == 19 / 15
+    d = as_json("disaggregation", "-P", "4k", "-X", "524288", "--link-bandwidth", "50GB/s")
+    assert d["breakdown"]["kv_bytes"] == 4096 * 524_288 and math.isclose(d["answer"], 4096 * 524_288 / 50e9)
+    assert run("disaggregation", "-P", "4k", "-X", "524288").exit_code == 2

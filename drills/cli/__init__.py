@@ -59,6 +59,9 @@ SOLVE_COMMANDS = {
     "paged-kv": ("drills.cli.solve_serving_systems:paged_kv", "PagedAttention KV blocks, fragmentation, sequences that fit."),
     "batching": ("drills.cli.solve_serving_systems:batching", "Static vs continuous batching: throughput and latency."),
     "disaggregation": ("drills.cli.solve_serving_systems:disaggregation", "KV cache a prefill hands to decode, time over a link."),
+    "moe-all-to-all": ("drills.cli.solve_moe_systems:moe_all_to_all", "Expert-parallel all-to-all bytes and time of a MoE layer."),
+    "expert-capacity": ("drills.cli.solve_moe_systems:expert_capacity", "Expert capacity and the tokens dropped for a routing."),
+    "router-loss": ("drills.cli.solve_moe_systems:router_loss", "Switch load-balancing loss and router z-loss by hand."),
 }
 
 COMMANDS = {

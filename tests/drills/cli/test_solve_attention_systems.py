@@ -81,3 +81,14 @@ def test_batching_and_disaggregation():
     d = as_json("disaggregation", "-P", "4k", "-X", "524288", "--link-bandwidth", "50GB/s")
     assert d["breakdown"]["kv_bytes"] == 4096 * 524_288 and math.isclose(d["answer"], 4096 * 524_288 / 50e9)
     assert run("disaggregation", "-P", "4k", "-X", "524288").exit_code == 2
+
+
+def test_moe_commands():
+    out = as_json("moe-all-to-all", "-T", "4096", "-d", "4096", "-k", "2", "--ep", "8")
+    assert out["answer"] == 2 * 4096 * 2 * 7 // 8 * 4096 * 2
+    assert run("moe-all-to-all", "-T", "8", "-d", "8", "--ep", "3", "-E", "8").exit_code == 2
+    cap = as_json("expert-capacity", "-T", "12", "-E", "4", "--cf", "1.25", "--routed", "6 2 3 1")
+    assert cap["breakdown"]["capacity"] == 3 and cap["answer"] == 3
+    loss = as_json("router-loss", "--logits", "0 0; 0 0")
+    assert math.isclose(loss["answer"], 2 * (1 * 1 / 2 + 0 * 1 / 2), rel_tol=1e-12)  # E·Σf·P: both to expert 1
+    assert math.isclose(loss["breakdown"]["z_loss"], math.log(2) ** 2, rel_tol=1e-12)

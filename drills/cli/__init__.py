@@ -56,6 +56,7 @@ SOLVE_COMMANDS = {
     "quant": ("drills.cli.solve_loss_quant:quant", "Bytes of quantised weights with their scales (ggml, GPTQ, NF4)."),
     "flash-attention": ("drills.cli.solve_attention_systems:flash_attention", "FlashAttention block sizes and HBM traffic vs standard attention."),
     "online-softmax": ("drills.cli.solve_attention_systems:online_softmax", "Online softmax block by block (running max, sum, rescaled output)."),
+    "mla-decode": ("drills.cli.solve_attention_systems:mla_decode", "MLA decode FLOPs and bytes, absorbed vs naive."),
     "paged-kv": ("drills.cli.solve_serving_systems:paged_kv", "PagedAttention KV blocks, fragmentation, sequences that fit."),
     "batching": ("drills.cli.solve_serving_systems:batching", "Static vs continuous batching: throughput and latency."),
     "disaggregation": ("drills.cli.solve_serving_systems:disaggregation", "KV cache a prefill hands to decode, time over a link."),

@@ -1,5 +1,5 @@
-"""``qkv solve flash-attention|online-softmax`` (issue 24): FlashAttention's tiling and the online
-softmax by hand.
+"""``qkv solve flash-attention|online-softmax|mla-decode`` (issue 24): FlashAttention's tiling, the
+online softmax by hand, latent attention's decode step in two orders.
 
 The formulas live in ``solver.systems.flash_attention`` and ``solver.kernels.online_softmax``;
 this module wires flags to them and prints as every solve command does (``--json``, ``--explain``).
@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from drills.cli.help_groups import solve_command
-from drills.cli.numbers import BYTES, INT, SIZE
+from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.numbers import BYTES, INT, SIZE, Int
 from drills.cli.solve_hardware import output_options, show
 from drills.cli.solve_relative import solver_call
 from drills.output import InputError
@@ -92,3 +93,48 @@ def online_softmax(blocks, values, exact, as_json, explain):
         r.breakdown = _plain(r.breakdown)
         r.steps = [type(s)(s.formula, s.substitution, _plain(s.value), s.unit) for s in r.steps]
     show(r, as_json, explain, answer_label="softmax weights of the whole row, in order", unit_text="")
+
+
+@solve_command("mla-decode")
+@click.option("--context", "-S", "context", type=SIZE, required=True, help="Cached tokens attended (32k = 32768).")
+@click.option("--d-model", "--hidden", "d_model", type=SIZE, default=None, help="Model width d.")
+@click.option("--n-heads", "--heads", "n_heads", type=INT, default=None, help="Heads h.")
+@click.option("--kv-lora-rank", "--d-c", "kv_rank", type=INT, default=None, help="Latent width d_c.")
+@click.option("--rope-dim", "--d-r", "rope_dim", type=INT, default=None, help="Rotary key width d_R (shared).")
+@click.option("--nope-dim", "--d-head", "nope_dim", type=INT, default=None, help="Per-head non-rotary q/k size d_h.")
+@click.option("--v-dim", "v_dim", type=INT, default=None, help="Value head size d_v (default d_h).")
+@click.option("--q-lora-rank", "q_rank", type=Int(0), default=None, help="Query latent width (0: none).")
+@click.option("--batch", "-B", "batch", type=INT, default=1, show_default=True)
+@click.option("--layers", "n_layers", type=INT, default=None, help="Layers (default 1, or the preset's).")
+@click.option("--dtype", default="bf16", show_default=True)
+@click.option("--order", type=click.Choice(["absorbed", "naive"]), default="absorbed", show_default=True,
+              help="Which order's FLOPs is the answer (both are in the breakdown).")
+@preset_options
+@output_options
+def mla_decode(context, d_model, n_heads, kv_rank, rope_dim, nope_dim, v_dim, q_rank, batch, n_layers, dtype, order,
+               as_json, explain, **kw):
+    """MLA decode step (DeepSeek-V2): FLOPs and bytes with W_UK/W_UV absorbed against the naive order."""
+    from solver.counting.mla_decode import mla_decode as md
+
+    cfg = preset_config(kw)
+    if cfg is not None and not cfg.is_mla:
+        raise InputError(f"{cfg.name} has no latent attention (kv_lora_rank = 0)", "--preset")
+    vals = {"d_model": d_model, "n_heads": n_heads, "kv_rank": kv_rank, "rope_dim": rope_dim, "nope_dim": nope_dim,
+            "v_dim": v_dim, "q_rank": q_rank, "n_layers": n_layers}
+    if cfg is not None:
+        from_cfg = {"d_model": cfg.d_model, "n_heads": cfg.n_heads, "kv_rank": cfg.kv_lora_rank,
+                    "rope_dim": cfg.qk_rope_head_dim, "nope_dim": cfg.head_dim, "v_dim": cfg.value_head_dim,
+                    "q_rank": cfg.q_lora_rank, "n_layers": cfg.decoder_layers or cfg.n_layers}
+        vals = {k: (v if v is not None else from_cfg[k]) for k, v in vals.items()}
+    vals["v_dim"] = vals["v_dim"] if vals["v_dim"] is not None else vals["nope_dim"]
+    vals["q_rank"] = vals["q_rank"] or 0
+    vals["n_layers"] = vals["n_layers"] or 1
+    flags = {"d_model": "--d-model", "n_heads": "--n-heads", "kv_rank": "--kv-lora-rank", "rope_dim": "--rope-dim",
+             "nope_dim": "--nope-dim"}
+    missing = [f for k, f in flags.items() if vals[k] is None]
+    if missing:
+        raise InputError(f"needed: {', '.join(missing)} (or --preset deepseek-v2-lite)", missing[0])
+    r = solver_call(md, vals["d_model"], vals["n_heads"], vals["kv_rank"], vals["rope_dim"], vals["nope_dim"],
+                    vals["v_dim"], context, q_rank=vals["q_rank"], batch=batch, n_layers=vals["n_layers"],
+                    dtype=dtype, order=order)
+    show(r, as_json, explain, answer_label=f"FLOPs of one decode step, {order} order")

@@ -92,3 +92,16 @@ def test_moe_commands():
     loss = as_json("router-loss", "--logits", "0 0; 0 0")
     assert math.isclose(loss["answer"], 2 * (1 * 1 / 2 + 0 * 1 / 2), rel_tol=1e-12)  # E·Σf·P: both to expert 1
     assert math.isclose(loss["breakdown"]["z_loss"], math.log(2) ** 2, rel_tol=1e-12)
+
+
+def test_mla_decode_from_the_preset_and_flags():
+    """DeepSeek-V2-Lite (27 layers): the absorbed answer is 27 × the per-layer count written out here."""
+    S = 4096
+    out = as_json("mla-decode", "--preset", "deepseek-v2-lite", "-S", "4k")
+    shared = 2 * 2048 * 16 * 192 + 2 * 2048 * 576 + 2 * 16 * 128 * 2048
+    absorbed = 2 * 16 * 128 * 512 + 2 * S * 16 * (2 * 512 + 64) + 2 * 16 * 512 * 128
+    assert out["answer"] == 27 * (shared + absorbed)
+    flags = as_json("mla-decode", "-S", "4k", "--d-model", "2048", "--heads", "16", "--d-c", "512", "--d-r", "64",
+                    "--d-head", "128", "--layers", "27", "--order", "naive")
+    assert flags["answer"] == out["breakdown"]["naive_flops"]
+    assert run("mla-decode", "-S", "10", "--preset", "llama2-7b").exit_code == 2

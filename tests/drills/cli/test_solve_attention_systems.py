@@ -105,3 +105,19 @@ def test_mla_decode_from_the_preset_and_flags():
                     "--d-head", "128", "--layers", "27", "--order", "naive")
     assert flags["answer"] == out["breakdown"]["naive_flops"]
     assert run("mla-decode", "-S", "10", "--preset", "llama2-7b").exit_code == 2
+
+
+def test_long_context_commands():
+    out = as_json("rope-scaling", "-d", "4", "--method", "ntk", "-s", "4")
+    assert math.isclose(out["breakdown"]["new_base"], 10_000 * 4 ** 2)
+    assert math.isclose(out["answer"][1], 2 * math.pi * 400)
+    assert run("rope-scaling", "-d", "5").exit_code == 2
+    ring = as_json("ring-attention", "-N", "1M", "-P", "8", "--preset", "llama2-7b")
+    assert ring["answer"] == 2 * (2**20 // 8) * 32 * 128 * 2
+    uly = as_json("ulysses", "-N", "32k", "-P", "8", "--n-heads", "32", "--d-head", "128")
+    assert uly["answer"] == 7 * 4096 * 4 * 32 * 128 * 2 // 8
+    win = as_json("sliding-window", "--preset", "mistral-7b", "--convention", "span")
+    assert win["answer"] == 32 * 4096
+    cap = as_json("softcap", "--x", "60", "--gemma2", "attention")
+    assert math.isclose(cap["answer"][0], 50 * math.tanh(60 / 50))
+    assert run("softcap", "--x", "1").exit_code == 2

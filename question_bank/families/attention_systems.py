@@ -452,3 +452,179 @@ def rope_extension(d: Draw) -> Problem:
                  f"$\\theta_{{{i}}}' = (1 - {g:.6g}) \\cdot {sci(theta, 6)} + {g:.6g} \\cdot {sci(theta, 6)}/{s} = "
                  f"{sci(value / 1e3, 6)}$ = {value:.5f} × 10^-3."]
     return nat_problem(d, st, key, [], wrongs, given={"d": dh, "s": s, "L": L, "pair": i}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Online softmax
+# ---------------------------------------------------------------------------------------
+
+_SRC_OSM = "issue 24; Milakov & Gimelshein 2018 (online softmax); Dao et al. 2022 Algorithm 1 lines 9-12"
+
+
+@family("flash.online_softmax", topic="attention", title="Online softmax over two blocks (FlashAttention's inner loop)",
+        types=("nat",), tags=("flash-attention", "online-softmax", "softmax"), marks=2, source=_SRC_OSM)
+def online_softmax_two_blocks(d: Draw) -> Problem:
+    """m₂ = max(m₁, max x₂); ℓ₂ = e^(m₁ − m₂)·ℓ₁ + Σ e^(x₂ − m₂); o₂ = e^(m₁ − m₂)·o₁ + Σ e^(x₂ − m₂)·v; the
+    weights e^(x − m₂)/ℓ₂ and the output o₂/ℓ₂ are the full softmax's."""
+    from solver.kernels.online_softmax import online_softmax
+
+    # Levels (disjoint): easy, the running sum ℓ after the second block; medium, the final weight of one score;
+    # hard, the attention output (one value per key) after the two blocks.
+    for _ in range(300):
+        b1 = [d.rng.randint(-3, 2) for _ in range(2)]
+        b2 = [d.rng.randint(-2, 4) for _ in range(2)]
+        if max(b2) <= max(b1):
+            continue  # the second block must raise the maximum: the rescale is the point
+        vals = [[d.rng.randint(-4, 6)] for _ in range(4)] if d.level == 2 else None
+        r = online_softmax([b1, b2], vals)
+        j = d.rng.randint(0, 3)
+        value = (r.breakdown["final_sum"] if d.level == 0 else r.answer[j] if d.level == 1
+                 else r.breakdown["output"][0])
+        printed = b1 + b2 + ([v[0] for v in vals] if vals else [])
+        if safe_for_rounding(value, 3, 0.1) and abs(value) > 0.001 and round(value, 3) not in printed:
+            break
+    m1, m2 = max(b1), max(b1 + b2)
+    l1 = r.breakdown["blocks"][0]["l"]
+    new = sum(math.exp(x - m2) for x in b2)
+    st = Doc()
+    st.p(f"One query's scores arrive in two blocks, $x^{{(1)}} = ({b1[0]}, {b1[1]})$ then $x^{{(2)}} = ({b2[0]}, "
+         f"{b2[1]})$, and are softmaxed online as in FlashAttention: after each block the running maximum $m$ and "
+         "the running sum $\\ell = \\sum e^{x - m}$ are updated, the old sum (and partial output) rescaled by "
+         "$e^{m_{old} - m_{new}}$.")
+    if d.level == 0:
+        st.p("What is $\\ell$ after the second block? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("no_rescale", "added the new terms to the old sum without rescaling it",
+                        "The old sum was taken at the old maximum: multiply it by e^(m₁ − m₂).", l1 + new),
+                  Wrong("rescale_up", "rescaled by e^(m₂ − m₁)", "The maximum grew: old terms shrink, e^(m₁ − m₂) < 1.",
+                        math.exp(m2 - m1) * l1 + new),
+                  Wrong("block_max", "took each block's terms at its own maximum",
+                        "Every term must be at the same (final) maximum m₂.",
+                        l1 + sum(math.exp(x - max(b2)) for x in b2) if max(b2) != m2 else None)]
+        wrongs = [w for w in wrongs if w.value is not None]
+    elif d.level == 1:
+        st.p(f"At the end the weight of a score $x$ is $e^{{x - m}}/\\ell$. What is the weight of score number {j + 1} "
+             f"(the value {(b1 + b2)[j]})? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        x = (b1 + b2)[j]
+        wrongs = [Wrong("no_rescale", "divided by a sum whose first block was not rescaled",
+                        "ℓ₁ was taken at m₁: rescale it by e^(m₁ − m₂) before adding block 2.",
+                        math.exp(x - m2) / (l1 + new)),
+                  Wrong("block_weight", "normalised within the score's own block",
+                        "The weights are over the whole row: divide by the final ℓ.",
+                        math.exp(x - max(b1 if j < 2 else b2)) / sum(math.exp(y - max(b1 if j < 2 else b2))
+                                                                     for y in (b1 if j < 2 else b2)))]
+    else:
+        v = [row[0] for row in vals]
+        st.p(f"The keys' values are $v = ({', '.join(map(str, v))})$ (one number per key, in order). The partial output "
+             "$o = \\sum e^{x - m} v$ is kept unnormalised and divided by $\\ell$ at the end. What is the attention "
+             "output after the two blocks? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        o1 = sum(math.exp(x - m1) * vv for x, vv in zip(b1, v[:2], strict=True))
+        o_new = sum(math.exp(x - m2) * vv for x, vv in zip(b2, v[2:], strict=True))
+        l2 = r.breakdown["final_sum"]
+        wrongs = [Wrong("no_rescale_o", "did not rescale the partial output",
+                        "o₁ was taken at m₁ too: multiply it by e^(m₁ − m₂).", (o1 + o_new) / l2),
+                  Wrong("average_blocks", "averaged the two blocks' outputs",
+                        "Blocks are not equal in weight: combine them through m and ℓ.",
+                        (o1 / l1 + o_new / new) / 2)]
+    notes = [f"Block 1: $m_1 = {m1}$, $\\ell_1 = " + " + ".join(f"e^{{{x - m1}}}" for x in b1) + f" = {l1:.6f}$.",
+             f"Block 2: $m_2 = \\max({m1}, {max(b2)}) = {m2}$; rescale $e^{{{m1 - m2}}} = {math.exp(m1 - m2):.6f}$; "
+             f"$\\ell_2 = {math.exp(m1 - m2):.6f} \\times {l1:.6f} + " + " + ".join(f"e^{{{x - m2}}}" for x in b2)
+             + f" = {r.breakdown['final_sum']:.6f}$."]
+    if d.level >= 1:
+        notes.append("The same as the full softmax: every term is now $e^{x - m_2}$.")
+    if d.level == 1:
+        notes.append(f"Weight: $e^{{{(b1 + b2)[j]} - {m2}}} / {r.breakdown['final_sum']:.6f} = {value:.6f}$.")
+    if d.level == 2:
+        notes.append(f"$o_1 = {o1:.6f}$; $o_2 = e^{{{m1 - m2}}} \\cdot {o1:.6f} + {o_new:.6f} = "
+                     f"{math.exp(m1 - m2) * o1 + o_new:.6f}$; output $o_2/\\ell_2 = {value:.6f}$.")
+    return nat_problem(d, st, key, [], wrongs, given={"block1": b1, "block2": b2, "values": vals, "pick": j},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Ring attention
+# ---------------------------------------------------------------------------------------
+
+_SRC_RING = "issue 24; Liu et al. 2023 (Ring Attention with Blockwise Transformers)"
+
+
+@family("context.ring_attention", topic="parallelism", title="Ring attention: bytes per step and when they hide",
+        types=("nat",), tags=("ring-attention", "context-parallel", "long-context", "overlap"), marks=2,
+        source=_SRC_RING)
+def ring_overlap(d: Draw) -> Problem:
+    """Per step a device sends 2·c·h_kv·d_h·b bytes (its K and V block) while computing 4·c²·h·d_h FLOPs; the send
+    hides when c ≥ c* = F·h_kv·b/(2·h·β)."""
+    from solver.systems.context_parallel import ring_attention
+
+    # Levels (disjoint): easy, the bytes sent per step (MB); medium, one step's time with the send overlapped (ms);
+    # hard, the smallest chunk per device whose send hides (grouped K/V heads, tokens, rounded up).
+    for _ in range(300):
+        P = d.pick((2, 4, 8, 16, 32, 64))
+        c = d.pick((1024, 2048, 4096, 8192, 16384, 32768)) if d.level < 2 else 1024
+        h = d.pick((32, 64))
+        hk = h if d.level < 2 else d.pick((8, 4))
+        dh = d.pick((64, 128)) if d.level == 0 else 128
+        F = d.pick((300, 400, 600, 800, 989)) * 10**12
+        beta = d.pick((25, 50, 100, 200)) * 10**9
+        r = ring_attention(P * c, P, h, dh, kv_heads=hk, link_bandwidth=beta, peak_flops=F)
+        if d.level == 0:
+            value = float(r.answer) / 1e6
+        elif d.level == 1:
+            value = float(max(r.breakdown["compute_s"], r.breakdown["send_s"])) * 1e3
+        else:
+            value = math.ceil(r.breakdown["min_chunk_to_hide"])
+        if (d.level == 2 and value > 2 and value not in (P, h, hk, dh)) or (d.level < 2 and safe_for_rounding(value, 2, 0.1)):
+            break
+    N = P * c
+    st = Doc()
+    spread = (f"a sequence of $N = {N}$ tokens over $P = {P}$ devices ($c = N/P$ tokens each)" if d.level < 2 else
+              "a long sequence over devices, $c$ tokens each")
+    st.p(f"Ring attention spreads {spread}. Each "
+         f"layer has $h = {h}$ query heads and $h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, in bf16 (2 "
+         "bytes). At each step a device computes its query block's attention against the K/V block it holds "
+         "($4 c^2 h d_h$ FLOPs: $QK^T$ and $AV$, no mask) while it sends that K/V block to the next device.")
+    if d.level == 0:
+        st.p("How many bytes does a device send per step? Give MB ($10^6$ bytes), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="MB")
+        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2),
+                  Wrong("whole_sequence", "sent K/V of the whole sequence", "A device holds and sends its block of "
+                        "c = N/P tokens.", value * P),
+                  Wrong("query_heads", "used the query heads for K/V", "K/V have h_kv heads.", value * h / hk)
+                  if hk != h else None]
+        notes = [f"$c = {N}/{P} = {c}$; bytes $= 2 \\cdot c \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {c} \\times "
+                 f"{hk} \\times {dh} \\times 2 = {big(int(r.answer))}$ = {value:.4f} MB."]
+    elif d.level == 1:
+        st.p(f"Each device runs at $F = {F / 1e12:g}$ TFLOP/s and its link sends $\\beta = {beta / 1e9:g}$ GB/s. How long "
+             "does one ring step take when the send overlaps the compute? Give milliseconds, rounded off to two "
+             "decimal places.")
+        key = nat_key(value, 2, unit="ms")
+        tc, tm = float(r.breakdown["compute_s"]) * 1e3, float(r.breakdown["send_s"]) * 1e3
+        wrongs = [Wrong("no_overlap", "added compute and send", "They overlap: the step takes the longer of the two.",
+                      tc + tm),
+                  Wrong("send_only", "took the send time", "The compute is part of the step.", tm) if tm < tc else
+                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc)]
+        notes = [f"Compute: $4 \\times {c}^2 \\times {h} \\times {dh} / {F:.3g} = {tc:.5f}$ ms.",
+                 f"Send: $2 \\times {c} \\times {hk} \\times {dh} \\times 2 / {beta:.3g} = {tm:.5f}$ ms.",
+                 f"Step: the longer, {value:.5f} ms."]
+    else:
+        st.p(f"Each device runs at $F = {F / 1e12:g}$ TFLOP/s and its link sends $\\beta = {beta / 1e9:g}$ GB/s. What "
+             "is the smallest chunk $c$ (tokens per device) for which the send hides behind the compute? Give a whole "
+             "number of tokens.")
+        key = nat_key(value, 0, unit="tokens")
+        cstar = float(r.breakdown["min_chunk_to_hide"])
+        wrongs = [Wrong("query_heads", "used the query heads for K/V (as if no GQA)", "K/V have h_kv heads.",
+                        math.ceil(cstar * h / hk)),
+                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2)),
+                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar))
+                  if cstar != int(cstar) else None]
+        notes = ["Hide when $4 c^2 h d_h / F \\ge 2 c h_{kv} d_h b / \\beta$, i.e. $c \\ge F h_{kv} b / (2 h \\beta)$.",
+                 f"$c^* = {F:.3g} \\times {hk} \\times 2 / (2 \\times {h} \\times {beta:.3g}) = {cstar:.4f}$; rounded up: "
+                 f"{value}.",
+                 f"Check at $c = {value}$: compute $4 c^2 h d_h / F = {4 * value**2 * h * dh / F * 1e3:.5f}$ ms, send "
+                 f"$2 c h_{{kv}} d_h \\cdot 2 / \\beta = {4 * value * hk * dh / beta * 1e3:.5f}$ ms.",
+                 "With grouped K/V heads ($h_{kv} < h$) the block sent is smaller, so shorter chunks already hide."]
+    given = {"N": N, "P": P} if d.level < 2 else {}
+    return nat_problem(d, st, key, [], wrongs, given={**given, "h": h, "h_kv": hk, "d_h": dh, "F": F, "beta": beta},
+                       notes=notes)

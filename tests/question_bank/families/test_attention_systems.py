@@ -177,3 +177,42 @@ def test_rope_pinned():
     p = FAMILIES["rope.context_extension"].generate(0, "easy")
     g = p.given
     assert key(p) == pytest.approx(g["s"] * 2 * math.pi * 10000 ** (2 * g["pair"] / g["d"]))
+
+
+def test_online_softmax_keys_are_the_full_softmax():
+    """ℓ after block 2 is Σ e^(x − max); the weights and output are the full softmax's (NumPy here)."""
+    import numpy as np
+
+    for p in variants("flash.online_softmax"):
+        g = p.given
+        x = np.array(g["block1"] + g["block2"], dtype=float)
+        e = np.exp(x - x.max())
+        want = {"easy": e.sum(), "medium": e[g["pick"]] / e.sum()}.get(p.difficulty)
+        if p.difficulty == "hard":
+            want = float(e / e.sum() @ np.array([v[0] for v in g["values"]], dtype=float))
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_online_softmax_pinned():
+    """Seed 1, easy: blocks (1, −1) then (4, 0): m₂ = 4, ℓ₂ = e^-3(1 + e^-2) + 1 + e^-4 ≈ 1.0748."""
+    p = FAMILIES["flash.online_softmax"].generate(1, "easy")
+    assert (p.given["block1"], p.given["block2"]) == ([1, -1], [4, 0])
+    assert key(p) == pytest.approx(math.exp(-3) * (1 + math.exp(-2)) + 1 + math.exp(-4))
+
+
+def test_ring_keys():
+    """Send = 2·c·h_kv·d_h·2 bytes, compute = 4c²h·d_h FLOPs; the hard key is the least c whose compute ≥ send
+    (found by search here)."""
+    for p in variants("context.ring_attention"):
+        g = p.given
+        h, hk, dh, F, beta = g["h"], g["h_kv"], g["d_h"], g["F"], g["beta"]
+        if p.difficulty == "hard":
+            c = 1
+            while 4 * c * c * h * dh * beta < 4 * c * hk * dh * F:  # compute/F ≥ send/β, cross-multiplied
+                c += 1
+            assert key(p) == c, p.id
+            continue
+        c = g["N"] // g["P"]
+        send = 4 * c * hk * dh
+        want = send / 1e6 if p.difficulty == "easy" else max(4 * c * c * h * dh / F, send / beta) * 1e3
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id

@@ -11,7 +11,7 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.model_flags import preset_config, preset_options
-from drills.cli.numbers import BYTES, INT, SIZE, Real
+from drills.cli.numbers import BYTES, INT, SIZE, Int, Real
 from drills.cli.solve_hardware import output_options, show
 from drills.cli.solve_parallel import _link, link_options
 from drills.cli.solve_relative import solver_call
@@ -90,8 +90,8 @@ def batching(outputs, batch, t_step, t_prefill, policy, as_json, explain):
     from solver.systems.paged_serving import batching as bt
 
     outs = int_list(outputs, "--outputs", limit=10_000)
-    if sum(outs) > 10**7:
-        raise InputError("at most 10^7 tokens in all (the schedule is simulated iteration by iteration)", "--outputs")
+    if sum(outs) > 10**5:
+        raise InputError("at most 10^5 tokens in all (the schedule is simulated iteration by iteration)", "--outputs")
     r = solver_call(bt, outs, batch, t_step, t_prefill=t_prefill, policy=policy)
     show(r, as_json, explain, answer_label=f"throughput with {policy} batching")
 
@@ -101,7 +101,7 @@ def batching(outputs, batch, t_step, t_prefill, policy, as_json, explain):
 @click.option("--batch", "-B", "batch", type=INT, default=1, show_default=True, help="Prompts handed over.")
 @click.option("--kv-bytes-per-token", "-X", type=BYTES, default=None, help="KV bytes per token (or --preset).")
 @click.option("--dtype", default="bf16", show_default=True, help="KV dtype, with --preset.")
-@click.option("--layers", "n_layers", type=INT, default=None,
+@click.option("--layers", "n_layers", type=Int(1, 10**6), default=None,
               help="With --prefill-time: send layer by layer as the prefill goes (the exposed time).")
 @click.option("--prefill-time", type=Real(0, 10**6, min_open=True), default=None, help="Seconds of the prefill.")
 @preset_options

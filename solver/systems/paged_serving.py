@@ -231,10 +231,9 @@ def disaggregation(prompt: int, kv_bytes_per_token, link_bandwidth, *, batch: in
         L, tpf = _int("n_layers", n_layers), _pos("prefill_time", prefill_time)
         per_layer = r.step("per layer = bytes / L", f"{fmt(nbytes)}/{L}", nbytes / L, "bytes")
         send = per_layer / beta
-        # layer l's share is ready at l·t_p/L and the link sends one share at a time
-        finish = Fraction(0)
-        for layer in range(1, L + 1):
-            finish = max(finish, tpf * layer / L) + send
+        # layer l's share is ready at l·t_p/L and the link sends one share at a time: the last share ends at
+        # max over l of (l·t_p/L + (L − l + 1)·send), linear in l, so at l = 1 or l = L
+        finish = max(tpf / L + L * send, tpf + send)
         exposed = r.step("exposed = α + (end of the last share) − prefill time", "layer by layer, FIFO on the link",
                          alpha + finish - tpf, "s")
         r.breakdown.update({"per_layer_bytes": per_layer, "layerwise_exposed_s": exposed,

@@ -628,3 +628,87 @@ def ring_overlap(d: Draw) -> Problem:
     given = {"N": N, "P": P} if d.level < 2 else {}
     return nat_problem(d, st, key, [], wrongs, given={**given, "h": h, "h_kv": hk, "d_h": dh, "F": F, "beta": beta},
                        notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Static against continuous batching
+# ---------------------------------------------------------------------------------------
+
+_SRC_BATCH = "issue 24; Yu et al. 2022 (Orca: iteration-level scheduling); Kwon et al. 2023 (vLLM)"
+
+
+@family("serving.continuous_batching", topic="serving", title="Static against continuous batching",
+        types=("nat",), tags=("serving", "continuous-batching", "static-batching", "throughput"), marks=2,
+        source=_SRC_BATCH)
+def continuous_batching(d: Draw) -> Problem:
+    """Static: batches of B in order, each as long as its longest request; continuous: a freed slot takes the next
+    request at the next iteration. A request wanting o tokens holds a slot for o iterations."""
+    from solver.systems.paged_serving import batching
+
+    # Levels (disjoint): easy, the iterations static batching needs; medium, those continuous batching needs;
+    # hard, continuous batching's throughput over static's when each prefill stalls its iteration.
+    for _ in range(300):
+        B = d.pick((2, 3))
+        n = d.pick((5, 6, 7))
+        outs = [d.rng.randint(1, 12) for _ in range(n)]
+        tp = 0 if d.level < 2 else d.pick((1, 2, 3))
+        r = batching(outs, B, 1, t_prefill=tp)
+        static_it, cont_it = r.breakdown["static_iterations"], r.breakdown["iterations"]
+        value = static_it if d.level == 0 else cont_it if d.level == 1 else float(r.breakdown["continuous_speedup"])
+        if d.level < 2 and value not in outs and value not in (B, n) and static_it != cont_it:
+            break
+        if d.level == 2 and safe_for_rounding(value, 2, 0.1) and abs(value - 1) > 0.02:
+            break
+    st = Doc()
+    st.p(f"A server has $B = {B}$ slots. {n} requests wait at time 0, in this order, wanting "
+         + ", ".join(map(str, outs)) + " output tokens. Each iteration gives every running request one token (a "
+         "request's first iteration, its prefill, gives its first token), so a request wanting $o$ tokens holds a "
+         "slot for $o$ iterations.")
+    perfect = -(-sum(outs) // B)
+    if d.level == 0:
+        st.p("With static batching (the first B requests run together; the next batch starts only when all of them "
+             "have finished), how many iterations does it take to serve every request?")
+        key = nat_key(value, 0, unit="iterations")
+        mean_batches = sum(round(sum(outs[k:k + B]) / len(outs[k:k + B])) for k in range(0, n, B))
+        wrongs = [Wrong("mean_not_max", "took each batch's mean length", "A static batch lasts as long as its "
+                        "longest request.", mean_batches),
+                  Wrong("perfect_packing", "divided the tokens by the slots", "That is perfect packing, which static "
+                        "batching does not do.", perfect)]
+        notes = ["Batches: " + "; ".join(f"{outs[k:k + B]} → {max(outs[k:k + B])}" for k in range(0, n, B)) + ".",
+                 f"Total: {value} iterations."]
+    elif d.level == 1:
+        st.p("With continuous batching (a slot freed at the end of an iteration takes the next waiting request in "
+             "the following iteration), how many iterations does it take to serve every request?")
+        key = nat_key(value, 0, unit="iterations")
+        wrongs = [Wrong("perfect_packing", "divided the tokens by the slots", "Slots idle at the end, while the last "
+                        "requests finish.", perfect),
+                  Wrong("static", "batched statically", "Continuous batching refills a slot at once.", static_it)]
+        from solver.systems.paged_serving import schedule
+
+        start = {}
+        for it, (joined, _) in enumerate(schedule(outs, B, "continuous"), start=1):
+            for i in joined:
+                start[i] = it
+        notes = ["Fill slots as they free up: each request starts at the earliest free slot and holds it for its "
+                 "length.",
+                 "Requests (start–end iteration): " + "; ".join(f"{i + 1}: {start[i]}–{start[i] + o - 1}"
+                                                               for i, o in enumerate(outs)) + ".",
+                 f"The last request ends after iteration {value} (static batching: {static_it})."]
+    else:
+        st.p(f"An iteration takes 1 time unit plus {tp} unit(s) for each request whose prefill runs in it (the batch "
+             "waits for the prefills). Static batching starts the next batch only when all of the current one have "
+             "finished; continuous batching refills a freed slot at the next iteration. How many times higher is "
+             "continuous batching's throughput (tokens per unit time)? Round off to two decimal places.")
+        key = nat_key(value, 2, unit="times")
+        free = batching(outs, B, 1)
+        wrongs = [Wrong("no_prefill_cost", "ignored the prefill cost", "Both schedules pay one prefill per request, "
+                        "but it changes the times they are compared on.", float(free.breakdown["continuous_speedup"]))
+                  if abs(float(free.breakdown["continuous_speedup"]) - value) > 0.01 else None,
+                  Wrong("iterations_ratio", "compared iteration counts", "Iterations with prefills take longer.",
+                        static_it / cont_it)]
+        notes = [f"Static: {static_it} iterations + {n} prefills × {tp} = {float(r.breakdown['static_makespan_s']):g} "
+                 "units.",
+                 f"Continuous: {cont_it} iterations + {n} × {tp} = {float(r.breakdown['makespan_s']):g} units.",
+                 f"Same tokens ({sum(outs)}): ratio {float(r.breakdown['static_makespan_s']):g} / "
+                 f"{float(r.breakdown['makespan_s']):g} = {value:.4f}."]
+    return nat_problem(d, st, key, [], wrongs, given={"B": B, "outputs": outs, "t_prefill": tp}, notes=notes)

@@ -216,3 +216,34 @@ def test_ring_keys():
         send = 4 * c * hk * dh
         want = send / 1e6 if p.difficulty == "easy" else max(4 * c * c * h * dh / F, send / beta) * 1e3
         assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def slot_schedule(outs, B):
+    """Continuous batching as a min-heap of slot free times: request i starts when the earliest slot frees."""
+    import heapq
+
+    free = [0] * B
+    end = 0
+    for o in outs:
+        t = heapq.heappop(free)
+        heapq.heappush(free, t + o)
+        end = max(end, t + o)
+    return end
+
+
+def test_batching_keys():
+    for p in variants("serving.continuous_batching"):
+        g = p.given
+        outs, B, tp = g["outputs"], g["B"], g["t_prefill"]
+        static = sum(max(outs[k:k + B]) for k in range(0, len(outs), B))
+        cont = slot_schedule(outs, B)
+        want = {"easy": static, "medium": cont}.get(p.difficulty)
+        if p.difficulty == "hard":
+            want = (static + len(outs) * tp) / (cont + len(outs) * tp)
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_batching_pinned():
+    """Seed 2, easy: B = 3, outputs 7 4 10 | 12 1 2 | 11: static takes 10 + 12 + 11 = 33 iterations."""
+    p = FAMILIES["serving.continuous_batching"].generate(2, "easy")
+    assert p.given["outputs"] == [7, 4, 10, 12, 1, 2, 11] and key(p) == 33

@@ -712,3 +712,79 @@ def continuous_batching(d: Draw) -> Problem:
                  f"Same tokens ({sum(outs)}): ratio {float(r.breakdown['static_makespan_s']):g} / "
                  f"{float(r.breakdown['makespan_s']):g} = {value:.4f}."]
     return nat_problem(d, st, key, [], wrongs, given={"B": B, "outputs": outs, "t_prefill": tp}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Prefill/decode disaggregation
+# ---------------------------------------------------------------------------------------
+
+_SRC_DISAGG = "issue 24; DistServe (Zhong et al. 2024); Splitwise (Patel et al. 2024)"
+
+
+@family("serving.disaggregation", topic="serving", title="Prefill/decode disaggregation: the KV cache handed over",
+        types=("nat",), tags=("serving", "disaggregation", "kv-cache", "interconnect"), marks=2, source=_SRC_DISAGG)
+def disaggregation_handover(d: Draw) -> Problem:
+    """Bytes = P·2·L·h_kv·d_h·b; time = bytes/β; sent layer by layer as the prefill goes, the last share ends at
+    max(t_p/L + L·s, t_p + s) with s = bytes/(L·β), so only that minus t_p is exposed."""
+    from solver.systems.inference import kv_bytes_per_token
+    from solver.systems.paged_serving import disaggregation
+
+    # Levels (disjoint): easy, the KV bytes one prompt hands over (GB); medium, the time over the link (ms); hard,
+    # the time left exposed when each layer's K, V leave as soon as that layer's prefill is done (ms).
+    for _ in range(300):
+        L = d.pick((32, 40, 48, 80))
+        hk = d.pick((8, 16, 32))
+        dh = d.pick((64, 128))
+        P = d.pick((2048, 4096, 8192, 16384, 32768))
+        beta = d.pick((25, 50, 100, 200)) * 10**9
+        tpf = d.pick((0.1, 0.2, 0.5, 1.0))
+        X = kv_bytes_per_token(L, hk, dh, "bf16")
+        r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
+        value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
+                 else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        if safe_for_rounding(value, 2, 0.1) and value > 0.05:
+            break
+    nbytes = float(r.breakdown["kv_bytes"])
+    st = Doc()
+    st.p(f"A prefill machine processes a prompt of $P = {P}$ tokens for a model with $L = {L}$ layers, "
+         f"$h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, KV cache in bf16 (2 bytes), and hands the whole KV "
+         "cache to a decode machine.")
+    if d.level == 0:
+        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="GB")
+        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2),
+                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30),
+                  Wrong("one_layer", "counted one layer", "Every layer has its own K and V.", value / L)]
+        notes = [f"Per token: $2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {hk} \\times {dh} "
+                 f"\\times 2 = {big(int(X))}$ bytes.", f"Prompt: ${P} \\times {big(int(X))} = {big(int(nbytes))}$ bytes "
+                 f"= {value:.4f} GB."]
+    else:
+        st.p(f"The link between the machines carries $\\beta = {beta / 1e9:g}$ GB/s (no latency).")
+        tm = nbytes / beta * 1e3
+        if d.level == 1:
+            st.p("How long does the transfer take after the prefill? Give milliseconds, rounded off to two decimal "
+                 "places.")
+            key = nat_key(value, 2, unit="ms")
+            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8),
+                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2),
+                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
+            notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
+                     f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
+        else:
+            st.p(f"The prefill takes {tpf:g} s, spread evenly over the layers; each layer's K and V are sent as soon as "
+                 "that layer is done, one layer's share after another on the link. How long after the prefill ends "
+                 "does the last byte arrive? Give milliseconds, rounded off to two decimal places.")
+            key = nat_key(value, 2, unit="ms")
+            share = tm / L
+            wrongs = [Wrong("no_overlap", "sent everything after the prefill", "Layers leave while later layers are "
+                            "still being prefilled.", tm),
+                      Wrong("one_share_always", "took one layer's share as the exposed time",
+                            "When the link is slower than the prefill, the shares queue up.", share)
+                      if abs(share - value) > 0.01 else None]
+            notes = [f"Bytes: ${big(int(nbytes))}$; all at once: {tm:.5f} ms; one layer's share: $s = {share:.5f}$ ms.",
+                     f"Layer $l$ is ready at $l \\cdot {tpf * 1e3:g}/{L}$ ms; with the shares queued, the last ends at "
+                     f"$\\max(t_p/L + L s, t_p + s)$.",
+                     f"$= \\max({tpf * 1e3 / L:.5f} + {tm:.5f}, {tpf * 1e3:g} + {share:.5f})$ ms; minus "
+                     f"$t_p$: {value:.5f} ms."]
+    return nat_problem(d, st, key, [], wrongs, given={"P": P, "L": L, "h_kv": hk, "d_h": dh, "beta": beta,
+                                                      "t_prefill": tpf}, notes=notes)

@@ -247,3 +247,26 @@ def test_batching_pinned():
     """Seed 2, easy: B = 3, outputs 7 4 10 | 12 1 2 | 11: static takes 10 + 12 + 11 = 33 iterations."""
     p = FAMILIES["serving.continuous_batching"].generate(2, "easy")
     assert p.given["outputs"] == [7, 4, 10, 12, 1, 2, 11] and key(p) == 33
+
+
+def test_disaggregation_keys():
+    """Bytes from the shape; the hard key from a link that sends one layer's share after another."""
+    for p in variants("serving.disaggregation"):
+        g = p.given
+        nbytes = g["P"] * 2 * g["L"] * g["h_kv"] * g["d_h"] * 2
+        if p.difficulty == "easy":
+            want = nbytes / 1e9
+        elif p.difficulty == "medium":
+            want = nbytes / g["beta"] * 1e3
+        else:
+            share, free = nbytes / g["L"] / g["beta"], 0.0
+            for layer in range(1, g["L"] + 1):
+                free = max(free, g["t_prefill"] * layer / g["L"]) + share
+            want = (free - g["t_prefill"]) * 1e3
+        assert key(p) == pytest.approx(want, rel=1e-9), p.id
+
+
+def test_disaggregation_pinned():
+    """Seed 2, easy: 32,768 tokens × 2·48·16·64·2 = 196,608 bytes = 6,442,450,944 bytes → 6.44 GB."""
+    p = FAMILIES["serving.disaggregation"].generate(2, "easy")
+    assert key(p) == pytest.approx(6.442450944)

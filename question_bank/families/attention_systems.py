@@ -788,3 +788,61 @@ def disaggregation_handover(d: Draw) -> Problem:
                      f"$t_p$: {value:.5f} ms."]
     return nat_problem(d, st, key, [], wrongs, given={"P": P, "L": L, "h_kv": hk, "d_h": dh, "beta": beta,
                                                       "t_prefill": tpf}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Sliding-window stacks: receptive field, attention sinks
+# ---------------------------------------------------------------------------------------
+
+_SRC_WIN = "issue 24; Mistral 7B (Jiang et al. 2023) §2; StreamingLLM (Xiao et al. 2023)"
+
+
+@family("window.receptive_field", topic="attention", title="Receptive field of stacked sliding windows, with sinks",
+        types=("nat",), tags=("sliding-window", "receptive-field", "attention-sinks", "long-context"), marks=2,
+        source=_SRC_WIN)
+def window_receptive_field(d: Draw) -> Problem:
+    """Each windowed layer reaches W − 1 positions further back (the window counts the query itself), so after L
+    layers the field is L·(W − 1) positions (Mistral's 'k × W' counts L·W); s sink tokens stay visible to all."""
+    from solver.counting.window import window_stack
+
+    # Levels (disjoint): easy, the receptive field; medium, the earlier positions of a sequence that cannot
+    # influence its last token; hard, the same with attention sinks kept in every window.
+    for _ in range(300):
+        L = d.pick((2, 3, 4, 6, 8, 12, 16, 24, 32))
+        W = d.pick((128, 256, 512, 1000, 1024, 2048, 4096))
+        s = d.pick((1, 2, 4)) if d.level == 2 else 0
+        n = L * (W - 1) + d.rng.randint(50, 5000)
+        r = window_stack(L, W, sinks=s, seq=n)
+        value = r.answer if d.level == 0 else r.breakdown["beyond_reach"]
+        if value > 1 and value not in (L, W, n, s):
+            break
+    st = Doc()
+    st.p(f"A decoder stacks $L = {L}$ sliding-window attention layers of window $W = {W}$: in each layer the token at "
+         f"position $p$ attends to positions $p - W < j \\le p$ (itself and the $W - 1$ before it).")
+    field = L * (W - 1)
+    if d.level == 0:
+        st.p("Information from how many positions back (at most) can reach a token through the whole stack?")
+        key = nat_key(value, 0, unit="positions")
+        wrongs = [Wrong("span", "counted L·W", "Each layer reaches W − 1 positions back, not W (the window counts the "
+                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W),
+                  Wrong("one_layer", "took one layer's reach", "Layers compose: each adds W − 1.", W - 1)]
+        notes = [f"One layer: $W - 1 = {W - 1}$ positions back.", f"$L$ layers: $L (W - 1) = {L} \\times {W - 1} = "
+                 f"{field}$."]
+    else:
+        sink = (f" The model also keeps $s = {s}$ attention-sink tokens (positions 0 … {s - 1}): every query in every "
+                "layer attends to them as well.") if s else ""
+        st.p(f"A sequence has $n = {n}$ tokens (positions 0 … {n - 1}).{sink} How many earlier positions can have no "
+             "influence at all on the last token's output?")
+        key = nat_key(value, 0, unit="positions")
+        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s)),
+                  Wrong("self_counted", "left out the token itself", "Positions before the last one: n − 1 of them.",
+                        value + 1)]
+        if s:
+            wrongs.append(Wrong("forgot_sinks", "forgot the sinks", "Sink tokens are visible from every query.",
+                                n - 1 - field))
+        notes = [f"Field: $L (W - 1) = {field}$ positions before the last token ({n - 1 - field} … {n - 2}).",
+                 f"Earlier positions: $n - 1 = {n - 1}$; out of reach: ${n - 1} - {field}" + (f" - {s}" if s else "")
+                 + f" = {value}$."]
+        if s:
+            notes.append(f"The {s} sinks sit at the start, far outside the window, yet one layer reaches them.")
+    return nat_problem(d, st, key, [], wrongs, given={"L": L, "W": W, "n": n, "sinks": s}, notes=notes)

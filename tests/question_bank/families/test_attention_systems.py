@@ -270,3 +270,26 @@ def test_disaggregation_pinned():
     """Seed 2, easy: 32,768 tokens × 2·48·16·64·2 = 196,608 bytes = 6,442,450,944 bytes → 6.44 GB."""
     p = FAMILIES["serving.disaggregation"].generate(2, "easy")
     assert key(p) == pytest.approx(6.442450944)
+
+
+def test_window_keys_by_layerwise_frontier():
+    """Walk the stack from the last layer down: the earliest reachable position moves W − 1 back per layer;
+    sinks are reachable from any query. Count what is left out."""
+    for p in variants("window.receptive_field"):
+        g = p.given
+        L, W, n, s = g["L"], g["W"], g["n"], g["sinks"]
+        lo = n - 1
+        for _ in range(L):
+            lo = max(0, lo - (W - 1))
+        reachable = set(range(lo, n)) | set(range(min(s, n)))
+        want = n - 1 - lo if p.difficulty == "easy" else n - len(reachable)
+        assert key(p) == want, p.id
+
+
+def test_window_pinned():
+    """Mistral-like numbers by hand: L = 32, W = 4096 gives 32 × 4095 = 131,040 (not the paper's 131,072)."""
+    from solver.counting.window import window_stack
+
+    assert window_stack(32, 4096).answer == 131_040
+    p = FAMILIES["window.receptive_field"].generate(0, "easy")
+    assert key(p) == p.given["L"] * (p.given["W"] - 1)

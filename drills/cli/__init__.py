@@ -67,6 +67,23 @@ SOLVE_COMMANDS = {
     "busbw": ("drills.cli.solve_training_scale:busbw", "nccl-tests' size and time (or algbw) to bus bandwidth."),
     "run-flops": ("drills.cli.solve_training_scale:run_flops", "A run's FLOPs from GPU-hours or days × chips × peak × MFU."),
     "mfu-step": ("drills.cli.solve_training_scale:mfu_step", "MFU from a logged step time."),
+    "flash-attention": ("drills.cli.solve_attention_systems:flash_attention", "FlashAttention block sizes and HBM traffic vs standard attention."),
+    "online-softmax": ("drills.cli.solve_attention_systems:online_softmax", "Online softmax block by block (running max, sum, rescaled output)."),
+    "mla-decode": ("drills.cli.solve_attention_systems:mla_decode", "MLA decode FLOPs and bytes, absorbed vs naive."),
+    "rope-scaling": ("drills.cli.solve_long_context:rope_scaling", "RoPE context extension (PI, NTK, dynamic, YaRN) pair by pair."),
+    "ring-attention": ("drills.cli.solve_long_context:ring_attention", "Ring attention bytes per step and when they hide."),
+    "ulysses": ("drills.cli.solve_long_context:ulysses", "Ulysses sequence-parallel all-to-all bytes per layer."),
+    "sliding-window": ("drills.cli.solve_long_context:sliding_window", "Sliding-window stack: receptive field, sinks, KV per layer."),
+    "softcap": ("drills.cli.solve_long_context:softcap", "Logit soft-capping cap·tanh(x/cap) (Gemma 2)."),
+    "mlp": ("drills.cli.solve_more:mlp", "Parameters or FLOPs of a plain fully connected network."),
+    "rope-score": ("drills.cli.solve_more:rope_score", "Score q·k of RoPE-rotated vectors at positions m and n."),
+    "perplexity": ("drills.cli.solve_more:perplexity", "Perplexity from log-probabilities, logits or a loss."),
+    "paged-kv": ("drills.cli.solve_serving_systems:paged_kv", "PagedAttention KV blocks, fragmentation, sequences that fit."),
+    "batching": ("drills.cli.solve_serving_systems:batching", "Static vs continuous batching: throughput and latency."),
+    "disaggregation": ("drills.cli.solve_serving_systems:disaggregation", "KV cache a prefill hands to decode, time over a link."),
+    "moe-all-to-all": ("drills.cli.solve_moe_systems:moe_all_to_all", "Expert-parallel all-to-all bytes and time of a MoE layer."),
+    "expert-capacity": ("drills.cli.solve_moe_systems:expert_capacity", "Expert capacity and the tokens dropped for a routing."),
+    "router-loss": ("drills.cli.solve_moe_systems:router_loss", "Switch load-balancing loss and router z-loss by hand."),
 }
 
 COMMANDS = {

@@ -7,6 +7,7 @@ stays cheap (no numpy, sympy or torch at import time).
 
 from question_bank.families import (  # noqa: F401 - importing registers the families
     attention,
+    attention_systems,
     complexity,
     counting_flops,
     counting_memory,

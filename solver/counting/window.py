@@ -57,3 +57,41 @@ def receptive_field(cfg: ModelConfig) -> int | None:
     if not cfg.sliding_window or cfg.local_layers_of(L) < L:
         return None
     return L * (cfg.sliding_window - 1)
+
+
+def window_stack(layers: int, window: int, *, convention: str = "strict", sinks: int = 0, seq: int | None = None):
+    """A stack of L sliding-window layers: its receptive field (both conventions, named), and with
+    ``seq`` the KV cache each layer keeps, with ``sinks`` attention-sink tokens (StreamingLLM,
+    Xiao et al. 2023: the first s tokens stay in every window, the cache holds s + W tokens).
+
+    ``convention="strict"``: L·(W − 1) positions back (the window counts the query itself, as
+    HuggingFace's ``sliding_window``); ``"span"``: L·W (Mistral 7B §2, "up to k × W tokens").
+    Returns a :class:`solver.result.Result` (answer: the receptive field in positions)."""
+    from solver.result import Result, fmt
+
+    L, W, s = _int("layers", layers, 1), _int("window", window, 1), _int("sinks", sinks, 0)
+    if convention not in ("strict", "span"):
+        raise SolverInputError(f"convention must be strict or span (got {convention!r})", param="convention")
+    r = Result(answer=None, unit="positions", convention={
+        "window": "query p sees keys p − W < j ≤ p: itself and the W − 1 before it",
+        "receptive_field": ("strict: L·(W − 1) positions before the token (each layer reaches W − 1 back)"
+                            if convention == "strict" else
+                            "span: L·W (Mistral 7B §2's 'up to k × W tokens', the window's span counted per layer)")})
+    strict = r.step("strict field = L·(W − 1)", f"{L} × ({fmt(W)} − 1)", L * (W - 1), "positions")
+    span = r.step("span field = L·W", f"{L} × {fmt(W)}", L * W, "positions")
+    r.breakdown = {"receptive_field_strict": strict, "receptive_field_span": span,
+                   "tokens_seen_strict": strict + 1}
+    if s:
+        r.convention["sinks"] = (f"{s} attention-sink tokens (positions 0 … {s - 1}) stay visible to every query "
+                                 "(StreamingLLM): reached in one layer from any distance")
+        r.breakdown["sink_tokens"] = s
+    if seq is not None:
+        n = _int("seq", seq, 1)
+        cache = r.step("KV tokens kept per layer = min(n, s + W)", f"min({fmt(n)}, {s} + {fmt(W)})", min(n, s + W),
+                       "tokens")
+        r.breakdown["kv_tokens_per_layer"] = cache
+        r.breakdown["kv_tokens_full_attention"] = n
+        r.breakdown["beyond_reach"] = max(0, n - 1 - (strict if convention == "strict" else span) - s)
+        r.convention["beyond_reach"] = "earlier positions (neither sinks nor in the field) the last token cannot see"
+    r.answer = strict if convention == "strict" else span
+    return r

@@ -78,6 +78,26 @@ TEMPLATES: dict[str, list[str]] = {
     "busbw": ["-n", "16", "-S", "10737418240", "--time-us", "90330", "--link-bandwidth", "300GB/s"],
     "run-flops": ["--gpu-hours", "1000", "--mfu", "0.4", "--peak-flops", "989.5e12", "-N", "7B"],
     "mfu-step": ["-N", "7B", "-T", "4194304", "--step-time", "12", "--chips", "64", "--peak-flops", "989.5e12"],
+    # issue 24
+    "flash-attention": ["-N", "4096", "-d", "128", "--sram-bytes", "192KiB", "--batch", "2", "--heads", "8"],
+    "online-softmax": ["--block", "1 2", "--block", "3 0", "--values", "1 0; 0 1; 1 1; 2 2"],
+    "mla-decode": ["--preset", "deepseek-v2-lite", "-S", "4k", "--batch", "2"],
+    "rope-scaling": ["-d", "128", "--method", "yarn", "-s", "4", "--original", "4096", "--base", "10000"],
+    "ring-attention": ["-N", "1M", "-P", "8", "--n-heads", "32", "--d-head", "128", "--link-bandwidth", "50GB/s",
+                       "--peak-flops", "989T", "--mfu", "0.5"],
+    "ulysses": ["-N", "32k", "-P", "8", "--n-heads", "32", "--d-head", "128", "--link-bandwidth", "50GB/s"],
+    "sliding-window": ["--window", "4096", "--layers", "32", "--sinks", "4", "--seq", "32k"],
+    "softcap": ["--x", "10 60 -100", "--cap", "50"],
+    "mlp": ["--sizes", "784 256 10", "--what", "flops", "--batch", "32"],
+    "rope-score": ["--q", "1 0 0 1", "--k", "0 1 1 0", "-m", "5", "-n", "2", "--base", "10000"],
+    "perplexity": ["--loss", "2.5"],
+    "paged-kv": ["--lengths", "1000 37", "-b", "16", "-X", "524288", "--budget", "40GB", "--max-len", "4096"],
+    "batching": ["--outputs", "1 10 3 5", "-B", "2", "--step-time", "0.01", "--prefill-time", "0.05"],
+    "disaggregation": ["-P", "4096", "-X", "524288", "--link-bandwidth", "50GB/s", "--layers", "32",
+                       "--prefill-time", "0.2"],
+    "moe-all-to-all": ["-T", "4096", "-d", "4096", "-k", "2", "--ep", "8", "-E", "64", "--link-bandwidth", "50GB/s"],
+    "expert-capacity": ["-T", "12", "-E", "4", "--cf", "1.25", "-k", "1"],
+    "router-loss": ["--logits", "1 2 0; 0 0 3", "-k", "2", "--alpha", "0.01", "--z-coef", "0.001"],
 }
 
 #: More starting calls, down the paths that loop over layers (experts, sliding windows, latent KV).

@@ -1,0 +1,848 @@
+"""Interview systems questions (issue 24): FlashAttention's tiling, PagedAttention's blocks, expert
+capacity and the expert-parallel all-to-all, MLA's absorbed decode, RoPE context extension.
+
+Every key is a solver figure: ``solver.systems.flash_attention``, ``solver.systems.paged_serving``,
+``solver.systems.moe_systems``, ``solver.counting.mla_decode``, ``solver.kernels.rope_scaling``;
+every misconception is the same solver call with the mistake applied (a floor for a ceiling, a
+factor forgotten, the wrong convention), so it is computed, never typed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from question_bank.families.counting_common import big, nat_problem, sci
+from question_bank.family import Draw, Wrong, family
+from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.problem import Problem
+from question_bank.render import Doc
+
+_SRC_FA = "issue 24; Dao et al. 2022 (FlashAttention), Algorithm 0, Algorithm 1 and Theorem 2"
+_SRC_PA = "issue 24; Kwon et al. 2023 (PagedAttention / vLLM) §3, §4.2"
+_SRC_MOE = "issue 24; Fedus et al. 2022 (Switch Transformer) §2.2; Lepikhin et al. 2021 (GShard)"
+_SRC_MLA = "issue 24; DeepSeek-V2 (DeepSeek-AI 2024) §2.1.2-2.1.3"
+_SRC_ROPE = "issue 24; Chen et al. 2023 (position interpolation); bloc97 2023 (NTK-aware); Peng et al. 2023 (YaRN)"
+
+
+# ---------------------------------------------------------------------------------------
+# FlashAttention
+# ---------------------------------------------------------------------------------------
+
+
+@family("flash.tiling_hbm", topic="attention", title="FlashAttention: block sizes, blocks and HBM traffic",
+        types=("nat",), tags=("flash-attention", "hbm", "io-aware", "tiling"), marks=2, source=_SRC_FA)
+def flash_tiling(d: Draw) -> Problem:
+    """B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d), T_c = ⌈N/B_c⌉; HBM accesses of Algorithm 1 (reads 2Nd + T_c(2Nd + 2N),
+    writes (T_c + 1)(Nd + 2N)) against Algorithm 0's 4Nd + 4N²."""
+    from solver.systems.flash_attention import block_sizes, flash_attention, flash_hbm, standard_hbm
+
+    # Levels (disjoint): easy, the number of key/value blocks T_c; medium, FlashAttention-1's HBM accesses of one
+    # head (millions of elements); hard, how many times fewer accesses than standard attention (two decimals).
+    for _ in range(300):
+        N = d.pick((1024, 1536, 2048, 3072, 4096, 6144, 8192) if d.level else (1000, 1536, 2048, 3000, 4096, 5000))
+        dh = d.pick((64, 96, 128))
+        M = d.pick((16_384, 24_576, 32_768, 49_152, 65_536, 98_304))
+        br, bc = block_sizes(M, dh)
+        r = flash_attention(N, dh, sram=M)
+        tc = r.breakdown["col_blocks"]
+        if d.level == 0:
+            value = tc
+            if tc in (1, N, dh, M, bc) or tc < 2:
+                continue
+            break
+        if d.level == 1:
+            value = float(r.answer) / 1e6
+        else:
+            value = float(r.breakdown["ratio_standard_over_flash"])
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    std = standard_hbm(N, dh)
+    fl = flash_hbm(N, dh, br, bc)
+    no_stats = 2 * N * dh + tc * 2 * N * dh + (tc + 1) * N * dh  # ℓ, m forgotten
+    st = Doc()
+    st.p(f"FlashAttention (Dao et al. 2022, Algorithm 1) runs one attention head with sequence length $N = {N}$ and "
+         f"head size $d = {dh}$ on a chip with on-chip SRAM of $M = {M}$ elements. It picks blocks of "
+         "$B_c = \\lceil M/4d \\rceil$ key/value rows and $B_r = \\min(\\lceil M/4d \\rceil, d)$ query rows.")
+    if d.level == 0:
+        st.p("Into how many key/value blocks $T_c$ is the sequence split?")
+        key = nat_key(value, 0, unit="blocks")
+        wrongs = [
+            Wrong("forgot_four", "used B_c = ⌈M/d⌉ (forgot the 4: Q, K, V and O share the SRAM)",
+                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / dh))),
+            Wrong("row_blocks", "divided N by B_r (the query blocks)", "T_c counts key/value blocks of B_c rows.",
+                  math.ceil(N / br)) if br != bc else None,
+            Wrong("floor_blocks", "rounded N/B_c down", "A last, partial block is still a block: ⌈N/B_c⌉.",
+                  N // bc) if N % bc else None,
+        ]
+        notes = [f"$B_c = \\lceil {M}/(4 \\times {dh}) \\rceil = {bc}$ (and $B_r = \\min({bc}, {dh}) = {br}$).",
+                 f"$T_c = \\lceil {N}/{bc} \\rceil = {tc}$."]
+    else:
+        wrongs_common = [
+            Wrong("forgot_stats", "left out the running statistics ℓ and m",
+                  "Algorithm 1 reads and writes ℓ_i and m_i (N each) with O_i on every outer step.",
+                  no_stats / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / no_stats),
+            Wrong("q_once", "read Q and O once (FlashAttention-2's loop order)",
+                  "In Algorithm 1 the outer loop is over K/V blocks: Q_i, O_i, ℓ_i, m_i are loaded again on each of "
+                  "the T_c outer steps.",
+                  sum(flash_hbm(N, dh, br, bc, version="2").values()) / 1e6 if d.level == 1 else
+                  (4 * N * dh + 4 * N * N) / sum(flash_hbm(N, dh, br, bc, version="2").values())),
+        ]
+        if d.level == 1:
+            st.p("Counting every element Algorithm 1 loads from or stores to HBM (line 2's initial writes of "
+                 "$O$, $\\ell$, $m$ included; no dropout, no mask), how many HBM accesses does the forward pass make? "
+                 "Give millions of elements, rounded off to two decimal places.")
+            key = nat_key(value, 2, unit="million elements")
+            wrongs = [*wrongs_common,
+                      Wrong("standard_count", "counted standard attention (S and P through HBM)",
+                            "That is Algorithm 0's 4Nd + 4N²; Algorithm 1 never writes S or P.",
+                            (std["reads"] + std["writes"]) / 1e6)]
+        else:
+            st.p("Standard attention (Algorithm 0) writes $S = QK^T$ and $P = \\mathrm{softmax}(S)$ to HBM and reads "
+                 "them back. Counting every element each algorithm loads or stores (for Algorithm 1, line 2's initial "
+                 "writes included), how many times fewer HBM accesses does FlashAttention make? Round off to two "
+                 "decimal places.")
+            key = nat_key(value, 2, unit="times")
+            wrongs = [*wrongs_common,
+                      Wrong("theta_ratio", "used the orders of Theorem 2, (Nd + N²)/(N²d²/M)",
+                            "Θ(·) drops the constants: count the accesses exactly.",
+                            (N * dh + N * N) / (N * N * dh * dh / M))]
+        notes = [f"$B_c = \\lceil {M}/{4 * dh} \\rceil = {bc}$, $B_r = {br}$, $T_c = \\lceil {N}/{bc} \\rceil = {tc}$.",
+                 f"Reads: K, V once ($2Nd = {big(2 * N * dh)}$), then on each of the {tc} outer steps all of Q, O, "
+                 f"ℓ, m ($2Nd + 2N = {big(2 * N * dh + 2 * N)}$): ${big(fl['reads'])}$.",
+                 f"Writes: line 2 and each outer step write O, ℓ, m ($Nd + 2N = {big(N * dh + 2 * N)}$), "
+                 f"{tc + 1} times: ${big(fl['writes'])}$; in all ${big(fl['reads'] + fl['writes'])}$."]
+        if d.level == 2:
+            notes.append(f"Standard: reads $3Nd + 2N^2 = {big(std['reads'])}$, writes $Nd + 2N^2 = "
+                         f"{big(std['writes'])}$, in all ${big(std['reads'] + std['writes'])}$; ratio "
+                         f"${big(std['reads'] + std['writes'])}/{big(fl['reads'] + fl['writes'])} = {value:.4f}$.")
+    return nat_problem(d, st, key, [], wrongs, given={"N": N, "d": dh, "M": M}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# PagedAttention
+# ---------------------------------------------------------------------------------------
+
+
+@family("paged.kv_blocks", topic="serving", title="PagedAttention: KV blocks, fragmentation, sequences that fit",
+        types=("nat",), tags=("paged-attention", "vllm", "kv-cache", "serving"), marks=2, source=_SRC_PA)
+def paged_blocks(d: Draw) -> Problem:
+    """⌈L/B⌉ blocks per sequence, ⌈L/B⌉·B − L empty slots; ⌊K/(B·X)⌋ physical blocks hold ⌊blocks/⌈L/B⌉⌋
+    sequences, against ⌊K/(L_max·X)⌋ reserved at the maximum length."""
+    from solver.systems.paged_serving import paged_kv
+
+    # Levels (disjoint): easy, the empty slots of a few sequences; medium, sequences that fit paged in a budget
+    # (GB); hard, how many more fit paged than reserved contiguously at the maximum length (GiB budget).
+    for _ in range(300):
+        B = d.pick((8, 16, 32))
+        if d.level == 0:
+            Ls = [d.rng.randint(20, 900) for _ in range(d.pick((3, 4)))]
+            r = paged_kv(Ls, B, 1)
+            value = r.breakdown["empty_slots"]
+            if value > 1 and value not in Ls:
+                break
+            continue
+        L = d.rng.randint(300, 3000)
+        X = d.pick((131_072, 163_840, 327_680, 524_288))
+        Lmax = d.pick((4096, 8192))
+        unit = "GB" if d.level == 1 else "GiB"
+        Kb = d.pick((10, 16, 20, 24, 40)) * (10**9 if unit == "GB" else 2**30)
+        r = paged_kv([L], B, X, budget=Kb, max_len=Lmax)
+        value = r.breakdown["paged_sequences"] - (r.breakdown["contiguous_sequences"] if d.level == 2 else 0)
+        if value > 1 and value not in (L, B, Lmax):
+            break
+    st = Doc()
+    if d.level == 0:
+        st.p(f"A server stores the KV cache in blocks of $B = {B}$ token slots (PagedAttention); a sequence takes "
+             "whole blocks, filling its last one only partly. Sequences of " + ", ".join(map(str, Ls))
+             + " tokens are in the cache. How many token slots stand empty in their blocks (internal fragmentation)?")
+        key = nat_key(value, 0, unit="slots")
+        floor_blocks = sum((L // B) * B for L in Ls)
+        wrongs = [Wrong("per_sequence_b_minus_one", "took B − 1 empty slots per sequence (the worst case)",
+                        "Each sequence wastes only what its last block leaves empty: ⌈L/B⌉·B − L.", (B - 1) * len(Ls)),
+                  Wrong("floor_blocks", "counted full blocks only and took the overflow as waste",
+                        "The partly filled last block is allocated; its empty slots are the waste.",
+                        sum(Ls) - floor_blocks)]
+        notes = ["Blocks: " + ", ".join(f"$\\lceil {L}/{B} \\rceil = {math.ceil(L / B)}$" for L in Ls) + ".",
+                 "Empty slots: " + " + ".join(f"({math.ceil(L / B)}·{B} − {L})" for L in Ls) + f" = {value}."]
+        return nat_problem(d, st, key, [], wrongs, given={"B": B, "lengths": Ls}, notes=notes)
+    nb = math.ceil(L / B)
+    phys = r.breakdown["physical_blocks"]
+    budget_words = f"{Kb // 10**9} GB ($10^9$ bytes each)" if unit == "GB" else f"{Kb // 2**30} GiB ($2^{{30}}$ bytes each)"
+    st.p(f"A model's KV cache takes $X = {big(X)}$ bytes per token. The server has {budget_words} for the cache and "
+         f"stores it in blocks of $B = {B}$ tokens (PagedAttention). Every request has exactly $L = {L}$ tokens.")
+    if d.level == 1:
+        st.p("How many such sequences fit in the cache at once?")
+        key = nat_key(value, 0, unit="sequences")
+        wrongs = [Wrong("no_blocks", "divided the budget by L·X (no block rounding)",
+                        "Each sequence holds whole blocks: ⌈L/B⌉·B token slots.", int(Kb // (L * X))),
+                  Wrong("contiguous", "reserved the maximum length for each sequence",
+                        "Paged allocation takes only the blocks a sequence fills.",
+                        r.breakdown["contiguous_sequences"])]
+    else:
+        st.p(f"A system without paging reserves the maximum length $L_{{max}} = {Lmax}$ for every request. How many "
+             "more sequences fit at once with paging than without?")
+        key = nat_key(value, 0, unit="sequences")
+        gb = paged_kv([L], B, X, budget=Kb * 10**9 // 2**30, max_len=Lmax)
+        wrongs = [Wrong("gib_as_gb", "took a GiB for 10^9 bytes", "1 GiB = 2^30 bytes.",
+                        gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"]),
+                  Wrong("no_blocks", "ignored the block rounding in the paged count",
+                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"])]
+    notes = [f"Physical blocks: $\\lfloor {big(Kb)} / ({B} \\times {big(X)}) \\rfloor = {big(phys)}$.",
+             f"Blocks per sequence: $\\lceil {L}/{B} \\rceil = {nb}$; sequences: $\\lfloor {phys}/{nb} \\rfloor = "
+             f"{r.breakdown['paged_sequences']}$."]
+    if d.level == 2:
+        notes.append(f"Contiguous: $\\lfloor {big(Kb)} / ({Lmax} \\times {big(X)}) \\rfloor = "
+                     f"{r.breakdown['contiguous_sequences']}$; difference {value}.")
+    return nat_problem(d, st, key, [], wrongs, given={"B": B, "L": L, "X": X, "budget": Kb, "L_max": Lmax},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# MoE: capacity, drops, all-to-all
+# ---------------------------------------------------------------------------------------
+
+
+@family("moe.capacity_all_to_all", topic="parallelism", title="Expert capacity, dropped tokens, expert-parallel all-to-all",
+        types=("nat",), tags=("moe", "expert-parallel", "all-to-all", "capacity-factor"), marks=2, source=_SRC_MOE)
+def moe_capacity(d: Draw) -> Problem:
+    """C = ⌊cf·T/E⌋; dropped = Σ max(0, n_e − C); all-to-all bytes per device = 2·T·k·d·b·(ep − 1)/ep."""
+    from solver.systems.moe_systems import expert_all_to_all, expert_capacity
+
+    # Levels (disjoint): easy, the expert capacity; medium, the tokens dropped for a stated routing; hard, the
+    # bytes each device sends per MoE layer (dispatch and combine, MB).
+    for _ in range(300):
+        if d.level < 2:
+            E = d.pick((4, 8, 16))
+            T = d.pick((64, 96, 100, 128, 200, 256, 320, 500)) if d.level == 0 else E * d.pick((6, 8, 10, 12))
+            cf = d.pick((1.0, 1.25, 1.5, 2.0)) if d.level == 0 else d.pick((1.0, 1.25))
+            routed = None
+            if d.level == 1:
+                w = [d.rng.random() ** 2 for _ in range(E)]
+                counts = [int(T * x / sum(w)) for x in w]
+                counts[0] += T - sum(counts)
+                routed = counts
+            r = expert_capacity(T, E, cf, routed=routed)
+            value = r.answer
+            if value > 1 and value not in (T, E) and (d.level == 0 or value != r.breakdown["capacity"]):
+                break
+            continue
+        T = d.pick((2048, 4096, 8192))
+        dm = d.pick((2048, 4096, 5120, 7168))
+        k = d.pick((1, 2, 8))
+        ep = d.pick((4, 8, 16, 64))
+        r = expert_all_to_all(T, dm, k, ep)
+        value = float(r.answer) / 1e6
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    st = Doc()
+    if d.level < 2:
+        C = r.breakdown["capacity"]
+        st.p(f"A Switch-style MoE layer (top-1 routing) has $E = {E}$ experts and sees $T = {T}$ tokens per batch, "
+             f"with capacity factor {cf:g}: each expert takes at most $C = \\lfloor \\mathrm{{cf}} \\cdot T/E "
+             "\\rfloor$ tokens.")
+        if d.level == 0:
+            st.p("What is the expert capacity $C$ (tokens)?")
+            key = nat_key(value, 0, unit="tokens")
+            wrongs = [Wrong("forgot_cf", "left out the capacity factor", "C = cf·T/E.", T // E) if cf != 1 else None,
+                      Wrong("ceil", "rounded up", "The capacity is rounded down (int() in the Switch code).",
+                            math.ceil(cf * T / E)) if cf * T % E else None,
+                      Wrong("times_E", "multiplied by the experts", "C is per expert: tokens ÷ experts × cf.",
+                            int(cf * T * E))]
+            notes = [f"$C = \\lfloor {cf:g} \\times {T}/{E} \\rfloor = \\lfloor {cf * T / E:g} \\rfloor = {C}$."]
+        else:
+            st.p("The router sends " + ", ".join(f"{n}" for n in routed) + " tokens to experts 1 … "
+                 f"{E}. Tokens beyond an expert's capacity are dropped (they skip the layer). How many are dropped?")
+            key = nat_key(value, 0, unit="tokens")
+            no_cf = expert_capacity(T, E, 1.0, routed=routed).answer
+            wrongs = [Wrong("forgot_cf", "used T/E as the capacity (forgot the capacity factor)",
+                            f"C = {cf:g}·T/E.", no_cf) if cf != 1 else None,
+                      Wrong("net_overflow", "subtracted total capacity from total tokens",
+                            "An expert under capacity cannot take another expert's tokens: sum the overflow expert by "
+                            "expert.", max(0, T - C * E))]
+            notes = [f"$C = \\lfloor {cf:g} \\times {T}/{E} \\rfloor = {C}$.",
+                     "Dropped: " + " + ".join(f"max(0, {n} − {C})" for n in routed) + f" = {value}."]
+        return nat_problem(d, st, key, [], wrongs, given={"T": T, "E": E, "cf": cf, "routed": routed}, notes=notes)
+    st.p(f"An MoE layer is spread over $ep = {ep}$ devices by expert parallelism (experts split evenly). Each device "
+         f"holds $T = {T}$ tokens of width $d = {dm}$ in bf16 (2 bytes); each token goes to its top-{k} experts, "
+         "chosen uniformly at random. The dispatch all-to-all sends each (token, expert) vector to the expert's "
+         "device; the combine sends the results back.")
+    st.p("On average, how many bytes does each device send per layer (dispatch and combine, forward pass; vectors "
+         "whose expert is on the same device are not sent)? Give MB ($10^6$ bytes), rounded off to two decimal places.")
+    key = nat_key(value, 2, unit="MB")
+    wrongs = [Wrong("count_local", "counted the vectors that stay on the device", "A fraction 1/ep of the experts is "
+                    "local: only (ep − 1)/ep of the vectors leave.",
+                    float(expert_all_to_all(T, dm, k, ep, count_local=True).answer) / 1e6),
+              Wrong("dispatch_only", "counted the dispatch only", "The combine sends the same volume back.",
+                    float(r.answer) / 2e6),
+              Wrong("forgot_top_k", "sent each token once (forgot top-k)", f"Each token goes to {k} experts.",
+                    float(expert_all_to_all(T, dm, 1, ep).answer) / 1e6) if k > 1 else None]
+    notes = [f"Vectors leaving a device per phase: $T \\cdot k \\cdot (ep - 1)/ep = {T} \\times {k} \\times "
+             f"{ep - 1}/{ep} = {sci(T * k * (ep - 1) / ep, 6)}$.",
+             f"Bytes per phase: $\\times {dm} \\times 2 = {big(int(r.breakdown['dispatch_bytes']))}$; dispatch and "
+             f"combine: ${big(int(r.answer))}$ bytes $= {value:.4f}$ MB."]
+    return nat_problem(d, st, key, [], wrongs, given={"T": T, "d": dm, "k": k, "ep": ep}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# MLA decode, absorbed
+# ---------------------------------------------------------------------------------------
+
+
+@family("mla.absorbed_decode", topic="hardware", title="Latent attention decode: absorbed against naive FLOPs",
+        types=("nat",), tags=("mla", "deepseek", "decode", "flops"), marks=2, source=_SRC_MLA)
+def mla_absorbed(d: Draw) -> Problem:
+    """Per layer and token, S cached latents: naive 2·S·d_c·h·(d_h + d_v) + 2·S·h·(d_h + d_R + d_v); absorbed
+    2·h·d_h·d_c + 2·S·h·(2d_c + d_R) + 2·h·d_c·d_v (query, KV down and W_O shared, not counted here)."""
+    from solver.counting.mla_decode import mla_decode_parts
+
+    # Levels (disjoint): easy, the absorbed order's attention FLOPs (MFLOPs); medium, the naive order's (GFLOPs);
+    # hard, how many times more the naive order spends (two decimals).
+    for _ in range(300):
+        h = d.pick((16, 32, 128))
+        dc = d.pick((256, 512))
+        dr = d.pick((32, 64))
+        dh = d.pick((64, 128))
+        S = d.pick((1024, 2048, 4096, 8192))
+        p = mla_decode_parts(2048, h, dc, dr, dh, dh, S)
+        ab, nv = sum(p["absorbed"].values()), sum(p["naive"].values())
+        value = ab / 1e6 if d.level == 0 else nv / 1e9 if d.level == 1 else nv / ab
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    st = Doc()
+    st.p(f"A multi-head latent attention layer (DeepSeek-V2) caches per token a latent $c$ of $d_c = {dc}$ and one "
+         f"rotary key of $d_R = {dr}$ shared by its $h = {h}$ heads. Head $i$'s key is $[c W^{{UK}}_i, k^R]$ with "
+         f"$W^{{UK}}_i$ of $d_c \\times d_h$, $d_h = {dh}$, and its value $c W^{{UV}}_i$ ($d_c \\times d_v$, "
+         f"$d_v = {dh}$). One new token attends to $S = {S}$ cached tokens. Count 2 FLOPs per multiply-add, matmuls "
+         "only, and leave out the query projection, the new token's own down-projection and $W^O$ (the same in "
+         "both orders).")
+    absorbed_text = ("The absorbed order maps each head's query through $W^{UK}_i$ into the latent space, scores it "
+                     "against the cached latents (plus the rotary part), sums the latents with the weights, then "
+                     "applies $W^{UV}_i$.")
+    naive_text = ("The naive order up-projects every cached latent to each head's key and value, then runs ordinary "
+                  "attention.")
+    wrong_scores = 2 * S * h * (dh + dr) + 2 * S * h * dc + p["absorbed"]["q_absorb"] + p["absorbed"]["v_up"]
+    if d.level == 0:
+        st.p(absorbed_text + " How many FLOPs does it spend? Give MFLOPs ($10^6$), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="MFLOPs")
+        wrongs = [Wrong("scores_in_dh", "scored in the head size d_h instead of the latent d_c",
+                        "After absorption the query lives in the latent space: each score costs d_c + d_R.",
+                        wrong_scores / 1e6),
+                  Wrong("no_rope", "left out the rotary part of the scores", "Each score adds q^R·k^R (d_R).",
+                        (ab - 2 * S * h * dr) / 1e6),
+                  Wrong("naive", "counted the naive order", "The absorbed order never up-projects the cache.",
+                        nv / 1e6)]
+    elif d.level == 1:
+        st.p(naive_text + " How many FLOPs does it spend? Give GFLOPs ($10^9$), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="GFLOPs")
+        wrongs = [Wrong("k_only", "up-projected the keys only", "The values are decompressed too: W^UV on every latent.",
+                        (nv - p["naive"]["v_up"]) / 1e9),
+                  Wrong("one_head", "up-projected once for all heads", "Each head has its own W^UK_i and W^UV_i.",
+                        (nv - (p["naive"]["k_up"] + p["naive"]["v_up"]) * (h - 1) / h) / 1e9),
+                  Wrong("absorbed", "counted the absorbed order", "Naive decompresses the whole cache every step.",
+                        ab / 1e9)]
+    else:
+        st.p(naive_text + " " + absorbed_text + " How many times more FLOPs does the naive order spend than the "
+             "absorbed one? Round off to two decimal places.")
+        key = nat_key(value, 2, unit="times")
+        wrongs = [Wrong("scores_in_dh", "scored the absorbed order in d_h instead of d_c",
+                        "After absorption each score costs d_c + d_R.", nv / wrong_scores),
+                  Wrong("k_only", "decompressed only the keys in the naive order", "W^UV runs on every latent too.",
+                        (nv - p["naive"]["v_up"]) / ab)]
+    notes = [f"Absorbed: $2 h d_h d_c + 2 S h (2 d_c + d_R) + 2 h d_c d_v = {big(p['absorbed']['q_absorb'])} + "
+             f"{big(p['absorbed']['scores'] + p['absorbed']['weighted_latents'])} + {big(p['absorbed']['v_up'])} = "
+             f"{big(ab)}$."]
+    if d.level >= 1:
+        notes.append(f"Naive: $2 S d_c h (d_h + d_v) + 2 S h (d_h + d_R + d_v) = "
+                     f"{big(p['naive']['k_up'] + p['naive']['v_up'])} + "
+                     f"{big(p['naive']['scores'] + p['naive']['weighted_values'])} = {big(nv)}$.")
+    if d.level == 2:
+        notes.append(f"Ratio: ${big(nv)} / {big(ab)} = {value:.4f}$.")
+    return nat_problem(d, st, key, [], wrongs, given={"h": h, "d_c": dc, "d_R": dr, "d_h": dh, "S": S}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# RoPE context extension
+# ---------------------------------------------------------------------------------------
+
+
+@family("rope.context_extension", topic="positional", title="RoPE context extension: PI, NTK-aware base, YaRN",
+        types=("nat",), tags=("rope", "long-context", "yarn", "ntk", "position-interpolation"), marks=2,
+        source=_SRC_ROPE)
+def rope_extension(d: Draw) -> Problem:
+    """Wavelength λ_i = 2π·base^(2i/d); PI: θ_i/s; NTK-aware: base' = base·s^(d/(d−2)); YaRN: a ramp γ over the
+    pair index between the pairs turning β_fast = 32 and β_slow = 1 times over the original context."""
+    from solver.kernels.rope_scaling import rope_scaling
+
+    # Levels (disjoint): easy, a pair's wavelength after position interpolation; medium, after the NTK-aware change
+    # of base; hard, YaRN's frequency of a pair inside the ramp (radians per position × 10^3).
+    for _ in range(300):
+        dh = d.pick((16, 32, 64) if d.level < 2 else (32, 64, 128))
+        s = d.pick((2, 4, 8))
+        L = d.pick((2048, 4096))
+        base = 10000.0
+        if d.level < 2:
+            i = d.rng.randint(1, dh // 2 - 1)
+            r = rope_scaling(dh, base=base, method="linear" if d.level == 0 else "ntk", factor=s, original=L, pair=i)
+            value = r.answer
+            if safe_for_rounding(value, 1, 0.1) and 1 < value < 1e7:
+                break
+            continue
+        r = rope_scaling(dh, base=base, method="yarn", factor=s, original=L)
+        inside = [j for j, g in enumerate(r.breakdown["ramp"]) if 0 < g < 1]
+        if not inside:
+            continue
+        i = d.pick(inside)
+        value = r.breakdown["scaled_theta"][i] * 1e3
+        if safe_for_rounding(value, 3, 0.1) and value > 0.01:
+            break
+    theta = base ** (-2 * i / dh)
+    st = Doc()
+    st.p(f"A model uses RoPE with base {base:g} and rotary head size $d = {dh}$: pair $i$ turns by "
+         f"$\\theta_i = \\mathrm{{base}}^{{-2i/d}}$ radians per position. It was trained on $L = {L}$ tokens and is "
+         f"extended by a factor $s = {s}$.")
+    if d.level == 0:
+        st.p(f"With position interpolation ($\\theta_i' = \\theta_i / s$), what is the wavelength (positions per full "
+             f"turn) of pair $i = {i}$? Round off to one decimal place.")
+        key = nat_key(value, 1, unit="positions")
+        wrongs = [Wrong("no_two_pi", "took 1/θ for the wavelength (forgot 2π)", "A full turn is 2π radians: λ = 2π/θ.",
+                        s / theta),
+                  Wrong("times_s", "multiplied θ by s", "Interpolation slows every pair: θ/s, so λ grows by s.",
+                        2 * math.pi / (theta * s)),
+                  Wrong("original", "gave the original wavelength", "The interpolated pair turns s times slower.",
+                        2 * math.pi / theta)]
+        notes = [f"$\\theta_{i} = {base:g}^{{-{2 * i}/{dh}}} = {sci(theta, 6)}$; $\\lambda_{i} = 2\\pi/\\theta_{i} = "
+                 f"{sci(2 * math.pi / theta, 6)}$.", f"Interpolated: $\\lambda_{i}' = s \\lambda_{i} = {value:.4f}$."]
+    elif d.level == 1:
+        nb = r.breakdown["new_base"]
+        st.p(f"With the NTK-aware change of base, $\\mathrm{{base}}' = \\mathrm{{base}} \\cdot s^{{d/(d-2)}}$, what is "
+             f"the wavelength of pair $i = {i}$? Round off to one decimal place.")
+        key = nat_key(value, 1, unit="positions")
+        wrongs = [Wrong("base_times_s", "took base·s as the new base (no exponent d/(d−2))",
+                        "The exponent d/(d−2) makes the last pair interpolate by exactly s.",
+                        2 * math.pi * (base * s) ** (2 * i / dh)),
+                  Wrong("pi_instead", "interpolated every pair by s (position interpolation)",
+                        "NTK-aware scaling stretches low pairs little and high pairs up to s.",
+                        2 * math.pi * s / theta),
+                  Wrong("no_two_pi", "forgot the 2π", "λ = 2π/θ'.", nb ** (2 * i / dh))]
+        notes = [f"$\\mathrm{{base}}' = {base:g} \\times {s}^{{{dh}/{dh - 2}}} = {sci(nb, 7)}$.",
+                 f"$\\theta_{i}' = \\mathrm{{base}}'^{{-{2 * i}/{dh}}}$, $\\lambda_{i}' = 2\\pi \\cdot "
+                 f"\\mathrm{{base}}'^{{{2 * i}/{dh}}} = {value:.4f}$."]
+    else:
+        low, high = r.breakdown["ramp_low"], r.breakdown["ramp_high"]
+        g = r.breakdown["ramp"][i]
+        st.p("YaRN keeps the pairs that turn more than $\\beta_{fast} = 32$ times over $L$, interpolates "
+             "($\\theta/s$) those that turn less than $\\beta_{slow} = 1$ time, and in between blends them with a "
+             "linear ramp over the pair index: the ramp runs from $\\mathrm{low} = \\lfloor i(32) \\rfloor$ to "
+             "$\\mathrm{high} = \\lceil i(1) \\rceil$, where $i(\\beta) = d \\ln(L/(2\\pi\\beta)) / (2 \\ln "
+             "\\mathrm{base})$, $\\gamma_i = (i - \\mathrm{low})/(\\mathrm{high} - \\mathrm{low})$ clamped to [0, 1], "
+             "and $\\theta_i' = (1 - \\gamma_i)\\theta_i + \\gamma_i \\theta_i / s$.")
+        st.p(f"What is $\\theta_{{{i}}}'$? Give it in units of $10^{{-3}}$ radians per position, rounded off to three "
+             "decimal places.")
+        key = nat_key(value, 3, unit="10^-3 rad/position")
+        wrongs = [Wrong("ramp_inverted", "weighted the interpolated frequency by 1 − γ",
+                        "γ = 1 at the slow end means fully interpolated: θ' = (1 − γ)θ + γθ/s.",
+                        ((g * theta) + (1 - g) * theta / s) * 1e3),
+                  Wrong("pi_instead", "interpolated the pair fully (θ/s)", "Inside the ramp the pair is only partly "
+                        "interpolated.", theta / s * 1e3),
+                  Wrong("no_truncate", "did not floor/ceil the ramp ends", "The ends are floored and ceiled (HF's "
+                        "default).", rope_scaling(dh, base=base, method="yarn", factor=s, original=L,
+                                                  truncate=False).breakdown["scaled_theta"][i] * 1e3)]
+        notes = [f"$i(32) = {dh} \\ln({L}/(2\\pi \\cdot 32)) / (2 \\ln {base:g})$ → low = {low}; $i(1)$ → high = {high}.",
+                 f"$\\gamma_{{{i}}} = ({i} - {low})/({high} - {low}) = {g:.6g}$; $\\theta_{{{i}}} = {sci(theta, 6)}$.",
+                 f"$\\theta_{{{i}}}' = (1 - {g:.6g}) \\cdot {sci(theta, 6)} + {g:.6g} \\cdot {sci(theta, 6)}/{s} = "
+                 f"{sci(value / 1e3, 6)}$ = {value:.5f} × 10^-3."]
+    return nat_problem(d, st, key, [], wrongs, given={"d": dh, "s": s, "L": L, "pair": i}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Online softmax
+# ---------------------------------------------------------------------------------------
+
+_SRC_OSM = "issue 24; Milakov & Gimelshein 2018 (online softmax); Dao et al. 2022 Algorithm 1 lines 9-12"
+
+
+@family("flash.online_softmax", topic="attention", title="Online softmax over two blocks (FlashAttention's inner loop)",
+        types=("nat",), tags=("flash-attention", "online-softmax", "softmax"), marks=2, source=_SRC_OSM)
+def online_softmax_two_blocks(d: Draw) -> Problem:
+    """m₂ = max(m₁, max x₂); ℓ₂ = e^(m₁ − m₂)·ℓ₁ + Σ e^(x₂ − m₂); o₂ = e^(m₁ − m₂)·o₁ + Σ e^(x₂ − m₂)·v; the
+    weights e^(x − m₂)/ℓ₂ and the output o₂/ℓ₂ are the full softmax's."""
+    from solver.kernels.online_softmax import online_softmax
+
+    # Levels (disjoint): easy, the running sum ℓ after the second block; medium, the final weight of one score;
+    # hard, the attention output (one value per key) after the two blocks.
+    for _ in range(300):
+        b1 = [d.rng.randint(-3, 2) for _ in range(2)]
+        b2 = [d.rng.randint(-2, 4) for _ in range(2)]
+        if max(b2) <= max(b1):
+            continue  # the second block must raise the maximum: the rescale is the point
+        vals = [[d.rng.randint(-4, 6)] for _ in range(4)] if d.level == 2 else None
+        r = online_softmax([b1, b2], vals)
+        j = d.rng.randint(0, 3)
+        value = (r.breakdown["final_sum"] if d.level == 0 else r.answer[j] if d.level == 1
+                 else r.breakdown["output"][0])
+        printed = b1 + b2 + ([v[0] for v in vals] if vals else [])
+        if safe_for_rounding(value, 3, 0.1) and abs(value) > 0.001 and round(value, 3) not in printed:
+            break
+    m1, m2 = max(b1), max(b1 + b2)
+    l1 = r.breakdown["blocks"][0]["l"]
+    new = sum(math.exp(x - m2) for x in b2)
+    st = Doc()
+    st.p(f"One query's scores arrive in two blocks, $x^{{(1)}} = ({b1[0]}, {b1[1]})$ then $x^{{(2)}} = ({b2[0]}, "
+         f"{b2[1]})$, and are softmaxed online as in FlashAttention: after each block the running maximum $m$ and "
+         "the running sum $\\ell = \\sum e^{x - m}$ are updated, the old sum (and partial output) rescaled by "
+         "$e^{m_{old} - m_{new}}$.")
+    if d.level == 0:
+        st.p("What is $\\ell$ after the second block? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("no_rescale", "added the new terms to the old sum without rescaling it",
+                        "The old sum was taken at the old maximum: multiply it by e^(m₁ − m₂).", l1 + new),
+                  Wrong("rescale_up", "rescaled by e^(m₂ − m₁)", "The maximum grew: old terms shrink, e^(m₁ − m₂) < 1.",
+                        math.exp(m2 - m1) * l1 + new),
+                  Wrong("block_max", "took each block's terms at its own maximum",
+                        "Every term must be at the same (final) maximum m₂.",
+                        l1 + sum(math.exp(x - max(b2)) for x in b2) if max(b2) != m2 else None)]
+        wrongs = [w for w in wrongs if w.value is not None]
+    elif d.level == 1:
+        st.p(f"At the end the weight of a score $x$ is $e^{{x - m}}/\\ell$. What is the weight of score number {j + 1} "
+             f"(the value {(b1 + b2)[j]})? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        x = (b1 + b2)[j]
+        wrongs = [Wrong("no_rescale", "divided by a sum whose first block was not rescaled",
+                        "ℓ₁ was taken at m₁: rescale it by e^(m₁ − m₂) before adding block 2.",
+                        math.exp(x - m2) / (l1 + new)),
+                  Wrong("block_weight", "normalised within the score's own block",
+                        "The weights are over the whole row: divide by the final ℓ.",
+                        math.exp(x - max(b1 if j < 2 else b2)) / sum(math.exp(y - max(b1 if j < 2 else b2))
+                                                                     for y in (b1 if j < 2 else b2)))]
+    else:
+        v = [row[0] for row in vals]
+        st.p(f"The keys' values are $v = ({', '.join(map(str, v))})$ (one number per key, in order). The partial output "
+             "$o = \\sum e^{x - m} v$ is kept unnormalised and divided by $\\ell$ at the end. What is the attention "
+             "output after the two blocks? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        o1 = sum(math.exp(x - m1) * vv for x, vv in zip(b1, v[:2], strict=True))
+        o_new = sum(math.exp(x - m2) * vv for x, vv in zip(b2, v[2:], strict=True))
+        l2 = r.breakdown["final_sum"]
+        wrongs = [Wrong("no_rescale_o", "did not rescale the partial output",
+                        "o₁ was taken at m₁ too: multiply it by e^(m₁ − m₂).", (o1 + o_new) / l2),
+                  Wrong("average_blocks", "averaged the two blocks' outputs",
+                        "Blocks are not equal in weight: combine them through m and ℓ.",
+                        (o1 / l1 + o_new / new) / 2)]
+    notes = [f"Block 1: $m_1 = {m1}$, $\\ell_1 = " + " + ".join(f"e^{{{x - m1}}}" for x in b1) + f" = {l1:.6f}$.",
+             f"Block 2: $m_2 = \\max({m1}, {max(b2)}) = {m2}$; rescale $e^{{{m1 - m2}}} = {math.exp(m1 - m2):.6f}$; "
+             f"$\\ell_2 = {math.exp(m1 - m2):.6f} \\times {l1:.6f} + " + " + ".join(f"e^{{{x - m2}}}" for x in b2)
+             + f" = {r.breakdown['final_sum']:.6f}$."]
+    if d.level >= 1:
+        notes.append("The same as the full softmax: every term is now $e^{x - m_2}$.")
+    if d.level == 1:
+        notes.append(f"Weight: $e^{{{(b1 + b2)[j]} - {m2}}} / {r.breakdown['final_sum']:.6f} = {value:.6f}$.")
+    if d.level == 2:
+        notes.append(f"$o_1 = {o1:.6f}$; $o_2 = e^{{{m1 - m2}}} \\cdot {o1:.6f} + {o_new:.6f} = "
+                     f"{math.exp(m1 - m2) * o1 + o_new:.6f}$; output $o_2/\\ell_2 = {value:.6f}$.")
+    return nat_problem(d, st, key, [], wrongs, given={"block1": b1, "block2": b2, "values": vals, "pick": j},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Ring attention
+# ---------------------------------------------------------------------------------------
+
+_SRC_RING = "issue 24; Liu et al. 2023 (Ring Attention with Blockwise Transformers)"
+
+
+@family("context.ring_attention", topic="parallelism", title="Ring attention: bytes per step and when they hide",
+        types=("nat",), tags=("ring-attention", "context-parallel", "long-context", "overlap"), marks=2,
+        source=_SRC_RING)
+def ring_overlap(d: Draw) -> Problem:
+    """Per step a device sends 2·c·h_kv·d_h·b bytes (its K and V block) while computing 4·c²·h·d_h FLOPs; the send
+    hides when c ≥ c* = F·h_kv·b/(2·h·β)."""
+    from solver.systems.context_parallel import ring_attention
+
+    # Levels (disjoint): easy, the bytes sent per step (MB); medium, one step's time with the send overlapped (ms);
+    # hard, the smallest chunk per device whose send hides (grouped K/V heads, tokens, rounded up).
+    for _ in range(300):
+        P = d.pick((2, 4, 8, 16, 32, 64))
+        c = d.pick((1024, 2048, 4096, 8192, 16384, 32768)) if d.level < 2 else 1024
+        h = d.pick((32, 64))
+        hk = h if d.level < 2 else d.pick((8, 4))
+        dh = d.pick((64, 128)) if d.level == 0 else 128
+        F = d.pick((300, 400, 600, 800, 989)) * 10**12
+        beta = d.pick((25, 50, 100, 200)) * 10**9
+        r = ring_attention(P * c, P, h, dh, kv_heads=hk, link_bandwidth=beta, peak_flops=F)
+        if d.level == 0:
+            value = float(r.answer) / 1e6
+        elif d.level == 1:
+            value = float(max(r.breakdown["compute_s"], r.breakdown["send_s"])) * 1e3
+        else:
+            value = math.ceil(r.breakdown["min_chunk_to_hide"])
+        if (d.level == 2 and value > 2 and value not in (P, h, hk, dh)) or (d.level < 2 and safe_for_rounding(value, 2, 0.1)):
+            break
+    N = P * c
+    st = Doc()
+    spread = (f"a sequence of $N = {N}$ tokens over $P = {P}$ devices ($c = N/P$ tokens each)" if d.level < 2 else
+              "a long sequence over devices, $c$ tokens each")
+    st.p(f"Ring attention spreads {spread}. Each "
+         f"layer has $h = {h}$ query heads and $h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, in bf16 (2 "
+         "bytes). At each step a device computes its query block's attention against the K/V block it holds "
+         "($4 c^2 h d_h$ FLOPs: $QK^T$ and $AV$, no mask) while it sends that K/V block to the next device.")
+    if d.level == 0:
+        st.p("How many bytes does a device send per step? Give MB ($10^6$ bytes), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="MB")
+        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2),
+                  Wrong("whole_sequence", "sent K/V of the whole sequence", "A device holds and sends its block of "
+                        "c = N/P tokens.", value * P),
+                  Wrong("query_heads", "used the query heads for K/V", "K/V have h_kv heads.", value * h / hk)
+                  if hk != h else None]
+        notes = [f"$c = {N}/{P} = {c}$; bytes $= 2 \\cdot c \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {c} \\times "
+                 f"{hk} \\times {dh} \\times 2 = {big(int(r.answer))}$ = {value:.4f} MB."]
+    elif d.level == 1:
+        st.p(f"Each device runs at $F = {F / 1e12:g}$ TFLOP/s and its link sends $\\beta = {beta / 1e9:g}$ GB/s. How long "
+             "does one ring step take when the send overlaps the compute? Give milliseconds, rounded off to two "
+             "decimal places.")
+        key = nat_key(value, 2, unit="ms")
+        tc, tm = float(r.breakdown["compute_s"]) * 1e3, float(r.breakdown["send_s"]) * 1e3
+        wrongs = [Wrong("no_overlap", "added compute and send", "They overlap: the step takes the longer of the two.",
+                      tc + tm),
+                  Wrong("send_only", "took the send time", "The compute is part of the step.", tm) if tm < tc else
+                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc)]
+        notes = [f"Compute: $4 \\times {c}^2 \\times {h} \\times {dh} / {F:.3g} = {tc:.5f}$ ms.",
+                 f"Send: $2 \\times {c} \\times {hk} \\times {dh} \\times 2 / {beta:.3g} = {tm:.5f}$ ms.",
+                 f"Step: the longer, {value:.5f} ms."]
+    else:
+        st.p(f"Each device runs at $F = {F / 1e12:g}$ TFLOP/s and its link sends $\\beta = {beta / 1e9:g}$ GB/s. What "
+             "is the smallest chunk $c$ (tokens per device) for which the send hides behind the compute? Give a whole "
+             "number of tokens.")
+        key = nat_key(value, 0, unit="tokens")
+        cstar = float(r.breakdown["min_chunk_to_hide"])
+        wrongs = [Wrong("query_heads", "used the query heads for K/V (as if no GQA)", "K/V have h_kv heads.",
+                        math.ceil(cstar * h / hk)),
+                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2)),
+                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar))
+                  if cstar != int(cstar) else None]
+        notes = ["Hide when $4 c^2 h d_h / F \\ge 2 c h_{kv} d_h b / \\beta$, i.e. $c \\ge F h_{kv} b / (2 h \\beta)$.",
+                 f"$c^* = {F:.3g} \\times {hk} \\times 2 / (2 \\times {h} \\times {beta:.3g}) = {cstar:.4f}$; rounded up: "
+                 f"{value}.",
+                 f"Check at $c = {value}$: compute $4 c^2 h d_h / F = {4 * value**2 * h * dh / F * 1e3:.5f}$ ms, send "
+                 f"$2 c h_{{kv}} d_h \\cdot 2 / \\beta = {4 * value * hk * dh / beta * 1e3:.5f}$ ms.",
+                 "With grouped K/V heads ($h_{kv} < h$) the block sent is smaller, so shorter chunks already hide."]
+    given = {"N": N, "P": P} if d.level < 2 else {}
+    return nat_problem(d, st, key, [], wrongs, given={**given, "h": h, "h_kv": hk, "d_h": dh, "F": F, "beta": beta},
+                       notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Static against continuous batching
+# ---------------------------------------------------------------------------------------
+
+_SRC_BATCH = "issue 24; Yu et al. 2022 (Orca: iteration-level scheduling); Kwon et al. 2023 (vLLM)"
+
+
+@family("serving.continuous_batching", topic="serving", title="Static against continuous batching",
+        types=("nat",), tags=("serving", "continuous-batching", "static-batching", "throughput"), marks=2,
+        source=_SRC_BATCH)
+def continuous_batching(d: Draw) -> Problem:
+    """Static: batches of B in order, each as long as its longest request; continuous: a freed slot takes the next
+    request at the next iteration. A request wanting o tokens holds a slot for o iterations."""
+    from solver.systems.paged_serving import batching
+
+    # Levels (disjoint): easy, the iterations static batching needs; medium, those continuous batching needs;
+    # hard, continuous batching's throughput over static's when each prefill stalls its iteration.
+    for _ in range(300):
+        B = d.pick((2, 3))
+        n = d.pick((5, 6, 7))
+        outs = [d.rng.randint(1, 12) for _ in range(n)]
+        tp = 0 if d.level < 2 else d.pick((1, 2, 3))
+        r = batching(outs, B, 1, t_prefill=tp)
+        static_it, cont_it = r.breakdown["static_iterations"], r.breakdown["iterations"]
+        value = static_it if d.level == 0 else cont_it if d.level == 1 else float(r.breakdown["continuous_speedup"])
+        if d.level < 2 and value not in outs and value not in (B, n) and static_it != cont_it:
+            break
+        if d.level == 2 and safe_for_rounding(value, 2, 0.1) and abs(value - 1) > 0.02:
+            break
+    st = Doc()
+    st.p(f"A server has $B = {B}$ slots. {n} requests wait at time 0, in this order, wanting "
+         + ", ".join(map(str, outs)) + " output tokens. Each iteration gives every running request one token (a "
+         "request's first iteration, its prefill, gives its first token), so a request wanting $o$ tokens holds a "
+         "slot for $o$ iterations.")
+    perfect = -(-sum(outs) // B)
+    if d.level == 0:
+        st.p("With static batching (the first B requests run together; the next batch starts only when all of them "
+             "have finished), how many iterations does it take to serve every request?")
+        key = nat_key(value, 0, unit="iterations")
+        mean_batches = sum(round(sum(outs[k:k + B]) / len(outs[k:k + B])) for k in range(0, n, B))
+        wrongs = [Wrong("mean_not_max", "took each batch's mean length", "A static batch lasts as long as its "
+                        "longest request.", mean_batches),
+                  Wrong("perfect_packing", "divided the tokens by the slots", "That is perfect packing, which static "
+                        "batching does not do.", perfect)]
+        notes = ["Batches: " + "; ".join(f"{outs[k:k + B]} → {max(outs[k:k + B])}" for k in range(0, n, B)) + ".",
+                 f"Total: {value} iterations."]
+    elif d.level == 1:
+        st.p("With continuous batching (a slot freed at the end of an iteration takes the next waiting request in "
+             "the following iteration), how many iterations does it take to serve every request?")
+        key = nat_key(value, 0, unit="iterations")
+        wrongs = [Wrong("perfect_packing", "divided the tokens by the slots", "Slots idle at the end, while the last "
+                        "requests finish.", perfect),
+                  Wrong("static", "batched statically", "Continuous batching refills a slot at once.", static_it)]
+        from solver.systems.paged_serving import schedule
+
+        start = {}
+        for it, (joined, _) in enumerate(schedule(outs, B, "continuous"), start=1):
+            for i in joined:
+                start[i] = it
+        notes = ["Fill slots as they free up: each request starts at the earliest free slot and holds it for its "
+                 "length.",
+                 "Requests (start–end iteration): " + "; ".join(f"{i + 1}: {start[i]}–{start[i] + o - 1}"
+                                                               for i, o in enumerate(outs)) + ".",
+                 f"The last request ends after iteration {value} (static batching: {static_it})."]
+    else:
+        st.p(f"An iteration takes 1 time unit plus {tp} unit(s) for each request whose prefill runs in it (the batch "
+             "waits for the prefills). Static batching starts the next batch only when all of the current one have "
+             "finished; continuous batching refills a freed slot at the next iteration. How many times higher is "
+             "continuous batching's throughput (tokens per unit time)? Round off to two decimal places.")
+        key = nat_key(value, 2, unit="times")
+        free = batching(outs, B, 1)
+        wrongs = [Wrong("no_prefill_cost", "ignored the prefill cost", "Both schedules pay one prefill per request, "
+                        "but it changes the times they are compared on.", float(free.breakdown["continuous_speedup"]))
+                  if abs(float(free.breakdown["continuous_speedup"]) - value) > 0.01 else None,
+                  Wrong("iterations_ratio", "compared iteration counts", "Iterations with prefills take longer.",
+                        static_it / cont_it)]
+        notes = [f"Static: {static_it} iterations + {n} prefills × {tp} = {float(r.breakdown['static_makespan_s']):g} "
+                 "units.",
+                 f"Continuous: {cont_it} iterations + {n} × {tp} = {float(r.breakdown['makespan_s']):g} units.",
+                 f"Same tokens ({sum(outs)}): ratio {float(r.breakdown['static_makespan_s']):g} / "
+                 f"{float(r.breakdown['makespan_s']):g} = {value:.4f}."]
+    return nat_problem(d, st, key, [], wrongs, given={"B": B, "outputs": outs, "t_prefill": tp}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Prefill/decode disaggregation
+# ---------------------------------------------------------------------------------------
+
+_SRC_DISAGG = "issue 24; DistServe (Zhong et al. 2024); Splitwise (Patel et al. 2024)"
+
+
+@family("serving.disaggregation", topic="serving", title="Prefill/decode disaggregation: the KV cache handed over",
+        types=("nat",), tags=("serving", "disaggregation", "kv-cache", "interconnect"), marks=2, source=_SRC_DISAGG)
+def disaggregation_handover(d: Draw) -> Problem:
+    """Bytes = P·2·L·h_kv·d_h·b; time = bytes/β; sent layer by layer as the prefill goes, the last share ends at
+    max(t_p/L + L·s, t_p + s) with s = bytes/(L·β), so only that minus t_p is exposed."""
+    from solver.systems.inference import kv_bytes_per_token
+    from solver.systems.paged_serving import disaggregation
+
+    # Levels (disjoint): easy, the KV bytes one prompt hands over (GB); medium, the time over the link (ms); hard,
+    # the time left exposed when each layer's K, V leave as soon as that layer's prefill is done (ms).
+    for _ in range(300):
+        L = d.pick((32, 40, 48, 80))
+        hk = d.pick((8, 16, 32))
+        dh = d.pick((64, 128))
+        P = d.pick((2048, 4096, 8192, 16384, 32768))
+        beta = d.pick((25, 50, 100, 200)) * 10**9
+        tpf = d.pick((0.1, 0.2, 0.5, 1.0))
+        X = kv_bytes_per_token(L, hk, dh, "bf16")
+        r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
+        value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
+                 else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        if safe_for_rounding(value, 2, 0.1) and value > 0.05:
+            break
+    nbytes = float(r.breakdown["kv_bytes"])
+    st = Doc()
+    st.p(f"A prefill machine processes a prompt of $P = {P}$ tokens for a model with $L = {L}$ layers, "
+         f"$h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, KV cache in bf16 (2 bytes), and hands the whole KV "
+         "cache to a decode machine.")
+    if d.level == 0:
+        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="GB")
+        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2),
+                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30),
+                  Wrong("one_layer", "counted one layer", "Every layer has its own K and V.", value / L)]
+        notes = [f"Per token: $2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {hk} \\times {dh} "
+                 f"\\times 2 = {big(int(X))}$ bytes.", f"Prompt: ${P} \\times {big(int(X))} = {big(int(nbytes))}$ bytes "
+                 f"= {value:.4f} GB."]
+    else:
+        st.p(f"The link between the machines carries $\\beta = {beta / 1e9:g}$ GB/s (no latency).")
+        tm = nbytes / beta * 1e3
+        if d.level == 1:
+            st.p("How long does the transfer take after the prefill? Give milliseconds, rounded off to two decimal "
+                 "places.")
+            key = nat_key(value, 2, unit="ms")
+            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8),
+                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2),
+                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
+            notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
+                     f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
+        else:
+            st.p(f"The prefill takes {tpf:g} s, spread evenly over the layers; each layer's K and V are sent as soon as "
+                 "that layer is done, one layer's share after another on the link. How long after the prefill ends "
+                 "does the last byte arrive? Give milliseconds, rounded off to two decimal places.")
+            key = nat_key(value, 2, unit="ms")
+            share = tm / L
+            wrongs = [Wrong("no_overlap", "sent everything after the prefill", "Layers leave while later layers are "
+                            "still being prefilled.", tm),
+                      Wrong("one_share_always", "took one layer's share as the exposed time",
+                            "When the link is slower than the prefill, the shares queue up.", share)
+                      if abs(share - value) > 0.01 else None]
+            notes = [f"Bytes: ${big(int(nbytes))}$; all at once: {tm:.5f} ms; one layer's share: $s = {share:.5f}$ ms.",
+                     f"Layer $l$ is ready at $l \\cdot {tpf * 1e3:g}/{L}$ ms; with the shares queued, the last ends at "
+                     f"$\\max(t_p/L + L s, t_p + s)$.",
+                     f"$= \\max({tpf * 1e3 / L:.5f} + {tm:.5f}, {tpf * 1e3:g} + {share:.5f})$ ms; minus "
+                     f"$t_p$: {value:.5f} ms."]
+    return nat_problem(d, st, key, [], wrongs, given={"P": P, "L": L, "h_kv": hk, "d_h": dh, "beta": beta,
+                                                      "t_prefill": tpf}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Sliding-window stacks: receptive field, attention sinks
+# ---------------------------------------------------------------------------------------
+
+_SRC_WIN = "issue 24; Mistral 7B (Jiang et al. 2023) §2; StreamingLLM (Xiao et al. 2023)"
+
+
+@family("window.receptive_field", topic="attention", title="Receptive field of stacked sliding windows, with sinks",
+        types=("nat",), tags=("sliding-window", "receptive-field", "attention-sinks", "long-context"), marks=2,
+        source=_SRC_WIN)
+def window_receptive_field(d: Draw) -> Problem:
+    """Each windowed layer reaches W − 1 positions further back (the window counts the query itself), so after L
+    layers the field is L·(W − 1) positions (Mistral's 'k × W' counts L·W); s sink tokens stay visible to all."""
+    from solver.counting.window import window_stack
+
+    # Levels (disjoint): easy, the receptive field; medium, the earlier positions of a sequence that cannot
+    # influence its last token; hard, the same with attention sinks kept in every window.
+    for _ in range(300):
+        L = d.pick((2, 3, 4, 6, 8, 12, 16, 24, 32))
+        W = d.pick((128, 256, 512, 1000, 1024, 2048, 4096))
+        s = d.pick((1, 2, 4)) if d.level == 2 else 0
+        n = L * (W - 1) + d.rng.randint(50, 5000)
+        r = window_stack(L, W, sinks=s, seq=n)
+        value = r.answer if d.level == 0 else r.breakdown["beyond_reach"]
+        if value > 1 and value not in (L, W, n, s):
+            break
+    st = Doc()
+    st.p(f"A decoder stacks $L = {L}$ sliding-window attention layers of window $W = {W}$: in each layer the token at "
+         f"position $p$ attends to positions $p - W < j \\le p$ (itself and the $W - 1$ before it).")
+    field = L * (W - 1)
+    if d.level == 0:
+        st.p("Information from how many positions back (at most) can reach a token through the whole stack?")
+        key = nat_key(value, 0, unit="positions")
+        wrongs = [Wrong("span", "counted L·W", "Each layer reaches W − 1 positions back, not W (the window counts the "
+                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W),
+                  Wrong("one_layer", "took one layer's reach", "Layers compose: each adds W − 1.", W - 1)]
+        notes = [f"One layer: $W - 1 = {W - 1}$ positions back.", f"$L$ layers: $L (W - 1) = {L} \\times {W - 1} = "
+                 f"{field}$."]
+    else:
+        sink = (f" The model also keeps $s = {s}$ attention-sink tokens (positions 0 … {s - 1}): every query in every "
+                "layer attends to them as well.") if s else ""
+        st.p(f"A sequence has $n = {n}$ tokens (positions 0 … {n - 1}).{sink} How many earlier positions can have no "
+             "influence at all on the last token's output?")
+        key = nat_key(value, 0, unit="positions")
+        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s)),
+                  Wrong("self_counted", "left out the token itself", "Positions before the last one: n − 1 of them.",
+                        value + 1)]
+        if s:
+            wrongs.append(Wrong("forgot_sinks", "forgot the sinks", "Sink tokens are visible from every query.",
+                                n - 1 - field))
+        notes = [f"Field: $L (W - 1) = {field}$ positions before the last token ({n - 1 - field} … {n - 2}).",
+                 f"Earlier positions: $n - 1 = {n - 1}$; out of reach: ${n - 1} - {field}" + (f" - {s}" if s else "")
+                 + f" = {value}$."]
+        if s:
+            notes.append(f"The {s} sinks sit at the start, far outside the window, yet one layer reaches them.")
+    return nat_problem(d, st, key, [], wrongs, given={"L": L, "W": W, "n": n, "sinks": s}, notes=notes)

@@ -1,0 +1,119 @@
+"""Context parallelism for long sequences: ring attention and Ulysses sequence parallelism, per layer.
+
+Sources: Liu et al. 2023, "Ring Attention with Blockwise Transformers for Near-Infinite Context"
+(each device keeps its query block and passes its key/value block round a ring, overlapping the
+send with the block's attention); Jacobs et al. 2023, "DeepSpeed Ulysses" (an all-to-all turns a
+sequence-sharded Q, K, V into a head-sharded one before attention, and another turns the output back).
+
+Conventions (named in each result):
+
+- N tokens over P devices, c = N/P each (N divisible by P); B sequences; h query heads and h_kv
+  key/value heads of size d_h; b bytes per element. Non-causal attention (a causal ring does half
+  the work on average but its last device does the most: load balancing is another question).
+- Ring: P steps per layer; at each of the first P − 1 the device sends its current K, V block,
+  2·B·c·h_kv·d_h·b bytes, to its neighbour while it computes the block's attention,
+  4·B·c²·h·d_h FLOPs (QKᵀ and AV, 2 per multiply-add). The send hides when α + bytes/β ≤
+  FLOPs/(peak·MFU); the smallest such c (α = 0) is c* = peak·MFU·h_kv·b/(2·h·β).
+- Ulysses: each device sends the (P − 1)/P of its Q, K, V (B·c·(h + 2h_kv)·d_h elements) that other
+  devices' heads need, and later the same share of its output O (B·c·h·d_h): per device per layer
+  B·c·d_h·(2h + 2h_kv)·b·(P − 1)/P bytes (``count_local=True``: without the (P − 1)/P). h and h_kv
+  must be divisible by P.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+from solver.units import dtype_bytes
+
+
+def _int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or value is None or int(value) != value or value < minimum:
+        raise SolverInputError(f"must be an integer >= {minimum} (got {value!r})", param=name)
+    return int(value)
+
+
+def _frac(name: str, value, zero: bool = False) -> Fraction:
+    if value is None or isinstance(value, bool) or value < 0 or (value == 0 and not zero):
+        raise SolverInputError(f"must be {'>= 0' if zero else 'positive'} (got {value!r})", param=name)
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _split(N: int, P: int) -> int:
+    if N % P:
+        raise SolverInputError(f"{N} tokens do not split evenly over {P} devices", param="seq")
+    return N // P
+
+
+def ring_attention(seq: int, devices: int, n_heads: int, d_head: int, *, kv_heads: int | None = None, batch: int = 1,
+                   dtype: str = "bf16", link_bandwidth=None, peak_flops=None, mfu=1, latency=0) -> Result:
+    """Bytes each device sends per ring step and per layer, the block's FLOPs, and (with a link and a
+    chip) whether the send hides behind the compute. Answer: bytes sent per step."""
+    N, P, h, dh, B = (_int("seq", seq), _int("devices", devices), _int("n_heads", n_heads), _int("d_head", d_head),
+                      _int("batch", batch))
+    hk = h if kv_heads is None else _int("kv_heads", kv_heads)
+    c = _split(N, P)
+    b = dtype_bytes(dtype)
+    r = Result(answer=None, unit="bytes", convention={
+        "source": "ring attention (Liu et al. 2023): K, V blocks passed round the ring, sends overlapped with compute",
+        "split": f"c = N/P = {fmt(c)} tokens per device",
+        "mask": "non-causal (every query block meets every key block once)",
+        "steps": "P steps per layer, P − 1 sends", "flops": "QKᵀ and AV of one block pair, 2 per multiply-add",
+        "dtype": f"{dtype}, {fmt(b)} bytes per element"})
+    step = r.step("bytes per step = 2·B·c·h_kv·d_h·b", f"2 × {B} × {fmt(c)} × {hk} × {dh} × {fmt(b)}",
+                  2 * B * c * hk * dh * b, "bytes")
+    per_layer = r.step("bytes per layer = (P − 1)·bytes per step", f"{P - 1} × {fmt(step)}", (P - 1) * step, "bytes")
+    flops = r.step("block FLOPs = 4·B·c²·h·d_h", f"4 × {B} × {fmt(c)}² × {h} × {dh}", 4 * B * c * c * h * dh, "FLOPs")
+    r.breakdown = {"chunk_tokens": c, "step_bytes": step, "layer_bytes": per_layer, "block_flops": flops,
+                   "steps": P, "sends": P - 1, "intensity_flops_per_byte": Fraction(flops) / step}
+    if link_bandwidth is not None and peak_flops is not None:
+        beta, F = _frac("link_bandwidth", link_bandwidth), _frac("peak_flops", peak_flops)
+        u, alpha = _frac("mfu", mfu), _frac("latency", latency, zero=True)
+        if u > 1:
+            raise SolverInputError("MFU is at most 1", param="mfu")
+        tc = r.step("compute per step = FLOPs/(peak·MFU)", f"{fmt(flops)}/({fmt(F)} × {fmt(u)})", flops / (F * u), "s")
+        tm = r.step("send per step = α + bytes/β", f"{fmt(alpha)} + {fmt(step)}/{fmt(beta)}", alpha + step / beta, "s")
+        cstar = r.step("c* = peak·MFU·h_kv·b/(2·h·β)", f"{fmt(F)} × {fmt(u)} × {hk} × {fmt(b)}/(2 × {h} × {fmt(beta)})",
+                       F * u * hk * b / (2 * h * beta), "tokens")
+        r.breakdown.update({"compute_s": tc, "send_s": tm, "hidden": tm <= tc, "min_chunk_to_hide": cstar,
+                            "exposed_per_step_s": max(Fraction(0), tm - tc),
+                            "layer_time_s": P * max(tc, tm) if P > 1 else tc})
+        r.convention["overlap"] = ("a step takes max(compute, send); the send hides when it is no longer; c* ignores α")
+    r.answer = step
+    return r
+
+
+def ulysses(seq: int, devices: int, n_heads: int, d_head: int, *, kv_heads: int | None = None, batch: int = 1,
+            dtype: str = "bf16", count_local: bool = False, link_bandwidth=None, latency=0) -> Result:
+    """Bytes each device sends in Ulysses' all-to-alls of one layer (Q, K, V in; O out). Answer: bytes."""
+    N, P, h, dh, B = (_int("seq", seq), _int("devices", devices), _int("n_heads", n_heads), _int("d_head", d_head),
+                      _int("batch", batch))
+    hk = h if kv_heads is None else _int("kv_heads", kv_heads)
+    if h % P or hk % P:
+        raise SolverInputError(f"the heads ({h} query, {hk} key/value) must split evenly over {P} devices",
+                               param="devices")
+    c = _split(N, P)
+    b = dtype_bytes(dtype)
+    share = Fraction(1) if count_local else Fraction(P - 1, P)
+    r = Result(answer=None, unit="bytes", convention={
+        "source": "DeepSpeed Ulysses (Jacobs et al. 2023): all-to-all sequence→heads before attention, heads→sequence after",
+        "split": f"c = N/P = {fmt(c)} tokens per device; h/P heads per device after the all-to-all",
+        "count": "all of the device's Q, K, V, O counted" if count_local else
+                 "only what leaves the device: (P − 1)/P of it",
+        "dtype": f"{dtype}, {fmt(b)} bytes per element"})
+    qkv = r.step("Q, K, V elements per device = B·c·(h + 2·h_kv)·d_h", f"{B} × {fmt(c)} × ({h} + 2 × {hk}) × {dh}",
+                 B * c * (h + 2 * hk) * dh)
+    o = r.step("O elements per device = B·c·h·d_h", f"{B} × {fmt(c)} × {h} × {dh}", B * c * h * dh)
+    sent = r.step("bytes sent = (QKV + O)·b" + ("" if count_local else "·(P − 1)/P"),
+                  f"({fmt(qkv)} + {fmt(o)}) × {fmt(b)}" + ("" if count_local else f" × {P - 1}/{P}"),
+                  (qkv + o) * b * share, "bytes")
+    r.breakdown = {"qkv_bytes_sent": qkv * b * share, "o_bytes_sent": o * b * share, "bytes_sent": sent,
+                   "chunk_tokens": c, "heads_per_device": h // P}
+    if link_bandwidth is not None:
+        beta, alpha = _frac("link_bandwidth", link_bandwidth), _frac("latency", latency, zero=True)
+        r.breakdown["time_s"] = r.step("time = 2α + bytes/β (two all-to-alls)", f"2 × {fmt(alpha)} + {fmt(sent)}/{fmt(beta)}",
+                                       2 * alpha + sent / beta, "s")
+    r.answer = sent
+    return r

@@ -1,0 +1,244 @@
+"""Serving memory and scheduling: PagedAttention's KV blocks, static against continuous batching,
+and the KV cache a disaggregated prefill hands to the decode machine.
+
+Sources: Kwon et al. 2023, "Efficient Memory Management for Large Language Model Serving with
+PagedAttention" (vLLM; §4.2: the KV cache is split into blocks of B tokens, a block table maps a
+sequence's logical blocks to physical ones, "the waste is bounded within one block"; §3: a
+contiguous system reserves the maximum length for every request); Yu et al. 2022, "Orca"
+(iteration-level scheduling = continuous batching); Zhong et al. 2024, "DistServe" and Patel et
+al. 2024, "Splitwise" (prefill and decode on different machines, the KV cache sent between them).
+
+Conventions (named in each result):
+
+- A sequence of L tokens holds ⌈L/B⌉ blocks of B token slots (the partly filled last block is
+  allocated: ``last_block="counted"``); ``last_block="full-only"`` counts the ⌊L/B⌋ full blocks
+  only (what a block table can share, e.g. prefix caching). Internal fragmentation: the empty
+  slots of the last block, ⌈L/B⌉·B − L (< B).
+- X bytes per token of KV cache (2·layers·kv_heads·d_head·bytes). A budget of K bytes holds
+  ⌊K/(B·X)⌋ physical blocks; a contiguous allocator reserves L_max·X per sequence.
+- Batching model (stated, as an interview states it): the engine runs iterations; an iteration
+  costs ``t_step`` plus ``t_prefill`` for each request whose prompt is processed in it (the
+  prefill stalls the batch, no chunking); a request's prefill iteration yields its first token,
+  each later iteration one more, so a request wanting o tokens occupies a slot for o iterations.
+  All requests wait at time 0, in order. Static batching takes them B at a time and starts the
+  next batch when the longest of the current one finishes; continuous batching refills a freed
+  slot at the next iteration. Latency = completion time of a request; throughput = tokens ÷ time.
+- Transfer: time = α + bytes/β over a link of β bytes/s (one direction) and latency α.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from solver.errors import SolverInputError
+from solver.result import Result, fmt
+
+LAST_BLOCK = ("counted", "full-only")
+BATCHING = ("static", "continuous")
+
+
+def _int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or value is None or int(value) != value or value < minimum:
+        raise SolverInputError(f"must be an integer >= {minimum} (got {value!r})", param=name)
+    return int(value)
+
+
+def _pos(name: str, value, zero: bool = False) -> Fraction:
+    if value is None or isinstance(value, bool) or value < 0 or (value == 0 and not zero):
+        raise SolverInputError(f"must be {'>= 0' if zero else 'positive'} (got {value!r})", param=name)
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)  # 0.01 is 1/100
+
+
+# ---------------------------------------------------------------------------------------
+# PagedAttention's blocks
+# ---------------------------------------------------------------------------------------
+
+
+def blocks_for(length: int, block_size: int, last_block: str = "counted") -> int:
+    """⌈L/B⌉ (the partial last block counted) or ⌊L/B⌋ (full blocks only)."""
+    return -(-length // block_size) if last_block == "counted" else length // block_size
+
+
+def paged_kv(lengths: Sequence[int], block_size: int, kv_bytes_per_token, *, budget=None, max_len: int | None = None,
+             last_block: str = "counted") -> Result:
+    """Blocks and internal fragmentation of sequences of the given lengths, and (with a budget)
+    how many fit paged against contiguous max-length allocation.
+
+    Answer: the blocks of the sequences (the last block per ``last_block``). With one length and
+    a budget, the breakdown gives the sequences of that length that fit paged and contiguously
+    (``max_len`` defaults to that length); with several, how many of them, in order, fit."""
+    Ls = [_int("lengths", x) for x in lengths]
+    if not Ls:
+        raise SolverInputError("give at least one sequence length", param="lengths")
+    B = _int("block_size", block_size)
+    X = _pos("kv_bytes_per_token", kv_bytes_per_token)
+    if last_block not in LAST_BLOCK:
+        raise SolverInputError(f"last_block must be one of {', '.join(LAST_BLOCK)} (got {last_block!r})",
+                               param="last_block")
+    r = Result(answer=None, unit="blocks", convention={
+        "blocks": f"a sequence of L tokens holds ⌈L/B⌉ blocks of B = {B} slots (Kwon et al. 2023 §4.2)",
+        "last_block": "the partly filled last block counted (allocated)" if last_block == "counted" else
+                      "full blocks only, ⌊L/B⌋ (the partly filled last block not counted)",
+        "fragmentation": "internal: the empty slots of each sequence's last block, ⌈L/B⌉·B − L (< B)",
+        "kv": f"X = {fmt(X)} bytes per token (2·layers·kv_heads·d_head·bytes)"})
+    per = [blocks_for(L, B, last_block) for L in Ls]
+    alloc = [blocks_for(L, B) for L in Ls]
+    if len(Ls) == 1:
+        total = r.step("blocks = ⌈L/B⌉" if last_block == "counted" else "blocks = ⌊L/B⌋",
+                       f"{'⌈' if last_block == 'counted' else '⌊'}{fmt(Ls[0])}/{B}{'⌉' if last_block == 'counted' else '⌋'}",
+                       per[0], "blocks")
+    else:
+        total = r.step("blocks = Σ " + ("⌈L/B⌉" if last_block == "counted" else "⌊L/B⌋"),
+                       " + ".join(fmt(p) for p in per), sum(per), "blocks")
+    waste = [a * B - L for a, L in zip(alloc, Ls, strict=True)]
+    frag = r.step("empty slots = Σ (⌈L/B⌉·B − L)", " + ".join(f"({a}·{B} − {L})" for a, L in zip(alloc, Ls, strict=True))
+                  if len(Ls) <= 6 else f"{len(Ls)} sequences", sum(waste), "tokens")
+    slots = sum(alloc) * B
+    r.breakdown = {"blocks": total, "blocks_per_sequence": per, "allocated_blocks": sum(alloc),
+                   "empty_slots": frag, "fragmentation_fraction": Fraction(frag, slots),
+                   "kv_bytes": sum(Ls) * X, "allocated_bytes": slots * X, "wasted_bytes": frag * X}
+    if budget is not None:
+        K = _pos("budget", budget)
+        phys = r.step("physical blocks = ⌊K/(B·X)⌋", f"⌊{fmt(K)}/({B} × {fmt(X)})⌋", int(K // (B * X)), "blocks")
+        Lmax = _int("max_len", max_len) if max_len is not None else max(Ls)
+        if Lmax < max(Ls):
+            raise SolverInputError(f"the maximum length {Lmax} is below a sequence's length {max(Ls)}", param="max_len")
+        contiguous = r.step("contiguous sequences = ⌊K/(L_max·X)⌋", f"⌊{fmt(K)}/({fmt(Lmax)} × {fmt(X)})⌋",
+                            int(K // (Lmax * X)), "sequences")
+        if len(Ls) == 1:
+            paged = r.step("paged sequences = ⌊physical blocks / ⌈L/B⌉⌋", f"⌊{fmt(phys)}/{alloc[0]}⌋",
+                           phys // alloc[0], "sequences")
+        else:
+            used, paged = 0, 0
+            for a in alloc:
+                if used + a > phys:
+                    break
+                used, paged = used + a, paged + 1
+            r.step("paged sequences = how many, in order, whose ⌈L/B⌉ fit the physical blocks",
+                   f"{fmt(phys)} blocks", paged, "sequences")
+            contiguous = min(contiguous, len(Ls))
+        r.breakdown.update({"physical_blocks": phys, "paged_sequences": paged, "contiguous_sequences": contiguous,
+                            "max_len": Lmax})
+        if contiguous:
+            r.breakdown["paged_over_contiguous"] = Fraction(paged, contiguous)
+        r.convention["contiguous"] = f"every sequence reserves L_max = {fmt(Lmax)} tokens (Kwon et al. 2023 §3)"
+    r.answer = total
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# Static against continuous batching
+# ---------------------------------------------------------------------------------------
+
+
+def schedule(outputs: Sequence[int], batch: int, policy: str) -> list[tuple[list[int], list[int]]]:
+    """Per iteration, (requests whose prefill runs in it, requests it serves), under ``policy``."""
+    outs = [_int("outputs", o) for o in outputs]
+    n, Bm = len(outs), _int("batch", batch)
+    left = {}
+    waiting = list(range(n))
+    iters: list[tuple[list[int], list[int]]] = []
+    while waiting or left:
+        joined = []
+        if policy == "continuous" or not left:
+            while waiting and len(left) < Bm:
+                i = waiting.pop(0)
+                left[i] = outs[i]
+                joined.append(i)
+        iters.append((joined, sorted(left)))
+        for i in list(left):
+            left[i] -= 1
+            if left[i] == 0:
+                del left[i]
+    return iters
+
+
+def batching(outputs: Sequence[int], batch: int, t_step, *, t_prefill=0, policy: str = "continuous") -> Result:
+    """Makespan, throughput and mean latency of the requests (all waiting at 0) under ``policy``,
+    with the other policy's figures in the breakdown. Answer: throughput in tokens/s."""
+    outs = [_int("outputs", o) for o in outputs]
+    if not outs:
+        raise SolverInputError("give at least one request", param="outputs")
+    Bm = _int("batch", batch)
+    ts, tp = _pos("t_step", t_step), _pos("t_prefill", t_prefill, zero=True)
+    if policy not in BATCHING:
+        raise SolverInputError(f"policy must be static or continuous (got {policy!r})", param="policy")
+    r = Result(answer=None, unit="tokens/s", convention={
+        "iteration": f"t_step = {fmt(ts)} s per iteration, plus t_prefill = {fmt(tp)} s per request whose prompt "
+                     "is processed in it (the batch waits; no chunked prefill)",
+        "tokens": "a request's prefill iteration gives its first token, each later iteration one more",
+        "arrivals": "all requests wait at time 0, served in the order given",
+        "static": f"batches of {Bm}; the next batch starts when the current one's longest request ends",
+        "continuous": "a freed slot takes the next waiting request at the next iteration (Orca's iteration-level "
+                      "scheduling)",
+        "latency": "time from 0 to a request's last token"})
+    figures = {}
+    for pol in BATCHING:
+        clock, served, end = Fraction(0), [0] * len(outs), [Fraction(0)] * len(outs)
+        busy_slots = 0
+        its = schedule(outs, Bm, pol)
+        for joined, running in its:
+            clock += ts + len(joined) * tp
+            busy_slots += len(running)
+            for i in running:
+                served[i] += 1
+                if served[i] == outs[i]:
+                    end[i] = clock
+        ends = end
+        figures[pol] = {"iterations": len(its), "makespan_s": clock, "throughput": Fraction(sum(outs)) / clock,
+                        "mean_latency_s": sum(ends) / len(ends), "max_latency_s": max(ends),
+                        "slot_utilisation": Fraction(busy_slots, len(its) * Bm)}
+    f = figures[policy]
+    tokens = r.step("tokens = Σ o_i", " + ".join(fmt(o) for o in outs) if len(outs) <= 8 else f"{len(outs)} requests",
+                    sum(outs), "tokens")
+    r.step(f"iterations ({policy})", "simulated iteration by iteration", f["iterations"])
+    T = r.step("makespan = iterations·t_step + requests·t_prefill",
+               f"{f['iterations']} × {fmt(ts)} + {len(outs)} × {fmt(tp)}", f["makespan_s"], "s")
+    thr = r.step("throughput = tokens / makespan", f"{fmt(tokens)} / {fmt(T)}", f["throughput"], "tokens/s")
+    r.breakdown = {"tokens": tokens, **{k: v for k, v in f.items()}}
+    other = "static" if policy == "continuous" else "continuous"
+    for k, v in figures[other].items():
+        r.breakdown[f"{other}_{k}"] = v
+    r.breakdown["continuous_speedup"] = figures["continuous"]["throughput"] / figures["static"]["throughput"]
+    r.answer = thr
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# Prefill/decode disaggregation
+# ---------------------------------------------------------------------------------------
+
+
+def disaggregation(prompt: int, kv_bytes_per_token, link_bandwidth, *, batch: int = 1, latency=0,
+                   n_layers: int | None = None, prefill_time=None) -> Result:
+    """KV-cache bytes a prefill machine hands to a decode machine, and the time over the link.
+
+    Answer: seconds. With ``n_layers`` and ``prefill_time`` the breakdown also gives the exposed time
+    when the cache is sent layer by layer as the prefill proceeds (only the last layer's share is
+    left after the prefill, unless the link is slower than the prefill)."""
+    P, Bt = _int("prompt", prompt), _int("batch", batch)
+    X, beta = _pos("kv_bytes_per_token", kv_bytes_per_token), _pos("link_bandwidth", link_bandwidth)
+    alpha = _pos("latency", latency, zero=True)
+    r = Result(answer=None, unit="s", convention={
+        "bytes": "batch · prompt tokens · X bytes per token (the whole KV cache of the prompt)",
+        "link": f"time = α + bytes/β, β = {fmt(beta)} bytes/s one way, α = {fmt(alpha)} s",
+        "source": "prefill/decode disaggregation (DistServe, Zhong et al. 2024; Splitwise, Patel et al. 2024)"})
+    nbytes = r.step("bytes = B·P·X", f"{Bt} × {fmt(P)} × {fmt(X)}", Bt * P * X, "bytes")
+    t = r.step("time = α + bytes/β", f"{fmt(alpha)} + {fmt(nbytes)}/{fmt(beta)}", alpha + nbytes / beta, "s")
+    r.breakdown = {"kv_bytes": nbytes, "transfer_s": t}
+    if n_layers is not None and prefill_time is not None:
+        L, tpf = _int("n_layers", n_layers), _pos("prefill_time", prefill_time)
+        per_layer = r.step("per layer = bytes / L", f"{fmt(nbytes)}/{L}", nbytes / L, "bytes")
+        send = per_layer / beta
+        # layer l's share is ready at l·t_p/L and the link sends one share at a time: the last share ends at
+        # max over l of (l·t_p/L + (L − l + 1)·send), linear in l, so at l = 1 or l = L
+        finish = max(tpf / L + L * send, tpf + send)
+        exposed = r.step("exposed = α + (end of the last share) − prefill time", "layer by layer, FIFO on the link",
+                         alpha + finish - tpf, "s")
+        r.breakdown.update({"per_layer_bytes": per_layer, "layerwise_exposed_s": exposed,
+                            "prefill_s": tpf})
+        r.convention["layerwise"] = ("layer l's K, V are ready at l·t_prefill/L and are sent at once, one share "
+                                     "after another on the link")
+    r.answer = t
+    return r

@@ -1,0 +1,295 @@
+"""The issue-24 families (question_bank.families.attention_systems): each key recomputed here a second
+way (loops over blocks, an allocator, a token queue, matmul shapes, HuggingFace's rope init), and one
+pinned variant per family worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import question_bank.families  # noqa: F401 - registers
+from question_bank.family import FAMILIES
+from tests.family_helpers import variants
+
+
+def key(p):
+    return p.key.value
+
+
+def flash_counts(N, d, M):
+    """Walk Algorithm 1 block by block, adding the elements each load and store moves."""
+    bc = -(-M // (4 * d))
+    br = min(bc, d)
+    reads, writes = 0, N * d + 2 * N  # line 2: O, ℓ, m written
+    tc = 0
+    for j in range(0, N, bc):
+        tc += 1
+        kv = min(bc, N - j)
+        reads += 2 * kv * d
+        for i in range(0, N, br):
+            rows = min(br, N - i)
+            reads += rows * d * 2 + 2 * rows
+            writes += rows * d + 2 * rows
+    return tc, reads + writes
+
+
+def test_flash_keys():
+    for p in variants("flash.tiling_hbm"):
+        N, d, M = (p.given[k] for k in ("N", "d", "M"))
+        tc, total = flash_counts(N, d, M)
+        standard = 4 * N * d + 4 * N * N
+        want = {"easy": tc, "medium": total / 1e6, "hard": standard / total}[p.difficulty]
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_flash_pinned():
+    """N = 1536, d = 128, M = 98,304: B_c = ⌈98304/512⌉ = 192, T_c = 1536/192 = 8 (seed 3, easy)."""
+    p = FAMILIES["flash.tiling_hbm"].generate(3, "easy")
+    assert (p.given["N"], p.given["d"], p.given["M"]) == (1536, 128, 98_304) and key(p) == 8
+
+
+def allocate(lengths, B, n_blocks=None):
+    """Hand out blocks token by token; (empty slots, sequences admitted whole)."""
+    free = n_blocks
+    empty = admitted = 0
+    for L in lengths:
+        need, used = 0, 0
+        for _ in range(L):
+            if used % B == 0:
+                need += 1
+            used += 1
+        if free is not None:
+            if need > free:
+                break
+            free -= need
+        admitted += 1
+        empty += need * B - L
+    return empty, admitted
+
+
+def test_paged_keys():
+    for p in variants("paged.kv_blocks"):
+        g = p.given
+        if p.difficulty == "easy":
+            assert key(p) == allocate(g["lengths"], g["B"])[0], p.id
+            continue
+        blocks = g["budget"] // (g["B"] * g["X"])
+        n = 0
+        while allocate([g["L"]] * (n + 1), g["B"], blocks)[1] == n + 1:
+            n += 1
+            if n > 10_000:
+                break
+        want = n - (g["budget"] // (g["L_max"] * g["X"]) if p.difficulty == "hard" else 0)
+        assert key(p) == want, p.id
+
+
+def test_paged_pinned():
+    """Seed 3, easy, B = 8: 343, 131, 676, 260 tokens leave 1 + 5 + 4 + 4 = 14 slots empty."""
+    p = FAMILIES["paged.kv_blocks"].generate(3, "easy")
+    assert p.given["lengths"] == [343, 131, 676, 260] and key(p) == 14
+
+
+def test_moe_keys():
+    for p in variants("moe.capacity_all_to_all"):
+        g = p.given
+        if p.difficulty == "hard":
+            T, d, k, ep = g["T"], g["d"], g["k"], g["ep"]
+            E = 4 * ep  # any even split gives the same expectation: a chosen expert is remote w.p. (E − E/ep)/E
+            remote = sum(1 for e in range(E) if e // (E // ep) != 0) / E
+            assert key(p) == pytest.approx(2 * T * k * remote * d * 2 / 1e6, rel=1e-12), p.id
+            continue
+        C = math.floor(g["cf"] * g["T"] / g["E"] + 1e-12)
+        if p.difficulty == "easy":
+            assert key(p) == C, p.id
+            continue
+        load = [0] * g["E"]
+        dropped = 0
+        for e, n in enumerate(g["routed"]):
+            for _ in range(n):
+                if load[e] < C:
+                    load[e] += 1
+                else:
+                    dropped += 1
+        assert key(p) == dropped, p.id
+
+
+def test_moe_pinned():
+    """Seed 3, easy: E = 8, T = 100, cf = 1.25: ⌊125/8⌋ = ⌊15.625⌋ = 15."""
+    p = FAMILIES["moe.capacity_all_to_all"].generate(3, "easy")
+    assert (p.given["E"], p.given["T"], p.given["cf"]) == (8, 100, 1.25) and key(p) == 15
+
+
+def mla_flops(h, dc, dr, dh, S):
+    """Matmul shapes (m, k, n) of each order for one token and one layer, 2·m·k·n each."""
+    naive = [(S, dc, dh)] * h + [(S, dc, dh)] * h + [(1, dh + dr, S)] * h + [(1, S, dh)] * h
+    absorbed = [(1, dh, dc)] * h + [(1, dc + dr, S)] * h + [(1, S, dc)] * h + [(1, dc, dh)] * h
+    return (sum(2 * m * k * n for m, k, n in naive), sum(2 * m * k * n for m, k, n in absorbed))
+
+
+def test_mla_keys():
+    for p in variants("mla.absorbed_decode"):
+        g = p.given
+        nv, ab = mla_flops(g["h"], g["d_c"], g["d_R"], g["d_h"], g["S"])
+        want = {"easy": ab / 1e6, "medium": nv / 1e9, "hard": nv / ab}[p.difficulty]
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_mla_pinned():
+    """Seed 3, easy: h = 128, d_c = 512, d_R = 32, d_h = 64, S = 4096: 2·128·64·512·2 +
+    2·4096·128·(1024 + 32) = 16,777,216 + 1,107,296,256 → 1,124.07 MFLOPs."""
+    p = FAMILIES["mla.absorbed_decode"].generate(3, "easy")
+    assert key(p) == pytest.approx((16_777_216 + 1_107_296_256) / 1e6)
+
+
+def test_rope_keys_against_transformers():
+    pytest.importorskip("torch")
+    rope_utils = pytest.importorskip("transformers.modeling_rope_utils")
+    from transformers import LlamaConfig
+
+    for p in variants("rope.context_extension"):
+        g = p.given
+        d, s, L, i = g["d"], g["s"], g["L"], g["pair"]
+        params = {"rope_theta": 10000.0}
+        if p.difficulty == "easy":
+            fn, params = rope_utils._compute_linear_scaling_rope_parameters, {**params, "rope_type": "linear",
+                                                                               "factor": float(s)}
+            seq = None
+        elif p.difficulty == "medium":  # static NTK = HF's dynamic at n with s·n/L − (s − 1) = s
+            fn, params = rope_utils._compute_dynamic_ntk_parameters, {**params, "rope_type": "dynamic",
+                                                                       "factor": float(s)}
+            seq = L * (2 * s - 1) / s
+        else:
+            fn, params = rope_utils._compute_yarn_parameters, {**params, "rope_type": "yarn", "factor": float(s),
+                                                                "original_max_position_embeddings": L}
+            seq = None
+        cfg = LlamaConfig(hidden_size=2 * d, num_attention_heads=2, head_dim=d, max_position_embeddings=int(L * s),
+                          rope_parameters=params)
+        if p.difficulty == "medium":
+            cfg.max_position_embeddings = L
+        inv = float(fn(cfg, "cpu", seq)[0][i])
+        want = 2 * math.pi / inv if p.difficulty != "hard" else inv * 1e3
+        assert key(p) == pytest.approx(want, rel=1e-5), p.id
+
+
+def test_rope_pinned():
+    """Easy: λ_i' = s·2π·10000^(2i/d) for the drawn pair."""
+    p = FAMILIES["rope.context_extension"].generate(0, "easy")
+    g = p.given
+    assert key(p) == pytest.approx(g["s"] * 2 * math.pi * 10000 ** (2 * g["pair"] / g["d"]))
+
+
+def test_online_softmax_keys_are_the_full_softmax():
+    """ℓ after block 2 is Σ e^(x − max); the weights and output are the full softmax's (NumPy here)."""
+    import numpy as np
+
+    for p in variants("flash.online_softmax"):
+        g = p.given
+        x = np.array(g["block1"] + g["block2"], dtype=float)
+        e = np.exp(x - x.max())
+        want = {"easy": e.sum(), "medium": e[g["pick"]] / e.sum()}.get(p.difficulty)
+        if p.difficulty == "hard":
+            want = float(e / e.sum() @ np.array([v[0] for v in g["values"]], dtype=float))
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_online_softmax_pinned():
+    """Seed 1, easy: blocks (1, −1) then (4, 0): m₂ = 4, ℓ₂ = e^-3(1 + e^-2) + 1 + e^-4 ≈ 1.0748."""
+    p = FAMILIES["flash.online_softmax"].generate(1, "easy")
+    assert (p.given["block1"], p.given["block2"]) == ([1, -1], [4, 0])
+    assert key(p) == pytest.approx(math.exp(-3) * (1 + math.exp(-2)) + 1 + math.exp(-4))
+
+
+def test_ring_keys():
+    """Send = 2·c·h_kv·d_h·2 bytes, compute = 4c²h·d_h FLOPs; the hard key is the least c whose compute ≥ send
+    (found by search here)."""
+    for p in variants("context.ring_attention"):
+        g = p.given
+        h, hk, dh, F, beta = g["h"], g["h_kv"], g["d_h"], g["F"], g["beta"]
+        if p.difficulty == "hard":
+            c = 1
+            while 4 * c * c * h * dh * beta < 4 * c * hk * dh * F:  # compute/F ≥ send/β, cross-multiplied
+                c += 1
+            assert key(p) == c, p.id
+            continue
+        c = g["N"] // g["P"]
+        send = 4 * c * hk * dh
+        want = send / 1e6 if p.difficulty == "easy" else max(4 * c * c * h * dh / F, send / beta) * 1e3
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def slot_schedule(outs, B):
+    """Continuous batching as a min-heap of slot free times: request i starts when the earliest slot frees."""
+    import heapq
+
+    free = [0] * B
+    end = 0
+    for o in outs:
+        t = heapq.heappop(free)
+        heapq.heappush(free, t + o)
+        end = max(end, t + o)
+    return end
+
+
+def test_batching_keys():
+    for p in variants("serving.continuous_batching"):
+        g = p.given
+        outs, B, tp = g["outputs"], g["B"], g["t_prefill"]
+        static = sum(max(outs[k:k + B]) for k in range(0, len(outs), B))
+        cont = slot_schedule(outs, B)
+        want = {"easy": static, "medium": cont}.get(p.difficulty)
+        if p.difficulty == "hard":
+            want = (static + len(outs) * tp) / (cont + len(outs) * tp)
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_batching_pinned():
+    """Seed 2, easy: B = 3, outputs 7 4 10 | 12 1 2 | 11: static takes 10 + 12 + 11 = 33 iterations."""
+    p = FAMILIES["serving.continuous_batching"].generate(2, "easy")
+    assert p.given["outputs"] == [7, 4, 10, 12, 1, 2, 11] and key(p) == 33
+
+
+def test_disaggregation_keys():
+    """Bytes from the shape; the hard key from a link that sends one layer's share after another."""
+    for p in variants("serving.disaggregation"):
+        g = p.given
+        nbytes = g["P"] * 2 * g["L"] * g["h_kv"] * g["d_h"] * 2
+        if p.difficulty == "easy":
+            want = nbytes / 1e9
+        elif p.difficulty == "medium":
+            want = nbytes / g["beta"] * 1e3
+        else:
+            share, free = nbytes / g["L"] / g["beta"], 0.0
+            for layer in range(1, g["L"] + 1):
+                free = max(free, g["t_prefill"] * layer / g["L"]) + share
+            want = (free - g["t_prefill"]) * 1e3
+        assert key(p) == pytest.approx(want, rel=1e-9), p.id
+
+
+def test_disaggregation_pinned():
+    """Seed 2, easy: 32,768 tokens × 2·48·16·64·2 = 196,608 bytes = 6,442,450,944 bytes → 6.44 GB."""
+    p = FAMILIES["serving.disaggregation"].generate(2, "easy")
+    assert key(p) == pytest.approx(6.442450944)
+
+
+def test_window_keys_by_layerwise_frontier():
+    """Walk the stack from the last layer down: the earliest reachable position moves W − 1 back per layer;
+    sinks are reachable from any query. Count what is left out."""
+    for p in variants("window.receptive_field"):
+        g = p.given
+        L, W, n, s = g["L"], g["W"], g["n"], g["sinks"]
+        lo = n - 1
+        for _ in range(L):
+            lo = max(0, lo - (W - 1))
+        reachable = set(range(lo, n)) | set(range(min(s, n)))
+        want = n - 1 - lo if p.difficulty == "easy" else n - len(reachable)
+        assert key(p) == want, p.id
+
+
+def test_window_pinned():
+    """Mistral-like numbers by hand: L = 32, W = 4096 gives 32 × 4095 = 131,040 (not the paper's 131,072)."""
+    from solver.counting.window import window_stack
+
+    assert window_stack(32, 4096).answer == 131_040
+    p = FAMILIES["window.receptive_field"].generate(0, "easy")
+    assert key(p) == p.given["L"] * (p.given["W"] - 1)

@@ -8,6 +8,7 @@ stays cheap (no numpy, sympy or torch at import time).
 from question_bank.families import (  # noqa: F401 - importing registers the families
     attention,
     complexity,
+    computed_statements,
     counting_flops,
     counting_memory,
     counting_params,
@@ -30,3 +31,15 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     sliding_window,
     vision_mlp,
 )
+
+
+def _register_views() -> None:
+    """Issue 26: the numeric families listed in ``question_bank.numeric_mcq.NUMERIC_MCQ`` are drawn
+    as MCQs too (their views ``<family>.mcq``), registered after the families they view."""
+    from question_bank import numeric_mcq
+    from question_bank.family import FAMILIES
+
+    numeric_mcq.register(FAMILIES)
+
+
+_register_views()

@@ -1,0 +1,304 @@
+"""MSQs of computed statements (issue 26): "which of these … ?", each option judged by the solver.
+
+Every option is a statement generated from parameters (a model configuration, a mask, a matmul's
+shape) and its truth is a computation: the KV cache size (``solver.counting.memory``), the KEEP
+mask (``solver.kernels.masks``), the roofline verdict (``solver.systems.roofline``). The worked
+solution shows that computation for every option. :func:`computed_msq` draws how many options are
+true first (1, 2 or 3 of 4, uniformly, as GATE's MSQs have at least one correct option), then
+that many true statements and the rest false ones from a pool, so "select all" never wins and a
+guesser who knows the usual number of true options scores at chance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from question_bank.family import Draw, family
+from question_bank.grading import LETTERS
+from question_bank.problem import ChoiceKey, Problem
+from question_bank.render import Doc, latex_to_text
+
+_SRC = "issue 26 (MSQs of computed statements)"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """An option: its text (Markdown), whether the solver finds it true, and the working line."""
+
+    md: str
+    true: bool
+    working_md: str
+    params: tuple = ()  # what the statement is made of (kept in ``given["option_params"]`` for tests)
+
+
+def true_count(d: Draw, n: int = 4) -> int:
+    """How many of ``n`` options are true: 1 to ``n − 1``, uniformly (drawn before the options)."""
+    return d.rng.randint(1, n - 1)
+
+
+def computed_msq(d: Draw, pool: list[Statement], k: int, n: int = 4, tries: int = 30) -> tuple[list[Statement], ChoiceKey] | None:
+    """``n`` options from ``pool``, ``k`` of them true, distinct texts, in a random order; None
+    when the pool cannot give that many true and false ones.
+
+    Length balance (as ``concept_choices(balance_length=True)`` for an MCQ): where a statement's
+    length follows its truth (larger sizes, longer numbers), "the options longer (or shorter) than
+    average" would be the key; a draw whose true options are exactly those is drawn again (up to
+    ``tries`` times)."""
+    seen: dict[str, Statement] = {}
+    for s in pool:
+        seen.setdefault(s.md, s)
+    trues = [s for s in seen.values() if s.true]
+    falses = [s for s in seen.values() if not s.true]
+    if len(trues) < k or len(falses) < n - k:
+        return None
+    for _ in range(tries):
+        items = d.rng.sample(trues, k) + d.rng.sample(falses, n - k)
+        size = [len(latex_to_text(s.md)) for s in items]
+        mean = sum(size) / n
+        right = {i for i, s in enumerate(items) if s.true}
+        if right not in ({i for i in range(n) if size[i] > mean}, {i for i in range(n) if size[i] < mean}):
+            break
+    d.rng.shuffle(items)
+    return items, ChoiceKey(frozenset(i for i, s in enumerate(items) if s.true))
+
+
+def _text(md: str) -> str:
+    return latex_to_text(md).replace("I^*", "I*")
+
+
+def _msq_problem(d: Draw, st: Doc, items: list[Statement], key: ChoiceKey, intro_md: str, *,
+                 given: dict, tags: tuple[str, ...] = (), notes: list[str] = ()) -> Problem:
+    given = {**given, "option_params": [list(s.params) for s in items]}
+    options = [s.md for s in items]
+    options_text = [latex_to_text(o) for o in options]
+    sol = Doc()
+    sol.p(intro_md, _text(intro_md))
+    for n in notes:
+        sol.p(n, _text(n))
+    sol.bullets([f"({LETTERS[i]}) {s.working_md} **{'True' if s.true else 'False'}.**" for i, s in enumerate(items)],
+                [_text(f"({LETTERS[i]}) {s.working_md} {'True' if s.true else 'False'}.") for i, s in enumerate(items)])
+    from question_bank.grading import answer_text
+
+    ans = answer_text(key, options_text)
+    sol.p(f"**Answer:** {ans}", f"Answer: {ans}")
+    return d.problem(type="msq", statement=st, key=key, solution=sol, options=options, options_text=options_text,
+                     given=given, tags=tags)
+
+
+# --------------------------------------------------------------------------------------------
+# KV cache below a budget
+
+_DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
+
+
+def _gib(x: float) -> str:
+    return f"{x:.3g}"
+
+
+@family("msq.kv_cache_below", topic="counting", title="Which configurations keep the KV cache under a budget?",
+        types=("msq",), tags=("kv-cache", "memory", "msq"), marks=2, source=_SRC)
+def kv_cache_below(d: Draw) -> Problem:
+    """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against the budget.
+
+    Levels (disjoint, ordered): easy, multi-head attention (the K/V heads are the heads), fp16, one
+    sequence; medium, grouped-query attention (n_kv K/V heads besides the query heads: the query
+    heads are the trap), bf16, one sequence; hard, grouped-query attention with each option's own
+    dtype (fp32, bf16, int8) and a batch of sequences. No option lies within 20 % of the budget."""
+    from solver.counting.memory import kv_cache_bytes
+
+    k = true_count(d)
+    for _ in range(100):
+        n = d.pick((8192, 16384, 32768) if d.level < 2 else (4096, 8192, 16384))
+        budget = d.pick((1, 2, 4) if d.level < 2 else (4, 8, 16))
+        B = 1 if d.level < 2 else d.pick((2, 4, 8))
+        limit = budget * 2**30
+        pool: list[Statement] = []
+        for _ in range(40):
+            L = d.pick((12, 16, 24, 32, 40, 48))
+            dh = d.pick((64, 80, 96))  # sizes of one width, so an option's length says nothing of its size
+            h = d.pick((16, 32, 40, 64))
+            kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
+            dt = "fp16" if d.level == 0 else "bf16" if d.level == 1 else d.pick(("fp32", "bf16", "int8"))
+            size = kv_cache_bytes(L, B, n, kv, dh, dt)
+            if 0.8 < size / limit < 1.25:
+                continue
+            if d.level == 0:
+                md = f"$L = {L}$ layers, ${h}$ heads of size ${dh}$"
+            elif d.level == 1:
+                md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$"
+            else:
+                md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$, cache in {dt}"
+            work = (f"$2 \\times {L} \\times {B} \\times {n} \\times {kv} \\times {dh} \\times {_DTYPES[dt]} = "
+                    f"{size:,}$ bytes $= {_gib(size / 2**30)}$ GiB, {'below' if size < limit else 'above'} {budget} GiB:"
+                    ).replace(",", "{,}")
+            pool.append(Statement(md, size < limit, work, (L, h, kv, dh, dt)))
+        got = computed_msq(d, pool, k)
+        if got is not None:
+            break
+    assert got is not None, "no draw gave configurations on both sides of the budget"
+    items, key = got
+    st = Doc()
+    if d.level == 0:
+        st.p(f"A decoder-only model uses multi-head attention and caches K and V in fp16 (2 bytes). It generates one "
+             f"sequence of $n = {n}$ tokens. Which of these configurations keep the KV cache below {budget} GiB "
+             f"($2^{{30}}$ bytes)? Select all that apply.")
+    elif d.level == 1:
+        st.p(f"A decoder-only model uses grouped-query attention and caches K and V in bf16 (2 bytes). It generates one "
+             f"sequence of $n = {n}$ tokens. Which of these configurations keep the KV cache below {budget} GiB "
+             f"($2^{{30}}$ bytes)? Select all that apply.")
+    else:
+        st.p(f"A decoder-only model uses grouped-query attention and serves a batch of $B = {B}$ sequences of "
+             f"$n = {n}$ tokens each (fp32: 4 bytes, bf16: 2 bytes, int8: 1 byte per element). Which of these "
+             f"configurations keep the KV cache below {budget} GiB ($2^{{30}}$ bytes)? Select all that apply.")
+    notes = []
+    if d.level >= 1:
+        notes.append("Only the K/V heads are cached: the query heads do not enter the KV cache.")
+    if d.level == 2:
+        notes.append(f"Every option's bytes per element are its own dtype's; all {B} sequences are cached.")
+    return _msq_problem(d, st, items, key, "KV cache $= 2 \\times L \\times B \\times n \\times n_{kv} \\times d_h "
+                        "\\times$ bytes (the 2: both K and V):", notes=notes,
+                        given={"n": n, "batch": B, "budget_gib": budget, "option_values": [s.md for s in items]})
+
+
+# --------------------------------------------------------------------------------------------
+# which masks let a query see a key
+
+
+def _keep(kind: str, n: int, a: int, i: int, j: int) -> bool:
+    """Whether the mask ``kind`` (parameter ``a``) keeps query ``i``, key ``j`` (1-based), read from
+    the solver's KEEP masks."""
+    import numpy as np
+
+    from solver.kernels import masks
+
+    if kind == "causal":
+        m = masks.causal_mask(n)
+    elif kind == "none":
+        m = np.ones((n, n), dtype=bool)
+    elif kind == "padding":
+        m = np.broadcast_to(masks.padding_mask([a], n)[0], (n, n))
+    elif kind == "causal_padding":
+        m = masks.combine(masks.causal_mask(n), masks.padding_mask([a], n)[0])
+    elif kind == "window":
+        m = masks.sliding_window_mask(n, a, causal=True)
+    elif kind == "window_both":
+        m = masks.sliding_window_mask(n, a, causal=False)
+    elif kind == "prefix":  # prefix LM: the first a tokens see each other; the rest are causal
+        m = masks.causal_mask(n) | (np.arange(n)[None, :] < a)
+    else:
+        raise ValueError(kind)
+    return bool(m[i - 1, j - 1])
+
+
+def _mask_text(kind: str, a: int) -> tuple[str, str]:
+    """(the option, the rule its working states) for a mask."""
+    return {
+        "causal": ("a causal (decoder) mask", "a causal mask keeps keys $j \\le i$"),
+        "none": ("no mask (bidirectional, as in an encoder)", "without a mask every key is kept"),
+        "padding": (f"a padding mask for a sequence of {a} real tokens followed by padding, no causal mask",
+                    f"a padding mask keeps keys $j \\le {a}$"),
+        "causal_padding": (f"a causal mask combined with a padding mask for {a} real tokens",
+                           f"causal and padding keep keys $j \\le \\min(i, {a})$"),
+        "window": (f"a causal sliding window of {a} tokens (each token sees itself and the {a - 1} before it)",
+                   f"this window keeps keys $i - {a} < j \\le i$"),
+        "window_both": (f"a bidirectional sliding window keeping keys fewer than {a} positions away",
+                        f"this window keeps keys with $|i - j| < {a}$"),
+        "prefix": (f"a prefix-LM mask with a prefix of {a} tokens (bidirectional within the prefix, causal after it)",
+                   f"a prefix-LM mask keeps keys $j \\le i$ or $j \\le {a}$"),
+    }[kind]
+
+
+@family("msq.mask_attend", topic="attention", title="Which masks let this query attend to this key?",
+        types=("msq",), tags=("masks", "causal-mask", "msq"), marks=2, source=_SRC)
+def mask_attend(d: Draw) -> Problem:
+    """Each option a mask; true when its KEEP matrix (solver.kernels.masks) keeps entry (i, j).
+
+    Levels (disjoint, ordered): easy, causal, none, padding and causal-with-padding masks; medium,
+    with at least one causal sliding window among them; hard, with at least one prefix-LM mask or
+    bidirectional window among them (the working states each mask's rule, then checks it)."""
+    kinds = ["causal", "none", "padding", "causal_padding"]
+    if d.level >= 1:
+        kinds.append("window")
+    if d.level == 2:
+        kinds += ["window_both", "prefix"]
+    must = {0: None, 1: {"window"}, 2: {"window_both", "prefix"}}[d.level]
+    k = true_count(d)
+    for _ in range(200):
+        n = d.pick((6, 7, 8, 9, 10))
+        i = d.rng.randint(1, n)
+        j = d.rng.randint(1, n)
+        if i == j:
+            continue
+        pool = []
+        for kind in kinds:
+            for a in (range(2, n) if kind not in ("causal", "none") else (0,)):
+                text, rule = _mask_text(kind, a)
+                ok = _keep(kind, n, a, i, j)
+                pool.append((kind, Statement(text, ok, f"{rule}; $i = {i}$, $j = {j}$: {'kept' if ok else 'blocked'}.",
+                                             (kind, a))))
+        got = computed_msq(d, [s for _, s in pool], k)
+        if got is None:
+            continue
+        items, key = got
+        kinds_in = {k for k, s in pool if s in items}
+        if must is None or kinds_in & must:
+            break
+    st = Doc()
+    st.p(f"A sequence has $n = {n}$ tokens, numbered 1 to {n}. Token {i} is the query and token {j} the key. "
+         f"Under which of these attention masks does token {i} attend to token {j} (receive a non-zero weight on it)? "
+         "Select all that apply.")
+    return _msq_problem(d, st, items, key, f"Query $i = {i}$, key $j = {j}$ ({'a later' if j > i else 'an earlier'} "
+                        "position). Each mask's rule, then the entry:",
+                        given={"n": n, "query": i, "key": j, "option_values": [s.md for s in items]})
+
+
+# --------------------------------------------------------------------------------------------
+# which matmuls are compute-bound
+
+
+@family("msq.matmul_compute_bound", topic="hardware", title="Which matmuls are compute-bound on this chip?",
+        types=("msq",), tags=("roofline", "arithmetic-intensity", "msq"), marks=2, source=_SRC)
+def matmul_compute_bound(d: Draw) -> Problem:
+    """I = 2BDF / (2BD + 2DF + 2BF) FLOP/byte (bf16, each operand read once, Y written once), each
+    option's against I* = dense peak / HBM bandwidth.
+
+    Levels (disjoint, ordered): easy, a TPU whose dense peak is stated as such, square weights
+    (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
+    weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
+    from question_bank.families.hardware import CHIP_NAMES, _bw_text, peak_text, resolved_chip
+    from solver.systems.roofline import matmul
+
+    hw = d.pick(("tpu-v5e", "tpu-v5p") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+    chip = resolved_chip(hw)
+    sizes = (256, 512, 1024, 2048, 4096, 8192, 16384)
+    k = true_count(d)
+    for _ in range(100):
+        pool: list[Statement] = []
+        crit = 0.0
+        for _ in range(40):
+            B = d.pick((16, 64, 128, 256, 512, 1024, 2048, 4096))
+            D = d.pick(sizes)
+            F = D if d.level < 2 else d.pick(tuple(x for x in sizes if x != D))
+            r = matmul(B, D, F, dtype="bf16", chip=chip)
+            I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
+            if abs(I - crit) / crit < 0.2:
+                continue
+            md = f"$B = {B}$, $D = {D}$, $F = {F}$"
+            work = (f"$I = \\frac{{2 \\cdot {B} \\cdot {D} \\cdot {F}}}{{2({B} \\cdot {D} + {D} \\cdot {F} + "
+                    f"{B} \\cdot {F})}} = {I:.1f}$, {'above' if I > crit else 'below'} $I^* = {crit:.1f}$:")
+            pool.append(Statement(md, I > crit, work, (B, D, F)))
+        got = computed_msq(d, pool, k)
+        if got is not None:
+            break
+    assert got is not None, "no draw gave matmuls on both sides of I*"
+    items, key = got
+    st = Doc()
+    st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
+         "$X$ of shape $B \\times D$ by weights $W$ of shape $D \\times F$. Each operand is read from HBM once and $Y$ "
+         "written once; count 2 FLOPs per multiply-add and 2 bytes per element. Which of these matmuls are "
+         "compute-bound? Select all that apply.")
+    notes = [f"$I^* = $ dense peak / bandwidth $= {crit:.1f}$ FLOP/byte"
+             + (" (the dense peak is half the datasheet's with-sparsity figure)." if d.level >= 1 else ".")]
+    return _msq_problem(d, st, items, key, "$I = 2BDF / (2BD + 2DF + 2BF)$ FLOP per byte; compute-bound when "
+                        "$I > I^*$.", notes=notes,
+                        given={"hw": hw, "critical_intensity": crit, "option_values": [s.md for s in items]})

@@ -30,6 +30,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     serving,
     sliding_window,
     vision_mlp,
+    zoo,
 )
 
 

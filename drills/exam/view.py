@@ -148,6 +148,14 @@ def result_lines(result: ExamResult) -> list[str]:
             res = "mistake"
         lines.append(f"{q.number:>2}   {TYPE_LABEL[q.problem.type]:<4}  {q.marks:>5}  {res:<12}  "
                      f"{marks_text(q.awarded):>7}  {duration_text(q.seconds):>4}  {q.problem.topic}")
+    for by in ("section", "topic"):
+        if by == "section" and not result.sections:
+            continue
+        rows = result.breakdown(by)
+        lines += ["", f"{'By ' + by:<28}  score      right  wrong  blank  time"]
+        for name, r in rows.items():
+            lines.append(f"{name[:28]:<28}  {marks_text(r['score']):>5} / {r['max']:<3}  {r['correct']:>5}  "
+                         f"{r['wrong']:>5}  {r['unanswered']:>5}  {duration_text(r['seconds']):>4}")
     lines += ["", "Review"]
     for q in result.questions:
         lines += [""] + review_lines(q)

@@ -2,7 +2,8 @@
 
 Every option is a statement generated from parameters (a model configuration, a mask, a matmul's
 shape) and its truth is a computation: the KV cache size (``solver.counting.memory``), the KEEP
-mask (``solver.kernels.masks``), the roofline verdict (``solver.systems.roofline``). The worked
+mask (``solver.kernels.masks``), the roofline verdict (``solver.systems.roofline``), a preset's
+heads, head size, cache per token and parameters (``solver.counting``). The worked
 solution shows that computation for every option. :func:`computed_msq` draws how many options are
 true first (1, 2 or 3 of 4, uniformly, as GATE's MSQs have at least one correct option), then
 that many true statements and the rest false ones from a pool, so "select all" never wins and a
@@ -302,3 +303,83 @@ def matmul_compute_bound(d: Draw) -> Problem:
     return _msq_problem(d, st, items, key, "$I = 2BDF / (2BD + 2DF + 2BF)$ FLOP per byte; compute-bound when "
                         "$I > I^*$.", notes=notes,
                         given={"hw": hw, "critical_intensity": crit, "option_values": [s.md for s in items]})
+
+
+# --------------------------------------------------------------------------------------------
+# statements about one model of the zoo
+
+#: Decoder presets of the zoo whose cache is the plain 2·L·n_kv·d_h per token (no window, no latent).
+_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-xl", "gpt3-6.7b", "gpt3-175b", "llama2-7b", "llama2-13b",
+           "llama2-70b", "llama3-8b", "mixtral-8x7b", "mixtral-8x22b")
+
+
+@family("msq.model_statements", topic="counting", title="Which statements about this model are true?",
+        types=("msq",), tags=("zoo", "kv-cache", "parameters", "msq"), marks=2, source=_SRC)
+def model_statements(d: Draw) -> Problem:
+    """Four statements about one preset (its sharing of K/V heads, its head size, its KV cache per
+    token, its parameters), each true or false as drawn, a false one being what a typical mistake
+    gives: the query heads taken for the K/V heads, d_model / n_kv for the head size, K or V
+    forgotten, the parameters with every expert (or without the embeddings).
+
+    Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B), the cache in
+    fp16; medium, grouped-query models (Llama 2 70B, Llama 3 8B), bf16; hard, mixtures of experts
+    (Mixtral), where the parameters are the total and the cache in fp8 (1 byte)."""
+    from solver.counting.params import param_breakdown
+    from solver.counting.presets import get_preset
+
+    names = (_MODELS[:8], _MODELS[8:10], _MODELS[10:])[d.level]
+    name = d.pick(names)
+    preset = get_preset(name)
+    c = preset.config
+    dt, nb = (("fp16", 2), ("bf16", 2), ("fp8", 1))[d.level]
+    h, kv, dh, L, dm = c.n_heads, c.kv_heads, c.head_dim, c.n_layers, c.d_model
+    group = h // kv
+    cache = 2 * L * kv * dh * nb
+    pb = param_breakdown(c)
+    total = pb.total
+    k = true_count(d)
+    truth = [True] * k + [False] * (4 - k)
+    d.rng.shuffle(truth)
+
+    def kib(x: int) -> str:
+        return f"{x / 1024:g} KiB"
+
+    def params(x: float) -> str:
+        return f"{x / 1e9:.3g} billion"
+
+    kinds = []
+    # 1. sharing of K/V heads (mistake: every query head has its own K/V head, or the reverse)
+    wrong_group = 1 if group > 1 else 4
+    g = group if truth[0] else wrong_group
+    kinds.append((f"Each K/V head is shared by {g} query head{'s' if g > 1 else ''}.",
+                  f"$n_{{heads}} / n_{{kv}} = {h} / {kv} = {group}$ query head{'s' if group > 1 else ''} per K/V head:", (1, g)))
+    # 2. head size (mistake: d_model / n_kv, or d_model / n_heads when d_head is set otherwise)
+    wrong_dh = dm // kv if kv != h else 2 * dh
+    x = dh if truth[1] else wrong_dh
+    kinds.append((f"Its attention heads have size $d_h = {x}$.", f"$d_h = {dh}$ (d_model = {dm}, {h} heads):", (2, x)))
+    # 3. KV cache per token (mistake: the query heads cached, or K only)
+    wrong_cache = 2 * L * h * dh * nb if kv != h else L * kv * dh * nb
+    y = cache if truth[2] else wrong_cache
+    kinds.append((f"Its KV cache in {dt} takes {kib(y)} per token.",
+                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {kib(cache)}$ per token:"
+                  .replace(",", "{,}"), (3, y)))
+    # 4. parameters (mistake: without the embeddings for a dense model; only the active experts for MoE)
+    emb = c.vocab_size * dm * (1 if c.tied_embeddings else 2)
+    wrong_total = pb.active if c.n_experts > 1 else 12 * L * dm * dm
+    if abs(wrong_total - total) / total < 0.15:
+        wrong_total = total - emb if abs(emb) / total >= 0.15 else 2 * total
+    z = total if truth[3] else wrong_total
+    kinds.append((f"It has {params(z)} parameters (to three significant figures).",
+                  f"exactly {total:,} parameters $\\approx$ {params(total)}:".replace(",", "{,}"), (4, z)))
+    items = []
+    for (md, work, prm), ok in zip(kinds, truth, strict=True):
+        items.append(Statement(md, ok, work, prm))
+    # statements in a drawn order: the truth is already drawn per statement
+    d.rng.shuffle(items)
+    key = ChoiceKey(frozenset(i for i, s in enumerate(items) if s.true))
+    st = Doc()
+    st.p(f"`{name}` is a decoder with $L = {L}$ layers, $d_{{model}} = {dm}$, {h} query heads and "
+         f"{kv} K/V heads" + (f", and {c.n_experts} experts per layer of which each token uses {c.top_k}" if c.n_experts > 1 else "")
+         + ". Which of these statements about it are true? Select all that apply.")
+    return _msq_problem(d, st, items, key, f"Each statement against the configuration ({preset.source}):",
+                        given={"model": name, "dtype": dt, "option_values": [s.md for s in items]}, tags=("zoo",))

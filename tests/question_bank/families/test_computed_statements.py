@@ -20,7 +20,7 @@ from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from tests.family_helpers import CHIPS, variants
 
-IDS = ("msq.kv_cache_below", "msq.mask_attend", "msq.matmul_compute_bound")
+IDS = ("msq.kv_cache_below", "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}
 
 
@@ -126,3 +126,35 @@ def test_pinned_kv_cache_line():
 
     assert kv_cache_bytes(16, 1, 32768, 8, 64, "bf16") == 2**30
     assert kv_cache_bytes(12, 1, 32768, 8, 64, "bf16") == 805_306_368
+
+
+def _reference_figures(name, nbytes):
+    """Heads, head size, cache per token and parameters read from the reference model on the meta
+    device: the K projection's output width is n_kv · d_h, the Q projection's n_heads · d_h."""
+    from solver.counting.presets import get_config
+    from solver.models import build_model
+
+    cfg = get_config(name)
+    m = build_model(cfg)
+    shapes = dict((n, tuple(p.shape)) for n, p in m.named_parameters())
+    q_out = shapes["decoder.layers.0.attn.q.weight"][0]
+    k_out = shapes["decoder.layers.0.attn.k.weight"][0]
+    layers = sum(1 for n in shapes if n.endswith(".attn.k.weight"))
+    d_h = q_out // cfg.n_heads
+    return {1: q_out // k_out, 2: d_h, 3: 2 * layers * k_out * nbytes,
+            4: sum(p.numel() for p in m.parameters())}
+
+
+@pytest.mark.slow
+def test_model_statements_from_the_reference_model():
+    cache = {}
+    for p in variants("msq.model_statements", per_difficulty=5):
+        nbytes = {"fp16": 2, "bf16": 2, "fp8": 1}[p.given["dtype"]]
+        name = p.given["model"]
+        ref = cache.setdefault(name, _reference_figures(name, nbytes))
+        for (kind, value), truth in zip(p.given["option_params"], truths(p), strict=True):
+            if kind == 4:  # stated to three significant figures
+                same = f"{value / 1e9:.3g}" == f"{ref[4] / 1e9:.3g}"
+            else:
+                same = value == ref[kind]
+            assert same == truth, (p.id, kind, value, ref[kind])

@@ -131,3 +131,12 @@ def test_cli_exam_and_sheet_set_the_same_paper(tmp_path):
     assert set(out["by_section"]) == {"one"} and out["by_section"]["one"]["unanswered"] == 3
     r = CliRunner().invoke(main, ["exam", "--paper", str(bp_file), "-n", "5"])
     assert r.exit_code == 2 and "-n" in r.output
+
+
+def test_the_question_line_states_the_blueprints_marking():
+    from drills.exam.view import type_line
+
+    paper = assemble(parse(SMALL), 1)
+    mcq = next(p for p in paper.problems if p.type == "mcq")
+    assert "wrong answer −1/4" in type_line(mcq, paper.penalties)
+    assert "wrong answer −1/3" in type_line(mcq)  # GATE's, on an ordinary exam

@@ -140,3 +140,15 @@ def test_the_question_line_states_the_blueprints_marking():
     mcq = next(p for p in paper.problems if p.type == "mcq")
     assert "wrong answer −1/4" in type_line(mcq, paper.penalties)
     assert "wrong answer −1/3" in type_line(mcq)  # GATE's, on an ordinary exam
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 7])
+def test_full_gate_paper(seed):
+    """The built-in GATE paper: 65 questions, 100 marks, each row's type and marks, no question twice."""
+    bp = load("gate")
+    paper = assemble(bp, seed)
+    assert (len(paper), paper.max_marks, paper.minutes) == (65, 100, 180)
+    want = Counter({(s.name, r.type, r.marks): r.count for s in bp.sections for r in s.rows})
+    assert _rows(paper) == want
+    assert len({(p.statement_md, tuple(p.options)) for p in paper.problems}) == 65

@@ -5,8 +5,8 @@ mistakes give ("forgot the factor 2 for K and V", "GB for GiB"). Every numeric f
 computes its mistakes (``Problem.misconceptions``, each the solver's value with the mistake
 applied), so one mechanism turns any of them into an MCQ, with no code per family:
 
-- the *view* ``<family>.mcq`` is a family of its own (:func:`mcq_view`), registered for each id in
-  :data:`NUMERIC_MCQ` (:func:`register`): its problem ``<family>.mcq/<level>/<seed>`` is always the
+- the *view* ``<family>_mcq`` is a family of its own (:func:`mcq_view`), registered for each id in
+  :data:`NUMERIC_MCQ` (:func:`register`): its problem ``<family>_mcq/<level>/<seed>`` is always the
   same, and everything that works on a family (quiz, exam, sheets, progress, ``bank validate``,
   the quality checks) works on it unchanged;
 - a draw qualifies when its mistakes give at least three distinct wrong values (distinct from the
@@ -43,37 +43,80 @@ from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericK
 __all__ = ["NUMERIC_MCQ", "SUFFIX", "TRIES", "mcq_view", "register", "option_text", "wrong_values", "base_of",
            "candidates", "mirror"]
 
-#: The id of a family's MCQ view: ``<family id>`` + this.
-SUFFIX = ".mcq"
+#: The id of a family's MCQ view: ``<family id>`` + this (not a dotted child: ``--topic <family id>``
+#: still names the family itself, the view being its own family).
+SUFFIX = "_mcq"
 #: Draws of the base family tried for one MCQ (the first is the seed's own draw).
-TRIES = 12
+TRIES = 24
 #: Options of a numeric MCQ.
 N_OPTIONS = 4
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
-NUMERIC_MCQ: dict[str, tuple[str, ...]] = {}
+NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
+    "attention.one_weight": ("easy", "medium", "hard"),
+    "counting.flops_attention": ("easy", "medium", "hard"),
+    "counting.flops_forward": ("easy", "medium", "hard"),
+    "counting.flops_training": ("easy", "medium", "hard"),
+    "counting.attention_memory": ("easy", "medium", "hard"),
+    "counting.kv_cache": ("easy", "medium", "hard"),
+    "counting.params_mha": ("hard",),
+    "counting.params_ffn": ("easy", "medium", "hard"),
+    "counting.params_norm": ("hard",),
+    "counting.params_layer": ("medium", "hard"),
+    "counting.params_model": ("easy", "medium", "hard"),
+    "counting.params_lora": ("hard",),
+    "counting.params_kv_proj": ("medium", "hard"),
+    "hardware.critical_intensity": ("hard",),
+    "hardware.decode_step": ("easy", "medium", "hard"),
+    "hardware.gpu_days": ("easy", "medium", "hard"),
+    "hardware.zero_memory": ("easy", "medium", "hard"),
+    "hardware.min_chips": ("hard",),
+    "hardware.prefill_time": ("easy", "medium", "hard"),
+    "hardware.attention_crossover": ("hard",),
+    "hardware.pf_days": ("easy", "medium", "hard"),
+    "hardware.kaplan_forward": ("easy", "medium", "hard"),
+    "hardware.activation_memory": ("easy", "medium", "hard"),
+    "latent.kv_cache": ("easy", "medium", "hard"),
+    "loss.perplexity": ("hard",),
+    "moe.decode_weight_bytes": ("easy", "medium", "hard"),
+    "parallel.allreduce_time": ("medium", "hard"),
+    "parallel.bus_bandwidth": ("easy", "medium", "hard"),
+    "parallel.pipeline_bubble": ("easy", "medium", "hard"),
+    "parallel.tensor_parallel_bytes": ("medium", "hard"),
+    "positional.pe_rotation": ("medium", "hard"),
+    "positional.rope_relative_score": ("medium", "hard"),
+    "quantisation.group_int4": ("hard",),
+    "quantisation.nf4_bits": ("hard",),
+    "softmax.temperature": ("easy", "medium", "hard"),
+    "serving.max_batch": ("easy", "medium", "hard"),
+    "scaling.compute_optimal": ("medium", "hard"),
+    "window.kv_cache": ("medium", "hard"),
+    "counting.mlp_params": ("easy", "medium", "hard"),
+    "counting.vit_params": ("hard",),
+}
 
 
 def base_of(fid: str) -> str | None:
-    """The base family of a view id (``"x.y.mcq"`` -> ``"x.y"``), None for any other id."""
+    """The base family of a view id (``"x.y_mcq"`` -> ``"x.y"``), None for any other id."""
     return fid[: -len(SUFFIX)] if fid.endswith(SUFFIX) else None
 
 
 def option_text(key: NumericKey | IntegerKey, value: Any) -> str:
     """A value as an option: rounded as the statement asks (``key.decimals``), written by the one
-    number formatter (``solver.units.format_number``: separators, no trailing zeros, so that "2.00"
-    and "6.00" do not share a "00" that a blind reader could count), with the key's unit."""
+    number formatter (``solver.units.format_number``) without trailing zeros and without thousands
+    separators (``7087872``, as GATE prints options), so that "2.00" and "6.00", or "7,087,872" and
+    "7,087,104", share no digit group that a blind reader could count; with the key's unit."""
     from question_bank.grading import round_half_up
     from solver.units import format_number
 
     unit = f" {key.unit}" if key.unit else ""
     if isinstance(key, IntegerKey):
-        return f"{int(round(float(value))):,}{unit}"
+        return f"{int(round(float(value)))}{unit}"
     v = float(value)
     if key.decimals is not None:
         v = float(round_half_up(v, key.decimals))
-    return f"{format_number(v, 8)}{unit}"
+    return f"{format_number(v, 8).replace(',', '')}{unit}"
 
 
 def _same(a: Any, b: Any, key: NumericKey | IntegerKey) -> bool:
@@ -179,10 +222,10 @@ def _choose(d: Any, p: Problem, rank: int, tries: int = 8) -> list[tuple[float, 
     """Three distractors that put the key at ``rank`` (0 = smallest) among the four, or None when
     the draw has fewer than three distinct mistakes (or cannot give that rank).
 
-    Mistakes that add or drop a small term give numbers that share their leading digit groups
-    with the key, which then reads as the centre of the options (the one sharing the most digit
-    groups with the others); a choice where it does is drawn again (up to ``tries`` times), as
-    ``concept_choices`` balances lengths."""
+    Mistakes that add or drop a small term give numbers that share their leading digits with the
+    key, which then reads as the centre of the options (the one sharing the most digit groups with
+    the others), or the odd one out; a choice where the key shares the most or the fewest is drawn
+    again (up to ``tries`` times), as ``concept_choices`` balances lengths."""
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey):
         return None
@@ -196,7 +239,7 @@ def _choose(d: Any, p: Problem, rank: int, tries: int = 8) -> list[tuple[float, 
             return chosen
         chosen = got
         shared = _shared([option_text(key, key.value), *(option_text(key, v) for v, _ in got)])
-        if shared[0] < max(shared[1:]):
+        if len(set(shared)) == 1 or min(shared[1:]) < shared[0] < max(shared[1:]):
             break
     return chosen
 
@@ -207,7 +250,13 @@ def _build(base: Any, d: Any) -> Problem:
     rank = d.rng.randrange(N_OPTIONS)  # the key's place among the sorted options, drawn first
     chosen = None
     for attempt in range(TRIES):
-        p = base.generate(d.seed if attempt == 0 else d.rng.randrange(10**9), d.difficulty)
+        seed = d.seed if attempt == 0 else d.rng.randrange(10**9)
+        try:
+            p = base.generate(seed, d.difficulty)
+        except Exception:  # noqa: BLE001 - a draw the base family cannot make (validate reports it) is skipped
+            if attempt == 0:
+                raise
+            continue
         chosen = _choose(d, p, rank)
         if chosen is not None:
             break
@@ -252,7 +301,7 @@ def _build(base: Any, d: Any) -> Problem:
 
 
 def mcq_view(base: Any, levels: Iterable[str] | None = None) -> Any:
-    """The family ``<base id>.mcq``: ``base``'s problems as numeric MCQs (module docstring), at
+    """The family ``<base id>_mcq``: ``base``'s problems as numeric MCQs (module docstring), at
     ``levels`` (default: all of ``base``'s)."""
     from question_bank.family import Family
 
@@ -297,7 +346,7 @@ if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which cand
                 try:
                     view.generate(s, lv)
                     ok += 1
-                except ValueError:
+                except Exception:  # noqa: BLE001 - counted as a draw the view cannot make
                     pass
             if ok == 20:
                 levels.append(lv)

@@ -179,3 +179,14 @@ def test_show_prints_the_question_of_every_part(runner):
     assert res.exit_code == 0
     for part in p.parts:
         assert f"({part.label}) {part.prompt_text}" in res.output
+
+
+def test_quality_counts_the_families_each_type_draws_from():
+    """Issue 26: `validate --quality` says how many families draw each type, numeric MCQs apart."""
+    from drills.cli.bank import families_by_type
+    from question_bank import quality
+
+    rep = quality.run_quality(20, families=["counting.kv_cache", "counting.kv_cache_mcq", "msq.mask_attend"],
+                              include_curated=False)
+    by = families_by_type(rep)
+    assert (by["mcq"], by["numeric-mcq"], by["msq"], by["nat"], by["integer"]) == (1, 1, 1, 1, 0)

@@ -383,3 +383,85 @@ def model_statements(d: Draw) -> Problem:
          + ". Which of these statements about it are true? Select all that apply.")
     return _msq_problem(d, st, items, key, f"Each statement against the configuration ({preset.source}):",
                         given={"model": name, "dtype": dt, "option_values": [s.md for s in items]}, tags=("zoo",))
+
+
+# --------------------------------------------------------------------------------------------
+# why attention replaced recurrence (Vaswani et al. 2017, Table 1), as statements with numbers
+
+
+def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
+    """Statements about one sequence, each judged by the rule of Vaswani et al. 2017, Table 1 (per
+    layer: self-attention O(n²·d) operations, O(1) sequential steps, path length 1; recurrent O(n·d²),
+    O(n) steps, path length n; convolutional kernel k: a stack of L layers sees L·(k − 1) positions
+    back) or by the causal mask (query i keeps keys j ≤ i)."""
+    out: list[tuple[str, Statement]] = []
+    for _ in range(24):
+        kind = d.pick(kinds)
+        if kind == "reach_rnn":
+            n = d.pick((16, 32, 64, 128))
+            m = d.rng.randint(3, n)
+            s = d.pick((m - 1, 1, m))
+            ok = s == m - 1
+            out.append((kind, Statement(
+                f"In a recurrent layer, token 1 first influences the state at token {m} after {s} sequential step{'s' if s > 1 else ''}.",
+                ok, f"the state at token {m} depends on token 1 through {m - 1} steps (one per token); stated {s}:",
+                (kind, m, s))))
+        elif kind == "causal":
+            n = d.pick((8, 16, 32))
+            i, j = d.rng.randint(1, n), d.rng.randint(1, n)
+            if i == j:
+                continue
+            out.append((kind, Statement(
+                f"In causal self-attention over {n} tokens, token {i} attends to token {j} in one step.",
+                j <= i, f"a causal mask keeps $j \\le i$: $j = {j}$, $i = {i}$:", (kind, i, j))))
+        elif kind == "ops":
+            n = d.pick((256, 512, 1024, 4096, 8192, 32768))
+            dm = d.pick((512, 768, 1024, 2048, 4096))
+            if dm / 4 < n < 4 * dm:  # near each other a constant factor (QKᵀ and AV, W_h and W_x) could flip it
+                continue
+            out.append((kind, Statement(
+                f"For $n = {n}$ tokens of width $d = {dm}$, a self-attention layer does fewer operations than a "
+                "recurrent layer.", n < dm,
+                f"self-attention $n^2 d = {n * n * dm:,}$, recurrent $n d^2 = {n * dm * dm:,}$ (over 4× apart: no "
+                "constant factor of a convention changes the order):".replace(",", "{,}"),
+                (kind, n, dm))))
+        elif kind == "conv":
+            k = d.pick((3, 5))
+            L = d.rng.randint(2, 6)
+            m = d.rng.randint(4, 30)
+            ok = m <= L * (k - 1)
+            out.append((kind, Statement(
+                f"A stack of {L} causal convolutional layers of kernel size {k} lets token {m + 1} depend on token 1.",
+                ok, f"each layer reaches $k - 1 = {k - 1}$ positions back, {L} layers ${L * (k - 1)}$; "
+                f"token {m + 1} is ${m}$ back:", (kind, L, k, m))))
+    return out
+
+
+@family("msq.attention_vs_recurrence", topic="architecture", title="Why attention replaced recurrence, in numbers",
+        types=("msq",), tags=("rnn", "path-length", "causal-mask", "msq", "concept"), source=_SRC
+        + "; Vaswani et al. 2017, Table 1 (per-layer complexity, sequential operations, maximum path length)")
+def attention_vs_recurrence(d: Draw) -> Problem:
+    """Statements on sequential steps, path lengths, causal masks and per-layer operations, each
+    judged by a rule of Vaswani et al. 2017, Table 1 (or the causal mask) on the statement's numbers.
+
+    Levels (disjoint, ordered): easy, recurrent steps and causal attention; medium, with at least
+    one comparison of per-layer operations (n²·d against n·d²); hard, with at least one stack of
+    convolutions (L·(k − 1) positions back)."""
+    kinds = ["reach_rnn", "causal"] + (["ops"] if d.level >= 1 else []) + (["conv"] if d.level == 2 else [])
+    must = {0: None, 1: "ops", 2: "conv"}[d.level]
+    k = true_count(d)
+    for _ in range(200):
+        pool = _recurrence_pool(d, kinds)
+        got = computed_msq(d, [s for _, s in pool], k)
+        if got is None:
+            continue
+        items, key = got
+        if must is None or any(s.params[0] == must for s in items):
+            break
+    st = Doc()
+    st.p("Self-attention replaced recurrence because it needs no sequential steps and connects every pair of "
+         "positions directly. Which of these statements are true? Select all that apply.")
+    return _msq_problem(d, st, items, key, "Each statement against its rule (Vaswani et al. 2017, Table 1: per layer, "
+                        "self-attention $O(n^2 d)$ operations, $O(1)$ sequential steps, path length $O(1)$; recurrent "
+                        "$O(n d^2)$, $O(n)$, $O(n)$; convolutional, kernel $k$: $L$ layers reach $L(k-1)$ back):",
+                        given={"option_values": [s.md for s in items]}, tags=("concept",))

@@ -20,7 +20,8 @@ from question_bank.family import FAMILIES
 from question_bank.grading import audit_problem, grade
 from tests.family_helpers import CHIPS, variants
 
-IDS = ("msq.kv_cache_below", "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements")
+IDS = ("msq.kv_cache_below", "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements",
+       "msq.attention_vs_recurrence")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}
 
 
@@ -158,3 +159,79 @@ def test_model_statements_from_the_reference_model():
             else:
                 same = value == ref[kind]
             assert same == truth, (p.id, kind, value, ref[kind])
+
+
+def _rnn_steps(m):
+    """Simulated: the set of tokens each state depends on, grown one recurrence step at a time; the
+    step at which token 1 enters the state of token m."""
+    deps = {1: {1}}
+    for t in range(2, m + 1):
+        deps[t] = deps[t - 1] | {t}
+    # token 1 reaches state t through the chain 1 -> 2 -> ... -> t: t - 1 applications of the cell
+    steps, reach = 0, {1}
+    while m not in reach:
+        reach = reach | {t + 1 for t in reach}
+        steps += 1
+    assert 1 in deps[m]
+    return steps
+
+
+def _conv_reach(L, k, m):
+    """Simulated: can token m + 1 depend on token 1 through L causal convolutions of kernel k?"""
+    import numpy as np
+
+    x = np.zeros(m + 1, dtype=bool)
+    x[0] = True
+    for _ in range(L):
+        y = x.copy()
+        for shift in range(1, k):
+            y[shift:] |= x[:-shift]
+        x = y
+    return bool(x[m])
+
+
+def _ops(n, d):
+    """Multiply-adds counted from the shapes: QKᵀ (n×d by d×n) and AV (n×n by n×d) against n steps of
+    W_h h + W_x x (two d×d matrix-vector products)."""
+    attention = n * d * n + n * n * d
+    recurrent = n * (d * d + d * d)
+    return attention, recurrent
+
+
+def test_recurrence_statements_by_simulation():
+    gen = torch.Generator().manual_seed(1)
+    for p in variants("msq.attention_vs_recurrence", per_difficulty=10):
+        kinds = set()
+        for prm, truth in zip(p.given["option_params"], truths(p), strict=True):
+            kind = prm[0]
+            kinds.add(kind)
+            if kind == "reach_rnn":
+                _, m, stated = prm
+                assert (_rnn_steps(m) == stated) == truth, (p.id, prm)
+            elif kind == "causal":
+                _, i, j = prm
+                n = max(i, j)
+                w = torch.softmax(torch.randn(n, n, generator=gen).masked_fill(
+                    ~torch.tril(torch.ones(n, n, dtype=torch.bool)), float("-inf")), dim=-1)
+                assert (w[i - 1, j - 1].item() > 0) == truth, (p.id, prm)
+            elif kind == "ops":
+                _, n, d = prm
+                attention, recurrent = _ops(n, d)
+                assert (attention < recurrent) == truth, (p.id, prm)
+                assert (n * n * d < n * d * d) == truth  # Table 1's count agrees
+            else:
+                _, L, k, m = prm
+                assert _conv_reach(L, k, m) == truth, (p.id, prm)
+        if p.difficulty == "medium":
+            assert "ops" in kinds and "conv" not in kinds
+        if p.difficulty == "hard":
+            assert "conv" in kinds
+
+
+def test_pinned_recurrence_rules():
+    """By hand: token 1 reaches token 5's state after 4 recurrent steps; 2 convolutions of kernel 3
+    reach 4 positions back (token 5 from token 1: yes; token 6: no); n = 256, d = 2048: 2·256²·2048
+    = 268,435,456 multiply-adds against 2·256·2048² = 2,147,483,648, fewer for attention."""
+    assert _rnn_steps(5) == 4
+    assert _conv_reach(2, 3, 4) and not _conv_reach(2, 3, 5)
+    assert _ops(256, 2048) == (268_435_456, 2_147_483_648)

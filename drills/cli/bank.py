@@ -144,6 +144,7 @@ def validate(ctx: click.Context, seeds: int, quality: bool, draws: int, as_json:
         out = rep.to_json()
         if qrep is not None:
             out["quality"] = qrep.to_json()
+            out["quality"]["families_by_type"] = families_by_type(qrep)
             out["ok"] = ok
         emit_json(out)
     else:
@@ -162,13 +163,27 @@ def validate(ctx: click.Context, seeds: int, quality: bool, draws: int, as_json:
         ctx.exit(1)
 
 
+def families_by_type(q) -> dict[str, int]:
+    """How many of the checked families draw each problem type (issue 26), and how many of the MCQ
+    families are numeric families drawn as MCQs (``question_bank.numeric_mcq``)."""
+    from question_bank.numeric_mcq import SUFFIX
+
+    out = {t: sum(1 for f in q.families.values() if t in f.types) for t in ("mcq", "msq", "nat", "integer", "matrix")}
+    out["numeric-mcq"] = sum(1 for fid in q.families if fid.endswith(SUFFIX))
+    return out
+
+
 def _quality_text(q, draws: int) -> str:
     from question_bank import quality as ql
 
     def shares(c) -> str:
         return " ".join(f"({k}) {v:.0%}" for k, v in ql.letter_shares(c).items())
 
+    by_type = families_by_type(q)
     lines = ["", f"quality ({draws} draws per family):",
+             "  families checked, by the type they draw: " + ", ".join(f"{t} {n}" for t, n in by_type.items()
+                                                                       if t != "numeric-mcq")
+             + f" (of the MCQ families, {by_type.get('numeric-mcq', 0)} are numeric families drawn as MCQs)",
              f"  key positions, families: {shares(q.positions_families)}",
              f"  key positions, curated:  {shares(q.positions_curated)}  (no letter over {ql.MAX_LETTER_SHARE:.0%})"]
     for f in q.families.values():

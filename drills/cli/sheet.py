@@ -84,11 +84,15 @@ def write_all(files: dict[Path, bytes]) -> None:
 @click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.json",
               help="Render the problems of a sheet written with --format json (full or answers version), edited or "
                    "not: reorder, drop or edit its questions, then print it again in any format. No -n or filters.")
+@click.option("--paper", "paper_name", default=None, metavar="NAME|FILE.toml",
+              help="The paper of a blueprint, as `qkv exam --paper` sets it (same name and seed, same questions): "
+                   "built-in gate or short, or a blueprint file. No -n or filters with it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {files, problems, total_marks}.")
 @click.pass_context
 def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int,
           seed: int, title: str | None, fmt: str | None, answers: str, date: str | None, output: Path,
-          moodle_msq: str, moodle_cloze: str, anki_notes: str, source: Path | None, as_json: bool) -> None:
+          moodle_msq: str, moodle_cloze: str, anki_notes: str, source: Path | None, paper_name: str | None,
+          as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
@@ -119,7 +123,26 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             raise InputError(f"not a date (YYYY-MM-DD): {date!r}", "--date") from None
     if not output.parent.exists():
         raise InputError(f"no such directory: {output.parent}", "-o")
-    if source is not None:
+    if paper_name is not None:
+        from click.core import ParameterSource
+
+        from drills.exam.blueprint import BlueprintError, assemble, load
+
+        given = [f"--{name}" if name != "n" else "-n" for name in ("topics", "types", "difficulties", "n", "from")
+                 if (name == "from" and source is not None)
+                 or (name != "from" and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE)]
+        if given:
+            raise InputError(f"the blueprint chooses the questions: {', '.join(given)} cannot go with it", "--paper")
+        try:
+            bp = load(paper_name)
+            paper = assemble(bp, seed)
+        except BlueprintError as e:
+            raise InputError(str(e), "--paper") from None
+        args = {"paper": bp.name, "minutes": bp.minutes, "n": len(paper),
+                "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)]}
+        sh = Sheet(title=title or bp.title, problems=list(paper.problems), seed=seed,
+                   arguments=args, date=date, moodle_msq=moodle_msq, epoch=content_epoch())
+    elif source is not None:
         from click.core import ParameterSource
 
         given = [f"--{name.replace('_', '-')}" if name != "n" else "-n" for name in ("topics", "types", "difficulties", "n",

@@ -28,6 +28,13 @@ class Paper:
     problems: tuple[Any, ...]  # question_bank.problem.Problem
     seed: int
     topics: tuple[str, ...] = ()
+    # issue 26: a paper drawn from a blueprint (drills.exam.blueprint) has sections (one name per
+    # question), its own time, its marking (fraction of the marks a wrong answer costs, per GATE type)
+    sections: tuple[str, ...] = ()
+    minutes: float | None = None
+    penalties: dict[str, Any] | None = None
+    blueprint: str = ""
+    title: str = ""
 
     @property
     def max_marks(self) -> int:
@@ -37,9 +44,19 @@ class Paper:
         return len(self.problems)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "topics": list(self.topics), "max_marks": self.max_marks,
-                "problems": [{"number": i + 1, "id": p.id, "type": p.type, "paper_type": paper_type(p.type),
-                              "marks": p.marks, "topic": p.topic} for i, p in enumerate(self.problems)]}
+        out = {"seed": self.seed, "topics": list(self.topics), "max_marks": self.max_marks,
+               "problems": [{"number": i + 1, "id": p.id, "type": p.type, "paper_type": paper_type(p.type),
+                             "marks": p.marks, "topic": p.topic} for i, p in enumerate(self.problems)]}
+        if self.blueprint:
+            out.update(blueprint=self.blueprint, title=self.title, minutes=self.minutes,
+                       marking={t: str(f) for t, f in (self.penalties or {}).items()})
+            for q, sec in zip(out["problems"], self.sections, strict=True):
+                q["section"] = sec
+        return out
+
+    def section_of(self, i: int) -> str:
+        """The section of question ``i`` (0-based); "" on a paper without sections."""
+        return self.sections[i] if i < len(self.sections) else ""
 
 
 def on_paper(problem: Problem) -> bool:
@@ -49,7 +66,10 @@ def on_paper(problem: Problem) -> bool:
 
 
 def default_minutes(paper: Paper) -> float:
-    """GATE's pace: :data:`MINUTES_PER_MARK` minutes per mark, rounded up to a whole minute."""
+    """The blueprint's time, else GATE's pace: :data:`MINUTES_PER_MARK` minutes per mark, rounded up
+    to a whole minute."""
+    if paper.minutes is not None:
+        return float(paper.minutes)
     return float(math.ceil(MINUTES_PER_MARK * paper.max_marks))
 
 

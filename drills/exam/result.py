@@ -63,6 +63,23 @@ class ExamResult:
     seed: int
     topics: tuple[str, ...] = ()
     session_id: str | None = field(default=None, compare=False)
+    sections: tuple[str, ...] = ()  # per question, on a blueprint's paper (issue 26)
+    blueprint: str = ""
+
+    def breakdown(self, by: str) -> dict[str, dict[str, Any]]:
+        """Per section (``by="section"``) or topic (``"topic"``): score (exact, negative marks
+        subtracted), maximum, right / wrong / unanswered, and the seconds spent, in paper order."""
+        out: dict[str, dict[str, Any]] = {}
+        for i, q in enumerate(self.questions):
+            name = (self.sections[i] if i < len(self.sections) else "") if by == "section" else q.problem.topic
+            row = out.setdefault(name, {"score": Fraction(0), "max": 0, "correct": 0, "wrong": 0, "unanswered": 0,
+                                        "questions": 0, "seconds": 0.0})
+            row["score"] += q.awarded
+            row["max"] += q.marks
+            row[q.outcome] += 1
+            row["questions"] += 1
+            row["seconds"] += q.seconds
+        return out
 
     @property
     def score(self) -> Fraction:
@@ -90,7 +107,12 @@ class ExamResult:
             "positive": float(self.score + self.negative), "reason": self.reason, "elapsed_s": self.elapsed_s,
             "duration_s": self.duration_s, "seed": self.seed, "topics": list(self.topics),
             **self.tally(), "session_id": self.session_id,
-            "questions": [q.to_json() for q in self.questions],
+            "questions": [q.to_json() | ({"section": self.sections[i]} if self.sections else {})
+                          for i, q in enumerate(self.questions)],
+            "by_topic": {k: v | {"score": float(v["score"])} for k, v in self.breakdown("topic").items()},
+            **({"blueprint": self.blueprint,
+                "by_section": {k: v | {"score": float(v["score"])} for k, v in self.breakdown("section").items()}}
+               if self.sections else {}),
         }
 
 
@@ -111,12 +133,17 @@ def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
             m = mark(p.type, p.marks, outcome)
         except NotOnPaper as e:  # assemble_paper never puts one there
             raise AssertionError(str(e)) from None
+        pen = exam.paper.penalties
+        if pen is not None and outcome == "wrong":  # a blueprint's own marking (issue 26)
+            lost = Fraction(pen.get(paper_type(p.type), 0)) * p.marks
+            m = type(m)(-lost, lost, m.max, m.outcome)
         out.append(QuestionResult(
             number=q.number, problem=p, paper_type=paper_type(p.type), marks=p.marks, response=q.response,
             verdict=verdict, outcome=outcome, awarded=m.awarded, negative=m.negative, seconds=q.seconds,
             marked=q.marked, status=q.status, changes=q.changes))
     return ExamResult(questions=tuple(out), reason=reason, elapsed_s=elapsed, duration_s=exam.duration_s,
-                      seed=exam.paper.seed, topics=exam.paper.topics)
+                      seed=exam.paper.seed, topics=exam.paper.topics, sections=exam.paper.sections,
+                      blueprint=exam.paper.blueprint)
 
 
 def record(store: ProgressStore, session_id: str, result: ExamResult) -> None:

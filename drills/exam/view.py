@@ -69,19 +69,30 @@ def marks_text(x: Any) -> str:
     return "0" if s in ("-0", "") else s
 
 
-def type_line(problem: Problem) -> str:
+def type_line(problem: Problem, penalties: dict[str, Any] | None = None) -> str:
+    """The question's type, marks and marking; ``penalties`` (a blueprint's, per GATE type: the
+    fraction of the marks a wrong answer costs) in place of GATE's."""
+    from fractions import Fraction
+
     t = TYPE_LABEL.get(problem.type, problem.type.upper())
     how = {"mcq": "one option", "msq": "one or more options", "nat": "a number",
            "integer": "a whole number"}.get(problem.type, "")
     m = "1 mark" if problem.marks == 1 else f"{problem.marks} marks"
-    neg = ", wrong answer −" + ("1/3" if problem.marks == 1 else "2/3") if problem.type == "mcq" else ", no negative marks"
+    if penalties is not None:
+        lost = Fraction(penalties.get("nat" if problem.type == "integer" else problem.type, 0)) * problem.marks
+        neg = f", wrong answer −{lost}" if lost else ", no negative marks"
+    else:
+        neg = (", wrong answer −" + ("1/3" if problem.marks == 1 else "2/3") if problem.type == "mcq"
+               else ", no negative marks")
     return f"{t} · {m} ({how}{neg})"
 
 
 def question_lines(exam: Exam) -> list[str]:
     q = exam.question
     p = q.problem
-    lines = [f"── Question {q.number} of {len(exam.questions)} · {type_line(p)} · {clock_text(exam.remaining())} left ──",
+    section = exam.paper.section_of(q.number - 1)
+    lines = [f"── {section + ' · ' if section else ''}Question {q.number} of {len(exam.questions)} · "
+             f"{type_line(p, exam.paper.penalties)} · {clock_text(exam.remaining())} left ──",
              p.statement_text.rstrip()]
     opts = option_lines(p)
     if opts:
@@ -177,6 +188,14 @@ def summary_lines(result: ExamResult) -> list[str]:
             res = "mistake"
         lines.append(f"{q.number:>2}   {TYPE_LABEL[q.problem.type]:<4}  {q.marks:>5}  {res:<12}  "
                      f"{marks_text(q.awarded):>7}  {duration_text(q.seconds):>4}  {q.problem.topic}")
+    for by in ("section", "topic"):
+        if by == "section" and not result.sections:
+            continue
+        rows = result.breakdown(by)
+        lines += ["", f"{'By ' + by:<28}  score      right  wrong  blank  time"]
+        for name, r in rows.items():
+            lines.append(f"{name[:28]:<28}  {marks_text(r['score']):>5} / {r['max']:<3}  {r['correct']:>5}  "
+                         f"{r['wrong']:>5}  {r['unanswered']:>5}  {duration_text(r['seconds']):>4}")
     lines += ["", "The review of each question is above (scroll back); `qkv stats` keeps the score."]
     return lines
 
@@ -355,8 +374,10 @@ class RichView(PlainView):
             self.console.print(Text(line, style="dim"))
         lines = question_lines(exam)
         q = exam.question
-        self.console.print(Panel(indented(lines[1:]), title=f"Question {q.number} of {len(exam.questions)}",
-                                 subtitle=type_line(q.problem), title_align="left",
+        section = exam.paper.section_of(q.number - 1)
+        self.console.print(Panel(indented(lines[1:]),
+                                 title=f"{section + ' · ' if section else ''}Question {q.number} of {len(exam.questions)}",
+                                 subtitle=type_line(q.problem, exam.paper.penalties), title_align="left",
                                  width=min(self.console.width, PANEL_MAX)))
 
     def show_palette(self, exam: Exam) -> None:

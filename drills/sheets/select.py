@@ -61,7 +61,7 @@ _WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
 def _stem(w: str) -> str:
-    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+    for suf in ("ations", "ation", "ates", "ate", "ings", "ing", "ies", "es", "ed", "s"):  # saturate ~ saturation
         if w.endswith(suf) and len(w) - len(suf) >= 4:
             return w[: -len(suf)]
     return w

@@ -9,6 +9,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     attention,
     attention_systems,
     complexity,
+    computed_statements,
     counting_flops,
     counting_memory,
     counting_params,
@@ -31,4 +32,17 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     serving,
     sliding_window,
     vision_mlp,
+    zoo,
 )
+
+
+def _register_views() -> None:
+    """Issue 26: the numeric families listed in ``question_bank.numeric_mcq.NUMERIC_MCQ`` are drawn
+    as MCQs too (their views ``<family>.mcq``), registered after the families they view."""
+    from question_bank import numeric_mcq
+    from question_bank.family import FAMILIES
+
+    numeric_mcq.register(FAMILIES)
+
+
+_register_views()

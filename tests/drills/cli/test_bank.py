@@ -40,8 +40,9 @@ def test_list_json_is_a_list_of_families_and_curated_items(runner):
 
 def test_list_topic_filter(runner):
     r = runner.invoke(bank, ["list", "--topic", "positional", "--kind", "family", "--json"])
-    ids = [it["id"] for it in json.loads(r.output)]
-    assert ids and all(i.startswith("positional.") for i in ids)
+    items = json.loads(r.output)
+    assert items and all(it["topic"] == "positional" for it in items)  # rope.context_extension is positional too
+    assert "positional.pe_value" in {it["id"] for it in items}
 
 
 def test_show_text_and_json(runner):
@@ -179,3 +180,14 @@ def test_show_prints_the_question_of_every_part(runner):
     assert res.exit_code == 0
     for part in p.parts:
         assert f"({part.label}) {part.prompt_text}" in res.output
+
+
+def test_quality_counts_the_families_each_type_draws_from():
+    """Issue 26: `validate --quality` says how many families draw each type, numeric MCQs apart."""
+    from drills.cli.bank import families_by_type
+    from question_bank import quality
+
+    rep = quality.run_quality(20, families=["counting.kv_cache", "counting.kv_cache_mcq", "msq.mask_attend"],
+                              include_curated=False)
+    by = families_by_type(rep)
+    assert (by["mcq"], by["numeric-mcq"], by["msq"], by["nat"], by["integer"]) == (1, 1, 1, 1, 0)

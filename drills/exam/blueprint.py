@@ -1,0 +1,234 @@
+"""Blueprints of mock papers: what a teacher writes to say how a paper is made (issue 26).
+
+A blueprint is a TOML file (a built-in one in ``drills/exam/blueprints/``, named by its file name
+without ``.toml``, or any file a teacher writes)::
+
+    name = "gate"
+    title = "GATE-style mock paper: 65 questions, 100 marks, 180 minutes"
+    source = "where the proportions come from"
+    minutes = 180
+
+    [marking]            # the fraction of a question's marks a wrong answer costs, per type
+    mcq = "1/3"
+    msq = "0"
+    nat = "0"
+
+    [[section]]
+    name = "A: 1-mark questions"
+    topics = []          # empty: every topic; else the bank's topics (or family prefixes, tags)
+    questions = [ { type = "mcq", marks = 1, count = 16 }, { type = "nat", marks = 1, count = 10 } ]
+
+Types are GATE's three (``nat`` also takes qkv's exact-integer questions, marked as NAT); marks 1
+or 2. :func:`assemble` draws the paper: each row's questions from the section's topics, at most one
+per family or curated item while the bank allows, then more variants of the same families (never
+the same statement twice); the same blueprint and seed always give the same paper.
+"""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from drills.exam.marking import GATE_TYPES, MARK_VALUES
+
+__all__ = ["Row", "Section", "Blueprint", "BlueprintError", "builtin_names", "load", "parse", "assemble"]
+
+BUILTIN_DIR = Path(__file__).with_name("blueprints")
+#: Draws tried per question a row asks for, before the bank is declared too small for it.
+_TRIES_PER_QUESTION = 40
+
+
+class BlueprintError(ValueError):
+    """A blueprint that cannot be read or cannot be filled from the bank (one line, names the field)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    type: str  # mcq | msq | nat
+    marks: int  # 1 | 2
+    count: int
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    rows: tuple[Row, ...]
+    topics: tuple[str, ...] = ()
+
+    @property
+    def questions(self) -> int:
+        return sum(r.count for r in self.rows)
+
+    @property
+    def marks(self) -> int:
+        return sum(r.count * r.marks for r in self.rows)
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    name: str
+    title: str
+    minutes: float
+    sections: tuple[Section, ...]
+    penalties: dict[str, Fraction] = field(default_factory=lambda: {"mcq": Fraction(1, 3), "msq": Fraction(0),
+                                                                     "nat": Fraction(0)})
+    source: str = ""
+
+    @property
+    def questions(self) -> int:
+        return sum(s.questions for s in self.sections)
+
+    @property
+    def marks(self) -> int:
+        return sum(s.marks for s in self.sections)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "minutes": self.minutes, "source": self.source,
+                "questions": self.questions, "marks": self.marks,
+                "marking": {t: str(f) for t, f in self.penalties.items()},
+                "sections": [{"name": s.name, "topics": list(s.topics), "questions": s.questions, "marks": s.marks,
+                              "rows": [{"type": r.type, "marks": r.marks, "count": r.count} for r in s.rows]}
+                             for s in self.sections]}
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def load(name_or_path: str) -> Blueprint:
+    """A built-in blueprint by name, or a blueprint file by path."""
+    path = Path(name_or_path)
+    if not path.suffix and (BUILTIN_DIR / f"{name_or_path}.toml").is_file():
+        path = BUILTIN_DIR / f"{name_or_path}.toml"
+    elif not path.is_file():
+        raise BlueprintError(f"no blueprint {name_or_path!r}: give a file, or one of {', '.join(builtin_names())}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BlueprintError(f"cannot read {path}: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise BlueprintError(f"{path.name}: not TOML: {e}") from None
+    return parse(data, default_name=path.stem, where=path.name)
+
+
+def _fraction(v: Any, where: str) -> Fraction:
+    try:
+        f = Fraction(str(v))
+    except (ValueError, ZeroDivisionError):
+        raise BlueprintError(f"{where}: not a fraction: {v!r}") from None
+    if not 0 <= f <= 1:
+        raise BlueprintError(f"{where}: a penalty is a fraction of the marks between 0 and 1, not {v}")
+    return f
+
+
+def _int(v: Any, where: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise BlueprintError(f"{where}: a whole number from {lo} to {hi}, not {v!r}")
+    return v
+
+
+def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
+    """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault."""
+    known = {"name", "title", "source", "minutes", "marking", "section"}
+    extra = sorted(set(data) - known)
+    if extra:
+        raise BlueprintError(f"{where}: unknown field {extra[0]!r} (fields: {', '.join(sorted(known))})")
+    minutes = data.get("minutes")
+    if isinstance(minutes, bool) or not isinstance(minutes, int | float) or not 0 < minutes <= 24 * 60:
+        raise BlueprintError(f"{where}: minutes: a number of minutes from 1 to 1440, not {minutes!r}")
+    penalties = {"mcq": Fraction(1, 3), "msq": Fraction(0), "nat": Fraction(0)}
+    marking = data.get("marking", {})
+    if not isinstance(marking, dict):
+        raise BlueprintError(f"{where}: [marking] is a table of type = fraction")
+    for t, v in marking.items():
+        if t not in GATE_TYPES:
+            raise BlueprintError(f"{where}: marking.{t}: types are {', '.join(GATE_TYPES)}")
+        penalties[t] = _fraction(v, f"{where}: marking.{t}")
+    sections = []
+    raw = data.get("section")
+    if not isinstance(raw, list) or not raw:
+        raise BlueprintError(f"{where}: at least one [[section]]")
+    for i, s in enumerate(raw, 1):
+        at = f"{where}: section {i}"
+        if not isinstance(s, dict):
+            raise BlueprintError(f"{at}: a table")
+        topics = s.get("topics", [])
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise BlueprintError(f"{at}: topics: a list of topic names")
+        rows = []
+        qs = s.get("questions")
+        if not isinstance(qs, list) or not qs:
+            raise BlueprintError(f"{at}: questions: a list of {{ type, marks, count }}")
+        for j, r in enumerate(qs, 1):
+            rat = f"{at}, row {j}"
+            if not isinstance(r, dict) or set(r) - {"type", "marks", "count"}:
+                raise BlueprintError(f"{rat}: {{ type = \"mcq\", marks = 1, count = 5 }}")
+            if r.get("type") not in GATE_TYPES:
+                raise BlueprintError(f"{rat}: type: one of {', '.join(GATE_TYPES)}, not {r.get('type')!r}")
+            marks = _int(r.get("marks"), f"{rat}: marks", min(MARK_VALUES), max(MARK_VALUES))
+            rows.append(Row(r["type"], marks, _int(r.get("count"), f"{rat}: count", 1, 200)))
+        sections.append(Section(str(s.get("name") or f"Section {i}"), tuple(rows), tuple(topics)))
+    return Blueprint(name=str(data.get("name") or default_name), title=str(data.get("title") or default_name),
+                     minutes=float(minutes), sections=tuple(sections), penalties=penalties,
+                     source=str(data.get("source", "")))
+
+
+def _fingerprint(p: Any) -> str:
+    return " ".join(p.statement_md.split()) + "\x00" + "\x00".join(p.options)
+
+
+def assemble(bp: Blueprint, seed: int) -> Any:
+    """The paper of ``bp`` for ``seed`` (a :class:`drills.exam.paper.Paper` with its sections,
+    time and marking), the same for the same arguments. :class:`BlueprintError` when the bank
+    cannot fill a row (it names the row and how many it found)."""
+    from drills.exam.marking import PAPER_TYPES, paper_type
+    from drills.exam.paper import Paper, _Candidate, _candidates, _materialise
+    from question_bank import bank
+
+    kinds = {e.id: {PAPER_TYPES[t] for t in e.types if t in PAPER_TYPES} for e in bank.entries()}
+    rng = random.Random(f"qkv-paper:{bp.name}:{seed}")
+    problems: list[Any] = []
+    labels: list[str] = []
+    seen: set[str] = set()
+    used: set[str] = set()
+    for s in bp.sections:
+        pool = _candidates(s.topics, rng)
+        rng.shuffle(pool)
+        for row in s.rows:
+            got = 0
+            tries = 0
+            rounds = 0
+            fits = [c for c in pool if row.type in kinds.get(c.ref, ())]
+            queue = [c for c in fits if c.ref not in used]
+            while got < row.count:
+                if not queue:
+                    rounds += 1
+                    if rounds > 4:
+                        break
+                    # more variants of the families (fresh seeds), once each family has been used
+                    queue = [_Candidate(c.ref, c.difficulty, rng.randrange(1_000_000)) for c in fits if c.difficulty]
+                    rng.shuffle(queue)
+                c = queue.pop()
+                tries += 1
+                if tries > _TRIES_PER_QUESTION * row.count * 6:
+                    break
+                if rounds == 0 and c.ref in used:
+                    continue
+                p = _materialise(c)
+                if p is None or p.marks != row.marks or paper_type(p.type) != row.type or _fingerprint(p) in seen:
+                    continue
+                problems.append(p)
+                labels.append(s.name)
+                seen.add(_fingerprint(p))
+                used.add(c.ref)
+                got += 1
+            if got < row.count:
+                topics = f" on {', '.join(s.topics)}" if s.topics else ""
+                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.count} {row.type.upper()} questions "
+                                     f"of {row.marks} mark{'s' if row.marks > 1 else ''}{topics}; the bank gave {got}")
+    return Paper(problems=tuple(problems), seed=seed, topics=(), sections=tuple(labels), minutes=bp.minutes,
+                 penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title)

@@ -1,0 +1,362 @@
+"""Numeric MCQs: a NAT or integer family drawn as a multiple-choice question (issue 26).
+
+GATE writes many numeric questions as MCQs whose wrong options are the values that typical
+mistakes give ("forgot the factor 2 for K and V", "GB for GiB"). Every numeric family here already
+computes its mistakes (``Problem.misconceptions``, each the solver's value with the mistake
+applied), so one mechanism turns any of them into an MCQ, with no code per family:
+
+- the *view* ``<family>_mcq`` is a family of its own (:func:`mcq_view`), registered for each id in
+  :data:`NUMERIC_MCQ` (:func:`register`): its problem ``<family>_mcq/<level>/<seed>`` is always the
+  same, and everything that works on a family (quiz, exam, sheets, progress, ``bank validate``,
+  the quality checks) works on it unchanged;
+- a draw qualifies when its mistakes give at least three distinct wrong values (distinct from the
+  key and from each other as displayed and under the key's tolerance; none 0, 1 or a number printed
+  in the statement, which would echo it); otherwise the family is drawn again (up to :data:`TRIES`);
+- the options are written as the key's answer line writes a number
+  (:func:`~question_bank.grading.keys.answer_text`: the statement's rounding, separators, unit) and
+  sorted by value, as GATE prints numeric options;
+- sorted options would put the key where the mistakes leave it (a family whose mistakes all
+  undercount would key (d) every time, and "pick the largest" would win). So the key's rank among
+  the four is drawn first, uniformly, and the distractors are chosen to give it that rank: the
+  family's mistakes on each side first, and where one side has too few, a mistake *made the other
+  way round* (:func:`mirror`: the same factor or the same count on the other side of the key, e.g.
+  doubling where the mistake halves), labelled as such. The key's letter is then uniform, and "the
+  largest / smallest / middle value" scores at chance;
+- the feedback on a wrong option is the misconception it encodes (``Misconception.value`` = the
+  option's index, as for any MCQ).
+
+Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passes ``qkv bank
+validate --quality`` (key positions, every answer-blind rule) on a large draw;
+``python -m question_bank.numeric_mcq [draws]`` runs that check over every numeric family
+(:func:`candidates`), and the tests check the list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericKey, Problem
+
+__all__ = ["NUMERIC_MCQ", "SUFFIX", "TRIES", "mcq_view", "register", "option_text", "wrong_values", "base_of",
+           "candidates", "mirror"]
+
+#: The id of a family's MCQ view: ``<family id>`` + this (not a dotted child: ``--topic <family id>``
+#: still names the family itself, the view being its own family).
+SUFFIX = "_mcq"
+#: Draws of the base family tried for one MCQ (the first is the seed's own draw).
+TRIES = 24
+#: Options of a numeric MCQ.
+N_OPTIONS = 4
+
+#: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
+#: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
+NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
+    "attention.one_weight": ("easy", "medium", "hard"),
+    "counting.flops_attention": ("easy", "medium", "hard"),
+    "counting.flops_forward": ("easy", "medium", "hard"),
+    "counting.flops_training": ("easy", "medium", "hard"),
+    "counting.attention_memory": ("easy", "medium", "hard"),
+    "counting.kv_cache": ("easy", "medium", "hard"),
+    "counting.params_mha": ("hard",),
+    "counting.params_ffn": ("easy", "medium", "hard"),
+    "counting.params_norm": ("hard",),
+    "counting.params_layer": ("medium", "hard"),
+    "counting.params_model": ("easy", "medium", "hard"),
+    "counting.params_lora": ("hard",),
+    "counting.params_kv_proj": ("medium", "hard"),
+    "hardware.critical_intensity": ("hard",),
+    "hardware.decode_step": ("easy", "medium", "hard"),
+    "hardware.gpu_days": ("easy", "medium", "hard"),
+    "hardware.zero_memory": ("easy", "medium", "hard"),
+    "hardware.min_chips": ("hard",),
+    "hardware.prefill_time": ("easy", "medium", "hard"),
+    "hardware.attention_crossover": ("hard",),
+    "hardware.pf_days": ("easy", "medium", "hard"),
+    "hardware.kaplan_forward": ("easy", "medium", "hard"),
+    "hardware.activation_memory": ("easy", "medium", "hard"),
+    "latent.kv_cache": ("easy", "medium", "hard"),
+    "loss.perplexity": ("hard",),
+    "moe.decode_weight_bytes": ("easy", "medium", "hard"),
+    "parallel.allreduce_time": ("medium", "hard"),
+    "parallel.bus_bandwidth": ("easy", "medium", "hard"),
+    "parallel.pipeline_bubble": ("easy", "medium", "hard"),
+    "parallel.tensor_parallel_bytes": ("medium", "hard"),
+    "positional.pe_rotation": ("medium", "hard"),
+    "positional.rope_relative_score": ("medium", "hard"),
+    "quantisation.group_int4": ("hard",),
+    "quantisation.nf4_bits": ("hard",),
+    "softmax.temperature": ("easy", "medium", "hard"),
+    "serving.max_batch": ("easy", "medium", "hard"),
+    "scaling.compute_optimal": ("medium", "hard"),
+    "window.kv_cache": ("medium", "hard"),
+    "counting.mlp_params": ("easy", "medium", "hard"),
+    "counting.vit_params": ("hard",),
+}
+
+
+def base_of(fid: str) -> str | None:
+    """The base family of a view id (``"x.y_mcq"`` -> ``"x.y"``), None for any other id."""
+    return fid[: -len(SUFFIX)] if fid.endswith(SUFFIX) else None
+
+
+def option_text(key: NumericKey | IntegerKey, value: Any) -> str:
+    """A value as an option: rounded as the statement asks (``key.decimals``), written by the one
+    number formatter (``solver.units.format_number``) without trailing zeros and without thousands
+    separators (``7087872``, as GATE prints options), so that "2.00" and "6.00", or "7,087,872" and
+    "7,087,104", share no digit group that a blind reader could count; with the key's unit."""
+    from question_bank.grading import round_half_up
+    from solver.units import format_number
+
+    unit = f" {key.unit}" if key.unit else ""
+    if isinstance(key, IntegerKey):
+        return f"{int(round(float(value)))}{unit}"
+    v = float(value)
+    if key.decimals is not None:
+        v = float(round_half_up(v, key.decimals))
+    return f"{format_number(v, 8).replace(',', '')}{unit}"
+
+
+def _same(a: Any, b: Any, key: NumericKey | IntegerKey) -> bool:
+    """``a`` and ``b`` read the same as options, or the key's grader cannot tell them apart."""
+    from question_bank.grading import values_coincide
+
+    return option_text(key, a) == option_text(key, b) or values_coincide(a, b, key) or values_coincide(b, a, key)
+
+
+def _blank(key: NumericKey | IntegerKey, v: float) -> bool:
+    """The option would read as zero ("0.00 GiB")."""
+    return not option_text(key, v).split(" ")[0].strip("0.,-")
+
+
+def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
+    """The mistakes of a numeric problem that can be options: finite numbers, distinct from the key
+    and from each other as displayed and under the key's tolerance, none 0, 1 or a number printed in
+    the statement; in the family's order."""
+    from question_bank.quality import numbers_in
+
+    key = p.key
+    if not isinstance(key, NumericKey | IntegerKey) or p.parts:
+        return []
+    avoid = [0.0, 1.0, *numbers_in(p.statement_text)]
+    out: list[tuple[float, Misconception]] = []
+    for m in p.misconceptions:
+        try:
+            v = float(m.value)
+        except (TypeError, ValueError):
+            continue
+        if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or _blank(key, v):
+            continue
+        if _same(v, key.value, key) or any(_same(v, w, key) for w, _ in out):
+            continue
+        if any(_same(v, x, key) for x in avoid):
+            continue
+        out.append((v, m))
+    return out
+
+
+def mirror(key: NumericKey | IntegerKey, v: float) -> float | None:
+    """The value a mistake gives when made the other way round: for a NAT key ``k``, ``k²/v``
+    (the same factor on the other side: doubling where the mistake halves); for an integer key
+    ``2k − v`` (the same count added where the mistake leaves it out). None unless positive."""
+    k = float(key.value)
+    if isinstance(key, IntegerKey):
+        m = 2 * k - v
+        return m if m > 0 else None
+    return k * k / v if k > 0 and v > 0 else None
+
+
+def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misconception:
+    k = float(key.value)
+    if isinstance(key, IntegerKey):
+        how = f"{abs(int(k - v)):,} {'more' if v < k else 'fewer'} instead of {'fewer' if v < k else 'more'}"
+    else:
+        how = f"× {k / v:.4g} where the mistake gives × {v / k:.4g}"
+    return Misconception(
+        f"{m.id}_reversed", f"{m.label}, the other way round",
+        f"This option is off from the right value as far as the mistake \u201c{m.label}\u201d, "
+        f"in the other direction ({how}): check that step, applied once and the right way round.", None)
+
+
+def _shared(texts: list[str]) -> list[int]:
+    """Per option, the words (digit groups included) it shares with the other options."""
+    import re
+
+    words = [set(re.findall(r"\w+", t.lower())) for t in texts]
+    return [sum(len(w & v) for j, v in enumerate(words) if j != i) for i, w in enumerate(words)]
+
+
+def _pick(d: Any, p: Problem, ws: list[tuple[float, Misconception]], rank: int) -> list[tuple[float, Misconception]] | None:
+    """One random choice of three distractors putting the key at ``rank`` (module docstring)."""
+    from question_bank.quality import numbers_in
+
+    key = p.key
+    assert isinstance(key, NumericKey | IntegerKey)
+    kv = float(key.value)
+    below = [w for w in ws if w[0] < kv]
+    above = [w for w in ws if w[0] > kv]
+    need = {"below": rank, "above": N_OPTIONS - 1 - rank}
+    picked = {"below": d.rng.sample(below, min(need["below"], len(below))),
+              "above": d.rng.sample(above, min(need["above"], len(above)))}
+    taken = [v for side in picked.values() for v, _ in side]
+    avoid = [kv, 0.0, 1.0, *(v for v, _ in ws), *numbers_in(p.statement_text)]
+    spare = [w for w in ws if w[0] not in taken]
+    d.rng.shuffle(spare)
+    for side in ("below", "above"):
+        for v, m in spare:
+            if len(picked[side]) >= need[side]:
+                break
+            r = mirror(key, v)
+            if r is None or (r < kv) != (side == "below") or _blank(key, r) or any(_same(r, x, key) for x in avoid):
+                continue
+            picked[side].append((r, _reversed(key, v, m)))
+            avoid.append(r)
+        if len(picked[side]) < need[side]:
+            return None
+    return picked["below"] + picked["above"]
+
+
+def _choose(d: Any, p: Problem, rank: int, tries: int = 8) -> list[tuple[float, Misconception]] | None:
+    """Three distractors that put the key at ``rank`` (0 = smallest) among the four, or None when
+    the draw has fewer than three distinct mistakes (or cannot give that rank).
+
+    Mistakes that add or drop a small term give numbers that share their leading digits with the
+    key, which then reads as the centre of the options (the one sharing the most digit groups with
+    the others), or the odd one out; a choice where the key shares the most or the fewest is drawn
+    again (up to ``tries`` times), as ``concept_choices`` balances lengths."""
+    key = p.key
+    if not isinstance(key, NumericKey | IntegerKey):
+        return None
+    ws = wrong_values(p)
+    if len(ws) < N_OPTIONS - 1:
+        return None
+    chosen = None
+    for _ in range(tries):
+        got = _pick(d, p, ws, rank)
+        if got is None:
+            return chosen
+        chosen = got
+        shared = _shared([option_text(key, key.value), *(option_text(key, v) for v, _ in got)])
+        if len(set(shared)) == 1 or min(shared[1:]) < shared[0] < max(shared[1:]):
+            break
+    return chosen
+
+
+def _build(base: Any, d: Any) -> Problem:
+    from question_bank.grading import LETTERS
+
+    rank = d.rng.randrange(N_OPTIONS)  # the key's place among the sorted options, drawn first
+    chosen = None
+    for attempt in range(TRIES):
+        seed = d.seed if attempt == 0 else d.rng.randrange(10**9)
+        try:
+            p = base.generate(seed, d.difficulty)
+        except Exception:  # noqa: BLE001 - a draw the base family cannot make (validate reports it) is skipped
+            if attempt == 0:
+                raise
+            continue
+        chosen = _choose(d, p, rank)
+        if chosen is not None:
+            break
+    if chosen is None:
+        raise ValueError(f"{base.id}: no draw in {TRIES} has {N_OPTIONS - 1} distinct mistakes to offer")
+    key = p.key
+    assert isinstance(key, NumericKey | IntegerKey)
+    rows: list[tuple[float, Misconception | None]] = sorted([(float(key.value), None), *chosen], key=lambda r: r[0])
+    options = [option_text(key, v) for v, _ in rows]
+    at = next(i for i, (_, m) in enumerate(rows) if m is None)
+    mis = [dataclasses.replace(m, value=i) for i, (_, m) in enumerate(rows) if m is not None]
+    md = ["", "**The options**, and the mistake that gives each wrong one:", ""]
+    text = ["", "The options, and the mistake that gives each wrong one:"]
+    for i, (_, m) in enumerate(rows):
+        why = "the value worked out above (the key)" if m is None else m.label
+        md.append(f"- ({LETTERS[i]}) {options[i]}: {why}")
+        text.append(f"  ({LETTERS[i]}) {options[i]}: {why}")
+    answer = f"Answer: ({LETTERS[at]}) {options[at]}"
+    md += ["", answer]
+    text.append(answer)
+    given = dict(p.given)
+    given.update(option_values=[v for v, _ in rows], base_problem=p.id)
+    if isinstance(key, NumericKey) and key.decimals is not None:
+        given["option_decimals"] = key.decimals
+    return dataclasses.replace(
+        p,
+        id=f"{d.family.id}/{d.difficulty}/{d.seed}",
+        family=d.family.id,
+        seed=d.seed,
+        type="mcq",
+        statement_md=p.statement_md + "\n\nChoose the correct value.",
+        statement_text=p.statement_text + "\n\nChoose the correct value.",
+        key=ChoiceKey(frozenset({at})),
+        solution_md=p.solution_md + "\n" + "\n".join(md),
+        solution_text=p.solution_text + "\n" + "\n".join(text),
+        given=given,
+        options=options,
+        options_text=list(options),
+        misconceptions=mis,
+        tags=tuple(dict.fromkeys((*p.tags, "numeric-mcq"))),
+    )
+
+
+def mcq_view(base: Any, levels: Iterable[str] | None = None) -> Any:
+    """The family ``<base id>_mcq``: ``base``'s problems as numeric MCQs (module docstring), at
+    ``levels`` (default: all of ``base``'s)."""
+    from question_bank.family import Family
+
+    return Family(
+        id=base.id + SUFFIX, topic=base.topic, title=f"{base.title} (multiple choice)", types=("mcq",),
+        build=lambda d: _build(base, d), tags=(*base.tags, "numeric-mcq"), difficulties=tuple(levels or base.difficulties),
+        marks=base.marks, source=base.source,
+        description=f"{base.description} Drawn as an MCQ whose wrong options are the values of its named mistakes.",
+    )
+
+
+def register(families: dict[str, Any], views: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Add the view of each family of ``views`` (id -> levels; default :data:`NUMERIC_MCQ`) to the
+    registry ``families`` (once)."""
+    for fid, levels in (NUMERIC_MCQ if views is None else views).items():
+        if fid in families and fid + SUFFIX not in families:
+            families[fid + SUFFIX] = mcq_view(families[fid], levels)
+
+
+def candidates(families: dict[str, Any]) -> list[str]:
+    """The numeric (NAT/integer) families, views left out: those a view could be made of."""
+    return [fid for fid, f in families.items()
+            if not fid.endswith(SUFFIX) and set(f.types) & {"nat", "integer"} and not set(f.types) & {"mcq", "msq", "matrix"}]
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which candidates pass the quality checks
+    import sys
+
+    from question_bank.family import all_families
+    from question_bank.quality import run_quality
+
+    fams = all_families()
+    draws = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+    only = sys.argv[2:]
+    for fid in only or candidates(fams):
+        base = fams[fid]
+        levels = []
+        for lv in base.difficulties:  # the levels whose draws give three distinct mistakes
+            view = mcq_view(base, (lv,))
+            ok = 0
+            for s in range(20):
+                try:
+                    view.generate(s, lv)
+                    ok += 1
+                except Exception:  # noqa: BLE001 - counted as a draw the view cannot make
+                    pass
+            if ok == 20:
+                levels.append(lv)
+        if not levels:
+            print(f"none {fid}: no level gives three distinct mistakes", flush=True)
+            continue
+        fams.pop(fid + SUFFIX, None)
+        register(fams, {fid: tuple(levels)})
+        rep = run_quality(draws, families=[fid + SUFFIX], include_curated=False)
+        fq = rep.families[fid + SUFFIX]
+        got = fq.kinds.get("mcq", 0)
+        verdict = "PASS" if rep.ok and got == fq.draws else "fail"
+        print(f"{verdict} {fid} {tuple(levels)} ({got}/{fq.draws} drawn) {'; '.join(rep.issues)[:300]}", flush=True)

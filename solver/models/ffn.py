@@ -50,14 +50,20 @@ class MixtureOfExperts(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.top_k = cfg.top_k
-        self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=False)
+        self.router = Linear(cfg.d_model, cfg.n_experts, cfg.router_bias)  # gpt-oss: with a bias
         self.experts = nn.ModuleList(FeedForward(cfg, cfg.expert_ff) for _ in range(cfg.n_experts))
-        self.shared = nn.ModuleList(FeedForward(cfg, cfg.expert_ff) for _ in range(cfg.n_shared_experts))
+        self.shared = nn.ModuleList(FeedForward(cfg, cfg.shared_ff) for _ in range(cfg.n_shared_experts))
+        # Qwen-MoE: sigmoid(x·w) scales the shared experts' output, per token
+        self.shared_gate = Linear(cfg.d_model, 1, False) if cfg.shared_expert_gate else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.routed(x)
-        for expert in self.shared:  # every token, unweighted
-            out = out + expert(x)
+        shared = None
+        for expert in self.shared:  # every token
+            y = expert(x)
+            shared = y if shared is None else shared + y
+        if shared is not None:
+            out = out + (shared if self.shared_gate is None else torch.sigmoid(self.shared_gate(x)) * shared)
         return out
 
     def routed(self, x: torch.Tensor) -> torch.Tensor:

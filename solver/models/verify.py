@@ -182,6 +182,8 @@ def with_layers(cfg: ModelConfig, layers: dict[str, int]) -> ModelConfig:
 
 def sliced_stacks(cfg: ModelConfig) -> list[str]:
     """The stacks whose train FLOPs :func:`measure_train_by_layers` takes from slices."""
+    if cfg.moe_every > 1:  # dense and MoE layers interleaved: the layers are not alike, measure whole
+        return []
     return [stack for stack, n in stack_layers(cfg).items() if n > SLICE_ABOVE]
 
 

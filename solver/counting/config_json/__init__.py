@@ -63,11 +63,11 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     reader = {"gpt2": _gpt2, "bert": _bert, "deepseek_v2": _deepseek_v2}.get(kind)
     if reader is None and kind in _ROPE_DECODERS:
         reader = _rope_decoder
-    if kind == "gemma2":
-        raise SolverInputError(f"{where} (gemma2): cannot honour its four norms per layer (post-attention and "
-                               "post-FFN norms besides the two pre-norms): not modelled", param="config")
+    family_neutral: frozenset[str] = frozenset()
+    if reader is None and kind in FAMILIES:  # issue 20: one module per family (config_json/<family>.py)
+        reader, family_neutral = family_reader(kind)
     if reader is None:
-        known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS]))
+        known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS, *FAMILIES]))
         raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
     used: set[str] = set()
     refused: list[str] = []
@@ -77,11 +77,30 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
         return raw.get(key, default)
 
     fields, notes = reader(raw, get, refused)
-    settle_keys(raw, used, refused, notes, where)
+    settle_keys(raw, used, refused, notes, where, family_neutral)
     try:
         return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
     except SolverInputError as e:
         raise SolverInputError(f"{where} ({kind}): {e}", param="config") from None
+
+
+#: Issue 20's model types: model_type → the module of solver.counting.config_json that reads it
+#: (its ``READERS[model_type]`` and ``NEUTRAL``).
+FAMILIES = {
+    "gpt_neox": "gpt_neox", "gptj": "gptj", "falcon": "falcon", "phi": "phi", "phi3": "phi", "opt": "opt",
+    "bloom": "bloom", "olmo": "olmo", "olmo2": "olmo", "gemma2": "gemma", "gemma3_text": "gemma",
+    "qwen3": "qwen", "qwen3_moe": "qwen", "qwen2_moe": "qwen", "deepseek_v3": "deepseek_v3",
+    "gpt_oss": "gpt_oss", "granite": "granite", "llama4_text": "llama4", "llama4": "llama4",
+}
+
+
+def family_reader(kind: str):
+    """``(reader, neutral keys)`` of an issue-20 model type (imported when first needed)."""
+    import importlib
+
+    module = importlib.import_module(f"solver.counting.config_json.{FAMILIES[kind]}")
+    neutral = module.NEUTRAL | getattr(module, "WRAPPER_NEUTRAL", frozenset())
+    return module.READERS[kind], neutral
 
 
 def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -48,6 +48,7 @@ NEUTRAL = {
     "routed_scaling_factor", "topk_method", "n_group", "topk_group", "norm_topk_prob", "aux_loss_alpha",
     "seq_aux", "scoring_func", "tie_word_embeddings", "max_window_layers", "layer_types", "use_sliding_window",
     "add_cross_attention", "is_decoder", "head_dim", "qk_head_dim", "hidden_act", "hidden_activation",
+    "use_mrope",  # Qwen2.5: multimodal RoPE off (a rotation, no parameters)
 }
 
 _ROPE_DECODERS = ("llama", "mistral", "mixtral", "qwen2", "gemma")

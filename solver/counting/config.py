@@ -47,6 +47,29 @@ Heads:
 - ``n_classes > 0`` (encoder only): a classifier ``d_model → n_classes`` with bias, on the
   pooled output (the pooler's output, or the first position's hidden state without pooler).
 
+Blocks of issue 20 (the architectures people bring; each off by default):
+
+- ``parallel_block``: attention and FFN read the same residual input and add into it together:
+  1 = from one norm (GPT-J, Falcon-7B, Phi-2: one norm per layer), 2 = each from its own norm
+  (GPT-NeoX/Pythia, Falcon-40B: two). Pre-norm decoders only. Counts as two sub-layers otherwise.
+- ``norm_position``: ``sandwich`` = a norm before and after each sub-layer, x + n₂(f(n₁(x)))
+  (Gemma 2/3: four per layer); ``reordered`` = a norm on each sub-layer's output only, x + n(f(x))
+  (OLMo 2: two per layer). Decoders only.
+- ``norm_affine`` false: every norm without γ or β (OLMo's LayerNorm): no parameters.
+- ``qk_norm``: a norm (the config's kind) on the queries and on the keys of self-attention, before
+  RoPE: ``head`` over d_head, one γ shared by the heads (Qwen3, Gemma 3); ``full`` over h·d_head and
+  h_kv·d_head (OLMo 2).
+- ``rotary_dim``: RoPE rotates the first ``rotary_dim`` features of each head (GPT-J, Pythia's 25 %);
+  no parameters, no matmul.
+- ``position_offset``: the learned position table has max_positions + offset rows and position p
+  reads row p + offset (OPT: 2).
+- ``attn_sinks``: one learned logit per head and layer joins each softmax's denominator and attends
+  to nothing (gpt-oss): h parameters per layer, no matmul, nothing in the KV cache.
+- MoE: ``d_ff_shared`` the width of each shared expert (Qwen-MoE's own size); ``shared_expert_gate``
+  a d_model → 1 sigmoid gate (no bias) scaling the shared experts' sum per token (Qwen-MoE);
+  ``router_bias`` an n_experts bias on the router (gpt-oss); ``moe_every`` k: experts on layers
+  k, 2k, … (1-based) after the ``first_dense_layers``, a dense FFN of d_ff elsewhere (Llama 4).
+
 Other conventions that the fields settle:
 
 - ``bias`` switches the biases of every linear layer and every norm; the finer switches

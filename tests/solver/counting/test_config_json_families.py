@@ -233,3 +233,16 @@ def test_reader_counts_as_transformers_hypo(kind, tmp_path_factory):
             assert pb.active == total - routed + routed // E * cfg.top_k, (kind, kwargs)
 
     check()
+
+
+def test_llama4_wrapper_counts_its_text_model():
+    """``llama4`` (the multimodal config): its ``text_config`` is read, counted as Llama4ForCausalLM, and the
+    notes say the vision tower is not counted."""
+    text = dict(vocab_size=11, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                head_dim=4, intermediate_size=8, intermediate_size_mlp=12, num_local_experts=2, num_experts_per_tok=1)
+    hf_config = transformers.Llama4Config(text_config=text)
+    cfg, notes = read_hf_config(json.loads(json.dumps(hf_config.to_dict(), default=str)))
+    with torch.device("meta"):
+        model = transformers.Llama4ForCausalLM(hf_config.text_config)
+    assert param_breakdown(cfg).total == sum(p.numel() for p in model.parameters())
+    assert any("vision" in n for n in notes)

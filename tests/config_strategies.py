@@ -53,6 +53,8 @@ def transformer_configs(draw, archs=ARCHS, max_layers: int = 2, min_layers: int 
     extra = draw(issue10_fields(arch, pos, heads, n_experts, lora_rank))
     if extra.get("kv_lora_rank"):
         lora_rank = 0
+    norm_position = draw(st.sampled_from(NORM_POSITIONS if arch == "decoder" else ("pre", "post")))
+    extra.update(draw(issue20_fields(arch, pos, heads, norm_position, extra, n_experts, lora_rank)))
     return ModelConfig(
         **extra,
         arch=arch,
@@ -62,7 +64,7 @@ def transformer_configs(draw, archs=ARCHS, max_layers: int = 2, min_layers: int 
         d_ff=draw(st.integers(1, 24)),
         ffn=draw(st.sampled_from(FFNS)),
         norm=draw(st.sampled_from(NORMS)),
-        norm_position=draw(st.sampled_from(NORM_POSITIONS)),
+        norm_position=norm_position,
         final_norm=draw(st.booleans()),
         embedding_norm=draw(st.booleans()),
         bias=draw(st.booleans()),
@@ -108,6 +110,37 @@ def issue10_fields(draw, arch: str, pos: str, heads: dict, n_experts: int, lora_
     if draw(st.integers(0, 2)) == 0:
         out["sliding_window"] = draw(st.integers(1, 6))
         out["global_every"] = draw(st.integers(0, 2))
+    return out
+
+
+@st.composite
+def issue20_fields(draw, arch: str, pos: str, heads: dict, norm_position: str, extra: dict, n_experts: int,
+                   lora_rank: int) -> dict:
+    """Issue 20's blocks: parallel attention and FFN, partial RoPE, parameter-free norms, QK-norm,
+    a position offset, shared-expert width and gate, router bias, MoE every k-th layer, sinks."""
+    out: dict = {}
+    mla = bool(extra.get("kv_lora_rank"))
+    if arch == "decoder" and norm_position == "pre" and draw(st.integers(0, 2)) == 0:
+        out["parallel_block"] = draw(st.sampled_from([1, 2]))
+    d_head = heads["d_head"] if heads["d_head"] is not None else heads["d_model"] // heads["n_heads"]
+    if pos == "rope" and not mla and d_head >= 4 and draw(st.booleans()):
+        out["rotary_dim"] = draw(st.sampled_from([2, d_head - d_head % 2]))
+    if draw(st.integers(0, 4)) == 0:
+        out["norm_affine"] = False
+    if not mla:
+        out["qk_norm"] = draw(st.sampled_from(["none", "none", "head", "full"]))
+    if pos == "learned":
+        out["position_offset"] = draw(st.sampled_from([0, 0, 2]))
+    if arch == "decoder" and not mla:
+        out["attn_sinks"] = draw(st.booleans())
+    if n_experts > 1:
+        out["router_bias"] = draw(st.booleans())
+    if n_experts > 1 and not lora_rank:  # LoRA on the FFN is modelled for plain routed experts only
+        if extra.get("n_shared_experts"):
+            out["d_ff_shared"] = draw(st.sampled_from([None, 3]))
+            out["shared_expert_gate"] = draw(st.booleans())
+        if arch == "decoder":
+            out["moe_every"] = draw(st.sampled_from([1, 1, 2]))
     return out
 
 

@@ -22,12 +22,22 @@ from typing import Any
 import click
 
 from drills.output import InputError
-from solver.counting.config import ARCHS, FFNS, LORA_TARGETS, NORM_POSITIONS, NORMS, POSITIONS, ModelConfig
+from solver.counting.config import (
+    ARCHS,
+    FFNS,
+    LORA_TARGETS,
+    NORM_POSITIONS,
+    NORMS,
+    POSITIONS,
+    QK_NORMS,
+    ModelConfig,
+)
 
 #: The second name of a boolean pair (default: ``--no-<name>``).
 _FALSE_NAMES = {"tied_embeddings": "--untied-embeddings"}
 
-_CHOICES = {"arch": ARCHS, "ffn": FFNS, "norm": NORMS, "norm_position": NORM_POSITIONS, "pos": POSITIONS}
+_CHOICES = {"arch": ARCHS, "ffn": FFNS, "norm": NORMS, "norm_position": NORM_POSITIONS, "pos": POSITIONS,
+            "qk_norm": QK_NORMS}
 
 _HELP = {
     "arch": "encoder (BERT), decoder (GPT) or encoder-decoder (Transformer, T5).",
@@ -39,7 +49,7 @@ _HELP = {
     "d_ff": "FFN hidden width.",
     "ffn": "relu | gelu (two matrices) | swiglu (three).",
     "norm": "layernorm | rmsnorm.",
-    "norm_position": "pre | post.",
+    "norm_position": "pre | post | sandwich (pre and post each sub-layer: Gemma 2) | reordered (on the output: OLMo 2).",
     "final_norm": "A norm after the last layer.",
     "bias": "Biases in linear layers and norms.",
     "attn_bias": "Q/K/V biases (default: --bias).",
@@ -74,6 +84,17 @@ _HELP = {
     "v_head_dim": "MLA: value head size (default d_head).",
     "sliding_window": "Sliding window W: a token sees itself and W-1 before (0 = none).",
     "global_every": "With a window: every k-th layer attends globally (Gemma 2: 2).",
+    # issue 20: the architectures people bring
+    "parallel_block": "Attention and FFN in parallel: 0 = no, 1 = from one norm (GPT-J), 2 = two norms (GPT-NeoX).",
+    "rotary_dim": "RoPE on the first k features of each head only (0 = all).",
+    "norm_affine": "Norms with γ (and β); --no-norm-affine: parameter-free norms (OLMo).",
+    "qk_norm": "none | head (a norm over d_head on Q and K: Qwen3) | full (over all heads: OLMo 2).",
+    "position_offset": "Extra rows of the learned position table (OPT: 2).",
+    "d_ff_shared": "MoE: hidden width of each shared expert (default: the expert width).",
+    "shared_expert_gate": "MoE: a d_model -> 1 gate on the shared experts (Qwen-MoE).",
+    "router_bias": "MoE: a bias on the router (gpt-oss).",
+    "moe_every": "MoE on every k-th layer after the dense first layers (1 = all).",
+    "attn_sinks": "A learned sink logit per head and layer (gpt-oss).",
 }
 
 #: Names people guess for a field, beside ``--d-model`` etc.: HuggingFace config.json keys

@@ -113,8 +113,11 @@ def _expr_text(expr: Any) -> str:
 @click.option("--norms-per-layer", type=click.Choice(["two", "one", "none"]), default="two", show_default=True,
               help="Count two norms per layer (as built), one (parallel block), or none (the scaling book).")
 @click.option("--no-embeddings", is_flag=True, help="Count no vocabulary tables (vocabulary 0, the scaling book).")
+@click.option("--compare-transformers", is_flag=True,
+              help="With --config: count with transformers' own class on the meta device too, and name any difference.")
 @output_options
-def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bool, **kw: Any) -> None:
+def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bool, compare_transformers: bool = False,
+           **kw: Any) -> None:
     """Exact parameter count of a Transformer, component by component.
 
     Counts every trainable scalar once (a tied LM head shares the token embedding); LoRA
@@ -122,10 +125,17 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
 
       qkv solve params --preset gpt2
       qkv solve params --d-model 512 --n-layers 6 --n-heads 8 --d-ff 2048 --vocab-size 37000 --pos sinusoidal
+      qkv solve params --config config.json [--compare-transformers]
+
+    A config.json of a model type qkv does not read is counted by transformers' own class on the
+    meta device (where transformers is installed), and the output says so.
     """
+    from drills.cli.solve_hf_meta import hf_meta_params
     from drills.cli.solve_own_config import own_config_params
     from solver.counting import param_breakdown
 
+    if hf_meta_params(kw, as_json, explain, compare_transformers):  # issue 20: a type qkv does not read
+        return
     if own_config_params(kw, as_json, explain, norms_per_layer, no_embeddings):  # T5, ViT: their own counts
         return
     spec = pop_model(kw)

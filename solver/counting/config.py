@@ -47,6 +47,29 @@ Heads:
 - ``n_classes > 0`` (encoder only): a classifier ``d_model → n_classes`` with bias, on the
   pooled output (the pooler's output, or the first position's hidden state without pooler).
 
+Blocks of issue 20 (the architectures people bring; each off by default):
+
+- ``parallel_block``: attention and FFN read the same residual input and add into it together:
+  1 = from one norm (GPT-J, Falcon-7B, Phi-2: one norm per layer), 2 = each from its own norm
+  (GPT-NeoX/Pythia, Falcon-40B: two). Pre-norm decoders only. Counts as two sub-layers otherwise.
+- ``norm_position``: ``sandwich`` = a norm before and after each sub-layer, x + n₂(f(n₁(x)))
+  (Gemma 2/3: four per layer); ``reordered`` = a norm on each sub-layer's output only, x + n(f(x))
+  (OLMo 2: two per layer). Decoders only.
+- ``norm_affine`` false: every norm without γ or β (OLMo's LayerNorm): no parameters.
+- ``qk_norm``: a norm (the config's kind) on the queries and on the keys of self-attention, before
+  RoPE: ``head`` over d_head, one γ shared by the heads (Qwen3, Gemma 3); ``full`` over h·d_head and
+  h_kv·d_head (OLMo 2).
+- ``rotary_dim``: RoPE rotates the first ``rotary_dim`` features of each head (GPT-J, Pythia's 25 %);
+  no parameters, no matmul.
+- ``position_offset``: the learned position table has max_positions + offset rows and position p
+  reads row p + offset (OPT: 2).
+- ``attn_sinks``: one learned logit per head and layer joins each softmax's denominator and attends
+  to nothing (gpt-oss): h parameters per layer, no matmul, nothing in the KV cache.
+- MoE: ``d_ff_shared`` the width of each shared expert (Qwen-MoE's own size); ``shared_expert_gate``
+  a d_model → 1 sigmoid gate (no bias) scaling the shared experts' sum per token (Qwen-MoE);
+  ``router_bias`` an n_experts bias on the router (gpt-oss); ``moe_every`` k: experts on layers
+  k, 2k, … (1-based) after the ``first_dense_layers``, a dense FFN of d_ff elsewhere (Llama 4).
+
 Other conventions that the fields settle:
 
 - ``bias`` switches the biases of every linear layer and every norm; the finer switches
@@ -73,7 +96,8 @@ from solver.errors import SolverInputError
 ARCHS = ("encoder", "decoder", "encoder-decoder")
 FFNS = ("relu", "gelu", "swiglu")
 NORMS = ("layernorm", "rmsnorm")
-NORM_POSITIONS = ("pre", "post")
+NORM_POSITIONS = ("pre", "post", "sandwich", "reordered")
+QK_NORMS = ("none", "head", "full")
 POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")
 LORA_TARGETS = ("q", "k", "v", "o", "ffn")
 
@@ -126,6 +150,18 @@ class ModelConfig:
     v_head_dim: int | None = None  # MLA: value head size; None = d_head
     sliding_window: int = 0  # W: a query sees itself and the W - 1 positions before it; 0 = no window
     global_every: int = 0  # with a window: layers k, 2k, ... (1-based) attend globally (Gemma 2: 2); 0 = none
+    # ---- issue 20: the architectures people bring -------------------------------------------
+    # See the "Blocks of issue 20" section of the module docstring.
+    parallel_block: int = 0  # 0: attention then FFN; 1: both from one norm (GPT-J, Falcon-7B, Phi-2); 2: each its own norm (GPT-NeoX)
+    rotary_dim: int = 0  # RoPE on the first rotary_dim features of each head (GPT-J 64, Pythia 25 %); 0 = all
+    norm_affine: bool = True  # False: norms without γ or β (OLMo's LayerNorm)
+    qk_norm: str = "none"  # none | head (a norm over d_head on Q and K: Qwen3, Gemma 3) | full (over h·d_h and h_kv·d_h: OLMo 2)
+    position_offset: int = 0  # a learned position table of max_positions + offset rows (OPT: 2)
+    d_ff_shared: int | None = None  # MoE: hidden width of each shared expert; None = expert_ff (Qwen-MoE has its own)
+    shared_expert_gate: bool = False  # MoE: a d_model → 1 sigmoid gate on the shared experts' output (Qwen-MoE)
+    router_bias: bool = False  # MoE: an n_experts bias on the router (gpt-oss)
+    moe_every: int = 1  # MoE: layers k, 2k, ... (1-based) after the first_dense_layers are MoE (Llama 4 Maverick: 2)
+    attn_sinks: bool = False  # a learned sink logit per head and layer in the softmax's denominator (gpt-oss)
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -177,9 +213,33 @@ class ModelConfig:
         """Hidden width of one expert's FFN (routed or shared): ``d_ff_expert`` or ``d_ff``."""
         return self.d_ff if self.d_ff_expert is None else self.d_ff_expert
 
+    def is_moe_layer(self, i: int) -> bool:
+        """Whether layer ``i`` (0-based) has experts: not one of the first ``first_dense_layers``,
+        and (``moe_every`` = k) one of layers k, 2k, ... (1-based)."""
+        return self.is_moe and i >= self.first_dense_layers and (i + 1) % self.moe_every == 0
+
     def dense_layers_of(self, n_layers: int) -> int:
         """How many of a stack's ``n_layers`` layers keep a dense FFN (all when not MoE)."""
-        return n_layers if not self.is_moe else min(self.first_dense_layers, n_layers)
+        return sum(not self.is_moe_layer(i) for i in range(n_layers))
+
+    @property
+    def shared_ff(self) -> int:
+        """Hidden width of one shared expert: ``d_ff_shared`` or ``expert_ff``."""
+        return self.expert_ff if self.d_ff_shared is None else self.d_ff_shared
+
+    @property
+    def norms_per_layer(self) -> int:
+        """Norms with d_model features in one self-attention + FFN layer (cross-attention adds
+        one, or two with ``sandwich``): 2 (pre, post, reordered; parallel with two norms), 1
+        (parallel from one norm), 4 (sandwich: a norm before and after each sub-layer)."""
+        if self.parallel_block:
+            return self.parallel_block
+        return 4 if self.norm_position == "sandwich" else 2
+
+    @property
+    def rope_dim(self) -> int:
+        """Features of each head that RoPE rotates (``rotary_dim`` or the whole head)."""
+        return self.rotary_dim or self.head_dim
 
     @property
     def is_mla(self) -> bool:
@@ -215,7 +275,8 @@ class ModelConfig:
     @property
     def has_norm_bias(self) -> bool:
         """Whether LayerNorm carries β (RMSNorm never does)."""
-        return self.norm == "layernorm" and (self.bias if self.norm_bias is None else self.norm_bias)
+        return self.norm == "layernorm" and self.norm_affine and (self.bias if self.norm_bias is None
+                                                                  else self.norm_bias)
 
     @property
     def encoder_layers(self) -> int:
@@ -267,6 +328,7 @@ class ModelConfig:
              "RoPE needs an even head size")
         need(self.n_classes >= 0, "n_classes", "must be >= 0")
         self._validate_issue10(need)
+        self._validate_issue20(need)
         for name in ("pooler", "cls_token", "n_classes"):
             need(not getattr(self, name) or self.arch == "encoder", name,
                  f"only an encoder has a {name.replace('_', ' ')} (arch is {self.arch})")
@@ -330,6 +392,37 @@ class ModelConfig:
         need(not self.global_every or self.sliding_window, "global_every", "global layers need a sliding_window")
         need(not self.sliding_window or self.arch == "decoder", "sliding_window",
              f"a sliding window is modelled in a decoder only (arch is {self.arch})")
+
+    def _validate_issue20(self, need) -> None:
+        """The blocks of issue 20."""
+        need(self.qk_norm in QK_NORMS, "qk_norm", f"must be one of {', '.join(QK_NORMS)} (got {self.qk_norm!r})")
+        need(self.parallel_block in (0, 1, 2), "parallel_block", "must be 0 (sequential), 1 or 2 (norms)")
+        need(self.norm_position in ("pre", "post") or self.arch == "decoder", "norm_position",
+             f"{self.norm_position} norms are modelled in a decoder only (arch is {self.arch})")
+        need(not self.parallel_block or (self.norm_position == "pre" and self.arch == "decoder"), "parallel_block",
+             "a parallel block is modelled in a pre-norm decoder only")
+        for name in ("rotary_dim", "position_offset"):
+            value = getattr(self, name)
+            need(isinstance(value, int) and value >= 0, name, f"must be an integer >= 0 (got {value!r})")
+        need(not self.rotary_dim or (self.pos == "rope" and not self.is_mla and self.rotary_dim % 2 == 0
+                                     and self.rotary_dim <= self.head_dim), "rotary_dim",
+             "a partial rotary dimension needs pos=rope, no latent attention, and an even size <= d_head")
+        need(not self.position_offset or self.pos == "learned", "position_offset",
+             "a position offset needs a learned position table")
+        need(self.d_ff_shared is None or (self.d_ff_shared > 0 and self.is_moe), "d_ff_shared",
+             "must be a positive integer, with a mixture of experts")
+        need(not self.shared_expert_gate or self.n_shared_experts > 0, "shared_expert_gate",
+             "a shared-expert gate needs n_shared_experts > 0")
+        need(not self.router_bias or self.is_moe, "router_bias", "a router bias needs a mixture of experts")
+        need(isinstance(self.moe_every, int) and self.moe_every >= 1, "moe_every", "must be an integer >= 1")
+        need(self.moe_every == 1 or (self.is_moe and self.arch == "decoder"), "moe_every",
+             "MoE every k-th layer needs a mixture of experts in a decoder")
+        need(not self.attn_sinks or (self.arch == "decoder" and not self.is_mla), "attn_sinks",
+             "attention sinks are modelled in a decoder's ordinary attention only")
+        need(self.qk_norm == "none" or not self.is_mla, "qk_norm", "a QK-norm on latent attention is not modelled")
+        need(not self.lora_rank or not (self.d_ff_shared is not None or self.moe_every > 1 or self.shared_expert_gate)
+             or "ffn" not in self.lora_targets, "lora_targets",
+             "LoRA on the FFN is modelled for plain routed experts only")
 
     # ---- conversions ----------------------------------------------------------------
     def replace(self, **changes: Any) -> ModelConfig:

@@ -259,7 +259,8 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
                                  "one add/select per score (decode needs none)"))
 
     def ffn(stack: str, L: int, rows: int, rows_sym: str) -> None:
-        if cfg.is_moe and (cfg.first_dense_layers or cfg.n_shared_experts or cfg.d_ff_expert is not None):
+        if cfg.is_moe and (cfg.first_dense_layers or cfg.n_shared_experts or cfg.d_ff_expert is not None
+                           or cfg.moe_every > 1):
             moe_ffn(stack, L, rows, rows_sym)
             return
         if cfg.n_experts > 1:
@@ -292,10 +293,14 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
         add("ffn.router", "router", stack, 2 * n_moe * rows * d * cfg.n_experts, f"2·L_M·{rows_sym}·d·E")
         for name, di, do in mats(fe):
             add(f"ffn.{name}", "ffn", stack, 2 * n_moe * rows * cfg.top_k * di * do, f"2·L_M·{rows_sym}·k·d·d_fe")
+        fs = cfg.shared_ff
+        for name, di, do in mats(fs):
             add(f"ffn.shared.{name}", "ffn", stack, 2 * n_moe * rows * cfg.n_shared_experts * di * do,
-                f"2·L_M·{rows_sym}·E_s·d·d_fe")
+                f"2·L_M·{rows_sym}·E_s·d·" + ("d_fe" if cfg.d_ff_shared is None else "d_fs"))
+        if cfg.shared_expert_gate:  # Qwen-MoE: sigmoid(x·w_g) scales the shared experts' output
+            add("ffn.shared_gate", "router", stack, 2 * n_moe * rows * d, f"2·L_M·{rows_sym}·d")
         other.append(OtherOp(f"{stack + '.' if stack else ''}ffn activation ({cfg.ffn})",
-                             rows * (n_dense * dff + n_moe * (cfg.top_k + cfg.n_shared_experts) * fe),
+                             rows * (n_dense * dff + n_moe * (cfg.top_k * fe + cfg.n_shared_experts * fs)),
                              {"relu": 1, "gelu": 8, "swiglu": 5}[cfg.ffn],
                              "relu 1, gelu ≈ 8 (tanh form), swiglu ≈ 5 (silu + gate multiply) ops/element"))
 
@@ -327,7 +332,7 @@ def matmul_flops(cfg: ModelConfig, batch: int, seq: int, mode: str = "forward", 
         n_q, nq_sym = (1, "1") if decode else (n, "(n+1)" if n_cls else "n")
         attention("", L, rows, rows_sym, rows, rows_sym, n_q, n, nq_sym, "(n+1)" if n_cls else "n", cross=False)
         ffn("", L, rows, rows_sym)
-        norms("", 2 * L + int(cfg.final_norm) + int(cfg.embedding_norm), rows)
+        norms("", cfg.norms_per_layer * L + int(cfg.final_norm) + int(cfg.embedding_norm), rows)
         head_rows, head_sym = rows, rows_sym
     if cfg.lm_head:
         add("lm_head", "head", "", 2 * head_rows * d * V, f"2·{head_sym}·d·V")

@@ -44,12 +44,17 @@ SYMBOLS: dict[str, str] = {
     "E_s": "n_shared_experts",
     "d_fe": "d_ff_expert",
     "L_D": "first_dense_layers",
-    "L_M": "n_layers - first_dense_layers",
+    "L_M": "MoE layers (n_layers - first_dense_layers, every moe_every-th)",
     "d_c": "kv_lora_rank",
     "d_cq": "q_lora_rank",
     "d_R": "qk_rope_head_dim",
     "d_v": "v_head_dim",
     "k": "top_k",
+    # issue 20
+    "P_o": "position_offset",
+    "d_fs": "d_ff_shared",
+    "n_norm": "norms per layer",
+    "d_r": "rotary_dim",
 }
 
 
@@ -63,6 +68,7 @@ def symbol_values(cfg: ModelConfig) -> dict[str, int]:
         "E_s": cfg.n_shared_experts, "d_fe": cfg.expert_ff, "L_D": cfg.dense_layers_of(cfg.n_layers),
         "L_M": cfg.n_layers - cfg.dense_layers_of(cfg.n_layers), "d_c": cfg.kv_lora_rank, "d_cq": cfg.q_lora_rank,
         "d_R": cfg.qk_rope_head_dim, "d_v": cfg.value_head_dim, "k": cfg.top_k,
+        "P_o": cfg.position_offset, "d_fs": cfg.shared_ff, "n_norm": cfg.norms_per_layer, "d_r": cfg.rope_dim,
     }
 
 
@@ -276,6 +282,22 @@ def _attention(b: _Builder, cfg: ModelConfig, stack: str, L: str, prefix: str, g
         b.add(f"{prefix}.v.bias", f"{word} b_V", group, stack, (("h_kv", "d_h"),), (L,))
     if cfg.has_attn_out_bias:
         b.add(f"{prefix}.o.bias", f"{word} b_O", group, stack, ("d",), (L,))
+    if group == "attention":
+        _attention_extras(b, cfg, stack, L)
+
+
+def _attention_extras(b: _Builder, cfg: ModelConfig, stack: str, L: str) -> None:
+    """Issue 20: a QK-norm (one norm on the queries and one on the keys, per layer: over d_h,
+    shared by the heads, or over the whole h·d_h / h_kv·d_h) and attention sinks (one learned
+    logit per head and layer)."""
+    if cfg.qk_norm == "head":
+        _norm_of(b, cfg, "attn.q_norm", "QK-norm on queries (per head)", stack, "d_h", (L,))
+        _norm_of(b, cfg, "attn.k_norm", "QK-norm on keys (per head)", stack, "d_h", (L,))
+    elif cfg.qk_norm == "full":
+        _norm_of(b, cfg, "attn.q_norm", "QK-norm on queries (all heads)", stack, ("h", "d_h"), (L,))
+        _norm_of(b, cfg, "attn.k_norm", "QK-norm on keys (all KV heads)", stack, ("h_kv", "d_h"), (L,))
+    if cfg.attn_sinks:
+        b.add("attn.sinks", "attention sink logits", "attention", stack, ("h",), (L,))
 
 
 def _ffn_matrices(cfg: ModelConfig) -> list[tuple[str, Factor, Factor]]:
@@ -292,20 +314,26 @@ def _ffn(b: _Builder, cfg: ModelConfig, stack: str, L: str) -> None:
     if not cfg.is_moe:
         _ffn_one(b, cfg, stack, "ffn", "FFN", (L,), "d_ff")
         return
-    dense: tuple[Factor, ...] = ("L_D",) if cfg.first_dense_layers else ()
-    moe: tuple[Factor, ...] = ("L_M",) if cfg.first_dense_layers else (L,)
+    split = cfg.arch == "decoder" and cfg.dense_layers_of(cfg.n_layers) > 0  # dense first / interleaved layers
+    dense: tuple[Factor, ...] = ("L_D",) if split else ()
+    moe: tuple[Factor, ...] = ("L_M",) if split else (L,)
     if dense:
         _ffn_one(b, cfg, stack, "ffn.dense", "dense FFN", dense, "d_ff")
     width = "d_ff" if cfg.d_ff_expert is None else "d_fe"
+    shared_width = width if cfg.d_ff_shared is None else "d_fs"
     b.add("ffn.router.weight", "MoE router", "ffn", stack, ("d", "E"), moe)
+    if cfg.router_bias:
+        b.add("ffn.router.bias", "MoE router bias", "ffn", stack, ("E",), moe)
     _ffn_one(b, cfg, stack, "ffn.expert", "routed expert", (*moe, "E"), width)
-    _ffn_one(b, cfg, stack, "ffn.shared", "shared expert", (*moe, "E_s"), width)
+    _ffn_one(b, cfg, stack, "ffn.shared", "shared expert", (*moe, "E_s"), shared_width)
+    if cfg.shared_expert_gate:
+        b.add("ffn.shared_gate.weight", "shared-expert gate", "ffn", stack, ("d",), moe)
 
 
 def _ffn_one(b: _Builder, cfg: ModelConfig, stack: str, prefix: str, label: str, times: tuple[Factor, ...],
              width: str) -> None:
     for name, d_in, d_out in _ffn_matrices(cfg):
-        d_in, d_out = (width if x == "d_ff" else x for x in (d_in, d_out))
+        d_in, d_out = (width if x == "d_ff" else x for x in (d_in, d_out))  # type: ignore[assignment]
         b.add(f"{prefix}.{name}.weight", f"{label} W_{name}", "ffn", stack, (d_in, d_out), times)
         if cfg.has_ffn_bias:
             b.add(f"{prefix}.{name}.bias", f"{label} b_{name}", "ffn", stack, (d_out,), times)
@@ -315,8 +343,10 @@ def _norm(b: _Builder, cfg: ModelConfig, name: str, label: str, stack: str, time
     _norm_of(b, cfg, name, label, stack, "d", times)
 
 
-def _norm_of(b: _Builder, cfg: ModelConfig, name: str, label: str, stack: str, width: Factor,
-             times: tuple[Factor, ...]) -> None:
+def _norm_of(b: _Builder, cfg: ModelConfig, name: str, label: str, stack: str,
+             width: Factor | tuple[Factor, ...], times: tuple[Factor, ...]) -> None:
+    if not cfg.norm_affine:  # a norm without γ or β (OLMo) holds no parameters
+        return
     b.add(f"{name}.weight", f"{label} γ", "norm", stack, (width,), times)
     if cfg.has_norm_bias:
         b.add(f"{name}.bias", f"{label} β", "norm", stack, (width,), times)
@@ -351,6 +381,9 @@ def param_breakdown(cfg: ModelConfig) -> ParamBreakdown:
     b.add("token_embedding", "token embedding", "embedding", "", ("V", "d"))
     if cfg.pos == "learned":
         b.add("position_embedding", "position embedding", "embedding", "", ("P", "d"), (n_stacks,))
+        if cfg.position_offset:  # OPT's table has max_positions + 2 rows (positions start at 2)
+            b.add("position_embedding_offset", "position table's offset rows", "embedding", "", ("P_o", "d"),
+                  (n_stacks,))
     if cfg.type_vocab_size:
         b.add("type_embedding", "segment (type) embedding", "embedding", "", ("T", "d"))
     if cfg.cls_token:
@@ -364,7 +397,8 @@ def param_breakdown(cfg: ModelConfig) -> ParamBreakdown:
         if cross:
             _attention(b, cfg, stack, L, "cross_attn", "cross_attention")
         _ffn(b, cfg, stack, L)
-        _norm(b, cfg, "layer_norms", f"{3 if cross else 2} norms per layer", stack, (3 if cross else 2, L))
+        n_norms = cfg.norms_per_layer + (1 if cross else 0)
+        _norm(b, cfg, "layer_norms", f"{n_norms} norms per layer", stack, (n_norms, L))
         if cfg.final_norm:
             _norm(b, cfg, "final_norm", "final norm", stack, (1,))
     # heads

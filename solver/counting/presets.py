@@ -88,6 +88,37 @@ def _llama(d: int, L: int, h: int, kv: int, d_ff: int, vocab: int, n_ctx: int, e
                        max_positions=n_ctx, pos="rope", tied_embeddings=False, lm_head=True, norm_eps=eps)
 
 
+def _deepseek(d: int, L: int, d_ff: int, vocab: int, *, experts: int, top_k: int, shared: int, d_fe: int,
+              dense: int) -> ModelConfig:
+    # DeepSeek-V2/V3: 128 heads of 128 with latent attention (d_c 512, d_c' 1536, d_h^R 64, d_v 128), RMSNorm,
+    # SwiGLU experts (routed + shared) after the first `dense` dense layers, untied head
+    return _llama(d, L, 128, 128, d_ff, vocab, 163840, eps=1e-6).replace(
+        n_kv_heads=None, d_head=128, n_experts=experts, top_k=top_k, n_shared_experts=shared, d_ff_expert=d_fe,
+        first_dense_layers=dense, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, v_head_dim=128)
+
+
+def _gemma2(d: int, L: int, h: int, kv: int, d_head: int, d_ff: int) -> ModelConfig:
+    # Gemma 2: four RMSNorms per layer (sandwich), GeGLU (three matrices), tied 256000-token head, a 4096 window on
+    # every other layer (layers 2, 4, ... global)
+    return _llama(d, L, h, kv, d_ff, 256000, 8192, eps=1e-6).replace(
+        d_head=d_head, tied_embeddings=True, norm_position="sandwich", sliding_window=4096, global_every=2)
+
+
+def _qwen25(d: int, L: int, h: int, kv: int, d_ff: int) -> ModelConfig:
+    # Qwen2.5: Llama's structure with Q/K/V biases (none on O), vocab 152064, untied
+    return _llama(d, L, h, kv, d_ff, 152064, 131072, eps=1e-6).replace(attn_bias=True, attn_out_bias=False)
+
+
+def _gpt_oss(L: int, experts: int) -> ModelConfig:
+    # gpt-oss: d 2880, 64 heads of 64, 8 KV heads, Q/K/V/O biases, sinks, a 128 window on every other layer; every
+    # layer MoE (top 4) of SwiGLU experts of 2880 with biases and a router with a bias; untied 201088-token head
+    return ModelConfig(arch="decoder", d_model=2880, n_layers=L, n_heads=64, n_kv_heads=8, d_head=64, d_ff=2880,
+                       ffn="swiglu", norm="rmsnorm", norm_position="pre", final_norm=True, bias=False, attn_bias=True,
+                       ffn_bias=True, vocab_size=201088, max_positions=131072, pos="rope", tied_embeddings=False,
+                       lm_head=True, n_experts=experts, top_k=4, router_bias=True, attn_sinks=True,
+                       sliding_window=128, global_every=2)
+
+
 def _seed001_encoder(vocab: int, d: int, h: int, d_ff: int, L: int) -> ModelConfig:
     # seed 001 §6-7: MultiHeadAttention with bias-free W_q/W_k/W_v/W_o, FeedForward with biases
     # and ReLU, two LayerNorms per block (pre-norm), sinusoidal buffer, a final LayerNorm, no head
@@ -217,6 +248,95 @@ _LIST: list[Preset] = [
            "15,706,484,224 exact. Active 2,661,150,208 with every embedding counted; the paper's 2.4B leaves "
            "out the input embedding table (102400 × 2048 = 209,715,200, a lookup, not a matmul): "
            "2,451,435,008 without it.", 0.001, "deepseek", 2_400_000_000, "2.4B", 0.11),
+    # ---- issue 20: the architectures interview questions name ---------------------------------
+    Preset("llama3-70b", _llama(8192, 80, 64, 8, 28672, 128256, 8192), 70_000_000_000, "70B",
+           "Meta 2024, Llama 3 model card; meta-llama/Meta-Llama-3-70B config.json (8192 hidden, 80 layers, 64 heads, "
+           "8 KV heads, intermediate 28672, vocab 128256, untied)",
+           "70,553,706,496 exact; the name rounds down by 0.8%.", 0.01, "llama"),
+    Preset("llama3.1-405b", _llama(16384, 126, 128, 8, 53248, 128256, 131072), 405_000_000_000, "405B",
+           "Llama Team 2024, The Llama 3 Herd of Models (arXiv 2407.21783), Table 3 (126 layers, d 16384, FFN 53248, "
+           "128 heads, 8 KV heads); meta-llama/Llama-3.1-405B config.json (vocab 128256, untied)",
+           "405,853,388,800 exact; the name rounds down by 0.2%.", 0.003, "llama"),
+    Preset("deepseek-v2", _deepseek(5120, 60, 12288, 102400, experts=160, top_k=6, shared=2, d_fe=1536, dense=1),
+           236_000_000_000, "236B",
+           "DeepSeek-AI 2024, DeepSeek-V2 (arXiv 2405.04434), §3.1.1 (60 layers, d 5120, 128 heads, d_c 512, d_c' 1536, "
+           "d_h^R 64, 2 shared + 160 routed experts, top 6, first layer dense; 236B total, 21B activated); "
+           "deepseek-ai/DeepSeek-V2 config.json (vocab 102400, dense intermediate 12288, expert 1536)",
+           "235,741,434,880 exact (0.1% below 236B). Active 21,375,800,320 with every embedding counted "
+           "(20,851,512,320 without the input table): the paper's 21B rounds either.", 0.002, "deepseek",
+           21_000_000_000, "21B", 0.02),
+    Preset("deepseek-v3", _deepseek(7168, 61, 18432, 129280, experts=256, top_k=8, shared=1, d_fe=2048, dense=3),
+           671_000_000_000, "671B",
+           "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437), §4.2 (61 layers, d 7168, 128 heads, "
+           "d_c 512, d_c' 1536, 1 shared + 256 routed experts of 2048, top 8, first 3 layers dense; 671B total, 37B "
+           "activated); deepseek-ai/DeepSeek-V3 config.json and README_WEIGHTS.md (main model 671B, 36.6B activated "
+           "including the 0.9B output head; the MTP module's 11.5B apart)",
+           "671,026,404,352 exact. Active 37,552,282,624 with every embedding counted; without the input table "
+           "(a lookup) 36,625,603,584, README_WEIGHTS.md's 36.6B to the digit. The router's e_score_correction_bias "
+           "(a buffer in transformers) and the multi-token-prediction module are not counted.", 0.001, "deepseek",
+           37_000_000_000, "37B", 0.02),
+    Preset("gemma2-9b", _gemma2(3584, 42, 16, 8, 256, 14336), 9_000_000_000, "9B",
+           "Gemma Team 2024, Gemma 2 (arXiv 2408.00118), Tables 1-2 (d 3584, 42 layers, 16 heads, 8 KV heads, head "
+           "256, sliding window 4096 on every other layer; 8,324,201,984 non-embedding + 917,504,000 embedding "
+           "parameters); google/gemma-2-9b config.json (intermediate 14336, vocab 256000, tied)",
+           "9,241,705,984 exact = Table 2's 8,324,201,984 + 917,504,000 to the integer (four RMSNorms per layer "
+           "counted); the name rounds down by 2.6%.", 0.03, "gemma"),
+    Preset("gemma2-27b", _gemma2(4608, 46, 32, 16, 128, 36864), 27_000_000_000, "27B",
+           "Gemma Team 2024, Gemma 2 (arXiv 2408.00118), Tables 1-2 (d 4608, 46 layers, 32 heads, 16 KV heads, head "
+           "128; 26,047,480,320 non-embedding + 1,179,648,000 embedding parameters); google/gemma-2-27b config.json",
+           "27,227,128,320 exact = Table 2's two figures to the integer; the name rounds down by 0.8%.", 0.01, "gemma"),
+    Preset("qwen2.5-7b", _qwen25(3584, 28, 28, 4, 18944), 7_610_000_000, "7.61B",
+           "Qwen Team 2024, Qwen2.5-7B model card (7.61B parameters, 6.53B non-embedding; 28 layers, 28 Q and 4 KV "
+           "heads); Qwen/Qwen2.5-7B config.json (copy: citsjtu2020/LLM-Prof sglang/Model_Config.md)",
+           "7,615,616,512 exact (Q/K/V biases, untied 152064-token head); the card rounds to 7.61B.", 0.001, "qwen"),
+    Preset("qwen2.5-72b", _qwen25(8192, 80, 64, 8, 29568), 72_700_000_000, "72.7B",
+           "Qwen Team 2024, Qwen2.5-72B model card (72.7B parameters, 70.0B non-embedding; 80 layers, 64 Q and 8 KV "
+           "heads); Qwen/Qwen2.5-72B config.json (intermediate 29568, vocab 152064)",
+           "72,706,203,648 exact; the card rounds to 72.7B.", 0.001, "qwen"),
+    Preset("qwen3-30b-a3b",
+           _llama(2048, 48, 32, 4, 6144, 151936, 40960, eps=1e-6).replace(d_head=128, qk_norm="head", n_experts=128,
+                                                                         top_k=8, d_ff_expert=768),
+           30_500_000_000, "30.5B",
+           "Qwen Team 2025, Qwen3-30B-A3B model card (30.5B total, 3.3B activated; 48 layers, 32 Q and 4 KV heads, 128 "
+           "experts, 8 activated); Qwen/Qwen3-30B-A3B config.json (copy: citsjtu2020/LLM-Prof sglang/Model_Config.md)",
+           "30,532,122,624 exact (QK-norm over d_head, every layer MoE, untied head). Active 3,353,032,704 with every "
+           "embedding counted (3,041,867,776 without the input table); the card's 3.3B rounds the first.", 0.002,
+           "qwen", 3_300_000_000, "3.3B", 0.02),
+    Preset("phi3-mini", _llama(3072, 32, 32, 32, 8192, 32064, 4096).replace(sliding_window=2047), 3_800_000_000,
+           "3.8B",
+           "Abdin et al. 2024, Phi-3 Technical Report (arXiv 2404.14219), §2 (3.8B, 32 layers, hidden 3072, 32 heads, "
+           "vocab 32064); microsoft/Phi-3-mini-4k-instruct config.json (intermediate 8192, sliding_window 2047, "
+           "untied); keras-team/keras-hub phi3_presets.py lists 3,821,079,552",
+           "3,821,079,552 exact, keras-hub's count to the integer; the report rounds to 3.8B. The 2047-position "
+           "window caps the KV cache, not the parameters.", 0.006, "phi"),
+    Preset("gpt-oss-20b", _gpt_oss(24, 32), 20_910_000_000, "20.91B",
+           "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card, Table 1 (20b: 24 layers, 32 experts, top 4; 20.91B "
+           "total, 3.61B active) and §2; openai/gpt-oss-20b config.json (d 2880, 64 heads of 64, 8 KV heads, "
+           "sliding window 128 on every other layer, vocab 201088, untied)",
+           "20,914,757,184 exact. Active 4,187,440,704 with every embedding counted; the card's 3.61B leaves out the "
+           "input table (201088 × 2880 = 579,133,440): 3,608,307,264 without it.", 0.001, "gpt-oss",
+           3_610_000_000, "3.61B", 0.17),
+    Preset("gpt-oss-120b", _gpt_oss(36, 128), 116_830_000_000, "116.83B",
+           "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card, Table 1 (120b: 36 layers, 128 experts, top 4; "
+           "116.83B total, 5.13B active); openai/gpt-oss-120b config.json",
+           "116,829,156,672 exact. Active 5,711,982,912 with every embedding counted; the card's 5.13B leaves out "
+           "the input table: 5,132,849,472 without it.", 0.001, "gpt-oss", 5_130_000_000, "5.13B", 0.12),
+    Preset("olmo2-7b",
+           _llama(4096, 32, 32, 32, 11008, 100352, 4096, eps=1e-6).replace(norm_position="reordered", qk_norm="full"),
+           7_000_000_000, "7B",
+           "OLMo et al. 2024, 2 OLMo 2 Furious (arXiv 2501.00656), Table 1 (7B: 32 layers, d 4096, 32 heads, "
+           "reordered norm and QK-norm); allenai/OLMo-2-1124-7B config.json (intermediate 11008, vocab 100352, untied)",
+           "7,298,617,344 exact (RMSNorm on each sub-layer's output, QK-norm over all heads); the name rounds down "
+           "by 4%.", 0.05, "olmo"),
+    Preset("pythia-1.4b",
+           ModelConfig(arch="decoder", d_model=2048, n_layers=24, n_heads=16, d_ff=8192, ffn="gelu", norm="layernorm",
+                       norm_position="pre", final_norm=True, bias=True, vocab_size=50304, max_positions=2048,
+                       pos="rope", tied_embeddings=False, lm_head=True, parallel_block=2, rotary_dim=32),
+           1_414_647_808, "1,414,647,808",
+           "Biderman et al. 2023, Pythia (arXiv 2304.01373), Table 1 (1.4B: 24 layers, d 2048, 16 heads; 1,414,647,808 "
+           "parameters); EleutherAI/pythia-1.4b config.json (vocab 50304, rotary_pct 0.25, parallel residual, untied)",
+           "1,414,647,808 exact, the paper's figure to the integer: GPT-NeoX's attention and FFN in parallel from two "
+           "LayerNorms, biases everywhere, an untied head.", 0.0, "pythia"),
     # ---- models built in the seeds -------------------------------------------------------------
     Preset("seed000-encoder",
            ModelConfig(arch="encoder", d_model=128, n_layers=2, n_heads=4, d_ff=512, ffn="gelu", norm_position="pre",
@@ -273,7 +393,11 @@ PRESETS: dict[str, Preset] = {p.name: p for p in _LIST}
 
 ALIASES = {"gpt2-small": "gpt2", "gpt-2": "gpt2", "bert": "bert-base", "llama-2-7b": "llama2-7b",
            "llama-2-13b": "llama2-13b", "llama-2-70b": "llama2-70b", "llama-3-8b": "llama3-8b",
-           "gpt3": "gpt3-175b", "gpt-3": "gpt3-175b", "transformer": "transformer-base"}
+           "gpt3": "gpt3-175b", "gpt-3": "gpt3-175b", "transformer": "transformer-base",
+           # issue 20
+           "llama-3-70b": "llama3-70b", "llama-3.1-405b": "llama3.1-405b", "gemma-2-9b": "gemma2-9b",
+           "gemma-2-27b": "gemma2-27b", "qwen-2.5-7b": "qwen2.5-7b", "qwen-2.5-72b": "qwen2.5-72b",
+           "phi-3-mini": "phi3-mini", "olmo-2-7b": "olmo2-7b", "gpt-oss-20": "gpt-oss-20b"}
 
 
 def preset_names() -> list[str]:

@@ -64,6 +64,30 @@ class Attention(nn.Module):
         self.k = Linear(d, self.n_kv_heads * hs, bias, lora_rank(cfg, "k"))
         self.v = Linear(d, self.n_kv_heads * hs, bias, lora_rank(cfg, "v"))
         self.o = Linear(self.n_heads * hs, d, cfg.has_attn_out_bias, lora_rank(cfg, "o"))
+        # issue 20: a QK-norm (over each head, or over all heads at once), partial RoPE, sinks
+        self.qk_norm = "none" if cross else cfg.qk_norm
+        if self.qk_norm != "none":
+            per_head = self.qk_norm == "head"
+            self.q_norm = make_norm_of(cfg, hs if per_head else self.n_heads * hs)
+            self.k_norm = make_norm_of(cfg, hs if per_head else self.n_kv_heads * hs)
+        self.rope_dim = cfg.rope_dim  # features of each head that RoPE rotates (the rest pass through)
+        self.sinks = nn.Parameter(torch.zeros(self.n_heads)) if cfg.attn_sinks and not cross else None
+
+    def project_qk(self, x: torch.Tensor, proj: nn.Module, n: int, norm_name: str) -> torch.Tensor:
+        """x → (B, n, T, hs) through ``proj``, with the QK-norm where the config has one."""
+        y = proj(x)  # (B, T, n·hs)
+        if self.qk_norm == "full":  # OLMo 2: one norm over every head's features together
+            y = getattr(self, norm_name)(y)
+        y = self.split_heads(y, n)  # (B, n, T, hs)
+        if self.qk_norm == "head":  # Qwen3, Gemma 3: one norm over d_head, shared by the heads
+            y = getattr(self, norm_name)(y)
+        return y
+
+    def rotate(self, x: torch.Tensor, rope: torch.Tensor) -> torch.Tensor:
+        """RoPE on the first ``rope_dim`` features of each head (GPT-J, Pythia); all when equal."""
+        if self.rope_dim == self.head_size:
+            return apply_rope(x, rope)
+        return torch.cat((apply_rope(x[..., : self.rope_dim], rope), x[..., self.rope_dim:]), dim=-1)
 
     def split_heads(self, x: torch.Tensor, n: int) -> torch.Tensor:
         B, T, _ = x.shape
@@ -80,17 +104,17 @@ class Attention(nn.Module):
         Without ``bias`` a causal layer masks as if x started at position 0."""
         assert impl in ATTENTION_IMPLS, f"impl must be one of {ATTENTION_IMPLS}, got {impl!r}"
         B, T, _ = x.shape
-        q = self.split_heads(self.q(x), self.n_heads)  # (B, nh, T, hs)
+        q = self.project_qk(x, self.q, self.n_heads, "q_norm")  # (B, nh, T, hs)
 
         if self.cross and cache is not None and cache.k is not None:
             k, v = cache.k, cache.v  # the encoder's keys and values, projected once at prefill
         else:
             source = memory if self.cross else x
             assert source is not None, "cross-attention needs the encoder output (memory)"
-            k = self.split_heads(self.k(source), self.n_kv_heads)  # (B, nkv, S, hs)
+            k = self.project_qk(source, self.k, self.n_kv_heads, "k_norm")  # (B, nkv, S, hs)
             v = self.split_heads(self.v(source), self.n_kv_heads)  # (B, nkv, S, hs)
             if rope is not None and not self.cross:
-                q, k = apply_rope(q, rope), apply_rope(k, rope)
+                q, k = self.rotate(q, rope), self.rotate(k, rope)
             if cache is not None:
                 if not self.cross and cache.k is not None:
                     k = torch.cat((cache.k, k), dim=2)  # (B, nkv, start + T, hs)
@@ -108,7 +132,7 @@ class Attention(nn.Module):
         causal = self.causal and bias is None and T > 1  # a plain causal mask from position 0
         if bias is not None:
             bias = bias.to(q.dtype)
-        if impl == "sdpa":
+        if impl == "sdpa" and self.sinks is None:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=causal)  # (B, nh, T, hs)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_size)  # (B, nh, T, Tk): materialised
@@ -116,7 +140,12 @@ class Attention(nn.Module):
                 scores = scores + bias
             elif causal:
                 scores = scores + causal_mask(0, T, k.shape[2], x.device)
-            y = scores.softmax(dim=-1) @ v  # (B, nh, T, hs)
+            if self.sinks is not None:  # gpt-oss: one more logit per head in the denominator, no value
+                sink = self.sinks.to(scores.dtype).view(1, -1, 1, 1).expand(B, -1, T, 1)
+                p = torch.cat((scores, sink), dim=-1).softmax(dim=-1)[..., :-1]  # (B, nh, T, Tk)
+            else:
+                p = scores.softmax(dim=-1)
+            y = p @ v  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, self.n_heads * self.head_size)  # (B, T, nh·hs)
         return self.o(y)  # (B, T, d_model)
 

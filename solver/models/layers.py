@@ -55,10 +55,11 @@ def make_norm(cfg: ModelConfig) -> nn.Module:
 
 def make_norm_of(cfg: ModelConfig, width: int) -> nn.Module:
     """The config's norm over ``width`` features (latent attention's norms are not d_model wide)."""
+    affine = cfg.norm_affine  # False: no γ, no β (OLMo's LayerNorm)
     if cfg.norm == "layernorm":
-        return nn.LayerNorm(width, eps=cfg.norm_eps, bias=cfg.has_norm_bias)
+        return nn.LayerNorm(width, eps=cfg.norm_eps, elementwise_affine=affine, bias=cfg.has_norm_bias)
     assert cfg.norm == "rmsnorm", f"unknown norm {cfg.norm!r}"
-    return nn.RMSNorm(width, eps=cfg.norm_eps)
+    return nn.RMSNorm(width, eps=cfg.norm_eps, elementwise_affine=affine)
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:

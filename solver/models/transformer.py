@@ -72,7 +72,9 @@ class Stack(nn.Module):
     def __init__(self, cfg: ModelConfig, n_layers: int, causal: bool, cross: bool):
         super().__init__()
         self.cfg, self.causal = cfg, causal
-        self.pos_emb = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.pos == "learned" else None
+        # OPT: the table has position_offset more rows; position p reads row p + offset
+        self.pos_emb = nn.Embedding(cfg.max_positions + cfg.position_offset, cfg.d_model) \
+            if cfg.pos == "learned" else None
         self.emb_norm = make_norm(cfg) if cfg.embedding_norm else None
         self.layers = nn.ModuleList(Block(cfg, causal=causal, cross=cross, index=i) for i in range(n_layers))
         self.final_norm = make_norm(cfg) if cfg.final_norm else None
@@ -85,7 +87,7 @@ class Stack(nn.Module):
         if self.emb_norm is not None:
             x = self.emb_norm(x)
         # position-dependent pieces of self-attention, the same in every layer
-        rope_dim = self.cfg.qk_rope_head_dim if self.cfg.is_mla else self.cfg.head_dim  # MLA: the rotary part
+        rope_dim = self.cfg.qk_rope_head_dim if self.cfg.is_mla else self.cfg.rope_dim  # MLA: the rotary part
         rope = rope_rotation(start, T, rope_dim, x.device) if self.cfg.pos == "rope" and rope_dim else None
         bias = self_attention_bias(self.cfg, self.causal, start, T, x.device)  # None, (T, Tk) or (1, nh, T, Tk)
         if bias is None and impl == "math" and self.causal and T > 1:
@@ -139,7 +141,7 @@ class Transformer(nn.Module):
         x = self.tok_emb(tokens)  # (B, T, d)
         positions = torch.arange(start, start + T, device=tokens.device)  # (T,)
         if stack.pos_emb is not None:
-            x = x + stack.pos_emb(positions)  # (T, d) broadcast over B
+            x = x + stack.pos_emb(positions + cfg.position_offset)  # (T, d) broadcast over B
         elif cfg.pos == "sinusoidal":
             x = x + self.pos_table[start:start + T]
         if self.type_emb is not None and stack is self.first_stack:

@@ -73,6 +73,7 @@ NEUTRAL = {
     "remove_invalid_values",
     # GPT-2's context of its causal-mask buffer (a buffer, not a parameter; the table is n_positions):
     "n_ctx",
+    "use_mrope",  # Qwen2.5: multimodal RoPE off (a rotation, no parameters)
 }
 
 #: Issue 20: the type of every key a reader turns into a count or a switch. A value of another type,
@@ -83,13 +84,14 @@ COUNT_KEYS = frozenset({
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
     "intermediate_size", "vocab_size", "max_position_embeddings", "n_embd", "n_layer", "n_head", "n_inner",
     "n_positions", "num_local_experts", "num_experts_per_tok", "n_routed_experts", "moe_intermediate_size",
-    "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
+    "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
     "max_window_layers", "moe_layer_freq", "num_experts", "num_labels",
     # keys of the model types other readers add (typed here once for all of them)
     "num_kv_heads", "rotary_dim", "ffn_dim", "word_embed_proj_dim", "shared_expert_intermediate_size",
     "decoder_sparse_step", "sliding_window_pattern", "n_layers", "n_heads", "d_model", "num_layers",
 })
-COUNT0_KEYS = frozenset({"n_shared_experts", "first_k_dense_replace", "type_vocab_size", "num_shared_experts"})
+COUNT0_KEYS = frozenset({"n_shared_experts", "first_k_dense_replace", "type_vocab_size", "num_shared_experts",
+                         "sliding_window"})  # 0: no window (Qwen2-MoE files with use_sliding_window false)
 BOOL_KEYS = frozenset({
     "tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window", "use_bidirectional_attention",
     "add_cross_attention", "is_decoder",
@@ -157,11 +159,11 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     reader = {"gpt2": _gpt2, "bert": _bert, "deepseek_v2": _deepseek_v2}.get(kind)
     if reader is None and kind in _ROPE_DECODERS:
         reader = _rope_decoder
-    if kind == "gemma2":
-        raise SolverInputError(f"{where} (gemma2): cannot honour its four norms per layer (post-attention and "
-                               "post-FFN norms besides the two pre-norms): not modelled", param="config")
+    family_neutral: frozenset[str] = frozenset()
+    if reader is None and kind in FAMILIES:  # issue 20: one module per family (config_json/<family>.py)
+        reader, family_neutral = family_reader(kind)
     if reader is None:
-        known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS]))
+        known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS, *FAMILIES]))
         raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
     used: dict[str, None] = {"model_type": None}  # the keys read, in order (model_type chose the reader)
     refused: list[str] = []
@@ -174,10 +176,11 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     with bad_values(raw, used, where):
         fields, notes = reader(raw, get, refused)
         freq = get("moe_layer_freq")
-    if freq not in (None, 1):  # every moe_layer_freq-th layer an MoE layer: only 1 (all) is modelled
+    if freq not in (None, 1) and not any(r.startswith("moe_layer_freq") for r in refused):
+        # every moe_layer_freq-th layer an MoE layer: only 1 (all) is modelled
         refused.append(f"moe_layer_freq={freq} (MoE layers only every {freq}th layer are not modelled; 1 is)")
     refuse_non_finite(raw, used, where)
-    settle_keys(raw, set(used), refused, notes, where)
+    settle_keys(raw, set(used), refused, notes, where, family_neutral)
     try:
         with bad_values(raw, used, where):
             return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
@@ -289,6 +292,25 @@ def bad_values(raw: dict[str, Any], used: dict[str, None], where: str) -> Iterat
         named = ", ".join(f"{k}={_shown(raw.get(k))}" for k in keys) or "a value"
         raise SolverInputError(f"{where} ({raw.get('model_type')}): {named}: not a usable value "
                                f"({str(e)[:100] or type(e).__name__})", param="config") from None
+
+
+#: Issue 20's model types: model_type → the module of solver.counting.config_json that reads it
+#: (its ``READERS[model_type]`` and ``NEUTRAL``).
+FAMILIES = {
+    "gpt_neox": "gpt_neox", "gptj": "gptj", "falcon": "falcon", "phi": "phi", "phi3": "phi", "opt": "opt",
+    "bloom": "bloom", "olmo": "olmo", "olmo2": "olmo", "gemma2": "gemma", "gemma3_text": "gemma",
+    "qwen3": "qwen", "qwen3_moe": "qwen", "qwen2_moe": "qwen", "deepseek_v3": "deepseek_v3",
+    "gpt_oss": "gpt_oss", "granite": "granite", "llama4_text": "llama4", "llama4": "llama4",
+}
+
+
+def family_reader(kind: str):
+    """``(reader, neutral keys)`` of an issue-20 model type (imported when first needed)."""
+    import importlib
+
+    module = importlib.import_module(f"solver.counting.config_json.{FAMILIES[kind]}")
+    neutral = module.NEUTRAL | getattr(module, "WRAPPER_NEUTRAL", frozenset())
+    return module.READERS[kind], neutral
 
 
 def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -81,6 +81,9 @@ class _Built:
 
 _PLAIN = {"type_vocab_size": 0, "pooler": False, "n_classes": 0, "cls_token": False, "n_experts": 1,
           "embedding_norm": False, "lm_head_bias": False, "kv_lora_rank": 0}  # kv_lora_rank: no MLA (issue 10)
+# issue 20: the new blocks at their defaults (a mapping below accepts one where the class has it)
+_PLAIN.update({"parallel_block": 0, "norm_affine": True, "qk_norm": "none", "position_offset": 0, "d_ff_shared": None,
+               "shared_expert_gate": False, "router_bias": False, "moe_every": 1, "attn_sinks": False})
 
 def _problem(cfg: ModelConfig, check: str) -> str | None:
     """A check shared by several classes: what ``cfg`` has that the class cannot express, or None."""
@@ -152,8 +155,10 @@ def hf_gpt_neox(cfg: ModelConfig) -> _Built:
     if cfg.pos == "learned":
         problems.append("pos='learned' (needs positions without parameters: its own are rotary)")
     try:
+        # two norms per layer, in sequence or (Pythia) in parallel: the same tensors
         _require(cfg, cls, ("ffn", "heads", "one_attention_bias"), norm="layernorm",
-                 has_norm_bias=True, norm_position="pre", final_norm=True, has_ffn_bias=True, **_PLAIN)
+                 has_norm_bias=True, norm_position="pre", final_norm=True, has_ffn_bias=True,
+                 **dict(_PLAIN, parallel_block=cfg.parallel_block if cfg.parallel_block in (0, 2) else 0))
     except Unmappable as e:
         problems += e.problems
     if problems:

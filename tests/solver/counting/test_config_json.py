@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -135,8 +136,9 @@ def test_what_cannot_be_honoured_is_named_in_one_line(tmp_path):
     with pytest.raises(SolverInputError) as e:
         _read_via_file(tmp_path, hf)
     assert "max_window_layers" in str(e.value) and "\n" not in str(e.value)
-    with pytest.raises(SolverInputError, match="four norms per layer"):
-        _read_via_file(tmp_path, transformers.Gemma2Config(hidden_size=8, num_attention_heads=2))
+    deepseek = json.loads((Path(__file__).parent / "configs" / "deepseek-v2.json").read_text())
+    with pytest.raises(SolverInputError, match="moe_layer_freq=2"):  # MoE only every 2nd layer: not modelled
+        read_hf_config({**deepseek, "moe_layer_freq": 2})
     with pytest.raises(SolverInputError, match="mystery_field"):
         read_hf_config({**transformers.LlamaConfig(hidden_size=8, num_attention_heads=2).to_dict(),
                         "mystery_field": 1})

@@ -38,8 +38,10 @@ def test_params_without_norms_or_vocabulary_equal_the_module_filtered_hypo(cfg):
     assert params_under(cfg, embeddings=False)[0] == _module_params(cfg, lambda n: not _is_vocabulary(n))
     assert params_under(cfg)[0] == param_breakdown(cfg).total
     model = build_model(cfg.replace(lora_rank=0), "meta")
+    # "one": every norm of a layer but its attention norm dropped (FFN, cross-attention and Gemma 2's post-norms)
     extra = sum(p.numel() for m in model.modules() if isinstance(m, Block)
-                for sub in (m.ffn_norm, m.cross_norm) if sub is not None for p in sub.parameters())
+                for sub in (m.ffn_norm, m.cross_norm, m.attn_post_norm, m.ffn_post_norm) if sub is not None
+                for p in sub.parameters())
     assert params_under(cfg, "one")[0] == param_breakdown(cfg).total - extra
 
 

@@ -39,7 +39,8 @@ def decoder_forward_by_shapes(cfg: ModelConfig, B: int, n: int) -> int:
 def test_dense_decoder_matches_matmul_listing_hypo(cfg, B, n):
     """A dense decoder without LoRA: the report equals the sum over its listed matmuls."""
     assume(not cfg.is_mla)  # latent attention has its own listing (tests/solver/models/test_counts.py measures it)
-    cfg = cfg.replace(n_experts=1, top_k=1, lora_rank=0, n_shared_experts=0, first_dense_layers=0, d_ff_expert=None)
+    cfg = cfg.replace(n_experts=1, top_k=1, lora_rank=0, n_shared_experts=0, first_dense_layers=0, d_ff_expert=None,
+                      router_bias=False, d_ff_shared=None, shared_expert_gate=False, moe_every=1)
     assert matmul_flops(cfg, B, n).total == decoder_forward_by_shapes(cfg, B, n)
 
 

@@ -40,6 +40,8 @@ def tensor_shapes(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
             out.append((name + ".B", (d_out, cfg.lora_rank)))
 
     def norm(name: str, width: int = d) -> None:
+        if not cfg.norm_affine:  # OLMo: a norm without parameters
+            return
         out.append((name + ".g", (width,)))
         if cfg.norm == "layernorm" and (cfg.bias if cfg.norm_bias is None else cfg.norm_bias):
             out.append((name + ".b", (width,)))
@@ -72,7 +74,7 @@ def tensor_shapes(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
     for index, n_layers in enumerate(stacks):
         has_cross = cfg.arch == "encoder-decoder" and index == 1
         if cfg.pos == "learned":
-            out.append((f"s{index}.pos", (cfg.max_positions, d)))
+            out.append((f"s{index}.pos", (cfg.max_positions + cfg.position_offset, d)))
         if cfg.embedding_norm:
             norm(f"s{index}.emb_norm")
         for layer in range(n_layers):
@@ -86,17 +88,32 @@ def tensor_shapes(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
                 linear(f"{p}.{a}.k", d, kvw, attn_b, "k")
                 linear(f"{p}.{a}.v", d, kvw, attn_b, "v")
                 linear(f"{p}.{a}.o", qw, d, out_b, "o")
-                norm(f"{p}.{a}.norm")
-            if cfg.n_experts > 1 and layer >= cfg.first_dense_layers:  # a MoE layer
+                if a == "self" and cfg.qk_norm != "none":
+                    norm(f"{p}.q_norm", hd if cfg.qk_norm == "head" else qw)
+                    norm(f"{p}.k_norm", hd if cfg.qk_norm == "head" else kvw)
+                if a == "self" and cfg.attn_sinks:
+                    out.append((f"{p}.sinks", (cfg.n_heads,)))
+                if cfg.parallel_block != 1:  # one norm feeds both sub-layers of a GPT-J block
+                    norm(f"{p}.{a}.norm")
+                if cfg.norm_position == "sandwich":
+                    norm(f"{p}.{a}.post_norm")
+            moe_layer = layer >= cfg.first_dense_layers and (layer + 1) % cfg.moe_every == 0
+            if cfg.n_experts > 1 and moe_layer:  # a MoE layer
                 width = cfg.d_ff if cfg.d_ff_expert is None else cfg.d_ff_expert
                 out.append((f"{p}.router", (cfg.n_experts, d)))
+                if cfg.router_bias:
+                    out.append((f"{p}.router.b", (cfg.n_experts,)))
                 for e in range(cfg.n_experts):
                     ffn(f"{p}.e{e}", width)
                 for e in range(cfg.n_shared_experts):
-                    ffn(f"{p}.shared{e}", width)
+                    ffn(f"{p}.shared{e}", width if cfg.d_ff_shared is None else cfg.d_ff_shared)
+                if cfg.shared_expert_gate:
+                    out.append((f"{p}.shared_gate", (1, d)))
             else:
                 ffn(f"{p}.ffn", cfg.d_ff)
             norm(f"{p}.ffn_norm")
+            if cfg.norm_position == "sandwich":
+                norm(f"{p}.ffn_post_norm")
         if cfg.final_norm:
             norm(f"s{index}.final")
     if cfg.lm_head:
@@ -147,8 +164,10 @@ def test_untying_adds_exactly_one_vocab_matrix_hypo(cfg):
 
 @given(transformer_configs(archs=("decoder", "encoder")), st.integers(0, 3))
 def test_count_is_affine_in_layers_hypo(cfg, L):
-    """Each added layer adds the same number of parameters (second difference zero)."""
-    c = [param_count(cfg.replace(n_layers=L + i)) for i in range(3)]
+    """Each added group of layers adds the same number of parameters (second difference zero); a group
+    is one layer, or ``moe_every`` layers when the MoE layers alternate with dense ones (Llama 4)."""
+    k = cfg.moe_every if cfg.is_moe else 1
+    c = [param_count(cfg.replace(n_layers=L * k + i * k)) for i in range(3)]
     assert c[2] - c[1] == c[1] - c[0] >= 0
 
 

@@ -1,0 +1,97 @@
+"""``qkv solve params --config FILE`` beyond qkv's own model types (issue 20): transformers' own class,
+built on the meta device (:mod:`solver.counting.hf_meta`), counts a config.json whose ``model_type``
+qkv does not read; ``--compare-transformers`` runs both counts for a type qkv reads and names any
+difference. The quiz never reaches this module (it imports transformers only inside the command).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from drills.cli.model_flags import given_fields
+from drills.output import InputError, emit, emit_json
+
+
+def qkv_reads(kind: Any) -> bool:
+    """Whether ``solver.counting.config_json`` (or the T5/ViT reader) reads this model_type."""
+    from solver.counting import config_json
+    from solver.counting.config_json.t5_vit import OWN_MODEL_TYPES
+
+    known = {"gpt2", "bert", "deepseek_v2", *config_json._ROPE_DECODERS, *config_json.FAMILIES, *OWN_MODEL_TYPES}
+    # a model_type that is not a string is qkv's reader's to refuse, in one line naming the key
+    return not isinstance(kind, str) or kind in known
+
+
+from solver.errors import SolverInputError  # noqa: E402
+
+
+def _raw(path: str) -> dict[str, Any] | None:
+    try:
+        from solver.counting.config_json import read_config_bytes  # capped: a link to /dev/zero is refused
+
+        raw = json.loads(read_config_bytes(path))
+    except (OSError, ValueError, RecursionError, SolverInputError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bool) -> bool:
+    """Print transformers' count when ``--config`` is of a type qkv does not read and return True;
+    with ``compare`` on a type qkv reads, print both counts (and return True); False otherwise."""
+    from solver.counting.hf_meta import count_with_transformers
+    from solver.errors import SolverInputError
+
+    path = kw.get("config_file")
+    raw = _raw(path) if path else None
+    if raw is None:
+        if compare:
+            raise InputError("--compare-transformers needs --config FILE (a config.json)", "--compare-transformers")
+        return False
+    kind = raw.get("model_type")
+    if qkv_reads(kind) and not compare:
+        return False
+    if given_fields(kw):
+        names = ", ".join("--" + f.replace("_", "-") for f in sorted(given_fields(kw)))
+        raise InputError(f"{names}: not read when transformers counts the config.json; edit the file", "--config")
+    try:
+        theirs = count_with_transformers(raw)
+    except SolverInputError as e:
+        raise InputError(e.args[0], "--config") from None
+    counted_by = (f"transformers {theirs.transformers_version}: {theirs.model_class} built on the meta device "
+                  f"(no weights, no download); sum of numel over its parameters, a tied tensor once")
+    if not qkv_reads(kind):
+        if as_json:
+            emit_json({"answer": theirs.total, "unit": "parameters",
+                       "convention": {"counted_by": counted_by, "model_type": kind},
+                       "breakdown": theirs.to_json()})
+            return True
+        emit(f"answer: {theirs.total:,} parameters ({kind}: counted by transformers, not by qkv)")
+        emit(f"  counted by {counted_by}")
+        for name, n in theirs.by_module.items():
+            emit(f"  {name:<48} {n:>18,}")
+        return True
+    from solver.counting import param_breakdown
+    from solver.counting.config_json import read_hf_config
+
+    try:
+        cfg, _ = read_hf_config(path)
+    except SolverInputError as e:
+        raise InputError(e.args[0], "--config") from None
+    mine = param_breakdown(cfg).total
+    diff = theirs.total - mine
+    verdict = "the same count" if diff == 0 else f"transformers counts {diff:+,} parameters more than qkv"
+    if as_json:
+        emit_json({"answer": mine, "unit": "parameters",
+                   "convention": {"counted_by": "qkv (solver.counting)", "compared_with": counted_by},
+                   "comparison": {"qkv": mine, "transformers": theirs.total, "difference": diff,
+                                  "verdict": verdict},
+                   "breakdown": {"qkv": param_breakdown(cfg).to_json(), "transformers": theirs.to_json()}})
+        return True
+    emit(f"answer: {mine:,} parameters (qkv)")
+    emit(f"  transformers: {theirs.total:,} ({theirs.model_class}, meta device)")
+    emit(f"  {verdict}")
+    if explain or diff:
+        for name, n in theirs.by_module.items():
+            emit(f"  {name:<48} {n:>18,}")
+    return True

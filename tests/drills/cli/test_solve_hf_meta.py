@@ -1,0 +1,69 @@
+"""``qkv solve params --config FILE`` beyond qkv's model types: transformers' own class on the meta device.
+
+A config of a type qkv does not read (Mamba here) is counted by transformers and said so, with a
+per-module breakdown whose parts sum to the answer; ``--compare-transformers`` on the published
+configs of qkv's presets names no difference; without transformers the refusal says what to install.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+
+CONFIGS = Path(__file__).parents[2] / "solver" / "counting" / "configs"
+MAMBA = {"model_type": "mamba", "hidden_size": 16, "num_hidden_layers": 2, "vocab_size": 50, "state_size": 4,
+         "expand": 2, "conv_kernel": 4, "tie_word_embeddings": True}
+
+
+@pytest.fixture
+def mamba_file(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MAMBA))
+    return path
+
+
+def test_unknown_type_is_counted_by_transformers_on_meta(mamba_file):
+    transformers = pytest.importorskip("transformers", minversion="4.45")
+    import torch
+
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(mamba_file), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert "meta device" in out["convention"]["counted_by"] and "MambaForCausalLM" in out["convention"]["counted_by"]
+    assert sum(out["breakdown"]["by_module"].values()) == out["answer"]
+    # Mamba by hand (MambaMixer, d = 16, inner 2·16 = 32, state 4, conv 4, dt_rank ceil(16/16) = 1):
+    # in_proj 16·64 = 1024; conv1d 32·4 + 32 = 160; x_proj 32·(1 + 2·4) = 288; dt_proj 1·32 + 32 = 64;
+    # A_log 32·4 = 128; D 32; out_proj 32·16 = 512 → 2208 per layer; norm 16 per layer;
+    # embeddings 50·16 = 800 (tied head); final norm 16.  2·(2208 + 16) + 800 + 16 = 5264
+    assert out["answer"] == 5264
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(transformers.MambaConfig(**MAMBA))
+    assert out["answer"] == sum(p.numel() for p in model.parameters())
+    text = CliRunner().invoke(cli, ["solve", "params", "--config", str(mamba_file)])
+    assert text.exit_code == 0 and "counted by transformers, not by qkv" in text.output
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-7b.json", "qwen3-30b-a3b.json", "gpt-oss-20b.json"])
+def test_compare_transformers_names_no_difference_on_published_configs(name):
+    pytest.importorskip("transformers", minversion="5.0")
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(CONFIGS / name), "--compare-transformers",
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    cmp = json.loads(r.stdout)["comparison"]
+    assert cmp["difference"] == 0 and cmp["qkv"] == cmp["transformers"], cmp
+
+
+def test_without_transformers_the_refusal_says_what_to_install(mamba_file):
+    """A child process where ``import transformers`` fails: exit 2, one line naming the install."""
+    code = ("import sys; sys.modules['transformers'] = None; from drills.cli import main; "
+            f"sys.argv = ['qkv', 'solve', 'params', '--config', {str(mamba_file)!r}]; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "pip install transformers" in done.stderr and "Traceback" not in done.stderr

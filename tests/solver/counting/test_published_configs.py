@@ -1,0 +1,45 @@
+"""The published config.json of a preset, read through ``--config``, gives the preset's figures.
+
+The files are the publishers' own (tests/solver/counting/configs/README.md says where each copy came
+from). The preset is written by hand from the model's paper or card; the file is read by the
+config.json reader: two routes to one model, and the published figure checks both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+from solver.counting import kv_cache_bytes_cfg, param_breakdown
+from solver.counting.config_json import read_hf_config
+from solver.counting.presets import PRESETS
+
+CONFIGS = Path(__file__).parent / "configs"
+FILES = {"qwen2.5-7b": "qwen2.5-7b.json", "qwen3-30b-a3b": "qwen3-30b-a3b.json", "gpt-oss-20b": "gpt-oss-20b.json"}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_config_file_gives_the_preset_figures(name):
+    """Total and active parameters, and the KV cache at 32768 tokens (window included), are the
+    preset's; the total is within the preset's explained distance of the published figure."""
+    preset = PRESETS[name]
+    cfg, _ = read_hf_config(CONFIGS / FILES[name])
+    mine, theirs = param_breakdown(cfg), param_breakdown(preset.config)
+    assert (mine.total, mine.active) == (theirs.total, theirs.active)
+    assert abs(mine.total - preset.published) <= preset.tolerance * preset.published
+    assert kv_cache_bytes_cfg(cfg, 1, 32768) == kv_cache_bytes_cfg(preset.config, 1, 32768)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_cli_config_route_answers_the_preset_count(name):
+    """``qkv solve params --config FILE --json`` answers what ``--preset NAME`` answers."""
+    runner = CliRunner()
+    by_file = runner.invoke(cli, ["solve", "params", "--config", str(CONFIGS / FILES[name]), "--json"])
+    by_preset = runner.invoke(cli, ["solve", "params", "--preset", name, "--json"])
+    assert by_file.exit_code == 0 and by_preset.exit_code == 0, by_file.output + by_preset.output
+    answer = [json.loads(line)["answer"] for line in (by_file.stdout, by_preset.stdout)]
+    assert answer[0] == answer[1] == PRESETS[name].exact()

@@ -93,14 +93,22 @@ def alibi(n_heads, head, query, key, bidirectional, q_text, k_text, v_text, as_j
 @click.option("--r", "-r", "--relative-position", "relative", type=Int(None), required=True,
               help="Relative position r = key − query (negative: key before).")
 @click.option("--causal", is_flag=True, help="Decoder (unidirectional) buckets; default bidirectional (encoder).")
-@click.option("--num-buckets", type=Int(2, 10**6), default=32, show_default=True)
-@click.option("--max-distance", type=Int(1), default=128, show_default=True)
+@click.option("--num-buckets", type=Int(2, 10**6), default=None, help="Buckets n_b (default 32, or the config's).")
+@click.option("--max-distance", type=Int(1), default=None, help="Where the buckets stop growing (default 128, or the config's).")
 @click.option("--n-heads", "--heads", "n_heads", type=Int(1, 10**6), default=None,
               help="Heads, for the bias table's parameters.")
+@click.option("--config", "config_file", metavar="FILE", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="A T5 config.json: relative_attention_num_buckets, relative_attention_max_distance and "
+                   "num_heads (flags given win).")
 @output_options
-def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, explain):
+def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, config_file, as_json, explain):
     """T5's relative-position bucket of r: exact region, then logarithmic, capped."""
     from solver.kernels.positions_relative import t5_bias_table_params, t5_bucket
+
+    if config_file:
+        num_buckets, max_distance, n_heads = _t5_config(config_file, num_buckets, max_distance, n_heads)
+    num_buckets = 32 if num_buckets is None else num_buckets
+    max_distance = 128 if max_distance is None else max_distance
 
     b, tr = solver_call(t5_bucket, relative, bidirectional=not causal, num_buckets=num_buckets,
                         max_distance=max_distance, return_trace=True)
@@ -114,6 +122,33 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, as_json, ex
         r.breakdown["bias_table_params"] = t5_bias_table_params(num_buckets, n_heads)
         r.convention["bias_table"] = "num_buckets × n_heads, one per stack, shared by its layers"
     show(r, as_json, explain, answer_label=f"bucket index, counting from 0, of {num_buckets} buckets", unit_text="")
+
+
+def _t5_config(path: str, num_buckets, max_distance, n_heads):
+    """The bucket figures of a T5 config.json (``relative_attention_num_buckets``,
+    ``relative_attention_max_distance``, ``num_heads``; T5's defaults 32 and 128 when absent), each
+    replaced by the flag when one is given."""
+    from solver.counting.config_json import load_hf_json
+    from solver.errors import SolverInputError
+
+    try:
+        raw, _ = load_hf_json(path)
+    except SolverInputError as e:
+        raise InputError(e.args[0], "--config") from None
+    if not isinstance(raw, dict):
+        raise InputError("not a config.json object", "--config")
+
+    def read(key: str, default: int | None, low: int) -> int | None:
+        value = raw.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
+            raise InputError(f"{key} must be a whole number from {low} to 1,000,000 (got {str(value)[:40]})", "--config")
+        return value
+
+    return (num_buckets if num_buckets is not None else read("relative_attention_num_buckets", 32, 2),
+            max_distance if max_distance is not None else read("relative_attention_max_distance", 128, 1),
+            n_heads if n_heads is not None else read("num_heads", None, 1))
 
 
 def _alibi_attention(n_heads, head, bidirectional, q_text, k_text, v_text, as_json, explain):

@@ -121,3 +121,31 @@ def test_quant_group_and_nf4():
 def test_quant_explain_names_the_source():
     code, out = run("quant", "--format", "q6_K", "--weights", "256", "--explain")
     assert code == 0 and "ggml-common.h" in out and "210" in out
+
+
+def test_t5_buckets_reads_a_t5_config_as_the_flags_say_it(tmp_path):
+    """Issue 23: --config on t5-buckets. A T5 config.json's relative_attention_num_buckets,
+    relative_attention_max_distance and num_heads give the same answer and breakdown as those flags;
+    a flag given wins over the file; a value of the wrong type is one line naming the key."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    def run(*args):
+        r = CliRunner().invoke(cli, ["solve", "t5-buckets", "-r", "126", *args, "--json"])
+        assert r.exit_code == 0, r.output
+        return _json.loads(r.stdout)
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(_json.dumps({"model_type": "t5", "relative_attention_num_buckets": 64,
+                                "relative_attention_max_distance": 256, "num_heads": 8}))
+    by_file = run("--config", str(cfg))
+    by_flags = run("--num-buckets", "64", "--max-distance", "256", "--n-heads", "8")
+    assert (by_file["answer"], by_file["breakdown"]) == (by_flags["answer"], by_flags["breakdown"])
+    assert run("--config", str(cfg), "--num-buckets", "32")["answer"] == run(
+        "--num-buckets", "32", "--max-distance", "256", "--n-heads", "8")["answer"]
+    cfg.write_text(_json.dumps({"relative_attention_num_buckets": True}))
+    r = CliRunner().invoke(cli, ["solve", "t5-buckets", "-r", "126", "--config", str(cfg)])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "relative_attention_num_buckets" in r.output

@@ -156,12 +156,9 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         data = read_capped(source, FROM_MAX_BYTES, "--from")
         notes: list[str] = []
         try:
-            sh = sheet_from_json(data, title=title, notes=notes)
+            sh = sheet_from_json(data, title=title, notes=notes, max_questions=MAX_QUESTIONS)
         except SheetFormatError as e:
             raise InputError(f"{source.name}: {e}", "--from") from None
-        if len(sh.problems) > MAX_QUESTIONS:
-            raise InputError(f"{source.name} holds {len(sh.problems)} questions; a sheet holds at most "
-                             f"{MAX_QUESTIONS} (as -n)", "--from")
         for note in notes:
             warn(f"{source.name}: {note}")
         sh.date = date if date is not None else sh.date

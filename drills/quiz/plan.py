@@ -183,13 +183,25 @@ def spread(keys: list[tuple[str, str]], topic_of: Any) -> list[tuple[str, str]]:
         for g in groups.values():
             if g:
                 out.append(g.pop(0))
-    for i in range(1, len(out)):
-        if stem(out[i][1]) == stem(out[i - 1][1]):
-            for j in range(i + 1, len(out)):
-                if stem(out[j][1]) != stem(out[i - 1][1]) and (j + 1 >= len(out) or stem(out[i][1]) != stem(out[j + 1][1])) \
-                        and stem(out[i][1]) != stem(out[j - 1][1]):
-                    out[i], out[j] = out[j], out[i]
-                    break
+    for _ in range(4):  # a swap can make a new pair further on: go over the list again (4 passes at most)
+        moved = False
+        for i in range(1, len(out)):
+            if stem(out[i][1]) != stem(out[i - 1][1]):
+                continue
+            for j in [*range(i + 1, len(out)), *range(i - 2, -1, -1)]:  # later keys first, then earlier ones
+                # the key moved in must fit between out[i - 1] and out[i + 1]; the key moved out, between out[j ± 1]
+                if j in (i - 1, i) or stem(out[j][1]) == stem(out[i][1]):
+                    continue
+                if stem(out[j][1]) == stem(out[i - 1][1]) or (i + 1 < len(out) and stem(out[j][1]) == stem(out[i + 1][1])):
+                    continue
+                if (j - 1 >= 0 and j - 1 != i and stem(out[i][1]) == stem(out[j - 1][1])) or \
+                        (j + 1 < len(out) and j + 1 != i and stem(out[i][1]) == stem(out[j + 1][1])):
+                    continue
+                out[i], out[j] = out[j], out[i]
+                moved = True
+                break
+        if not moved:
+            break
     return out
 
 

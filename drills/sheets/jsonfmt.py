@@ -367,7 +367,8 @@ def check_sheet(obj: Any, notes: list[str] | None = None) -> list[Problem]:
     return out
 
 
-def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] | None = None):
+def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] | None = None,
+                    max_questions: int | None = None):
     """The sheet a JSON file holds (see the module docstring); what the teacher should know (a
     problem rebuilt from edited parameters, a ``total_marks`` that was not the sum) goes to ``notes``."""
     from drills.sheets import Sheet
@@ -379,6 +380,9 @@ def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] |
     except (ValueError, RecursionError) as e:  # an integer of more than 4,300 digits; nesting too deep
         raise SheetFormatError(f"not JSON qkv can read: {str(e)[:120]}") from None
     notes = [] if notes is None else notes
+    n = len(obj["questions"]) if isinstance(obj, dict) and isinstance(obj.get("questions"), list) else 0
+    if max_questions is not None and n > max_questions:  # before any question is checked or rebuilt
+        raise SheetFormatError(f"holds {n} questions; a sheet holds at most {max_questions} (as -n)")
     problems = check_sheet(obj, notes)
     total = sum(p.marks for p in problems)
     if "total_marks" in obj and obj["total_marks"] != total:

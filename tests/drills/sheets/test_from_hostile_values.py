@@ -86,7 +86,10 @@ def test_unusual_math_in_a_statement_prints(tmp_path, sheets, math, fmt):
     if fmt == "pdf" and math not in ("$x²$", "$٣$"):
         pytest.skip("the PDF engine is slow: two cases are enough")
     sheet = copy.deepcopy(sheets["nat"])
-    sheet["questions"][0]["problem"]["statement_md"] += " " + math
+    problem = sheet["questions"][0]["problem"]
+    problem["statement_md"] += " " + math  # a teacher's own wording (issue 27: marked, else refused)
+    problem["statement_text"] += " " + math
+    problem["key_source"] = "teacher"
     (tmp_path / "in.json").write_text(json.dumps(sheet))
     r = CliRunner().invoke(cli, ["sheet", "--from", str(tmp_path / "in.json"), "-o", str(tmp_path / f"o.{fmt}")])
     assert r.exit_code == 0, r.output

@@ -6,6 +6,7 @@ misconception answers."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -132,7 +133,9 @@ def test_cli_formulas_export_names_no_mismatch(tmp_path):
     r2 = CliRunner().invoke(cli, ["sheet", "-n", "24", "--seed", "11", "-o", str(tmp_path / "c.xml")])
     assert "--moodle-cloze formulas" in r2.output
     sh_marks = [q.defaultmark for q in read_quiz(out.read_bytes())]
-    assert sum(sh_marks) == 35  # the sheet's total (24 questions, seed 11)
+    js = CliRunner().invoke(cli, ["sheet", "-n", "24", "--seed", "11", "--format", "json", "-o", "-"])
+    total = sum(q["problem"]["marks"] for q in json.loads(js.stdout)["questions"])
+    assert sum(sh_marks) == total  # every question imports worth its marks: the sheet's total
 
 
 def test_hostile_text_places_no_formulas_box():

@@ -79,7 +79,8 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "hardware.activation_memory": ("easy", "medium", "hard"),
     "latent.kv_cache": ("easy", "medium", "hard"),
     "loss.perplexity": ("hard",),
-    "moe.decode_weight_bytes": ("easy", "medium", "hard"),
+    # moe.decode_weight_bytes left out: with issue 21's embedding lookup its options share digit groups
+    # ("most shared words" found the key in 45 % of 46 draws)
     "parallel.allreduce_time": ("medium", "hard"),
     "parallel.bus_bandwidth": ("easy", "medium", "hard"),
     "parallel.pipeline_bubble": ("easy", "medium", "hard"),

@@ -63,6 +63,7 @@ class Pick:
     difficulty: str | None = None
     due: bool = False
     group: str = "new"  # "due" | "new" | "seen" | "more"
+    level_fixed: bool = False  # the difficulty was asked for (--difficulty), not drawn
 
 
 class Catalogue:
@@ -109,10 +110,15 @@ class Catalogue:
         if pick.kind == "family":
             fam = self.families[pick.ref]
             seed = int(pick.seed or 0)
-            for attempt in range(TYPE_TRIES if type_ and len(fam.types) > 1 else 1):
-                p = fam.generate(seed + attempt, pick.difficulty)
-                if not type_ or p.type == type_:
-                    return p
+            levels = [pick.difficulty]
+            if type_ and len(fam.types) > 1 and not pick.level_fixed:
+                # a drawn level that never gives this type (attention_vs_rnn: MCQ at easy only): another level
+                levels += [d for d in fam.difficulties if d != pick.difficulty]
+            for level in levels:
+                for attempt in range(TYPE_TRIES if type_ and len(fam.types) > 1 else 1):
+                    p = fam.generate(seed + attempt, level)
+                    if not type_ or p.type == type_:
+                        return p
             raise LookupError(f"family {fam.id} gave no {type_} problem in {TYPE_TRIES} seeds")
         if pick.ref not in self._built:
             from question_bank import curated
@@ -147,7 +153,8 @@ def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: dat
         if c.kind == "item":
             return Pick("item", c.ref, None, c.difficulties[0], group == "due", group)
         diff = opts.difficulty or rng.choice(c.difficulties)
-        return Pick("family", c.ref, rng.randrange(SEED_RANGE), diff, group == "due", group)
+        return Pick("family", c.ref, rng.randrange(SEED_RANGE), diff, group == "due", group,
+                    level_fixed=opts.difficulty is not None)
 
     picks: list[Pick] = []
     for group, keys in (("due", due_keys), ("new", new_keys), ("seen", seen_keys)):

@@ -16,7 +16,9 @@ from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import (
     ENTRY_MARGIN,
     answer_text,
+    in_range,
     matrix_key,
+    misconception_range,
     nat_key,
     round_half_up,
     safe_for_rounding,
@@ -52,13 +54,18 @@ def pe_value(d: Draw) -> Problem:
         i = dim // 2
         angle = pos / 10000 ** (2 * i / d_model)
         other = math.cos(angle) if dim % 2 == 0 else math.sin(angle)
+        # issue 22: "your calculator was in degrees" only where it applies: not when the degree-mode value
+        # is also the key rounded to fewer decimals (1.000 for a key of 0.9997 is too few digits)
+        deg = (math.sin if dim % 2 == 0 else math.cos)(math.radians(angle))
+        if any(in_range(round_half_up(value, k), *misconception_range(deg, key)) for k in range(decimals)):
+            deg = None
         wrongs = [
             Wrong("concat_layout", "used the concatenated (sines first) layout",
                   "That is the value in the layout with all sines first, then all cosines; the paper interleaves "
                   "them: even dimensions sin, odd dimensions cos.",
                   numpy_ref.pe_value(pos, dim, d_model, layout="concat")),
             Wrong("degrees", "calculator in degree mode", "Your calculator was in degrees; the angle is in radians.",
-                  (math.sin if dim % 2 == 0 else math.cos)(math.radians(angle))),
+                  deg),
             Wrong("sin_cos_swapped", "swapped sin and cos", "Even dimensions take the sine, odd dimensions the cosine.", other),
             Wrong("exponent_dim", "used dim/d instead of 2i/d in the exponent",
                   "For dimension 2i+1 the frequency index is still i: the exponent is 2i/d, not (2i+1)/d.",

@@ -94,6 +94,40 @@ def numbers_in(text: str) -> list[float]:
     return out
 
 
+_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_SUPS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
+_TOKEN = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\^?[-−]?\d+|[eE][-+]?\d+)?"
+                    rf"|(?<=ℝ)[{_SUPS}]+|(?<=\d)[{_SUPS}]+|(?<=\^)\{{?-?\d+\}}?")
+
+
+def printed_numbers(text: str) -> list[float]:
+    """The numbers a student reads in ``text``: ``1,024``, ``0.5``, ``3×10^9``, ``2e-3``, and the
+    exponents written as superscripts or LaTeX powers, read twice: ``ℝ⁶⁴`` gives 64, ``2¹⁰`` gives
+    2, 10 and 1024, ``10^{9}`` gives 10, 9 and 1e9. A lone ``²`` after a letter (σ²) is a square,
+    not a number."""
+    text = text.replace("\u2009", "").replace("\u202f", "")
+    out: list[float] = []
+    prev: float | None = None
+    prev_end = -1
+    for m in _TOKEN.finditer(text):
+        s = m.group(0)
+        sup = s[0] in _SUPS or s.startswith("^") or s.startswith("{")
+        s = s.translate(_SUP).replace("−", "-").replace(",", "").replace(" ", "").strip("^{}")
+        s = re.sub(r"[×x]10\^?", "e", s)
+        try:
+            v = float(s)
+        except ValueError:
+            continue
+        out.append(v)
+        if sup and prev is not None and m.start() == prev_end and abs(v) < 80 and prev != 0:
+            try:
+                out.append(float(prev**v))
+            except OverflowError:
+                pass
+        prev, prev_end = v, m.end()
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # answer-blind strategies: (statement, options) -> the indices the rule picks (a set; a tie is
 # several indices, credited 1/len when the rule needs one option), or None when it does not apply
@@ -357,9 +391,9 @@ def blind_key_guess(p: Problem) -> str | None:
     """The blind guess that a NAT/integer problem's key accepts (``"0"``, ``"1"``, ``"a number
     in the statement (64)"``), or None. Multi-part problems: any part."""
     keys = [(pt.key, pt.prompt_text) for pt in p.parts] or [(p.key, "")]
-    st_nums = numbers_in(p.statement_text)
+    st_nums = printed_numbers(p.statement_text)  # issue 22: superscripts too (d_k printed only as ℝ⁶⁴)
     for key, prompt in keys:
-        g = blind_guess_accepted(key, st_nums + numbers_in(prompt))
+        g = blind_guess_accepted(key, st_nums + printed_numbers(prompt))
         if g is not None:
             return g
     return None

@@ -99,15 +99,22 @@ def softmax_temperature(d: Draw) -> Problem:
 def variance_qk(d: Draw) -> Problem:
     """Var(q·k) = dₖσ_q²σ_k² for independent zero-mean components; after the 1/√dₖ scaling
     it is σ_q²σ_k²; the standard deviation is the square root."""
+    # Levels (issue 12: disjoint, ordered; issue 22: no level above easy is one operation on the printed
+    # numbers, and each holds well over 50 problems in 1,000 draws): easy, unit variances and the standard
+    # deviation √dₖ (one step on purpose; dₖ printed only as the exponent of ℝ^dₖ was the key of the
+    # variance in half the draws); medium, other variances, Var or std of q·k (dₖσ_q²σ_k², a product of
+    # three); hard, a model that divides by √d_model instead of √dₖ (d_model = H·dₖ): the variance of its
+    # scores, dₖσ_q²σ_k²/d_model (it was σ_q²σ_k², the product of the two printed variances).
+    decimals = 3 if d.level == 2 else 2
     while True:
-        d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
-        var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
-        var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
-        # Levels (issue 12: disjoint, ordered): easy, unit variances; medium, other variances, Var or std of q·k;
-        # hard, the variance after the 1/√dₖ scaling (the point of the factor).
-        ask = d.pick((("variance", "std"), ("variance", "std"), ("scaled_variance",))[d.level])
-        if (d.level == 1 and var_q == var_k == 1) or (d.level == 2 and 1 in (var_q, var_k)):
-            continue  # hard: a unit variance would make the key the other variance, printed in the statement
+        d_k = d.pick(range(16, 1025, 8)) if d.level < 2 else d.pick((32, 48, 64, 80, 96, 128, 160, 256))
+        var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4), Fraction(3)))
+        var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4), Fraction(3), Fraction(1, 4)))
+        ask = d.pick((("std",), ("variance", "std"), ("bug_scale",))[d.level])
+        heads = d.pick((4, 8, 12, 16, 32)) if d.level == 2 else 1
+        d_model = heads * d_k
+        if d.level > 0 and (var_q * var_k == 1 or 1 in (var_q, var_k)):
+            continue  # a unit variance would make the key one product of two printed numbers
         prod = var_q * var_k
         var = d_k * prod
         if ask == "variance":
@@ -115,11 +122,11 @@ def variance_qk(d: Draw) -> Problem:
         elif ask == "std":
             value, what = math.sqrt(var), r"the standard deviation of $q \cdot k$"
         else:
-            value, what = float(prod), r"the variance of the scaled score $q \cdot k/\sqrt{d_k}$"
+            value, what = float(var / d_model), r"the variance of its scores $q \cdot k/\sqrt{d_{model}}$"
         # √2048 = 45.2548: too near 45.255 for a hand computation; draw again
-        if safe_for_rounding(value, 2, 0.1):
+        if safe_for_rounding(value, decimals, 0.1) and value >= 0.05:
             break
-    key = nat_key(value, 2)
+    key = nat_key(value, decimals)
     wrongs = [
         Wrong("std_for_variance", "gave the standard deviation for the variance (or the reverse)",
               "You mixed up variance and standard deviation (one is the square of the other).",
@@ -127,32 +134,36 @@ def variance_qk(d: Draw) -> Problem:
         Wrong("sum_not_product", "added the variances of q and k instead of multiplying",
               "Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] = σ_q²·σ_k², a product, not a sum.",
               {"variance": float(d_k * (var_q + var_k)), "std": math.sqrt(d_k * (var_q + var_k)),
-               "scaled_variance": float(var_q + var_k)}[ask]),
-        Wrong("divided_by_dk", "scaled by 1/dₖ instead of 1/√dₖ",
-              "Dividing by √dₖ divides the variance by dₖ; you divided it by dₖ².",
-              float(prod / d_k) if ask == "scaled_variance" else None),
+               "bug_scale": float(d_k * (var_q + var_k) / d_model)}[ask]),
+        Wrong("divided_by_dk", "scaled the variance by 1/√d_model instead of 1/d_model",
+              "Dividing the score by √d_model divides its variance by d_model, not by √d_model.",
+              float(var) / math.sqrt(d_model) if ask == "bug_scale" else None),
         Wrong("no_dk", "forgot the factor dₖ", "q·k sums dₖ independent products, so the variances add up dₖ times.",
-              float(prod) if ask == "variance" else (math.sqrt(prod) if ask == "std" else None)),
-        Wrong("dk_not_scaled", "forgot that the scaling divides the variance",
-              "Dividing the score by √dₖ divides its variance by dₖ.", float(var) if ask == "scaled_variance" else None),
+              float(prod) if ask == "variance" else (math.sqrt(prod) if ask == "std" else float(prod / d_model))),
+        Wrong("dk_not_scaled", "used the intended 1/√dₖ scaling",
+              f"This model divides by √d_model = √{d_model}, not by √dₖ: the variance is divided by d_model.",
+              float(prod) if ask == "bug_scale" else None),
     ]
     mis = keep_distinct(key, wrongs)
     st = Doc()
     sq = "" if var_q == 1 and var_k == 1 else f" (variance $\\sigma_q^2 = {frac_text(var_q)}$ for $q$, $\\sigma_k^2 = {frac_text(var_k)}$ for $k$)"
-    st.p(f"The components of a query $q$ and a key $k$ in $\\mathbb{{R}}^{{{d_k}}}$ are independent random variables with mean 0"
-         + (" and variance 1" if not sq else "") + f"{sq}. What is {what}? Round off to two decimal places.")
+    lead = (f"A model of width $d_{{model}} = {d_model}$, whose heads have width $d_k$, divides its attention scores by "
+            r"$\sqrt{d_{model}}$ instead of $\sqrt{d_k}$ (a bug). " if ask == "bug_scale" else "")
+    st.p(lead + f"The components of a query $q$ and a key $k$ in $\\mathbb{{R}}^{{{d_k}}}$ are independent random variables with mean 0"
+         + (" and variance 1" if not sq else "") + f"{sq}. What is {what}? Round off to {('two', 'two', 'three')[d.level]} decimal places.")
     sol = Doc()
     sol.p(r"Each term $q_i k_i$ has mean $E[q_i]E[k_i] = 0$ and variance $E[q_i^2]E[k_i^2] = \sigma_q^2\sigma_k^2$ "
           f"$= {frac_text(var_q)} \\times {frac_text(var_k)} = {frac_text(prod)}$.")
     sol.p(f"The $d_k = {d_k}$ terms are independent, so their variances add: $\\operatorname{{Var}}(q\\cdot k) = d_k\\sigma_q^2\\sigma_k^2 = {frac_text(var)}$.")
     if ask == "std":
         sol.p(f"The standard deviation is $\\sqrt{{{frac_text(var)}}} = {num(value, 4)}$.")
-    if ask == "scaled_variance":
-        sol.p(f"Dividing by $\\sqrt{{d_k}}$ divides the variance by $d_k$: ${frac_text(var)}/{d_k} = {frac_text(prod)}$, "
-              "independent of $d_k$: this is why the scores are scaled, so the softmax does not saturate as $d_k$ grows.")
+    if ask == "bug_scale":
+        sol.p(f"Dividing by $\\sqrt{{d_{{model}}}}$ divides the variance by $d_{{model}} = {d_model}$ ({heads} heads of {d_k}): "
+              f"${frac_text(var)}/{d_model} = {num(value, 5)}$, which is $\\sigma_q^2\\sigma_k^2/H$: the scores are {heads} times "
+              "too small in variance, and the softmax is flatter than intended.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask},
+                     given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask, "d_model": d_model},
                      hints=["Var of a product of independent zero-mean variables is the product of their variances."])
 
 

@@ -152,7 +152,7 @@ def test_variance_qk_monte_carlo():
         q = rng.normal(0, math.sqrt(sq), (20000, d))
         k = rng.normal(0, math.sqrt(sk), (20000, d))
         dots = (q * k).sum(1)
-        stat = {"variance": dots.var(), "std": dots.std(), "scaled_variance": (dots / math.sqrt(d)).var()}[g["ask"]]
+        stat = {"variance": dots.var(), "std": dots.std(), "bug_scale": (dots / math.sqrt(g["d_model"])).var()}[g["ask"]]
         assert stat == pytest.approx(p.key.value, rel=0.05)
 
 
@@ -327,9 +327,12 @@ def test_pin_softmax_temperature():
 
 
 def test_pin_variance():
-    """d_k = 64, unit variances: Var(q·k) = 64."""
+    """Easy (issue 22: the standard deviation, d_k from 16 to 1024): seed 0 draws d_k = {dk}, unit variances:
+    Var(q·k) = d_k, standard deviation √d_k; the variance itself is the std_for_variance slip."""
     p = gen("attention.variance_qk")
-    assert p.given["d_k"] == 64 and grade(p, 64).correct and grade(p, 8).misconception.id == "std_for_variance"
+    dk = p.given["d_k"]
+    assert p.given["ask"] == "std" and f"ℝ{str(dk).translate(str.maketrans('0123456789', '⁰¹²³⁴⁵⁶⁷⁸⁹'))}" in p.statement_text
+    assert grade(p, round(math.sqrt(dk), 2)).correct and grade(p, dk).misconception.id == "std_for_variance"
 
 
 def test_pin_why_sqrt_dk():

@@ -131,13 +131,13 @@ def test_top_p_against_huggingface():
 
 
 def test_top_p_pinned():
-    """z = (0.5, −1.5, −4, 1, −3), p = 0.8 (easy: logits in halves since issue 12). Sorted: 1, 0.5, −1.5, −3, −4;
-    e^z = 2.7183, 1.6487, 0.2231, 0.0498, 0.0183, sum 4.6582; probabilities 0.5835, 0.3539, …; 0.5835 < 0.8,
-    and 0.5835 + 0.3539 = 0.9375 reaches it, so the second token (the one crossing 0.8) is in: 2 tokens.
-    Leaving it out gives 1."""
+    """z = (0.6, −1.9, 0.5, −2.5, 0.7, −0.7), p = 0.9 (easy: six logits with one decimal since issue 22). Sorted:
+    0.7, 0.6, 0.5, −0.7, −1.9, −2.5; e^z = 2.0138, 1.8221, 1.6487, 0.4966, 0.1496, 0.0821, sum 6.2128;
+    probabilities 0.3241, 0.2933, 0.2654, 0.0799, …; cumulative 0.3241, 0.6174, 0.8828 (< 0.9), 0.9627 reaches
+    it, so the fourth token (the one crossing 0.9) is in: 4 tokens. Leaving it out gives 3."""
     p = easy("sampling.top_p")
-    assert p.given["z"] == [0.5, -1.5, -4, 1, -3] and p.given["p"] == 0.8 and p.key.value == 2
-    assert grade(p, 1).misconception.id == "crossing_excluded"
+    assert p.given["z"] == [0.6, -1.9, 0.5, -2.5, 0.7, -0.7] and p.given["p"] == 0.9 and p.key.value == 4
+    assert grade(p, 3).misconception.id == "crossing_excluded"
 
 
 #: ggml blocks as NumPy structured dtypes, field by field from ggml-common.h (typed here, not read from solver.systems.quant)

@@ -142,6 +142,8 @@ def decode_attention_intensity(d: Draw) -> Problem:
 
 
 _CROSS_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64))
+_CROSS_HEADS = (8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96)
+_CROSS_HEAD_SIZES = (64, 80, 96, 128, 160)
 
 
 @family("hardware.attention_crossover", topic="hardware",
@@ -155,10 +157,12 @@ def attention_crossover(d: Draw) -> Problem:
     against all matmuls, the feed-forward block too (GELU or SwiGLU, one more term), any of the three kinds."""
     from solver.systems.roofline import FFN_MATRICES, attention, attention_flops
 
+    # issue 22: many shapes (four gave four easy problems), and the head size is left for the student to work
+    # out (H = d/N): with H printed, medium's S = d + G·H was d + H, one addition, for MQA.
     for _ in range(300):
-        dm, N = d.pick(_CROSS_SHAPES)
-        H = dm // N
-        G = d.pick(((N,), (8, 1), (N, 8, 1))[d.level])
+        N, H = d.pick(_CROSS_HEADS), d.pick(_CROSS_HEAD_SIZES)
+        dm = N * H
+        G = d.pick(((N,), tuple(g for g in (1, 2, 4, 8) if g < N and N % g == 0), tuple(g for g in (N, 8, 4, 1) if N % g == 0))[d.level])
         against = "all" if d.level == 2 else "projections"
         ffn = d.pick(("gelu", "swiglu")) if against == "all" else "gelu"
         d_ff = 4 * dm if ffn == "gelu" else d.pick(((8 * dm // 3 + 255) // 256 * 256, 3 * dm))
@@ -191,7 +195,7 @@ def attention_crossover(d: Draw) -> Problem:
     ffn_text = (f"a SwiGLU feed-forward block (three $d \\times d_{{ff}}$ matrices) with $d_{{ff}} = {d_ff}$" if ffn == "swiglu"
                 else f"a feed-forward block of two matrices with $d_{{ff}} = {d_ff}$")
     st = Doc()
-    st.p(f"A decoder layer has $d = {dm}$, $N = {N}$ query heads of size $H = {H}$, {_attention_kind(N, G)}, and {ffn_text}. "
+    st.p(f"A decoder layer has $d = {dm}$, $N = {N}$ query heads of size $H = d/N$, {_attention_kind(N, G)}, and {ffn_text}. "
          "No biases.")
     goal = ("the four projections $Q, K, V, O$" if against == "projections"
             else "all of its other matmuls (the projections $Q, K, V, O$ and the feed-forward block)")

@@ -314,10 +314,10 @@ def test_pin_shapes():
 
 
 def test_pin_heads():
-    """d_model = 1024, h = 4: d_k = 1024/4 = 256."""
+    """d_model = 1280, h = 16 (issue 22: more sizes): d_k = 1280/16 = 80."""
     p = gen("attention.heads")
-    assert (p.given["d_model"], p.given["n_heads"]) == (1024, 4) and grade(p, 256).correct
-    assert grade(p, 1024).misconception.id == "used_d_model"
+    assert (p.given["d_model"], p.given["n_heads"]) == (1280, 16) and grade(p, 80).correct
+    assert grade(p, 1280).misconception.id == "used_d_model"
 
 
 def test_pin_softmax_temperature():

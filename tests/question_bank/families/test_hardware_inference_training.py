@@ -156,11 +156,12 @@ def test_pin_decode_attention_intensity():
 
 
 def test_pin_attention_crossover():
-    """d = 2048, 16 heads of 128, MHA: the Q, K, V, O projections of one token cost 4 × 2·d² = 33,554,432 FLOPs;
-    one cached key costs q·k + a·v = 2·N·H + 2·N·H = 8,192 FLOPs; S = 33,554,432 / 8,192 = 4,096 (= 2d).
-    Counting q·k only (4,096 FLOPs per key) doubles it: 8,192."""
+    """d = 3584, 56 heads of 64 (issue 22: many shapes), MHA: the Q, K, V, O projections of one token cost
+    4 × 2·d² = 102,760,448 FLOPs; one cached key costs q·k + a·v = 2·N·H + 2·N·H = 14,336 FLOPs;
+    S = 102,760,448 / 14,336 = 7,168 (= 2d). Counting q·k only (7,168 FLOPs per key) doubles it: 14,336."""
     p = easy("hardware.attention_crossover")
-    assert grade(p, 4096).correct and grade(p, 8192).misconception.id == "forgot_av"
+    assert (p.given["d_model"], p.given["n_heads"]) == (3584, 56)
+    assert grade(p, 7168).correct and grade(p, 14336).misconception.id == "forgot_av"
 
 
 def test_pin_mfu():

@@ -175,8 +175,11 @@ def rope(d: Draw) -> Problem:
 
     from solver.kernels import numpy_ref, sympy_ref
 
-    dim = 2 if d.level == 0 else 4
-    pairing = "half" if d.level == 2 and d.rng.random() < 0.5 else "interleaved"
+    # issue 22: hard drew the medium problem in half its draws (interleaved pairs of a 4-vector); now hard is the
+    # half-split pairing of a 4-vector, or the interleaved pairs of a 6-vector (three frequencies)
+    half = d.level == 2 and d.rng.random() < 0.5
+    dim = (2, 4, 4 if half else 6)[d.level]
+    pairing = "half" if half else "interleaved"
     for _ in range(300):
         x = [d.pick((1, 2, -1, 3, 0)) for _ in range(dim)]
         if all(v == 0 for v in x[0::2]) or all(v == 0 for v in x[1::2]) or x.count(0) > 1:

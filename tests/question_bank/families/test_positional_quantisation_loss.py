@@ -222,10 +222,13 @@ def test_mlp_against_sequential():
 def test_vit_against_huggingface():
     for p in variants("counting.vit_params", 3):
         g = p.given
-        big = g["preset"] == "vit-l/16"
-        cfg = transformers.ViTConfig(image_size=g["image_size"], hidden_size=1024 if big else 768,
-                                     num_hidden_layers=24 if big else 12, num_attention_heads=16 if big else 12,
-                                     intermediate_size=4096 if big else 3072)
+        # (width, layers, heads, MLP) of ViT-B, -L, -H (Dosovitskiy et al. 2021, Table 1); issue 22: the image
+        # size, the patch size and the channels vary
+        d, n_layers, heads, ff = {"b": (768, 12, 12, 3072), "l": (1024, 24, 16, 4096), "h": (1280, 32, 16, 5120)}[
+            g["preset"][4]]
+        cfg = transformers.ViTConfig(image_size=g["image_size"], patch_size=g["patch_size"], num_channels=g["channels"],
+                                     hidden_size=d, num_hidden_layers=n_layers, num_attention_heads=heads,
+                                     intermediate_size=ff)
         with torch.device("meta"):
             m = transformers.ViTModel(cfg, add_pooling_layer=False)
         if g["level"] == 0:

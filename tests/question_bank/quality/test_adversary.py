@@ -235,3 +235,55 @@ def test_variety_estimates():
     fa = adv.attack_family(fam, {"easy": _draws(fam, 40), "medium": _draws(fam, 40, "medium")})
     assert any("distinct problems" in m for m in fa.issues)
     assert any("one remembered number" in m for m in fa.issues)
+
+
+# --------------------------------------------------------------------------------------------
+# in `qkv bank validate --quality`
+
+
+def test_run_quality_attacks_each_level_and_the_cli_prints_the_figures():
+    from drills.cli.bank import _quality_text
+    from question_bank import quality
+
+    rep = quality.run_quality(60, families=["attention.heads", "hardware.matmul_bound"], include_curated=False)
+    for fid in ("attention.heads", "hardware.matmul_bound"):
+        fq = rep.families[fid]
+        assert set(fq.attack) == {"easy", "medium", "hard"}
+        levels = {a["level"]: a for a in fq.to_json()["adversary"]}
+        assert all(a["distinct_in_1000"] > 0 for a in levels.values())
+    assert "one_op" in levels_of(rep, "attention.heads")["medium"]
+    assert "learned" in levels_of(rep, "hardware.matmul_bound")["medium"]
+    text = _quality_text(rep, 60)
+    assert "adversary (issue 22" in text
+    assert any(line.split()[:2] == ["attention.heads", "hard"] and "one op" in line for line in text.splitlines())
+
+
+def levels_of(rep, fid):
+    return {a["level"]: a for a in rep.families[fid].to_json()["adversary"]}
+
+
+#: The attacks issue 22 found, per family: the words of the adversary's message that must not appear.
+FIXED = {
+    "sampling.top_p": ("smallest whole number",),
+    "counting.attention_vs_rnn": ("one-operation rule",),
+    "attention.variance_qk": ("one-operation rule", "distinct problems"),
+    "attention.heads": ("one-operation rule",),
+    "hardware.attention_crossover": ("one-operation rule",),
+    "hardware.critical_intensity": ("remembering the easy", "one-operation rule"),
+    "parallel.pipeline_bubble": ("remembering the easy",),
+    "hardware.matmul_bound": ("remembering the easy",),
+    "moe.active_params": ("one remembered number",),
+    "counting.vit_params": ("one remembered number",),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fid", sorted(FIXED))
+def test_the_attacks_issue_22_found_are_gone(fid):
+    from question_bank.family import all_families
+
+    f = all_families()[fid]
+    by_level = {diff: [f.generate(s, diff) for s in range(90)] for diff in f.difficulties}
+    fa = adv.attack_family(f, by_level, two=False)
+    bad = [m for m in fa.issues if any(w in m for w in FIXED[fid])]
+    assert not bad, bad

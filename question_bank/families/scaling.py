@@ -167,48 +167,57 @@ def variance_qk(d: Draw) -> Problem:
                      hints=["Var of a product of independent zero-mean variables is the product of their variances."])
 
 
+# issue 22: every option names the softmax and dₖ, and rights and wrongs share their openings ("To", "So that",
+# "Because"), words and lengths ("pick the option with 'softmax' and 'dₖ'" was right in every draw when only the
+# right statements named both)
 _WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
     r"To keep the softmax out of saturation as $d_k$ grows",
-    r"To stop a large $d_k$ from making the softmax of the scores nearly one-hot, with vanishing gradients",
-    r"To bring the scores back to unit variance, so that their softmax does not saturate as $d_k$ grows",
-    r"To keep the scores at unit variance whatever $d_k$ is, so that the softmax stays in a region with useful gradients",
+    r"So that a large $d_k$ cannot make the softmax of the scores nearly one-hot, with vanishing gradients",
+    r"Because the scores would otherwise have variance $d_k$, and the softmax of such large scores saturates",
+    r"To bring the scores back to unit variance, so that their softmax stays out of saturation as $d_k$ grows",
+    r"So that the softmax stays in a region with useful gradients whatever $d_k$ is",
+    r"Because without it the spread of the scores grows with $d_k$ and the softmax turns nearly one-hot",
 ]
 _WHY_WRONG = [
-    (r"So that the attention weights of each row, the softmax of the scores, sum to 1",
+    (r"So that the softmax weights of each row add up to one, whatever $d_k$ is",
      Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
            "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
-    (r"To reduce the number of parameters of the attention layer",
+    (r"Because without it the attention layer would need more parameters as $d_k$ grows",
      Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
-    (r"To make the output of attention lie in $[0, 1]$ whatever $d_k$ is",
+    (r"To bound the output of attention to the unit interval after the softmax, whatever $d_k$ is",
      Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
-    (r"To make the softmax, and so attention, invariant to the order of the tokens",
+    (r"To make the softmax of the scores blind to the order of the tokens as $d_k$ grows",
      Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
-    (r"To divide the variance of the scores by $\sqrt{d_k}$",
+    (r"To divide the variance of the scores by $\sqrt{d_k}$ ahead of the softmax",
      Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
-    (r"To turn each dot product into the cosine similarity of $q$ and $k$, in $[-1, 1]$, before the softmax",
+    (r"Because the softmax needs the cosine similarity of $q$ and $k$, which is their dot product over $\sqrt{d_k}$",
      Wrong("cosine", "confused the scaling with a cosine similarity",
            "A cosine divides by the norms |q||k|, which vary from token to token; √dₖ is one constant for all scores.", None)),
-    (r"So that every head feeds scores of the same size to its softmax, and the heads' outputs can be concatenated",
+    (r"So that heads of width $d_k$ give their softmax scores of one size, and their outputs can be concatenated",
      Wrong("concatenation", "thought the concatenation needs it", "Concatenation works for outputs of any size; the scale acts on the scores inside each head.", None)),
-    (r"To slow down the learning of $W^Q$ and $W^K$, so that the attention patterns change gradually during training, like a warm-up",
+    (r"To slow the learning of the $d_k$-wide projections, so the softmax patterns change gradually like a warm-up",
      Wrong("learning_rate", "confused the scaling with a learning-rate schedule",
            "The factor is applied in every forward pass, at inference too; it is not a schedule.", None)),
-    (r"To make the variance of the scores independent of the sequence length $n$, so that longer inputs get the same softmax",
+    (r"So that the spread of the scores no longer depends on the sequence length, whatever $d_k$ is, and the softmax sees one spread",
      Wrong("sequence_length", "thought the scaling is about the sequence length",
            "Each score is one dot product over dₖ components; n does not enter its variance.", None)),
     # medium (issue 12): distractors that get the variance arithmetic wrong, told apart only by doing it
-    (r"To give the scores zero mean",
+    (r"To give the scores zero mean for the softmax, whatever $d_k$ is",
      Wrong("zero_mean", "thought the scaling centres the scores",
            "A constant factor leaves a zero mean at zero and cannot centre a nonzero one; it changes the spread.", None)),
-    (r"To make the variance of the scores grow like $\sqrt{d_k}$ instead of $d_k$ as the heads get wider",
+    (r"So that the variance of the scores grows like $\sqrt{d_k}$ instead of $d_k$, which the softmax tolerates",
      Wrong("variance_grows_sqrt", "thought the scaled variance is √dₖ",
            "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1: it does not grow with dₖ at all.", None)),
+    (r"To give the scores of a $d_k$-wide head a variance of one over $d_k$ in the softmax",
+     Wrong("variance_one_over_dk", "thought the scaled variance is 1/dₖ",
+           "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1, not 1/dₖ: the unscaled variance is dₖ, not 1.", None)),
 ]
 
 
 _WHY_EASY_WRONG = frozenset({"confuses_with_softmax", "parameters", "output_range", "order_invariance",
                              "concatenation", "learning_rate"})
-_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt"})
+_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt",
+                               "variance_one_over_dk"})
 
 
 @family(

@@ -287,3 +287,18 @@ def test_the_attacks_issue_22_found_are_gone(fid):
     fa = adv.attack_family(f, by_level, two=False)
     bad = [m for m in fa.issues if any(w in m for w in FIXED[fid])]
     assert not bad, bad
+
+
+def test_why_sqrt_dk_softmax_and_dk_rule_is_near_chance():
+    """issue 22: "pick the option that names both the softmax and dₖ" was right in 6,000 of 6,000 draws at easy
+    and medium; now every option names both in most draws (ties share the credit)."""
+    from question_bank.family import all_families
+
+    f = all_families()["attention.why_sqrt_dk"]
+    for diff in f.difficulties:
+        credit, n = 0.0, 100
+        for s in range(n):
+            p = f.generate(s, diff)
+            pick = [i for i, o in enumerate(p.options_text) if "softmax" in o and "dₖ" in o] or list(range(4))
+            credit += sum(1 for i in pick if i in p.key.correct) / len(pick)
+        assert credit / n <= 0.25 + adv.LEARNED_MARGIN + adv.allowance(0.25, n), (diff, credit / n)

@@ -155,6 +155,9 @@ def variance_qk(d: Draw) -> Problem:
     sol.p(r"Each term $q_i k_i$ has mean $E[q_i]E[k_i] = 0$ and variance $E[q_i^2]E[k_i^2] = \sigma_q^2\sigma_k^2$ "
           f"$= {frac_text(var_q)} \\times {frac_text(var_k)} = {frac_text(prod)}$.")
     sol.p(f"The $d_k = {d_k}$ terms are independent, so their variances add: $\\operatorname{{Var}}(q\\cdot k) = d_k\\sigma_q^2\\sigma_k^2 = {frac_text(var)}$.")
+    if d.level == 1:
+        sol.p(f"Check: with unit variances it would be $d_k = {d_k}$; the variances multiply it by "
+              f"$\\sigma_q^2\\sigma_k^2 = {frac_text(prod)}$.")
     if ask == "std":
         sol.p(f"The standard deviation is $\\sqrt{{{frac_text(var)}}} = {num(value, 4)}$.")
     if ask == "bug_scale":

@@ -57,7 +57,8 @@ def test_t5_bias_params_against_model():
     for p in variants("positional.t5_bias_params", 3):
         name = p.given["preset"]
         size = {"t5-small": (512, 8, 6), "t5-base": (768, 12, 12), "t5-large": (1024, 16, 24)}[name]
-        cfg = transformers.T5Config(d_model=size[0], num_heads=size[1], num_layers=size[2], d_kv=64, d_ff=64, vocab_size=8)
+        cfg = transformers.T5Config(d_model=size[0], num_heads=size[1], num_layers=size[2], d_kv=64, d_ff=64, vocab_size=8,
+                                    relative_attention_num_buckets=p.given["num_buckets"])
         with torch.device("meta"):
             m = transformers.T5ForConditionalGeneration(cfg)
         tables = [q.numel() for n, q in m.named_parameters() if "relative_attention_bias" in n]

@@ -291,9 +291,11 @@ def test_pin_params_ffn():
 
 
 def test_pin_params_norm():
-    """One LayerNorm over 768: γ and β, 2·768 = 1,536; γ only (768) is the diagnosed slip."""
+    """One LayerNorm over 7,936 (issue 22: any multiple of 64): γ and β, 2·7,936 = 15,872; γ only (7,936) is the
+    diagnosed slip."""
     p = easy("counting.params_norm")
-    assert grade(p, 1536).correct and grade(p, 768).misconception.id == "layernorm_without_beta"
+    assert (p.given["d_model"], p.given["norm"]) == (7936, "layernorm")
+    assert grade(p, 15872).correct and grade(p, 7936).misconception.id == "layernorm_without_beta"
 
 
 def test_pin_params_layer():

@@ -584,7 +584,8 @@ def attack_family(fam: Any, by_level: dict[str, list[Problem]], *, two: bool = T
                                      f"of {la.learned.unseen_n} draws whose right statement it never saw (chance {la.chance:.0%})")
         elif la.kind == "nat":
             la.ops = operation_rules(ps, two=two)
-            if la.ops is not None and lvl != "easy":
+            # a family whose key is a printed number or 1 on purpose (blind_key_ok) is shown the figures, not gated
+            if la.ops is not None and lvl != "easy" and not getattr(fam, "blind_key_ok", ""):
                 # a count with a small range (2 to 8 tokens) meets some recipe by luck as often as the most common
                 # key comes up: a recipe must not beat typing that key
                 base = max(ONE_OP_LIMIT, la.ops.mode[0])

@@ -82,9 +82,16 @@ def perplexity(d: Draw) -> Problem:
     # bits (2^loss: the base to match to the loss's log); hard, bits per character (nats → bits, then tokens
     # → characters, three decimals).
     decimals = 2 if d.level < 2 else 3
+    # issue 22: medium printed the loss in bits and its key was 2^loss, one operation on a printed number; medium
+    # now gives the total over T tokens (the mean to work out first: 2^(total/T))
+    n_tok = 0
     for _ in range(300):
         loss = round(d.rng.uniform(1.2, 3.5), 2)
         unit = "bits" if d.level == 1 else "nats"
+        if d.level == 1:
+            n_tok = d.pick((40, 50, 80, 120, 200, 250, 400))
+            total = round(loss * n_tok, 1)
+            loss = total / n_tok
         tokens, chars = (d.pick((1000, 2000, 5000)), None) if d.level == 2 else (None, None)
         if tokens:
             chars = tokens * d.pick((3, 4, 5)) + d.rng.randint(1, 9) * 100
@@ -113,18 +120,23 @@ def perplexity(d: Draw) -> Problem:
             break
     st = Doc()
     log = "natural log, nats" if unit == "nats" else "log base 2, bits"
-    st.p(f"A language model's mean cross-entropy on a test text is {loss} per token ({log}).")
+    if n_tok:
+        st.p(f"A language model's cross-entropy summed over the {n_tok} tokens of a test text is {total:g} ({log}).")
+    else:
+        st.p(f"A language model's mean cross-entropy on a test text is {loss} per token ({log}).")
     if tokens:
         st.p(f"The text has {tokens:,} tokens and {chars:,} characters. What is the model's loss in bits per character? "
              f"Round off to {decimals} decimal places.")
     else:
         st.p(f"What is its perplexity? Round off to {decimals} decimal places.")
     sol = Doc()
+    if n_tok:
+        sol.p(f"Mean loss per token: ${total:g} / {n_tok} = {loss:.6g}$ bits.")
     for s in r.steps:
         sol.p(f"{s.formula} $= {s.value:.6g}$")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"loss": loss, "unit": unit, "tokens": tokens, "chars": chars})
+                     given={"loss": loss, "unit": unit, "tokens": tokens, "chars": chars, "tokens_summed": n_tok or None})
 
 
 @family("sampling.top_p", topic="sampling", title="The nucleus (top-p) set with a temperature",

@@ -42,7 +42,9 @@ def t5_bucket(d: Draw) -> Problem:
             nb, md = d.pick((16, 32, 64)), d.pick((64, 128, 256))
         half = nb // 2 if bi else nb
         me = half // 2
-        dist = d.rng.randint(me, md + 20) if d.level else d.rng.randint(me, 4 * me)
+        # issue 22: a distance drawn uniformly up to max_distance + 20 fell in the top buckets (the cap, 31, was the key
+        # of 54 % of medium draws); log-uniform distances spread over the logarithmic buckets as the table does
+        dist = round(me * (md / me) ** d.rng.uniform(0, 1.08 if d.level else 0.99))
         r = (-dist, dist, d.pick((-dist, dist)))[d.level] if bi else -dist
         value, tr = bucket(r, bidirectional=bi, num_buckets=nb, max_distance=md, return_trace=True)
         lp = tr["log_position"].value if "log_position" in tr else None

@@ -184,7 +184,7 @@ def rope(d: Draw) -> Problem:
         x = [d.pick((1, 2, -1, 3, 0)) for _ in range(dim)]
         if all(v == 0 for v in x[0::2]) or all(v == 0 for v in x[1::2]) or x.count(0) > 1:
             continue
-        p = d.rng.randint(1, 3) if dim == 2 else d.rng.randint(1, 60)
+        p = d.rng.randint(1, 6) if dim == 2 else d.rng.randint(1, 60)  # issue 22: easy 1 to 6 (1 to 3: ~40 problems)
         out, tr = sympy_ref.rope([x], [p], pairing=pairing, return_trace=True)
         value = sympy_ref.to_floats(out)
         if not safe_for_rounding(value, 2, ENTRY_MARGIN):

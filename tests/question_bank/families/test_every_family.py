@@ -353,10 +353,10 @@ def test_pin_pe_rotation():
 
 
 def test_pin_rope():
-    """x = [1, 1], p = 3, θ = 1: (cos 3 − sin 3, sin 3 + cos 3) = (−0.98999 − 0.14112, 0.14112 − 0.98999)
-    = (−1.1311, −0.8489). (The first draw, x = [3, 1] at p = 1, gave 3.0647: 0.03 units from 3.065, redrawn.)"""
+    """x = [1, 1], p = 1 (issue 22: easy positions 1 to 6), θ = 1: (cos 1 − sin 1, sin 1 + cos 1)
+    = (0.54030 − 0.84147, 0.84147 + 0.54030) = (−0.30117, 1.38177)."""
     p = gen("positional.rope")
-    assert (p.given["x"], p.given["p"]) == ([1, 1], 3) and grade(p, [[-1.13, -0.85]]).correct
+    assert (p.given["x"], p.given["p"]) == ([1, 1], 1) and grade(p, [[-0.30, 1.38]]).correct
 
 
 def test_pin_layernorm():

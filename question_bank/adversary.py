@@ -482,6 +482,16 @@ def expected_distinct(pool: int, n: int) -> float:
     return pool * (1 - (1 - 1 / pool) ** n)
 
 
+def variety_floor(n: int, pool: int = MIN_DISTINCT) -> float:
+    """The fewest distinct problems ``n`` draws from a uniform pool of ``pool`` may show, short of noise: the
+    expected count less three standard deviations (occupancy: ``pool`` minus the empty cells)."""
+    m = float(pool)
+    q1, q2 = (1 - 1 / m) ** n, (1 - 2 / m) ** n
+    mean = m * (1 - q1)
+    var = max(m * (m - 1) * q2 + m * q1 - m * m * q1 * q1, 0.0)
+    return min(float(n), mean - 3 * math.sqrt(var))
+
+
 def pool_estimate(distinct: int, n: int, draws: int = VARIETY_DRAWS) -> float:
     """Distinct problems expected in ``draws`` draws, from ``distinct`` seen in ``n``: the uniform
     pool that gives ``distinct`` in ``n`` draws, drawn ``draws`` times (at least ``distinct``)."""
@@ -609,7 +619,7 @@ def attack_family(fam: Any, by_level: dict[str, list[Problem]], *, two: bool = T
                 if la.memory > lim:
                     fa.issues.append(f"{where}): remembering the easy draws' answers gives the key in {la.memory:.0%} "
                                      f"of {len(ps)} draws" + (f" (chance {base:.0%})" if base else ""))
-        if la.distinct_1000 < MIN_DISTINCT and not small_pool:
+        if la.distinct < variety_floor(len(ps)) and not small_pool:
             fa.issues.append(f"{where}): about {la.distinct_1000:.0f} distinct problems in {VARIETY_DRAWS:,} draws "
                              f"({la.distinct} in {len(ps)}), fewer than {MIN_DISTINCT}")
         fa.levels[lvl] = la

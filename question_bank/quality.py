@@ -62,19 +62,14 @@ PENDING: dict[str, frozenset[str]] = {
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
-        "attention.heads", "attention.variance_qk", "attention.why_sqrt_dk", "complexity.attention_variants",
-        "counting.attention_memory", "counting.attention_vs_rnn", "counting.flops_training", "counting.kv_cache",
-        "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer", "counting.params_mha",
-        "counting.params_norm", "counting.training_memory", "counting.vit_params", "hardware.activation_memory",
-        "hardware.attention_crossover", "hardware.critical_intensity", "hardware.decode_attention_intensity",
-        "hardware.decode_step", "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours",
-        "hardware.min_chips", "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
-        "loss.perplexity", "moe.active_params", "moe.decode_weight_bytes", "parallel.allreduce_time",
-        "parallel.mfu_with_recompute", "parallel.pipeline_bubble", "parallel.tensor_parallel_bytes",
-        "positional.pe_rotation", "positional.rope", "positional.t5_bias_params", "positional.t5_bucket",
-        "pretraining.bert_masking", "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8",
-        "quantisation.nf4_bits", "sampling.top_p", "scaling.chinchilla", "scaling.compute_optimal",
-        "serving.max_batch", "serving.speculative_tokens",
+        "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
+        "counting.flops_training", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
+        "counting.params_mha", "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
+        "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
+        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
+        "parallel.allreduce_time", "parallel.mfu_with_recompute", "positional.pe_rotation", "pretraining.bert_masking",
+        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
+        "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
     }),
 }
 

@@ -164,6 +164,7 @@ def variance_qk(d: Draw) -> Problem:
         sol.p(f"Dividing by $\\sqrt{{d_{{model}}}}$ divides the variance by $d_{{model}} = {d_model}$ ({heads} heads of {d_k}): "
               f"${frac_text(var)}/{d_model} = {num(value, 5)}$, which is $\\sigma_q^2\\sigma_k^2/H$: the scores are {heads} times "
               "too small in variance, and the softmax is flatter than intended.")
+        sol.p(f"For comparison, the intended $1/\\sqrt{{d_k}}$ gives ${frac_text(var)}/{d_k} = {frac_text(prod)}$.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
                      given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask, "d_model": d_model},

@@ -302,3 +302,13 @@ def test_why_sqrt_dk_softmax_and_dk_rule_is_near_chance():
             pick = [i for i, o in enumerate(p.options_text) if "softmax" in o and "dₖ" in o] or list(range(4))
             credit += sum(1 for i in pick if i in p.key.correct) / len(pick)
         assert credit / n <= 0.25 + adv.LEARNED_MARGIN + adv.allowance(0.25, n), (diff, credit / n)
+
+
+def test_variety_floor_tells_a_pool_of_12_from_one_of_200_on_a_small_draw():
+    rng = random.Random(1)
+    for n in (34, 67, 200):
+        floor = adv.variety_floor(n)
+        assert floor < adv.expected_distinct(50, n)
+        small = sum(len({rng.randrange(12) for _ in range(n)}) < floor for _ in range(50))
+        large = sum(len({rng.randrange(200) for _ in range(n)}) < floor for _ in range(50))
+        assert small == 50 and large == 0, (n, small, large)

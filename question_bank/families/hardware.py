@@ -160,7 +160,8 @@ def matmul_bound(d: Draw) -> Problem:
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options_text,
                      misconceptions=mis,
                      given={"hw": hw, "batch": B, "d_in": D, "d_out": F, "bound": which, "intensity": I,
-                            "critical_intensity": crit, "option_values": [list(v) for v in values]})
+                            "critical_intensity": crit,
+                            "option_values": [[tt * 1e6, b] for tt, b in values]})  # µs, as the options show them
 
 
 @family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",

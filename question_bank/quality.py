@@ -55,7 +55,9 @@ GUESS_MARGIN = 0.05
 #: pending, not as failures, so that the check fails for every other family, any family added
 #: later included. Shrink these sets; never grow them without saying why in the report.
 PENDING: dict[str, frozenset[str]] = {
-    "guessing": frozenset(),
+    # issue 22: with the margin at 5 points, at 600 draws "echoes the statement least" (36 %) and "most shared
+    # words" (32 %) beat why_sqrt_dk's chance (25 %) by more than 5 points
+    "guessing": frozenset({"attention.why_sqrt_dk"}),
     "blind keys": frozenset(),
     "difficulty": frozenset(),
     # issue 22: the families the adversary (question_bank.adversary) still beats at 200 draws: a learned or
@@ -63,11 +65,12 @@ PENDING: dict[str, frozenset[str]] = {
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
         "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
-        "counting.flops_training", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
+        "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
         "counting.params_mha", "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
         "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
         "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
-        "parallel.allreduce_time", "parallel.mfu_with_recompute", "positional.pe_rotation", "pretraining.bert_masking",
+        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
+        "pretraining.bert_masking",
         "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
         "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
     }),

@@ -78,7 +78,8 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "hardware.kaplan_forward": ("easy", "medium", "hard"),
     "hardware.activation_memory": ("easy", "medium", "hard"),
     "latent.kv_cache": ("easy", "medium", "hard"),
-    "loss.perplexity": ("hard",),
+    # loss.perplexity left out: at 200 draws "most shared words" found the key in 39 % of 126 (its options
+    # share digit groups)
     # moe.decode_weight_bytes left out: with issue 21's embedding lookup its options share digit groups
     # ("most shared words" found the key in 45 % of 46 draws)
     "parallel.allreduce_time": ("medium", "hard"),

@@ -19,7 +19,13 @@ from solver.counting.config_json import read_hf_config
 from solver.counting.presets import PRESETS
 
 CONFIGS = Path(__file__).parent / "configs"
-FILES = {"qwen2.5-7b": "qwen2.5-7b.json", "qwen3-30b-a3b": "qwen3-30b-a3b.json", "gpt-oss-20b": "gpt-oss-20b.json"}
+FILES = {
+    "qwen2.5-7b": "qwen2.5-7b.json",
+    "qwen3-30b-a3b": "qwen3-30b-a3b.json",
+    "gpt-oss-20b": "gpt-oss-20b.json",
+    # the -Instruct checkpoint's file: same shape as the base model's (see configs/README.md)
+    "qwen2.5-72b": "qwen2.5-72b-instruct.json",
+}
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -25,6 +25,7 @@ FILES = {
     "gpt-oss-20b": "gpt-oss-20b.json",
     # the -Instruct checkpoint's file: same shape as the base model's (see configs/README.md)
     "qwen2.5-72b": "qwen2.5-72b-instruct.json",
+    "gpt-oss-120b": "gpt-oss-120b.json",
 }
 
 

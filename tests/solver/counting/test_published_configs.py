@@ -26,6 +26,7 @@ FILES = {
     # the -Instruct checkpoint's file: same shape as the base model's (see configs/README.md)
     "qwen2.5-72b": "qwen2.5-72b-instruct.json",
     "gpt-oss-120b": "gpt-oss-120b.json",
+    "deepseek-v3": "deepseek-v3.json",
 }
 
 

@@ -27,6 +27,7 @@ FILES = {
     "qwen2.5-72b": "qwen2.5-72b-instruct.json",
     "gpt-oss-120b": "gpt-oss-120b.json",
     "deepseek-v3": "deepseek-v3.json",
+    "llama3-70b": "llama3-70b.json",
 }
 
 

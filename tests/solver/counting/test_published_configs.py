@@ -28,6 +28,7 @@ FILES = {
     "gpt-oss-120b": "gpt-oss-120b.json",
     "deepseek-v3": "deepseek-v3.json",
     "llama3-70b": "llama3-70b.json",
+    "llama3.1-405b": "llama3.1-405b.json",
 }
 
 

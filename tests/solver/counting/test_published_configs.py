@@ -29,6 +29,7 @@ FILES = {
     "deepseek-v3": "deepseek-v3.json",
     "llama3-70b": "llama3-70b.json",
     "llama3.1-405b": "llama3.1-405b.json",
+    "gemma2-9b": "gemma-2-9b.json",
 }
 
 

@@ -6,7 +6,10 @@ K); a GELU FFN (fc1, fc2) with biases; RoPE on ``partial_rotary_factor`` (defaul
 final LayerNorm; an untied LM head with a bias.
 
 ``phi3``: Llama's structure with fused Q/K/V and gate/up projections (no biases; the same counts as
-separate matrices), RMSNorm, SwiGLU, untied head; ``sliding_window`` on every layer.
+separate matrices), RMSNorm, SwiGLU, untied head; ``sliding_window`` on every layer. Phi-3's
+published files carry ``"attention_bias": false`` (microsoft/Phi-3-mini-4k-instruct): transformers'
+``Phi3Attention`` builds its projections without biases whatever the key says, so ``false`` is read
+(no biases) and ``true`` is refused by name (biases the file asks for that the model does not build).
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ def read_phi3(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], list[
                   norm_eps=float(get("rms_norm_eps") or 1e-5))
     if h and d % h == 0:
         fields["rotary_dim"] = rotary_dim_of(d // h, rope_fraction(raw, get, 1.0), notes)
+    if get("attention_bias"):
+        refused.append("attention_bias=true (Phi-3's attention projections have no biases in transformers)")
     window = get("sliding_window")
     if window:
         fields["sliding_window"] = int(window)

@@ -17,6 +17,7 @@ from drills.cli import cli
 from solver.counting import kv_cache_bytes_cfg, param_breakdown
 from solver.counting.config_json import read_hf_config
 from solver.counting.presets import PRESETS
+from solver.errors import SolverInputError
 
 CONFIGS = Path(__file__).parent / "configs"
 FILES = {
@@ -30,6 +31,7 @@ FILES = {
     "llama3-70b": "llama3-70b.json",
     "llama3.1-405b": "llama3.1-405b.json",
     "gemma2-9b": "gemma-2-9b.json",
+    "phi3-mini": "phi-3-mini-4k-instruct.json",
 }
 
 
@@ -54,3 +56,30 @@ def test_cli_config_route_answers_the_preset_count(name):
     assert by_file.exit_code == 0 and by_preset.exit_code == 0, by_file.output + by_preset.output
     answer = [json.loads(line)["answer"] for line in (by_file.stdout, by_preset.stdout)]
     assert answer[0] == answer[1] == PRESETS[name].exact()
+
+
+def test_phi3_attention_bias_false_is_read_and_true_refused():
+    """Phi-3's published file says ``"attention_bias": false``; transformers' Phi3 builds no attention
+    biases whatever the key says, so ``false`` is read and ``true`` refused by name (never counted)."""
+    raw = json.loads((CONFIGS / FILES["phi3-mini"]).read_text())
+    assert raw["attention_bias"] is False
+    cfg, _ = read_hf_config(raw)
+    assert param_breakdown(cfg).total == PRESETS["phi3-mini"].exact()
+    with pytest.raises(SolverInputError, match="attention_bias"):
+        read_hf_config({**raw, "attention_bias": True})
+
+
+@pytest.mark.slow
+def test_phi3_published_file_against_transformers_meta():
+    """transformers builds Phi-3-mini from the published file (meta device, nothing downloaded) with
+    exactly the parameters the file gives through ``--config``, and without any bias tensor."""
+    transformers = pytest.importorskip("transformers", minversion="5.0")
+    torch = pytest.importorskip("torch")
+    raw = json.loads((CONFIGS / FILES["phi3-mini"]).read_text())
+    hf_config = transformers.Phi3Config(**{k: v for k, v in raw.items() if k not in ("auto_map", "_name_or_path")})
+    with torch.device("meta"):
+        model = transformers.Phi3ForCausalLM(hf_config)
+    names = [n for n, _ in model.named_parameters()]
+    assert not any(n.endswith(".bias") for n in names)
+    cfg, _ = read_hf_config(raw)
+    assert param_breakdown(cfg).total == sum(p.numel() for p in model.parameters())

@@ -11,7 +11,7 @@ Conventions of the presets (read before quoting a figure):
 - ``hbm_bytes`` is the capacity as the vendor prints it: NVIDIA's "80GB" is taken as 80·10^9
   bytes, Google's "32 GiB" as 32·2^30. ``hbm_bandwidth`` is in bytes/s (10^12 = 1 TB/s).
 - ``hbm_device_bytes`` is what the device itself reports (``nvidia-smi --query-gpu=memory.total``,
-  in MiB), where a public nvidia-smi figure is known: the "80GB" H100 reports 81,559 MiB =
+  in MiB; ``rocm-smi --showmeminfo vram`` for AMD, in bytes), where a public figure is known: the "80GB" H100 reports 81,559 MiB =
   85,520,809,984 bytes, neither 80·10^9 nor 80·2^30. :meth:`Hardware.hbm` gives either figure by
   name ("datasheet" or "device"); every statement says which one it uses.
 - ``link_bandwidth`` is the chip-to-chip bandwidth **per direction** in bytes/s, the β a ring
@@ -335,6 +335,9 @@ PRESETS: dict[str, Hardware] = {
         peak_flops={"fp64": 163.4 * T, "fp32": 163.4 * T, "tf32": 653.7 * T, "bf16": 1307.4 * T,
                     "fp16": 1307.4 * T, "fp8": 2614.9 * T, "int8": 2614.9 * T},
         hbm_bytes=192 * G, hbm_bandwidth=5300 * G, link_bandwidth=896 * G / 2, link_name="Infinity Fabric (7 links)",
+        hbm_device_bytes=196_288 * 2**20,
+        hbm_device_source="rocm-smi --showmeminfo vram on MI300X, 'VRAM Total Memory (B): 205822885888' "
+                          "(= 196,288 MiB = 191.7 GiB), the same in three independent public transcripts",
         link="xgmi-mi300x", link_printed="7 x16 Infinity Fabric links; P2P ring peak aggregate I/O bandwidth "
                                          "896 GB/s (8 GPUs) = 7 × 128 GB/s (bidirectional, per GPU)",
         source=f"AMD, 'Introducing AMD CDNA 3 Architecture' white paper, Table 2 ({URL_CDNA3}); AMD ROCm "
@@ -345,7 +348,10 @@ PRESETS: dict[str, Hardware] = {
               "the dense ones. fp64 and fp32 are the matrix figures (vector FP64 81.7 TF). The white paper's "
               "Table 1 prints Matrix TF32 as 490.3 TF, against 653.7 in its Table 2 and in ROCm's table; 653.7 is "
               "kept. Capacity: the data sheet and white paper print '192 GB' (10^9), while ROCm's "
-              "hardware-specifications table heads its column 'VRAM (GiB)' with 192. Link: each x16 link runs "
+              "hardware-specifications table heads its column 'VRAM (GiB)' with 192, and the device reports "
+              "205.8·10^9 bytes (191.7 GiB), more than 192·10^9: the '192' counts 2^30-byte units (8 stacks of "
+              "24 GiB). The preset keeps the printed '192 GB' as 10^9, the rule for every preset (NVIDIA's '80GB' "
+              "H100 likewise reports 79.6 GiB); --hbm-figure device gives the device's figure. Link: each x16 link runs "
               "at up to 32 Gbps per lane, bi-directional: 16 × 32 Gb/s ÷ 8 = 64 GB/s each way (128 GB/s both "
               "ways, the data sheet's 'Peak Infinity Fabric Link Bandwidth'); 7 links = 896 GB/s, 448 GB/s each "
               "way per GPU, what RCCL's rings over the fully connected 8-GPU platform use.",

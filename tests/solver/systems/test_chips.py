@@ -187,3 +187,11 @@ def test_mi300x_link_from_lanes_and_rate():
     """AMD's white paper: x16 Infinity Fabric links at up to 32 Gbps per lane, bi-directional; 7 of them."""
     per_link_each_way = 16 * 32e9 / 8
     assert get_hardware("mi300x").link_bandwidth == 7 * per_link_each_way == 896e9 / 2
+
+
+def test_mi300x_device_figure_is_rocm_smis_bytes_not_the_datasheets_gb():
+    """rocm-smi --showmeminfo vram on an MI300X: 'VRAM Total Memory (B): 205822885888' (public transcripts),
+    a whole number of MiB, below both 192·10^9 (the data sheet's "192 GB") and 192·2^30."""
+    h = get_hardware("mi300x")
+    assert h.hbm("device") == 205_822_885_888 and h.hbm("device") % 2**20 == 0
+    assert h.hbm("device") > h.hbm("datasheet") == 192e9 and h.hbm("device") < 192 * 2**30

@@ -74,7 +74,9 @@ LINKS: dict[str, Link] = {
         source="NVIDIA HGX page (https://www.nvidia.com/en-us/data-center/hgx/: 'NVLink GPU-to-GPU Bandwidth 1.8 TB/s'), "
                "GB200 NVL72 page (superchip 'NVLink Bandwidth 3.6 TB/s' for 2 GPUs; 130 TB/s per 72), NVIDIA developer "
                "blog on GB200 NVL72 (2026-05-07): '1.8 TB/s bidirectional throughput per GPU'",
-        notes="1.8 TB/s counts both directions: 900 GB/s per direction (18 fifth-generation links × 50 GB/s each way).",
+        notes="1.8 TB/s counts both directions: 900 GB/s per direction (18 fifth-generation links × 50 GB/s each way). "
+              "NVIDIA's Base Command Manager NVLink chapter (docs.nvidia.com, Mission Control) says instead '900 GB/s "
+              "bidirectional bandwidth per link', which fits neither the per-GPU 1.8 TB/s nor 18 links; not used.",
         aliases=("nvlink-5", "b200", "gb200")),
     "nvlink-bridge-h100": Link(
         "nvlink-bridge-h100", 300 * G, "600 GB/s (bidirectional, NVLink bridge)", "per GPU pair (2-way bridge)",

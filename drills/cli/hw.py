@@ -39,7 +39,7 @@ def _hw_json(h) -> dict[str, Any]:
             "hbm_bandwidth": h.hbm_bandwidth, "link_bandwidth": h.link_bandwidth,
             "link_bandwidth_per_direction": h.link_bandwidth, "link_preset": h.link, "link_printed": h.link_printed,
             "link": h.link_name, "critical_intensity_bf16": h.critical_intensity("bf16"),
-            "source": h.source, "notes": h.notes}
+            "source": h.source, "notes": h.notes, "citations": [c.as_json() for c in h.citations]}
 
 
 @hw.command("list")
@@ -92,6 +92,21 @@ def hw_show(name: str, as_json: bool) -> None:
     emit_labelled("source:", h.source, 12)
     if h.notes:
         emit_labelled("notes:", h.notes, 12)
+    sources: list[str] = []
+    for i, c in enumerate(h.citations):
+        how = [f"÷ {c.chips} chips"] if c.chips > 1 else []
+        how += ["÷ 2 (printed with sparsity)"] if c.sparse else []
+        how += ["÷ 2 (both directions printed)"] if c.directions > 1 else []
+        how += [f"÷ {c.ports} ports"] if c.ports > 1 else []
+        ref = f"{c.url} ({c.seen})"
+        if ref not in sources:
+            sources.append(ref)
+        extra = "; ".join(x for x in (c.unit, c.note) if x)
+        emit_labelled("printed:" if i == 0 else "", f"{', '.join(c.figures)} = \"{c.printed}\" "
+                      f"{' '.join(how) or 'as printed'} [{sources.index(ref) + 1}]" + (f"; {extra}" if extra else ""),
+                      12)
+    for i, ref in enumerate(sources):
+        emit_labelled("where:" if i == 0 else "", f"[{i + 1}] {ref}", 12)
 
 
 @hw.command("links")

@@ -779,7 +779,7 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
               help="Cached tokens per sequence (8k = 8192).")
 @click.option("--kv-bytes-per-token", type=KV_BYTES, default=None, help="KV-cache bytes per token (0: no cache).")
 @click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet", show_default=True,
-              help="Preset HBM: the datasheet figure, or what nvidia-smi reports.")
+              help="Preset HBM: the datasheet figure, or what the device reports (nvidia-smi, rocm-smi).")
 @model_options
 @hardware_options
 @output_options

@@ -319,7 +319,7 @@ _DECODE_MODEL = click.option("--model", "decode_model", type=click.Choice(["tota
                              show_default=True, help="Decode-step model: total, or kv-plus-max (the scaling book).")
 _HBM_FIGURE = click.option("--hbm-figure", type=click.Choice(["datasheet", "device"]), default="datasheet",
                            show_default=True, help="Preset HBM: the datasheet figure (as qkv solve chips), or "
-                                                   "what nvidia-smi reports.")
+                                                   "what the device reports (nvidia-smi, rocm-smi).")
 
 
 @solve_command()

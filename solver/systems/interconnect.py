@@ -71,17 +71,24 @@ LINKS: dict[str, Link] = {
         notes="400 Gb/s / 8 = 50 GB/s each way; a DGX H100 has one NDR port per GPU.", aliases=("ndr",)),
     "nvlink5": Link(
         "nvlink5", 900 * G, "1.8 TB/s (bidirectional)", "per GPU, 18 links",
-        source="NVIDIA HGX B200 and GB200 NVL72 datasheets (fifth-generation NVLink: 1.8TB/s per GPU)",
-        notes="18 fifth-generation links × 50 GB/s each way = 900 GB/s per direction.", aliases=("nvlink-5", "b200", "gb200")),
+        source="NVIDIA HGX page (https://www.nvidia.com/en-us/data-center/hgx/: 'NVLink GPU-to-GPU Bandwidth 1.8 TB/s'), "
+               "GB200 NVL72 page (superchip 'NVLink Bandwidth 3.6 TB/s' for 2 GPUs; 130 TB/s per 72), NVIDIA developer "
+               "blog on GB200 NVL72 (2026-05-07): '1.8 TB/s bidirectional throughput per GPU'",
+        notes="1.8 TB/s counts both directions: 900 GB/s per direction (18 fifth-generation links × 50 GB/s each way). "
+              "NVIDIA's Base Command Manager NVLink chapter (docs.nvidia.com, Mission Control) says instead '900 GB/s "
+              "bidirectional bandwidth per link', which fits neither the per-GPU 1.8 TB/s nor 18 links; not used.",
+        aliases=("nvlink-5", "b200", "gb200")),
     "nvlink-bridge-h100": Link(
         "nvlink-bridge-h100", 300 * G, "600 GB/s (bidirectional, NVLink bridge)", "per GPU pair (2-way bridge)",
         source="NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe: NVLink 600GB/s)",
         notes="Two H100 PCIe boards joined by NVLink bridges: 300 GB/s each way.", aliases=("h100-pcie",)),
     "xgmi-mi300x": Link(
         "xgmi-mi300x", 448 * G, "7 × 128 GB/s = 896 GB/s (bidirectional)", "per GPU, 7 links (fully connected 8-GPU platform)",
-        source="AMD Instinct MI300X accelerator datasheet (7 Infinity Fabric links, 128 GB/s peak each)",
-        notes="One link carries 64 GB/s each way; RCCL's rings over the fully connected 8-GPU platform "
-              "use all 7 links, 448 GB/s each way per GPU.", aliases=("infinity-fabric", "mi300x", "xgmi")),
+        source="AMD CDNA 3 white paper, Table 2 (MI300X: '7 x16 AMD Infinity Fabric links', 'P2P RING PEAK AGGREGATE "
+               "I/O BANDWIDTH 896 GB/s (8 GPUs)'; links 'operate at up to 32Gbps', '16-lane, bi-directional')",
+        notes="16 lanes × 32 Gb/s ÷ 8 = 64 GB/s each way per link (128 GB/s both ways, the data sheet's peak link "
+              "figure); RCCL's rings over the fully connected 8-GPU platform use all 7 links, 448 GB/s each way "
+              "per GPU.", aliases=("infinity-fabric", "mi300x", "xgmi")),
     "ici-v4": Link(
         "ici-v4", 25 * G, "2,400 Gbps = 300 GB/s per chip over 6 ports", "per port (6 per chip)",
         source="Google Cloud TPU documentation, system architecture table (TPU v4: ICI 2,400 Gbps per chip)",
@@ -100,8 +107,10 @@ LINKS: dict[str, Link] = {
         aliases=("tpu-v5p",)),
     "ici-v6e": Link(
         "ici-v6e", 100 * G, "800 GBps bidirectional per chip, 4 ports", "per port (4 per chip)",
-        source="Google Cloud TPU documentation, 'TPU v6e' (bidirectional ICI bandwidth per chip 800 GBps; 4 ICI ports)",
-        notes="800 / 4 ports / 2 directions = 100 GB/s each way per port.", aliases=("tpu-v6e", "trillium")),
+        source="Google Cloud TPU documentation, 'TPU v6e' (https://docs.cloud.google.com/tpu/docs/v6e: 'Bidirectional "
+               "inter-chip interconnect (ICI) bandwidth (per chip) 800 GBps', 'ICI ports per chip 4', 2D torus)",
+        notes="800 / 4 ports / 2 directions = 100 GB/s each way per port (the page's 'All-reduce bandwidth per Pod "
+              "102.4 TB/s' ÷ 256 chips = 400 GB/s = 800 halved).", aliases=("tpu-v6e", "trillium")),
 }
 
 

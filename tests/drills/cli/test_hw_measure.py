@@ -126,6 +126,22 @@ def test_hw_list_and_show():
     assert code == 0 and "Google Cloud TPU documentation" in out
 
 
+def test_hw_show_cites_each_figure_as_printed():
+    """The newer presets carry each figure's primary source: the printed text, the page, how it was divided.
+    GB200 NVL72 page (nvidia.com/en-us/data-center/gb200-nvl72): 'FP64 / FP64 Tensor Core 2,880 TFLOPS' per rack."""
+    d = run_json("hw", "show", "gb200")
+    fp64 = next(c for c in d["citations"] if "peak_flops.fp64" in c["figures"])
+    assert fp64["printed"].endswith("2,880 TFLOPS") and fp64["chips"] == 72 and not fp64["sparse"]
+    assert d["peak_flops_dense"]["fp64"] == fp64["stored"] == 2880e12 / 72
+    bf16 = next(c for c in d["citations"] if "peak_flops.bf16" in c["figures"])
+    assert bf16["sparse"] and d["peak_flops_dense"]["bf16"] == 360e15 / 72 / 2
+    assert all(h["citations"] == [] or h["name"] in ("b200", "gb200", "mi300x", "tpu-v6e")
+               for h in run_json("hw", "list")["hardware"])
+    code, out = run("hw", "show", "mi300x")
+    flat = " ".join(out.split())  # the text wraps at the terminal width
+    assert code == 0 and "printed:" in flat and "1,307.4 TF | 2,614.9 TF" in flat and "amd-cdna-3-white-paper" in flat
+
+
 # ---------------------------------------------------------------------------------------
 # qkv measure
 # ---------------------------------------------------------------------------------------

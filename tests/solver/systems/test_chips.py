@@ -20,12 +20,70 @@ PRINTED = {
     "tpu-v4": (275, False, 32 * 2**30, 1.2e12),
     "tpu-v5e": (197, False, 16e9, 819e9),
     "tpu-v5p": (459, False, 95 * 2**30, 2765e9),  # the current page: "HBM capacity per chip (GiB) 95"
-    # HGX B200 datasheet: 8-GPU totals with sparsity (BF16 36 PF, 1,440 GB, 64 TB/s) ÷ 8
+    # nvidia.com/en-us/data-center/hgx (HGX B200, 8 GPUs, with sparsity): "FP16/BF16 Tensor Core 36 PFLOPS";
+    # nvidia.com/en-us/data-center/dgx-b200: "1,440GB total GPU memory", "64TB/s HBM3e bandwidth"; ÷ 8
     "b200": (36_000 / 8, True, 1440e9 / 8, 64e12 / 8),
-    # GB200 NVL72 datasheet: 72-GPU totals with sparsity (BF16 360 PF, 576 TB/s) ÷ 72; HBM 372 GB per 2-GPU superchip
+    # nvidia.com/en-us/data-center/gb200-nvl72: rack "FP16/BF16 Tensor Core² 360 PFLOPS" (sparse),
+    # "13.4 TB HBM3E | 576 TB/s" ÷ 72; superchip "372 GB HBM3E | 16 TB/s" ÷ 2
     "gb200": (360_000 / 72, True, 372e9 / 2, 576e12 / 72),
-    "mi300x": (1307.4, False, 192e9, 5.3e12),  # AMD prints the dense column beside the sparse one
+    # AMD CDNA 3 white paper, Table 2: "BF16 | BF16 (SPARSITY) 1,307.4 TF | 2,614.9 TF", "192 GB HBM3",
+    # "up to 5.3 TB/sec" (AMD prints the dense figure beside the sparse one)
+    "mi300x": (1307.4, False, 192e9, 5.3e12),
+    # docs.cloud.google.com/tpu/docs/v6e: "918 TFLOPs", "HBM capacity per chip 32 GB", "1638 GBps"
     "tpu-v6e": (918, False, 32e9, 1638e9),
+}
+
+#: Every stored figure of the four newer presets, from its primary source as printed:
+#: figure -> (printed number in base units, chips the figure covers, printed with sparsity?, where).
+#: The NVIDIA pages are known here through verbatim copies (the reference library holds no copy of
+#: nvidia.com itself); AMD's white paper and ROCm page and Google's v6e page were read directly.
+HGX, DGX = "https://www.nvidia.com/en-us/data-center/hgx/", "https://www.nvidia.com/en-us/data-center/dgx-b200/"
+NVL72 = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"
+CDNA3 = "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf"
+V6E = "https://docs.cloud.google.com/tpu/docs/v6e"
+PRIMARY = {
+    "b200": {
+        "peak_flops.bf16": (36e15, 8, True, HGX),  # "FP16/BF16 Tensor Core 36 PFLOPS"
+        "peak_flops.fp16": (36e15, 8, True, HGX),
+        "peak_flops.fp8": (72e15, 8, True, HGX),  # "FP8/FP6 Tensor Core 72 PFLOPS"
+        "peak_flops.int8": (72e15, 8, True, HGX),  # "INT8 Tensor Core 72 POPS"
+        "peak_flops.fp4": (72e15, 8, False, HGX),  # "FP4 Tensor Core 144 PFLOPS | 72 PFLOPS" (sparse | dense)
+        "peak_flops.tf32": (18e15, 8, True, HGX),  # "TF32 Tensor Core 18 PFLOPS"
+        "peak_flops.fp64": (296e12, 8, False, HGX),  # "FP64/FP64 Tensor Core 296 TFLOPS"
+        "hbm_bytes": (1440e9, 8, False, DGX),  # "1,440GB total GPU memory" (GB = 10^9)
+        "hbm_bandwidth": (64e12, 8, False, DGX),  # "64TB/s HBM3e bandwidth"
+    },
+    "gb200": {
+        "peak_flops.bf16": (360e15, 72, True, NVL72),  # "FP16/BF16 Tensor Core² 360 PFLOPS"
+        "peak_flops.fp16": (360e15, 72, True, NVL72),
+        "peak_flops.fp8": (720e15, 72, True, NVL72),  # "FP8/FP6 Tensor Core² 720 PFLOPS"
+        "peak_flops.int8": (720e15, 72, True, NVL72),  # "INT8 Tensor Core² 720 POPS"
+        "peak_flops.fp4": (720e15, 72, False, NVL72),  # "NVFP4 Tensor Core 1,440 | 720 PFLOPS" (sparse | dense)
+        "peak_flops.tf32": (180e15, 72, True, NVL72),  # "TF32 Tensor Core² 180 PFLOPS"
+        "peak_flops.fp64": (2880e12, 72, False, NVL72),  # "FP64 / FP64 Tensor Core 2,880 TFLOPS" (was 3,240)
+        "hbm_bytes": (372e9, 2, False, NVL72),  # superchip "372 GB HBM3E | 16 TB/s"
+        "hbm_bandwidth": (576e12, 72, False, NVL72),  # rack "13.4 TB HBM3E | 576 TB/s"
+    },
+    "mi300x": {  # dense column of "X | X (SPARSITY)"
+        "peak_flops.bf16": (1307.4e12, 1, False, CDNA3), "peak_flops.fp16": (1307.4e12, 1, False, CDNA3),
+        "peak_flops.fp8": (2614.9e12, 1, False, CDNA3), "peak_flops.int8": (2614.9e12, 1, False, CDNA3),
+        "peak_flops.tf32": (653.7e12, 1, False, CDNA3),  # Table 2 (Table 1 prints 490.3)
+        "peak_flops.fp32": (163.4e12, 1, False, CDNA3),  # "FP32 MATRIX 163.4 TF"
+        "peak_flops.fp64": (163.4e12, 1, False, CDNA3),  # "FP64 MATRIX 163.4 TF"
+        "hbm_bytes": (192e9, 1, False, CDNA3),  # "192 GB HBM3"
+        "hbm_bandwidth": (5.3e12, 1, False, CDNA3),  # "up to 5.3 TB/sec"
+    },
+    "tpu-v6e": {
+        "peak_flops.bf16": (918e12, 1, False, V6E), "peak_flops.int8": (1836e12, 1, False, V6E),
+        "hbm_bytes": (32e9, 1, False, V6E), "hbm_bandwidth": (1638e9, 1, False, V6E),
+    },
+}
+#: the link figure as printed (both directions added) and the ports it spreads over
+PRIMARY_LINK = {
+    "b200": (1.8e12, 1, 1, HGX),  # "NVLink GPU-to-GPU Bandwidth 1.8 TB/s"; "1.8TB/s bidirectional throughput per GPU"
+    "gb200": (3.6e12, 2, 1, NVL72),  # superchip "NVLink Bandwidth 3.6 TB/s" (2 GPUs)
+    "mi300x": (896e9, 1, 1, CDNA3),  # "P2P RING PEAK AGGREGATE I/O BANDWIDTH 896 GB/s (8 GPUs)", 7 x16 links
+    "tpu-v6e": (800e9, 1, 4, V6E),  # "Bidirectional ... ICI bandwidth (per chip) 800 GBps", "ICI ports per chip 4"
 }
 
 #: the link figure each vendor prints (bytes/s), and over how many ports it is spread
@@ -84,3 +142,56 @@ def test_new_presets_are_dense_and_sourced():
     for name in ("b200", "gb200", "mi300x", "tpu-v6e"):
         h = get_hardware(name)
         assert h.source and "ense" in h.notes
+
+
+@pytest.mark.parametrize("name", sorted(PRIMARY))
+def test_every_figure_of_the_newer_presets_is_its_primary_source_made_dense_and_per_chip(name):
+    """Each figure = the vendor's printed number ÷ the chips it covers ÷ 2 where printed with sparsity."""
+    h = get_hardware(name)
+    for figure, (printed, chips, sparse, _url) in PRIMARY[name].items():
+        assert h.figure(figure) == pytest.approx(printed / chips / (2 if sparse else 1), rel=1e-12), figure
+    assert set(PRIMARY[name]) == {f"peak_flops.{d}" for d in h.peak_flops} | {"hbm_bytes", "hbm_bandwidth"}
+    printed, chips, ports, _url = PRIMARY_LINK[name]
+    assert h.link_bandwidth == pytest.approx(printed / chips / ports / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(PRIMARY))
+def test_the_presets_citations_name_the_same_printed_figures_and_pages(name):
+    """The source each preset records (qkv hw show) is the one above, figure for figure."""
+    h = get_hardware(name)
+    cited = {f: c for c in h.citations for f in c.figures}
+    assert set(cited) == set(PRIMARY[name]) | {"link_bandwidth"}
+    for figure, (printed, chips, sparse, url) in PRIMARY[name].items():
+        c = cited[figure]
+        assert (c.value, c.chips, c.sparse, c.url) == (printed, chips, sparse, url), figure
+        assert c.printed and c.seen and c.stored() == pytest.approx(h.figure(figure), rel=1e-12)
+    link = cited["link_bandwidth"]
+    assert (link.value, link.chips, link.ports, link.directions) == (*PRIMARY_LINK[name][:3], 2)
+    assert link.url == PRIMARY_LINK[name][3] and link.stored() == pytest.approx(h.link_bandwidth, rel=1e-12)
+    for c in h.citations:  # a capacity says how the vendor's unit is read
+        assert ("hbm_bytes" in c.figures) == bool(c.unit)
+
+
+def test_gb200_fp64_is_the_current_pages_2880_not_the_earlier_3240():
+    assert get_hardware("gb200").peak("fp64") == 2880e12 / 72 == 80e12 / 2  # rack ÷ 72 = superchip ÷ 2
+
+
+def test_v6e_ici_halved_is_the_pages_own_all_reduce_bandwidth_per_chip():
+    """Google's v6e table: 'All-reduce bandwidth per Pod 102.4 TB/s' over a 256-chip pod = 400 GB/s per chip,
+    the bidirectional 800 GBps halved (one direction, all 4 ports)."""
+    h = get_hardware("tpu-v6e")
+    assert h.link_bandwidth * 4 == pytest.approx(102.4e12 / 256, rel=1e-12)
+
+
+def test_mi300x_link_from_lanes_and_rate():
+    """AMD's white paper: x16 Infinity Fabric links at up to 32 Gbps per lane, bi-directional; 7 of them."""
+    per_link_each_way = 16 * 32e9 / 8
+    assert get_hardware("mi300x").link_bandwidth == 7 * per_link_each_way == 896e9 / 2
+
+
+def test_mi300x_device_figure_is_rocm_smis_bytes_not_the_datasheets_gb():
+    """rocm-smi --showmeminfo vram on an MI300X: 'VRAM Total Memory (B): 205822885888' (public transcripts),
+    a whole number of MiB, below both 192·10^9 (the data sheet's "192 GB") and 192·2^30."""
+    h = get_hardware("mi300x")
+    assert h.hbm("device") == 205_822_885_888 and h.hbm("device") % 2**20 == 0
+    assert h.hbm("device") > h.hbm("datasheet") == 192e9 and h.hbm("device") < 192 * 2**30

@@ -1,8 +1,10 @@
 """Interview systems questions (issue 24): FlashAttention's tiling, PagedAttention's blocks, expert
-capacity and the expert-parallel all-to-all, MLA's absorbed decode, RoPE context extension.
+capacity and the expert-parallel all-to-all, MLA's absorbed decode, RoPE context extension, Ulysses
+sequence parallelism, Gemma 2's logit soft-capping, the router losses (Switch load balancing, z-loss).
 
 Every key is a solver figure: ``solver.systems.flash_attention``, ``solver.systems.paged_serving``,
-``solver.systems.moe_systems``, ``solver.counting.mla_decode``, ``solver.kernels.rope_scaling``;
+``solver.systems.moe_systems``, ``solver.counting.mla_decode``, ``solver.kernels.rope_scaling``,
+``solver.systems.context_parallel``, ``solver.kernels.softcap``, ``solver.kernels.router_loss``;
 every misconception is the same solver call with the mistake applied (a floor for a ceiling, a
 factor forgotten, the wrong convention), so it is computed, never typed in.
 """
@@ -846,3 +848,293 @@ def window_receptive_field(d: Draw) -> Problem:
         if s:
             notes.append(f"The {s} sinks sit at the start, far outside the window, yet one layer reaches them.")
     return nat_problem(d, st, key, [], wrongs, given={"L": L, "W": W, "n": n, "sinks": s}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Ulysses sequence parallelism
+# ---------------------------------------------------------------------------------------
+
+_SRC_ULY = "issue 24; Jacobs et al. 2023 (DeepSpeed Ulysses) §3"
+
+
+@family("context.ulysses", topic="parallelism", title="Ulysses sequence parallelism: all-to-all bytes and time",
+        types=("nat",), tags=("ulysses", "sequence-parallel", "all-to-all", "long-context"), marks=2,
+        source=_SRC_ULY)
+def ulysses_all_to_all(d: Draw) -> Problem:
+    """Each device holds c = N/P tokens; before attention an all-to-all regroups Q, K, V from sequence shards to
+    head shards, after it one more returns O: a device sends B·c·(h + 2·h_kv)·d_h·b + B·c·h·d_h·b bytes, times
+    (P − 1)/P (its own share stays); with latency α per all-to-all, a layer takes 2α + bytes/β."""
+    from solver.systems.context_parallel import ulysses
+
+    # Levels (disjoint): easy, the bytes a device sends per layer with full multi-head attention (MB); medium, the
+    # same with grouped K/V heads and a batch (MB); hard, the forward pass's all-to-all time over L layers (ms).
+    for _ in range(300):
+        P = d.pick((2, 4, 8, 16) if d.level == 0 else (2, 4, 8))
+        h = d.pick((16, 32, 64))
+        hk = h if d.level == 0 else d.pick((8, 16))
+        if h % P or hk % P or (d.level and hk >= h):
+            continue
+        dh = d.pick((64, 128))
+        N = d.pick((8192, 16384, 32768, 65536, 131072)) if d.level < 2 else d.pick((32768, 65536, 131072))
+        B = 1 if d.level == 0 else d.pick((1, 2, 4))
+        L = d.pick((24, 32, 48, 80)) if d.level == 2 else 1
+        beta = d.pick((50, 100, 200, 400)) * 10**9 if d.level == 2 else None
+        alpha = d.pick((5, 10, 20)) * 1e-6 if d.level == 2 else 0
+        r = ulysses(N, P, h, dh, kv_heads=hk, batch=B, link_bandwidth=beta, latency=alpha)
+        value = float(r.answer) / 1e6 if d.level < 2 else L * float(r.breakdown["time_s"]) * 1e3
+        if safe_for_rounding(value, 2, 0.1):
+            break
+    c = N // P
+    sent = float(r.answer)
+    everything = float(ulysses(N, P, h, dh, kv_heads=hk, batch=B, count_local=True).answer)
+    qkv, o = float(r.breakdown["qkv_bytes_sent"]), float(r.breakdown["o_bytes_sent"])
+    st = Doc()
+    batch = f"a batch of $B = {B}$ sequences" if B > 1 else "one sequence"
+    st.p(f"DeepSpeed-Ulysses spreads {batch} of $N = {N}$ tokens over $P = {P}$ devices, $N/P$ tokens each. "
+         f"Each attention layer has $h = {h}$ query heads" + (" and as many key/value heads" if hk == h else
+                                                              f" and $h_{{kv}} = {hk}$ key/value heads")
+         + f" of size $d_h = {dh}$, activations in bf16 (2 bytes). Before attention an all-to-all turns each "
+         "device's Q, K and V from a slice of the sequence into a slice of the heads (all tokens, $h/P$ heads); after "
+         "attention a second all-to-all turns the output O back into a slice of the sequence.")
+    if d.level < 2:
+        st.p("How many bytes does each device send per layer in these all-to-alls (forward pass; the part of its data "
+             "that stays on the device is not sent)? Give MB ($10^6$ bytes), rounded off to two decimal places.")
+        key = nat_key(value, 2, unit="MB")
+        wrongs = [Wrong("one_tensor", "counted one all-to-all of one tensor per layer",
+                        "Q, K and V go in (h + 2·h_kv heads of d_h) and O comes back (h heads): four tensors' worth "
+                        "when K/V have all the heads.", float(r.breakdown["o_bytes_sent"]) / 1e6),
+                  Wrong("count_local", "forgot the factor (P − 1)/P", "A 1/P share of each tensor already sits on the "
+                        "device that needs it: it is not sent.", everything / 1e6),
+                  Wrong("total", "gave the total over all devices", "The question asks what one device sends.",
+                        sent * P / 1e6),
+                  Wrong("no_output", "left out the output all-to-all", "O is sent back to sequence shards after "
+                        "attention.", qkv / 1e6)]
+        if hk != h:
+            wrongs.append(Wrong("query_heads", "gave K and V the query heads", f"K and V have h_kv = {hk} heads.",
+                                float(ulysses(N, P, h, dh, batch=B).answer) / 1e6))
+        notes = [f"Tokens per device: $c = N/P = {N}/{P} = {c}$.",
+                 f"Q, K, V per device: $B c (h + 2 h_{{kv}}) d_h \\cdot 2 = {B} \\times {c} \\times ({h} + 2 \\times {hk})"
+                 f" \\times {dh} \\times 2 = {big(int(qkv * P / (P - 1)))}$ bytes; O: $B c h d_h \\cdot 2 = "
+                 f"{big(int(o * P / (P - 1)))}$ bytes.",
+                 f"Sent (all but the own $1/P$): $({big(int(everything))}) \\times {P - 1}/{P} = {big(int(sent))}$ bytes "
+                 f"= {value:.4f} MB."]
+        return nat_problem(d, st, key, [], wrongs, given={"N": N, "P": P, "h": h, "h_kv": hk, "d_h": dh, "B": B},
+                           notes=notes)
+    st.p(f"The model has $L = {L}$ such layers. Each device's link sends $\\beta = {beta / 1e9:g}$ GB/s and each "
+         f"all-to-all (the one for Q, K, V together and the one for O) pays a latency $\\alpha = {alpha * 1e6:g}$ µs "
+         "once. Sends are not overlapped with compute, and only what leaves a device is sent. How long do the "
+         "all-to-alls of one forward pass take? Give milliseconds, rounded off to two decimal places.")
+    key = nat_key(value, 2, unit="ms")
+    per_layer = float(r.breakdown["time_s"]) * 1e3
+    wrongs = [Wrong("one_layer", "gave one layer's time", f"Every one of the {L} layers runs both all-to-alls.",
+                    per_layer),
+              Wrong("count_local", "forgot the factor (P − 1)/P", "The device's own 1/P share is not sent.",
+                    L * (2 * alpha + everything / beta) * 1e3),
+              Wrong("one_latency", "paid the latency once per layer", "Two all-to-alls per layer, each pays α.",
+                    L * (alpha + sent / beta) * 1e3),
+              Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.",
+                    L * (2 * alpha + 8 * sent / beta) * 1e3),
+              Wrong("no_output", "left out the output all-to-all", "O goes back to sequence shards: that is the second "
+                    "all-to-all.", L * (alpha + qkv / beta) * 1e3)]
+    notes = [f"Tokens per device: $c = {N}/{P} = {c}$.",
+             f"Per layer, a device holds $B c (h + 2 h_{{kv}}) d_h \\cdot 2 + B c h d_h \\cdot 2 = {big(int(everything))}$"
+             f" bytes of Q, K, V and O and sends $(P - 1)/P$ of it: ${big(int(sent))}$ bytes.",
+             f"One layer: $2 \\alpha + \\mathrm{{bytes}}/\\beta = 2 \\times {alpha * 1e6:g}$ µs $+ {big(int(sent))} / "
+             f"{beta:.3g}$ s $= {per_layer:.5f}$ ms.",
+             f"{L} layers: ${L} \\times {per_layer:.5f} = {value:.4f}$ ms."]
+    return nat_problem(d, st, key, [], wrongs, given={"N": N, "P": P, "h": h, "h_kv": hk, "d_h": dh, "B": B, "L": L,
+                                                      "beta": beta, "alpha": alpha}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Logit soft-capping (Gemma 2)
+# ---------------------------------------------------------------------------------------
+
+_SRC_CAP = ("issue 24; Gemma Team 2024 (Gemma 2) §2, HuggingFace Gemma2Config: attn_logit_softcapping = 50.0, "
+            "final_logit_softcapping = 30.0")
+
+
+@family("softcap.gemma2", topic="attention", title="Logit soft-capping (Gemma 2): cap·tanh(x/cap)",
+        types=("nat",), tags=("softcap", "gemma-2", "logits", "tanh"), marks=2, source=_SRC_CAP)
+def softcap_gemma2(d: Draw) -> Problem:
+    """y = cap·tanh(x/cap): near x for |x| ≪ cap, flat towards ±cap beyond it. Gemma 2 caps the attention scores
+    after the 1/√d_h scaling at 50 and the final logits at 30."""
+    from solver.kernels.numpy_ref import softmax
+    from solver.kernels.softcap import GEMMA2_CAPS, softcap
+
+    def sc(xs, cap):
+        return [float(v) for v in softcap(xs, cap).answer]
+
+    def top_prob(xs):
+        return float(softmax(xs)[0])
+
+    # Levels (disjoint): easy, one capped value; medium, an attention score scaled by 1/√d_h and then capped at 50;
+    # hard, the final-logit cap (30) and the softmax probability of the top token after it.
+    for _ in range(300):
+        if d.level == 0:
+            cap = d.pick((20, 30, 50))
+            x = d.rng.randint(cap // 2, 3 * cap) * d.pick((1, 1, -1))
+            value = sc([x], cap)[0]
+        elif d.level == 1:
+            cap = GEMMA2_CAPS["attention"]
+            dh = d.pick((64, 128, 256))
+            s = d.rng.randint(int(20 * math.sqrt(dh)), int(160 * math.sqrt(dh))) * d.pick((1, 1, -1))
+            value = sc([s / math.sqrt(dh)], cap)[0]
+        else:
+            cap = GEMMA2_CAPS["final"]
+            top = d.rng.randint(32, 90)
+            rest = d.rng.sample(range(-10, top), 3)
+            xs = [top, *sorted(rest, reverse=True)]
+            value = top_prob(sc(xs, cap))
+            if not 0.05 < value < 0.98:
+                continue
+        if safe_for_rounding(value, 3, 0.1):
+            break
+    st = Doc()
+    st.p("Gemma 2 soft-caps logits: $y = \\mathrm{cap} \\cdot \\tanh(x/\\mathrm{cap})$, which leaves small values "
+         "almost as they are and squeezes large ones towards $\\pm\\mathrm{cap}$.")
+    if d.level == 0:
+        st.p(f"With a cap of {cap}, what does a logit $x = {x}$ become? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("tanh_only", "applied tanh(x) without the cap", "Divide by the cap inside tanh and multiply "
+                        "by it outside: the output keeps the logit's scale.", math.tanh(x)),
+                  Wrong("no_outer_cap", "forgot to multiply by the cap", "tanh(x/cap) lies in (−1, 1): times cap "
+                        "gives the capped logit.", math.tanh(x / cap)),
+                  Wrong("clip", "clipped hard at ±cap", "Soft-capping is smooth: tanh bends values below the cap too.",
+                        math.copysign(min(abs(x), cap), x))]
+        notes = [f"$x/\\mathrm{{cap}} = {x}/{cap} = {x / cap:.6f}$; $\\tanh({x / cap:.6f}) = {math.tanh(x / cap):.6f}$.",
+                 f"$y = {cap} \\times {math.tanh(x / cap):.6f} = {value:.5f}$."]
+        return nat_problem(d, st, key, [], wrongs, given={"x": x, "cap": cap}, notes=notes)
+    if d.level == 1:
+        z = s / math.sqrt(dh)
+        st.p(f"In each attention layer the score $q \\cdot k$ is scaled by $1/\\sqrt{{d_h}}$ and then capped at "
+             f"{cap:g} (before the softmax). A head of size $d_h = {dh}$ has $q \\cdot k = {s}$. What score enters the "
+             "softmax? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("cap_then_scale", "capped before scaling by 1/√d_h", "Gemma 2 caps the scaled score: "
+                        "scale first, then cap.", sc([s], cap)[0] / math.sqrt(dh)),
+                  Wrong("no_cap", "left the cap out", f"The scaled score {z:.3f} is still capped.", z),
+                  Wrong("no_outer_cap", "forgot to multiply by the cap", "tanh(x/cap) lies in (−1, 1): times cap.",
+                        math.tanh(z / cap)),
+                  Wrong("final_cap", "used the final-logit cap 30", "Attention scores are capped at 50; 30 is for the "
+                        "final logits.", sc([z], GEMMA2_CAPS["final"])[0])]
+        notes = [f"Scale: $q \\cdot k/\\sqrt{{d_h}} = {s}/\\sqrt{{{dh}}} = {z:.6f}$.",
+                 f"Cap: ${cap:g} \\tanh({z:.6f}/{cap:g}) = {cap:g} \\times {math.tanh(z / cap):.6f} = {value:.5f}$."]
+        return nat_problem(d, st, key, [], wrongs, given={"qk": s, "d_h": dh, "cap": cap}, notes=notes)
+    capped = sc(xs, cap)
+    st.p(f"Gemma 2 caps the final logits at {cap:g} before the softmax over the vocabulary. Four candidate tokens "
+         "have logits " + ", ".join(map(str, xs)) + " (all other tokens have far lower ones: leave them out). What "
+         "probability does the softmax give the first token after capping? Round off to three decimal places.")
+    key = nat_key(value, 3)
+    wrongs = [Wrong("no_cap", "took the softmax of the raw logits", "The logits are capped first: the gaps shrink.",
+                    top_prob(xs)),
+              Wrong("no_outer_cap", "took the softmax of tanh(x/cap) (forgot to multiply by the cap)",
+                    "cap·tanh(x/cap) keeps the logit scale; tanh alone squeezes all into (−1, 1).",
+                    top_prob([math.tanh(v / cap) for v in xs])),
+              Wrong("clip", "clipped hard at the cap", "Soft-capping bends values below the cap too.",
+                    top_prob([min(v, cap) for v in xs])),
+              Wrong("attention_cap", "used the attention cap 50", "Final logits are capped at 30.",
+                    top_prob(sc(xs, GEMMA2_CAPS["attention"])))]
+    e = [math.exp(v - capped[0]) for v in capped]
+    notes = ["Capped: " + ", ".join(f"${cap:g} \\tanh({v}/{cap:g}) = {y:.5f}$" for v, y in zip(xs, capped, strict=True))
+             + ".",
+             "Softmax: $e^{y_j - y_1}$ = " + ", ".join(f"{t:.5f}" for t in e) + f"; sum {sum(e):.5f}.",
+             f"First token: $1/{sum(e):.5f} = {value:.5f}$ (raw logits would give {top_prob(xs):.5f}: the cap "
+             "narrows the gaps)."]
+    return nat_problem(d, st, key, [], wrongs, given={"logits": xs, "cap": cap}, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Router losses: Switch load balancing, ST-MoE z-loss
+# ---------------------------------------------------------------------------------------
+
+_SRC_ROUTER = "issue 24; Fedus et al. 2022 (Switch Transformer) §2.2 eq. 4-6; Zoph et al. 2022 (ST-MoE) eq. 5"
+
+
+@family("moe.router_losses", topic="architecture", title="Router losses: Switch load balancing and the z-loss",
+        types=("nat",), tags=("moe", "router", "load-balancing", "z-loss", "switch-transformer"), marks=2,
+        source=_SRC_ROUTER)
+def router_loss_family(d: Draw) -> Problem:
+    """Load balancing: E·Σ f_i·P_i with f_i the fraction of assignments to expert i (top-k, over T·k) and P_i the
+    mean router probability; z-loss: mean over tokens of (log Σ_j e^(x_j))²."""
+    import numpy as np
+
+    from solver.kernels.router_loss import router_losses
+
+    # Levels (disjoint): easy, the z-loss; medium, the top-1 load-balancing loss; hard, top-2 routing's auxiliary
+    # loss α·L_lb + c_z·L_z with Switch's α = 10⁻² and ST-MoE's c_z = 10⁻³ (in units of 10⁻³).
+    for _ in range(300):
+        E = d.pick((3, 4)) if d.level < 2 else 4
+        T = d.pick((2, 3)) if d.level == 0 else d.pick((4, 5, 6))
+        X = [d.rng.sample(range(-2, 5), E) for _ in range(T)]
+        k = 2 if d.level == 2 else 1
+        r = router_losses(X, top_k=k)
+        lb, zl = r.breakdown["load_balancing_loss"], r.breakdown["z_loss"]
+        value = zl if d.level == 0 else lb if d.level == 1 else 10 * lb + zl
+        if safe_for_rounding(value, 3 if d.level < 2 else 2, 0.1) and abs(value - 1) > 0.01:
+            break
+    x = np.asarray(X, dtype=float)
+    lse = np.asarray(r.breakdown["logsumexp"])
+    f, P, n = np.asarray(r.breakdown["f"]), np.asarray(r.breakdown["P"]), np.asarray(r.breakdown["assignments"])
+    st = Doc()
+    st.p(f"A mixture-of-experts router gives $T = {T}$ tokens logits over $E = {E}$ experts (one row per token):")
+    st.matrix("X", X)
+    lse_note = "Log-sum-exp per token: " + ", ".join(f"{v:.5f}" for v in lse) + "."
+    p_note = ("Router probabilities (softmax of each row), mean over tokens: $P = (" + ", ".join(f"{v:.5f}" for v in P)
+              + ")$.")
+    if d.level == 0:
+        st.p("The router z-loss (ST-MoE) is $L_z = (1/T) \\sum_x \\left(\\log \\sum_j e^{x_j}\\right)^2$. What "
+             "is it for these logits? Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("no_square", "left out the square", "Each token's log-sum-exp is squared before the mean.",
+                        float(lse.mean())),
+                  Wrong("sum_not_mean", "summed over the tokens", "The z-loss averages over the T tokens.",
+                        float((lse**2).sum())),
+                  Wrong("max_logit", "took the largest logit for the log-sum-exp", "log Σ e^x exceeds the maximum "
+                        "by log Σ e^(x − max).", float((x.max(axis=1) ** 2).mean()))]
+        notes = [lse_note, "Squares: " + ", ".join(f"{v * v:.5f}" for v in lse) + f"; mean {value:.5f}."]
+        return nat_problem(d, st, key, [], wrongs, given={"logits": X}, notes=notes)
+    if d.level == 1:
+        st.p("Each token goes to its top-1 expert. The Switch Transformer's load-balancing loss is "
+             "$L = E \\sum_i f_i P_i$, where $f_i$ is the fraction of the tokens dispatched to expert $i$ and $P_i$ "
+             "the mean over tokens of the router probability (softmax over the experts) of expert $i$. What is $L$? "
+             "Round off to three decimal places.")
+        key = nat_key(value, 3)
+        wrongs = [Wrong("no_E", "left out the factor E", "E·Σ f·P is 1 at uniform routing: the factor E is part of "
+                        "the loss.", lb / E),
+                  Wrong("probs_not_fractions", "used the probabilities for f too", "f_i counts the tokens actually "
+                        "dispatched (argmax), which is not differentiable; P_i carries the gradient.",
+                        float(E * (P @ P))),
+                  Wrong("counts", "used token counts instead of fractions", "f_i = tokens to expert i divided by T.",
+                        float(E * (n @ P)))]
+        notes = ["Top-1 expert per token: " + ", ".join(str(int(i) + 1) for i in x.argmax(axis=1))
+                 + f"; counts {n.tolist()}, $f = $ counts$/{T}$.", p_note,
+                 f"$L = {E} \\times (" + " + ".join(f"{a:.4f} \\cdot {b:.4f}" for a, b in zip(f, P, strict=True))
+                 + f") = {value:.5f}$."]
+        return nat_problem(d, st, key, [], wrongs, given={"logits": X}, notes=notes)
+    st.p("Each token goes to its top-2 experts. The load-balancing loss is $L_{lb} = E \\sum_i f_i P_i$, where $f_i$ "
+         "is the share of the $T \\cdot k$ token-expert assignments that go to expert $i$ (so perfectly even routing "
+         "gives 1) and $P_i$ the mean over tokens of the router probability (softmax over the experts) of expert $i$. "
+         "The z-loss is $L_z = (1/T) \\sum_x (\\log \\sum_j e^{x_j})^2$. Training adds $\\alpha L_{lb} + c_z "
+         "L_z$ with $\\alpha = 10^{-2}$ (Switch) and $c_z = 10^{-3}$ (ST-MoE). What is this auxiliary loss? Give it "
+         "in units of $10^{-3}$, rounded off to two decimal places.")
+    key = nat_key(value, 2, unit="× 10⁻³")
+    top1 = router_losses(X, top_k=1).breakdown["load_balancing_loss"]
+    wrongs = [Wrong("f_over_T", "divided the assignments by T, not T·k", "The stated f is a share of the T·k "
+                    "assignments (HF's Mixtral function divides by T: k times larger).",
+                    10 * router_losses(X, top_k=2, f_per="tokens").answer + zl),
+              Wrong("no_E", "left out the factor E", "L_lb = E·Σ f·P.", 10 * lb / E + zl),
+              Wrong("probs_not_fractions", "used the probabilities for f too", "f counts the dispatched assignments.",
+                    10 * E * float(P @ P) + zl),
+              Wrong("top1", "dispatched each token to its top-1 expert only", "With top-2 each token counts for two "
+                    "experts.", 10 * top1 + zl),
+              Wrong("z_no_square", "left out the z-loss's square", "(log Σ e^x)² per token, then the mean.",
+                    10 * lb + float(lse.mean()))]
+    top2 = np.argsort(-x, axis=1, kind="stable")[:, :2]
+    notes = ["Top-2 experts per token: " + "; ".join(f"{a + 1}, {b + 1}" for a, b in top2.tolist())
+             + f"; assignments per expert {n.tolist()}, $f = $ assignments$/({T} \\cdot 2)$.", p_note,
+             f"$L_{{lb}} = {E} \\times (" + " + ".join(f"{a:.4f} \\cdot {b:.4f}" for a, b in zip(f, P, strict=True))
+             + f") = {lb:.5f}$.",
+             lse_note + f" $L_z$ = mean of the squares = {zl:.5f}.",
+             f"$10^{{-2}} \\times {lb:.5f} + 10^{{-3}} \\times {zl:.5f} = {value:.4f} \\times 10^{{-3}}$."]
+    return nat_problem(d, st, key, [], wrongs, given={"logits": X}, notes=notes)

@@ -293,3 +293,117 @@ def test_window_pinned():
     assert window_stack(32, 4096).answer == 131_040
     p = FAMILIES["window.receptive_field"].generate(0, "easy")
     assert key(p) == p.given["L"] * (p.given["W"] - 1)
+
+
+def ulysses_sent_per_device(N, P, h, hk, dh, B):
+    """Route every (token, head) vector: Q, K and V go from the device that owns the token (N/P tokens each) to
+    the one that owns the head after the first all-to-all (heads/P each); O goes back from the head's device to
+    the token's. Bytes (bf16) each device sends, counted per source device (they must all agree)."""
+    import numpy as np
+
+    token_owner = np.arange(N) // (N // P)
+    sent = np.zeros(P, dtype=np.int64)
+    for heads, back in ((h, False), (hk, False), (hk, False), (h, True)):  # Q, K, V in; O back
+        head_owner = np.arange(heads) // (heads // P)
+        tok, hd = np.meshgrid(token_owner, head_owner, indexing="ij")
+        src, dst = (hd, tok) if back else (tok, hd)
+        sent += np.bincount(src[src != dst], minlength=P)
+    assert (sent == sent[0]).all()
+    return int(sent[0]) * dh * 2 * B
+
+
+def test_ulysses_keys_by_routing():
+    """Every key from the routed (token, head) vectors counted here; the hard key adds L·(2α + bytes/β)."""
+    for p in variants("context.ulysses"):
+        g = p.given
+        sent = ulysses_sent_per_device(g["N"], g["P"], g["h"], g["h_kv"], g["d_h"], g["B"])
+        if p.difficulty == "hard":
+            want = g["L"] * (2 * g["alpha"] + sent / g["beta"]) * 1e3
+        else:
+            want = sent / 1e6
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_ulysses_pinned():
+    """Seed 0, easy: N = 8192 over P = 8 (c = 1024), h = h_kv = 16, d_h = 128: Q, K, V, O hold
+    4 × 1024 × 16 × 128 × 2 = 16,777,216 bytes per device, 7/8 of it sent: 14,680,064 bytes = 14.68 MB."""
+    p = FAMILIES["context.ulysses"].generate(0, "easy")
+    g = p.given
+    assert (g["N"], g["P"], g["h"], g["h_kv"], g["d_h"], g["B"]) == (8192, 8, 16, 16, 128, 1)
+    assert key(p) == pytest.approx(14.680064) and p.key.lo < 14.68 < p.key.hi
+
+
+def test_softcap_keys_numpy():
+    """cap·tanh(x/cap) in NumPy; medium scales by 1/√d_h first (cap 50); hard: softmax of the four logits capped
+    at 30, written out here."""
+    import numpy as np
+
+    for p in variants("softcap.gemma2"):
+        g = p.given
+        if p.difficulty == "easy":
+            want = g["cap"] * np.tanh(g["x"] / g["cap"])
+        elif p.difficulty == "medium":
+            assert g["cap"] == 50
+            want = 50 * np.tanh(g["qk"] / np.sqrt(g["d_h"]) / 50)
+        else:
+            assert g["cap"] == 30
+            y = 30 * np.tanh(np.asarray(g["logits"], dtype=float) / 30)
+            want = np.exp(y[0]) / np.exp(y).sum()
+        assert key(p) == pytest.approx(float(want), rel=1e-12), p.id
+
+
+def test_softcap_pinned():
+    """Seed 5, easy: x = 10, cap 20: 20·tanh(0.5) = 20 × 0.4621172 = 9.242 (3 d.p.)."""
+    p = FAMILIES["softcap.gemma2"].generate(5, "easy")
+    assert (p.given["x"], p.given["cap"]) == (10, 20)
+    assert key(p) == pytest.approx(9.2423431452, abs=1e-9) and p.key.lo < 9.242 < p.key.hi
+
+
+def router_direct(X, k):
+    """Both losses straight from the definitions, one token at a time: (load balancing with f over T·k, z-loss)."""
+    T, E = len(X), len(X[0])
+    counts, P, z = [0] * E, [0.0] * E, 0.0
+    for row in X:
+        lse = math.log(sum(math.exp(v) for v in row))
+        z += lse**2 / T
+        for j in sorted(range(E), key=lambda j: -row[j])[:k]:
+            counts[j] += 1
+        for j in range(E):
+            P[j] += math.exp(row[j] - lse) / T
+    return E * sum(c / (T * k) * p for c, p in zip(counts, P, strict=True)), z
+
+
+def test_router_keys_direct():
+    """The drawn router matrix (distinct logits per row: no top-k ties) through the definitions written here."""
+    for p in variants("moe.router_losses"):
+        X = p.given["logits"]
+        assert all(len(set(row)) == len(row) for row in X)
+        k = 2 if p.difficulty == "hard" else 1
+        lb, z = router_direct(X, k)
+        want = {"easy": z, "medium": lb, "hard": 10 * lb + z}[p.difficulty]  # 10⁻²·lb + 10⁻³·z in units of 10⁻³
+        assert key(p) == pytest.approx(want, rel=1e-12), p.id
+
+
+def test_router_load_balancing_against_transformers():
+    """HuggingFace's Mixtral load_balancing_loss_func divides the top-k assignments by T: top-1 it is the Switch
+    loss, top-2 it is k times the T·k-normalised one the hard level states."""
+    torch = pytest.importorskip("torch")
+    mixtral = pytest.importorskip("transformers.models.mixtral.modeling_mixtral")
+    for p in variants("moe.router_losses"):
+        if p.difficulty == "easy":
+            continue
+        X = p.given["logits"]
+        k = 2 if p.difficulty == "hard" else 1
+        hf = float(mixtral.load_balancing_loss_func((torch.tensor(X, dtype=torch.float64),), len(X[0]), k)) / k
+        lb = router_direct(X, k)[0]
+        assert hf == pytest.approx(lb, rel=1e-6), p.id
+        if p.difficulty == "medium":
+            assert key(p) == pytest.approx(hf, rel=1e-6), p.id
+
+
+def test_router_pinned():
+    """Seed 0, easy: rows (4, 1, 0, 3) and (3, 0, 1, −2). log-sum-exp: 4 + ln(1 + e⁻³ + e⁻⁴ + e⁻¹) = 4.361846
+    and 3 + ln(1 + e⁻³ + e⁻² + e⁻⁵) = 3.175516; squares 19.025700 and 10.083900, mean 14.5548 → 14.555."""
+    p = FAMILIES["moe.router_losses"].generate(0, "easy")
+    assert p.given["logits"] == [[4, 1, 0, 3], [3, 0, 1, -2]]
+    assert key(p) == pytest.approx(14.5548, abs=1e-4) and p.key.lo < 14.555 < p.key.hi

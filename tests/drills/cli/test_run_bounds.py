@@ -143,3 +143,39 @@ def test_a_bad_config_value_is_one_line_naming_the_key(tmp_path, key, value):
     (tmp_path / "config.json").write_text(json.dumps({**BASE, key: value}))
     line = _one_line(qkv("solve", "params", "--config", "config.json", cwd=tmp_path))
     assert line.startswith("qkv: error: --config:") and f" {key} " in line, line
+
+
+def test_verify_over_the_zoo_refuses_indescribable_sizes_up_front():
+    """No model given: the bound of every model is checked before any is built, and the whole
+    command is one line (before: the models whose position table clips the sequence were built
+    and verified, the others listed as not built, exit 0 after 8 to 60 s)."""
+    import re
+
+    from solver.counting.presets import preset_names
+
+    t0 = time.monotonic()
+    line = _one_line(qkv("models", "verify", "--device", "meta", "--batch", "1000000000", "--seq", "1000000000000"))
+    assert time.monotonic() - t0 < 15
+    m = re.search(r"(\d+) of (\d+) models are beyond what torch can describe even on the meta device", line)
+    assert m and 1 <= int(m[1]) < int(m[2]) == len(preset_names()), line
+    seq = int(re.search(r"every model takes --seq up to ([\d,]+)$", line)[1].replace(",", ""))
+    assert 2 <= seq < 10**12
+    # every model at that --seq: describable (the edge itself is tests/solver/models/test_verify_describable.py)
+    from solver.counting.presets import get_config
+    from solver.models.verify import beyond_describable
+
+    assert not any(beyond_describable(get_config(n), 10**9, seq) for n in preset_names())
+    assert any(beyond_describable(get_config(n), 10**9, seq + 1) for n in preset_names())
+
+
+@pytest.mark.parametrize("args", [
+    ("--device", "cpu", "--batch", "1000000000", "--seq", "1000000000000"),
+    ("--batch", str(10**400)),
+    ("--seq", str(10**4000), "gpt2", "llama3-8b"),
+    ("--batch", str(10**20), "--seq", "2"),
+])
+def test_verify_with_huge_flags_answers_in_one_line_at_once(args):
+    t0 = time.monotonic()
+    line = _one_line(qkv("models", "verify", *args))
+    assert "beyond what torch can describe even on the meta device" in line and len(line) < 600
+    assert time.monotonic() - t0 < 15

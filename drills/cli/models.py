@@ -132,7 +132,8 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
     group). FLOPs: FlopCounterMode around a forward pass, a decode step and a training step
     (forward + backward) vs the analytic matmul FLOPs. KV cache: bytes of the cache tensors
     after the decode step vs the formula. Exit status 1 on any mismatch; a model that does not
-    fit on cpu/cuda is not built (listed below the table, not a mismatch).
+    fit on cpu/cuda, or whose run is estimated past 120 s there, is not built (listed below the
+    table, not a mismatch); sizes no device can describe are refused before any model is built.
 
     \b
     --json prints one object:

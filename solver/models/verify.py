@@ -317,13 +317,15 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
     check_describable(run_bytes(cfg, batch, seq, 4), f"{cfg.name or 'the model'} at batch {batch} × seq {seq}")
     # (the same bound as :func:`beyond_describable`, which ``qkv models verify`` checks for every model first)
     if device != "meta":  # every tensor of the run, not only the weights, before allocating any
-        from solver.models.guard import check_fits, check_run_fits, describe
+        from solver.models.guard import check_fits, check_run_fits, check_run_time, describe
 
         check_fits(cfg, device)  # the weights alone first: the plainer message when they do not fit
         layers = cfg.n_layers if "train" in modes and (train == "full" or not sliced_stacks(cfg)) else 2
         parts = run_bytes(cfg, batch, seq, 4, train_layers=min(layers, cfg.n_layers) if "train" in modes else None)
         check_run_fits(parts["total"], device, f"{cfg.name or 'the model'} at batch {batch} × seq {seq}",
                        param="batch", detail=describe(parts))
+        check_run_time(run_flops(cfg, batch, seq, modes, train), device,
+                       f"{cfg.name or 'the model'} at batch {batch} × seq {seq}")
     model = build_model(cfg, device)
 
     # parameters: total, and per group (a mismatch in a group says where to look)
@@ -372,6 +374,24 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
         record.extra["peak_memory"] = forward_peak_memory(model, batch, seq)
     record.seconds = time.perf_counter() - t0
     return record
+
+
+def run_flops(cfg: ModelConfig, batch: int, seq: int, modes: tuple[str, ...] = FLOP_MODES,
+              train: str = "by-layers") -> int:
+    """A low estimate of the matmul FLOPs :func:`verify` runs on cpu/cuda: three forward passes
+    (the prefill of the decode step and :func:`time_forward`'s two), the train step (forward and
+    backward) or, on 1- and 2-layer slices of a deep stack, ``3 / layers`` of the whole model's
+    (the slices cost 2·E + 3·X with E the layers' outside and X one layer, at least 3·(E + L·X) / L
+    from L = 2 on). The analytic counts of ``solver.counting``."""
+    counts = analytic()
+    forward = int(counts.matmul_flops(cfg, batch=batch, seq=seq, mode="forward").total)
+    total = 3 * forward
+    if "train" in modes:
+        whole = int(counts.matmul_flops(cfg, batch=batch, seq=seq, mode="train").total)
+        total += whole if train == "full" or not sliced_stacks(cfg) else whole * 3 // max(2, cfg.n_layers)
+    elif "forward" in modes:
+        total += forward
+    return total
 
 
 def beyond_describable(cfg: ModelConfig, batch: int, seq: int) -> dict[str, int]:

@@ -45,3 +45,38 @@ def test_the_bound_is_where_torch_itself_stops_on_meta():
     assert 2 * h * seq * seq * 4 < DESCRIBABLE_BYTES <= 2 * h * (seq + 1) ** 2 * 4
     with pytest.raises(RuntimeError):  # 2^63 bytes and more: "Storage size calculation overflowed"
         torch.empty((1, h, 4 * seq, 4 * seq), dtype=torch.float32, device="meta")
+
+
+def test_verify_on_cpu_refuses_a_run_that_would_pass_its_time_budget(monkeypatch):
+    """gpt2 at batch 8 × seq 1024 on the cpu: memory allows it, the FLOPs do not (at 1e9 FLOP/s:
+    thousands of seconds); refused in one line before the model is built. The FLOPs named are
+    three forward passes plus 3/12 of a train step (12 layers, trained on 1- and 2-layer slices)."""
+    from click.testing import CliRunner
+
+    import solver.counting as counts
+    import solver.models.guard as guard
+    from drills.cli import cli
+
+    monkeypatch.setattr(guard, "available_bytes", lambda device: 10**15)
+    monkeypatch.setattr(guard, "_SPEED", {"cpu": 0.5e9})
+    built = []
+    monkeypatch.setattr("solver.models.build_model", lambda *a, **k: built.append(a))
+    cfg = get_config("gpt2")
+    forward = counts.matmul_flops(cfg, batch=8, seq=1024, mode="forward").total
+    train = counts.matmul_flops(cfg, batch=8, seq=1024, mode="train").total
+    flops = 3 * forward + train * 3 // 12
+    r = CliRunner().invoke(cli, ["models", "verify", "gpt2", "--device", "cpu", "--batch", "8", "--seq", "1024"])
+    assert r.exit_code == 2 and not built
+    assert r.stderr.splitlines() == [
+        f"qkv: error: refusing to run gpt2 at batch 8 × seq 1024 on cpu: its ~{float(flops):.3g} matmul FLOPs would "
+        f"take at least ~{flops / 1e9:.3g} s here (at 2 × the 5e+08 FLOP/s of a probe matmul), more than the 120 s a "
+        "model may take; use smaller sizes, or --device meta (counts without running)"]
+
+
+def test_the_time_bound_passes_what_fits_and_ignores_meta(monkeypatch):
+    import solver.models.guard as guard
+
+    monkeypatch.setattr(guard, "_SPEED", {"cpu": 1e9})
+    assert guard.check_run_time(2e11, "cpu", "x") == pytest.approx(100.0)  # at 2 × 1e9 FLOP/s
+    assert guard.check_run_time(10**30, "meta", "x") == 0.0
+    assert guard.matmul_speed("cpu") == 1e9  # measured once per process and device

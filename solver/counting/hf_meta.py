@@ -37,13 +37,14 @@ class _TooBig(Exception):
 
 
 def check_layers(values: dict[str, Any], where: str = "config.json") -> None:
-    """Refuse (one line naming the key) a layer count above :data:`MAX_LAYERS`: ``num_hidden_layers``,
+    """Refuse (one line naming the key) a layer count above :data:`MAX_LAYERS` or below 0 (transformers
+    builds ``range(-1)``: no layer, and the count of a model without them): ``num_hidden_layers``,
     ``n_layer``, ``encoder_layers``, ``num_decoder_layers``, ... at the top level of ``values``."""
     for key, value in values.items():
         if (isinstance(key, str) and _LAYER_KEY.search(key) and isinstance(value, int) and not isinstance(value, bool)
-                and value > MAX_LAYERS):
-            shown = f"{value:,}" if value < 10**15 else f"about 10^{len(str(value)) - 1}"
-            raise SolverInputError(f"{where}: {key} is {shown}; transformers' class is built here for at most "
+                and not 0 <= value <= MAX_LAYERS):
+            shown = f"{value:,}" if abs(value) < 10**15 else f"about {'-' if value < 0 else ''}10^{len(str(abs(value))) - 1}"
+            raise SolverInputError(f"{where}: {key} is {shown}; transformers' class is built here for 0 to "
                                    f"{MAX_LAYERS:,} layers", param="config")
 
 
@@ -109,9 +110,10 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
         raise SolverInputError(f"transformers' {kind!r} class of this config.json is too large to build here "
                                f"(more than {MAX_MODULES:,} modules or {MAX_BUILD_S:g} s); check its sizes",
                                param="config") from None
-    except (ValueError, TypeError, KeyError, AttributeError, RuntimeError, AssertionError, OverflowError,
-            MemoryError) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    except Exception as e:  # noqa: BLE001 - any failure of transformers' own checks (ValueError, TypeError,
+        # huggingface_hub's StrictDataclassFieldValidationError for "n_positions": "true", ...) is the file's
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        first = " ".join(lines[:2])[:300] if lines else type(e).__name__
         raise SolverInputError(f"transformers cannot build {kind!r} from this config.json: {first}",
                                param="config") from None
     finally:

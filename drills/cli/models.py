@@ -210,12 +210,13 @@ def _refuse_indescribable(presets, batch: int, seq: int) -> None:
     cfgs = [p.config for p, _ in over]
     which, whose = ((f"{worst.name} is", "") if len(presets) == 1 else
                     (f"{len(over)} of {len(presets)} models are", f"the largest, {worst.name}: "))
+    every = "it takes" if len(presets) == 1 else "every model takes"
     most_seq = largest_describable(cfgs, batch, seq, "seq")
     if most_seq is not None:
-        hint = f"at --batch {_n(batch)} every model takes --seq up to {_n(most_seq)}"
+        hint = f"at --batch {_n(batch)} {every} --seq up to {_n(most_seq)}"
     else:
         most_batch = largest_describable(cfgs, batch, seq, "batch")
-        hint = (f"at --seq {_n(seq)} every model takes --batch up to {_n(most_batch)}" if most_batch is not None
+        hint = (f"at --seq {_n(seq)} {every} --batch up to {_n(most_batch)}" if most_batch is not None
                 else "use a smaller --batch and --seq")
     raise InputError(f"at batch {_n(batch)} × seq {_n(seq)} {which} beyond what torch can describe even on the "
                      f"meta device ({whose}{describe(big)}; a tensor's size must stay below 2^63 bytes); {hint}",

@@ -184,8 +184,9 @@ def test_verify_with_huge_flags_answers_in_one_line_at_once(args):
 def test_measure_refuses_a_calibration_that_would_pass_its_budget_before_it_starts():
     """A 12000² calibration matmul, 3 rounds × 100 runs (3.5e12 FLOPs a run): refused from a probe of a
     few milliseconds, before the calibration's tensors exist. Before, nothing bounded the
-    calibration's first run (one such run: 35-140 s on the 2-core machine; --peak-size 8000
-    --repeats 1 ran all 3 rounds, 41 s), and its rounds could take 60 s each (--repeats 1000: 70 s)."""
+    calibration's first run (one such run: about 3 minutes at the 18 GFLOP/s a 1024² matmul reached
+    on the loaded 2-core machine; --peak-size 8000 --repeats 1 ran all 3 rounds, 41 s), and its
+    rounds could take 60 s each (--repeats 1000: refused after 70 s)."""
     t0 = time.monotonic()
     line = _one_line(qkv("measure", "matmul", "--peak-size", "12000", "--repeats", "100", "--warmup", "0"))
     took = time.monotonic() - t0

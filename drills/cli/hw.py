@@ -170,17 +170,19 @@ def check_time(flops: float | None, fig: dict[str, Any] | None, runs: int, devic
 
 
 def time_op(fn, device: str, warmup: int = 3, repeats: int = 10, *, flops: float | None = None,
-            fig: dict[str, Any] | None = None) -> dict[str, float]:
+            fig: dict[str, Any] | None = None, budget: float | None = None, too_slow=None) -> dict[str, float]:
     """Median (and min, max) seconds of ``fn()`` after ``warmup`` untimed runs, synchronised.
 
     Bounded in time: with ``flops`` and the machine figures ``fig``, runs that would take more than
     :data:`MEASURE_BUDGET_S` even at the speed :func:`check_time` assumes are refused before the first; after the first
-    run, its time × the runs left is checked again; and the timed runs stop (keeping those done)
-    once twice the budget has passed. Ctrl-C stops at once (exit status 130)."""
+    run, its time × the runs left is checked again against ``budget`` (default the measurement's budget;
+    ``too_slow(first, runs)`` makes the error); and the timed runs stop (keeping those done) once twice the
+    budget has passed. Ctrl-C stops at once (one line, exit status 130: :func:`interruptible`)."""
     import torch
 
     cuda = device.startswith("cuda")
     runs = warmup + repeats
+    budget = MEASURE_BUDGET_S if budget is None else budget
     check_time(flops, fig, runs, device)
 
     def once() -> float:
@@ -198,8 +200,8 @@ def time_op(fn, device: str, warmup: int = 3, repeats: int = 10, *, flops: float
     began = time.perf_counter()
     times = []
     first = once()
-    if first * (runs - 1) > MEASURE_BUDGET_S:
-        raise _too_slow(first, runs, "about")
+    if first * (runs - 1) > budget:
+        raise (too_slow or (lambda t, n: _too_slow(t, n, "about")))(first, runs)
     if warmup:
         for _ in range(warmup - 1):
             fn()
@@ -209,14 +211,100 @@ def time_op(fn, device: str, warmup: int = 3, repeats: int = 10, *, flops: float
         times.append(first)
     while len(times) < repeats:
         times.append(once())
-        if time.perf_counter() - began > 2 * MEASURE_BUDGET_S:
+        if time.perf_counter() - began > 2 * budget:
             break  # slower than estimated (a busy machine): what was timed is kept
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": len(times)}
 
 
-def best_time(fn, device: str, warmup: int, repeats: int, rounds: int) -> float:
-    """The fastest run over ``rounds`` separate calibrations of ``repeats`` runs each (noise only slows a run)."""
-    return min(time_op(fn, device, warmup, repeats)["min_s"] for _ in range(max(1, rounds)))
+def best_time(fn, device: str, warmup: int, repeats: int, rounds: int, *, deadline: float | None = None,
+              too_slow=None, done: list[int] | None = None) -> float:
+    """The fastest run over ``rounds`` separate calibrations of ``repeats`` runs each (noise only slows a run).
+
+    With ``deadline`` (a ``time.perf_counter()`` value: the calibration's budget, shared by all its
+    steps) the first round is refused by ``too_slow(first, runs)`` when its first run × its runs would
+    pass the deadline, and a later round is left out when the one before it would no longer fit (the
+    fastest run of the rounds done is kept; their number is appended to ``done``)."""
+    best, last, r = float("inf"), 0.0, 0
+    for r in range(max(1, rounds)):
+        if deadline is None:
+            best = min(best, time_op(fn, device, warmup, repeats)["min_s"])
+            continue
+        left = deadline - time.perf_counter()
+        if r and last > left:
+            r -= 1
+            break
+        began = time.perf_counter()
+        best = min(best, time_op(fn, device, warmup, repeats, budget=max(left, 0.0), too_slow=too_slow)["min_s"])
+        last = time.perf_counter() - began
+    if done is not None:
+        done.append(r + 1)
+    return best
+
+
+#: The calibration is estimated before it starts from a probe this small (an n×n matmul, a copy).
+PROBE_N = 512
+PROBE_BYTES = 16 * 2**20
+
+
+def calibration_per_run(device: str, torch_dtype, *, peak_size: int, copy_bytes: int) -> tuple[float, float]:
+    """Low estimates of the seconds one run of the calibration's ``peak_size``² matmul (0: none) and
+    one of its copy of ``copy_bytes`` (0: none) take, at :data:`MEASURED_MARGIN` × the speed of a
+    probe: the fastest of 3 to 10 runs of a :data:`PROBE_N`² matmul and of a copy of at most
+    :data:`PROBE_BYTES` (a few milliseconds in all). A small matmul runs slower per FLOP than a large
+    one, so the estimate errs low: what it refuses is surely too slow, and the rest is bounded
+    while it runs (:func:`best_time`). Measured on the shared 2-core machine (load average 6): a
+    512² matmul ran at 8-11 GFLOP/s, a 1024² one at 18 (a 256² one at 1.2: too small a probe); a
+    copy of 16 MiB at 0.9 GB/s, of 64 MiB at 2 GB/s."""
+    import torch
+
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+
+    def fastest(fn) -> float:  # after a warm-up run: 3 runs, more (up to 10) while under 50 ms have passed
+        fn()
+        sync()
+        best, began, k = float("inf"), time.perf_counter(), 0
+        while k < 3 or (k < 10 and time.perf_counter() - began < 0.05):
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            best, k = min(best, time.perf_counter() - t0), k + 1
+        return max(best, 1e-9)
+
+    matmul = copy = 0.0
+    if peak_size:
+        n = min(peak_size, PROBE_N)
+        a = torch.ones(n, n, device=device, dtype=torch_dtype)
+        b = torch.ones(n, n, device=device, dtype=torch_dtype)
+        flops_per_s = 2 * n**3 / fastest(lambda: a @ b)
+        matmul = 2 * float(min(peak_size, 10**30)) ** 3 / (MEASURED_MARGIN * flops_per_s)
+        del a, b
+    if copy_bytes:
+        src = torch.ones(max(1, min(copy_bytes, PROBE_BYTES) // 4), device=device, dtype=torch.float32)
+        dst = torch.zeros_like(src)
+        bytes_per_s = 2 * src.nbytes / fastest(lambda: dst.copy_(src))
+        copy = 2 * float(max(4, min(copy_bytes, 10**30))) / (MEASURED_MARGIN * bytes_per_s)
+    return matmul, copy
+
+
+def _calibration_too_slow(what: str, seconds: float, how: str) -> InputError:
+    return InputError(f"the calibration ({what}) would take {how} {seconds:.3g} s, more than the "
+                      f"{MEASURE_BUDGET_S:g} s it may take; lower --repeats, --warmup, --peak-size or --copy-bytes, or "
+                      "give --peak-flops and --bandwidth (or --hw) to skip it", "--repeats")
+
+
+def interruptible(f):
+    """Ctrl-C during a measurement: one line and exit status 130, nothing printed half."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("qkv: measure: stopped by Ctrl-C; nothing measured", err=True)
+            raise click.exceptions.Exit(130) from None
+
+    return wrapper
 
 
 def _device(device: str) -> str:
@@ -258,23 +346,47 @@ def machine_figures(device: str, dtype_name: str, torch_dtype, *, hw_name: str |
     if bandwidth is None and preset is not None:
         bandwidth, fig["bandwidth_origin"] = preset.hbm_bandwidth, f"preset {preset.name}"
     rounds = CALIBRATION_ROUNDS
+    runs = warmup + repeats
+    what = f"{rounds} rounds × {runs} runs of " + " and ".join(
+        ([f"a {peak_size}×{peak_size} matmul"] if peak_flops is None else []) +
+        ([f"a copy of {copy_bytes:,} bytes"] if bandwidth is None else []))
+    began = time.perf_counter()
+    deadline = reserve = None
+    if peak_flops is None or bandwidth is None:  # the whole calibration, estimated before its tensors exist
+        matmul_s, copy_s = calibration_per_run(device, torch_dtype, peak_size=peak_size if peak_flops is None else 0,
+                                               copy_bytes=copy_bytes if bandwidth is None else 0)
+        estimate = (matmul_s + copy_s) * runs * rounds
+        if estimate > MEASURE_BUDGET_S:
+            raise _calibration_too_slow(what, estimate, "at least")
+        began = time.perf_counter()
+        deadline = began + MEASURE_BUDGET_S  # one budget for every run of every step
+        reserve = copy_s * runs  # the matmul's rounds leave the copy one round at the estimated speed
+
+    def too_slow(first: float, n: int) -> InputError:  # after a first run: the time spent, and the rest at its pace
+        return _calibration_too_slow(what, time.perf_counter() - began + first * (n * rounds - 1), "about")
+
     if peak_flops is None:
         n = peak_size
         a = torch.randn(n, n, device=device, dtype=torch_dtype)
         b = torch.randn(n, n, device=device, dtype=torch_dtype)
-        t = best_time(lambda: a @ b, device, warmup, repeats, rounds)
+        done: list[int] = []
+        t = best_time(lambda: a @ b, device, warmup, repeats, rounds, too_slow=too_slow, done=done,
+                      deadline=None if deadline is None else deadline - (reserve or 0.0))
         peak_flops = 2 * n**3 / t
-        fig["peak_origin"] = f"measured: {n}×{n} @ {n}×{n} matmul, fastest run of {rounds} × {repeats}"
+        fig["peak_origin"] = f"measured: {n}×{n} @ {n}×{n} matmul, fastest run of {(done or [rounds])[0]} × {repeats}"
+        del a, b
     else:
         fig.setdefault("peak_origin", "given")
     if bandwidth is None:
         numel = max(1, copy_bytes // 4)
         src = torch.empty(numel, device=device, dtype=torch.float32).fill_(1.0)
         dst = torch.empty_like(src)
-        t = best_time(lambda: dst.copy_(src), device, warmup, repeats, rounds)
+        done = []
+        t = best_time(lambda: dst.copy_(src), device, warmup, repeats, rounds, deadline=deadline, too_slow=too_slow,
+                      done=done)
         bandwidth = 2 * src.nbytes / t
         fig["bandwidth_origin"] = (f"measured: copy of {src.nbytes:,} bytes (read + write), "
-                                   f"fastest run of {rounds} × {repeats}")
+                                   f"fastest run of {(done or [rounds])[0]} × {repeats}")
     else:
         fig.setdefault("bandwidth_origin", "given")
     fig.update(peak_flops=float(peak_flops), bandwidth=float(bandwidth))
@@ -413,6 +525,7 @@ def _setup(device, dtype, hw_name, peak_flops, bandwidth, peak_size, copy_bytes,
 @click.option("--d-out", "-F", type=COUNT, default=1024, show_default=True)
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @measure_options
+@interruptible
 def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops, bandwidth, peak_size,
                    copy_bytes, warmup, repeats, as_json):
     """Time X[B,D] @ W[D,F] (forward, or forward + both backward matmuls)."""
@@ -457,6 +570,7 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
 @click.option("--n-kv-heads", type=INT, default=None, help="GQA/MQA: K and V heads (repeated for the kernel).")
 @click.option("--causal/--no-causal", default=False, show_default=True)
 @measure_options
+@interruptible
 def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, dtype, hw_name, peak_flops,
                       bandwidth, peak_size, copy_bytes, warmup, repeats, as_json):
     """Time scaled_dot_product_attention; on a GPU also the score-matrix memory per backend."""
@@ -537,6 +651,7 @@ def _backend_memory(q, k, v, group: int, causal: bool) -> dict[str, Any]:
 @click.option("--d-ff", type=INT, default=None, help="Default 4·d_model.")
 @click.option("--vocab-size", type=INT, default=1000, show_default=True)
 @measure_options
+@interruptible
 def measure_forward(batch, seq, d_model, n_layers, n_heads, d_ff, vocab_size, device, dtype, hw_name, peak_flops,
                     bandwidth, peak_size, copy_bytes, warmup, repeats, as_json):
     """Time a forward pass of the reference decoder (solver.models) at batch × seq tokens."""

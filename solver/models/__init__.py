@@ -2,48 +2,35 @@
 
 ``build_model(cfg, device)`` returns a :class:`Transformer`; on ``cpu``/``cuda`` it first checks
 that the weights fit (:mod:`solver.models.guard`), on ``meta`` it takes any size and allocates
-nothing. Importing this package imports torch.
+nothing. Importing this package imports no torch: the names below load their module (and torch)
+when first used (PEP 562), so a size check of ``solver.models.guard`` or ``solver.models.verify``
+answers before torch is imported (``qkv models verify`` with sizes it refuses, issue 28).
 """
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
-import torch
-from torch.overrides import TorchFunctionMode
-
-from solver.counting.config import ModelConfig
-from solver.models.attention import Attention, LayerKV
-from solver.models.guard import check_fits
-from solver.models.transformer import KVCache, ModelOutput, Stack, Transformer
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["Attention", "KVCache", "LayerKV", "ModelOutput", "Stack", "Transformer", "build_model"]
 
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
+#: where each name of the package lives
+_HOME = {"Attention": "attention", "LayerKV": "attention", "KVCache": "transformer", "ModelOutput": "transformer",
+         "Stack": "transformer", "Transformer": "transformer", "build_model": "build", "check_fits": "guard"}
 
-def build_model(cfg: ModelConfig, device: str = "meta", dtype: str = "fp32") -> Transformer:
-    """The reference model of ``cfg`` on ``device`` (meta, cpu, cuda) with ``dtype`` weights."""
-    from solver.errors import SolverInputError
-
-    if dtype not in DTYPES:
-        raise SolverInputError(f"choose one of {', '.join(DTYPES)} (got {dtype!r})", param="dtype")
-    torch_dtype = getattr(torch, DTYPES[dtype])
-    check_fits(cfg, device, torch.tensor([], dtype=torch_dtype).element_size())
-    try:
-        with torch.device(device), (_SkipInit() if device == "meta" else nullcontext()):
-            model = Transformer(cfg)
-    except RuntimeError as e:
-        raise SolverInputError(f"cannot build the model on {device}: {str(e).splitlines()[0]}",
-                               param="device") from None
-    return model.to(torch_dtype)
+if TYPE_CHECKING:
+    from solver.models.attention import Attention, LayerKV
+    from solver.models.build import build_model
+    from solver.models.guard import check_fits  # noqa: F401
+    from solver.models.transformer import KVCache, ModelOutput, Stack, Transformer
 
 
-class _SkipInit(TorchFunctionMode):
-    """Skips ``torch.nn.init`` while building on the meta device, where there are no values to
-    initialise (it halves the build time of a large model)."""
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        import importlib
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__module__", "") == "torch.nn.init":
-            return args[0] if args else (kwargs or {}).get("tensor")
-        return func(*args, **(kwargs or {}))
+        value = getattr(importlib.import_module(f"solver.models.{_HOME[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'solver.models' has no attribute {name!r}")

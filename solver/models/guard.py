@@ -199,6 +199,56 @@ def check_run_fits(need: int, device: str, what: str, *, param: str = "batch", d
     return need
 
 
+# ---- time: a run on cpu/cuda, estimated before building ----------------------------------------
+
+#: The longest ``verify`` may run one model on cpu/cuda, estimated before it is built (seconds).
+RUN_BUDGET_S = 120.0
+#: Runs are estimated at this many times the FLOP/s of the probe (a 512² matmul runs slower per
+#: FLOP than a model's larger ones: measured on the shared 2-core machine 8-11 against 18 GFLOP/s
+#: for a 1024² one), so the estimate errs low and what it refuses is surely too slow.
+PROBE_MARGIN = 2
+_SPEED: dict[str, float] = {}
+
+
+def matmul_speed(device: str) -> float:
+    """FLOP/s of a 512² fp32 matmul on ``device``: the fastest of 3 to 10 runs after a warm-up
+    (under 50 ms of runs; once per process and device)."""
+    import time
+
+    import torch
+
+    if device not in _SPEED:
+        n = 512
+        a = torch.ones(n, n, device=device)
+        b = torch.ones(n, n, device=device)
+        sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+        a @ b
+        sync()
+        best, began, k = float("inf"), time.perf_counter(), 0
+        while k < 3 or (k < 10 and time.perf_counter() - began < 0.05):
+            t0 = time.perf_counter()
+            a @ b
+            sync()
+            best, k = min(best, time.perf_counter() - t0), k + 1
+        _SPEED[device] = 2 * n**3 / max(best, 1e-9)
+    return _SPEED[device]
+
+
+def check_run_time(flops: float, device: str, what: str, *, param: str = "batch") -> float:
+    """Raise SolverInputError (one line) when ``flops`` would take more than :data:`RUN_BUDGET_S`
+    on ``device`` even at :data:`PROBE_MARGIN` × the probe's speed; returns the estimate (s)."""
+    if device == "meta" or flops <= 0:
+        return 0.0
+    speed = PROBE_MARGIN * matmul_speed(device)
+    seconds = float(flops) / speed
+    if seconds > RUN_BUDGET_S:
+        raise SolverInputError(f"refusing to run {what} on {device}: its ~{float(flops):.3g} matmul FLOPs would take "
+                               f"at least ~{seconds:.3g} s here (at {PROBE_MARGIN} × the {speed / PROBE_MARGIN:.3g} "
+                               f"FLOP/s of a probe matmul), more than the {RUN_BUDGET_S:g} s a model may take; use "
+                               "smaller sizes, or --device meta (counts without running)", param=param)
+    return seconds
+
+
 #: torch describes a tensor's size in bytes with a signed 64-bit integer: even the meta device,
 #: which stores nothing, refuses a tensor of 2^63 bytes or more ("Storage size calculation overflowed").
 DESCRIBABLE_BYTES = 2**62

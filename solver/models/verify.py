@@ -315,14 +315,17 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
     from solver.models.guard import check_describable, run_bytes
 
     check_describable(run_bytes(cfg, batch, seq, 4), f"{cfg.name or 'the model'} at batch {batch} × seq {seq}")
+    # (the same bound as :func:`beyond_describable`, which ``qkv models verify`` checks for every model first)
     if device != "meta":  # every tensor of the run, not only the weights, before allocating any
-        from solver.models.guard import check_fits, check_run_fits, describe
+        from solver.models.guard import check_fits, check_run_fits, check_run_time, describe
 
         check_fits(cfg, device)  # the weights alone first: the plainer message when they do not fit
         layers = cfg.n_layers if "train" in modes and (train == "full" or not sliced_stacks(cfg)) else 2
         parts = run_bytes(cfg, batch, seq, 4, train_layers=min(layers, cfg.n_layers) if "train" in modes else None)
         check_run_fits(parts["total"], device, f"{cfg.name or 'the model'} at batch {batch} × seq {seq}",
                        param="batch", detail=describe(parts))
+        check_run_time(run_flops(cfg, batch, seq, modes, train), device,
+                       f"{cfg.name or 'the model'} at batch {batch} × seq {seq}")
     model = build_model(cfg, device)
 
     # parameters: total, and per group (a mismatch in a group says where to look)
@@ -371,6 +374,55 @@ def verify(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 12
         record.extra["peak_memory"] = forward_peak_memory(model, batch, seq)
     record.seconds = time.perf_counter() - t0
     return record
+
+
+def run_flops(cfg: ModelConfig, batch: int, seq: int, modes: tuple[str, ...] = FLOP_MODES,
+              train: str = "by-layers") -> int:
+    """A low estimate of the matmul FLOPs :func:`verify` runs on cpu/cuda: three forward passes
+    (the prefill of the decode step and :func:`time_forward`'s two), the train step (forward and
+    backward) or, on 1- and 2-layer slices of a deep stack, ``3 / layers`` of the whole model's
+    (the slices cost 2·E + 3·X with E the layers' outside and X one layer, at least 3·(E + L·X) / L
+    from L = 2 on). The analytic counts of ``solver.counting``."""
+    counts = analytic()
+    forward = int(counts.matmul_flops(cfg, batch=batch, seq=seq, mode="forward").total)
+    total = 3 * forward
+    if "train" in modes:
+        whole = int(counts.matmul_flops(cfg, batch=batch, seq=seq, mode="train").total)
+        total += whole if train == "full" or not sliced_stacks(cfg) else whole * 3 // max(2, cfg.n_layers)
+    elif "forward" in modes:
+        total += forward
+    return total
+
+
+def beyond_describable(cfg: ModelConfig, batch: int, seq: int) -> dict[str, int]:
+    """The tensor kinds of a :func:`verify` run of ``cfg`` at ``batch`` × ``seq`` (``seq`` clipped as
+    verify clips it) that torch cannot describe even on the meta device: the check
+    :func:`verify` makes before building, from the analytic sizes alone (no torch, about 0.2 ms).
+    Empty when the run can be described."""
+    from solver.models.guard import DESCRIBABLE_BYTES, run_bytes
+
+    parts = run_bytes(cfg, batch, default_seq(cfg, seq), 4)
+    return {k: v for k, v in parts.items() if k != "total" and v >= DESCRIBABLE_BYTES}
+
+
+def largest_describable(cfgs: list[ModelConfig], batch: int, seq: int, vary: str = "seq") -> int | None:
+    """The largest ``seq`` (``vary="seq"``, at ``batch``) or ``batch`` (``vary="batch"``, at ``seq``),
+    at most the one given, at which every config of ``cfgs`` passes :func:`beyond_describable`;
+    None when even the smallest (seq 2, batch 1) does not. A bisection: every size grows with both."""
+    def fits(n: int) -> bool:
+        b, s = (batch, n) if vary == "seq" else (n, seq)
+        return not any(beyond_describable(c, b, s) for c in cfgs)
+
+    lo = 2 if vary == "seq" else 1
+    hi = min(seq if vary == "seq" else batch, 2**62)  # 2^62 of anything is past the bound
+    if not fits(lo):
+        return None
+    if fits(hi):
+        return hi
+    while hi - lo > 1:  # fits(lo), not fits(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def time_forward(model, batch: int, seq: int) -> float:

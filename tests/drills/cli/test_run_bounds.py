@@ -143,3 +143,128 @@ def test_a_bad_config_value_is_one_line_naming_the_key(tmp_path, key, value):
     (tmp_path / "config.json").write_text(json.dumps({**BASE, key: value}))
     line = _one_line(qkv("solve", "params", "--config", "config.json", cwd=tmp_path))
     assert line.startswith("qkv: error: --config:") and f" {key} " in line, line
+
+
+def test_verify_over_the_zoo_refuses_indescribable_sizes_up_front():
+    """No model given: the bound of every model is checked before any is built, and the whole
+    command is one line (before: the models whose position table clips the sequence were built
+    and verified, the others listed as not built, exit 0 after 8 to 60 s)."""
+    import re
+
+    from solver.counting.presets import preset_names
+
+    t0 = time.monotonic()
+    line = _one_line(qkv("models", "verify", "--device", "meta", "--batch", "1000000000", "--seq", "1000000000000"))
+    assert time.monotonic() - t0 < 15
+    m = re.search(r"(\d+) of (\d+) models are beyond what torch can describe even on the meta device", line)
+    assert m and 1 <= int(m[1]) < int(m[2]) == len(preset_names()), line
+    seq = int(re.search(r"every model takes --seq up to ([\d,]+)$", line)[1].replace(",", ""))
+    assert 2 <= seq < 10**12
+    # every model at that --seq: describable (the edge itself is tests/solver/models/test_verify_describable.py)
+    from solver.counting.presets import get_config
+    from solver.models.verify import beyond_describable
+
+    assert not any(beyond_describable(get_config(n), 10**9, seq) for n in preset_names())
+    assert any(beyond_describable(get_config(n), 10**9, seq + 1) for n in preset_names())
+
+
+@pytest.mark.parametrize("args", [
+    ("--device", "cpu", "--batch", "1000000000", "--seq", "1000000000000"),
+    ("--batch", str(10**400)),
+    ("--seq", str(10**4000), "gpt2", "llama3-8b"),
+    ("--batch", str(10**20), "--seq", "2"),
+])
+def test_verify_with_huge_flags_answers_in_one_line_at_once(args):
+    t0 = time.monotonic()
+    line = _one_line(qkv("models", "verify", *args))
+    assert "beyond what torch can describe even on the meta device" in line and len(line) < 600
+    assert time.monotonic() - t0 < 15
+
+
+def test_measure_refuses_a_calibration_that_would_pass_its_budget_before_it_starts():
+    """A 12000² calibration matmul, 3 rounds × 100 runs (3.5e12 FLOPs a run): refused from a probe of a
+    few milliseconds, before the calibration's tensors exist. Before, nothing bounded the
+    calibration's first run (one such run: about 3 minutes at the 18 GFLOP/s a 1024² matmul reached
+    on the loaded 2-core machine; --peak-size 8000 --repeats 1 ran all 3 rounds, 41 s), and its
+    rounds could take 60 s each (--repeats 1000: refused after 70 s)."""
+    t0 = time.monotonic()
+    line = _one_line(qkv("measure", "matmul", "--peak-size", "12000", "--repeats", "100", "--warmup", "0"))
+    took = time.monotonic() - t0
+    assert "the calibration (3 rounds × 100 runs of a 12000×12000 matmul and a copy of 67,108,864 bytes) " \
+           "would take at least " in line and "more than the 60 s it may take" in line, line
+    assert took < 30  # the start-up and torch's import (3-11 s on the loaded 2-core machine), and a probe
+
+
+def test_the_calibration_estimate_scales_with_the_work():
+    """The probe's estimate grows with the work: a 1024² matmul is estimated from the same 512² probe
+    as a 512² one, 8 × the FLOPs (the ratio within the probe's noise on a shared machine); no work,
+    no time."""
+    import torch
+
+    from drills.cli import hw
+
+    m512, c = hw.calibration_per_run("cpu", torch.float32, peak_size=512, copy_bytes=16 * 2**20)
+    m1024, c4 = hw.calibration_per_run("cpu", torch.float32, peak_size=1024, copy_bytes=64 * 2**20)
+    assert m512 > 0 and c > 0 and m1024 > 0 and c4 > 0
+    assert 2 <= m1024 / m512 <= 32  # 8 × in FLOPs, the probe's noise on a shared machine either way
+    assert hw.calibration_per_run("cpu", torch.float32, peak_size=0, copy_bytes=0) == (0.0, 0.0)
+
+
+def test_the_calibration_rounds_share_one_deadline():
+    """Runs of 20 ms, 10 a round: a second round fits in 0.5 s, a third not (left out, the rounds
+    done counted); a first round that cannot fit is refused after its first run."""
+    from drills.cli import hw
+
+    done: list[int] = []
+    t = hw.best_time(lambda: time.sleep(0.02), "cpu", 0, 10, 3, deadline=time.perf_counter() + 0.5, done=done)
+    assert t >= 0.02 and done and 1 <= done[0] <= 2
+    calls = []
+
+    def too_slow(first, n):
+        calls.append((first, n))
+        return InputError("too slow")
+
+    with pytest.raises(InputError, match="too slow"):
+        hw.best_time(lambda: time.sleep(0.02), "cpu", 0, 1000, 3, deadline=time.perf_counter() + 1.0,
+                     too_slow=too_slow)
+    assert len(calls) == 1 and calls[0][1] == 1000 and calls[0][0] >= 0.02
+
+
+def test_ctrl_c_in_measure_is_one_line_and_exit_130(monkeypatch):
+    from click.testing import CliRunner
+
+    from drills.cli import cli, hw
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(hw, "best_time", interrupted)
+    r = CliRunner().invoke(cli, ["measure", "matmul", "-B", "8", "-D", "8", "-F", "8", "--peak-size", "64",
+                                 "--copy-bytes", "4096"])
+    assert r.exit_code == 130 and r.stdout == ""
+    assert r.stderr.splitlines() == ["qkv: measure: stopped by Ctrl-C; nothing measured"]
+
+
+@pytest.mark.slow
+def test_a_real_sigint_during_the_calibration_stops_it_in_one_line():
+    """SIGINT to the real process once its calibration has begun (it says so on stderr through a
+    wrapper of best_time): one line, exit status 130, within seconds of the signal."""
+    import signal
+
+    code = ("import sys\nimport drills.cli.hw as hw\norig = hw.best_time\n"
+            "def marked(*a, **k):\n    print('CALIBRATING', file=sys.stderr, flush=True)\n    return orig(*a, **k)\n"
+            "hw.best_time = marked\nsys.argv = ['qkv', 'measure', 'matmul', '--repeats', '60', '--peak-size', '1024']\n"
+            "from drills.cli import main\nmain()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert p.stderr.readline().strip() == "CALIBRATING"
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert time.monotonic() - t0 < 10
+    assert p.returncode == 130 and out == ""
+    assert [ln for ln in err.splitlines() if ln != "CALIBRATING"] == ["qkv: measure: stopped by Ctrl-C; nothing measured"]

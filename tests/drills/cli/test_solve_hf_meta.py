@@ -67,3 +67,58 @@ def test_without_transformers_the_refusal_says_what_to_install(mamba_file):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "pip install transformers" in done.stderr and "Traceback" not in done.stderr
+
+
+BIGCODE = {"model_type": "gpt_bigcode", "n_embd": 64, "n_head": 4, "vocab_size": 100, "n_positions": 64}
+
+
+@pytest.mark.parametrize("key, layers, shown", [("n_layer", 100_000, "100,000"), ("n_layer", 10**20, "about 10^20"),
+                                                ("num_hidden_layers", 5000, "5,000"), ("n_layer", -1, "-1")])
+def test_a_layer_count_past_the_bound_is_refused_before_building(tmp_path, key, layers, shown):
+    """Issue 28: n_layer 100000 or 10^20 in a type qkv does not read ran past 2 minutes inside
+    transformers (one module object per layer), and n_layer -1 answered the count of no layer (exit
+    0); now one line at once, naming the key."""
+    import time
+
+    pytest.importorskip("transformers")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**BIGCODE, key: layers}))
+    t0 = time.monotonic()
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(path)])
+    assert r.exit_code == 2 and time.monotonic() - t0 < 10
+    assert r.stderr.strip().splitlines() == [f"qkv: error: --config: config.json: {key} is {shown}; transformers' "
+                                             "class is built here for 0 to 1,000 layers"]
+
+
+def test_the_build_stops_past_its_module_bound(monkeypatch):
+    """A build past MAX_MODULES stops inside transformers (the registration hook), in one line; the
+    hook is removed afterwards (the next build counts as before: 2 layers of GPTBigCode at d=64)."""
+    pytest.importorskip("transformers")
+    from solver.counting import hf_meta
+    from solver.errors import SolverInputError
+
+    monkeypatch.setattr(hf_meta, "MAX_MODULES", 100)
+    with pytest.raises(SolverInputError, match="too large to build here .more than 100 modules"):
+        hf_meta.count_with_transformers({**BIGCODE, "n_layer": 50})
+    monkeypatch.setattr(hf_meta, "MAX_MODULES", 200_000)
+    two = hf_meta.count_with_transformers({**BIGCODE, "n_layer": 2}).total
+    one = hf_meta.count_with_transformers({**BIGCODE, "n_layer": 1}).total
+    # a GPTBigCode block at d=64 (multi-query: K and V of one head, 16 wide): ln 2·64, c_attn 64·(64+2·16)+96,
+    # c_proj 64·64+64, ln 2·64, c_fc 64·256+256, c_proj 256·64+64
+    assert two - one == 128 + 64 * 96 + 96 + 64 * 64 + 64 + 128 + 64 * 256 + 256 + 256 * 64 + 64
+
+
+@pytest.mark.parametrize("key, value", [("n_positions", "true"), ("vocab_size", "Infinity"), ("n_embd", True),
+                                        ("n_embd", []), ("n_layer", -1.7e16), ("n_head", 0), ("n_embd", -64)])
+def test_a_value_transformers_refuses_is_one_line(tmp_path, key, value):
+    """Found by tests/drills/cli/test_config_fuzz.py: huggingface_hub's StrictDataclassFieldValidationError
+    (a string, a boolean, a list or a float where transformers wants an int) came out as "internal
+    error"; now one line naming the field."""
+    pytest.importorskip("transformers")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**BIGCODE, "n_layer": 2, key: value}))
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(path)])
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 2 and len(lines) == 1, r.output
+    assert lines[0].startswith("qkv: error: --config: transformers cannot build 'gpt_bigcode' from this config.json: ")
+    assert "internal error" not in r.output

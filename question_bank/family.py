@@ -199,6 +199,9 @@ class Family:
     # issue 12: why a key that a blind guess gives (0, 1, a number of the statement) is the point of
     # this family; empty (the default): generate() draws again when that happens.
     blind_key_ok: str = ""
+    # issue 22: why a level may hold fewer than 50 distinct problems in 1,000 draws (a small table of
+    # real chips or models; then the asked quantity varies); empty: the variety check applies.
+    small_pool: str = ""
 
     @property
     def default_difficulty(self) -> str:
@@ -264,6 +267,7 @@ def family(
     marks: int = 1,
     source: str = "",
     blind_key_ok: str = "",
+    small_pool: str = "",
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
     """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
     for t in types:
@@ -277,6 +281,7 @@ def family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
             difficulties=tuple(difficulties), marks=marks, source=source,
             description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
+            small_pool=small_pool,
         )
         FAMILIES[id] = fam
         return fam

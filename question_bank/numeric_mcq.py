@@ -71,7 +71,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "hardware.decode_step": ("easy", "medium", "hard"),
     "hardware.gpu_days": ("easy", "medium", "hard"),
     "hardware.zero_memory": ("easy", "medium", "hard"),
-    "hardware.min_chips": ("hard",),
+    # hardware.min_chips left out: issue 22 varies its draws, and at hard no draw in 24 offered three mistakes
     "hardware.prefill_time": ("easy", "medium", "hard"),
     "hardware.attention_crossover": ("hard",),
     "hardware.pf_days": ("easy", "medium", "hard"),

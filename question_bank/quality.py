@@ -48,15 +48,47 @@ __all__ = [
 
 #: The most a single option letter may hold of the keys over a large draw.
 MAX_LETTER_SHARE = 0.40
-#: How far above chance an answer-blind rule may score before the family fails.
-GUESS_MARGIN = 0.10
+#: How far above chance an answer-blind rule may score before the family fails (issue 22: 5 points,
+#: the same margin as the learned attacker of :mod:`question_bank.adversary`).
+GUESS_MARGIN = 0.05
 #: Known failures not yet fixed, per check ("guessing", "blind keys", "difficulty"): reported as
 #: pending, not as failures, so that the check fails for every other family, any family added
 #: later included. Shrink these sets; never grow them without saying why in the report.
 PENDING: dict[str, frozenset[str]] = {
-    "guessing": frozenset(),
+    # issue 22: with the margin at 5 points, at 600 draws "echoes the statement least" (36 %) and "most shared
+    # words" (32 %) beat why_sqrt_dk's chance (25 %) by more than 5 points
+    "guessing": frozenset({"attention.why_sqrt_dk"}),
     "blind keys": frozenset(),
     "difficulty": frozenset(),
+    # issue 22: the families the adversary (question_bank.adversary) still beats at 200 draws: a learned or
+    # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
+    # number, or fewer than 50 distinct problems in 1,000 draws at some level.
+    "adversary": frozenset({
+        "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
+        "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
+        "counting.params_mha", "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
+        "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
+        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
+        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
+        "pretraining.bert_masking",
+        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
+        "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
+        # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker
+        # on the statements' features finds the key set well over chance at some level
+        "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements",
+    }) | frozenset(f"{fid}_mcq" for fid in (
+        # issue 26's numeric MCQs (question_bank.numeric_mcq): a learned attacker on the options' features finds
+        # the key over chance + 5 points at some level of almost every view (100 draws); the mechanism is at fault
+        "attention.one_weight", "counting.flops_attention", "counting.flops_forward", "counting.flops_training",
+        "counting.attention_memory", "counting.kv_cache", "counting.params_mha", "counting.params_ffn",
+        "counting.params_norm", "counting.params_layer", "counting.params_model", "counting.params_lora",
+        "counting.params_kv_proj", "hardware.critical_intensity", "hardware.decode_step", "hardware.gpu_days",
+        "hardware.zero_memory", "hardware.prefill_time", "hardware.attention_crossover", "hardware.pf_days",
+        "hardware.kaplan_forward", "hardware.activation_memory", "latent.kv_cache", "parallel.allreduce_time",
+        "parallel.bus_bandwidth", "parallel.pipeline_bubble", "parallel.tensor_parallel_bytes",
+        "positional.pe_rotation", "positional.rope_relative_score", "quantisation.group_int4",
+        "quantisation.nf4_bits", "softmax.temperature", "serving.max_batch", "scaling.compute_optimal",
+        "window.kv_cache", "counting.mlp_params", "counting.vit_params")),
 }
 
 _NUM = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\^?[-−]?\d+|[eE][-+]?\d+)?")
@@ -72,6 +104,40 @@ def numbers_in(text: str) -> list[float]:
             out.append(float(s))
         except ValueError:
             continue
+    return out
+
+
+_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_SUPS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
+_TOKEN = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\^?[-−]?\d+|[eE][-+]?\d+)?"
+                    rf"|(?<=ℝ)[{_SUPS}]+|(?<=\d)[{_SUPS}]+|(?<=\^)\{{?-?\d+\}}?")
+
+
+def printed_numbers(text: str) -> list[float]:
+    """The numbers a student reads in ``text``: ``1,024``, ``0.5``, ``3×10^9``, ``2e-3``, and the
+    exponents written as superscripts or LaTeX powers, read twice: ``ℝ⁶⁴`` gives 64, ``2¹⁰`` gives
+    2, 10 and 1024, ``10^{9}`` gives 10, 9 and 1e9. A lone ``²`` after a letter (σ²) is a square,
+    not a number."""
+    text = text.replace("\u2009", "").replace("\u202f", "")
+    out: list[float] = []
+    prev: float | None = None
+    prev_end = -1
+    for m in _TOKEN.finditer(text):
+        s = m.group(0)
+        sup = s[0] in _SUPS or s.startswith("^") or s.startswith("{")
+        s = s.translate(_SUP).replace("−", "-").replace(",", "").replace(" ", "").strip("^{}")
+        s = re.sub(r"[×x]10\^?", "e", s)
+        try:
+            v = float(s)
+        except ValueError:
+            continue
+        out.append(v)
+        if sup and prev is not None and m.start() == prev_end and abs(v) < 80 and prev != 0:
+            try:
+                out.append(float(prev**v))
+            except OverflowError:
+                pass
+        prev, prev_end = v, m.end()
     return out
 
 
@@ -338,9 +404,9 @@ def blind_key_guess(p: Problem) -> str | None:
     """The blind guess that a NAT/integer problem's key accepts (``"0"``, ``"1"``, ``"a number
     in the statement (64)"``), or None. Multi-part problems: any part."""
     keys = [(pt.key, pt.prompt_text) for pt in p.parts] or [(p.key, "")]
-    st_nums = numbers_in(p.statement_text)
+    st_nums = printed_numbers(p.statement_text)  # issue 22: superscripts too (d_k printed only as ℝ⁶⁴)
     for key, prompt in keys:
-        g = blind_guess_accepted(key, st_nums + numbers_in(prompt))
+        g = blind_guess_accepted(key, st_nums + printed_numbers(prompt))
         if g is not None:
             return g
     return None
@@ -415,13 +481,15 @@ class FamilyQuality:
     kinds: dict[str, int] = field(default_factory=dict)  # "mcq"/"msq" -> draws of that type
     shared_statements: int = 0
     work: dict[str, float] = field(default_factory=dict)
+    attack: dict[str, Any] = field(default_factory=dict)  # level -> adversary.LevelAttack (issue 22)
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "types": list(self.types), "draws": self.draws, "key_positions": self.positions,
                 "chance": self.chance, "guessing": {k: {"rate": r, "applied": n} for k, (r, n) in self.guessing.items()},
                 "blind_keys": self.blind_keys, "blind_example": self.blind_example,
-                "shared_statements": self.shared_statements, "solution_lines": self.work, "seconds": self.seconds}
+                "shared_statements": self.shared_statements, "solution_lines": self.work,
+                "adversary": [a.to_json() for a in self.attack.values()], "seconds": self.seconds}
 
 
 @dataclass
@@ -468,9 +536,12 @@ def _sink(rep: QualityReport, check: str, fid: str) -> list[str]:
     return rep.pending if fid in PENDING.get(check, ()) else rep.issues
 
 
-def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, include_curated: bool = True) -> QualityReport:
+def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, include_curated: bool = True,
+                adversary: bool = True, two_ops: bool = True) -> QualityReport:
     """Every check above, on ``draws`` problems per family (spread over its difficulties; seeds
-    0, 1, ...), and on the curated items. ``families``: only these ids."""
+    0, 1, ...), and on the curated items. ``families``: only these ids. ``adversary``: also the
+    attacks of :mod:`question_bank.adversary` (learned attacker, operation rules, memorised easy
+    answers, variety) per family level; ``two_ops``: with the two-operation rules (reported only)."""
     from question_bank.family import all_families
 
     rep = QualityReport()
@@ -525,6 +596,13 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
         if any(b < a for a, b in zip(levels, levels[1:], strict=False)):
             _sink(rep, "difficulty", fid).append(f"family {fid}: the median worked solution shrinks with difficulty "
                               f"({', '.join(f'{lv} {fq.work[lv]:g}' for lv in f.difficulties)} lines)")
+        if adversary:
+            from question_bank.adversary import attack_family
+
+            fa = attack_family(f, by_level, two=two_ops)
+            fq.attack = fa.levels
+            if fa.issues:
+                _sink(rep, "adversary", fid).extend(fa.issues)
         fq.seconds = time.perf_counter() - t0
         rep.families[fid] = fq
         rep.cleared.extend(f"{fid}: passes '{check}' over {fq.draws} draws (take it off PENDING if it holds on a large draw)"

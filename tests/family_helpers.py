@@ -14,7 +14,7 @@ CHIPS = {
     "tpu-v4": (275 * T, 1200e9, 32 * 2**30), "tpu-v5e": (197 * T, 819e9, 16 * 10**9), "tpu-v5p": (459 * T, 2765e9, 95 * 2**30),
 }
 #: bytes per weight
-W_BYTES = {"bf16": 2, "int8": 1, "int4": 0.5}
+W_BYTES = {"bf16": 2, "int8": 1, "fp8": 1, "int4": 0.5}
 
 
 @functools.cache

@@ -203,6 +203,7 @@ def _quality_text(q, draws: int) -> str:
                  + (f" ({', '.join(q.study_only)})" if q.study_only else ""))
     lines.append(f"  families with a statement at two difficulties: "
                  f"{sum(1 for f in q.families.values() if f.shared_statements)} of {len(q.families)}")
+    lines += _adversary_lines(q)
     if q.pending:
         lines.append(f"  pending (known, listed in question_bank.quality.PENDING): {len(q.pending)}")
         lines += [f"    {m}" for m in q.pending]
@@ -213,6 +214,30 @@ def _quality_text(q, draws: int) -> str:
         lines.append(f"{len(q.issues)} quality problem{'s' if len(q.issues) != 1 else ''}:")
         lines += [f"  {m}" for m in q.issues]
     return "\n".join(lines)
+
+
+def _adversary_lines(q) -> list[str]:
+    """The adversary's figures per family level (issue 22): for MCQ/MSQ, chance, the best fixed rule
+    and the learned attacker on held-out seeds (and on right statements never seen in training); for
+    NAT, the best one- and two-operation rule on the printed numbers and one remembered number; the
+    easy answers remembered at medium/hard; distinct problems in 1,000 draws."""
+    rows = []
+    for f in q.families.values():
+        for lvl, a in f.attack.items():
+            if a.learned is not None:
+                u = f", unseen {a.learned.unseen_rate:.0%}" if a.learned.unseen_rate is not None else ""
+                what = (f"chance {a.chance:.0%}, fixed {a.fixed[0]:.0%}, learned {a.learned.rate:.0%}{u}")
+            elif a.ops is not None:
+                what = (f"one op {a.ops.one_op[0]:.0%} ({a.ops.one_op[1]}), two ops {a.ops.two_op[0]:.0%}, "
+                        f"one number {a.ops.mode[0]:.0%}")
+            else:
+                what = a.kind
+            mem = f", memorised easy {a.memory:.0%}" if a.memory is not None else ""
+            rows.append(f"    {f.id:<38} {lvl:<6} {a.kind:<6} {what}{mem}; distinct in 1,000 ≈ {a.distinct_1000:.0f}")
+    if not rows:
+        return []
+    return ["  adversary (issue 22; learned: held-out seeds; one op / two ops: best fixed recipe on the printed numbers):",
+            *rows]
 
 
 @bank.command("errata")

@@ -227,17 +227,18 @@ def flops_training(d: Draw) -> Problem:
                      hints=["Forward 2N, backward 4N FLOPs per token."])
 
 
-def _slips_both_sides(n: int, dm: int) -> bool:
-    """The MCQ's two slips (QKᵀ only: ratio/2; W_hh only: 2·ratio) give one factor above the key's and
-    one below, neither 1, so that the drawn slip can fall on either side (n/d = 2 is excluded as well:
-    the statement prints "2 FLOPs")."""
-    q = Fraction(n, dm)
+def _slips_both_sides(n: int, dm: int, h: int) -> bool:
+    """The MCQ's two slips (QKᵀ only: ratio/2; W_hh only: ratio·(h + d)/h) give one factor above the key's
+    and one below, neither 1 nor 2 (the statement prints "2 FLOPs"), all three distinct as printed, so that
+    the drawn slip can fall on either side. The ratio is 4n²d / (2nh(h + d)) = 2nd/(h(h + d))."""
+    q = Fraction(2 * n * dm, h * (h + dm))
 
     def f(r: Fraction) -> Fraction:
         return max(r, 1 / r)
 
-    slips = [r for r in (q / 2, 2 * q) if r != 1]
-    return len(slips) == 2 and len({f(r) > f(q) for r in slips}) == 2
+    slips = [r for r in (q / 2, q * (h + dm) / h) if f(r) not in (1, 2)]
+    shown = {f"{float(f(r)):.3g}" for r in (q, *slips)}
+    return len(slips) == 2 and len({f(r) > f(q) for r in slips}) == 2 and len(shown) == 3 and f(q) != 2
 
 
 @family("counting.attention_vs_rnn", topic="counting", title="Attention versus RNN: which costs more?",
@@ -252,29 +253,43 @@ def attention_vs_rnn(d: Draw) -> Problem:
     def pow2(x: int) -> bool:
         return x & (x - 1) == 0
 
+    # issue 22: as a number the ratio was n/d, the first printed number over the second in every draw.
+    # Medium: the RNN's hidden width h differs from d (W_hh is h × h, W_xh is h × d): the ratio is
+    # 2nd/(h(h + d)); hard: an LSTM, four gates of the same two products: nd/(2h(h + d)).
+    # The easy MCQ has h ≠ d too: with h = d the right factor was n/d, the ratio of the two printed numbers,
+    # which left two options of four.
+    gates = 4 if d.level == 2 else 1
     while True:
-        if d.level == 0:
-            n, dm = d.pick((128, 256, 384, 512, 1024, 2048, 4096)), d.pick((256, 512, 768, 1024, 2048))
-        elif d.level == 1:
-            n, dm = d.pick((128, 256, 512, 1024, 2048, 4096)), d.pick((256, 512, 1024, 2048))
-        else:
-            n, dm = d.pick((384, 512, 768, 1024, 1536, 2048, 3072, 4096)), d.pick((256, 512, 768, 1024, 1280, 2048))
-            if pow2(n) and pow2(dm):
-                continue
-        if n != dm and n != 2 * dm and safe_for_rounding(n / dm, 2, 0.1) and (d.level > 0 or _slips_both_sides(n, dm)):
-            break
+        n = d.pick((128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+        dm, h = d.pick((256, 512, 768, 1024, 1280, 2048)), d.pick((256, 384, 512, 768, 1024, 1536, 2048))
+        if h == dm:
+            continue
+        ratio = 2 * n * dm / (gates * h * (h + dm))  # checked against the FLOP counts below
+        if d.level == 0 and not (0.05 <= ratio <= 20 and _slips_both_sides(n, dm, h)):
+            continue
+        if d.level > 0 and not (0.2 <= ratio <= 50 and safe_for_rounding(ratio, 2, 0.1)):
+            continue
+        break
     batch = 1
     attn = _scores(_attn_cfg(dm, 1), batch, n)["both"]
-    w_hh = matmul_flops(batch * n, dm, dm)  # n steps of (1 × d)(d × d), as one (n × d)(d × d)
-    rnn = 2 * w_hh  # W_hh·h and W_xh·x
+    hid = h or dm
+    w_hh = matmul_flops(batch * n, hid, hid)  # n steps of (1 × h)(h × h), as one (n × h)(h × h)
+    w_xh = matmul_flops(batch * n, dm, hid)  # n steps of (1 × d)(d × h)
+    rnn = gates * (w_hh + w_xh)  # W_hh·h and W_xh·x, per gate
     st = Doc()
-    st.p(f"Compare, for a sequence of $n = {n}$ tokens of width $d = {dm}$, the FLOPs of self-attention's $QK^\\top$ and $AV$ "
-         r"(projections excluded) with those of one recurrent layer $h_t = \tanh(W_{hh} h_{t-1} + W_{xh} x_t)$ run over "
-         r"the sequence, with $d \times d$ matrices $W_{hh}, W_{xh}$ (biases and $\tanh$ ignored; 2 FLOPs per multiply-add).")
     sol = Doc()
     sol.p(f"Attention: $QK^\\top$ and $AV$ are $2n^2d$ each, $4n^2d = 4 \\times {n}^2 \\times {dm} = {big(attn)}$.")
-    sol.p(f"RNN: per step $2d^2$ for $W_{{hh}}h$ and $2d^2$ for $W_{{xh}}x$, over $n$ steps $4nd^2 = 4 \\times {n} \\times {dm}^2 = {big(rnn)}$.")
-    sol.p(f"Ratio attention/RNN $= 4n^2d / 4nd^2 = n/d = {n}/{dm} = {n / dm:.4f}$: attention is cheaper exactly when $n < d$.")
+    layer = (r"one recurrent layer $h_t = \tanh(W_{hh} h_{t-1} + W_{xh} x_t)$" if gates == 1 else
+             r"one LSTM layer (four gates, each $W_{hh} h_{t-1} + W_{xh} x_t$ with its own matrices)")
+    st.p(f"Compare, for a sequence of $n = {n}$ tokens of width $d = {dm}$, the FLOPs of self-attention's $QK^\\top$ and $AV$ "
+         f"(projections excluded) with those of {layer} of hidden width $h = {h}$ run over the sequence: $W_{{hh}}$ is "
+         r"$h \times h$ and $W_{xh}$ is $h \times d$ (biases and nonlinearities ignored; 2 FLOPs per multiply-add).")
+    per = f"{gates} \\times " if gates > 1 else ""
+    sol.p("Recurrent layer: per step and gate $2h^2$ for $W_{hh}h$ and $2hd$ for $W_{xh}x$; over $n$ steps"
+          + (f" and {gates} gates" if gates > 1 else "")
+          + f" ${per}2nh(h + d) = {per}2 \\times {n} \\times {h} \\times {h + dm} = {big(rnn)}$.")
+    sol.p(f"Ratio attention/recurrent $= 4n^2d / ({per}2nh(h+d)) = {'2' if gates == 1 else ''}nd/({'' if gates == 1 else '2'}h(h+d)) "
+          f"= {big(attn)}/{big(rnn)} = {attn / rnn:.4f}$.")
     if d.level == 0:
         # Four claims of the same form, "X is cheaper: Y needs f times its FLOPs", crossing two
         # directions with two factors (the right one, and the one a slip gives): no option can be
@@ -283,7 +298,8 @@ def attention_vs_rnn(d: Draw) -> Problem:
         cheaper = "attention" if attn < rnn else "rnn"
         q = Fraction(attn) / Fraction(rnn)
         slips = [("forgot_av", "counted QKᵀ only", "Attention also multiplies the weights by V: another 2n²d.", q / 2),
-                 ("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.", 2 * q)]
+                 ("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.",
+                  Fraction(attn) / Fraction(w_hh))]
 
         def factor(ratio: Fraction) -> Fraction:
             return max(ratio, 1 / ratio)
@@ -316,15 +332,20 @@ def attention_vs_rnn(d: Draw) -> Problem:
         st.p("Which statement is right?")
         sol.p("**Answer:** " + answer_text(key, options))
         return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options,
-                         misconceptions=mis, given={"n": n, "d": dm, "cheaper": cheaper})
+                         misconceptions=mis, given={"n": n, "d": dm, "h": hid, "gates": gates, "cheaper": cheaper})
     value = attn / rnn
+    assert abs(value - ratio) <= 1e-9 * ratio  # the closed form of the loop agrees with the FLOP counts
     key = nat_key(value, 2)
     wrongs = [
-        Wrong("swapped_complexities", "swapped O(n²d) and O(nd²)", "You computed RNN/attention, d/n: attention is the n² term.", rnn / attn),
-        Wrong("only_w_hh", "counted only W_hh in the RNN", "Each step also multiplies the input by W_xh.", attn / w_hh),
+        Wrong("swapped_complexities", "swapped O(n²d) and O(nd²)", "You computed recurrent/attention: attention is the n² term.", rnn / attn),
+        Wrong("only_w_hh", "counted only W_hh in the recurrent layer", "Each step also multiplies the input by W_xh.", attn / (gates * w_hh)),
         Wrong("forgot_av", "counted QKᵀ only", "Attention also multiplies the weights by V: another 2n²d.", attn / 2 / rnn),
+        Wrong("hidden_is_d", "took the hidden width equal to d", f"The hidden width is h = {h}, not d = {dm}: W_hh is h × h.",
+              attn / (gates * 2 * matmul_flops(n, dm, dm))),
+        Wrong("one_gate", "counted one gate of the LSTM", "An LSTM has four gates, each with its own W_hh and W_xh.",
+              attn / (w_hh + w_xh) if gates > 1 else None),
     ]
-    st.p("What is the ratio (attention FLOPs) / (RNN FLOPs)? Round off to two decimal places.")
+    st.p("What is the ratio (attention FLOPs) / (recurrent layer FLOPs)? Round off to two decimal places.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"n": n, "d": dm})
+                     given={"n": n, "d": dm, "h": hid, "gates": gates})

@@ -164,11 +164,12 @@ def params_ffn(d: Draw) -> Problem:
 def params_norm(d: Draw) -> Problem:
     """LayerNorm has γ and β (2d), RMSNorm only γ (d); a pre-norm model has 2 per layer plus a final one."""
     norm = d.pick(("layernorm", "rmsnorm"))
-    d_model = d.pick((512, 768, 1024, 2048, 4096))
+    # issue 22: any width that is a multiple of 64 up to 8192, and more depths (five widths gave five easy problems)
+    d_model = 64 * d.rng.randint(4, 128)
     if d.level == 0:
         layers, final = 1, False
     else:  # levels (issue 12: disjoint, ordered): medium, 2 norms per layer; hard, plus a final norm
-        layers = d.pick((6, 12, 24, 32))
+        layers = d.pick((4, 6, 8, 12, 16, 24, 28, 32, 40, 48, 60, 80))
         d.rng.random()  # the former final-norm coin, kept so that the draws after it stay as they were
         final = d.level == 2
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,

@@ -97,7 +97,7 @@ def _attention_kind(n: int, g: int) -> str:
 def decode_attention_intensity(d: Draw) -> Problem:
     """I = 4·B·N·S·H / (a·(2·B·N·H + 2·B·G·S·H)) ≈ 2·(N/G)/a: one query per sequence reads the whole K and V cache.
 
-    Levels (issue 12: disjoint, ordered): easy, multi-head attention (G = N) in bf16 with S ≤ 1024;
+    Levels (issue 12: disjoint, ordered): easy, multi-head attention (G = N) in bf16 with a short context S ≤ 96;
     medium, GQA or MQA (G < N: the K/V heads to tell from the query heads) in bf16 with S up to 4096;
     hard, fp8 (1 byte per value: the bytes convention to track as well), any of the three kinds."""
     from solver.systems.roofline import attention
@@ -107,7 +107,9 @@ def decode_attention_intensity(d: Draw) -> Problem:
         G = d.pick(((N,), (8, 1), (N, 8, 1))[d.level])
         H = d.pick((64, 128))
         B = d.pick((1, 8, 16, 32))
-        S = d.pick((256, 512, 1024, 2048, 4096) if d.level else (256, 512, 1024))
+        # issue 22: easy's key was S/(S + 1) ≈ 1.00 for S of 256 and more (one number typed won every draw); easy
+        # takes short contexts, where reading Q and writing O still count: S/(S + 1) from 0.80 to 0.99
+        S = d.pick((256, 512, 1024, 2048, 4096) if d.level else (4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96))
         dtype = "fp8" if d.level == 2 else "bf16"
         r = attention(B, S, N, H, n_kv_heads=G, mode="decode", dtype=dtype)
         value = float(r.breakdown["intensity"])
@@ -145,6 +147,8 @@ def decode_attention_intensity(d: Draw) -> Problem:
 
 
 _CROSS_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64))
+_CROSS_HEADS = (8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96)
+_CROSS_HEAD_SIZES = (64, 80, 96, 128, 160)
 
 
 @family("hardware.attention_crossover", topic="hardware",
@@ -158,10 +162,12 @@ def attention_crossover(d: Draw) -> Problem:
     against all matmuls, the feed-forward block too (GELU or SwiGLU, one more term), any of the three kinds."""
     from solver.systems.roofline import FFN_MATRICES, attention, attention_flops
 
+    # issue 22: many shapes (four gave four easy problems), and the head size is left for the student to work
+    # out (H = d/N): with H printed, medium's S = d + G·H was d + H, one addition, for MQA.
     for _ in range(300):
-        dm, N = d.pick(_CROSS_SHAPES)
-        H = dm // N
-        G = d.pick(((N,), (8, 1), (N, 8, 1))[d.level])
+        N, H = d.pick(_CROSS_HEADS), d.pick(_CROSS_HEAD_SIZES)
+        dm = N * H
+        G = d.pick(((N,), tuple(g for g in (1, 2, 4, 8) if g < N and N % g == 0), tuple(g for g in (N, 8, 4, 1) if N % g == 0))[d.level])
         against = "all" if d.level == 2 else "projections"
         ffn = d.pick(("gelu", "swiglu")) if against == "all" else "gelu"
         d_ff = 4 * dm if ffn == "gelu" else d.pick(((8 * dm // 3 + 255) // 256 * 256, 3 * dm))
@@ -194,7 +200,7 @@ def attention_crossover(d: Draw) -> Problem:
     ffn_text = (f"a SwiGLU feed-forward block (three $d \\times d_{{ff}}$ matrices) with $d_{{ff}} = {d_ff}$" if ffn == "swiglu"
                 else f"a feed-forward block of two matrices with $d_{{ff}} = {d_ff}$")
     st = Doc()
-    st.p(f"A decoder layer has $d = {dm}$, $N = {N}$ query heads of size $H = {H}$, {_attention_kind(N, G)}, and {ffn_text}. "
+    st.p(f"A decoder layer has $d = {dm}$, $N = {N}$ query heads of size $H = d/N$, {_attention_kind(N, G)}, and {ffn_text}. "
          "No biases.")
     goal = ("the four projections $Q, K, V, O$" if against == "projections"
             else "all of its other matmuls (the projections $Q, K, V, O$ and the feed-forward block)")

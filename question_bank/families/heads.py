@@ -28,14 +28,16 @@ def heads(d: Draw) -> Problem:
 
     while True:
         # Levels (issue 12: disjoint, ordered): easy, d_k = d_model/h; medium, one head's W_Q entries or the
-        # score entries of a layer (one more product); hard, any of them for d_model of 2048 and above.
-        d_model = d.pick((256, 512, 768, 1024) if d.level < 2 else (2048, 4096, 5120))
-        h = d.pick((4, 8, 12, 16, 32, 40))
+        # score entries of a layer (one more product); hard, the same for d_model of 2048 and above. Issue 22:
+        # hard no longer asks d_k (one division of two printed numbers), and the sizes vary more.
+        d_model = d.pick((192, 256, 320, 384, 448, 512, 576, 640, 768, 896, 1024, 1152, 1280, 1536, 1792) if d.level < 2
+                         else (2048, 2560, 3072, 4096, 5120, 6144, 8192))
+        h = d.pick((4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40))
         if d_model % h == 0 and d_model // h >= 16:
             break
     cfg = ModelConfig(d_model=d_model, n_heads=h, d_ff=4 * d_model)
     d_k = cfg.head_dim
-    ask = (("d_k",), ("wq_head", "score_entries"), ("d_k", "wq_head", "score_entries"))[d.level]
+    ask = (("d_k",), ("wq_head", "score_entries"), ("wq_head", "score_entries"))[d.level]
     ask = d.pick(ask)
     n = d.pick((128, 256, 512, 1024))
     st = Doc()

@@ -82,9 +82,16 @@ def perplexity(d: Draw) -> Problem:
     # bits (2^loss: the base to match to the loss's log); hard, bits per character (nats → bits, then tokens
     # → characters, three decimals).
     decimals = 2 if d.level < 2 else 3
+    # issue 22: medium printed the loss in bits and its key was 2^loss, one operation on a printed number; medium
+    # now gives the total over T tokens (the mean to work out first: 2^(total/T))
+    n_tok = 0
     for _ in range(300):
         loss = round(d.rng.uniform(1.2, 3.5), 2)
         unit = "bits" if d.level == 1 else "nats"
+        if d.level == 1:
+            n_tok = d.pick((40, 50, 80, 120, 200, 250, 400))
+            total = round(loss * n_tok, 1)
+            loss = total / n_tok
         tokens, chars = (d.pick((1000, 2000, 5000)), None) if d.level == 2 else (None, None)
         if tokens:
             chars = tokens * d.pick((3, 4, 5)) + d.rng.randint(1, 9) * 100
@@ -113,18 +120,23 @@ def perplexity(d: Draw) -> Problem:
             break
     st = Doc()
     log = "natural log, nats" if unit == "nats" else "log base 2, bits"
-    st.p(f"A language model's mean cross-entropy on a test text is {loss} per token ({log}).")
+    if n_tok:
+        st.p(f"A language model's cross-entropy summed over the {n_tok} tokens of a test text is {total:g} ({log}).")
+    else:
+        st.p(f"A language model's mean cross-entropy on a test text is {loss} per token ({log}).")
     if tokens:
         st.p(f"The text has {tokens:,} tokens and {chars:,} characters. What is the model's loss in bits per character? "
              f"Round off to {decimals} decimal places.")
     else:
         st.p(f"What is its perplexity? Round off to {decimals} decimal places.")
     sol = Doc()
+    if n_tok:
+        sol.p(f"Mean loss per token: ${total:g} / {n_tok} = {loss:.6g}$ bits.")
     for s in r.steps:
         sol.p(f"{s.formula} $= {s.value:.6g}$")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"loss": loss, "unit": unit, "tokens": tokens, "chars": chars})
+                     given={"loss": loss, "unit": unit, "tokens": tokens, "chars": chars, "tokens_summed": n_tok or None})
 
 
 @family("sampling.top_p", topic="sampling", title="The nucleus (top-p) set with a temperature",
@@ -137,28 +149,32 @@ def top_p(d: Draw) -> Problem:
     from question_bank.quality import blind_guess_accepted
     from solver.kernels.sampling import sampling_set
 
-    # Levels (issue 12: disjoint, ordered): easy, 5 logits at T = 1; medium, 5 or 6 logits with a
-    # temperature (a step more: z/T first); hard, 7 or 8 logits with a temperature (more probabilities to work).
-    sizes = ((5,), (5, 6), (7, 8))[d.level]
-    mis = None
-    for attempt in range(600):
-        V = d.pick(sizes)
-        # easy: logits in steps of 0.5 (at T = 1 integer logits make the top token hold most of the mass)
-        if attempt < 300:
-            z = sorted({d.rng.randint(-8, 2) / 2 if d.level == 0 else d.rng.randint(-4, 6) for _ in range(V)}, reverse=True)
-        else:  # issue 21: 2 % of hard seeds found no draw in 300 tries (and crashed): V distinct logits directly
-            z = sorted((x / 2 for x in d.rng.sample(range(-8, 3), V)) if d.level == 0 else d.rng.sample(range(-4, 7), V),
-                       reverse=True)
+    # Levels (issue 12: disjoint, ordered): easy, 6 logits at T = 1; medium, 7 or 8 logits with a
+    # temperature (a step more: z/T first); hard, 9 or 10 logits with a temperature (more probabilities to work).
+    sizes = ((6,), (7, 8), (9, 10))[d.level]
+    # issue 22: the nucleus size is drawn first, uniformly from 2 to V - 1 (at most a quarter of the draws
+    # share a key: "type 2" won half of them), and the logits are drawn until the nucleus has that size
+    V = d.pick(sizes)
+    target = d.rng.randint(2, (5, V - 2, V - 2)[d.level])
+    for _ in range(3000):
+        # issue 22: logits with one decimal and never a whole number, and temperatures that are not whole
+        # numbers: with integer logits every small count was printed, and the redraw below (a key equal to a
+        # printed number) left "the smallest whole number >= 2 not printed" as the key in 73-99 % of draws.
+        # easy: a narrow range (at T = 1 a wide one makes the top token hold most of the mass)
+        lo, hi = ((-25, 15), (-40, 60), (-40, 60))[d.level]
+        z = sorted({x / 10 for x in (d.rng.randint(lo, hi) for _ in range(V)) if x % 10}, reverse=True)
         if len(z) < max(4, sizes[0]):
             continue
         d.rng.shuffle(z)
-        T = 1.0 if d.level == 0 else d.pick((0.5, 2.0))
-        p = d.pick((0.5, 0.6, 0.75, 0.8, 0.9))
+        T = 1.0 if d.level == 0 else d.pick((0.5, 0.8, 1.5, 2.5))
+        p = d.pick((0.5, 0.6, 0.75, 0.8, 0.9, 0.95))
         (kept, _), tr = sampling_set(z, temperature=T, top_p=p, return_trace=True)
         cum = tr["cumulative"].value
         if np.min(np.abs(cum - p)) < 0.01:
             continue
         value = len(kept)
+        if value != target:
+            continue
         wrongs = [
             Wrong("crossing_excluded", "left out the token that crosses p",
                   "The nucleus is the smallest set whose mass reaches p: the token that takes the sum past p is in it.",

@@ -11,6 +11,7 @@ hard level of the decode read (GiB), 10^9 bytes taken for a GiB.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from question_bank.families.counting_common import BYTE_UNITS, big, nat_problem
 from question_bank.family import Draw, Wrong, family
@@ -31,20 +32,33 @@ def _describe(name: str, cfg) -> str:
             f"of which each token uses the top $k = {cfg.top_k}${shared}{dense}.")
 
 
+def _variant(d: Draw, name: str) -> tuple[str, Any]:
+    """The preset's config with its number of routed experts E and top-k drawn (issue 22: two Mixtrals gave two
+    problems a level, and typing one remembered number won half the draws): the real (E, k) among others."""
+    from solver.counting.presets import get_preset
+
+    cfg = get_preset(name).config
+    E = d.pick((4, 8, 16, 32) if cfg.n_experts <= 8 else (32, 64, 128))
+    k = d.pick(tuple(x for x in (1, 2, 3, 4, 6, 8) if x < E // 2 or x == cfg.top_k))
+    if (E, k) == (cfg.n_experts, cfg.top_k):
+        return name, cfg
+    return f"A variant of {name} with {E} routed experts per layer and top-{k} routing", cfg.replace(n_experts=E, top_k=k)
+
+
 @family("moe.active_params", topic="counting", title="Total and active parameters of a mixture of experts",
-        types=("nat",), tags=("moe", "parameters", "active-parameters"), source=_SRC)
+        types=("nat",), tags=("moe", "parameters", "active-parameters"), source=_SRC,
+        small_pool="real MoE models (two Mixtrals, DeepSeek-V2-Lite), each with its number of experts and top-k drawn")
 def active_params(d: Draw) -> Problem:
     """Active = total − (routed experts) + (k/E)·(routed experts): one token runs through k of the E routed
     experts of each MoE layer; everything else (attention, router, shared experts, embeddings, head) whole."""
     from solver.counting.params import param_breakdown
-    from solver.counting.presets import get_preset
 
     # Levels (issue 12: disjoint, ordered): easy, a Mixtral's total assembled from its parts; medium, a Mixtral's
     # active parameters (k of E routed experts); hard, DeepSeek-V2-Lite, total or active, with its shared experts
     # and dense first layer to keep apart from the routed experts (a note more in the solution).
     for _ in range(100):
-        name = d.pick(("mixtral-8x7b", "mixtral-8x22b") if d.level < 2 else ("deepseek-v2-lite",))
-        cfg = get_preset(name).config
+        preset = d.pick(("mixtral-8x7b", "mixtral-8x22b") if d.level < 2 else ("deepseek-v2-lite",))
+        name, cfg = _variant(d, preset)
         ask = ("total", "active")[d.level] if d.level < 2 else d.pick(("active", "total"))
         pb = param_breakdown(cfg)
         value = (pb.active if ask == "active" else pb.total) / 1e9
@@ -88,27 +102,27 @@ def active_params(d: Draw) -> Problem:
                      "head" + (f", the {cfg.n_shared_experts} shared experts of each MoE layer" if cfg.n_shared_experts
                                else "") + (f", the dense FFN of the first {cfg.first_dense_layers} layer(s)"
                                            if cfg.first_dense_layers else "") + ".")
-    return nat_problem(d, st, key, [], wrongs, given={"preset": name, "ask": ask},
+    return nat_problem(d, st, key, [], wrongs, given={"preset": preset, "ask": ask, "n_experts": E, "top_k": k},
                        notes=[*steps_doc, *notes])
 
 
 @family("moe.decode_weight_bytes", topic="hardware", title="Weight bytes one MoE decode step reads",
-        types=("nat",), tags=("moe", "decode", "memory-bandwidth", "inference"), marks=2, source=_SRC)
+        types=("nat",), tags=("moe", "decode", "memory-bandwidth", "inference"), marks=2, source=_SRC,
+        small_pool="real MoE models (two Mixtrals, DeepSeek-V2-Lite), each with its number of experts and top-k drawn")
 def decode_weight_bytes(d: Draw) -> Problem:
     """Bytes read = (N − N_routed + L_M · E·(1 − (1 − k/E)^B) · N_expert) · w: a batch of B tokens touches on
     average E·(1 − (1 − k/E)^B) distinct experts per layer under uniform routing (each token misses an expert
     with probability 1 − k/E); between k (B = 1) and E."""
     from solver.counting.params import param_breakdown
-    from solver.counting.presets import get_preset
     from solver.systems.decode_read import expected_distinct_experts, model_read, worst_case_experts
 
     # Levels (issue 12: disjoint, ordered): easy, Mixtral 8x7B with a batch of 2 or 3, in GB; medium, either
     # Mixtral with a batch of 4 or 8, in GB; hard, any of the three (DeepSeek-V2-Lite's 64 experts, shared experts
     # and dense first layer included) with a batch of 4 or 8, in GiB (a unit conversion more, a note more).
     for _ in range(300):
-        name = d.pick(("mixtral-8x7b",) if d.level == 0 else _MOE_PRESETS[:2] if d.level == 1 else _MOE_PRESETS)
-        cfg = get_preset(name).config
-        B = d.pick((2, 3) if d.level == 0 else (4, 8))
+        preset = d.pick(("mixtral-8x7b",) if d.level == 0 else _MOE_PRESETS[:2] if d.level == 1 else _MOE_PRESETS)
+        name, cfg = _variant(d, preset)
+        B = d.pick((2, 3) if d.level == 0 else (4, 5, 6, 8, 12, 16))
         unit = "GiB" if d.level == 2 else "GB"
         read = model_read(cfg, B, 1, "bf16", "bf16")
         value = float(read.weight_bytes) / BYTE_UNITS[unit][0]
@@ -170,4 +184,5 @@ def decode_weight_bytes(d: Draw) -> Problem:
     if unit == "GiB":
         notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(int(read.weight_bytes))} / {2**30:,} "
                      f"= {value:.4f} GiB.")
-    return nat_problem(d, st, key, [], wrongs, given={"preset": name, "batch": B, "unit": unit}, notes=notes)
+    return nat_problem(d, st, key, [], wrongs, given={"preset": preset, "batch": B, "unit": unit, "n_experts": E,
+                                                      "top_k": k}, notes=notes)

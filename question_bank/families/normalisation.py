@@ -104,12 +104,13 @@ def layernorm(d: Draw) -> Problem:
     source="003_f22b31e216cc5b5a.txt (RMSNorm in modern LLMs)",
 )
 def rmsnorm(d: Draw) -> Problem:
-    """RMSNorm of a small integer vector, γ at medium/hard."""
+    """RMSNorm of a small integer vector, γ at medium/hard; hard has six entries (issue 22: medium and hard
+    were the same problem, four entries with γ, and drew the same statements)."""
     import numpy as np
 
     from solver.kernels import sympy_ref
 
-    dim = 4
+    dim = 6 if d.level == 2 else 4
     for _ in range(500):
         x = _vec(d, dim)
         gamma = [1] * dim if d.level == 0 else [d.pick((1, 2, -1)) for _ in range(dim)]

@@ -147,11 +147,14 @@ def pipeline_bubble(d: Draw) -> Problem:
     bubble, so the same (p − 1)/(m + p − 1)); hard, interleaved 1F1B with v chunks (one more factor)."""
     from solver.systems.parallelism import pipeline_bubble as bubble
 
+    # issue 22: GPipe and 1F1B share the formula (the trap of medium), so the two levels draw disjoint shapes
+    # (remembering the easy answers answered 86 % of medium): easy, p a power of two and m a multiple of 4;
+    # medium, p not a power of two and any m; hard, m a multiple of p. Wider ranges: ≥ 50 problems a level.
     for _ in range(300):
-        p = d.pick((2, 4, 8, 16))
-        m = d.pick((4, 8, 16, 32, 64))
+        p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 12), (2, 4, 8))[d.level])
+        m = d.pick((range(4, 65, 4), range(5, 65), range(2 * p, 65, p))[d.level])
         schedule = ("gpipe", "1f1b", "interleaved")[d.level]
-        v = d.pick((2, 4)) if schedule == "interleaved" else 1
+        v = d.pick((2, 3, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:
             continue
         r = bubble(p, m, schedule=schedule, chunks=v)

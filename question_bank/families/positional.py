@@ -16,7 +16,9 @@ from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import (
     ENTRY_MARGIN,
     answer_text,
+    in_range,
     matrix_key,
+    misconception_range,
     nat_key,
     round_half_up,
     safe_for_rounding,
@@ -52,13 +54,18 @@ def pe_value(d: Draw) -> Problem:
         i = dim // 2
         angle = pos / 10000 ** (2 * i / d_model)
         other = math.cos(angle) if dim % 2 == 0 else math.sin(angle)
+        # issue 22: "your calculator was in degrees" only where it applies: not when the degree-mode value
+        # is also the key rounded to fewer decimals (1.000 for a key of 0.9997 is too few digits)
+        deg = (math.sin if dim % 2 == 0 else math.cos)(math.radians(angle))
+        if any(in_range(round_half_up(value, k), *misconception_range(deg, key)) for k in range(decimals)):
+            deg = None
         wrongs = [
             Wrong("concat_layout", "used the concatenated (sines first) layout",
                   "That is the value in the layout with all sines first, then all cosines; the paper interleaves "
                   "them: even dimensions sin, odd dimensions cos.",
                   numpy_ref.pe_value(pos, dim, d_model, layout="concat")),
             Wrong("degrees", "calculator in degree mode", "Your calculator was in degrees; the angle is in radians.",
-                  (math.sin if dim % 2 == 0 else math.cos)(math.radians(angle))),
+                  deg),
             Wrong("sin_cos_swapped", "swapped sin and cos", "Even dimensions take the sine, odd dimensions the cosine.", other),
             Wrong("exponent_dim", "used dim/d instead of 2i/d in the exponent",
                   "For dimension 2i+1 the frequency index is still i: the exponent is 2i/d, not (2i+1)/d.",
@@ -168,13 +175,16 @@ def rope(d: Draw) -> Problem:
 
     from solver.kernels import numpy_ref, sympy_ref
 
-    dim = 2 if d.level == 0 else 4
-    pairing = "half" if d.level == 2 and d.rng.random() < 0.5 else "interleaved"
+    # issue 22: hard drew the medium problem in half its draws (interleaved pairs of a 4-vector); now hard is the
+    # half-split pairing of a 4-vector, or the interleaved pairs of a 6-vector (three frequencies)
+    half = d.level == 2 and d.rng.random() < 0.5
+    dim = (2, 4, 4 if half else 6)[d.level]
+    pairing = "half" if half else "interleaved"
     for _ in range(300):
         x = [d.pick((1, 2, -1, 3, 0)) for _ in range(dim)]
         if all(v == 0 for v in x[0::2]) or all(v == 0 for v in x[1::2]) or x.count(0) > 1:
             continue
-        p = d.rng.randint(1, 3) if dim == 2 else d.rng.randint(1, 60)
+        p = d.rng.randint(1, 6) if dim == 2 else d.rng.randint(1, 60)  # issue 22: easy 1 to 6 (1 to 3: ~40 problems)
         out, tr = sympy_ref.rope([x], [p], pairing=pairing, return_trace=True)
         value = sympy_ref.to_floats(out)
         if not safe_for_rounding(value, 2, ENTRY_MARGIN):

@@ -42,7 +42,9 @@ def t5_bucket(d: Draw) -> Problem:
             nb, md = d.pick((16, 32, 64)), d.pick((64, 128, 256))
         half = nb // 2 if bi else nb
         me = half // 2
-        dist = d.rng.randint(me, md + 20) if d.level else d.rng.randint(me, 4 * me)
+        # issue 22: a distance drawn uniformly up to max_distance + 20 fell in the top buckets (the cap, 31, was the key
+        # of 54 % of medium draws); log-uniform distances spread over the logarithmic buckets as the table does
+        dist = round(me * (md / me) ** d.rng.uniform(0, 1.08 if d.level else 0.99))
         r = (-dist, dist, d.pick((-dist, dist)))[d.level] if bi else -dist
         value, tr = bucket(r, bidirectional=bi, num_buckets=nb, max_distance=md, return_trace=True)
         lp = tr["log_position"].value if "log_position" in tr else None
@@ -80,18 +82,27 @@ def t5_bucket(d: Draw) -> Problem:
 
 
 @family("positional.t5_bias_params", topic="positional", title="Parameters of T5's relative-position bias",
-        types=("integer",), tags=("t5", "relative-position", "parameters"), source=_SRC)
+        types=("integer",), tags=("t5", "relative-position", "parameters"), source=_SRC,
+        small_pool="three real T5 sizes (small, base, large); the number of buckets is drawn, and the stacks and "
+                   "the storage type vary with the level")
 def t5_bias_params(d: Draw) -> Problem:
     """num_buckets × n_heads per stack, shared by that stack's layers: 2·nb·h for encoder + decoder.
 
     Levels (issue 12: disjoint, ordered by steps): easy, the encoder's table (one product); medium,
     the encoder's and the decoder's (one table per stack, two stacks); hard, the bytes those two
     tables take in fp32 or bf16 (a unit more)."""
+    from dataclasses import replace
+
     from solver.counting.t5 import T5_PRESETS, t5_params
     from solver.units import dtype_bytes
 
+    # issue 22: three presets gave three problems at medium and six at hard, and one remembered number won 40 %;
+    # the number of buckets is drawn (T5 uses 32; the count is what varies)
+    # (n_b = 2h, 4h or 8h is excluded: the key would be the square of n_b, a number of the statement)
     name = d.pick(("t5-small", "t5-base", "t5-large"))
-    cfg = T5_PRESETS[name]
+    h = T5_PRESETS[name].n_heads
+    cfg = replace(T5_PRESETS[name], num_buckets=d.pick(tuple(b for b in (16, 24, 32, 40, 48, 64, 96, 128)
+                                                             if b not in (2 * h, 4 * h, 8 * h) or b == 32)))
     stacks = 2 if d.level else 1
     dtype = d.pick(("fp32", "bf16")) if d.level == 2 else None
     per = int(dtype_bytes(dtype)) if dtype else 1  # bytes per parameter (hard), else a count of parameters
@@ -113,7 +124,8 @@ def t5_bias_params(d: Draw) -> Problem:
     key = integer_key(value, unit="bytes" if dtype else "parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
-    st.p(f"{name} has $L = {L}$ layers in each stack, $h = {cfg.n_heads}$ heads and $n_b = {cfg.num_buckets}$ relative-position "
+    label = name if cfg.num_buckets == 32 else f"A variant of {name}"
+    st.p(f"{label} has $L = {L}$ layers in each stack, $h = {cfg.n_heads}$ heads and $n_b = {cfg.num_buckets}$ relative-position "
          "buckets; each head adds a learned scalar bias, looked up by bucket, to its attention scores. As in T5, each stack "
          "has one bias table (in its first layer's self-attention) that all the layers of that stack share.")
     if dtype:
@@ -131,7 +143,8 @@ def t5_bias_params(d: Draw) -> Problem:
         sol.p(f"In {dtype}: ${big(params)} \\times {per} = {big(value)}$ bytes.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"preset": name, "stacks": stacks, "dtype": dtype, "bytes_per_param": per if dtype else None})
+                     given={"preset": name, "stacks": stacks, "dtype": dtype, "bytes_per_param": per if dtype else None,
+                            "num_buckets": cfg.num_buckets})
 
 
 def _pow2_below(h: int) -> int:

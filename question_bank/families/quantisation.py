@@ -107,7 +107,9 @@ def group_int4(d: Draw) -> Problem:
 
 
 @family("quantisation.nf4_bits", topic="quantisation", title="QLoRA's NF4: bits per parameter with double quantisation",
-        types=("nat",), tags=("quantisation", "qlora", "nf4"), source=_SRC)
+        types=("nat",), tags=("quantisation", "qlora", "nf4"), source=_SRC,
+        small_pool="one format (QLoRA's NF4): the bits per parameter depend only on the two block sizes, which vary "
+                   "(the block of 64 at easy, 128 or 256 at medium; the group of constants from 64 to 1024)")
 def nf4_bits(d: Draw) -> Problem:
     """4 + c₂/64 + 32/(64·256) bits per parameter (QLoRA §3); medium/hard: other block sizes, or GB for a model.
 
@@ -116,7 +118,9 @@ def nf4_bits(d: Draw) -> Problem:
     model (bits per parameter, then × N / 8 and a unit), blocks of 64 or 128."""
     from solver.systems.quant import nf4_bits_per_param, nf4_bytes
 
-    dqb = 256
+    # issue 22: the second-level group size is drawn too (it was always 256: easy held one problem, and typing
+    # 4.127 won every easy draw); QLoRA's own choice, 256, is one of them
+    dqb = d.pick((64, 128, 256, 512, 1024))
     ask_gb = d.level == 2
     for _ in range(300):  # issue 21: the key at least 0.1 of a unit from a rounding edge (was unguarded)
         bs = (64, d.pick((128, 256)), d.pick((64, 128)))[d.level]

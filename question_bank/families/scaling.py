@@ -99,15 +99,22 @@ def softmax_temperature(d: Draw) -> Problem:
 def variance_qk(d: Draw) -> Problem:
     """Var(q·k) = dₖσ_q²σ_k² for independent zero-mean components; after the 1/√dₖ scaling
     it is σ_q²σ_k²; the standard deviation is the square root."""
+    # Levels (issue 12: disjoint, ordered; issue 22: no level above easy is one operation on the printed
+    # numbers, and each holds well over 50 problems in 1,000 draws): easy, unit variances and the standard
+    # deviation √dₖ (one step on purpose; dₖ printed only as the exponent of ℝ^dₖ was the key of the
+    # variance in half the draws); medium, other variances, Var or std of q·k (dₖσ_q²σ_k², a product of
+    # three); hard, a model that divides by √d_model instead of √dₖ (d_model = H·dₖ): the variance of its
+    # scores, dₖσ_q²σ_k²/d_model (it was σ_q²σ_k², the product of the two printed variances).
+    decimals = 3 if d.level == 2 else 2
     while True:
-        d_k = d.pick((16, 64, 128, 256) if d.level else (64, 16))
-        var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4)))
-        var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4)))
-        # Levels (issue 12: disjoint, ordered): easy, unit variances; medium, other variances, Var or std of q·k;
-        # hard, the variance after the 1/√dₖ scaling (the point of the factor).
-        ask = d.pick((("variance", "std"), ("variance", "std"), ("scaled_variance",))[d.level])
-        if (d.level == 1 and var_q == var_k == 1) or (d.level == 2 and 1 in (var_q, var_k)):
-            continue  # hard: a unit variance would make the key the other variance, printed in the statement
+        d_k = d.pick(range(16, 1025, 8)) if d.level < 2 else d.pick((32, 48, 64, 80, 96, 128, 160, 256))
+        var_q = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(1, 2), Fraction(4), Fraction(3)))
+        var_k = d.pick((Fraction(1),) if d.level == 0 else (Fraction(1), Fraction(2), Fraction(4), Fraction(3), Fraction(1, 4)))
+        ask = d.pick((("std",), ("variance", "std"), ("bug_scale",))[d.level])
+        heads = d.pick((4, 8, 12, 16, 32)) if d.level == 2 else 1
+        d_model = heads * d_k
+        if d.level > 0 and (var_q * var_k == 1 or 1 in (var_q, var_k)):
+            continue  # a unit variance would make the key one product of two printed numbers
         prod = var_q * var_k
         var = d_k * prod
         if ask == "variance":
@@ -115,11 +122,11 @@ def variance_qk(d: Draw) -> Problem:
         elif ask == "std":
             value, what = math.sqrt(var), r"the standard deviation of $q \cdot k$"
         else:
-            value, what = float(prod), r"the variance of the scaled score $q \cdot k/\sqrt{d_k}$"
+            value, what = float(var / d_model), r"the variance of its scores $q \cdot k/\sqrt{d_{model}}$"
         # √2048 = 45.2548: too near 45.255 for a hand computation; draw again
-        if safe_for_rounding(value, 2, 0.1):
+        if safe_for_rounding(value, decimals, 0.1) and value >= 0.05:
             break
-    key = nat_key(value, 2)
+    key = nat_key(value, decimals)
     wrongs = [
         Wrong("std_for_variance", "gave the standard deviation for the variance (or the reverse)",
               "You mixed up variance and standard deviation (one is the square of the other).",
@@ -127,77 +134,94 @@ def variance_qk(d: Draw) -> Problem:
         Wrong("sum_not_product", "added the variances of q and k instead of multiplying",
               "Var(qᵢkᵢ) = E[qᵢ²]·E[kᵢ²] = σ_q²·σ_k², a product, not a sum.",
               {"variance": float(d_k * (var_q + var_k)), "std": math.sqrt(d_k * (var_q + var_k)),
-               "scaled_variance": float(var_q + var_k)}[ask]),
-        Wrong("divided_by_dk", "scaled by 1/dₖ instead of 1/√dₖ",
-              "Dividing by √dₖ divides the variance by dₖ; you divided it by dₖ².",
-              float(prod / d_k) if ask == "scaled_variance" else None),
+               "bug_scale": float(d_k * (var_q + var_k) / d_model)}[ask]),
+        Wrong("divided_by_dk", "scaled the variance by 1/√d_model instead of 1/d_model",
+              "Dividing the score by √d_model divides its variance by d_model, not by √d_model.",
+              float(var) / math.sqrt(d_model) if ask == "bug_scale" else None),
         Wrong("no_dk", "forgot the factor dₖ", "q·k sums dₖ independent products, so the variances add up dₖ times.",
-              float(prod) if ask == "variance" else (math.sqrt(prod) if ask == "std" else None)),
-        Wrong("dk_not_scaled", "forgot that the scaling divides the variance",
-              "Dividing the score by √dₖ divides its variance by dₖ.", float(var) if ask == "scaled_variance" else None),
+              float(prod) if ask == "variance" else (math.sqrt(prod) if ask == "std" else float(prod / d_model))),
+        Wrong("dk_not_scaled", "used the intended 1/√dₖ scaling",
+              f"This model divides by √d_model = √{d_model}, not by √dₖ: the variance is divided by d_model.",
+              float(prod) if ask == "bug_scale" else None),
     ]
     mis = keep_distinct(key, wrongs)
     st = Doc()
     sq = "" if var_q == 1 and var_k == 1 else f" (variance $\\sigma_q^2 = {frac_text(var_q)}$ for $q$, $\\sigma_k^2 = {frac_text(var_k)}$ for $k$)"
-    st.p(f"The components of a query $q$ and a key $k$ in $\\mathbb{{R}}^{{{d_k}}}$ are independent random variables with mean 0"
-         + (" and variance 1" if not sq else "") + f"{sq}. What is {what}? Round off to two decimal places.")
+    lead = (f"A model of width $d_{{model}} = {d_model}$, whose heads have width $d_k$, divides its attention scores by "
+            r"$\sqrt{d_{model}}$ instead of $\sqrt{d_k}$ (a bug). " if ask == "bug_scale" else "")
+    st.p(lead + f"The components of a query $q$ and a key $k$ in $\\mathbb{{R}}^{{{d_k}}}$ are independent random variables with mean 0"
+         + (" and variance 1" if not sq else "") + f"{sq}. What is {what}? Round off to {('two', 'two', 'three')[d.level]} decimal places.")
     sol = Doc()
     sol.p(r"Each term $q_i k_i$ has mean $E[q_i]E[k_i] = 0$ and variance $E[q_i^2]E[k_i^2] = \sigma_q^2\sigma_k^2$ "
           f"$= {frac_text(var_q)} \\times {frac_text(var_k)} = {frac_text(prod)}$.")
     sol.p(f"The $d_k = {d_k}$ terms are independent, so their variances add: $\\operatorname{{Var}}(q\\cdot k) = d_k\\sigma_q^2\\sigma_k^2 = {frac_text(var)}$.")
+    if d.level == 1:
+        sol.p(f"Check: with unit variances it would be $d_k = {d_k}$; the variances multiply it by "
+              f"$\\sigma_q^2\\sigma_k^2 = {frac_text(prod)}$.")
     if ask == "std":
         sol.p(f"The standard deviation is $\\sqrt{{{frac_text(var)}}} = {num(value, 4)}$.")
-    if ask == "scaled_variance":
-        sol.p(f"Dividing by $\\sqrt{{d_k}}$ divides the variance by $d_k$: ${frac_text(var)}/{d_k} = {frac_text(prod)}$, "
-              "independent of $d_k$: this is why the scores are scaled, so the softmax does not saturate as $d_k$ grows.")
+    if ask == "bug_scale":
+        sol.p(f"Dividing by $\\sqrt{{d_{{model}}}}$ divides the variance by $d_{{model}} = {d_model}$ ({heads} heads of {d_k}): "
+              f"${frac_text(var)}/{d_model} = {num(value, 5)}$, which is $\\sigma_q^2\\sigma_k^2/H$: the scores are {heads} times "
+              "too small in variance, and the softmax is flatter than intended.")
+        sol.p(f"For comparison, the intended $1/\\sqrt{{d_k}}$ gives ${frac_text(var)}/{d_k} = {frac_text(prod)}$.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask},
+                     given={"d_k": d_k, "var_q": str(var_q), "var_k": str(var_k), "ask": ask, "d_model": d_model},
                      hints=["Var of a product of independent zero-mean variables is the product of their variances."])
 
 
+# issue 22: every option names the softmax and dₖ, and rights and wrongs share their openings ("To", "So that",
+# "Because"), words and lengths ("pick the option with 'softmax' and 'dₖ'" was right in every draw when only the
+# right statements named both)
 _WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
     r"To keep the softmax out of saturation as $d_k$ grows",
-    r"To stop a large $d_k$ from making the softmax of the scores nearly one-hot, with vanishing gradients",
-    r"To bring the scores back to unit variance, so that their softmax does not saturate as $d_k$ grows",
-    r"To keep the scores at unit variance whatever $d_k$ is, so that the softmax stays in a region with useful gradients",
+    r"So that a large $d_k$ cannot make the softmax of the scores nearly one-hot, with vanishing gradients",
+    r"Because the scores would otherwise have variance $d_k$, and the softmax of such large scores saturates",
+    r"To bring the scores back to unit variance, so that their softmax stays out of saturation as $d_k$ grows",
+    r"So that the softmax stays in a region with useful gradients whatever $d_k$ is",
+    r"Because without it the spread of the scores grows with $d_k$ and the softmax turns nearly one-hot",
 ]
 _WHY_WRONG = [
-    (r"So that the attention weights of each row, the softmax of the scores, sum to 1",
+    (r"So that the softmax weights of each row add up to one, whatever $d_k$ is",
      Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
            "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
-    (r"To reduce the number of parameters of the attention layer",
+    (r"Because without it the attention layer would need more parameters as $d_k$ grows",
      Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
-    (r"To make the output of attention lie in $[0, 1]$ whatever $d_k$ is",
+    (r"To bound the output of attention to the unit interval after the softmax, whatever $d_k$ is",
      Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
-    (r"To make the softmax, and so attention, invariant to the order of the tokens",
+    (r"To make the softmax of the scores blind to the order of the tokens as $d_k$ grows",
      Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
-    (r"To divide the variance of the scores by $\sqrt{d_k}$",
+    (r"To divide the variance of the scores by $\sqrt{d_k}$ ahead of the softmax",
      Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
-    (r"To turn each dot product into the cosine similarity of $q$ and $k$, in $[-1, 1]$, before the softmax",
+    (r"Because the softmax needs the cosine similarity of $q$ and $k$, which is their dot product over $\sqrt{d_k}$",
      Wrong("cosine", "confused the scaling with a cosine similarity",
            "A cosine divides by the norms |q||k|, which vary from token to token; √dₖ is one constant for all scores.", None)),
-    (r"So that every head feeds scores of the same size to its softmax, and the heads' outputs can be concatenated",
+    (r"So that heads of width $d_k$ give their softmax scores of one size, and their outputs can be concatenated",
      Wrong("concatenation", "thought the concatenation needs it", "Concatenation works for outputs of any size; the scale acts on the scores inside each head.", None)),
-    (r"To slow down the learning of $W^Q$ and $W^K$, so that the attention patterns change gradually during training, like a warm-up",
+    (r"To slow the learning of the $d_k$-wide projections, so the softmax patterns change gradually like a warm-up",
      Wrong("learning_rate", "confused the scaling with a learning-rate schedule",
            "The factor is applied in every forward pass, at inference too; it is not a schedule.", None)),
-    (r"To make the variance of the scores independent of the sequence length $n$, so that longer inputs get the same softmax",
+    (r"So that the spread of the scores no longer depends on the sequence length, whatever $d_k$ is, and the softmax sees one spread",
      Wrong("sequence_length", "thought the scaling is about the sequence length",
            "Each score is one dot product over dₖ components; n does not enter its variance.", None)),
     # medium (issue 12): distractors that get the variance arithmetic wrong, told apart only by doing it
-    (r"To give the scores zero mean",
+    (r"To give the scores zero mean for the softmax, whatever $d_k$ is",
      Wrong("zero_mean", "thought the scaling centres the scores",
            "A constant factor leaves a zero mean at zero and cannot centre a nonzero one; it changes the spread.", None)),
-    (r"To make the variance of the scores grow like $\sqrt{d_k}$ instead of $d_k$ as the heads get wider",
+    (r"So that the variance of the scores grows like $\sqrt{d_k}$ instead of $d_k$, which the softmax tolerates",
      Wrong("variance_grows_sqrt", "thought the scaled variance is √dₖ",
            "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1: it does not grow with dₖ at all.", None)),
+    (r"To give the scores of a $d_k$-wide head a variance of one over $d_k$ in the softmax",
+     Wrong("variance_one_over_dk", "thought the scaled variance is 1/dₖ",
+           "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1, not 1/dₖ: the unscaled variance is dₖ, not 1.", None)),
 ]
 
 
 _WHY_EASY_WRONG = frozenset({"confuses_with_softmax", "parameters", "output_range", "order_invariance",
                              "concatenation", "learning_rate"})
-_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt"})
+_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt",
+                               "variance_one_over_dk"})
 
 
 @family(

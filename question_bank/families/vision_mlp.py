@@ -77,7 +77,9 @@ def mlp_params(d: Draw) -> Problem:
 
 
 @family("counting.vit_params", topic="counting", title="Vision Transformer: patch embedding, class token, position table",
-        types=("integer",), tags=("parameters", "vit", "vision"), source=_SRC)
+        types=("integer",), tags=("parameters", "vit", "vision"), source=_SRC,
+        small_pool="three real ViT sizes (B, L, H): the patch embedding of easy depends only on the patch size, the "
+                   "channels and d, so easy varies the patch size (8, 14, 16, 32) and the channels (1, 3, 4)")
 def vit_params(d: Draw) -> Problem:
     """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions; hard: the whole ViT."""
     from dataclasses import replace
@@ -85,10 +87,17 @@ def vit_params(d: Draw) -> Problem:
     from solver.counting.vit import VIT_PRESETS
     from solver.counting.vit import vit_params as count
 
-    name = d.pick(("vit-b/16", "vit-l/16") if d.level < 2 else ("vit-b/16",))
+    # issue 22: hard held one problem (ViT-B/16 at 224) and easy a handful: the width and depth stay a real
+    # ViT's, and the image size, the patch size and the channels vary (then the asked count varies)
+    name = d.pick(tuple(VIT_PRESETS))
     cfg = VIT_PRESETS[name]
-    if d.level < 2:
-        cfg = replace(cfg, image_size=d.pick((224, 384)))
+    while True:
+        P = d.pick((8, 14, 16, 32))
+        image = d.pick((224, 256, 336, 384, 448, 512))
+        if image % P == 0:
+            break
+    cfg = replace(cfg, image_size=image, patch_size=P, channels=d.pick((1, 3, 4)) if d.level == 0 else 3)
+    name = f"{name.split('/')[0]}/{P}"
     r = count(cfg)
     b = r.breakdown
     P, C, dm = cfg.patch_size, cfg.channels, cfg.d_model
@@ -123,7 +132,8 @@ def vit_params(d: Draw) -> Problem:
     key = integer_key(value, unit="parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
-    st.p(f"ViT-{name[4:].upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ RGB images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
+    colour = {1: "grayscale", 3: "RGB", 4: "RGBA"}[C]
+    st.p(f"ViT-{name[4:].upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ {colour} images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
          f"with width $d = {dm}$" + (f", $L = {cfg.n_layers}$ pre-norm layers, MLP width {cfg.d_ff}, and biases in every linear layer."
                                      if d.level == 2 else "."))
     st.p(f"How many parameters are in {ask}?")
@@ -133,4 +143,4 @@ def vit_params(d: Draw) -> Problem:
     sol.bullets([f"{s.formula} = {s.substitution} = ${big(s.value)}$" for s in steps])
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"preset": name, "image_size": cfg.image_size, "level": d.level})
+                     given={"preset": name, "image_size": cfg.image_size, "patch_size": P, "channels": C, "level": d.level})

@@ -152,8 +152,8 @@ def _counted(fn, *args):
     return c.get_total_flops()
 
 
-def rnn_step(h, w_hh, w_xh):
-    return torch.tanh(h @ w_hh + h @ w_xh)
+def rnn_step(h, w_hh, w_xh, x=None):
+    return torch.tanh(h @ w_hh + (h if x is None else x) @ w_xh)
 
 
 def attention(q):
@@ -194,15 +194,18 @@ def test_flops_training_is_6nd():
 
 
 def test_attention_vs_rnn_vs_flop_counter():
-    """RNN: n steps of (1×d)(d×d) twice; one step's count times n (checked equal to the loop for 4 steps)."""
+    """RNN: n steps of (1×h)(h×h) and (1×d)(d×h), per gate (an LSTM: 4; issue 22: medium and hard have a
+    hidden width h ≠ d); one step's count times n (checked equal to the loop for 4 steps)."""
     for p in variants("counting.attention_vs_rnn"):
         n, d = p.given["n"], p.given["d"]
+        hid, gates = p.given.get("h", d), p.given.get("gates", 1)
         q = torch.empty(n, d, device=META)
         attn = _counted(attention, q)
-        w_hh, w_xh, h = (torch.empty(d, d, device=META), torch.empty(d, d, device=META), torch.empty(1, d, device=META))
-        step = _counted(rnn_step, h, w_hh, w_xh)
-        assert _counted(lambda *a: [rnn_step(*a) for _ in range(4)], h, w_hh, w_xh) == 4 * step
-        rnn = n * step
+        w_hh, w_xh = torch.empty(hid, hid, device=META), torch.empty(d, hid, device=META)
+        h, x = torch.empty(1, hid, device=META), torch.empty(1, d, device=META)
+        step = _counted(rnn_step, h, w_hh, w_xh, x)
+        assert _counted(lambda *a: [rnn_step(*a) for _ in range(4)], h, w_hh, w_xh, x) == 4 * step
+        rnn = n * gates * step
         if p.type == "mcq":
             (ci,) = p.key.correct
             assert p.options[ci].startswith("Self-attention" if attn < rnn else "The RNN"), p.id
@@ -288,9 +291,11 @@ def test_pin_params_ffn():
 
 
 def test_pin_params_norm():
-    """One LayerNorm over 768: γ and β, 2·768 = 1,536; γ only (768) is the diagnosed slip."""
+    """One LayerNorm over 7,936 (issue 22: any multiple of 64): γ and β, 2·7,936 = 15,872; γ only (7,936) is the
+    diagnosed slip."""
     p = easy("counting.params_norm")
-    assert grade(p, 1536).correct and "layernorm_without_beta" in grade(p, 768).misconception.id.split("+")
+    assert (p.given["d_model"], p.given["norm"]) == (7936, "layernorm")
+    assert grade(p, 15872).correct and "layernorm_without_beta" in grade(p, 7936).misconception.id.split("+")
 
 
 def test_pin_params_layer():
@@ -347,14 +352,15 @@ def test_pin_flops_training():
 
 
 def test_pin_attention_vs_rnn():
-    """n = 128 < d = 2048: attention 4n²d = 4·128²·2048 = 134,217,728 < RNN 4nd² = 4·128·2048² = 2,147,483,648:
-    attention is cheaper, the RNN needs 2048/128 = 16 times its FLOPs. The slip drawn (W_hh only: RNN 2nd² =
-    1,073,741,824) gives 8 times; the options cross {16, 8} with the two directions."""
+    """n = 3072, d = 1280, hidden width h = 1024 (issue 22: h ≠ d): attention 4n²d = 4·3072²·1280 =
+    48,318,382,080; RNN 2nh(h + d) = 2·3072·1024·2304 = 14,495,514,624: the RNN is cheaper, attention needs
+    10/3 = 3.33 times its FLOPs. The slip drawn (W_hh only: RNN 2nh² = 6,442,450,944) gives 7.5 times; the
+    options cross {3.33, 7.5} with the two directions."""
     p = easy("counting.attention_vs_rnn")
     (ci,) = p.key.correct
-    assert (p.given["n"], p.given["d"]) == (128, 2048)
-    assert p.options[ci] == "Self-attention is cheaper: the RNN needs 16 times its FLOPs"
-    assert "only_w_hh" in grade(p, p.options.index("Self-attention is cheaper: the RNN needs 8 times its FLOPs")).misconception.id.split("+")
+    assert (p.given["n"], p.given["d"], p.given["h"]) == (3072, 1280, 1024)
+    assert p.options[ci] == "The RNN is cheaper: self-attention needs 3.33 times its FLOPs"
+    assert "only_w_hh" in grade(p, p.options.index("The RNN is cheaper: self-attention needs 7.5 times its FLOPs")).misconception.id.split("+")
 
 
 def test_pin_attention_memory():

@@ -152,7 +152,7 @@ def test_variance_qk_monte_carlo():
         q = rng.normal(0, math.sqrt(sq), (20000, d))
         k = rng.normal(0, math.sqrt(sk), (20000, d))
         dots = (q * k).sum(1)
-        stat = {"variance": dots.var(), "std": dots.std(), "scaled_variance": (dots / math.sqrt(d)).var()}[g["ask"]]
+        stat = {"variance": dots.var(), "std": dots.std(), "bug_scale": (dots / math.sqrt(g["d_model"])).var()}[g["ask"]]
         assert stat == pytest.approx(p.key.value, rel=0.05)
 
 
@@ -314,10 +314,10 @@ def test_pin_shapes():
 
 
 def test_pin_heads():
-    """d_model = 1024, h = 4: d_k = 1024/4 = 256."""
+    """d_model = 1280, h = 16 (issue 22: more sizes): d_k = 1280/16 = 80."""
     p = gen("attention.heads")
-    assert (p.given["d_model"], p.given["n_heads"]) == (1024, 4) and grade(p, 256).correct
-    assert "used_d_model" in grade(p, 1024).misconception.id.split("+")
+    assert (p.given["d_model"], p.given["n_heads"]) == (1280, 16) and grade(p, 80).correct
+    assert "used_d_model" in grade(p, 1280).misconception.id.split("+")
 
 
 def test_pin_softmax_temperature():
@@ -327,9 +327,12 @@ def test_pin_softmax_temperature():
 
 
 def test_pin_variance():
-    """d_k = 64, unit variances: Var(q·k) = 64."""
+    """Easy (issue 22: the standard deviation, d_k from 16 to 1024): seed 0 draws d_k = {dk}, unit variances:
+    Var(q·k) = d_k, standard deviation √d_k; the variance itself is the std_for_variance slip."""
     p = gen("attention.variance_qk")
-    assert p.given["d_k"] == 64 and grade(p, 64).correct and "std_for_variance" in grade(p, 8).misconception.id.split("+")
+    dk = p.given["d_k"]
+    assert p.given["ask"] == "std" and f"ℝ{str(dk).translate(str.maketrans('0123456789', '⁰¹²³⁴⁵⁶⁷⁸⁹'))}" in p.statement_text
+    assert grade(p, round(math.sqrt(dk), 2)).correct and "std_for_variance" in grade(p, dk).misconception.id.split("+")
 
 
 def test_pin_why_sqrt_dk():
@@ -350,10 +353,10 @@ def test_pin_pe_rotation():
 
 
 def test_pin_rope():
-    """x = [1, 1], p = 3, θ = 1: (cos 3 − sin 3, sin 3 + cos 3) = (−0.98999 − 0.14112, 0.14112 − 0.98999)
-    = (−1.1311, −0.8489). (The first draw, x = [3, 1] at p = 1, gave 3.0647: 0.03 units from 3.065, redrawn.)"""
+    """x = [1, 1], p = 1 (issue 22: easy positions 1 to 6), θ = 1: (cos 1 − sin 1, sin 1 + cos 1)
+    = (0.54030 − 0.84147, 0.84147 + 0.54030) = (−0.30117, 1.38177)."""
     p = gen("positional.rope")
-    assert (p.given["x"], p.given["p"]) == ([1, 1], 3) and grade(p, [[-1.13, -0.85]]).correct
+    assert (p.given["x"], p.given["p"]) == ([1, 1], 1) and grade(p, [[-0.30, 1.38]]).correct
 
 
 def test_pin_layernorm():

@@ -59,9 +59,12 @@ def test_matmul_bound_vs_flop_counter_and_bytes():
         peak, bw, _ = CHIPS[g["hw"]]
         which = "memory" if intensity < peak / bw else "compute"
         (ci,) = p.key.correct
-        i, crit, b = p.given["option_values"][ci]
-        assert (b, i, crit) == (which, pytest.approx(intensity, rel=1e-12), pytest.approx(peak / bw, rel=1e-12)), p.id
-        assert p.options[ci].startswith(which.capitalize())
+        t, b = p.given["option_values"][ci]
+        assert (p.given["intensity"], p.given["critical_intensity"]) == (pytest.approx(intensity, rel=1e-12),
+                                                                        pytest.approx(peak / bw, rel=1e-12)), p.id
+        # issue 22: the options state the roofline time max(FLOPs/peak, bytes/bandwidth)
+        assert (b, t) == (which, pytest.approx(max(c.get_total_flops() / peak, n_bytes / bw) * 1e6, rel=1e-12)), p.id
+        assert p.options[ci].startswith(which.capitalize()) and f"{t:.3g} µs" in p.options_text[ci]
 
 
 def test_critical_intensity_vs_formula():
@@ -131,14 +134,15 @@ def test_min_chips_vs_formula():
 
 
 def test_pin_matmul_bound():
-    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 64, D = 8192, F = 16384: FLOPs 2·64·8192·16384 = 17,179,869,184;
-    bytes 2·(64·8192 + 8192·16384 + 64·16384) = 271,581,184; I = 63.26 < 295.4: memory-bound. The slip drawn here
-    counts multiply-adds (I/2 = 31.6); the four options cross {63.3, 31.6} with {memory, compute}. An NVIDIA GPU with
-    D ≠ F is the hard level (issue 12); seed 144 draws this one."""
-    p = FAMILIES["hardware.matmul_bound"].generate(144, "hard")
+    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 384, D = 8192, F = 16384 (hard, seed 2): FLOPs 2·384·8192·16384 =
+    103,079,215,104; bytes 2·(384·8192 + 8192·16384 + 384·16384) = 287,309,824; I = 358.8 > 295.4: compute-bound, t =
+    FLOPs / peak = 104.2 µs (HBM 85.8 µs). The slip drawn counts 4 bytes per element: HBM 171.5 µs, memory-bound,
+    172 µs; the four options cross {104, 172} with {memory, compute} (issue 22: times, not I ≈ B)."""
+    p = FAMILIES["hardware.matmul_bound"].generate(2, "hard")
     (ci,) = p.key.correct
-    assert p.given["batch"] == 64 and p.options[ci].startswith("Memory-bound") and "63.3" in p.options[ci]
-    assert sorted(o.split("approx ")[1][:4] for o in p.options) == ["31.6", "31.6", "63.3", "63.3"]
+    assert (p.given["batch"], p.given["d_in"], p.given["d_out"]) == (384, 8192, 16384)
+    assert p.options_text[ci] == "Compute-bound, taking at least 104 µs"
+    assert sorted(o.split("least ")[1] for o in p.options_text) == ["104 µs", "104 µs", "172 µs", "172 µs"]
     assert "2 FLOPs per multiply-add" in p.statement_md
 
 

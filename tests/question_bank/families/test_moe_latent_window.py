@@ -43,9 +43,10 @@ def test_sound_and_deterministic(fid):
 
 
 @functools.cache
-def _module_counts(name: str) -> tuple[int, int, int, int]:
-    """(total numel, one routed expert's numel, routed experts per MoE layer, MoE layers) of the preset's module."""
-    model = build_model(get_preset(name).config, "meta")
+def _module_counts(name: str, n_experts: int, top_k: int) -> tuple[int, int, int, int]:
+    """(total numel, one routed expert's numel, routed experts per MoE layer, MoE layers) of the preset's module,
+    with the number of routed experts and the top-k the problem drew (issue 22)."""
+    model = build_model(get_preset(name).config.replace(n_experts=n_experts, top_k=top_k), "meta")
     moes = [m for m in model.modules() if isinstance(m, MixtureOfExperts)]
     one = sum(p.numel() for p in moes[0].experts[0].parameters())
     return sum(p.numel() for p in model.parameters()), one, len(moes[0].experts), len(moes)
@@ -53,13 +54,13 @@ def _module_counts(name: str) -> tuple[int, int, int, int]:
 
 def test_moe_keys_from_the_module():
     for p in variants("moe.active_params", per_difficulty=4):
-        total, one, E, L_M = _module_counts(p.given["preset"])
-        k = get_preset(p.given["preset"]).config.top_k
+        total, one, E, L_M = _module_counts(p.given["preset"], p.given["n_experts"], p.given["top_k"])
+        k = p.given["top_k"]
         expect = total if p.given["ask"] == "total" else total - L_M * (E - k) * one
         assert p.key.value == pytest.approx(expect / 1e9, rel=1e-12), p.id
     for p in variants("moe.decode_weight_bytes", per_difficulty=4):
-        total, one, E, L_M = _module_counts(p.given["preset"])
-        k, B = get_preset(p.given["preset"]).config.top_k, p.given["batch"]
+        total, one, E, L_M = _module_counts(p.given["preset"], p.given["n_experts"], p.given["top_k"])
+        k, B = p.given["top_k"], p.given["batch"]
         touched = E * (1 - (1 - Fraction(k, E)) ** B)
         # issue 21: the untied input embedding is a lookup, B rows of it read (from the module's own table)
         import torch

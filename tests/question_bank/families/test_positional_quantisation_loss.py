@@ -57,7 +57,8 @@ def test_t5_bias_params_against_model():
     for p in variants("positional.t5_bias_params", 3):
         name = p.given["preset"]
         size = {"t5-small": (512, 8, 6), "t5-base": (768, 12, 12), "t5-large": (1024, 16, 24)}[name]
-        cfg = transformers.T5Config(d_model=size[0], num_heads=size[1], num_layers=size[2], d_kv=64, d_ff=64, vocab_size=8)
+        cfg = transformers.T5Config(d_model=size[0], num_heads=size[1], num_layers=size[2], d_kv=64, d_ff=64, vocab_size=8,
+                                    relative_attention_num_buckets=p.given["num_buckets"])
         with torch.device("meta"):
             m = transformers.T5ForConditionalGeneration(cfg)
         tables = [q.numel() for n, q in m.named_parameters() if "relative_attention_bias" in n]
@@ -131,13 +132,13 @@ def test_top_p_against_huggingface():
 
 
 def test_top_p_pinned():
-    """z = (0.5, −1.5, −4, 1, −3), p = 0.8 (easy: logits in halves since issue 12). Sorted: 1, 0.5, −1.5, −3, −4;
-    e^z = 2.7183, 1.6487, 0.2231, 0.0498, 0.0183, sum 4.6582; probabilities 0.5835, 0.3539, …; 0.5835 < 0.8,
-    and 0.5835 + 0.3539 = 0.9375 reaches it, so the second token (the one crossing 0.8) is in: 2 tokens.
-    Leaving it out gives 1."""
+    """z = (0.6, −1.9, 0.5, −2.5, 0.7, −0.7), p = 0.9 (easy: six logits with one decimal since issue 22). Sorted:
+    0.7, 0.6, 0.5, −0.7, −1.9, −2.5; e^z = 2.0138, 1.8221, 1.6487, 0.4966, 0.1496, 0.0821, sum 6.2128;
+    probabilities 0.3241, 0.2933, 0.2654, 0.0799, …; cumulative 0.3241, 0.6174, 0.8828 (< 0.9), 0.9627 reaches
+    it, so the fourth token (the one crossing 0.9) is in: 4 tokens. Leaving it out gives 3."""
     p = easy("sampling.top_p")
-    assert p.given["z"] == [0.5, -1.5, -4, 1, -3] and p.given["p"] == 0.8 and p.key.value == 2
-    assert "crossing_excluded" in grade(p, 1).misconception.id.split("+")
+    assert p.given["z"] == [0.6, -1.9, 0.5, -2.5, 0.7, -0.7] and p.given["p"] == 0.9 and p.key.value == 4
+    assert "crossing_excluded" in grade(p, 3).misconception.id.split("+")
 
 
 #: ggml blocks as NumPy structured dtypes, field by field from ggml-common.h (typed here, not read from solver.systems.quant)
@@ -222,10 +223,13 @@ def test_mlp_against_sequential():
 def test_vit_against_huggingface():
     for p in variants("counting.vit_params", 3):
         g = p.given
-        big = g["preset"] == "vit-l/16"
-        cfg = transformers.ViTConfig(image_size=g["image_size"], hidden_size=1024 if big else 768,
-                                     num_hidden_layers=24 if big else 12, num_attention_heads=16 if big else 12,
-                                     intermediate_size=4096 if big else 3072)
+        # (width, layers, heads, MLP) of ViT-B, -L, -H (Dosovitskiy et al. 2021, Table 1); issue 22: the image
+        # size, the patch size and the channels vary
+        d, n_layers, heads, ff = {"b": (768, 12, 12, 3072), "l": (1024, 24, 16, 4096), "h": (1280, 32, 16, 5120)}[
+            g["preset"][4]]
+        cfg = transformers.ViTConfig(image_size=g["image_size"], patch_size=g["patch_size"], num_channels=g["channels"],
+                                     hidden_size=d, num_hidden_layers=n_layers, num_attention_heads=heads,
+                                     intermediate_size=ff)
         with torch.device("meta"):
             m = transformers.ViTModel(cfg, add_pooling_layer=False)
         if g["level"] == 0:

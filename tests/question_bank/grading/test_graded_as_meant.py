@@ -295,9 +295,9 @@ def test_critical_intensity_names_every_slip_of_the_same_value():
     and taking int8 weights as 2 bytes: a student who gives that value is told all of them."""
     fam = all_families()["hardware.critical_intensity"]
     seen = 0
-    for seed in range(60):
-        p = fam.generate(seed, "hard")
-        if p.given["hw"] not in ("a100-80gb", "h100-sxm", "h200") or p.given["weight_dtype"] != "int8":
+    for seed in range(60):  # issue 22: the one-byte weights (int8, fp8) are drawn at medium
+        p = fam.generate(seed, "medium")
+        if p.given["hw"] not in ("a100-80gb", "h100-sxm", "h200") or p.given["weight_dtype"] not in ("int8", "fp8"):
             continue
         v = grade(p, 2 * p.key.value)
         ids = {m.id for m in v.misconceptions}
@@ -311,7 +311,7 @@ def test_vit_names_the_three_slips_of_d():
     fam = all_families()["counting.vit_params"]
     for diff in ("medium", "hard"):
         p = fam.generate(1, diff)
-        dm = 768 if p.given["preset"] == "vit-b/16" else 1024
+        dm = {"b": 768, "l": 1024, "h": 1280}[p.given["preset"][4]]  # ViT-B/L/H widths (Dosovitskiy et al., Table 1)
         v = grade(p, p.key.value - dm)
         assert len(v.misconceptions) == 3, (p.id, [m.id for m in v.misconceptions])
 

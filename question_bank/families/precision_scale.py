@@ -53,7 +53,7 @@ def fit_3d_family(d: Draw) -> Problem:
         p = d.pick([q for q in (2, 4, 8, 16) if L % q == 0 and q < L])
         dp = d.pick((4, 8, 16, 32, 64))
         s, b = d.pick((2048, 4096, 8192)), d.pick((1, 2))
-        m = d.rng.randint(p + 1, 4 * p)
+        m = d.rng.randint(max(2, p // 2), 4 * p)  # fewer than p now and then: then all m are in flight
         zero = 1 if d.level < 2 else d.pick((1, 2))
         sp = True if d.level < 2 else d.pick((True, False))
         hw = d.pick(tuple(_HBM)) if d.level == 2 else None
@@ -90,11 +90,16 @@ def fit_3d_family(d: Draw) -> Problem:
                     float(states * p) / 1e9 if d.level == 0 else
                     float(br["left_bytes"] - states * (p - 1)) / 1e9 if d.level == 2 else None)]
     if d.level >= 1:
+        if m < p:  # the mistake the other way round: p in flight although only m micro-batches exist
+            all_m = Fraction(layers_here * p) * per_layer
         shift = (all_m - br["activations_bytes"])
         wrongs += [Wrong("all_microbatches", f"kept all m = {m} micro-batches' activations, not the p in flight",
                          "1F1B starts a backward as soon as the first micro-batch reaches the last stage: stage 1 "
                          "holds at most min(p, m) micro-batches.",
-                         float(all_m if d.level == 1 else br["left_bytes"] - shift) / 1e9),
+                         float(all_m if d.level == 1 else br["left_bytes"] - shift) / 1e9) if m > p else
+                   Wrong("p_in_flight", f"counted p = {p} micro-batches in flight although a step runs only m = {m}",
+                         "Stage 1 holds min(p, m) micro-batches: with m < p every micro-batch is in flight at once.",
+                         float(all_m if d.level == 1 else br["left_bytes"] - shift) / 1e9) if m < p else None,
                    Wrong("sp_ignored" if sp else "sp_assumed",
                          "did not divide the LayerNorm/dropout activations (10·s·b·h) by t under sequence parallelism"
                          if sp else "divided the LayerNorm/dropout activations by t without sequence parallelism",

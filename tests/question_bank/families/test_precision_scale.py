@@ -90,9 +90,24 @@ def test_layer_tensor_table_is_korthikanti():
     assert [_one_f_one_b_peak(4, m) for m in (1, 2, 3, 4, 9)] == [1, 2, 3, 4, 4]
 
 
+def _read_statement(text: str) -> dict:
+    """The figures of a fit-3d statement, read back from what the student sees."""
+    num = lambda pat: int(re.search(pat, text).group(1).replace(",", ""))  # noqa: E731
+    out = {"P": num(r"A (\d+)B-parameter") * 10**9, "L": num(r"\((\d+) layers"), "h": num(r"d_model = ([\d,]+)"),
+           "t": num(r"tensor parallelism t = (\d+)"), "p": num(r"pipeline parallelism p = (\d+)"),
+           "d": num(r"data parallelism d = (\d+)"), "sp": "and without sequence parallelism" not in text}
+    if "ZeRO stage" in text:
+        out["zero"] = num(r"ZeRO stage (\d)")
+    if "Sequences are" in text:
+        out.update(s=num(r"s = ([\d,]+) tokens"), b=num(r"b = (\d+) sequence"), m=num(r"m = (\d+) micro"))
+    return out
+
+
 def test_fit_3d_keys():
     for p in variants("training.fit_3d", per_difficulty=12):
         g = p.given
+        seen = _read_statement(p.statement_text)
+        assert {k: g[k] for k in seen} == seen, p.id  # the key is computed from what the statement says
         states, acts = _fit_3d_bytes(g)
         expect = {"states": states, "activations": acts}.get(g["ask"])
         if expect is None:
@@ -120,6 +135,9 @@ RECIPES = {
 def test_fp8_memory_keys():
     for p in variants("precision.fp8_memory", per_difficulty=12):
         g = p.given
+        text = p.statement_text
+        assert f"{g['N'] / 1e9:g}-billion" in text and ("Transformer Engine" in text) == (g["recipe"] == "fp8-te"), p.id
+        assert all(f"{k} = {g[k]}" in text for k in ("d", "t", "p") if g[k] > 1), p.id
         per_param = sum(Fraction(b, g["d"] if sharded else 1) for b, sharded in RECIPES[g["recipe"]].values())
         expect = g["N"] * per_param / (g["t"] * g["p"]) / (2**30 if g["unit"] == "GiB" else 10**9)
         assert p.key.value == pytest.approx(float(expect), rel=1e-12), p.id
@@ -178,9 +196,8 @@ def test_quant_granularity_keys():
         err = _np_errors(W)
         for row in W:  # the statement prints the matrix it keys
             assert all(f"{x:.2f}" in p.statement_text for x in row), p.id
-        expect = {"channel_max": lambda: np.abs(err["channel"]).max(),
-                  "block_max": lambda: np.abs(err["block"]).max(),
-                  "mse_ratio": lambda: (err["tensor"] ** 2).mean() / (err["channel"] ** 2).mean()}[p.given["ask"]]()
+        expect = {"channel_max": np.abs(err["channel"]).max(), "block_max": np.abs(err["block"]).max(),
+                  "mse_ratio": (err["tensor"] ** 2).mean() / (err["channel"] ** 2).mean()}[p.given["ask"]]
         assert p.key.value == pytest.approx(expect, rel=1e-9, abs=1e-12), p.id
 
 

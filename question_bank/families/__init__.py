@@ -26,6 +26,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     parallelism,
     positional,
     positional_relative,
+    precision_scale,
     pretraining,
     quantisation,
     scaling,

@@ -64,6 +64,9 @@ class Context:
     #: what a statement is about (a model and a fact, a form and a claim, the sizes of a comparison):
     #: two options never share one, so no option is the mirror of another (one true, one false)
     subject: Callable[[Statement], object] | None = None
+    #: MCQ: draw the key's rank by words shared with the other options (see :func:`_mcq`); for pools
+    #: whose options share many words (the encoder/decoder statements), not for small ones
+    balance_shared: bool = False
 
 
 def pick_options(d: Draw, pool: list[Statement], truths: list[bool],
@@ -116,6 +119,20 @@ def _msq(d: Draw, draw: Callable[[Draw], Context], tags: tuple[str, ...]) -> Pro
                         given={**ctx.given, "option_values": [s.md for s in items]}, tags=tags)
 
 
+def _ranks(items: list[Statement], ask_true: bool) -> tuple[int, int]:
+    """The key's rank among the options (how many others score strictly lower) by the words it shares
+    with the others (as question_bank.quality's "most/fewest shared words") and by its length."""
+    import re
+
+    texts = [latex_to_text(s.md) for s in items]
+    words = [set(re.findall(r"\w+", t.lower())) for t in texts]
+    shared = [sum(len(w & v) for j, v in enumerate(words) if j != i) for i, w in enumerate(words)]
+    k = next(i for i, s in enumerate(items) if s.true == ask_true)
+    if shared.count(shared[k]) > 1:  # tied with another option: no rank of its own
+        return (-1, -1)
+    return (sum(x < shared[k] for x in shared), sum(len(t) < len(texts[k]) for t in texts))
+
+
 def _mcq(d: Draw, draw: Callable[[Draw], Context], tags: tuple[str, ...]) -> Problem:
     ask_true = d.rng.random() < 0.5
     for _ in range(200):
@@ -125,6 +142,15 @@ def _mcq(d: Draw, draw: Callable[[Draw], Context], tags: tuple[str, ...]) -> Pro
             break
     else:  # pragma: no cover
         raise ValueError("no draw gave the options")
+    # the odd one out: the key is the one option whose truth differs, and the words it shares with the
+    # others could single it out. Its rank among the options by shared words is drawn first
+    # (uniformly), and the options drawn again (up to 100 times) until the key takes that rank, tied
+    # with no other option
+    want = d.rng.randrange(4)
+    for _ in range(100 if ctx.balance_shared else 0):
+        if _ranks(items, ask_true)[0] == want:
+            break
+        items = pick_options(d, ctx.pool, [ask_true] + [not ask_true] * 3, ctx.subject) or items
     key = ChoiceKey(frozenset(i for i, s in enumerate(items) if s.true == ask_true))
     options = [s.md for s in items]
     options_text = [latex_to_text(o) for o in options]
@@ -296,6 +322,7 @@ def arch_facts(c) -> dict[str, bool]:
         "cross": any(s[1] == "cross" for s in subs),
         "all_causal": all(s[2] == "causal" for s in subs),
         "has_encoder": any(s[0] == "encoder" for s in subs),
+        "has_decoder": any(s[0] == "decoder" for s in subs),
     }
 
 
@@ -340,6 +367,10 @@ _ARCH_TEMPLATES = (
      "all_causal", True),
     ("all_causal_not", "Reading {t} tokens, {m} has an attention sub-layer that applies no causal mask.",
      "all_causal", False),
+    ("decoder", "Reading {t} tokens, {m} has a decoder stack that reads them left to right, {t} in all.",
+     "has_decoder", True),
+    ("decoder_not", "Reading {t} tokens, {m} has no decoder stack that reads them left to right, {t} in all.",
+     "has_decoder", False),
     ("encoder", "Reading {t} tokens, {m} has an encoder stack that reads all {t} of them at once.", "has_encoder",
      True),
     ("encoder_not", "Reading {t} tokens, {m} has no encoder stack that reads all {t} of them at once.",
@@ -369,9 +400,10 @@ def _zoo_models(level: int) -> list:
     return zoo()
 
 
-#: the facts each level asks (easy: generation, later tokens, an encoder; medium: cross-attention,
-#: causal masks everywhere)
-_LEVEL_FACTS = {0: ("generates", "sees_later", "has_encoder"), 1: ("cross", "all_causal")}
+#: the facts each level asks (easy: generation, an encoder, a decoder; medium: later tokens seen,
+#: cross-attention, causal masks everywhere): three facts, six templates, so each option of a problem
+#: can come from a template of its own
+_LEVEL_FACTS = {0: ("generates", "has_encoder", "has_decoder"), 1: ("sees_later", "cross", "all_causal")}
 
 
 def draw_arch(d: Draw) -> Context:
@@ -379,8 +411,9 @@ def draw_arch(d: Draw) -> Context:
     each model's list of attention sub-layers (from its config's arch and layer counts) and, at
     hard, on the reachability of its masks composed over its layers. One model of each shape
     (encoder, decoder, encoder-decoder; two more at hard), named in the options by a letter the stem
-    resolves. Levels (disjoint, by the facts asked): easy, generating token by token, a token seeing
-    later tokens, an encoder stack; medium, cross-attention and causal masks everywhere; hard,
+    resolves. Levels (disjoint, by the facts asked): easy, generating token by token, an encoder
+    stack, a decoder stack; medium, a token seeing later tokens, cross-attention, causal masks
+    everywhere; hard,
     counts of attention sub-layers and which input tokens a position's output depends on. Each fact
     is asked in both polarities ("is able" / "is unable")."""
     models = _zoo_models(d.level)
@@ -453,7 +486,8 @@ def draw_arch(d: Draw) -> Context:
         notes.append("Over $L$ layers, position $i$ depends on token $j$ when a chain of kept (query, key) entries "
                      "leads from $i$ to $j$: the boolean product of the layers' masks (each keeps $i$ itself).")
     return Context(stem, "Each model's attention sub-layers, from its configuration (solver.counting.presets):",
-                   pool, notes, {"models": {label[p.name]: p.name for p in chosen}}, subject=lambda st: (st.params[1], st.params[2]))
+                   pool, notes, {"models": {label[p.name]: p.name for p in chosen}}, subject=lambda st: (st.params[1], st.params[2]),
+                   balance_shared=True)
 
 
 _pair(draw_arch, stem="concept.encoder_decoder", topic="architecture",
@@ -611,8 +645,8 @@ def _num(x: int) -> str:
 
 def draw_rnn(d: Draw) -> Context:
     """Statements with numbers on why self-attention replaced recurrence, each computed for its own
-    sizes from Vaswani et al. 2017, Table 1. Levels (disjoint): easy, sequential operations and
-    maximum path lengths for n tokens; medium, operations per layer (n²·d against n·d²: which is
+    sizes from Vaswani et al. 2017, Table 1. Levels (disjoint): easy, sequential steps (and whether
+    the n outputs are computed at once) and maximum path lengths for n tokens; medium, operations per layer (n²·d against n·d²: which is
     fewer, and their ratio); hard, convolutions (operations k·n·d² against n²·d, and the layers of
     contiguous or dilated kernels needed to connect two positions)."""
     pool: list[Statement] = []
@@ -628,6 +662,17 @@ def draw_rnn(d: Draw) -> Context:
                                           f"a {layer} layer: {t['sequential']} sequential step"
                                           f"{'s' if t['sequential'] > 1 else ''} for $n = {n}$ (stated {x}):",
                                           ("sequential", layer, n, x)))
+                n = d.rng.randint(10, 4096)
+                t = table1(layer, n, 1)
+                par = t["sequential"] == 1  # one sequential step: all outputs computed at once
+                pool.append(Statement(f"Over $n = {n}$ tokens, {the} can compute the {n} outputs at the same time.",
+                                      par, f"a {layer} layer: {t['sequential']} sequential step"
+                                      f"{'s' if t['sequential'] > 1 else ''} for $n = {n}$:", ("parallel", layer, n)))
+                n = d.rng.randint(10, 4096)
+                t = table1(layer, n, 1)
+                pool.append(Statement(f"Over $n = {n}$ tokens, {the} must compute its {n} outputs one after another.",
+                                      t["sequential"] > 1, f"a {layer} layer: {t['sequential']} sequential step"
+                                      f"{'s' if t['sequential'] > 1 else ''} for $n = {n}$:", ("serial", layer, n)))
                 n = d.rng.randint(10, 4096)
                 t = table1(layer, n, 1)
                 for x in (1, n - 1):

@@ -47,7 +47,8 @@ def mask_truth(kind, a, i, j):
 def arch_truth(cfg, fact):
     a = cfg.arch
     return {"generates": a in ("decoder", "encoder-decoder"), "sees_later": a in ("encoder", "encoder-decoder"),
-            "cross": a == "encoder-decoder", "all_causal": a == "decoder", "has_encoder": a != "decoder"}[fact]
+            "cross": a == "encoder-decoder", "all_causal": a == "decoder", "has_encoder": a != "decoder",
+            "has_decoder": a != "encoder"}[fact]
 
 
 def attention_sublayers(cfg):
@@ -104,6 +105,8 @@ def rnn_truth(params):
     if claim == "path":
         _, layer, n, x = params
         return x == (1 if layer == "self-attention" else n - 1)
+    if claim in ("parallel", "serial"):  # a recurrent layer's step t needs the state of step t - 1
+        return (params[1] == "recurrent") == (claim == "serial")
     if claim == "compare":
         _, n, d, word = params
         return (n * n * d < n * d * d) == (word == "fewer")
@@ -241,12 +244,16 @@ def test_pinned_mask_pairs():
 
 
 def test_pinned_attention_vs_rnn():
-    """A recurrent layer needs n sequential steps (3243 for n = 3243), self-attention one; a path
-    from the first token to the last is one step in self-attention, n - 1 in a recurrent layer."""
+    """A recurrent layer computes its n outputs one after another (true); self-attention needs one
+    sequential step (true); self-attention links the first token to the last in one step, not n - 1
+    = 1487 (false); a recurrent layer cannot compute its outputs at the same time (false)."""
     p = FAMILIES["concept.attention_vs_rnn_sizes"].generate(0, "easy")
-    assert p.options_text[0] == "Over n = 3243 tokens, the recurrent layer needs 3243 sequential steps."
-    assert p.options_text[3] == "Over n = 681 tokens, the recurrent layer links the first token to the last in one step."
-    assert p.key.correct == {0, 2}
+    assert p.options_text == [
+        "Over n = 566 tokens, the recurrent layer must compute its 566 outputs one after another.",
+        "Over n = 339 tokens, the attention layer needs one sequential step.",
+        "Over n = 1488 tokens, the attention layer links the first token to the last in 1487 steps.",
+        "Over n = 242 tokens, the recurrent layer can compute the 242 outputs at the same time."]
+    assert p.key.correct == {0, 1}
 
 
 def test_pinned_norm_position():

@@ -695,12 +695,14 @@ def draw_rnn(d: Draw) -> Context:
             sa, rnn = table1("self-attention", n, dm)["ops"], table1("recurrent", n, dm)["ops"]
             work = (f"self-attention $n^2 d = {n}^2 \\times {dm} = {_num(sa)}$, recurrent $n d^2 = {n} \\times {dm}^2 "
                     f"= {_num(rnn)}$:")
+            # n and d in a drawn order: the first number printed says nothing of which is larger
+            sizes_md = f"$n = {n}$ and $d = {dm}$" if d.rng.random() < 0.5 else f"$d = {dm}$ and $n = {n}$"
             for word, ok in (("fewer", sa < rnn), ("more", sa > rnn)):
-                pool.append(Statement(f"For $n = {n}$ and $d = {dm}$, a self-attention layer does {word} operations than "
+                pool.append(Statement(f"For {sizes_md}, a self-attention layer does {word} operations than "
                                       "a recurrent layer.", ok, work, ("compare", n, dm, word)))
             r = sa / rnn
             for x in (r, 1 / r):
-                pool.append(Statement(f"For $n = {n}$ and $d = {dm}$, self-attention does {x:g} times the operations of "
+                pool.append(Statement(f"For {sizes_md}, self-attention does {x:g} times the operations of "
                                       "a recurrent layer.", math.isclose(x, r), work + f" ratio $n/d = {r:g}$:",
                                       ("ratio", n, dm, round(x, 6))))
         stem = ("Vaswani et al. 2017 (Table 1) count the operations of one layer over $n$ tokens of width $d$: "
@@ -717,8 +719,10 @@ def draw_rnn(d: Draw) -> Context:
                 continue
             work = (f"self-attention $n^2 d = {_num(sa)}$, convolution $k n d^2 = {k} \\times {n} \\times {dm}^2 = "
                     f"{_num(conv)}$:")
+            sizes_md = (f"$n = {n}$, $d = {dm}$ and $k = {k}$" if d.rng.random() < 0.5
+                        else f"$d = {dm}$, $n = {n}$ and $k = {k}$")  # n and d in a drawn order
             for word, ok in (("fewer", conv < sa), ("more", conv > sa)):
-                pool.append(Statement(f"For $n = {n}$, $d = {dm}$ and $k = {k}$, a convolutional layer does {word} "
+                pool.append(Statement(f"For {sizes_md}, a convolutional layer does {word} "
                                       "operations than a self-attention layer.", ok, work,
                                       ("conv_ops", (n, dm, k), word)))
         for _ in range(6):

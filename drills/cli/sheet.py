@@ -138,10 +138,14 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             paper = assemble(bp, seed)
         except BlueprintError as e:
             raise InputError(str(e), "--paper") from None
+        from drills.sheets import paper_sections
+
+        sections = paper_sections(paper.sections, list(paper.problems), paper.penalties)
         args = {"paper": bp.name, "minutes": bp.minutes, "n": len(paper),
-                "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)]}
+                "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)],
+                "marking": {t: str(f) for t, f in (paper.penalties or {}).items()}}
         sh = Sheet(title=title or bp.title, problems=list(paper.problems), seed=seed,
-                   arguments=args, date=date, moodle_msq=moodle_msq, epoch=content_epoch())
+                   arguments=args, date=date, moodle_msq=moodle_msq, epoch=content_epoch(), sections=sections)
     elif source is not None:
         from click.core import ParameterSource
 

@@ -53,6 +53,72 @@ TYPE_RULES = {
 }
 
 
+@dataclass(frozen=True)
+class SheetSection:
+    """A section of a paper (issue 26): its name, the number of its first question (1-based, the
+    numbering runs on across sections as the exam's does), how many questions and marks it holds,
+    and its marking rule in one phrase (:func:`marking_rule`)."""
+
+    name: str
+    first: int
+    count: int
+    marks: int
+    rule: str
+
+    @property
+    def last(self) -> int:
+        return self.first + self.count - 1
+
+    def heading(self) -> str:
+        """The one line every format prints before the section's first question, e.g.
+        ``A: 1-mark questions · Q1–Q30 · 30 questions · 30 marks · wrong MCQ −1/3 of its marks;
+        MSQ and NAT no negative marks``."""
+        qs = f"{self.count} question" + ("s" if self.count != 1 else "")
+        where = f"Q{self.first}" if self.count == 1 else f"Q{self.first}–Q{self.last}"
+        return f"{self.name} · {where} · {qs} · {marks_label(self.marks)} · {self.rule}"
+
+
+#: GATE's marking when a paper names none (drills.exam.marking): a wrong MCQ costs 1/3 of its marks.
+_GATE_PENALTIES = {"mcq": "1/3", "msq": "0", "nat": "0"}
+
+
+def marking_rule(types: list[str], penalties: dict[str, Any] | None = None) -> str:
+    """The marking of a section holding questions of ``types`` (qkv types; ``integer`` is marked as
+    NAT) under ``penalties`` (per GATE type, the fraction of its marks a wrong answer costs; GATE's
+    when ``None``), in one phrase: ``wrong MCQ −1/3 of its marks; MSQ and NAT no negative marks``."""
+    from fractions import Fraction
+
+    pen = {**_GATE_PENALTIES, **(penalties or {})}
+    present = [t for t in ("mcq", "msq", "nat") if t in {"nat" if x == "integer" else x for x in types}]
+    lose = [f"wrong {t.upper()} −{Fraction(str(pen[t]))} of its marks" for t in present if Fraction(str(pen[t]))]
+    free = [t.upper() for t in present if not Fraction(str(pen[t]))]
+    out = list(lose)
+    if free:
+        out.append(" and ".join([", ".join(free[:-1]), free[-1]] if len(free) > 1 else free) + " no negative marks")
+    if "msq" in present:
+        out.append("MSQ all or nothing")
+    return "; ".join(out) if out else "no negative marks"
+
+
+def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
+                   penalties: dict[str, Any] | None = None) -> list[SheetSection]:
+    """The sections of a paper whose question ``i`` lies in section ``labels[i]``: one per run of
+    equal labels, in order, numbered on from the section before. ``[]`` when there are no labels."""
+    if not labels:
+        return []
+    if len(labels) != len(problems):
+        raise ValueError(f"{len(labels)} section labels for {len(problems)} questions")
+    out: list[SheetSection] = []
+    start = 0
+    for k in range(1, len(labels) + 1):
+        if k == len(labels) or labels[k] != labels[start]:
+            ps = problems[start:k]
+            out.append(SheetSection(str(labels[start]), start + 1, k - start, sum(p.marks for p in ps),
+                                    marking_rule([p.type for p in ps], penalties)))
+            start = k
+    return out
+
+
 @dataclass
 class Sheet:
     title: str
@@ -70,6 +136,17 @@ class Sheet:
     #: Moodle encoding of matrix and multi-part questions (``--moodle-cloze``): "cloze" (core Moodle; whole
     #: weights, see drills.sheets.moodle) or "formulas" (plugin qtype_formulas: worth exactly their marks)
     moodle_cloze: str = "cloze"
+    #: a paper's sections (``qkv sheet --paper``, issue 26): each format prints a section's heading
+    #: before its first question; empty on a practice set
+    sections: list[SheetSection] = field(default_factory=list)
+
+    def section_at(self, number: int) -> SheetSection | None:
+        """The section whose first question is ``number`` (1-based), else ``None``."""
+        return next((s for s in self.sections if s.first == number), None)
+
+    def section_of(self, number: int) -> SheetSection | None:
+        """The section that holds question ``number`` (1-based), else ``None``."""
+        return next((s for s in self.sections if s.first <= number <= s.last), None)
 
     @property
     def total_marks(self) -> int:
@@ -127,6 +204,18 @@ def outputs(sheet: Sheet, fmt: str, answers: str, out: Path) -> dict[Path, bytes
     if answers == "separate":
         return {out: render(sheet, fmt, "student"), answers_path(out): render(sheet, fmt, "answers")}
     raise ValueError(f"answers must be one of {ANSWERS}")
+
+
+def info_line(sheet: Sheet) -> str:
+    """The line under the title: questions, marks (a paper's time), seed, date."""
+    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks"
+    minutes = sheet.arguments.get("minutes") if sheet.sections else None
+    if isinstance(minutes, int | float) and not isinstance(minutes, bool) and minutes > 0:
+        info += f" · {minutes:g} minutes"
+    info += f" · seed {sheet.seed}"
+    if sheet.date:
+        info += f" · {sheet.date}"
+    return info
 
 
 def marks_label(m: int) -> str:

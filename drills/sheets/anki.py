@@ -82,6 +82,11 @@ def sheet_tag(title: str) -> str:
     return f"qkv_sheet::{slug}"
 
 
+def section_tag(name: str) -> str:
+    """The tag of a paper's section: ``qkv_section::<name>`` (spaces as ``_``, as :func:`sheet_tag`)."""
+    return "qkv_section::" + (re.sub(r"[\s\"]+", "_", name.strip()) or "untitled")
+
+
 def timestamp(sheet, version: str = "student") -> float:
     """The notes' modification time (see the module docstring): when the content last changed,
     never the printed ``--date`` (issue 27: a future exam date would hide every later correction)."""
@@ -180,6 +185,8 @@ def build_package(sheet, version: str):
         back = _back(p, sol) if version != "student" else ""
         tags = [t.replace(" ", "_") for t in (f"qkv::{p.topic}", f"type::{p.type}", f"difficulty::{p.difficulty}")]
         tags.append(sheet_tag(sheet.title))
+        if sec := sheet.section_of(i):  # a paper's section (issue 26), as a tag under the sheet's
+            tags.append(section_tag(sec.name))
         guid = note_guid(p, sheet.title if getattr(sheet, "anki_notes", "shared") == "per-sheet" else None)
         # every field is HTML to Anki: the id is text, escaped (issue 28: an id is the teacher's in --from)
         deck.add_note(genanki.Note(model=model, fields=[_front(i, p, stmt), back, html.escape(p.id),

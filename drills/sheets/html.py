@@ -20,7 +20,15 @@ import math
 import re
 from collections.abc import Callable
 
-from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
+from drills.sheets import (
+    MARKDOWN_INLINE,
+    TYPE_NAMES,
+    TYPE_RULES,
+    info_line,
+    key_lines,
+    marks_label,
+    part_prompts,
+)
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import (
     ChoiceKey,
@@ -376,6 +384,7 @@ blockquote{border-left:3px solid #c0392b;margin:.6em 0;padding-left:.8em;color:#
 code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.88em} pre{background:#f4f4f4;padding:.5em;
  overflow-x:auto;white-space:pre-wrap}
 .answer{margin-top:.5em;color:#444} .src{color:#666;font-size:.85em;font-weight:normal}
+h2.sec{font-size:1.1em;border-bottom:1px solid #888;margin:1.6em 0 .4em;break-after:avoid}
 .sol{break-inside:auto} .sol h3{break-after:avoid}
 @page{margin:18mm 16mm}
 @media print{body{margin:0;max-width:none;font-size:11pt} a{color:inherit;text-decoration:none}
@@ -441,9 +450,7 @@ def _answers(sheet, version: str) -> str:
 
 def render(sheet, version: str) -> bytes:
     title = sheet.title + (": answers" if version == "answers" else "")
-    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
-    if sheet.date:
-        info += f" · {sheet.date}"
+    info = info_line(sheet)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
@@ -452,7 +459,10 @@ def render(sheet, version: str) -> bytes:
         parts.append("<p><small>MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
                      "NAT: type the number, rounded as the question asks.</small></p><hr>")
         parts.append('<div class="name">Name: <span></span> ID: <span class="id"></span></div>')
-        parts += [_question(i, p) for i, p in sheet.numbered()]
+        for i, p in sheet.numbered():
+            if sec := sheet.section_at(i):  # a paper's section (issue 26): its one-line heading first
+                parts.append(f'<h2 class="sec">{html.escape(sec.heading())}</h2>')
+            parts.append(_question(i, p))
     if version in ("full", "answers"):
         parts.append(_answers(sheet, version))
     parts.append("</body></html>")

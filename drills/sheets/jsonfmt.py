@@ -391,4 +391,40 @@ def sheet_from_json(data: bytes, *, title: str | None = None, notes: list[str] |
     seed = obj.get("seed") if isinstance(obj.get("seed"), int) else 0
     args = obj.get("arguments") if isinstance(obj.get("arguments"), dict) else {}
     date = obj.get("date") if isinstance(obj.get("date"), str) else None
-    return Sheet(title=title or obj["title"], problems=problems, seed=seed, arguments=args, date=date)
+    return Sheet(title=title or obj["title"], problems=problems, seed=seed, arguments=args, date=date,
+                 sections=_sections(args, problems, notes))
+
+
+def _sections(args: dict[str, Any], problems: list[Problem], notes: list[str]) -> list:
+    """A paper's sections from ``arguments.sections`` (``[[section, number], ...]``, one per question,
+    as ``qkv sheet --paper`` writes them), when they still fit the questions: one label per question,
+    each section's questions together. Counts and marks are recomputed from the questions, the
+    marking rule from ``arguments.marking``; labels that no longer fit are left out, with a note."""
+    from drills.sheets import paper_sections
+
+    raw = args.get("sections")
+    if raw is None:
+        return []
+    labels = [r[0] for r in raw if isinstance(r, list) and len(r) == 2 and isinstance(r[0], str)] \
+        if isinstance(raw, list) else []
+    runs = [lab for k, lab in enumerate(labels) if k == 0 or labels[k - 1] != lab]
+    if len(labels) != len(problems) or len(runs) != len(set(runs)) or not labels:
+        notes.append("arguments.sections does not fit the questions (one section per question, each section's "
+                     "questions together): the sheet prints no section headings")
+        return []
+    marking = args.get("marking")
+    penalties = None
+    if isinstance(marking, dict):
+        from fractions import Fraction
+
+        try:
+            penalties = {t: Fraction(str(v)[:20]) for t, v in marking.items() if t in ("mcq", "msq", "nat")}
+        except (ValueError, ZeroDivisionError):
+            notes.append("arguments.marking is not fractions: the section headings state GATE's marking")
+            penalties = None
+        else:
+            if not all(0 <= f <= 1 for f in penalties.values()):
+                notes.append("arguments.marking is not fractions from 0 to 1: the section headings state GATE's "
+                             "marking")
+                penalties = None
+    return paper_sections(labels, problems, penalties)

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import re
 
-from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label, part_prompts
+from drills.sheets import (
+    MARKDOWN_INLINE,
+    TYPE_NAMES,
+    TYPE_RULES,
+    info_line,
+    key_lines,
+    marks_label,
+    part_prompts,
+)
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import (
     ChoiceKey,
@@ -109,10 +117,7 @@ def key_md(key, options_text: list[str]) -> str:
 
 def _header(sheet) -> list[str]:
     out = [f"# {md_text(sheet.title)}", ""]
-    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
-    if sheet.date:
-        info += f" · {sheet.date}"
-    out += [info, ""]
+    out += [info_line(sheet), ""]
     return out
 
 
@@ -155,6 +160,8 @@ def render(sheet, version: str) -> bytes:
         lines[0] = f"# {md_text(sheet.title)}: answers"
     else:
         for i, p in sheet.numbered():
+            if sec := sheet.section_at(i):  # a paper's section (issue 26): its one-line heading first
+                lines += [f"# {md_text(sec.heading())}", ""]
             lines += _question(i, p)
     if version in ("full", "answers"):
         lines += _answers(sheet)

@@ -476,8 +476,13 @@ def quiz_element(sheet, version: str) -> ET.Element:
     quiz = ET.Element("quiz")
     cat = ET.SubElement(quiz, "question", {"type": "category"})
     # a category path: "/" separates categories, "//" is a slash in a name (qformat_default::split_category_path)
-    _text(cat, "category", "$course$/top/qkv/" + html.escape(sheet.title, quote=False).replace("/", "//"), fmt=None)
+    top = "$course$/top/qkv/" + html.escape(sheet.title, quote=False).replace("/", "//")
+    _text(cat, "category", top, fmt=None)
     for i, p in sheet.numbered():
+        if sec := sheet.section_at(i):  # a paper's section (issue 26): a subcategory of the sheet's
+            sub = ET.SubElement(quiz, "question", {"type": "category"})
+            _text(sub, "category", top + "/" + html.escape(sec.name, quote=False).replace("/", "//"), fmt=None)
+            _text(sub, "info", html.escape(sec.heading()))
         if is_cloze(p) and formulas:
             q = ET.SubElement(quiz, "question", {"type": "formulas"})
             _formulas(q, i, p, full)

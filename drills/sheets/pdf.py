@@ -31,7 +31,7 @@ import math
 import re
 from typing import Any
 
-from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, key_lines, marks_label
+from drills.sheets import MARKDOWN_INLINE, TYPE_NAMES, TYPE_RULES, info_line, key_lines, marks_label
 from question_bank.grading import LETTERS, describe_key
 from question_bank.problem import (
     ChoiceKey,
@@ -755,16 +755,18 @@ def typst_source(sheet, version: str) -> str:
         PREAMBLE,
         f"#align(center)[#text(size: 17pt, weight: \"bold\")[{escape_markup(title)}]]",
     ]
-    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks · seed {sheet.seed}"
-    if sheet.date:
-        info += f" · {sheet.date}"
+    info = info_line(sheet)
     parts.append(f"#align(center)[#text(size: 9pt, fill: rgb(\"#555555\"))[{escape_markup(info)}]]")
     if version != "answers":
         parts.append("#text(size: 8.5pt)[MCQ: one correct option. MSQ: one or more correct options, all of them and no other. "
                      "NAT: type the number, rounded as the question asks.]")
         parts.append("#nameline")
         parts.append("#line(length: 100%, stroke: 0.4pt + gray)")
-        parts += [_question(i, p) for i, p in sheet.numbered()]
+        for i, p in sheet.numbered():
+            if sec := sheet.section_at(i):  # a paper's section (issue 26): its one-line heading, kept with Q{i}
+                parts.append("#block(sticky: true, above: 1.4em, below: 0.7em, width: 100%)[#text(size: 11.5pt, "
+                             f"weight: \"bold\")[{escape_markup(sec.heading())}]]")
+            parts.append(_question(i, p))
     if version in ("full", "answers"):
         if version == "full":
             parts.append("#pagebreak()")

@@ -10,6 +10,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     attention_systems,
     complexity,
     computed_statements,
+    concepts,
     counting_flops,
     counting_memory,
     counting_params,

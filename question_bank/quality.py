@@ -64,8 +64,7 @@ PENDING: dict[str, frozenset[str]] = {
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
-        "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
-        "counting.flops_training",
+        "attention.why_sqrt_dk", "complexity.attention_variants",
         "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
         "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
         "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",

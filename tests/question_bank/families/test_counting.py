@@ -349,9 +349,10 @@ def test_pin_flops_forward():
 
 
 def test_pin_flops_training():
-    """N = 125M, D = 300B: 6 × 1.25e8 × 3e11 = 2.25e20 → 2.25 (×10²⁰); 2ND = 0.75."""
+    """N = 110M, D = 250B (issue 22: more sizes): 6 × 1.1e8 × 2.5e11 = 1.65e20 → 1.65 (×10²⁰); 2ND = 0.55."""
     p = easy("counting.flops_training")
-    assert grade(p, 2.25).correct and "forgot_backward" in grade(p, 0.75).misconception.id.split("+")
+    assert (p.given["params"], p.given["tokens"]) == (110_000_000, 250_000_000_000)
+    assert grade(p, 1.65).correct and "forgot_backward" in grade(p, 0.55).misconception.id.split("+")
 
 
 def test_pin_attention_vs_rnn():
@@ -367,8 +368,10 @@ def test_pin_attention_vs_rnn():
 
 
 def test_pin_attention_memory():
-    """B = 4, h = 12, n = 4096, fp16: 4·12·4096²·2 = 1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
+    """B = 1, h = 24, n = 4096, fp32 (issue 22: more batches and heads): 1·24·4096²·4 = 24 × 16,777,216 × 4 =
+    1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
     p = easy("counting.attention_memory")
+    assert (p.given["batch"], p.given["n_heads"], p.given["dtype"]) == (1, 24, "fp32")
     assert grade(p, 1.50).correct and "gb_vs_gib" in grade(p, 1.61).misconception.id.split("+")
 
 

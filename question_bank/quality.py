@@ -70,7 +70,7 @@ PENDING: dict[str, frozenset[str]] = {
         "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
         "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
         "pretraining.bert_masking",
-        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
+        "scaling.chinchilla",
         "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
         # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker
         # on the statements' features finds the key set well over chance at some level

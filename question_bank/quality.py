@@ -67,7 +67,7 @@ PENDING: dict[str, frozenset[str]] = {
         "attention.why_sqrt_dk", "complexity.attention_variants",
         "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
         "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
-        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
+        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory",
         "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
         "pretraining.bert_masking",
         "scaling.chinchilla",

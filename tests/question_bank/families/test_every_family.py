@@ -374,10 +374,11 @@ def test_pin_rmsnorm():
 
 
 def test_pin_bert():
-    """512 tokens, positions in the MLM loss: 0.15 × 512 = 76.8; only the [MASK] ones, 0.8 × 76.8 = 61.44."""
+    """448 tokens (issue 22: any multiple of 8 from 64 to 1,024), positions in the MLM loss: 0.15 × 448 = 67.2;
+    only the [MASK] ones, 0.8 × 67.2 = 53.76."""
     p = gen("pretraining.bert_masking")
-    assert (p.given["n_tokens"], p.given["ask"]) == (512, "selected") and grade(p, 76.8).correct
-    assert "loss_on_mask_only" in grade(p, 61.44).misconception.id.split("+")
+    assert (p.given["n_tokens"], p.given["ask"]) == (448, "selected") and grade(p, 67.2).correct
+    assert "loss_on_mask_only" in grade(p, 53.76).misconception.id.split("+")
 
 
 def test_pin_complexity():

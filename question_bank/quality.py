@@ -68,7 +68,7 @@ PENDING: dict[str, frozenset[str]] = {
         "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
         "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
         "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory",
-        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
+        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes",
         "scaling.chinchilla",
         "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
         # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker

@@ -347,9 +347,12 @@ def test_pin_pe_value():
 
 
 def test_pin_pe_rotation():
-    """a = 0.1411, b = −0.99, cos = 0.5403, sin = 0.8415: 0.07624 − 0.83309 = −0.75685 -> −0.757 (sin 4 = −0.7568)."""
+    """p = 9, k = 1 (issue 22: easy p up to 20, k up to 9): a = sin 9 = 0.4121, b = cos 9 = −0.9111, cos 1 = 0.5403,
+    sin 1 = 0.8415: 0.22266 − 0.76669 = −0.54403 -> −0.544 (sin 10 = −0.5440); rotated backwards 0.22266 + 0.76669
+    = 0.98935 -> 0.989 (sin 8)."""
     p = gen("positional.pe_rotation")
-    assert p.given["shown"] == [0.1411, -0.99, 0.5403, 0.8415] and grade(p, -0.757).correct
+    assert p.given["shown"] == [0.4121, -0.9111, 0.5403, 0.8415] and grade(p, -0.544).correct
+    assert "rotated_backwards" in grade(p, 0.989).misconception.id.split("+")
 
 
 def test_pin_rope():

@@ -57,9 +57,10 @@ def _dims(d: Draw, models: tuple[int, ...], heads: tuple[int, ...] = (8, 12, 16)
 
 def _width(d: Draw, lo: int, hi: int, heads: tuple[int, ...] = (8, 12, 16, 32)) -> tuple[int, int]:
     """issue 22: a width that is any multiple of 64 from 64·lo to 64·hi, and a head count that divides it
-    (a few fixed widths gave fewer than 50 distinct problems per level)."""
+    (a few fixed widths gave fewer than 50 distinct problems per level). Drawn with ``d.pick`` over the widths, so that
+    a teacher's edit of d_model replays (issue 27: the trace logs the value picked)."""
     while True:
-        dm, h = 64 * d.rng.randint(lo, hi), d.pick(heads)
+        dm, h = d.pick(tuple(range(64 * lo, 64 * hi + 1, 64))), d.pick(heads)
         if dm % h == 0:
             return dm, h
 
@@ -127,10 +128,10 @@ def params_ffn(d: Draw) -> Problem:
     # issue 22: any width that is a multiple of 96 (SwiGLU: 8d/3 whole) or 64, and more depths (four fixed
     # widths gave fewer than 50 distinct problems per level)
     if kind == "swiglu":
-        d_model = 96 * d.rng.randint(4, 128)
+        d_model = d.pick(tuple(range(384, 12289, 96)))
         d_ff = 8 * d_model // 3
     else:
-        d_model = 64 * d.rng.randint(4, 40)
+        d_model = d.pick(tuple(range(256, 2561, 64)))
         d_ff = 4 * d_model
     coin = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
     bias = coin if d.level == 0 else True  # medium and hard: every bias to count as well
@@ -407,7 +408,7 @@ def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
     # issue 22: any width that is a multiple of 512 up to 8,192 and 16 to 64 query heads (three widths gave
     # fewer than 50 distinct problems per level)
-    d_model = 512 * d.rng.randint(2, 16)
+    d_model = d.pick(tuple(range(1024, 8193, 512)))
     h = d.pick((16, 32, 64))
     # Levels (issue 12: disjoint, ordered): easy, one layer with MQA or 8 K/V heads; medium, the same over
     # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.

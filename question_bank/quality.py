@@ -64,14 +64,12 @@ PENDING: dict[str, frozenset[str]] = {
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
-        "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
-        "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
-        "counting.params_mha", "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
+        "attention.why_sqrt_dk", "complexity.attention_variants",
+        "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
         "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
-        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory", "latent.kv_cache",
-        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes", "positional.pe_rotation",
-        "pretraining.bert_masking",
-        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
+        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory",
+        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes",
+        "scaling.chinchilla",
         "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
         # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker
         # on the statements' features finds the key set well over chance at some level

@@ -167,8 +167,12 @@ def flops_forward(d: Draw) -> Problem:
                      hints=["Per layer: Q, K, V, O projections, QKᵀ, AV, two FFN matrices; then the LM head."])
 
 
-_NS = (125 * 10**6, 350 * 10**6, 1300 * 10**6, 2700 * 10**6, 6700 * 10**6, 13 * 10**9, 70 * 10**9)
-_DS = (100 * 10**9, 300 * 10**9, 10**12, 2 * 10**12, 15 * 10**12)
+# issue 22: ten sizes up to 1.3 billion (easy) and ten from 2.7 billion (medium), sixteen token counts (seven
+# sizes and five token counts gave fewer than 50 distinct problems per level)
+_NS_SMALL = tuple(m * 10**6 for m in (110, 125, 160, 250, 350, 410, 560, 760, 1000, 1300))
+_NS_LARGE = tuple(m * 10**8 for m in (27, 30, 67, 70, 80, 130, 300, 340, 650, 700))
+_NS = _NS_SMALL + _NS_LARGE
+_DS = tuple(m * 10**9 for m in (50, 100, 150, 200, 250, 300, 400, 500, 600, 800, 1000, 1400, 2000, 3000, 5000, 15000))
 
 
 @family("counting.flops_training", topic="counting", title="Training compute: C = 6·N·D",
@@ -185,7 +189,7 @@ def flops_training(d: Draw) -> Problem:
 
     ask = "pf_days" if d.level == 2 else "compute"
     for _ in range(200):
-        N, D = d.pick((_NS[:3], _NS[3:], _NS)[d.level]), d.pick(_DS)
+        N, D = d.pick((_NS_SMALL, _NS_LARGE, _NS)[d.level]), d.pick(_DS)
         r = train(N, tokens=D)
         C = r.answer
         exp = int(math.floor(math.log10(C)))

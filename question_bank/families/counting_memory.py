@@ -36,11 +36,13 @@ def attention_memory(d: Draw) -> Problem:
     from solver.counting.memory import attention_scores_bytes
 
     for _ in range(300):
-        batch = d.pick((1, 2, 4, 8) if d.level < 2 else (4, 8, 16, 32))
-        h = d.pick((8, 12, 16, 32))
+        # issue 22: more batches, head counts and lengths at easy and medium (easy held 40 distinct problems in
+        # 1,000 draws); hard draws as before (the README's transcript shows hard/44272)
+        batch = d.pick((1, 2, 3, 4, 6, 8) if d.level < 2 else (4, 8, 16, 32))
+        h = d.pick((8, 12, 16, 20, 24, 32) if d.level < 2 else (8, 12, 16, 32))
         # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n = 8192 or 16384 in GB or
         # GiB (larger numbers, either unit); hard, every layer of the model (× L).
-        n = d.pick(((1024, 2048, 4096), (8192, 16384), (2048, 4096, 8192, 16384))[d.level])
+        n = d.pick(((1024, 1536, 2048, 3072, 4096), (8192, 16384), (2048, 4096, 8192, 16384))[d.level])
         dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
         layers = d.pick((12, 24, 32)) if d.level == 2 else 1
         unit = d.pick(("GB", "GiB") if d.level else ("GiB",))

@@ -55,6 +55,16 @@ def _dims(d: Draw, models: tuple[int, ...], heads: tuple[int, ...] = (8, 12, 16)
             return dm, h
 
 
+def _width(d: Draw, lo: int, hi: int, heads: tuple[int, ...] = (8, 12, 16, 32)) -> tuple[int, int]:
+    """issue 22: a width that is any multiple of 64 from 64·lo to 64·hi, and a head count that divides it
+    (a few fixed widths gave fewer than 50 distinct problems per level). Drawn with ``d.pick`` over the widths, so that
+    a teacher's edit of d_model replays (issue 27: the trace logs the value picked)."""
+    while True:
+        dm, h = d.pick(tuple(range(64 * lo, 64 * hi + 1, 64))), d.pick(heads)
+        if dm % h == 0:
+            return dm, h
+
+
 def _finish(d: Draw, st: Doc, sol: Doc, value: int, wrongs: list[Wrong], given: dict[str, Any],
             hints: list[str]) -> Problem:
     key = integer_key(value)
@@ -73,12 +83,12 @@ _BIAS_WRONG = {
         types=("integer",), tags=("parameters", "multi-head", "biases"), source=_SRC)
 def params_mha(d: Draw) -> Problem:
     """W_Q, W_K, W_V, W_O of d × d each: 4d² weights, plus 4d biases when there are biases."""
-    d_model, h = _dims(d, (256, 512, 768, 1024) if d.level < 2 else (512, 768, 1024, 2048))
+    d_model, h = _width(d, 4, 40) if d.level < 2 else _width(d, 8, 64)
     # Levels (issue 12: disjoint, ordered): easy, one layer without biases (4d²); medium, one layer
     # with biases (+4d); hard, several layers with biases (× L).
     d.rng.random()  # the former bias coin, kept so that the draws after it stay as they were
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
-    layers = d.pick((6, 12, 24)) if d.level == 2 else 1
+    layers = d.pick((6, 8, 12, 16, 18, 24, 32, 40)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",))
     bid, blabel, bfb = _BIAS_WRONG[bias]
@@ -115,15 +125,17 @@ def params_ffn(d: Draw) -> Problem:
     # Levels (issue 12: disjoint, ordered): easy, one ReLU/GELU FFN (two matrices); medium, one SwiGLU
     # FFN (three matrices, d_ff = 8d/3) with biases; hard, the same over several layers (× L).
     kind = d.pick((("relu", "gelu"), ("swiglu",), ("swiglu",))[d.level])
+    # issue 22: any width that is a multiple of 96 (SwiGLU: 8d/3 whole) or 64, and more depths (four fixed
+    # widths gave fewer than 50 distinct problems per level)
     if kind == "swiglu":
-        d_model = d.pick((384, 768, 1536, 3072))
+        d_model = d.pick(tuple(range(384, 12289, 96)))
         d_ff = 8 * d_model // 3
     else:
-        d_model = d.pick((256, 512, 768, 1024))
+        d_model = d.pick(tuple(range(256, 2561, 64)))
         d_ff = 4 * d_model
     coin = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
     bias = coin if d.level == 0 else True  # medium and hard: every bias to count as well
-    layers = d.pick((4, 12, 32)) if d.level == 2 else 1
+    layers = d.pick((4, 6, 8, 12, 16, 24, 32, 40)) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=1, d_ff=d_ff, ffn=kind, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("ffn",))
     bid, blabel, bfb = _BIAS_WRONG[bias]
@@ -227,7 +239,7 @@ def params_layer(d: Draw) -> Problem:
     the weight matrices and γ); medium, an encoder layer with every bias and β (twice the terms);
     hard, a decoder layer of an encoder-decoder (a second attention block and a third norm to
     remember), with every bias in about 7 draws in 10 and without biases (γ only) in the others."""
-    d_model, h = _dims(d, (256, 512, 768, 1024))
+    d_model, h = _width(d, 4, 32)
     d_ff = d.pick((4 * d_model, 2048)) if d_model == 512 else 4 * d_model
     kind = "decoder" if d.level == 2 else "encoder"
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
@@ -394,12 +406,14 @@ def params_lora(d: Draw) -> Problem:
         types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
 def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
-    d_model = d.pick((1024, 2048, 4096))
-    h = d.pick((16, 32))
+    # issue 22: any width that is a multiple of 512 up to 8,192 and 16 to 64 query heads (three widths gave
+    # fewer than 50 distinct problems per level)
+    d_model = d.pick(tuple(range(1024, 8193, 512)))
+    h = d.pick((16, 32, 64))
     # Levels (issue 12: disjoint, ordered): easy, one layer with MQA or 8 K/V heads; medium, the same over
     # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.
     kv = d.pick((2, 4)) if d.level == 2 else d.pick((1, 8))
-    layers = 1 if d.level == 0 else d.pick((16, 24, 32))
+    layers = 1 if d.level == 0 else d.pick((16, 22, 24, 26, 28, 32, 36, 40, 48, 60, 80))
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
     comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))
     wrongs = [

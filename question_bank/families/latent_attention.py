@@ -34,7 +34,8 @@ def kv_cache(d: Draw) -> Problem:
         dr = d.pick((64,) if d.level == 0 else (32, 64))
         cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
         B = 1 if d.level == 0 else d.pick((4, 8, 16))
-        n = d.pick((4096, 8192, 32768, 131072))
+        # issue 22: any length that is a multiple of 1,024 up to 128 Ki (four lengths gave 4 easy problems)
+        n = d.pick(tuple(range(1024, 131073, 1024)))
         unit = "GiB" if d.level == 2 else "GB"
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
         value = nbytes / BYTE_UNITS[unit][0]

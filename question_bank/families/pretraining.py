@@ -42,7 +42,8 @@ def bert_masking(d: Draw) -> Problem:
     sequences (one more product) and any count, the positions that are not [MASK] included (a
     complement as well)."""
     n_seq = d.pick((8, 16, 32)) if d.level == 2 else 1
-    seq = d.pick((128, 200, 256, 512, 400, 1000))
+    # issue 22: any length from 64 to 1,024 in steps of 8 (six lengths gave 12 easy problems in 1,000 draws)
+    seq = d.pick(tuple(range(64, 1025, 8)))
     n = n_seq * seq
     ask = d.pick((("selected", "mask"), ("random", "unchanged"), ("mask", "random", "unchanged", "selected", "not_mask"))[d.level])
     c = expected_counts(n)

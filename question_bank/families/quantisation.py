@@ -24,15 +24,18 @@ def ggml_bytes(d: Draw) -> Problem:
     """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks.
 
     Levels (issue 12: disjoint, ordered): easy, one matrix in Q4_0, in MiB; medium, a matrix in each
-    of 32 layers in Q4_0 or Q8_0, in GiB or GB (a product and a unit more); hard, the K-quants'
-    256-weight super-blocks (Q4_K, Q5_K, Q6_K: more fields to add up), one matrix or 32 layers."""
+    of 24 to 80 layers in Q4_0 or Q8_0, in GiB or GB (a product and a unit more); hard, the K-quants'
+    256-weight super-blocks (Q4_K, Q5_K, Q6_K: more fields to add up), one matrix, 32 or 40 layers."""
     from solver.systems.quant import GGML_FORMATS
     from solver.systems.quant import ggml_bytes as gb
 
     for _ in range(300):
         fmt = d.pick(("q4_0",) if d.level == 0 else ("q4_0", "q8_0") if d.level == 1 else ("q4_K", "q5_K", "q6_K"))
-        rows, cols = d.pick((4096, 5120, 8192)), d.pick((4096, 11008, 14336))
-        layers = (1, 32, d.pick((1, 32)))[d.level]
+        # issue 22: eight row and eight column counts (multiples of 256) and more depths: three of each gave
+        # fewer than 50 distinct problems per level
+        rows = d.pick((2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192))
+        cols = d.pick((4096, 5632, 8192, 11008, 13824, 14336, 16384, 28672))
+        layers = (1, d.pick((24, 32, 40, 48, 60, 80)), d.pick((1, 32, 40)))[d.level]
         unit = d.pick(("MiB",) if layers == 1 else ("GiB", "GB"))
         n = rows * cols * layers
         r = gb(n, fmt)
@@ -73,7 +76,10 @@ def group_int4(d: Draw) -> Problem:
     from solver.systems.quant import group_quant_bytes as gq
 
     for _ in range(300):
-        rows, cols = d.pick((4096, 8192)), d.pick((4096, 11008, 14336))
+        # issue 22: nine row and eight column counts (multiples of 128): two and three gave fewer than 50
+        # distinct problems per level
+        rows = d.pick((1024, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192))
+        cols = d.pick((4096, 5632, 8192, 11008, 13824, 14336, 16384, 28672))
         g = d.pick((128,) if d.level == 0 else (32, 64, 128))
         zero = "fp16" if d.level == 0 else "int4"
         g_idx = d.level == 2
@@ -181,7 +187,8 @@ def kv_int8(d: Draw) -> Problem:
     for _ in range(300):
         name = d.pick((("llama2-7b",), ("llama3-8b", "mistral-7b"), ("llama2-7b", "llama3-8b", "mistral-7b"))[d.level])
         cfg = get_preset(name).config
-        B, S = d.pick((1, 4, 8, 16)), d.pick((2048, 4096, 8192))
+        # issue 22: eight batches and eight lengths (four and three gave fewer than 50 distinct problems per level)
+        B, S = d.pick((1, 2, 3, 4, 6, 8, 12, 16)), d.pick((1024, 2048, 3072, 4096, 6144, 8192, 16384, 32768))
         dtype = "int4" if d.level == 2 else "int8"
         r = kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim)
         value = float(r.answer) / 2**30

@@ -277,17 +277,19 @@ def test_chinchilla_vs_formula():
 
 
 def test_pin_params_mha():
-    """d = 512, h = 16, no biases: 4·512² = 4 × 262,144 = 1,048,576 (with biases + 4·512 = 1,050,624)."""
+    """d = 2,304 (issue 22: any multiple of 64), h = 12, no biases: 4·2304² = 4 × 5,308,416 = 21,233,664 (with
+    biases + 4·2304 = 9,216 → 21,242,880)."""
     p = easy("counting.params_mha")
-    assert (p.given["d_model"], p.given["bias"]) == (512, False)
-    assert grade(p, 1_048_576).correct and "counted_biases" in grade(p, 1_050_624).misconception.id.split("+")
+    assert (p.given["d_model"], p.given["bias"]) == (2304, False)
+    assert grade(p, 21_233_664).correct and "counted_biases" in grade(p, 21_242_880).misconception.id.split("+")
 
 
 def test_pin_params_ffn():
-    """d = 512, d_ff = 2048, GELU with biases: 2·512·2048 + 2048 + 512 = 2,097,152 + 2,560 = 2,099,712."""
+    """d = 1,216 (issue 22: any multiple of 64), d_ff = 4,864, GELU with biases: 2·1216·4864 + 4864 + 1216 =
+    11,829,248 + 6,080 = 11,835,328."""
     p = easy("counting.params_ffn")
-    assert (p.given["d_model"], p.given["ffn"], p.given["bias"]) == (512, "gelu", True)
-    assert grade(p, 2_099_712).correct and "forgot_biases" in grade(p, 2_097_152).misconception.id.split("+")
+    assert (p.given["d_model"], p.given["ffn"], p.given["bias"]) == (1216, "gelu", True)
+    assert grade(p, 11_835_328).correct and "forgot_biases" in grade(p, 11_829_248).misconception.id.split("+")
 
 
 def test_pin_params_norm():
@@ -299,11 +301,12 @@ def test_pin_params_norm():
 
 
 def test_pin_params_layer():
-    """Encoder layer d = 768, d_ff = 3072, no biases (easy), LayerNorms γ only: attention 4·768² = 2,359,296;
-    FFN 2·768·3072 = 4,718,592; two LayerNorms 2·768 = 1,536; total 7,079,424 (without the norms 7,077,888)."""
+    """Encoder layer d = 960 (issue 22: any multiple of 64), d_ff = 3,840, no biases (easy), LayerNorms γ only:
+    attention 4·960² = 3,686,400; FFN 2·960·3840 = 7,372,800; two LayerNorms 2·960 = 1,920; total 11,061,120
+    (without the norms 11,059,200)."""
     p = easy("counting.params_layer")
-    assert p.given["kind"] == "encoder" and not p.given["bias"] and grade(p, 7_079_424).correct
-    assert "forgot_norm_params" in grade(p, 7_077_888).misconception.id.split("+")
+    assert p.given["kind"] == "encoder" and p.given["d_model"] == 960 and not p.given["bias"]
+    assert grade(p, 11_061_120).correct and "forgot_norm_params" in grade(p, 11_059_200).misconception.id.split("+")
 
 
 def test_pin_params_model():
@@ -346,9 +349,10 @@ def test_pin_flops_forward():
 
 
 def test_pin_flops_training():
-    """N = 125M, D = 300B: 6 × 1.25e8 × 3e11 = 2.25e20 → 2.25 (×10²⁰); 2ND = 0.75."""
+    """N = 110M, D = 250B (issue 22: more sizes): 6 × 1.1e8 × 2.5e11 = 1.65e20 → 1.65 (×10²⁰); 2ND = 0.55."""
     p = easy("counting.flops_training")
-    assert grade(p, 2.25).correct and "forgot_backward" in grade(p, 0.75).misconception.id.split("+")
+    assert (p.given["params"], p.given["tokens"]) == (110_000_000, 250_000_000_000)
+    assert grade(p, 1.65).correct and "forgot_backward" in grade(p, 0.55).misconception.id.split("+")
 
 
 def test_pin_attention_vs_rnn():
@@ -364,8 +368,10 @@ def test_pin_attention_vs_rnn():
 
 
 def test_pin_attention_memory():
-    """B = 4, h = 12, n = 4096, fp16: 4·12·4096²·2 = 1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
+    """B = 1, h = 24, n = 4096, fp32 (issue 22: more batches and heads): 1·24·4096²·4 = 24 × 16,777,216 × 4 =
+    1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
     p = easy("counting.attention_memory")
+    assert (p.given["batch"], p.given["n_heads"], p.given["dtype"]) == (1, 24, "fp32")
     assert grade(p, 1.50).correct and "gb_vs_gib" in grade(p, 1.61).misconception.id.split("+")
 
 

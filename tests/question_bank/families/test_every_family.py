@@ -347,9 +347,12 @@ def test_pin_pe_value():
 
 
 def test_pin_pe_rotation():
-    """a = 0.1411, b = −0.99, cos = 0.5403, sin = 0.8415: 0.07624 − 0.83309 = −0.75685 -> −0.757 (sin 4 = −0.7568)."""
+    """p = 9, k = 1 (issue 22: easy p up to 20, k up to 9): a = sin 9 = 0.4121, b = cos 9 = −0.9111, cos 1 = 0.5403,
+    sin 1 = 0.8415: 0.22266 − 0.76669 = −0.54403 -> −0.544 (sin 10 = −0.5440); rotated backwards 0.22266 + 0.76669
+    = 0.98935 -> 0.989 (sin 8)."""
     p = gen("positional.pe_rotation")
-    assert p.given["shown"] == [0.1411, -0.99, 0.5403, 0.8415] and grade(p, -0.757).correct
+    assert p.given["shown"] == [0.4121, -0.9111, 0.5403, 0.8415] and grade(p, -0.544).correct
+    assert "rotated_backwards" in grade(p, 0.989).misconception.id.split("+")
 
 
 def test_pin_rope():
@@ -374,10 +377,11 @@ def test_pin_rmsnorm():
 
 
 def test_pin_bert():
-    """512 tokens, positions in the MLM loss: 0.15 × 512 = 76.8; only the [MASK] ones, 0.8 × 76.8 = 61.44."""
+    """448 tokens (issue 22: any multiple of 8 from 64 to 1,024), positions in the MLM loss: 0.15 × 448 = 67.2;
+    only the [MASK] ones, 0.8 × 67.2 = 53.76."""
     p = gen("pretraining.bert_masking")
-    assert (p.given["n_tokens"], p.given["ask"]) == (512, "selected") and grade(p, 76.8).correct
-    assert "loss_on_mask_only" in grade(p, 61.44).misconception.id.split("+")
+    assert (p.given["n_tokens"], p.given["ask"]) == (448, "selected") and grade(p, 67.2).correct
+    assert "loss_on_mask_only" in grade(p, 53.76).misconception.id.split("+")
 
 
 def test_pin_complexity():

@@ -92,10 +92,14 @@ def test_latent_and_window_keys_from_the_cache_tensors():
 
 
 def test_pin_latent_cache():
-    """DeepSeek-V2-Lite's widths at level 0: 27 layers × (512 + 64) × 2 bytes = 31,104 bytes per token."""
+    """DeepSeek-V2-Lite's widths at level 0: 27 layers × (512 + 64) × 2 bytes = 31,104 bytes per token; B = 1,
+    n = 4,096 (issue 22: any multiple of 1,024): 31,104 × 4,096 = 127,401,984 bytes = 0.13 GB; as MHA
+    27 × 4,096 × 2·16·128 × 2 = 905,969,664 bytes = 0.91 GB."""
     p = easy("latent.kv_cache")
     g = p.given
     assert (g["kv_lora_rank"], g["qk_rope_head_dim"], g["n_layers"]) == (512, 64, 27)
+    assert (g["batch"], g["seq"], g["unit"]) == (1, 4096, "GB") and grade(p, 0.13).correct
+    assert "counted_as_mha" in grade(p, 0.91).misconception.id.split("+")
     nbytes = 27 * g["batch"] * g["seq"] * 576 * 2
     assert grade(p, round(nbytes / UNITS[g["unit"]], 2)).correct
     mha = 27 * g["batch"] * g["seq"] * 2 * 16 * 128 * 2

@@ -95,7 +95,7 @@ DEFINITIONS = {
                                        lambda g: len(g["q"]) == 2 and g["n"] >= 1,
                                        lambda g: len(g["q"]) == 4),
     "quantisation.ggml_bytes": (lambda g: g["format"] == "q4_0" and g["layers"] == 1 and g["unit"] == "MiB",
-                                lambda g: g["format"] in ("q4_0", "q8_0") and g["layers"] == 32,
+                                lambda g: g["format"] in ("q4_0", "q8_0") and g["layers"] > 1,  # issue 22: 24 to 80
                                 lambda g: g["format"].endswith("_K")),
     "quantisation.group_int4": (lambda g: g["zero"] == "fp16" and g["group_size"] == 128 and not g["g_idx"],
                                 lambda g: g["zero"] == "int4" and not g["g_idx"],

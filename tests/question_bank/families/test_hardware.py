@@ -139,16 +139,32 @@ def test_min_chips_vs_formula():
 
 
 def test_pin_matmul_bound():
-    """H100 SXM: I* = 989.5e12 / 3.35e12 = 295.4. B = 384, D = 8192, F = 16384 (hard, seed 2): FLOPs 2·384·8192·16384 =
-    103,079,215,104; bytes 2·(384·8192 + 8192·16384 + 384·16384) = 287,309,824; I = 358.8 > 295.4: compute-bound, t =
-    FLOPs / peak = 104.2 µs (HBM 85.8 µs). The slip drawn counts 4 bytes per element: HBM 171.5 µs, memory-bound,
-    172 µs; the four options cross {104, 172} with {memory, compute} (issue 22: times, not I ≈ B)."""
+    """H100 SXM: dense peak 1979 / 2 = 989.5 TFLOP/s, I* = 989.5e12 / 3.35e12 = 295.4. B = 512, D = 5120, F = 2048
+    (hard, seed 2): FLOPs 2·512·5120·2048 = 10,737,418,240; bytes 2·(512·5120 + 5120·2048 + 512·2048) = 2·14,155,776 =
+    28,311,552; I = 379.3 > 295.4: compute-bound, t = FLOPs / peak = 10.85 µs (HBM 8.45 µs). The slip drawn counts
+    4 bytes per element: HBM 56,623,104 / 3.35e12 = 16.90 µs > 10.85, memory-bound, 16.9 µs; the four options cross
+    {10.9, 16.9} with {memory, compute} (issue 22: times, not I ≈ B)."""
     p = FAMILIES["hardware.matmul_bound"].generate(2, "hard")
     (ci,) = p.key.correct
-    assert (p.given["batch"], p.given["d_in"], p.given["d_out"]) == (384, 8192, 16384)
-    assert p.options_text[ci] == "Compute-bound, taking at least 104 µs"
-    assert sorted(o.split("least ")[1] for o in p.options_text) == ["104 µs", "104 µs", "172 µs", "172 µs"]
+    assert (p.given["batch"], p.given["d_in"], p.given["d_out"]) == (512, 5120, 2048)
+    assert p.options_text[ci] == "Compute-bound, taking at least 10.9 µs"
+    assert sorted(o.split("least ")[1] for o in p.options_text) == ["10.9 µs", "10.9 µs", "16.9 µs", "16.9 µs"]
     assert "2 FLOPs per multiply-add" in p.statement_md
+    assert "B* ≈" not in p.solution_text  # B = 512 is not ≪ D, F: the approximation is left out
+
+
+def test_matmul_bound_times_do_not_tell_the_verdict():
+    """issue 22: the key's time is drawn in the same log bands for both verdicts, so a time's size says nothing."""
+    import statistics
+
+    for diff in ("easy", "medium", "hard"):
+        ts = {"memory": [], "compute": []}
+        for s in range(60):
+            p = FAMILIES["hardware.matmul_bound"].generate(s, diff)
+            (ci,) = p.key.correct
+            ts[p.given["bound"]].append(math.log10(p.given["option_values"][ci][0]))
+        assert all(0.8 <= t < 2.3 for v in ts.values() for t in v)
+        assert abs(statistics.median(ts["memory"]) - statistics.median(ts["compute"])) < 0.35, diff
 
 
 def test_pin_critical_intensity():

@@ -197,11 +197,12 @@ def test_pin_gpu_days():
 
 
 def test_pin_zero_memory():
-    """Ψ = 13B, 64 GPUs, stage 3: 16 × 13e9 / 64 = 3.25e9 bytes = 3.25 GB; no ZeRO 16 × 13 = 208 GB;
-    stage 1's 4 × 13 + 12 × 13/64 = 54.44 GB."""
+    """Ψ = 34B, 64 GPUs, stage 3 (easy, seed 0): 16 × 34e9 / 64 = 8.5e9 bytes = 8.50 GB; no ZeRO 16 × 34 = 544 GB;
+    stage 1's 4 × 34 + 12 × 34/64 = 136 + 6.375 = 142.38 GB; stage 2's 2 × 34 + 14 × 34/64 = 75.44 GB."""
     p = easy("hardware.zero_memory")
-    assert grade(p, 3.25).correct and "no_sharding" in grade(p, 208.0).misconception.id.split("+")
-    assert "stage_1_partitioning" in grade(p, 54.44).misconception.id.split("+")
+    assert grade(p, 8.5).correct and "no_sharding" in grade(p, 544.0).misconception.id.split("+")
+    assert "stage_1_partitioning" in grade(p, 142.38).misconception.id.split("+")
+    assert "stage_2_partitioning" in grade(p, 75.44).misconception.id.split("+")
 
 
 def test_pin_min_chips():

@@ -255,8 +255,9 @@ def decode_step(d: Draw) -> Problem:
         N = param_count(cfg)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
         chips = 8 if name == "llama2-70b" else (d.pick((2, 4)) if d.level == 2 else 1)
-        B = d.pick((1, 8, 16, 32, 64) if d.level else (1, 8))
-        S = d.pick((1024, 2048, 4096, 8192))
+        # issue 22: more batches and context lengths (the easy level held about 42 problems in 1,000 draws)
+        B = d.pick((1, 8, 16, 24, 32, 48, 64) if d.level else (1, 2, 4, 8, 16))
+        S = d.pick((512, 1024, 1536, 2048, 3072, 4096, 6144, 8192))
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
         X = kv_bytes_per_token(L, kv, dh, "bf16")
         W = cfg.sliding_window  # issue 10: Mistral 7B's rolling buffer holds min(S, W) positions per layer

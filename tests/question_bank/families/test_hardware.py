@@ -176,14 +176,14 @@ def test_pin_critical_intensity():
 def test_pin_decode_step():
     """Mistral 7B, N = 7,241,732,096, L = 32, 8 K/V heads × 128: X = 2·32·8·128·2 = 131,072 B/token.
     A GQA/window model on one chip is the medium level (issue 12).
-    Seed 146: H100 SXM (3.35 TB/s), B = 1, S = 1024 (inside the window): (14,483,464,192 + 134,217,728) / 3.35e12
+    Seed 99: H100 SXM (3.35 TB/s), B = 1, S = 1024 (inside the window): (14,483,464,192 + 134,217,728) / 3.35e12
     = 4.3635 ms → 4.36; without the cache 14,483,464,192 / 3.35e12 = 4.32 ms.
-    Seed 31: H200 (4.8 TB/s), B = 8, S = 8192 with the 4096-position window: KV = 8·4096·131,072 = 4,294,967,296;
+    Seed 106: H200 (4.8 TB/s), B = 8, S = 8192 with the 4096-position window: KV = 8·4096·131,072 = 4,294,967,296;
     18,778,431,488 / 4.8e12 = 3.912 ms → 3.91; all 8192 positions (window ignored) 23,073,398,784 / 4.8e12 = 4.81."""
-    p = FAMILIES["hardware.decode_step"].generate(146, "medium")
+    p = FAMILIES["hardware.decode_step"].generate(99, "medium")
     assert (p.given["model"], p.given["hw"], p.given["chips"]) == ("mistral-7b", "h100-sxm", 1) and grade(p, 4.36).correct
     assert "forgot_kv_cache" in grade(p, 4.32).misconception.id.split("+")
-    p = FAMILIES["hardware.decode_step"].generate(31, "medium")
+    p = FAMILIES["hardware.decode_step"].generate(106, "medium")
     assert (p.given["model"], p.given["hw"], p.given["batch"], p.given["context"]) == ("mistral-7b", "h200", 8, 8192)
     assert grade(p, 3.91).correct and "window_ignored" in grade(p, 4.81).misconception.id.split("+")
 

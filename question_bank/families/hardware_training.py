@@ -30,21 +30,22 @@ _SRC = "issue 7 (hardware arithmetic)"
 def mfu_from_gpu_hours(d: Draw) -> Problem:
     """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak).
 
-    Levels (issue 12: disjoint, ordered): easy, 7 or 13 billion parameters on 1 trillion tokens;
-    medium, 34 or 70 billion on 1.4 or 2 trillion; hard, any of them with D given as tokens per
+    Levels (issue 12: disjoint, ordered): easy, 1 to 13 billion parameters on 0.3 to 1 trillion tokens;
+    medium, 30 to 70 billion on 1.4 to 2.5 trillion; hard, 3 to 70 billion with D given as tokens per
     parameter (one more step, D = r·N)."""
     from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
-        N = d.pick(((7, 13), (34, 70), (7, 13, 34, 70))[d.level]) * 10**9
+        # issue 22: more sizes, token counts, chips and MFUs (the easy level held 17 problems in 1,000 draws)
+        N = d.pick(((1, 3, 7, 8, 13), (30, 34, 65, 70), (3, 7, 8, 13, 34, 70))[d.level]) * 10**9
         if d.level == 2:
-            per_param = d.pick((20, 30))
+            per_param = d.pick((10, 15, 20, 25, 30))
             D = per_param * N
         else:
-            D = d.pick(((1000,), (1400, 2000))[d.level]) * 10**9
-        hw = d.pick(("a100-80gb", "h100-sxm"))
-        target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
+            D = d.pick(((300, 600, 1000), (1400, 2000, 2500))[d.level]) * 10**9
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
+        target = d.pick((0.31, 0.34, 0.36, 0.38, 0.41, 0.43, 0.46, 0.47, 0.52, 0.55))
         chip = resolved_chip(hw)
         exact_hours = 6 * N * D / (3600 * chip.peak_flops * target)
         hours = int(float(f"{exact_hours:.3g}"))  # a GPU-hour figure as a report would print it
@@ -89,19 +90,22 @@ def pf_days(d: Draw) -> Problem:
     """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s).
 
     Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
-    medium, 7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
+    medium, 6.7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
     tokens per parameter (one more step, D = r·N) for any of the models."""
     from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
-        N = d.pick(((125 * 10**6, 350 * 10**6, 1_300_000_000), (7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9),
-                    (1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))[d.level])
+        # issue 22: more sizes, token counts and ratios (each level held 10 to 12 problems in 1,000 draws)
+        M, B = 10**6, 10**9
+        N = d.pick(((125 * M, 250 * M, 350 * M, 410 * M, 560 * M, 760 * M, 1 * B, 1_300 * M),
+                    (6_700 * M, 7 * B, 8 * B, 13 * B, 30 * B, 34 * B, 65 * B, 70 * B, 175 * B),
+                    (1_300 * M, 2_700 * M, 7 * B, 8 * B, 13 * B, 34 * B, 70 * B, 175 * B))[d.level])
         if d.level == 2:
-            per_param = d.pick((10, 20, 30))
+            per_param = d.pick((5, 8, 10, 12, 15, 20, 25, 30, 40, 50))
             D = per_param * N
         else:
-            D = d.pick((300, 1000, 1400, 2000)) * 10**9
+            D = d.pick((100, 200, 300, 400, 500, 600, 800, 1000, 1400, 2000)) * 10**9
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
         if safe_for_rounding(value, 1, 0.1):

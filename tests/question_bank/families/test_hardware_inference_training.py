@@ -167,17 +167,20 @@ def test_pin_attention_crossover():
 
 
 def test_pin_mfu():
-    """13B on 1T tokens, 161,000 A100 GPU-hours: C = 7.8e22; 1.61e5 × 3600 × 312e12 = 1.808352e23;
-    MFU = 43.13% → 43.1. Sparse 624 TFLOP/s: 21.57 → 21.6; 2N: 14.38 → 14.4."""
+    """8B on 600B tokens, 59,600 A100 GPU-hours (easy, seed 0): C = 6 × 8e9 × 6e11 = 2.88e22; 5.96e4 × 3600 × 312e12 =
+    6.694272e22; MFU = 43.02% → 43.0. Sparse 624 TFLOP/s: 21.51 → 21.5; 2N: 14.34 → 14.3; 8N: 57.36 → 57.4."""
     p = easy("hardware.mfu_from_gpu_hours")
-    assert grade(p, 43.1).correct and "sparse_peak" in grade(p, 21.6).misconception.id.split("+")
-    assert "forgot_backward" in grade(p, 14.4).misconception.id.split("+")
+    assert grade(p, 43.0).correct and "sparse_peak" in grade(p, 21.5).misconception.id.split("+")
+    assert "forgot_backward" in grade(p, 14.3).misconception.id.split("+")
+    assert "counted_recompute" in grade(p, 57.4).misconception.id.split("+")
 
 
 def test_pin_pf_days():
-    """1.3B × 1T tokens: 6 × 1.3e9 × 1e12 = 7.8e21 / 8.64e19 = 90.28 → 90.3 PF-days; 2N: 30.09 → 30.1."""
+    """350M × 300B tokens (easy, seed 0): 6 × 3.5e8 × 3e11 = 6.3e20 / 8.64e19 = 7.29 → 7.3 PF-days; 2N: 2.43 → 2.4;
+    PF-hours (÷ 3,600 s): 175.0."""
     p = easy("hardware.pf_days")
-    assert grade(p, 90.3).correct and "forgot_backward" in grade(p, 30.1).misconception.id.split("+")
+    assert grade(p, 7.3).correct and "forgot_backward" in grade(p, 2.4).misconception.id.split("+")
+    assert "pf_hours" in grade(p, 175.0).misconception.id.split("+")
 
 
 def test_pin_kaplan():
@@ -202,13 +205,13 @@ def test_factor_two_mistake_names_both_causes():
     N for a forward pass) change the answer by the same factor 2, so the grader cannot tell them
     apart: the misconception a student's halved MFU (or halved prefill time) is diagnosed as must
     name both, or a student who counted multiply-adds is told they used the sparse peak.
-    Pinned: 13B, 1T tokens, 148,000 A100 GPU-hours: 7.8e22 / (1.48e5 · 3600 · 312e12) = 46.92%;
-    with 624e12 or with 3N·D = 3.9e22 both give 23.46% → 23.5."""
-    p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(1, "easy")
-    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 148_000,
+    Pinned (easy, seed 60): 13B, 1T tokens, 224,000 A100 GPU-hours: 7.8e22 / (2.24e5 · 3600 · 312e12 = 2.515968e23)
+    = 31.00%; with 624e12 or with 3N·D = 3.9e22 both give 15.50% → 15.5."""
+    p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(60, "easy")
+    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 224_000,
                        "tokens_per_param": None}
-    assert grade(p, 46.9).correct
-    m = grade(p, 23.5).misconception
+    assert grade(p, 31.0).correct
+    m = grade(p, 15.5).misconception
     assert "multiply-add" in m.label and "sparsity" in m.label
     for fid in ("hardware.mfu_from_gpu_hours", "hardware.prefill_time"):
         for p in variants(fid):

@@ -135,9 +135,11 @@ def pf_days(d: Draw) -> Problem:
                        notes=notes)
 
 
-#: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).
+#: GPT-3 model shapes (Brown et al. 2020, Table 2.1) and two GPT-2 ones: name, n_layer, d_model (= d_attn).
 _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 24, 1536), ("GPT-3 XL", 24, 2048),
-         ("GPT-3 2.7B", 32, 2560), ("GPT-3 6.7B", 32, 4096), ("GPT-3 175B", 96, 12288))
+         ("GPT-3 2.7B", 32, 2560), ("GPT-3 6.7B", 32, 4096), ("GPT-3 13B", 40, 5140), ("GPT-3 175B", 96, 12288),
+         # GPT-2 (Radford et al. 2019, Table 2): 762M and 1542M, d_ff = 4·d_model as in GPT-3
+         ("GPT-2 Large", 36, 1280), ("GPT-2 XL", 48, 1600))
 
 
 @family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
@@ -149,9 +151,11 @@ def kaplan_forward(d: Draw) -> Problem:
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
         # Levels (issue 12: disjoint, ordered): easy, the forward FLOPs per token at n_ctx ≤ 2048; medium, the
-        # same at 4096 or 8192 (the context term matters more); hard, the context term as a percentage of
+        # same at 3072 to 16384 (the context term matters more); hard, the context term as a percentage of
         # 2N (both terms and their ratio).
-        n_ctx = d.pick(((1024, 2048), (4096, 8192), (1024, 2048, 4096, 8192))[d.level])
+        # issue 22: six contexts per level (two held 10 to 23 problems in 1,000 draws)
+        short, long = (256, 512, 768, 1024, 1536, 2048), (3072, 4096, 6144, 8192, 12288, 16384)
+        n_ctx = d.pick((short, long, short + long)[d.level])
         N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
         ask = "percent" if d.level == 2 else "flops"
         r = kaplan_forward_flops(N, L, n_ctx, dm)
@@ -217,7 +221,8 @@ def kaplan_forward(d: Draw) -> Problem:
 #: unit -> (bytes, how the statement spells it)
 _UNITS = {"GB": (10**9, "$10^9$"), "GiB": (2**30, "$2^{30}$"), "MB": (10**6, "$10^6$"), "MiB": (2**20, "$2^{20}$")}
 #: (h, a): hidden size and heads of common shapes
-_ACT_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64), (12288, 96))
+_ACT_SHAPES = ((1024, 16), (2048, 16), (2560, 32), (4096, 32), (5120, 40), (6144, 64), (8192, 64), (12288, 96),
+               (16384, 128))
 
 
 @family("hardware.activation_memory", topic="hardware", title="Activation memory per layer (Korthikanti et al.)",
@@ -233,7 +238,7 @@ def activation_memory(d: Draw) -> Problem:
 
     for _ in range(300):
         h, a = d.pick(_ACT_SHAPES)
-        s = d.pick((1024, 2048, 4096))
+        s = d.pick((512, 1024, 1536, 2048, 3072, 4096))  # issue 22: the easy level held 30 problems in 1,000 draws
         b = d.pick(((1,), (2, 4, 8), (1, 2, 4, 8))[d.level])
         recompute = d.pick(("none", "selective"))
         L = d.pick((24, 32, 48)) if d.level == 2 else 1

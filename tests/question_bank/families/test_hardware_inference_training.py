@@ -184,11 +184,12 @@ def test_pin_pf_days():
 
 
 def test_pin_kaplan():
-    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 1024: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
-    2·32·1024·2560 = 167,772,160; C_forward = 5,200,936,960 = 5200.94 MFLOP. The 2N rule: 5033.16."""
+    """GPT-2 XL (easy, seed 0): 48 layers, d = 1600, n_ctx = 512: N = 12·48·1600² = 1,474,560,000; 2N = 2,949,120,000;
+    2·48·512·1600 = 78,643,200; C_forward = 3,027,763,200 = 3027.76 MFLOP. The 2N rule: 2949.12; ×3 (training): 9083.29."""
     p = easy("hardware.kaplan_forward")
-    assert 12 * 32 * 2560**2 == 2_516_582_400 and 2 * 2_516_582_400 + 2 * 32 * 1024 * 2560 == 5_200_936_960
-    assert grade(p, 5200.94).correct and "two_n_rule" in grade(p, 5033.16).misconception.id.split("+")
+    assert 12 * 48 * 1600**2 == 1_474_560_000 and 2 * 1_474_560_000 + 2 * 48 * 512 * 1600 == 3_027_763_200
+    assert grade(p, 3027.76).correct and "two_n_rule" in grade(p, 2949.12).misconception.id.split("+")
+    assert "counted_backward" in grade(p, 9083.29).misconception.id.split("+")
 
 
 def test_pin_activation_memory():

@@ -67,7 +67,7 @@ PENDING: dict[str, frozenset[str]] = {
         "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
         "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
         "counting.params_mha", "counting.training_memory",
-        "hardware.prefill_time", "latent.kv_cache",
+        "latent.kv_cache",
         "parallel.allreduce_time", "parallel.mfu_with_recompute", "positional.pe_rotation",
         "pretraining.bert_masking",
         "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",

@@ -141,11 +141,22 @@ def test_activation_memory_vs_paper():
 
 
 def test_pin_prefill_time():
-    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
-    / (989.5e12 × 0.45 = 4.45275e14) = 0.239169 s → 239.17 ms. Sparse peak: 119.58; MFU ignored: 107.63."""
+    """7B, T = 3072, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45% (easy, seed 0): 2 × 7e9 × 3072 = 4.3008e13
+    FLOPs; / (989.5e12 × 0.45 = 4.45275e14) = 0.0965875 s → 96.59 ms. Sparse peak: 48.29; MFU ignored: 4.3008e13 /
+    9.895e14 = 43.46 ms; 6N per token: 289.76."""
     p = easy("hardware.prefill_time")
-    assert grade(p, 239.17).correct
-    assert "sparse_peak" in grade(p, 119.58).misconception.id.split("+") and "forgot_mfu" in grade(p, 107.63).misconception.id.split("+")
+    assert grade(p, 96.59).correct
+    assert "sparse_peak" in grade(p, 48.29).misconception.id.split("+") and "forgot_mfu" in grade(p, 43.46).misconception.id.split("+")
+    assert "counted_backward" in grade(p, 289.76).misconception.id.split("+")
+
+
+def test_prefill_medium_is_not_an_easy_prompt_over_the_chips():
+    """issue 22: T/chips at medium was an easy prompt (8192/2 = 4096), so the easy answers answered a quarter of
+    medium; no medium draw's T/chips is an easy prompt now."""
+    easy_T = {FAMILIES["hardware.prefill_time"].generate(s, "easy").given["tokens"] for s in range(60)}
+    for s in range(60):
+        g = FAMILIES["hardware.prefill_time"].generate(s, "medium").given
+        assert g["tokens"] / g["chips"] not in easy_T, g
 
 
 def test_pin_decode_attention_intensity():

@@ -68,7 +68,7 @@ PENDING: dict[str, frozenset[str]] = {
         "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
         "counting.params_mha", "counting.training_memory",
         "latent.kv_cache",
-        "parallel.allreduce_time", "parallel.mfu_with_recompute", "positional.pe_rotation",
+        "positional.pe_rotation",
         "pretraining.bert_masking",
         "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
         "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",

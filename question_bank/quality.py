@@ -70,8 +70,7 @@ PENDING: dict[str, frozenset[str]] = {
         "latent.kv_cache",
         "positional.pe_rotation",
         "pretraining.bert_masking",
-        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8", "scaling.chinchilla",
-        "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
+        "quantisation.ggml_bytes", "quantisation.group_int4", "quantisation.kv_int8",
         # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker
         # on the statements' features finds the key set well over chance at some level
         "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements",

@@ -67,6 +67,11 @@ PENDING: dict[str, frozenset[str]] = {
         "attention.why_sqrt_dk", "complexity.attention_variants", "counting.attention_memory",
         "counting.flops_training", "counting.kv_cache", "counting.params_ffn", "counting.params_kv_proj", "counting.params_layer",
         "counting.params_mha", "counting.training_memory",
+        # hardware.matmul_bound passes every attack above at 200 to 1,200 draws, but a rule outside the library beats it:
+        # "if the two printed times differ by exactly 2x, pick the smaller time, memory-bound; else the smaller,
+        # compute-bound" is right in about half the draws at every level (a slip that doubles the bytes of a memory-bound
+        # key always gives 2x; on a compute-bound key never). Kept here until the slips are balanced.
+        "hardware.matmul_bound",
         "latent.kv_cache",
         "positional.pe_rotation",
         "pretraining.bert_masking",

@@ -151,10 +151,10 @@ def kaplan_forward(d: Draw) -> Problem:
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
         # Levels (issue 12: disjoint, ordered): easy, the forward FLOPs per token at n_ctx ≤ 2048; medium, the
-        # same at 3072 to 16384 (the context term matters more); hard, the context term as a percentage of
+        # same at 3072 to 32768 (the context term matters more); hard, the context term as a percentage of
         # 2N (both terms and their ratio).
-        # issue 22: six contexts per level (two held 10 to 23 problems in 1,000 draws)
-        short, long = (256, 512, 768, 1024, 1536, 2048), (3072, 4096, 6144, 8192, 12288, 16384)
+        # issue 22: eight contexts per level (two held 10 to 23 problems in 1,000 draws)
+        short, long = (128, 256, 384, 512, 768, 1024, 1536, 2048), (3072, 4096, 5120, 6144, 8192, 12288, 16384, 32768)
         n_ctx = d.pick((short, long, short + long)[d.level])
         N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
         ask = "percent" if d.level == 2 else "flops"

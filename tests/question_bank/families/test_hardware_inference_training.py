@@ -195,12 +195,12 @@ def test_pin_pf_days():
 
 
 def test_pin_kaplan():
-    """GPT-2 XL (easy, seed 0): 48 layers, d = 1600, n_ctx = 512: N = 12·48·1600² = 1,474,560,000; 2N = 2,949,120,000;
-    2·48·512·1600 = 78,643,200; C_forward = 3,027,763,200 = 3027.76 MFLOP. The 2N rule: 2949.12; ×3 (training): 9083.29."""
+    """GPT-2 XL (easy, seed 0): 48 layers, d = 1600, n_ctx = 384: N = 12·48·1600² = 1,474,560,000; 2N = 2,949,120,000;
+    2·48·384·1600 = 58,982,400; C_forward = 3,008,102,400 = 3008.10 MFLOP. The 2N rule: 2949.12; ×3 (training): 9024.31."""
     p = easy("hardware.kaplan_forward")
-    assert 12 * 48 * 1600**2 == 1_474_560_000 and 2 * 1_474_560_000 + 2 * 48 * 512 * 1600 == 3_027_763_200
-    assert grade(p, 3027.76).correct and "two_n_rule" in grade(p, 2949.12).misconception.id.split("+")
-    assert "counted_backward" in grade(p, 9083.29).misconception.id.split("+")
+    assert 12 * 48 * 1600**2 == 1_474_560_000 and 2 * 1_474_560_000 + 2 * 48 * 384 * 1600 == 3_008_102_400
+    assert grade(p, 3008.10).correct and "two_n_rule" in grade(p, 2949.12).misconception.id.split("+")
+    assert "counted_backward" in grade(p, 9024.31).misconception.id.split("+")
 
 
 def test_pin_activation_memory():

@@ -64,13 +64,12 @@ PENDING: dict[str, frozenset[str]] = {
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
-        "attention.why_sqrt_dk", "complexity.attention_variants",
-        "counting.training_memory", "hardware.activation_memory", "hardware.decode_step",
-        "hardware.kaplan_forward", "hardware.matmul_bound", "hardware.mfu_from_gpu_hours", "hardware.min_chips",
-        "hardware.pf_days", "hardware.prefill_time", "hardware.zero_memory",
-        "parallel.allreduce_time", "parallel.mfu_with_recompute", "parallel.tensor_parallel_bytes",
-        "scaling.chinchilla",
-        "scaling.compute_optimal", "serving.max_batch", "serving.speculative_tokens",
+        "attention.why_sqrt_dk", "complexity.attention_variants", "counting.training_memory",
+        # hardware.matmul_bound passes every attack above at 200 to 1,200 draws, but a rule outside the library beats it:
+        # "if the two printed times differ by exactly 2x, pick the smaller time, memory-bound; else the smaller,
+        # compute-bound" is right in about half the draws at every level (a slip that doubles the bytes of a memory-bound
+        # key always gives 2x; on a compute-bound key never). Kept here until the slips are balanced.
+        "hardware.matmul_bound",
         # issue 26's computed-statement MSQs, attacked when issue 22's adversary was merged: a learned attacker
         # on the statements' features finds the key set well over chance at some level
         "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements",

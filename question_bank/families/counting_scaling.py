@@ -22,7 +22,9 @@ from question_bank.problem import Problem
 from question_bank.render import Doc
 
 TOKENS_PER_PARAM = 20
-_NS_B = (1, 2, 3, 5, 7, 8, 10, 13, 30, 65, 70)  # billions of parameters
+#: billions of parameters (issue 22: eleven sizes held 9 to 11 problems per level in 1,000 draws; now every whole
+#: number of billions to 70 and ten published sizes beyond or between)
+_NS_B = tuple(range(1, 71)) + (1.3, 1.5, 2.7, 6.7, 72, 100, 175, 280, 405, 540)
 
 
 @family("scaling.chinchilla", topic="scaling", title="Chinchilla arithmetic: 20 tokens per parameter, C = 6ND",
@@ -37,7 +39,7 @@ def chinchilla(d: Draw) -> Problem:
     ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
         n_b = d.pick(_NS_B)
-        N = n_b * 10**9
+        N = round(n_b * 10**9)
         if ask == "compute":
             C = train(N, tokens=TOKENS_PER_PARAM * N).answer
             exp = int(math.floor(math.log10(C)))

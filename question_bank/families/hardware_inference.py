@@ -38,15 +38,19 @@ def prefill_time(d: Draw) -> Problem:
     from solver.systems.inference import prefill
 
     for _ in range(300):
-        # Levels (issue 12: disjoint, ordered): easy, a 7B or 13B model on one chip, prompts up to 4096;
-        # medium, the same models split over 2-8 chips (the chips to count) with long prompts; hard, a 70B
-        # model on 8 chips, any prompt.
-        n_b = d.pick((7, 13)) if d.level < 2 else 70
+        # Levels (issue 12: disjoint, ordered): easy, a 1B to 13B model on one chip, prompts up to 4096;
+        # medium, the same models split over 2-8 chips (the chips to count) with long prompts; hard, a 34B or
+        # 70B model on 8 chips, any prompt.
+        # issue 22: medium's prompts were powers of two over 2, 4 or 8 chips, so T/chips was an easy prompt and
+        # remembering the easy answers gave 25 % of medium keys; they are now round thousands (T/chips never an easy
+        # prompt), and more sizes, prompts and MFUs give each level at least 50 problems in 1,000 draws.
+        n_b = d.pick((1, 3, 7, 8, 13)) if d.level < 2 else d.pick((34, 70))
         N = n_b * 10**9
-        T = d.pick(((1024, 2048, 4096), (8192, 32768), (1024, 2048, 4096, 8192, 32768))[d.level])
+        easy_T, long_T = (512, 1024, 1536, 2048, 3072, 4096), (6000, 10000, 12000, 20000, 30000, 50000)
+        T = d.pick((easy_T, long_T, easy_T + long_T)[d.level])
         hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
-        chips = d.pick((2, 4, 8)) if d.level == 1 else (8 if d.level == 2 else 1)
-        mfu = d.pick((0.35, 0.4, 0.45, 0.6))  # not 0.5: ignoring it would equal the sparse-peak mistake
+        chips = d.pick((2, 3, 4, 8)) if d.level == 1 else (8 if d.level == 2 else 1)
+        mfu = d.pick((0.35, 0.4, 0.45, 0.55, 0.6))  # not 0.5: ignoring it would equal the sparse-peak mistake
         chip = resolved_chip(hw)
         r = prefill(N, T, chip, chips=chips, mfu=mfu)
         value = r.answer * 1e3

@@ -30,21 +30,22 @@ _SRC = "issue 7 (hardware arithmetic)"
 def mfu_from_gpu_hours(d: Draw) -> Problem:
     """MFU = 6·N·D / (GPU-hours · 3,600 · dense peak).
 
-    Levels (issue 12: disjoint, ordered): easy, 7 or 13 billion parameters on 1 trillion tokens;
-    medium, 34 or 70 billion on 1.4 or 2 trillion; hard, any of them with D given as tokens per
+    Levels (issue 12: disjoint, ordered): easy, 1 to 13 billion parameters on 0.3 to 1 trillion tokens;
+    medium, 30 to 70 billion on 1.4 to 2.5 trillion; hard, 3 to 70 billion with D given as tokens per
     parameter (one more step, D = r·N)."""
     from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
-        N = d.pick(((7, 13), (34, 70), (7, 13, 34, 70))[d.level]) * 10**9
+        # issue 22: more sizes, token counts, chips and MFUs (the easy level held 17 problems in 1,000 draws)
+        N = d.pick(((1, 3, 7, 8, 13), (30, 34, 65, 70), (3, 7, 8, 13, 34, 70))[d.level]) * 10**9
         if d.level == 2:
-            per_param = d.pick((20, 30))
+            per_param = d.pick((10, 15, 20, 25, 30))
             D = per_param * N
         else:
-            D = d.pick(((1000,), (1400, 2000))[d.level]) * 10**9
-        hw = d.pick(("a100-80gb", "h100-sxm"))
-        target = d.pick((0.32, 0.38, 0.43, 0.47, 0.52))
+            D = d.pick(((300, 600, 1000), (1400, 2000, 2500))[d.level]) * 10**9
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
+        target = d.pick((0.31, 0.34, 0.36, 0.38, 0.41, 0.43, 0.46, 0.47, 0.52, 0.55))
         chip = resolved_chip(hw)
         exact_hours = 6 * N * D / (3600 * chip.peak_flops * target)
         hours = int(float(f"{exact_hours:.3g}"))  # a GPU-hour figure as a report would print it
@@ -89,19 +90,22 @@ def pf_days(d: Draw) -> Problem:
     """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s).
 
     Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
-    medium, 7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
+    medium, 6.7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
     tokens per parameter (one more step, D = r·N) for any of the models."""
     from solver.systems.training import train
 
     per_param = None
     for _ in range(300):
-        N = d.pick(((125 * 10**6, 350 * 10**6, 1_300_000_000), (7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9),
-                    (1_300_000_000, 7 * 10**9, 13 * 10**9, 70 * 10**9, 175 * 10**9))[d.level])
+        # issue 22: more sizes, token counts and ratios (each level held 10 to 12 problems in 1,000 draws)
+        M, B = 10**6, 10**9
+        N = d.pick(((125 * M, 250 * M, 350 * M, 410 * M, 560 * M, 760 * M, 1 * B, 1_300 * M),
+                    (6_700 * M, 7 * B, 8 * B, 13 * B, 30 * B, 34 * B, 65 * B, 70 * B, 175 * B),
+                    (1_300 * M, 2_700 * M, 7 * B, 8 * B, 13 * B, 34 * B, 70 * B, 175 * B))[d.level])
         if d.level == 2:
-            per_param = d.pick((10, 20, 30))
+            per_param = d.pick((5, 8, 10, 12, 15, 20, 25, 30, 40, 50))
             D = per_param * N
         else:
-            D = d.pick((300, 1000, 1400, 2000)) * 10**9
+            D = d.pick((100, 200, 300, 400, 500, 600, 800, 1000, 1400, 2000)) * 10**9
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
         if safe_for_rounding(value, 1, 0.1):
@@ -131,9 +135,11 @@ def pf_days(d: Draw) -> Problem:
                        notes=notes)
 
 
-#: GPT-3 model shapes (Brown et al. 2020, Table 2.1): name, n_layer, d_model (= d_attn).
+#: GPT-3 model shapes (Brown et al. 2020, Table 2.1) and two GPT-2 ones: name, n_layer, d_model (= d_attn).
 _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 24, 1536), ("GPT-3 XL", 24, 2048),
-         ("GPT-3 2.7B", 32, 2560), ("GPT-3 6.7B", 32, 4096), ("GPT-3 175B", 96, 12288))
+         ("GPT-3 2.7B", 32, 2560), ("GPT-3 6.7B", 32, 4096), ("GPT-3 13B", 40, 5140), ("GPT-3 175B", 96, 12288),
+         # GPT-2 (Radford et al. 2019, Table 2): 762M and 1542M, d_ff = 4·d_model as in GPT-3
+         ("GPT-2 Large", 36, 1280), ("GPT-2 XL", 48, 1600))
 
 
 @family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
@@ -145,9 +151,11 @@ def kaplan_forward(d: Draw) -> Problem:
     for _ in range(300):
         name, L, dm = d.pick(_GPT3)
         # Levels (issue 12: disjoint, ordered): easy, the forward FLOPs per token at n_ctx ≤ 2048; medium, the
-        # same at 4096 or 8192 (the context term matters more); hard, the context term as a percentage of
+        # same at 3072 to 32768 (the context term matters more); hard, the context term as a percentage of
         # 2N (both terms and their ratio).
-        n_ctx = d.pick(((1024, 2048), (4096, 8192), (1024, 2048, 4096, 8192))[d.level])
+        # issue 22: eight contexts per level (two held 10 to 23 problems in 1,000 draws)
+        short, long = (128, 256, 384, 512, 768, 1024, 1536, 2048), (3072, 4096, 5120, 6144, 8192, 12288, 16384, 32768)
+        n_ctx = d.pick((short, long, short + long)[d.level])
         N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
         ask = "percent" if d.level == 2 else "flops"
         r = kaplan_forward_flops(N, L, n_ctx, dm)
@@ -213,7 +221,8 @@ def kaplan_forward(d: Draw) -> Problem:
 #: unit -> (bytes, how the statement spells it)
 _UNITS = {"GB": (10**9, "$10^9$"), "GiB": (2**30, "$2^{30}$"), "MB": (10**6, "$10^6$"), "MiB": (2**20, "$2^{20}$")}
 #: (h, a): hidden size and heads of common shapes
-_ACT_SHAPES = ((2048, 16), (4096, 32), (5120, 40), (8192, 64), (12288, 96))
+_ACT_SHAPES = ((1024, 16), (2048, 16), (2560, 32), (4096, 32), (5120, 40), (6144, 64), (8192, 64), (12288, 96),
+               (16384, 128))
 
 
 @family("hardware.activation_memory", topic="hardware", title="Activation memory per layer (Korthikanti et al.)",
@@ -229,7 +238,7 @@ def activation_memory(d: Draw) -> Problem:
 
     for _ in range(300):
         h, a = d.pick(_ACT_SHAPES)
-        s = d.pick((1024, 2048, 4096))
+        s = d.pick((512, 1024, 1536, 2048, 3072, 4096))  # issue 22: the easy level held 30 problems in 1,000 draws
         b = d.pick(((1,), (2, 4, 8), (1, 2, 4, 8))[d.level])
         recompute = d.pick(("none", "selective"))
         L = d.pick((24, 32, 48)) if d.level == 2 else 1

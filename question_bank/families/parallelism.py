@@ -43,7 +43,7 @@ def _link_text(name: str) -> str:
 def allreduce_time(d: Draw) -> Problem:
     """t = 2(n−1)·α + 2(n−1)/n · S/β with β the per-direction link bandwidth.
 
-    Levels (issue 12: disjoint, ordered by conventions and terms): easy, NVLink on 4 or 8 GPUs, no
+    Levels (issue 12: disjoint, ordered by conventions and terms): easy, NVLink on 3 to 8 GPUs, no
     latency (halve the printed bidirectional figure); medium, PCIe or InfiniBand (InfiniBand's
     gigabits to convert) on 4 to 64 GPUs, no latency; hard, any link with a latency α per step (the
     2(n−1)·α term as well)."""
@@ -54,8 +54,9 @@ def allreduce_time(d: Draw) -> Problem:
                       tuple(k for k in _LINKS if not k.startswith("nvlink")) if d.level == 1 else _LINKS)
         # n = 2: the ring factor is 1, misconceptions collide. Issue 21: one NVLink or PCIe ring spans the GPUs of one
         # machine (an HGX/DGX board or a PCIe server holds 8), so 16 to 64 GPUs are drawn on InfiniBand only
-        n = d.pick((4, 8) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 16, 64))
-        size_mb = d.pick((64, 256, 512, 1000, 2000))
+        # issue 22: more ring sizes and message sizes (the easy level held 18 problems in 1,000 draws)
+        n = d.pick((3, 4, 6, 8) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 16, 32, 64))
+        size_mb = d.pick((64, 128, 256, 384, 512, 768, 1000, 1500, 2000, 4000))
         alpha_us = 0 if d.level < 2 else d.pick((2, 5, 10))
         S, beta = size_mb * 10**6, _link(name).per_direction
         r = collective("all-reduce", S, n, beta, latency=alpha_us * 1e-6, link_name=name)
@@ -249,20 +250,21 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
 def mfu_with_recompute(d: Draw) -> Problem:
     """MFU = 6N·tokens/s ÷ (chips·dense peak); recomputed FLOPs count in HFU (8N per token with full recompute), not MFU.
 
-    Levels (issue 12: disjoint, ordered): easy, a 7B or 13B model on 64 or 128 chips, full
-    recomputation, 6N; medium, a 70B or 175B model on 256 to 1,024 chips (larger figures), full
+    Levels (issue 12: disjoint, ordered): easy, a 1B to 13B model on 16 to 128 chips, full
+    recomputation, 6N; medium, a 30B to 175B model on 256 to 1,024 chips (larger figures), full
     recomputation, 6N; hard, Llama-2-70B's shapes with PaLM's attention term 12·L·h·s (one more
     term) and full or selective recomputation."""
     from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
     from solver.systems.parallelism import flops_utilisation
 
     for _ in range(300):
-        hw = d.pick(("a100-80gb", "h100-sxm"))
-        n_b = d.pick(((7, 13), (70, 175))[d.level]) if d.level < 2 else 70  # the attention term's shapes: Llama-2-70B's
-        chips = d.pick((64, 128) if d.level == 0 else (256, 512, 1024))
+        # issue 22: more sizes, chip counts, chips and MFUs (each level held 36 to 43 problems in 1,000 draws)
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200"))
+        n_b = d.pick(((1, 3, 7, 8, 13), (30, 34, 65, 70, 175))[d.level]) if d.level < 2 else 70  # hard: Llama-2-70B's shapes
+        chips = d.pick((16, 32, 64, 128) if d.level == 0 else (256, 384, 512, 768, 1024))
         N = n_b * 10**9
         peak = resolved_chip(hw).need("peak_flops")
-        target = d.pick((0.32, 0.38, 0.41, 0.47, 0.52))
+        target = d.pick((0.32, 0.35, 0.38, 0.41, 0.44, 0.47, 0.52, 0.56))
         tps = round(target * chips * peak / (6 * N), -2)
         recompute = "full" if d.level < 2 else d.pick(("full", "selective"))
         L, h, s = (0, 0, 0) if d.level < 2 else (80, 8192, 4096)

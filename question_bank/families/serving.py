@@ -20,7 +20,12 @@ from question_bank.render import Doc
 _SRC = "issue 11 (parallelism, communication and serving)"
 #: (name, layers, kv heads, d_head, billions of parameters) of GQA models as published
 _MODELS = (("Llama-2-70B", 80, 8, 128, 70), ("Llama-3-8B", 32, 8, 128, 8), ("Llama-2-13B", 40, 40, 128, 13),
-           ("Mistral-7B", 32, 8, 128, 7))
+           ("Mistral-7B", 32, 8, 128, 7),
+           # issue 22: more models (four held 15 to 23 problems per level in 1,000 draws); config.json of each:
+           # Llama-2-7B (32 layers, MHA), Qwen2.5-7B (28 layers, 4 K/V heads), Gemma-2-9B (42 layers, 8 K/V heads of 256),
+           # Qwen2.5-14B (48 layers, 8 K/V heads), Llama-3-70B (80 layers, 8 K/V heads)
+           ("Llama-2-7B", 32, 32, 128, 7), ("Qwen2.5-7B", 28, 4, 128, 7.6), ("Gemma-2-9B", 42, 8, 256, 9.2),
+           ("Qwen2.5-14B", 48, 8, 128, 14.7), ("Llama-3-70B", 80, 8, 128, 70.6))
 
 
 @family("serving.max_batch", topic="serving", title="Largest batch that fits in HBM at a context length",
@@ -36,13 +41,13 @@ def max_batch(d: Draw) -> Problem:
     from solver.systems.serving import max_batch as solve
 
     for _ in range(300):
-        name, L, G, H, n_b = d.pick(_MODELS if d.level else tuple(m for m in _MODELS if m[4] != 70))
+        name, L, G, H, n_b = d.pick(_MODELS if d.level else tuple(m for m in _MODELS if m[4] < 60))
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
-        chips = 8 if n_b == 70 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
+        chips = 8 if n_b >= 60 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
-        S = d.pick((2048, 4096) if name == "Mistral-7B" else (2048, 4096, 8192))
-        N = n_b * 10**9
+        S = d.pick((1024, 2048, 3072, 4096) if name == "Mistral-7B" else (1024, 2048, 3072, 4096, 6144, 8192))
+        N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")
         if 2 * N + S * X > chips * hbm:
@@ -95,7 +100,7 @@ def speculative_tokens(d: Draw) -> Problem:
     from solver.systems.serving import speculative
 
     for _ in range(300):
-        alpha = d.pick((0.5, 0.6, 0.7, 0.75, 0.8, 0.9))
+        alpha = d.pick(range(40, 96)) / 100  # issue 22: 0.40 to 0.95 (six values held 11 easy problems in 1,000 draws)
         gamma = d.pick(((2, 3), (4, 5, 6, 8), (2, 3, 4, 5, 6, 8))[d.level])
         cost = d.pick((0.05, 0.1, 0.2)) if d.level == 2 else None
         r = speculative(alpha, gamma, cost=cost)
@@ -137,7 +142,8 @@ def compute_optimal(d: Draw) -> Problem:
     from solver.systems.serving import compute_optimal as solve
 
     for _ in range(300):
-        C = d.pick((1, 2, 3, 5)) * 10.0 ** d.pick((21, 22, 23, 24, 25))
+        # issue 22: twelve mantissas over eight decades (four over five held 12 to 16 problems per level in 1,000 draws)
+        C = d.pick((1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9)) * 10.0 ** d.pick(range(19, 27))
         method = "rule-20" if d.level == 0 else "fitted"
         ask = "tokens" if d.level == 2 else "params"
         r = solve(C, method=method)

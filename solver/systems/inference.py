@@ -159,25 +159,35 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
     return r
 
 
-def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction | int = 0) -> Result:
-    """Fewest chips whose HBM holds the weights plus the KV cache: ⌈(N·w + KV) / HBM⌉."""
+def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction | int = 0,
+              reserved_bytes: Fraction | int = 0) -> Result:
+    """Fewest chips whose HBM holds the weights plus the KV cache: ⌈(N·w + KV) / (HBM − reserved)⌉, where
+    ``reserved_bytes`` of each chip's HBM are kept by the runtime (0: all of HBM usable)."""
     N = _positive("params", params)
     hbm = _positive("hbm", hbm, integer=False)
     w = dtype_bytes(weight_dtype)
+    if reserved_bytes < 0 or reserved_bytes >= hbm:
+        raise SolverInputError(f"reserved_bytes must be at least 0 and less than hbm, got {reserved_bytes}",
+                               param="reserved_bytes")
     r = Result(answer=None, unit="chips", convention={
         "weights": f"{weight_dtype} = {fmt(w)} bytes/param" + (" (two 4-bit values per byte)"
                                                               if weight_dtype.lower() == "int4" else ""),
-        "memory": "all of HBM usable; no activations, workspace or fragmentation"})
+        "memory": ("all of HBM usable" if not reserved_bytes else "HBM less the runtime's reserve usable")
+        + "; no activations, workspace or fragmentation"})
     wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
     total = wb + Fraction(kv_bytes)
     if kv_bytes:
         r.step("total = weights + KV cache", f"{fmt(wb)} + {fmt(kv_bytes)}", total, "bytes")
-    ratio = Fraction(total) / Fraction(hbm)
-    chips = r.step("chips = ⌈total / HBM⌉", f"⌈{fmt(total)} / {fmt(hbm)}⌉ = ⌈{float(ratio):.4g}⌉",
+    usable = Fraction(hbm) - Fraction(reserved_bytes)
+    if reserved_bytes:
+        r.step("usable HBM per chip = HBM − reserved", f"{fmt(hbm)} − {fmt(reserved_bytes)}", usable, "bytes")
+    ratio = Fraction(total) / usable
+    per = "usable HBM" if reserved_bytes else "HBM"
+    chips = r.step(f"chips = ⌈total / {per}⌉", f"⌈{fmt(total)} / {fmt(usable)}⌉ = ⌈{float(ratio):.4g}⌉",
                    max(1, math.ceil(ratio)), "chips")
     r.answer = chips
     r.breakdown.update(weight_bytes=wb, kv_bytes=Fraction(kv_bytes), total_bytes=total, hbm_bytes=hbm,
-                       exact_ratio=float(ratio))
+                       reserved_bytes=Fraction(reserved_bytes), usable_bytes=usable, exact_ratio=float(ratio))
     return r
 
 

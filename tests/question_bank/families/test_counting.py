@@ -392,10 +392,12 @@ def test_pin_training_memory():
 
 
 def test_pin_chinchilla():
-    """N = 65B, D = 20N = 1.3e12: C = 6·6.5e10·1.3e12 = 5.07e23 → 5.07 (×10²³); with 2N: 1.69."""
+    """N = 405B (easy, seed 0), D = 20N = 8.1e12: C = 6·4.05e11·8.1e12 = 1.9683e25 → 1.97 (×10²⁵); with 2N: 0.6561 → 0.66;
+    D = N tokens: 6·(4.05e11)² = 9.8415e23 = 0.098 (×10²⁵) → 0.10."""
     p = easy("scaling.chinchilla")
-    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 23
-    assert grade(p, 5.07).correct and "forgot_backward" in grade(p, 1.69).misconception.id.split("+")
+    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 25
+    assert grade(p, 1.97).correct and "forgot_backward" in grade(p, 0.66).misconception.id.split("+")
+    assert "forgot_twenty" in grade(p, 0.10).misconception.id.split("+")
 
 
 def test_families_import_no_torch():

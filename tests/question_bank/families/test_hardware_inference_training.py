@@ -141,11 +141,22 @@ def test_activation_memory_vs_paper():
 
 
 def test_pin_prefill_time():
-    """13B, T = 4096, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45%: 2 × 13e9 × 4096 = 1.06496e14 FLOPs;
-    / (989.5e12 × 0.45 = 4.45275e14) = 0.239169 s → 239.17 ms. Sparse peak: 119.58; MFU ignored: 107.63."""
+    """7B, T = 3072, one H100 SXM (1979/2 = 989.5 TFLOP/s dense), MFU 45% (easy, seed 0): 2 × 7e9 × 3072 = 4.3008e13
+    FLOPs; / (989.5e12 × 0.45 = 4.45275e14) = 0.0965875 s → 96.59 ms. Sparse peak: 48.29; MFU ignored: 4.3008e13 /
+    9.895e14 = 43.46 ms; 6N per token: 289.76."""
     p = easy("hardware.prefill_time")
-    assert grade(p, 239.17).correct
-    assert "sparse_peak" in grade(p, 119.58).misconception.id.split("+") and "forgot_mfu" in grade(p, 107.63).misconception.id.split("+")
+    assert grade(p, 96.59).correct
+    assert "sparse_peak" in grade(p, 48.29).misconception.id.split("+") and "forgot_mfu" in grade(p, 43.46).misconception.id.split("+")
+    assert "counted_backward" in grade(p, 289.76).misconception.id.split("+")
+
+
+def test_prefill_medium_is_not_an_easy_prompt_over_the_chips():
+    """issue 22: T/chips at medium was an easy prompt (8192/2 = 4096), so the easy answers answered a quarter of
+    medium; no medium draw's T/chips is an easy prompt now."""
+    easy_T = {FAMILIES["hardware.prefill_time"].generate(s, "easy").given["tokens"] for s in range(60)}
+    for s in range(60):
+        g = FAMILIES["hardware.prefill_time"].generate(s, "medium").given
+        assert g["tokens"] / g["chips"] not in easy_T, g
 
 
 def test_pin_decode_attention_intensity():
@@ -167,25 +178,29 @@ def test_pin_attention_crossover():
 
 
 def test_pin_mfu():
-    """13B on 1T tokens, 161,000 A100 GPU-hours: C = 7.8e22; 1.61e5 × 3600 × 312e12 = 1.808352e23;
-    MFU = 43.13% → 43.1. Sparse 624 TFLOP/s: 21.57 → 21.6; 2N: 14.38 → 14.4."""
+    """8B on 600B tokens, 59,600 A100 GPU-hours (easy, seed 0): C = 6 × 8e9 × 6e11 = 2.88e22; 5.96e4 × 3600 × 312e12 =
+    6.694272e22; MFU = 43.02% → 43.0. Sparse 624 TFLOP/s: 21.51 → 21.5; 2N: 14.34 → 14.3; 8N: 57.36 → 57.4."""
     p = easy("hardware.mfu_from_gpu_hours")
-    assert grade(p, 43.1).correct and "sparse_peak" in grade(p, 21.6).misconception.id.split("+")
-    assert "forgot_backward" in grade(p, 14.4).misconception.id.split("+")
+    assert grade(p, 43.0).correct and "sparse_peak" in grade(p, 21.5).misconception.id.split("+")
+    assert "forgot_backward" in grade(p, 14.3).misconception.id.split("+")
+    assert "counted_recompute" in grade(p, 57.4).misconception.id.split("+")
 
 
 def test_pin_pf_days():
-    """1.3B × 1T tokens: 6 × 1.3e9 × 1e12 = 7.8e21 / 8.64e19 = 90.28 → 90.3 PF-days; 2N: 30.09 → 30.1."""
+    """350M × 300B tokens (easy, seed 0): 6 × 3.5e8 × 3e11 = 6.3e20 / 8.64e19 = 7.29 → 7.3 PF-days; 2N: 2.43 → 2.4;
+    PF-hours (÷ 3,600 s): 175.0."""
     p = easy("hardware.pf_days")
-    assert grade(p, 90.3).correct and "forgot_backward" in grade(p, 30.1).misconception.id.split("+")
+    assert grade(p, 7.3).correct and "forgot_backward" in grade(p, 2.4).misconception.id.split("+")
+    assert "pf_hours" in grade(p, 175.0).misconception.id.split("+")
 
 
 def test_pin_kaplan():
-    """GPT-3 2.7B: 32 layers, d = 2560, n_ctx = 1024: N = 12·32·2560² = 2,516,582,400; 2N = 5,033,164,800;
-    2·32·1024·2560 = 167,772,160; C_forward = 5,200,936,960 = 5200.94 MFLOP. The 2N rule: 5033.16."""
+    """GPT-2 XL (easy, seed 0): 48 layers, d = 1600, n_ctx = 384: N = 12·48·1600² = 1,474,560,000; 2N = 2,949,120,000;
+    2·48·384·1600 = 58,982,400; C_forward = 3,008,102,400 = 3008.10 MFLOP. The 2N rule: 2949.12; ×3 (training): 9024.31."""
     p = easy("hardware.kaplan_forward")
-    assert 12 * 32 * 2560**2 == 2_516_582_400 and 2 * 2_516_582_400 + 2 * 32 * 1024 * 2560 == 5_200_936_960
-    assert grade(p, 5200.94).correct and "two_n_rule" in grade(p, 5033.16).misconception.id.split("+")
+    assert 12 * 48 * 1600**2 == 1_474_560_000 and 2 * 1_474_560_000 + 2 * 48 * 384 * 1600 == 3_008_102_400
+    assert grade(p, 3008.10).correct and "two_n_rule" in grade(p, 2949.12).misconception.id.split("+")
+    assert "counted_backward" in grade(p, 9024.31).misconception.id.split("+")
 
 
 def test_pin_activation_memory():
@@ -202,13 +217,13 @@ def test_factor_two_mistake_names_both_causes():
     N for a forward pass) change the answer by the same factor 2, so the grader cannot tell them
     apart: the misconception a student's halved MFU (or halved prefill time) is diagnosed as must
     name both, or a student who counted multiply-adds is told they used the sparse peak.
-    Pinned: 13B, 1T tokens, 148,000 A100 GPU-hours: 7.8e22 / (1.48e5 · 3600 · 312e12) = 46.92%;
-    with 624e12 or with 3N·D = 3.9e22 both give 23.46% → 23.5."""
-    p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(1, "easy")
-    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 148_000,
+    Pinned (easy, seed 60): 13B, 1T tokens, 224,000 A100 GPU-hours: 7.8e22 / (2.24e5 · 3600 · 312e12 = 2.515968e23)
+    = 31.00%; with 624e12 or with 3N·D = 3.9e22 both give 15.50% → 15.5."""
+    p = FAMILIES["hardware.mfu_from_gpu_hours"].generate(60, "easy")
+    assert p.given == {"params": 13 * 10**9, "tokens": 1_000 * 10**9, "hw": "a100-80gb", "gpu_hours": 224_000,
                        "tokens_per_param": None}
-    assert grade(p, 46.9).correct
-    m = grade(p, 23.5).misconception
+    assert grade(p, 31.0).correct
+    m = grade(p, 15.5).misconception
     assert "multiply-add" in m.label and "sparsity" in m.label
     for fid in ("hardware.mfu_from_gpu_hours", "hardware.prefill_time"):
         for p in variants(fid):

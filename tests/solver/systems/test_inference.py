@@ -86,6 +86,26 @@ def test_min_chips_is_the_fewest_that_fit(N, wdt, hbm, kv):
     assert r.answer == 1 or (r.answer - 1) * hbm < total
 
 
+@given(st.integers(1, 10**12), st.sampled_from(["bf16", "int8", "int4"]), st.integers(10**9, 200 * 10**9),
+       st.integers(0, 10**11), st.floats(0, 0.9))
+def test_min_chips_with_a_reserve_packs_the_usable_part(N, wdt, hbm, kv, frac):
+    """Fill chips one at a time with usable = hbm − reserved bytes each until weights + KV fit (a simulation)."""
+    reserved = int(hbm * frac)
+    r = min_chips(N, wdt, hbm, kv_bytes=kv, reserved_bytes=reserved)
+    need = N * {"bf16": 2, "int8": 1, "int4": Fraction(1, 2)}[wdt] + kv
+    chips, held = 1, hbm - reserved
+    while held < need:
+        chips, held = chips + 1, held + hbm - reserved
+    assert r.answer == chips
+
+
+def test_min_chips_reserve_must_leave_room():
+    from solver.errors import SolverInputError
+
+    with pytest.raises(SolverInputError):
+        min_chips(10**9, "bf16", 10**9, reserved_bytes=10**9)
+
+
 def test_70b_chips_by_hand():
     # bf16: 140e9 bytes / 80e9 = 1.75 -> 2 chips; int4: 35e9 (two weights per byte) -> 1 chip;
     # fp32: 280e9 / 80e9 = 3.5 -> 4 chips

@@ -90,7 +90,7 @@ def test_digits_verdict_by_hand():
 
 
 #: Families on the digit rule (issue 22 moves them one by one).
-RULE_FAMILIES = ("hardware.prefill_time", "parallel.bus_bandwidth")
+RULE_FAMILIES = ("hardware.prefill_time", "parallel.bus_bandwidth", "hardware.kaplan_forward")
 
 
 @pytest.mark.parametrize("fid", RULE_FAMILIES)

@@ -18,7 +18,7 @@ from fractions import Fraction
 from question_bank.families.counting_common import nat_problem, tokens_text
 from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.family import Draw, Wrong, family
-from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.grading import asked_decimals, nat_key, rounded_off, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
@@ -54,7 +54,8 @@ def prefill_time(d: Draw) -> Problem:
         chip = resolved_chip(hw)
         r = prefill(N, T, chip, chips=chips, mfu=mfu)
         value = r.answer * 1e3
-        if 1 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
+        # issue 22: the digit rule asks at most four significant figures (1234.57 ms is asked as 1235)
+        if 1 <= value < 100_000 and safe_for_rounding(value, asked_decimals(value, 2), 0.1):
             break
     ms = 1e3
     wrongs = [
@@ -69,7 +70,7 @@ def prefill_time(d: Draw) -> Problem:
         Wrong("one_chip", "used one chip", f"The prompt is processed by {chips} chips whose peaks add up.",
               prefill(N, T, chip, chips=1, mfu=mfu).answer * ms) if chips > 1 else None,
     ]
-    key = nat_key(value, 2, unit="ms")
+    key = nat_key(value, 2, unit="ms", digits_rule=True)
     st = Doc()
     # one chip is "one NVIDIA H200", and there is no work to share (issue 23)
     on = f"{chips} × {CHIP_NAMES[hw]}" if chips > 1 else f"one {CHIP_NAMES[hw]}"
@@ -79,7 +80,7 @@ def prefill_time(d: Draw) -> Problem:
          "runs in BF16.")
     st.p("Count 2 FLOPs per multiply-add and $2N$ FLOPs per token for a forward pass (ignore attention's "
          f"sequence-length term){share}. How long does the prefill take? "
-         "Give it in milliseconds, rounded off to two decimal places.")
+         f"Give it in milliseconds, {rounded_off(key.decimals)}.")
     return nat_problem(d, st, key, r.steps, wrongs,
                        given={"params": N, "tokens": T, "hw": hw, "chips": chips, "mfu": mfu},
                        notes=[f"$= {value:.4f}$ ms."])

@@ -18,7 +18,7 @@ from question_bank.families.counting_common import big, nat_problem, result_step
 from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.families.hardware_inference import SPARSE_OR_MACS
 from question_bank.family import Draw, Wrong, family, keep_distinct
-from question_bank.grading import answer_text, nat_key, safe_for_rounding
+from question_bank.grading import answer_text, asked_decimals, nat_key, round_off, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
@@ -162,7 +162,7 @@ def kaplan_forward(d: Draw) -> Problem:
         total = r.answer
         unit, scale = ("MFLOP", 10**6) if total < 10**10 else ("GFLOP", 10**9)
         value = total / scale if ask == "flops" else 100 * r.breakdown["attention_flops"] / r.breakdown["weights_flops"]
-        if safe_for_rounding(value, 2, 0.1):
+        if safe_for_rounding(value, asked_decimals(value, 2), 0.1):
             break
 
     def kaplan(**kw):
@@ -194,7 +194,7 @@ def kaplan_forward(d: Draw) -> Problem:
     else:
         wrongs.append(Wrong("share_of_total", "gave the share of C_forward", "The question asks how much larger than 2N: "
                             "divide the context term by 2N, not by the total.", 100 * float(r.breakdown["attention_share"])))
-    key = nat_key(value, 2, unit=unit if ask == "flops" else "%")
+    key = nat_key(value, 2, unit=unit if ask == "flops" else "%", digits_rule=True)  # issue 22: at most 4 s.f.
     st = Doc()
     st.p(f"{name} has $n_{{layer}} = {L}$ layers with $d_{{model}} = d_{{attn}} = {dm}$ and $d_{{ff}} = 4 d_{{model}}$, so "
          f"Kaplan et al.'s non-embedding parameter count is $N = 2 d_{{model}} n_{{layer}} (2 d_{{attn}} + d_{{ff}}) = {big(N)}$. "
@@ -202,10 +202,10 @@ def kaplan_forward(d: Draw) -> Problem:
     if ask == "flops":
         st.p("Using Kaplan et al.'s forward-pass estimate $C_{forward} \\approx 2N + 2 n_{layer} n_{ctx} d_{attn}$ FLOPs per token "
              f"(2 FLOPs per multiply-add), how many {'MFLOP ($10^6$' if unit == 'MFLOP' else 'GFLOP ($10^9$'} FLOPs) does "
-             "one token's forward pass cost? Round off to two decimal places.")
+             f"one token's forward pass cost? {round_off(key.decimals)}")
     else:
         st.p("Using Kaplan et al.'s forward-pass estimate $C_{forward} \\approx 2N + 2 n_{layer} n_{ctx} d_{attn}$ FLOPs per token, "
-             "by what percentage does $C_{forward}$ exceed the $2N$ rule? Round off to two decimal places.")
+             f"by what percentage does $C_{{forward}}$ exceed the $2N$ rule? {round_off(key.decimals)}")
     sol = Doc()
     result_steps(sol, r.steps)
     if ask == "flops":

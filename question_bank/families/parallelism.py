@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from question_bank.families.counting_common import nat_problem
 from question_bank.family import Draw, Wrong, family
-from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.grading import asked_decimals, nat_key, round_off, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
@@ -112,7 +112,7 @@ def bus_bandwidth(d: Draw) -> Problem:
         alg = S / (t_ms * 1e-3) / 1e9
         factor = float(BUS_FACTOR[op](n))
         value = alg * factor
-        if safe_for_rounding(value, 2, 0.1) and 1 <= value <= 2000:
+        if safe_for_rounding(value, asked_decimals(value, 2), 0.1) and 1 <= value <= 2000:
             break
     other = "all-gather" if op == "all-reduce" else "all-reduce"
     wrongs = [
@@ -125,11 +125,11 @@ def bus_bandwidth(d: Draw) -> Problem:
         Wrong("forgot_factor_n", "used 2(n−1) or (n−1) without dividing by n", "The factor is (n−1)/n per pass, not n−1.",
               alg * factor * n) if n > 2 else None,
     ]
-    key = nat_key(value, 2, unit="GB/s")
+    key = nat_key(value, 2, unit="GB/s", digits_rule=True)  # issue 22: at most 4 significant figures
     st = Doc()
     st.p(f"nccl-tests runs {'a' if op == 'reduce-scatter' else 'an'} {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
          f"measured time is {t_ms} ms.")
-    st.p("What bus bandwidth (busbw) does nccl-tests print, in GB/s ($10^9$ bytes/s)? Round off to two decimal places.")
+    st.p(f"What bus bandwidth (busbw) does nccl-tests print, in GB/s ($10^9$ bytes/s)? {round_off(key.decimals)}")
     f = Fraction(BUS_FACTOR[op](n))
     steps = [Step("algbw = S / t", f"{S:,} B / {t_ms} ms", alg, "GB/s"),
              Step(f"busbw = algbw × {'2(n−1)/n' if op == 'all-reduce' else '(n−1)/n'}", f"{alg:.6g} × {f}", value, "GB/s")]

@@ -26,6 +26,7 @@ from question_bank.grading.keys import (
 from question_bank.grading.tolerance import (
     FLOAT_SLACK,
     decimals_written,
+    digits_verdict,
     half_unit,
     in_range,
     nat_range,
@@ -367,7 +368,9 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
     v, factor = _reading(v, key, misconceptions)
     if factor is not None:  # a full count for a key in a scaled unit: digits count in that unit
         written = _written_in_unit(written, factor)
-    wd = decimals_written(written)
+    # the digit rule (tolerance.digits_verdict): more digits than asked inside the rounding are
+    # right, fewer digits than asked are rounded too early
+    digits = digits_verdict(v, written, key.value, d, key.lo, key.hi) if d is not None else None
     if in_range(v, key.lo, key.hi):
         precision, msg = None, "Correct."
         if factor is not None:  # say how the full count was read
@@ -375,43 +378,44 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
             shown = fmt(round_half_up(v, d), d) if d is not None else fmt(v)
             unit = key.unit or (f"in units of 10^{key.scale}" if key.scale else "in the unit asked")
             msg = f"Correct: {count} is {shown} {unit}."
-        if d is not None and wd is not None and wd != d:
+        if digits in ("more_digits", "fewer_digits"):
             shown = fmt(round_half_up(key.value, d), d)
-            if wd > d:
-                precision = "more_digits"
+            precision = digits
+            if digits == "more_digits":
                 msg = f"Correct: the value is right, but the question asks for {plural(d)}, so write {shown}."
             else:
-                precision = "fewer_digits"
                 msg = f"Correct value, but the question asks for {plural(d)}: write {shown}."
         return Verdict(True, 1.0, "correct", msg, precision=precision, **base)
-    found = _match_misconception_numeric(v, key, misconceptions)
+    # An answer written with fewer digits than asked that is the key rounded to those digits is
+    # rounded too early, before any typical mistake whose value merely rounds the same way
+    # (issue 22: 1.000 typed for a key of 0.9997 is not "your calculator was in degrees", though
+    # the degree-mode value 0.99999 is 1.000 too); with no digits known, the mistake is named.
+    wd = decimals_written(written)
+    early = digits == "too_few_digits" and wd is not None and wd < d
+    found = [] if early else _match_misconception_numeric(v, key, misconceptions)
     if found:
         return _mistake(found, **base)
-    if d is not None:
-        # too few digits: the exact value rounded to fewer decimals than asked
-        for k in range(0, d):
-            if wd is not None and wd != k:
-                continue
-            if abs(v - round_half_up(key.value, k)) <= FLOAT_SLACK * max(1.0, abs(v)):
-                shown = fmt(round_half_up(key.value, d), d)
-                return Verdict(
-                    False, 0.0, "too_few_digits",
-                    f"Right value, but too few digits: the question asks for {plural(d)} ({shown}), "
-                    f"and {fmt(v, k)} is rounded to {plural(k)}.",
-                    precision="too_few_digits", **base,
-                )
-        unit = 10.0 ** (-d)
-        if abs(v - key.value) <= unit * (1 + 1e-9):
-            trunc = math.trunc(key.value * 10**d) / 10**d
-            how = "truncated instead of rounded off" if abs(v - trunc) < 1e-12 * max(1.0, abs(v)) and wd in (None, d) else (
-                "probably from rounding the intermediate results too early"
-            )
-            return Verdict(
-                False, 0.0, "rounded_wrongly",
-                f"Right value, rounded wrongly ({how}): to {plural(d)} the answer is "
-                f"{fmt(round_half_up(key.value, d), d)}.",
-                precision="rounded_wrongly", **base,
-            )
+    if digits == "too_few_digits":
+        k = wd if wd is not None else next(
+            k for k in range(d) if abs(v - round_half_up(key.value, k)) <= FLOAT_SLACK * max(1.0, abs(v)))
+        shown = fmt(round_half_up(key.value, d), d)
+        return Verdict(
+            False, 0.0, "too_few_digits",
+            f"Right value, but rounded too early: the question asks for {plural(d)} ({shown}), "
+            f"and {fmt(v, k)} is rounded to {plural(k)}.",
+            precision="too_few_digits", **base,
+        )
+    if digits == "rounded_wrongly":
+        trunc = math.trunc(key.value * 10**d) / 10**d
+        how = "truncated instead of rounded off" if abs(v - trunc) < 1e-12 * max(1.0, abs(v)) and wd in (None, d) else (
+            "probably from rounding the intermediate results too early"
+        )
+        return Verdict(
+            False, 0.0, "rounded_wrongly",
+            f"Right value, rounded wrongly ({how}): to {plural(d)} the answer is "
+            f"{fmt(round_half_up(key.value, d), d)}.",
+            precision="rounded_wrongly", **base,
+        )
     slip = _slip_of(v, lambda x: in_range(x, key.lo, key.hi), key) or (
         _slip_of(typed, lambda x: in_range(x, key.lo, key.hi), key) if typed != v else None)
     if slip is not None:

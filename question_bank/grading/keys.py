@@ -9,7 +9,14 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from question_bank.grading.tolerance import FLOAT_SLACK, half_unit, in_range, nat_range, round_half_up
+from question_bank.grading.tolerance import (
+    FLOAT_SLACK,
+    asked_decimals,
+    half_unit,
+    in_range,
+    nat_range,
+    round_half_up,
+)
 from question_bank.problem import (
     ChoiceKey,
     IntegerKey,
@@ -22,17 +29,25 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 
-def nat_key(value: float, decimals: int, unit: str = "", scale: int = 0) -> NumericKey:
+def nat_key(value: float, decimals: int, unit: str = "", scale: int = 0, *, digits_rule: bool = False) -> NumericKey:
     """The NAT key for "round off to ``decimals`` decimal places": ``[r − ½·10⁻ᵈ, r + ½·10⁻ᵈ]``
     around ``r = round_half_up(value, decimals)``, both roundings when the value sits on a
     boundary (see the module docstring and :func:`nat_range`). ``scale``: the power of ten one
     unit of the answer stands for when ``unit`` does not say it (20 for "in units of 10²⁰
-    FLOPs"), so that the full count is accepted too (:func:`key_factor`)."""
+    FLOPs"), so that the full count is accepted too (:func:`key_factor`).
+
+    ``digits_rule=True``: the digit rule (:func:`~question_bank.grading.tolerance.asked_decimals`)
+    applies: the key's ``decimals`` are the ones asked, never more than four significant figures'
+    worth, and the statement says them in the rule's words (``rounded_off(key.decimals)``).
+    Issue 22 moves families onto it one by one (hardware.prefill_time first); without it the
+    decimals are kept as given (a curated item's source text fixes its own)."""
     if decimals < 0:
         raise ValueError("decimals must be >= 0")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"a NAT key needs a finite value, got {value}")
+    if digits_rule:
+        decimals = asked_decimals(value, decimals)
     lo, hi = nat_range(value, decimals)
     return NumericKey(value=value, lo=lo, hi=hi, decimals=decimals, unit=unit, scale=scale)
 

@@ -69,6 +69,85 @@ def right_to_sig_figs(given: float, exact: float, sig: int) -> bool:
 
 
 
+#: The most significant figures a NAT answer is ever asked for (the digit rule, :func:`asked_decimals`).
+MAX_SIG_FIGS = 4
+
+_DIGIT_WORDS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def asked_decimals(value: float, decimals: int) -> int:
+    """THE digit rule of a NAT answer (one place, every family: :func:`~question_bank.grading.keys.nat_key`).
+
+    A family asks for ``decimals`` places; the answer is asked to that many, but never to more
+    than :data:`MAX_SIG_FIGS` significant figures: ``min(decimals, 3 − ⌊log₁₀|r|⌋)`` (not below
+    0), with ``r`` the value rounded to ``decimals`` places. So 0.61234 is asked to two places
+    (0.61), 1234.5678 ms to none (1235), 12.3456 to two (12.35): an answer written to four
+    significant figures always has at least the digits asked (a key of 10⁴ or more is a whole
+    number). The statement says the result in :func:`rounded_off`'s words, and the judge
+    (:func:`digits_verdict`) holds an answer to it:
+
+    * an answer that rounds to the key at the asked places is right (the key's range);
+    * an answer with more digits than asked is right when it lies within that rounding (a note
+      says what to write);
+    * an answer with fewer digits than asked is "rounded too early" (``too_few_digits``), named
+      as such, even when it is the exact value rounded correctly to its own places."""
+    if decimals <= 0:
+        return max(0, decimals)
+    r = abs(round_half_up(float(value), decimals))
+    if not math.isfinite(r) or r == 0:
+        return decimals
+    return max(0, min(decimals, MAX_SIG_FIGS - 1 - math.floor(math.log10(r))))
+
+
+def precision_words(decimals: int) -> str:
+    """``two decimal places`` / ``one decimal place`` / ``a whole number`` (the statement's words)."""
+    if decimals == 0:
+        return "a whole number"
+    word = _DIGIT_WORDS[decimals] if decimals < len(_DIGIT_WORDS) else str(decimals)
+    return f"{word} decimal place" + ("" if decimals == 1 else "s")
+
+
+def rounded_off(decimals: int) -> str:
+    """The rule's words in a statement: ``rounded off to two decimal places`` (after "Give it in
+    ms, "), the same in every family; :func:`round_off` is the sentence form."""
+    return f"rounded off to {precision_words(decimals)}"
+
+
+def round_off(decimals: int) -> str:
+    """``Round off to two decimal places.``: the rule's sentence (see :func:`rounded_off`)."""
+    return f"Round off to {precision_words(decimals)}."
+
+
+#: How a statement may say the rule (checked for every NAT draw of every family).
+PRECISION_PHRASE = re.compile(r"round(?:ed)? off to (a whole number|\w+ decimal places?)", re.IGNORECASE)
+
+
+def digits_verdict(given: float, written: str | None, exact: float, decimals: int, lo: float, hi: float) -> str | None:
+    """How :func:`asked_decimals`' rule judges the digits of an answer ``given`` (as ``written``)
+    for ``exact`` asked to ``decimals`` places with accepted range ``[lo, hi]``:
+
+    ``"right"`` (in the range, the digits asked), ``"more_digits"`` (in the range, more digits
+    than asked: right), ``"fewer_digits"`` (in the range, fewer digits written, e.g. ``1234`` for
+    1234.0: right), ``"too_few_digits"`` (out of the range, but the exact value rounded to fewer
+    places than asked: rounded too early), ``"rounded_wrongly"`` (out of the range, within one
+    unit of the last asked digit: truncated or rounded from rounded intermediates), or None
+    (none of these: the answer is wrong, or another diagnosis applies)."""
+    wd = decimals_written(written)
+    if in_range(given, lo, hi):
+        if wd is None or wd == decimals:
+            return "right"
+        return "more_digits" if wd > decimals else "fewer_digits"
+    for k in range(0, decimals):
+        if wd is not None and wd != k:
+            continue
+        if abs(given - round_half_up(exact, k)) <= FLOAT_SLACK * max(1.0, abs(given)):
+            return "too_few_digits"
+    if abs(given - exact) <= 10.0 ** (-decimals) * (1 + 1e-9):
+        return "rounded_wrongly"
+    return None
+
+
+
 def tolerance_text(decimals: int | None) -> str:
     if decimals is None:
         return "exact (integers or expressions: compared to 1e-9)"

@@ -17,11 +17,14 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   sorted by value, as GATE prints numeric options;
 - sorted options would put the key where the mistakes leave it (a family whose mistakes all
   undercount would key (d) every time, and "pick the largest" would win). So the key's rank among
-  the four is drawn first, uniformly, and the distractors are chosen to give it that rank: the
-  family's mistakes on each side first, and where one side has too few, a mistake *made the other
-  way round* (:func:`mirror`: the same factor or the same count on the other side of the key, e.g.
-  doubling where the mistake halves), labelled as such. The key's letter is then uniform, and "the
-  largest / smallest / middle value" scores at chance;
+  the four is drawn first, uniformly, and the distractors are chosen to give it that rank,
+  uniformly among every trio of the draw's mistakes and every direction each is made in: as the
+  family makes it, or *made the other way round* (:func:`mirror`: the same factor or the same count
+  on the other side of the key, e.g. doubling where the mistake halves), labelled as such. The
+  key's letter is then uniform, "the largest / smallest / middle value" scores at chance, and since
+  each mistake falls on either side of the key alike, the options' spacing (a factor 2 one side, 24
+  the other) does not tell the key's place (issue 22's learned attacker read it when the family's
+  own mistakes were taken first);
 - the feedback on a wrong option is the misconception it encodes (``Misconception.value`` = the
   option's index, as for any MCQ).
 
@@ -34,6 +37,7 @@ validate --quality`` (key positions, every answer-blind rule) on a large draw;
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -50,42 +54,46 @@ SUFFIX = "_mcq"
 TRIES = 24
 #: Options of a numeric MCQ.
 N_OPTIONS = 4
+#: The most mistakes of a draw considered (its first ones), and the random choices tried for a balanced
+#: count of shared digit groups (:func:`_choose`).
+_MAX_MISTAKES = 10
+_TRIES_SHARED = 8
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
 NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "attention.one_weight": ("easy", "medium", "hard"),
     "counting.flops_attention": ("easy", "medium", "hard"),
-    "counting.flops_forward": ("easy", "medium", "hard"),
+    "counting.flops_forward": ("medium", "hard"),
     "counting.flops_training": ("easy", "medium", "hard"),
     "counting.attention_memory": ("easy", "medium", "hard"),
-    "counting.kv_cache": ("easy", "medium", "hard"),
+    "counting.kv_cache": ("easy", "hard"),
     "counting.params_mha": ("hard",),
-    "counting.params_ffn": ("easy", "medium", "hard"),
+    "counting.params_ffn": ("easy", "hard"),
     "counting.params_norm": ("hard",),
     "counting.params_layer": ("medium", "hard"),
     "counting.params_model": ("easy", "medium", "hard"),
     "counting.params_lora": ("hard",),
     "counting.params_kv_proj": ("medium", "hard"),
     "hardware.critical_intensity": ("hard",),
-    "hardware.decode_step": ("easy", "medium", "hard"),
+    "hardware.decode_step": ("medium", "hard"),
     "hardware.gpu_days": ("easy", "medium", "hard"),
-    "hardware.zero_memory": ("easy", "medium", "hard"),
+    "hardware.zero_memory": ("medium", "hard"),
     # hardware.min_chips left out: issue 22 varies its draws, and at hard no draw in 24 offered three mistakes
     "hardware.prefill_time": ("easy", "medium", "hard"),
     "hardware.attention_crossover": ("hard",),
     "hardware.pf_days": ("easy", "medium", "hard"),
-    "hardware.kaplan_forward": ("easy", "medium", "hard"),
+    "hardware.kaplan_forward": ("easy", "hard"),
     "hardware.activation_memory": ("easy", "medium", "hard"),
-    "latent.kv_cache": ("easy", "medium", "hard"),
+    "latent.kv_cache": ("medium", "hard"),
     # loss.perplexity left out: at 200 draws "most shared words" found the key in 39 % of 126 (its options
     # share digit groups)
     # moe.decode_weight_bytes left out: with issue 21's embedding lookup its options share digit groups
     # ("most shared words" found the key in 45 % of 46 draws)
     "parallel.allreduce_time": ("medium", "hard"),
     "parallel.bus_bandwidth": ("easy", "medium", "hard"),
-    "parallel.pipeline_bubble": ("easy", "medium", "hard"),
-    "parallel.tensor_parallel_bytes": ("medium", "hard"),
+    "parallel.pipeline_bubble": ("easy", "medium"),
+    "parallel.tensor_parallel_bytes": ("medium",),
     "positional.pe_rotation": ("medium", "hard"),
     "positional.rope_relative_score": ("medium", "hard"),
     "quantisation.group_int4": ("hard",),
@@ -190,60 +198,74 @@ def _shared(texts: list[str]) -> list[int]:
     return [sum(len(w & v) for j, v in enumerate(words) if j != i) for i, w in enumerate(words)]
 
 
-def _pick(d: Any, p: Problem, ws: list[tuple[float, Misconception]], rank: int) -> list[tuple[float, Misconception]] | None:
-    """One random choice of three distractors putting the key at ``rank`` (module docstring)."""
+def _placements(p: Problem, ws: list[tuple[float, Misconception]]) -> list[list[tuple[float, Misconception]]]:
+    """Per mistake, the options it can give: its own value, and the value made the other way round
+    (:func:`mirror`), each kept when it is a fair option (not blank, not the key, not 0, 1, another
+    mistake's value or a printed number)."""
     from question_bank.quality import numbers_in
 
     key = p.key
     assert isinstance(key, NumericKey | IntegerKey)
     kv = float(key.value)
-    below = [w for w in ws if w[0] < kv]
-    above = [w for w in ws if w[0] > kv]
-    need = {"below": rank, "above": N_OPTIONS - 1 - rank}
-    picked = {"below": d.rng.sample(below, min(need["below"], len(below))),
-              "above": d.rng.sample(above, min(need["above"], len(above)))}
-    taken = [v for side in picked.values() for v, _ in side]
     avoid = [kv, 0.0, 1.0, *(v for v, _ in ws), *numbers_in(p.statement_text)]
-    spare = [w for w in ws if w[0] not in taken]
-    d.rng.shuffle(spare)
-    for side in ("below", "above"):
-        for v, m in spare:
-            if len(picked[side]) >= need[side]:
-                break
-            r = mirror(key, v)
-            if r is None or (r < kv) != (side == "below") or _blank(key, r) or any(_same(r, x, key) for x in avoid):
+    out = []
+    for v, m in ws:
+        ways = [(v, m)]
+        r = mirror(key, v)
+        if r is not None and not _blank(key, r) and not any(_same(r, x, key) for x in avoid):
+            ways.append((r, _reversed(key, v, m)))
+        out.append(ways)
+    return out
+
+
+def _configurations(p: Problem, ws: list[tuple[float, Misconception]], rank: int) -> list[list[tuple[float, Misconception]]]:
+    """Every choice of three distinct mistakes, each made as the family makes it or the other way
+    round, that puts the key at ``rank`` (0 = smallest) with options distinct as displayed."""
+    key = p.key
+    assert isinstance(key, NumericKey | IntegerKey)
+    kv = float(key.value)
+    ways = _placements(p, ws)
+    out = []
+    for trio in itertools.combinations(range(len(ws)), N_OPTIONS - 1):
+        for pick in itertools.product(*(ways[i] for i in trio)):
+            if sum(v < kv for v, _ in pick) != rank:
                 continue
-            picked[side].append((r, _reversed(key, v, m)))
-            avoid.append(r)
-        if len(picked[side]) < need[side]:
-            return None
-    return picked["below"] + picked["above"]
+            if any(_same(a[0], b[0], key) for a, b in itertools.combinations(pick, 2)):
+                continue
+            out.append(list(pick))
+    return out
 
 
-def _choose(d: Any, p: Problem, rank: int, tries: int = 8) -> list[tuple[float, Misconception]] | None:
+def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception]] | None:
     """Three distractors that put the key at ``rank`` (0 = smallest) among the four, or None when
     the draw has fewer than three distinct mistakes (or cannot give that rank).
 
+    The choice is uniform over every trio of the draw's mistakes and every direction each is made in
+    (:func:`_configurations`), not "the family's own mistakes first": a mistake that only ever
+    undercounts would otherwise sit on one side of the key in every draw, and the options' spacing
+    (a factor 2 below, 24 above) would tell the key's place. Drawn in both directions, each mistake
+    puts the key above or below it with the same chance, so the key is no more the geometric centre
+    of the options than a distractor is.
+
     Mistakes that add or drop a small term give numbers that share their leading digits with the
     key, which then reads as the centre of the options (the one sharing the most digit groups with
-    the others), or the odd one out; a choice where the key shares the most or the fewest is drawn
-    again (up to ``tries`` times), as ``concept_choices`` balances lengths."""
+    the others), or the odd one out; choices where the key shares neither the most nor the fewest
+    are preferred, as ``concept_choices`` balances lengths."""
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey):
         return None
-    ws = wrong_values(p)
+    ws = wrong_values(p)[:_MAX_MISTAKES]
     if len(ws) < N_OPTIONS - 1:
         return None
-    chosen = None
-    for _ in range(tries):
-        got = _pick(d, p, ws, rank)
-        if got is None:
-            return chosen
-        chosen = got
+    configs = _configurations(p, ws, rank)
+    if not configs:
+        return None
+    d.rng.shuffle(configs)
+    for got in configs[:_TRIES_SHARED]:
         shared = _shared([option_text(key, key.value), *(option_text(key, v) for v, _ in got)])
         if len(set(shared)) == 1 or min(shared[1:]) < shared[0] < max(shared[1:]):
-            break
-    return chosen
+            return got
+    return configs[0]
 
 
 def _build(base: Any, d: Any) -> Problem:
@@ -360,5 +382,7 @@ if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which cand
         rep = run_quality(draws, families=[fid + SUFFIX], include_curated=False)
         fq = rep.families[fid + SUFFIX]
         got = fq.kinds.get("mcq", 0)
-        verdict = "PASS" if rep.ok and got == fq.draws else "fail"
-        print(f"{verdict} {fid} {tuple(levels)} ({got}/{fq.draws} drawn) {'; '.join(rep.issues)[:300]}", flush=True)
+        # a view listed in quality.PENDING has its failures in rep.pending, not rep.issues: both count here
+        verdict = "PASS" if rep.ok and not rep.pending and got == fq.draws else "fail"
+        print(f"{verdict} {fid} {tuple(levels)} ({got}/{fq.draws} drawn) {'; '.join(rep.issues + rep.pending)[:400]}",
+              flush=True)

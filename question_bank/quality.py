@@ -74,18 +74,17 @@ PENDING: dict[str, frozenset[str]] = {
         # on the statements' features finds the key set well over chance at some level
         "msq.mask_attend", "msq.matmul_compute_bound", "msq.model_statements",
     }) | frozenset(f"{fid}_mcq" for fid in (
-        # issue 26's numeric MCQs (question_bank.numeric_mcq): a learned attacker on the options' features finds
-        # the key over chance + 5 points at some level of almost every view (100 draws); the mechanism is at fault
-        "attention.one_weight", "counting.flops_attention", "counting.flops_forward", "counting.flops_training",
-        "counting.attention_memory", "counting.kv_cache", "counting.params_mha", "counting.params_ffn",
-        "counting.params_norm", "counting.params_layer", "counting.params_model", "counting.params_lora",
-        "counting.params_kv_proj", "hardware.critical_intensity", "hardware.decode_step", "hardware.gpu_days",
-        "hardware.zero_memory", "hardware.prefill_time", "hardware.attention_crossover", "hardware.pf_days",
-        "hardware.kaplan_forward", "hardware.activation_memory", "latent.kv_cache", "parallel.allreduce_time",
-        "parallel.bus_bandwidth", "parallel.pipeline_bubble", "parallel.tensor_parallel_bytes",
-        "positional.pe_rotation", "positional.rope_relative_score", "quantisation.group_int4",
-        "quantisation.nf4_bits", "softmax.temperature", "serving.max_batch", "scaling.compute_optimal",
-        "window.kv_cache", "counting.mlp_params", "counting.vit_params")),
+        # issue 26's numeric MCQs (question_bank.numeric_mcq) still beaten at 100, 200 or 400 draws at some level
+        # they are drawn at (distractors drawn in both directions cleared the others; their failing levels were dropped):
+        # a learned attacker on the options' features, 'shortest option', memorised easy answers, or variety
+        "attention.one_weight", "counting.flops_training", "counting.attention_memory", "counting.params_mha",
+        "counting.params_norm", "counting.params_lora", "hardware.critical_intensity", "hardware.gpu_days",
+        "hardware.prefill_time", "hardware.attention_crossover", "hardware.activation_memory",
+        "positional.pe_rotation", "quantisation.nf4_bits", "softmax.temperature", "scaling.compute_optimal",
+        # passed at 200 draws but not at 100 or 400 (a learned attacker at 43-67 %, memorised easy answers 41 %)
+        "counting.flops_attention", "counting.kv_cache", "counting.params_kv_proj", "hardware.decode_step",
+        "hardware.zero_memory", "hardware.pf_days", "parallel.allreduce_time", "parallel.pipeline_bubble",
+        "window.kv_cache", "counting.mlp_params")),
 }
 
 _NUM = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\^?[-−]?\d+|[eE][-+]?\d+)?")

@@ -539,7 +539,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
         read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts)
         B, L = int(batch), cfg.decoder_layers or cfg.n_layers
         per_key = 2 * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim)  # QKᵀ and AV, 2 per multiply-add
-        attn = B * per_key * sum(cfg.attended(int(context), i) for i in range(L))
+        attn = B * per_key * cfg.attended_over(int(context), L)
         r = decode_step(read.flop_params, batch, context, 0, _chip(kw), chips=kw["chips"] or 1,
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
@@ -562,7 +562,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
             unused.update({k: "--kv-bytes-per-token given" for k in KV_ONLY})
         L = cfg.decoder_layers or cfg.n_layers
         attn = 2 * int(batch) * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim) * \
-            sum(cfg.attended(int(context), i) for i in range(L))
+            cfg.attended_over(int(context), L)
     if params is None:
         raise InputError("give --params or --preset", "--params")
     if kv_bytes_per_token is None:

@@ -338,6 +338,9 @@ def run_flops_family(d: Draw) -> Problem:
     if d.level == 2:
         wrongs.append(Wrong("two_n", "divided by 2N (the forward pass only)", "Training costs 6N FLOPs per token: "
                             "2N forward, 4N backward.", 3 * value))
+    # a mistake whose value, in the answer's unit, rounds to nothing at the asked decimals (one chip of 8,192:
+    # 0.005 × 10^23) cannot be told from another such mistake (hours for seconds: 0.00006): not offered
+    wrongs = [w for w in wrongs if abs(w.value) >= 10 ** -dec]
     key = nat_key(value, dec, unit=unit if d.level == 2 else "", scale=exp if d.level < 2 else 0)
     st = Doc()
     peak_txt = (f"a dense bf16 peak of ${peak / 1e12:g}$ TFLOP/s per chip" if not sparse else

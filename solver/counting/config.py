@@ -219,8 +219,13 @@ class ModelConfig:
         return self.is_moe and i >= self.first_dense_layers and (i + 1) % self.moe_every == 0
 
     def dense_layers_of(self, n_layers: int) -> int:
-        """How many of a stack's ``n_layers`` layers keep a dense FFN (all when not MoE)."""
-        return sum(not self.is_moe_layer(i) for i in range(n_layers))
+        """How many of a stack's ``n_layers`` layers keep a dense FFN (all when not MoE): the MoE layers
+        are the multiples of k = ``moe_every`` in (first_dense_layers, n_layers] (1-based), counted in
+        closed form, ⌊n/k⌋ − ⌊f/k⌋, so a config with 10⁸ layers costs no more than one with 8 (issue 28)."""
+        if not self.is_moe:
+            return n_layers
+        f, k = min(self.first_dense_layers, n_layers), self.moe_every
+        return n_layers - (n_layers // k - f // k)
 
     @property
     def shared_ff(self) -> int:
@@ -261,12 +266,21 @@ class ModelConfig:
         return not (self.global_every and (i + 1) % self.global_every == 0)
 
     def local_layers_of(self, n_layers: int) -> int:
-        return sum(self.is_local_layer(i) for i in range(n_layers))
+        """How many of ``n_layers`` layers attend within the window: all but the multiples of
+        ``global_every`` (1-based), in closed form (issue 28: no per-layer loop)."""
+        if not self.sliding_window:
+            return 0
+        return n_layers - (n_layers // self.global_every if self.global_every else 0)
 
     def attended(self, n: int, i: int) -> int:
         """Positions a new token at cache length ``n`` (itself included) attends to in layer ``i``:
         ``min(n, W)`` in a windowed layer, ``n`` otherwise (the rolling buffer's size)."""
         return min(n, self.sliding_window) if self.is_local_layer(i) else n
+
+    def attended_over(self, n: int, n_layers: int) -> int:
+        """``attended(n, i)`` summed over layers ``0 .. n_layers - 1``, in closed form."""
+        local = self.local_layers_of(n_layers)
+        return local * (min(n, self.sliding_window) if local else n) + (n_layers - local) * n
 
     @property
     def has_ffn_bias(self) -> bool:

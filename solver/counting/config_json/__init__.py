@@ -335,7 +335,10 @@ def settle_keys(raw: dict[str, Any], used: set[str], refused: list[str], notes: 
     without_effect = NEUTRAL | set(neutral)
     unknown = sorted(set(raw) - used - without_effect)
     if unknown:
-        refused.append(f"{', '.join(unknown)} (no rule for {'this key' if len(unknown) == 1 else 'these keys'})")
+        # a key is named as written, or as Python writes it where it holds a control or other unprintable
+        # character (a record separator would break the one-line error in two)
+        shown = [k if k.isprintable() else ascii(k) for k in unknown]
+        refused.append(f"{', '.join(shown)} (no rule for {'this key' if len(unknown) == 1 else 'these keys'})")
     if refused:
         raise SolverInputError(f"{where} ({raw.get('model_type')}): cannot honour " + "; ".join(refused),
                                param="config")

@@ -179,6 +179,8 @@ def folder(tmp_path_factory):
 @example(text=json.dumps({**REAL["tiny-bigcode"], "n_positions": "true"}))
 @example(text=json.dumps({**REAL["tiny-bigcode"], "n_layer": -1}))
 @example(text=json.dumps({**REAL["tiny-bigcode"], "n_layer": 10**20}))
+@example(text=json.dumps({**REAL["gpt2"], "n_layer": 214748364}))  # a per-layer loop: a minute (CI's wide run)
+@example(text=json.dumps({**REAL["gpt2"], "\x1e": 1}))  # a record separator in a key split the one line in two
 def test_config_fuzz_answers_or_refuses_in_one_line(folder, text):
     run_all(folder, text)
 

@@ -20,9 +20,12 @@ BIG = int("1" + "0" * 4000)
 def sheets(tmp_path_factory) -> dict[str, dict]:
     out = {}
     for t in ("nat", "matrix", "integer", "mcq"):
-        r = CliRunner().invoke(cli, ["sheet", "-n", "2", "--type", t, "--format", "json", "-o", "-"])
-        assert r.exit_code == 0, r.output
-        out[t] = json.loads(r.stdout)
+        for seed in range(20):  # a sheet whose first question has a misconception to corrupt (the bank's draws change)
+            r = CliRunner().invoke(cli, ["sheet", "-n", "2", "--type", t, "--seed", str(seed), "--format", "json", "-o", "-"])
+            assert r.exit_code == 0, r.output
+            out[t] = json.loads(r.stdout)
+            if out[t]["questions"][0]["problem"].get("misconceptions"):
+                break
     return out
 
 

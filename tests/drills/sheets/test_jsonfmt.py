@@ -25,8 +25,8 @@ def sheet() -> Sheet:
     from drills.sheets.select import select_problems
 
     ps = []
-    for t in ("mcq", "msq", "nat", "integer", "matrix"):
-        ps += select_problems(1, 4, types=[t]).problems
+    for t in ("mcq", "msq", "nat", "integer", "matrix"):  # a generated problem of each type, without parts
+        ps.append(next(p for p in select_problems(30, 4, types=[t]).problems if p.family and not p.parts))
     ps += [p for p in qb.curated() if p.id == "004.lab.bonus3_gqa"]
     return Sheet("JSON sheet", ps, 4, {"n": 6})
 

@@ -32,6 +32,8 @@ FILES = {
     "llama3-70b": "llama3-70b.json",
     "llama3.1-405b": "llama3.1-405b.json",
     "gemma2-9b": "gemma-2-9b.json",
+    # transformers 5's rendering of the Hub file (rope_parameters for rope_theta; see configs/README.md)
+    "gemma2-27b": "gemma-2-27b.json",
     "phi3-mini": "phi-3-mini-4k-instruct.json",
     "olmo2-7b": "olmo-2-1124-7b-instruct.json",  # the -Instruct checkpoint's file (see configs/README.md)
 }

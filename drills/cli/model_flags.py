@@ -197,19 +197,33 @@ def model_options(func: Any) -> Any:
     return preset_options(func)
 
 
-def preset_config(kw: dict[str, Any]) -> ModelConfig | None:
-    """Pop ``--preset``/``--config`` from ``kw``: the model they name (None when neither), for a
-    command whose own flags (``--d-model``, ``--n-heads``, ...) win over the model's fields."""
+def preset_spec(kw: dict[str, Any]) -> tuple[ModelSpec, ModelConfig | None]:
+    """Pop ``--preset``/``--config`` from ``kw``: the description and the one ModelConfig it names
+    (None when neither), for a command whose own flags (``--d-model``, ``--n-heads``, ...) win over
+    the model's fields. The description names, with :func:`name_model`, what the command ignores."""
     preset, path = kw.pop("preset", None), kw.pop("config_file", None)
     if preset and path:
         raise InputError("give --preset or --config, not both", "--config")
-    if preset:
-        from solver.counting.presets import get_config
+    spec = ModelSpec(preset=preset, config_file=path)
+    return spec, spec.base()
 
-        return get_config(preset)
-    if path:
-        return _read_config_file(path)[0]
-    return None
+
+def preset_config(kw: dict[str, Any]) -> ModelConfig | None:
+    """:func:`preset_spec`'s model alone."""
+    return preset_spec(kw)[1]
+
+
+def name_model(r: Any, spec: ModelSpec, cfg: ModelConfig | None, unused: dict[str, str] | None = None, *,
+               uses: tuple[str, ...] | None = None, why: str = "") -> None:
+    """Name the model's route and the fields this command had no use for in ``r.convention``
+    (``ignored``): those of ``unused`` (field -> why), or with ``uses`` every notable field outside it
+    (each with ``why``). Never a field dropped without a word (issue 20)."""
+    if cfg is None:
+        return
+    r.convention.update(spec.convention())
+    ignored = ignored_fields(cfg, spec, unused, uses=uses, why=why)
+    if ignored:
+        r.convention["ignored"] = ignored
 
 
 def given_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -408,8 +422,11 @@ def ignored_fields(cfg: ModelConfig, spec: ModelSpec, unused: dict[str, str] | N
 
 
 def ignored_text(ignored: dict[str, str]) -> str:
-    """``ignored: sliding_window (why); top_k (why)``."""
-    return "ignored: " + "; ".join(f"{k} ({v})" for k, v in ignored.items())
+    """``ignored: sliding_window (why); n_experts, top_k (why)``: fields that share a reason, once."""
+    by_why: dict[str, list[str]] = {}
+    for k, v in ignored.items():
+        by_why.setdefault(v, []).append(k)
+    return "ignored: " + "; ".join(f"{', '.join(ks)} ({v})" for v, ks in by_why.items())
 
 
 def missing_message(missing: list[str], extra: str = "") -> str:

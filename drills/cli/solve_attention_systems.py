@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from drills.cli.help_groups import solve_command
-from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.model_flags import name_model, preset_options, preset_spec
 from drills.cli.numbers import BYTES, INT, SIZE, Int
 from drills.cli.solve_hardware import output_options, show
 from drills.cli.solve_relative import solver_call
@@ -116,7 +116,7 @@ def mla_decode(context, d_model, n_heads, kv_rank, rope_dim, nope_dim, v_dim, q_
     """MLA decode step (DeepSeek-V2): FLOPs and bytes with W_UK/W_UV absorbed against the naive order."""
     from solver.counting.mla_decode import mla_decode as md
 
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     if cfg is not None and not cfg.is_mla:
         raise InputError(f"{cfg.name} has no latent attention (kv_lora_rank = 0)", "--preset")
     vals = {"d_model": d_model, "n_heads": n_heads, "kv_rank": kv_rank, "rope_dim": rope_dim, "nope_dim": nope_dim,
@@ -137,4 +137,8 @@ def mla_decode(context, d_model, n_heads, kv_rank, rope_dim, nope_dim, v_dim, q_
     r = solver_call(md, vals["d_model"], vals["n_heads"], vals["kv_rank"], vals["rope_dim"], vals["nope_dim"],
                     vals["v_dim"], context, q_rank=vals["q_rank"], batch=batch, n_layers=vals["n_layers"],
                     dtype=dtype, order=order)
+    name_model(r, spec, cfg, {**{k: "the attention of the step only: the FFN is not counted"
+                                 for k in ("n_experts", "top_k", "n_shared_experts", "d_ff_expert", "first_dense_layers")},
+                              "sliding_window": "all S cached tokens attended", "global_every": "all S cached tokens attended",
+                              "lora_rank": "the base weights only"})
     show(r, as_json, explain, answer_label=f"FLOPs of one decode step, {order} order")

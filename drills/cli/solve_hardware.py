@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from drills.cli.help_groups import mark, solve_command
-from drills.cli.model_flags import model_options, preset_config, preset_options
+from drills.cli.model_flags import model_options, name_model, preset_options, preset_spec
 
 # Numbers: one option type (drills.cli.numbers), re-exported here for the other solve modules.
 from drills.cli.numbers import (  # noqa: F401
@@ -114,18 +114,22 @@ def _kv_per_token(cfg, dtype: str, context: int):
 NO_KV = "no KV cache in this count"
 KV_ONLY = ("sliding_window", "global_every")  # the latent widths shape the weights too
 SPAN_FULL = "attention FLOPs over the full n×n (the window is a mask), as FlopCounterMode counts them"
+#: What Korthikanti et al.'s activation formula reads of a model (``activations``).
+KORTHIKANTI_READS = ("Korthikanti et al.'s per-layer formula reads h and a only: a GPT layer with multi-head "
+                     "attention, a 4h two-matrix FFN and the full s×s scores")
+_EXPERTS_ONE_FFN = "the crossover counts one dense FFN of d_ff per token"
+_LATENT_NAIVE = "the heads' own K and V (the naive order; qkv solve mla-decode counts the absorbed one)"
+#: Why one attention layer's FLOPs and bytes (``attention-flops``) ignore these fields of a model.
+ATTENTION_LAYER_UNUSED = {
+    "sliding_window": "all S keys counted (the window is a mask)", "global_every": "all S keys counted in every layer",
+    **{k: _LATENT_NAIVE for k in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim")},
+    **{k: _EXPERTS_ONE_FFN for k in ("n_experts", "top_k", "n_shared_experts", "d_ff_expert", "first_dense_layers")},
+    "lora_rank": "adapters are not in the crossover's matmuls"}
 
 
 def _with_model(r, spec, cfg, unused: dict[str, str]) -> None:
-    """Name the model's route and the fields this command had no use for in ``r.convention``."""
-    from drills.cli.model_flags import ignored_fields
-
-    if cfg is None:
-        return
-    r.convention.update(spec.convention())
-    ignored = ignored_fields(cfg, spec, unused)
-    if ignored:
-        r.convention["ignored"] = ignored
+    """Name the model's route and the fields this command had no use for (model_flags.name_model)."""
+    name_model(r, spec, cfg, unused)
 
 
 # ---------------------------------------------------------------------------------------
@@ -450,7 +454,7 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
     from solver.systems.roofline import attention
 
     check_plot(plot, as_json)
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     if cfg is not None:
         n_heads = n_heads or cfg.n_heads
         d_head = d_head or cfg.head_dim
@@ -465,6 +469,7 @@ def attention_flops(batch, seq, kv_seq, n_heads, d_head, n_kv_heads, mode, d_mod
     chip = _chip(kw)
     r = attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode,
                   dtype=kw["dtype"], d_model=d_model, d_ff=d_ff, ffn=ffn, chip=chip)
+    name_model(r, spec, cfg, ATTENTION_LAYER_UNUSED)
     show(r, as_json, explain)
     if plot is not None:
         if "bound" not in r.breakdown:
@@ -622,17 +627,18 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
 
 
 def _params_or_preset(params, kw: dict[str, Any]):
-    """``--params``, or the parameter count of ``--preset``/``--config`` (solver.counting)."""
-    cfg = preset_config(kw)
+    """``(N, spec, cfg)``: ``--params``, or the parameter count of ``--preset``/``--config``
+    (solver.counting; every parameter, the experts included) with the model's description."""
+    spec, cfg = preset_spec(kw)
     if params is not None:
         if cfg is not None:
             raise InputError("give --params or --preset/--config, not both", "--params")
-        return params
+        return params, spec, cfg
     if cfg is None:
         raise InputError("give --params (or --preset NAME, or --config FILE)", "--params")
     from solver.counting import param_count
 
-    return param_count(cfg)
+    return param_count(cfg), spec, cfg
 
 
 def hbm_options(f):
@@ -752,7 +758,7 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
     With --preset or --config, h and a come from the model (still per layer unless -L is given)."""
     from solver.systems.training import activations as solve
 
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     if cfg is not None:
         d_model, n_heads = d_model or cfg.d_model, n_heads or cfg.n_heads
     if d_model is None or n_heads is None:
@@ -764,12 +770,13 @@ def activations(seq, batch, d_model, n_heads, recompute, n_layers, tp, sequence_
 
         if hw is not None or hbm is not None:
             raise InputError("with --tp the HBM headroom is not computed; drop --hw/--hbm", "--hbm")
-        show(activations_parallel(seq, batch, d_model, n_heads, tp=tp, sequence_parallel=sequence_parallel,
-                                  recompute=recompute, n_layers=n_layers), as_json, explain)
-        return
-    size, origin = _hbm(hw, hbm)
-    show(solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers, hbm=size, hbm_origin=origin),
-         as_json, explain)
+        r = activations_parallel(seq, batch, d_model, n_heads, tp=tp, sequence_parallel=sequence_parallel,
+                                 recompute=recompute, n_layers=n_layers)
+    else:
+        size, origin = _hbm(hw, hbm)
+        r = solve(seq, batch, d_model, n_heads, recompute=recompute, n_layers=n_layers, hbm=size, hbm_origin=origin)
+    name_model(r, spec, cfg, uses=("d_model", "n_heads"), why=KORTHIKANTI_READS)
+    show(r, as_json, explain)
 
 
 @solve_command()

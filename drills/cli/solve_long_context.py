@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from drills.cli.help_groups import solve_command
-from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.model_flags import name_model, preset_options, preset_spec
 from drills.cli.numbers import FLOPS, INT, SIZE, Int, Real
 from drills.cli.solve_hardware import output_options, show
 from drills.cli.solve_parallel import _link, link_options
@@ -47,15 +47,26 @@ def rope_scaling(d_head, base, method, factor, original, seq_len, beta_fast, bet
     show(r, as_json, explain, answer_label="wavelengths in positions, pair 0 first" if pair is None else None)
 
 
+#: Why a context-parallel layer's bytes (ring attention, Ulysses) ignore these fields of a model.
+_LATENT_HEADS = "the heads' own K and V move between devices (not the latent vector)"
+_CP_UNUSED = {"sliding_window": "every key block attended (a window would let the ring skip far blocks)",
+              "global_every": "every layer attends to every key block",
+              **{k: _LATENT_HEADS for k in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim")},
+              **{k: "attention only: the FFN moves nothing here" for k in ("n_experts", "top_k", "n_shared_experts",
+                                                                          "d_ff_expert", "first_dense_layers")},
+              "lora_rank": "attention activations only"}
+
+
 def _heads(n_heads, d_head, kv_heads, kw):
-    cfg = preset_config(kw)
+    """``(n_heads, d_head, kv_heads, spec, cfg)``: the flags, else the model's (--preset/--config)."""
+    spec, cfg = preset_spec(kw)
     if cfg is not None:
         n_heads = n_heads or cfg.n_heads
         d_head = d_head or cfg.head_dim
         kv_heads = kv_heads or cfg.kv_heads
     if n_heads is None or d_head is None:
         raise InputError("needed: --n-heads and --d-head (or --preset)", "--n-heads")
-    return n_heads, d_head, kv_heads
+    return n_heads, d_head, kv_heads, spec, cfg
 
 
 @solve_command("ring-attention")
@@ -75,7 +86,7 @@ def ring_attention(seq, devices, n_heads, d_head, kv_heads, batch, dtype, peak_f
     """Ring attention: K/V bytes passed per step and layer, and whether they hide behind the block's compute."""
     from solver.systems.context_parallel import ring_attention as ra
 
-    n_heads, d_head, kv_heads = _heads(n_heads, d_head, kv_heads, kw)
+    n_heads, d_head, kv_heads, spec, cfg = _heads(n_heads, d_head, kv_heads, kw)
     beta, origin = _link(kw, required=False)
     if peak_flops is None and kw.get("hw"):
         from solver.systems.chips import resolve_chip
@@ -86,6 +97,7 @@ def ring_attention(seq, devices, n_heads, d_head, kv_heads, batch, dtype, peak_f
                     latency=kw.get("latency") or 0)
     if origin:
         r.convention["link"] = origin
+    name_model(r, spec, cfg, _CP_UNUSED)
     show(r, as_json, explain, answer_label="K/V bytes each device sends per ring step")
 
 
@@ -105,12 +117,13 @@ def ulysses(seq, devices, n_heads, d_head, kv_heads, batch, dtype, count_local, 
     """Ulysses sequence parallelism: all-to-all bytes per device per layer (Q, K, V in; O out)."""
     from solver.systems.context_parallel import ulysses as ul
 
-    n_heads, d_head, kv_heads = _heads(n_heads, d_head, kv_heads, kw)
+    n_heads, d_head, kv_heads, spec, cfg = _heads(n_heads, d_head, kv_heads, kw)
     beta, origin = _link(kw, required=False)
     r = solver_call(ul, seq, devices, n_heads, d_head, kv_heads=kv_heads, batch=batch, dtype=dtype,
                     count_local=count_local, link_bandwidth=beta, latency=kw.get("latency") or 0)
     if origin:
         r.convention["link"] = origin
+    name_model(r, spec, cfg, _CP_UNUSED)
     show(r, as_json, explain, answer_label="bytes each device sends per layer")
 
 
@@ -127,7 +140,7 @@ def sliding_window(window, layers, convention, sinks, seq, as_json, explain, **k
     """A stack of sliding-window layers: receptive field (both conventions), sinks, KV cache per layer."""
     from solver.counting.window import window_stack
 
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     if cfg is not None:
         if not cfg.sliding_window and window is None:
             raise InputError(f"{cfg.name} has no sliding window; give --window", "--window")
@@ -139,6 +152,8 @@ def sliding_window(window, layers, convention, sinks, seq, as_json, explain, **k
     if window is None or layers is None:
         raise InputError("needed: --window and --layers (or --preset)", "--window")
     r = solver_call(window_stack, layers, window, convention=convention, sinks=sinks, seq=seq)
+    name_model(r, spec, cfg, uses=("sliding_window", "global_every"),
+               why="the receptive field reads only the window and the layers")
     show(r, as_json, explain, answer_label=f"receptive field in positions before the token ({convention})")
 
 

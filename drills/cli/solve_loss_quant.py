@@ -10,7 +10,7 @@ import click
 
 from drills.cli.help_groups import solve_command
 from drills.cli.matrix_args import parse_vector
-from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.model_flags import name_model, preset_options, preset_spec
 from drills.cli.numbers import Int, Real
 from drills.cli.solve_hardware import COUNT, output_options, show
 from drills.cli.solve_relative import solver_call, trace_result
@@ -95,7 +95,7 @@ def quant(fmt_name, weights, rows, cols, group_size, zero, g_idx, blocksize, no_
     from solver.systems import quant as q
 
     name = fmt_name.lower()
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     if cfg is not None:
         if weights is not None:
             raise InputError("give --weights or --preset/--config, not both", "--weights")
@@ -119,4 +119,6 @@ def quant(fmt_name, weights, rows, cols, group_size, zero, g_idx, blocksize, no_
         if n is None:
             raise InputError("give --weights (or --rows and --cols)", "--weights")
         r = solver_call(q.ggml_bytes, int(n), name)
+    name_model(r, spec, cfg, {"top_k": "every expert's weights are stored, routed or not",
+                              **{k: "weights only: no KV cache in this count" for k in ("sliding_window", "global_every")}})
     show(r, as_json, explain)

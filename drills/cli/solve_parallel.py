@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from drills.cli.help_groups import mark, solve_command
-from drills.cli.model_flags import model_options, preset_config, preset_options
+from drills.cli.model_flags import model_options, name_model, preset_options, preset_spec
 from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
@@ -179,7 +179,7 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
     With --preset or --config, h comes from the model (still per layer unless -L is given)."""
     from solver.systems.parallelism import tensor_parallel
 
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
     d_model = d_model or (cfg.d_model if cfg is not None else None)
     if d_model is None:
         raise InputError("needs --d-model (the hidden size h), or --preset NAME, or --config FILE", "--d-model")
@@ -187,6 +187,8 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
     beta, origin = _link(kw, required=False)
     r = tensor_parallel(batch, seq, d_model, tp, dtype=dtype, sequence_parallel=sequence_parallel, mode=mode,
                         n_layers=n_layers, link_bandwidth=beta, latency=kw["latency"])
+    name_model(r, spec, cfg, uses=("d_model",),
+               why="a Megatron layer all-reduces its b·s·h activations, whatever its attention or FFN")
     _with_link(r, origin)
     show(r, as_json, explain)
 
@@ -254,12 +256,14 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
     """Data-parallel / ZeRO communication per step: 2Ψ (stages 0-2) or 3Ψ (stage 3), and its time."""
     from solver.systems.parallelism import data_parallel
 
-    params = _params_or_preset(params, kw)
+    params, spec, cfg = _params_or_preset(params, kw)
 
     if kw["latency"]:
         raise InputError("not modelled here (bandwidth term only)", "--latency")
     beta, origin = _link(kw, required=False)
     r = data_parallel(params, gpus, stage=stage, grad_dtype=grad_dtype, link_bandwidth=beta)
+    name_model(r, spec, cfg, {"top_k": "every expert's gradients are reduced (all N parameters)",
+                              "sliding_window": "no attention in this count", "global_every": "no attention in this count"})
     _with_link(r, origin)
     show(r, as_json, explain)
 
@@ -493,12 +497,18 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
     term takes the model's layers and width."""
     from solver.systems.parallelism import flops_utilisation
 
-    cfg = preset_config(kw)
+    spec, cfg = preset_spec(kw)
+    routed = None
     if cfg is not None:
         if params is None:
-            from solver.counting import param_count
+            from solver.counting import param_breakdown
 
-            params = param_count(cfg)
+            # 6N counts the weights a token's forward and backward use: a mixture of experts' active ones
+            pb = param_breakdown(cfg)
+            params = pb.active
+            if pb.active != pb.total:
+                routed = (f"N = the {pb.active:,} parameters one token uses (top_k = {cfg.top_k} of "
+                          f"{cfg.n_experts} routed experts), not the {pb.total:,} in all")
         if seq is not None:
             n_layers, d_model = n_layers or cfg.n_layers, d_model or cfg.d_model
     if params is None:
@@ -511,4 +521,8 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
     r = flops_utilisation(params, tokens_per_second, kw["chips"] or 1, chip.need("peak_flops"), recompute=recompute,
                           n_layers=n_layers or 0, d_model=d_model or 0, seq=seq or 0)
     r.convention["hardware"] = chip.origin
+    if routed:
+        r.convention["params"] = routed
+    name_model(r, spec, cfg, {k: "6N counts weights; the attention term (with --seq) is PaLM's, over the full "
+                                 "sequence" for k in ("sliding_window", "global_every")})
     show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")

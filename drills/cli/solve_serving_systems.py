@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from drills.cli.help_groups import solve_command
-from drills.cli.model_flags import preset_config, preset_options
+from drills.cli.model_flags import preset_options, preset_spec
 from drills.cli.numbers import BYTES, INT, SIZE, Int, Real
 from drills.cli.solve_hardware import output_options, show
 from drills.cli.solve_parallel import _link, link_options
@@ -33,9 +33,17 @@ def int_list(text: str, param: str, limit: int = 100_000) -> list[int]:
     return out
 
 
-def kv_per_token(kv_bytes_per_token, dtype: str, kw) -> tuple[object, str]:
-    """X from --kv-bytes-per-token, else from --preset/--config (2·layers·kv_heads·d_head·bytes)."""
-    cfg = preset_config(kw)
+def kv_per_token(kv_bytes_per_token, dtype: str, kw, lengths: list[int], *,
+                 whole: bool = False, hint: str = "") -> tuple[object, str]:
+    """X from --kv-bytes-per-token, else the model's own cache per token (--preset/--config), the same
+    cache ``qkv solve memory --what kv-cache`` counts: latent attention d_c + d_R per layer, grouped KV
+    heads, and a window's rolling buffer (solver.systems.inference.kv_bytes_per_token_at).
+
+    A windowed model's cache per token is not one figure once a sequence passes the window (a layer
+    keeps its last W positions): ``lengths`` past it are refused, naming the field, not counted as if
+    the cache grew with every token; ``whole``: one length whose whole cache is all that is asked
+    (B·S·X with X its cache ÷ S, exact past the window too)."""
+    spec, cfg = preset_spec(kw)
     if kv_bytes_per_token is not None:
         if cfg is not None:
             raise InputError("give --kv-bytes-per-token or --preset/--config, not both", "--kv-bytes-per-token")
@@ -43,11 +51,29 @@ def kv_per_token(kv_bytes_per_token, dtype: str, kw) -> tuple[object, str]:
     if cfg is None:
         raise InputError("needed: --kv-bytes-per-token, or --preset/--config for the model's KV size",
                          "--kv-bytes-per-token")
-    from solver.systems.inference import kv_bytes_per_token as kvb
+    from solver.systems.inference import kv_bytes_per_token_at
 
+    longest = max(lengths)
+    window = cfg.sliding_window
+    past = bool(window and longest > window)
+    if past and not whole:
+        raise InputError(f"{cfg.name or 'this model'} has a sliding window (sliding_window = {window:,}): past it a "
+                         f"layer keeps its last {window:,} positions, so the cache per token is not one figure; "
+                         f"{hint or f'give lengths up to {window:,}'}, or --kv-bytes-per-token",
+                         "--preset" if spec.preset else "--config")
+    x = solver_call(kv_bytes_per_token_at, cfg, longest, dtype)
     layers = cfg.decoder_layers or cfg.n_layers
-    x = solver_call(kvb, layers, cfg.kv_heads, cfg.head_dim, dtype)
-    return x, f"{cfg.name}: 2 × {layers} layers × {cfg.kv_heads} KV heads × {cfg.head_dim} × {dtype} bytes"
+    if cfg.is_mla:
+        how = (f"{layers} layers × (kv_lora_rank {cfg.kv_lora_rank} + qk_rope_head_dim {cfg.qk_rope_head_dim}) × "
+               f"{dtype} bytes (latent attention)")
+    else:
+        how = f"2 × {layers} layers × {cfg.kv_heads} KV heads × {cfg.head_dim} × {dtype} bytes"
+    if past:
+        how = (f"its cache at {longest:,} tokens ÷ {longest:,}: windowed layers hold their last {window:,} "
+               f"positions ({how} per cached position)")
+    elif window:
+        how += f"; every length within the {window:,}-token window"
+    return x, f"{cfg.name}: {how} (the cache qkv solve memory --what kv-cache counts)"
 
 
 @solve_command("paged-kv")
@@ -69,7 +95,7 @@ def paged_kv(lengths, block_size, kv_bytes_per_token, dtype, budget, max_len, la
     from solver.systems.paged_serving import paged_kv as pk
 
     Ls = int_list(lengths, "--lengths")
-    X, origin = kv_per_token(kv_bytes_per_token, dtype, kw)
+    X, origin = kv_per_token(kv_bytes_per_token, dtype, kw, [*Ls, max_len or 0])
     r = solver_call(pk, Ls, block_size, X, budget=budget, max_len=max_len, last_block=last_block)
     r.convention["kv_origin"] = origin
     show(r, as_json, explain, answer_label="KV blocks")
@@ -114,7 +140,10 @@ def disaggregation(prompt, batch, kv_bytes_per_token, dtype, n_layers, prefill_t
     if (n_layers is None) != (prefill_time is None):
         raise InputError("the layer-by-layer figure needs --layers and --prefill-time together", "--layers")
     beta, link_origin = _link(kw)
-    X, origin = kv_per_token(kv_bytes_per_token, dtype, kw)
+    # the layer-by-layer figure splits the cache evenly over the layers: only the whole cache past a window
+    X, origin = kv_per_token(kv_bytes_per_token, dtype, kw, [prompt], whole=n_layers is None,
+                             hint="the layer-by-layer figure splits the cache evenly over the layers: drop --layers "
+                                  "and --prefill-time, or give a prompt within the window")
     r = solver_call(dg, prompt, X, beta, batch=batch, latency=kw.get("latency") or 0, n_layers=n_layers,
                     prefill_time=prefill_time)
     r.convention["kv_origin"] = origin

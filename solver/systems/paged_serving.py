@@ -81,7 +81,8 @@ def paged_kv(lengths: Sequence[int], block_size: int, kv_bytes_per_token, *, bud
         "last_block": "the partly filled last block counted (allocated)" if last_block == "counted" else
                       "full blocks only, ⌊L/B⌋ (the partly filled last block not counted)",
         "fragmentation": "internal: the empty slots of each sequence's last block, ⌈L/B⌉·B − L (< B)",
-        "kv": f"X = {fmt(X)} bytes per token (2·layers·kv_heads·d_head·bytes)"})
+        "kv": f"X = {fmt(X)} bytes per token (2·layers·kv_heads·d_head·bytes, or latent attention's "
+              "layers·(d_c + d_R)·bytes)"})
     per = [blocks_for(L, B, last_block) for L in Ls]
     alloc = [blocks_for(L, B) for L in Ls]
     if len(Ls) == 1:

@@ -117,7 +117,8 @@ def run_json(*args: str) -> dict:
 
 
 _ROUTE_KEYS = {"model", "config_file_notes", "assumed_defaults", "ignored", "published", "name",
-               "note"}  # check params: a preset's published figure, named when the answer is it
+               "note",  # check params: a preset's published figure, named when the answer is it
+               "kv_origin"}  # paged-kv, disaggregation: where X came from, with the model's name
 
 
 def comparable(d: dict) -> dict:
@@ -195,3 +196,61 @@ def test_the_window_and_the_latent_cache_count_by_every_route(tmp_path):
     # chips: 8 sequences of 32,768 tokens hold 8 × 4096 windowed positions per layer: 4 GiB, not 32 GiB
     d = run_json("solve", "chips", "--preset", "mistral-7b", "--batch", "8", "--context", "32768", "--hw", "h100")
     assert d["breakdown"]["kv_bytes"] == 8 * 32 * 4096 * 2 * 8 * 128 * 2 == 4 * 2**30
+
+
+#: The commands with sizes of their own that also take ``--preset``/``--config`` (no field flags): a model
+#: given either way is one ModelConfig, and the KV commands count the cache ``memory --what kv-cache`` counts.
+PRESET_COMMANDS = {
+    "paged-kv": ("solve", "paged-kv", "--lengths", "1000 3000", "--budget", "40GB"),
+    "disaggregation": ("solve", "disaggregation", "--prompt", "3000", "--link", "nvlink4"),
+    "mfu": ("solve", "mfu", "--tokens-per-second", "20000", "--chips", "8", "--hw", "h100"),
+    "dp-comm": ("solve", "dp-comm", "--gpus", "8", "--link", "nvlink4"),
+    "tp": ("solve", "tp", "--batch", "1", "--seq", "4096", "--tp", "8"),
+    "attention-flops": ("solve", "attention-flops", "-B", "1", "--seq", "4096", "--hw", "h100"),
+    "activations": ("solve", "activations", "--batch", "1", "--seq", "4096"),
+    "ring-attention": ("solve", "ring-attention", "--seq", "1M", "--devices", "8"),
+    "ulysses": ("solve", "ulysses", "--seq", "1M", "--devices", "4"),
+    "quant": ("solve", "quant", "--format", "q4_0"),
+}
+
+
+@pytest.mark.parametrize("command", list(PRESET_COMMANDS))
+def test_preset_and_config_give_one_answer_to_commands_with_sizes_of_their_own(tmp_path, command):
+    """``--preset NAME`` and ``--config FILE`` of the same model agree (answer and breakdown), for every
+    model; the fields the command has no use for are named in ``ignored`` either way."""
+    args = PRESET_COMMANDS[command]
+    for name in MODELS:
+        r = routes(name, tmp_path)
+        if MODELS[name][2]:  # a preset with an override: no field flags on these commands
+            continue
+        by_preset, by_config = run_json(*args, *r["preset"]), run_json(*args, *r["config"])
+        assert comparable(by_preset) == comparable(by_config), f"{command}, {name}"
+        assert by_preset["convention"].get("ignored") == by_config["convention"].get("ignored"), f"{command}, {name}"
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_paged_and_disaggregated_caches_are_the_cache_memory_counts(tmp_path, name):
+    """The KV bytes of ``paged-kv`` and ``disaggregation`` from a model are ``memory --what kv-cache``'s for
+    the same lengths: latent attention's d_c + d_R per layer (not 2 · heads · d_head: DeepSeek-V2 was 57×
+    too large), grouped heads, and within a window the full cache (before, the window and the latent cache
+    were dropped: X was 2 · layers · kv_heads · d_head · bytes for every model)."""
+    flags = routes(name, tmp_path)["config"]  # a model with an override has no preset of its own
+    lengths = (1000, 3000)
+    mem = [run_json("solve", "memory", "--what", "kv-cache", "--batch", "1", "--seq", str(n), "--dtype", "bf16",
+                    *flags)["answer"] for n in lengths]
+    paged = run_json("solve", "paged-kv", "--lengths", " ".join(map(str, lengths)), *flags)
+    assert paged["breakdown"]["kv_bytes"] == sum(mem)
+    handed = run_json("solve", "disaggregation", "--prompt", "3000", "--link", "nvlink4", *flags)
+    assert handed["breakdown"]["kv_bytes"] == mem[1]
+
+
+def test_a_window_bounds_the_cache_handed_over_and_is_named_where_it_cannot_be_honoured():
+    """Mistral-7B at 32,768 prompt tokens hands over its rolling buffer, 32 × 4096 × 2 × 8 × 128 × 2 B =
+    536,870,912 B (as memory counts it); a paged cache past the window, or the even layer-by-layer split
+    of a window's cache, is refused in one line naming sliding_window."""
+    d = run_json("solve", "disaggregation", "--prompt", "32768", "--link", "nvlink4", "--preset", "mistral-7b")
+    assert d["breakdown"]["kv_bytes"] == 32 * 4096 * 2 * 8 * 128 * 2 == 536_870_912
+    for args in (("paged-kv", "--lengths", "1000 5000"),
+                 ("disaggregation", "--prompt", "32768", "--link", "nvlink4", "--layers", "32", "--prefill-time", "1")):
+        r = CliRunner().invoke(cli, ["solve", *args, "--preset", "mistral-7b"])
+        assert r.exit_code == 2 and "sliding_window" in r.output and len(r.output.strip().splitlines()) == 1, r.output

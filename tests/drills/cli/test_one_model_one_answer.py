@@ -171,3 +171,32 @@ def test_serve_and_generate_price_a_step_as_decode_does():
     assert served["breakdown"]["compute_bound_batch"] is None
     gen = as_json("solve", "generate", "-B", "16", "-P", "4096", "-n", "1", *model)
     assert gen["breakdown"]["decode_s"] == pytest.approx(step, rel=1e-12)
+
+
+def test_mfu_of_a_mixture_of_experts_counts_the_parameters_a_token_uses():
+    """Mixtral-8x7B by hand: per layer Q and O 2 × 4096², K and V 2 × 4096 × 1024, two of eight experts
+    2 × 3 × 4096 × 14336, router 4096 × 8, two norms 2 × 4096: 394,305,536; × 32 layers + two 32000 × 4096
+    tables + the final norm = 12,879,925,248 (the published 12.9B). 6N per token uses that N, not the
+    46.7B of all experts (before: MFU 3.6× too high for the same throughput)."""
+    per_layer = 2 * 4096**2 + 2 * 4096 * 1024 + 2 * 3 * 4096 * 14336 + 4096 * 8 + 2 * 4096
+    active = 32 * per_layer + 2 * 32000 * 4096 + 4096
+    assert active == 12_879_925_248
+    d = as_json("solve", "mfu", "--preset", "mixtral-8x7b", "--tokens-per-second", "20000", "--chips", "8",
+                "--hw", "h100")
+    assert d["breakdown"]["model_flops_per_token"] == 6 * active
+    assert d["answer"] == pytest.approx(6 * active * 20000 / (8 * 989.5e12), rel=1e-12)
+    assert "12,879,925,248" in d["convention"]["params"]
+
+
+def test_commands_with_sizes_of_their_own_name_the_fields_they_ignore():
+    """A preset's window, latent widths or experts are named where a command does not use them."""
+    cases = [(("solve", "tp", "--batch", "1", "--seq", "4096", "--tp", "8", "--preset", "deepseek-v2"), "kv_lora_rank"),
+             (("solve", "attention-flops", "-B", "1", "--seq", "4096", "--preset", "mixtral-8x7b"), "top_k"),
+             (("solve", "activations", "--batch", "1", "--seq", "4096", "--preset", "mistral-7b"), "sliding_window"),
+             (("solve", "ring-attention", "--seq", "1M", "--devices", "8", "--preset", "mistral-7b"), "sliding_window"),
+             (("solve", "quant", "--format", "q4_0", "--preset", "mixtral-8x7b"), "top_k"),
+             (("solve", "dp-comm", "--gpus", "8", "--preset", "mixtral-8x7b"), "top_k")]
+    for args, field in cases:
+        r = run(*args)
+        assert r.exit_code == 0, r.output
+        assert any(line.startswith("ignored: ") and field in line for line in r.output.splitlines()), (args, r.output)

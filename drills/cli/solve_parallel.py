@@ -66,7 +66,8 @@ def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str 
         from solver.systems.interconnect import get_link
 
         link = get_link(name)
-        return link.per_direction, f"{link.name}: {link.printed}; {link.scope} ({link.source})"
+        return link.per_direction, (f"{link.name}: {link.per_direction / 1e9:g} GB/s per direction (printed: "
+                                    f"{link.printed}; {link.scope}) ({link.source})")
     if hw is not None:
         from solver.systems.chips import get_hardware
 

@@ -87,6 +87,21 @@ def type_line(problem: Problem, penalties: dict[str, Any] | None = None) -> str:
     return f"{t} · {m} ({how}{neg})"
 
 
+def marking_intro(penalties: dict[str, Any] | None = None) -> str:
+    """The exam's opening line on marking: GATE's (a wrong MCQ costs 1/3 of its marks), or a
+    blueprint's ``penalties`` (per GATE type, the fraction of the marks a wrong answer costs)."""
+    from fractions import Fraction
+
+    pen = {"mcq": Fraction(1, 3), "msq": Fraction(0), "nat": Fraction(0), **(penalties or {})}
+
+    def rule(t: str) -> str:
+        f = Fraction(str(pen[t]))
+        return f"a wrong answer costs {f} of its marks" if f else "no negative marks"
+
+    return (f"MCQ: one option, {rule('mcq')}; MSQ: all the right options, {rule('msq')}; "
+            f"NAT: a number, {rule('nat')}.")
+
+
 def question_lines(exam: Exam) -> list[str]:
     q = exam.question
     p = q.problem
@@ -279,8 +294,7 @@ class PlainView:
         self.echo(f"Mock exam: {len(p)} question{'' if len(p) == 1 else 's'}, {p.max_marks} mark{'' if p.max_marks == 1 else 's'}, "
                   f"{clock_text(exam.duration_s)} "
                   f"(seed {seed}{again}).")
-        self.echo("MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, "
-                  "no negative marks; NAT: a number, no negative marks.")
+        self.echo(marking_intro(p.penalties))
         self.echo("Commands: " + COMMAND_HELP)
 
     def show_question(self, exam: Exam) -> None:

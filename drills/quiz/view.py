@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from drills.output import emit_json
+from drills.output import emit_json, valid_utf8
 from question_bank.problem import erratum_heading, erratum_place
 
 if TYPE_CHECKING:
@@ -630,7 +630,9 @@ class JsonView:
         line = self.stdin.readline()
         if not line:
             raise EOFError
-        return line.rstrip("\r\n")
+        # undecodable input bytes (lone surrogates) become U+FFFD here, so a message that quotes the
+        # answer (``unexpected '…'``) quotes that, not a Python escape such as '\\udcff'
+        return valid_utf8(line.rstrip("\r\n"))
 
     def invalid(self, text: str, message: str) -> None:
         self._emit("answer", problem_id=self._problem_id, part=self._part, text=text, valid=False, message=message)

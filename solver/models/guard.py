@@ -140,7 +140,8 @@ def check_fits(cfg: ModelConfig, device: str, element_size: int = 4) -> int:
         what = f"{cfg.name} " if cfg.name else ""
         raise SolverInputError(
             f"refusing to build {what}on {device}: its weights need ~{_short(need)}, "
-            f"{device} has {_short(free)} free (use --device meta to count without allocating)",
+            f"{device} has {_short(free)} free, of which weights may take {HEADROOM:.0%} "
+            f"(use --device meta to count without allocating)",
             param="device")
     return need
 
@@ -195,7 +196,8 @@ def check_run_fits(need: int, device: str, what: str, *, param: str = "batch", d
     if free is not None and need > HEADROOM * free:
         extra = f" ({detail})" if detail else ""
         raise SolverInputError(f"refusing to run {what} on {device}: it needs ~{brief_bytes(need)}{extra}, "
-                               f"{device} has {brief_bytes(free)} free; use smaller sizes", param=param)
+                               f"{device} has {brief_bytes(free)} free; use smaller sizes (a run may take "
+                               f"{HEADROOM:.0%} of the free memory)", param=param)
     return need
 
 

@@ -51,6 +51,9 @@ def test_hw_and_link_of_the_same_machine_agree(hw):
     a = run_json("solve", "collective", "--size", "1GB", "--ranks", "8", "--hw", hw)
     b = run_json("solve", "collective", "--size", "1GB", "--ranks", "8", "--link", SAME_MACHINE[hw])
     assert a["answer"] == b["answer"] and a["breakdown"]["link_bandwidth"] == b["breakdown"]["link_bandwidth"]
+    # both conventions state the figure used, per direction (--link printed only the bidirectional figure)
+    per = f"{a['breakdown']['link_bandwidth'] / 1e9:g} GB/s per direction"
+    assert per in a["convention"]["link"] and per in b["convention"]["link"], (a["convention"], b["convention"])
 
 
 def test_tpu_v5e_ring_uses_one_port_each_way():

@@ -142,6 +142,27 @@ def test_the_question_line_states_the_blueprints_marking():
     assert "wrong answer −1/3" in type_line(mcq)  # GATE's, on an ordinary exam
 
 
+def test_the_opening_line_states_the_blueprints_marking(tmp_path):
+    """The exam's first lines said GATE's 1/3 for a blueprint whose MCQs cost 1/4 (the question
+    lines and the score used 1/4)."""
+    from drills.cli import cli as main
+    from drills.exam.view import marking_intro
+
+    assert "MCQ: one option, a wrong answer costs 1/3 of its marks; MSQ: all the right options, no negative marks; " \
+           "NAT: a number, no negative marks." == marking_intro(None)
+    bp_file = tmp_path / "tiny.toml"
+    bp_file.write_text(
+        'name = "tiny"\ntitle = "tiny"\nminutes = 9\n[marking]\nmcq = "1/4"\nnat = "1/2"\n'
+        '[[section]]\nname = "one"\ntopics = ["attention"]\n'
+        'questions = [ { type = "mcq", marks = 1, count = 2 }, { type = "nat", marks = 1, count = 1 } ]\n')
+    r = CliRunner().invoke(main, ["exam", "--paper", str(bp_file), "--seed", "4", "--plain",
+                                  "--data-dir", str(tmp_path)], input="submit yes\n")
+    assert r.exit_code == 0, r.output
+    intro = r.output.splitlines()[1]
+    assert intro == ("MCQ: one option, a wrong answer costs 1/4 of its marks; MSQ: all the right options, "
+                     "no negative marks; NAT: a number, a wrong answer costs 1/2 of its marks."), intro
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 7])
 def test_full_gate_paper(seed):

@@ -72,6 +72,8 @@ def test_quiz_json_lines_are_valid_utf8_whatever_was_typed(tmp_path):
         json.loads(line.decode("utf-8")) if line else None  # every line: UTF-8 and JSON
     [answer] = [json.loads(x) for x in lines if x and json.loads(x)["event"] == "answer"]
     assert answer["text"] == "ab\ufffd\ufffd\ufffdcd"
+    # the refusal quotes what it read as U+FFFD, not a Python escape of the undecoded byte ('\\udcff')
+    assert "\\udc" not in answer["message"] and "\ufffd" in answer["message"], answer["message"]
 
 
 def test_csv_cells_beginning_with_lf_or_nul_are_escaped_and_round_trip(tmp_path):

@@ -114,7 +114,7 @@ def _gib(x: float) -> str:
     return f"{x:.3g}"
 
 
-@family("msq.kv_cache_below", topic="counting", title="Which configurations keep the KV cache under a budget?",
+@family("msq.kv_cache_below", topic="counting", title="KV caches against a budget: which statements are true?",
         types=("msq",), tags=("kv-cache", "memory", "msq"), marks=2, source=_SRC)
 def kv_cache_below(d: Draw) -> Problem:
     """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against the budget:
@@ -235,7 +235,7 @@ def _mask_text(kind: str, a: int) -> tuple[str, str]:
     }[kind]
 
 
-@family("msq.mask_attend", topic="attention", title="Which masks let this query attend to this key?",
+@family("msq.mask_attend", topic="attention", title="Which entries a mask keeps: which statements are true?",
         types=("msq",), tags=("masks", "causal-mask", "msq"), marks=2, source=_SRC)
 def mask_attend(d: Draw) -> Problem:
     """Each option a mask and a verdict (:func:`claim`: it keeps or drops entry (i, j)); true when
@@ -295,7 +295,7 @@ def mask_attend(d: Draw) -> Problem:
 # which matmuls are compute-bound
 
 
-@family("msq.matmul_compute_bound", topic="hardware", title="Which matmuls are compute-bound on this chip?",
+@family("msq.matmul_compute_bound", topic="hardware", title="Compute- or memory-bound on this chip: which statements are true?",
         types=("msq",), tags=("roofline", "arithmetic-intensity", "msq"), marks=2, source=_SRC)
 def matmul_compute_bound(d: Draw) -> Problem:
     """I = 2BDF / (2BD + 2DF + 2BF) FLOP/byte (bf16, each operand read once, Y written once), each

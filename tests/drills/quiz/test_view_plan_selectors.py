@@ -170,6 +170,7 @@ words = st.text(alphabet="abcdefghijk0123456789=×/", min_size=1, max_size=12)
 @given(st.lists(words, min_size=1, max_size=40), st.integers(0, 8), st.integers(30, 120))
 @example(["Answer:", "2", "×", "1024²", "×", "512", "=", "1,073,741,824", "FLOPs,", "so", "the", "book's", "figure",
           "is", "off", "by", "a", "factor", "of", "2", "×", "3"], 2, 76)
+@example(["000000000", "0000000000", "0000000000", "0000000000", "000000000"], 0, 30)  # balanced only at 20 columns
 def test_wrap_line_keeps_words_and_width_and_leaves_no_lone_word(ws, indent, width):
     from drills.quiz.view import MIN_TAIL, wrap_line
 

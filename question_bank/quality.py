@@ -64,7 +64,7 @@ PENDING: dict[str, frozenset[str]] = {
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
     "adversary": frozenset({
-        "attention.why_sqrt_dk", "counting.training_memory",
+        "attention.why_sqrt_dk",
         # hardware.matmul_bound passes every attack above at 200 to 1,200 draws, but a rule outside the library beats it:
         # "if the two printed times differ by exactly 2x, pick the smaller time, memory-bound; else the smaller,
         # compute-bound" is right in about half the draws at every level (a slip that doubles the bytes of a memory-bound

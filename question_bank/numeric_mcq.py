@@ -32,6 +32,13 @@ Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passes
 validate --quality`` (key positions, every answer-blind rule) on a large draw;
 ``python -m question_bank.numeric_mcq [draws]`` runs that check over every numeric family
 (:func:`candidates`), and the tests check the list.
+
+Issue 22's learned attacker beats most views on the options' values alone: the key's magnitude
+against the family's usual key, its distance to the printed numbers and its digit count (the
+distractors, a factor or a term away, spread wider than the keys do). Two rules were tried and
+measured without a consistent gain (the same views still beaten at 200 draws): no distractor that is
+one operation on two printed numbers, and the key's rank by distance to a printed number drawn
+uniformly like its value rank. The views it still beats at 100, 200 or 400 draws are left out.
 """
 
 from __future__ import annotations
@@ -63,46 +70,49 @@ _TRIES_SHARED = 8
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
 NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     # attention.one_weight left out: at 200 draws "shortest option" found the key in 40 % of 73 (chance 25 %)
-    "counting.flops_attention": ("easy", "medium", "hard"),
+    # issue 22: the views below were left out because a learned attacker on the options' features (mostly the value's
+    # magnitude, its distance to the printed numbers and its digit count) beat chance (25 %) by more than 5 points plus
+    # 3 standard errors at some level at 100, 200 or 400 draws; the first figure found for each:
+    # counting.flops_attention left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
+    # counting.flops_training left out: at 400 draws a learned attacker found the key in 54 % of 67 held-out draws
+    # counting.attention_memory left out: at 100 draws a learned attacker found the key in 76 % of 17 held-out draws
+    # counting.params_mha left out: at 200 draws a learned attacker found the key in 57 % of 100 held-out draws
+    # counting.params_ffn left out: at 100 draws a learned attacker found the key in 64 % of 25 held-out draws
+    # counting.params_norm left out: at 200 draws a learned attacker found the key in 46 % of 100 held-out draws
+    # counting.params_lora left out: at 100 draws a learned attacker found the key in 58 % of 50 held-out draws
+    # counting.params_kv_proj left out: at 400 draws a learned attacker found the key in 61 % of 100 held-out draws
+    # hardware.critical_intensity left out: at 100 draws a learned attacker found the key in 85 % of 55 draws of key texts it never saw
+    # hardware.gpu_days left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
+    # hardware.prefill_time left out: at 400 draws a learned attacker found the key in 61 % of 67 held-out draws
+    # hardware.attention_crossover left out: at 100 draws a learned attacker found the key in 72 % of 50 held-out draws
+    # hardware.pf_days left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
+    # hardware.kaplan_forward left out: at 200 draws a learned attacker found the key in 50 % of 50 held-out draws
+    # hardware.activation_memory left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
+    # parallel.bus_bandwidth left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
+    # positional.pe_rotation left out: at 100 draws a learned attacker found the key in 60 % of 25 held-out draws
+    # quantisation.group_int4 left out: at 400 draws a learned attacker found the key in 42 % of 200 held-out draws
+    # quantisation.nf4_bits left out: at 100 draws a learned attacker found the key in 54 % of 45 draws of key texts it never saw
+    # softmax.temperature left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
+    # scaling.compute_optimal left out: at 200 draws a learned attacker found the key in 52 % of 50 held-out draws
+    # counting.mlp_params left out: at 400 draws a learned attacker found the key in 47 % of 67 held-out draws
+    # parallel.pipeline_bubble left out: at 400 draws (medium alone) a learned attacker found the key in 50 % of 200 held-out draws
+    # window.kv_cache left out: at 200 draws (hard alone) a learned attacker found the key in 43 % of 100 held-out draws
     "counting.flops_forward": ("medium", "hard"),
-    "counting.flops_training": ("easy", "medium", "hard"),
-    "counting.attention_memory": ("easy", "medium", "hard"),
-    "counting.kv_cache": ("easy", "hard"),
-    "counting.params_mha": ("hard",),
-    "counting.params_ffn": ("easy", "hard"),
-    "counting.params_norm": ("hard",),
+    "counting.kv_cache": ("easy",),  # hard left out: at 400 draws memorised easy answers found the key in 41 % of 200
     "counting.params_layer": ("medium", "hard"),
     "counting.params_model": ("easy", "medium", "hard"),
-    "counting.params_lora": ("hard",),
-    "counting.params_kv_proj": ("medium", "hard"),
-    "hardware.critical_intensity": ("hard",),
     "hardware.decode_step": ("medium", "hard"),
-    "hardware.gpu_days": ("easy", "medium", "hard"),
-    "hardware.zero_memory": ("medium", "hard"),
+    "hardware.zero_memory": ("medium",),  # hard left out: at 100 draws a learned attacker found the key in 56 % of 25
     # hardware.min_chips left out: issue 22 varies its draws, and at hard no draw in 24 offered three mistakes
-    "hardware.prefill_time": ("easy", "medium", "hard"),
-    "hardware.attention_crossover": ("hard",),
-    "hardware.pf_days": ("easy", "medium", "hard"),
-    "hardware.kaplan_forward": ("easy", "hard"),
-    "hardware.activation_memory": ("easy", "medium", "hard"),
     "latent.kv_cache": ("medium", "hard"),
     # loss.perplexity left out: at 200 draws "most shared words" found the key in 39 % of 126 (its options
     # share digit groups)
     # moe.decode_weight_bytes left out: with issue 21's embedding lookup its options share digit groups
     # ("most shared words" found the key in 45 % of 46 draws)
     # parallel.allreduce_time left out: at 200 draws "fewest shared words" found the key in 45 % of 55
-    "parallel.bus_bandwidth": ("easy", "medium", "hard"),
-    "parallel.pipeline_bubble": ("easy", "medium"),
     "parallel.tensor_parallel_bytes": ("medium",),
-    "positional.pe_rotation": ("medium", "hard"),
     "positional.rope_relative_score": ("medium", "hard"),
-    "quantisation.group_int4": ("hard",),
-    "quantisation.nf4_bits": ("hard",),
-    "softmax.temperature": ("easy", "medium", "hard"),
     "serving.max_batch": ("easy", "medium", "hard"),
-    "scaling.compute_optimal": ("medium", "hard"),
-    "window.kv_cache": ("medium", "hard"),
-    "counting.mlp_params": ("easy", "medium", "hard"),
     "counting.vit_params": ("hard",),
 }
 

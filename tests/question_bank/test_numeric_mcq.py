@@ -24,14 +24,13 @@ def _draws(fid, per_level=4):
 
 
 def test_views_are_registered_and_many():
-    assert len(VIEWS) >= 20
+    # issue 22 left out the views a learned attacker beat at 100, 200 or 400 draws (each with its figure in NUMERIC_MCQ)
+    assert len(VIEWS) >= 10
     for v in VIEWS:
         assert FAMS[v].types == ("mcq",)
         assert set(FAMS[v].difficulties) <= set(FAMS[numeric_mcq.base_of(v)].difficulties)
     mcq_families = {e.id for e in bank.entries(type="mcq", kind="family")}
     assert set(VIEWS) <= mcq_families
-    numeric = {e.id for e in bank.entries(kind="family") if set(e.types) & {"nat", "integer"}}
-    assert len(mcq_families) > len(numeric) / 2  # `--type mcq` draws from most of the numeric bank
 
 
 @pytest.mark.parametrize("view", VIEWS)

@@ -270,7 +270,8 @@ def show(result, as_json: bool, explain: bool, *, answer_label: str | None = Non
         emit("worked solution:")
         for s in result.steps:
             emit(f"  {s.formula}")
-            emit(f"      = {s.substitution}")
+            if s.substitution.strip():  # a step with nothing to substitute: formula, then value
+                emit(f"      = {s.substitution}")
             value = fmt(s.value) if not isinstance(s.value, (list, tuple)) else human_value("", s.value)
             emit(f"      = {value}{(' ' + unit_word(s.unit, s.value)) if s.unit else ''}")
     emit("")

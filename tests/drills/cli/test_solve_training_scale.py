@@ -39,7 +39,7 @@ def test_fsdp_grad_accum_fit_3d():
     assert d["breakdown"]["tokens_to_hide_forward"] == pytest.approx(7 / 8 * 989.5e12 / 450e9)
     d = run_json("solve", "grad-accum", "-B", "1024", "-b", "2", "-d", "64", "-p", "8")
     assert d["answer"] == 8 and d["breakdown"]["bubble_fraction"] == pytest.approx(7 / 15)
-    d = run_json("solve", "fit-3d", "-N", "70e9", "-L", "80", "-h", "8192", "-a", "64", "-s", "4096",
+    d = run_json("solve", "fit-3d", "-N", "70e9", "-L", "80", "--hidden", "8192", "-a", "64", "-s", "4096",
                  "-t", "8", "-p", "4", "-d", "32", "--hw", "h100")
     assert d["breakdown"]["weights_bytes"] == 4.375e9 and d["breakdown"]["fits"] is True
     code, out = run("solve", "grad-accum", "-B", "1000", "-b", "3", "-d", "8")

@@ -235,7 +235,7 @@ def wrap_line(line: str, width: int) -> list[str]:
 
     best = wrap(width)
     if len(best) > 1 and len(best[-1].strip()) < MIN_TAIL:
-        for w in range(width - 1, max(len(hang) + MIN_TAIL, width * 2 // 3), -1):
+        for w in range(width - 1, max(len(hang) + MIN_TAIL, width * 2 // 3) - 1, -1):  # down to 2/3 of the width
             trial = wrap(w)
             if len(trial) != len(best):
                 break

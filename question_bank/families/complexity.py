@@ -33,26 +33,26 @@ from question_bank.render import Doc, latex_to_text
 # cache), its weights and its output; one number per class, so no second answer is defensible.
 # The names are of similar lengths, so the MSQ's key is not "the longer names" (issue 12).
 FACTS: dict[str, tuple[str, str, str, bool, str]] = {
-    "full self-attention (every query against every key)": (
+    "full self-attention ($n\\times n$ query–key scores)": (
         r"O(n^2 d)", r"O(n^2)", r"$QK^\top$ multiplies $(n\times d)(d\times n)$", False,
         r"the $n\times n$ score matrix is held before the softmax"),
-    "sliding-window attention (window $w$)": (
+    "sliding-window attention ($w$ keys per query)": (
         r"O(n w d)", r"O(n w)", "each query attends to only $w$ keys", True, "each of the $n$ queries holds $w$ scores"),
-    r"linear attention ($\phi(Q)(\phi(K)^\top V)$)": (
+    r"linear attention (kernel maps, one $d\times d$ state)": (
         r"O(n d^2)", r"O(d^2)", r"$\phi(K)^\top V$ is a $d\times d$ matrix built once, then applied to $n$ queries", True,
         r"only the $d\times d$ matrix $\phi(K)^\top V$ is held"),
-    "Linformer (keys and values projected to $k$ rows)": (
+    "Linformer (keys, values cut to $k$ rows)": (
         r"O(n k d)", r"O(n k)", r"the score matrix is $n\times k$", True, r"the $n\times k$ score matrix is held"),
     r"strided sparse attention ($\sqrt{n}$ keys per query)": (
         r"O(n\sqrt{n}\, d)", r"O(n\sqrt{n})", r"each query sees $\sqrt n$ keys", False,
         r"each of the $n$ queries holds $\sqrt n$ scores"),
-    "FlashAttention (exact attention computed in tiles)": (
+    "FlashAttention (exact, tiled: no $n\\times n$ matrix)": (
         r"O(n^2 d)", r"O(n)", "it computes exact attention in tiles: the same FLOPs as full attention", False,
         r"tiles of fixed size plus a running maximum and sum per query: no $n\times n$ matrix"),
-    "a recurrent (RNN) layer over the whole sequence": (
+    "an RNN layer (recurrent, one $d$-wide state)": (
         r"O(n d^2)", r"O(d)", r"$n$ sequential steps, each a $d\times d$ matrix–vector product", True,
         "only the current hidden state $h_t$ (the recurrent weights are weights, not counted)"),
-    "one decoding step with a KV cache of $n$ tokens": (
+    "one decoding step (query vs $n$ cached keys)": (
         r"O(n d)", r"O(n)", "one new query against $n$ cached keys and values", True,
         "the new query's $n$ scores (the cache is the step's input, not counted)"),
 }
@@ -75,24 +75,32 @@ def _wrong_for(variant: str, column: int) -> str:
     source="004_83489721195aedaa.txt GATE Q2; 003_f22b31e216cc5b5a.txt (variants)",
 )
 def attention_variants(d: Draw) -> Problem:
-    """MCQ: the time (or memory) class of one variant; MSQ (hard): which variants are linear in n."""
+    """MCQ: the time (or memory) class of one variant; MSQ (hard): which variants are linear in n (or which
+    grow faster than linear)."""
     variants = list(FACTS)
     if d.level == 2:
+        # issue 22: the question asks, with even odds, which take time linear in n or which take more: a name's
+        # look (its length, its words, its symbols) that goes with one class is the key in half the draws and
+        # a distractor in the other half
+        faster = d.rng.random() < 0.5
         picked = d.rng.sample(variants, 4)
         while not any(FACTS[v][3] for v in picked) or all(FACTS[v][3] for v in picked):
             picked = d.rng.sample(variants, 4)
         options = [v[0].upper() + v[1:] for v in picked]
-        key = ChoiceKey(frozenset(i for i, v in enumerate(picked) if FACTS[v][3]))
+        key = ChoiceKey(frozenset(i for i, v in enumerate(picked) if FACTS[v][3] != faster))
+        flash = [i for i, v in enumerate(picked) if v.startswith("FlashAttention")]
         mis = [Misconception("flash_is_linear", "thought FlashAttention is linear in n",
                              "FlashAttention saves memory, not FLOPs: its time is still O(n²·d).",
-                             frozenset(key.correct | {flash[0]}))] if (flash := [i for i, v in enumerate(picked) if v.startswith("FlashAttention")]) else []
-        st = Doc().p("For a sequence of $n$ tokens with fixed width $d$ (and fixed $w$, $k$), which of the following take time "
-                     "**linear** in $n$? Choose all that apply.")
+                             frozenset(key.correct - set(flash) if faster else key.correct | set(flash)))] if flash else []
+        how = "grows faster than $O(n)$" if faster else "is $O(n)$, linear in $n$"
+        st = Doc().p(f"For a sequence of $n$ tokens of width $d$ (with $d$, $w$, $k$ held fixed), which of the following take "
+                     f"time that {how}? Choose all that apply.")
         sol = Doc()
-        sol.bullets([f"{v[0].upper() + v[1:]}: ${FACTS[v][0]}$ — {FACTS[v][2]}." for v in picked])
+        sol.bullets([f"{v[0].upper() + v[1:]}: ${FACTS[v][0]}$ — {FACTS[v][2]}: "
+                     f"{'linear in $n$' if FACTS[v][3] else 'faster than linear in $n$'}." for v in picked])
         sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
         return d.problem(type="msq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
-                         given={"variants": picked}, marks=2)
+                         given={"variants": picked, "faster_than_linear": faster}, marks=2)
     # issue 12, disjoint levels: easy asks the time class, medium the working memory (a convention
     # more to track: what is held besides the inputs, the weights and the output), hard the MSQ.
     column = 0 if d.level == 0 else 1

@@ -8,6 +8,14 @@ solution shows that computation for every option. :func:`computed_msq` draws how
 true first (1, 2 or 3 of 4, uniformly, as GATE's MSQs have at least one correct option), then
 that many true statements and the rest false ones from a pool, so "select all" never wins and a
 guesser who knows the usual number of true options scores at chance.
+
+Issue 22: where a statement's look says which way its computation goes (few layers, a small cache; a
+large batch, compute-bound; a wide window, kept), the option is a configuration and a verdict on it
+(:func:`claim`: "below" or "above" the budget, "keeps" or "drops" the entry, time set by its "FLOPs"
+or its "bytes"; "above" or "below" a figure 5/8 to 3/2 of a preset's), the two verdicts of one length
+and drawn evenly, and the configurations drawn on both sides in turn: the truth is the computation's
+and the verdict's together, never the wording's or the sizes'. Statements with a count (recurrent
+steps, a convolution's reach) are off by one either way as often as they are right.
 """
 
 from __future__ import annotations
@@ -35,6 +43,16 @@ class Statement:
 def true_count(d: Draw, n: int = 4) -> int:
     """How many of ``n`` options are true: 1 to ``n − 1``, uniformly (drawn before the options)."""
     return d.rng.randint(1, n - 1)
+
+
+def claim(d: Draw, holds: bool, words: tuple[str, str]) -> tuple[str, bool]:
+    """A verdict on a computed yes-or-no: one of ``words`` (what holds, what does not; the same
+    length, so an option's size says nothing of which it names) drawn at random, true when it names
+    what the computation gives. The truth is the computation's and the claim's together: a
+    configuration's look (small sizes, a large window) says which way the computation goes, never
+    whether the claim made of it is right."""
+    w = d.rng.choice((0, 1))
+    return words[w], (w == 0) == holds
 
 
 def computed_msq(d: Draw, pool: list[Statement], k: int, n: int = 4, tries: int = 30) -> tuple[list[Statement], ChoiceKey] | None:
@@ -96,10 +114,12 @@ def _gib(x: float) -> str:
     return f"{x:.3g}"
 
 
-@family("msq.kv_cache_below", topic="counting", title="Which configurations keep the KV cache under a budget?",
+@family("msq.kv_cache_below", topic="counting", title="KV caches against a budget: which statements are true?",
         types=("msq",), tags=("kv-cache", "memory", "msq"), marks=2, source=_SRC)
 def kv_cache_below(d: Draw) -> Problem:
-    """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against the budget.
+    """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against the budget:
+    each option a configuration and a verdict (:func:`claim`: its cache below or above the budget),
+    true when the verdict is the computation's.
 
     Levels (disjoint, ordered): easy, multi-head attention (the K/V heads are the heads), fp16, one
     sequence; medium, grouped-query attention (n_kv K/V heads besides the query heads: the query
@@ -114,14 +134,17 @@ def kv_cache_below(d: Draw) -> Problem:
         B = 1 if d.level < 2 else d.pick((2, 4, 8))
         limit = budget * 2**30
         pool: list[Statement] = []
-        for _ in range(40):
+        for _ in range(200):
+            if len(pool) == 16:
+                break
             L = d.pick((12, 16, 24, 32, 40, 48))
             dh = d.pick((64, 80, 96))  # sizes of one width, so an option's length says nothing of its size
             h = d.pick((16, 32, 40, 64))
             kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
             dt = "fp16" if d.level == 0 else "bf16" if d.level == 1 else d.pick(("fp32", "bf16", "int8"))
             size = kv_cache_bytes(L, B, n, kv, dh, dt)
-            if 0.8 < size / limit < 1.25:
+            # configurations below and above the budget in turn, so that "below" is as often true as "above"
+            if 0.8 < size / limit < 1.25 or (size < limit) != (len(pool) % 2 == 0):
                 continue
             if d.level == 0:
                 md = f"$L = {L}$ layers, ${h}$ heads of size ${dh}$"
@@ -129,10 +152,12 @@ def kv_cache_below(d: Draw) -> Problem:
                 md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$"
             else:
                 md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$, cache in {dt}"
+            side = "below" if size < limit else "above"
+            said, ok = claim(d, size < limit, ("below", "above"))
             work = (f"$2 \\times {L} \\times {B} \\times {n} \\times {kv} \\times {dh} \\times {_DTYPES[dt]} = "
-                    f"{size:,}$ bytes $= {_gib(size / 2**30)}$ GiB, {'below' if size < limit else 'above'} {budget} GiB:"
+                    f"{size:,}$ bytes $= {_gib(size / 2**30)}$ GiB, {side} {budget} GiB (the statement says {said}):"
                     ).replace(",", "{,}")
-            pool.append(Statement(md, size < limit, work, (L, h, kv, dh, dt)))
+            pool.append(Statement(f"{md}: the KV cache is {said} the budget", ok, work, (L, h, kv, dh, dt, said)))
         got = computed_msq(d, pool, k)
         if got is not None:
             break
@@ -141,16 +166,17 @@ def kv_cache_below(d: Draw) -> Problem:
     st = Doc()
     if d.level == 0:
         st.p(f"A decoder-only model uses multi-head attention and caches K and V in fp16 (2 bytes). It generates one "
-             f"sequence of $n = {n}$ tokens. Which of these configurations keep the KV cache below {budget} GiB "
-             f"($2^{{30}}$ bytes)? Select all that apply.")
+             f"sequence of $n = {n}$ tokens, with a budget of {budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which "
+             f"of these statements are true? Select all that apply.")
     elif d.level == 1:
         st.p(f"A decoder-only model uses grouped-query attention and caches K and V in bf16 (2 bytes). It generates one "
-             f"sequence of $n = {n}$ tokens. Which of these configurations keep the KV cache below {budget} GiB "
-             f"($2^{{30}}$ bytes)? Select all that apply.")
+             f"sequence of $n = {n}$ tokens, with a budget of {budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which "
+             f"of these statements are true? Select all that apply.")
     else:
         st.p(f"A decoder-only model uses grouped-query attention and serves a batch of $B = {B}$ sequences of "
-             f"$n = {n}$ tokens each (fp32: 4 bytes, bf16: 2 bytes, int8: 1 byte per element). Which of these "
-             f"configurations keep the KV cache below {budget} GiB ($2^{{30}}$ bytes)? Select all that apply.")
+             f"$n = {n}$ tokens each (fp32: 4 bytes, bf16: 2 bytes, int8: 1 byte per element), with a budget of "
+             f"{budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which of these statements are true? Select all that "
+             "apply.")
     notes = []
     if d.level >= 1:
         notes.append("Only the K/V heads are cached: the query heads do not enter the KV cache.")
@@ -209,10 +235,11 @@ def _mask_text(kind: str, a: int) -> tuple[str, str]:
     }[kind]
 
 
-@family("msq.mask_attend", topic="attention", title="Which masks let this query attend to this key?",
+@family("msq.mask_attend", topic="attention", title="Which entries a mask keeps: which statements are true?",
         types=("msq",), tags=("masks", "causal-mask", "msq"), marks=2, source=_SRC)
 def mask_attend(d: Draw) -> Problem:
-    """Each option a mask; true when its KEEP matrix (solver.kernels.masks) keeps entry (i, j).
+    """Each option a mask and a verdict (:func:`claim`: it keeps or drops entry (i, j)); true when
+    the verdict is what the mask's KEEP matrix (solver.kernels.masks) holds at (i, j).
 
     Levels (disjoint, ordered): easy, causal, none, padding and causal-with-padding masks; medium,
     with at least one causal sliding window among them; hard, with at least one prefix-LM mask or
@@ -234,9 +261,20 @@ def mask_attend(d: Draw) -> Problem:
         for kind in kinds:
             for a in (range(2, n) if kind not in ("causal", "none") else (0,)):
                 text, rule = _mask_text(kind, a)
-                ok = _keep(kind, n, a, i, j)
-                pool.append((kind, Statement(text, ok, f"{rule}; $i = {i}$, $j = {j}$: {'kept' if ok else 'blocked'}.",
-                                             (kind, a))))
+                kept = _keep(kind, n, a, i, j)
+                said, ok = claim(d, kept, ("keeps", "drops"))
+                pool.append((kind, Statement(
+                    f"{text[0].upper()}{text[1:]} {said} the entry ({i}, {j}).", ok,
+                    f"{rule}; $i = {i}$, $j = {j}$: {'kept' if kept else 'dropped'} (the statement says {said}).",
+                    (kind, a, said))))
+        # as many kept entries as dropped ones (a random subset of the larger side), so that "keeps" is as
+        # often true as "drops"
+        kept = [e for e in pool if (e[1].params[2] == "keeps") == e[1].true]
+        dropped = [e for e in pool if e not in kept]
+        m = min(len(kept), len(dropped))
+        if m < 2:
+            continue
+        pool = d.rng.sample(kept, m) + d.rng.sample(dropped, m)
         got = computed_msq(d, [s for _, s in pool], k)
         if got is None:
             continue
@@ -245,9 +283,9 @@ def mask_attend(d: Draw) -> Problem:
         if must is None or kinds_in & must:
             break
     st = Doc()
-    st.p(f"A sequence has $n = {n}$ tokens, numbered 1 to {n}. Token {i} is the query and token {j} the key. "
-         f"Under which of these attention masks does token {i} attend to token {j} (receive a non-zero weight on it)? "
-         "Select all that apply.")
+    st.p(f"A sequence has $n = {n}$ tokens, numbered 1 to {n}. Token {i} is the query and token {j} the key: a mask "
+         f"that keeps the entry ({i}, {j}) lets token {i} attend to token {j} (a non-zero weight on it), one that "
+         "drops it gives that weight zero. Which of these statements are true? Select all that apply.")
     return _msq_problem(d, st, items, key, f"Query $i = {i}$, key $j = {j}$ ({'a later' if j > i else 'an earlier'} "
                         "position). Each mask's rule, then the entry:",
                         given={"n": n, "query": i, "key": j, "option_values": [s.md for s in items]})
@@ -257,11 +295,13 @@ def mask_attend(d: Draw) -> Problem:
 # which matmuls are compute-bound
 
 
-@family("msq.matmul_compute_bound", topic="hardware", title="Which matmuls are compute-bound on this chip?",
+@family("msq.matmul_compute_bound", topic="hardware", title="Compute- or memory-bound on this chip: which statements are true?",
         types=("msq",), tags=("roofline", "arithmetic-intensity", "msq"), marks=2, source=_SRC)
 def matmul_compute_bound(d: Draw) -> Problem:
     """I = 2BDF / (2BD + 2DF + 2BF) FLOP/byte (bf16, each operand read once, Y written once), each
-    option's against I* = dense peak / HBM bandwidth.
+    option's against I* = dense peak / HBM bandwidth; each option a shape and a verdict
+    (:func:`claim`: its time set by its FLOPs, compute-bound, or by its bytes, memory-bound), true when
+    the verdict is the roofline's.
 
     Levels (disjoint, ordered): easy, a TPU whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
@@ -276,18 +316,24 @@ def matmul_compute_bound(d: Draw) -> Problem:
     for _ in range(100):
         pool: list[Statement] = []
         crit = 0.0
-        for _ in range(40):
+        for _ in range(200):
+            if len(pool) == 16:
+                break
             B = d.pick((16, 64, 128, 256, 512, 1024, 2048, 4096))
             D = d.pick(sizes)
             F = D if d.level < 2 else d.pick(tuple(x for x in sizes if x != D))
             r = matmul(B, D, F, dtype="bf16", chip=chip)
             I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
-            if abs(I - crit) / crit < 0.2:
+            # compute-bound and memory-bound shapes in turn, so that either verdict is as often true as not
+            if abs(I - crit) / crit < 0.2 or (I > crit) != (len(pool) % 2 == 0):
                 continue
-            md = f"$B = {B}$, $D = {D}$, $F = {F}$"
+            said, ok = claim(d, I > crit, ("FLOPs", "bytes"))
+            md = f"$B = {B}$, $D = {D}$, $F = {F}$: its time is set by its {said}"
             work = (f"$I = \\frac{{2 \\cdot {B} \\cdot {D} \\cdot {F}}}{{2({B} \\cdot {D} + {D} \\cdot {F} + "
-                    f"{B} \\cdot {F})}} = {I:.1f}$, {'above' if I > crit else 'below'} $I^* = {crit:.1f}$:")
-            pool.append(Statement(md, I > crit, work, (B, D, F)))
+                    f"{B} \\cdot {F})}} = {I:.1f}$, {'above' if I > crit else 'below'} $I^* = {crit:.1f}$, "
+                    f"{'compute' if I > crit else 'memory'}-bound, its time set by its {'FLOPs' if I > crit else 'bytes'} "
+                    f"(the statement says {said}):")
+            pool.append(Statement(md, ok, work, (B, D, F, said)))
         got = computed_msq(d, pool, k)
         if got is not None:
             break
@@ -296,8 +342,9 @@ def matmul_compute_bound(d: Draw) -> Problem:
     st = Doc()
     st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          "$X$ of shape $B \\times D$ by weights $W$ of shape $D \\times F$. Each operand is read from HBM once and $Y$ "
-         "written once; count 2 FLOPs per multiply-add and 2 bytes per element. Which of these matmuls are "
-         "compute-bound? Select all that apply.")
+         "written once; count 2 FLOPs per multiply-add and 2 bytes per element. Each option gives a matmul's shape and "
+         "says what sets its time on this chip: its FLOPs (compute-bound) or its bytes (memory-bound). Which of these "
+         "statements are true? Select all that apply.")
     notes = [f"$I^* = $ dense peak / bandwidth $= {crit:.1f}$ FLOP/byte"
              + (" (the dense peak is half the datasheet's with-sparsity figure)." if d.level >= 1 else ".")]
     return _msq_problem(d, st, items, key, "$I = 2BDF / (2BD + 2DF + 2BF)$ FLOP per byte; compute-bound when "
@@ -316,10 +363,13 @@ _MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-xl", "gpt3-6.7b", "gpt3-17
 @family("msq.model_statements", topic="counting", title="Which statements about this model are true?",
         types=("msq",), tags=("zoo", "kv-cache", "parameters", "msq"), marks=2, source=_SRC)
 def model_statements(d: Draw) -> Problem:
-    """Four statements about one preset (its sharing of K/V heads, its head size, its KV cache per
-    token, its parameters), each true or false as drawn, a false one being what a typical mistake
-    gives: the query heads taken for the K/V heads, d_model / n_kv for the head size, K or V
-    forgotten, the parameters with every expert (or without the embeddings).
+    """Four statements about one preset (the width of its K projection, its head size, its KV cache
+    per token, its parameters), each true or false as drawn: each sets the preset's figure against a
+    number 5/8, 3/4, 5/4 or 3/2 of it and says "above" or "below" (the side and the word
+    each drawn evenly, so neither the number nor the word gives the truth away). Typical mistakes
+    land on the wrong side: the query heads taken for the K/V heads (a K width and a cache n_heads /
+    n_kv times too large), K or V forgotten (half the cache), the active experts taken for the
+    parameters.
 
     Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B), the cache in
     fp16; medium, grouped-query models (Llama 2 70B, Llama 3 8B), bf16; hard, mixtures of experts
@@ -333,7 +383,6 @@ def model_statements(d: Draw) -> Problem:
     c = preset.config
     dt, nb = (("fp16", 2), ("bf16", 2), ("fp8", 1))[d.level]
     h, kv, dh, L, dm = c.n_heads, c.kv_heads, c.head_dim, c.n_layers, c.d_model
-    group = h // kv
     cache = 2 * L * kv * dh * nb
     pb = param_breakdown(c)
     total = pb.total
@@ -341,36 +390,47 @@ def model_statements(d: Draw) -> Problem:
     truth = [True] * k + [False] * (4 - k)
     d.rng.shuffle(truth)
 
-    def kib(x: int) -> str:
+    def kib(x: float) -> str:
         return f"{x / 1024:g} KiB"
 
     def params(x: float) -> str:
         return f"{x / 1e9:.3g} billion"
 
+    def bound(value: float, ok: bool, fmt) -> tuple[str, float, str]:
+        """A figure on one side of ``value`` (5/8, 3/4, 5/4 or 3/2 of it, never the half or double a
+        forgotten K or V gives; the side drawn) and the word, above or below, that makes the statement
+        ``ok``: which side the figure lies on and which word is said are each drawn evenly, whatever the
+        truth."""
+        f = d.pick((0.625, 0.75)) if d.rng.random() < 0.5 else d.pick((1.25, 1.5))
+        shown = fmt(value * f)
+        said = ("above" if f < 1 else "below") if ok else ("below" if f < 1 else "above")
+        return shown, value * f, said
+
     kinds = []
-    # 1. sharing of K/V heads (mistake: every query head has its own K/V head, or the reverse)
-    wrong_group = 1 if group > 1 else 4
-    g = group if truth[0] else wrong_group
-    kinds.append((f"Each K/V head is shared by {g} query head{'s' if g > 1 else ''}.",
-                  f"$n_{{heads}} / n_{{kv}} = {h} / {kv} = {group}$ query head{'s' if group > 1 else ''} per K/V head:", (1, g)))
-    # 2. head size (mistake: d_model / n_kv, or d_model / n_heads when d_head is set otherwise)
-    wrong_dh = dm // kv if kv != h else 2 * dh
-    x = dh if truth[1] else wrong_dh
-    kinds.append((f"Its attention heads have size $d_h = {x}$.", f"$d_h = {dh}$ (d_model = {dm}, {h} heads):", (2, x)))
+    # 1. the K projection's width n_kv · d_h (mistake: the query heads' n_heads · d_h)
+    width = kv * dh
+    shown, r, said = bound(width, truth[0], lambda x: f"{x:g}")
+    kinds.append((f"Each layer's K projection has an output width {said} {shown}.",
+                  f"$n_{{kv}} \\cdot d_h = {kv} \\cdot {dh} = {width}$, {'above' if width > r else 'below'} {shown} "
+                  f"(the statement says {said}):", (1, r, said)))
+    # 2. head size
+    shown, r, said = bound(dh, truth[1], lambda x: f"{x:g}")
+    kinds.append((f"Its head size $d_h$ is {said} {shown}.",
+                  f"$d_h = {dh}$ (d_model = {dm}, {h} heads), {'above' if dh > r else 'below'} {shown} "
+                  f"(the statement says {said}):", (2, r, said)))
     # 3. KV cache per token (mistake: the query heads cached, or K only)
-    wrong_cache = 2 * L * h * dh * nb if kv != h else L * kv * dh * nb
-    y = cache if truth[2] else wrong_cache
-    kinds.append((f"Its KV cache in {dt} takes {kib(y)} per token.",
-                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {kib(cache)}$ per token:"
-                  .replace(",", "{,}"), (3, y)))
-    # 4. parameters (mistake: without the embeddings for a dense model; only the active experts for MoE)
-    emb = c.vocab_size * dm * (1 if c.tied_embeddings else 2)
-    wrong_total = pb.active if c.n_experts > 1 else 12 * L * dm * dm
-    if abs(wrong_total - total) / total < 0.15:
-        wrong_total = total - emb if abs(emb) / total >= 0.15 else 2 * total
-    z = total if truth[3] else wrong_total
-    kinds.append((f"It has {params(z)} parameters (to three significant figures).",
-                  f"exactly {total:,} parameters $\\approx$ {params(total)}:".replace(",", "{,}"), (4, z)))
+    shown, r, said = bound(cache, truth[2], kib)
+    kinds.append((f"Its KV cache in {dt} is {said} {shown} per token.",
+                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {kib(cache)}$ per "
+                  f"token, {'above' if cache > r else 'below'} {shown} (the statement says {said}):".replace(",", "{,}"),
+                  (3, r, said)))
+    # 4. parameters (mistake: only the active experts for MoE, or without the embeddings); the figure is
+    # compared as printed (three significant figures)
+    shown, r, said = bound(total, truth[3], params)
+    r = float(shown.split()[0]) * 1e9
+    kinds.append((f"Its parameter count is {said} {shown}.",
+                  f"exactly {total:,} parameters $\\approx$ {params(total)}, {'above' if total > r else 'below'} "
+                  f"{shown} (the statement says {said}):".replace(",", "{,}"), (4, r, said)))
     items = []
     for (md, work, prm), ok in zip(kinds, truth, strict=True):
         items.append(Statement(md, ok, work, prm))
@@ -399,16 +459,21 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
         kind = d.pick(kinds)
         if kind == "reach_rnn":
             n = d.pick((16, 32, 64, 128))
-            m = d.rng.randint(3, n)
-            s = d.pick((m - 1, 1, m))
-            ok = s == m - 1
+            t = d.rng.randint(1, 5)
+            m = d.rng.randint(t + 3, n)
+            # half the statements give the right count, the others one step too many or too few (a count
+            # equal to a token's number is drawn again: no number is printed twice)
+            s = m - t if d.rng.random() < 0.5 else d.pick((m - t - 1, m - t + 1))
+            if s in (t, m):
+                continue
             out.append((kind, Statement(
-                f"In a recurrent layer, token 1 first influences the state at token {m} after {s} sequential step{'s' if s > 1 else ''}.",
-                ok, f"the state at token {m} depends on token 1 through {m - 1} steps (one per token); stated {s}:",
-                (kind, m, s))))
+                f"In a recurrent layer, token {t} first influences the state at token {m} after {s} sequential steps.",
+                s == m - t, f"the state at token {m} depends on token {t} through ${m} - {t} = {m - t}$ steps (one "
+                f"per token after it); stated {s}:", (kind, t, m, s))))
         elif kind == "causal":
             n = d.pick((8, 16, 32))
-            i, j = d.rng.randint(1, n), d.rng.randint(1, n)
+            # tokens before the last (the last, printed twice, would say which way it goes)
+            i, j = d.rng.randint(1, n - 1), d.rng.randint(1, n - 1)
             if i == j:
                 continue
             out.append((kind, Statement(
@@ -419,20 +484,26 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
             dm = d.pick((512, 768, 1024, 2048, 4096))
             if dm / 4 < n < 4 * dm:  # near each other a constant factor (QKᵀ and AV, W_h and W_x) could flip it
                 continue
+            # "less" or "more", drawn: which way the counts go (a long sequence, a narrow width) is the
+            # computation's, whether the statement says so is the draw's
+            said, ok = claim(d, n < dm, ("less", "more"))
             out.append((kind, Statement(
-                f"For $n = {n}$ tokens of width $d = {dm}$, a self-attention layer does fewer operations than a "
-                "recurrent layer.", n < dm,
+                f"For $n = {n}$ tokens of width $d = {dm}$, a self-attention layer needs {said} computation than a "
+                "recurrent layer.", ok,
                 f"self-attention $n^2 d = {n * n * dm:,}$, recurrent $n d^2 = {n * dm * dm:,}$ (over 4× apart: no "
-                "constant factor of a convention changes the order):".replace(",", "{,}"),
-                (kind, n, dm))))
+                f"constant factor of a convention changes the order), {'less' if n < dm else 'more'} for "
+                f"self-attention (the statement says {said}):".replace(",", "{,}"),
+                (kind, n, dm, said))))
         elif kind == "conv":
             k = d.pick((3, 5))
             L = d.rng.randint(2, 6)
-            m = d.rng.randint(4, 30)
-            ok = m <= L * (k - 1)
+            reach = L * (k - 1)
+            # half within the stack's reach (up to 3 positions short of it), half beyond (1 to 4 past it)
+            m = reach - d.rng.randint(0, 3) if d.rng.random() < 0.5 else reach + d.rng.randint(1, 4)
+            ok = m <= reach
             out.append((kind, Statement(
                 f"A stack of {L} causal convolutional layers of kernel size {k} lets token {m + 1} depend on token 1.",
-                ok, f"each layer reaches $k - 1 = {k - 1}$ positions back, {L} layers ${L * (k - 1)}$; "
+                ok, f"each layer reaches $k - 1 = {k - 1}$ positions back, {L} layers ${reach}$; "
                 f"token {m + 1} is ${m}$ back:", (kind, L, k, m))))
     return out
 

@@ -152,25 +152,44 @@ def kv_cache(d: Draw) -> Problem:
                      hints=["Per token and layer: K and V, each h_kv·d_h values."])
 
 
-_TRAIN_PRESETS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-large", "gpt3-2.7b", "llama2-7b", "llama3-8b", "mistral-7b", "llama2-13b")
+# issue 22: every published model of the zoo whose configuration counts within 5 % of its published size (gpt3-xl
+# does not), so that each level holds many distinct problems (the nine presets of before gave 4, 8 and 33 in 1,000 draws)
+_TRAIN_PRESETS = ("transformer-base", "transformer-big", "bert-base", "bert-large", "gpt2", "gpt2-medium", "gpt2-large",
+                  "gpt2-xl", "gpt3-small", "gpt3-medium", "gpt3-large", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b",
+                  "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-405b", "mistral-7b",
+                  "mixtral-8x7b", "mixtral-8x22b", "deepseek-v2-lite", "deepseek-v2", "deepseek-v3", "gemma2-9b",
+                  "gemma2-27b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-30b-a3b", "phi3-mini", "gpt-oss-20b", "gpt-oss-120b",
+                  "olmo2-7b", "pythia-1.4b")
+#: How the statement describes the precision: mixed with bf16 or with fp16 halves (2 bytes either way), or full fp32.
+_MODE_TEXT = {
+    "bf16": ("mixed", "mixed precision: bf16 weights and gradients, and fp32 master weights, momentum and variance"),
+    "fp16": ("mixed", "mixed precision (fp16 with loss scaling): fp16 weights and gradients, and fp32 master weights, "
+                      "momentum and variance"),
+    "fp32": ("fp32", "full fp32 precision: fp32 (4 bytes) weights, gradients, momentum and variance, and no separate "
+                     "master copy"),
+}
 
 
 @family("counting.training_memory", topic="counting", title="Training memory with Adam (16 bytes per parameter)",
         types=("nat",), tags=("memory", "training", "adam", "mixed-precision"),
         source="issue 7 (memory at scale); Rajbhandari et al. 2020 (ZeRO §3.1)")
 def training_memory(d: Draw) -> Problem:
-    """Mixed-precision Adam: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 4 (m) + 4 (v) = 16 bytes/parameter."""
+    """Adam's model states, 16 bytes per parameter either way: mixed precision, 2 (bf16 weights) + 2 (grads)
+    + 4 (fp32 master) + 4 (m) + 4 (v); full fp32, 4 + 4 + 4 + 4 (the weights are their own master copy)."""
     from solver.counting.memory import training_report, weights_bytes
     from solver.counting.presets import get_preset
 
     for _ in range(300):
         name = d.pick(_TRAIN_PRESETS)
+        precision = d.pick(tuple(_MODE_TEXT))
+        mode = _MODE_TEXT[precision][0]
         cfg = get_preset(name).config
         # Levels (issue 12: disjoint, ordered): easy, GB; medium, GiB (2³⁰ to convert); hard, per GPU of a
-        # data-parallel group (one more division), either unit.
-        unit = ("GB", "GiB")[d.level] if d.level < 2 else d.pick(("GB", "GiB"))
-        gpus = d.pick((8, 16, 64)) if d.level == 2 else 1
-        rep = training_report(cfg, "mixed")
+        # data-parallel group (one more thing to reason out: each GPU holds a full replica), in GiB (issue 22: a
+        # hard draw in GB had the key of the easy draw of its model, and remembering those answered 25 % of them)
+        unit = ("GB", "GiB", "GiB")[d.level]
+        gpus = d.pick((8, 16, 32, 64, 128, 256)) if d.level == 2 else 1
+        rep = training_report(cfg, mode)
         nbytes = rep.bytes
         value = nbytes / BYTE_UNITS[unit][0]
         if safe_for_rounding(value, 2, 0.1):
@@ -178,13 +197,21 @@ def training_memory(d: Draw) -> Problem:
     div = BYTE_UNITS[unit][0]
     n_params = nbytes // 16
     items = {i.name: i.bytes for i in rep.items}
+    mixed = mode == "mixed"
     wrongs = [
-        Wrong("weights_only", "counted the bf16 weights only", "Training also holds gradients and Adam's fp32 states: 16 bytes per parameter.",
-              weights_bytes(cfg, "bf16") / div),
-        Wrong("forgot_optimizer_states", "forgot Adam's states", "Adam keeps fp32 master weights, momentum and variance: 12 more bytes.",
+        Wrong("weights_only", f"counted the {precision} weights only",
+              "Training also holds gradients and Adam's states: 16 bytes per parameter.",
+              weights_bytes(cfg, precision) / div),
+        Wrong("forgot_optimizer_states", "forgot Adam's states",
+              "Adam keeps fp32 master weights, momentum and variance: 12 more bytes." if mixed else
+              "Adam keeps fp32 momentum and variance: 8 more bytes.",
+              sum(v for k, v in items.items() if "weights" in k or "gradients" in k) / div if not mixed else
               sum(v for k, v in items.items() if "fp16" in k) / div),
         Wrong("forgot_master_copy", "forgot the fp32 master weights", "Mixed precision keeps an fp32 copy of the weights (4 bytes).",
-              sum(v for k, v in items.items() if "master" not in k) / div),
+              sum(v for k, v in items.items() if "master" not in k) / div) if mixed else
+        Wrong("added_master_copy", "added an fp32 master copy",
+              "In full fp32 the weights are already fp32: there is no separate master copy (4 + 4 + 4 + 4 bytes).",
+              (nbytes + 4 * n_params) / div),
         _unit_wrong(nbytes, unit),
         Wrong("divided_by_gpus", "divided by the number of GPUs", "Plain data parallelism replicates all model states on every GPU "
               "(sharding them is ZeRO).", nbytes / gpus / div) if gpus > 1 else None,
@@ -193,7 +220,7 @@ def training_memory(d: Draw) -> Problem:
     key = nat_key(value, 2, unit=unit)
     st = Doc()
     st.p(f"A model with $N = {big(n_params)}$ parameters ({name}, about {tokens_text(round(n_params, -6))}) is trained with Adam in "
-         "mixed precision: bf16 weights and gradients, and fp32 master weights, momentum and variance.")
+         f"{_MODE_TEXT[precision][1]}.")
     if gpus > 1:
         st.p(f"Training runs with plain data parallelism on {gpus} GPUs (no ZeRO, no sharding). How much memory do the model "
              "states (weights, gradients, optimizer states; no activations) take **on each GPU**?")
@@ -204,8 +231,13 @@ def training_memory(d: Draw) -> Problem:
     sol.bullets([f"{i.name}: {i.formula} = ${big(i.bytes)}$" for i in rep.items],
                 [f"{i.name}: {i.formula} = {i.bytes:,}" for i in rep.items])
     sol.p(f"{rep.formula}: ${big(nbytes)}$ bytes" + (" on every GPU (each holds a full replica)." if gpus > 1 else "."))
+    if gpus > 1:
+        sol.p(f"The {gpus} GPUs do not divide it: plain data parallelism keeps a whole replica of the weights, gradients and "
+              "optimizer states on each GPU, and only the batch is split.")
+    if unit == "GiB":
+        sol.p(r"$1\,\mathrm{GiB} = 2^{30} = 1{,}073{,}741{,}824$ bytes (not $10^9$).")
     sol.p(f"In {unit}: ${big(nbytes)} / {big(div)} = {value:.4f}$.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"preset": name, "params": n_params, "unit": unit, "gpus": gpus},
-                     hints=["2 + 2 + 4 + 4 + 4 bytes per parameter."])
+                     given={"preset": name, "params": n_params, "unit": unit, "gpus": gpus, "mode": mode, "precision": precision},
+                     hints=["2 + 2 + 4 + 4 + 4 bytes per parameter." if mixed else "4 + 4 + 4 + 4 bytes per parameter."])

@@ -89,8 +89,11 @@ def nearest_value(d: Draw) -> Problem:
             given = {"format": name, "x": str(x)}
         else:
             name = "mxfp4"
-            vals = [Fraction(d.rng.randint(-400, 400), 100) for _ in range(4)]
-            if max(abs(v) for v in vals) < Fraction(1, 2):
+            # issue 22: blocks of several sizes (|v| up to 1, 2, 4, 8 or 16), so that the shared scale and the key vary:
+            # with |v| up to 4 only, the scale was 1/2 in most draws and the saturated −3 the key of 42 % of them
+            top = d.pick((100, 200, 400, 800, 1600))
+            vals = [Fraction(d.rng.randint(-top, top), 100) for _ in range(4)]
+            if max(abs(v) for v in vals) < Fraction(top, 200):
                 continue
             j = d.rng.randint(0, 3)
             r = mx_quantize(vals, "fp4")

@@ -176,7 +176,7 @@ def variance_qk(d: Draw) -> Problem:
 # right statements named both)
 _WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
     r"To keep the softmax out of saturation as $d_k$ grows",
-    r"So that a large $d_k$ cannot make the softmax of the scores nearly one-hot, with vanishing gradients",
+    r"So that a large $d_k$ no longer makes the softmax of the scores nearly one-hot, with vanishing gradients",
     r"Because the scores would otherwise have variance $d_k$, and the softmax of such large scores saturates",
     r"To bring the scores back to unit variance, so that their softmax stays out of saturation as $d_k$ grows",
     r"So that the softmax stays in a region with useful gradients whatever $d_k$ is",
@@ -192,9 +192,9 @@ _WHY_WRONG = [
      Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
     (r"To make the softmax of the scores blind to the order of the tokens as $d_k$ grows",
      Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
-    (r"To divide the variance of the scores by $\sqrt{d_k}$ ahead of the softmax",
+    (r"To shrink the variance of the scores $\sqrt{d_k}$-fold ahead of the softmax",
      Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
-    (r"Because the softmax needs the cosine similarity of $q$ and $k$, which is their dot product over $\sqrt{d_k}$",
+    (r"Because the softmax needs the cosine similarity of $q$ and $k$, and $\sqrt{d_k}$ turns the scores into cosines",
      Wrong("cosine", "confused the scaling with a cosine similarity",
            "A cosine divides by the norms |q||k|, which vary from token to token; √dₖ is one constant for all scores.", None)),
     (r"So that heads of width $d_k$ give their softmax scores of one size, and their outputs can be concatenated",

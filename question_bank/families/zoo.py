@@ -10,18 +10,20 @@ the worked solution gives, for each option, the fields that decide it and the pr
 Options are preset names (what ``--preset`` accepts), at most one per model family (GPT-2, GPT-3,
 Llama, …) so that two options of one family never share a name; the tutorial models of the seed
 texts are left out (their names say nothing to a student). :func:`computed_msq` draws how many
-options are true (MSQ); the MCQ balances the key's length rank (``concept_choices``).
+options are true (MSQ); the MCQ draws what its key looks like first (length rank, a number printed).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from question_bank.families.computed_statements import Statement, _msq_problem, computed_msq, true_count
-from question_bank.family import Draw, concept_choices, family
-from question_bank.grading import answer_text
-from question_bank.problem import Problem
+from question_bank.family import Draw, family
+from question_bank.grading import LETTERS, answer_text
+from question_bank.problem import ChoiceKey, Problem
+from question_bank.quality import printed_numbers
 from question_bank.render import Doc, latex_to_text
 
 _SRC = "issue 26 (concept questions from the zoo); solver.counting.presets (each preset's source)"
@@ -57,7 +59,7 @@ FACTS: tuple[Fact, ...] = (
          lambda c: f"positions: {c.pos}"),
     Fact("pre_norm", 0, "normalise the input of each sublayer (pre-norm)", lambda c: c.norm_position == "pre",
          lambda c: f"norm position: {c.norm_position}"),
-    Fact("post_norm", 0, "normalise after each residual addition (post-norm, as the original Transformer)",
+    Fact("post_norm", 0, "normalise after each residual addition (post-norm)",
          lambda c: c.norm_position == "post", lambda c: f"norm position: {c.norm_position}"),
     Fact("gqa", 1, "use grouped-query attention (fewer K/V heads than query heads, more than one)",
          lambda c: not c.is_mla and 1 < c.kv_heads < c.n_heads, _attn),
@@ -127,39 +129,58 @@ def which_models(d: Draw) -> Problem:
                         given={"fact": fact.id, "option_values": [s.params[0] for s in items]}, tags=("zoo",))
 
 
+def _balanced(d: Draw, right: list[Statement], wrong: list[Statement], rank: int, numbered: int, key_numbered: bool,
+              n: int = 4) -> list[Statement] | None:
+    """A key from ``right`` and ``n - 1`` distractors from ``wrong`` such that the key is the
+    ``rank``-th shortest option (ties excluded), ``numbered`` options print a number (``7b`` in
+    ``llama2-7b``), the key among them when ``key_numbered``; None if the pool cannot."""
+    size = lambda s: len(latex_to_text(s.md))  # noqa: E731 - what the student sees
+    has_num = lambda s: bool(printed_numbers(latex_to_text(s.md)))  # noqa: E731
+    combos = []
+    for r in right:
+        if has_num(r) != key_numbered:
+            continue
+        for ws in itertools.combinations(wrong, n - 1):
+            if (sum(size(w) < size(r) for w in ws) == rank and sum(size(w) > size(r) for w in ws) == n - 1 - rank
+                    and sum(map(has_num, ws)) == numbered - key_numbered):
+                combos.append((r, *ws))
+    if not combos:
+        return None
+    items = list(d.pick(combos))
+    d.rng.shuffle(items)
+    return items
+
+
 @family("zoo.which_model", topic="architecture", title="Which one of these models …? (facts of the zoo)",
         types=("mcq",), tags=("zoo", "architecture", "concept"), source=_SRC)
 def which_model(d: Draw) -> Problem:
     """A fact of :data:`FACTS` that exactly one of four presets has; the key read from the configs.
 
-    Levels as :func:`which_models`. The key's length rank among the options is drawn first
-    (``concept_choices(balance_length=True)``), so the longest or shortest name scores at chance."""
+    Levels as :func:`which_models`. What the key's name looks like is drawn before the fact (issue
+    22: the facts one model of four has are mostly the older models', named ``bert-large``, not
+    ``llama2-7b``): its length rank among the options, uniformly, so the longest or shortest name
+    scores at chance; how many options print a number (0 to 3), and whether the key is one of
+    them with that share, so "the name with (or without) a number" scores at chance too."""
     facts = [f for f in FACTS if f.level == d.level]
+    rank = d.rng.randrange(4)
+    numbered = d.rng.randrange(4)
+    key_numbered = d.rng.random() < numbered / 4
     for _ in range(300):
         fact = d.pick(facts)
         pool = _one_per_family(d, zoo(), fact)
-        right = [s for s in pool if s.true]
-        wrong = [s for s in pool if not s.true]
-        if not right or len(wrong) < 3:
-            continue
-        try:
-            options, key, _ = concept_choices(d, [s.md for s in right], [(s.md, None) for s in wrong], n=4,
-                                              balance_length=True)
-        except ValueError:
-            continue
-        break
-    else:  # pragma: no cover - every level has facts that one family has and three do not
+        items = _balanced(d, [s for s in pool if s.true], [s for s in pool if not s.true], rank, numbered, key_numbered)
+        if items is not None:
+            break
+    else:  # pragma: no cover - every level has, for each rank and count, a fact one family has and three do not
         raise ValueError("no fact with one model that has it")
-    by_md = {s.md: s for s in pool}
-    items = [by_md[o] for o in options]
+    options = [s.md for s in items]
+    key = ChoiceKey(frozenset(i for i, s in enumerate(items) if s.true))
     options_text = [latex_to_text(o) for o in options]
     st = Doc()
     st.p(f"Which of these models {fact.asks}? Exactly one of them does. Each is configured as its paper or "
          "released configuration describes it.")
     sol = Doc()
     sol.p("Each model's configuration, the fields that decide it, and its source:")
-    from question_bank.grading import LETTERS
-
     sol.bullets([f"({LETTERS[i]}) {s.working_md} **{'yes' if s.true else 'no'}.**" for i, s in enumerate(items)],
                 [latex_to_text(f"({LETTERS[i]}) {s.working_md} {'yes' if s.true else 'no'}.") for i, s in enumerate(items)])
     ans = answer_text(key, options_text)

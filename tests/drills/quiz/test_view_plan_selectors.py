@@ -170,6 +170,9 @@ words = st.text(alphabet="abcdefghijk0123456789=×/", min_size=1, max_size=12)
 @given(st.lists(words, min_size=1, max_size=40), st.integers(0, 8), st.integers(30, 120))
 @example(["Answer:", "2", "×", "1024²", "×", "512", "=", "1,073,741,824", "FLOPs,", "so", "the", "book's", "figure",
           "is", "off", "by", "a", "factor", "of", "2", "×", "3"], 2, 76)
+@example(["000000000", "0000000000", "0000000000", "0000000000", "000000000"], 0, 30)  # balanced only at 20 columns
+@example(["0"] * 8 + ["000000000000", "0", "00000000000", "0", "000000000000", "0", "00", "00000000", "00000000", "000",
+                      "0000"], 3, 30)  # the hang alone takes two more lines than a wrap without it
 def test_wrap_line_keeps_words_and_width_and_leaves_no_lone_word(ws, indent, width):
     from drills.quiz.view import MIN_TAIL, wrap_line
 
@@ -179,8 +182,12 @@ def test_wrap_line_keeps_words_and_width_and_leaves_no_lone_word(ws, indent, wid
     assert all(len(x) <= width for x in out)
     import textwrap
 
-    greedy = textwrap.wrap(line.lstrip(), width=width - indent) if len(line) > width else [line]
-    assert len(out) <= max(len(greedy), 1) + 1
+    # balancing never costs a line: as many lines as the greedy wrap with the same hanging indent
+    # (continuation lines of an indented step hang two columns further in)
+    hang = " " * (indent + 2) if indent else ""
+    greedy = (textwrap.wrap(line.lstrip(), width=width, initial_indent=" " * indent, subsequent_indent=hang,
+                            break_on_hyphens=False) if len(line) > width else [line])
+    assert len(out) == max(len(greedy), 1)
     if len(out) > 1 and len(" ".join(ws)) >= 3 * MIN_TAIL and all(len(w) < MIN_TAIL for w in ws):
         # a short last piece only where no narrower wrap with as many lines could avoid it
         assert len(out[-1].strip()) >= MIN_TAIL or len(out) > len(textwrap.wrap(" ".join(ws), width * 2 // 3))

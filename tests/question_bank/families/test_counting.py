@@ -22,7 +22,7 @@ import question_bank.families.counting_flops  # noqa: F401 - registers
 import question_bank.families.counting_memory  # noqa: F401
 import question_bank.families.counting_params  # noqa: F401
 import question_bank.families.counting_scaling  # noqa: F401
-from question_bank.family import FAMILIES
+from question_bank.family import FAMILIES, get_family
 from question_bank.grading import audit_problem, grade
 from question_bank.problem import ChoiceKey, IntegerKey, NumericKey
 from solver.counting.config import ModelConfig
@@ -385,8 +385,10 @@ def test_pin_kv_cache():
 
 def test_pin_training_memory():
     """Llama 2 13B, N = 13,015,864,320: 16N = 208,253,829,120 bytes = 208.25 GB (193.95 GiB: the unit mistake);
-    bf16 weights only 2N = 26.03 GB."""
-    p = easy("counting.training_memory")
+    bf16 weights only 2N = 26.03 GB. (Issue 22 widened the draws: the test finds an easy draw of that model in bf16.)"""
+    fam = get_family("counting.training_memory")
+    p = next(q for s in range(2000) if (q := fam.generate(s, "easy")).given["preset"] == "llama2-13b"
+             and q.given["precision"] == "bf16")
     assert p.given["params"] == 13_015_864_320 and grade(p, 208.25).correct
     assert "weights_only" in grade(p, 26.03).misconception.id.split("+") and "gb_vs_gib" in grade(p, 193.95).misconception.id.split("+")
 

@@ -396,12 +396,19 @@ class Doc:
         return self
 
     def bullets(self, items_md: list[str], items_text: list[str] | None = None) -> Doc:
+        """A bulleted list; no items, no list (an empty one was a blank paragraph: a worked solution
+        without solver steps started with blank lines)."""
+        if not items_md:
+            return self
         texts = items_text or [latex_to_text(m) for m in items_md]
         self._md.append("\n".join(f"- {m}" for m in items_md))
         self._text.append("\n".join(f"• {t}" for t in texts))
         return self
 
     def steps(self, items_md: list[str]) -> Doc:
+        """A numbered list; no items, no list."""
+        if not items_md:
+            return self
         self._md.append("\n".join(f"{i + 1}. {m}" for i, m in enumerate(items_md)))
         self._text.append("\n".join(f"{i + 1}. {latex_to_text(m)}" for i, m in enumerate(items_md)))
         return self
@@ -413,8 +420,8 @@ class Doc:
 
     @property
     def md(self) -> str:
-        return "\n\n".join(self._md)
+        return "\n\n".join(b for b in self._md if b.strip())  # an empty block is no paragraph (no blank lines)
 
     @property
     def text(self) -> str:
-        return "\n\n".join(self._text)
+        return "\n\n".join(b for b in self._text if b.strip())

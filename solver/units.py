@@ -83,6 +83,26 @@ def format_bytes(n_bytes: int | float | Fraction) -> str:
     return f"{exact} bytes = {_sig(n / MB)} MB = {_sig(n / MiB)} MiB = {views}"
 
 
+#: SI prefixes of a bandwidth (powers of 10, as nccl-tests and the datasheets print GB/s)
+_RATE_PREFIXES = ((10**15, "PB/s"), (10**12, "TB/s"), (10**9, "GB/s"), (10**6, "MB/s"), (10**3, "kB/s"))
+
+
+def format_bandwidth(bytes_per_s: int | float | Fraction) -> str:
+    """``'185.05 GB/s'``: a bandwidth in the SI unit that puts 1 to 999 before it, the number by
+    :func:`format_number`'s rule (6 significant figures, no trailing zeros). A measured figure
+    such as 185,049,963,175.4 bytes/s is not printed as ``185,050,000,000``, whose zeros would
+    read as measured digits. Below 1 kB/s: ``B/s``."""
+    v = float(bytes_per_s)
+    if not math.isfinite(v):
+        return f"{format_number(v)} B/s"
+    for k, (scale, unit) in enumerate(_RATE_PREFIXES):
+        if abs(v) >= scale:
+            if k and format_number(abs(v) / scale) == "1,000":  # 999.9999995 GB/s rounds up: 1 TB/s
+                scale, unit = _RATE_PREFIXES[k - 1]
+            return f"{format_number(v / scale)} {unit}"
+    return f"{format_number(v)} B/s"
+
+
 def _sig(x: float) -> str:
     """About four significant figures: 279,397 / 1.074 / 0.0004883 / 5.12e-07 (half up)."""
     return format_number(x, 4)

@@ -16,6 +16,7 @@ import click
 
 from drills.output import emit, emit_json, strip_controls
 from drills.progress.paths import data_dir_option
+from solver.units import plural
 
 BAR_WIDTH = 20
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -70,9 +71,8 @@ def render_stats(stats: dict[str, Any]) -> str:
     lines.append(f"Answers: {total['answered']}" + (f" (+{skipped} skipped)" if skipped else "")
                  + f"   right: {total['correct']}   accuracy: {_percent(total['accuracy']).strip()}")
     streak = stats["streak"]
-    days = "day" if streak["current"] == 1 else "days"
     today = "answered today" if streak["today"] else "nothing yet today"
-    lines.append(f"Streak: {streak['current']} {days} (longest {streak['longest']}); {today}")
+    lines.append(f"Streak: {plural(streak['current'], 'day')} (longest {streak['longest']}); {today}")
 
     lines += ["", "By topic" + " " * 16 + "answers  accuracy"]
     width = max([len(t["topic"]) for t in stats["topics"]] + [20])
@@ -88,7 +88,7 @@ def render_stats(stats: dict[str, Any]) -> str:
 
     due = stats["due"]
     lines += ["", f"Review: {due['now']} due now, {due['today']} today, {due['week']} this week "
-                  f"(of {due['cards']} items seen)"]
+                  f"(of {plural(due['cards'], 'item')} seen)"]
     now = parse_time(stats["now"])
     for item in due["items"][:8]:
         topic = f" ({item['topic']})" if item["topic"] else ""
@@ -100,7 +100,7 @@ def render_stats(stats: dict[str, Any]) -> str:
         lines += ["", f"Accuracy by day, {first} to {last} (· no answers)",
                   "  " + sparkline([d["accuracy"] for d in daily])]
         if not any(d["attempts"] for d in daily):
-            lines.append(f"  no answers in these {len(daily)} days")
+            lines.append(f"  no answers in {'this day' if len(daily) == 1 else f'these {len(daily)} days'}")
         for d in daily:
             if d["answered"] or d["attempts"]:
                 label = date.fromisoformat(d["day"]).strftime("%a %d %b")
@@ -180,7 +180,7 @@ def export(fmt: str | None, output: Path | None, data_dir: Path | None) -> None:
         sys.stdout.flush()
         return
     write_files({output: text.encode("utf-8")}, "--output")
-    emit(f"Wrote {n} answers to {output} ({fmt}).")
+    emit(f"Wrote {plural(n, 'answer')} to {output} ({fmt}).")
 
 
 @history.command("import")
@@ -206,5 +206,5 @@ def import_(file: Path, fmt: str | None, as_json: bool, data_dir: Path | None) -
         emit_json(counts)
         return
     already = f" ({counts['skipped']} already there)" if counts["skipped"] else ""
-    emit(f"Imported {counts['attempts']} answers{already}, {counts['sessions']} sessions, "
-         f"{counts['reports']} reports; rebuilt {counts['cards']} review cards.")
+    emit(f"Imported {plural(counts['attempts'], 'answer')}{already}, {plural(counts['sessions'], 'session')}, "
+         f"{plural(counts['reports'], 'report')}; rebuilt {plural(counts['cards'], 'review card')}.")

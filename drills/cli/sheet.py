@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from drills.output import InputError, emit, emit_json, warn
+from solver.units import plural
 
 FORMAT_NAMES = ("pdf", "md", "html", "anki", "moodle", "json")
 _BY_SUFFIX = {".pdf": "pdf", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".apkg": "anki",
@@ -184,7 +185,7 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         from drills.sheets.moodle import mark_mismatches
 
         for i, p, m in mark_mismatches(sh):
-            warn(f"Q{i:02d} {p.id} imports worth {m} marks in Moodle, not {p.marks}: a cloze question's marks are "
+            warn(f"Q{i:02d} {p.id} imports worth {plural(m, 'mark')} in Moodle, not {p.marks}: a cloze question's marks are "
                  f"the sum of its boxes' whole-number weights; set its maximum mark to {p.marks} in the quiz, "
                  "or export with --moodle-cloze formulas (plugin qtype_formulas: exact marks)")
     try:
@@ -203,6 +204,6 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
         emit_json({"format": fmt, "files": [str(p) for p in files], "total_marks": sh.total_marks,
                    "problems": [{"number": i, "id": p.id, "marks": p.marks, "type": p.type} for i, p in sh.numbered()]})
         return
-    what = f"{len(sh.problems)} questions, {sh.total_marks} marks"
+    what = f"{plural(len(sh.problems), 'question')}, {plural(sh.total_marks, 'mark')}"
     for k, path in enumerate(files):
         emit(f"wrote {path} ({what}{', answers' if k == 1 else ''}; {fmt})")

@@ -167,7 +167,7 @@ def human_value(key: str, value: Any) -> str:
     """A value for display, by its key: bytes (``*_bytes``), seconds (``*_s``), GB/GiB views, lists
     entry by entry; every number through the one formatter (solver.units.format_number)."""
     from solver.result import as_number
-    from solver.units import format_bytes, format_number
+    from solver.units import format_bandwidth, format_bytes, format_number
 
     value = as_number(value)
     if hasattr(value, "tolist"):
@@ -188,8 +188,9 @@ def human_value(key: str, value: Any) -> str:
         return NEVER[key]
     if key in _BYTE_VIEWS:
         return f"{format_number(value, 4)} {key}"
-    if key.endswith("bandwidth") or key in ("algbw", "busbw"):
-        return f"{format_number(value)} bytes/s ({format_number(float(value) / 1e9, 4)} GB/s)"
+    if key.endswith("bandwidth") or key in ("algbw", "busbw", "bytes/s"):
+        # in GB/s (TB/s, ...): a figure rounded to 6 significant figures never reads as exact bytes/s
+        return format_bandwidth(value)
     if (key.endswith("_s") and not key.endswith("per_s")) or key in ("s", "latency"):
         v = float(value)
         for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
@@ -253,7 +254,7 @@ def show(result, as_json: bool, explain: bool, *, answer_label: str | None = Non
         return
     unit = result.unit if unit_text is None else unit_text
     text = human_value(result.unit, result.answer)
-    if unit in ("s", "bytes"):
+    if unit in ("s", "bytes", "bytes/s"):  # the text carries its unit
         line = text
     elif unit:
         line = f"{text} {unit_word(unit, result.answer)}"
@@ -270,7 +271,11 @@ def show(result, as_json: bool, explain: bool, *, answer_label: str | None = Non
         emit("worked solution:")
         for s in result.steps:
             emit(f"  {s.formula}")
-            emit(f"      = {s.substitution}")
+            if s.substitution.strip():  # a step with nothing to substitute: formula, then value
+                emit(f"      = {s.substitution}")
+            if s.unit == "bytes/s":  # the text carries its unit (185.05 GB/s)
+                emit(f"      = {human_value(s.unit, s.value)}")
+                continue
             value = fmt(s.value) if not isinstance(s.value, (list, tuple)) else human_value("", s.value)
             emit(f"      = {value}{(' ' + unit_word(s.unit, s.value)) if s.unit else ''}")
     emit("")

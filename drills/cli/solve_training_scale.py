@@ -90,7 +90,8 @@ def grad_accum(global_batch, micro_batch, dp, stages, as_json, explain):
 @solve_command("fit-3d")
 @click.option("--params", "-N", type=COUNT, required=True, help="Parameters P.")
 @click.option("--layers", "-L", type=Int(1, 10**5), required=True)
-@click.option("--d-model", "-h", "d_model", type=Int(1, 10**6), required=True)
+@click.option("--d-model", "--hidden", "d_model", type=Int(1, 10**6), required=True,
+              help="Hidden size h (-h is help, as on every command).")
 @click.option("--heads", "-a", "n_heads", type=Int(1, 10**5), required=True)
 @click.option("--seq", "-s", type=Int(1, 10**8), required=True)
 @click.option("--micro-batch", "-b", type=Int(1, 10**6), default=1, show_default=True)

@@ -30,6 +30,7 @@ import click
 
 from drills.output import emit_json, valid_utf8
 from question_bank.problem import erratum_heading, erratum_place
+from solver.units import plural  # the one count-plus-noun helper (re-exported: drills.quiz.view.plural)
 
 if TYPE_CHECKING:
     from drills.answers import Parsed, ParsedChoice, ParsedMatrix
@@ -210,11 +211,6 @@ def verdict_lines(problem: Problem, target: Problem | Part, verdict: Verdict, *,
         weaker = " (right after a hint: a weaker recall, so sooner)" if hinted else ""
         out.append(("dim", f"  Saved · this comes back {relative_time(recorded.due)}{weaker}"))
     return out
-
-
-def plural(n: int, one: str, many: str | None = None) -> str:
-    """``1 key``, ``2 keys`` (``many`` when the plural is not ``one`` + s)."""
-    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 MIN_TAIL = 12  # a wrapped line's last piece is at least this long (no lone "3" on a line of its own)

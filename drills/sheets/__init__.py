@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from question_bank.problem import Problem
+from solver.units import plural
 
 FORMATS: dict[str, tuple[str, str]] = {  # name -> (module, file suffix)
     "pdf": ("drills.sheets.pdf", ".pdf"),
@@ -73,9 +74,8 @@ class SheetSection:
         """The one line every format prints before the section's first question, e.g.
         ``A: 1-mark questions · Q1–Q30 · 30 questions · 30 marks · wrong MCQ −1/3 of its marks;
         MSQ and NAT no negative marks``."""
-        qs = f"{self.count} question" + ("s" if self.count != 1 else "")
         where = f"Q{self.first}" if self.count == 1 else f"Q{self.first}–Q{self.last}"
-        return f"{self.name} · {where} · {qs} · {marks_label(self.marks)} · {self.rule}"
+        return f"{self.name} · {where} · {plural(self.count, 'question')} · {marks_label(self.marks)} · {self.rule}"
 
 
 #: GATE's marking when a paper names none (drills.exam.marking): a wrong MCQ costs 1/3 of its marks.
@@ -208,10 +208,10 @@ def outputs(sheet: Sheet, fmt: str, answers: str, out: Path) -> dict[Path, bytes
 
 def info_line(sheet: Sheet) -> str:
     """The line under the title: questions, marks (a paper's time), seed, date."""
-    info = f"{len(sheet.problems)} questions · {sheet.total_marks} marks"
+    info = f"{plural(len(sheet.problems), 'question')} · {marks_label(sheet.total_marks)}"
     minutes = sheet.arguments.get("minutes") if sheet.sections else None
     if isinstance(minutes, int | float) and not isinstance(minutes, bool) and minutes > 0:
-        info += f" · {minutes:g} minutes"
+        info += f" · {plural(minutes, 'minute')}"
     info += f" · seed {sheet.seed}"
     if sheet.date:
         info += f" · {sheet.date}"
@@ -219,7 +219,7 @@ def info_line(sheet: Sheet) -> str:
 
 
 def marks_label(m: int) -> str:
-    return f"{m} mark" if m == 1 else f"{m} marks"
+    return plural(m, "mark")
 
 
 def key_lines(p: Problem) -> list[tuple[str, Any]]:

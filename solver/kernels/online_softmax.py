@@ -39,6 +39,36 @@ def _text(x: Any) -> str:
     return fmt(x) if isinstance(x, (int, float)) else str(x)
 
 
+def _factor(x: Any, denominator: bool = False) -> str:
+    """``x`` as a factor of a product or quotient: a sum (an exact ``exp(-1/2) + 1``) or a negative
+    number in parentheses, and, as a denominator, a product or quotient too."""
+    t = _text(x)
+    compound = t.startswith(("-", "−")) or " + " in t or " - " in t or (denominator and any(c in t for c in "*/·"))
+    return f"({t})" if compound else t
+
+
+#: at most this many products in a partial output's substitution line (columns × terms each); a
+#: larger block's line names its terms instead of spelling every product out
+SPELLED_OUT = 24
+
+
+def _output_substitution(j: int, scale: Any, o_old: list[Any] | None, xs: list[Any], m_new: Any,
+                         vs: list[list[Any]]) -> str:
+    """``o_j = rescale·o_(j−1) + Σ e^(x − m_j)·v`` with its numbers, column by column:
+    ``[0.0497871·0.367879 + e^(2 − 5)·1 + e^(5 − 5)·2, …]`` (block 1 has no old term). A block
+    too large to spell out reads ``0.0497871·o_1 + Σ e^(x_k − 5)·v_k over its 20 scores``."""
+    cols = len(vs[0])
+    if cols * (len(xs) + (o_old is not None)) > SPELLED_OUT:
+        old = "" if o_old is None else f"{_factor(scale)}·o_{j - 1} + "
+        return f"{old}Σ e^(x_k − {_text(m_new)})·v_k over its {len(xs)} scores"
+    parts = []
+    for c in range(cols):
+        terms = [] if o_old is None else [f"{_factor(scale)}·{_factor(o_old[c])}"]
+        terms += [f"e^({_text(x)} − {_text(m_new)})·{_factor(v[c])}" for x, v in zip(xs, vs, strict=True)]
+        parts.append(" + ".join(terms))
+    return "[" + ", ".join(parts) + "]"
+
+
 def online_softmax(blocks: Sequence[Sequence[Any]], values: Sequence[Sequence[Any]] | None = None, *,
                    exact: bool = False) -> Result:
     """One row's softmax computed block by block with a running max and sum (and, with ``values``,
@@ -98,13 +128,15 @@ def online_softmax(blocks: Sequence[Sequence[Any]], values: Sequence[Sequence[An
         if m is not None:
             r.step(f"block {j}: rescale = e^(m_{j - 1} − m_{j})", f"e^({_text(m)} − {_text(m_new)})", scale)
         terms = [simplify(exp(x - m_new)) for x in xs]
+        old_ell = [] if m is None else [f"{_factor(scale)}·{_factor(ell)}"]  # block 1: ℓ_0 = 0, no old term
         ell = simplify(scale * ell + sum(terms, zero))
         r.step(f"block {j}: ℓ_{j} = rescale·ℓ_{j - 1} + Σ e^(x − m_{j})",
-               " + ".join(f"e^({_text(x)} − {_text(m_new)})" for x in xs), ell)
+               " + ".join(old_ell + [f"e^({_text(x)} − {_text(m_new)})" for x in xs]), ell)
         if o is not None:
+            sub = _output_substitution(j, scale, None if m is None else o, xs, m_new, vs)
             o = [simplify(scale * o[c] + sum((t * v[c] for t, v in zip(terms, vs, strict=True)), zero))
                  for c in range(len(o))]
-            r.step(f"block {j}: o_{j} = rescale·o_{j - 1} + Σ e^(x − m_{j})·v", "unnormalised partial output", list(o))
+            r.step(f"block {j}: o_{j} = rescale·o_{j - 1} + Σ e^(x − m_{j})·v", sub, list(o))
         per_block.append({"m": m_new, "l": ell, "rescale": scale, **({} if o is None else {"o": list(o)})})
         m = m_new
     weights = [simplify(exp(x - m) / ell) for x in scores_n]
@@ -119,7 +151,9 @@ def online_softmax(blocks: Sequence[Sequence[Any]], values: Sequence[Sequence[An
         r.breakdown["max_difference_from_full_softmax"] = max(abs(a - c) for a, c in zip(weights, full, strict=True))
     if o is not None:
         out = [simplify(x / ell) for x in o]
-        r.step("output = o/ℓ", "divide once at the end", out)
+        sub = ("[" + ", ".join(f"{_factor(x)}/{_factor(ell, denominator=True)}" for x in o) + "]" if len(o) <= SPELLED_OUT
+               else f"each of the {len(o)} entries of o divided by ℓ = {_text(ell)}")
+        r.step("output = o/ℓ", sub, out)
         r.breakdown["output"] = out
     r.answer = weights
     return r

@@ -135,6 +135,15 @@ def quantize_matrix(rows, bits: int = 8, scheme: str = "absmax", *, block: int |
     return r
 
 
+def _per_channel(terms, shown: int = 8) -> str:
+    """``[16^0.5 / 1^0.5, 1^0.5 / 4^0.5]``: a step's arithmetic channel by channel; past ``shown``
+    channels, the first few and how many more (a substitution line stays one readable line)."""
+    terms = list(terms)
+    if len(terms) > shown:
+        terms = [*terms[:shown - 2], f"… {len(terms) - shown + 2} more"]
+    return "[" + ", ".join(terms) + "]"
+
+
 def smoothquant(x_absmax, w_absmax, alpha: float = 0.5) -> Result:
     """SmoothQuant's migration scales s_j = max|X_j|^α / max|W_j|^(1−α), and the maxima after smoothing."""
     xa, wa = [float(v) for v in x_absmax], [float(v) for v in w_absmax]
@@ -149,11 +158,12 @@ def smoothquant(x_absmax, w_absmax, alpha: float = 0.5) -> Result:
         "transform": "X' = X·diag(s)^−1, W' = diag(s)·W: the product XW is unchanged",
         "answer": "the scales s_j"})
     s = [x**alpha / w ** (1 - alpha) for x, w in zip(xa, wa, strict=True)]
-    r.step("s_j = max|X_j|^α / max|W_j|^(1−α)", f"α = {alpha}", s)
+    a, b = fmt(alpha), fmt(1 - alpha)
+    r.step("s_j = max|X_j|^α / max|W_j|^(1−α)", _per_channel(f"{fmt(x)}^{a} / {fmt(w)}^{b}" for x, w in zip(xa, wa, strict=True)), s)
     x_after = [x / sj for x, sj in zip(xa, s, strict=True)]
     w_after = [w * sj for w, sj in zip(wa, s, strict=True)]
-    r.step("max|X'_j| = max|X_j| / s_j", "", x_after)
-    r.step("max|W'_j| = max|W_j| · s_j", "", w_after)
+    r.step("max|X'_j| = max|X_j| / s_j", _per_channel(f"{fmt(x)} / {fmt(sj)}" for x, sj in zip(xa, s, strict=True)), x_after)
+    r.step("max|W'_j| = max|W_j| · s_j", _per_channel(f"{fmt(w)} · {fmt(sj)}" for w, sj in zip(wa, s, strict=True)), w_after)
     r.answer = s
     r.breakdown.update(alpha=alpha, scales=s, x_absmax_after=x_after, w_absmax_after=w_after,
                        x_range_ratio_before=max(xa) / min(xa), x_range_ratio_after=max(x_after) / min(x_after))

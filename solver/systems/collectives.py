@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from solver.errors import SolverInputError
 from solver.result import Result, fmt
+from solver.units import format_bandwidth
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
 ALGORITHMS = ("ring", "tree")
@@ -117,7 +118,7 @@ def collective(op: str, size: float, ranks: int, bandwidth: float, *, latency: f
     factor = BUS_FACTOR[op](n)
     alg = r.step("algbw = S / t", f"{fmt(S)} / {fmt(t)}", float(S) / t, "bytes/s")
     bus = r.step(f"busbw = algbw × {'2(n−1)/n' if op == 'all-reduce' else '(n−1)/n'}",
-                 f"{fmt(alg)} × {fmt(factor)}", alg * float(factor), "bytes/s")
+                 f"{format_bandwidth(alg)} × {fmt(factor)}", alg * float(factor), "bytes/s")
     r.answer = t
     r.breakdown.update(op=op, algorithm=algorithm, ranks=n, size_bytes=S, steps=steps, bytes_sent_per_rank=sent,
                        bytes_per_link=per_link, time_s=t, latency_time_s=steps * alpha,

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from solver.errors import SolverInputError
 from solver.result import Result, fmt
+from solver.units import format_bandwidth
 
 NCCL_OPS = ("all-reduce", "all-reduce-in-network", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce")
 NCCL_SRC = "NVIDIA/nccl-tests, doc/PERFORMANCE.md (Summary: correction factors)"
@@ -64,14 +65,14 @@ def nccl_busbw(op: str, ranks: int, *, size: float | None = None, time: float | 
         if size is not None and time is not None:
             raise SolverInputError("give size and time, or algbw, not both", param="algbw")
         alg = _pos("algbw", algbw)
-        r.step("algbw (read off the output)", fmt(alg), alg, "bytes/s")
+        r.step("algbw (read off the output)", format_bandwidth(alg), alg, "bytes/s")
     f = bus_factor(op, n)
-    bus = r.step(f"busbw = algbw × {FACTOR_TEXT[op]}", f"{fmt(alg)} × {fmt(f)}", alg * float(f), "bytes/s")
+    bus = r.step(f"busbw = algbw × {FACTOR_TEXT[op]}", f"{format_bandwidth(alg)} × {fmt(f)}", alg * float(f), "bytes/s")
     r.answer = bus
     r.breakdown.update(op=op, ranks=n, algbw=alg, busbw=bus, bus_factor=f, algbw_GBps=alg / 1e9, busbw_GBps=bus / 1e9)
     if link_bandwidth is not None:
         beta = _pos("link_bandwidth", link_bandwidth)
-        frac = r.step("fraction of the link = busbw / β (per direction)", f"{fmt(bus)} / {fmt(beta)}", bus / beta)
+        frac = r.step("fraction of the link = busbw / β (per direction)", f"{format_bandwidth(bus)} / {format_bandwidth(beta)}", bus / beta)
         r.breakdown.update(link_bandwidth=beta, link_fraction=frac)
     return r
 

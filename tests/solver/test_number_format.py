@@ -153,3 +153,14 @@ def test_zero_rounds_half_up_as_the_quiz():
     # ZeRO-3: 16Ψ/N_d = 16 × 6.5625e9 / 8 = 13.125e9 bytes: 13.13 GB (half up), not 13.12 (half even)
     out = _solve("zero", "-N", "6.5625B", "--gpus", "8", "--stage", "3")
     assert out.splitlines()[0].startswith("answer: 13,125,000,000 bytes = 13.13 GB")
+
+
+def test_format_bandwidth():
+    """A bandwidth in the SI unit that puts 1 to 999 before it, 6 significant figures by
+    format_number's rule: a measured 185,049,963,175.4 bytes/s reads 185.05 GB/s, not
+    185,050,000,000 (zeros that look measured); a rounding carry moves up a unit."""
+    from solver.units import format_bandwidth
+
+    assert format_bandwidth(185_049_963_175.4) == "185.05 GB/s"
+    assert format_bandwidth(450e9) == "450 GB/s" and format_bandwidth(3.35e12) == "3.35 TB/s"
+    assert format_bandwidth(999.9999999e9) == "1 TB/s" and format_bandwidth(512) == "512 B/s"

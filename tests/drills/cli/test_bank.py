@@ -191,3 +191,22 @@ def test_quality_counts_the_families_each_type_draws_from():
                               include_curated=False)
     by = families_by_type(rep)
     assert (by["mcq"], by["numeric-mcq"], by["msq"], by["nat"], by["integer"]) == (1, 1, 1, 1, 0)
+
+
+def test_no_worked_solution_starts_with_a_blank_line(runner):
+    """Issue-24 families with no solver steps (flash.tiling_hbm, paged.kv_blocks, ...) printed three
+    blank lines under "Worked solution:": an empty bullet list was a paragraph of its own. Every
+    family at every difficulty, and every curated item: the solution (Markdown and text) and what
+    ``qkv bank show`` prints start with their first line of content."""
+    from drills.cli.bank import _render
+
+    problems = [qb.problem(fid, seed=0, difficulty=diff)
+                for fid, f in qb.families().items() for diff in f.difficulties] + qb.curated()
+    bad = []
+    for p in problems:
+        shown = _render(p).split("\nWorked solution:\n\n", 1)[1]
+        if not all(s.split("\n", 1)[0].strip() for s in (shown, p.solution_text, p.solution_md)):
+            bad.append(p.id)
+    assert bad == []
+    r = runner.invoke(bank, ["show", "flash.tiling_hbm"])
+    assert "Worked solution:\n\nB_c = " in r.output, r.output

@@ -132,3 +132,21 @@ def test_recent_exams_show_marks_to_two_decimals(home):
     assert line.endswith("UTC  2.67 / 4, 0.33 lost to negative marks"), line
     exam = json.loads(run("stats", "--json").output)["exams"][0]
     assert exam["score"] == 3 - 1 / 3 and exam["negative"] == 1 / 3 and exam["max_score"] == 4
+
+
+def test_one_answer_is_counted_in_the_singular(home, tmp_path):
+    """One answer exported or imported is "1 answer", not "1 answers" (and so for the sessions,
+    reports and review cards an import counts, and the stats' items seen)."""
+    now = datetime.now(UTC)
+    with ProgressStore.open(home) as store:
+        sid = store.start_session("quiz", now=now - timedelta(minutes=2))
+        store.record_attempt(problem_id="attention.fam/0", family="attention.fam", seed=0, topic="attention",
+                             type="nat", answer="0.6", correct=True, time_ms=30_000, session_id=sid,
+                             now=now - timedelta(minutes=1))
+        store.end_session(sid, now=now)
+    target = tmp_path / "one.json"
+    result = run("history", "export", "-o", str(target))
+    assert result.exit_code == 0 and f"Wrote 1 answer to {target} (json)" in result.output, result.output
+    result = run("history", "import", str(target), "--data-dir", str(tmp_path / "fresh"))
+    assert result.output.startswith("Imported 1 answer, 1 session, 0 reports; rebuilt 1 review card."), result.output
+    assert "(of 1 item seen)" in run("stats").output

@@ -168,3 +168,22 @@ def test_serve_help_lists_own_options_first():
 def test_solve_help_states_the_suffix_rule():
     text = CliRunner().invoke(cli, ["solve", "--help"]).stdout
     assert "k = 1024" in text and "B = 10^9" in text
+
+
+def test_dash_h_prints_help_for_every_solve_command():
+    """``-h`` is the CLI's help alias (context_settings); no ``qkv solve`` subcommand may take it
+    for an option of its own (fit-3d's --d-model did, so ``qkv solve fit-3d -h`` asked for a value)."""
+    import click
+    from click.testing import CliRunner
+
+    from drills.cli import cli, solve
+
+    ctx = click.Context(solve, info_name="solve")
+    names = solve.list_commands(ctx)
+    assert "fit-3d" in names and len(names) > 50
+    bad = {}
+    for name in names:
+        r = CliRunner().invoke(cli, ["solve", name, "-h"], prog_name="qkv")
+        if r.exit_code != 0 or f"Usage: qkv solve {name} [OPTIONS]" not in r.output or "-h, --help" not in r.output:
+            bad[name] = r.output[-200:]
+    assert bad == {}

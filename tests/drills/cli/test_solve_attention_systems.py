@@ -66,6 +66,28 @@ def test_online_softmax_exact():
     assert bad.exit_code == 2
 
 
+def test_online_softmax_explain_shows_the_real_substitution():
+    """Blocks (1, 2) and (2, 5), values (1 0; 0 1; 1 1; 2 0). Block 1: m₁ = 2, ℓ₁ = e^(1−2) + e^(2−2)
+    = 1.36788, o₁ = (e^(1−2)·1 + e^(2−2)·0, e^(1−2)·0 + e^(2−2)·1). Block 2: m₂ = 5, rescale
+    e^(2−5) = 0.0497871, ℓ₂ = 0.0497871·1.36788 + e^(2−5) + e^(5−5) = 1.11789 (the old sum is in the
+    value, so it is in the line), o₂ = rescale·o₁ + e^(2−5)·v₃ + e^(5−5)·v₄; the output o₂/ℓ₂."""
+    result = run("online-softmax", "--block", "1 2", "--block", "2 5", "--values", "1 0; 0 1; 1 1; 2 0",
+                 "--explain")
+    out = result.output
+    assert result.exit_code == 0, out
+    assert "      = e^(1 − 2) + e^(2 − 2)\n      = 1.36788\n" in out
+    assert "      = 0.0497871·1.36788 + e^(2 − 5) + e^(5 − 5)\n      = 1.11789\n" in out
+    assert "unnormalised partial output" not in out and "divide once at the end" not in out
+    assert "      = [e^(1 − 2)·1 + e^(2 − 2)·0, e^(1 − 2)·0 + e^(2 − 2)·1]\n" in out
+    assert ("      = [0.0497871·0.367879 + e^(2 − 5)·1 + e^(5 − 5)·2, "
+            "0.0497871·1 + e^(2 − 5)·1 + e^(5 − 5)·0]\n      = [2.0681, 0.0995741]\n") in out
+    assert "      = [2.0681/1.11789, 0.0995741/1.11789]\n" in out
+    # a long block: the partial output's line names its terms instead of spelling out every product
+    long = run("online-softmax", "--block", " ".join(["1"] * 20), "--values", "; ".join(["1 2 3"] * 20), "--explain")
+    line = next(ln for ln in long.output.splitlines() if ln.startswith("      = ") and "·v" in ln)
+    assert len(line) < 120 and "20 scores" in line, line
+
+
 def test_paged_kv_from_a_preset():
     """Llama 2 7B: X = 2·32·32·128·2 = 524,288 bytes per token."""
     out = as_json("paged-kv", "--lengths", "1000 17", "--preset", "llama2-7b", "-b", "16")

@@ -57,3 +57,33 @@ def test_quant_error_smoothquant_fp8_memory():
     assert run_json("solve", "fp8-memory", "-N", "1e9", "--recipe", "bf16-mixed")["answer"] == 16e9
     code, out = run("solve", "quant-error", "--values", "1 2", "--block", "2")
     assert code == 2 and "--block" in out
+
+
+def test_smoothquant_explain_shows_each_steps_arithmetic():
+    """No step of --explain is an empty ``=`` line: s_j, max|X'_j| and max|W'_j| show their numbers
+    (α = 0.5 on max|X| = (16, 1), max|W| = (1, 4): s = 16^0.5/1^0.5 = 4, 1^0.5/4^0.5 = 0.5)."""
+    code, out = run("solve", "smoothquant", "--x-max", "16 1", "--w-max", "1 4", "--explain")
+    assert code == 0, out
+    assert [ln for ln in out.splitlines() if ln.strip() == "="] == [], out
+    assert "= [16^0.5 / 1^0.5, 1^0.5 / 4^0.5]" in out
+    assert "= [16 / 4, 1 / 0.5]" in out and "= [1 · 4, 4 · 0.5]" in out
+
+
+def test_a_step_without_a_substitution_prints_no_empty_line():
+    """A solver step whose substitution is empty (lr-schedule past the end: 't ≥ total: lr = 0')
+    prints its formula and value, never a bare ``=``."""
+    import click
+
+    from drills.cli.solve_hardware import show
+    from solver.result import Result
+
+    r = Result(answer=0.0, unit="")
+    r.step("t ≥ total: lr = 0", "", 0.0)
+
+    @click.command()
+    def explain() -> None:
+        show(r, False, True)
+
+    res = CliRunner().invoke(explain, [])
+    assert "t ≥ total: lr = 0\n      = 0\n" in res.output, res.output
+    assert [ln for ln in res.output.splitlines() if ln.strip() == "="] == []

@@ -39,7 +39,7 @@ def test_fsdp_grad_accum_fit_3d():
     assert d["breakdown"]["tokens_to_hide_forward"] == pytest.approx(7 / 8 * 989.5e12 / 450e9)
     d = run_json("solve", "grad-accum", "-B", "1024", "-b", "2", "-d", "64", "-p", "8")
     assert d["answer"] == 8 and d["breakdown"]["bubble_fraction"] == pytest.approx(7 / 15)
-    d = run_json("solve", "fit-3d", "-N", "70e9", "-L", "80", "-h", "8192", "-a", "64", "-s", "4096",
+    d = run_json("solve", "fit-3d", "-N", "70e9", "-L", "80", "--hidden", "8192", "-a", "64", "-s", "4096",
                  "-t", "8", "-p", "4", "-d", "32", "--hw", "h100")
     assert d["breakdown"]["weights_bytes"] == 4.375e9 and d["breakdown"]["fits"] is True
     code, out = run("solve", "grad-accum", "-B", "1000", "-b", "3", "-d", "8")
@@ -61,3 +61,24 @@ def test_busbw_run_flops_mfu_step():
     assert d["answer"] == pytest.approx(6 * 7e9 * 4194304 / (12 * 64 * 989.5e12))
     code, out = run("solve", "busbw", "-n", "8", "-S", "1GB")
     assert code == 2 and "Traceback" not in out
+
+
+def test_busbw_text_does_not_print_a_rounded_bandwidth_as_an_exact_one():
+    """10,737,418,240 B in 90,330 µs on 16 ranks: algbw 118.8687… GB/s, busbw 222.8788… GB/s. To
+    six significant figures these are 118.869 and 222.879 GB/s, never '222,879,000,000 bytes/s'
+    (zeros that read as measured digits); --json keeps the full double under the same keys."""
+    import re
+
+    args = ["solve", "busbw", "-n", "16", "-S", "10737418240", "--time-us", "90330", "--link-bandwidth", "300GB/s"]
+    code, out = run(*args, "--explain")
+    assert code == 0, out
+    assert not re.search(r"\d,\d{3},000\b", out), out  # no figure padded with zeros to look exact
+    assert "answer: 222.879 GB/s\n" in out
+    assert "      = 118.869 GB/s × 1.875\n      = 222.879 GB/s\n" in out
+    assert "      = 222.879 GB/s / 300 GB/s\n" in out
+    assert re.search(r"\n  busbw +222\.879 GB/s\n", out) and re.search(r"\n  link bandwidth +300 GB/s\n", out)
+    d = run_json(*args)
+    alg = 10737418240 / (90330 * 1e-6)
+    assert d["answer"] == alg * 1.875 and d["breakdown"]["algbw"] == alg and d["unit"] == "bytes/s"
+    assert set(d["breakdown"]) == {"op", "ranks", "algbw", "busbw", "bus_factor", "algbw_GBps", "busbw_GBps",
+                                   "link_bandwidth", "link_fraction"}

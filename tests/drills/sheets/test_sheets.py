@@ -447,3 +447,22 @@ def test_markdown_math_survives_github():
     assert not _re.search(r"^\s*\$\$\s*$", md, _re.M)
     for row in (r for r in md.splitlines() if r.startswith("| Q")):
         assert len(_re.findall(r"(?<!\\)\|", row)) == 5, row
+
+
+def test_counts_say_one_question_and_one_mark_in_the_singular(tmp_path):
+    """One question worth one mark is "1 question · 1 mark", not "1 questions · 1 marks": the
+    sheet's info line, a section heading and the CLI's "wrote" line all count with ``plural``."""
+    from dataclasses import replace
+
+    from drills.sheets import SheetSection, info_line
+
+    one = replace(select_problems(1, 7, types=["nat"]).problems[0], marks=1)
+    sec = [SheetSection("A", 1, 1, 1, "rule")]  # a paper: its time is printed
+    line = info_line(Sheet("t", [one], 7, {"minutes": 1}, sections=sec))
+    assert line.startswith("1 question · 1 mark · 1 minute · seed 7"), line
+    two = info_line(Sheet("t", [one, replace(one, marks=2)], 7, {"minutes": 90.0}, sections=sec))
+    assert two.startswith("2 questions · 3 marks · 90 minutes · seed 7"), two
+    assert " · 1 question · 1 mark · " in sec[0].heading()
+    r = CliRunner().invoke(cli, ["sheet", "-n", "1", "-o", str(tmp_path / "x.md")])
+    assert r.exit_code == 0 and "(1 question, " in r.output, r.output
+    assert "1 question · " in (tmp_path / "x.md").read_text(encoding="utf-8")

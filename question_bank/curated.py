@@ -197,7 +197,7 @@ def _short(v: float, sig: int = 4) -> str:
     1,073,741,824 is ``1.074B``, not ``1,073.74M`` as in the printed figure's unit (issue 23)."""
     import math
 
-    a = abs(float(v))
+    a = float(f"{abs(float(v)):.{sig - 1}e}")  # rounded first: 999,950,000,000 is 1.000T, not 1,000.0B
     unit, suffix = next(((u, s) for u, s in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")) if a >= u), (1.0, ""))
     x = float(v) / unit
     digits = max(0, sig - 1 - math.floor(math.log10(abs(x)))) if x else 0

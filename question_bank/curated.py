@@ -199,7 +199,7 @@ def _short(v: float, sig: int = 4) -> str:
 
     a = float(f"{abs(float(v)):.{sig - 1}e}")  # rounded first: 999,950,000,000 is 1.000T, not 1,000.0B
     unit, suffix = next(((u, s) for u, s in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")) if a >= u), (1.0, ""))
-    x = float(v) / unit
+    x = math.copysign(a, float(v)) / unit
     digits = max(0, sig - 1 - math.floor(math.log10(abs(x)))) if x else 0
     return f"{x:,.{digits}f}{suffix}"
 

@@ -285,6 +285,7 @@ def test_short_figures_read_back_within_their_digits(v):
     s = _short(v)
     assert parse_number(s).value == pytest.approx(v, rel=5e-4)
     assert re.fullmatch(r"\d{1,3}(\.\d+)?[KMBT]", s)
+    assert len(re.sub(r"\D", "", s).lstrip("0")) == 4  # four significant digits, no more
 
 
 # --------------------------------------------------------------------------------------------

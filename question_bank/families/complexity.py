@@ -89,9 +89,11 @@ def attention_variants(d: Draw) -> Problem:
         options = [v[0].upper() + v[1:] for v in picked]
         key = ChoiceKey(frozenset(i for i, v in enumerate(picked) if FACTS[v][3] != faster))
         flash = [i for i, v in enumerate(picked) if v.startswith("FlashAttention")]
+        slip = frozenset(key.correct - set(flash) if faster else key.correct | set(flash))
+        # named only where the slip is an answer a student can give (an MSQ ticks at least one option)
         mis = [Misconception("flash_is_linear", "thought FlashAttention is linear in n",
                              "FlashAttention saves memory, not FLOPs: its time is still O(n²·d).",
-                             frozenset(key.correct - set(flash) if faster else key.correct | set(flash)))] if flash else []
+                             slip)] if flash and slip and slip != key.correct else []
         how = "grows faster than $O(n)$" if faster else "is $O(n)$, linear in $n$"
         st = Doc().p(f"For a sequence of $n$ tokens of width $d$ (with $d$, $w$, $k$ held fixed), which of the following take "
                      f"time that {how}? Choose all that apply.")

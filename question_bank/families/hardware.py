@@ -79,11 +79,17 @@ _MATMUL_F = (2048, 4096, 8192, 11008, 14336, 16384, 28672)
 def matmul_bound(d: Draw) -> Problem:
     """I = 2BDF / (2BD + 2DF + 2BF) bytes (bf16) against I* = peak / bandwidth.
 
-    The options cross two intensities (the right one, and the one a typical slip gives: FLOPs
-    counted as multiply-adds, I/2, or one byte per element, 2I) with the two verdicts, so every
-    number and every verdict appears twice and no option can be told from the others without
-    computing I and I* (issue 12: the old options repeated the key's numbers). The verdict is
-    drawn first, so memory- and compute-bound keys are equally frequent.
+    The options cross two roofline times (the right one, and the one a typical slip gives) with the
+    two verdicts, so every number and every verdict appears twice and no option can be told from
+    the others without computing I and I* (issue 12: the old options repeated the key's numbers).
+    The verdict is drawn first, so memory- and compute-bound keys are equally frequent.
+
+    Issue 22 (the ratio of the two times): I is at least a factor 2 from I* (I ≤ I*/2 or I ≥ 2I*), and each
+    slip doubles or halves the time that binds, so the two printed times always differ by exactly 2×, whatever
+    the verdict and whichever is the key: memory-bound, 4 bytes per element (2t) or 1 byte (t/2); compute-bound,
+    the dense peak halved once more (2t) or the with-sparsity peak / multiply-adds for FLOPs (t/2). (With a
+    20 % margin and slips that doubled only memory-bound times exactly, "exactly 2×: the smaller time,
+    memory-bound; else the smaller, compute-bound" was right in half the draws.)
 
     Levels (issue 12: disjoint, ordered): easy, a TPU whose dense peak is stated as such; medium, an
     NVIDIA GPU (the datasheet's with-sparsity figure to halve first) with square weights (D = F);
@@ -93,8 +99,8 @@ def matmul_bound(d: Draw) -> Problem:
     # issue 22: the options give the verdict with the roofline time t = max(FLOPs/peak, bytes/bandwidth),
     # not with I: I ≈ B for B ≪ D, F, so "keep the two options whose I is nearest a printed number, say
     # compute-bound over 150" won 80 % of draws, and the same shape had the same key text at every level.
-    # The slip drawn gives a time above the key's in half the draws (bytes counted as fp32) and below it
-    # in the other half (one byte per element; multiply-adds for FLOPs, or the with-sparsity peak).
+    # The slip drawn gives a time above the key's in half the draws (bytes counted as fp32, or the dense peak halved
+    # again) and below it in the other half (one byte per element; multiply-adds for FLOPs, or the with-sparsity peak).
     want = d.pick(("memory", "compute"))
     above = d.rng.random() < 0.5
 
@@ -103,9 +109,9 @@ def matmul_bound(d: Draw) -> Problem:
 
     # issue 22 (second round): boosted trees on the options' times found the verdict at hard (55 %, chance 25 %):
     # compute-bound shapes took longer than memory-bound ones. The smaller of the options' two times is now drawn in
-    # one of five bands of log10(t/µs), 0.8 to 2.3, the same for both verdicts and for a key above or below the
+    # one of four bands of log10(t/µs), 1.1 to 2.3, the same for both verdicts and for a key above or below the
     # slip, over wider sizes (D, F from 2,048 to 28,672).
-    band = d.pick(range(5))
+    band = d.pick(range(4))  # (from 0.8 until I had to be 2x from I*: a compute-bound time under 12 µs is then rare)
     for _ in range(3000):
         hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
         D = d.pick(_MATMUL_D)
@@ -114,7 +120,7 @@ def matmul_bound(d: Draw) -> Problem:
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
         t = float(r.breakdown["time_s"])
-        if r.breakdown["bound"] != want or abs(I - crit) / crit < 0.2:
+        if r.breakdown["bound"] != want or crit / 2 < I < 2 * crit:
             continue
         slips = [
             Wrong("fp32_bytes", "counted 4 bytes per bf16 element", "A bf16 number is 16 bits, 2 bytes, not 4.",
@@ -126,12 +132,18 @@ def matmul_bound(d: Draw) -> Problem:
             Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs",
                   "The peak counts 2 FLOPs per multiply-add: so must the FLOPs of the matmul.",
                   matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw, peak_flops=2 * _hw(hw).peak("bf16")))),
+            Wrong("halved_dense_peak", *(
+                ("halved the dense peak a second time", "The datasheet's figure with 2:4 sparsity, halved once, is the "
+                 "dense peak; halving it again counts the sparsity twice.") if _hw(hw).vendor == "NVIDIA" else
+                ("halved a peak already stated as dense", "This peak is the dense one: only a figure with 2:4 sparsity "
+                 "(NVIDIA's datasheets) is halved.")),
+                  matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw, peak_flops=_hw(hw).peak("bf16") / 2))),
         ]
         # the band holds the smaller of the two times the options show (the key's or the slip's): a band on the key's
         # time alone put a slip outside the range in a fifth of the draws, and a time outside it was never the key
         slips = [w for w in slips if us(float(w.value.breakdown["time_s"])) != us(t)
                  and (float(w.value.breakdown["time_s"]) > t) == above
-                 and 0.8 + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < 1.1 + 0.3 * band]
+                 and 1.1 + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < 1.4 + 0.3 * band]
         if slips:
             break
     else:  # never met: every (verdict, band) pair is reachable at every level (tests: 1,000 seeds)
@@ -143,9 +155,17 @@ def matmul_bound(d: Draw) -> Problem:
     t_s, slip_which = float(rs.breakdown["time_s"]), rs.breakdown["bound"]
     slip_other = "compute" if slip_which == "memory" else "memory"
 
+    # issue 22: the printed times are exactly 2x apart too: the smaller to 3 significant figures, the larger as twice
+    # that (one more figure where needed). Each to 3 figures made the ratio 1.99x or 2.01x in half the draws, and at
+    # medium, with few shapes, whether it did leaked the verdict ("exactly 2x: the smaller, compute-bound", 30 %).
+    low = min(t, t_s)
+
+    def shown(tt: float) -> str:
+        return us(tt) if tt == low else f"{2 * float(us(low)):g}"
+
     def fmt(v: tuple[float, str]) -> str:
         tt, b = v
-        return f"{b.capitalize()}-bound, taking at least {us(tt)} µs"
+        return f"{b.capitalize()}-bound, taking at least {shown(tt)} µs"
 
     wrongs = [
         Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
@@ -166,9 +186,9 @@ def matmul_bound(d: Draw) -> Problem:
     # them, so the solution leaves them out (B reaches 2048 here, not small beside D = 4096).
     result_steps(sol, [s for s in r.steps if not s.formula.startswith(("I ≈", "B* =", "B* ≈"))])
     sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**, "
-          f"and takes at least {us(t)} µs.",
+          f"and takes at least {shown(t)} µs.",
           f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound, "
-          f"and takes at least {us(t)} µs.")
+          f"and takes at least {shown(t)} µs.")
     ans = answer_text(key, options_text)
     sol.p(f"**Answer:** {ans}", f"Answer: {ans}")
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options_text,

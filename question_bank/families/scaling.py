@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from question_bank.family import Draw, Wrong, concept_choices, family, keep_distinct
+from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
-from question_bank.problem import Problem
+from question_bank.problem import ChoiceKey, Problem
 from question_bank.render import Doc, frac_text, latex_to_text, num
 
 
@@ -171,57 +171,112 @@ def variance_qk(d: Draw) -> Problem:
                      hints=["Var of a product of independent zero-mean variables is the product of their variances."])
 
 
-# issue 22: every option names the softmax and dₖ, and rights and wrongs share their openings ("To", "So that",
-# "Because"), words and lengths ("pick the option with 'softmax' and 'dₖ'" was right in every draw when only the
-# right statements named both)
-_WHY_RIGHT = [  # of different lengths, so that with balance_length the key is not told by its length
-    r"To keep the softmax out of saturation as $d_k$ grows",
-    r"So that a large $d_k$ no longer makes the softmax of the scores nearly one-hot, with vanishing gradients",
-    r"Because the scores would otherwise have variance $d_k$, and the softmax of such large scores saturates",
-    r"To bring the scores back to unit variance, so that their softmax stays out of saturation as $d_k$ grows",
-    r"So that the softmax stays in a region with useful gradients whatever $d_k$ is",
-    r"Because without it the spread of the scores grows with $d_k$ and the softmax turns nearly one-hot",
-]
-_WHY_WRONG = [
-    (r"So that the softmax weights of each row add up to one, whatever $d_k$ is",
-     Wrong("confuses_with_softmax", "confused the scaling with the softmax normalisation",
-           "Rows summing to 1 is the softmax's job; the scaling controls the size of the scores.", None)),
-    (r"Because without it the attention layer would need more parameters as $d_k$ grows",
-     Wrong("parameters", "thought the scaling changes the parameter count", "A constant scale adds or removes no parameters.", None)),
-    (r"To bound the output of attention to the unit interval after the softmax, whatever $d_k$ is",
-     Wrong("output_range", "thought the scaling bounds the output", "The output is a weighted average of values, in their range, scaled or not.", None)),
-    (r"To make the softmax of the scores blind to the order of the tokens as $d_k$ grows",
-     Wrong("order_invariance", "confused scaling with permutation invariance", "Order is handled by positional encodings, not the scale.", None)),
-    (r"To shrink the variance of the scores $\sqrt{d_k}$-fold ahead of the softmax",
-     Wrong("variance_by_sqrt", "thought the variance is divided by √dₖ", "Dividing a variable by √dₖ divides its variance by dₖ.", None)),
-    (r"Because the softmax needs the cosine similarity of $q$ and $k$, and $\sqrt{d_k}$ turns the scores into cosines",
-     Wrong("cosine", "confused the scaling with a cosine similarity",
-           "A cosine divides by the norms |q||k|, which vary from token to token; √dₖ is one constant for all scores.", None)),
-    (r"So that heads of width $d_k$ give their softmax scores of one size, and their outputs can be concatenated",
-     Wrong("concatenation", "thought the concatenation needs it", "Concatenation works for outputs of any size; the scale acts on the scores inside each head.", None)),
-    (r"To slow the learning of the $d_k$-wide projections, so the softmax patterns change gradually like a warm-up",
-     Wrong("learning_rate", "confused the scaling with a learning-rate schedule",
-           "The factor is applied in every forward pass, at inference too; it is not a schedule.", None)),
-    (r"So that the spread of the scores no longer depends on the sequence length, whatever $d_k$ is, and the softmax sees one spread",
-     Wrong("sequence_length", "thought the scaling is about the sequence length",
-           "Each score is one dot product over dₖ components; n does not enter its variance.", None)),
-    # medium (issue 12): distractors that get the variance arithmetic wrong, told apart only by doing it
-    (r"To give the scores zero mean for the softmax, whatever $d_k$ is",
-     Wrong("zero_mean", "thought the scaling centres the scores",
-           "A constant factor leaves a zero mean at zero and cannot centre a nonzero one; it changes the spread.", None)),
-    (r"So that the variance of the scores grows like $\sqrt{d_k}$ instead of $d_k$, which the softmax tolerates",
-     Wrong("variance_grows_sqrt", "thought the scaled variance is √dₖ",
-           "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1: it does not grow with dₖ at all.", None)),
-    (r"To give the scores of a $d_k$-wide head a variance of one over $d_k$ in the softmax",
-     Wrong("variance_one_over_dk", "thought the scaled variance is 1/dₖ",
-           "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1, not 1/dₖ: the unscaled variance is dₖ, not 1.", None)),
-]
+# issue 22: each problem is one sentence frame with two slots, each filled right or wrong, and its four options are
+# the 2×2 cross of the fillers: exactly one option fills both slots right. Every option then shares the frame with
+# the three others and each filler with one other, so "most (fewest) shared words", "echoes the statement" and
+# the options' lengths and word counts say nothing that the frame does not say of all four; which filler is the
+# longer one, right or wrong, varies from frame to frame. (Pools of right and wrong statements written apart lost
+# to "most shared words", 36-42 %, and to a learned attacker at medium, 56-62 %: the right ones used fewer, longer
+# words, "saturation", "vanishing gradients".)
+_D = r"$d_k$"
+_SQ = r"$\sqrt{d_k}$"
 
 
-_WHY_EASY_WRONG = frozenset({"confuses_with_softmax", "parameters", "output_range", "order_invariance",
-                             "concatenation", "learning_rate"})
-_WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "sequence_length", "variance_grows_sqrt",
-                               "variance_one_over_dk"})
+def _w(id_: str, label: str, feedback: str) -> Wrong:
+    return Wrong(id_, label, feedback, None)
+
+
+_SEQ_LEN = _w("sequence_length", "thought the scaling is about the sequence length",
+              "Each score is one dot product over dₖ components; the sequence length n does not enter its variance.")
+_ZERO_MEAN = _w("mean_grows", "thought the mean of the scores grows with dₖ",
+                "E[q·k] = Σ E[qᵢ]E[kᵢ] = 0 for every dₖ; it is the variance that grows, like dₖ.")
+_VAR_SQRT = _w("variance_grows_sqrt", "took the standard deviation √dₖ for the variance",
+               "Var(q·k) = Σ Var(qᵢkᵢ) = dₖ; √dₖ is its standard deviation.")
+_VAR_BY_SQRT = _w("variance_by_sqrt", "thought the variance is divided by √dₖ",
+                  "Dividing a variable by √dₖ divides its variance by (√dₖ)² = dₖ.")
+
+#: (frame with {x} and {y}, (right x, wrong x, the mistake of the wrong x), (right y, wrong y, its mistake))
+_WHY_FRAMES: dict[int, list[tuple[str, tuple[str, str, Wrong], tuple[str, str, Wrong]]]] = {
+    # easy: the wrong fillers confuse the scale with another part of the layer (the softmax's normalisation,
+    # parameters, order, heads, training, the sequence length)
+    0: [
+        ("So that {x} do not grow with {y}, which would saturate the softmax",
+         ("the scores", "the probabilities",
+          _w("probabilities", "confused the scores with the softmax probabilities",
+             "The softmax probabilities lie between 0 and 1 whatever dₖ is; the factor scales the scores before the softmax.")),
+         ("the head width " + _D, "the sequence length $n$", _SEQ_LEN)),
+        ("Because without it a large " + _D + " makes the softmax nearly {x}, so that its gradients {y}",
+         ("one-hot", "flat",
+          _w("flat_not_one_hot", "thought large scores flatten the softmax",
+             "Large scores let the largest exponential dominate: the softmax tends to one-hot, not to flat (uniform).")),
+         ("vanish", "explode",
+          _w("gradients_explode", "thought a saturated softmax has exploding gradients",
+             "A saturated softmax has derivatives pᵢ(δᵢⱼ − pⱼ) near 0: its gradients vanish."))),
+        ("So that one constant, applied {x}, {y} as " + _D + " grows",
+         ("in every forward pass", "only during the warm-up",
+          _w("learning_rate", "confused the scaling with a learning-rate schedule",
+             "The factor is applied in every forward pass, at inference too; it is not a schedule.")),
+         ("shrinks the scores", "adds parameters",
+          _w("parameters", "thought the scaling changes the parameter count",
+             "A constant scale adds or removes no parameters; it shrinks the scores."))),
+        ("Because it acts on {x}, keeping their softmax {y}",
+         ("the scores inside each head", "the concatenated outputs",
+          _w("concatenation", "thought the concatenation needs it",
+             "The factor divides QKᵀ inside each head; the concatenated outputs of the heads are not scaled.")),
+         ("out of saturation", "blind to order",
+          _w("order_invariance", "confused the scaling with permutation invariance",
+             "Order is handled by positional encodings, not by the scale."))),
+        ("Because {x} of " + _D + "-wide vectors grow with " + _D + ", and the softmax of large scores {y}",
+         ("dot products", "cosines",
+          _w("cosine", "confused the scores with cosine similarities",
+             "A cosine lies in [−1, 1] whatever dₖ is; it is the raw dot product q·k whose spread grows like √dₖ.")),
+         ("saturates", "sums to over one",
+          _w("confuses_with_softmax", "confused the scaling with the softmax normalisation",
+             "The softmax sums to 1 whatever its inputs; large scores make it nearly one-hot (saturated)."))),
+        ("So that the softmax {x} whatever the {y}",
+         ("keeps useful gradients", "stays bounded by one",
+          _w("output_range", "thought the scaling bounds the softmax",
+             "The softmax is bounded by 1 with or without the factor; the factor keeps it from saturating.")),
+         ("width " + _D + " of a head", "number of sequences in a batch",
+          _w("batch_size", "thought the scaling is about the batch size",
+             "Each score is one dot product of two dₖ-wide vectors; the batch size does not enter it."))),
+    ],
+    # medium: the wrong fillers get the variance arithmetic wrong, told apart only by doing it
+    1: [
+        ("Because without it the {x} of each score grows like {y}, and the softmax saturates",
+         ("variance", "mean", _ZERO_MEAN), (_D, _SQ, _VAR_SQRT)),
+        ("Because without it the {x} of each score grows like {y}, and the softmax saturates",
+         ("standard deviation", "mean", _ZERO_MEAN),
+         (_SQ, _D, _w("std_grows_dk", "took the variance dₖ for the standard deviation",
+                      "The variance of q·k is dₖ; its standard deviation is the square root, √dₖ."))),
+        ("So that each score has a {x} of {y} after the scaling, whatever " + _D + " is",
+         ("variance", "mean", _w("mean_one", "thought the scaling sets the mean of the scores to 1",
+                                 "The mean of q·k is 0 before and after the scaling: a constant factor keeps it at 0.")),
+         ("1", "$1/d_k$", _w("variance_one_over_dk", "thought the scaled variance is 1/dₖ",
+                             "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1, not 1/dₖ: the unscaled variance is dₖ, not 1."))),
+        ("Because each of the " + _D + " products $q_i k_i$ adds {x} to the variance of the raw score, which reaches {y}",
+         ("one", _D, _w("each_term_dk", "thought each product has variance dₖ",
+                      "Var(qᵢkᵢ) = E[qᵢ²]E[kᵢ²] = 1·1 = 1; the dₖ products add up to dₖ.")),
+         (_D, _SQ, _VAR_SQRT)),
+        ("Because dividing by " + _SQ + " divides the variance of each score by {x}, taking it from {y} to 1",
+         (_D, _SQ, _VAR_BY_SQRT),
+         (_D, _SQ, _VAR_SQRT)),
+        ("Because without it the scores of a " + _D + "-wide head have variance {x}, {y} times what they have with it",
+         (_D, "1", _w("raw_variance_one", "thought the unscaled scores already have variance 1",
+                      "Each of the dₖ products qᵢkᵢ has variance 1, and they add up: the raw score has variance dₖ.")),
+         (_D, _SQ, _VAR_BY_SQRT)),
+    ],
+}
+
+
+def _why_cell(frame: str, x: tuple[str, str, Wrong], y: tuple[str, str, Wrong], xr: bool, yr: bool) -> tuple[str, Wrong | None]:
+    text = frame.replace("{x}", x[0] if xr else x[1]).replace("{y}", y[0] if yr else y[1])
+    if xr and yr:
+        return text, None
+    if xr or yr:
+        return text, (y[2] if xr else x[2])
+    a, b = x[2], y[2]
+    return text, Wrong(f"{a.id}_and_{b.id}", f"{a.label}, and {b.label}", f"{a.feedback} {b.feedback}", None)
 
 
 @family(
@@ -235,13 +290,17 @@ _WHY_MEDIUM_WRONG = frozenset({"variance_by_sqrt", "zero_mean", "cosine", "seque
 )
 def why_sqrt_dk(d: Draw) -> Problem:
     """The reason for the 1/√dₖ factor, one right statement among mistaken ones."""
-    # easy: distractors that confuse the scale with another part of the layer (softmax, parameters,
-    # order, heads, training); medium: distractors that get the variance arithmetic wrong, so the
-    # option is found only by computing Var(q·k/√dₖ). Disjoint pools: no statement at both levels.
-    pool = _WHY_EASY_WRONG if d.level == 0 else _WHY_MEDIUM_WRONG
-    wrong = [(t, Wrong(w.id, w.label, w.feedback, 0)) for t, w in _WHY_WRONG if w.id in pool]
-    options, key, mis = concept_choices(d, _WHY_RIGHT, wrong, n=4, n_right=1, balance_length=True)
-    st = Doc().p(r"Why does scaled dot-product attention divide $QK^\top$ by $\sqrt{d_k}$ before the softmax?")
+    # easy: wrong fillers that confuse the scale with another part of the layer (softmax, parameters,
+    # order, heads, training); medium: wrong fillers that get the variance arithmetic wrong, so the
+    # option is found only by computing Var(q·k/√dₖ). Disjoint frames: no statement at both levels.
+    frame, x, y = d.pick(_WHY_FRAMES[min(d.level, 1)])
+    cells = [_why_cell(frame, x, y, xr, yr) for xr in (True, False) for yr in (True, False)]
+    d.rng.shuffle(cells)
+    options = [t for t, _ in cells]
+    key = ChoiceKey(frozenset(i for i, (_, w) in enumerate(cells) if w is None))
+    mis = [w.misconception(i) for i, (_, w) in enumerate(cells) if w is not None]
+    st = Doc().p(r"Why does scaled dot-product attention divide $QK^\top$ by $\sqrt{d_k}$ before the softmax? (Assume the "
+                 r"components of a query $q$ and a key $k$ are independent, standardised random variables.)")
     sol = Doc()
     sol.p(r"For $q, k$ with independent unit-variance components, $\operatorname{Var}(q\cdot k) = d_k$: the scores grow "
           r"like $\sqrt{d_k}$, and a softmax of large scores is nearly one-hot with vanishing gradients. Dividing by $\sqrt{d_k}$ "

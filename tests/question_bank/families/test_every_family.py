@@ -262,14 +262,22 @@ def test_complexity_memory_keys_match_a_second_table():
     assert seen
 
 
-def test_why_sqrt_dk_key_names_saturation_and_no_distractor_does():
-    """The reason is the softmax's saturation (one-hot, vanishing gradients); no wrong option says so."""
-    def says_saturation(o: str) -> bool:
-        return any(w in o for w in ("saturat", "one-hot", "gradients"))
+def test_why_sqrt_dk_key_fills_both_slots_right():
+    """issue 22: the four options are the 2x2 cross of one frame's two slots (right or wrong filler); the key fills
+    both right, and each wrong option carries the mistake of its wrong filler(s). (Every option of a frame names the
+    softmax alike, so no word such as "saturation" tells the key.)"""
+    from question_bank.families.scaling import _WHY_FRAMES, _why_cell
 
     for p in variants("attention.why_sqrt_dk"):
         (ci,) = p.key.correct
-        assert says_saturation(p.options[ci]) and not any(says_saturation(o) for i, o in enumerate(p.options) if i != ci)
+        frame, x, y = next(f for f in _WHY_FRAMES[0 if p.difficulty == "easy" else 1]
+                           if _why_cell(*f, True, True)[0] == p.options[ci])
+        assert sorted(p.options) == sorted(_why_cell(frame, x, y, a, b)[0] for a in (True, False) for b in (True, False))
+        assert sorted(m.value for m in p.misconceptions) == sorted(set(range(4)) - {ci})
+        cells = {_why_cell(frame, x, y, a, b)[0]: w for a in (True, False) for b in (True, False)
+                 for w in [_why_cell(frame, x, y, a, b)[1]]}
+        assert {m.id for m in p.misconceptions} == {x[2].id, y[2].id, f"{x[2].id}_and_{y[2].id}"}, p.id
+        assert all(cells[p.options[m.value]].id == m.id for m in p.misconceptions), p.id
 
 
 # ---------------------------------------------------------------- pinned hand-worked variants

@@ -208,11 +208,6 @@ def preset_spec(kw: dict[str, Any]) -> tuple[ModelSpec, ModelConfig | None]:
     return spec, spec.base()
 
 
-def preset_config(kw: dict[str, Any]) -> ModelConfig | None:
-    """:func:`preset_spec`'s model alone."""
-    return preset_spec(kw)[1]
-
-
 def name_model(r: Any, spec: ModelSpec, cfg: ModelConfig | None, unused: dict[str, str] | None = None, *,
                uses: tuple[str, ...] | None = None, why: str = "") -> None:
     """Name the model's route and the fields this command had no use for in ``r.convention``

@@ -127,11 +127,6 @@ ATTENTION_LAYER_UNUSED = {
     "lora_rank": "adapters are not in the crossover's matmuls"}
 
 
-def _with_model(r, spec, cfg, unused: dict[str, str]) -> None:
-    """Name the model's route and the fields this command had no use for (model_flags.name_model)."""
-    name_model(r, spec, cfg, unused)
-
-
 # ---------------------------------------------------------------------------------------
 # Printing
 # ---------------------------------------------------------------------------------------
@@ -505,7 +500,7 @@ def prefill(params, tokens, as_json, explain, **kw):
     r = solve(params, tokens, _chip(kw), chips=kw["chips"] or 1, mfu=kw["mfu"] or 1.0, flops=flops)
     if kw["mfu"] is None:
         r.convention["mfu"] = "1 (peak; give --mfu for a realistic time)"
-    _with_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
+    name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
                                "lora_rank": "the prefill FLOPs are the base model's"})
     show(r, as_json, explain)
 
@@ -553,7 +548,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
         r = decode_step(read.flop_params, batch, context, 0, _chip(kw), chips=kw["chips"] or 1,
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
-        _with_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
+        name_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
         show(r, as_json, explain)
         if plot is not None:
             _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -580,7 +575,7 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                          "--kv-bytes-per-token")
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
                     weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
-    _with_model(r, spec, cfg, unused)
+    name_model(r, spec, cfg, unused)
     show(r, as_json, explain)
     if plot is not None:
         _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -621,7 +616,7 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
     chip = _chip(kw)
     r = solve(params, tokens=tokens, compute=compute, chip=chip, chips=kw["chips"], mfu=kw["mfu"],
               gpu_hours=gpu_hours, exact_flops_per_token=exact)
-    _with_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
+    name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
     show(r, as_json, explain)
     if plot is not None:
         from solver.systems.training import zero as states
@@ -696,7 +691,7 @@ def zero(params, gpus, stage, optimizer_bytes, hw, hbm, plot, as_json, explain, 
         raise InputError("give --params or --preset", "--params")
     size, origin = _hbm(hw, hbm)
     r = solve(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
-    _with_model(r, spec, cfg, {**{k: "ZeRO's model states hold every parameter" for k in ("top_k",)},
+    name_model(r, spec, cfg, {**{k: "ZeRO's model states hold every parameter" for k in ("top_k",)},
                                **{k: NO_KV for k in KV_ONLY}})
     show(r, as_json, explain)
     if plot is not None:
@@ -829,7 +824,7 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
     r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv)
     r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
         (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
-    _with_model(r, spec, cfg, unused)
+    name_model(r, spec, cfg, unused)
     show(r, as_json, explain)
 
 

@@ -33,7 +33,6 @@ from drills.cli.solve_hardware import (
     _model,
     _params_or_preset,
     _solver_call,
-    _with_model,
     hardware_options,
     hbm_chip,
     output_options,
@@ -363,7 +362,7 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
               read_at=_reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts))
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
-    _with_model(r, spec, cfg, unused)
+    name_model(r, spec, cfg, unused)
     show(r, as_json, explain)
     if plot is not None:
         from drills.plots import memory as picture
@@ -407,7 +406,7 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
                    read=reads(int(batch)) if reads else None)
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
-    _with_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "
+    name_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "
                                                  "(P + n − 1 ≤ W)", **unused})
     show(r, as_json, explain)
 

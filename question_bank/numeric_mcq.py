@@ -53,6 +53,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -143,6 +144,8 @@ def option_text(key: NumericKey | IntegerKey, value: Any) -> str:
     v = float(value)
     if key.decimals is not None:
         v = float(round_half_up(v, key.decimals))
+        if os.environ.get("QKV_FIXED") == "1" and 0 < key.decimals and abs(v) < 10**12:
+            return f"{v:.{key.decimals}f}{unit}"
     return f"{format_number(v, 8).replace(',', '')}{unit}"
 
 
@@ -285,9 +288,79 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception]] 
     return configs[0]
 
 
+def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -> tuple[float, Misconception] | None:
+    """A mistake as an option: its own value (``own``), or made the other way round (:func:`mirror`)."""
+    if own:
+        return v, m
+    r = mirror(key, v)
+    return None if r is None else (r, _reversed(key, v, m))
+
+
+def _offset(key: NumericKey | IntegerKey, v: float) -> str:
+    k = float(key.value)
+    if isinstance(key, IntegerKey):
+        return f"{int(v - k):+,}"
+    return f"× {v / k:.4g}"
+
+
+def _both(key: NumericKey | IntegerKey, a: tuple[float, Misconception], b: tuple[float, Misconception]) -> tuple[float, Misconception]:
+    """The option two slips give together: the key moved by both (the product of their factors for a
+    NAT key, the sum of their counts for an integer one)."""
+    k = float(key.value)
+    (va, ma), (vb, mb) = a, b
+    v = va + vb - k if isinstance(key, IntegerKey) else va * vb / k
+    return v, Misconception(
+        f"{ma.id}_and_{mb.id}", f"{ma.label}, and {mb.label}",
+        f"This option is off from the right value by two slips at once: \u201c{ma.label}\u201d "
+        f"({_offset(key, va)}) and \u201c{mb.label}\u201d ({_offset(key, vb)}). {ma.feedback} {mb.feedback}", None)
+
+
+def _choose_cross(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception]] | None:
+    """Three distractors that with the key make the 2×2 cross of two slips (made or not): slip A,
+    slip B, and both; the key at ``rank`` (0 = smallest) among the four. Each slip moves the key up
+    or down, as the family makes it or the other way round (:func:`mirror`). In log space (a NAT key)
+    or on the number line (an integer key) the four options are the corners of one parallelogram
+    {0, a, b, a+b} whatever corner the key is: the options' spacing, their near-equal pairs and
+    shared leading digits are the same seen from every option. The choice is uniform over every
+    ordered pair of the draw's mistakes and both directions of each that give the key that rank.
+    None when none does (too few mistakes, or no four distinct fair options)."""
+    from question_bank.quality import numbers_in
+
+    key = p.key
+    if not isinstance(key, NumericKey | IntegerKey):
+        return None
+    kv = float(key.value)
+    ws = wrong_values(p)[:_MAX_MISTAKES]
+    avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
+    good = []
+    for (va, ma), (vb, mb) in itertools.permutations(ws, 2):
+        for own_a, own_b in itertools.product((True, False), repeat=2):
+            a = _slip(key, va, ma, own_a)
+            b = _slip(key, vb, mb, own_b)
+            if a is None or b is None:
+                continue
+            trio = [a, b, _both(key, a, b)]
+            vals = [v for v, _ in trio]
+            if sum(v < kv for v in vals) != rank:
+                continue
+            if isinstance(key, IntegerKey) and any(v != int(v) for v in vals):
+                continue
+            if any(not math.isfinite(v) or v <= 0 or _blank(key, v) for v in vals):
+                continue
+            if any(_same(v, x, key) for v in vals for x in avoid):
+                continue
+            if any(_same(x, y, key) for x, y in itertools.combinations(vals, 2)):
+                continue
+            good.append(trio)
+    if not good:
+        return None
+    return good[d.rng.randrange(len(good))]
+
 def _build(base: Any, d: Any) -> Problem:
     from question_bank.grading import LETTERS
 
+    import os
+    cross = os.environ.get("QKV_CROSS") == "1"
     rank = d.rng.randrange(N_OPTIONS)  # the key's place among the sorted options, drawn first
     chosen = None
     for attempt in range(TRIES):
@@ -298,7 +371,7 @@ def _build(base: Any, d: Any) -> Problem:
             if attempt == 0:
                 raise
             continue
-        chosen = _choose(d, p, rank)
+        chosen = _choose_cross(d, p, rank) if cross else _choose(d, p, rank)
         if chosen is not None:
             break
     if chosen is None:
@@ -368,16 +441,27 @@ def candidates(families: dict[str, Any]) -> list[str]:
             if not fid.endswith(SUFFIX) and set(f.types) & {"nat", "integer"} and not set(f.types) & {"mcq", "msq", "matrix"}]
 
 
-if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which candidates pass the quality checks
-    import sys
-
-    from question_bank.family import all_families
+def _verdict(fams: dict[str, Any], fid: str, levels: tuple[str, ...], draws: int) -> tuple[bool, str]:
     from question_bank.quality import run_quality
 
+    fams.pop(fid + SUFFIX, None)
+    register(fams, {fid: levels})
+    rep = run_quality(draws, families=[fid + SUFFIX], include_curated=False)
+    fq = rep.families[fid + SUFFIX]
+    got = fq.kinds.get("mcq", 0)
+    # a view listed in quality.PENDING has its failures in rep.pending, not rep.issues: both count here
+    ok = rep.ok and not rep.pending and got == fq.draws
+    return ok, f"({got}/{fq.draws} drawn) {'; '.join(rep.issues + rep.pending)[:400]}"
+
+
+def check_views(fids: Iterable[str], draws: int, *, per_level: bool = False) -> Iterable[tuple[str, str, tuple[str, ...], str]]:
+    """(verdict, family, levels, detail) per candidate: the levels whose draws give three distinct
+    mistakes, the view's quality verdict over them (``per_level``: each level alone first, keeping the
+    levels that pass, then those together)."""
+    from question_bank.family import all_families
+
     fams = all_families()
-    draws = int(sys.argv[1]) if len(sys.argv) > 1 else 120
-    only = sys.argv[2:]
-    for fid in only or candidates(fams):
+    for fid in fids:
         base = fams[fid]
         levels = []
         for lv in base.difficulties:  # the levels whose draws give three distinct mistakes
@@ -391,15 +475,24 @@ if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which cand
                     pass
             if ok == 20:
                 levels.append(lv)
+        if per_level:
+            levels = [lv for lv in levels if _verdict(fams, fid, (lv,), draws)[0]]
         if not levels:
-            print(f"none {fid}: no level gives three distinct mistakes", flush=True)
+            yield "none", fid, (), "no level gives three distinct mistakes" + (" and passes" if per_level else "")
             continue
-        fams.pop(fid + SUFFIX, None)
-        register(fams, {fid: tuple(levels)})
-        rep = run_quality(draws, families=[fid + SUFFIX], include_curated=False)
-        fq = rep.families[fid + SUFFIX]
-        got = fq.kinds.get("mcq", 0)
-        # a view listed in quality.PENDING has its failures in rep.pending, not rep.issues: both count here
-        verdict = "PASS" if rep.ok and not rep.pending and got == fq.draws else "fail"
-        print(f"{verdict} {fid} {tuple(levels)} ({got}/{fq.draws} drawn) {'; '.join(rep.issues + rep.pending)[:400]}",
-              flush=True)
+        ok, detail = _verdict(fams, fid, tuple(levels), draws)
+        yield ("PASS" if ok else "fail"), fid, tuple(levels), detail
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which candidates pass the quality checks
+    import sys
+
+    from question_bank.family import all_families
+
+    args = sys.argv[1:]
+    per_level = "--per-level" in args
+    args = [a for a in args if a != "--per-level"]
+    draws = int(args[0]) if args else 120
+    only = args[1:]
+    for verdict, fid, levels, detail in check_views(only or candidates(all_families()), draws, per_level=per_level):
+        print(f"{verdict} {fid} {levels} {detail}", flush=True)

@@ -87,8 +87,8 @@ def concept(p: Problem) -> tuple[frozenset[str], frozenset[str]] | None:
 #: the overlap (|A ∩ B| / min(|A|, |B|)) of two statements' words, and of their right options' words, from
 #: which two conceptual questions ask the same thing. Read off every pair of the bank's conceptual questions
 #: (tests/test_sheets_near_duplicates.py lists the pairs they join): "why divide by √dₖ" (GATE Q4 and
-#: attention.why_sqrt_dk) 0.57 / 0.125–0.5 (issue 22's sentence frames: "each of the dₖ products adds one to
-#: the variance of the raw score, which reaches dₖ" shares only dₖ with GATE's key); "why Transformers beat
+#: attention.why_sqrt_dk) 0.57 / 0.25–0.5 (issue 22's sentence frames all name the softmax, and dₖ or
+#: saturation, as GATE's key does; an earlier frame shared only dₖ with it, 0.125); "why Transformers beat
 #: RNNs" ×4; BERT vs GPT ×3. The nearest pair below them (self-attention's complexity vs FlashAttention's:
 #: 0.56 / 0.0) asks something else.
 STATEMENT_OVERLAP, KEY_OVERLAP = 0.5, 0.1

@@ -173,98 +173,118 @@ def variance_qk(d: Draw) -> Problem:
 
 # issue 22: each problem is one sentence frame with two slots, each filled right or wrong, and its four options are
 # the 2×2 cross of the fillers: exactly one option fills both slots right. Every option then shares the frame with
-# the three others and each filler with one other, so "most (fewest) shared words", "echoes the statement" and
-# the options' lengths and word counts say nothing that the frame does not say of all four; which filler is the
-# longer one, right or wrong, varies from frame to frame. (Pools of right and wrong statements written apart lost
-# to "most shared words", 36-42 %, and to a learned attacker at medium, 56-62 %: the right ones used fewer, longer
-# words, "saturation", "vanishing gradients".)
+# the three others and each filler with one other. (Pools of right and wrong statements written apart lost to "most
+# shared words", 36-42 %, and to a learned attacker at medium, 56-62 %: the right ones used fewer, longer words,
+# "saturation", "vanishing gradients".) Within a slot the right and the wrong filler have the same length, the same
+# number of words and of new words, and share the same number of words with the statement, so that the four options
+# of a draw look alike to every feature of question_bank.adversary (length, words, overlaps, numbers): a learned
+# attacker sees four equal rows but for their positions. (Fillers of other lengths, dₖ against √dₖ, "variance"
+# against "mean", let one trained on some frames find the key in 47 % of the medium draws of the others, at 400
+# draws.) Across the frames of a level each filler is the right one as often as the wrong one ("dₖ," right in one
+# frame is wrong in another), so no word such as "mean", "one" or √dₖ marks the key either.
+# tests/question_bank/families/test_why_sqrt_dk_frames.py holds both.
 _D = r"$d_k$"
 _SQ = r"$\sqrt{d_k}$"
+#: dₖ against √dₖ: the comma (before "and", "so", "which") makes the two fillers one length
+_DC = r"$d_k$,"
+_QK = r"$q_i k_i$"
 
 
 def _w(id_: str, label: str, feedback: str) -> Wrong:
     return Wrong(id_, label, feedback, None)
 
 
-_SEQ_LEN = _w("sequence_length", "thought the scaling is about the sequence length",
-              "Each score is one dot product over dₖ components; the sequence length n does not enter its variance.")
-_ZERO_MEAN = _w("mean_grows", "thought the mean of the scores grows with dₖ",
-                "E[q·k] = Σ E[qᵢ]E[kᵢ] = 0 for every dₖ; it is the variance that grows, like dₖ.")
+# easy: the wrong fillers get the picture wrong (what is scaled, which way the scores and the gradients go, what the
+# softmax does with large or small scores, the key width against the number of keys)
+_SCORES_SHRINK = _w("scores_shrink", "thought wider vectors give smaller dot products",
+                    "q·k adds up dₖ products qᵢkᵢ: its spread grows like √dₖ, it does not shrink.")
+_GRADIENTS_EXPLODE = _w("gradients_explode", "thought a saturated softmax has exploding gradients",
+                        "A saturated softmax has derivatives pᵢ(δᵢⱼ − pⱼ) near 0: its gradients vanish.")
+# medium: the wrong fillers get the variance arithmetic wrong, told apart only by doing it
 _VAR_SQRT = _w("variance_grows_sqrt", "took the standard deviation √dₖ for the variance",
                "Var(q·k) = Σ Var(qᵢkᵢ) = dₖ; √dₖ is its standard deviation.")
 _VAR_BY_SQRT = _w("variance_by_sqrt", "thought the variance is divided by √dₖ",
-                  "Dividing a variable by √dₖ divides its variance by (√dₖ)² = dₖ.")
+                  "Dividing a variable by √dₖ divides its variance by (√dₖ)² = dₖ: from dₖ to 1.")
+_EACH_TERM_DK = _w("each_term_dk", "thought each product has variance dₖ",
+                   "Var(qᵢkᵢ) = E[qᵢ²]E[kᵢ²] = 1·1 = 1; the dₖ products add up to dₖ.")
+_RAW_VAR_ONE = _w("raw_variance_one", "thought the unscaled scores already have variance 1",
+                  "Each of the dₖ products qᵢkᵢ has variance 1, and they add up: the raw score has variance dₖ.")
 
 #: (frame with {x} and {y}, (right x, wrong x, the mistake of the wrong x), (right y, wrong y, its mistake))
 _WHY_FRAMES: dict[int, list[tuple[str, tuple[str, str, Wrong], tuple[str, str, Wrong]]]] = {
-    # easy: the wrong fillers confuse the scale with another part of the layer (the softmax's normalisation,
-    # parameters, order, heads, training, the sequence length)
     0: [
-        ("So that {x} do not grow with {y}, which would saturate the softmax",
-         ("the scores", "the probabilities",
-          _w("probabilities", "confused the scores with the softmax probabilities",
-             "The softmax probabilities lie between 0 and 1 whatever dₖ is; the factor scales the scores before the softmax.")),
-         ("the head width " + _D, "the sequence length $n$", _SEQ_LEN)),
-        ("Because without it a large " + _D + " makes the softmax nearly {x}, so that its gradients {y}",
-         ("one-hot", "flat",
+        ("So that {x} do not {y} as the head width " + _D + " grows and push the softmax into saturation",
+         ("the scores", "the values",
+          _w("value_vectors", "thought the factor scales the value vectors",
+             "The factor divides the scores QKᵀ before the softmax; the values V are not scaled.")),
+         ("blow up", "die out", _SCORES_SHRINK)),
+        ("Because without it a large " + _D + " makes the softmax {y}, so that its gradients {x}",
+         ("die out", "blow up", _GRADIENTS_EXPLODE),
+         ("sharply peaked", "nearly uniform",
           _w("flat_not_one_hot", "thought large scores flatten the softmax",
-             "Large scores let the largest exponential dominate: the softmax tends to one-hot, not to flat (uniform).")),
-         ("vanish", "explode",
-          _w("gradients_explode", "thought a saturated softmax has exploding gradients",
-             "A saturated softmax has derivatives pᵢ(δᵢⱼ − pⱼ) near 0: its gradients vanish."))),
-        ("So that one constant, applied {x}, {y} as " + _D + " grows",
-         ("in every forward pass", "only during the warm-up",
-          _w("learning_rate", "confused the scaling with a learning-rate schedule",
-             "The factor is applied in every forward pass, at inference too; it is not a schedule.")),
-         ("shrinks the scores", "adds parameters",
-          _w("parameters", "thought the scaling changes the parameter count",
-             "A constant scale adds or removes no parameters; it shrinks the scores."))),
-        ("Because it acts on {x}, keeping their softmax {y}",
-         ("the scores inside each head", "the concatenated outputs",
-          _w("concatenation", "thought the concatenation needs it",
-             "The factor divides QKᵀ inside each head; the concatenated outputs of the heads are not scaled.")),
-         ("out of saturation", "blind to order",
-          _w("order_invariance", "confused the scaling with permutation invariance",
-             "Order is handled by positional encodings, not by the scale."))),
-        ("Because {x} of " + _D + "-wide vectors grow with " + _D + ", and the softmax of large scores {y}",
-         ("dot products", "cosines",
-          _w("cosine", "confused the scores with cosine similarities",
-             "A cosine lies in [−1, 1] whatever dₖ is; it is the raw dot product q·k whose spread grows like √dₖ.")),
-         ("saturates", "sums to over one",
-          _w("confuses_with_softmax", "confused the scaling with the softmax normalisation",
-             "The softmax sums to 1 whatever its inputs; large scores make it nearly one-hot (saturated)."))),
-        ("So that the softmax {x} whatever the {y}",
-         ("keeps useful gradients", "stays bounded by one",
-          _w("output_range", "thought the scaling bounds the softmax",
-             "The softmax is bounded by 1 with or without the factor; the factor keeps it from saturating.")),
-         ("width " + _D + " of a head", "number of sequences in a batch",
-          _w("batch_size", "thought the scaling is about the batch size",
-             "Each score is one dot product of two dₖ-wide vectors; the batch size does not enter it."))),
+             "Large scores let the largest exponential dominate: the softmax tends to one-hot, not to uniform."))),
+        ("Because without it the softmax weights that average {x} come from dot products that {y} as " + _D + " grows",
+         ("the values", "the scores",
+          _w("averages_scores", "thought the softmax weights average the scores",
+             "The softmax turns the scores into weights, and the weights average the values V.")),
+         ("blow up", "die out", _SCORES_SHRINK)),
+        ("Because dividing by " + _D + " instead would make the scores {x} as " + _D + " grows and the softmax {y}",
+         ("die out", "blow up",
+          _w("over_scaling_grows", "thought the scores still grow when divided by dₖ",
+             "q·k has standard deviation √dₖ, so q·k/dₖ has 1/√dₖ: the scores die out as dₖ grows.")),
+         ("nearly uniform", "sharply peaked",
+          _w("small_scores_peaked", "thought scores near 0 make the softmax peaked",
+             "Scores near 0 give exponentials near 1: the softmax tends to uniform."))),
+        ("So that the scores do not grow with {x} and saturate the softmax, whose gradients would then {y}",
+         ("wider keys", "extra keys",
+          _w("sequence_length", "thought the scaling is about the number of keys",
+             "Each score is one dot product over the key width dₖ; the number of keys n does not enter it.")),
+         ("die out", "blow up", _GRADIENTS_EXPLODE)),
+        ("Because adding {x} to a query's softmax leaves each of its scores as it is, but a large " + _D + " makes them {y}",
+         ("extra keys", "wider keys",
+          _w("width_leaves_scores", "thought wider keys leave the scores as they are",
+             "A wider key adds more products qᵢkᵢ to each score: its spread grows like √dₖ.")),
+         ("blow up", "die out", _SCORES_SHRINK)),
     ],
-    # medium: the wrong fillers get the variance arithmetic wrong, told apart only by doing it
     1: [
-        ("Because without it the {x} of each score grows like {y}, and the softmax saturates",
-         ("variance", "mean", _ZERO_MEAN), (_D, _SQ, _VAR_SQRT)),
-        ("Because without it the {x} of each score grows like {y}, and the softmax saturates",
-         ("standard deviation", "mean", _ZERO_MEAN),
-         (_SQ, _D, _w("std_grows_dk", "took the variance dₖ for the standard deviation",
-                      "The variance of q·k is dₖ; its standard deviation is the square root, √dₖ."))),
-        ("So that each score has a {x} of {y} after the scaling, whatever " + _D + " is",
-         ("variance", "mean", _w("mean_one", "thought the scaling sets the mean of the scores to 1",
-                                 "The mean of q·k is 0 before and after the scaling: a constant factor keeps it at 0.")),
-         ("1", "$1/d_k$", _w("variance_one_over_dk", "thought the scaled variance is 1/dₖ",
-                             "Var(q·k/√dₖ) = dₖ/(√dₖ)² = 1, not 1/dₖ: the unscaled variance is dₖ, not 1."))),
-        ("Because each of the " + _D + " products $q_i k_i$ adds {x} to the variance of the raw score, which reaches {y}",
-         ("one", _D, _w("each_term_dk", "thought each product has variance dₖ",
-                      "Var(qᵢkᵢ) = E[qᵢ²]E[kᵢ²] = 1·1 = 1; the dₖ products add up to dₖ.")),
-         (_D, _SQ, _VAR_SQRT)),
-        ("Because dividing by " + _SQ + " divides the variance of each score by {x}, taking it from {y} to 1",
-         (_D, _SQ, _VAR_BY_SQRT),
-         (_D, _SQ, _VAR_SQRT)),
-        ("Because without it the scores of a " + _D + "-wide head have variance {x}, {y} times what they have with it",
-         (_D, "1", _w("raw_variance_one", "thought the unscaled scores already have variance 1",
-                      "Each of the dₖ products qᵢkᵢ has variance 1, and they add up: the raw score has variance dₖ.")),
-         (_D, _SQ, _VAR_BY_SQRT)),
+        ("Because without it {x} of each score grows like {y} and the softmax saturates",
+         ("the size", "the mean",
+          _w("mean_grows", "thought the mean of the scores grows with dₖ",
+             "E[q·k] = Σ E[qᵢ]E[kᵢ] = 0 for every dₖ; it is the spread that grows, like √dₖ.")),
+         (_SQ, _DC, _w("std_grows_dk", "took the variance dₖ for the typical size",
+                       "The variance of q·k is dₖ; its standard deviation, the typical size of a score, is √dₖ."))),
+        ("Because the variances of the " + _D + " products {x}, making the variance of each score grow like {y} and the "
+         "softmax saturate",
+         ("stack up", "even out",
+          _w("variances_even_out", "thought the products' variances even out like their signs",
+             "Variances of independent terms add, whatever their signs: Var(q·k) = Σ Var(qᵢkᵢ) = dₖ.")),
+         (_DC, _SQ, _VAR_SQRT)),
+        ("Because without it a score sums " + _D + " products " + _QK + " of variance {x} and so has standard deviation {y}, "
+         "which makes the softmax nearly one-hot",
+         ("one", _DC, _EACH_TERM_DK),
+         (_SQ, "one", _w("raw_std_one", "thought the raw scores have standard deviation 1",
+                         "The dₖ products' variances add up to dₖ, so the raw score's standard deviation is √dₖ, not 1."))),
+        ("Because without it each score has variance {y} and the softmax is nearly one-hot, while dividing by " + _SQ
+         + " brings that variance to {x}",
+         ("one", _SQ, _VAR_BY_SQRT),
+         (_DC, "one", _RAW_VAR_ONE)),
+        ("Because the products " + _QK + " {x} in {y} of each score, keeping it at zero, while their variances sum to " + _D
+         + ", enough to saturate the softmax",
+         ("even out", "stack up",
+          _w("means_stack_up", "thought the products pile up in the mean",
+             "Each product qᵢkᵢ has mean E[qᵢ]E[kᵢ] = 0: positive and negative products even out, and E[q·k] = 0.")),
+         ("the mean", "the size",
+          _w("small_scores", "took the zero mean for small scores",
+             "E[q·k] = 0, but the scores spread around it with standard deviation √dₖ: they are not small."))),
+        ("Because dividing each score by " + _SQ + " divides its standard deviation by {x} and its variance by {y} and keeps "
+         "the softmax out of saturation",
+         (_SQ, _DC, _w("std_by_dk", "thought the standard deviation is divided by dₖ",
+                       "Dividing a variable by √dₖ divides its standard deviation by √dₖ and its variance by dₖ.")),
+         (_DC, _SQ, _VAR_BY_SQRT)),
+        ("Because each one of the " + _D + " products " + _QK + " has variance {x} and the raw score, their sum, has variance "
+         "{y} and saturates the softmax",
+         ("one", _DC, _EACH_TERM_DK),
+         (_DC, "one", _RAW_VAR_ONE)),
     ],
 }
 
@@ -290,9 +310,10 @@ def _why_cell(frame: str, x: tuple[str, str, Wrong], y: tuple[str, str, Wrong], 
 )
 def why_sqrt_dk(d: Draw) -> Problem:
     """The reason for the 1/√dₖ factor, one right statement among mistaken ones."""
-    # easy: wrong fillers that confuse the scale with another part of the layer (softmax, parameters,
-    # order, heads, training); medium: wrong fillers that get the variance arithmetic wrong, so the
-    # option is found only by computing Var(q·k/√dₖ). Disjoint frames: no statement at both levels.
+    # easy: wrong fillers that get the picture wrong (what is scaled, which way the scores and the gradients go,
+    # the softmax of large or small scores, the key width against the number of keys); medium: wrong fillers that
+    # get the variance arithmetic wrong, so the option is found only by computing E[q·k], Var(q·k) and
+    # Var(q·k/√dₖ). Disjoint frames: no statement at both levels.
     frame, x, y = d.pick(_WHY_FRAMES[min(d.level, 1)])
     cells = [_why_cell(frame, x, y, xr, yr) for xr in (True, False) for yr in (True, False)]
     d.rng.shuffle(cells)
@@ -305,10 +326,16 @@ def why_sqrt_dk(d: Draw) -> Problem:
     sol.p(r"For $q, k$ with independent unit-variance components, $\operatorname{Var}(q\cdot k) = d_k$: the scores grow "
           r"like $\sqrt{d_k}$, and a softmax of large scores is nearly one-hot with vanishing gradients. Dividing by $\sqrt{d_k}$ "
           r"brings the variance back to 1.")
+    sol.p(r"Only the width $d_k$ of $q$ and $k$ enters a score, not the number of keys; the factor scales the scores, "
+          r"not the values $V$ that the softmax weights average. Dividing by $d_k$ instead would leave the scores a "
+          r"standard deviation $1/\sqrt{d_k}$: they would die out, and the softmax would be nearly uniform.")
     if d.level > 0:
-        sol.p(r"The arithmetic the options get wrong: $E[q\cdot k] = 0$ and the scale keeps it 0; "
-              r"$\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k$; "
-              r"$\operatorname{Var}(q\cdot k/\sqrt{d_k}) = d_k/(\sqrt{d_k})^2 = 1$, the same for every $d_k$ and every $n$.")
+        sol.p(r"The arithmetic the options get wrong: each product has mean $E[q_i]E[k_i] = 0$ (the products even out, "
+              r"$E[q\cdot k] = 0$, and the scale keeps it 0) and variance $E[q_i^2]E[k_i^2] = 1$; the $d_k$ variances add up, "
+              r"$\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k$, a standard deviation "
+              r"(the typical size of a score) of $\sqrt{d_k}$; dividing by $\sqrt{d_k}$ divides the standard deviation by "
+              r"$\sqrt{d_k}$ and the variance by $(\sqrt{d_k})^2 = d_k$: "
+              r"$\operatorname{Var}(q\cdot k/\sqrt{d_k}) = 1$, the same for every $d_k$ and every $n$.")
     sol.p("**Answer:** " + answer_text(key, [latex_to_text(o) for o in options]))
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, misconceptions=mis,
                      explanation="Var(q·k) = d_k for unit-variance components; the scaling keeps the softmax out of saturation.")

@@ -49,6 +49,22 @@ def test_the_rule_on_known_pairs():
     assert not near_duplicate(nums.generate(1, "easy"), nums.generate(1, "easy"))  # numeric: never by this rule
 
 
+def test_every_why_sqrt_dk_frame_is_gate_q4_s_question():
+    """Every sentence frame of both levels of attention.why_sqrt_dk (issue 22) is found the same question as GATE Q4:
+    its key shares a word with GATE's (the softmax, dₖ, saturation, gradients)."""
+    from question_bank.families.scaling import _WHY_FRAMES
+
+    gate = qb.problem("004.gate.q4")
+    fam = get_family("attention.why_sqrt_dk")
+    for lvl, diff in enumerate(fam.difficulties):
+        keys = set()
+        for s in range(60):
+            p = fam.generate(s, diff)
+            keys.add(p.options[next(iter(p.key.correct))])
+            assert near_duplicate(gate, p) and near_duplicate(p, gate), (p.id, p.options_text)
+        assert len(keys) == len(_WHY_FRAMES[lvl]), (diff, len(keys))
+
+
 def test_a_conceptual_sheet_asks_each_thing_once():
     sel = select_problems(60, 3, types=["mcq", "msq"])
     _check(sel.problems)

@@ -53,7 +53,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -69,10 +68,8 @@ SUFFIX = "_mcq"
 TRIES = 24
 #: Options of a numeric MCQ.
 N_OPTIONS = 4
-#: The most mistakes of a draw considered (its first ones), and the random choices tried for a balanced
-#: count of shared digit groups (:func:`_choose`).
+#: The most mistakes of a draw considered (its first ones).
 _MAX_MISTAKES = 10
-_TRIES_SHARED = 8
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
@@ -144,7 +141,7 @@ def option_text(key: NumericKey | IntegerKey, value: Any) -> str:
     v = float(value)
     if key.decimals is not None:
         v = float(round_half_up(v, key.decimals))
-        if os.environ.get("QKV_FIXED") == "1" and 0 < key.decimals and abs(v) < 10**12:
+        if 0 < key.decimals and abs(v) < 10**12:
             return f"{v:.{key.decimals}f}{unit}"
     return f"{format_number(v, 8).replace(',', '')}{unit}"
 
@@ -210,84 +207,6 @@ def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misco
         f"in the other direction ({how}): check that step, applied once and the right way round.", None)
 
 
-def _shared(texts: list[str]) -> list[int]:
-    """Per option, the words (digit groups included) it shares with the other options."""
-    import re
-
-    words = [set(re.findall(r"\w+", t.lower())) for t in texts]
-    return [sum(len(w & v) for j, v in enumerate(words) if j != i) for i, w in enumerate(words)]
-
-
-def _placements(p: Problem, ws: list[tuple[float, Misconception]]) -> list[list[tuple[float, Misconception]]]:
-    """Per mistake, the options it can give: its own value, and the value made the other way round
-    (:func:`mirror`), each kept when it is a fair option (not blank, not the key, not 0, 1, another
-    mistake's value or a printed number)."""
-    from question_bank.quality import numbers_in
-
-    key = p.key
-    assert isinstance(key, NumericKey | IntegerKey)
-    kv = float(key.value)
-    avoid = [kv, 0.0, 1.0, *(v for v, _ in ws), *numbers_in(p.statement_text)]
-    out = []
-    for v, m in ws:
-        ways = [(v, m)]
-        r = mirror(key, v)
-        if r is not None and not _blank(key, r) and not any(_same(r, x, key) for x in avoid):
-            ways.append((r, _reversed(key, v, m)))
-        out.append(ways)
-    return out
-
-
-def _configurations(p: Problem, ws: list[tuple[float, Misconception]], rank: int) -> list[list[tuple[float, Misconception]]]:
-    """Every choice of three distinct mistakes, each made as the family makes it or the other way
-    round, that puts the key at ``rank`` (0 = smallest) with options distinct as displayed."""
-    key = p.key
-    assert isinstance(key, NumericKey | IntegerKey)
-    kv = float(key.value)
-    ways = _placements(p, ws)
-    out = []
-    for trio in itertools.combinations(range(len(ws)), N_OPTIONS - 1):
-        for pick in itertools.product(*(ways[i] for i in trio)):
-            if sum(v < kv for v, _ in pick) != rank:
-                continue
-            if any(_same(a[0], b[0], key) for a, b in itertools.combinations(pick, 2)):
-                continue
-            out.append(list(pick))
-    return out
-
-
-def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception]] | None:
-    """Three distractors that put the key at ``rank`` (0 = smallest) among the four, or None when
-    the draw has fewer than three distinct mistakes (or cannot give that rank).
-
-    The choice is uniform over every trio of the draw's mistakes and every direction each is made in
-    (:func:`_configurations`), not "the family's own mistakes first": a mistake that only ever
-    undercounts would otherwise sit on one side of the key in every draw, and the options' spacing
-    (a factor 2 below, 24 above) would tell the key's place. Drawn in both directions, each mistake
-    puts the key above or below it with the same chance, so the key is no more the geometric centre
-    of the options than a distractor is.
-
-    Mistakes that add or drop a small term give numbers that share their leading digits with the
-    key, which then reads as the centre of the options (the one sharing the most digit groups with
-    the others), or the odd one out; choices where the key shares neither the most nor the fewest
-    are preferred, as ``concept_choices`` balances lengths."""
-    key = p.key
-    if not isinstance(key, NumericKey | IntegerKey):
-        return None
-    ws = wrong_values(p)[:_MAX_MISTAKES]
-    if len(ws) < N_OPTIONS - 1:
-        return None
-    configs = _configurations(p, ws, rank)
-    if not configs:
-        return None
-    d.rng.shuffle(configs)
-    for got in configs[:_TRIES_SHARED]:
-        shared = _shared([option_text(key, key.value), *(option_text(key, v) for v, _ in got)])
-        if len(set(shared)) == 1 or min(shared[1:]) < shared[0] < max(shared[1:]):
-            return got
-    return configs[0]
-
-
 def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -> tuple[float, Misconception] | None:
     """A mistake as an option: its own value (``own``), or made the other way round (:func:`mirror`)."""
     if own:
@@ -315,7 +234,7 @@ def _both(key: NumericKey | IntegerKey, a: tuple[float, Misconception], b: tuple
         f"({_offset(key, va)}) and \u201c{mb.label}\u201d ({_offset(key, vb)}). {ma.feedback} {mb.feedback}", None)
 
 
-def _choose_cross(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception]] | None:
+def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, tuple[tuple[str, bool], ...]]] | None:
     """Three distractors that with the key make the 2×2 cross of two slips (made or not): slip A,
     slip B, and both; the key at ``rank`` (0 = smallest) among the four. Each slip moves the key up
     or down, as the family makes it or the other way round (:func:`mirror`). In log space (a NAT key)
@@ -323,7 +242,8 @@ def _choose_cross(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconcept
     {0, a, b, a+b} whatever corner the key is: the options' spacing, their near-equal pairs and
     shared leading digits are the same seen from every option. The choice is uniform over every
     ordered pair of the draw's mistakes and both directions of each that give the key that rank.
-    None when none does (too few mistakes, or no four distinct fair options)."""
+    None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
+    with its slips: (the base family's mistake id, made as the family makes it)."""
     from question_bank.quality import numbers_in
 
     key = p.key
@@ -351,16 +271,16 @@ def _choose_cross(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconcept
                 continue
             if any(_same(x, y, key) for x, y in itertools.combinations(vals, 2)):
                 continue
-            good.append(trio)
+            good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:
         return None
-    return good[d.rng.randrange(len(good))]
+    trio, sa, sb = good[d.rng.randrange(len(good))]
+    return [(*trio[0], (sa,)), (*trio[1], (sb,)), (*trio[2], (sa, sb))]
+
 
 def _build(base: Any, d: Any) -> Problem:
     from question_bank.grading import LETTERS
 
-    import os
-    cross = os.environ.get("QKV_CROSS") == "1"
     rank = d.rng.randrange(N_OPTIONS)  # the key's place among the sorted options, drawn first
     chosen = None
     for attempt in range(TRIES):
@@ -371,28 +291,30 @@ def _build(base: Any, d: Any) -> Problem:
             if attempt == 0:
                 raise
             continue
-        chosen = _choose_cross(d, p, rank) if cross else _choose(d, p, rank)
+        chosen = _choose(d, p, rank)
         if chosen is not None:
             break
     if chosen is None:
         raise ValueError(f"{base.id}: no draw in {TRIES} has {N_OPTIONS - 1} distinct mistakes to offer")
     key = p.key
     assert isinstance(key, NumericKey | IntegerKey)
-    rows: list[tuple[float, Misconception | None]] = sorted([(float(key.value), None), *chosen], key=lambda r: r[0])
-    options = [option_text(key, v) for v, _ in rows]
-    at = next(i for i, (_, m) in enumerate(rows) if m is None)
-    mis = [dataclasses.replace(m, value=i) for i, (_, m) in enumerate(rows) if m is not None]
-    md = ["", "**The options**, and the mistake that gives each wrong one:", ""]
-    text = ["", "The options, and the mistake that gives each wrong one:"]
-    for i, (_, m) in enumerate(rows):
-        why = "the value worked out above (the key)" if m is None else m.label
+    rows: list[tuple[float, Misconception | None, tuple[tuple[str, bool], ...]]] = sorted(
+        [(float(key.value), None, ()), *chosen], key=lambda r: r[0])
+    options = [option_text(key, v) for v, _, _ in rows]
+    at = next(i for i, (_, m, _) in enumerate(rows) if m is None)
+    mis = [dataclasses.replace(m, value=i) for i, (_, m, _) in enumerate(rows) if m is not None]
+    md = ["", "**The options**, and the slips that give the wrong ones (the key moved by one slip, the other, or both):", ""]
+    text = ["", "The options, and the slips that give the wrong ones (the key moved by one slip, the other, or both):"]
+    for i, (v, m, _) in enumerate(rows):
+        why = "the value worked out above (the key)" if m is None else f"{m.label} ({_offset(key, v)})"
         md.append(f"- ({LETTERS[i]}) {options[i]}: {why}")
         text.append(f"  ({LETTERS[i]}) {options[i]}: {why}")
     answer = f"Answer: ({LETTERS[at]}) {options[at]}"
     md += ["", answer]
     text.append(answer)
     given = dict(p.given)
-    given.update(option_values=[v for v, _ in rows], base_problem=p.id)
+    given.update(option_values=[v for v, _, _ in rows], base_problem=p.id,
+                 option_slips=[[[sid, "own" if own else "reversed"] for sid, own in sl] for _, _, sl in rows])
     if isinstance(key, NumericKey) and key.decimals is not None:
         given["option_decimals"] = key.decimals
     return dataclasses.replace(

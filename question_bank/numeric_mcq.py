@@ -9,43 +9,45 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   :data:`NUMERIC_MCQ` (:func:`register`): its problem ``<family>_mcq/<level>/<seed>`` is always the
   same, and everything that works on a family (quiz, exam, sheets, progress, ``bank validate``,
   the quality checks) works on it unchanged;
-- a draw qualifies when its mistakes give at least three distinct wrong values (distinct from the
-  key and from each other as displayed and under the key's tolerance; none 0, 1 or a number printed
-  in the statement, which would echo it); otherwise the family is drawn again (up to :data:`TRIES`);
-- the options are written as the key's answer line writes a number
-  (:func:`~question_bank.grading.keys.answer_text`: the statement's rounding, separators, unit) and
-  sorted by value, as GATE prints numeric options;
-- sorted options would put the key where the mistakes leave it (a family whose mistakes all
-  undercount would key (d) every time, and "pick the largest" would win). So the key's rank among
-  the four is drawn first, uniformly, and the distractors are chosen to give it that rank,
-  uniformly among every trio of the draw's mistakes and every direction each is made in: as the
-  family makes it, or *made the other way round* (:func:`mirror`: the same factor or the same count
-  on the other side of the key, e.g. doubling where the mistake halves), labelled as such. The
-  key's letter is then uniform, "the largest / smallest / middle value" scores at chance, and since
-  each mistake falls on either side of the key alike, the options' spacing (a factor 2 one side, 24
-  the other) does not tell the key's place (issue 22's learned attacker read it when the family's
-  own mistakes were taken first);
-- the feedback on a wrong option is the misconception it encodes (``Misconception.value`` = the
-  option's index, as for any MCQ).
+- a draw qualifies when two of its mistakes give, with the key, four distinct fair options (distinct
+  as displayed and under the key's tolerance; none 0, 1 or a number printed in the statement, which
+  would echo it); otherwise the family is drawn again (up to :data:`TRIES`);
+- **the options are the 2×2 cross of two slips**: the key, slip A, slip B, and both (:func:`_choose`),
+  as ``attention.why_sqrt_dk`` crosses two slots of one sentence. Each slip moves the key up or down:
+  as the family makes it, or *made the other way round* (:func:`mirror`: the same factor or the same
+  count on the other side of the key, doubling where the mistake halves), labelled as such; two slips
+  together move it by the product of their factors (a NAT key) or the sum of their counts (an integer
+  key). In log space (or on the number line) the four options are then the corners of one
+  parallelogram {0, a, b, a+b} whichever corner is the key: the spacing of the options, their
+  near-equal pairs (a slip that drops a small term gives one beside every option, not only beside
+  the key) and their shared leading digits look the same from every option;
+- the key's rank among the sorted options is drawn first, uniformly, and the choice is uniform over
+  every ordered pair of the draw's mistakes and the directions that give it that rank (those whose
+  options lie within a factor √10 of the key, when the draw has any): the key's letter is uniform and
+  "the largest / smallest / middle value" scores at chance;
+- the options are written as the statement asks for the answer: rounded to its decimals *with*
+  trailing zeros ("60.00", "43.0 %"), without thousands separators (``7087872``, as GATE prints
+  options), with the key's unit; a round key is then no shorter than a distractor;
+- the worked solution lists each option with its slips and the factor or count it moves the key
+  by; the feedback on a wrong option is the misconception it encodes (``Misconception.value`` = the
+  option's index, as for any MCQ): the base family's own for a slip made its way, so the quiz, the
+  exam and ``qkv check`` name the same mistake; ``given["option_slips"]`` records each option's
+  slips for the tests to recompute.
 
 Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passes ``qkv bank
-validate --quality`` (key positions, every answer-blind rule) on a large draw;
-``python -m question_bank.numeric_mcq [draws]`` runs that check over every numeric family
-(:func:`candidates`), and the tests check the list.
+validate --quality`` (key positions, every answer-blind rule, issue 22's learned attacker and
+memorised easy answers) at each listed level. ``python -m question_bank.numeric_mcq DRAWS --per-level
+[FAMILY ...]`` runs that check level by level over every numeric family (:func:`check_views`), and
+the tests check the list.
 
-Issue 22's learned attacker beats most views on the options' values alone: the key's magnitude
-against the family's usual key, its distance to the printed numbers and its digit count (the
-distractors, a factor or a term away, spread wider than the keys do). Two rules were tried and
-measured without a consistent gain (the same views still beaten at 200 draws): no distractor that is
-one operation on two printed numbers, and the key's rank by distance to a printed number drawn
-uniformly like its value rank. A third was measured and reverted (8 left-out views, 23 levels, 134
-draws each): every distractor's value inside the range of the level's own keys (48 draws of the base
-family at far seeds), trios weighted by how typical each option is as a key, and every option written
-with the key's significant digits. The attacker's mean score rose from 53 % to 59 % (55 % with the
-digits rule alone), 20 levels beaten either way: it reads the distance to the printed numbers, the
-exact key sizes a level repeats, and near-equal pairs that hold the key (a mistake dropping a small
-term), none of which a choice among the draw's own mistakes can hide. The views it still beats at
-100, 200 or 400 draws are left out.
+What the cross does not hide: a learned attacker on the options' values fits the key's size to the
+printed numbers in log space (params_mha's key is about 4d², an option at 4/3 of it is not), so a
+family whose slips move the key by large factors is beaten, and one whose keys repeat (a small table
+of chips) is beaten on key texts it has seen. Those levels stay NAT only; their first failing figure
+is in :data:`NUMERIC_MCQ`'s comments. Earlier mechanisms, measured and replaced: three of the draw's
+mistakes chosen for a uniform key rank (24 of 35 views beaten); with no one-operation distractor and
+a uniform rank of the distance to printed numbers; with distractors inside the range of the level's
+keys (the attacker's mean score rose from 53 % to 59 %).
 """
 
 from __future__ import annotations
@@ -70,55 +72,102 @@ TRIES = 24
 N_OPTIONS = 4
 #: The most mistakes of a draw considered (its first ones).
 _MAX_MISTAKES = 10
+#: The widest an option may sit from the key, in decades, when the draw's slips allow it (a factor
+#: √10 ≈ 3.2): a learned attacker fits the key's size to the printed numbers, and a slip that moves
+#: the key by a large factor is told apart by size alone (:func:`_choose`).
+_SPAN = 0.5
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
 NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
-    # attention.one_weight left out: at 200 draws "shortest option" found the key in 40 % of 73 (chance 25 %)
-    # issue 22: the views below were left out because a learned attacker on the options' features (mostly the value's
-    # magnitude, its distance to the printed numbers and its digit count) beat chance (25 %) by more than 5 points plus
-    # 3 standard errors at some level at 100, 200 or 400 draws; the first figure found for each:
-    # counting.flops_attention left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
-    # counting.flops_training left out: at 400 draws a learned attacker found the key in 54 % of 67 held-out draws
-    # counting.attention_memory left out: at 100 draws a learned attacker found the key in 76 % of 17 held-out draws
-    # counting.params_mha left out: at 200 draws a learned attacker found the key in 57 % of 100 held-out draws
-    # counting.params_ffn left out: at 100 draws a learned attacker found the key in 64 % of 25 held-out draws
-    # counting.params_norm left out: at 200 draws a learned attacker found the key in 46 % of 100 held-out draws
-    # counting.params_lora left out: at 100 draws a learned attacker found the key in 58 % of 50 held-out draws
-    # counting.params_kv_proj left out: at 400 draws a learned attacker found the key in 61 % of 100 held-out draws
-    # hardware.critical_intensity left out: at 100 draws a learned attacker found the key in 85 % of 55 draws of key texts it never saw
-    # hardware.gpu_days left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
-    # hardware.prefill_time left out: at 400 draws a learned attacker found the key in 61 % of 67 held-out draws
-    # hardware.attention_crossover left out: at 100 draws a learned attacker found the key in 72 % of 50 held-out draws
-    # hardware.pf_days left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
-    # hardware.kaplan_forward left out: at 200 draws a learned attacker found the key in 50 % of 50 held-out draws
-    # hardware.activation_memory left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
-    # parallel.bus_bandwidth left out: at 200 draws a learned attacker found the key in 55 % of 33 held-out draws
-    # positional.pe_rotation left out: at 100 draws a learned attacker found the key in 60 % of 25 held-out draws
-    # quantisation.group_int4 left out: at 400 draws a learned attacker found the key in 42 % of 200 held-out draws
-    # quantisation.nf4_bits left out: at 100 draws a learned attacker found the key in 54 % of 45 draws of key texts it never saw
-    # softmax.temperature left out: at 100 draws a learned attacker found the key in 65 % of 17 held-out draws
-    # scaling.compute_optimal left out: at 200 draws a learned attacker found the key in 52 % of 50 held-out draws
-    # counting.mlp_params left out: at 400 draws a learned attacker found the key in 47 % of 67 held-out draws
-    # parallel.pipeline_bubble left out: at 400 draws (medium alone) a learned attacker found the key in 50 % of 200 held-out draws
-    # window.kv_cache left out: at 200 draws (hard alone) a learned attacker found the key in 43 % of 100 held-out draws
-    "counting.flops_forward": ("medium", "hard"),
-    "counting.kv_cache": ("easy",),  # hard left out: at 400 draws memorised easy answers found the key in 41 % of 200
-    "counting.params_layer": ("medium", "hard"),
-    "counting.params_model": ("easy", "medium", "hard"),
-    "hardware.decode_step": ("medium", "hard"),
-    "hardware.zero_memory": ("medium",),  # hard left out: at 100 draws a learned attacker found the key in 56 % of 25
-    # hardware.min_chips left out: issue 22 varies its draws, and at hard no draw in 24 offered three mistakes
-    "latent.kv_cache": ("medium", "hard"),
-    # loss.perplexity left out: at 200 draws "most shared words" found the key in 39 % of 126 (its options
-    # share digit groups)
-    # moe.decode_weight_bytes left out: with issue 21's embedding lookup its options share digit groups
-    # ("most shared words" found the key in 45 % of 46 draws)
-    # parallel.allreduce_time left out: at 200 draws "fewest shared words" found the key in 45 % of 55
-    "parallel.tensor_parallel_bytes": ("medium",),
-    "positional.rope_relative_score": ("medium", "hard"),
-    "serving.max_batch": ("easy", "medium", "hard"),
-    "counting.vit_params": ("hard",),
+    # Each view passes the quality checks at 100, 200 and 400 draws at the levels listed (each level alone at 200
+    # draws, then the levels together); a level left out was beaten at one of them, often by memorised easy answers
+    # (counting.kv_cache hard, training.grad_accum_bubble easy, quantisation.kv_int8 easy) or a learned attacker.
+    "attention.one_weight": ('easy', 'medium'),
+    "flash.tiling_hbm": ('easy', 'medium', 'hard'),
+    "paged.kv_blocks": ('hard',),
+    "rope.context_extension": ('medium', 'hard'),
+    "context.ring_attention": ('medium', 'hard'),
+    "serving.continuous_batching": ('easy', 'medium'),
+    "window.receptive_field": ('medium', 'hard'),
+    "context.ulysses": ('easy', 'medium', 'hard'),
+    "counting.flops_attention": ('hard',),
+    "counting.flops_forward": ('medium', 'hard'),
+    "counting.flops_training": ('hard',),
+    "counting.attention_memory": ('easy', 'hard'),
+    "counting.kv_cache": ('easy',),
+    "counting.params_mha": ('easy', 'medium', 'hard'),
+    "counting.params_layer": ('medium',),
+    "counting.params_model": ('easy', 'medium', 'hard'),
+    "counting.params_lora": ('hard',),
+    "hardware.decode_step": ('medium', 'hard'),
+    "hardware.zero_memory": ('medium', 'hard'),
+    "hardware.min_chips": ('hard',),
+    "hardware.kaplan_forward": ('hard',),
+    "hardware.activation_memory": ('medium', 'hard'),
+    "latent.kv_cache": ('medium', 'hard'),
+    "training.lr_schedule": ('medium',),
+    "training.grad_accum_bubble": ('medium',),
+    "precision.block_bytes": ('hard',),
+    "moe.decode_weight_bytes": ('easy', 'medium', 'hard'),
+    "parallel.allreduce_time": ('easy', 'medium', 'hard'),
+    "parallel.bus_bandwidth": ('medium', 'hard'),
+    "parallel.pipeline_bubble": ('easy', 'medium'),
+    "parallel.tensor_parallel_bytes": ('medium', 'hard'),
+    "positional.pe_rotation": ('easy',),
+    "positional.rope_relative_score": ('hard',),
+    "training.fit_3d": ('medium', 'hard'),
+    "precision.fp8_memory": ('medium', 'hard'),
+    "quantisation.ggml_bytes": ('easy', 'medium', 'hard'),
+    "quantisation.group_int4": ('easy', 'medium', 'hard'),
+    "quantisation.kv_int8": ('medium', 'hard'),
+    "softmax.temperature": ('medium',),
+    "serving.max_batch": ('easy', 'medium', 'hard'),
+    "scaling.compute_optimal": ('hard',),
+    "counting.mlp_params": ('easy', 'hard'),
+    "counting.vit_params": ('medium', 'hard'),
+    # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):
+    # moe.capacity_all_to_all left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 68% of 50 held-out draws (chance 25%)
+    # mla.absorbed_decode left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 67% of 33 held-out draws (chance 25%)
+    # flash.online_softmax left out: at 200 draws: the blind rule 'fewest shared words' finds the key in 43% of 75 draws (chance 25%)
+    # serving.disaggregation left out: at 200 draws: the blind rule 'fewest shared words' finds the key in 43% of 86 draws (chance 25%)
+    # softcap.gemma2 left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 86% of 50 held-out draws (chance 25%)
+    # moe.router_losses left out: at 200 draws (easy): a learned attacker (logistic regression) finds the key in 61% of 33 held-out draws (chance 25%)
+    # counting.training_memory left out: at 200 draws: the blind rule 'longest option' finds the key in 46% of 51 draws (chance 25%)
+    # counting.params_ffn left out: at 400 draws of hard (hard): a learned attacker (boosted trees) finds the key in 40% of 200 held-out draws (chance 25%)
+    # counting.params_norm left out: at 200 draws (hard): a learned attacker (logistic regression) finds the key in 46% of 100 held-out draws (chance 25%)
+    # counting.params_kv_proj left out: no draw offers two mistakes that make four distinct fair options
+    # scaling.chinchilla left out: at 200 draws: the blind rule 'shortest option' finds the key in 39% of 163 draws (chance 25%)
+    # hardware.critical_intensity left out: at 200 draws (medium): a learned attacker finds the key in 88% of 50 draws whose right statement it never saw (chance 25%)
+    # hardware.gpu_days left out: at 400 draws of easy/medium/hard (easy): a learned attacker (boosted trees) finds the key in 54% of 67 held-out draws (chance 25%)
+    # hardware.prefill_time left out: each level alone beaten at 200 draws (all three together pass at 67 draws each)
+    # hardware.decode_attention_intensity left out: at 200 draws (easy): a learned attacker finds the key in 76% of 33 draws whose right statement it never saw (chance 25%)
+    # hardware.attention_crossover left out: at 200 draws (hard): a learned attacker (boosted trees) finds the key in 86% of 100 held-out draws (chance 25%)
+    # hardware.mfu_from_gpu_hours left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 85% of 33 held-out draws (chance 25%)
+    # hardware.pf_days left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 55% of 33 held-out draws (chance 25%)
+    # attention.heads left out: no draw offers two mistakes that make four distinct fair options
+    # loss.cross_entropy left out: at 100 draws of medium/hard: key positions (a) 15% (b) 42% (c) 16% (d) 27%: (b) over 40%
+    # loss.perplexity left out: at 200 draws: the blind rule 'shortest option' finds the key in 42% of 116 draws (chance 25%)
+    # sampling.top_p left out: no draw offers two mistakes that make four distinct fair options
+    # precision.nearest_value left out: at 200 draws: the blind rule 'most shared words' finds the key in 41% of 78 draws (chance 25%)
+    # precision.quant_error left out: each level alone beaten at 200 draws (all three together pass at 67 draws each)
+    # training.fsdp_overlap left out: at 400 draws of easy (easy): a learned attacker (boosted trees) finds the key in 40% of 200 held-out draws (chance 25%)
+    # measurements.nccl_busbw left out: at 400 draws of hard (hard): a learned attacker (boosted trees) finds the key in 42% of 200 held-out draws (chance 25%)
+    # measurements.mfu_step left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 76% of 33 held-out draws (chance 25%)
+    # precision.smoothquant left out: at 200 draws: the blind rule 'shortest option' finds the key in 35% of 185 draws (chance 25%)
+    # moe.active_params left out: at 400 draws of hard: the blind rule 'fewest shared words' finds the key in 39% of 187 draws (chance 25%)
+    # parallel.mfu_with_recompute left out: at 200 draws: the blind rule 'most shared words' finds the key in 39% of 87 draws (chance 25%)
+    # positional.pe_value left out: at 200 draws: the blind rule 'most shared words' finds the key in 41% of 73 draws (chance 25%)
+    # positional.t5_bucket left out: at 100 draws of hard: key positions (a) 18% (b) 40% (c) 22% (d) 19%: (b) over 40%
+    # positional.t5_bias_params left out: no draw offers two mistakes that make four distinct fair options
+    # positional.alibi_bias left out: no draw offers two mistakes that make four distinct fair options
+    # measurements.run_flops left out: at 200 draws: the blind rule 'shortest option' finds the key in 37% of 121 draws (chance 25%)
+    # precision.quant_granularity left out: at 400 draws of easy (easy): a learned attacker finds the key in 41% of 184 draws whose right statement it never saw (chance 25%)
+    # pretraining.bert_masking left out: at 200 draws (hard): a learned attacker (boosted trees) finds the key in 62% of 100 held-out draws (chance 25%)
+    # quantisation.nf4_bits left out: at 200 draws (easy): a learned attacker finds the key in 74% of 23 draws whose right statement it never saw (chance 25%)
+    # attention.variance_qk left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 62% of 50 held-out draws (chance 25%)
+    # serving.speculative_tokens left out: at 200 draws: the blind rule 'most shared words' finds the key in 38% of 115 draws (chance 25%)
+    # window.kv_cache left out: at 100 draws of hard: the blind rule 'most shared words' finds the key in 46% of 37 draws (chance 25%)
 }
 
 
@@ -160,15 +209,18 @@ def _blank(key: NumericKey | IntegerKey, v: float) -> bool:
 
 def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
     """The mistakes of a numeric problem that can be options: finite numbers, distinct from the key
-    and from each other as displayed and under the key's tolerance, none 0, 1 or a number printed in
-    the statement; in the family's order."""
+    as displayed and under the key's tolerance, none 0, 1 or a number printed in the statement; in
+    the family's order. Mistakes that give the same value are one option named as the grader names
+    them (:func:`~question_bank.grading.judge.named`: "A or B", ids joined by ``+``), so the MCQ and
+    the NAT form diagnose a value alike."""
+    from question_bank.grading.judge import named
     from question_bank.quality import numbers_in
 
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey) or p.parts:
         return []
     avoid = [0.0, 1.0, *numbers_in(p.statement_text)]
-    out: list[tuple[float, Misconception]] = []
+    groups: list[tuple[float, list[Misconception]]] = []
     for m in p.misconceptions:
         try:
             v = float(m.value)
@@ -176,12 +228,15 @@ def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
             continue
         if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or _blank(key, v):
             continue
-        if _same(v, key.value, key) or any(_same(v, w, key) for w, _ in out):
+        if _same(v, key.value, key) or any(_same(v, x, key) for x in avoid):
             continue
-        if any(_same(v, x, key) for x in avoid):
-            continue
-        out.append((v, m))
-    return out
+        for w, ms in groups:
+            if _same(v, w, key):
+                ms.append(m)
+                break
+        else:
+            groups.append((v, [m]))
+    return [(v, dataclasses.replace(named(ms)[0], value=v) if len(ms) > 1 else ms[0]) for v, ms in groups]
 
 
 def mirror(key: NumericKey | IntegerKey, v: float) -> float | None:
@@ -241,7 +296,8 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     or on the number line (an integer key) the four options are the corners of one parallelogram
     {0, a, b, a+b} whatever corner the key is: the options' spacing, their near-equal pairs and
     shared leading digits are the same seen from every option. The choice is uniform over every
-    ordered pair of the draw's mistakes and both directions of each that give the key that rank.
+    ordered pair of the draw's mistakes and both directions of each that give the key that rank,
+    among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
     with its slips: (the base family's mistake id, made as the family makes it)."""
     from question_bank.quality import numbers_in
@@ -274,6 +330,8 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:
         return None
+    near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
+    good = near or good
     trio, sa, sb = good[d.rng.randrange(len(good))]
     return [(*trio[0], (sa,)), (*trio[1], (sb,)), (*trio[2], (sa, sb))]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from drills.answers.errors import AnswerParseError, letter
@@ -100,7 +101,24 @@ def option_by_text(text: str, options_text: list[str] | None) -> int | None:
         return None
     typed = _option_form(text)
     hits = [i for i, o in enumerate(options_text) if _option_form(o) == typed]
+    if not hits:  # a numeric option typed as people write the number: 60 for "60.00", 1,985,280 for "1985280"
+        want = _number_and_unit(text)
+        if want is not None:
+            hits = [i for i, o in enumerate(options_text)
+                    if (got := _number_and_unit(o)) is not None and got[0] == want[0] and want[1] in ("", got[1])]
     return hits[0] if len(hits) == 1 else None
+
+
+_NUMBER_OPTION = re.compile(r"\s*([-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*(.*?)\s*")
+
+
+def _number_and_unit(text: str) -> tuple[Decimal, str] | None:
+    """A number with an optional unit (``60.00 GB``, ``1,985,280``) as (value, unit in option form);
+    None for any other text."""
+    m = _NUMBER_OPTION.fullmatch(text)
+    if m is None:
+        return None
+    return Decimal(m.group(1).replace(",", "").replace("−", "-")), _option_form(m.group(2))
 
 
 def parse_choice_or_text(text: str, n_options: int, options_text: list[str] | None,

@@ -21,6 +21,7 @@ from drills.answers import (
     MatrixReader,
     parse_answer,
     parse_choice,
+    parse_choice_or_text,
     parse_command,
     parse_for,
     parse_matrix,
@@ -312,6 +313,31 @@ def test_matrix_reader_blank_line_and_whole_matrix():
 ])
 def test_mcq_spellings(text, indices):
     assert parse_choice(text, 4).indices == frozenset(indices)
+
+
+_NUMERIC_OPTIONS = ["9.26", "27.78", "60.00 GB", "1985280"]
+
+
+@pytest.mark.parametrize("text,index", [
+    ("60", 2), ("60.0", 2), ("60.00 GB", 2), ("60 gb", 2), ("1,985,280", 3), ("1985280", 3), ("27.78", 1),
+    ("9.260", 0),
+])
+def test_numeric_option_typed_as_its_number(text, index):
+    """A numeric MCQ's option typed as people write the number (no trailing zeros, thousands
+    separators, the unit or not) is that option; another unit or another number is none."""
+    assert parse_choice_or_text(text, 4, _NUMERIC_OPTIONS).indices == frozenset({index})
+
+
+@pytest.mark.parametrize("text", ["60 GiB", "60.01", "27.8", "1,985,281"])
+def test_numeric_option_other_number_or_unit_is_refused(text):
+    with pytest.raises(AnswerParseError):
+        parse_choice_or_text(text, 4, _NUMERIC_OPTIONS)
+
+
+def test_numeric_option_that_is_also_a_letter_number_asks_for_the_letter():
+    """"2" is option (b) by its number and the text of option (a) "2.00": refused, asking for the letter."""
+    with pytest.raises(AnswerParseError, match="type the letter"):
+        parse_choice_or_text("2", 4, ["2.00", "3.00", "5.00", "7.00"])
 
 
 @pytest.mark.parametrize("text,indices", [

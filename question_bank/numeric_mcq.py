@@ -67,7 +67,7 @@ __all__ = ["NUMERIC_MCQ", "SUFFIX", "TRIES", "mcq_view", "register", "option_tex
 #: still names the family itself, the view being its own family).
 SUFFIX = "_mcq"
 #: Draws of the base family tried for one MCQ (the first is the seed's own draw).
-TRIES = 24
+TRIES = 48
 #: Options of a numeric MCQ.
 N_OPTIONS = 4
 #: The most mistakes of a draw considered (its first ones).
@@ -91,7 +91,6 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "serving.continuous_batching": ('easy', 'medium'),
     "window.receptive_field": ('medium', 'hard'),
     "context.ulysses": ('easy', 'medium', 'hard'),
-    "counting.flops_attention": ('hard',),
     "counting.flops_forward": ('medium', 'hard'),
     "counting.flops_training": ('hard',),
     "counting.attention_memory": ('easy', 'hard'),
@@ -134,6 +133,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     # softcap.gemma2 left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 86% of 50 held-out draws (chance 25%)
     # moe.router_losses left out: at 200 draws (easy): a learned attacker (logistic regression) finds the key in 61% of 33 held-out draws (chance 25%)
     # counting.training_memory left out: at 200 draws: the blind rule 'longest option' finds the key in 46% of 51 draws (chance 25%)
+    # counting.flops_attention left out: at 100 draws of easy/hard (easy): a learned attacker (boosted trees) finds the key in 67% of 24 held-out draws (chance 25%); hard alone passes at 100/200/400, but in 7 of 150 draws no base draw in 24 gave a pair of slips for the drawn rank
     # counting.params_ffn left out: at 400 draws of hard (hard): a learned attacker (boosted trees) finds the key in 40% of 200 held-out draws (chance 25%)
     # counting.params_norm left out: at 200 draws (hard): a learned attacker (logistic regression) finds the key in 46% of 100 held-out draws (chance 25%)
     # counting.params_kv_proj left out: no draw offers two mistakes that make four distinct fair options

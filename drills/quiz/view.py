@@ -127,6 +127,8 @@ def option_lines(problem: Problem) -> list[str]:
 
 def answer_hint(target: Problem | Part, problem: Problem) -> str:
     if target.type == "mcq":
+        if "numeric-mcq" in problem.tags:  # the options are values: one may be typed as written (60 for 60.00)
+            return "Answer with a letter (b), a number (2) or the option's value."
         return "Answer with a letter (b) or a number (2)."
     if target.type == "msq":
         return "One or more letters, e.g. a,c."

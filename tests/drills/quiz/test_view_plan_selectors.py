@@ -357,3 +357,16 @@ def test_papers_draw_evenly_over_the_bank():
         types = Counter(paper_type(p.type) for p in ps)
         assert len(types) >= 2 and max(types.values()) <= 6
         assert sorted(p.marks for p in ps) == [1] * 5 + [2] * 5
+
+
+def test_numeric_mcq_hint_says_the_value_may_be_typed():
+    """A numeric MCQ's options are values, and one typed as written is read (drills.answers.choices):
+    the prompt says so; a word MCQ's does not."""
+    from drills.quiz.view import answer_hint
+    from question_bank.family import all_families
+
+    fams = all_families()
+    numeric = fams["counting.params_mha_mcq"].generate(0, "easy")
+    words = fams["attention.why_sqrt_dk"].generate(0, "easy")
+    assert "value" in answer_hint(numeric, numeric)
+    assert "value" not in answer_hint(words, words)

@@ -8,8 +8,8 @@ for a slip made its way, as the NAT form grades it), and the key's place is bala
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections import Counter
+from decimal import Decimal
 
 import pytest
 

@@ -103,9 +103,10 @@ def option_by_text(text: str, options_text: list[str] | None) -> int | None:
     hits = [i for i, o in enumerate(options_text) if _option_form(o) == typed]
     if not hits:  # a numeric option typed as people write the number: 60 for "60.00", 1,985,280 for "1985280"
         want = _number_and_unit(text)
-        if want is not None:
-            hits = [i for i, o in enumerate(options_text)
-                    if (got := _number_and_unit(o)) is not None and got[0] == want[0] and want[1] in ("", got[1])]
+        values = [_number_and_unit(o) for o in options_text]
+        # only where every option is a value in one unit (a numeric MCQ), not "4 × 5" or "2 heads" among words
+        if want is not None and all(values) and len({u for _, u in values}) == 1 and not re.search(r"\d", values[0][1]):
+            hits = [i for i, (v, u) in enumerate(values) if v == want[0] and want[1] in ("", u)]
     return hits[0] if len(hits) == 1 else None
 
 

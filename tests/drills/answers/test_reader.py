@@ -315,7 +315,7 @@ def test_mcq_spellings(text, indices):
     assert parse_choice(text, 4).indices == frozenset(indices)
 
 
-_NUMERIC_OPTIONS = ["9.26", "27.78", "60.00 GB", "1985280"]
+_NUMERIC_OPTIONS = ["9.26 GB", "27.78 GB", "60.00 GB", "1985280 GB"]
 
 
 @pytest.mark.parametrize("text,index", [
@@ -520,3 +520,10 @@ def test_parser_source_has_no_eval_or_sympify(source):
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not names & {"eval", "exec", "compile", "__import__", "sympify", "parse_expr", "literal_eval"}
     assert not imported & {"sympy", "numpy", "torch", "ast", "json"}
+
+
+def test_a_number_is_not_read_as_an_option_of_words_or_products():
+    """The numeric reading is for options that are all values in one unit: "4" among "4 × 5"-style
+    options, or "2" among "2 heads" and words, is the option number as before."""
+    assert parse_choice_or_text("4", 4, ["2 × 3", "3 × 4", "5 × 2", "4 × 5"]).indices == frozenset({3})
+    assert parse_choice_or_text("2", 4, ["2 heads", "one head", "8 heads", "no heads"]).indices == frozenset({1})

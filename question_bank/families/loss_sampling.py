@@ -3,7 +3,9 @@ perplexity and bits per character from a loss, and the top-p (nucleus) set with 
 
 Keys come from ``solver.kernels.loss`` and ``solver.kernels.sampling`` (HuggingFace's conventions: the token
 that crosses p is in the nucleus). Misconceptions: log base 2 or 10 for a natural-log loss,
-the target's logit without the log-sum-exp, smoothing spread over the wrong classes;
+the target's logit without the log-sum-exp, the log-sum-exp without the target's logit, the
+classes counted from 1; smoothing ignored, spread over the wrong classes, its uniform term dropped
+or the target weighted 1 instead of 1 − ε;
 perplexity as 2^loss for a loss in nats, bits per token for bits per character; the crossing
 token left out, the temperature ignored or multiplied in.
 """
@@ -23,13 +25,16 @@ _SRC = "issue 10 (loss and sampling)"
 @family("loss.cross_entropy", topic="loss", title="Cross-entropy of logits for a target",
         types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
 def cross_entropy(d: Draw) -> Problem:
-    """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε."""
+    """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε. Logits: whole numbers at easy, one
+    decimal at medium and hard."""
     from solver.kernels.loss import cross_entropy as ce
 
     decimals = 3
     for _ in range(300):
         C = 3 if d.level == 0 else 4
-        z = [d.rng.randint(-2, 3) for _ in range(C)]
+        # issue 26: medium and hard draw logits to one decimal (integer logits from −2 to 3 gave about a hundred
+        # distinct keys over 400 draws, which a learned attacker memorised); easy keeps small whole numbers
+        z = [d.rng.randint(-2, 3) if d.level == 0 else d.rng.randint(-20, 30) / 10 for _ in range(C)]
         y = d.rng.randrange(C)
         eps = d.pick((0.1, 0.2)) if d.level == 2 else 0.0
         value, tr = ce([z], [y], label_smoothing=eps, return_trace=True)
@@ -42,11 +47,19 @@ def cross_entropy(d: Draw) -> Problem:
             Wrong("log10", "used log base 10", "Cross-entropy uses the natural log.", value / math.log(10)),
             Wrong("forgot_logsumexp", "took −z_y without normalising", "The loss is −ln softmax(z)_y = logsumexp(z) − z_y.",
                   -z[y]),
+            Wrong("forgot_target_logit", "gave logsumexp(z) without subtracting z_y",
+                  "−ln softmax(z)_y = logsumexp(z) − z_y: the target's logit is taken off.", lse),
+            Wrong("one_based_target", "counted the classes from 1 (took the logit before the target's)",
+                  "The classes are numbered from 0: z_y is entry y + 1 of the list.", lse - z[y - 1]) if y else None,
             Wrong("no_smoothing", "ignored the label smoothing", f"With ε = {eps} the target puts ε/C on every class.",
                   nll) if eps else None,
             Wrong("smoothing_others", "spread ε over the other C − 1 classes only",
                   "PyTorch spreads ε uniformly over all C classes, the target included.",
                   (1 - eps) * nll + eps * (sum(-(zc - lse) for c, zc in enumerate(z) if c != y) / (C - 1))) if eps else None,
+            Wrong("dropped_uniform", "kept only the target's (1 − ε) term", "The ε/C on every class adds ε × the mean "
+                  "of −ln p_c over all classes.", (1 - eps) * nll) if eps else None,
+            Wrong("target_weight_one", "gave the target weight 1 instead of 1 − ε", "The target keeps 1 − ε (plus its ε/C).",
+                  nll + eps * (sum(lse - zc for zc in z) / C)) if eps else None,
         ]
         key = nat_key(value, decimals)
         mis = keep_distinct(key, [w for w in wrongs if w])

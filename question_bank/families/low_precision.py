@@ -203,7 +203,11 @@ def quant_error(d: Draw) -> Problem:
                     variant(rnd=trunc)) if scheme == "absmax" else None,
               Wrong("zero_not_in_range", "used [min, max] without widening it to hold 0",
                     "PyTorch's observers widen the range to include 0 so that 0 is exact.", variant(no_zero=True))
-              if scheme == "zero-point" and (min(xs) > 0 or max(xs) < 0) else None]
+              if scheme == "zero-point" and (min(xs) > 0 or max(xs) < 0) else None,
+              Wrong("half_step_bound", "gave the rounding bound scale/2, not the largest actual error",
+                    "scale/2 only bounds the error: round each element and take the largest |x̂ − x|.",
+                    float(max(abs(x) for x in xs) / (2 ** (bits - 1) - 1) / 2) if scheme == "absmax" else
+                    float((max(max(xs), 0) - min(min(xs), 0)) / (2**bits - 1) / 2)) if d.level else None]
     key = nat_key(value, 4)
     st = Doc()
     xs_text = ", ".join(f"{float(x):g}" for x in xs)
@@ -314,7 +318,11 @@ def fsdp_overlap_family(d: Draw) -> Problem:
     # layer, max(0, t_AG − compute) (ms), with a token count that leaves it exposed; hard, the tokens per GPU
     # needed to hide the forward gather, T*.
     for _ in range(300):
-        hw = d.pick(("a100-80gb", "h100-sxm", "b200") if d.level < 2 else ("h100-sxm", "b200", "mi300x", "tpu-v5p"))
+        # the all-gather time (easy) only depends on β, P and n: five chips (issue 26: with three chips
+        # its MCQ's keys sat where a learned attacker expected them from P), in an order that keeps the pinned
+        # easy draw of seed 0 (H100)
+        hw = d.pick(("a100-80gb", "b200", "mi300x", "h100-sxm", "tpu-v5p") if d.level == 0 else
+                    ("a100-80gb", "h100-sxm", "b200") if d.level == 1 else ("h100-sxm", "b200", "mi300x", "tpu-v5p"))
         h = get_hardware(hw)
         P = d.pick((50, 100, 200, 400, 800)) * 10**6 + d.rng.randint(1, 99) * 10**5
         n = d.pick((8, 16, 32, 64, 128))
@@ -340,7 +348,9 @@ def fsdp_overlap_family(d: Draw) -> Problem:
                   Wrong("no_ring_factor", "left out (n − 1)/n", "A ring all-gather sends (n − 1)/n of the gathered bytes.",
                         value / f),
                   Wrong("fp32_params", "gathered 4 bytes per parameter", "The parameters are gathered in bf16 (2 bytes).",
-                        value * 2)]
+                        value * 2),
+                  Wrong("shard_only", "moved only the local shard, 2P/n bytes", "Each rank receives the n − 1 shards it "
+                        "lacks: (n − 1)/n of the gathered 2P bytes.", 2 * P / n / beta * 1e3)]
     elif d.level == 1:
         wrongs = [Wrong("bidirectional", "divided by the bidirectional link figure", "β is per direction.",
                         (ag / 2 - cf) * 1e3) if ag / 2 > cf else None,

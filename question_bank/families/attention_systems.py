@@ -512,6 +512,9 @@ def online_softmax_two_blocks(d: Draw) -> Problem:
         wrongs = [Wrong("no_rescale", "divided by a sum whose first block was not rescaled",
                         "ℓ₁ was taken at m₁: rescale it by e^(m₁ − m₂) before adding block 2.",
                         math.exp(x - m2) / (l1 + new)),
+                  Wrong("rescale_up", "divided by a sum whose first block was rescaled by e^(m₂ − m₁)",
+                        "The maximum grew: the old terms shrink, multiply ℓ₁ by e^(m₁ − m₂) < 1.",
+                        math.exp(x - m2) / (math.exp(m2 - m1) * l1 + new)),
                   Wrong("block_weight", "normalised within the score's own block",
                         "The weights are over the whole row: divide by the final ℓ.",
                         math.exp(x - max(b1 if j < 2 else b2)) / sum(math.exp(y - max(b1 if j < 2 else b2))
@@ -734,17 +737,19 @@ def disaggregation_handover(d: Draw) -> Problem:
     # Levels (disjoint): easy, the KV bytes one prompt hands over (GB); medium, the time over the link (ms); hard,
     # the time left exposed when each layer's K, V leave as soon as that layer's prefill is done (ms).
     for _ in range(300):
-        L = d.pick((32, 40, 48, 80))
-        hk = d.pick((8, 16, 32))
-        dh = d.pick((64, 128))
-        P = d.pick((2048, 4096, 8192, 16384, 32768))
-        beta = d.pick((25, 50, 100, 200)) * 10**9
+        L = d.pick((24, 28, 32, 36, 40, 48, 64, 80))
+        hk = d.pick((2, 4, 8, 16))
+        dh = d.pick((64, 96, 128, 256))
+        # prompts of any length (powers of two made every 2^30 slip a round number, told apart by its digits)
+        P = d.pick((1500, 2000, 2500, 3000, 5000, 6000, 10000, 12000, 20000, 25000, 30000))
+        beta = d.pick((12.5, 25, 50, 100, 200, 400)) * 10**9
         tpf = d.pick((0.1, 0.2, 0.5, 1.0))
         X = kv_bytes_per_token(L, hk, dh, "bf16")
         r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
         value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
                  else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
-        if safe_for_rounding(value, 2, 0.1) and value > 0.05:
+        # hard: at least 0.5 ms (a share of a few hundredths of a ms, given to two decimals, is one digit)
+        if safe_for_rounding(value, 2, 0.1) and value > (0.5 if d.level == 2 else 0.05):
             break
     nbytes = float(r.breakdown["kv_bytes"])
     st = Doc()
@@ -778,11 +783,25 @@ def disaggregation_handover(d: Draw) -> Problem:
                  "does the last byte arrive? Give milliseconds, rounded off to two decimal places.")
             key = nat_key(value, 2, unit="ms")
             share = tm / L
+            tp_ms = tpf * 1e3
+
+            def exposed(t_all: float) -> float:
+                # the last share ends at max(first share ready + every share queued, prefill end + one share)
+                return max(tp_ms / L + t_all, tp_ms + t_all / L) - tp_ms
+
             wrongs = [Wrong("no_overlap", "sent everything after the prefill", "Layers leave while later layers are "
                             "still being prefilled.", tm),
                       Wrong("one_share_always", "took one layer's share as the exposed time",
                             "When the link is slower than the prefill, the shares queue up.", share)
-                      if abs(share - value) > 0.01 else None]
+                      if abs(share - value) > 0.01 else None,
+                      Wrong("forgot_kv_two", "sent K only (forgot the factor 2)", "Each layer sends both its K and its "
+                            "V: twice the bytes of K alone.", exposed(tm / 2)),
+                      Wrong("gib", "took a GB/s as 2^30 bytes per second", "GB/s is 10^9 bytes per second.",
+                            exposed(tm * 1e9 / 2**30)),
+                      Wrong("transfer_minus_prefill", "took the transfer time minus the prefill time",
+                            "The first layer's K and V leave only once that layer is prefilled (at t_p/L), the last "
+                            "layer's only after the prefill: the last byte arrives at max(t_p/L + L·s, t_p + s).",
+                            tm - tp_ms) if tm > tp_ms else None]
             notes = [f"Bytes: ${big(int(nbytes))}$; all at once: {tm:.5f} ms; one layer's share: $s = {share:.5f}$ ms.",
                      f"Layer $l$ is ready at $l \\cdot {tpf * 1e3:g}/{L}$ ms; with the shares queued, the last ends at "
                      f"$\\max(t_p/L + L s, t_p + s)$.",
@@ -1091,7 +1110,12 @@ def router_loss_family(d: Draw) -> Problem:
                   Wrong("sum_not_mean", "summed over the tokens", "The z-loss averages over the T tokens.",
                         float((lse**2).sum())),
                   Wrong("max_logit", "took the largest logit for the log-sum-exp", "log Σ e^x exceeds the maximum "
-                        "by log Σ e^(x − max).", float((x.max(axis=1) ** 2).mean()))]
+                        "by log Σ e^(x − max).", float((x.max(axis=1) ** 2).mean())),
+                  Wrong("square_of_mean", "squared the mean of the log-sum-exps", "Square each token's log-sum-exp "
+                        "first, then average: the mean of the squares is not the square of the mean.",
+                        float(lse.mean() ** 2)),
+                  Wrong("over_experts", "divided by the number of experts E", f"The z-loss averages over the T = {T} "
+                        f"tokens, not the E = {E} experts.", float((lse**2).sum() / E)) if E != T else None]
         notes = [lse_note, "Squares: " + ", ".join(f"{v * v:.5f}" for v in lse) + f"; mean {value:.5f}."]
         return nat_problem(d, st, key, [], wrongs, given={"logits": X}, notes=notes)
     if d.level == 1:

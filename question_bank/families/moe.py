@@ -3,9 +3,11 @@
 Keys are ``solver.counting.params.param_breakdown`` (``total``, ``active``) of the zoo's MoE presets,
 and ``solver.systems.decode_read`` (E·(1 − (1 − k/E)^B) experts per layer under uniform routing). The
 misconceptions are the students' usual ones: every expert counted as active, or only the active
-ones held (or read); the worst case min(E, B·k) taken for the expected number; the fraction of
-experts missed taken for the fraction touched; the top-k forgotten (one expert per token); at the
-hard level of the decode read (GiB), 10^9 bytes taken for a GiB.
+ones held (or read); with DeepSeek's shared experts, the shared experts counted twice (among the
+routed top-k too, or added again to the parameters outside the routed experts) and, for the total,
+the dense first layer counted as an MoE layer; the worst case min(E, B·k) taken for the expected
+number; the fraction of experts missed taken for the fraction touched; the top-k forgotten (one
+expert per token); at the hard level of the decode read (GiB), 10^9 bytes taken for a GiB.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def active_params(d: Draw) -> Problem:
             break
     routed, E, k = pb.routed_experts, cfg.n_experts, cfg.top_k
     one = cfg.replace(top_k=1)
+    shared = sum(c.count for c in pb.components if c.name.startswith("ffn.shared."))
+    L_M = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
+    per = routed // (L_M * E)  # one routed expert of one layer
     wrongs = [
         Wrong("every_expert_active", "counted every expert as active",
               f"A token runs through only {k} of the {E} routed experts of a layer.", pb.total / 1e9)
@@ -76,12 +81,19 @@ def active_params(d: Draw) -> Problem:
               f"Each token is routed to its top {k} experts, not one.", param_breakdown(one).active / 1e9)
         if ask == "active" and k > 1 else None,
         Wrong("no_shared", "left out the shared experts", "The shared experts run on every token.",
-              (pb.active - sum(c.count for c in pb.components if c.name.startswith("ffn.shared."))) / 1e9)
+              (pb.active - shared) / 1e9)
         if ask == "active" and cfg.n_shared_experts else None,
+        Wrong("shared_twice", "counted the shared experts twice",
+              "The shared experts are already in the parameters outside the routed experts; the top k are routed "
+              "experts only.", (param_breakdown(cfg.replace(top_k=k + cfg.n_shared_experts)).active if ask == "active"
+                                else pb.total + shared) / 1e9)
+        if cfg.n_shared_experts and k + cfg.n_shared_experts <= E else None,
+        Wrong("dense_as_moe", "counted every layer as an MoE layer (the dense first layer too)",
+              f"Only {L_M} of the {cfg.n_layers} layers are MoE layers: the first {cfg.first_dense_layers} keeps "
+              "its dense FFN.", (pb.total + cfg.first_dense_layers * E * per) / 1e9)
+        if ask == "total" and cfg.first_dense_layers else None,
     ]
     key = nat_key(value, 2, unit="billion parameters")
-    L_M = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
-    per = routed // (L_M * E)  # one routed expert of one layer
     st = Doc()
     if ask == "active":
         st.p(_describe(name, cfg) + f" In all it holds $N = {big(pb.total)}$ parameters (embeddings and LM head "

@@ -33,8 +33,9 @@ def kv_cache(d: Draw) -> Problem:
         kv, dh = d.pick(((8, 128), (4, 256), (16, 128)))
         W = d.pick((4096,) if d.level == 0 else (1024, 2048, 4096))
         every = 0 if d.level == 0 else 2
-        n = d.pick((8192, 16384, 32768))
-        B = d.pick((1, 2, 8))
+        # contexts of any length (with powers of two only, a GiB key was a round number: "5.00", "10.00")
+        n = d.pick((6000, 8000, 10000, 12000, 16000, 20000, 24000, 30000))
+        B = d.pick((1, 2, 3, 4, 8))
         unit = "GiB" if d.level == 2 else "GB"
         cfg = ModelConfig(d_model=kv * dh * 2, n_layers=L, n_heads=2 * kv, n_kv_heads=kv, d_head=dh, d_ff=8,
                           pos="rope", sliding_window=W, global_every=every)

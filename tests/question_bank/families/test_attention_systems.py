@@ -267,9 +267,9 @@ def test_disaggregation_keys():
 
 
 def test_disaggregation_pinned():
-    """Seed 2, easy: 32,768 tokens × 2·48·16·64·2 = 196,608 bytes = 6,442,450,944 bytes → 6.44 GB."""
+    """Seed 2, easy: 20,000 tokens × 2·48·8·64·2 = 98,304 bytes = 1,966,080,000 bytes → 1.97 GB."""
     p = FAMILIES["serving.disaggregation"].generate(2, "easy")
-    assert key(p) == pytest.approx(6.442450944)
+    assert key(p) == pytest.approx(1.96608)
 
 
 def test_window_keys_by_layerwise_frontier():

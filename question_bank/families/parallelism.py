@@ -6,10 +6,14 @@ states; the worked solution is the result's steps. Misconceptions are the same c
 mistake applied: the bidirectional (printed) NVLink/PCIe figure for the per-direction one, the
 factor 2(n−1)/n forgotten or replaced by the all-gather's (n−1)/n, bus bandwidth reported as
 algorithm bandwidth (or the factor inverted), the bubble as (p − 1)/m or with m and p swapped,
-tensor-parallel bytes of the forward pass only or of one all-reduce per layer.
+tensor-parallel bytes of the forward pass only or of one all-reduce per layer; the MFU with the
+recomputed forward counted (that is the HFU), on the with-sparsity peak, with 2N per token, on one
+chip's peak, or (PaLM's convention) without the attention term 12·L·h·s.
 """
 
 from __future__ import annotations
+
+import math
 
 from question_bank.families.counting_common import nat_problem
 from question_bank.family import Draw, Wrong, family
@@ -264,8 +268,11 @@ def mfu_with_recompute(d: Draw) -> Problem:
         chips = d.pick((16, 32, 64, 128) if d.level == 0 else (256, 384, 512, 768, 1024))
         N = n_b * 10**9
         peak = resolved_chip(hw).need("peak_flops")
-        target = d.pick((0.32, 0.35, 0.38, 0.41, 0.44, 0.47, 0.52, 0.56))
-        tps = round(target * chips * peak / (6 * N), -2)
+        # a throughput to three significant figures: a round MFU target with tokens/s rounded to hundreds gave round keys
+        # (56.00 %), and the key was the option that shared its round digits with the doubled and halved slips
+        target = d.rng.uniform(0.15, 0.62)
+        raw = target * chips * peak / (6 * N)
+        tps = float(round(raw, 2 - math.floor(math.log10(raw))))
         recompute = "full" if d.level < 2 else d.pick(("full", "selective"))
         L, h, s = (0, 0, 0) if d.level < 2 else (80, 8192, 4096)
         r = flops_utilisation(N, tps, chips, peak, recompute=recompute, n_layers=L, d_model=h, seq=s)
@@ -284,6 +291,9 @@ def mfu_with_recompute(d: Draw) -> Problem:
               .answer * 100 * 2 * N / (6 * N + 12 * L * h * s)),
         Wrong("one_chip", "divided by one chip's peak", f"The throughput is that of all {chips} chips together.",
               r.answer * 100 * chips),
+        Wrong("forgot_attention_term", "left out the attention term 12·L·h·s (counted 6N only)",
+              f"PaLM's convention counts attention's matmuls too: 6N + 12·{L}·{h}·{s} FLOPs per token.",
+              flops_utilisation(N, tps, chips, peak, recompute=recompute).answer * 100) if L else None,
     ]
     key = nat_key(value, 2, unit="%")
     st = Doc()

@@ -7,7 +7,9 @@ count, the full n × n score matrix is computed (no saving from a causal mask). 
 ``attn.scores``/``attn.context`` are QKᵀ and AV), ``solver.systems.roofline.matmul_flops``
 (2·B·D·F for one X[B,D] @ W[D,F]) and ``solver.systems.training.train`` (C = 6·N·D). Misconceptions
 are the same calls with the mistake applied: ``convention="macs"``, ``mode="forward"`` in
-place of ``"train"``, one head in place of h, the textbook 2N rule in place of the exact count.
+place of ``"train"``, one head in place of h, one sequence in place of the batch, the textbook 2N rule in
+place of the exact count; and for QKᵀ/AV a dot product of length d_k counted as 2·d_k − 1 FLOPs (d_k
+multiplications, d_k − 1 additions) against the stated 2 per multiply-add.
 
 Attention versus RNN: QKᵀ and AV cost 2·n²·d each (4n²d); a recurrent layer
 hₜ = tanh(W_hh hₜ₋₁ + W_xh xₜ) with d × d matrices costs 2·d² + 2·d² per step (4nd²). The
@@ -53,23 +55,29 @@ def flops_attention(d: Draw) -> Problem:
     """QKᵀ: (n × d_h)(d_h × n) per head, 2·B·h·n²·d_h = 2·B·n²·d FLOPs; AV the same.
 
     Levels (issue 12: disjoint, ordered): easy, one product (QKᵀ or AV) for one sequence; medium,
-    one product for a batch of 2 to 8 sequences (one factor more); hard, both products together
+    one product for a batch of 2 to 8 sequences (one factor more) and wider sizes; hard, both products together
     (one step more: the sum), for any batch."""
     from solver.systems.roofline import matmul_flops as rl_matmul
 
+    # medium and hard draw from wider sizes (any d_model a multiple of 128 up to 2048, n a power of two or three
+    # times one, batches of 3 and 6 too): with the easy level's few sizes, a hard key (both products, × B) was
+    # often an easy key again (2·B·n²·d with d or n doubled), and could be recalled rather than worked out
+    widths, lengths = ((256, 512, 768, 1024), (128, 256, 512, 1024, 2048)) if d.level == 0 else (
+        tuple(range(256, 2049, 128)), (128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
     while True:
-        d_model, h = d.pick((256, 512, 768, 1024)), d.pick((8, 12, 16))
+        d_model, h = d.pick(widths), d.pick((8, 12, 16))
         if d_model % h == 0:
             break
-    n = d.pick((128, 256, 512, 1024, 2048))
-    batch = 1 if d.level == 0 else d.pick(((2, 4, 8), (1, 2, 4, 8))[d.level - 1])
+    n = d.pick(lengths)
+    batch = 1 if d.level == 0 else d.pick(((2, 3, 4, 6, 8), (1, 2, 3, 4, 6, 8))[d.level - 1])
     ask = "both" if d.level == 2 else d.pick(("qk", "av"))
     cfg = _attn_cfg(d_model, h)
     value = _scores(cfg, batch, n)[ask]
     other = {"qk": "both", "av": "both", "both": "qk"}[ask]
+    macs = _scores(cfg, batch, n, "macs")[ask]
     wrongs = [
         Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "One multiply-add is 2 FLOPs; you counted multiply-adds.",
-              _scores(cfg, batch, n, "macs")[ask]),
+              macs),
         Wrong("one_head_only", "counted one head only", f"Each of the {h} heads has its own n × n product (h·d_h = d_model).",
               _scores(_attn_cfg(d_model, 1, d_model // h), batch, n)[ask]),
         Wrong("qk_only" if other == "qk" else "added_other_product",
@@ -78,7 +86,16 @@ def flops_attention(d: Draw) -> Problem:
               _scores(cfg, batch, n)[other]),
         Wrong("projection_cost", "counted n·d² (a projection's cost)", "QKᵀ is (n × d)(d × n): its cost grows with n², not d².",
               (2 if ask == "both" else 1) * rl_matmul(batch * n, d_model, d_model)),
+        # a dot product of length d_k as d_k multiplications and d_k − 1 additions: one FLOP fewer per score entry
+        Wrong("dot_product_minus_one", "counted 2·d_k − 1 FLOPs per dot product",
+              "The stated convention is 2 FLOPs per multiply-add: a dot product of length d_k is 2·d_k FLOPs, "
+              "not 2·d_k − 1 (d_k multiplications and d_k − 1 additions).",
+              2 * macs - macs // (d_model // h)),  # 2 FLOPs per multiply-add, one fewer per dot product
     ]
+    if batch > 1:
+        wrongs.append(Wrong("forgot_batch", "counted one sequence, not the batch",
+                            f"Each of the B = {batch} sequences has its own n × n scores: multiply by B.",
+                            _scores(cfg, 1, n)[ask]))
     what = {"qk": r"$QK^\top$", "av": r"the product $AV$ of the attention weights with the values",
             "both": r"$QK^\top$ and $AV$ together"}[ask]
     st = Doc()

@@ -5,7 +5,8 @@ Keys are exact byte counts from ``solver.counting.memory`` (``attention_scores_b
 bytes, GiB = 2³⁰ bytes, MiB = 2²⁰ bytes), "rounded off to two decimal places". Misconceptions
 are the same calls with the mistake applied: one head, batch 1 or one layer where the
 statement has more, ``n_heads`` in place of ``n_kv_heads``, another dtype's bytes, the other
-unit (GB for GiB), only one of K and V, only some of Adam's 16 bytes per parameter.
+unit (GB for GiB), only one of K and V, only some of Adam's 16 bytes per parameter (the weights only, no
+optimizer states, no master copy, no gradients), or mixed-precision gradients counted in fp32 (18 bytes).
 
 Facts: scores of one layer = B·h·n²·bytes; KV cache = 2 (K and V)·L·B·n·h_kv·d_h·bytes;
 mixed-precision Adam holds 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (ZeRO §3.1).
@@ -212,6 +213,13 @@ def training_memory(d: Draw) -> Problem:
         Wrong("added_master_copy", "added an fp32 master copy",
               "In full fp32 the weights are already fp32: there is no separate master copy (4 + 4 + 4 + 4 bytes).",
               (nbytes + 4 * n_params) / div),
+        Wrong("forgot_gradients", "forgot the gradients",
+              f"Backpropagation stores one gradient per parameter ({'2' if mixed else '4'} bytes each) until the optimizer step.",
+              sum(v for k, v in items.items() if "gradients" not in k) / div),
+        # the gradients taken fp32 like the optimizer's copies: 4 bytes where the statement has 2
+        Wrong("fp32_gradients", "counted the gradients in fp32",
+              f"The statement has {precision} gradients (2 bytes each); the fp32 tensors are the master weights, m and v.",
+              (nbytes + sum(v for k, v in items.items() if "gradients" in k)) / div) if mixed else None,
         _unit_wrong(nbytes, unit),
         Wrong("divided_by_gpus", "divided by the number of GPUs", "Plain data parallelism replicates all model states on every GPU "
               "(sharding them is ZeRO).", nbytes / gpus / div) if gpus > 1 else None,

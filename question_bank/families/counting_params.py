@@ -121,7 +121,12 @@ def params_mha(d: Draw) -> Problem:
 @family("counting.params_ffn", topic="counting", title="Parameters of a feed-forward network (ReLU/GELU or SwiGLU)",
         types=("integer",), tags=("parameters", "ffn", "swiglu"), source=_SRC)
 def params_ffn(d: Draw) -> Problem:
-    """ReLU/GELU: 2·d·d_ff (+ d_ff + d biases); SwiGLU: 3·d·d_ff (+ 2·d_ff + d biases)."""
+    """ReLU/GELU: 2·d·d_ff (+ d_ff + d biases); SwiGLU: 3·d·d_ff (+ 2·d_ff + d biases).
+
+    Misconceptions: the biases forgotten (or counted where there are none), SwiGLU with two matrices
+    (or a ReLU/GELU FFN with three), one matrix only, one layer only, the down projection's bias taken
+    d_ff long (+ (d_ff − d) per layer), and SwiGLU's gate bias forgotten (the d_ff + d biases of a
+    two-matrix FFN: − d_ff per layer)."""
     # Levels (issue 12: disjoint, ordered): easy, one ReLU/GELU FFN (two matrices); medium, one SwiGLU
     # FFN (three matrices, d_ff = 8d/3) with biases; hard, the same over several layers (× L).
     kind = d.pick((("relu", "gelu"), ("swiglu",), ("swiglu",))[d.level])
@@ -150,6 +155,14 @@ def params_ffn(d: Draw) -> Problem:
               _count(cfg, ("ffn",), skip=("down", "gate"))),
         Wrong("forgot_layers", "counted one layer only", f"There are {layers} layers: multiply by {layers}.",
               _count(cfg.replace(n_layers=1), ("ffn",)) if layers > 1 else None),
+        # every bias taken d_ff long: the down projection's bias has d entries (one per output), not d_ff
+        Wrong("down_bias_d_ff", "gave the down projection a d_ff-long bias",
+              f"A bias has one entry per output: W₂ maps back to d = {d_model}, so its bias has {d_model} entries, not d_ff.",
+              sum(c.times * d_ff if c.name == "ffn.down.bias" else c.count for c in comps) if bias else None),
+        # the biases of a two-matrix FFN (d_ff + d) carried over to SwiGLU: the gate's bias left out
+        Wrong("forgot_gate_bias", "forgot the gate's bias (counted d_ff + d biases)",
+              "SwiGLU's gate W₁ and up projection W₃ each have a d_ff-long bias: 2·d_ff + d biases per layer.",
+              _count(cfg, ("ffn",), skip=("gate.bias",)) if bias and kind == "swiglu" else None),
     ]
     st = Doc()
     if kind == "swiglu":
@@ -174,7 +187,11 @@ def params_ffn(d: Draw) -> Problem:
 @family("counting.params_norm", topic="counting", title="Parameters of LayerNorm and RMSNorm",
         types=("integer",), tags=("parameters", "layernorm", "rmsnorm"), source=_SRC)
 def params_norm(d: Draw) -> Problem:
-    """LayerNorm has γ and β (2d), RMSNorm only γ (d); a pre-norm model has 2 per layer plus a final one."""
+    """LayerNorm has γ and β (2d), RMSNorm only γ (d); a pre-norm model has 2 per layer plus a final one.
+
+    Misconceptions: LayerNorm with γ only, RMSNorm with a β, the final norm forgotten (or added where
+    the statement has none), one norm per layer (or three, as in an encoder-decoder's decoder), a d × d
+    matrix for one norm, and BatchNorm's running mean and variance counted (+ 2d per norm)."""
     norm = d.pick(("layernorm", "rmsnorm"))
     # issue 22: any width that is a multiple of 64 up to 8192, and more depths (five widths gave five easy problems)
     d_model = 64 * d.rng.randint(4, 128)
@@ -188,6 +205,7 @@ def params_norm(d: Draw) -> Problem:
                final_norm=final, bias=(norm == "layernorm"))
     comps = _parts(cfg, ("norm",))
     per = 2 * d_model if norm == "layernorm" else d_model
+    n_norms = 2 * layers + final
 
     def norms(c: Any) -> int:  # level 0 asks for ONE norm: the per-tensor sizes; otherwise all of them
         parts = _parts(c, ("norm",))
@@ -204,6 +222,19 @@ def params_norm(d: Draw) -> Problem:
               (norms(cfg) - layers * per) if d.level else None),
         Wrong("counted_d_squared", "counted a d × d matrix", "A norm's parameters are vectors of length d, not matrices.",
               d_model * d_model if d.level == 0 else None),
+        # BatchNorm's running mean and variance (buffers, not trainable, and LayerNorm/RMSNorm keep none) counted
+        Wrong("counted_running_stats", "counted a running mean and variance (as in BatchNorm)",
+              "LayerNorm and RMSNorm compute their statistics from each token on the fly: they keep no running mean or "
+              "variance (BatchNorm does, as buffers, not trainable parameters).",
+              norms(cfg) + (1 if d.level == 0 else n_norms) * 2 * d_model),
+        # a third norm per layer, as in the decoder of an encoder-decoder (before its cross-attention)
+        Wrong("three_norms_per_layer", "counted three norms per layer",
+              "A decoder-only layer has two sub-layers (attention and the FFN), hence two norms; only the decoder of an "
+              "encoder-decoder has a third (before cross-attention).",
+              norms(cfg) + layers * per if d.level else None),
+        Wrong("added_final_norm", "added a final norm the statement rules out",
+              "The statement says there is no final norm: count the two norms of each layer only.",
+              norms(cfg.replace(final_norm=True)) if d.level and not final else None),
     ]
     st = Doc()
     name = "LayerNorm" if norm == "layernorm" else "RMSNorm"
@@ -405,7 +436,11 @@ def params_lora(d: Draw) -> Problem:
 @family("counting.params_kv_proj", topic="counting", title="K/V projection parameters with MQA and GQA",
         types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
 def params_kv_proj(d: Draw) -> Problem:
-    """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases)."""
+    """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases).
+
+    Misconceptions: n_heads used for n_kv_heads, K or V only, one layer only, one head's width
+    (d_head) for the K/V width, the group size h/h_kv taken for the number of K/V heads, and biases
+    counted that the statement rules out (+ 2·h_kv·d_h per layer)."""
     # issue 22: any width that is a multiple of 512 up to 8,192 and 16 to 64 query heads (three widths gave
     # fewer than 50 distinct problems per level)
     d_model = d.pick(tuple(range(1024, 8193, 512)))
@@ -425,6 +460,13 @@ def params_kv_proj(d: Draw) -> Problem:
               _count(cfg.replace(n_layers=1), ("attention",), skip=(".q.", ".o.")) if layers > 1 else None),
         Wrong("one_head_width", "used d_head alone for W_K", "The K/V width is n_kv_heads·d_head.",
               _count(cfg.replace(n_kv_heads=1), ("attention",), skip=(".q.", ".o.")) if kv > 1 else None),
+        # the group size (query heads per K/V head, h/h_kv) taken for the number of K/V heads
+        Wrong("group_size_for_kv_heads", "used the group size h/h_kv as the number of K/V heads",
+              f"{h // kv} query heads share each K/V head; there are {kv} K/V head(s), so W_K and W_V are d × {kv}·d_h.",
+              _count(cfg.replace(n_kv_heads=h // kv), ("attention",), skip=(".q.", ".o."))),
+        Wrong("counted_biases", "counted biases that are not there",
+              "The projections have no biases: count the weight matrices only.",
+              _count(cfg.replace(bias=True), ("attention",), skip=(".q.", ".o."))),
     ]
     name = "multi-query attention (MQA)" if kv == 1 else f"grouped-query attention (GQA) with {kv} key/value heads"
     st = Doc()

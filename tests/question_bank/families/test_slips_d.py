@@ -1,0 +1,161 @@
+"""The small named mistakes added to counting.flops_attention, counting.params_ffn, counting.params_kv_proj,
+counting.params_norm and counting.training_memory (so that their numeric MCQ views have near options to cross):
+each mistake's value recomputed here from the statement's numbers with its own formula, over many draws of
+every level, and the key checked against the plain formula as well."""
+
+import pytest
+
+import question_bank.families.counting_flops  # noqa: F401 - registers
+import question_bank.families.counting_memory  # noqa: F401
+import question_bank.families.counting_params  # noqa: F401
+from question_bank.family import FAMILIES
+from question_bank.grading import grade
+
+SEEDS = range(40)
+LEVELS = ("easy", "medium", "hard")
+
+
+def draws(fid):
+    f = FAMILIES[fid]
+    return [f.generate(s, lv) for lv in LEVELS for s in SEEDS]
+
+
+def mistakes(p):
+    return {m.id: m.value for m in p.misconceptions}
+
+
+def diagnosed(p, mid):
+    """The judge names the mistake when a student gives its value."""
+    v = grade(p, mistakes(p)[mid])
+    return not v.correct and mid in {x.id for x in v.misconceptions}
+
+
+def test_flops_attention_dot_product_and_batch():
+    seen = set()
+    for p in draws("counting.flops_attention"):
+        g = p.given
+        B, h, n, d = g["batch"], g["n_heads"], g["n"], g["d_model"]
+        dk = d // h
+        products = 2 if g["ask"] == "both" else 1
+        assert p.key.value == products * 2 * B * h * n * n * dk, p.id
+        m = mistakes(p)
+        # d_k multiplications and d_k - 1 additions per score entry (or output entry), B·h·n² entries per product
+        assert m["dot_product_minus_one"] == products * B * h * n * n * (2 * dk - 1), p.id
+        assert p.key.value - m["dot_product_minus_one"] == products * B * h * n * n
+        assert diagnosed(p, "dot_product_minus_one")
+        if B > 1:
+            assert m["forgot_batch"] * B == p.key.value, p.id
+            assert diagnosed(p, "forgot_batch")
+            seen.add("forgot_batch")
+        else:
+            assert "forgot_batch" not in m
+    assert seen == {"forgot_batch"}
+
+
+def test_flops_attention_wider_sizes_above_easy():
+    sizes = {(p.given["d_model"], p.given["n"], p.given["batch"]) for p in draws("counting.flops_attention")
+             if not p.id.split("/")[1] == "easy"}
+    assert any(d % 256 for d, _, _ in sizes) and any(n % 3 == 0 for _, n, _ in sizes) and any(b in (3, 6) for *_, b in sizes)
+    # easy keeps its sizes (its pinned draw is unchanged)
+    easy = [FAMILIES["counting.flops_attention"].generate(s, "easy").given for s in SEEDS]
+    assert all(g["d_model"] in (256, 512, 768, 1024) and g["n"] in (128, 256, 512, 1024, 2048) for g in easy)
+
+
+def test_params_ffn_bias_slips():
+    seen = set()
+    for p in draws("counting.params_ffn"):
+        g = p.given
+        d, ff, L, kind, bias = g["d_model"], g["d_ff"], g["n_layers"], g["ffn"], g["bias"]
+        mats = 3 if kind == "swiglu" else 2
+        biases = ((2 if kind == "swiglu" else 1) * ff + d) if bias else 0
+        assert p.key.value == L * (mats * d * ff + biases), p.id
+        m = mistakes(p)
+        if bias:
+            # every bias d_ff long: the down projection's d entries become d_ff
+            assert m["down_bias_d_ff"] == L * (mats * d * ff + (mats - 1) * ff + ff), p.id
+            assert m["down_bias_d_ff"] - p.key.value == L * (ff - d)
+            assert diagnosed(p, "down_bias_d_ff")
+            seen.add("down_bias_d_ff")
+        else:
+            assert "down_bias_d_ff" not in m
+        if bias and kind == "swiglu":
+            assert m["forgot_gate_bias"] == L * (3 * d * ff + ff + d), p.id
+            assert diagnosed(p, "forgot_gate_bias")
+            seen.add("forgot_gate_bias")
+        else:
+            assert "forgot_gate_bias" not in m
+    assert seen == {"down_bias_d_ff", "forgot_gate_bias"}
+
+
+def test_params_kv_proj_group_size_and_biases():
+    seen = set()
+    for p in draws("counting.params_kv_proj"):
+        g = p.given
+        d, h, kv, L = g["d_model"], g["n_heads"], g["n_kv_heads"], g["n_layers"]
+        dh = d // h
+        assert p.key.value == 2 * L * d * kv * dh, p.id
+        m = mistakes(p)
+        assert m["counted_biases"] == 2 * L * (d * kv * dh + kv * dh), p.id
+        assert diagnosed(p, "counted_biases")
+        group = h // kv
+        if group == kv:  # the group size equals the K/V head count: the slip gives the key, no mistake to name
+            assert "group_size_for_kv_heads" not in m
+        else:
+            assert m["group_size_for_kv_heads"] == 2 * L * d * group * dh, p.id
+            assert diagnosed(p, "group_size_for_kv_heads")
+            seen.add("group")
+    assert seen == {"group"}
+
+
+def test_params_norm_count_slips():
+    seen = set()
+    for p in draws("counting.params_norm"):
+        g = p.given
+        d, L, final, level = g["d_model"], g["n_layers"], g["final_norm"], g["level"]
+        per = 2 * d if g["norm"] == "layernorm" else d
+        norms = 1 if level == 0 else 2 * L + final
+        assert p.key.value == norms * per, p.id
+        m = mistakes(p)
+        # a BatchNorm-like running mean and running variance: 2·d more per norm
+        assert m["counted_running_stats"] == norms * (per + 2 * d), p.id
+        assert diagnosed(p, "counted_running_stats")
+        if level:
+            assert m["three_norms_per_layer"] == (3 * L + final) * per, p.id
+            assert diagnosed(p, "three_norms_per_layer")
+            seen.add("three")
+        else:
+            assert "three_norms_per_layer" not in m
+        if level and not final:
+            assert m["added_final_norm"] == (2 * L + 1) * per, p.id
+            assert diagnosed(p, "added_final_norm")
+            seen.add("final")
+        else:
+            assert "added_final_norm" not in m
+    assert seen == {"three", "final"}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_training_memory_gradient_slips(level):
+    from question_bank.families.counting_common import BYTE_UNITS
+
+    f = FAMILIES["counting.training_memory"]
+    seen = set()
+    for s in range(60):
+        p = f.generate(s, level)
+        g = p.given
+        div = BYTE_UNITS[g["unit"]][0]
+        n = g["params"]
+        assert p.key.value == pytest.approx(16 * n / div, rel=1e-12), p.id
+        m = mistakes(p)
+        mixed = g["mode"] == "mixed"
+        # the gradients are 2 bytes per parameter in mixed precision, 4 in fp32
+        assert m["forgot_gradients"] == pytest.approx((14 if mixed else 12) * n / div, rel=1e-12), p.id
+        assert diagnosed(p, "forgot_gradients")
+        if mixed:
+            assert m["fp32_gradients"] == pytest.approx(18 * n / div, rel=1e-12), p.id
+            assert diagnosed(p, "fp32_gradients")
+            seen.add("mixed")
+        else:
+            assert "fp32_gradients" not in m
+            seen.add("fp32")
+    assert seen == {"mixed", "fp32"}

@@ -57,7 +57,10 @@ def heads(d: Draw) -> Problem:
         sol.p(f"$W_i^Q$ maps $d_{{model}} \\to d_k$: ${d_model} \\times {d_k} = {value:,}$ entries.")
         wrongs = [Wrong("used_d_model", "used d_model where dₖ belongs", "That is d_model × d_model, the W_Q of all heads together.", d_model * d_model),
                   Wrong("d_k_squared", "used dₖ × dₖ", "The projection maps the d_model-dimensional input to dₖ.", d_k * d_k),
-                  Wrong("all_qkv", "counted Q, K and V together", "The question asks for the query projection only.", 3 * d_model * d_k)]
+                  Wrong("all_qkv", "counted Q, K and V together", "The question asks for the query projection only.", 3 * d_model * d_k),
+                  # a bias vector of d_k entries added to the weights the statement asks for (it says: no bias)
+                  Wrong("counted_bias", "counted a bias", "The question asks for the weights of W_i^Q, which has no bias: "
+                        "d_model × dₖ entries only.", d_model * d_k + d_k)]
     else:
         value = h * n * n
         st.p(f"Self-attention over $n = {n}$ tokens with $h = {h}$ heads and $d_{{model}} = {d_model}$: how many attention "

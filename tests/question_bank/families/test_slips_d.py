@@ -1,4 +1,4 @@
-"""The small named mistakes added to counting.flops_attention, counting.params_ffn, counting.params_kv_proj,
+"""The small named mistakes added to counting.flops_attention, counting.params_ffn, counting.params_kv_proj, attention.heads,
 counting.params_norm and counting.training_memory (so that their numeric MCQ views have near options to cross):
 each mistake's value recomputed here from the statement's numbers with its own formula, over many draws of
 every level, and the key checked against the plain formula as well."""
@@ -159,3 +159,24 @@ def test_training_memory_gradient_slips(level):
             assert "fp32_gradients" not in m
             seen.add("fp32")
     assert seen == {"mixed", "fp32"}
+
+
+def test_heads_counted_bias():
+    import question_bank.families.heads  # noqa: F401 - registers
+
+    f = FAMILIES["attention.heads"]
+    seen = 0
+    for lv in ("medium", "hard"):
+        for s in range(60):
+            p = f.generate(s, lv)
+            g = p.given
+            if g["ask"] != "wq_head":
+                assert "counted_bias" not in mistakes(p)
+                continue
+            dk = g["d_model"] // g["n_heads"]
+            assert p.key.value == g["d_model"] * dk, p.id
+            # one bias entry per output of W_i^Q: d_k more
+            assert mistakes(p)["counted_bias"] == (g["d_model"] + 1) * dk, p.id
+            assert diagnosed(p, "counted_bias")
+            seen += 1
+    assert seen > 20

@@ -125,49 +125,50 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "scaling.compute_optimal": ('hard',),
     "counting.mlp_params": ('easy', 'hard'),
     "counting.vit_params": ('medium', 'hard'),
+    # issue 26, this round: small named slips added to the base families (and wider draws), each view checked
+    "loss.cross_entropy": ('medium',),  # left out: easy: 33 distinct keys in 400 draws, memorised (46-62 %); hard: at 100 draws key positions (b) 41 %
+    "training.fsdp_overlap": ('easy',),  # left out: medium: at 200 draws boosted trees 52 %; hard: at 100 draws memorised easy answers 65 %
+    "serving.disaggregation": ('easy', 'medium'),  # left out: hard: at 200 draws boosted trees 46 % of 100 held-out draws
+    "moe.active_params": ('hard',),
+    "window.kv_cache": ('hard',),
+    "parallel.mfu_with_recompute": ('hard',),  # left out: easy: at 200 draws boosted trees 49 %; medium: at 100 draws 72 % (the MFU key sits in a narrow band and the x2 slips leave it)
+    "counting.flops_attention": ('easy', 'medium', 'hard'),
+    "counting.params_ffn": ('medium', 'hard'),  # left out: easy: at 200 draws boosted trees 48 % of 100 held-out draws
+    "counting.params_kv_proj": ('medium',),  # left out: easy and hard: at 200 draws boosted trees 46 % and 44 %
+    "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
     # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):
-    # moe.capacity_all_to_all left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 68% of 50 held-out draws (chance 25%)
+    # moe.capacity_all_to_all left out: at 200 draws (easy): boosted trees 68 % of 50 held-out draws; its keys are about 96 small integers and its only slips move them by ×E
     # mla.absorbed_decode left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 67% of 33 held-out draws (chance 25%)
-    # flash.online_softmax left out: at 200 draws: the blind rule 'fewest shared words' finds the key in 43% of 75 draws (chance 25%)
-    # serving.disaggregation left out: at 200 draws: the blind rule 'fewest shared words' finds the key in 43% of 86 draws (chance 25%)
-    # softcap.gemma2 left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 86% of 50 held-out draws (chance 25%)
-    # moe.router_losses left out: at 200 draws (easy): a learned attacker (logistic regression) finds the key in 61% of 33 held-out draws (chance 25%)
-    # counting.training_memory left out: at 200 draws: the blind rule 'longest option' finds the key in 46% of 51 draws (chance 25%)
-    # counting.flops_attention left out: at 100 draws of easy/hard (easy): a learned attacker (boosted trees) finds the key in 67% of 24 held-out draws (chance 25%); hard alone passes at 100/200/400, but in 7 of 150 draws no base draw in 24 gave a pair of slips for the drawn rank
-    # counting.params_ffn left out: at 400 draws of hard (hard): a learned attacker (boosted trees) finds the key in 40% of 200 held-out draws (chance 25%)
-    # counting.params_norm left out: at 200 draws (hard): a learned attacker (logistic regression) finds the key in 46% of 100 held-out draws (chance 25%)
-    # counting.params_kv_proj left out: no draw offers two mistakes that make four distinct fair options
+    # flash.online_softmax left out: at 200 draws (medium, with the slip 'rescaled up'): boosted trees 50 % (48 % at 400): integer scores give weights from a small set
+    # softcap.gemma2 left out: at 200 draws (medium): boosted trees 86 % of 50 held-out draws
+    # moe.router_losses left out: at 200 draws (easy, with the slips 'square of the mean' and 'over E'): logistic regression 47 % of 100 held-out draws (61 % before); medium and hard 52 % and 59 % at 100
+    # counting.training_memory left out: at 100 draws (easy, with the slips 'forgot the gradients' and 'fp32 gradients'): boosted trees 76 % of 50 held-out draws: the key is 16·N of one of 37 published models
     # scaling.chinchilla left out: at 200 draws: the blind rule 'shortest option' finds the key in 39% of 163 draws (chance 25%)
     # hardware.critical_intensity left out: at 200 draws (medium): a learned attacker finds the key in 88% of 50 draws whose right statement it never saw (chance 25%)
     # hardware.gpu_days left out: at 400 draws of easy/medium/hard (easy): a learned attacker (boosted trees) finds the key in 54% of 67 held-out draws (chance 25%)
-    # hardware.prefill_time left out: each level alone beaten at 200 draws (all three together pass at 67 draws each)
-    # hardware.decode_attention_intensity left out: at 200 draws (easy): a learned attacker finds the key in 76% of 33 draws whose right statement it never saw (chance 25%)
+    # hardware.prefill_time left out: at 100 draws (easy): boosted trees 64 % (62 % at 200): every genuine slip moves the key by ×2, ×3, ×1/MFU or ×chips
+    # hardware.decode_attention_intensity left out: easy's key is always 0.80-0.99; medium and hard at 200 draws 62 % and 66 % of unseen statements (the key is close to the printed N/G), 59 % with two more slips tried
     # hardware.attention_crossover left out: at 200 draws (hard): a learned attacker (boosted trees) finds the key in 86% of 100 held-out draws (chance 25%)
     # hardware.mfu_from_gpu_hours left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 85% of 33 held-out draws (chance 25%)
     # hardware.pf_days left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 55% of 33 held-out draws (chance 25%)
-    # attention.heads left out: no draw offers two mistakes that make four distinct fair options
-    # loss.cross_entropy left out: at 100 draws of medium/hard: key positions (a) 15% (b) 42% (c) 16% (d) 27%: (b) over 40%
-    # loss.perplexity left out: at 200 draws: the blind rule 'shortest option' finds the key in 42% of 116 draws (chance 25%)
-    # sampling.top_p left out: no draw offers two mistakes that make four distinct fair options
+    # attention.heads left out: at 200 draws (medium, with the slip 'a bias on W_Q'): boosted trees 55 %: d²/h and h·n² come from small tables
+    # loss.perplexity left out: at 200 draws: the blind rule 'shortest option' finds the key in 42% of 116 draws; no genuine small slip of e^loss (10^loss moves it ×5 to ×95)
+    # sampling.top_p left out: easy has one mistake and no second genuine one
     # precision.nearest_value left out: at 200 draws: the blind rule 'most shared words' finds the key in 41% of 78 draws (chance 25%)
-    # precision.quant_error left out: each level alone beaten at 200 draws (all three together pass at 67 draws each)
-    # training.fsdp_overlap left out: at 400 draws of easy (easy): a learned attacker (boosted trees) finds the key in 40% of 200 held-out draws (chance 25%)
-    # measurements.nccl_busbw left out: at 400 draws of hard (hard): a learned attacker (boosted trees) finds the key in 42% of 200 held-out draws (chance 25%)
-    # measurements.mfu_step left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 76% of 33 held-out draws (chance 25%)
-    # precision.smoothquant left out: at 200 draws: the blind rule 'shortest option' finds the key in 35% of 185 draws (chance 25%)
-    # moe.active_params left out: at 400 draws of hard: the blind rule 'fewest shared words' finds the key in 39% of 187 draws (chance 25%)
-    # parallel.mfu_with_recompute left out: at 200 draws: the blind rule 'most shared words' finds the key in 39% of 87 draws (chance 25%)
-    # positional.pe_value left out: at 200 draws: the blind rule 'most shared words' finds the key in 41% of 73 draws (chance 25%)
-    # positional.t5_bucket left out: at 100 draws of hard: key positions (a) 18% (b) 40% (c) 22% (d) 19%: (b) over 40%
-    # positional.t5_bias_params left out: no draw offers two mistakes that make four distinct fair options
-    # positional.alibi_bias left out: no draw offers two mistakes that make four distinct fair options
+    # precision.quant_error left out: at 200 draws, medium and hard alone (with the slip 'the bound scale/2'): boosted trees 50 % and 51 %; easy's key is within half a step of a printed element
+    # measurements.nccl_busbw left out: at 400 draws (hard): boosted trees 42 % of 200 held-out draws (43-46 % with an inverted-factor or a bidirectional-link slip)
+    # measurements.mfu_step left out: at 200 draws (easy): boosted trees 76 % of 33 held-out draws: an MFU of 25-60 % and ×2, ×3 slips that leave that band
+    # precision.smoothquant left out: at 200 draws: the blind rule 'shortest option' 35 % of 185 draws; every genuine slip moves the key by a large factor
+    # positional.pe_value left out: at 200 draws: the blind rule 'most shared words' 41 % of 73 draws: the key is a sine or cosine, and mirrored slips above 1 can never be it
+    # positional.t5_bucket left out: at 100 draws (easy): 68 % of unseen statements (each level's keys sit in a small known range); hard passes at 100 and 200 but not 400 (51 %), also with five more slips tried
+    # positional.t5_bias_params left out: mirrored slips of ×L or ×buckets go negative for an integer key; easy (buckets × heads) has no small genuine slip
+    # positional.alibi_bias left out: the key −m·(i−j) is negative and the view offers positive values only
     # measurements.run_flops left out: at 200 draws: the blind rule 'shortest option' finds the key in 37% of 121 draws (chance 25%)
     # precision.quant_granularity left out: at 400 draws of easy (easy): a learned attacker finds the key in 41% of 184 draws whose right statement it never saw (chance 25%)
-    # pretraining.bert_masking left out: at 200 draws (hard): a learned attacker (boosted trees) finds the key in 62% of 100 held-out draws (chance 25%)
-    # quantisation.nf4_bits left out: at 200 draws (easy): a learned attacker finds the key in 74% of 23 draws whose right statement it never saw (chance 25%)
+    # pretraining.bert_masking left out: at 200 draws (hard): boosted trees 62 % of 100 held-out draws: the key and every slip are fixed fractions of the printed N
+    # quantisation.nf4_bits left out: at 200 draws (easy): 74 % of 23 unseen statements (five possible keys); hard with 14 model sizes 68-72 % (the key tracks the printed N)
     # attention.variance_qk left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 62% of 50 held-out draws (chance 25%)
-    # serving.speculative_tokens left out: at 200 draws: the blind rule 'most shared words' finds the key in 38% of 115 draws (chance 25%)
-    # window.kv_cache left out: at 100 draws of hard: the blind rule 'most shared words' finds the key in 46% of 37 draws (chance 25%)
+    # serving.speculative_tokens left out: at 200 draws: the blind rule 'most shared words' 38 % of 115 draws; slips tried (1 + γα, 1/(1 − α), ÷(c + 1)) made it 50-60 % (the key lies in [1, γ + 1])
 }
 
 

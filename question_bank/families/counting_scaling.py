@@ -6,9 +6,12 @@ module is the compute-scaling arithmetic.)
 Facts: training compute C = 6·N·D (``solver.systems.training.train``); Hoffmann et al. (2022) find the
 compute-optimal D ≈ 20·N, so C = 6·N·20N = 120·N² and N = √(C/120). Keys: the compute of N
 parameters on 20N tokens and the tokens a budget buys are ``train(...)``'s figures; for the
-optimal N the family draws a round N, states the budget ``train(N, tokens=20N)`` computes,
-and keys that N (``train`` round-trips it in the tests). Misconceptions: 2N in place of 6N
-(forgot the backward pass) and D = N (forgot the 20).
+optimal N the family draws a budget of two significant figures and keys √(C/120) (``train`` of the
+rounded N at 20N tokens gives the budget back, a check the solution shows). The compute is asked in units of a power of ten
+drawn so that the answer lies in [0.1, 1), [1, 10) or [10, 100) (not always a mantissa in [1, 10)).
+Misconceptions: 2N in place of 6N (forgot the backward pass), 3N (counted multiply-adds, not FLOPs),
+4N (took the backward pass as costly as the forward), and D = N (forgot the 20), or the Chinchilla D
+in place of the tokens a budget buys, or N² for N (forgot the square root).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ TOKENS_PER_PARAM = 20
 #: billions of parameters (issue 22: eleven sizes held 9 to 11 problems per level in 1,000 draws; now every whole
 #: number of billions to 70 and ten published sizes beyond or between)
 _NS_B = tuple(range(1, 71)) + (1.3, 1.5, 2.7, 6.7, 72, 100, 175, 280, 405, 540)
+#: the compute question's sizes: 0.1 to 405 billion, evenly spread in log (two significant figures), so that C's
+#: leading digits are spread evenly too and no decade boundary sits just above most keys
+_NS_B_LOG = tuple(float(f"{10 ** (-1 + math.log10(3600) * i / 77):.2g}") for i in range(78)) + (405, 450)
 
 
 @family("scaling.chinchilla", topic="scaling", title="Chinchilla arithmetic: 20 tokens per parameter, C = 6ND",
@@ -38,22 +44,38 @@ def chinchilla(d: Draw) -> Problem:
     # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).
     ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
-        n_b = d.pick(_NS_B)
+        n_b = d.pick(_NS_B_LOG if ask == "compute" else _NS_B)
         N = round(n_b * 10**9)
         if ask == "compute":
             C = train(N, tokens=TOKENS_PER_PARAM * N).answer
-            exp = int(math.floor(math.log10(C)))
+            # the unit's power of ten puts C in [0.1, 1), [1, 10), [10, 100) or [100, 1000) units of it
+            exp = int(math.floor(math.log10(C))) + d.pick((1, 0, -1, -2))
             value, scale = C / 10**exp, 10**exp
         elif ask == "tokens":
             C = d.pick((1, 2, 3, 5)) * 10 ** d.pick((21, 22, 23))
             value = float(train(N, compute=C).breakdown["tokens"]) / 10**9
             scale = 10**9
-        else:
-            C = train(N, tokens=TOKENS_PER_PARAM * N).answer
-            value = float(n_b)
+        else:  # a budget of two significant figures, 10^21 to 9.9·10^25 FLOPs (N ≈ 2.9 to 910 billion), its
+            # leading digits spread evenly in log (as N's then are)
+            C = min(99, round(10 ** (1 + d.rng.random()))) * 10 ** (d.pick((21, 22, 23, 24, 25)) - 1)
+            value = math.sqrt(C / (6 * TOKENS_PER_PARAM)) / 10**9
+            N = round(value * 10**9)
             scale = 10**9
         if safe_for_rounding(value, 2, 0.1) and 0.01 <= value < 100_000:
             break
+    def per_token(k: int) -> float:
+        """The answer, in its unit, when training is taken to cost k·N FLOPs per token (C = k·N·D), not 6N."""
+        if ask == "compute":
+            return k * N * (TOKENS_PER_PARAM * N) / scale
+        if ask == "tokens":
+            return C / (k * N) / scale
+        return math.sqrt(C / (k * TOKENS_PER_PARAM)) / scale
+
+    slips = [Wrong("macs_vs_flops", "counted multiply-adds (3N per token)",
+                   "FLOP counts take 2 FLOPs per multiply-add: training costs 6N FLOPs per token, not 3N.", per_token(3)),
+             Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
+                   "The backward pass computes gradients for both the activations and the weights: 4N per token, "
+                   "twice the forward's 2N, so training costs 6N.", per_token(4))]
     if ask == "compute":
         wrongs = [Wrong("forgot_backward", "used 2N per token", "Training costs 6N per token (forward 2N + backward 4N).",
                         matmul_flops(TOKENS_PER_PARAM * N, N, 1, "forward") / scale),
@@ -69,6 +91,7 @@ def chinchilla(d: Draw) -> Problem:
                   Wrong("forgot_twenty", "took D = N", "D ≈ 20N, so C = 120N², not 6N².", math.sqrt(C / 6) / scale),
                   Wrong("no_square_root", "forgot the square root", "C = 120N² gives N² = C/120: take the square root.",
                         C / 120 / scale)]
+    wrongs += slips
     st = Doc()
     st.p("Use the training-compute rule $C = 6ND$ (N parameters, D training tokens) and the Chinchilla rule of thumb "
          "that compute-optimal training uses about 20 tokens per parameter.")
@@ -83,10 +106,11 @@ def chinchilla(d: Draw) -> Problem:
              "trained? Give D in billions of tokens, rounded off to two decimal places.")
         sol.p(f"$D = C / (6N) = {sci(C)} / (6 \\times {sci(N)}) = {sci(value * 1e9, 6)}$ tokens $= {value:.4f}$ billion.")
     else:
-        st.p(f"A lab has a budget of $C = {sci(C, 6)}$ FLOPs. What is the compute-optimal model size N? Give N in billions "
+        st.p(f"A lab has a budget of $C = {sci(C)}$ FLOPs. What is the compute-optimal model size N? Give N in billions "
              "of parameters, rounded off to two decimal places.")
-        sol.p(f"$C = 6N \\cdot 20N = 120N^2$, so $N = \\sqrt{{C/120}} = \\sqrt{{{sci(C, 6)}/120}} = {sci(N)}$ "
-              f"$= {value:.2f}$ billion (check: $6 \\times {sci(N)} \\times {sci(20 * N)} = {sci(C, 6)}$).")
+        check = train(N, tokens=TOKENS_PER_PARAM * N).answer
+        sol.p(f"$C = 6N \\cdot 20N = 120N^2$, so $N = \\sqrt{{C/120}} = \\sqrt{{{sci(C)}/120}} = {sci(N, 6)}$ "
+              f"$= {value:.4f}$ billion (check: $6 \\times {sci(N, 6)} \\times {sci(20 * N, 6)} = {sci(check, 6)}$).")
     key = nat_key(value, 2, scale=exp if ask == "compute" else 9)  # units of 10^exp FLOPs, or billions
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),

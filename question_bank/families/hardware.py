@@ -341,26 +341,36 @@ def decode_step(d: Draw) -> Problem:
                             "hw": hw, "chips": chips, "batch": B, "context": S, "window": W})
 
 
+#: billions of parameters and of training tokens for hardware.gpu_days
+_GD_SIZES = (70, 13, 7, 1.3, 3, 8, 34, 65, 175)
+_GD_TOKENS = (1000, 2000, 300, 500, 15000, 1400, 3000)
+
+
 @family("hardware.gpu_days", topic="hardware", title="Training time in days at an MFU",
         types=("nat",), tags=("training", "mfu", "6ND", "hardware"), source=_SRC)
 def gpu_days(d: Draw) -> Problem:
     """days = 6·N·D / (chips · dense peak · MFU · 86,400).
 
-    Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 45 or 55 % and D
-    given; hard, MFU 45 or 55 % and D given as tokens per parameter (one more step, D = r·N)."""
+    Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 35 to 60 % and D
+    given; hard, MFU 35 to 60 % and D given as tokens per parameter (one more step, D = r·N).
+    Misconceptions: the with-sparsity peak, 2N per token (forward only), 4N (the backward pass taken as
+    costly as the forward), 8N (recomputation counted), the MFU ignored or multiplied by, GPU-days."""
     from solver.systems.inference import prefill
     from solver.systems.training import DAY, train
 
     per_param = None
     for _ in range(300):
-        n_b, t_b = d.pick((7, 13, 70)), d.pick((1000, 2000, 15000))
+        # issue 22: nine sizes, seven token counts, four chips and six chip counts (three sizes, three token counts,
+        # two chips and four counts held 72 easy problems: a learned attacker met the same keys again at 400 draws)
+        n_b, t_b = d.pick(_GD_SIZES), d.pick(_GD_TOKENS)
         if d.level == 2:
-            per_param = d.pick((20, 30, 100))
+            per_param = d.pick((10, 15, 20, 25, 30, 50, 100))
             t_b = per_param * n_b
-        N, D = n_b * 10**9, t_b * 10**9
-        hw = d.pick(("a100-80gb", "h100-sxm"))
-        chips = d.pick((512, 1024, 2048, 4096))
-        mfu = d.pick((0.45, 0.55)) if d.level else 0.4  # not 0.5: ignoring it would equal the sparse-peak mistake
+        N, D = round(n_b * 10**9), round(t_b * 10**9)
+        hw = d.pick(("a100-80gb", "h100-sxm", "h200", "b200"))
+        chips = d.pick((512, 256, 1024, 2048, 4096, 8192))
+        # not 0.5: ignoring it would equal the sparse-peak mistake
+        mfu = d.pick((0.35, 0.45, 0.55, 0.6)) if d.level else 0.4
         chip = resolved_chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
@@ -374,13 +384,25 @@ def gpu_days(d: Draw) -> Problem:
               float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"])),
         Wrong("gpu_days", "gave GPU-days", "The question asks for wall-clock days: the chips work in parallel.",
               value * chips),
+        Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
+              "The backward pass computes gradients for both the activations and the weights: 4N FLOPs per token, "
+              "twice the forward's 2N, so training costs 6N.",
+              float(train(N, compute=4 * N * D, chip=chip, chips=chips, mfu=mfu).breakdown["days"])),
+        Wrong("counted_recompute", "counted 8N per token (with activation recomputation)",
+              "The standard count is the model's 6N FLOPs per token; a recomputed forward pass is extra hardware work "
+              "that the rule leaves out.",
+              float(train(N, compute=8 * N * D, chip=chip, chips=chips, mfu=mfu).breakdown["days"])),
+        Wrong("times_mfu", "multiplied by the MFU instead of dividing by it",
+              f"The chips sustain only MFU × peak = {mfu:.0%} of the peak, so training takes longer than at the peak: "
+              "divide by the MFU.",
+              float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"]) * mfu),
     ]
     key = nat_key(value, 2, unit="days")
     st = Doc()
     data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
             else f"{per_param} tokens per parameter ($D = {per_param}N$)")
     st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data} on {chips} × "
-         f"{CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
+         f"{CHIP_NAMES.get(hw) or _MORE_CHIP_NAMES[hw]} ({peak_text(hw)}) at a model FLOPs utilisation (MFU) of {mfu:.0%}.")
     st.p("Using the standard rule for training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how many days (wall-clock, 86,400 s each) does training take? "
          "Round off to two decimal places.")

@@ -6,8 +6,8 @@ Keys are ``solver.systems.training`` results (``train``, ``kaplan_forward_flops`
 figures the statement states; the worked solution is the result's steps. Misconceptions are
 the same calls with the mistake applied: the with-sparsity peak (for MFU the same value as
 multiply-adds counted as FLOPs, so one misconception names both), 2N (forward only) in place of
-6N, 8N (hardware FLOPs with recomputation) in place of 6N, multiply-adds for FLOPs, PF-hours
-for PF-days, the 2N rule without the context term, the attention term of one layer, 4 in
+6N, 8N (hardware FLOPs with recomputation) in place of 6N, 4N (the backward pass taken as costly as the
+forward), multiply-adds for FLOPs, PF-hours for PF-days, the 2N rule without the context term, the attention term of one layer, 4 in
 place of 2 (no causal average), the share of the total for the excess over 2N, the other
 recomputation setting, GB for GiB, one layer for all, one head's score matrix for all heads.
 """
@@ -84,6 +84,17 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
                        notes=notes)
 
 
+_M, _B = 10**6, 10**9
+#: hardware.pf_days: the models of each level (easy up to 1.3 billion parameters, medium 6.7 to 175 billion, hard any)
+_PF_SIZES = ((125 * _M, 250 * _M, 1_100 * _M, 410 * _M, 560 * _M, 760 * _M, 1 * _B, 1_300 * _M, 160 * _M, 350 * _M,
+              1_200 * _M, 70 * _M, 300 * _M, 900 * _M),
+             (6_700 * _M, 7 * _B, 8 * _B, 13 * _B, 30 * _B, 34 * _B, 65 * _B, 70 * _B, 175 * _B, 14 * _B, 20 * _B,
+              40 * _B, 72 * _B, 110 * _B, 12 * _B),
+             (1_300 * _M, 2_700 * _M, 7 * _B, 8 * _B, 13 * _B, 34 * _B, 70 * _B, 175 * _B))
+#: hardware.pf_days: training tokens, in billions
+_PF_TOKENS = (100, 200, 500, 400, 300, 600, 800, 1000, 1400, 2000, 150, 250, 700, 1200, 1800, 2500)
+
+
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
         types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
 def pf_days(d: Draw) -> Problem:
@@ -96,16 +107,14 @@ def pf_days(d: Draw) -> Problem:
 
     per_param = None
     for _ in range(300):
-        # issue 22: more sizes, token counts and ratios (each level held 10 to 12 problems in 1,000 draws)
-        M, B = 10**6, 10**9
-        N = d.pick(((125 * M, 250 * M, 350 * M, 410 * M, 560 * M, 760 * M, 1 * B, 1_300 * M),
-                    (6_700 * M, 7 * B, 8 * B, 13 * B, 30 * B, 34 * B, 65 * B, 70 * B, 175 * B),
-                    (1_300 * M, 2_700 * M, 7 * B, 8 * B, 13 * B, 34 * B, 70 * B, 175 * B))[d.level])
+        # issue 22: more sizes, token counts and ratios (each level held 10 to 12 problems in 1,000 draws; 80 to 90
+        # problems a level still let a learned attacker meet the same keys again in 200 draws)
+        N = d.pick(_PF_SIZES[d.level])
         if d.level == 2:
             per_param = d.pick((5, 8, 10, 12, 15, 20, 25, 30, 40, 50))
             D = per_param * N
         else:
-            D = d.pick((100, 200, 300, 400, 500, 600, 800, 1000, 1400, 2000)) * 10**9
+            D = d.pick(_PF_TOKENS) * 10**9
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
         if safe_for_rounding(value, 1, 0.1):
@@ -121,6 +130,12 @@ def pf_days(d: Draw) -> Problem:
               pfd(3 * N * D)),
         Wrong("pf_hours", "divided by 3,600 s (PF-hours)", "A PF-day is 10¹⁵ FLOP/s for 86,400 s (24 hours).",
               pfd(6 * N * D * 24)),
+        Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
+              "The backward pass computes gradients for both the activations and the weights: 4N FLOPs per token, "
+              "twice the forward's 2N, so training costs 6N.", pfd(4 * N * D)),
+        Wrong("counted_recompute", "counted 8N per token (with activation recomputation)",
+              "The standard count is the model's 6N FLOPs per token; a recomputed forward pass is extra hardware work "
+              "that the count leaves out.", pfd(8 * N * D)),
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()

@@ -9,6 +9,7 @@ misconception is the same solver call (or the solver's figures) with the mistake
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from question_bank.families.counting_common import nat_problem
@@ -398,7 +399,11 @@ def _has_tie(rows, bits: int) -> bool:
         types=("nat",), tags=("int4", "absmax", "per-channel", "per-block", "quantisation-error"), source=_SRC)
 def quant_granularity(d: Draw) -> Problem:
     """absmax int4 of a matrix W (rows = output channels): scale = max|group| / 7 per tensor (one group), per
-    channel (a row) or per block (two consecutive entries of a row); error = max |x̂ − x|, MSE = mean (x̂ − x)²."""
+    channel (a row) or per block (two consecutive entries of a row); error = max |x̂ − x|, MSE = mean (x̂ − x)².
+
+    Misconceptions (largest error): the per-tensor, per-column or (per-block asked) per-channel scales, the max divided
+    by 8, the mean |error| for the largest, w / scale truncated instead of rounded, the half-step bound max|w| / 14 for
+    the error; (MSE ratio) the ratio inverted, of the largest errors, of the RMS errors, or against per-block scales."""
     from solver.kernels.quant_error import quantize_group, quantize_matrix
 
     bits = 4
@@ -427,8 +432,9 @@ def quant_granularity(d: Draw) -> Problem:
         if value > 0 and safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), printed):
             break
 
-    def errors(groups, qmax_bits=bits, round_fn=None):
-        """(max |error|, mse) with the given groups of (i, j), the solver's quantize_group per group."""
+    def errors(groups, qmax_bits=bits, round_fn=None, qm=2 ** (bits - 1)):
+        """(max |error|, mse, mean |error|) with the given groups of (i, j), the solver's quantize_group per group,
+        or, with ``round_fn``, codes round_fn(x / scale) clamped to ±qm with scale = max / qm."""
         errs = []
         for g in groups:
             xs = [W[i][j] for i, j in g]
@@ -436,10 +442,9 @@ def quant_granularity(d: Draw) -> Problem:
                 _, _, _, deq = quantize_group(xs, qmax_bits, "absmax")
             else:
                 amax = max(abs(x) for x in xs)
-                qm = 2 ** (bits - 1)
                 deq = [max(-qm, min(qm, round_fn(x * qm / amax))) * amax / qm for x in xs]
             errs += [dq - x for dq, x in zip(deq, xs, strict=True)]
-        return max(abs(e) for e in errs), sum(e * e for e in errs) / len(errs)
+        return max(abs(e) for e in errs), sum(e * e for e in errs) / len(errs), sum(abs(e) for e in errs) / len(errs)
 
     cells = [(i, j) for i in range(rows_n) for j in range(4)]
     chan_g = [[(i, j) for j in range(4)] for i in range(rows_n)]
@@ -456,7 +461,16 @@ def quant_granularity(d: Draw) -> Problem:
                         "Symmetric int4 codes run −7 … 7: scale = max / 7.",
                         float(errors(mine, round_fn=round_half_even)[0])),
                   Wrong("per_column", "took one scale per column (input channel)",
-                        "Output channels are the rows: one scale per row of W.", float(errors(col_g)[0]))]
+                        "Output channels are the rows: one scale per row of W.", float(errors(col_g)[0])),
+                  Wrong("mean_error", "averaged the errors (mean |ŵ − w|), not their largest",
+                        "The question asks for the largest error over the entries, max |ŵ − w|.",
+                        float(errors(mine)[2])),
+                  Wrong("truncated", "truncated w / scale toward zero instead of rounding it",
+                        "q = round(w / scale): the nearest code, which keeps every error within half a step.",
+                        float(errors(mine, round_fn=math.trunc, qm=2 ** (bits - 1) - 1)[0])),
+                  Wrong("half_step_bound", "gave the bound of half a step (max|w| / 14), not the actual error",
+                        "Half a step bounds the error; compute each entry's |ŵ − w| and take the largest.",
+                        float(max(max(abs(W[i][j]) for i, j in g) for g in mine) / (2 * (2 ** (bits - 1) - 1))))]
         if d.level == 1:
             wrongs.append(Wrong("per_channel", "used one scale per row (per-channel), not per block of two",
                                 "Per-block scales take the max of each two consecutive entries.",

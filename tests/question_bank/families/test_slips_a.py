@@ -1,0 +1,147 @@
+"""The small-factor mistakes added to scaling.chinchilla, hardware.gpu_days, hardware.pf_days and
+precision.quant_granularity (so that their MCQ views have slips near the key), each value recomputed
+here from the statement's figures by another formula than the family's, over many seeds."""
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from question_bank.family import all_families
+from tests.family_helpers import CHIPS
+
+SEEDS = range(40)
+
+
+def draws(fid, level, seeds=SEEDS):
+    return [all_families()[fid].generate(s, level) for s in seeds]
+
+
+def mistakes(p):
+    return {m.id: m.value for m in p.misconceptions}
+
+
+# ------------------------------------------------------------------ scaling.chinchilla
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_chinchilla_per_token_slips(level):
+    """C = k·N·D with k = 3 (multiply-adds) or 4 (backward = forward) in place of 6, in each question's unit."""
+    for p in draws("scaling.chinchilla", level):
+        g, mis = p.given, mistakes(p)
+        N, C = g["params"], g["compute"]
+        for mid, k in (("macs_vs_flops", 3), ("backward_as_forward", 4)):
+            assert mid in mis, (p.id, mid)
+            if g["ask"] == "compute":
+                expect = k * N * 20 * N / 10 ** g["unit_exponent"]
+            elif g["ask"] == "tokens":
+                expect = C / (k * N) / 1e9
+            else:
+                expect = (C / (20 * k)) ** 0.5 / 1e9
+            assert mis[mid] == pytest.approx(expect, rel=1e-9), (p.id, mid)
+        # each slip moves the key by its own factor: 6/k for C and D, sqrt(6/k) for N
+        f = {"compute": 0.5, "tokens": 2.0, "optimal_n": math.sqrt(2)}[g["ask"]]
+        assert mis["macs_vs_flops"] / p.key.value == pytest.approx(f, rel=1e-9), p.id
+
+
+def test_chinchilla_compute_unit_varies_over_four_decades():
+    """The compute's unit 10^e puts C in [0.1, 1), [1, 10), [10, 100) or [100, 1000): every one is drawn."""
+    seen = set()
+    for p in draws("scaling.chinchilla", "easy", range(80)):
+        g = p.given
+        assert p.key.value == pytest.approx(g["compute"] / 10 ** g["unit_exponent"], rel=1e-12), p.id
+        assert 0.1 <= p.key.value < 1000, p.id
+        assert f"10^{{{g['unit_exponent']}}}" in p.statement_md, p.id
+        seen.add(math.floor(math.log10(p.key.value)))
+    assert seen == {-1, 0, 1, 2}
+
+
+def test_chinchilla_hard_budget_is_stated_and_keyed():
+    for p in draws("scaling.chinchilla", "hard"):
+        C = p.given["compute"]
+        mant = C / 10 ** math.floor(math.log10(C))
+        assert 1 <= mant < 10 and round(mant * 10) == pytest.approx(mant * 10), p.id  # two significant figures
+        assert p.key.value == pytest.approx(math.sqrt(C / 120) / 1e9, rel=1e-12), p.id
+        assert 120 * (p.given["params"] / 1e9) ** 2 == pytest.approx(C / 1e18, rel=1e-9), p.id
+
+
+# ------------------------------------------------------------------ hardware.gpu_days
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_gpu_days_new_slips(level):
+    for p in draws("hardware.gpu_days", level):
+        g, mis = p.given, mistakes(p)
+        peak = CHIPS[g["hw"]][0]
+        per_day = g["chips"] * peak * 86400  # FLOPs the chips can do in a day at the peak
+
+        def days(flops_per_token, mfu, g=g, per_day=per_day):
+            return flops_per_token * g["params"] * g["tokens"] / (per_day * mfu)
+
+        assert mis["backward_as_forward"] == pytest.approx(days(4, g["mfu"]), rel=1e-9), p.id
+        assert mis["counted_recompute"] == pytest.approx(days(8, g["mfu"]), rel=1e-9), p.id
+        # multiplying by the MFU: C · MFU / (chips · peak · 86,400)
+        assert mis["times_mfu"] == pytest.approx(days(6, 1.0) * g["mfu"], rel=1e-9), p.id
+        assert p.key.value == pytest.approx(days(6, g["mfu"]), rel=1e-12), p.id
+
+
+def test_gpu_days_draws_vary():
+    """More sizes, token counts, chips and counts than before: the easy level holds many distinct problems."""
+    keys = {round(p.key.value, 2) for p in draws("hardware.gpu_days", "easy", range(200))}
+    assert len(keys) > 120
+    hws = {p.given["hw"] for p in draws("hardware.gpu_days", "medium", range(200))}
+    assert hws == {"a100-80gb", "h100-sxm", "h200", "b200"}
+
+
+# ------------------------------------------------------------------ hardware.pf_days
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_pf_days_new_slips(level):
+    for p in draws("hardware.pf_days", level):
+        g, mis = p.given, mistakes(p)
+        N, D = g["params"], g["tokens"]
+        assert mis["backward_as_forward"] == pytest.approx(4 * N * D / 8.64e19, rel=1e-9), p.id
+        assert mis["counted_recompute"] == pytest.approx(8 * N * D / 8.64e19, rel=1e-9), p.id
+        assert mis["backward_as_forward"] == pytest.approx(p.key.value * 2 / 3, rel=1e-9), p.id
+
+
+# ------------------------------------------------------------------ precision.quant_granularity
+
+
+def check(p, mid, expect):
+    """The mistake's value is ``expect``; a mistake the family drops (keep_distinct) gives the key's or another
+    mistake's answer."""
+    mis = mistakes(p)
+    if mid in mis:
+        assert mis[mid] == pytest.approx(expect, rel=1e-9), (p.id, mid)
+    else:
+        others = [p.key.value, *mis.values()]
+        assert any(abs(expect - v) <= 1e-4 for v in others), (p.id, mid)
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_quant_granularity_new_slips(level):
+    seen = set()
+    for p in draws("precision.quant_granularity", level):
+        W = [[Fraction(x) for x in row] for row in p.given["W"]]
+        if p.given["ask"] == "channel_max":
+            groups = W
+        else:
+            groups = [row[j:j + 2] for row in W for j in (0, 2)]
+        errs, trunc = [], []
+        for g in groups:
+            scale = max(abs(x) for x in g) / 7
+            for x in g:
+                q = x / scale
+                near = math.floor(q + Fraction(1, 2))  # nearest code (no ties are drawn)
+                errs.append(abs(near * scale - x))
+                trunc.append(abs(math.trunc(q) * scale - x))  # toward zero: never past ±7
+        assert p.key.value == pytest.approx(float(max(errs)), rel=1e-12), p.id
+        check(p, "mean_error", float(sum(errs) / len(errs)))
+        check(p, "truncated", float(max(trunc)))
+        bound = float(max(max(abs(x) for x in g) for g in groups) / 14)
+        check(p, "half_step_bound", bound)
+        assert p.key.value <= bound + 1e-12, p.id  # no rounded entry is further than half a step from its weight
+        seen |= set(mistakes(p)) & {"mean_error", "truncated", "half_step_bound"}
+    assert seen == {"mean_error", "truncated", "half_step_bound"}

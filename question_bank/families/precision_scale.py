@@ -287,7 +287,11 @@ _RUN_CHIPS = ("a100-80gb", "h100-sxm", "h200", "mi300x", "tpu-v5p")
 @family("measurements.run_flops", topic="hardware", title="A run's FLOPs from GPU-hours or days × chips",
         types=("nat",), tags=("flops", "mfu", "gpu-hours", "compute-budget", "measurement"), source=_SRC)
 def run_flops_family(d: Draw) -> Problem:
-    """FLOPs = GPU-hours × 3,600 × dense peak × MFU, or days × 86,400 × chips × peak × MFU; tokens = FLOPs / (6N)."""
+    """FLOPs = GPU-hours × 3,600 × dense peak × MFU, or days × 86,400 × chips × peak × MFU; tokens = FLOPs / (6N).
+
+    Misconceptions: the MFU left out, hours or days not turned into seconds, days taken as hours, one chip, the
+    with-sparsity figure as the peak; (tokens) 2N, 3N (multiply-adds), 4N (backward = forward) or 8N (recomputation)
+    per token in place of 6N."""
     import math
 
     from solver.systems.chips import get_hardware
@@ -339,6 +343,13 @@ def run_flops_family(d: Draw) -> Problem:
     if d.level == 2:
         wrongs.append(Wrong("two_n", "divided by 2N (the forward pass only)", "Training costs 6N FLOPs per token: "
                             "2N forward, 4N backward.", 3 * value))
+        wrongs += [Wrong("macs_vs_flops", "divided by 3N (counted multiply-adds)", "The peak and the 6N rule both count "
+                         "2 FLOPs per multiply-add: divide by 6N.", r.answer / (3 * N) / 1e9),
+                   Wrong("backward_as_forward", "divided by 4N (took the backward pass as costly as the forward)",
+                         "The backward pass costs 4N per token, twice the forward's 2N: 6N in all.", r.answer / (4 * N) / 1e9),
+                   Wrong("counted_recompute", "divided by 8N (counted activation recomputation)",
+                         "The question counts the model's 6N FLOPs per token; recomputation is not in it.",
+                         r.answer / (8 * N) / 1e9)]
     # a mistake whose value, in the answer's unit, rounds to nothing at the asked decimals (one chip of 8,192:
     # 0.005 × 10^23) cannot be told from another such mistake (hours for seconds: 0.00006): not offered
     wrongs = [w for w in wrongs if abs(w.value) >= 10 ** -dec]

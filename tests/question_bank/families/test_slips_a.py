@@ -145,3 +145,21 @@ def test_quant_granularity_new_slips(level):
         assert p.key.value <= bound + 1e-12, p.id  # no rounded entry is further than half a step from its weight
         seen |= set(mistakes(p)) & {"mean_error", "truncated", "half_step_bound"}
     assert seen == {"mean_error", "truncated", "half_step_bound"}
+
+
+# ------------------------------------------------------------------ measurements.run_flops
+
+
+def test_run_flops_tokens_per_token_slips():
+    """Hard: tokens = days · 86,400 · chips · dense peak · MFU / (k·N), with k = 3, 4 or 8 in place of 6."""
+    seen = set()
+    for p in draws("measurements.run_flops", "hard"):
+        g = p.given
+        flops = g["days"] * 86400 * g["chips"] * CHIPS[g["hw"]][0] * g["mfu"]
+        assert p.key.value == pytest.approx(flops / (6 * g["N"]) / 1e9, rel=1e-9), p.id
+        for mid, k in (("macs_vs_flops", 3), ("backward_as_forward", 4), ("counted_recompute", 8)):
+            merged = [m for m in p.misconceptions if mid in m.id.split("+")]  # 3N merges with the sparse peak (both 2x)
+            assert len(merged) == 1, (p.id, mid)
+            assert merged[0].value == pytest.approx(flops / (k * g["N"]) / 1e9, rel=1e-9), (p.id, mid)
+            seen.add(mid)
+    assert len(seen) == 3

@@ -8,7 +8,8 @@ compute-optimal D ≈ 20·N, so C = 6·N·20N = 120·N² and N = √(C/120). Key
 parameters on 20N tokens and the tokens a budget buys are ``train(...)``'s figures; for the
 optimal N the family draws a budget of two significant figures and keys √(C/120) (``train`` of the
 rounded N at 20N tokens gives the budget back, a check the solution shows). The compute is asked in units of a power of ten
-drawn so that the answer lies in [0.1, 1), [1, 10) or [10, 100) (not always a mantissa in [1, 10)).
+drawn so that the answer lies in [0.1, 1), [1, 10), [10, 100) or [100, 1000) (not always a mantissa in
+[1, 10), which an MCQ's options would give away).
 Misconceptions: 2N in place of 6N (forgot the backward pass), 3N (counted multiply-adds, not FLOPs),
 4N (took the backward pass as costly as the forward), and D = N (forgot the 20), or the Chinchilla D
 in place of the tokens a budget buys, or N² for N (forgot the square root).

@@ -37,7 +37,8 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
 Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passes ``qkv bank
 validate --quality`` (key positions, every answer-blind rule, issue 22's learned attacker and
 memorised easy answers) at each listed level. ``python -m question_bank.numeric_mcq DRAWS --per-level
-[FAMILY ...]`` runs that check level by level over every numeric family (:func:`check_views`), and
+[FAMILY ...]`` runs that check level by level over every numeric family (:func:`check_views`),
+``--standard FAMILY LEVEL ...`` checks one view as a listed view must pass (:func:`meets_standard`), and
 the tests check the list.
 
 What the cross does not hide: a learned attacker on the options' values fits the key's size to the
@@ -61,7 +62,7 @@ from typing import Any
 from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericKey, Problem
 
 __all__ = ["NUMERIC_MCQ", "SUFFIX", "TRIES", "mcq_view", "register", "option_text", "wrong_values", "base_of",
-           "candidates", "mirror"]
+           "candidates", "mirror", "meets_standard"]
 
 #: The id of a family's MCQ view: ``<family id>`` + this (not a dotted child: ``--topic <family id>``
 #: still names the family itself, the view being its own family).
@@ -80,8 +81,9 @@ _SPAN = 0.5
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
 NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
-    # Each view passes the quality checks at 100, 200 and 400 draws at the levels listed (each level alone at 200
-    # draws, then the levels together); a level left out was beaten at one of them, often by memorised easy answers
+    # Each view passes the quality checks at 100, 200 and 400 draws at the levels listed, each level alone and the
+    # levels together (``python -m question_bank.numeric_mcq --standard FAMILY LEVEL ...``, :func:`meets_standard`);
+    # a level left out was beaten at one of them, often by memorised easy answers
     # (counting.kv_cache hard, training.grad_accum_bubble easy, quantisation.kv_int8 easy) or a learned attacker.
     "attention.one_weight": ('easy', 'medium'),
     "flash.tiling_hbm": ('easy', 'medium', 'hard'),
@@ -136,6 +138,11 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "counting.params_ffn": ('medium', 'hard'),  # left out: easy: at 200 draws boosted trees 48 % of 100 held-out draws
     "counting.params_kv_proj": ('medium',),  # left out: easy and hard: at 200 draws boosted trees 46 % and 44 %
     "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
+    "scaling.chinchilla": ('easy', 'medium', 'hard'),
+    "hardware.gpu_days": ('easy', 'medium', 'hard'),
+    "hardware.pf_days": ('easy', 'medium', 'hard'),
+    "measurements.run_flops": ('hard',),  # left out: easy and medium: test_run_flops_keys pins the key in [1, 10); easy has two slips
+    "precision.quant_granularity": ('easy',),  # left out: medium: at 200 draws boosted trees 46 %; hard: at 100 draws 52 % of 50 held out
     # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):
     # moe.capacity_all_to_all left out: at 200 draws (easy): boosted trees 68 % of 50 held-out draws; its keys are about 96 small integers and its only slips move them by ×E
     # mla.absorbed_decode left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 67% of 33 held-out draws (chance 25%)
@@ -143,14 +150,11 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     # softcap.gemma2 left out: at 200 draws (medium): boosted trees 86 % of 50 held-out draws
     # moe.router_losses left out: at 200 draws (easy, with the slips 'square of the mean' and 'over E'): logistic regression 47 % of 100 held-out draws (61 % before); medium and hard 52 % and 59 % at 100
     # counting.training_memory left out: at 100 draws (easy, with the slips 'forgot the gradients' and 'fp32 gradients'): boosted trees 76 % of 50 held-out draws: the key is 16·N of one of 37 published models
-    # scaling.chinchilla left out: at 200 draws: the blind rule 'shortest option' finds the key in 39% of 163 draws (chance 25%)
-    # hardware.critical_intensity left out: at 200 draws (medium): a learned attacker finds the key in 88% of 50 draws whose right statement it never saw (chance 25%)
-    # hardware.gpu_days left out: at 400 draws of easy/medium/hard (easy): a learned attacker (boosted trees) finds the key in 54% of 67 held-out draws (chance 25%)
+    # hardware.critical_intensity left out: at 200 draws (medium): 88 % of 50 unseen statements: six chips' keys; easy: the TPUs have no sparse-peak slip
     # hardware.prefill_time left out: at 100 draws (easy): boosted trees 64 % (62 % at 200): every genuine slip moves the key by ×2, ×3, ×1/MFU or ×chips
     # hardware.decode_attention_intensity left out: easy's key is always 0.80-0.99; medium and hard at 200 draws 62 % and 66 % of unseen statements (the key is close to the printed N/G), 59 % with two more slips tried
     # hardware.attention_crossover left out: at 200 draws (hard): a learned attacker (boosted trees) finds the key in 86% of 100 held-out draws (chance 25%)
-    # hardware.mfu_from_gpu_hours left out: at 200 draws (easy): a learned attacker (boosted trees) finds the key in 85% of 33 held-out draws (chance 25%)
-    # hardware.pf_days left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 55% of 33 held-out draws (chance 25%)
+    # hardware.mfu_from_gpu_hours left out: at 200 draws (easy): boosted trees 85 % of 33 held out: an MFU of 30-55 %, mirrored slips above 100 %
     # attention.heads left out: at 200 draws (medium, with the slip 'a bias on W_Q'): boosted trees 55 %: d²/h and h·n² come from small tables
     # loss.perplexity left out: at 200 draws: the blind rule 'shortest option' finds the key in 42% of 116 draws; no genuine small slip of e^loss (10^loss moves it ×5 to ×95)
     # sampling.top_p left out: easy has one mistake and no second genuine one
@@ -163,8 +167,6 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     # positional.t5_bucket left out: at 100 draws (easy): 68 % of unseen statements (each level's keys sit in a small known range); hard passes at 100 and 200 but not 400 (51 %), also with five more slips tried
     # positional.t5_bias_params left out: mirrored slips of ×L or ×buckets go negative for an integer key; easy (buckets × heads) has no small genuine slip
     # positional.alibi_bias left out: the key −m·(i−j) is negative and the view offers positive values only
-    # measurements.run_flops left out: at 200 draws: the blind rule 'shortest option' finds the key in 37% of 121 draws (chance 25%)
-    # precision.quant_granularity left out: at 400 draws of easy (easy): a learned attacker finds the key in 41% of 184 draws whose right statement it never saw (chance 25%)
     # pretraining.bert_masking left out: at 200 draws (hard): boosted trees 62 % of 100 held-out draws: the key and every slip are fixed fractions of the printed N
     # quantisation.nf4_bits left out: at 200 draws (easy): 74 % of 23 unseen statements (five possible keys); hard with 14 model sizes 68-72 % (the key tracks the printed N)
     # attention.variance_qk left out: at 200 draws (medium): a learned attacker (boosted trees) finds the key in 62% of 50 held-out draws (chance 25%)
@@ -465,12 +467,29 @@ def check_views(fids: Iterable[str], draws: int, *, per_level: bool = False) -> 
         yield ("PASS" if ok else "fail"), fid, tuple(levels), detail
 
 
+def meets_standard(fid: str, levels: tuple[str, ...], draws: Iterable[int] = (100, 200, 400)) -> Iterable[tuple[bool, str]]:
+    """The standard a view in :data:`NUMERIC_MCQ` meets: its quality verdict at each of ``draws``, each level
+    alone and the levels together, as (passed, one line) per check."""
+    from question_bank.family import all_families
+
+    fams = all_families()
+    for n in draws:
+        for lvs in [(lv,) for lv in levels] + ([levels] if len(levels) > 1 else []):
+            ok, detail = _verdict(fams, fid, lvs, n)
+            yield ok, f"{'PASS' if ok else 'fail'} {fid} {'/'.join(lvs)} at {n} draws {detail}"
+
+
 if __name__ == "__main__":  # pragma: no cover - a maintainer's tool: which candidates pass the quality checks
     import sys
 
     from question_bank.family import all_families
 
     args = sys.argv[1:]
+    if args[:1] == ["--standard"]:  # --standard FAMILY [LEVEL ...]: the listing standard, 100/200/400 draws
+        fid, lvs = args[1], tuple(args[2:]) or all_families()[args[1]].difficulties
+        results = [print(line, flush=True) or ok for ok, line in meets_standard(fid, lvs)]
+        print(("ALL PASS" if all(results) else "NOT ALL PASS"), fid, lvs)
+        sys.exit(0 if all(results) else 1)
     per_level = "--per-level" in args
     args = [a for a in args if a != "--per-level"]
     draws = int(args[0]) if args else 120

@@ -51,13 +51,33 @@ class Terminal:
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         self.child = pexpect.spawn(str(QKV), [*args, "--data-dir", str(home)], env=env, dimensions=(ROWS, COLS),
                                    timeout=60)
+        self.raw = bytearray()  # everything the program wrote, for lines a long next question scrolls off the screen
 
     def pump(self, wait: float = 0.05) -> None:
         try:
             while True:
-                self.stream.feed(self.child.read_nonblocking(65536, timeout=wait))
+                chunk = self.child.read_nonblocking(65536, timeout=wait)
+                self.raw += chunk
+                self.stream.feed(chunk)
         except (pexpect.TIMEOUT, pexpect.EOF):
             pass
+
+    @property
+    def transcript(self) -> str:
+        """Everything written so far as plain lines (escape sequences dropped): what scrolled by too."""
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", self.raw.decode("utf-8", "replace"))
+        return "\n".join(ln.rstrip() for ln in re.split(r"\r?\n|\r", text))
+
+    def wait_for_written(self, pattern: str, timeout: float = 60) -> re.Match:
+        """:meth:`wait_for` on the :attr:`transcript`: a line that was on the screen, even if it scrolled off."""
+        end = time.monotonic() + timeout
+        while True:
+            self.pump()
+            m = re.search(pattern, self.transcript, re.M)
+            if m:
+                return m
+            if time.monotonic() > end:
+                raise AssertionError(f"{pattern!r} never written:\n{self.transcript[-3000:]}")
 
     @property
     def lines(self) -> list[str]:
@@ -189,7 +209,8 @@ def test_exam_countdown_moves_while_the_prompt_waits_and_warns_before_zero(tmp_p
         # what is sent now is what the new prompt shows
         term.wait_for(r"Q1 \[\d\d:\d\d left\]>$")
         term.child.sendline("3")
-        term.wait_for(r"Saved: 3$")
+        # the line that confirms it (a long Q2 may scroll it off the 24 rows in the same write: read what was written)
+        term.wait_for_written(r"^Saved: 3$")
         term.wait_for("Time ran out: the exam was submitted automatically", 20)  # the summary, last on screen
         assert "Score: " in term.text
     finally:

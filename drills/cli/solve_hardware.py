@@ -338,11 +338,14 @@ def _solver_call(fn):
               help="Columns of X = rows of W (the contracted size; -K in GEMM notation).")
 @click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
+@click.option("--activations", type=click.Choice(["read", "resident"]), default="read", show_default=True,
+              help="read: X is read from HBM (a·B·D bytes counted); resident: X is already on chip (SRAM/VMEM, "
+                   "the TPU texts' weight-streaming matmul), only W read and Y written.")
 @hardware_options
 @plot_option
 @output_options
 @_solver_call
-def matmul(batch, d_in, d_out, mode, plot, as_json, explain, **kw):
+def matmul(batch, d_in, d_out, mode, activations, plot, as_json, explain, **kw):
     """FLOPs, bytes, intensity, critical intensity, bound and roofline time of X[B,D] @ W[D,F].
 
     With --plot: the chip's roofline with this matmul marked on it."""
@@ -350,7 +353,8 @@ def matmul(batch, d_in, d_out, mode, plot, as_json, explain, **kw):
 
     check_plot(plot, as_json)
     chip = _chip(kw)
-    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip)
+    r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip,
+              activations=activations)
     show(r, as_json, explain)
     if plot is not None:
         _one_point_plot(chip, kw, f"matmul [{batch},{d_in}]@[{d_in},{d_out}] {mode}", r, plot)
@@ -588,12 +592,16 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
               help="Compute budget in FLOPs (3.14e23).")
 @click.option("--gpu-hours", type=POSITIVE, default=None, help="GPU-hours spent (gives the MFU).")
 @click.option("--seq", "--seq-len", "seq", type=SIZE, default=None, help="With --preset: sequence length of the exact count (8k = 8192).")
+@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True,
+              help="Activation recomputation: none (6ND), full (8ND: the forward again; Korthikanti et al. 2022, "
+                   "the HFU of Chowdhery et al. 2022), selective (6ND + 4·L·s·d·D; needs --preset or "
+                   "--layers/--d-model and --seq).")
 @model_options
 @hardware_options
 @plot_option
 @output_options
 @_solver_call
-def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw):
+def train(params, tokens, compute, gpu_hours, seq, recompute, plot, as_json, explain, **kw):
     """C = 6·N·D, PF-days, days at an MFU on some chips, tokens from a budget, MFU from GPU-hours.
 
     With --plot: where a GPU's bytes go in mixed-precision Adam training with plain data
@@ -602,6 +610,9 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
 
     check_plot(plot, as_json)
 
+    layers, d_model = kw.get("n_layers"), kw.get("d_model")
+    if params is not None and recompute == "selective":  # the two sizes feed the recomputed term, not a model
+        kw = {**kw, "n_layers": None, "d_model": None}
     (spec, cfg), exact = _model(kw, need_params=True, need_kv=False), None
     if cfg is not None:
         from fractions import Fraction as Fr
@@ -610,12 +621,14 @@ def train(params, tokens, compute, gpu_hours, seq, plot, as_json, explain, **kw)
 
         params = params or param_count(cfg)
         n = int(seq or cfg.max_positions)
-        exact = Fr(matmul_flops(cfg, 1, n, "train").flops, n)
-    if params is None:
+        exact = Fr(matmul_flops(cfg, 1, n, "train").flops, n) if recompute == "none" else None
+        layers, d_model, seq = layers or cfg.n_layers, d_model or cfg.d_model, seq or n
+    if params is None and (tokens is not None or compute is None):
         raise InputError("give --params or --preset", "--params")
     chip = _chip(kw)
     r = solve(params, tokens=tokens, compute=compute, chip=chip, chips=kw["chips"], mfu=kw["mfu"],
-              gpu_hours=gpu_hours, exact_flops_per_token=exact)
+              gpu_hours=gpu_hours, exact_flops_per_token=exact, recompute=recompute, layers=layers,
+              seq=None if seq is None else int(seq), d_model=None if d_model is None else int(d_model))
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
     show(r, as_json, explain)
     if plot is not None:

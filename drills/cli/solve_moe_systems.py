@@ -22,16 +22,20 @@ from drills.output import InputError
 @click.option("--top-k", "-k", "top_k", type=INT, default=2, show_default=True, help="Experts per token.")
 @click.option("--ep", "--expert-parallel", "ep", type=INT, required=True, help="Expert-parallel degree (devices).")
 @click.option("--experts", "-E", "experts", type=INT, default=None, help="Experts in all (checked: divisible by --ep).")
-@click.option("--dtype", default="bf16", show_default=True, help="Activation dtype sent.")
+@click.option("--dtype", "--dispatch-dtype", "dtype", default="bf16", show_default=True,
+              help="Activation dtype sent in the dispatch (and the combine, unless --combine-dtype).")
+@click.option("--combine-dtype", default=None,
+              help="The combine's dtype when it differs (DeepSeek-V3: dispatch fp8, combine bf16).")
 @click.option("--count-local", is_flag=True, help="Count the vectors that stay on their device too.")
 @link_options
 @output_options
-def moe_all_to_all(tokens, d_model, top_k, ep, experts, dtype, count_local, as_json, explain, **kw):
+def moe_all_to_all(tokens, d_model, top_k, ep, experts, dtype, combine_dtype, count_local, as_json, explain, **kw):
     """Expert-parallel all-to-all of one MoE layer: dispatch + combine bytes per device, and time."""
     from solver.systems.moe_systems import expert_all_to_all
 
     beta, origin = _link(kw, required=False)
-    r = solver_call(expert_all_to_all, tokens, d_model, top_k, ep, dtype=dtype, link_bandwidth=beta,
+    r = solver_call(expert_all_to_all, tokens, d_model, top_k, ep, dtype=dtype, combine_dtype=combine_dtype,
+                    link_bandwidth=beta,
                     latency=kw.get("latency") or 0, count_local=count_local, experts=experts)
     if origin:
         r.convention["link"] = origin

@@ -79,6 +79,38 @@ def _link(kw: dict[str, Any], required: bool = True) -> tuple[float | None, str 
     return None, None
 
 
+def _convention_help(formula: str, name: str) -> str:
+    """A convention's help, read from the formula registry: its meaning and the text of each choice."""
+    from solver.registry import get_formula
+
+    c = get_formula(formula).convention(name)
+    parts = [f"{k}: {v.meaning}" + (f" [{v.source}]" if v.source else "") for k, v in c.choices.items()]
+    return f"{c.help} " + "; ".join(parts) + "."
+
+
+class _Shape(click.ParamType):
+    name = "AxB"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            dims = tuple(int(x) for x in str(value).lower().replace("×", "x").split("x"))
+        except ValueError:
+            self.fail(f"a shape such as 4x4 or 4x4x4 (got {value!r})", param, ctx)
+        if not 1 <= len(dims) <= 4 or any(not 1 <= d <= 4096 for d in dims):
+            self.fail(f"1 to 4 sides, each 1 to 4096 (got {value!r})", param, ctx)
+        return dims
+
+
+def ring_options(f):
+    """--ring unidirectional|bidirectional and --asymptotic, their help read from the registry."""
+    f = click.option("--asymptotic", is_flag=True, help=_convention_help("all_gather", "factor"))(f)
+    f = click.option("--ring", type=click.Choice(["unidirectional", "bidirectional"]), default="unidirectional",
+                     show_default=True, help=_convention_help("all_gather", "ring"))(f)
+    return f
+
+
 def _with_link(r, origin: str | None) -> None:
     if origin:
         r.convention["link"] = origin
@@ -93,8 +125,9 @@ def _collective(op, size, ranks, algorithm, as_json, explain, kw, plot=None):
     from solver.systems.collectives import collective as solve
 
     check_plot(plot, as_json)
-    beta, origin = _link(kw)
-    r = solve(op, size, ranks, beta, latency=kw["latency"], algorithm=algorithm)
+    beta, origin = _link(kw, required=plot is not None)
+    r = solve(op, size, ranks, beta, latency=kw["latency"], algorithm=algorithm, ring=kw.get("ring", "unidirectional"),
+              asymptotic=kw.get("asymptotic", False), topology=kw.get("topology", "switch"), torus=kw.get("torus"))
     _with_link(r, origin)
     show(r, as_json, explain)
     if plot is not None:
@@ -129,6 +162,11 @@ def _collective_plot(r, beta: float, latency: float, plot: str, as_json: bool) -
               help="S as nccl-tests reports it (all-gather: the gathered output; reduce-scatter: the input).")
 @click.option("--ranks", "-n", "--gpus", "ranks", type=INT, required=True, help="Ranks (GPUs) n.")
 @click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
+@ring_options
+@click.option("--topology", type=click.Choice(["switch", "ring", "torus"]), default="switch", show_default=True,
+              help=_convention_help("all_to_all", "topology"))
+@click.option("--torus", type=_Shape(), default=None, metavar="AxB[xC]",
+              help="The torus shape of --topology torus (4x4, 4x4x4): its sides multiply to the ranks.")
 @link_options
 @plot_option
 @output_options
@@ -145,6 +183,7 @@ def collective(op, size, ranks, algorithm, plot, as_json, explain, **kw):
 @click.option("--size", "-S", type=BYTES, required=True, help="Buffer on each rank (1GB, 1e9).")
 @click.option("--ranks", "-n", "--gpus", "ranks", type=INT, required=True, help="Ranks (GPUs) n.")
 @click.option("--algorithm", type=click.Choice(["ring", "tree"]), default="ring", show_default=True)
+@ring_options
 @link_options
 @output_options
 @_solver_call

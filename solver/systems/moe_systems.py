@@ -44,9 +44,14 @@ def _frac(name: str, value, zero: bool = False) -> Fraction:
 
 
 def expert_all_to_all(tokens: int, d_model: int, top_k: int, ep: int, *, dtype: str = "bf16",
-                      link_bandwidth=None, latency=0, count_local: bool = False, experts: int | None = None) -> Result:
+                      link_bandwidth=None, latency=0, count_local: bool = False, experts: int | None = None,
+                      combine_dtype: str | None = None) -> Result:
     """Bytes each device sends in the dispatch and the combine of one MoE layer (expected, uniform
     routing), and the time over the link when its bandwidth is given.
+
+    ``dtype`` is the dispatch's (tokens to experts), ``combine_dtype`` the combine's (outputs
+    back; default the same): DeepSeek-V3 dispatches in FP8 and combines in BF16 (DeepSeek-V3
+    technical report, 2024, §3.3.2 and §3.2.2).
 
     Answer: bytes per device for dispatch + combine (forward). Breakdown: per phase, the whole
     group's volume, the remote fraction, and times."""
@@ -58,6 +63,7 @@ def expert_all_to_all(tokens: int, d_model: int, top_k: int, ep: int, *, dtype: 
         if k > E:
             raise SolverInputError(f"top-k {k} is more than the {E} experts", param="top_k")
     b = dtype_bytes(dtype)
+    cb = b if combine_dtype is None else dtype_bytes(combine_dtype)
     remote = Fraction(1) if count_local else Fraction(P - 1, P)
     r = Result(answer=None, unit="bytes", convention={
         "tokens": "T tokens on each device, each sent to its top-k experts (distinct)",
@@ -67,16 +73,37 @@ def expert_all_to_all(tokens: int, d_model: int, top_k: int, ep: int, *, dtype: 
         "phases": "dispatch (tokens to experts) and combine (outputs back), equal volumes; forward only "
                   "(the backward repeats both)",
         "dtype": f"{dtype}, {fmt(b)} bytes per element"})
+    if combine_dtype is not None and cb != b:
+        r.convention["phases"] = ("dispatch (tokens to experts) and combine (outputs back), the same vectors at "
+                                  "their own dtypes; forward only (the backward repeats both)")
+        r.convention["dtype"] = f"dispatch {dtype} ({fmt(b)} bytes), combine {combine_dtype} ({fmt(cb)} bytes)"
     pairs = r.step("vectors sent per device = T·k" + ("" if count_local else "·(ep − 1)/ep"),
                    f"{fmt(T)} × {k}" + ("" if count_local else f" × {P - 1}/{P}"), T * k * remote)
-    phase = r.step("bytes per phase = vectors·d·b", f"{fmt(pairs)} × {fmt(d)} × {fmt(b)}", pairs * d * b, "bytes")
-    total = r.step("dispatch + combine = 2 × bytes per phase", f"2 × {fmt(phase)}", 2 * phase, "bytes")
-    r.breakdown = {"dispatch_bytes": phase, "combine_bytes": phase, "per_device_bytes": total,
+    if cb == b:
+        phase = r.step("bytes per phase = vectors·d·b", f"{fmt(pairs)} × {fmt(d)} × {fmt(b)}", pairs * d * b, "bytes")
+        total = r.step("dispatch + combine = 2 × bytes per phase", f"2 × {fmt(phase)}", 2 * phase, "bytes")
+        combine = phase
+    else:
+        phase = r.step("dispatch bytes = vectors·d·b_dispatch", f"{fmt(pairs)} × {fmt(d)} × {fmt(b)}", pairs * d * b,
+                       "bytes")
+        combine = r.step("combine bytes = vectors·d·b_combine", f"{fmt(pairs)} × {fmt(d)} × {fmt(cb)}",
+                         pairs * d * cb, "bytes")
+        total = r.step("dispatch + combine", f"{fmt(phase)} + {fmt(combine)}", phase + combine, "bytes")
+    r.breakdown = {"dispatch_bytes": phase, "combine_bytes": combine, "per_device_bytes": total,
                    "group_bytes": total * P, "remote_fraction": remote, "vectors_per_device": pairs}
     if link_bandwidth is not None:
         beta, alpha = _frac("link_bandwidth", link_bandwidth), _frac("latency", latency, zero=True)
-        t = r.step("time per phase = α + bytes/β", f"{fmt(alpha)} + {fmt(phase)}/{fmt(beta)}", alpha + phase / beta, "s")
-        layer = r.step("forward time = 2 phases", f"2 × {fmt(t)}", 2 * t, "s")
+        if cb == b:
+            t = r.step("time per phase = α + bytes/β", f"{fmt(alpha)} + {fmt(phase)}/{fmt(beta)}", alpha + phase / beta,
+                       "s")
+            layer = r.step("forward time = 2 phases", f"2 × {fmt(t)}", 2 * t, "s")
+        else:
+            t = r.step("dispatch time = α + bytes/β", f"{fmt(alpha)} + {fmt(phase)}/{fmt(beta)}", alpha + phase / beta,
+                       "s")
+            t2 = r.step("combine time = α + bytes/β", f"{fmt(alpha)} + {fmt(combine)}/{fmt(beta)}",
+                        alpha + combine / beta, "s")
+            layer = r.step("forward time = dispatch + combine", f"{fmt(t)} + {fmt(t2)}", t + t2, "s")
+            r.breakdown["combine_s"] = t2
         r.breakdown.update({"phase_s": t, "forward_s": layer, "forward_backward_s": 2 * layer})
     r.answer = total
     return r
@@ -122,3 +149,32 @@ def expert_capacity(tokens: int, experts: int, capacity_factor, *, top_k: int = 
         r.answer = dropped
         r.convention["answer"] = "dropped (token, expert) assignments"
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# The registry's description (solver.registry): qkv calc's moe_all_to_all(...).
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Input, Output, formula  # noqa: E402
+
+
+@formula("moe_all_to_all", "Expert-parallel all-to-all of one MoE layer: dispatch + combine bytes per device.",
+         (Input("tokens", "T: tokens on each device", kind="count", integer=True, minimum=1, aliases=("T",)),
+          Input("d_model", "d: model width", kind="count", integer=True, minimum=1, aliases=("d", "hidden")),
+          Input("top_k", "k: experts per token", kind="count", integer=True, minimum=1, aliases=("k",)),
+          Input("ep", "expert-parallel devices", kind="count", integer=True, minimum=1),
+          Input("dtype", "the dispatch's dtype", kind="dtype", default="bf16", aliases=("dispatch_dtype",)),
+          Input("combine_dtype", "the combine's dtype (default: the dispatch's)", kind="dtype", default=None),
+          Input("link", "β: link bandwidth per direction", unit="B/s", default=None, aliases=("bandwidth", "bw")),
+          Input("latency", "α: seconds per phase", unit="s", default=0, aliases=("alpha",))),
+         (Output("bytes", "B", "bytes each device sends: dispatch + combine", key="per_device_bytes"),
+          Output("dispatch_bytes", "B", "the dispatch's bytes"),
+          Output("combine_bytes", "B", "the combine's bytes"),
+          Output("time", "s", "forward time of both phases", ("link",), key="forward_s")),
+         solve="moe-all-to-all", source="DeepSeek-V3 technical report (2024) §3.2.2, §3.3.2")
+def _moe_formula(tokens, d_model, top_k, ep, dtype, combine_dtype, link, latency):
+    return expert_all_to_all(tokens, d_model, top_k, ep, dtype=dtype, combine_dtype=combine_dtype,
+                             link_bandwidth=link, latency=latency)
+
+
+FORMULAS = (_moe_formula.formula,)

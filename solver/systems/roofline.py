@@ -97,10 +97,21 @@ def roofline_time(flops: float | Fraction, n_bytes: float | Fraction, peak_flops
 # ---------------------------------------------------------------------------------------
 
 
+ACTIVATIONS = ("read", "resident")
+
+
 def matmul(batch: int, d_in: int, d_out: int, *, mode: str = "forward", dtype: str = "bf16",
-           weight_dtype: str | None = None, chip: Chip | None = None) -> Result:
-    """Roofline of X[B,D] @ W[D,F]: FLOPs, bytes, intensity (exact and B ≪ D,F), bound, time."""
+           weight_dtype: str | None = None, chip: Chip | None = None, activations: str = "read") -> Result:
+    """Roofline of X[B,D] @ W[D,F]: FLOPs, bytes, intensity (exact and B ≪ D,F), bound, time.
+
+    ``activations="resident"``: X is already on chip (kept in SRAM or VMEM from the previous
+    operation, as the TPU texts assume for a weight-streaming matmul), so only W is read and
+    Y written: bytes = w·D·F + a·B·F (forward only)."""
     B, D, F = _positive("batch", batch), _positive("d_in", d_in), _positive("d_out", d_out)
+    if activations not in ACTIVATIONS:
+        raise SolverInputError(f"must be read or resident (got {activations!r})", param="activations")
+    if activations == "resident" and mode != "forward":
+        raise SolverInputError("resident activations are modelled for the forward matmul", param="activations")
     wdt = weight_dtype or dtype
     a, w = dtype_bytes(dtype), dtype_bytes(wdt)
     chip = chip or Chip()
@@ -112,10 +123,16 @@ def matmul(batch: int, d_in: int, d_out: int, *, mode: str = "forward", dtype: s
     flops = r.step("FLOPs = 2·B·D·F" if mode == "forward" else "FLOPs = 3 matmuls × 2·B·D·F = 6·B·D·F",
                    f"{k} × {B} × {D} × {F}", matmul_flops(B, D, F, mode), "FLOP")
     fwd_bytes = matmul_bytes(B, D, F, a, w, "forward")
-    n_bytes = r.step("bytes = a·B·D + w·D·F + a·B·F" + (" (×3 for train)" if mode == "train" else ""),
-                     f"{'3 × (' if mode == 'train' else ''}{fmt(a)}×{B}×{D} + {fmt(w)}×{D}×{F} + "
-                     f"{fmt(a)}×{B}×{F}{')' if mode == 'train' else ''}",
-                     matmul_bytes(B, D, F, a, w, mode), "bytes")
+    if activations == "resident":
+        r.convention["bytes"] = "X already on chip (resident): W read once, Y written once"
+        fwd_bytes = w * D * F + a * B * F
+        n_bytes = r.step("bytes = w·D·F + a·B·F   (X resident on chip)", f"{fmt(w)}×{D}×{F} + {fmt(a)}×{B}×{F}",
+                         fwd_bytes, "bytes")
+    else:
+        n_bytes = r.step("bytes = a·B·D + w·D·F + a·B·F" + (" (×3 for train)" if mode == "train" else ""),
+                         f"{'3 × (' if mode == 'train' else ''}{fmt(a)}×{B}×{D} + {fmt(w)}×{D}×{F} + "
+                         f"{fmt(a)}×{B}×{F}{')' if mode == 'train' else ''}",
+                         matmul_bytes(B, D, F, a, w, mode), "bytes")
     intensity = r.step("I = FLOPs / bytes", f"{fmt(flops)} / {fmt(n_bytes)}", Fraction(flops) / n_bytes,
                        "FLOP/byte")
     limit = r.step("I ≈ 2·B / w   (B ≪ D, F: the weight read dominates)", f"2 × {B} / {fmt(w)}",
@@ -128,9 +145,14 @@ def matmul(batch: int, d_in: int, d_out: int, *, mode: str = "forward", dtype: s
                       "FLOP/byte")
         b_approx = r.step("B* ≈ I*·w / 2   (B ≪ D, F approximation: 2B/w reaches I*)",
                           f"{fmt(crit)} × {fmt(w)} / 2", crit * float(w) / 2, "rows")
-        b_star = r.step("B* exact: 2·B·D·F = I*·(a·B·D + w·D·F + a·B·F) → B* = I*·w·D·F / (2·D·F − I*·a·(D + F))",
-                        f"{fmt(crit)} × {fmt(w)} × {D} × {F} / (2 × {D} × {F} − {fmt(crit)} × {fmt(a)} × ({D} + {F}))",
-                        critical_batch(D, F, a, w, crit), "rows")
+        if activations == "resident":
+            b_star = r.step("B* exact: 2·B·D·F = I*·(w·D·F + a·B·F) → B* = I*·w·D·F / (2·D·F − I*·a·F)",
+                            f"{fmt(crit)} × {fmt(w)} × {D} × {F} / (2 × {D} × {F} − {fmt(crit)} × {fmt(a)} × {F})",
+                            _critical_batch_resident(D, F, a, w, crit), "rows")
+        else:
+            b_star = r.step("B* exact: 2·B·D·F = I*·(a·B·D + w·D·F + a·B·F) → B* = I*·w·D·F / (2·D·F − I*·a·(D + F))",
+                            f"{fmt(crit)} × {fmt(w)} × {D} × {F} / (2 × {D} × {F} − {fmt(crit)} × {fmt(a)} × ({D} + {F}))",
+                            critical_batch(D, F, a, w, crit), "rows")
         which = bound(intensity, crit)
         t, tc, tm = roofline_time(flops, n_bytes, peak, bw)
         r.step("t_compute = FLOPs / peak", f"{fmt(flops)} / {fmt(peak)}", tc, "s")
@@ -143,6 +165,12 @@ def matmul(batch: int, d_in: int, d_out: int, *, mode: str = "forward", dtype: s
     else:  # no hardware: the intensity is the answer
         r.answer, r.unit = float(intensity), "FLOP/byte"
     return r
+
+
+def _critical_batch_resident(d_in: int, d_out: int, a: Fraction, w: Fraction, crit: float) -> float:
+    """B* with X resident: 2·B·D·F = I*·(w·D·F + a·B·F); ``inf`` when no batch reaches I*."""
+    den = 2 * d_in * d_out - crit * float(a) * d_out
+    return float("inf") if den <= 1e-9 * 2 * d_in * d_out else crit * float(w) * d_in * d_out / den
 
 
 def roofline(chip: Chip, weight_dtype: str = "bf16") -> Result:
@@ -257,3 +285,42 @@ def attention(batch: int, seq: int, n_heads: int, d_head: int, *, kv_seq: int | 
         r.step("t = max(FLOPs/peak, bytes/bandwidth)", f"max({fmt(tc)}, {fmt(tm)})  → {which}-bound", t, "s")
         r.breakdown.update(critical_intensity=crit, bound=which, time_s=t, compute_time_s=tc, memory_time_s=tm)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# The registry's description (solver.registry): qkv calc's matmul(...) and qkv solve matmul.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+ACTIVATION_TRAFFIC = Convention("activations", "Whether the input X is read from HBM.", {
+    "read": Choice("X read from HBM once: bytes = a·B·D + w·D·F + a·B·F", "the roofline model (Williams et al. 2009)"),
+    "resident": Choice("X already on chip: bytes = w·D·F + a·B·F",
+                       "Austin et al., How to Scale Your Model (2025), Part 1 'Rooflines'")}, "read")
+
+
+@formula("matmul", "Roofline of X[B,D] @ W[D,F]: FLOPs, bytes, intensity, bound and time on a chip.",
+         (Input("batch", "B: rows of X (tokens)", kind="count", integer=True, minimum=1, aliases=("B", "M", "m")),
+          Input("d_in", "D: the contracted size", kind="count", integer=True, minimum=1, aliases=("D", "K", "k")),
+          Input("d_out", "F: columns of W", kind="count", integer=True, minimum=1, aliases=("F", "N", "n")),
+          Input("dtype", "activation dtype", kind="dtype", default="bf16"),
+          Input("weight_dtype", "weight dtype (default: dtype)", kind="dtype", default=None),
+          Input("chip", "a chip preset (h100): its peak at the dtype and its HBM bandwidth", kind="chip",
+                default=None, aliases=("hw",)),
+          Input("peak", "peak FLOP/s (instead of a chip)", unit="FLOP/s", default=None, aliases=("peak_flops",)),
+          Input("bandwidth", "HBM bytes/s (instead of a chip)", unit="B/s", default=None, aliases=("hbm_bandwidth",))),
+         (Output("time", "s", "roofline time max(FLOPs/peak, bytes/bandwidth)", ("chip",), key="time_s"),
+          Output("flops", "FLOP", "2·B·D·F"),
+          Output("bytes", "B", "HBM bytes moved"),
+          Output("intensity", "FLOP/B", "FLOPs per byte"),
+          Output("critical_batch", "", "B* where the matmul turns compute-bound", ("chip",))),
+         conventions=(ACTIVATION_TRAFFIC,), solve="matmul", source="Williams et al. 2009 (roofline)")
+def _matmul_formula(batch, d_in, d_out, dtype, weight_dtype, chip, peak, bandwidth, activations="read"):
+    from solver.systems.chips import resolve_chip
+
+    c = resolve_chip(chip, dtype, peak_flops=None if peak is None else float(peak),
+                     bandwidth=None if bandwidth is None else float(bandwidth))
+    return matmul(batch, d_in, d_out, dtype=dtype, weight_dtype=weight_dtype, chip=c, activations=activations)
+
+
+FORMULAS = (_matmul_formula.formula,)

@@ -25,29 +25,71 @@ def _pos(name: str, value, integer: bool = False):
     return int(value) if integer else value
 
 
-def train(params: int, *, tokens: int | None = None, compute: float | None = None, chip: Chip | None = None,
+#: FLOPs per token per parameter of a training step, by recomputation policy
+RECOMPUTE_FACTOR = {"none": 6, "selective": 6, "full": 8}
+
+
+def train(params: int | None, *, tokens: int | None = None, compute: float | None = None, chip: Chip | None = None,
           chips: int | None = None, mfu: float | None = None, gpu_hours: float | None = None,
-          exact_flops_per_token: int | Fraction | None = None) -> Result:
+          exact_flops_per_token: int | Fraction | None = None, recompute: str = "none",
+          layers: int | None = None, seq: int | None = None, d_model: int | None = None) -> Result:
     """C = 6·N·D (forward 2N + backward 4N per token); days, PF-days, tokens from C, MFU from GPU-hours.
 
+    ``recompute``: ``none`` (6N per token), ``full`` (the forward again in the backward: 8N,
+    Korthikanti et al. 2022 §5 and the MFU/HFU distinction of Chowdhery et al. 2022 App. B), or
+    ``selective`` (only the attention core again: 6N + 4·L·s·d per token, its QKᵀ and A·V
+    multiply-adds, no causal halving; needs ``layers``, ``seq`` and ``d_model``). With
+    ``compute`` given, ``params`` is needed only to get tokens from it.
     ``exact_flops_per_token``, when given (from the counting engine), is shown beside 6N.
     """
-    N = _pos("params", params, integer=True)
+    if recompute not in RECOMPUTE_FACTOR:
+        raise SolverInputError(f"must be one of {', '.join(RECOMPUTE_FACTOR)} (got {recompute!r})", param="recompute")
+    N = None if params is None else _pos("params", params, integer=True)
     if (tokens is None) == (compute is None):
         raise SolverInputError("give exactly one of --tokens and --compute", param="tokens")
+    if N is None and tokens is not None:
+        raise SolverInputError("C = 6·N·D needs the parameters N: give --params (or --preset)", param="params")
     chip = chip or Chip()
     r = Result(answer=None, unit="FLOP", convention={
         "flops": "2 per multiply-add; training = forward (2N) + backward (4N) per token",
         "day": "86,400 s", "pf_day": "1e15 FLOP/s for one day = 8.64e19 FLOP", "hardware": chip.origin})
+    k = RECOMPUTE_FACTOR[recompute]
+    extra = 0
+    if recompute == "full":
+        r.convention["recompute"] = ("full: the forward runs again in the backward, 8N per token "
+                                     "(Korthikanti et al. 2022; MFU counts 6N, HFU 8N)")
+    elif recompute == "selective":
+        for name, v in (("layers", layers), ("seq", seq), ("d_model", d_model)):
+            if v is None:
+                raise SolverInputError("selective recomputation adds the attention core's 4·L·s·d FLOPs per token: "
+                                       "give the layers, sequence length and d_model (or a model)", param=name)
+        L, sq, d = _pos("layers", layers, True), _pos("seq", seq, True), _pos("d_model", d_model, True)
+        r.convention["recompute"] = ("selective: the attention core (QKᵀ, softmax, A·V) runs again, 4·L·s·d "
+                                     "FLOPs per token more (Korthikanti et al. 2022, §4.2; no causal halving)")
+        extra = r.step("recomputed per token = 4·L·s·d", f"4 × {L} × {sq} × {d}", 4 * L * sq * d, "FLOP")
     if tokens is not None:
         D = _pos("tokens", tokens, integer=True)
-        C = r.step("C = 6·N·D", f"6 × {fmt(N)} × {fmt(D)}", 6 * N * D, "FLOP")
+        if recompute == "none":
+            C = r.step("C = 6·N·D", f"6 × {fmt(N)} × {fmt(D)}", 6 * N * D, "FLOP")
+        elif recompute == "full":
+            C = r.step("C = 8·N·D", f"8 × {fmt(N)} × {fmt(D)}", 8 * N * D, "FLOP")
+        else:
+            C = r.step("C = (6·N + 4·L·s·d)·D", f"(6 × {fmt(N)} + {fmt(extra)}) × {fmt(D)}", (6 * N + extra) * D,
+                       "FLOP")
     else:
         C = _pos("compute", compute)
-        D = r.step("D = C / (6·N)", f"{fmt(C)} / (6 × {fmt(N)})", C / (6 * N), "tokens")
+        D = None
+        if N is not None:
+            per = k * N + extra
+            D = r.step(f"D = C / ({'6·N' if recompute == 'none' else ('8·N' if k == 8 else '6·N + 4·L·s·d')})",
+                       f"{fmt(C)} / {fmt(per)}", C / per, "tokens")
     r.answer = C
-    r.breakdown.update(compute_flops=C, tokens=D, flops_per_token_6N=6 * N)
-    if exact_flops_per_token is not None:
+    r.breakdown.update(compute_flops=C)
+    if D is not None:
+        r.breakdown.update(tokens=D, flops_per_token_6N=6 * N)
+    if recompute != "none" and N is not None:
+        r.breakdown["flops_per_token"] = k * N + extra
+    if exact_flops_per_token is not None and D is not None:
         ex = r.step("C_exact = (exact training FLOPs per token)·D", f"{fmt(exact_flops_per_token)} × {fmt(D)}",
                     Fraction(exact_flops_per_token) * Fraction(D), "FLOP")
         r.breakdown.update(exact_flops_per_token=exact_flops_per_token, compute_exact_flops=ex,
@@ -188,3 +230,48 @@ def activations(seq: int, batch: int, d_model: int, n_heads: int, *, recompute: 
     if hbm is not None:
         _headroom(r, total, hbm, "activations", hbm_origin)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# The registry's description (solver.registry): qkv calc's train(...) and qkv solve train.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+RECOMPUTATION = Convention("recompute", "What the backward pass recomputes.", {
+    "none": Choice("every activation kept: 6N FLOPs per token (2N forward, 4N backward)",
+                   "Kaplan et al. 2020 §2.1; Hoffmann et al. 2022 (Chinchilla)"),
+    "selective": Choice("the attention core (QKᵀ, softmax, A·V) again: 6N + 4·L·s·d per token",
+                        "Korthikanti et al. 2022, 'Reducing Activation Recomputation', §4.2"),
+    "full": Choice("the whole forward again: 8N per token (what HFU counts)",
+                   "Korthikanti et al. 2022 §5; Chowdhery et al. 2022 (PaLM) App. B")}, "none")
+
+
+@formula("train", "Training compute C = 6·N·D (8·N·D with full recomputation), and its time on some chips.",
+         (Input("params", "N: parameters", kind="count", integer=True, default=None, aliases=("N", "n_params")),
+          Input("tokens", "D: training tokens", kind="count", integer=True, default=None, aliases=("D",)),
+          Input("compute", "C: a compute budget instead of the tokens", unit="FLOP", default=None,
+                aliases=("C", "flops")),
+          Input("chips", "chips (GPUs) training together", kind="count", integer=True, default=None,
+                aliases=("gpus", "n_chips")),
+          Input("peak", "each chip's peak FLOP/s (a chip preset's field, h100.bf16)", unit="FLOP/s", default=None,
+                aliases=("peak_flops",)),
+          Input("mfu", "model FLOPs utilisation, 0 to 1", kind="fraction", default=None, maximum=1,
+                aliases=("utilisation", "utilization")),
+          Input("layers", "L: layers (selective recomputation)", kind="count", integer=True, default=None),
+          Input("seq", "s: sequence length (selective recomputation)", kind="count", integer=True, default=None,
+                binary_k=True),
+          Input("d_model", "d: model width (selective recomputation)", kind="count", integer=True, default=None)),
+         (Output("compute", "FLOP", "training FLOPs", ("params", "tokens"), key="compute_flops"),
+          Output("time", "days", "wall-clock time: C / (chips · peak · MFU)", ("chips", "peak", "mfu"), key="days"),
+          Output("tokens", "", "tokens the budget buys", ("compute", "params")),
+          Output("pf_days", "", "petaflop/s-days: C / (10¹⁵ · 86,400)"),
+          Output("gpu_hours", "h", "GPU-hours: days × 24 × chips", ("chips", "peak", "mfu"), key="gpu_hours_needed")),
+         conventions=(RECOMPUTATION,), solve="train", source="Kaplan et al. 2020; Korthikanti et al. 2022")
+def _train_formula(params, tokens, compute, chips, peak, mfu, layers, seq, d_model, recompute="none"):
+    return train(params, tokens=tokens, compute=compute, chips=chips, mfu=mfu,
+                 chip=Chip(peak_flops=None if peak is None else float(peak), origin={"peak_flops": "given"}),
+                 recompute=recompute, layers=layers, seq=seq, d_model=d_model)
+
+
+FORMULAS = (_train_formula.formula,)

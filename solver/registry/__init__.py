@@ -1,0 +1,43 @@
+"""The formula registry: every formula ``qkv calc`` and the registry-made ``qkv solve`` flags
+know, described once next to its code (each module's ``FORMULAS``).
+
+Importing this package imports no formula; :func:`formulas` imports the modules below the
+first time it is asked.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from solver.errors import SolverInputError
+from solver.registry.formula import Choice, Convention, Formula, Input, Output, formula
+
+#: the modules whose ``FORMULAS`` make up the registry, in the order ``qkv calc --list`` shows them
+MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
+           "solver.systems.roofline", "solver.systems.moe_systems")
+
+_CACHE: dict[str, Formula] = {}
+
+
+def formulas() -> dict[str, Formula]:
+    """Every registered formula by name."""
+    if not _CACHE:
+        for m in MODULES:
+            for f in import_module(m).FORMULAS:
+                if f.name in _CACHE:
+                    raise RuntimeError(f"formula {f.name} is registered twice")
+                _CACHE[f.name] = f
+    return _CACHE
+
+
+def get_formula(name: str) -> Formula:
+    table = formulas()
+    if name in table:
+        return table[name]
+    from difflib import get_close_matches
+
+    near = get_close_matches(name, list(table), 1)
+    raise SolverInputError(f"no formula {name!r}" + (f"; did you mean {near[0]}?" if near else ""), param=None)
+
+
+__all__ = ["Choice", "Convention", "Formula", "Input", "Output", "formula", "formulas", "get_formula"]

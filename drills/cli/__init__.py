@@ -84,10 +84,12 @@ SOLVE_COMMANDS = {
     "moe-all-to-all": ("drills.cli.solve_moe_systems:moe_all_to_all", "Expert-parallel all-to-all bytes and time of a MoE layer."),
     "expert-capacity": ("drills.cli.solve_moe_systems:expert_capacity", "Expert capacity and the tokens dropped for a routing."),
     "router-loss": ("drills.cli.solve_moe_systems:router_loss", "Switch load-balancing loss and router z-loss by hand."),
+    "transfer": ("drills.cli.registry_command:transfer", "Point-to-point time of one message over one link."),
 }
 
 COMMANDS = {
     "solve": ("drills.cli:solve", "Compute an answer exactly, with its worked solution."),
+    "calc": ("drills.cli.calc:calc", "Arithmetic with units over presets and every formula (a calculator)."),
     "models": ("drills.cli.models:models", "The model zoo: list, show, verify against real PyTorch models."),
     "hw": ("drills.cli.hw:hw", "Hardware presets: peak FLOP/s, HBM, bandwidth."),
     "measure": ("drills.cli.hw:measure", "Run an operation for real and compare with the roofline."),

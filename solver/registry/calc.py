@@ -56,9 +56,10 @@ class CalcError(SolverInputError):
 # Tokens
 # ---------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,4})?")
-_NAME = re.compile(r"[A-Za-z_µμ][A-Za-z0-9_]*")
-_RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+_DIGITS = "0123456789"
+_NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,4})?", re.ASCII)
+_NAME = re.compile(r"[A-Za-z_µμ][A-Za-z0-9_]*", re.ASCII)
+_RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*", re.ASCII)
 _SUFFIX = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
 _BINARY_SUFFIX = {"k": 2**10, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 _OPS = ("->", "**", "+", "-", "*", "/", "^", "(", ")", "[", "]", ",", "=", ";", ".", "×", "·", "÷", "→", "%")
@@ -112,7 +113,7 @@ def tokenize(text: str) -> list[Token]:
         if c.isspace():
             i += 1
             continue
-        if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+        if c in _DIGITS or (c == "." and i + 1 < n and text[i + 1] in _DIGITS):
             m = _NUMBER.match(text, i)
             j = m.end()
             suffix = ""
@@ -128,7 +129,7 @@ def tokenize(text: str) -> list[Token]:
             out.append(Token("STRING", text[i + 1:j], i))
             i = j + 1
             continue
-        if c.isalpha() or c == "_":
+        if (c.isascii() and c.isalpha()) or c == "_":
             run = _RUN.match(text, i).group()
             found = None
             for k in range(len(run), 0, -1):  # the longest preset name here that has a '-' or a '.'

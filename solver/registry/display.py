@@ -70,7 +70,7 @@ def short(q: Quantity) -> str:
 
 def exact_text(x) -> str | None:
     """``2800/67`` for a fraction that is not whole (small enough to read), else None."""
-    if isinstance(x, Fraction) and x.denominator != 1 and x.denominator < 10**9 and abs(x.numerator) < 10**15:
+    if isinstance(x, Fraction) and x.denominator != 1 and x.denominator < 10**6 and abs(x.numerator) < 10**6:
         return f"{x.numerator}/{x.denominator}"
     return None
 

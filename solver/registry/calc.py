@@ -773,8 +773,10 @@ class Evaluator:
         why: dict[str, str] = {}
         for o in f.outputs:
             key = o.breakdown_key
-            if key in result.breakdown and result.breakdown[key] is not None:
-                v = result.breakdown[key]
+            v = result.breakdown.get(key)
+            if isinstance(v, float) and not math.isfinite(v):
+                why[o.name] = "infinite: no finite value reaches it for these inputs"
+            elif v is not None:
                 m = v if isinstance(v, int | Fraction) else float(v)
                 fields[o.name] = _q(m) * evaluate_unit(o.unit) if o.unit else _q(m)
             else:

@@ -199,14 +199,17 @@ def collective(op: str, size: float, ranks: int, bandwidth: float | None, *, lat
         if asymptotic:
             moved = r.step(f"bytes counted (asymptotic) = {'2·S' if two else 'S'}", f"{'2 × ' if two else ''}{fmt(S)}",
                            moved, "bytes")
-        per_link = moved / 2 if two_way else moved
-        if two_way:
+        halve = two_way and n >= 3  # a ring of 2 has one link each way: both halves share it
+        per_link = moved / 2 if halve else moved
+        if halve:
             per_link = r.step("bytes each way on a link = half of them (two directions)", f"{fmt(moved)} / 2",
                               per_link, "bytes")
+        elif two_way:
+            r.convention["ring"] += "; a ring of 2 ranks has one link each way, so both halves share it"
         if bw is not None:
-            t = r.step("t = steps·α + " + ("(sent/2)/β" if two_way else "sent/β"),
+            t = r.step("t = steps·α + " + ("(sent/2)/β" if halve else "sent/β"),
                        f"{k} × {fmt(alpha)} + {fmt(per_link)} / {fmt(bw)}", k * alpha + float(per_link) / bw, "s")
-        per_link = sent if not (two_way or asymptotic) else per_link
+        per_link = sent if not (halve or asymptotic) else per_link
     else:
         steps, hop = tree_cost(S, n)
         k = r.step("steps = 2⌈log₂ n⌉ (up, then down)", f"2 × ⌈log₂ {n}⌉", steps, "steps")

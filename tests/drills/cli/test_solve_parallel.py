@@ -72,9 +72,11 @@ def test_collective_ops_and_latency():
     assert d["breakdown"]["busbw"] == pytest.approx(8e6 / 75e-6 * 3 / 4)
 
 
-def test_collective_needs_a_link():
-    code, out = run("solve", "allreduce", "--size", "1GB", "--ranks", "8")
-    assert code == 2 and "--link-bandwidth" in out and "Traceback" not in out
+def test_collective_without_a_link_gives_the_bytes_and_says_the_time_needs_one():
+    """All-reduce of 1 GB on 8 ranks: each rank sends 2·7/8·10⁹ = 1.75·10⁹ bytes; no time without β."""
+    d = run_json("solve", "allreduce", "--size", "1GB", "--ranks", "8")
+    assert d["answer"] == 1_750_000_000 and d["unit"] == "bytes" and "time_s" not in d["breakdown"]
+    assert "link bandwidth" in d["convention"]["time"]
     code, out = run("solve", "allreduce", "--size", "1GB", "--ranks", "8", "--link", "nvlink9")
     assert code == 2 and "nvlink9" in out
 

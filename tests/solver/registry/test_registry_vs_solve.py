@@ -1,0 +1,162 @@
+"""Every registered formula gives the same answer through ``qkv calc`` and through the ``qkv solve``
+command its registry entry names, for drawn inputs (hypothesis); and the registry's data is
+whole (every input has a unit or a kind, every convention a default among its choices)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drills.cli import SOLVE_COMMANDS, cli
+from solver.registry import formulas
+from solver.registry.calc import Evaluator
+
+MODELS = ["gpt2", "llama2-7b", "mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "gemma2-9b", "qwen2.5-7b"]
+DTYPES = ["bf16", "fp16", "fp8", "fp32", "int8"]
+
+
+def solve(*args: str, key: str | None = None) -> float:
+    res = CliRunner().invoke(cli, ["solve", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    return float(d["answer"] if key is None else d["breakdown"][key])
+
+
+def calc(expr: str) -> float:
+    ev = Evaluator()
+    return float(ev.quantity(ev.run(expr)).magnitude)
+
+
+# each adapter: a strategy of inputs -> (calc expression, solve arguments); calc answers in base units
+sizes = st.integers(1, 2**34)
+ranks = st.integers(2, 64)
+links = st.integers(10**9, 10**12)
+lat = st.sampled_from([0, 1e-6, 5e-6])
+
+
+def _collective(op):
+    @st.composite
+    def draw(d):
+        s, n, b, a = d(sizes), d(ranks), d(links), d(lat)
+        ring = d(st.sampled_from(["unidirectional", "bidirectional"]))
+        factor = d(st.sampled_from(["exact", "asymptotic"]))
+        name = op.replace("-", "_")
+        expr = f"{name}({s} B, ranks={n}, link={b} B/s, latency={a!r} s, ring={ring}, factor={factor})"
+        args = ["collective", "--op", op] if op != "all-reduce" else ["allreduce"]
+        args += ["--size", str(s), "--ranks", str(n), "--link-bandwidth", str(b), "--latency", repr(a), "--ring", ring]
+        return expr, args + (["--asymptotic"] if factor == "asymptotic" else [])
+    return draw()
+
+
+@st.composite
+def _all_to_all(d):
+    topology = d(st.sampled_from(["switch", "ring", "torus"]))
+    s, b = d(sizes), d(links)
+    if topology == "torus":
+        shape = d(st.lists(st.integers(2, 8), min_size=2, max_size=3))
+        n = 1
+        for k in shape:
+            n *= k
+        return (f"all_to_all({s} B, ranks={n}, link={b} B/s, topology=torus, torus={shape})",
+                ["collective", "--op", "all-to-all", "--size", str(s), "--ranks", str(n), "--link-bandwidth", str(b),
+                 "--topology", "torus", "--torus", "x".join(map(str, shape))])
+    n = d(ranks)
+    ring = "unidirectional" if topology == "switch" else d(st.sampled_from(["unidirectional", "bidirectional"]))
+    return (f"all_to_all({s} B, ranks={n}, link={b} B/s, topology={topology}, ring={ring})",
+            ["collective", "--op", "all-to-all", "--size", str(s), "--ranks", str(n), "--link-bandwidth", str(b),
+             "--topology", topology, "--ring", ring])
+
+
+@st.composite
+def _model_count(d, name):
+    m = d(st.sampled_from(MODELS))
+    if name == "params":
+        return f"params({m})", ["params", "--preset", m]
+    dt = d(st.sampled_from(DTYPES))
+    if name == "weights":
+        return f"weights({m}, dtype={dt})", ["memory", "--preset", m, "--what", "weights", "--dtype", dt]
+    s, b = d(st.integers(1, 32768)), d(st.integers(1, 64))
+    if name == "kv_cache":
+        return (f"kv_cache({m}, seq={s}, batch={b}, dtype={dt})",
+                ["memory", "--preset", m, "--what", "kv-cache", "--seq", str(s), "--batch", str(b), "--dtype", dt])
+    return f"flops({m}, seq={s}, batch={b})", ["flops", "--preset", m, "--seq", str(s), "--batch", str(b)]
+
+
+@st.composite
+def _train(d):
+    N, D = d(st.integers(10**6, 10**12)), d(st.integers(10**6, 10**13))
+    rec = d(st.sampled_from(["none", "full"]))
+    if d(st.booleans()):
+        return (f"train(params={N}, tokens={D}, recompute={rec})",
+                ["train", "-N", str(N), "-D", str(D), "--recompute", rec])
+    chips, peak, mfu = d(st.integers(1, 10**5)), d(st.integers(10**12, 10**16)), d(st.sampled_from([0.2, 0.35, 0.5]))
+    return (f"train(params={N}, tokens={D}, chips={chips}, peak={peak} FLOP/s, mfu={mfu}, recompute={rec}).time -> s",
+            ["train", "-N", str(N), "-D", str(D), "--recompute", rec, "--chips", str(chips), "--peak-flops", str(peak),
+             "--mfu", str(mfu)], "days")
+
+
+@st.composite
+def _matmul(d):
+    B, D, F = d(st.integers(1, 8192)), d(st.integers(1, 16384)), d(st.integers(1, 16384))
+    act = d(st.sampled_from(["read", "resident"]))
+    dt = d(st.sampled_from(["bf16", "fp8", "fp32"]))
+    peak, bw = d(st.integers(10**12, 10**16)), d(st.integers(10**11, 10**13))
+    return (f"matmul({B}, {D}, {F}, dtype={dt}, peak={peak} FLOP/s, bandwidth={bw} B/s, activations={act})",
+            ["matmul", "-B", str(B), "-D", str(D), "-F", str(F), "--dtype", dt, "--peak-flops", str(peak),
+             "--bandwidth", str(bw), "--activations", act])
+
+
+@st.composite
+def _moe(d):
+    T, dm, k, ep = d(st.integers(1, 65536)), d(st.integers(1, 8192)), d(st.integers(1, 8)), d(st.integers(1, 64))
+    dt, ct = d(st.sampled_from(DTYPES)), d(st.sampled_from(DTYPES))
+    return (f"moe_all_to_all({T}, {dm}, {k}, {ep}, dtype={dt}, combine_dtype={ct})",
+            ["moe-all-to-all", "--tokens", str(T), "--d-model", str(dm), "--top-k", str(k), "--ep", str(ep),
+             "--dtype", dt, "--combine-dtype", ct])
+
+
+@st.composite
+def _transfer(d):
+    s, b, a = d(sizes), d(links), d(lat)
+    return (f"transfer({s} B, link={b} B/s, latency={a!r} s)",
+            ["transfer", "--size", str(s), "--link", f"{b}B/s", "--latency", f"{a!r}s"])
+
+
+ADAPTERS = {
+    "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),
+    "flops": _model_count("flops"), "all_gather": _collective("all-gather"),
+    "reduce_scatter": _collective("reduce-scatter"), "all_reduce": _collective("all-reduce"),
+    "all_to_all": _all_to_all(), "transfer": _transfer(), "train": _train(), "matmul": _matmul(),
+    "moe_all_to_all": _moe(),
+}
+
+
+def test_every_registered_formula_has_an_adapter_here():
+    assert set(ADAPTERS) == set(formulas())
+
+
+def test_every_entry_names_a_real_solve_command_and_is_whole():
+    for f in formulas().values():
+        assert f.solve and f.solve.split()[0] in SOLVE_COMMANDS, f.name
+        for c in f.conventions:
+            assert c.default in c.choices and all(ch.meaning for ch in c.choices.values())
+        for i in f.inputs:
+            assert i.help and (i.unit or i.kind != "quantity"), (f.name, i.name)
+        assert f.outputs and len({o.name for o in f.outputs}) == len(f.outputs)
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_calc_and_solve_agree(name, data):
+    drawn = data.draw(ADAPTERS[name])
+    expr, args = drawn[0], drawn[1]
+    if len(drawn) == 3:  # the time is a breakdown figure in days
+        got_solve = solve(*args, key=drawn[2]) * 86400
+    else:
+        got_solve = solve(*args)
+    assert calc(expr) == pytest.approx(got_solve, rel=1e-12)

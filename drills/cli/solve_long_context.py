@@ -57,15 +57,17 @@ _CP_UNUSED = {"sliding_window": "every key block attended (a window would let th
               "lora_rank": "attention activations only"}
 
 
-def _heads(n_heads, d_head, kv_heads, kw):
-    """``(n_heads, d_head, kv_heads, spec, cfg)``: the flags, else the model's (--preset/--config)."""
+def _heads(n_heads, d_head, kv_heads, kw, kv_enough: bool = False):
+    """``(n_heads, d_head, kv_heads, spec, cfg)``: the flags, else the model's (--preset/--config).
+    ``kv_enough``: the K/V heads alone will do (the bytes need no query heads)."""
     spec, cfg = preset_spec(kw)
     if cfg is not None:
         n_heads = n_heads or cfg.n_heads
         d_head = d_head or cfg.head_dim
         kv_heads = kv_heads or cfg.kv_heads
-    if n_heads is None or d_head is None:
-        raise InputError("needed: --n-heads and --d-head (or --preset)", "--n-heads")
+    if d_head is None or (n_heads is None and not (kv_enough and kv_heads is not None)):
+        raise InputError("needed: --n-heads (or --kv-heads for the bytes alone) and --d-head (or --preset)"
+                         if kv_enough else "needed: --n-heads and --d-head (or --preset)", "--n-heads")
     return n_heads, d_head, kv_heads, spec, cfg
 
 
@@ -86,7 +88,7 @@ def ring_attention(seq, devices, n_heads, d_head, kv_heads, batch, dtype, peak_f
     """Ring attention: K/V bytes passed per step and layer, and whether they hide behind the block's compute."""
     from solver.systems.context_parallel import ring_attention as ra
 
-    n_heads, d_head, kv_heads, spec, cfg = _heads(n_heads, d_head, kv_heads, kw)
+    n_heads, d_head, kv_heads, spec, cfg = _heads(n_heads, d_head, kv_heads, kw, kv_enough=True)
     beta, origin = _link(kw, required=False)
     if peak_flops is None and kw.get("hw"):
         from solver.systems.chips import resolve_chip

@@ -95,7 +95,10 @@ def paged_kv(lengths, block_size, kv_bytes_per_token, dtype, budget, max_len, la
     from solver.systems.paged_serving import paged_kv as pk
 
     Ls = int_list(lengths, "--lengths")
-    X, origin = kv_per_token(kv_bytes_per_token, dtype, kw, [*Ls, max_len or 0])
+    if kv_bytes_per_token is None and budget is None and preset_spec(dict(kw))[1] is None:  # blocks need no bytes
+        X, origin = None, "not given (blocks only)"
+    else:
+        X, origin = kv_per_token(kv_bytes_per_token, dtype, kw, [*Ls, max_len or 0])
     r = solver_call(pk, Ls, block_size, X, budget=budget, max_len=max_len, last_block=last_block)
     r.convention["kv_origin"] = origin
     show(r, as_json, explain, answer_label="KV blocks")

@@ -47,12 +47,18 @@ def _split(N: int, P: int) -> int:
     return N // P
 
 
-def ring_attention(seq: int, devices: int, n_heads: int, d_head: int, *, kv_heads: int | None = None, batch: int = 1,
-                   dtype: str = "bf16", link_bandwidth=None, peak_flops=None, mfu=1, latency=0) -> Result:
+def ring_attention(seq: int, devices: int, n_heads: int | None, d_head: int, *, kv_heads: int | None = None,
+                   batch: int = 1, dtype: str = "bf16", link_bandwidth=None, peak_flops=None, mfu=1,
+                   latency=0) -> Result:
     """Bytes each device sends per ring step and per layer, the block's FLOPs, and (with a link and a
-    chip) whether the send hides behind the compute. Answer: bytes sent per step."""
-    N, P, h, dh, B = (_int("seq", seq), _int("devices", devices), _int("n_heads", n_heads), _int("d_head", d_head),
-                      _int("batch", batch))
+    chip) whether the send hides behind the compute. Answer: bytes sent per step.
+
+    The bytes need only the K/V heads: without the query heads (``n_heads=None``) the FLOPs and
+    the overlap are left out."""
+    if n_heads is None and kv_heads is None:
+        raise SolverInputError("give the K/V heads (the bytes) or the query heads (bytes and FLOPs)", param="n_heads")
+    N, P, dh, B = _int("seq", seq), _int("devices", devices), _int("d_head", d_head), _int("batch", batch)
+    h = None if n_heads is None else _int("n_heads", n_heads)
     hk = h if kv_heads is None else _int("kv_heads", kv_heads)
     c = _split(N, P)
     b = dtype_bytes(dtype)
@@ -65,6 +71,11 @@ def ring_attention(seq: int, devices: int, n_heads: int, d_head: int, *, kv_head
     step = r.step("bytes per step = 2·B·c·h_kv·d_h·b", f"2 × {B} × {fmt(c)} × {hk} × {dh} × {fmt(b)}",
                   2 * B * c * hk * dh * b, "bytes")
     per_layer = r.step("bytes per layer = (P − 1)·bytes per step", f"{P - 1} × {fmt(step)}", (P - 1) * step, "bytes")
+    if h is None:
+        r.breakdown = {"chunk_tokens": c, "step_bytes": step, "layer_bytes": per_layer, "steps": P, "sends": P - 1}
+        r.convention["flops"] = "not computed: the block's FLOPs need the query heads"
+        r.answer = step
+        return r
     flops = r.step("block FLOPs = 4·B·c²·h·d_h", f"4 × {B} × {fmt(c)}² × {h} × {dh}", 4 * B * c * c * h * dh, "FLOPs")
     r.breakdown = {"chunk_tokens": c, "step_bytes": step, "layer_bytes": per_layer, "block_flops": flops,
                    "steps": P, "sends": P - 1, "intensity_flops_per_byte": Fraction(flops) / step}

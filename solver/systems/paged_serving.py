@@ -72,7 +72,10 @@ def paged_kv(lengths: Sequence[int], block_size: int, kv_bytes_per_token, *, bud
     if not Ls:
         raise SolverInputError("give at least one sequence length", param="lengths")
     B = _int("block_size", block_size)
-    X = _pos("kv_bytes_per_token", kv_bytes_per_token)
+    X = None if kv_bytes_per_token is None else _pos("kv_bytes_per_token", kv_bytes_per_token)
+    if X is None and budget is not None:
+        raise SolverInputError("a budget in bytes needs the KV bytes per token (or a model)",
+                               param="kv_bytes_per_token")
     if last_block not in LAST_BLOCK:
         raise SolverInputError(f"last_block must be one of {', '.join(LAST_BLOCK)} (got {last_block!r})",
                                param="last_block")
@@ -81,8 +84,9 @@ def paged_kv(lengths: Sequence[int], block_size: int, kv_bytes_per_token, *, bud
         "last_block": "the partly filled last block counted (allocated)" if last_block == "counted" else
                       "full blocks only, ⌊L/B⌋ (the partly filled last block not counted)",
         "fragmentation": "internal: the empty slots of each sequence's last block, ⌈L/B⌉·B − L (< B)",
-        "kv": f"X = {fmt(X)} bytes per token (2·layers·kv_heads·d_head·bytes, or latent attention's "
-              "layers·(d_c + d_R)·bytes)"})
+        "kv": (f"X = {fmt(X)} bytes per token (2·layers·kv_heads·d_head·bytes, or latent attention's "
+               "layers·(d_c + d_R)·bytes)") if X is not None else
+              "not given: blocks and slots only (bytes need the KV bytes per token)"})
     per = [blocks_for(L, B, last_block) for L in Ls]
     alloc = [blocks_for(L, B) for L in Ls]
     if len(Ls) == 1:
@@ -97,8 +101,9 @@ def paged_kv(lengths: Sequence[int], block_size: int, kv_bytes_per_token, *, bud
                   if len(Ls) <= 6 else f"{len(Ls)} sequences", sum(waste), "tokens")
     slots = sum(alloc) * B
     r.breakdown = {"blocks": total, "blocks_per_sequence": per, "allocated_blocks": sum(alloc),
-                   "empty_slots": frag, "fragmentation_fraction": Fraction(frag, slots),
-                   "kv_bytes": sum(Ls) * X, "allocated_bytes": slots * X, "wasted_bytes": frag * X}
+                   "empty_slots": frag, "fragmentation_fraction": Fraction(frag, slots)}
+    if X is not None:
+        r.breakdown.update(kv_bytes=sum(Ls) * X, allocated_bytes=slots * X, wasted_bytes=frag * X)
     if budget is not None:
         K = _pos("budget", budget)
         phys = r.step("physical blocks = ⌊K/(B·X)⌋", f"⌊{fmt(K)}/({B} × {fmt(X)})⌋", int(K // (B * X)), "blocks")

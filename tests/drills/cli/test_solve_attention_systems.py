@@ -94,7 +94,10 @@ def test_paged_kv_from_a_preset():
     assert out["answer"] == math.ceil(1000 / 16) + math.ceil(17 / 16)
     assert out["breakdown"]["kv_bytes"] == 1017 * 2 * 32 * 32 * 128 * 2
     assert run("paged-kv", "--lengths", "10 x", "-X", "100").exit_code == 2
-    assert run("paged-kv", "--lengths", "10").exit_code == 2
+    # blocks need no KV size: ⌈1300/16⌉ = 82 blocks, 12 empty slots; bytes and a budget do
+    out = as_json("paged-kv", "--lengths", "1300")
+    assert out["answer"] == 82 and out["breakdown"]["empty_slots"] == 82 * 16 - 1300 and "kv_bytes" not in out["breakdown"]
+    assert run("paged-kv", "--lengths", "10", "--budget", "1GB").exit_code == 2
 
 
 def test_batching_and_disaggregation():

@@ -221,9 +221,9 @@ def figure(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_matmul(run: Run) -> None:
-    last = None
+    last = None  # the runs of the size before: twice the size, 8 times the work (n³)
     for n in run.sizes["matmul"]:
-        estimate = 8 * last if last else 0.0  # n³: twice the size, 8 times the work
+        estimate = 8 * last if last else 0.0
         item: dict[str, Any] = {"shape": f"[{n},{n}] @ [{n},{n}]", "n": n, "dtype": run.dtype}
         if not run.fits(estimate):
             run.skip(item, estimate)
@@ -232,9 +232,10 @@ def stage_matmul(run: Run) -> None:
         try:
             rep = qkv_json(["measure", "matmul", "-B", str(n), "-D", str(n), "-F", str(n), *run.measure_flags()])
             item.update(status="ok", **figure(rep))
+            last = run.runs_s(rep)
         except RuntimeError as e:
             item.update(status="error", error=str(e))
-        last = item["seconds"] = time.perf_counter() - began
+        item["seconds"] = time.perf_counter() - began
         run.add(item)
 
 
@@ -284,7 +285,7 @@ def stage_attention(run: Run) -> None:
             item["seconds"] = time.perf_counter() - began
             run.free()
             if item["status"] == "ok":
-                last[backend] = (seq, item["seconds"])
+                last[backend] = (seq, run.runs_s(item))
             run.add(item)
 
 
@@ -318,8 +319,8 @@ def stage_decode(run: Run) -> None:
     from drills.cli.hw import time_op
     from solver.counting.presets import get_preset
     from solver.models import build_model
-    from solver.models.transformer import KVCache
     from solver.models.attention import LayerKV
+    from solver.models.transformer import KVCache
 
     d = run.sizes["decode"]
     cfg = get_preset(d["preset"]).config
@@ -361,7 +362,8 @@ def stage_decode(run: Run) -> None:
             base = model.new_cache(batch, seq - 1)  # the state a prefill of seq - 1 tokens leaves
             token = torch.zeros(batch, 1, dtype=torch.long, device=run.device)
 
-            def step():  # each run from the same cache (the model replaces a layer's tensors, never edits them)
+            def step(base=base, token=token):  # each run from the same cache (the model replaces a
+                # layer's tensors, never edits them)
                 cache = KVCache(self_attn=[LayerKV(layer.k, layer.v) for layer in base.self_attn],
                                 length=base.length)
                 with torch.no_grad():
@@ -381,13 +383,13 @@ def stage_decode(run: Run) -> None:
                                                                                 dtype=run.dtype)),
                         note="the reference model concatenates each layer's cache with the new position "
                              "(a copy of the cache per step) and repeats GQA heads: more bytes than the bound")
-            del base
+            base = step = None  # the cache freed before the next size
         except Exception as e:  # noqa: BLE001 - out of memory, a refusal: recorded, the run goes on
             item.update(status="error", error=f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}")
         last = item["seconds"] = time.perf_counter() - began
         run.free()
         run.add(item)
-    del model
+    model = None
     run.free()
 
 
@@ -440,6 +442,10 @@ class Run:
 
         return int(torch.cuda.mem_get_info()[0])
 
+    def runs_s(self, report: dict[str, Any]) -> float:
+        """The seconds of a measurement's timed and warm-up runs (its median × their number), ×1.5."""
+        return 1.5 * report["measured_s"] * (report.get("repeats", 10) + (2 if self.tiny else 3))
+
     def hw_flags(self) -> list[str]:
         if self.hw:
             return ["--hw", self.hw]
@@ -483,7 +489,7 @@ def device_info(device: str) -> dict[str, Any]:
     import torch
 
     info: dict[str, Any] = {"device": device, "torch": torch.__version__, "python": platform.python_version(),
-                            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                             "host_cpus": os.cpu_count(), "load_average": os.getloadavg()[0]}
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
@@ -509,12 +515,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help="toy sizes (the CPU check of this script)")
     parser.add_argument("--out", required=True, help="folder for gpu_run.json and gpu_run.md")
     parser.add_argument("--budget", type=float, default=None,
-                        help="seconds shared by the stages (default 400; --tiny 35)")
+                        help="seconds shared by the stages (default 400; --tiny 40)")
     parser.add_argument("--limit", type=float, default=None,
                         help="hard stop: past it the run writes what it has and exits (default 450; --tiny 55)")
     parser.add_argument("--stages", default=",".join(s for s, _ in STAGES), help="comma-separated subset, in order")
     args = parser.parse_args(argv)
-    budget = args.budget if args.budget is not None else (35.0 if args.tiny else 400.0)
+    budget = args.budget if args.budget is not None else (40.0 if args.tiny else 400.0)
     limit = args.limit if args.limit is not None else (55.0 if args.tiny else 450.0)
     wanted = [s.strip() for s in args.stages.split(",") if s.strip()]
     unknown = [s for s in wanted if s not in dict(STAGES)]
@@ -533,8 +539,9 @@ def main(argv: list[str] | None = None) -> int:
     def alarm(signum, frame):
         raise HardLimit()
 
+    previous = None
     if hasattr(signal, "SIGALRM"):
-        signal.signal(signal.SIGALRM, alarm)
+        previous = signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
     result: dict[str, Any] = {"schema": 1, "script": "bench/gpu.py", "tiny": args.tiny, "budget_s": budget,
                               "limit_s": limit, "info": device_info(args.device), "stages": []}
@@ -562,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if hasattr(signal, "SIGALRM"):
             signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
     result["seconds"] = run.elapsed()
     result["stopped"] = stopped
     result["summary"] = summary(result)
@@ -634,7 +642,7 @@ def _verify_page(items) -> list[str]:
     for m in items:
         checks = {c["quantity"]: c for c in m.get("checks", [])}
 
-        def cell(q):
+        def cell(q, checks=checks):
             c = checks.get(q)
             return "-" if c is None else (f"{c['measured']:,}" if c["ok"] else f"{c['measured']:,} ≠ {c['analytic']:,}")
 

@@ -208,7 +208,8 @@ def qkv_json(args: list[str]) -> dict[str, Any]:
     result = CliRunner().invoke(cli, [*args, "--json"], catch_exceptions=True)
     if result.exit_code != 0:
         text = (getattr(result, "stderr", "") or result.output or repr(result.exception)).strip()
-        raise RuntimeError(text.splitlines()[-1] if text else f"exit status {result.exit_code}")
+        line = text.splitlines()[-1] if text else f"exit status {result.exit_code}"
+        raise RuntimeError(line.removeprefix("qkv: error: "))
     return json.loads(result.stdout)
 
 
@@ -281,7 +282,8 @@ def stage_attention(run: Run) -> None:
                 elif peak is not None:
                     item["peak_memory_note"] = peak
             except RuntimeError as e:
-                item.update(status="unavailable" if "cannot run" in str(e) else "error", error=str(e))
+                status = "unavailable" if "cannot run" in str(e) else "out of memory" if "out of" in str(e) else "error"
+                item.update(status=status, error=str(e))
             item["seconds"] = time.perf_counter() - began
             run.free()
             if item["status"] == "ok":
@@ -340,10 +342,10 @@ def stage_decode(run: Run) -> None:
     for batch, seq in d["runs"]:
         free = run.free_bytes()  # the cache, and its copy the step makes, in the free memory (else a shorter one)
         while free is not None and seq > 256 and \
-                3 * counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype=run.dtype) > 0.8 * free:
+                2.2 * counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq, dtype=run.dtype) > 0.8 * free:
             seq //= 2
         item: dict[str, Any] = {"preset": d["preset"], "batch": batch, "context": seq, "dtype": run.dtype,
-                                "layers": cfg.n_layers}
+                                "layers": cfg.n_layers, "tiny": d["shrink"]}
         estimate = last or 0.0
         if not run.fits(estimate):
             run.skip(item, estimate)
@@ -659,7 +661,7 @@ def _measure_row(i, label) -> str:
     if i["status"] != "ok":
         return f"| {label} | {i['status']}: {i.get('error') or i.get('note')} | | | | | |"
     return (f"| {label} | {_g(i['measured_s'], 's')} | {_g(i.get('roofline_s', i.get('solve_decode_s')), 's')} | "
-            f"{i['roofline_fraction']:.3f} | {_g(i['achieved_flops_per_s'], 'FLOP/s')} ({_pct(i['fraction_of_peak'])}) | "
+            f"{i['roofline_fraction']:.3g} | {_g(i['achieved_flops_per_s'], 'FLOP/s')} ({_pct(i['fraction_of_peak'])}) | "
             f"{_g(i['achieved_bytes_per_s'], 'B/s')} ({_pct(i['fraction_of_bandwidth'])}) | {i.get('bound', '-')} |")
 
 
@@ -695,7 +697,8 @@ def _forward_page(items) -> list[str]:
 
 def _decode_page(items) -> list[str]:
     out = [HEAD[0].replace("| roofline |", "| qkv solve decode |"), HEAD[1]]
-    out += [_measure_row(i, f"{i['preset']} ({i.get('layers', '-')} layers) B={i.get('batch')} "
+    out += [_measure_row(i, f"{i['preset']}{' (toy widths)' if i.get('tiny') else ''} ({i.get('layers', '-')} layers) "
+                            f"B={i.get('batch')} "
                             f"context {i.get('context')}") for i in items]
     notes = {i["note"] for i in items if i.get("status") == "ok" and i.get("note")}
     return out + ([""] + sorted(notes) if notes else [])

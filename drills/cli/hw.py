@@ -624,6 +624,9 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, backend, 
     try:
         timing = time_op(fn, device, warmup, repeats, flops=attention_flops(batch, seq, seq, n_heads, d_head),
                          fig=fig)
+    except torch.cuda.OutOfMemoryError:
+        raise InputError(f"the {backend} backend ran out of GPU memory at B={batch} heads={n_heads} T={seq} "
+                         f"d_head={d_head}; use a smaller --seq or --batch", "--seq") from None
     except RuntimeError as e:  # no kernel of that backend for these inputs (e.g. efficient on a CPU)
         if backend == "auto":
             raise

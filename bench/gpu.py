@@ -583,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     s = result["summary"]
     print(f"\n{s['models_ok']} of {s['models_built']} models built match exactly ({s['models_not_built']} not built, "
           f"{s['mismatches']} mismatches); {s['measured']} measurements, {s['skipped']} skipped; "
-          f"{result['seconds']:.1f} s of the {budget:g} s budget; wrote {args.out}/gpu_run.json and gpu_run.md")
+          f"{result['seconds']:.1f} s of the {budget:g} s budget{'; ' + stopped if stopped else ''}; wrote {args.out}/gpu_run.json and gpu_run.md")
     return 1 if s["mismatches"] else 0
 
 
@@ -633,7 +633,7 @@ def markdown(r: dict[str, Any]) -> str:
     for st in r["stages"]:
         lines += [f"## {st['name']} ({st.get('seconds', 0):.1f} s)", ""]
         if st.get("stopped"):
-            lines += [f"Stopped: {st['stopped']}.", ""]
+            lines += [f"**{st['stopped'].capitalize()}**: the items after the last one listed did not run.", ""]
         lines += PAGES[st["name"]](st["items"]) + [""]
     return "\n".join(lines)
 

@@ -141,6 +141,10 @@ GPU_NAMES = (("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100-sxm"),
              ("a100-sxm4-40gb", "a100-40gb"), ("a100 40gb", "a100-40gb"), ("a100", "a100-80gb"))
 
 
+#: ``--backend`` of ``qkv measure attention``: torch's SDPA backends by their short names.
+SDPA_BACKENDS = ("math", "flash", "efficient")
+
+
 #: The longest a measurement's runs may take, estimated before they start (seconds).
 MEASURE_BUDGET_S = 60.0
 
@@ -569,9 +573,12 @@ def measure_matmul(batch, d_in, d_out, mode, device, dtype, hw_name, peak_flops,
 @click.option("--d-head", type=INT, default=64, show_default=True)
 @click.option("--n-kv-heads", type=INT, default=None, help="GQA/MQA: K and V heads (repeated for the kernel).")
 @click.option("--causal/--no-causal", default=False, show_default=True)
+@click.option("--backend", type=click.Choice(["auto", *SDPA_BACKENDS]), default="auto", show_default=True,
+              help="The SDPA backend timed: auto (torch chooses), math (materialises the scores), flash, "
+                   "efficient (memory-efficient); on a GPU the peak memory is then of that backend alone.")
 @measure_options
 @interruptible
-def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, dtype, hw_name, peak_flops,
+def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, backend, device, dtype, hw_name, peak_flops,
                       bandwidth, peak_size, copy_bytes, warmup, repeats, as_json):
     """Time scaled_dot_product_attention; on a GPU also the score-matrix memory per backend."""
     import torch
@@ -587,6 +594,9 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
     parts = {"Q and output": 2 * batch * n_heads * seq * d_head * e, "K, V": 2 * batch * G * seq * d_head * e,
              "K, V repeated": (2 * batch * n_heads * seq * d_head * e) if G != n_heads else 0,
              "scores": 2 * batch * n_heads * seq * seq * e}  # the math backend's scores and softmax
+    if backend in ("flash", "efficient"):  # tiled: no score matrix, one log-sum-exp (fp32) per row instead
+        parts["scores"] = 0
+        parts["log-sum-exp"] = 4 * batch * n_heads * seq
     _fits(device, f"attention at B={batch} heads={n_heads} T={seq} d_head={d_head}", parts, hw_name=hw_name,
           peak_flops=peak_flops, bandwidth=bandwidth, peak_size=peak_size, copy_bytes=copy_bytes, element=e,
           param="--batch/--seq/--n-heads")
@@ -597,36 +607,63 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, device, d
     k = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
     v = torch.randn(batch, G, seq, d_head, device=device, dtype=tdt)
 
-    def fn():
+    def sdpa():
         kk = k.repeat_interleave(n_heads // G, dim=1) if G != n_heads else k
         vv = v.repeat_interleave(n_heads // G, dim=1) if G != n_heads else v
         return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
 
-    timing = time_op(fn, device, warmup, repeats, flops=attention_flops(batch, seq, seq, n_heads, d_head),
-                     fig=fig)
+    if backend == "auto":
+        fn = sdpa
+    else:
+        from torch.nn.attention import sdpa_kernel
+
+        def fn():
+            with sdpa_kernel(_sdpa_backend(backend)):
+                return sdpa()
+
+    try:
+        timing = time_op(fn, device, warmup, repeats, flops=attention_flops(batch, seq, seq, n_heads, d_head),
+                         fig=fig)
+    except torch.cuda.OutOfMemoryError:
+        raise InputError(f"the {backend} backend ran out of GPU memory at B={batch} heads={n_heads} T={seq} "
+                         f"d_head={d_head}; use a smaller --seq or --batch", "--seq") from None
+    except RuntimeError as e:  # no kernel of that backend for these inputs (e.g. efficient on a CPU)
+        if backend == "auto":
+            raise
+        raise InputError(f"the {backend} backend cannot run this attention on {device} ({name}): "
+                         f"{str(e).splitlines()[0][:160]}", "--backend") from None
     a = dtype_bytes(name)
     extra: dict[str, Any] = {"shape": f"B={batch} N={n_heads} G={G} T={seq} H={d_head}", "causal": causal,
-                             "device": device, "dtype": name,
+                             "device": device, "dtype": name, "backend": backend,
                              "score_matrix_bytes": int(batch * n_heads * seq * seq * a)}
     if device == "cuda":
-        extra["backend_peak_memory_bytes"] = _backend_memory(q, k, v, n_heads // G, causal)
+        extra["backend_peak_memory_bytes"] = _backend_memory(q, k, v, n_heads // G, causal,
+                                                             None if backend == "auto" else (backend,))
     report = _report("attention", attention_flops(batch, seq, seq, n_heads, d_head),
                      attention_bytes(batch, seq, seq, n_heads, G, d_head, a), timing, fig, extra)
     report["flops_note"] = "full T×T counted (a causal kernel may skip about half)" if causal else "full T×T"
     _print(report, as_json)
 
 
-def _backend_memory(q, k, v, group: int, causal: bool) -> dict[str, Any]:
-    """Peak extra CUDA memory of one SDPA call with each backend (math materialises the scores)."""
+def _sdpa_backend(label: str):
+    from torch.nn.attention import SDPBackend
+
+    return {"math": SDPBackend.MATH, "flash": SDPBackend.FLASH_ATTENTION,
+            "efficient": SDPBackend.EFFICIENT_ATTENTION}[label]
+
+
+def _backend_memory(q, k, v, group: int, causal: bool, labels: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Peak extra CUDA memory of one SDPA call with each backend of ``labels`` (default all three;
+    math materialises the scores)."""
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import sdpa_kernel
 
     kk = k.repeat_interleave(group, dim=1) if group > 1 else k
     vv = v.repeat_interleave(group, dim=1) if group > 1 else v
     out: dict[str, Any] = {}
-    for label, backend in (("math", SDPBackend.MATH), ("flash", SDPBackend.FLASH_ATTENTION),
-                           ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+    for label in labels or SDPA_BACKENDS:
+        backend = _sdpa_backend(label)
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()

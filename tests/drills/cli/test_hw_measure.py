@@ -182,6 +182,24 @@ def test_measure_attention_and_forward_cpu():
     check_consistent(d)
 
 
+def test_measure_attention_backend_cpu():
+    """--backend runs the attention with that SDPA backend alone and says which; one the device has
+    no kernel for is refused in one line (exit 2), not a traceback."""
+    args = ("measure", "attention", "--batch", "1", "--seq", "32", "--n-heads", "2", "--d-head", "8", "--causal",
+            "--peak-flops", "1e11", "--bandwidth", "1e10", "--repeats", "2", "--warmup", "1")
+    for backend in ("math", "flash"):
+        d = run_json(*args, "--backend", backend)
+        assert d["backend"] == backend and d["flops"] == 4 * 2 * 32 * 32 * 8
+        check_consistent(d)
+    assert run_json(*args)["backend"] == "auto"
+    res = CliRunner().invoke(cli, [*args, "--backend", "efficient", "--json"])
+    if res.exit_code:  # no memory-efficient kernel on this CPU build
+        assert res.exit_code == 2 and res.stderr.strip().count("\n") == 0
+        assert "--backend: the efficient backend cannot run" in res.stderr
+    else:
+        assert json.loads(res.stdout)["backend"] == "efficient"
+
+
 def test_measure_cuda_without_gpu_says_so():
     import torch
 

@@ -78,6 +78,15 @@ def _print(ev, value, explain: bool, as_json: bool, expression: str) -> None:
                     emit(f"  convention {k}: {v}")
         if ev.trace.calls:
             emit("")
+        if ev.last is not None:
+            from solver.registry.calc import substitution
+
+            calls = list(ev.trace.calls)
+            read, values = substitution(ev, ev.last)
+            ev.trace.calls[:] = calls
+            emit(read)
+            if values != read:
+                emit("  = " + values)
     if "record" in a:
         emit(a["record"] + ":")
         width = max(map(len, a["fields"]), default=0)

@@ -626,9 +626,11 @@ class Evaluator:
         """Evaluate every statement; the last one's value is the answer (an assignment's too)."""
         value = None
         self.target = None
+        self.last = None
         for node in parse(text):
             self.target = None
             value = self.statement(node)
+            self.last = node
         return value
 
     def statement(self, node: Node) -> Any:
@@ -787,18 +789,20 @@ class Evaluator:
         return Record("result", f"{f.name}(...)", fields, primary, why, obj=result, formula=f)
 
     def describe_call(self, f, values, conventions) -> str:
+        from solver.registry.display import short
+
         parts = []
         for k, v in values.items():
-            if isinstance(v, Quantity | int | Fraction | float):
-                from solver.registry.display import short
-
-                parts.append(f"{k}={short(_q(v)) if not isinstance(v, Quantity) else short(v)}")
-            elif hasattr(v, "name"):
-                parts.append(f"{k}={v.name}")
-            elif isinstance(v, str | tuple):
+            inp = f.input(k)
+            if isinstance(v, int | Fraction | float) and not isinstance(v, bool):
+                dims = evaluate_unit(inp.unit).dims if inp.unit else NONE
+                parts.append(f"{k}={short(_q(v, dims))}")
+            elif isinstance(v, tuple):
+                parts.append(f"{k}={'x'.join(map(str, v))}")
+            elif isinstance(v, str):
                 parts.append(f"{k}={v}")
             else:
-                parts.append(f"{k}={type(v).__name__}")
+                parts.append(f"{k}={getattr(v, 'name', None) or type(v).__name__}")
         parts += [f"{k}={v}" for k, v in conventions.items()]
         return f"{f.name}({', '.join(parts)})"
 
@@ -878,3 +882,64 @@ class Evaluator:
                 raise CalcError(f"{where}: at most 10^18")
             return int(m)
         return int(m) if isinstance(m, Fraction) and m.denominator == 1 else m
+
+
+# ---------------------------------------------------------------------------------------
+# The expression with its values substituted (what --explain prints last)
+# ---------------------------------------------------------------------------------------
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
+
+
+def substitution(ev: Evaluator, node: Node) -> tuple[str, str]:
+    """(the expression as read, the same with every name replaced by its value)."""
+    from solver.registry.display import short
+
+    def show(v) -> str:
+        try:
+            return short(ev.quantity(v))
+        except SolverInputError:
+            return "…"
+
+    def walk(n: Node, values: bool) -> str:
+        k = n.kind
+        if k == "num":
+            return n.value + n.suffix
+        if k == "unit":
+            return unit_text(n.value)
+        if k == "str":
+            return repr(n.value)
+        if k in ("name", "preset"):
+            if not values or (k == "name" and unit(n.value) is not None and n.value not in ev.variables):
+                return n.value
+            return show(ev.name(n.value) if k == "name" else preset_record(n.value))
+        if k == "field":
+            base = walk(n.children[0], False)
+            return f"{base}.{n.value}" if not values else show(ev.eval(n))
+        if k == "call":
+            if values:
+                return show(ev.eval(n))
+            args = [walk(a, False) for a in n.children] + [f"{key}={walk(a, False)}" for key, a in n.keywords.items()]
+            return f"{n.value}({', '.join(args)})"
+        if k == "neg":
+            return "−" + walk(n.children[0], values)
+        if k == "list":
+            return "[" + ", ".join(walk(c, values) for c in n.children) + "]"
+        if k == "bin":
+            a, b = n.children
+            p = _PRECEDENCE[n.value]
+            sa, sb = walk(a, values), walk(b, values)
+            if a.kind == "bin" and _PRECEDENCE[a.value] < p:
+                sa = f"({sa})"
+            if b.kind == "bin" and (_PRECEDENCE[b.value] < p or (_PRECEDENCE[b.value] == p and n.value in "-/")):
+                sb = f"({sb})"
+            if n.value == "*" and b.kind == "unit":
+                return f"{sa} {sb}"
+            return f"{sa} {'×' if n.value == '*' else n.value} {sb}"
+        if k == "convert":
+            return f"{walk(n.children[0], values)} → {unit_text(n.value)}"
+        if k == "assign":
+            return f"{n.value} = {walk(n.children[0], values)}"
+        return "?"
+
+    return walk(node, False), walk(node, True)

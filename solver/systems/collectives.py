@@ -193,7 +193,7 @@ def collective(op: str, size: float, ranks: int, bandwidth: float | None, *, lat
         two = op == "all-reduce"
         k = r.step("steps = " + ("2(n−1)" if two else "n−1"), f"{'2 × ' if two else ''}({n} − 1)", steps, "steps")
         label = "2(n−1)/n·S" if two else "(n−1)/n·S"
-        v = r.step(f"bytes each rank sends = {label}", f"{'2 × ' if two else ''}({n} − 1)/{n} × {fmt(S)}", sent,
+        r.step(f"bytes each rank sends = {label}", f"{'2 × ' if two else ''}({n} − 1)/{n} × {fmt(S)}", sent,
                    "bytes")
         moved = (2 if two else 1) * Fraction(S) if asymptotic else sent
         if asymptotic:

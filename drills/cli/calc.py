@@ -64,7 +64,7 @@ def _print(ev, value, explain: bool, as_json: bool, expression: str) -> None:
 
         calls = [{"call": c, "result": r.to_json()} for c, r in ev.trace.calls]
         emit(json.dumps(jsonable({"expression": expression, **{k: v for k, v in a.items() if k != "value_text"},
-                                  "calls": calls}), ensure_ascii=False))
+                                  "calls": calls, "notes": list(ev.notes)}), ensure_ascii=False))
         return
     if explain:
         for call, r in ev.trace.calls:
@@ -101,6 +101,8 @@ def _print(ev, value, explain: bool, as_json: bool, expression: str) -> None:
     if a["views"]:
         line += "  = " + " = ".join(a["views"])
     emit(line)
+    for n in ev.notes:
+        emit(f"note: {n}")
 
 
 def _alarm(signum, frame):
@@ -272,6 +274,7 @@ def _prompt(explain: bool, as_json: bool) -> None:
                 emit(f"error: {e}")
             continue
         ev.trace.calls.clear()
+        ev.notes.clear()
         ev.steps = 0
         try:
             _, value = evaluate(line, ev)

@@ -41,6 +41,22 @@ class SolveCommand(click.Command):
             with formatter.section(f"{name} options" if name in ORDER else name):
                 formatter.write_dl(groups[name])
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The registry entries this command is made from, read from the registry (solver.registry)."""
+        super().format_epilog(ctx, formatter)
+        entries = registry_entries(self.name)
+        if entries:
+            with formatter.section("Formula registry"):
+                formatter.write_dl([(f.name, f"{f.summary} qkv calc: {f.name}(...); qkv calc --list {f.name}")
+                                    for f in entries])
+
+
+def registry_entries(command: str | None) -> list:
+    """The registered formulas whose ``solve`` command is ``command``."""
+    from solver.registry import formulas
+
+    return [f for f in formulas().values() if f.solve and f.solve.split()[0] == command]
+
 
 #: ``@solve_command()`` / ``@solve_command("name")``: click.command with grouped help.
 solve_command = functools.partial(click.command, cls=SolveCommand)

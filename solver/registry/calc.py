@@ -497,10 +497,14 @@ def preset_record(text: str) -> Record:
     return _link_record(get_link(name))
 
 
-def config_record(path: str) -> Record:
+def config_record(path: str, notes: list[str] | None = None) -> Record:
+    """A config.json as a model; what the reader says of it (keys with no effect, what it could
+    not count) goes into ``notes``, never dropped."""
     from solver.counting.config_json import read_hf_config
 
-    cfg, _notes = read_hf_config(path)
+    cfg, said = read_hf_config(path)
+    if notes is not None:
+        notes.extend(f"{path}: {n}" for n in said if f"{path}: {n}" not in notes)
     return _model_record(path, cfg, path)
 
 
@@ -616,6 +620,7 @@ class Evaluator:
         self.variables: dict[str, Any] = variables if variables is not None else {}
         self.steps = 0
         self.trace = Trace()
+        self.notes: list[str] = []
 
     def tick(self) -> None:
         self.steps += 1
@@ -827,10 +832,10 @@ class Evaluator:
             return self.symbol(node, where)
         if inp.kind == "model":
             if node.kind == "str":
-                return config_record(node.value).obj
+                return config_record(node.value, self.notes).obj
             value = self.eval(node)
             if isinstance(value, Text):
-                return config_record(value.text).obj
+                return config_record(value.text, self.notes).obj
             if isinstance(value, Record) and value.kind == "model":
                 return value.obj
             raise CalcError(f"{where}: give a model preset (llama3-8b) or a config.json path in quotes")

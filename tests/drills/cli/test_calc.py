@@ -85,3 +85,23 @@ def test_solve_collective_takes_the_tpu_texts_conventions(flags, expected_us):
     r = CliRunner().invoke(cli, ["solve", "collective", "--op", "all-gather", "--size", "2097152", "--ranks", "4",
                                  "--link-bandwidth", "45e9", *flags, "--json"])
     assert round(json.loads(r.output)["answer"] * 1e6, 2) == expected_us
+
+
+def test_each_solve_command_names_the_registry_entries_it_is_made_from():
+    from solver.registry import formulas
+
+    for f in formulas().values():
+        words = f.solve.split()
+        out = CliRunner().invoke(cli, ["solve", words[0], "--help"]).output
+        section = out.split("Formula registry:")[-1]
+        assert "Formula registry:" in out and f.name in section, (f.name, words[0])
+
+
+def test_a_config_file_is_a_model_and_its_notes_are_shown(tmp_path):
+    """The reader's notes on a file (keys with no effect) come with the answer, never dropped."""
+    import pathlib
+
+    src = pathlib.Path(__file__).parents[2] / "solver" / "counting" / "configs" / "llama3-70b.json"
+    r = run(f'params("{src}") - llama-3-70b.params')
+    assert r.exit_code == 0 and r.output.splitlines()[0] == "0"
+    assert any(line.startswith("note:") for line in r.output.splitlines()[1:])

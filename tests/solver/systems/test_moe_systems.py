@@ -86,3 +86,14 @@ def test_capacity_conventions():
     assert expert_capacity(1000, 8, 1.25, top_k=2, per="assignments").answer == 312
     with pytest.raises(SolverInputError):
         expert_capacity(10, 2, 1, routed=[3, 3])
+
+
+def test_dispatch_in_fp8_and_combine_in_bf16():
+    """DeepSeek-V3's split: 4096 tokens × top-8 over 8 devices: 4096·8·7/8 = 28,672 vectors of d = 7168;
+    dispatch 1 byte each, combine 2: 28,672·7,168·(1 + 2) bytes."""
+    from solver.systems.moe_systems import expert_all_to_all
+
+    r = expert_all_to_all(4096, 7168, 8, 8, dtype="fp8", combine_dtype="bf16", link_bandwidth=50e9)
+    assert r.breakdown["dispatch_bytes"] == 28_672 * 7168 and r.breakdown["combine_bytes"] == 2 * 28_672 * 7168
+    assert r.answer == 3 * 28_672 * 7168
+    assert float(r.breakdown["forward_s"]) == pytest.approx(3 * 28_672 * 7168 / 50e9)

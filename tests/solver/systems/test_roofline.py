@@ -208,3 +208,18 @@ def test_missing_figure_is_a_clear_error():
 
     with pytest.raises(SolverInputError, match="bandwidth"):
         roofline(Chip(peak_flops=1e12))
+
+
+def test_resident_activations_count_only_the_weights_and_the_output():
+    """X already on chip: bytes = w·D·F + a·B·F (bf16: 2·4096·4096 + 2·256·4096); read: + 2·256·4096.
+    B* with X resident solves 2·B·D·F = I*·(w·D·F + a·B·F): B* = I*·w·D·F / (2·D·F − I*·a·F)."""
+    from solver.systems.chips import resolve_chip
+    from solver.systems.roofline import matmul
+
+    chip = resolve_chip(None, peak_flops=1e15, bandwidth=2e12)
+    res = matmul(256, 4096, 4096, chip=chip, activations="resident").breakdown
+    read = matmul(256, 4096, 4096, chip=chip).breakdown
+    assert res["bytes"] == 2 * 4096 * 4096 + 2 * 256 * 4096
+    assert read["bytes"] - res["bytes"] == 2 * 256 * 4096
+    crit = 1e15 / 2e12
+    assert res["critical_batch"] == pytest.approx(crit * 2 * 4096 * 4096 / (2 * 4096 * 4096 - crit * 2 * 4096))

@@ -62,7 +62,7 @@ _NAME = re.compile(r"[A-Za-z_µμ][A-Za-z0-9_]*", re.ASCII)
 _RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*", re.ASCII)
 _SUFFIX = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
 _BINARY_SUFFIX = {"k": 2**10, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
-_OPS = ("->", "**", "+", "-", "*", "/", "^", "(", ")", "[", "]", ",", "=", ";", ".", "×", "·", "÷", "→", "%")
+_OPS = ("->", "**", "+", "-", "*", "/", "^", "(", ")", "[", "]", ",", "=", ";", ".", "×", "·", "÷", "→", "%", "−")
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def tokenize(text: str) -> list[Token]:
             continue
         for op in _OPS:
             if text.startswith(op, i):
-                out.append(Token("OP", {"→": "->", "×": "*", "·": "*", "÷": "/", "**": "^"}.get(op, op), i))
+                out.append(Token("OP", {"→": "->", "×": "*", "·": "*", "÷": "/", "**": "^", "−": "-"}.get(op, op), i))
                 i += len(op)
                 break
         else:

@@ -61,13 +61,33 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
     counted_by = (f"transformers {theirs.transformers_version}: {theirs.model_class} built on the meta device "
                   f"(no weights, no download); sum of numel over its parameters, a tied tensor once")
     if not qkv_reads(kind):
+        convention = {"counted_by": counted_by, "model_type": kind, "class": theirs.model_class,
+                      "named_class": theirs.named_class}
+        if theirs.fallback:
+            convention["not_the_named_class"] = theirs.fallback
+        if theirs.active is not None:
+            convention["active"] = (f"parameters one token uses: top-{theirs.experts['top_k']} of the "
+                                    f"{theirs.experts['experts']} experts in each of {theirs.experts['moe_layers']} "
+                                    "expert layers (modules named experts), everything else whole")
         if as_json:
-            emit_json({"answer": theirs.total, "unit": "parameters",
-                       "convention": {"counted_by": counted_by, "model_type": kind},
-                       "breakdown": theirs.to_json()})
+            out = {"answer": theirs.total, "unit": "parameters", "convention": convention,
+                   "breakdown": theirs.to_json()}
+            if theirs.active is not None:
+                out["active"] = theirs.active
+            emit_json(out)
             return True
         emit(f"answer: {theirs.total:,} parameters ({kind}: counted by transformers, not by qkv)")
         emit(f"  counted by {counted_by}")
+        if theirs.fallback:
+            emit(f"  NOT the class the file names: {theirs.fallback}")
+        for part, n in theirs.parts.items():
+            emit(f"  {part:<48} {n:>18,}")  # text model, vision tower, projector, heads: the whole checkpoint
+        if theirs.active is not None:
+            emit(f"  {'active/token':<48} {theirs.active:>18,}  (top-{theirs.experts['top_k']} of "
+                 f"{theirs.experts['experts']} experts)")
+        elif theirs.experts:
+            emit(f"  active/token: not derived ({theirs.experts['unresolved']})")
+        emit("  by module:")
         for name, n in theirs.by_module.items():
             emit(f"  {name:<48} {n:>18,}")
         return True

@@ -1,11 +1,22 @@
 """Count a config.json of a type qkv does not model by building transformers' own class on the meta device.
 
-``count_with_transformers(raw)`` instantiates ``transformers.AutoModelForCausalLM.from_config`` (or
-``AutoModel`` where the type has no causal-LM head) on PyTorch's meta device: every parameter has a
-shape and no storage, nothing is downloaded and no weight is read. The count is
-``sum(p.numel() for p in model.parameters())`` (a tied tensor once) with a per-module breakdown
-(layer indices folded: ``model.layers.*.self_attn.q_proj``). It is transformers' count of the class
-its installed version builds, not qkv's derivation: the output says so.
+``count_with_transformers(raw)`` builds the class the file names (``architectures[0]``, when
+transformers has it) on PyTorch's meta device: every parameter has a shape and no storage, nothing
+is downloaded and no weight is read. Where that class cannot be built, ``AutoModelForCausalLM`` (or
+the bare ``AutoModel``) is built instead and :attr:`HFMetaCount.fallback` says why and what that
+leaves out (issue 37: a vision-language file counted as its text model alone was silently wrong).
+The count is ``sum(p.numel() for p in model.parameters())`` (a tied tensor once) with a per-module
+breakdown (layer indices folded: ``model.layers.*.self_attn.q_proj``), the checkpoint's parts (text
+model, vision tower, projector, heads, ...) and, for a mixture of experts, the parameters one token
+uses (the experts found among the modules, top-k from the router or the config). It is
+transformers' count of the class its installed version builds, not qkv's derivation: the output
+says so.
+
+No config causes a network request, a token read or a download (issue 42): the build runs with
+the Hub's offline switch on, pretrained backbones off, a backbone named only by a Hub name refused
+in one line, and an audit hook that refuses any socket, subprocess or read under the Hugging Face
+home (tokens, caches) while it runs. ``auto_map`` is dropped (no module beside the config is
+imported) and no file but the config.json is read.
 
 Imported only by the command that needs it; ``transformers`` is imported inside the function.
 Without it the refusal names what to install.
@@ -13,9 +24,13 @@ Without it the refusal names what to install.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from solver.errors import SolverInputError
 
@@ -30,10 +45,106 @@ MAX_LAYERS = 1000
 MAX_MODULES = 200_000
 MAX_BUILD_S = 60.0
 _LAYER_KEY = re.compile(r"(^|_)(n_layer|layers)$")
+_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9_]{0,99}")
 
 
 class _TooBig(Exception):
     """Raised from the module registration hook to stop a build past MAX_MODULES or MAX_BUILD_S."""
+
+
+# ---- issue 42: no network, no token, no download ------------------------------------------------
+_SEALED = threading.local()
+_HOOKED = [False]
+#: Environment switches set before transformers/huggingface_hub are imported by this module.
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+               "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "DISABLE_TELEMETRY": "1"}
+
+
+def _hf_homes() -> tuple[str, ...]:
+    """Folders a Hub client reads tokens or cached downloads from (none of which a count may read)."""
+    home = os.path.expanduser("~")
+    dirs = {os.path.join(home, ".cache", "huggingface"), os.path.join(home, ".huggingface")}
+    for var in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_TOKEN_PATH"):
+        if os.environ.get(var):
+            dirs.add(os.environ[var])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        dirs.add(os.path.join(xdg, "huggingface"))
+    return tuple(os.path.realpath(d) for d in dirs)
+
+
+def _audit(event: str, args: tuple) -> None:
+    if not getattr(_SEALED, "on", False):
+        return
+    blocked = None
+    if event.startswith("socket.") or event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
+                                                "urllib.Request", "http.client.connect"):
+        blocked = event
+    elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0])
+        real = os.path.realpath(path) if os.path.isabs(path) else os.path.realpath(os.path.join(os.getcwd(), path))
+        if any(real == d or real.startswith(d + os.sep) for d in _SEALED.homes) or os.path.basename(real) in (
+                "token", "stored_tokens", ".netrc", "_netrc"):
+            blocked = f"open {path}"
+    if blocked:
+        _SEALED.blocked.append(blocked)
+        raise PermissionError(f"qkv counts a config.json offline: {blocked} refused")
+
+
+@contextmanager
+def sealed() -> Iterator[list[str]]:
+    """While inside: any socket, subprocess, or open under the Hugging Face home (tokens, caches) raises
+    PermissionError in the caller and is recorded in the list yielded (issue 42)."""
+    if not _HOOKED[0]:
+        sys.addaudithook(_audit)
+        _HOOKED[0] = True
+    _SEALED.blocked, _SEALED.homes = [], _hf_homes()
+    _SEALED.on = True
+    try:
+        yield _SEALED.blocked
+    finally:
+        _SEALED.on = False
+
+
+def _import_offline():
+    """``(torch, transformers)`` with the Hub's offline switches on (also when imported before)."""
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+    with sealed():
+        import torch
+        import transformers
+    try:
+        import huggingface_hub.constants as hub_constants
+
+        hub_constants.HF_HUB_OFFLINE = True
+        hub_constants.HF_HUB_DISABLE_IMPLICIT_TOKEN = True
+        hub_constants.HF_HUB_DISABLE_TELEMETRY = True
+    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
+        pass
+    return torch, transformers
+
+
+def _no_downloads(raw: dict[str, Any], where: str = "config.json") -> dict[str, Any]:
+    """The config dict with every pretrained-loading switch off and ``auto_map`` dropped; a backbone
+    named only by a checkpoint name (its sizes not in this file) is refused in one line."""
+    out = {k: v for k, v in raw.items() if k != "auto_map"}
+
+    def walk(d: dict[str, Any], path: str) -> None:
+        if isinstance(d.get("backbone"), str) and d["backbone"] and not d.get("backbone_config"):
+            raise SolverInputError(f"{where}: {path}backbone names another checkpoint ({d['backbone'][:60]!r}) "
+                                   "whose sizes this file does not give; qkv never downloads it (give "
+                                   "backbone_config)", param="config")
+        for key in ("use_pretrained_backbone", "use_timm_backbone"):
+            if key in d:
+                d[key] = False
+        d.pop("auto_map", None)
+        for key, value in list(d.items()):
+            if isinstance(value, dict):
+                d[key] = dict(value)
+                walk(d[key], f"{path}{key}.")
+
+    walk(out, "")
+    return out
 
 
 def check_layers(values: dict[str, Any], where: str = "config.json") -> None:
@@ -50,17 +161,30 @@ def check_layers(values: dict[str, Any], where: str = "config.json") -> None:
 
 @dataclass(frozen=True)
 class HFMetaCount:
-    """transformers' parameter count of one config: ``total``, the class, and ``by_module``."""
+    """transformers' parameter count of one config: ``total``, the class built, and its breakdowns.
+
+    ``named_class``: ``architectures[0]`` of the file (None if it names none); ``fallback``: None when
+    the named class was built, else why it was not and what was built instead (a sentence);
+    ``parts``: the checkpoint's parts (text model, vision tower, projector, heads, ...);
+    ``active``: the parameters one token uses (None: no experts found); ``experts``: how they were found.
+    """
 
     model_type: str
     model_class: str
     transformers_version: str
     total: int
     by_module: dict[str, int] = field(default_factory=dict)
+    named_class: str | None = None
+    fallback: str | None = None
+    parts: dict[str, int] = field(default_factory=dict)
+    active: int | None = None
+    experts: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"total": self.total, "model_type": self.model_type, "model_class": self.model_class,
-                "transformers_version": self.transformers_version, "by_module": self.by_module}
+                "named_class": self.named_class, "fallback": self.fallback,
+                "transformers_version": self.transformers_version, "parts": self.parts, "active": self.active,
+                "experts": self.experts, "by_module": self.by_module}
 
 
 def fold(name: str, depth: int = 4) -> str:
@@ -70,11 +194,113 @@ def fold(name: str, depth: int = 4) -> str:
     return ".".join(parts[:depth])
 
 
+_PART_WORDS = (("vision tower", ("vision", "visual", "image", "vit", "patch_embed", "pixel")),
+               ("audio tower", ("audio", "speech", "sound")),
+               ("projector", ("projector", "mm_proj", "connector", "aligner", "adapter", "resampler")))
+_HEADS = ("lm_head", "score", "classifier", "qa_outputs", "cls", "pooler", "head", "heads", "mtp", "proj_out")
+
+
+def part_of(name: str) -> str:
+    """The part of a checkpoint a parameter name belongs to: "vision tower", "audio tower", "projector",
+    "heads" (LM head, classifier, pooler), "text model" (a multimodal class's language model) or "model"
+    (everything else: the body of a single-tower class)."""
+    segs = name.lower().split(".")[:-1] or [name.lower()]
+    for seg in segs[:3]:
+        for part, words in _PART_WORDS:
+            if any(w in seg for w in words):
+                return part
+    top = segs[1] if segs[0] == "model" and len(segs) > 1 and segs[1] in _HEADS else segs[0]
+    if top in _HEADS or top.endswith("_head"):
+        return "heads"
+    return "text model" if any(w in seg for seg in segs[:3] for w in ("language_model", "text", "llm")) else "model"
+
+
+_TOPK_KEYS = ("num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk", "top_k",
+              "num_selected_experts", "moe_top_k", "router_top_k")
+_NEXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "n_experts")
+
+
+def _config_value(config: Any, keys: tuple[str, ...]) -> int | None:
+    for cfg in (config, getattr(config, "get_text_config", lambda: None)()):
+        for key in keys:
+            value = getattr(cfg, key, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
+def active_params(model: Any, total: int) -> tuple[int | None, dict[str, Any] | None]:
+    """``(active, how)``: the parameters one token uses, from the expert modules the model holds (a
+    module named ``experts``: a ModuleList of E experts or fused tensors of leading size E) and top-k
+    (the router's ``top_k`` or the config's ``num_experts_per_tok``...); ``(None, None)`` without experts."""
+    top_k_cfg = _config_value(model.config, _TOPK_KEYS)
+    n_cfg = _config_value(model.config, _NEXPERT_KEYS)
+    removed, layers, seen = 0, 0, set()
+    found: dict[str, Any] = {}
+    for name, module in model.named_modules():
+        if name.rsplit(".", 1)[-1] != "experts":
+            continue
+        params = [p for p in module.parameters() if id(p) not in seen]
+        seen.update(id(p) for p in params)
+        if not params:
+            continue
+        if hasattr(module, "__len__") and hasattr(module, "__getitem__"):
+            n = len(module)
+        else:
+            n = getattr(module, "num_experts", None) or n_cfg
+            if not n or any(p.dim() < 1 or p.shape[0] != n for p in params):
+                n = n_cfg if n_cfg and all(p.dim() >= 1 and p.shape[0] == n_cfg for p in params) else None
+        if not n:
+            return None, {"unresolved": f"{fold(name + '.x')}: the number of experts is not in the module or the config"}
+        parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+        k = None
+        for child in parent.children():
+            k = k or getattr(child, "top_k", None)
+        k = getattr(parent, "top_k", None) or k or top_k_cfg
+        if not isinstance(k, int) or not 0 < k <= n:
+            return None, {"unresolved": f"{fold(name + '.x')}: top-k is not in the router or the config"}
+        size = sum(p.numel() for p in params)
+        removed += size - size * k // n
+        layers += 1
+        found.setdefault("experts", n)
+        found.setdefault("top_k", k)
+        if (n, k) != (found["experts"], found["top_k"]):
+            found["varies"] = True
+    if not layers:
+        return None, None
+    found["moe_layers"] = layers
+    return total - removed, found
+
+
+def _build(transformers: Any, hf_config: Any, raw: dict[str, Any]) -> tuple[Any, str | None, str | None]:
+    """``(model, named, fallback)``: the class ``architectures[0]`` names, else an Auto class and why."""
+    archs = raw.get("architectures")
+    named = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    why = "the file names no class (architectures)"
+    if named is not None:
+        cls = getattr(transformers, named, None) if _CLASS_NAME.fullmatch(named) else None
+        if not (isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel)):
+            why = f"transformers {transformers.__version__} has no class {named!r}"
+        else:
+            try:
+                return cls._from_config(hf_config), named, None
+            except _TooBig:
+                raise
+            except Exception as e:  # noqa: BLE001 - the class refuses this config: say so, count the Auto class
+                why = f"{named} cannot be built from this config ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
+    try:
+        model = transformers.AutoModelForCausalLM.from_config(hf_config)
+    except ValueError:  # no causal-LM head for this type: the bare model
+        model = transformers.AutoModel.from_config(hf_config)
+    if named is None:
+        return model, None, None  # nothing named: the Auto class is the count (said in counted_by)
+    return model, named, f"{why}; counted {type(model).__name__} instead"
+
+
 def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     """transformers' count of the model a config.json dict describes (see the module docstring)."""
     try:
-        import torch
-        import transformers
+        torch, transformers = _import_offline()
     except ImportError:
         raise SolverInputError(f"counting a model type qkv does not read needs transformers: {INSTALL_HINT}",
                                param="config") from None
@@ -90,6 +316,7 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     import time
 
     check_layers(raw)
+    clean = _no_downloads(raw)
     modules, deadline = [0], time.monotonic() + MAX_BUILD_S
 
     def bounded(*_args) -> None:  # called on each submodule registered: the build's bound
@@ -99,13 +326,18 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
 
     hook = torch.nn.modules.module.register_module_module_registration_hook(bounded)
     try:
-        hf_config = config_cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
-        check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
-        with torch.device("meta"):
+        with sealed() as blocked:
             try:
-                model = transformers.AutoModelForCausalLM.from_config(hf_config)
-            except ValueError:  # no causal-LM head for this type: the bare model
-                model = transformers.AutoModel.from_config(hf_config)
+                hf_config = config_cls.from_dict(clean)
+                check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
+                with torch.device("meta"):
+                    model, named, fallback = _build(transformers, hf_config, raw)
+            finally:
+                if blocked:
+                    raise SolverInputError(f"this config.json asks transformers for what qkv never does while "
+                                           f"counting ({blocked[0][:80]}): refused", param="config")
+    except SolverInputError:
+        raise
     except _TooBig:
         raise SolverInputError(f"transformers' {kind!r} class of this config.json is too large to build here "
                                f"(more than {MAX_MODULES:,} modules or {MAX_BUILD_S:g} s); check its sizes",
@@ -119,9 +351,14 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     finally:
         hook.remove()
     by_module: dict[str, int] = {}
+    parts: dict[str, int] = {}
     total = 0
     for name, p in model.named_parameters():  # a tied tensor once
         total += p.numel()
         key = fold(name)
         by_module[key] = by_module.get(key, 0) + p.numel()
-    return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module)
+        part = part_of(name)
+        parts[part] = parts.get(part, 0) + p.numel()
+    active, experts = active_params(model, total)
+    return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module, named, fallback,
+                       parts, active, experts)

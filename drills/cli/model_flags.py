@@ -375,9 +375,19 @@ def _read_config_file(path: str) -> tuple[ModelConfig, list[str]]:
         cfg, notes = read_hf_config(path)
     except SolverInputError as e:
         raise InputError(e.args[0], "--config") from None
+    notes = list(notes)
+    from solver.counting.config_json import unread_of
+
+    if unread_of(notes)[1]:  # issue 37: keys not read that may change a count: checked against transformers' class
+        from drills.cli.solve_hf_meta import _raw, check_unread
+
+        raw = _raw(path)
+        checked = check_unread(path, raw, cfg, notes) if raw is not None else None
+        if checked:
+            notes.append(checked)
     for note in notes:
         click.echo(f"note: {note}", err=True)
-    return cfg, list(notes)
+    return cfg, notes
 
 
 #: Fields worth naming when a count has no use for them although the model sets them (a preset or a

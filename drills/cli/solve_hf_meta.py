@@ -18,9 +18,8 @@ def qkv_reads(kind: Any) -> bool:
     from solver.counting import config_json
     from solver.counting.config_json.t5_vit import OWN_MODEL_TYPES
 
-    known = {"gpt2", "bert", "deepseek_v2", *config_json._ROPE_DECODERS, *config_json.FAMILIES, *OWN_MODEL_TYPES}
     # a model_type that is not a string is qkv's reader's to refuse, in one line naming the key
-    return not isinstance(kind, str) or kind in known
+    return not isinstance(kind, str) or kind in config_json.KNOWN_TYPES or kind in OWN_MODEL_TYPES
 
 
 from solver.errors import SolverInputError  # noqa: E402
@@ -48,8 +47,10 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
         if compare:
             raise InputError("--compare-transformers needs --config FILE (a config.json)", "--compare-transformers")
         return False
+    from solver.counting.config_json import type_of
+
     kind = raw.get("model_type")
-    if qkv_reads(kind) and not compare:
+    if qkv_reads(type_of(raw)) and not compare:
         return False
     if given_fields(kw):
         names = ", ".join("--" + f.replace("_", "-") for f in sorted(given_fields(kw)))
@@ -60,7 +61,7 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
         raise InputError(e.args[0], "--config") from None
     counted_by = (f"transformers {theirs.transformers_version}: {theirs.model_class} built on the meta device "
                   f"(no weights, no download); sum of numel over its parameters, a tied tensor once")
-    if not qkv_reads(kind):
+    if not qkv_reads(type_of(raw)):
         convention = {"counted_by": counted_by, "model_type": kind, "class": theirs.model_class,
                       "named_class": theirs.named_class}
         if theirs.fallback:
@@ -115,3 +116,41 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
         for name, n in theirs.by_module.items():
             emit(f"  {name:<48} {n:>18,}")
     return True
+
+
+def check_unread(path: str, raw: dict[str, Any], cfg: Any, notes: list[str]) -> str | None:
+    """Issue 37: where the reader named keys it did not read, qkv's parameter count checked against
+    transformers' class built on the meta device: a note line saying the counts agree or by how much
+    they differ (never hidden). Without transformers, keys that may change a count are refused in one
+    line (nothing can check them); keys that may not are only named."""
+    from solver.counting import param_breakdown
+    from solver.counting.config_json import unread_of
+    from solver.counting.hf_meta import count_with_transformers
+
+    unread, counting = unread_of(notes)
+    if not counting:
+        return None
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        if counting:
+            raise InputError(f"{path}: {', '.join(counting)}: not read by qkv and may change the count; "
+                             f"transformers would check it ({INSTALL_HINT_SHORT})", "--config") from None
+        return None
+    try:
+        theirs = count_with_transformers(raw)
+    except SolverInputError as e:
+        if counting:
+            raise InputError(f"{path}: {', '.join(counting)}: not read by qkv and may change the count, and "
+                             f"transformers cannot check it: {e.args[0]}", "--config") from None
+        return None
+    mine = param_breakdown(cfg).total
+    if theirs.total == mine:
+        return (f"checked: transformers {theirs.transformers_version}'s {theirs.model_class} counts the same "
+                f"{mine:,} parameters (the keys not read change no parameter)")
+    return (f"DIFFERENCE: transformers {theirs.transformers_version}'s {theirs.model_class} counts "
+            f"{theirs.total:,} parameters, {theirs.total - mine:+,} against qkv's {mine:,}: a key not read "
+            f"({', '.join(counting)}) or a default qkv assumed changes the count; qkv's answer is not confirmed")
+
+
+INSTALL_HINT_SHORT = "pip install transformers torch"

@@ -406,6 +406,10 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
         ignored = ignored_fields(cfg, spec, {**SPAN_UNUSED, "top_k": "every expert is held, not only the active "
                                                                    "ones"})
     elif what == "kv-cache":
+        from drills.cli.solve_hf_meta import hf_meta_kv
+
+        if hf_meta_kv(spec, batch, seq, dtype, as_json, plot):  # issue 37: a type qkv does not read
+            return
         rep, cfg = kv_report(spec, batch, seq, dtype, src_seq, include_cross)
         ignored = kv_ignored(cfg, spec)
     else:

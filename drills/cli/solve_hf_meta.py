@@ -154,3 +154,48 @@ def check_unread(path: str, raw: dict[str, Any], cfg: Any, notes: list[str]) -> 
 
 
 INSTALL_HINT_SHORT = "pip install transformers torch"
+
+
+def hf_meta_kv(spec: Any, batch: int | None, seq: int | None, dtype: str | None, as_json: bool,
+               plot: str | None) -> bool:
+    """Issue 37: ``memory --what kv-cache --config FILE`` for a type qkv does not read: the cache layout
+    of transformers' own config (:func:`solver.counting.hf_meta.kv_layout`), printed; True when answered."""
+    path = spec.config_file
+    raw = _raw(path) if path else None
+    if raw is None:
+        return False
+    from solver.counting.config_json import type_of
+
+    if qkv_reads(type_of(raw)):
+        return False
+    if spec.given:
+        names = ", ".join("--" + f.replace("_", "-") for f in sorted(spec.given))
+        raise InputError(f"{names}: not read when transformers' config gives the cache; edit the file", "--config")
+    if plot is not None:
+        raise InputError("--plot: not drawn for a type qkv does not read", "--plot")
+    missing = ["--" + m for m, v in (("batch", batch), ("seq", seq), ("dtype", dtype)) if v is None]
+    if missing:
+        raise InputError(f"the KV cache needs {', '.join(missing)}")
+    from solver.counting.hf_meta import kv_layout
+    from solver.counting.memory import dtype_bytes
+
+    try:
+        layout = kv_layout(raw)
+    except SolverInputError as e:
+        raise InputError(f"{path}: {e.args[0]}", "--config") from None
+    items = layout.bytes(batch, seq, dtype_bytes(dtype))
+    total = sum(b for _, b, _ in items)
+    counted_by = (f"transformers {layout.transformers_version}: {layout.config_class} (the decoder's config): "
+                  "per layer, K and V of every KV head for each position kept (a window keeps at most W)")
+    if as_json:
+        emit_json({"answer": total, "unit": "bytes",
+                   "convention": {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "counted_by": counted_by,
+                                  "model_type": raw.get("model_type"), "model": f"config ({path})"},
+                   "breakdown": {"items": [{"name": n, "bytes": b, "formula": f} for n, b, f in items]}})
+        return True
+    emit(f"answer: {total:,} B = {total / 1e9:.4g} GB = {total / 2**30:.4g} GiB "
+         f"({raw.get('model_type')}: derived from transformers' config, not by qkv)")
+    emit(f"  counted by {counted_by}")
+    for name, b, formula in items:
+        emit(f"  {name:<26} {b:>22,} B   {formula}")
+    return True

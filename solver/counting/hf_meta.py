@@ -362,3 +362,115 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     active, experts = active_params(model, total)
     return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module, named, fallback,
                        parts, active, experts)
+
+
+# ---- issue 37: the KV cache of a type qkv does not read, from transformers' own config --------------------
+
+#: Layer kinds that keep a key and a value per position (full), per position within a window, or none
+#: (linear attention and state-space layers keep a fixed-size state, not a KV cache).
+_FULL = ("full_attention", "attention", "global_attention", "global")
+_WINDOWED = ("sliding_attention", "chunked_attention", "local_attention", "sliding", "local")
+_NO_KV = ("linear_attention", "mamba", "mamba2", "ssm", "conv", "recurrent", "rwkv", "lightning_attention",
+          "short_conv", "moe_linear_attention", "delta_net", "gated_deltanet", "mlp", "moe")
+
+
+@dataclass(frozen=True)
+class HFKVLayout:
+    """Per decoder layer: ``(kind, kv_heads, head_dim, window)``; ``window`` None = every position kept."""
+
+    model_type: str
+    config_class: str
+    transformers_version: str
+    layers: tuple[tuple[str, int, int, int | None], ...]
+
+    def bytes(self, batch: int, seq: int, elem: float) -> list[tuple[str, int, str]]:
+        """``[(name, bytes, formula)]`` by layer kind, for ``batch`` sequences of ``seq`` positions."""
+        groups: dict[tuple, int] = {}
+        for layer in self.layers:
+            groups[layer] = groups.get(layer, 0) + 1
+        out = []
+        for (kind, kv, hd, window), n in groups.items():
+            if kv == 0:
+                out.append((f"{kind} layers ({n})", 0, "no KV cache (a fixed-size state, not counted here)"))
+                continue
+            pos = seq if window is None else min(seq, window)
+            size = int(2 * n * batch * pos * kv * hd * elem)
+            span = f"{pos:,}" if window is None else f"min({seq:,}, window {window:,})"
+            out.append((f"{kind} layers ({n})", size, f"2 × {n} × {batch} × {span} × {kv} × {hd} × {float(elem):g} B"))
+        return out
+
+
+def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
+    """The KV cache layout of the decoder transformers builds from ``raw`` (its text config): per layer,
+    full or windowed attention (``layer_types``, ``sliding_window``, ``attention_chunk_size``,
+    ``sliding_window_pattern``), grouped heads and ``head_dim``; linear-attention and state-space layers
+    keep none. What no rule here reads (latent attention, layers sharing another's cache, K and V of
+    different widths) is refused in one line."""
+    try:
+        _torch, transformers = _import_offline()
+    except ImportError:
+        raise SolverInputError(f"the KV cache of a model type qkv does not read needs transformers: {INSTALL_HINT}",
+                               param="config") from None
+    kind = raw.get("model_type")
+    transformers.logging.set_verbosity_error()
+    try:
+        config_cls = transformers.CONFIG_MAPPING[kind]
+    except (KeyError, TypeError):
+        raise SolverInputError(f"model_type {kind!r} is known neither to qkv nor to transformers "
+                               f"{transformers.__version__}", param="config") from None
+    check_layers(raw)
+    try:
+        with sealed():
+            config = config_cls.from_dict(_no_downloads(raw))
+            text = config.get_text_config(decoder=True)
+    except SolverInputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - transformers' own checks of the file
+        raise SolverInputError(f"transformers cannot read {kind!r} from this config.json: "
+                               f"{(str(e).splitlines() or [type(e).__name__])[0][:200]}", param="config") from None
+
+    def attr(*names: str) -> Any:
+        for name in names:
+            value = getattr(text, name, None)
+            if value is not None:
+                return value
+        return None
+
+    for key in ("kv_lora_rank", "num_kv_shared_layers", "kv_sharing", "cross_layer_attention"):
+        if attr(key):
+            raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (latent attention, layers "
+                                   "sharing another's cache) is not derived for a type qkv does not read", param="config")
+    n_layers, heads = attr("num_hidden_layers", "n_layer", "num_layers"), attr("num_attention_heads", "n_head")
+    if not isinstance(n_layers, int) or not isinstance(heads, int) or heads <= 0:
+        raise SolverInputError(f"{kind}: the text config gives no layer or head count transformers' cache follows",
+                               param="config")
+    kv = attr("num_key_value_heads", "num_kv_heads") or heads
+    hd = attr("head_dim") or attr("hidden_size") // heads
+    v_hd = attr("v_head_dim")
+    if v_hd not in (None, hd):
+        raise SolverInputError(f"{kind}: v_head_dim {v_hd} != head_dim {hd}: not derived here", param="config")
+    window = attr("sliding_window")
+    chunk = attr("attention_chunk_size")
+    types = attr("layer_types")
+    if types is None:
+        pattern = attr("sliding_window_pattern", "_sliding_window_pattern")
+        if window and pattern:
+            types = ["full_attention" if (i + 1) % pattern == 0 else "sliding_attention" for i in range(n_layers)]
+        else:
+            types = ["sliding_attention" if window else "full_attention"] * n_layers
+    if not isinstance(types, (list, tuple)) or len(types) != n_layers:
+        raise SolverInputError(f"{kind}: layer_types needs one entry per layer ({n_layers})", param="config")
+    layers = []
+    for t in types:
+        if t in _FULL:
+            layers.append(("full attention", kv, hd, None))
+        elif t in _WINDOWED:
+            w = chunk if t == "chunked_attention" and chunk else window
+            if not w:
+                raise SolverInputError(f"{kind}: layer type {t!r} without a window size", param="config")
+            layers.append((t.replace("_", " "), kv, hd, int(w)))
+        elif t in _NO_KV:
+            layers.append((t.replace("_", " "), 0, 0, None))
+        else:
+            raise SolverInputError(f"{kind}: layer type {t!r}: its cache is not derived here", param="config")
+    return HFKVLayout(kind, type(text).__name__, transformers.__version__, tuple(layers))

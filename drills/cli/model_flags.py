@@ -183,8 +183,9 @@ def preset_options(func: Any, what: str = "flags override it") -> Any:
     func = click.option("--config", "config_file", metavar="FILE", default=None,
                         type=click.Path(exists=True, dir_okay=False),
                         help=f"Start from a HuggingFace config.json on disk; {what}.")(func)
-    func = click.option("--preset", metavar="NAME", default=None,
-                        help=f"Start from a preset (qkv models list); {what}.")(func)
+    func = click.option("--preset", "--like", "preset", metavar="NAME", default=None,
+                        help=f"Start from a preset (qkv models list); {what}. --like NAME: that model's structure "
+                             "(FFN, norms, positions, biases, tying) with your sizes.")(func)
     return _grouped(func, 2)
 
 

@@ -19,6 +19,7 @@ from drills.cli.model_flags import (
     SPAN_UNUSED,
     ModelSpec,
     assumed_defaults,
+    flag,
     ignored_fields,
     ignored_text,
     missing_message,
@@ -62,6 +63,23 @@ def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...], right: set[int]
 def _assumed(spec: ModelSpec) -> dict[str, Any]:
     d = assumed_defaults("base" if spec.has_base else None, spec.given)
     return {k: d[k] for k in _CONVENTION_FIELDS if k in d}
+
+
+#: Structure a flag-given model takes by default that changes a parameter count (issue 37: printed
+#: with the plain answer, not only under --explain).
+_COUNTED_DEFAULTS = ("ffn", "norm", "final_norm", "bias", "pos", "tied_embeddings", "lm_head")
+
+
+def assumed_line(spec: ModelSpec) -> str | None:
+    """``assumed (no flag set them): ffn gelu, ...`` for a model given by flags alone, or None."""
+    if spec.has_base:
+        return None
+    d = _assumed(spec)
+    shown = [f"{flag(k)} {str(d[k]).lower() if isinstance(d[k], bool) else d[k]}" for k in _COUNTED_DEFAULTS if k in d]
+    if not shown:
+        return None
+    return ("assumed (no flag set them; each changes the count): " + ", ".join(shown)
+            + " — or give the model's structure in one flag: --like PRESET (e.g. --like llama2-7b)")
 
 
 def params_breakdown_json(pb: Any, answer: int, left_out: dict[str, int] | None = None,
@@ -190,6 +208,8 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         return
     label = f" ({cfg.name})" if cfg.name and not spec.given else ""
     emit(f"answer: {pb.total:,} parameters{label}")
+    if (line := assumed_line(spec)) is not None:
+        emit(f"  {line}")
     emit(f"  embedding      {pb.embedding:>18,}")
     emit(f"  non-embedding  {pb.non_embedding:>18,}")
     if cfg.is_moe:

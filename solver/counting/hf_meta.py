@@ -297,6 +297,23 @@ def _build(transformers: Any, hf_config: Any, raw: dict[str, Any]) -> tuple[Any,
     return model, named, f"{why}; counted {type(model).__name__} instead"
 
 
+def _config_class(transformers: Any, raw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """``(config class, raw)``: transformers' config class of ``model_type``, or, for a model_type
+    transformers does not know (Kimi-K2's ``kimi_k2``), that of the class ``architectures[0]`` names
+    (raw then carries that class's model_type: the file's class decides, issue 37)."""
+    kind = raw.get("model_type")
+    if isinstance(kind, str) and kind in transformers.CONFIG_MAPPING:
+        return transformers.CONFIG_MAPPING[kind], raw
+    archs = raw.get("architectures")
+    named = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    cls = getattr(transformers, named, None) if _CLASS_NAME.fullmatch(named) else None
+    if isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel) and \
+            getattr(cls.config_class, "model_type", ""):
+        return cls.config_class, {**raw, "model_type": cls.config_class.model_type}
+    raise SolverInputError(f"model_type {kind!r} is known neither to qkv nor to transformers "
+                           f"{transformers.__version__}", param="config")
+
+
 def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     """transformers' count of the model a config.json dict describes (see the module docstring)."""
     try:
@@ -308,11 +325,7 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     if not isinstance(kind, str):
         raise SolverInputError("config.json has no model_type", param="config")
     transformers.logging.set_verbosity_error()
-    try:
-        config_cls = transformers.CONFIG_MAPPING[kind]
-    except KeyError:
-        raise SolverInputError(f"model_type {kind!r} is known neither to qkv nor to transformers "
-                               f"{transformers.__version__}", param="config") from None
+    config_cls, raw = _config_class(transformers, raw)
     import time
 
     check_layers(raw)
@@ -411,13 +424,9 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     except ImportError:
         raise SolverInputError(f"the KV cache of a model type qkv does not read needs transformers: {INSTALL_HINT}",
                                param="config") from None
-    kind = raw.get("model_type")
     transformers.logging.set_verbosity_error()
-    try:
-        config_cls = transformers.CONFIG_MAPPING[kind]
-    except (KeyError, TypeError):
-        raise SolverInputError(f"model_type {kind!r} is known neither to qkv nor to transformers "
-                               f"{transformers.__version__}", param="config") from None
+    config_cls, raw = _config_class(transformers, raw)
+    kind = raw.get("model_type")
     check_layers(raw)
     try:
         with sealed():

@@ -1,0 +1,78 @@
+"""Issue 37's corpus: every published config.json under configs/ (sources: configs/README.md and
+configs/corpus/SOURCES.md), read by qkv and checked a second, independent way against the class its
+``architectures[0]`` names, built here by transformers on the meta device:
+
+- the total equals the sum of that class's parameters (a tied tensor once);
+- for a mixture of experts, qkv's active parameters (its own formula) equal the count over the
+  experts the class instantiates (:func:`solver.counting.hf_meta.active_params`: modules named
+  ``experts``, top-k from the router or the config);
+- removing any key the reader names as not read changes no count.
+
+Each file is built once (module-scoped) to keep the run short.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from solver.counting import param_breakdown
+from solver.counting.config_json import read_hf_config, unread_of
+
+transformers = pytest.importorskip("transformers", minversion="5.0")
+torch = pytest.importorskip("torch")
+
+HERE = Path(__file__).parent / "configs"
+FILES = sorted(HERE.glob("*.json")) + sorted((HERE / "corpus").glob("*.json"))
+
+
+def test_the_corpus_is_what_its_sources_say():
+    listed = (HERE / "corpus" / "SOURCES.md").read_text()
+    for path in (HERE / "corpus").glob("*.json"):
+        assert f"`{path.name}`" in listed, path.name
+    for path in HERE.glob("*.json"):
+        assert f"`{path.name}`" in (HERE / "README.md").read_text(), path.name
+    assert len(FILES) >= 29
+
+
+@pytest.fixture(scope="module")
+def built():
+    """file name -> (total, active or None) of transformers' class built on meta (each once)."""
+    from solver.counting.hf_meta import active_params
+
+    cache: dict[str, tuple[int, int | None]] = {}
+
+    def get(path: Path) -> tuple[int, int | None]:
+        if path.name not in cache:
+            raw = json.loads(path.read_text())
+            named = raw["architectures"][0]
+            cls = getattr(transformers, named)
+            conf_cls = cls.config_class
+            conf = conf_cls.from_dict({k: v for k, v in raw.items() if k not in ("auto_map", "model_type")})
+            with torch.device("meta"):
+                model = cls(conf)
+            total = sum(p.numel() for p in model.parameters())
+            cache[path.name] = (total, active_params(model, total)[0])
+        return cache[path.name]
+
+    return get
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_published_file_counts_as_the_class_it_names(path, built):
+    raw = json.loads(path.read_text())
+    if raw["model_type"] == "bert":
+        pytest.skip("all-MiniLM: BertModel with its pooler, as in test_config_json_real.py (its file names BertModel)")
+    cfg, notes = read_hf_config(raw)
+    pb = param_breakdown(cfg)
+    total, active = built(path)
+    assert pb.total == total, (path.name, pb.total, total)
+    if cfg.is_moe:
+        assert pb.active == active, (path.name, pb.active, active)
+    # a key the reader did not read changes no count: the file without them reads the same
+    unread, _ = unread_of(notes)
+    if unread:
+        cfg2, _ = read_hf_config({k: v for k, v in raw.items() if k not in unread})
+        assert param_breakdown(cfg2).total == pb.total

@@ -413,6 +413,11 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     from solver import counting as counts
 
     spec = pop_model(kw)
+    if what == "weights":
+        from drills.cli.solve_hf_meta import hf_quantized_weights
+
+        if hf_quantized_weights(spec, dtype, as_json, plot):  # issue 37: the file's quantization_config
+            return
     if what in ("weights", "training"):
         need_dtype = what == "weights"
         missing_extra = ["dtype"] if need_dtype and dtype is None else []
@@ -452,6 +457,13 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention, **spec.convention()}
     if what in ("weights", "training"):
         conv["assumed_defaults"] = _assumed(spec)
+    qline = None
+    if what == "weights":
+        from drills.cli.solve_hf_meta import quant_line
+
+        qline = quant_line(spec, dtype)
+        if qline:
+            conv["quantization_config"] = qline
     if ignored:
         conv["ignored"] = ignored
     if as_json:
@@ -460,6 +472,8 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     emit(f"answer: {rep.text()}")
     for item in rep.items:
         emit(f"  {item.name:<26} {item.bytes:>22,} B   {item.formula}")
+    if qline:
+        emit(f"  {qline}")
     if ignored:
         emit(ignored_text(ignored))
     if explain:

@@ -199,3 +199,75 @@ def hf_meta_kv(spec: Any, batch: int | None, seq: int | None, dtype: str | None,
     for name, b, formula in items:
         emit(f"  {name:<26} {b:>22,} B   {formula}")
     return True
+
+
+def quantization_of(spec: Any) -> dict[str, Any] | None:
+    """The config file's ``quantization_config`` (top level or in ``text_config``), or None."""
+    path = getattr(spec, "config_file", None)
+    raw = _raw(path) if path else None
+    if raw is None:
+        return None
+    q = raw.get("quantization_config")
+    if not isinstance(q, dict) and isinstance(raw.get("text_config"), dict):
+        q = raw["text_config"].get("quantization_config")
+    return q if isinstance(q, dict) else None
+
+
+def hf_quantized_weights(spec: Any, dtype: str | None, as_json: bool, plot: str | None) -> bool:
+    """Issue 37: ``memory --what weights --config FILE`` of a file with a ``quantization_config`` and no
+    ``--dtype``: the bytes transformers' quantizer lays out (FP8 weights and their block scales, ...),
+    by dtype; True when answered. With ``--dtype`` the command answers at that one precision and says the
+    file's quantization is not applied (:func:`quant_line`)."""
+    q = quantization_of(spec)
+    if q is None or dtype is not None:
+        return False
+    if spec.given:
+        names = ", ".join("--" + f.replace("_", "-") for f in sorted(spec.given))
+        raise InputError(f"{names}: not read with the file's quantization_config; edit the file or give --dtype",
+                         "--config")
+    if plot is not None:
+        raise InputError("--plot: not drawn for a quantized checkpoint's layout; give --dtype", "--plot")
+    from solver.counting.hf_meta import quantized_weights
+
+    raw = _raw(spec.config_file)
+    try:
+        rep = quantized_weights(raw)
+    except SolverInputError as e:
+        raise InputError(f"{spec.config_file}: {e.args[0]}", "--config") from None
+    total = rep.bytes
+    how = (f"quantization_config ({rep.method}): transformers {rep.transformers_version}'s quantizer applied to "
+           f"{rep.model_class} on the meta device, as from_pretrained loads the checkpoint; bytes of every parameter "
+           "by dtype (quantized weights, their scales, the weights left in the file's torch_dtype)")
+    if as_json:
+        emit_json({"answer": total, "unit": "bytes",
+                   "convention": {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "counted_by": how,
+                                  "quantization_config": q_summary(quantization_of(spec)),
+                                  "model": f"config ({spec.config_file})"},
+                   "breakdown": {"by_dtype": {k: {"elements": n, "bytes": b} for k, (n, b) in rep.by_dtype.items()}}})
+        return True
+    emit(f"answer: {total:,} B = {total / 1e9:.4g} GB = {total / 2**30:.4g} GiB (weights as the file's "
+         f"quantization_config stores them: {q_summary(quantization_of(spec))})")
+    emit(f"  counted by {how}")
+    for key, (n, b) in rep.by_dtype.items():
+        emit(f"  {key:<16} {n:>20,} elements {b:>22,} B")
+    return True
+
+
+def q_summary(q: dict[str, Any] | None) -> str:
+    """``fp8, weight_block_size [128, 128]``: a quantization_config in a few words."""
+    if not q:
+        return ""
+    parts = [str(q.get("quant_method"))]
+    for key in ("fmt", "weight_block_size", "bits", "group_size"):
+        if q.get(key) is not None:
+            parts.append(f"{key} {q[key]}")
+    return ", ".join(parts)
+
+
+def quant_line(spec: Any, dtype: str | None) -> str | None:
+    """With ``--dtype`` on a file that has a quantization_config: the line saying it is not applied."""
+    q = quantization_of(spec)
+    if q is None or dtype is None:
+        return None
+    return (f"quantization_config ({q_summary(q)}) not applied: every weight at --dtype {dtype} as asked "
+            "(without --dtype the file's quantized layout is answered)")

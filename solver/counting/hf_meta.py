@@ -272,7 +272,7 @@ def active_params(model: Any, total: int) -> tuple[int | None, dict[str, Any] | 
     return total - removed, found
 
 
-def _build(transformers: Any, hf_config: Any, raw: dict[str, Any]) -> tuple[Any, str | None, str | None]:
+def _build(transformers: Any, hf_config: Any, raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str | None, str | None]:
     """``(model, named, fallback)``: the class ``architectures[0]`` names, else an Auto class and why."""
     archs = raw.get("architectures")
     named = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
@@ -283,15 +283,16 @@ def _build(transformers: Any, hf_config: Any, raw: dict[str, Any]) -> tuple[Any,
             why = f"transformers {transformers.__version__} has no class {named!r}"
         else:
             try:
-                return cls._from_config(hf_config), named, None
+                return (cls._from_config(hf_config, dtype=dtype) if dtype is not None else cls._from_config(hf_config)), named, None
             except _TooBig:
                 raise
             except Exception as e:  # noqa: BLE001 - the class refuses this config: say so, count the Auto class
                 why = f"{named} cannot be built from this config ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
+    extra = {"dtype": dtype} if dtype is not None else {}
     try:
-        model = transformers.AutoModelForCausalLM.from_config(hf_config)
+        model = transformers.AutoModelForCausalLM.from_config(hf_config, **extra)
     except ValueError:  # no causal-LM head for this type: the bare model
-        model = transformers.AutoModel.from_config(hf_config)
+        model = transformers.AutoModel.from_config(hf_config, **extra)
     if named is None:
         return model, None, None  # nothing named: the Auto class is the count (said in counted_by)
     return model, named, f"{why}; counted {type(model).__name__} instead"
@@ -314,8 +315,9 @@ def _config_class(transformers: Any, raw: dict[str, Any]) -> tuple[Any, dict[str
                            f"{transformers.__version__}", param="config")
 
 
-def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
-    """transformers' count of the model a config.json dict describes (see the module docstring)."""
+def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | None, str | None, Any]:
+    """``(model, kind, named, fallback, transformers)``: the class the file names (or the Auto class) built on
+    the meta device, offline and bounded (see the module docstring)."""
     try:
         torch, transformers = _import_offline()
     except ImportError:
@@ -344,7 +346,7 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
                 hf_config = config_cls.from_dict(clean)
                 check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
                 with torch.device("meta"):
-                    model, named, fallback = _build(transformers, hf_config, raw)
+                    model, named, fallback = _build(transformers, hf_config, raw, dtype)
             finally:
                 if blocked:
                     raise SolverInputError(f"this config.json asks transformers for what qkv never does while "
@@ -363,6 +365,12 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
                                param="config") from None
     finally:
         hook.remove()
+    return model, kind, named, fallback, transformers
+
+
+def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
+    """transformers' count of the model a config.json dict describes (see the module docstring)."""
+    model, kind, named, fallback, transformers = build_meta(raw)
     by_module: dict[str, int] = {}
     parts: dict[str, int] = {}
     total = 0
@@ -483,3 +491,65 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
         else:
             raise SolverInputError(f"{kind}: layer type {t!r}: its cache is not derived here", param="config")
     return HFKVLayout(kind, type(text).__name__, transformers.__version__, tuple(layers))
+
+
+
+# ---- issue 37: the weight bytes a quantization_config gives --------------------------------------------------
+
+_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "half": "float16",
+           "float32": "float32", "fp32": "float32", "float": "float32"}
+
+
+@dataclass(frozen=True)
+class QuantizedWeights:
+    """The bytes of a checkpoint's weights as transformers holds them under its ``quantization_config``."""
+
+    method: str
+    model_class: str
+    transformers_version: str
+    by_dtype: dict[str, tuple[int, int]]  # dtype -> (elements, bytes)
+
+    @property
+    def bytes(self) -> int:
+        return sum(b for _, b in self.by_dtype.values())
+
+
+def quantized_weights(raw: dict[str, Any]) -> QuantizedWeights:
+    """Issue 37: the class the file names built on the meta device at the file's ``torch_dtype``, then
+    converted by transformers' own quantizer for the file's ``quantization_config`` (as
+    ``from_pretrained`` converts a pre-quantized checkpoint: FP8 weights with their block scales,
+    MXFP4 blocks with their exponents, ...); the bytes of every parameter, by dtype. A method whose
+    quantizer cannot convert here (a package it needs, a GPU) is refused in one line naming it."""
+    q = raw.get("quantization_config")
+    if not isinstance(q, dict) or not isinstance(q.get("quant_method"), str):
+        raise SolverInputError("quantization_config has no quant_method", param="config")
+    method = q["quant_method"]
+    try:
+        torch, transformers = _import_offline()
+    except ImportError:
+        raise SolverInputError(f"the weight bytes of quantization_config ({method}) need transformers: {INSTALL_HINT}",
+                               param="config") from None
+    name = raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
+    dtype = getattr(torch, _DTYPES.get(str(name), "bfloat16"))
+    model, _kind, _named, _fallback, _ = build_meta(raw, dtype)
+    from transformers.quantizers import AutoHfQuantizer
+
+    try:
+        with sealed(), torch.device("meta"):
+            quantizer = AutoHfQuantizer.from_config(model.config.quantization_config, pre_quantized=True)
+            quantizer.preprocess_model(model, device_map=None, keep_in_fp32_modules=[])
+    except Exception as e:  # noqa: BLE001 - the quantizer's own refusal (a package, a device), in one line
+        first = (str(e).splitlines() or [type(e).__name__])[0][:160]
+        raise SolverInputError(f"quantization_config ({method}): transformers' quantizer cannot lay out these "
+                               f"weights here ({first}); give --dtype for one precision", param="config") from None
+    by: dict[str, tuple[int, int]] = {}
+    for p in model.parameters():
+        key = str(p.dtype).replace("torch.", "")
+        n, b = by.get(key, (0, 0))
+        by[key] = (n + p.numel(), b + p.numel() * p.element_size())
+    if set(by) <= {str(dtype).replace("torch.", ""), "float32"} and getattr(quantizer, "pre_quantized", True):
+        # nothing was laid out quantized: the quantizer dequantizes here (MXFP4 without its kernels, ...)
+        raise SolverInputError(f"quantization_config ({method}): transformers' quantizer keeps these weights "
+                               f"unquantized on this machine, so its stored layout is not derived; give --dtype for "
+                               "one precision", param="config")
+    return QuantizedWeights(method, type(model).__name__, transformers.__version__, by)

@@ -225,6 +225,9 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         emit(f"  why: {published['note']}")
     if ignored:
         emit(ignored_text(ignored))
+    for note in spec.notes:  # issue 37: the keys not read, and their check against transformers, under the answer
+        if note.startswith(("not read: ", "checked: ", "DIFFERENCE: ", "architectures names ")):
+            emit(note)
     if explain:
         expr, subs, value = pb.formula()
         emit("")

@@ -62,6 +62,10 @@ def test_a_key_that_may_change_a_count_is_checked_against_transformers(tmp_path)
     assert "not read: use_fancy_gate* (no rule for this key; * may change a count: checked against " \
            "transformers' class)" in notes
     assert any(n.startswith("checked: transformers ") and "LlamaForCausalLM counts the same" in n for n in notes)
+    plain = CliRunner().invoke(cli, ["solve", "params", "--config", str(tmp_path / "config.json")])
+    lines = plain.stdout.splitlines()  # under the answer, on stdout
+    assert lines[0].startswith("answer: ") and lines[-2].startswith("not read: use_fancy_gate*")
+    assert lines[-1].startswith("checked: transformers ")
 
 
 def test_a_difference_from_transformers_is_reported(tmp_path):

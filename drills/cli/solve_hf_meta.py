@@ -66,6 +66,8 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
                       "named_class": theirs.named_class}
         if theirs.fallback:
             convention["not_the_named_class"] = theirs.fallback
+        if theirs.notes:
+            convention["notes"] = list(theirs.notes)
         if theirs.active is not None:
             convention["active"] = (f"parameters one token uses: top-{theirs.experts['top_k']} of the "
                                     f"{theirs.experts['experts']} experts in each of {theirs.experts['moe_layers']} "
@@ -81,6 +83,8 @@ def hf_meta_params(kw: dict[str, Any], as_json: bool, explain: bool, compare: bo
         emit(f"  counted by {counted_by}")
         if theirs.fallback:
             emit(f"  NOT the class the file names: {theirs.fallback}")
+        for note in theirs.notes:
+            emit(f"  {note}")
         for part, n in theirs.parts.items():
             emit(f"  {part:<48} {n:>18,}")  # text model, vision tower, projector, heads: the whole checkpoint
         if theirs.active is not None:

@@ -179,10 +179,11 @@ class HFMetaCount:
     parts: dict[str, int] = field(default_factory=dict)
     active: int | None = None
     experts: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"total": self.total, "model_type": self.model_type, "model_class": self.model_class,
-                "named_class": self.named_class, "fallback": self.fallback,
+                "named_class": self.named_class, "fallback": self.fallback, "notes": list(self.notes),
                 "transformers_version": self.transformers_version, "parts": self.parts, "active": self.active,
                 "experts": self.experts, "by_module": self.by_module}
 
@@ -333,6 +334,7 @@ def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | 
     check_layers(raw)
     clean = _no_downloads(raw)
     modules, deadline = [0], time.monotonic() + MAX_BUILD_S
+    notes: list[str] = []
 
     def bounded(*_args) -> None:  # called on each submodule registered: the build's bound
         modules[0] += 1
@@ -345,6 +347,7 @@ def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | 
             try:
                 hf_config = config_cls.from_dict(clean)
                 check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
+                _tie_as_the_text_model(raw, hf_config, notes)
                 with torch.device("meta"):
                     model, named, fallback = _build(transformers, hf_config, raw, dtype)
             finally:
@@ -365,12 +368,35 @@ def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | 
                                param="config") from None
     finally:
         hook.remove()
+    _NOTES[id(model)] = notes
     return model, kind, named, fallback, transformers
+
+
+#: Notes of the last builds (model id -> notes), read back by :func:`count_with_transformers`.
+_NOTES: dict[int, list[str]] = {}
+
+
+def _tie_as_the_text_model(raw: dict[str, Any], hf_config: Any, notes: list[str]) -> None:
+    """A wrapper (vision-language) file that sets no top-level ``tie_word_embeddings`` ties its LM head as
+    its text model says: transformers 5 defaults some wrappers to True (Mistral3Config), which would tie
+    an untied checkpoint's head (Mistral-Small-3.1-24B: 671,088,640 parameters left out, issue 37)."""
+    if "tie_word_embeddings" in raw or not isinstance(raw.get("text_config"), dict):
+        return
+    text = hf_config.get_text_config()
+    if text is hf_config or not hasattr(hf_config, "tie_word_embeddings"):
+        return
+    own = getattr(text, "tie_word_embeddings", None)
+    if isinstance(own, bool) and own != hf_config.tie_word_embeddings:
+        hf_config.tie_word_embeddings = own
+        notes.append(f"tie_word_embeddings: not set at the top of the file; its text model's {str(own).lower()} "
+                     f"followed (transformers' {type(hf_config).__name__} would default to "
+                     f"{str(not own).lower()})")
 
 
 def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
     """transformers' count of the model a config.json dict describes (see the module docstring)."""
     model, kind, named, fallback, transformers = build_meta(raw)
+    notes = _NOTES.pop(id(model), [])
     by_module: dict[str, int] = {}
     parts: dict[str, int] = {}
     total = 0
@@ -382,7 +408,7 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
         parts[part] = parts.get(part, 0) + p.numel()
     active, experts = active_params(model, total)
     return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module, named, fallback,
-                       parts, active, experts)
+                       parts, active, experts, tuple(notes))
 
 
 # ---- issue 37: the KV cache of a type qkv does not read, from transformers' own config --------------------
@@ -532,6 +558,7 @@ def quantized_weights(raw: dict[str, Any]) -> QuantizedWeights:
     name = raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
     dtype = getattr(torch, _DTYPES.get(str(name), "bfloat16"))
     model, _kind, _named, _fallback, _ = build_meta(raw, dtype)
+    _NOTES.pop(id(model), None)
     from transformers.quantizers import AutoHfQuantizer
 
     try:

@@ -421,6 +421,10 @@ _NO_KV = ("linear_attention", "mamba", "mamba2", "ssm", "conv", "recurrent", "rw
           "short_conv", "moe_linear_attention", "delta_net", "gated_deltanet", "mlp", "moe")
 
 
+#: Model types without attention (every layer a state-space or recurrent block).
+_STATE_SPACE = ("mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm")
+
+
 @dataclass(frozen=True)
 class HFKVLayout:
     """Per decoder layer: ``(kind, kv_heads, head_dim, window)``; ``window`` None = every position kept."""
@@ -484,6 +488,10 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
             raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (latent attention, layers "
                                    "sharing another's cache) is not derived for a type qkv does not read", param="config")
     n_layers, heads = attr("num_hidden_layers", "n_layer", "num_layers"), attr("num_attention_heads", "n_head")
+    if kind in _STATE_SPACE and heads is None and isinstance(n_layers, int):
+        # an attention-free state-space model: every layer keeps a fixed-size state, no KV cache
+        return HFKVLayout(kind, type(text).__name__, transformers.__version__,
+                          tuple(("state-space", 0, 0, None) for _ in range(n_layers)))
     if not isinstance(n_layers, int) or not isinstance(heads, int) or heads <= 0:
         raise SolverInputError(f"{kind}: the text config gives no layer or head count transformers' cache follows",
                                param="config")

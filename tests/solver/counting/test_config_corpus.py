@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch")
 
 HERE = Path(__file__).parent / "configs"
 FILES = sorted(HERE.glob("*.json")) + sorted((HERE / "corpus").glob("*.json"))
-NOT_NATIVE = {"mistral3"}  # types in the corpus qkv does not read: counted by the class the file names
+NOT_NATIVE = {"mistral3", "jamba", "falcon_mamba"}  # types in the corpus qkv does not read: counted by the class the file names
 
 
 def test_mistral_small_3_1_counts_its_untied_head_and_vision_tower():
@@ -47,7 +47,7 @@ def test_the_corpus_is_what_its_sources_say():
         assert f"`{path.name}`" in listed, path.name
     for path in HERE.glob("*.json"):
         assert f"`{path.name}`" in (HERE / "README.md").read_text(), path.name
-    assert len(FILES) >= 30
+    assert len(FILES) >= 33
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,20 @@ def test_every_published_file_counts_as_the_class_it_names(path, built):
     if unread:
         cfg2, _ = read_hf_config({k: v for k, v in raw.items() if k not in unread})
         assert param_breakdown(cfg2).total == pb.total
+
+
+def test_hybrid_and_state_space_files_against_their_model_cards():
+    """Jamba 1.5 Mini (AI21's card: 52B total, 12B active; attention on 4 of 32 layers) and FalconMamba 7B
+    (7.27B; no attention): the named class's total and active parameters, and the KV cache from
+    transformers' config (4 layers × K and V × 8 heads × 128 × 2 B per token; none for FalconMamba)."""
+    from solver.counting.hf_meta import count_with_transformers, kv_layout
+
+    jamba = json.loads((HERE / "corpus" / "ai21-jamba-1.5-mini.json").read_text())
+    theirs = count_with_transformers(jamba)
+    assert abs(theirs.total - 52e9) / 52e9 < 0.01 and abs(theirs.active - 12e9) / 12e9 < 0.01
+    assert theirs.experts == {"experts": 16, "top_k": 2, "moe_layers": 16}
+    layout = kv_layout(jamba)
+    assert sum(b for _, b, _ in layout.bytes(1, 1000, 2)) == 4 * 2 * 8 * 128 * 2 * 1000
+    mamba = json.loads((HERE / "corpus" / "falcon-mamba-7b.json").read_text())
+    assert count_with_transformers(mamba).total == 7_272_665_088
+    assert sum(b for _, b, _ in kv_layout(mamba).bytes(1, 1000, 2)) == 0

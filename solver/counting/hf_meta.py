@@ -28,9 +28,10 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from solver.errors import SolverInputError
 

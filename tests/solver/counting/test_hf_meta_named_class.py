@@ -124,8 +124,12 @@ _GUARD = textwrap.dedent("""
                 seen.append("open " + p)
     sys.addaudithook(hook)
     from drills.cli import main
-    for path in sys.argv[1:]:
-        sys.argv = ["qkv", "solve", "params", "--config", path]
+    runs = [["solve", "params", "--config", p] for p in sys.argv[1:]]
+    last = sys.argv[-1]  # the other commands that read a config, on the last file
+    runs += [["solve", "memory", "--what", "kv-cache", "--config", last, "--batch", "1", "--seq", "64",
+              "--dtype", "bf16"], ["solve", "memory", "--what", "weights", "--config", last]]
+    for argv in runs:
+        sys.argv = ["qkv", *argv]
         try:
             main()
         except SystemExit as e:
@@ -136,7 +140,8 @@ _GUARD = textwrap.dedent("""
 
 def test_no_config_opens_a_socket_or_reads_a_token(tmp_path):
     """A child process whose audit hook (installed before qkv's) records every socket, subprocess and
-    open of a token or of anything under HF_HOME: none, whatever the config asks (a DPT config naming
+    open of a token or of anything under HF_HOME, around every command that reads a config (params,
+    memory's KV cache and quantized weights): none, whatever the config asks (a DPT config naming
     a Hub backbone with use_pretrained_backbone: refused in one line, no request; one describing its
     backbone: counted offline; a vision-language file). HF_HOME holds a token file, so a read of it
     would be seen."""
@@ -144,7 +149,9 @@ def test_no_config_opens_a_socket_or_reads_a_token(tmp_path):
     home.mkdir()
     (home / "token").write_text("hf_secret")
     paths = []
-    for i, raw in enumerate((DPT_NAMED, DPT_GIVEN, VLM)):
+    vlm_fp8 = {**VLM, "quantization_config": {"quant_method": "fp8", "weight_block_size": [16, 16],
+                                              "modules_to_not_convert": ["model.vision_tower", "lm_head"]}}
+    for i, raw in enumerate((DPT_NAMED, DPT_GIVEN, VLM, vlm_fp8)):
         paths.append(tmp_path / f"config{i}.json")
         paths[-1].write_text(json.dumps(raw))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
@@ -152,7 +159,9 @@ def test_no_config_opens_a_socket_or_reads_a_token(tmp_path):
     done = subprocess.run([sys.executable, "-c", _GUARD, *map(str, paths)], capture_output=True, text=True, env=env,
                           timeout=180)
     guard = [ln for ln in done.stderr.splitlines() if ln.startswith("GUARD")]
-    assert guard == ["GUARD [] 2", "GUARD [] 0", "GUARD [] 0"], done.stdout + done.stderr
+    # params of each file; then memory --what kv-cache and (the file's quantization_config) weights
+    assert guard == ["GUARD [] 2", "GUARD [] 0", "GUARD [] 0", "GUARD [] 0", "GUARD [] 0", "GUARD [] 0"], \
+        done.stdout + done.stderr
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("qkv")]
     assert len(errors) == 1 and "qkv never downloads it" in errors[0], errors
 

@@ -19,6 +19,7 @@ from drills.cli.model_flags import (
     SPAN_UNUSED,
     ModelSpec,
     assumed_defaults,
+    flag,
     ignored_fields,
     ignored_text,
     missing_message,
@@ -62,6 +63,23 @@ def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...], right: set[int]
 def _assumed(spec: ModelSpec) -> dict[str, Any]:
     d = assumed_defaults("base" if spec.has_base else None, spec.given)
     return {k: d[k] for k in _CONVENTION_FIELDS if k in d}
+
+
+#: Structure a flag-given model takes by default that changes a parameter count (issue 37: printed
+#: with the plain answer, not only under --explain).
+_COUNTED_DEFAULTS = ("ffn", "norm", "final_norm", "bias", "pos", "tied_embeddings", "lm_head")
+
+
+def assumed_line(spec: ModelSpec) -> str | None:
+    """``assumed (no flag set them): ffn gelu, ...`` for a model given by flags alone, or None."""
+    if spec.has_base:
+        return None
+    d = _assumed(spec)
+    shown = [f"{flag(k)} {str(d[k]).lower() if isinstance(d[k], bool) else d[k]}" for k in _COUNTED_DEFAULTS if k in d]
+    if not shown:
+        return None
+    return ("assumed (no flag set them; each changes the count): " + ", ".join(shown)
+            + " — or give the model's structure in one flag: --like PRESET (e.g. --like llama2-7b)")
 
 
 def params_breakdown_json(pb: Any, answer: int, left_out: dict[str, int] | None = None,
@@ -190,6 +208,8 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         return
     label = f" ({cfg.name})" if cfg.name and not spec.given else ""
     emit(f"answer: {pb.total:,} parameters{label}")
+    if (line := assumed_line(spec)) is not None:
+        emit(f"  {line}")
     emit(f"  embedding      {pb.embedding:>18,}")
     emit(f"  non-embedding  {pb.non_embedding:>18,}")
     if cfg.is_moe:
@@ -205,6 +225,9 @@ def params(as_json: bool, explain: bool, norms_per_layer: str, no_embeddings: bo
         emit(f"  why: {published['note']}")
     if ignored:
         emit(ignored_text(ignored))
+    for note in spec.notes:  # issue 37: the keys not read, and their check against transformers, under the answer
+        if note.startswith(("not read: ", "checked: ", "DIFFERENCE: ", "architectures names ")):
+            emit(note)
     if explain:
         expr, subs, value = pb.formula()
         emit("")
@@ -393,6 +416,11 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     from solver import counting as counts
 
     spec = pop_model(kw)
+    if what == "weights":
+        from drills.cli.solve_hf_meta import hf_quantized_weights
+
+        if hf_quantized_weights(spec, dtype, as_json, plot):  # issue 37: the file's quantization_config
+            return
     if what in ("weights", "training"):
         need_dtype = what == "weights"
         missing_extra = ["dtype"] if need_dtype and dtype is None else []
@@ -406,6 +434,10 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
         ignored = ignored_fields(cfg, spec, {**SPAN_UNUSED, "top_k": "every expert is held, not only the active "
                                                                    "ones"})
     elif what == "kv-cache":
+        from drills.cli.solve_hf_meta import hf_meta_kv
+
+        if hf_meta_kv(spec, batch, seq, dtype, as_json, plot):  # issue 37: a type qkv does not read
+            return
         rep, cfg = kv_report(spec, batch, seq, dtype, src_seq, include_cross)
         ignored = kv_ignored(cfg, spec)
     else:
@@ -428,6 +460,13 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     conv = {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "detail": rep.convention, **spec.convention()}
     if what in ("weights", "training"):
         conv["assumed_defaults"] = _assumed(spec)
+    qline = None
+    if what == "weights":
+        from drills.cli.solve_hf_meta import quant_line
+
+        qline = quant_line(spec, dtype)
+        if qline:
+            conv["quantization_config"] = qline
     if ignored:
         conv["ignored"] = ignored
     if as_json:
@@ -436,6 +475,8 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
     emit(f"answer: {rep.text()}")
     for item in rep.items:
         emit(f"  {item.name:<26} {item.bytes:>22,} B   {item.formula}")
+    if qline:
+        emit(f"  {qline}")
     if ignored:
         emit(ignored_text(ignored))
     if explain:

@@ -302,6 +302,29 @@ _LIST: list[Preset] = [
            "30,532,122,624 exact (QK-norm over d_head, every layer MoE, untied head). Active 3,353,032,704 with every "
            "embedding counted (3,041,867,776 without the input table); the card's 3.3B rounds the first.", 0.002,
            "qwen", 3_300_000_000, "3.3B", 0.02),
+    # issue 37: presets people ask for, sized from the published config.json (a copy in
+    # tests/solver/counting/configs/corpus/, its source in that folder's SOURCES.md)
+    Preset("qwen3-8b", _llama(4096, 36, 32, 8, 12288, 151936, 40960, eps=1e-6).replace(d_head=128, qk_norm="head"),
+           8_200_000_000, "8.2B",
+           "Qwen Team 2025, Qwen3-8B model card (8.2B parameters, 6.95B non-embedding; 36 layers, 32 Q and 8 KV "
+           "heads); Qwen/Qwen3-8B config.json (copy: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d)",
+           "8,190,735,360 exact (QK-norm over d_head, untied head); 6,946,075,648 non-embedding, the card's 6.95B.",
+           0.002, "qwen"),
+    Preset("qwen3-32b", _llama(5120, 64, 64, 8, 25600, 151936, 40960, eps=1e-6).replace(d_head=128, qk_norm="head"),
+           32_800_000_000, "32.8B",
+           "Qwen Team 2025, Qwen3-32B model card (32.8B parameters, 31.2B non-embedding; 64 layers, 64 Q and 8 KV "
+           "heads); Qwen/Qwen3-32B config.json (copy: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d)",
+           "32,762,123,264 exact; 31,206,298,624 non-embedding, the card's 31.2B.", 0.002, "qwen"),
+    Preset("kimi-k2", _deepseek(7168, 61, 18432, 163840, experts=384, top_k=8, shared=1, d_fe=2048, dense=1)
+           .replace(n_heads=64, max_positions=131072),
+           1_000_000_000_000, "1000B",
+           "Moonshot AI 2025, Kimi-K2-Instruct model card (1T total, 32B activated; 61 layers, 64 attention heads, "
+           "384 experts, 8 per token, 1 shared, first layer dense; MLA as DeepSeek-V3's); "
+           "moonshotai/Kimi-K2-Instruct config.json (model_type kimi_k2, class DeepseekV3ForCausalLM; copy: "
+           "Gabriel-Yoon/LLMServingSim configs/model/moonshotai/Kimi-K2-Instruct.json @ 5e8b0f2, which adds "
+           "head_dim 128)",
+           "1,026,408,209,408 exact (the card's 1T rounds down by 2.6%). Active 32,861,477,888 with every embedding "
+           "counted; the card's 32B rounds down.", 0.03, "deepseek", 32_000_000_000, "32B", 0.03),
     Preset("phi3-mini", _llama(3072, 32, 32, 32, 8192, 32064, 4096).replace(sliding_window=2047), 3_800_000_000,
            "3.8B",
            "Abdin et al. 2024, Phi-3 Technical Report (arXiv 2404.14219), §2 (3.8B, 32 layers, hidden 3072, 32 heads, "
@@ -397,7 +420,12 @@ ALIASES = {"gpt2-small": "gpt2", "gpt-2": "gpt2", "bert": "bert-base", "llama-2-
            # issue 20
            "llama-3-70b": "llama3-70b", "llama-3.1-405b": "llama3.1-405b", "gemma-2-9b": "gemma2-9b",
            "gemma-2-27b": "gemma2-27b", "qwen-2.5-7b": "qwen2.5-7b", "qwen-2.5-72b": "qwen2.5-72b",
-           "phi-3-mini": "phi3-mini", "olmo-2-7b": "olmo2-7b", "gpt-oss-20": "gpt-oss-20b"}
+           "phi-3-mini": "phi3-mini", "olmo-2-7b": "olmo2-7b", "gpt-oss-20": "gpt-oss-20b",
+           # issue 37
+           "qwen-3-8b": "qwen3-8b", "qwen-3-32b": "qwen3-32b", "kimi-k2-instruct": "kimi-k2",
+           # DeepSeek-R1 is DeepSeek-V3's architecture and sizes (post-trained from DeepSeek-V3-Base; the answer
+           # names deepseek-v3)
+           "deepseek-r1": "deepseek-v3"}
 
 
 def preset_names() -> list[str]:
@@ -412,7 +440,10 @@ def get_preset(name: str) -> Preset:
         return PRESETS[key]
     import difflib
 
-    close = difflib.get_close_matches(key, PRESETS, n=3)
+    # issue 37: the presets whose name starts with (or holds) what was asked come first: --preset qwen3
+    # suggests qwen3-8b, qwen3-32b, qwen3-30b-a3b
+    close = [n for n in PRESETS if n.startswith(key)] or [n for n in PRESETS if key and key in n]
+    close = (close + [n for n in difflib.get_close_matches(key, PRESETS, n=3) if n not in close])[:4]
     hint = f"; did you mean {', '.join(close)}?" if close else f"; `qkv models list` shows all {len(PRESETS)}"
     raise SolverInputError(f"unknown preset {name!r}{hint}", param="preset")
 

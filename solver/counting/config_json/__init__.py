@@ -153,6 +153,13 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     kind = raw.get("model_type")
     if not isinstance(kind, str):
         raise SolverInputError(f"{where}: model_type must be a string (got {json.dumps(kind)[:40]})", param="config")
+    chosen = type_of(raw)
+    arch_note = None
+    if chosen != kind:
+        arch_note = (f"architectures names {raw['architectures'][0]}: read as {chosen!r} (model_type {kind!r} "
+                     f"{'is not one qkv reads' if not reads_type(kind) else 'names another type'})")
+        raw = {**raw, "model_type": chosen}
+        kind = chosen
     if kind in ("t5", "vit"):
         raise SolverInputError(f"{where} ({kind}): counted by its own {'T5' if kind == 't5' else 'ViT'} parameter count (qkv solve "
                                f"params --config), not as a decoder/encoder ModelConfig", param="config")
@@ -163,8 +170,8 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
     if reader is None and kind in FAMILIES:  # issue 20: one module per family (config_json/<family>.py)
         reader, family_neutral = family_reader(kind)
     if reader is None:
-        known = ", ".join(sorted(["gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS, *FAMILIES]))
-        raise SolverInputError(f"model_type {kind!r} is not read by qkv (it reads {known})", param="config")
+        raise SolverInputError(f"{where}: model_type {kind!r} is not one qkv reads ({len(KNOWN_TYPES)} types: "
+                               "qkv solve params counts the others with transformers installed)", param="config")
     used: dict[str, None] = {"model_type": None}  # the keys read, in order (model_type chose the reader)
     refused: list[str] = []
 
@@ -180,7 +187,10 @@ def read_hf_config(source: str | Path | dict[str, Any]) -> tuple[ModelConfig, li
         # every moe_layer_freq-th layer an MoE layer: only 1 (all) is modelled
         refused.append(f"moe_layer_freq={freq} (MoE layers only every {freq}th layer are not modelled; 1 is)")
     refuse_non_finite(raw, used, where)
+    used["architectures"] = None
     settle_keys(raw, set(used), refused, notes, where, family_neutral)
+    if arch_note:
+        notes.insert(0, arch_note)
     try:
         with bad_values(raw, used, where):
             return ModelConfig(**fields, name=str(raw.get("_name_or_path") or kind)), notes
@@ -304,6 +314,44 @@ FAMILIES = {
 }
 
 
+#: Every model_type read here (the T5/ViT reader reads ``t5`` and ``vit`` besides).
+KNOWN_TYPES = frozenset({"gpt2", "bert", "deepseek_v2", *_ROPE_DECODERS, *FAMILIES})
+
+#: Issue 37: the reader is chosen by ``architectures[0]`` first (the class transformers builds), by
+#: ``model_type`` second: a file of a new model_type whose class qkv reads (Kimi-K2's ``kimi_k2`` with
+#: ``DeepseekV3ForCausalLM``) is read as that class's type.
+ARCH_TYPES = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
+    "Gemma3ForCausalLM": "gemma3_text", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen2MoeForCausalLM": "qwen2_moe", "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GPT2LMHeadModel": "gpt2", "BertModel": "bert", "GPTNeoXForCausalLM": "gpt_neox", "GPTJForCausalLM": "gptj",
+    "FalconForCausalLM": "falcon", "PhiForCausalLM": "phi", "Phi3ForCausalLM": "phi3", "OPTForCausalLM": "opt",
+    "BloomForCausalLM": "bloom", "OlmoForCausalLM": "olmo", "Olmo2ForCausalLM": "olmo2", "GptOssForCausalLM": "gpt_oss",
+    "GraniteForCausalLM": "granite", "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4",
+}
+
+
+def reads_type(kind: Any) -> bool:
+    return isinstance(kind, str) and (kind in KNOWN_TYPES or kind in ("t5", "vit"))
+
+
+def type_of(raw: dict[str, Any]) -> Any:
+    """The model type whose reader reads ``raw``: the type of the class ``architectures[0]`` names where
+    qkv reads that class and the file's own model_type is not that class's type... (issue 37), else
+    ``model_type``. A file whose class and model_type are both read but disagree keeps its model_type
+    only when they agree; otherwise the class decides."""
+    kind = raw.get("model_type")
+    archs = raw.get("architectures")
+    named = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    by_class = ARCH_TYPES.get(named) if named else None
+    if by_class is None or by_class == kind:
+        return kind
+    if kind == "llama4" and by_class == "llama4_text" or kind == "llama4_text" and by_class == "llama4":
+        return kind  # the wrapper's reader reads both
+    return by_class
+
+
 def family_reader(kind: str):
     """``(reader, neutral keys)`` of an issue-20 model type (imported when first needed)."""
     import importlib
@@ -328,15 +376,50 @@ def load_hf_json(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], s
     return raw, str(source)
 
 
+#: Issue 37: an unread key whose name says it may add parameters or change a size (a bias, a norm, an
+#: expert, a layer, a width...) and whose value is set (not null, false, 0 or empty). Such a key is
+#: checked against transformers' own class where transformers is installed, and refused where it is not.
+_MAY_COUNT = ("bias", "norm", "expert", "layer", "head", "hidden", "size", "dim", "vocab", "window", "rank", "proj",
+              "embed", "shared", "moe", "dense", "lora", "kv", "ffn", "mlp", "inner", "intermediate")
+
+#: The prefix of the note that names the keys a reader did not read (issue 37).
+NOT_READ = "not read: "
+
+
+def unread_of(notes: list[str]) -> tuple[list[str], list[str]]:
+    """``(unread, may_count)``: the keys the reader's ``notes`` name as not read, and those of them that
+    may change a count (see :data:`_MAY_COUNT`)."""
+    for note in notes:
+        if note.startswith(NOT_READ):
+            body = note[len(NOT_READ):]
+            keys = body.split(" (")[0].split(", ")
+            marked = [k.rstrip("*") for k in keys]
+            return marked, [k.rstrip("*") for k in keys if k.endswith("*")]
+    return [], []
+
+
+def may_count(key: str, value: Any) -> bool:
+    """Whether an unread ``key`` holding ``value`` may change a parameter count or a size."""
+    if value is True:  # a switch turned on: a structure the reader may not build
+        return True
+    if value in (None, False, 0, "", [], {}) or isinstance(value, str):
+        return False
+    return any(w in key.lower() for w in _MAY_COUNT)
+
+
 def settle_keys(raw: dict[str, Any], used: set[str], refused: list[str], notes: list[str], where: str,
-                neutral: frozenset[str] | set[str] = frozenset()) -> None:
-    """Every key read, or named as without effect in ``notes``, or refused: raise the refusals in one line.
-    ``neutral``: the model type's own keys without effect, besides :data:`NEUTRAL`."""
+                neutral: frozenset[str] | set[str] = frozenset(), strict: bool = False) -> None:
+    """Every key read, named as without effect in ``notes``, named as not read, or refused: raise the
+    refusals in one line. ``neutral``: the model type's own keys without effect, besides :data:`NEUTRAL`.
+
+    Issue 37's policy: a key is refused only when it would change a figure and cannot be honoured (the
+    reader's ``refused``). A key no rule knows is not refused: it is named in one ``not read: ...`` note
+    (a ``*`` marks those that may change a count, :func:`may_count`; the command checks its count
+    against transformers' class for them, or refuses them where transformers is not installed).
+    ``strict``: refuse every key no rule knows (the T5/ViT reader, whose counts no transformers check follows)."""
     without_effect = NEUTRAL | set(neutral)
     unknown = sorted(set(raw) - used - without_effect)
-    if unknown:
-        # a key is named as written, or as Python writes it where it holds a control or other unprintable
-        # character (a record separator would break the one-line error in two)
+    if strict and unknown:
         shown = [k if k.isprintable() else ascii(k) for k in unknown]
         refused.append(f"{', '.join(shown)} (no rule for {'this key' if len(unknown) == 1 else 'these keys'})")
     if refused:
@@ -345,6 +428,13 @@ def settle_keys(raw: dict[str, Any], used: set[str], refused: list[str], notes: 
     idle = sorted((set(raw) & without_effect) - used)
     if idle:
         notes.append("no effect on the counts: " + ", ".join(idle))
+    if unknown:
+        # a key is named as written, or as Python writes it where it holds a control or other unprintable
+        # character (a record separator would break the one-line note in two)
+        shown = [(k if k.isprintable() else ascii(k)) + ("*" if may_count(k, raw[k]) else "") for k in unknown]
+        why = "no rule for these keys" if len(unknown) > 1 else "no rule for this key"
+        star = "; * may change a count: checked against transformers' class" if any(s.endswith("*") for s in shown) else ""
+        notes.append(f"{NOT_READ}{', '.join(shown)} ({why}{star})")
 
 
 def _req(get, key: str) -> Any:

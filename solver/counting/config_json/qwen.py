@@ -58,6 +58,8 @@ def _experts(raw: dict, get, refused: list[str], fields: dict[str, Any]) -> None
 def read_qwen3(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], list[str]]:
     fields = _base(raw, get, refused)
     fields.update(qk_norm="head", attn_bias=bool(get("attention_bias", False)))
+    if fields["d_head"] is None:  # Qwen3Config's own default (not hidden_size / heads): found by issue 37's check
+        fields["d_head"] = 128
     return fields, ["Qwen3: QK-norm (RMSNorm over d_head on Q and K)"]
 
 

@@ -68,7 +68,7 @@ def read_hf_own_config(source: str | Path | dict[str, Any]) -> tuple[T5Config | 
     with bad_values(raw, used, where):
         fields, notes = reader(get, refused)
     refuse_non_finite(raw, used, where)
-    settle_keys(raw, set(used), refused, notes, where, neutral)
+    settle_keys(raw, set(used), refused, notes, where, neutral, strict=True)
     with bad_values(raw, used, where):
         return (T5Config if kind == "t5" else ViTConfig)(**fields), notes
 

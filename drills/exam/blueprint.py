@@ -7,6 +7,7 @@ without ``.toml``, or any file a teacher writes)::
     title = "GATE-style mock paper: 65 questions, 100 marks, 180 minutes"
     source = "where the proportions come from"
     minutes = 180
+    partial = []         # ["msq"]: an MSQ with some right options and no wrong one earns that share
 
     [marking]            # the fraction of a question's marks a wrong answer costs, per type
     mcq = "1/3"
@@ -77,6 +78,9 @@ class Blueprint:
     penalties: dict[str, Fraction] = field(default_factory=lambda: {"mcq": Fraction(1, 3), "msq": Fraction(0),
                                                                      "nat": Fraction(0)})
     source: str = ""
+    #: GATE types whose answers earn partial credit (``partial = ["msq"]``; issue 41): an MSQ
+    #: answered with some of the right options and no wrong one earns that share of its marks
+    partial: tuple[str, ...] = ()
 
     @property
     def questions(self) -> int:
@@ -89,7 +93,7 @@ class Blueprint:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "minutes": self.minutes, "source": self.source,
                 "questions": self.questions, "marks": self.marks,
-                "marking": {t: str(f) for t, f in self.penalties.items()},
+                "marking": {t: str(f) for t, f in self.penalties.items()}, "partial": list(self.partial),
                 "sections": [{"name": s.name, "topics": list(s.topics), "questions": s.questions, "marks": s.marks,
                               "rows": [{"type": r.type, "marks": r.marks, "count": r.count} for r in s.rows]}
                              for s in self.sections]}
@@ -133,7 +137,7 @@ def _int(v: Any, where: str, lo: int, hi: int) -> int:
 
 def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
     """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault."""
-    known = {"name", "title", "source", "minutes", "marking", "section"}
+    known = {"name", "title", "source", "minutes", "marking", "section", "partial"}
     extra = sorted(set(data) - known)
     if extra:
         raise BlueprintError(f"{where}: unknown field {extra[0]!r} (fields: {', '.join(sorted(known))})")
@@ -148,6 +152,9 @@ def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "bl
         if t not in GATE_TYPES:
             raise BlueprintError(f"{where}: marking.{t}: types are {', '.join(GATE_TYPES)}")
         penalties[t] = _fraction(v, f"{where}: marking.{t}")
+    partial = data.get("partial", [])
+    if not isinstance(partial, list) or any(t not in ("msq",) for t in partial):
+        raise BlueprintError(f"{where}: partial: a list of the types that earn partial credit: [\"msq\"] or []")
     sections = []
     raw = data.get("section")
     if not isinstance(raw, list) or not raw:
@@ -174,7 +181,7 @@ def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "bl
         sections.append(Section(str(s.get("name") or f"Section {i}"), tuple(rows), tuple(topics)))
     return Blueprint(name=str(data.get("name") or default_name), title=str(data.get("title") or default_name),
                      minutes=float(minutes), sections=tuple(sections), penalties=penalties,
-                     source=str(data.get("source", "")))
+                     source=str(data.get("source", "")), partial=tuple(dict.fromkeys(partial)))
 
 
 def _fingerprint(p: Any) -> str:

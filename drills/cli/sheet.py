@@ -156,7 +156,7 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             raise InputError(str(e), "--paper") from None
         from drills.sheets import paper_sections
 
-        sections = paper_sections(paper.sections, list(paper.problems), paper.penalties)
+        sections = paper_sections(paper.sections, list(paper.problems), paper.penalties, bp.partial)
         args = {"paper": bp.name, "minutes": bp.minutes, "n": len(paper),
                 "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)],
                 "marking": {t: str(f) for t, f in (paper.penalties or {}).items()}}

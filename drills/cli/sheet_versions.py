@@ -99,7 +99,7 @@ def write_versions(ctx: click.Context, *, versions: int | None, roster: Path | N
             args["student"] = {"id": v.student.id, "name": v.student.name}
         sh = Sheet(title=f"{base_title} · {label}", problems=problems, seed=seed, arguments=args, date=date,
                    moodle_msq=moodle_msq, epoch=epoch,
-                   sections=paper_sections(v.sections, problems, bp.penalties))
+                   sections=paper_sections(v.sections, problems, bp.penalties, bp.partial))
         sh.anki_notes = anki_notes
         sh.moodle_cloze = moodle_cloze
         got = outputs(sh, fmt, answers, version_path(output, v.id))

@@ -154,20 +154,27 @@ def report_md(key: Any, answers: Any, analysis: Any, notes: list[str]) -> str:
 
 def picture(analysis: Any) -> Any:
     """A figure (matplotlib): the score distribution, and the item map (share right against
-    discrimination, each item by its number; a flagged item in the second colour)."""
+    discrimination, each item by its number; a flagged item in the second colour, an item whose
+    discrimination is undefined (everyone or no one right) on the zero line, hollow)."""
     from drills.plots import COLOURS, pyplot
 
     plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(7.5, 3.6))
     scores = [float(analysis.totals[s]) for s in analysis.students]
-    a.hist(scores, bins=min(20, max(5, len(scores) // 3)), color=COLOURS[0])
+    from matplotlib.ticker import MaxNLocator
+
+    lo = min([0.0, *scores])
+    a.hist(scores, bins=min(20, max(5, len(scores) // 3)), range=(lo, max(analysis.max_marks, lo + 1)),
+           color=COLOURS[0])
+    a.yaxis.set_major_locator(MaxNLocator(integer=True))
     a.set_xlabel(f"score (of {analysis.max_marks})")
     a.set_ylabel("students")
     a.set_title("Score distribution")
     for it in analysis.items:
         y = it.r_pb if it.r_pb is not None else 0.0
         colour = COLOURS[1] if it.flags else COLOURS[0]
-        b.scatter([it.p], [y], color=colour, s=18)
+        b.scatter([it.p], [y], s=18, **({"color": colour} if it.r_pb is not None else
+                                        {"facecolors": "none", "edgecolors": colour}))
         b.annotate(str(it.item), (it.p, y), fontsize=7, xytext=(3, 2), textcoords="offset points")
     b.axhline(0, color="#999999", lw=0.8)
     b.set_xlim(-0.05, 1.05)

@@ -82,7 +82,7 @@ class SheetSection:
 _GATE_PENALTIES = {"mcq": "1/3", "msq": "0", "nat": "0"}
 
 
-def marking_rule(types: list[str], penalties: dict[str, Any] | None = None) -> str:
+def marking_rule(types: list[str], penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> str:
     """The marking of a section holding questions of ``types`` (qkv types; ``integer`` is marked as
     NAT) under ``penalties`` (per GATE type, the fraction of its marks a wrong answer costs; GATE's
     when ``None``), in one phrase: ``wrong MCQ −1/3 of its marks; MSQ and NAT no negative marks``."""
@@ -96,12 +96,13 @@ def marking_rule(types: list[str], penalties: dict[str, Any] | None = None) -> s
     if free:
         out.append(" and ".join([", ".join(free[:-1]), free[-1]] if len(free) > 1 else free) + " no negative marks")
     if "msq" in present:
-        out.append("MSQ all or nothing")
+        out.append("MSQ: a share of the marks for some right options and no wrong one" if "msq" in partial
+                   else "MSQ all or nothing")
     return "; ".join(out) if out else "no negative marks"
 
 
 def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
-                   penalties: dict[str, Any] | None = None) -> list[SheetSection]:
+                   penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> list[SheetSection]:
     """The sections of a paper whose question ``i`` lies in section ``labels[i]``: one per run of
     equal labels, in order, numbered on from the section before. ``[]`` when there are no labels."""
     if not labels:
@@ -114,7 +115,7 @@ def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
         if k == len(labels) or labels[k] != labels[start]:
             ps = problems[start:k]
             out.append(SheetSection(str(labels[start]), start + 1, k - start, sum(p.marks for p in ps),
-                                    marking_rule([p.type for p in ps], penalties)))
+                                    marking_rule([p.type for p in ps], penalties, partial)))
             start = k
     return out
 

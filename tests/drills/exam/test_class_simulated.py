@@ -176,7 +176,8 @@ def simulated(tmp_path_factory):
             w.writerow(["2026-11-29 10:00", sid, v["id"].lower() if s % 5 == 0 else v["id"], f"Q{q['number']}"
                         if s % 7 == 0 else q["number"], text or "", "" if s % 3 else "=1+1"])
     (d / "answers.csv").write_bytes(b"\xef\xbb\xbf" + out.getvalue().encode())
-    r = _qkv(["grade", "c.key.json", "answers.csv", "-o", "results.csv", "--report", "report.json"], d)
+    r = _qkv(["grade", "c.key.json", "answers.csv", "-o", "results.csv", "--report", "report.json",
+                 "--plot", "items.svg"], d)
     report = json.loads((d / "report.json").read_text())
     return d, key, truth, report, r
 
@@ -186,6 +187,9 @@ def test_every_answer_read(simulated):
     assert report["unread"] == [] and report["absent"] == []
     assert report["students"] == N_STUDENTS
     assert "columns not used: 'Timestamp', 'Notes'" in r.stderr
+    d = simulated[0]
+    assert (d / "items.svg").read_bytes().startswith(b"<?xml")
+    assert sorted(p.name for p in d.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 
 def test_shares_right_as_simulated(simulated):

@@ -184,3 +184,11 @@ def test_cli_files_escaped_and_one_line_errors(tmp_path, key_data, key):
     r = _cli(["grade", "k.json", "a.csv", "--json"], tmp_path)
     obj = json.loads(r.stdout)
     assert obj["students"] == 1 and obj["unread"][0]["line"] == 2
+
+
+def test_partial_credit_printed_on_the_paper():
+    from drills.sheets import marking_rule
+
+    assert "all or nothing" in marking_rule(["msq"], None)
+    said = marking_rule(["mcq", "msq"], None, ("msq",))
+    assert "all or nothing" not in said and "a share of the marks" in said

@@ -108,6 +108,8 @@ def grade(keyfile: Path, answers: Path, output: Path | None, report: Path | None
         write_files(files, "-o")
     for note in notes:
         warn(strip_controls(note, keep=""))
+    if not graded:
+        warn(f"{answers.name}: no student's answers to grade")
     if got.unread:
         warn(f"{plural(len(got.unread), 'row')} not read (each listed with why in the report)")
     if got.absent:

@@ -116,7 +116,8 @@ def write_versions(ctx: click.Context, *, versions: int | None, roster: Path | N
         emit_json({"format": fmt, "files": [str(p) for p in files], "key": str(kp), "versions": per_version,
                    "total_marks": marks, "questions": len(made[0].problems)})
         return
+    span = per_version[0]["files"][0] + (f" … {per_version[-1]['files'][0]}" if len(per_version) > 1 else "")
     emit(f"wrote {plural(len(made), 'version')} of {bp.name} ({plural(len(made[0].problems), 'question')}, "
-         f"{plural(marks, 'mark')}; {fmt}): {per_version[0]['files'][0]} … {per_version[-1]['files'][0]}"
+         f"{plural(marks, 'mark')}; {fmt}): {span}"
          + (", with their answer keys" if answers == "separate" else ""))
     emit(f"wrote {kp} (the key of every version: qkv grade {kp} ANSWERS.csv)")

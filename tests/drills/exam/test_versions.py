@@ -127,3 +127,17 @@ def test_refusals(tmp_path):
         r = _run(args, tmp_path)
         assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_one_pdf_with_a_hostile_name(tmp_path):
+    """A roster's name reaches the PDF as text, never as Typst markup (one PDF: they are slow)."""
+    import pypdf
+
+    name = "#set page(width: 1cm) $x^2$ \\ *b* [l](u) <i>"
+    roster = tmp_path / "r.csv"
+    roster.write_text('id,name\nx1,"' + name + '"\n')
+    r = _run(["sheet", "--paper", "short", "--students", str(roster), "--answers", "none", "-o", str(tmp_path / "c.pdf")],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = pypdf.PdfReader(tmp_path / "c.V01.pdf").pages[0].extract_text()
+    assert "x1 " + name in " ".join(text.split("\n"))

@@ -135,9 +135,9 @@ def _int(v: Any, where: str, lo: int, hi: int) -> int:
     return v
 
 
-def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
+def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
     """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault."""
-    known = {"name", "title", "source", "minutes", "marking", "section", "partial"}
+    known = {"name", "title", "source", "minutes", "marking", "section"}
     extra = sorted(set(data) - known)
     if extra:
         raise BlueprintError(f"{where}: unknown field {extra[0]!r} (fields: {', '.join(sorted(known))})")
@@ -152,9 +152,6 @@ def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "bl
         if t not in GATE_TYPES:
             raise BlueprintError(f"{where}: marking.{t}: types are {', '.join(GATE_TYPES)}")
         penalties[t] = _fraction(v, f"{where}: marking.{t}")
-    partial = data.get("partial", [])
-    if not isinstance(partial, list) or any(t not in ("msq",) for t in partial):
-        raise BlueprintError(f"{where}: partial: a list of the types that earn partial credit: [\"msq\"] or []")
     sections = []
     raw = data.get("section")
     if not isinstance(raw, list) or not raw:
@@ -181,7 +178,7 @@ def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "bl
         sections.append(Section(str(s.get("name") or f"Section {i}"), tuple(rows), tuple(topics)))
     return Blueprint(name=str(data.get("name") or default_name), title=str(data.get("title") or default_name),
                      minutes=float(minutes), sections=tuple(sections), penalties=penalties,
-                     source=str(data.get("source", "")), partial=tuple(dict.fromkeys(partial)))
+                     source=str(data.get("source", "")))
 
 
 def _fingerprint(p: Any) -> str:
@@ -239,3 +236,18 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                                      f"of {row.marks} mark{'s' if row.marks > 1 else ''}{topics}; the bank gave {got}")
     return Paper(problems=tuple(problems), seed=seed, topics=(), sections=tuple(labels), minutes=bp.minutes,
                  penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title)
+
+
+def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
+    """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault. The
+    optional ``partial`` (issue 41: the types that earn partial credit, ``["msq"]`` or ``[]``) is
+    read here, every other field by :func:`_parse_fields`."""
+    import dataclasses
+
+    if not isinstance(data, dict) or "partial" not in data:
+        return _parse_fields(data, default_name=default_name, where=where)
+    partial = data["partial"]
+    if not isinstance(partial, list) or any(t != "msq" for t in partial):
+        raise BlueprintError(f"{where}: partial: a list of the types that earn partial credit: [\"msq\"] or []")
+    bp = _parse_fields({k: v for k, v in data.items() if k != "partial"}, default_name=default_name, where=where)
+    return dataclasses.replace(bp, partial=tuple(dict.fromkeys(partial)))

@@ -192,3 +192,16 @@ def test_partial_credit_printed_on_the_paper():
     assert "all or nothing" in marking_rule(["msq"], None)
     said = marking_rule(["mcq", "msq"], None, ("msq",))
     assert "all or nothing" not in said and "a share of the marks" in said
+
+
+def test_blueprint_partial_field(tmp_path):
+    from drills.exam.blueprint import BlueprintError, load
+
+    assert parse(BP).partial == ("msq",)
+    assert parse({k: v for k, v in BP.items() if k != "partial"}).partial == ()
+    with pytest.raises(BlueprintError, match="partial"):
+        parse(BP | {"partial": ["nat"]})
+    f = tmp_path / "p.toml"
+    f.write_text('name = "p"\nminutes = 10\npartial = ["msq"]\n[[section]]\nquestions = [{ type = "msq", marks = 2, '
+                 'count = 1 }]\n')
+    assert load(str(f)).partial == ("msq",) and load(str(f)).to_json()["partial"] == ["msq"]

@@ -154,9 +154,10 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             paper = assemble(bp, seed)
         except BlueprintError as e:
             raise InputError(str(e), "--paper") from None
-        from drills.sheets import paper_sections
+        from drills.sheets import paper_sections, with_partial
 
-        sections = paper_sections(paper.sections, list(paper.problems), paper.penalties, bp.partial)
+        sections = with_partial(paper_sections(paper.sections, list(paper.problems), paper.penalties),
+                                list(paper.problems), paper.penalties, bp.partial)
         args = {"paper": bp.name, "minutes": bp.minutes, "n": len(paper),
                 "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)],
                 "marking": {t: str(f) for t, f in (paper.penalties or {}).items()}}

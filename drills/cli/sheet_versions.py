@@ -38,7 +38,7 @@ def write_versions(ctx: click.Context, *, versions: int | None, roster: Path | N
     from drills.exam.blueprint import BlueprintError, load
     from drills.exam.versions import key_bytes, key_json, make_versions, read_roster
     from drills.files import check_output, is_stdout, read_capped, write_files
-    from drills.sheets import Sheet, content_epoch, outputs, paper_sections
+    from drills.sheets import Sheet, content_epoch, outputs, paper_sections, with_partial
 
     flag = "--students" if roster is not None else "--versions"
     if versions is not None and roster is not None:
@@ -99,7 +99,8 @@ def write_versions(ctx: click.Context, *, versions: int | None, roster: Path | N
             args["student"] = {"id": v.student.id, "name": v.student.name}
         sh = Sheet(title=f"{base_title} · {label}", problems=problems, seed=seed, arguments=args, date=date,
                    moodle_msq=moodle_msq, epoch=epoch,
-                   sections=paper_sections(v.sections, problems, bp.penalties, bp.partial))
+                   sections=with_partial(paper_sections(v.sections, problems, bp.penalties), problems,
+                                               bp.penalties, bp.partial))
         sh.anki_notes = anki_notes
         sh.moodle_cloze = moodle_cloze
         got = outputs(sh, fmt, answers, version_path(output, v.id))

@@ -102,7 +102,7 @@ def marking_rule(types: list[str], penalties: dict[str, Any] | None = None, part
 
 
 def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
-                   penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> list[SheetSection]:
+                   penalties: dict[str, Any] | None = None) -> list[SheetSection]:
     """The sections of a paper whose question ``i`` lies in section ``labels[i]``: one per run of
     equal labels, in order, numbered on from the section before. ``[]`` when there are no labels."""
     if not labels:
@@ -115,7 +115,7 @@ def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
         if k == len(labels) or labels[k] != labels[start]:
             ps = problems[start:k]
             out.append(SheetSection(str(labels[start]), start + 1, k - start, sum(p.marks for p in ps),
-                                    marking_rule([p.type for p in ps], penalties, partial)))
+                                    marking_rule([p.type for p in ps], penalties)))
             start = k
     return out
 
@@ -228,3 +228,15 @@ def key_lines(p: Problem) -> list[tuple[str, Any]]:
     if p.parts:
         return [(f"({pt.label})", pt.key) for pt in p.parts]
     return [("", p.key)]
+
+
+def with_partial(sections: list[SheetSection], problems: list[Problem], penalties: dict[str, Any] | None,
+                 partial: tuple[str, ...]) -> list[SheetSection]:
+    """``sections`` with their marking rule restated for a blueprint's partial credit (issue 41:
+    ``partial = ["msq"]``); the same sections when there is none."""
+    if not partial:
+        return sections
+    import dataclasses
+
+    return [dataclasses.replace(s, rule=marking_rule([p.type for p in problems[s.first - 1:s.last]], penalties,
+                                                     partial)) for s in sections]

@@ -205,3 +205,15 @@ def test_blueprint_partial_field(tmp_path):
     f.write_text('name = "p"\nminutes = 10\npartial = ["msq"]\n[[section]]\nquestions = [{ type = "msq", marks = 2, '
                  'count = 1 }]\n')
     assert load(str(f)).partial == ("msq",) and load(str(f)).to_json()["partial"] == ["msq"]
+
+
+def test_partial_credit_in_the_versions_heading(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('name = "p"\nminutes = 10\npartial = ["msq"]\n[[section]]\nname = "S"\nquestions = [{ type = "msq", '
+                 'marks = 2, count = 1 }, { type = "mcq", marks = 1, count = 1 }]\n')
+    r = _cli(["sheet", "--paper", str(f), "--versions", "2", "-o", "c.md"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    for v in ("V01", "V02"):
+        heading = next(ln for ln in (tmp_path / f"c.{v}.md").read_text().splitlines() if ln.startswith("# S · "))
+        assert "a share of the marks" in heading and "all or nothing" not in heading
+    assert json.loads((tmp_path / "c.key.json").read_text())["partial"] == ["msq"]

@@ -104,6 +104,10 @@ def grade(keyfile: Path, answers: Path, output: Path | None, report: Path | None
         files[Path(plot)] = picture_bytes(analysis, Path(plot).suffix.lower())
     if len(files) != len({p.resolve() for p in files}):
         raise InputError("two of the files to write are the same file; give other names", "-o")
+    inputs = {keyfile.resolve(), answers.resolve()}
+    clash = next((p for p in files if p.resolve() in inputs), None)
+    if clash is not None:
+        raise InputError(f"{clash} is a file this command reads; nothing was written", "-o")
     if files:
         write_files(files, "-o")
     for note in notes:

@@ -178,7 +178,8 @@ def test_cli_files_escaped_and_one_line_errors(tmp_path, key_data, key):
     assert "Absent Al" in report
     for args, words in [(["grade", "k.json", "missing.csv"], "cannot read"),
                         (["grade", "a.csv", "a.csv"], "not a JSON key file"),
-                        (["grade", "k.json", "a.csv", "-o", "r.txt"], ".csv")]:
+                        (["grade", "k.json", "a.csv", "-o", "r.txt"], ".csv"),
+                        (["grade", "k.json", "a.csv", "-o", "a.csv"], "reads")]:
         r = _cli(args, tmp_path)
         assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = _cli(["grade", "k.json", "a.csv", "--json"], tmp_path)

@@ -100,6 +100,7 @@ COMMANDS = {
     "history": ("drills.cli.progress:history", "Export or import your answer history."),
     "sheet": ("drills.cli.sheet:sheet", "Write a practice set (PDF, Markdown, HTML, Anki, Moodle, JSON)."),
     "exam": ("drills.cli.exam:exam", "A timed GATE-style mock exam."),
+    "grade": ("drills.cli.grade:grade", "Grade a class's answers (CSV) against a key file; item analysis."),
 }
 
 

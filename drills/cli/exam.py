@@ -92,6 +92,13 @@ def paper_from_blueprint(ctx: click.Context, name: str, seed: int) -> object:
         raise InputError(f"the blueprint says how many questions and on what: {', '.join(given)} cannot go with it",
                          "--paper")
     try:
-        return assemble(load(name), seed)
+        bp = load(name)
+        paper = assemble(bp, seed)
     except BlueprintError as e:
         raise InputError(str(e), "--paper") from None
+    if bp.partial:  # issue 41: partial credit is qkv grade's (a class's paper); the exam marks as GATE does
+        from drills.output import warn
+
+        warn(f"{bp.name}: partial credit for {', '.join(t.upper() for t in bp.partial)} is applied by qkv grade; "
+             "qkv exam marks them all or nothing")
+    return paper

@@ -88,12 +88,20 @@ def write_all(files: dict[Path, bytes]) -> None:
 @click.option("--paper", "paper_name", default=None, metavar="NAME|FILE.toml",
               help="The paper of a blueprint, as `qkv exam --paper` sets it (same name and seed, same questions): "
                    "built-in gate or short, or a blueprint file. No -n or filters with it.")
+@click.option("--versions", "versions", type=click.IntRange(1, 500), default=None, metavar="N",
+              help="With --paper: N versions of the paper for a class (the same items, other draws of the same "
+                   "families at the same level, questions shuffled within each section), each with its id printed, "
+                   "its answer key (NAME.VNN.answers.EXT), and one key file NAME.key.json for qkv grade.")
+@click.option("--students", "roster", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="ROSTER.csv",
+              help="With --paper: one version per student of this CSV (a column student/id/roll number/email, "
+                   "a name column optional), the student's id and name printed on it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {files, problems, total_marks}.")
 @click.pass_context
 def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], difficulties: tuple[str, ...], n: int,
           seed: int, title: str | None, fmt: str | None, answers: str, date: str | None, output: Path,
           moodle_msq: str, moodle_cloze: str, anki_notes: str, source: Path | None, paper_name: str | None,
-          as_json: bool) -> None:
+          versions: int | None, roster: Path | None, as_json: bool) -> None:
     """Write a practice set: numbered problems with marks, an answer key and worked solutions.
 
     The same arguments always give the same problems and byte-identical files."""
@@ -102,6 +110,13 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
     from drills.sheets.select import SelectionError, select_problems
 
     to_stdout = is_stdout(output)
+    if versions is not None or roster is not None:
+        from drills.cli.sheet_versions import write_versions
+
+        write_versions(ctx, versions=versions, roster=roster, paper_name=paper_name, source=source, seed=seed,
+                       title=title, fmt=fmt, answers=answers, date=date, output=output, moodle_msq=moodle_msq,
+                       moodle_cloze=moodle_cloze, anki_notes=anki_notes, as_json=as_json)
+        return
     if to_stdout:
         if fmt is None:
             raise InputError("-o - writes to standard output: give --format", "-o")
@@ -139,9 +154,10 @@ def sheet(ctx: click.Context, topics: tuple[str, ...], types: tuple[str, ...], d
             paper = assemble(bp, seed)
         except BlueprintError as e:
             raise InputError(str(e), "--paper") from None
-        from drills.sheets import paper_sections
+        from drills.sheets import paper_sections, with_partial
 
-        sections = paper_sections(paper.sections, list(paper.problems), paper.penalties)
+        sections = with_partial(paper_sections(paper.sections, list(paper.problems), paper.penalties),
+                                list(paper.problems), paper.penalties, bp.partial)
         args = {"paper": bp.name, "minutes": bp.minutes, "n": len(paper),
                 "sections": [[sec, i + 1] for i, sec in enumerate(paper.sections)],
                 "marking": {t: str(f) for t, f in (paper.penalties or {}).items()}}

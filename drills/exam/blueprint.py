@@ -7,6 +7,7 @@ without ``.toml``, or any file a teacher writes)::
     title = "GATE-style mock paper: 65 questions, 100 marks, 180 minutes"
     source = "where the proportions come from"
     minutes = 180
+    partial = []         # ["msq"]: an MSQ with some right options and no wrong one earns that share
 
     [marking]            # the fraction of a question's marks a wrong answer costs, per type
     mcq = "1/3"
@@ -77,6 +78,9 @@ class Blueprint:
     penalties: dict[str, Fraction] = field(default_factory=lambda: {"mcq": Fraction(1, 3), "msq": Fraction(0),
                                                                      "nat": Fraction(0)})
     source: str = ""
+    #: GATE types whose answers earn partial credit (``partial = ["msq"]``; issue 41): an MSQ
+    #: answered with some of the right options and no wrong one earns that share of its marks
+    partial: tuple[str, ...] = ()
 
     @property
     def questions(self) -> int:
@@ -89,7 +93,7 @@ class Blueprint:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "minutes": self.minutes, "source": self.source,
                 "questions": self.questions, "marks": self.marks,
-                "marking": {t: str(f) for t, f in self.penalties.items()},
+                "marking": {t: str(f) for t, f in self.penalties.items()}, "partial": list(self.partial),
                 "sections": [{"name": s.name, "topics": list(s.topics), "questions": s.questions, "marks": s.marks,
                               "rows": [{"type": r.type, "marks": r.marks, "count": r.count} for r in s.rows]}
                              for s in self.sections]}
@@ -131,7 +135,7 @@ def _int(v: Any, where: str, lo: int, hi: int) -> int:
     return v
 
 
-def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
+def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
     """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault."""
     known = {"name", "title", "source", "minutes", "marking", "section"}
     extra = sorted(set(data) - known)
@@ -232,3 +236,18 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                                      f"of {row.marks} mark{'s' if row.marks > 1 else ''}{topics}; the bank gave {got}")
     return Paper(problems=tuple(problems), seed=seed, topics=(), sections=tuple(labels), minutes=bp.minutes,
                  penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title)
+
+
+def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
+    """A :class:`Blueprint` from TOML data; :class:`BlueprintError` names the field at fault. The
+    optional ``partial`` (issue 41: the types that earn partial credit, ``["msq"]`` or ``[]``) is
+    read here, every other field by :func:`_parse_fields`."""
+    import dataclasses
+
+    if not isinstance(data, dict) or "partial" not in data:
+        return _parse_fields(data, default_name=default_name, where=where)
+    partial = data["partial"]
+    if not isinstance(partial, list) or any(t != "msq" for t in partial):
+        raise BlueprintError(f"{where}: partial: a list of the types that earn partial credit: [\"msq\"] or []")
+    bp = _parse_fields({k: v for k, v in data.items() if k != "partial"}, default_name=default_name, where=where)
+    return dataclasses.replace(bp, partial=tuple(dict.fromkeys(partial)))

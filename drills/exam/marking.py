@@ -42,6 +42,7 @@ __all__ = [
     "negative_marks",
     "mark",
     "max_marks",
+    "paper_marks",
 ]
 
 #: GATE's three question types.
@@ -106,6 +107,26 @@ def mark(problem_type: str, marks: int, outcome: str) -> QuestionMarks:
         paper_type(problem_type)
         return QuestionMarks(Fraction(0), Fraction(0), m, outcome)
     raise ValueError(f"outcome must be one of {OUTCOMES}, not {outcome!r}")
+
+
+def paper_marks(problem_type: str, marks: int, outcome: str, penalties: dict[str, Fraction] | None = None,
+                partial: tuple[str, ...] | list[str] = (), chosen: frozenset[int] | set[int] | None = None,
+                key: frozenset[int] | None = None) -> QuestionMarks:
+    """The marks of one question on a blueprint's paper: :func:`mark`, with the blueprint's own
+    penalties (per GATE type, the fraction of the marks a wrong answer costs) and, for a type in
+    ``partial`` (``msq``), partial credit: a wrong MSQ whose ``chosen`` options are all in the
+    ``key`` earns ``marks × len(chosen) / len(key)`` (one wrong option: the wrong answer's marks)."""
+    m = mark(problem_type, marks, outcome)
+    gate = paper_type(problem_type)
+    if outcome != "wrong":
+        return m
+    if gate in partial and chosen and key and set(chosen) < set(key):
+        got = Fraction(m.max * len(chosen), len(key))
+        return QuestionMarks(got, Fraction(0), m.max, "partial")
+    if penalties is not None:
+        lost = Fraction(penalties.get(gate, 0)) * m.max
+        return QuestionMarks(-lost, lost, m.max, m.outcome)
+    return m
 
 
 def max_marks(marks: list[int] | tuple[int, ...]) -> int:

@@ -82,7 +82,7 @@ class SheetSection:
 _GATE_PENALTIES = {"mcq": "1/3", "msq": "0", "nat": "0"}
 
 
-def marking_rule(types: list[str], penalties: dict[str, Any] | None = None) -> str:
+def marking_rule(types: list[str], penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> str:
     """The marking of a section holding questions of ``types`` (qkv types; ``integer`` is marked as
     NAT) under ``penalties`` (per GATE type, the fraction of its marks a wrong answer costs; GATE's
     when ``None``), in one phrase: ``wrong MCQ −1/3 of its marks; MSQ and NAT no negative marks``."""
@@ -96,7 +96,8 @@ def marking_rule(types: list[str], penalties: dict[str, Any] | None = None) -> s
     if free:
         out.append(" and ".join([", ".join(free[:-1]), free[-1]] if len(free) > 1 else free) + " no negative marks")
     if "msq" in present:
-        out.append("MSQ all or nothing")
+        out.append("MSQ: a share of the marks for some right options and no wrong one" if "msq" in partial
+                   else "MSQ all or nothing")
     return "; ".join(out) if out else "no negative marks"
 
 
@@ -227,3 +228,15 @@ def key_lines(p: Problem) -> list[tuple[str, Any]]:
     if p.parts:
         return [(f"({pt.label})", pt.key) for pt in p.parts]
     return [("", p.key)]
+
+
+def with_partial(sections: list[SheetSection], problems: list[Problem], penalties: dict[str, Any] | None,
+                 partial: tuple[str, ...]) -> list[SheetSection]:
+    """``sections`` with their marking rule restated for a blueprint's partial credit (issue 41:
+    ``partial = ["msq"]``); the same sections when there is none."""
+    if not partial:
+        return sections
+    import dataclasses
+
+    return [dataclasses.replace(s, rule=marking_rule([p.type for p in problems[s.first - 1:s.last]], penalties,
+                                                     partial)) for s in sections]

@@ -85,6 +85,14 @@ SOLVE_COMMANDS = {
     "expert-capacity": ("drills.cli.solve_moe_systems:expert_capacity", "Expert capacity and the tokens dropped for a routing."),
     "router-loss": ("drills.cli.solve_moe_systems:router_loss", "Switch load-balancing loss and router z-loss by hand."),
     "transfer": ("drills.cli.registry_command:transfer", "Point-to-point time of one message over one link."),
+    "dp-batch": ("drills.cli.registry_command:dp_batch", "DP/FSDP: per-chip batch above which training is compute-bound."),
+    "tp-max": ("drills.cli.registry_command:tp_max", "Largest tensor-parallel degree before comms dominate training."),
+    "fsdp-tp-batch": ("drills.cli.registry_command:fsdp_tp_batch", "FSDP+TP: per-chip batch above which training is compute-bound."),
+    "fsdp-opt": ("drills.cli.registry_command:fsdp_opt", "FSDP degree minimising the comms of FSDP+TP on N chips."),
+    "tp-decode-max": ("drills.cli.registry_command:tp_decode_max", "Decode: TP degree above which ICI exceeds weight loading."),
+    "decode-batch": ("drills.cli.registry_command:decode_batch", "Batch above which decode is compute-bound (dense, MoE); attention intensity."),
+    "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
+    "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
 }
 
 COMMANDS = {

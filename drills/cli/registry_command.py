@@ -96,3 +96,12 @@ def make_command(name: str) -> click.Command:
 
 
 transfer = make_command("transfer")
+# sharding and inference thresholds (solver.systems.sharding)
+dp_batch = make_command("dp_batch")
+tp_max = make_command("tp_max")
+fsdp_tp_batch = make_command("fsdp_tp_batch")
+fsdp_opt = make_command("fsdp_opt")
+tp_decode_max = make_command("tp_decode_max")
+decode_batch = make_command("decode_batch")
+kv_budget = make_command("kv_budget")
+sharded_matmul = make_command("sharded_matmul")

@@ -126,7 +126,89 @@ def _transfer(d):
             ["transfer", "--size", str(s), "--link", f"{b}B/s", "--latency", f"{a!r}s"])
 
 
+peaks = st.integers(10**12, 10**16)
+rings = st.sampled_from(["bidirectional", "unidirectional"])
+
+
+@st.composite
+def _dp_batch(d):
+    C, b, axes, ring = d(peaks), d(links), d(st.integers(1, 3)), d(rings)
+    X, B = d(st.integers(1, 10**5)), d(st.integers(1, 10**8))
+    strategy = d(st.sampled_from(["dp", "fsdp"]))
+    out = d(st.sampled_from(["", ".ratio", ".max_chips"]))
+    key = {"": None, ".ratio": "ratio", ".max_chips": "max_chips"}[out]
+    return (f"dp_batch(peak={C} FLOP/s, link={b} B/s, axes={axes}, chips={X}, batch={B}, strategy={strategy}, "
+            f"ring={ring}){out}",
+            ["dp-batch", "--peak", str(C), "--link", f"{b}B/s", "--axes", str(axes), "--chips", str(X), "--batch", str(B),
+             "--strategy", strategy, "--ring", ring], key)
+
+
+@st.composite
+def _tp_max(d):
+    F, C, b, axes, ring = d(st.integers(1, 10**6)), d(peaks), d(links), d(st.integers(1, 3)), d(rings)
+    return (f"tp_max({F}, peak={C} FLOP/s, link={b} B/s, axes={axes}, ring={ring})",
+            ["tp-max", "-F", str(F), "--peak", str(C), "--link", str(b), "--axes", str(axes), "--ring", ring])
+
+
+@st.composite
+def _fsdp_tp_batch(d):
+    F, C, b, mx, my, ring = (d(st.integers(1, 10**6)), d(peaks), d(links), d(st.integers(1, 3)), d(st.integers(1, 3)),
+                             d(rings))
+    return (f"fsdp_tp_batch({F}, peak={C} FLOP/s, link={b} B/s, mx={mx}, my={my}, ring={ring})",
+            ["fsdp-tp-batch", "-F", str(F), "--peak", str(C), "--link", str(b), "--mx", str(mx), "--my", str(my),
+             "--ring", ring])
+
+
+@st.composite
+def _fsdp_opt(d):
+    B, F, N, mx, my = (d(st.integers(1, 10**8)), d(st.integers(1, 10**6)), d(st.integers(1, 10**5)),
+                       d(st.integers(1, 3)), d(st.integers(1, 3)))
+    return (f"fsdp_opt({B}, {F}, {N}, mx={mx}, my={my})",
+            ["fsdp-opt", "-B", str(B), "-F", str(F), "-N", str(N), "--mx", str(mx), "--my", str(my)])
+
+
+@st.composite
+def _tp_decode_max(d):
+    F, B, hbm, b, ring = d(st.integers(1, 10**6)), d(st.integers(1, 4096)), d(st.integers(10**11, 10**13)), d(links), \
+        d(rings)
+    return (f"tp_decode_max({F}, {B}, bandwidth={hbm} B/s, link={b} B/s, ring={ring})",
+            ["tp-decode-max", "-F", str(F), "-B", str(B), "--bandwidth", str(hbm), "--link", str(b), "--ring", ring])
+
+
+@st.composite
+def _decode_batch(d):
+    chip = d(st.sampled_from(["h100", "tpu-v5e", "mi300x", "b200"]))
+    wd = d(st.sampled_from(["bf16", "int8", "fp8", "int4"]))
+    k = d(st.integers(1, 8))
+    E = d(st.integers(k, 256))
+    return (f"decode_batch(chip={chip}, weight_dtype={wd}, experts={E}, top_k={k})",
+            ["decode-batch", "--chip", chip, "--weight-dtype", wd, "--experts", str(E), "--top-k", str(k)])
+
+
+@st.composite
+def _kv_budget(d):
+    hbm, n = d(st.integers(10**9, 2 * 10**11)), d(st.integers(1, 64))
+    w = d(st.integers(0, hbm * n - 1))
+    kv, ctx = d(st.integers(1, 10**7)), d(st.integers(1, 10**6))
+    return (f"kv_budget({w} B, {kv} B, hbm={hbm} B, chips={n}, context={ctx}).max_batch",
+            ["kv-budget", "--weights", str(w), "--kv-per-token", str(kv), "--hbm", str(hbm), "--chips", str(n),
+             "--context", str(ctx)], "max_batch")
+
+
+@st.composite
+def _sharded_matmul(d):
+    i, j, k = d(st.integers(1, 10**5)), d(st.integers(1, 10**5)), d(st.integers(1, 10**5))
+    case = d(st.sampled_from(["none", "one", "both", "both-scatter", "same-axis"]))
+    dt, b, ring = d(st.sampled_from(DTYPES)), d(links), d(rings)
+    return (f"sharded_matmul({i}, {j}, {k}, dtype={dt}, link={b} B/s, case={case.replace('-', '_')}, ring={ring}).time",
+            ["sharded-matmul", "-I", str(i), "-J", str(j), "-K", str(k), "--dtype", dt, "--link", str(b), "--case", case,
+             "--ring", ring], "time_s")
+
+
 ADAPTERS = {
+    "dp_batch": _dp_batch(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
+    "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "kv_budget": _kv_budget(),
+    "sharded_matmul": _sharded_matmul(),
     "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),
     "flops": _model_count("flops"), "all_gather": _collective("all-gather"),
     "reduce_scatter": _collective("reduce-scatter"), "all_reduce": _collective("all-reduce"),
@@ -155,8 +237,10 @@ def test_every_entry_names_a_real_solve_command_and_is_whole():
 def test_calc_and_solve_agree(name, data):
     drawn = data.draw(ADAPTERS[name])
     expr, args = drawn[0], drawn[1]
-    if len(drawn) == 3:  # the time is a breakdown figure in days
+    if len(drawn) == 3 and drawn[2] == "days":  # the time is a breakdown figure in days
         got_solve = solve(*args, key=drawn[2]) * 86400
+    elif len(drawn) == 3:  # another breakdown figure than the answer
+        got_solve = solve(*args, key=drawn[2])
     else:
         got_solve = solve(*args)
     assert calc(expr) == pytest.approx(got_solve, rel=1e-12)

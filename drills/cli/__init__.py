@@ -93,6 +93,13 @@ SOLVE_COMMANDS = {
     "decode-batch": ("drills.cli.registry_command:decode_batch", "Batch above which decode is compute-bound (dense, MoE); attention intensity."),
     "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
+    "gpu-peak": ("drills.cli.registry_command:gpu_peak", "A GPU's peak from SMs, tensor cores and clock, vs its datasheet."),
+    "elementwise": ("drills.cli.registry_command:elementwise", "Roofline of an elementwise (fused) kernel."),
+    "reduction": ("drills.cli.registry_command:reduction", "Roofline of a row reduction."),
+    "torus": ("drills.cli.registry_command:torus", "A TPU slice's torus: chips, hosts, links, bisection bandwidth."),
+    "pod": ("drills.cli.registry_command:pod", "A pod's FLOP/s, HBM and bandwidth from its chips'."),
+    "two-level-all-reduce": ("drills.cli.registry_command:two_level_all_reduce", "All-reduce inside nodes, then across nodes."),
+    "train-memory": ("drills.cli.registry_command:train_memory", "Training memory by named recipe (bytes per parameter)."),
 }
 
 COMMANDS = {

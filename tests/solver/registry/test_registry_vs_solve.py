@@ -205,7 +205,73 @@ def _sharded_matmul(d):
              "--ring", ring], "time_s")
 
 
+@st.composite
+def _gpu_peak(d):
+    sms, fpc, clock, tc = d(st.integers(1, 256)), d(st.integers(1, 8192)), d(st.integers(10**8, 3 * 10**9)), \
+        d(st.integers(1, 8))
+    chip = d(st.sampled_from(["h100", "a100-80gb", "b200", "mi300x"]))
+    return (f"gpu_peak({sms}, {fpc}, clock={clock} Hz, tensor_cores={tc}, chip={chip}).vs_datasheet",
+            ["gpu-peak", "--sms", str(sms), "--flops-per-cycle", str(fpc), "--clock", f"{clock}Hz", "--tensor-cores",
+             str(tc), "--chip", chip], "vs_datasheet")
+
+
+@st.composite
+def _elementwise(d):
+    n, f, i, o = d(st.integers(1, 2**34)), d(st.integers(0, 64)), d(st.integers(0, 4)), d(st.integers(1, 4))
+    dt, peak, bw = d(st.sampled_from(DTYPES)), d(peaks), d(st.integers(10**11, 10**13))
+    return (f"elementwise({n}, flops_per_element={f}, inputs={i}, outputs={o}, dtype={dt}, peak={peak} FLOP/s, "
+            f"bandwidth={bw} B/s).time",
+            ["elementwise", "-n", str(n), "-f", str(f), "--inputs", str(i), "--outputs", str(o), "--dtype", dt,
+             "--peak", str(peak), "--bandwidth", str(bw)], "time_s")
+
+
+@st.composite
+def _reduction(d):
+    rows, cols, f = d(st.integers(1, 2**20)), d(st.integers(1, 2**20)), d(st.integers(1, 8))
+    chip, dt = d(st.sampled_from(["h100", "tpu-v5e", "b200"])), "bf16"
+    return (f"reduction({rows}, {cols}, f={f}, chip={chip}, dtype={dt}).time",
+            ["reduction", "--rows", str(rows), "--cols", str(cols), "-f", str(f), "--chip", chip, "--dtype", dt],
+            "time_s")
+
+
+@st.composite
+def _torus(d):
+    shape = d(st.lists(st.integers(1, 32), min_size=1, max_size=3))
+    wrap, b, per = d(st.sampled_from(["yes", "no"])), d(links), d(st.sampled_from([4, 8]))
+    out = d(st.sampled_from(["", ".hosts", ".links", ".diameter", ".bisection"]))
+    key = {"": None, ".hosts": "hosts", ".links": "links", ".diameter": "diameter",
+           ".bisection": "bisection_bandwidth"}[out]
+    return (f"torus({shape}, link={b} B/s, chips_per_host={per}, wraparound={wrap}){out}",
+            ["torus", "--shape", "x".join(map(str, shape)), "--link", str(b), "--chips-per-host", str(per),
+             "--wraparound", wrap], key)
+
+
+@st.composite
+def _pod(d):
+    n, chip = d(st.integers(1, 10**5)), d(st.sampled_from(["h100", "tpu-v5p", "tpu-v5e", "gb200", "mi300x"]))
+    return f"pod({n}, chip={chip})", ["pod", "--chips", str(n), "--chip", chip]
+
+
+@st.composite
+def _two_level(d):
+    S, g, m, a, b = d(sizes), d(st.integers(1, 16)), d(st.integers(1, 512)), d(links), d(links)
+    return (f"two_level_all_reduce({S} B, {g}, {m}, {a} B/s, {b} B/s)",
+            ["two-level-all-reduce", "--size", str(S), "-g", str(g), "-m", str(m), "--intra", str(a), "--inter",
+             str(b)])
+
+
+@st.composite
+def _train_memory(d):
+    N, n = d(st.integers(1, 10**13)), d(st.integers(1, 10**5))
+    recipe = d(st.sampled_from(["bf16-adam", "mixed-fp32-master", "fp32-adam", "adam-8bit", "sgd-momentum",
+                                "bf16-pure"]))
+    return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}).per_chip",
+            ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
+
+
 ADAPTERS = {
+    "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
+    "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
     "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "kv_budget": _kv_budget(),
     "sharded_matmul": _sharded_matmul(),

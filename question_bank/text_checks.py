@@ -22,6 +22,7 @@ TEXTS = {
 
 V5P = "peak=4.59e14 FLOP/s, link=9e10 B/s"  # Part 5: "C=4.6e14 and W=2 * 9e10" (one ICI link, 9e10 each way)
 V5E = "peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"  # Part 7: "1.97E+14 / 8.20E+11"
+H100 = "peak=990e12 FLOP/s, ring=unidirectional"  # Part 12: "990e12", W the GPU's or node's egress, one way
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,54 @@ CHECKS: tuple[TextCheck, ...] = (
     TextCheck("hsm.p7.tp-decode-64", "hsm_inference.md §Generation",
               "if F is 16,384 and B is 32, we can in theory do model parallelism up to 16384 / (32 * 8) = 64 ways",
               64, 2, "tp_decode_max(16384, 32, bandwidth=8e11 B/s, link=5e10 B/s)"),
-    # ---- Part 12, gpus.md
+    # ---- Part 12, gpus.md: W_collective is one GPU's (or one node's share of) egress, one way
+    TextCheck("hsm.p12.dp-2200", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "Within a node, we just need the per-GPU token batch size > 990e12 / 450e9 = 2200", 2200, 4,
+              f"dp_batch({H100}, link=450e9 B/s)"),
+    TextCheck("hsm.p12.dp-2475", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "Within an SU or at the spine level, BS > 990e12 / 400e9 = 2475", 2475, 4,
+              f"dp_batch({H100}, link=400e9 B/s)"),
+    TextCheck("hsm.p12.llama3-40M", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "LLaMA-3, which trained on 16000 H100s would need a batch size of at least 40M tokens", 40e6, 2,
+              f"dp_batch({H100}, link=400e9 B/s, chips=16000).global_batch"),
+    TextCheck("hsm.p12.deepseek-6.7M", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "990e12 / 300e9 = 3300 tokens per GPU, or about 6.7M", 6.7e6, 2,
+              f"dp_batch({H100}, link=300e9 B/s, chips=2048).global_batch",
+              "rounding: 2,048 × 3,300 = 6,758,400, truncated (half up: 6.8M)"),
+    TextCheck("hsm.p12.moe-79200", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "with k=4 and E=128, this increases to 32 * 2475 = 79,200 across nodes", 79200, 5,
+              f"dp_batch({H100}, link=400e9 B/s, experts=128, top_k=4)"),
+    TextCheck("hsm.p12.two-node-1237", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
+              "for a dense model we have B / N > α · (X − 1) / X, or e.g. B / N > 1237", 1237, 4,
+              f"dp_batch({H100}, link=400e9 B/s, ring_ranks=2)", "rounding: 1,237.5 truncated (half up: 1,238)"),
+    TextCheck("hsm.p12.tp-11", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Tensor Parallelism",
+              "For F=28000 like LLaMA-3, this is about 11-way TP", 11, 2,
+              f"tp_max(28000, {H100}, link=400e9 B/s).whole"),
+    TextCheck("hsm.p12.q1-2500", "hsm_gpus.md §Quiz 5, Question 1",
+              "the critical intensity goes up to 2250e12 / 900e9 = 2500", 2500, 4,
+              "dp_batch(peak=2250e12 FLOP/s, link=900e9 B/s, ring=unidirectional)"),
+    TextCheck("hsm.p12.q1-5625", "hsm_gpus.md §Quiz 5, Question 1",
+              "our critical batch size increases to 2250e12 / 400e9 = 5625", 5625, 4,
+              "dp_batch(peak=2250e12 FLOP/s, link=400e9 B/s, ring=unidirectional)"),
+    TextCheck("hsm.p12.q2-700GB", "hsm_gpus.md §Quiz 5, Question 2",
+              "We need 2 bytes for the weights and 8 for the optimizer state, so at least 700GB", 700e9, 3,
+              "train_memory(70e9, recipe=bf16_adam)"),
+    TextCheck("hsm.p12.q2-40-days", "hsm_gpus.md §Quiz 5, Question 2",
+              "at 45% MFU ... the whole thing will take 3.5e6 seconds, or 40 days", 40, 2,
+              "train(params=70e9, tokens=15e12, chips=4096, peak=990e12 FLOP/s, mfu=0.45).time / (1 day)"),
+    TextCheck("hsm.p12.q2-tp-14", "hsm_gpus.md §Quiz 5, Question 2",
+              "Within a node, we have 450GB/s of bandwidth, so the limit is roughly F / 1995 = 28672 / 1995 = 14.372",
+              14.372, 5, f"tp_max(28672, {H100}, link=450e9 B/s)",
+              "error: C/W inside an H100 node is 990e12 / 450e9 = 2,200 (as the section says), so Y < 28,672/2,200 = "
+              "13.03; 1995 matches no stated figure. The conclusion (8-way, one node) stands"),
+    TextCheck("hsm.p12.q2-309", "hsm_gpus.md §Quiz 5, Question 2",
+              "8-way pipelining ... goes from 400GB/s to 8 * 400GB/s = 3200GB/s. The roofline then is 990e12 / 3200e9 "
+              "= 309", 309, 3, f"dp_batch({H100}, link=3200e9 B/s)"),
+    TextCheck("hsm.p12.q3-2472", "hsm_gpus.md §Quiz 5, Question 3",
+              "We had calculated that bound to be 2,472 tokens / GPU based on the spine level reduction", 2472, 4,
+              f"dp_batch({H100}, link=400e9 B/s)",
+              "convention: the section computed 990e12 / 400e9 = 2,475; 2,472 follows from the datasheet's 989 TFLOP/s "
+              "(989e12 / 400e9 = 2,472.5, truncated)"),
     TextCheck("hsm.p12.h100-1024", "hsm_gpus.md §What Is a GPU?",
               "990 bf16 TFLOPs/s with 132 SM running at 1.76GHz means each H100 TC can do 7.5e12 / 1.76e9 / 4 ~ 1024 "
               "bf16 FLOPs/cycle", 1024, 4, "1 / gpu_peak(132, 1, clock=1.76 GHz, chip=h100).vs_datasheet",

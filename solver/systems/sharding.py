@@ -97,20 +97,39 @@ STRATEGY = Convention("strategy", "Which data-parallel scheme (the threshold is 
          (_CHIP, _PEAK, _LINK, _AXES,
           Input("chips", "X: chips the batch is sharded over", kind="count", integer=True, default=None, minimum=1,
                 aliases=("X", "n_chips")),
-          Input("batch", "B: the global batch in tokens", kind="count", default=None, aliases=("B", "tokens"))),
+          Input("batch", "B: the global batch in tokens", kind="count", default=None, aliases=("B", "tokens")),
+          Input("experts", "E: experts per MoE layer (the weights grow E-fold, the FLOPs k-fold)", kind="count",
+                integer=True, default=1, minimum=1, aliases=("E",)),
+          Input("top_k", "k: experts each token uses", kind="count", integer=True, default=1, minimum=1,
+                aliases=("k",)),
+          Input("ring_ranks", "ranks of the ring, to keep its (n−1)/n factor (2 nodes: half the threshold); "
+                "omitted: the large-n limit", kind="count", integer=True, default=None, minimum=2,
+                aliases=("nodes",))),
          (Output("batch_per_chip", "", "the least per-chip batch that stays compute-bound, C/W"),
           Output("global_batch", "", "the least global batch over X chips, X·C/W", ("chips",)),
           Output("max_chips", "", "the most chips a batch B can be spread over, B·W/C", ("batch",)),
           Output("ratio", "", "T_math / T_comms = (B/X) / (C/W): above 1 compute-bound", ("batch", "chips"))),
          conventions=(STRATEGY, RING), solve="dp-batch", source=PART5)
-def _dp_batch(chip, peak, link, axes, chips, batch, strategy="dp", ring="bidirectional"):
+def _dp_batch(chip, peak, link, axes, chips, batch, experts, top_k, ring_ranks, strategy="dp",
+              ring="bidirectional"):
     r = Result(answer=None, unit="tokens per chip")
     C, W, alpha = _peak_and_link(r, chip, peak, link, ring, axes)
     r.convention["strategy"] = strategy
     comms = "2·2·2·D·F" if strategy == "dp" else "2·2·D·F forward, 2·2·2·D·F backward"
     r.convention["model"] = (f"per layer T_math = 2·2·2·B·D·F/(X·C) (backward), T_comms = {comms} / W: "
                              "compute-bound when B/X > C/W")
-    r.answer = r.step("B/X > C/W", f"{fmt(C)} / {fmt(W)}", alpha, "tokens")
+    if top_k > experts:
+        raise SolverInputError(f"top_k ({top_k}) exceeds experts ({experts})", param="top_k")
+    alpha = r.step("B/X > C/W", f"{fmt(C)} / {fmt(W)}", alpha, "tokens")
+    if experts > 1:
+        r.convention["moe"] = "E experts' weights (T_comms × E) against k experts' FLOPs (T_math × k)"
+        alpha = r.step("× E/k (MoE)", f"{fmt(alpha)} · {experts}/{top_k}", alpha * Fraction(experts, top_k),
+                       "tokens")
+    if ring_ranks is not None:
+        r.convention["factor"] = f"(n−1)/n of a ring of {ring_ranks}"
+        alpha = r.step("× (n−1)/n", f"{fmt(alpha)} · {ring_ranks - 1}/{ring_ranks}",
+                       alpha * Fraction(ring_ranks - 1, ring_ranks), "tokens")
+    r.answer = alpha
     r.breakdown["batch_per_chip"] = alpha
     if chips is not None:
         r.breakdown["global_batch"] = r.step("B_min = X · C/W", f"{fmt(chips)} · {fmt(alpha)}", chips * alpha, "tokens")
@@ -398,5 +417,48 @@ def _sharded_matmul(i, j, k, dtype, chip, link, axes, case="none", ring="bidirec
     return r
 
 
-FORMULAS = (_dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
+PART12 = BOOK + ", Part 12 'How to Think About GPUs'"
+
+
+@formula("ep_d_ff", "Expert parallelism over Z GPUs (nodes of 8): the least expert width F for which the MLP's "
+         "FLOPs hide its two all-to-alls, F > α · (Z − 8)/Z · min(8k/Z, 1) · Z/k, α = C/W_node.",
+         (Input("ep", "Z: the expert-parallel degree (GPUs)", kind="count", integer=True, minimum=1,
+                aliases=("Z", "gpus")),
+          Input("top_k", "k: experts each token uses", kind="count", integer=True, minimum=1, aliases=("k",)),
+          _CHIP, _PEAK,
+          Input("link", "W: each GPU's share of the node's egress (400 GB/s on an H100 SuperPod)", unit="B/s",
+                default=None, aliases=("node_egress", "bw")),
+          Input("gpus_per_node", "GPUs per node (their all-to-all stays inside; 8 in an HGX node)", kind="count",
+                integer=True, default=8, minimum=1, aliases=("per_node",)),
+          Input("d_ff", "F: the expert's hidden width, for the compute/comms ratio", kind="count", integer=True,
+                default=None, minimum=1, aliases=("F",))),
+         (Output("d_ff_min", "", "the least F that stays compute-bound"),
+          Output("ratio", "", "T_math / T_comms at the given F", ("d_ff",))),
+         solve="ep-d-ff", source=PART12 + ", 'Expert Parallelism'")
+def _ep_d_ff(ep, top_k, chip, peak, link, gpus_per_node, d_ff):
+    r = Result(answer=None, unit="", convention={
+        "model": "T_math = 4·B·k·D·F/(Z·C); T_comms = 4·B·D·(Z − g)/(W·Z) · min(g·k/Z, 1) (two all-to-alls leaving "
+                 "the node, g GPUs per node)", "source": PART12})
+    c = _chip_figures(chip, "bf16", peak, link)
+    C = _num(peak) if peak is not None else c.need("peak_flops")
+    W = _num(link) if link is not None else c.need("link_bandwidth")
+    _pos("peak", C)
+    _pos("link", W)
+    g, Z, k = gpus_per_node, ep, top_k
+    alpha = r.step("α = C / W", f"{fmt(C)} / {fmt(W)}", C / W, "FLOP/B")
+    if Z <= g:
+        f = r.step("Z ≤ GPUs per node: nothing leaves the node", f"{Z} ≤ {g}", 0)
+    else:
+        m = min(Fraction(g * k, Z), Fraction(1))
+        f = r.step("F_min = α · (Z − g)/k · min(g·k/Z, 1)", f"{fmt(alpha)} · ({Z} − {g})/{k} · {fmt(m)}",
+                   alpha * Fraction(Z - g, k) * m)
+    r.answer = f
+    r.breakdown.update(d_ff_min=f, alpha=alpha)
+    if d_ff is not None:
+        r.breakdown["ratio"] = r.step("T_math/T_comms = F / F_min", f"{d_ff} / {fmt(f)}",
+                                      float("inf") if f == 0 else d_ff / f)
+    return r
+
+
+FORMULAS = (_ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
             _decode_batch.formula, _kv_budget.formula, _sharded_matmul.formula)

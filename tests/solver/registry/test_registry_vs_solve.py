@@ -135,12 +135,21 @@ def _dp_batch(d):
     C, b, axes, ring = d(peaks), d(links), d(st.integers(1, 3)), d(rings)
     X, B = d(st.integers(1, 10**5)), d(st.integers(1, 10**8))
     strategy = d(st.sampled_from(["dp", "fsdp"]))
+    k = d(st.integers(1, 8))
+    E, n = d(st.integers(k, 256)), d(st.integers(2, 64))
     out = d(st.sampled_from(["", ".ratio", ".max_chips"]))
     key = {"": None, ".ratio": "ratio", ".max_chips": "max_chips"}[out]
-    return (f"dp_batch(peak={C} FLOP/s, link={b} B/s, axes={axes}, chips={X}, batch={B}, strategy={strategy}, "
-            f"ring={ring}){out}",
+    return (f"dp_batch(peak={C} FLOP/s, link={b} B/s, axes={axes}, chips={X}, batch={B}, experts={E}, top_k={k}, "
+            f"ring_ranks={n}, strategy={strategy}, ring={ring}){out}",
             ["dp-batch", "--peak", str(C), "--link", f"{b}B/s", "--axes", str(axes), "--chips", str(X), "--batch", str(B),
-             "--strategy", strategy, "--ring", ring], key)
+             "--experts", str(E), "--top-k", str(k), "--ring-ranks", str(n), "--strategy", strategy, "--ring", ring], key)
+
+
+@st.composite
+def _ep_d_ff(d):
+    Z, k, C, b, g = d(st.integers(1, 2048)), d(st.integers(1, 16)), d(peaks), d(links), d(st.sampled_from([4, 8, 72]))
+    return (f"ep_d_ff({Z}, {k}, peak={C} FLOP/s, link={b} B/s, gpus_per_node={g})",
+            ["ep-d-ff", "-Z", str(Z), "-k", str(k), "--peak", str(C), "--link", str(b), "--gpus-per-node", str(g)])
 
 
 @st.composite
@@ -272,7 +281,7 @@ def _train_memory(d):
 ADAPTERS = {
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
     "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
-    "dp_batch": _dp_batch(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
+    "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
     "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "kv_budget": _kv_budget(),
     "sharded_matmul": _sharded_matmul(),
     "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),

@@ -221,3 +221,47 @@ def test_sharded_matmul_printed_figures():
     # AllGather_XY: "2BD / (2 · 9e10) = 46 µs" (46.6: the text truncates)
     assert calc("sharded_matmul(1024, 4096, 1, case=one, link=4.5e10 B/s, axes=2).time") == \
         pytest.approx(46.6e-6, abs=0.05e-6)
+
+
+# ---- Part 12: GPUs (W = one GPU's or one node's egress, one way) ----------------------------------
+
+
+def test_gpu_dp_printed_figures():
+    h100 = "peak=990e12 FLOP/s, ring=unidirectional"
+    assert calc(f"dp_batch({h100}, link=450e9 B/s)") == 2200  # "within a node ... 990e12 / 450e9 = 2200"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s)") == 2475  # "within an SU or at the spine level ... 2475"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s, experts=128, top_k=4)") == 79200  # "32 * 2475 = 79,200"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s, ring_ranks=2)") == 1237.5  # "B / N > 1237"
+
+
+@pytest.mark.parametrize("E,k", [(8, 2), (128, 4), (256, 8)])
+def test_moe_dp_threshold_is_where_the_step_times_cross(E, k):
+    D, F, X, C, W = 4096, 14336, 64, 990e12, 400e9
+
+    def compute_bound(B):  # the text's MoE step: k experts' FLOPs per token, E experts' gradients
+        return 2 * 2 * 2 * k * B * D * F / (X * C) >= 2 * 2 * 2 * E * D * F / W
+
+    crossing = bisect(compute_bound, 1, 1e12) / X
+    got = run("dp_batch", peak=C, link=W, experts=E, top_k=k, ring="unidirectional").answer
+    assert float(got) == pytest.approx(crossing, rel=1e-9)
+
+
+@pytest.mark.parametrize("Z,k", [(16, 8), (64, 8), (64, 2), (256, 1), (1024, 4)])
+def test_ep_d_ff_is_where_the_step_times_cross(Z, k):
+    B, D, C, W = 1e6, 7168, 990e12, 400e9
+
+    def compute_bound(F):  # Part 12's T_math and T_comms, written out
+        t_math = 4 * B * k * D * F / (Z * C)
+        t_comm = 4 * B * D * (Z - 8) / (W * Z) * min(8 * k / Z, 1)
+        return t_math >= t_comm
+
+    crossing = bisect(compute_bound, 0, 1e7)
+    assert float(run("ep_d_ff", ep=Z, top_k=k, peak=C, link=W).answer) == pytest.approx(crossing, rel=1e-9)
+
+
+def test_ep_limits_the_text_states():
+    # "Z >> k and F > 8α"; "k > Z/8 with F > α (Z − 8)/k"; inside a node nothing leaves it
+    alpha = 990e12 / 400e9
+    assert calc("ep_d_ff(1000000, 1, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(8 * alpha, rel=1e-4)
+    assert calc("ep_d_ff(32, 8, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(alpha * 24 / 8)
+    assert calc("ep_d_ff(8, 2, peak=990e12 FLOP/s, link=400e9 B/s)") == 0

@@ -105,6 +105,23 @@ CHECKS: tuple[TextCheck, ...] = (
     TextCheck("hsm.p5.q3-940", "hsm_training.md §Some Problems to Work, Question 3",
               "2 · 2550² / F = 940", 940, 3, f"fsdp_tp_batch(13824, {V5P})",
               "rounding: 940.76 truncated (half up: 941); F = 2.7 · 5,120 = 13,824"),
+    # ---- Part 2, tpus.md: point-to-point transfers (v5e: ICI 4.5e10 B/s one way per link, PCIe 1.5e10 per chip)
+    TextCheck("hsm.p2.q5-194us", "hsm_tpus.md §Worked Problems, Question 5",
+              "2 * 8 * 128 * 8192 = 1.7e7 bytes ... 1.7e7 / 9e10 = 188us ... the total transfer will take 188 + 6 = "
+              "194us", 194e-6, 3, "transfer(2 * 8 * 128 * 8192 B, link=2 * 4.5e10 B/s, latency=6 us)",
+              "rounding: the text rounds 16,777,216 bytes up to 1.7e7 before dividing (186.4 µs + 6 µs = 192.4 µs)"),
+    TextCheck("hsm.p2.q6-pcie", "hsm_tpus.md §Worked Problems, Question 6",
+              "we're loading chunks of 16GB / 2 = 8GB over 8 PCIe links, each of which has 1.5e10 bytes/second "
+              "bandwidth. Thus this will take about 66ms", 66e-3, 2, "transfer(8e9 B, link=8 * 1.5e10 B/s)",
+              "rounding: 66.7 ms truncated (half up: 67 ms)"),
+    TextCheck("hsm.p2.q6-ici", "hsm_tpus.md §Worked Problems, Question 6",
+              "we can lower bound the time by 15e9 / (4.5e10 * 2) = 167ms", 167e-3, 3,
+              "transfer(15e9 B, link=2 * 4.5e10 B/s)"),
+    TextCheck("hsm.p2.q6-hbm", "hsm_tpus.md §Worked Problems, Question 6",
+              "we need to load these 16e9 bytes ... which will take 16e9 / 8.1e11 = 19ms", 19e-3, 2,
+              "transfer(128 * 1024 * 128 * 1024 B, link=8.1e11 B/s)",
+              "convention: int8[128·1024, 128·1024] is 2³⁴ = 17,179,869,184 bytes (16 GiB), taken as 16e9: 21.2 ms "
+              "(16e9 / 8.1e11 = 19.75 ms, itself truncated to 19)"),
     # ---- Part 3, sharding.md
     TextCheck("hsm.p3.q2-23us", "hsm_sharding.md §Some Problems to Work, Question 2",
               "2BD / (9e10 · Y) = 2 · 1024 · 4096 / (9e10 · 4) = 23 µs", 23e-6, 2,

@@ -94,6 +94,7 @@ SOLVE_COMMANDS = {
     "decode-batch": ("drills.cli.registry_command:decode_batch", "Batch above which decode is compute-bound (dense, MoE); attention intensity."),
     "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
+    "chip-figures": ("drills.cli.registry_command:chip_figures", "A chip's figures: the preset's or a text's, sparse/dense, one/both ways."),
     "gpu-peak": ("drills.cli.registry_command:gpu_peak", "A GPU's peak from SMs, tensor cores and clock, vs its datasheet."),
     "elementwise": ("drills.cli.registry_command:elementwise", "Roofline of an elementwise (fused) kernel."),
     "reduction": ("drills.cli.registry_command:reduction", "Roofline of a row reduction."),

@@ -323,5 +323,67 @@ def _train_memory(params, chips, hbm, recipe="mixed-fp32-master"):
     return r
 
 
-FORMULAS = (_gpu_peak.formula, _elementwise.formula, _reduction.formula, _torus.formula, _pod.formula,
+# ---- a chip's figures, as the preset stores them or as a text prints them ---------------------------------
+
+#: Austin et al. Part 2's table ("Here are some specific numbers for our chips"; ICI per link): HBM bytes, HBM
+#: bytes/s, bf16 and int8 FLOP/s, ICI bytes/s one way per link, chips per host; PCIe 1.5e10 B/s per chip, DCN
+#: 2.5e10 B/s per host (read at github.com/jax-ml/scaling-book 0819a7d, tpus.md)
+HSM_TPUS = {"tpu-v4": (32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 4), "tpu-v5p": (96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 4),
+            "tpu-v5e": (16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 8), "tpu-v6e": (32e9, 1.6e12, 9.2e14, 1.84e15, 9e10, 8)}
+HSM_PCIE, HSM_DCN = 1.5e10, 2.5e10
+
+FIGURES = Convention("figures", "Whose figures for the chip.", {
+    "preset": Choice("the preset's: the vendor's printed figures, dense peaks, per-direction link (qkv hw show NAME)",
+                     "each preset's source and citations (solver.systems.chips)"),
+    "hsm": Choice("the figures table of How to Scale Your Model Part 2 (TPUs only): HBM in GB, ICI per link one way",
+                  TPUS + ", tables of chip and interconnect figures")}, "preset")
+
+
+@formula("chip_figures", "A chip's figures by name, as its preset stores them or as a text prints them: the dense "
+         "and the with-sparsity peak, HBM, its bandwidth, the link one way and both ways, and the ports' total.",
+         (_CHIP, Input("dtype", "the peak's dtype", kind="dtype", default="bf16")),
+         (Output("peak", "FLOP/s", "dense peak"), Output("peak_sparse", "FLOP/s", "the peak NVIDIA prints, with 2:4 "
+                                                                                  "sparsity (2 × dense; TPUs: none)"),
+          Output("hbm", "B", "HBM capacity"), Output("hbm_bandwidth", "B/s", "HBM bytes/s"),
+          Output("link", "B/s", "one link (TPU) or the GPU's fabric, one direction"),
+          Output("link_bidi", "B/s", "the same, both directions added"),
+          Output("link_chip", "B/s", "every port, both directions (the per-chip figure vendors print)"),
+          Output("ports", "", "ICI ports (TPU) or 1 (a GPU's switch fabric counted whole)"),
+          Output("chips_per_host", "", "chips per host (the text's TPU table)")),
+         conventions=(FIGURES,), solve="chip-figures", source="the chip presets; " + TPUS)
+def _chip_figures_formula(chip, dtype, figures="preset"):
+    import re
+
+    from solver.systems.chips import get_hardware
+
+    if chip is None:
+        raise SolverInputError("give a chip preset (qkv hw list)", param="chip")
+    hw = get_hardware(chip) if isinstance(chip, str) else chip
+    m = re.search(r"(\d+) (?:links|ports)", hw.link_name)
+    ports = int(m.group(1)) if m and hw.vendor == "Google" else 1
+    r = Result(answer=None, unit="FLOP/s", convention={"figures": figures, "chip": hw.name})
+    if figures == "hsm":
+        if hw.name not in HSM_TPUS:
+            raise SolverInputError(f"the text's table covers {', '.join(HSM_TPUS)}, not {hw.name}", param="chip")
+        hbm, bw, bf16, int8, link, host = HSM_TPUS[hw.name]
+        peak = {"bf16": bf16, "int8": int8}.get(dtype)
+        if peak is None:
+            raise SolverInputError(f"the text gives bf16 and int8 peaks, not {dtype}", param="dtype")
+        r.convention["source"] = FIGURES.choices["hsm"].source
+        r.breakdown["chips_per_host"] = host
+    else:
+        hbm, bw, link, peak = hw.hbm_bytes, hw.hbm_bandwidth, hw.link_bandwidth, hw.peak(dtype)
+        r.convention["source"] = hw.source
+    r.breakdown.update(peak=peak, hbm=hbm, hbm_bandwidth=bw, link=link, ports=ports)
+    if hw.vendor == "NVIDIA":
+        r.breakdown["peak_sparse"] = r.step("with sparsity = 2 × dense (NVIDIA's datasheets)", f"2 × {fmt(peak)}",
+                                            2 * peak, "FLOP/s")
+    r.breakdown["link_bidi"] = r.step("both directions = 2 × one", f"2 × {fmt(link)}", 2 * link, "B/s")
+    r.breakdown["link_chip"] = r.step("per chip = ports × 2 × one", f"{ports} × 2 × {fmt(link)}", ports * 2 * link,
+                                      "B/s")
+    r.answer = peak
+    return r
+
+
+FORMULAS = (_chip_figures_formula.formula, _gpu_peak.formula, _elementwise.formula, _reduction.formula, _torus.formula, _pod.formula,
             _two_level.formula, _train_memory.formula)

@@ -278,7 +278,18 @@ def _train_memory(d):
             ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
 
 
+@st.composite
+def _chip_figures(d):
+    figures = d(st.sampled_from(["preset", "hsm"]))
+    chip = d(st.sampled_from(["tpu-v4", "tpu-v5p", "tpu-v5e", "tpu-v6e"] + (["h100", "b200", "a100-80gb", "mi300x"]
+                                                                           if figures == "preset" else [])))
+    out = d(st.sampled_from(["peak", "hbm", "hbm_bandwidth", "link", "link_bidi", "link_chip"]))
+    return (f"chip_figures({chip}, figures={figures}).{out}",
+            ["chip-figures", "--chip", chip, "--figures", figures], out)
+
+
 ADAPTERS = {
+    "chip_figures": _chip_figures(),
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
     "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),

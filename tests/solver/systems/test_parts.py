@@ -162,3 +162,31 @@ def test_recipes_against_zero_and_the_text():
     assert calc("train_memory(1, hbm=96 GB, recipe=bf16_adam).max_params") == 9.6e9
     # 8-bit Adam with an fp32 master copy: Transformer Math 101's 6 bytes of optimizer + 2 weights + 2 gradients
     assert calc("train_memory(1, recipe=adam_8bit).per_param") == 10
+
+
+# ---- a chip's figures: the preset's against the vendors' printed figures, and the text's table --------------
+
+
+@pytest.mark.parametrize("chip,figure,printed", [
+    ("h100", "peak_sparse", 1979e12),  # NVIDIA H100 SXM datasheet: "BF16 Tensor Core 1,979 teraFLOPS" (with sparsity)
+    ("b200", "peak_sparse", 4500e12),  # HGX B200: 36 PFLOPS FP16/BF16 sparse over 8 GPUs
+    ("h100", "link_chip", 900e9),  # "NVLink 900GB/s" (both directions, per GPU)
+    ("tpu-v5p", "link_chip", 1200e9),  # Cloud TPU v5p: "Interchip Interconnect BW 1,200 GBps" per chip
+    ("tpu-v5e", "link_chip", 400e9),  # Cloud TPU v5e: "Bidirectional ICI bandwidth per chip 400 GBps"
+    ("tpu-v6e", "link_chip", 800e9),  # Cloud TPU v6e: "Bidirectional ICI bandwidth per chip 800 GBps"
+])
+def test_chip_figures_give_back_the_printed_figures(chip, figure, printed):
+    assert calc(f"chip_figures({chip}).{figure}") == pytest.approx(printed)
+
+
+def test_chip_figures_the_texts_table():
+    # How to Scale Your Model, Part 2: v5p 96 GB, 2.8e12 B/s, ICI 9e10 one way / 1.8e11 bidi per link
+    assert calc("chip_figures(tpu-v5p, figures=hsm).hbm") == 96e9
+    assert calc("chip_figures(tpu-v5p, figures=hsm).link_bidi") == 1.8e11
+    assert calc("chip_figures(tpu-v5e, figures=hsm, dtype=int8)") == 3.94e14
+    # ... where the preset stores Google's 95 GiB and 100 GB/s per port: the two readings named apart
+    assert calc("chip_figures(tpu-v5p).hbm") == 95 * 2**30
+    assert calc("chip_figures(tpu-v5p).link") == 100e9
+    # and the text's C/W_ici = 2550 comes back from its own figures
+    assert calc("dp_batch(peak=chip_figures(tpu-v5p, figures=hsm).peak, "
+                "link=chip_figures(tpu-v5p, figures=hsm).link)") == pytest.approx(2550)

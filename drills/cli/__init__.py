@@ -86,6 +86,7 @@ SOLVE_COMMANDS = {
     "router-loss": ("drills.cli.solve_moe_systems:router_loss", "Switch load-balancing loss and router z-loss by hand."),
     "transfer": ("drills.cli.registry_command:transfer", "Point-to-point time of one message over one link."),
     "dp-batch": ("drills.cli.registry_command:dp_batch", "DP/FSDP: per-chip batch above which training is compute-bound."),
+    "pipeline-batch": ("drills.cli.registry_command:pipeline_batch", "Fewest microbatches (and batch) that keep the pipeline bubble small."),
     "ep-d-ff": ("drills.cli.registry_command:ep_d_ff", "Expert parallelism: least expert width F that hides the all-to-alls."),
     "tp-max": ("drills.cli.registry_command:tp_max", "Largest tensor-parallel degree before comms dominate training."),
     "fsdp-tp-batch": ("drills.cli.registry_command:fsdp_tp_batch", "FSDP+TP: per-chip batch above which training is compute-bound."),

@@ -460,5 +460,53 @@ def _ep_d_ff(ep, top_k, chip, peak, link, gpus_per_node, d_ff):
     return r
 
 
-FORMULAS = (_ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
+SCHEDULE = Convention("schedule", "The pipeline schedule.", {
+    "1f1b": Choice("1F1B (PipeDream-Flush): bubble (p − 1)/(m + p − 1), as GPipe's", "Narayanan et al. 2021, §2.2"),
+    "gpipe": Choice("GPipe: all forwards, then all backwards; the same bubble, more activations held",
+                    "Huang et al. 2019"),
+    "interleaved": Choice("interleaved 1F1B with v chunks per stage: (p − 1)/(v·m + p − 1); m a multiple of p",
+                          "Narayanan et al. 2021, §2.2")}, "1f1b")
+
+
+@formula("pipeline_batch", "Pipeline parallelism: the fewest microbatches (and the batch) that keep the bubble "
+         "at or under a fraction of the step, v·m ≥ (p − 1)(1 − f)/f.",
+         (Input("stages", "p: pipeline stages", kind="count", integer=True, minimum=1, aliases=("p",)),
+          Input("bubble", "f: the largest bubble allowed, a fraction of the step (0.05)", kind="fraction",
+                maximum=1, aliases=("f", "max_bubble")),
+          Input("chunks", "v: model chunks per stage (interleaved)", kind="count", integer=True, default=1,
+                minimum=1, aliases=("v",)),
+          Input("microbatch", "tokens (or sequences) per microbatch, for the batch", kind="count", default=None,
+                aliases=("microbatch_size",)),
+          Input("dp", "data-parallel replicas, for the global batch", kind="count", integer=True, default=1,
+                minimum=1)),
+         (Output("microbatches", "", "m: the fewest microbatches per step"),
+          Output("bubble_at_m", "", "the bubble fraction at that m"),
+          Output("batch", "", "m · microbatch · dp: the batch that hides the bubble", ("microbatch",))),
+         conventions=(SCHEDULE,), solve="pipeline-batch", source="Narayanan et al. 2021 §2.2; Huang et al. 2019")
+def _pipeline_batch(stages, bubble, chunks, microbatch, dp, schedule="1f1b"):
+    r = Result(answer=None, unit="microbatches", convention={
+        "model": "equal stages, no communication time; bubble = idle fraction of the step", "schedule": schedule})
+    p = stages
+    f = Fraction(repr(bubble)) if isinstance(bubble, float) else Fraction(bubble)  # 0.05 read as 1/20, exactly
+    if not 0 < f < 1:
+        raise SolverInputError(f"must be between 0 and 1 (got {bubble})", param="bubble")
+    v = chunks if schedule == "interleaved" else 1
+    if schedule != "interleaved" and chunks != 1:
+        raise SolverInputError("chunks (v) applies to the interleaved schedule only", param="chunks")
+    need = r.step("v·m ≥ (p − 1)(1 − f)/f", f"({p} − 1)(1 − {fmt(f)})/{fmt(f)}", (p - 1) * (1 - f) / f)
+    m = max(1, math.ceil(need / v))
+    m = r.step("m = ⌈(p − 1)(1 − f)/(f·v)⌉", f"⌈{fmt(need)}/{v}⌉", m, "microbatches")
+    if schedule == "interleaved" and m % p:
+        m = r.step("rounded up to a multiple of p (the interleaved schedule)", f"{p}·⌈m/{p}⌉", p * -(-m // p),
+                   "microbatches")
+    frac = r.step("bubble = (p − 1)/(v·m + p − 1)", f"({p} − 1)/({v}·{m} + {p} − 1)", Fraction(p - 1, v * m + p - 1))
+    r.answer = m
+    r.breakdown.update(microbatches=m, bubble_at_m=frac)
+    if microbatch is not None:
+        r.breakdown["batch"] = r.step("batch = m · microbatch · dp", f"{m} · {fmt(microbatch)} · {dp}",
+                                      m * _num(microbatch) * dp)
+    return r
+
+
+FORMULAS = (_pipeline_batch.formula, _ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
             _decode_batch.formula, _kv_budget.formula, _sharded_matmul.formula)

@@ -288,7 +288,19 @@ def _chip_figures(d):
             ["chip-figures", "--chip", chip, "--figures", figures], out)
 
 
+@st.composite
+def _pipeline_batch(d):
+    p, f = d(st.integers(1, 64)), d(st.sampled_from([0.01, 0.05, 0.1, 0.2, 0.25, 0.5]))
+    schedule = d(st.sampled_from(["1f1b", "gpipe", "interleaved"]))
+    v = d(st.integers(1, 4)) if schedule == "interleaved" else 1
+    mb, dp = d(st.integers(1, 8192)), d(st.integers(1, 256))
+    return (f"pipeline_batch({p}, {f}, chunks={v}, microbatch={mb}, dp={dp}, schedule=\"{schedule}\").batch",
+            ["pipeline-batch", "-p", str(p), "-f", str(f), "-v", str(v), "--microbatch", str(mb), "--dp", str(dp),
+             "--schedule", schedule], "batch")
+
+
 ADAPTERS = {
+    "pipeline_batch": _pipeline_batch(),
     "chip_figures": _chip_figures(),
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
     "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),

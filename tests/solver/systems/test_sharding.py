@@ -265,3 +265,21 @@ def test_ep_limits_the_text_states():
     assert calc("ep_d_ff(1000000, 1, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(8 * alpha, rel=1e-4)
     assert calc("ep_d_ff(32, 8, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(alpha * 24 / 8)
     assert calc("ep_d_ff(8, 2, peak=990e12 FLOP/s, link=400e9 B/s)") == 0
+
+
+# ---- pipeline: the microbatches that hide the bubble, against the simulated schedule -----------------------
+
+
+@pytest.mark.parametrize("p,f,schedule,v", [(4, 0.2, "1f1b", 1), (8, 0.05, "1f1b", 1), (4, 0.1, "gpipe", 1),
+                                            (6, 0.25, "1f1b", 1), (4, 0.1, "interleaved", 2),
+                                            (8, 0.05, "interleaved", 4)])
+def test_pipeline_batch_is_the_least_m_the_simulation_keeps_under_f(p, f, schedule, v):
+    from fractions import Fraction
+
+    from solver.systems.pipeline_schedule import pipeline_timeline
+
+    m = run("pipeline_batch", stages=p, bubble=f, chunks=v, schedule=schedule).answer
+    step = p if schedule == "interleaved" else 1
+    assert pipeline_timeline(p, m, schedule=schedule, chunks=v).idle_fraction <= Fraction(repr(f))
+    if m - step >= 1:
+        assert pipeline_timeline(p, m - step, schedule=schedule, chunks=v).idle_fraction > Fraction(repr(f))

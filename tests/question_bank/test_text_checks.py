@@ -24,3 +24,14 @@ def test_disagreements_are_rows_of_bank_errata():
     for r in mine:
         assert rows[r["item"]] == r
     assert rows["hsm.p3.q2-allreduce"]["kind"] == "error" and rows["hsm.p3.q2-46us"]["kind"] == "rounding"
+
+
+def test_readme_counts_are_the_checks():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    mine = errata_rows()
+    agree = len(CHECKS) - len(mine)
+    rounding = sum(r["kind"] == "rounding" for r in mine)
+    assert f"{len(CHECKS)} figures, {agree} agreeing to the digits printed; the other {len(mine)} are listed" in text
+    assert f"({rounding} roundings" in text

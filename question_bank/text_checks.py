@@ -198,6 +198,9 @@ CHECKS: tuple[TextCheck, ...] = (
               "convention: at 1.76 GHz the datasheet's 989.5 TFLOP/s needs 1,065 FLOPs/cycle per tensor core; 1,024 "
               "(a power of two, 8×8×8 multiply-adds) gives it at 1.83 GHz (gpu_peak(132, 1024, chip=h100)"
               ".clock_for_datasheet), so the text's 1.76 GHz is not the clock of the datasheet peak"),
+    TextCheck("hsm.p12.regs-8-warps", "hsm_gpus.md §Memory",
+              "you can only fit 8 (256 * 1024 / (4 * 32 * 256)) at a time if each thread uses 256 registers", 8, 1,
+              "warps_resident(256)"),
     TextCheck("hsm.p12.b200-2048", "hsm_gpus.md §What Is a GPU?",
               "2250e12 / (148 * 4 * 1.86e9) is about 2048", 2048, 4,
               "1 / gpu_peak(148, 1, clock=1.86 GHz, chip=b200).vs_datasheet",

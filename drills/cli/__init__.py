@@ -97,6 +97,7 @@ SOLVE_COMMANDS = {
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
     "chip-figures": ("drills.cli.registry_command:chip_figures", "A chip's figures: the preset's or a text's, sparse/dense, one/both ways."),
     "gpu-peak": ("drills.cli.registry_command:gpu_peak", "A GPU's peak from SMs, tensor cores and clock, vs its datasheet."),
+    "warps-resident": ("drills.cli.registry_command:warps_resident", "Warps an SM keeps resident (registers, shared memory)."),
     "elementwise": ("drills.cli.registry_command:elementwise", "Roofline of an elementwise (fused) kernel."),
     "reduction": ("drills.cli.registry_command:reduction", "Roofline of a row reduction."),
     "torus": ("drills.cli.registry_command:torus", "A TPU slice's torus: chips, hosts, links, bisection bandwidth."),

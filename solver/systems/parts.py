@@ -70,6 +70,49 @@ def _gpu_peak(sms, flops_per_cycle, clock, tensor_cores, chip, dtype):
     return r
 
 
+@formula("warps_resident", "Warps an SM keeps resident: the least of the register file's, shared memory's and the "
+         "scheduler's limits (registers per SM / (32 threads · registers per thread), ...).",
+         (Input("registers_per_thread", "32-bit registers each thread uses (at most 255 on recent GPUs)", kind="count",
+                integer=True, minimum=1, aliases=("regs",)),
+          Input("registers_per_sm", "32-bit registers per SM (65,536 on A100, H100, B200: 4 × 16,384)",
+                kind="count", integer=True, default=65536, minimum=1),
+          Input("max_warps", "the scheduler's limit of resident warps per SM (64 on A100 and H100)", kind="count",
+                integer=True, default=64, minimum=1),
+          Input("warps_per_block", "warps per thread block (to count shared memory and whole blocks)", kind="count",
+                integer=True, default=None, minimum=1),
+          Input("smem_per_block", "shared memory per block", unit="B", default=None),
+          Input("smem_per_sm", "shared memory per SM (228 KiB usable on H100)", unit="B", default=None)),
+         (Output("warps", "", "resident warps per SM"),
+          Output("register_limit", "", "warps the register file holds"),
+          Output("register_bytes", "B", "the register file's bytes per SM (4 bytes a register)"),
+          Output("occupancy", "", "resident warps / the scheduler's limit")),
+         solve="warps-resident", source=GPUS + ", 'Memory'; NVIDIA CUDA C++ Programming Guide (occupancy)")
+def _warps_resident(registers_per_thread, registers_per_sm, max_warps, warps_per_block, smem_per_block, smem_per_sm):
+    r = Result(answer=None, unit="warps", convention={"model": "32 threads a warp; registers and shared memory "
+                                                               "allotted whole, no allocation granularity"})
+    reg = r.step("register limit = ⌊registers per SM / (32 · registers per thread)⌋",
+                 f"⌊{registers_per_sm} / (32 · {registers_per_thread})⌋", registers_per_sm // (32 * registers_per_thread),
+                 "warps")
+    limits = [reg, max_warps]
+    if warps_per_block is not None:
+        reg_blocks = reg // warps_per_block
+        reg = r.step("whole blocks: ⌊register limit / warps per block⌋ · warps per block",
+                     f"⌊{limits[0]} / {warps_per_block}⌋ · {warps_per_block}", reg_blocks * warps_per_block, "warps")
+        limits[0] = reg
+        limits[1] = (max_warps // warps_per_block) * warps_per_block
+        if smem_per_block is not None and smem_per_sm is not None:
+            _pos("smem_per_block", smem_per_block)
+            blocks = r.step("shared-memory limit = ⌊smem per SM / smem per block⌋ blocks",
+                            f"⌊{fmt(smem_per_sm)} / {fmt(smem_per_block)}⌋", math.floor(smem_per_sm / smem_per_block),
+                            "blocks")
+            limits.append(blocks * warps_per_block)
+    w = r.step("warps = min(limits)", f"min({', '.join(map(str, limits))})", min(limits), "warps")
+    r.answer = w
+    r.breakdown.update(warps=w, register_limit=limits[0], register_bytes=4 * registers_per_sm,
+                       occupancy=Fraction(w, max_warps))
+    return r
+
+
 # ---- elementwise and reduction rooflines ----------------------------------------------------------
 
 def _roofline(r: Result, flops, nbytes, chip, dtype, peak, bandwidth):
@@ -385,5 +428,5 @@ def _chip_figures_formula(chip, dtype, figures="preset"):
     return r
 
 
-FORMULAS = (_chip_figures_formula.formula, _gpu_peak.formula, _elementwise.formula, _reduction.formula, _torus.formula, _pod.formula,
+FORMULAS = (_chip_figures_formula.formula, _gpu_peak.formula, _warps_resident.formula, _elementwise.formula, _reduction.formula, _torus.formula, _pod.formula,
             _two_level.formula, _train_memory.formula)

@@ -299,7 +299,17 @@ def _pipeline_batch(d):
              "--schedule", schedule], "batch")
 
 
+@st.composite
+def _warps_resident(d):
+    regs, wpb = d(st.integers(1, 255)), d(st.integers(1, 32))
+    smem_sm, smem_b = d(st.integers(1, 256 * 1024)), d(st.integers(1, 256 * 1024))
+    return (f"warps_resident({regs}, warps_per_block={wpb}, smem_per_block={smem_b} B, smem_per_sm={smem_sm} B)",
+            ["warps-resident", "--registers-per-thread", str(regs), "--warps-per-block", str(wpb), "--smem-per-block",
+             str(smem_b), "--smem-per-sm", str(smem_sm)])
+
+
 ADAPTERS = {
+    "warps_resident": _warps_resident(),
     "pipeline_batch": _pipeline_batch(),
     "chip_figures": _chip_figures(),
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),

@@ -190,3 +190,28 @@ def test_chip_figures_the_texts_table():
     # and the text's C/W_ici = 2550 comes back from its own figures
     assert calc("dp_batch(peak=chip_figures(tpu-v5p, figures=hsm).peak, "
                 "link=chip_figures(tpu-v5p, figures=hsm).link)") == pytest.approx(2550)
+
+
+# ---- warps resident on an SM ------------------------------------------------------------------------------
+
+
+def test_warps_resident_by_enumeration():
+    # the most whole blocks that fit every limit at once, counted block by block
+    for regs, wpb, smem_b in [(256, None, None), (128, 4, None), (64, 8, 48 * 1024), (32, 2, 100 * 1024),
+                              (40, 3, 20000)]:
+        blocks, used_regs, used_smem = 0, 0, 0
+        step = wpb or 1
+        while True:
+            r2, s2 = used_regs + step * 32 * regs, used_smem + (smem_b or 0)
+            if r2 > 65536 or (blocks + 1) * step > 64 or (smem_b and s2 > 228 * 1024):
+                break
+            blocks, used_regs, used_smem = blocks + 1, r2, s2
+        extra = f", warps_per_block={wpb}" + (f", smem_per_block={smem_b} B, smem_per_sm={228 * 1024} B" if smem_b else "")
+        assert calc(f"warps_resident({regs}{extra if wpb else ''})") == blocks * step, (regs, wpb, smem_b)
+
+
+def test_warps_resident_the_texts_figure():
+    # Part 12: "you can only fit 8 (256 * 1024 / (4 * 32 * 256)) at a time if each thread uses 256 registers";
+    # "4 * 16384 * 4 = 256kiB per SM"
+    assert calc("warps_resident(256)") == 8
+    assert calc("warps_resident(1).register_bytes") == 256 * 1024

@@ -454,9 +454,8 @@ def _ep_d_ff(ep, top_k, chip, peak, link, gpus_per_node, d_ff):
                    alpha * Fraction(Z - g, k) * m)
     r.answer = f
     r.breakdown.update(d_ff_min=f, alpha=alpha)
-    if d_ff is not None:
-        r.breakdown["ratio"] = r.step("T_math/T_comms = F / F_min", f"{d_ff} / {fmt(f)}",
-                                      float("inf") if f == 0 else d_ff / f)
+    if d_ff is not None and f > 0:  # inside a node there is no cross-node time to compare with
+        r.breakdown["ratio"] = r.step("T_math/T_comms = F / F_min", f"{d_ff} / {fmt(f)}", d_ff / f)
     return r
 
 

@@ -105,6 +105,17 @@ CHECKS: tuple[TextCheck, ...] = (
     TextCheck("hsm.p5.q3-940", "hsm_training.md §Some Problems to Work, Question 3",
               "2 · 2550² / F = 940", 940, 3, f"fsdp_tp_batch(13824, {V5P})",
               "rounding: 940.76 truncated (half up: 941); F = 2.7 · 5,120 = 13,824"),
+    # ---- Part 1, roofline.md
+    TextCheck("hsm.p1.q1-243", "hsm_roofline.md §Worked Problems, Question 1",
+              "this int8 intensity is 3.94e14 / 8.1e11 = 486, so the rule is B > 486 / 2 = 243", 243, 3,
+              "decode_batch(peak=3.94e14 FLOP/s, bandwidth=8.1e11 B/s, weight_dtype=int8, dtype=int8)"),
+    TextCheck("hsm.p1.q2-120", "hsm_roofline.md §Worked Problems, Question 2",
+              "we become compute-bound when 2B > 240 or B > 120", 120, 3, f"decode_batch({V5E}, weight_dtype=int8)"),
+    TextCheck("hsm.p1.q5-298", "hsm_roofline.md §Worked Problems, Problem 5",
+              "The true value is half this without sparsity, meaning close to 1e15 FLOPs/s ... B_crit is "
+              "1e15 / 3.35e12 = 298", 298, 3, "decode_batch(chip=h100)",
+              "rounding: the text rounds the dense 989.5 TFLOP/s up to 1e15 before dividing (989.5e12 / 3.35e12 = "
+              "295.4)"),
     # ---- Part 2, tpus.md: point-to-point transfers (v5e: ICI 4.5e10 B/s one way per link, PCIe 1.5e10 per chip)
     TextCheck("hsm.p2.q5-194us", "hsm_tpus.md §Worked Problems, Question 5",
               "2 * 8 * 128 * 8192 = 1.7e7 bytes ... 1.7e7 / 9e10 = 188us ... the total transfer will take 188 + 6 = "

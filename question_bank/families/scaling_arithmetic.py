@@ -1,5 +1,5 @@
-"""The arithmetic of scaling texts (Austin et al., How to Scale Your Model, 2025; ZeRO; Transformer
-Math 101): one family per area of issue 36, each keyed by a registered formula
+"""The arithmetic of scaling texts (Austin et al., How to Scale Your Model, 2025; ZeRO; the EleutherAI
+cookbook): one family per area of issue 36, each keyed by a registered formula
 (:mod:`solver.systems.sharding`, :mod:`solver.systems.parts`) and worked from its steps.
 
 - ``sharding.dp_batch``: the batch above which data parallelism (FSDP, FSDP with tensor
@@ -318,7 +318,7 @@ _RECIPE_TEXT = {"mixed-fp32-master": "mixed precision with Adam: bf16 weights an
 
 @family("memory.recipe", topic="hardware", title="Training memory per chip by recipe",
         types=("nat",), tags=("training-memory", "adam", "zero", "fsdp"), marks=2,
-        source="Rajbhandari et al. 2020 (ZeRO) §3.1; Dettmers et al. 2022; EleutherAI, Transformer Math 101")
+        source="Rajbhandari et al. 2020 (ZeRO) §3.1; Dettmers et al. 2022; EleutherAI cookbook calc_transformer_mem.py")
 def recipe(d: Draw) -> Problem:
     """bytes = N × bytes per parameter of the recipe, ÷ chips under ZeRO-3 / FSDP.
 

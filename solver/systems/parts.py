@@ -319,22 +319,24 @@ def _two_level(size, gpus_per_node, nodes, intra, inter):
 
 # ---- training memory by recipe -----------------------------------------------------------------
 
+_COOKBOOK = ("EleutherAI cookbook, calc/calc_transformer_mem.py (optimizer bytes per parameter: mixed-precision Adam "
+             "4 + 4 + 4 = 12, SGD 4 + 4 = 8, 8-bit Adam 6)")
 RECIPE = Convention("recipe", "What each parameter costs in training (model states: no activations).", {
     "bf16-adam": Choice("bf16 weights 2 + fp32 Adam moments 4 + 4 = 10 bytes (gradients not kept whole, no fp32 "
                         "master)", "Austin et al., How to Scale Your Model (2025), Part 5 'Training'"),
     "mixed-fp32-master": Choice("fp16/bf16 weights 2 + gradients 2 + fp32 master 4 + momentum 4 + variance 4 = 16 "
                                 "bytes", "Rajbhandari et al. 2020 (ZeRO), §3.1"),
+    "fp32-grads": Choice("bf16 weights 2 + fp32 gradients 4 + fp32 master, momentum and variance 12 = 18 bytes (the "
+                         "cookbook's defaults: gradients kept in fp32 against overflow)", _COOKBOOK),
     "fp32-adam": Choice("fp32 weights 4 + gradients 4 + momentum 4 + variance 4 = 16 bytes",
-                        "Kingma & Ba 2015 (Adam's two moments); EleutherAI, Transformer Math 101 (2023)"),
-    "adam-8bit": Choice("bf16 weights 2 + gradients 2 + fp32 master 4 + 8-bit moments 1 + 1 = 10 bytes",
-                        "Dettmers et al. 2022 (8-bit optimizers); EleutherAI, Transformer Math 101 (2023)"),
-    "sgd-momentum": Choice("bf16 weights 2 + gradients 2 + fp32 master 4 + momentum 4 = 12 bytes",
-                           "EleutherAI, Transformer Math 101 (2023)"),
-    "bf16-pure": Choice("bf16 weights 2 + gradients 2 + bf16 moments 2 + 2 = 8 bytes (no master copy)",
-                        "EleutherAI, Transformer Math 101 (2023), 'pure bf16'")}, "mixed-fp32-master")
+                        "Kingma & Ba 2015 (Adam's two moments)"),
+    "adam-8bit": Choice("bf16 weights 2 + gradients 2 + optimizer 6 (fp32 master 4 + 8-bit moments 1 + 1) = 10 bytes",
+                        "Dettmers et al. 2022 (8-bit optimizers); " + _COOKBOOK),
+    "sgd-momentum": Choice("bf16 weights 2 + gradients 2 + fp32 master 4 + momentum 4 = 12 bytes", _COOKBOOK)},
+    "mixed-fp32-master")
 
-_RECIPE_BYTES = {"bf16-adam": (2, 0, 0, 8), "mixed-fp32-master": (2, 2, 4, 8), "fp32-adam": (4, 4, 0, 8),
-                 "adam-8bit": (2, 2, 4, 2), "sgd-momentum": (2, 2, 4, 4), "bf16-pure": (2, 2, 0, 4)}
+_RECIPE_BYTES = {"bf16-adam": (2, 0, 0, 8), "mixed-fp32-master": (2, 2, 4, 8), "fp32-grads": (2, 4, 4, 8),
+                 "fp32-adam": (4, 4, 0, 8), "adam-8bit": (2, 2, 4, 2), "sgd-momentum": (2, 2, 4, 4)}
 
 
 @formula("train_memory", "Training memory of a named recipe: bytes per parameter (weights, gradients, master copy, "

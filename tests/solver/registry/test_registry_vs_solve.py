@@ -273,7 +273,7 @@ def _two_level(d):
 def _train_memory(d):
     N, n = d(st.integers(1, 10**13)), d(st.integers(1, 10**5))
     recipe = d(st.sampled_from(["bf16-adam", "mixed-fp32-master", "fp32-adam", "adam-8bit", "sgd-momentum",
-                                "bf16-pure"]))
+                                "fp32-grads"]))
     return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}).per_chip",
             ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
 

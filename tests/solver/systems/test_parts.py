@@ -160,8 +160,11 @@ def test_recipes_against_zero_and_the_text():
     assert calc("train_memory(13e9, recipe=bf16_adam)") == 130e9
     # "num_params = HBM per device / 10 ... For TPU v5p this is roughly 9B" (96 GB / 10 = 9.6B)
     assert calc("train_memory(1, hbm=96 GB, recipe=bf16_adam).max_params") == 9.6e9
-    # 8-bit Adam with an fp32 master copy: Transformer Math 101's 6 bytes of optimizer + 2 weights + 2 gradients
-    assert calc("train_memory(1, recipe=adam_8bit).per_param") == 10
+    # the EleutherAI cookbook's optimizer bytes: Adam 12, SGD 4 + 4 = 8, 8-bit Adam 6 (beside 2 weights, 2 gradients);
+    # its defaults (bf16 weights, fp32 gradients, Adam) 2 + 4 + 12 = 18
+    assert calc("train_memory(1, recipe=adam_8bit).per_param") == 2 + 2 + 6
+    assert calc("train_memory(1, recipe=sgd_momentum).per_param") == 2 + 2 + 8
+    assert calc("train_memory(1, recipe=fp32_grads).per_param") == 2 + 4 + 12
 
 
 # ---- a chip's figures: the preset's against the vendors' printed figures, and the text's table --------------

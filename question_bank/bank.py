@@ -280,4 +280,6 @@ def errata_table() -> list[dict[str, str]]:
     for p in curated():
         for e in p.errata:
             rows.append({"item": p.id, "source_label": p.source_label, **_erratum_json(e)})
-    return rows
+    from question_bank.text_checks import errata_rows
+
+    return rows + errata_rows()  # public texts' worked figures recomputed by the registry

@@ -31,6 +31,7 @@ from question_bank.families import (  # noqa: F401 - importing registers the fam
     pretraining,
     quantisation,
     scaling,
+    scaling_arithmetic,
     serving,
     sliding_window,
     vision_mlp,

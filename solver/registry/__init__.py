@@ -14,7 +14,8 @@ from solver.registry.formula import Choice, Convention, Formula, Input, Output, 
 
 #: the modules whose ``FORMULAS`` make up the registry, in the order ``qkv calc --list`` shows them
 MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
-           "solver.systems.roofline", "solver.systems.moe_systems")
+           "solver.systems.roofline", "solver.systems.moe_systems", "solver.systems.sharding",
+           "solver.systems.parts")
 
 _CACHE: dict[str, Formula] = {}
 

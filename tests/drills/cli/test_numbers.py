@@ -98,6 +98,28 @@ TEMPLATES: dict[str, list[str]] = {
     "moe-all-to-all": ["-T", "4096", "-d", "4096", "-k", "2", "--ep", "8", "-E", "64", "--link-bandwidth", "50GB/s"],
     "expert-capacity": ["-T", "12", "-E", "4", "--cf", "1.25", "-k", "1"],
     "router-loss": ["--logits", "1 2 0; 0 0 3", "-k", "2", "--alpha", "0.01", "--z-coef", "0.001"],
+    "transfer": ["--size", "1GB", "--link", "50GB/s", "--latency", "5us"],
+    # issue 36 (registry-made commands)
+    "dp-batch": ["--hw", "tpu-v5p", "--axes", "3", "--chips", "8960", "--batch", "16e6"],
+    "tp-max": ["-F", "28672", "--hw", "h100", "--ring", "unidirectional"],
+    "fsdp-tp-batch": ["-F", "32768", "--peak", "459TFLOP/s", "--link", "90GB/s"],
+    "fsdp-opt": ["-B", "48000", "-F", "32768", "-N", "64"],
+    "ep-d-ff": ["-Z", "64", "-k", "8", "--peak", "990TFLOP/s", "--link", "400GB/s", "-F", "2048"],
+    "pipeline-batch": ["-p", "8", "-f", "0.05", "--microbatch", "4096", "--dp", "16"],
+    "tp-decode-max": ["-F", "16384", "-B", "32", "--hw", "tpu-v5e"],
+    "decode-batch": ["--hw", "h100", "--experts", "8", "--top-k", "2", "--heads", "32", "--kv-heads", "8"],
+    "kv-budget": ["--weights", "16GB", "--kv-per-token", "128KiB", "--hw", "h100", "--context", "8k", "--batch", "4"],
+    "sharded-matmul": ["-I", "1024", "-J", "4096", "-K", "8192", "--case", "both", "--link", "45GB/s"],
+    "chip-figures": ["--chip", "tpu-v5p", "--figures", "hsm"],
+    "gpu-peak": ["--sms", "132", "--flops-per-cycle", "1024", "--clock", "1.83GHz", "--chip", "h100"],
+    "warps-resident": ["--registers-per-thread", "64", "--warps-per-block", "8", "--smem-per-block", "48KiB",
+                       "--smem-per-sm", "228KiB"],
+    "elementwise": ["-n", "1073741824", "--inputs", "2", "--hw", "h100"],
+    "reduction": ["--rows", "8192", "--cols", "8192", "--hw", "h100", "--dtype", "bf16"],
+    "torus": ["--shape", "16x16x16", "--link", "90GB/s"],
+    "pod": ["--chips", "8960", "--chip", "tpu-v5p"],
+    "two-level-all-reduce": ["--size", "1GB", "-g", "8", "-m", "16", "--intra", "450GB/s", "--inter", "50GB/s"],
+    "train-memory": ["-N", "70e9", "--chips", "64", "--recipe", "bf16-adam", "--hbm", "80GB"],
 }
 
 #: More starting calls, down the paths that loop over layers (experts, sliding windows, latent KV).

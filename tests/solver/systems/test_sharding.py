@@ -1,0 +1,285 @@
+"""The sharding and inference thresholds (solver.systems.sharding) checked a second way: each
+against the step times of Austin et al., "How to Scale Your Model" (2025), Parts 3, 5 and 7,
+written out here and solved numerically (bisection, a grid over the FSDP degree), against the
+project's collectives, and against the text's own printed figures (v5p: C = 4.59e14 FLOP/s,
+one ICI link 9e10 B/s each way, W_ici = 1.8e11 bidirectional; v5e: 1.97e14 FLOP/s, 8.2e11 B/s)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from solver.registry import get_formula
+from solver.registry.calc import Evaluator
+
+C5P, BETA5P = 4.59e14, 9e10
+W5P = 2 * BETA5P
+
+
+def calc(expr: str) -> float:
+    ev = Evaluator()
+    return float(ev.quantity(ev.run(expr)).magnitude)
+
+
+def run(name, **kw):
+    conv = {c.name: kw.pop(c.name) for c in get_formula(name).conventions if c.name in kw}
+    return get_formula(name).run(kw, conv)
+
+
+def bisect(f, lo, hi, n=200):
+    """The x in [lo, hi] where f turns from False to True."""
+    for _ in range(n):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if f(mid) else (mid, hi)
+    return hi
+
+
+# ---- Part 5: data parallelism and FSDP -------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["dp", "fsdp"])
+@pytest.mark.parametrize("axes", [1, 2, 3])
+def test_dp_threshold_is_where_the_step_times_cross(strategy, axes):
+    D, F, X = 8192, 28672, 256
+    W = W5P * axes
+
+    def compute_bound(B):  # the text's per-layer times, the backward pass (DP) or forward + backward (FSDP)
+        t_math = (2 * 2 * 2 + 2 * 2 * (strategy == "fsdp")) * B * D * F / (X * C5P)
+        t_comm = (2 * 2 * 2 + 2 * 2 * (strategy == "fsdp")) * D * F / W
+        return t_math >= t_comm
+
+    crossing = bisect(compute_bound, 1, 1e9) / X
+    got = run("dp_batch", peak=C5P, link=BETA5P, axes=axes, strategy=strategy).answer
+    assert float(got) == pytest.approx(crossing, rel=1e-9)
+
+
+def test_dp_printed_figures():
+    # "our batch size per chip must be at least 2,550"; "BS=850 per TPU or 7.6M tokens per batch per pod (of 8960)"
+    assert calc("dp_batch(peak=4.59e14 FLOP/s, link=9e10 B/s)") == 2550
+    assert calc("dp_batch(peak=4.59e14 FLOP/s, link=9e10 B/s, axes=3)") == 850
+    assert calc("dp_batch(peak=4.59e14 FLOP/s, link=9e10 B/s, axes=3, chips=8960).global_batch") == 7_616_000
+    # "split a batch of 16M tokens over roughly 16e6 / (2550 / 3) = 18,823 chips"
+    assert calc("dp_batch(peak=4.59e14 FLOP/s, link=9e10 B/s, axes=3, batch=16e6).max_chips") == \
+        pytest.approx(18823.5, abs=0.1)
+    # a one-way ring halves W: the threshold doubles
+    assert calc("dp_batch(peak=4.59e14 FLOP/s, link=9e10 B/s, ring=unidirectional)") == 5100
+
+
+def test_dp_from_a_preset_uses_its_link_figure():
+    # the tpu-v5p preset's ICI port is 100 GB/s each way (1,200 GB/s per chip over 6 ports, bidirectional), not the
+    # text's 90 GB/s: 4.59e14 / 2e11
+    assert calc("dp_batch(chip=tpu-v5p)") == pytest.approx(2295)
+
+
+# ---- Part 5: tensor parallelism -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("F,axes", [(28672, 1), (32768, 3), (13824, 2)])
+def test_tp_max_is_where_the_step_times_cross(F, axes):
+    B, D = 1e6, 8192
+
+    def comm_bound(Y):
+        return 2 * 2 * B * D / (W5P * axes) > 4 * B * D * F / (Y * C5P)
+
+    crossing = bisect(comm_bound, 1, 1e6)
+    assert float(run("tp_max", d_ff=F, peak=C5P, link=BETA5P, axes=axes).answer) == pytest.approx(crossing, rel=1e-9)
+
+
+def test_tp_printed_figures():
+    # "The required F for 8 way model sharding is 20k": 8 · 2550 = 20,400
+    assert calc("8 * tp_max(1, peak=4.59e14 FLOP/s, link=9e10 B/s).f_needed_per_way") == 20400
+    # LLaMA 3-70B, F ≈ 30,000: 8-way fine, 16-way comms-bound
+    assert 8 < calc("tp_max(30000, peak=4.59e14 FLOP/s, link=9e10 B/s)") < 16
+    # Gemma 7B, F ≈ 50k: "we become communication bound with 19-way model parallelism"
+    assert calc("tp_max(50000, peak=4.59e14 FLOP/s, link=9e10 B/s).whole") == 19
+    assert calc("tp_max(20400, peak=4.59e14 FLOP/s, link=9e10 B/s).whole") == 7  # exactly 8 is the boundary
+
+
+# ---- Part 5: FSDP with tensor parallelism -------------------------------------------------
+
+
+def _t_comms(B, F, N, X, mx, my, alpha):
+    """The text's T_comms in units of 4D/W: F/(Y·M_X) + B/(X·M_Y), Y = N/X; T_math = B·F/(N·α)."""
+    return F * X / (N * mx) + B / (X * my)
+
+
+@pytest.mark.parametrize("B,F,N,mx,my", [(48000, 32768, 64, 2, 1), (3e6, 13824, 4096, 2, 1), (1e6, 8192, 512, 1, 2)])
+def test_fsdp_opt_minimises_the_comms_on_a_grid(B, F, N, mx, my):
+    grid = [1 + i * (N - 1) / 200000 for i in range(200001)]
+    best = min(grid, key=lambda X: _t_comms(B, F, N, X, mx, my, 1))
+    got = run("fsdp_opt", batch=B, d_ff=F, chips=N, mx=mx, my=my)
+    assert got.answer == pytest.approx(best, abs=(N - 1) / 200000)
+    assert got.breakdown["y"] == pytest.approx(N / got.answer)
+
+
+@pytest.mark.parametrize("F,mx,my", [(32768, 2, 1), (13824, 2, 1), (30000, 1, 1)])
+def test_fsdp_tp_threshold_is_the_least_batch_some_split_keeps_compute_bound(F, mx, my):
+    alpha, N = 2550, 4096
+
+    def compute_bound(b):  # b = B/N; is there an X with T_comms ≤ T_math?
+        B = b * N
+        X = math.sqrt(B / F * mx / my * N)
+        return _t_comms(B, F, N, X, mx, my, alpha) <= B * F / (N * alpha)
+
+    crossing = bisect(compute_bound, 1, 1e7)
+    got = run("fsdp_tp_batch", d_ff=F, peak=C5P, link=BETA5P, mx=mx, my=my).answer
+    assert float(got) == pytest.approx(crossing, rel=1e-9)
+
+
+def test_fsdp_tp_printed_figures():
+    # "plug in F=32,768, α=2550, M_X M_Y=2 ... gives roughly B/N > 400"
+    assert calc("fsdp_tp_batch(32768, peak=4.59e14 FLOP/s, link=9e10 B/s)") == pytest.approx(396.9, abs=0.05)
+    # Problem 3 (LLaMA-2 13B, F = 13,824): "2 · 2550² / F = 940"
+    assert math.floor(calc("fsdp_tp_batch(13824, peak=4.59e14 FLOP/s, link=9e10 B/s)")) == 940
+    # "N = 64, B = 48,000, F = 32,768 gives roughly X ≈ 13.9": 13.69 (13.86 with F = 32,000; see worked_checks)
+    assert calc("fsdp_opt(48000, 32768, 64)") == pytest.approx(13.693, abs=1e-3)
+
+
+# ---- Part 7: inference ----------------------------------------------------------------------
+
+
+def test_decode_batch_printed_figures():
+    # "1.97E+14 / 8.20E+11 = 240"; int8 weights, bf16 compute: 120; int8 × int8 at 394 TOP/s: back to 240
+    v5e = "peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"
+    assert calc(f"decode_batch({v5e})") == pytest.approx(240.24, abs=0.01)
+    assert calc(f"decode_batch({v5e}, weight_dtype=int8)") == pytest.approx(120.12, abs=0.01)
+    assert calc("decode_batch(peak=3.94e14 FLOP/s, bandwidth=8.2e11 B/s, weight_dtype=int8)") == \
+        pytest.approx(240.24, abs=0.01)
+
+
+def test_decode_batch_moe_is_where_each_experts_matmul_turns_compute_bound():
+    # E experts, top-k: each expert's matmul sees B·k/E tokens and reads its D·F weights; the roofline of
+    # solver.systems.roofline.matmul with huge D = F (activation bytes negligible) crosses at B·k/E = C/W · b/2
+    from solver.systems.chips import Chip
+    from solver.systems.roofline import matmul
+
+    E, k, C, W = 8, 2, 9.895e14, 3.35e12
+    chip = Chip(peak_flops=C, bandwidth=W)
+
+    def compute_bound(B):
+        tokens = max(1, round(B * k / E))
+        r = matmul(tokens, 2**22, 2**22, dtype="bf16", chip=chip)
+        return r.breakdown["flops"] / C >= r.breakdown["bytes"] / W
+
+    crossing = bisect(compute_bound, 1, 1e6)
+    got = calc(f"decode_batch(peak={C} FLOP/s, bandwidth={W} B/s, experts={E}, top_k={k})")
+    assert got == pytest.approx(crossing, rel=E / k / crossing + 1e-3)
+
+
+def test_attention_intensity_by_counting():
+    # GQA: per cached position and layer, QKᵀ and A·V cost 2·2·N·d_h FLOPs; K and V are 2·K·d_h elements
+    N, K, dh, b = 32, 8, 128, 2
+    assert calc(f"decode_batch(chip=h100, heads={N}, kv_heads={K}).attention_intensity") == \
+        pytest.approx(4 * N * dh / (2 * K * dh * b))
+    # MLA (DeepSeek-V3: 128 heads, d_c = 512, d_r = 64), absorbed: scores 2·N·(d_c + d_r), values 2·N·d_c FLOPs
+    # per cached position over (d_c + d_r) bf16 elements
+    flops, cached = 2 * 128 * (512 + 64) + 2 * 128 * 512, (512 + 64) * 2
+    assert calc("decode_batch(chip=h100, heads=128, latent=512, rope_dim=64).attention_intensity") == \
+        pytest.approx(flops / cached)
+    # ~242 FLOP/B: sixty times GQA's 4, yet still under an H100's 295 (C/W_hbm), so still memory-bound there
+    assert 4 < flops / cached < calc("decode_batch(chip=h100).chip_intensity")
+
+
+def test_kv_budget_by_hand():
+    # Part 7 worked problems: 18.4e9 int8 weights on a v5e 4x4 (16 × 16 GB); int8 KV 2·L·K·H = 2·64·8·256 bytes/token
+    per_token = 2 * 64 * 8 * 256
+    free = 16 * 16e9 - 18.4e9
+    assert calc(f"kv_budget(18.4 GB, {per_token} B, hbm=16 GB, chips=16)") == pytest.approx(free)
+    assert calc(f"kv_budget(18.4 GB, {per_token} B, hbm=16 GB, chips=16, context=8192).max_batch") == \
+        math.floor(free / (per_token * 8192))
+    assert calc(f"kv_budget(18.4 GB, {per_token} B, hbm=16 GB, chips=16, batch=32).max_context") == \
+        math.floor(free / (per_token * 32))
+    assert calc(f"kv_budget(300 GB, {per_token} B, hbm=16 GB, chips=16).tokens") == 0
+
+
+# ---- Part 3: sharded matmuls ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case,op,size", [("one", "all_gather", "I*J"), ("both", "all_reduce", "I*K"),
+                                          ("both_scatter", "reduce_scatter", "I*K")])
+def test_sharded_matmul_time_is_the_collectives(case, op, size):
+    I, J, K, beta = 1024, 4096, 8192, 4.5e10
+    V = eval(size) * 2
+    assert calc(f"sharded_matmul({I}, {J}, {K}, case={case}, link={beta} B/s)") == V
+    assert calc(f"sharded_matmul({I}, {J}, {K}, case={case}, link={beta} B/s).time") == pytest.approx(
+        calc(f"{op}({V} B, ranks=8, link={beta} B/s, ring=bidirectional, factor=asymptotic).time"), rel=1e-12)
+
+
+def test_sharded_matmul_cases():
+    assert calc("sharded_matmul(1024, 4096, 8192, case=none, link=1e11 B/s).time") == 0
+    # Case 4 gathers the smaller input: A[I_X, J] is I·J, B[J, K_X] is J·K
+    assert calc("sharded_matmul(1024, 4096, 8192, case=same_axis)") == 1024 * 4096 * 2
+    assert calc("sharded_matmul(8192, 4096, 1024, case=same_axis)") == 1024 * 4096 * 2
+
+
+def test_sharded_matmul_printed_figures():
+    # Part 3, Question 2, TPU v4p 4x4x4 (9e10 B/s bidirectional): AllGather_X([B_X, D_Y]), B = 1024, D = 4096:
+    # "2BD / (9e10 · Y) = 23 µs" — the gathered array is [B, D_Y]: I = 1024, J = 4096 / 4
+    t = calc("sharded_matmul(1024, 1024, 1, case=one, link=4.5e10 B/s).time")
+    assert t == pytest.approx(23.3e-6, abs=0.05e-6)
+    # AllGather_XY: "2BD / (2 · 9e10) = 46 µs" (46.6: the text truncates)
+    assert calc("sharded_matmul(1024, 4096, 1, case=one, link=4.5e10 B/s, axes=2).time") == \
+        pytest.approx(46.6e-6, abs=0.05e-6)
+
+
+# ---- Part 12: GPUs (W = one GPU's or one node's egress, one way) ----------------------------------
+
+
+def test_gpu_dp_printed_figures():
+    h100 = "peak=990e12 FLOP/s, ring=unidirectional"
+    assert calc(f"dp_batch({h100}, link=450e9 B/s)") == 2200  # "within a node ... 990e12 / 450e9 = 2200"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s)") == 2475  # "within an SU or at the spine level ... 2475"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s, experts=128, top_k=4)") == 79200  # "32 * 2475 = 79,200"
+    assert calc(f"dp_batch({h100}, link=400e9 B/s, ring_ranks=2)") == 1237.5  # "B / N > 1237"
+
+
+@pytest.mark.parametrize("E,k", [(8, 2), (128, 4), (256, 8)])
+def test_moe_dp_threshold_is_where_the_step_times_cross(E, k):
+    D, F, X, C, W = 4096, 14336, 64, 990e12, 400e9
+
+    def compute_bound(B):  # the text's MoE step: k experts' FLOPs per token, E experts' gradients
+        return 2 * 2 * 2 * k * B * D * F / (X * C) >= 2 * 2 * 2 * E * D * F / W
+
+    crossing = bisect(compute_bound, 1, 1e12) / X
+    got = run("dp_batch", peak=C, link=W, experts=E, top_k=k, ring="unidirectional").answer
+    assert float(got) == pytest.approx(crossing, rel=1e-9)
+
+
+@pytest.mark.parametrize("Z,k", [(16, 8), (64, 8), (64, 2), (256, 1), (1024, 4)])
+def test_ep_d_ff_is_where_the_step_times_cross(Z, k):
+    B, D, C, W = 1e6, 7168, 990e12, 400e9
+
+    def compute_bound(F):  # Part 12's T_math and T_comms, written out
+        t_math = 4 * B * k * D * F / (Z * C)
+        t_comm = 4 * B * D * (Z - 8) / (W * Z) * min(8 * k / Z, 1)
+        return t_math >= t_comm
+
+    crossing = bisect(compute_bound, 0, 1e7)
+    assert float(run("ep_d_ff", ep=Z, top_k=k, peak=C, link=W).answer) == pytest.approx(crossing, rel=1e-9)
+
+
+def test_ep_limits_the_text_states():
+    # "Z >> k and F > 8α"; "k > Z/8 with F > α (Z − 8)/k"; inside a node nothing leaves it
+    alpha = 990e12 / 400e9
+    assert calc("ep_d_ff(1000000, 1, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(8 * alpha, rel=1e-4)
+    assert calc("ep_d_ff(32, 8, peak=990e12 FLOP/s, link=400e9 B/s)") == pytest.approx(alpha * 24 / 8)
+    assert calc("ep_d_ff(8, 2, peak=990e12 FLOP/s, link=400e9 B/s)") == 0
+
+
+# ---- pipeline: the microbatches that hide the bubble, against the simulated schedule -----------------------
+
+
+@pytest.mark.parametrize("p,f,schedule,v", [(4, 0.2, "1f1b", 1), (8, 0.05, "1f1b", 1), (4, 0.1, "gpipe", 1),
+                                            (6, 0.25, "1f1b", 1), (4, 0.1, "interleaved", 2),
+                                            (8, 0.05, "interleaved", 4)])
+def test_pipeline_batch_is_the_least_m_the_simulation_keeps_under_f(p, f, schedule, v):
+    from fractions import Fraction
+
+    from solver.systems.pipeline_schedule import pipeline_timeline
+
+    m = run("pipeline_batch", stages=p, bubble=f, chunks=v, schedule=schedule).answer
+    step = p if schedule == "interleaved" else 1
+    assert pipeline_timeline(p, m, schedule=schedule, chunks=v).idle_fraction <= Fraction(repr(f))
+    if m - step >= 1:
+        assert pipeline_timeline(p, m - step, schedule=schedule, chunks=v).idle_fraction > Fraction(repr(f))

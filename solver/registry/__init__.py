@@ -15,6 +15,8 @@ from solver.registry.formula import Choice, Convention, Formula, Input, Output, 
 #: the modules whose ``FORMULAS`` make up the registry, in the order ``qkv calc --list`` shows them
 MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
            "solver.systems.roofline", "solver.systems.moe_systems")
+# issue 44 (more entries): the modules registered after the first twelve formulas
+MODULES += ("solver.systems.inference", "solver.systems.parallelism")
 
 _CACHE: dict[str, Formula] = {}
 

@@ -135,6 +135,193 @@ ADAPTERS = {
 }
 
 
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): roofline, attention-flops, prefill, decode, chips, zero, activations,
+# tp, tp-matmul, pipeline, dp-comm, ... (a block of its own)
+# ---------------------------------------------------------------------------------------
+
+CHIPS = ["h100-sxm", "a100-80gb", "h200", "tpu-v5e", "mi300x", "b200"]
+peaks = st.integers(10**12, 10**16)
+bandwidths = st.integers(10**11, 10**13)
+
+
+@st.composite
+def _chip_args(d, bandwidth=True):
+    """(calc keyword text, solve flags) of a chip: a preset, or its figures given by hand."""
+    if d(st.booleans()):
+        c = d(st.sampled_from(CHIPS))
+        return f", chip={c}", ["--hw", c]
+    p, b = d(peaks), d(bandwidths)
+    if not bandwidth:
+        return f", peak={p} FLOP/s", ["--peak-flops", str(p)]
+    return f", peak={p} FLOP/s, bandwidth={b} B/s", ["--peak-flops", str(p), "--bandwidth", str(b)]
+
+
+@st.composite
+def _roofline(d):
+    chip, flags = d(_chip_args())
+    wdt = d(st.sampled_from(["bf16", "fp8", "int4"]))
+    key = d(st.sampled_from([None, "critical_batch"]))
+    expr = f"roofline(weight_dtype={wdt}{chip})" + (f".{key}" if key else "")
+    return (expr, ["roofline", "--weight-dtype", wdt, *flags]) + ((key,) if key else ())
+
+
+@st.composite
+def _attention_flops(d):
+    B, T, G = d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.sampled_from([1, 2, 4, 8]))
+    N, H = G * d(st.integers(1, 16)), d(st.sampled_from([64, 80, 128]))
+    mode, ffn = d(st.sampled_from(["prefill", "decode"])), d(st.sampled_from(["gelu", "relu", "swiglu"]))
+    key = d(st.sampled_from([None, "bytes", "crossover_seq_all_matmuls", "time_s"]))
+    name = {"crossover_seq_all_matmuls": "crossover_all", "time_s": "time"}.get(key, key)
+    chip, flags = d(_chip_args()) if key == "time_s" else ("", [])
+    expr = (f"attention_flops({B}, {T}, {N}, {H}, n_kv_heads={G}, mode={mode}, ffn={ffn}{chip})"
+            + (f".{name}" if key else ""))
+    args = ["attention-flops", "-B", str(B), "--seq", str(T), "--n-heads", str(N), "--d-head", str(H), "--n-kv-heads",
+            str(G), "--mode", mode, "--ffn", ffn, *flags]
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _prefill(d):
+    T, chips, mfu = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.sampled_from([0.3, 0.5, 1]))
+    chip, flags = d(_chip_args(bandwidth=False))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        return (f"prefill(model={m}, tokens={T}, chips={chips}, mfu={mfu}{chip})",
+                ["prefill", "--preset", m, "-T", str(T), "--chips", str(chips), "--mfu", str(mfu), *flags])
+    N = d(st.integers(10**6, 10**12))
+    return (f"prefill({N}, {T}, chips={chips}, mfu={mfu}{chip})",
+            ["prefill", "-N", str(N), "-T", str(T), "--chips", str(chips), "--mfu", str(mfu), *flags])
+
+
+@st.composite
+def _decode(d):
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 512)), d(st.integers(1, 131072)), d(st.integers(0, 2**20))
+    chips, model = d(st.integers(1, 16)), d(st.sampled_from(["total", "kv-plus-max"]))
+    wdt = d(st.sampled_from(["bf16", "int8", "int4"]))
+    chip, flags = d(_chip_args())
+    key = d(st.sampled_from([None, "compute_time_s", "kv_bytes"]))
+    name = {"compute_time_s": "compute_time"}.get(key, key)
+    expr = (f"decode({N}, {B}, {S}, {X} B, chips={chips}, weight_dtype={wdt}, model=\"{model}\"{chip})"
+            + (f".{name}" if key else ""))
+    args = ["decode", "-N", str(N), "-B", str(B), "-S", str(S), "--kv-bytes-per-token", str(X), "--chips", str(chips),
+            "--weight-dtype", wdt, "--model", model, *flags]
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _chips(d):
+    wdt = d(st.sampled_from(["bf16", "fp8", "int4"]))
+    if d(st.booleans()):
+        c = d(st.sampled_from(CHIPS))
+        chip, flags = f", chip={c}", ["--hw", c]
+    else:
+        h = d(st.integers(10**9, 2 * 10**11))
+        chip, flags = f", hbm={h} B", ["--hbm", str(h)]
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        B, S = d(st.integers(1, 64)), d(st.integers(1, 32768))
+        return (f"chips(model={m}, batch={B}, context={S}, weight_dtype={wdt}{chip})",
+                ["chips", "--preset", m, "-B", str(B), "-S", str(S), "--weight-dtype", wdt, *flags])
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.integers(0, 2**20))
+    return (f"chips({N}, batch={B}, context={S}, kv_bytes_per_token={X} B, weight_dtype={wdt}{chip})",
+            ["chips", "-N", str(N), "-B", str(B), "-S", str(S), "--kv-bytes-per-token", str(X), "--weight-dtype", wdt,
+             *flags])
+
+
+@st.composite
+def _zero(d):
+    n, stage, K = d(st.integers(1, 4096)), d(st.integers(0, 3)), d(st.integers(1, 16))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        N = d(st.integers(1, 10**12))
+        who, args = str(N), ["-N", str(N)]
+    if d(st.booleans()):
+        h = d(st.integers(10**9, 2 * 10**11))
+        return (f"zero({who}, gpus={n}, stage={stage}, K={K}, hbm={h} B).left",
+                ["zero", *args, "--gpus", str(n), "--stage", str(stage), "-K", str(K), "--hbm", str(h)], "left_bytes")
+    return (f"zero({who}, gpus={n}, stage={stage}, K={K})",
+            ["zero", *args, "--gpus", str(n), "--stage", str(stage), "-K", str(K)])
+
+
+@st.composite
+def _activations(d):
+    s, b, L = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.integers(1, 128))
+    t, sp = d(st.sampled_from([1, 2, 8])), d(st.booleans())
+    rec = d(st.sampled_from(["none", "selective", "full"]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        h, a = d(st.integers(1, 16384)), d(st.integers(1, 128))
+        who, args = f"d_model={h}, n_heads={a}", ["--d-model", str(h), "--n-heads", str(a)]
+    return (f"activations({s}, {b}, {who}, layers={L}, tp={t}, recompute={rec}, "
+            f"sequence_parallel={'on' if sp else 'off'})",
+            ["activations", "--seq", str(s), "-b", str(b), *args, "-L", str(L), "--tp", str(t), "--recompute", rec]
+            + (["--sequence-parallel"] if sp else []))
+
+
+@st.composite
+def _tp(d):
+    b, s, h, t, L = d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.integers(1, 16384)), d(ranks), d(st.integers(1, 96))
+    mode, sp, dt = d(st.sampled_from(["train", "forward"])), d(st.booleans()), d(st.sampled_from(DTYPES))
+    base = (f"tp({b}, {s}, {h}, {t}, layers={L}, dtype={dt}, mode={mode}, sequence_parallel={'on' if sp else 'off'}")
+    args = ["tp", "-b", str(b), "-s", str(s), "--d-model", str(h), "--tp", str(t), "-L", str(L), "--dtype", dt,
+            "--mode", mode] + (["--sequence-parallel"] if sp else [])
+    if d(st.booleans()):
+        bw, a = d(links), d(lat)
+        return (base + f", link={bw} B/s, latency={a!r} s).time",
+                args + ["--link-bandwidth", str(bw), "--latency", repr(a)], "time_s")
+    return base + ")", args
+
+
+@st.composite
+def _tp_matmul(d):
+    B, D, F, t = d(st.integers(1, 8192)), d(st.integers(1, 65536)), d(st.integers(1, 65536)), d(ranks)
+    p, bw, dt = d(peaks), d(links), d(st.sampled_from(["bf16", "fp8", "fp32"]))
+    key = d(st.sampled_from([None, "min_d_in", "comm_time_s"]))
+    name = {"comm_time_s": "comm_time"}.get(key, key)
+    return ((f"tp_matmul({B}, {D}, {F}, {t}, peak={p} FLOP/s, link={bw} B/s, dtype={dt})" + (f".{name}" if key else ""),
+             ["tp-matmul", "-B", str(B), "-D", str(D), "-F", str(F), "--tp", str(t), "--peak-flops", str(p),
+              "--link-bandwidth", str(bw), "--dtype", dt]) + ((key,) if key else ()))
+
+
+@st.composite
+def _pipeline(d):
+    p, schedule = d(st.integers(1, 64)), d(st.sampled_from(["gpipe", "1f1b", "interleaved"]))
+    v = d(st.integers(1, 8)) if schedule == "interleaved" else 1
+    m = p * d(st.integers(1, 32)) if schedule == "interleaved" else d(st.integers(1, 1024))
+    key = d(st.sampled_from([None, "bubble_over_ideal"]))
+    return ((f'pipeline({p}, {m}, chunks={v}, schedule="{schedule}")' + (f".{key}" if key else ""),
+             ["pipeline", "-p", str(p), "-m", str(m), "--schedule", schedule, "-v", str(v)]) + ((key,) if key else ()))
+
+
+@st.composite
+def _dp_comm(d):
+    n, stage, g = d(ranks), d(st.integers(0, 3)), d(st.sampled_from(["bf16", "fp32"]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        N = d(st.integers(1, 10**12))
+        who, args = str(N), ["-N", str(N)]
+    base, args = f"dp_comm({who}, gpus={n}, stage={stage}, grad_dtype={g}", ["dp-comm", *args, "--gpus", str(n),
+                                                                          "--stage", str(stage), "--grad-dtype", g]
+    if d(st.booleans()):
+        bw = d(links)
+        return base + f", link={bw} B/s).time", args + ["--link-bandwidth", str(bw)], "time_s"
+    return base + ")", args
+
+
+ADAPTERS.update({
+    "roofline": _roofline(), "attention_flops": _attention_flops(), "prefill": _prefill(), "decode": _decode(),
+    "chips": _chips(), "zero": _zero(), "activations": _activations(), "tp": _tp(), "tp_matmul": _tp_matmul(),
+    "pipeline": _pipeline(), "dp_comm": _dp_comm(),
+})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 
@@ -155,8 +342,8 @@ def test_every_entry_names_a_real_solve_command_and_is_whole():
 def test_calc_and_solve_agree(name, data):
     drawn = data.draw(ADAPTERS[name])
     expr, args = drawn[0], drawn[1]
-    if len(drawn) == 3:  # the time is a breakdown figure in days
-        got_solve = solve(*args, key=drawn[2]) * 86400
+    if len(drawn) == 3:  # a breakdown figure (train's time in days)
+        got_solve = solve(*args, key=drawn[2]) * (86400 if drawn[2] == "days" else 1)
     else:
         got_solve = solve(*args)
     assert calc(expr) == pytest.approx(got_solve, rel=1e-12)

@@ -16,7 +16,8 @@ from solver.registry.formula import Choice, Convention, Formula, Input, Output, 
 MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
            "solver.systems.roofline", "solver.systems.moe_systems")
 # issue 44 (more entries): the modules registered after the first twelve formulas
-MODULES += ("solver.systems.inference", "solver.systems.parallelism")
+MODULES += ("solver.systems.inference", "solver.systems.parallelism", "solver.systems.serving",
+            "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules")
 
 _CACHE: dict[str, Formula] = {}
 

@@ -399,3 +399,52 @@ def _dp_comm_formula(params, gpus, stage, grad_dtype, link, model):
 
 
 FORMULAS = (_tp_formula.formula, _tp_matmul_formula.formula, _pipeline_formula.formula, _dp_comm_formula.formula)
+
+MFU_RECOMPUTE = Convention("recompute", "What the backward pass recomputes (counted in HFU only).", {
+    "none": Choice("nothing: HFU = MFU", "Chowdhery et al. 2022 (PaLM), App. B"),
+    "selective": Choice("the attention scores' forward again: + 4·L·h·s per token", "Korthikanti et al. 2022, §4.2"),
+    "full": Choice("the whole forward again: + 2N + 4·L·h·s per token", "Korthikanti et al. 2022, §5")}, "none")
+
+
+@formula("mfu", "Model FLOPs utilisation (6N per token, plus PaLM's attention term) against hardware FLOPs "
+         "utilisation (recomputation counted).",
+         (Input("params", "N: parameters (or a model: the parameters one token uses)", kind="count", integer=True,
+                minimum=1, default=None, aliases=("N",)),
+          Input("tokens_per_second", "training throughput, all chips together", unit="tokens/s",
+                aliases=("throughput", "tokens_per_sec")),
+          Input("chips", "chips", kind="count", integer=True, minimum=1, default=1, aliases=("gpus",)),
+          Input("chip", "a chip preset: its dense peak at the dtype", kind="chip", default=None, aliases=("hw",)),
+          Input("peak", "dense FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+                aliases=("peak_flops",)),
+          Input("dtype", "the dtype of the chip's peak", kind="dtype", default="bf16"),
+          Input("layers", "L: layers (PaLM's attention term, with d_model and seq)", kind="count", integer=True,
+                minimum=1, default=None, aliases=("n_layers", "L")),
+          Input("d_model", "h: hidden size (attention term)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("hidden",)),
+          Input("seq", "s: sequence length (attention term)", kind="count", integer=True, minimum=1, default=None,
+                binary_k=True, aliases=("seq_len",)),
+          _MODEL),
+         (Output("mfu", "", "model FLOPs/s ÷ (chips · peak)"),
+          Output("hfu", "", "hardware FLOPs/s ÷ (chips · peak)")),
+         conventions=(MFU_RECOMPUTE,), solve="mfu", source="Chowdhery et al. 2022 (PaLM), App. B")
+def _mfu_formula(params, tokens_per_second, chips, chip, peak, dtype, layers, d_model, seq, model, recompute="none"):
+    from solver.systems.chips import resolve_chip
+
+    if model is not None:
+        if params is None:
+            from solver.counting import param_breakdown
+
+            params = param_breakdown(model).active
+        if seq is not None:
+            layers, d_model = layers or model.n_layers, d_model or model.d_model
+    if params is None:
+        raise SolverInputError("give params= (or a model)", param="params")
+    attn = (layers, d_model, seq)
+    if any(v is not None for v in attn) and not all(v is not None for v in attn):
+        raise SolverInputError("the attention term needs layers, d_model and seq together", param="seq")
+    c = resolve_chip(chip, dtype, peak_flops=None if peak is None else float(peak))
+    return flops_utilisation(params, float(tokens_per_second), chips, c.need("peak_flops"), recompute=recompute,
+                             n_layers=layers or 0, d_model=d_model or 0, seq=seq or 0)
+
+
+FORMULAS += (_mfu_formula.formula,)  # issue 44 (more entries)

@@ -322,6 +322,179 @@ ADAPTERS.update({
 })
 
 
+@st.composite
+def _serve(d):
+    chips, model = d(st.integers(1, 8)), d(st.sampled_from(["total", "kv-plus-max"]))
+    # what fits on the smallest chip drawn (16 GB): 2N ≤ 10 GB a chip, one sequence's cache ≤ 4 GB
+    N, S, X = chips * d(st.integers(10**8, 5 * 10**9)), d(st.integers(1, 32768)), d(st.integers(1, 2**17))
+    c = d(st.sampled_from(CHIPS))
+    price = d(st.sampled_from([None, 2, 3.5]))
+    key = d(st.sampled_from([None, "max_batch", "step_time_s"] + (["cost_per_million_tokens"] if price else [])))
+    name = {"step_time_s": "latency"}.get(key, key)
+    expr = (f"serve({N}, {S}, {X} B, chip={c}, chips={chips}, model=\"{model}\""
+            + (f", price_per_chip_hour={price}" if price else "") + ")" + (f".{name}" if key else ""))
+    args = ["serve", "-N", str(N), "-S", str(S), "--kv-bytes-per-token", str(X), "--hw", c, "--chips", str(chips),
+            "--model", model] + (["--price-per-chip-hour", str(price)] if price else [])
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _generate(d):
+    N, P, n, X = d(st.integers(10**8, 10**11)), d(st.integers(1, 8192)), d(st.integers(1, 4096)), d(st.integers(0, 2**20))
+    B, chips, mfu = d(st.integers(1, 64)), d(st.integers(1, 8)), d(st.sampled_from([0.4, 1]))
+    model = d(st.sampled_from(["total", "kv-plus-max"]))
+    chip, flags = d(_chip_args())
+    key = d(st.sampled_from([None, "prefill_s"]))
+    return ((f"generate({N}, {P}, {n}, {X} B, batch={B}, chips={chips}, mfu={mfu}, model=\"{model}\"{chip})"
+             + (".prefill" if key else ""),
+             ["generate", "-N", str(N), "-P", str(P), "-n", str(n), "--kv-bytes-per-token", str(X), "-B", str(B),
+              "--chips", str(chips), "--mfu", str(mfu), "--model", model, *flags]) + ((key,) if key else ()))
+
+
+@st.composite
+def _speculative(d):
+    a, g = d(st.sampled_from([0, 0.5, 0.7, 0.9, 1])), d(st.integers(0, 32))
+    if d(st.booleans()):
+        c = d(st.sampled_from([0, 0.05, 0.2, 1]))
+        key = d(st.sampled_from(["speedup", "best_gamma"]))
+        return (f"speculative({a}, {g}, cost={c}).{key}", ["speculative", "--alpha", str(a), "--gamma", str(g),
+                                                          "--cost", str(c)], key)
+    return f"speculative({a}, {g})", ["speculative", "--alpha", str(a), "--gamma", str(g)]
+
+
+@st.composite
+def _compute_optimal(d):
+    C, method = d(st.integers(10**18, 10**27)), d(st.sampled_from(["fitted", "besiroglu", "rule-20"]))
+    key = d(st.sampled_from([None, "tokens", "loss"]))
+    return ((f"compute_optimal({C} FLOP, method=\"{method}\")" + (f".{key}" if key else ""),
+             ["compute-optimal", "-C", str(C), "--method", method]) + ((key,) if key else ()))
+
+
+@st.composite
+def _overtraining(d):
+    N, D = d(st.integers(10**6, 10**12)), d(st.integers(10**6, 10**14))
+    return f"overtraining({N}, {D})", ["compute-optimal", "-N", str(N), "-D", str(D)]
+
+
+@st.composite
+def _fsdp(d):
+    P, n, T, L = d(st.integers(1, 10**10)), d(ranks), d(st.integers(1, 10**6)), d(st.integers(1, 128))
+    eff, pb, gb = d(st.sampled_from([0.3, 0.6, 1])), d(st.integers(1, 8)), d(st.integers(1, 8))
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "a100-80gb", "tpu-v5e", "mi300x"]))
+        chip, flags = f", chip={c}", ["--hw", c]
+    else:
+        p, bw = d(peaks), d(links)
+        chip, flags = f", peak={p} FLOP/s, link={bw} B/s", ["--peak-flops", str(p), "--link-bandwidth", str(bw)]
+    key = d(st.sampled_from([None, "tokens_to_hide_forward"]))
+    return ((f"fsdp({P}, {n}, {T}, layers={L}, efficiency={eff}, param_bytes={pb}, grad_bytes={gb}{chip})"
+             + (f".{key}" if key else ""),
+             ["fsdp", "-P", str(P), "-n", str(n), "-T", str(T), "-L", str(L), "--efficiency", str(eff),
+              "--param-bytes", str(pb), "--grad-bytes", str(gb), *flags]) + ((key,) if key else ()))
+
+
+@st.composite
+def _grad_accum(d):
+    b, dp, m, p = d(st.integers(1, 64)), d(st.integers(1, 256)), d(st.integers(1, 64)), d(st.integers(1, 16))
+    B = b * dp * m
+    if p > 1 and d(st.booleans()):
+        return (f"grad_accum({B}, {b}, {dp}, stages={p}).bubble",
+                ["grad-accum", "-B", str(B), "-b", str(b), "-d", str(dp), "-p", str(p)], "bubble_fraction")
+    return f"grad_accum({B}, {b}, {dp}, stages={p})", ["grad-accum", "-B", str(B), "-b", str(b), "-d", str(dp), "-p", str(p)]
+
+
+@st.composite
+def _busbw(d):
+    op = d(st.sampled_from(["all-reduce", "all-reduce-in-network", "reduce-scatter", "all-gather", "all-to-all",
+                            "broadcast", "reduce"]))
+    n = d(ranks)
+    if d(st.booleans()):
+        S, us = d(sizes), d(st.integers(1, 10**7))
+        what, args = f"size={S} B, time={us} us", ["--size", str(S), "--time-us", str(us)]
+    else:
+        a = d(links)
+        what, args = f"algbw={a} B/s", ["--algbw", str(a)]
+    if d(st.booleans()):
+        bw = d(links)
+        return (f"busbw({n}, {what}, link={bw} B/s, op=\"{op}\").link_fraction",
+                ["busbw", "--op", op, "-n", str(n), *args, "--link-bandwidth", str(bw)], "link_fraction")
+    return f"busbw({n}, {what}, op=\"{op}\")", ["busbw", "--op", op, "-n", str(n), *args]
+
+
+@st.composite
+def _run_flops(d):
+    mfu, dt = d(st.sampled_from([0.2, 0.38, 0.5])), d(st.sampled_from(["bf16", "fp8"]))
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "h200", "b200"]))
+        chip, flags = f", chip={c}, dtype={dt}", ["--hw", c, "--dtype", dt]
+    else:
+        p = d(peaks)
+        chip, flags = f", peak={p} FLOP/s", ["--peak-flops", str(p)]
+    if d(st.booleans()):
+        h = d(st.integers(1, 10**8))
+        when, args = f"gpu_hours={h} h", ["--gpu-hours", str(h)]
+    else:
+        days, n = d(st.integers(1, 365)), d(st.integers(1, 10**5))
+        when, args = f"days={days} days, chips={n}", ["--days", str(days), "--chips", str(n)]
+    if d(st.booleans()):
+        N = d(st.integers(10**6, 10**12))
+        return (f"run_flops({mfu}, {when}, params={N}{chip}).tokens",
+                ["run-flops", "--mfu", str(mfu), *args, "-N", str(N), *flags], "tokens")
+    return f"run_flops({mfu}, {when}{chip})", ["run-flops", "--mfu", str(mfu), *args, *flags]
+
+
+@st.composite
+def _mfu_step(d):
+    N, T, t, n = d(st.integers(10**6, 10**12)), d(st.integers(1, 10**8)), d(st.sampled_from([0.5, 3, 12.25])), d(st.integers(1, 10**4))
+    att = d(st.sampled_from([0, 10**6]))
+    p = d(peaks)
+    return (f"mfu_step({N}, {T}, {t} s, {n}, peak={p} FLOP/s, attention_flops={att} FLOP)",
+            ["mfu-step", "-N", str(N), "-T", str(T), "--step-time", str(t), "--chips", str(n), "--peak-flops", str(p),
+             "--attention-flops", str(att)])
+
+
+@st.composite
+def _lr(d):
+    schedule = d(st.sampled_from(["linear", "inverse-sqrt", "cosine"]))
+    w = d(st.integers(1, 1000))
+    if schedule == "inverse-sqrt":
+        t, dm = d(st.integers(1, 10**5)), d(st.integers(1, 8192))
+        return (f"lr(inverse_sqrt, {t}, warmup={w}, d_model={dm})",
+                ["lr", "--schedule", schedule, "--step", str(t), "--warmup", str(w), "--d-model", str(dm)])
+    total, t = w + d(st.integers(1, 10**5)), d(st.integers(0, 2 * 10**5))
+    peak, sf = d(st.sampled_from([1e-3, 3e-4, 6e-5])), d(st.sampled_from([0, 0.1]))
+    minlr = d(st.sampled_from([0, 1e-5])) if schedule == "cosine" else 0
+    return (f"lr({schedule}, {t}, peak={peak}, warmup={w}, total={total}, min_lr={minlr}, start_factor={sf})",
+            ["lr", "--schedule", schedule, "--step", str(t), "--peak-lr", str(peak), "--warmup", str(w), "--total",
+             str(total), "--min-lr", str(minlr), "--start-factor", str(sf)])
+
+
+@st.composite
+def _mfu(d):
+    tps, n = d(st.integers(10**3, 10**8)), d(st.integers(1, 4096))
+    rec = d(st.sampled_from(["none", "selective", "full"]))
+    chip, flags = d(_chip_args(bandwidth=False))
+    if d(st.booleans()):
+        m, s = d(st.sampled_from(MODELS)), d(st.integers(1, 8192))
+        who, args = f"model={m}, seq={s}", ["--preset", m, "--seq", str(s)]
+    else:
+        N, L, h, s = d(st.integers(10**6, 10**12)), d(st.integers(1, 128)), d(st.integers(1, 16384)), d(st.integers(1, 8192))
+        who, args = f"{N}, layers={L}, d_model={h}, seq={s}", ["-N", str(N), "-L", str(L), "--d-model", str(h),
+                                                               "--seq", str(s)]
+    key = d(st.sampled_from([None, "hfu"]))
+    return ((f"mfu({who}, tokens_per_second={tps} tokens/s, chips={n}, recompute={rec}{chip})"
+             + (f".{key}" if key else ""),
+             ["mfu", *args, "--tokens-per-second", str(tps), "--chips", str(n), "--recompute", rec, *flags])
+            + ((key,) if key else ()))
+
+
+ADAPTERS.update({
+    "serve": _serve(), "generate": _generate(), "speculative": _speculative(), "compute_optimal": _compute_optimal(),
+    "overtraining": _overtraining(), "fsdp": _fsdp(), "grad_accum": _grad_accum(), "busbw": _busbw(),
+    "run_flops": _run_flops(), "mfu_step": _mfu_step(), "lr": _lr(), "mfu": _mfu(),
+})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 

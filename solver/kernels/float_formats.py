@@ -317,3 +317,35 @@ def mx_quantize(values, element: str = "fp4") -> Result:
                        elements=[float(c) for c in codes], dequantised=[float(d) for d in deq],
                        errors=[float(e) for e in errs], max_abs_error=worst)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's
+# block_format(...), from qkv solve block-format.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Input, Output, formula  # noqa: E402
+
+
+@formula("block_format", "Bytes per parameter of a block-scaled format (MXFP4, MXFP8, NVFP4): element bits + scale "
+         "bits / block, and the bytes of N parameters.",
+         (Input("format", "mxfp4, mxfp8_e4m3, mxfp8_e5m2, nvfp4, or any name with block, scale_bits, element_bits",
+                kind="choice", default="mxfp4", aliases=("f", "name")),
+          Input("params", "N: parameters (the total bytes)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N",)),
+          Input("block", "elements per shared scale (MX: 32)", kind="count", integer=True, minimum=1, maximum=10**6,
+                default=None),
+          Input("scale_bits", "bits of each scale (MX: 8, E8M0)", kind="count", integer=True, minimum=0, maximum=64,
+                default=None),
+          Input("element_bits", "bits of each element (FP4: 4)", kind="count", integer=True, minimum=1, maximum=64,
+                default=None)),
+         (Output("bytes_per_parameter", "B", "(element bits + scale bits / block) / 8"),
+          Output("bits_per_parameter", "", "element bits + scale bits / block"),
+          Output("bytes", "B", "⌈N·element bits / 8⌉ + blocks × scale bits / 8", ("params",), key="total_bytes")),
+         solve="block-format", source=OCP_MX)
+def _block_format_formula(format, params, block, scale_bits, element_bits):
+    name = str(format).strip().lower().replace("_", "-")
+    return block_format_bytes(name, params, block=block, scale_bits=scale_bits, element_bits=element_bits)
+
+
+FORMULAS = (_block_format_formula.formula,)

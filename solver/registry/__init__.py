@@ -17,7 +17,10 @@ MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.sys
            "solver.systems.roofline", "solver.systems.moe_systems")
 # issue 44 (more entries): the modules registered after the first twelve formulas
 MODULES += ("solver.systems.inference", "solver.systems.parallelism", "solver.systems.serving",
-            "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules")
+            "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules",
+            "solver.systems.flash_attention", "solver.counting.mla_decode", "solver.systems.context_parallel",
+            "solver.systems.paged_serving", "solver.systems.quant", "solver.kernels.float_formats",
+            "solver.kernels.quant_error", "solver.kernels.loss_formulas")
 
 _CACHE: dict[str, Formula] = {}
 

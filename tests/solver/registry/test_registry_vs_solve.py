@@ -495,6 +495,194 @@ ADAPTERS.update({
 })
 
 
+@st.composite
+def _flash_attention(d):
+    N, dh, B, H = d(st.integers(1, 16384)), d(st.sampled_from([32, 64, 128, 256])), d(st.integers(1, 8)), d(st.integers(1, 32))
+    version, init = d(st.sampled_from(["1", "2"])), d(st.sampled_from(["counted", "omitted"]))
+    args = ["flash-attention", "--seq", str(N), "-d", str(dh), "-B", str(B), "--heads", str(H), "--version", version]
+    args += ["--no-init"] if init == "omitted" else []
+    if d(st.booleans()):
+        M = d(st.integers(4 * dh, 10**6))
+        sram, args = f", sram={M}", args + ["--sram", str(M)]
+    else:
+        kb = d(st.integers(1, 256))
+        sram, args = f", sram_bytes={kb} KiB", args + ["--sram-bytes", f"{kb}KiB"]
+    base = f'flash_attention({N}, {dh}, batch={B}, heads={H}, version="{version}", init={init}{sram}'
+    if d(st.booleans()):  # bytes: qkv solve counts them with --unit bytes
+        dt = d(st.sampled_from(["bf16", "fp32", "fp8"]))
+        return base + f", dtype={dt}).bytes", args + ["--unit", "bytes", "--dtype", dt]
+    key = d(st.sampled_from([None, "ratio_standard_over_flash", "block_cols"]))
+    name = {"ratio_standard_over_flash": "ratio"}.get(key, key)
+    return (base + ")" + (f".{name}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _mla_decode(d):
+    S, B, order = d(st.integers(1, 131072)), d(st.integers(1, 64)), d(st.sampled_from(["absorbed", "naive"]))
+    dt = d(st.sampled_from(["bf16", "fp8"]))
+    if d(st.booleans()):
+        who, args = "model=deepseek-v2-lite", ["--preset", "deepseek-v2-lite"]
+    else:
+        dm, h, dc, dr, dh = (d(st.integers(64, 8192)), d(st.integers(1, 128)), d(st.integers(16, 1024)),
+                             d(st.integers(1, 128)), d(st.integers(16, 256)))
+        L, q = d(st.integers(1, 64)), d(st.sampled_from([0, 1536]))
+        who = f"d_model={dm}, n_heads={h}, kv_rank={dc}, rope_dim={dr}, nope_dim={dh}, q_rank={q}, layers={L}"
+        args = ["--d-model", str(dm), "--n-heads", str(h), "--kv-lora-rank", str(dc), "--rope-dim", str(dr),
+                "--nope-dim", str(dh), "--q-lora-rank", str(q), "--layers", str(L)]
+    key = d(st.sampled_from([None, "absorbed_bytes", "naive_bytes", "cache_bytes"]))
+    return ((f"mla_decode({S}, batch={B}, dtype={dt}, order={order}, {who})" + (f".{key}" if key else ""),
+             ["mla-decode", "-S", str(S), "-B", str(B), "--dtype", dt, "--order", order, *args])
+            + ((key,) if key else ()))
+
+
+@st.composite
+def _heads_args(d, need_query=True):
+    if d(st.booleans()):
+        m = d(st.sampled_from(["llama2-7b", "mistral-7b", "qwen2.5-7b", "gpt2"]))
+        return f"model={m}", ["--preset", m], m
+    hk = d(st.sampled_from([1, 2, 4, 8]))
+    h, dh = hk * d(st.integers(1, 8)), d(st.sampled_from([64, 128]))
+    return f"n_heads={h}, d_head={dh}, kv_heads={hk}", ["--n-heads", str(h), "--d-head", str(dh), "--kv-heads", str(hk)], h
+
+
+@st.composite
+def _ring_attention(d):
+    P, B, dt = d(st.integers(1, 64)), d(st.integers(1, 8)), d(st.sampled_from(["bf16", "fp32"]))
+    N = P * d(st.integers(1, 65536))
+    who, args, _ = d(_heads_args())
+    base, args = f"ring_attention({N}, {P}, {who}, batch={B}, dtype={dt}", ["ring-attention", "-N", str(N), "-P", str(P),
+                                                                           *args, "-B", str(B), "--dtype", dt]
+    if d(st.booleans()):
+        bw, p, mfu, a = d(links), d(peaks), d(st.sampled_from([0.5, 1])), d(lat)
+        key = d(st.sampled_from(["min_chunk_to_hide", "layer_time_s"]))
+        name = {"layer_time_s": "layer_time"}.get(key, key)
+        return (base + f", link={bw} B/s, peak={p} FLOP/s, mfu={mfu}, latency={a!r} s).{name}",
+                args + ["--link-bandwidth", str(bw), "--peak-flops", str(p), "--mfu", str(mfu), "--latency", repr(a)],
+                key)
+    key = d(st.sampled_from([None, "layer_bytes"]))
+    return (base + ")" + (f".{key}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _ulysses(d):
+    who, args, _ = d(_heads_args())
+    # P divides the heads: the presets drawn have 12, 28 or 32 query heads and 4 to 32 K/V heads
+    hk = int(args[args.index("--kv-heads") + 1]) if "--kv-heads" in args else 4
+    P = d(st.sampled_from([p for p in (1, 2, 4, 8) if hk % p == 0]))
+    N, B, dt = P * d(st.integers(1, 65536)), d(st.integers(1, 8)), d(st.sampled_from(["bf16", "fp32"]))
+    local = d(st.booleans())
+    base = f"ulysses({N}, {P}, {who}, batch={B}, dtype={dt}, count={'local' if local else 'sent'}"
+    args = ["ulysses", "-N", str(N), "-P", str(P), *args, "-B", str(B), "--dtype", dt] + (["--count-local"] if local else [])
+    if d(st.booleans()):
+        bw, a = d(links), d(lat)
+        return base + f", link={bw} B/s, latency={a!r} s).time", args + ["--link-bandwidth", str(bw), "--latency", repr(a)], "time_s"
+    return base + ")", args
+
+
+@st.composite
+def _paged_kv(d):
+    L, B = d(st.integers(1, 10**6)), d(st.sampled_from([1, 8, 16, 32, 128]))
+    last = d(st.sampled_from(["counted", "full-only"]))
+    base, args = f'paged_kv({L}, block_size={B}, last_block="{last}"', ["paged-kv", "--lengths", str(L), "-b", str(B),
+                                                                       "--last-block", last]
+    if d(st.booleans()):
+        X, budget = d(st.integers(1, 2**20)), d(st.integers(10**9, 10**11))
+        key = d(st.sampled_from(["paged_sequences", "contiguous_sequences", "kv_bytes"]))
+        return (base + f", kv_bytes_per_token={X} B, budget={budget} B).{key}",
+                args + ["-X", str(X), "--budget", str(budget)], key)
+    key = d(st.sampled_from([None, "empty_slots", "fragmentation_fraction"]))
+    name = {"fragmentation_fraction": "fragmentation"}.get(key, key)
+    return (base + ")" + (f".{name}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _disaggregation(d):
+    P, X, bw, B, a = d(st.integers(1, 131072)), d(st.integers(1, 2**20)), d(links), d(st.integers(1, 64)), d(lat)
+    base = f"disaggregation({P}, {X} B, {bw} B/s, batch={B}, latency={a!r} s"
+    args = ["disaggregation", "-P", str(P), "-X", str(X), "--link-bandwidth", str(bw), "-B", str(B), "--latency", repr(a)]
+    if d(st.booleans()):
+        L, tp = d(st.integers(1, 128)), d(st.sampled_from([0.05, 0.5, 2]))
+        return (base + f", layers={L}, prefill_time={tp} s).layerwise_exposed",
+                args + ["--layers", str(L), "--prefill-time", str(tp)], "layerwise_exposed_s")
+    return base + ")", args
+
+
+@st.composite
+def _expert_capacity(d):
+    T, E, k = d(st.integers(1, 10**6)), d(st.integers(1, 256)), d(st.integers(1, 8))
+    cf, per, rnd = d(st.sampled_from([1, 1.25, 1.1, 2])), d(st.sampled_from(["tokens", "assignments"])), d(st.sampled_from(["floor", "ceil"]))
+    key = d(st.sampled_from([None, "slots"]))
+    return ((f"expert_capacity({T}, {E}, {cf}, top_k={k}, per={per}, rounding={rnd})" + (f".{key}" if key else ""),
+             ["expert-capacity", "-T", str(T), "-E", str(E), "--capacity-factor", str(cf), "-k", str(k), "--per", per,
+              "--rounding", rnd]) + ((key,) if key else ()))
+
+
+GGML = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
+
+
+@st.composite
+def _quant(d):
+    kind = d(st.sampled_from(["ggml", "group", "nf4"]))
+    if kind == "group":
+        r, c, g = d(st.integers(1, 16384)), d(st.integers(1, 16384)), d(st.sampled_from([32, 64, 128]))
+        zero, gidx = d(st.sampled_from(["int4", "fp16", "none"])), d(st.booleans())
+        return (f"quant(format=group_int4, rows={r}, cols={c}, group_size={g}, zero={zero}, g_idx={'on' if gidx else 'off'})",
+                ["quant", "--format", "group-int4", "--rows", str(r), "--cols", str(c), "--group-size", str(g), "--zero",
+                 zero] + (["--g-idx"] if gidx else []))
+    if kind == "nf4":
+        bs, dq = d(st.sampled_from([32, 64, 128])), d(st.booleans())
+        if d(st.booleans()):
+            m = d(st.sampled_from(MODELS))
+            who, args = f"model={m}", ["--preset", m]
+        else:
+            N = d(st.integers(1, 10**12))
+            who, args = str(N), ["-N", str(N)]
+        return (f"quant({who}, format=nf4, blocksize={bs}, double_quant={'on' if dq else 'off'})",
+                ["quant", "--format", "nf4", *args, "--blocksize", str(bs)] + ([] if dq else ["--no-double-quant"]),
+                "bytes")
+    f = d(st.sampled_from(GGML))
+    block = 32 if f[-1] != "K" else 256
+    N = block * d(st.integers(1, 10**9))
+    return f"quant({N}, format={f})", ["quant", "--format", f, "-N", str(N)]
+
+
+@st.composite
+def _block_format(d):
+    if d(st.booleans()):
+        f = d(st.sampled_from(["mxfp4", "mxfp8-e4m3", "mxfp8-e5m2", "nvfp4"]))
+        what, args = f'"{f}"', ["--format", f]
+    else:
+        k, sb, eb = d(st.integers(1, 1024)), d(st.integers(0, 32)), d(st.integers(1, 16))
+        what, args = f"custom, block={k}, scale_bits={sb}, element_bits={eb}", ["--format", "custom", "--block", str(k),
+                                                                                "--scale-bits", str(sb), "--element-bits",
+                                                                                str(eb)]
+    if d(st.booleans()):
+        N = d(st.integers(1, 10**12))
+        return f"block_format({what}, params={N}).bytes", ["block-format", *args, "-N", str(N)]
+    return f"block_format({what})", ["block-format", *args]
+
+
+@st.composite
+def _fp8_memory(d):
+    N, recipe = d(st.integers(1, 10**12)), d(st.sampled_from(["fp8-te", "fp8-deepseek-v3", "bf16-mixed"]))
+    return f'fp8_memory({N}, recipe="{recipe}")', ["fp8-memory", "-N", str(N), "--recipe", recipe]
+
+
+@st.composite
+def _perplexity(d):
+    loss, unit = d(st.sampled_from([0, 0.5, 1.7, 2.3, 5, 11.25])), d(st.sampled_from(["nats", "bits"]))
+    return (f"perplexity({loss}, unit={unit})",
+            ["perplexity", "--loss", str(loss), "--log-base", "e" if unit == "nats" else "2"])
+
+
+ADAPTERS.update({
+    "flash_attention": _flash_attention(), "mla_decode": _mla_decode(), "ring_attention": _ring_attention(),
+    "ulysses": _ulysses(), "paged_kv": _paged_kv(), "disaggregation": _disaggregation(),
+    "expert_capacity": _expert_capacity(), "quant": _quant(), "block_format": _block_format(),
+    "fp8_memory": _fp8_memory(), "perplexity": _perplexity(),
+})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 

@@ -229,11 +229,16 @@ _MODEL = Input("model", "a model preset or config: its parameter count (and exac
                default=None, aliases=("preset", "config"))
 
 
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
 def _resolve(chip, dtype, peak=None, bandwidth=None, hbm=None, hbm_figure="datasheet"):
     from solver.systems.chips import resolve_chip
 
-    f = (lambda v: None if v is None else float(v))
-    return resolve_chip(chip, dtype, peak_flops=f(peak), bandwidth=f(bandwidth), hbm=f(hbm), hbm_figure=hbm_figure)
+    return resolve_chip(chip, dtype, peak_flops=_or_float(peak), bandwidth=_or_float(bandwidth), hbm=_or_float(hbm),
+                        hbm_figure=hbm_figure)
 
 
 def _model_params(model, params):

@@ -117,6 +117,11 @@ def learning_rate(schedule: str, step: int, *, peak: float | None = None, warmup
 from solver.registry.formula import Input, Output, formula  # noqa: E402
 
 
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
 @formula("lr", "The learning rate at a step: linear warmup and decay, inverse square root, or cosine with warmup.",
          (Input("schedule", "linear, inverse-sqrt (inverse_sqrt) or cosine", kind="choice"),
           Input("step", "t: the step (from 0; inverse-sqrt from 1)", kind="count", integer=True, minimum=0,
@@ -135,8 +140,7 @@ from solver.registry.formula import Input, Output, formula  # noqa: E402
          (Output("lr", "", "the learning rate at the step"),),
          solve="lr", source="Vaswani et al. 2017 (eq. 3); Loshchilov & Hutter 2017 (SGDR)")
 def _lr_formula(schedule, step, peak, warmup, total, min_lr, start_factor, d_model):
-    f = (lambda v: None if v is None else float(v))
-    return learning_rate(str(schedule).strip().lower().replace("_", "-"), step, peak=f(peak), warmup=warmup,
+    return learning_rate(str(schedule).strip().lower().replace("_", "-"), step, peak=_or_float(peak), warmup=warmup,
                          total=total, min_lr=float(min_lr), start_factor=float(start_factor), d_model=d_model)
 
 

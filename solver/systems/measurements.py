@@ -158,6 +158,11 @@ _PEAK_IN = (Input("chip", "a chip preset: its dense peak at the dtype", kind="ch
             Input("dtype", "the dtype of the chip's peak", kind="dtype", default="bf16"))
 
 
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
 @formula("busbw", "nccl-tests' size and time (or algbw) to bus bandwidth, and the share of a link it reaches.",
          (Input("ranks", "n: ranks of the run", kind="count", integer=True, minimum=2, aliases=("n", "gpus")),
           Input("size", "S: nccl-tests' size column", unit="B", default=None, aliases=("S",)),
@@ -169,10 +174,10 @@ _PEAK_IN = (Input("chip", "a chip preset: its dense peak at the dtype", kind="ch
           Output("link_fraction", "", "busbw / β", ("link",))),
          conventions=(NCCL_OP,), solve="busbw", source=NCCL_SRC)
 def _busbw_formula(ranks, size, time, algbw, link, op="all-reduce"):
-    f = (lambda v: None if v is None else float(v))
     if algbw is None and (size is None or time is None):
         raise SolverInputError("give size and time, or algbw", param="size")
-    return nccl_busbw(op, ranks, size=f(size), time=f(time), algbw=f(algbw), link_bandwidth=f(link))
+    return nccl_busbw(op, ranks, size=_or_float(size), time=_or_float(time), algbw=_or_float(algbw),
+                      link_bandwidth=_or_float(link))
 
 
 @formula("run_flops", "A training run's FLOPs: GPU-hours (or days × chips) × dense peak × MFU; tokens = FLOPs / 6N.",

@@ -367,11 +367,15 @@ _SERVING_IN = (Input("chips", "chips sharing the weights and cache", kind="count
                Input("weight_dtype", "weight dtype (default: dtype)", kind="dtype", default=None))
 
 
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
 def _serving_chip(chip, dtype, peak, bandwidth, hbm=None):
     from solver.systems.chips import resolve_chip
 
-    f = (lambda v: None if v is None else float(v))
-    return resolve_chip(chip, dtype, peak_flops=f(peak), bandwidth=f(bandwidth), hbm=f(hbm))
+    return resolve_chip(chip, dtype, peak_flops=_or_float(peak), bandwidth=_or_float(bandwidth), hbm=_or_float(hbm))
 
 
 @formula("serve", "Largest batch whose KV cache fits beside the weights, and tokens/s and per-token latency at it.",

@@ -683,6 +683,45 @@ ADAPTERS.update({
 })
 
 
+@st.composite
+def _fit_3d(d):
+    t, p, dp = d(st.sampled_from([1, 2, 4, 8])), d(st.sampled_from([1, 2, 4])), d(st.integers(1, 64))
+    L, a = p * d(st.integers(1, 24)), t * d(st.integers(1, 16))
+    N, h, s, b = d(st.integers(10**6, 10**12)), a * d(st.sampled_from([64, 128])), d(st.integers(1, 32768)), d(st.integers(1, 8))
+    zero, rec, sp = d(st.integers(0, 3)), d(st.sampled_from(["none", "selective", "full"])), d(st.booleans())
+    m = d(st.sampled_from([None, 1, 8, 32]))
+    expr = (f"fit_3d({N}, {L}, {h}, {a}, {s}, micro_batch={b}, tp={t}, pp={p}, dp={dp}, zero={zero}, recompute={rec}, "
+            f"sequence_parallel={'on' if sp else 'off'}" + (f", microbatches={m}" if m else ""))
+    args = ["fit-3d", "-N", str(N), "-L", str(L), "--d-model", str(h), "-a", str(a), "-s", str(s), "-b", str(b),
+            "-t", str(t), "-p", str(p), "-d", str(dp), "--zero", str(zero), "--recompute", rec,
+            "--sequence-parallel" if sp else "--no-sequence-parallel"] + (["-m", str(m)] if m else [])
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "a100-40gb", "mi300x"]))
+        return expr + f", chip={c}).left", args + ["--hw", c], "left_bytes"
+    key = d(st.sampled_from([None, "activations_bytes"]))
+    return (expr + ")" + (".activations" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _sliding_window(d):
+    conv, sinks = d(st.sampled_from(["strict", "span"])), d(st.integers(0, 8))
+    if d(st.booleans()):
+        who, args = "model=mistral-7b", ["--preset", "mistral-7b"]
+    else:
+        W, L = d(st.integers(1, 8192)), d(st.integers(1, 64))
+        who, args = f"{W}, {L}", ["-W", str(W), "-L", str(L)]
+    base, args = f"sliding_window({who}, sinks={sinks}, convention={conv}", ["sliding-window", *args, "--sinks", str(sinks),
+                                                                            "--convention", conv]
+    if d(st.booleans()):
+        n = d(st.integers(1, 10**6))
+        key = d(st.sampled_from(["kv_tokens_per_layer", "beyond_reach"]))
+        return base + f", seq={n}).{key}", args + ["--seq", str(n)], key
+    return base + ")", args
+
+
+ADAPTERS.update({"fit_3d": _fit_3d(), "sliding_window": _sliding_window()})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 

@@ -722,6 +722,23 @@ def _sliding_window(d):
 ADAPTERS.update({"fit_3d": _fit_3d(), "sliding_window": _sliding_window()})
 
 
+@st.composite
+def _float_format(d):
+    f = d(st.sampled_from(["fp32", "fp16", "bf16", "e5m2", "e4m3", "fp4"]))
+    if d(st.booleans()):
+        ask = d(st.sampled_from(["max-normal", "min-normal", "min-subnormal"]))
+        return f"float_format({f}).{ask.replace('-', '_')}", ["float-format", "-f", f, "--ask", ask]
+    # values inside every format's range (fp4's largest is 6), exact decimals as both sides read them
+    x = d(st.sampled_from(["0.3", "-1.7", "5.5", "0.001", "2.25", "-0.0625", "1e-5", "3"]))
+    ask = d(st.sampled_from(["spacing", "nearest"]))
+    overflow = d(st.sampled_from(["pytorch", "ieee", "saturate"]))
+    return (f"float_format({f}, {x}, overflow={overflow}).{ask}",
+            ["float-format", "-f", f, "--value", x, "--ask", ask, "--overflow", overflow])
+
+
+ADAPTERS.update({"float_format": _float_format()})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 

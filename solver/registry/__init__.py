@@ -20,7 +20,8 @@ MODULES += ("solver.systems.inference", "solver.systems.parallelism", "solver.sy
             "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules",
             "solver.systems.flash_attention", "solver.counting.mla_decode", "solver.systems.context_parallel",
             "solver.systems.paged_serving", "solver.systems.quant", "solver.kernels.float_formats",
-            "solver.kernels.quant_error", "solver.kernels.loss_formulas", "solver.counting.window")
+            "solver.kernels.quant_error", "solver.kernels.loss_formulas", "solver.counting.window",
+            "solver.kernels.rope_scaling")
 
 _CACHE: dict[str, Formula] = {}
 

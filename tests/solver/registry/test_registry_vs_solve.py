@@ -739,6 +739,25 @@ def _float_format(d):
 ADAPTERS.update({"float_format": _float_format()})
 
 
+@st.composite
+def _rope_scaling(d):
+    dh = 2 * d(st.integers(2, 128))
+    i, method = d(st.integers(0, dh // 2 - 1)), d(st.sampled_from(["linear", "ntk", "dynamic", "yarn", "none"]))
+    base, s, L = d(st.sampled_from([10000, 500000, 1e6])), d(st.sampled_from([1, 2, 4, 8, 32])), d(st.sampled_from([2048, 4096, 8192]))
+    trunc = d(st.booleans())
+    expr = (f"rope_scaling({dh}, {i}, base={base}, factor={s}, original={L}, method={method}, "
+            f"truncate={'on' if trunc else 'off'}")
+    args = ["rope-scaling", "-d", str(dh), "--pair", str(i), "--base", str(base), "-s", str(s), "--original", str(L),
+            "--method", method] + ([] if trunc else ["--no-truncate"])
+    if method == "dynamic" and d(st.booleans()):
+        n = d(st.integers(1, 10**6))
+        expr, args = expr + f", seq_len={n}", args + ["--seq-len", str(n)]
+    return expr + ")", args
+
+
+ADAPTERS.update({"rope_scaling": _rope_scaling()})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 

@@ -93,3 +93,68 @@ def mla_decode(d_model: int, n_heads: int, kv_rank: int, rope_dim: int, nope_dim
                               "2·B·h·d_c·d per layer")
     r.answer = abs_total if order == "absorbed" else naive_total
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's mla_decode(...),
+# from qkv solve mla-decode.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+MLA_ORDER = Convention("order", "Which order's FLOPs are the answer (both are in the outputs).", {
+    "absorbed": Choice("W_UK folded into the query and W_UV into the output: attention over the latent cache",
+                       "DeepSeek-AI 2024 (DeepSeek-V2), §2.1.2"),
+    "naive": Choice("each head's K and V expanded from the latent cache first", "DeepSeek-AI 2024, §2.1.2")},
+    "absorbed")
+
+
+def _size(name, help_, aliases=(), minimum=1, default=None):
+    return Input(name, help_, kind="count", integer=True, minimum=minimum, default=default, aliases=aliases)
+
+
+@formula("mla_decode", "One MLA decode step (DeepSeek-V2): FLOPs and bytes with W_UK/W_UV absorbed against the "
+         "naive order.",
+         (Input("context", "S: cached tokens attended", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("S",)),
+          _size("d_model", "d: model width (or a model)", ("hidden",)),
+          _size("n_heads", "h: heads (or a model)", ("heads",)),
+          _size("kv_rank", "d_c: the latent width (or a model)", ("kv_lora_rank", "d_c")),
+          _size("rope_dim", "d_R: the shared rotary key width (or a model)", ("d_r",)),
+          _size("nope_dim", "d_h: the per-head non-rotary q/k size (or a model)", ("d_head",)),
+          _size("v_dim", "d_v: the value head size (default d_h)"),
+          _size("q_rank", "the query latent width (0: none)", ("q_lora_rank",), minimum=0),
+          _size("batch", "B: sequences", ("B",), default=1),
+          _size("layers", "L: layers (default 1, or the model's)", ("n_layers",)),
+          Input("dtype", "cache and weight dtype", kind="dtype", default="bf16"),
+          Input("model", "a model preset or config with latent attention (deepseek-v2-lite)", kind="model",
+                default=None, aliases=("preset", "config"))),
+         (Output("flops", "FLOP", "FLOPs of the step in the chosen order"),
+          Output("absorbed_flops", "FLOP", "FLOPs, absorbed order"),
+          Output("naive_flops", "FLOP", "FLOPs, naive order"),
+          Output("absorbed_bytes", "B", "bytes read, absorbed order"),
+          Output("naive_bytes", "B", "bytes read, naive order"),
+          Output("cache_bytes", "B", "the latent cache read")),
+         conventions=(MLA_ORDER,), solve="mla-decode", source="DeepSeek-AI 2024 (DeepSeek-V2), §2.1")
+def _mla_formula(context, d_model, n_heads, kv_rank, rope_dim, nope_dim, v_dim, q_rank, batch, layers, dtype, model,
+                 order="absorbed"):
+    vals = {"d_model": d_model, "n_heads": n_heads, "kv_rank": kv_rank, "rope_dim": rope_dim, "nope_dim": nope_dim,
+            "v_dim": v_dim, "q_rank": q_rank, "layers": layers}
+    if model is not None:
+        if not model.is_mla:
+            raise SolverInputError(f"{model.name} has no latent attention (kv_lora_rank = 0)", param="model")
+        own = {"d_model": model.d_model, "n_heads": model.n_heads, "kv_rank": model.kv_lora_rank,
+               "rope_dim": model.qk_rope_head_dim, "nope_dim": model.head_dim, "v_dim": model.value_head_dim,
+               "q_rank": model.q_lora_rank, "layers": model.decoder_layers or model.n_layers}
+        vals = {k: (v if v is not None else own[k]) for k, v in vals.items()}
+    missing = [k for k in ("d_model", "n_heads", "kv_rank", "rope_dim", "nope_dim") if vals[k] is None]
+    if missing:
+        raise SolverInputError(f"needs {', '.join(missing)} (or a model: deepseek-v2-lite)", param=missing[0])
+    r = mla_decode(vals["d_model"], vals["n_heads"], vals["kv_rank"], vals["rope_dim"], vals["nope_dim"],
+                   vals["v_dim"] if vals["v_dim"] is not None else vals["nope_dim"], context, q_rank=vals["q_rank"] or 0,
+                   batch=batch, n_layers=vals["layers"] or 1, dtype=dtype, order=order)
+    r.breakdown["flops"] = r.answer
+    return r
+
+
+FORMULAS = (_mla_formula.formula,)

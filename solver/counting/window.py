@@ -95,3 +95,50 @@ def window_stack(layers: int, window: int, *, convention: str = "strict", sinks:
         r.convention["beyond_reach"] = "earlier positions (neither sinks nor in the field) the last token cannot see"
     r.answer = strict if convention == "strict" else span
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's
+# sliding_window(...), from qkv solve sliding-window.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+REACH = Convention("convention", "How far back a stack of windowed layers reaches.", {
+    "strict": Choice("L·(W − 1) positions before the token: each layer reaches W − 1 back (W counts the query)",
+                     "Beltagy et al. 2020 (Longformer), §3"),
+    "span": Choice("L·W, as Mistral 7B writes 'k × W'", "Jiang et al. 2023 (Mistral 7B), §2")}, "strict")
+
+
+@formula("sliding_window", "A stack of sliding-window layers: how far back a token reaches, the sinks kept, the KV "
+         "cache per layer.",
+         (Input("window", "W: the window, the query included (or a model's)", kind="count", integer=True, minimum=1,
+                default=None, binary_k=True, aliases=("W",)),
+          Input("layers", "L: windowed layers stacked (or a model's)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("L",)),
+          Input("sinks", "attention-sink tokens kept (StreamingLLM)", kind="count", integer=True, minimum=0, default=0),
+          Input("seq", "n: sequence length (the KV cache per layer)", kind="count", integer=True, minimum=1,
+                default=None, binary_k=True, aliases=("n",)),
+          Input("model", "a model with a sliding window (mistral-7b)", kind="model", default=None,
+                aliases=("preset", "config"))),
+         (Output("reach", "", "positions before the token it can attend to, in the chosen convention", key="reach"),
+          Output("kv_tokens_per_layer", "", "tokens a layer caches", ("seq",)),
+          Output("beyond_reach", "", "positions of the sequence it cannot reach", ("seq",))),
+         conventions=(REACH,), solve="sliding-window", source="Jiang et al. 2023 (Mistral 7B); Xiao et al. 2023")
+def _window_formula(window, layers, sinks, seq, model, convention="strict"):
+    if model is not None:
+        if not model.sliding_window and window is None:
+            raise SolverInputError(f"{model.name} has no sliding window; give window=", param="window")
+        n_layers = model.decoder_layers or model.n_layers
+        if model.local_layers_of(n_layers) < n_layers and layers is None:
+            raise SolverInputError(f"{model.name} has global layers: the receptive field is the whole prefix",
+                                   param="model")
+        window, layers = window or model.sliding_window, layers or n_layers
+    if window is None or layers is None:
+        raise SolverInputError("needs window and layers (or a model)", param="window")
+    r = window_stack(layers, window, convention=convention, sinks=sinks, seq=seq)
+    r.breakdown["reach"] = r.answer
+    return r
+
+
+FORMULAS = (_window_formula.formula,)

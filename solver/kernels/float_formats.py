@@ -317,3 +317,61 @@ def mx_quantize(values, element: str = "fp4") -> Result:
                        elements=[float(c) for c in codes], dequantised=[float(d) for d in deq],
                        errors=[float(e) for e in errs], max_abs_error=worst)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's
+# block_format(...), from qkv solve block-format.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+
+@formula("block_format", "Bytes per parameter of a block-scaled format (MXFP4, MXFP8, NVFP4): element bits + scale "
+         "bits / block, and the bytes of N parameters.",
+         (Input("format", "mxfp4, mxfp8_e4m3, mxfp8_e5m2, nvfp4, or any name with block, scale_bits, element_bits",
+                kind="choice", default="mxfp4", aliases=("f", "name")),
+          Input("params", "N: parameters (the total bytes)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N",)),
+          Input("block", "elements per shared scale (MX: 32)", kind="count", integer=True, minimum=1, maximum=10**6,
+                default=None),
+          Input("scale_bits", "bits of each scale (MX: 8, E8M0)", kind="count", integer=True, minimum=0, maximum=64,
+                default=None),
+          Input("element_bits", "bits of each element (FP4: 4)", kind="count", integer=True, minimum=1, maximum=64,
+                default=None)),
+         (Output("bytes_per_parameter", "B", "(element bits + scale bits / block) / 8"),
+          Output("bits_per_parameter", "", "element bits + scale bits / block"),
+          Output("bytes", "B", "⌈N·element bits / 8⌉ + blocks × scale bits / 8", ("params",), key="total_bytes")),
+         solve="block-format", source=OCP_MX)
+def _block_format_formula(format, params, block, scale_bits, element_bits):
+    name = str(format).strip().lower().replace("_", "-")
+    return block_format_bytes(name, params, block=block, scale_bits=scale_bits, element_bits=element_bits)
+
+
+OVERFLOW_CONVENTION = Convention("overflow", "What a value past the largest normal becomes.", {
+    "pytorch": Choice("as PyTorch's cast: inf where the format has one, else saturate", "torch.Tensor.to"),
+    "ieee": Choice("inf (or NaN where the format has no inf)", "IEEE 754 round to nearest"),
+    "saturate": Choice("the largest normal, with its sign", "OCP 8-bit Floating Point Specification (OFP8)")},
+    "pytorch")
+
+
+@formula("float_format", "A float format's largest normal, smallest normal and subnormal; with a value, the spacing "
+         "near it and its nearest representable value.",
+         (Input("format", "fp32, fp16, bf16, e5m2, e4m3 (e4m3fn), fp4 (e2m1)", kind="choice", aliases=("f", "name")),
+          Input("value", "x: a number (its spacing and nearest value)", kind="fraction", default=None, minimum=None,
+                aliases=("x",))),
+         (Output("max_normal", "", "the largest normal value"),
+          Output("min_normal", "", "the smallest normal value 2^(1 − bias)"),
+          Output("min_subnormal", "", "the smallest subnormal value 2^(1 − bias − m)"),
+          Output("spacing", "", "the gap between values near x", ("value",)),
+          Output("nearest", "", "the representable value nearest x (not a number past the range)", ("value",)),
+          Output("rounding_error", "", "nearest − x", ("value",))),
+         conventions=(OVERFLOW_CONVENTION,), solve="float-format", source="IEEE 754; OFP8; " + OCP_MX)
+def _float_format_formula(format, value, overflow="pytorch"):
+    r = float_format(str(format), value, overflow=overflow)
+    if isinstance(r.breakdown.get("nearest"), str):  # inf or nan: a word, no quantity
+        del r.breakdown["nearest"]
+    return r
+
+
+FORMULAS = (_block_format_formula.formula, _float_format_formula.formula)

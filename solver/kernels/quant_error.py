@@ -217,3 +217,31 @@ def fp8_training_memory(params: int, recipe: str = "fp8-te") -> Result:
     r.breakdown.update(recipe=recipe, params=params, bytes_per_parameter=per, total_bytes=total,
                        **{n.split(" (")[0].lower().replace(" ", "_").replace("-", "_") + "_bytes": params * b for n, b, _ in rows})
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's fp8_memory(...),
+# from qkv solve fp8-memory.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+FP8_RECIPE = Convention("recipe", "Which tensors stay in higher precision.", {
+    "fp8-te": Choice("bf16 weights and an fp8 copy, fp32 master weights, Adam m and v in fp32",
+                     "NVIDIA Transformer Engine (FP8 training recipe)"),
+    "fp8-deepseek-v3": Choice("fp8 weights, fp32 master weights and gradients, Adam m and v in bf16",
+                              "DeepSeek-AI 2024 (DeepSeek-V3 technical report), §3.3"),
+    "bf16-mixed": Choice("bf16 weights and gradients, fp32 master weights and Adam m, v: 16 bytes per parameter",
+                         "Micikevicius et al. 2018 (mixed precision)")}, "fp8-te")
+
+
+@formula("fp8_memory", "Model-state bytes of FP8 training: which tensors stay in bf16 or fp32, bytes per parameter.",
+         (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),),
+         (Output("bytes", "B", "N × bytes per parameter", key="total_bytes"),
+          Output("bytes_per_parameter", "B", "bytes each parameter's states take")),
+         conventions=(FP8_RECIPE,), solve="fp8-memory", source="NVIDIA Transformer Engine; DeepSeek-V3 report")
+def _fp8_memory_formula(params, recipe="fp8-te"):
+    return fp8_training_memory(params, recipe)
+
+
+FORMULAS = (_fp8_memory_formula.formula,)

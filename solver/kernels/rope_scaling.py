@@ -129,3 +129,55 @@ def rope_scaling(d_head: int, *, base: float = 10000.0, method: str = "linear", 
     if pair is not None:
         r.convention["answer"] = f"wavelength of pair {pair} after {method}"
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's
+# rope_scaling(...), one pair's wavelength, from qkv solve rope-scaling --pair.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+ROPE_METHOD = Convention("method", "How RoPE is stretched to a longer context.", {
+    "linear": Choice("position interpolation: θ_i/s for every pair", "Chen et al. 2023 (PI)"),
+    "ntk": Choice("NTK-aware: the base times s^(d/(d−2))", "bloc97 2023 (NTK-aware scaled RoPE)"),
+    "dynamic": Choice("dynamic NTK: the base grows with the current length", "HuggingFace transformers"),
+    "yarn": Choice("NTK-by-parts ramp over the pairs and a temperature", "Peng et al. 2023 (YaRN)"),
+    "none": Choice("no scaling", "Su et al. 2021 (RoFormer)")}, "linear")
+ROPE_TRUNCATE = Convention("truncate", "YaRN: whether the ramp's ends are floored and ceiled.", {
+    "on": Choice("floor/ceil the ramp ends (HuggingFace's default)", "HuggingFace transformers"),
+    "off": Choice("the ramp ends as computed (--no-truncate)", "Peng et al. 2023")}, "on")
+
+
+@formula("rope_scaling", "RoPE context extension (PI, NTK, dynamic, YaRN): pair i's wavelength 2π/θ_i' after the "
+         "scaling.",
+         (Input("d_head", "d: rotary size of a head (even)", kind="count", integer=True, minimum=2, maximum=65536,
+                aliases=("rotary_dim", "d")),
+          Input("pair", "i: the pair (from 0)", kind="count", integer=True, minimum=0, aliases=("i",)),
+          Input("base", "the RoPE base (rope_theta)", kind="fraction", default=10000, minimum=1, maximum=10**12,
+                aliases=("theta",)),
+          Input("factor", "s: target context ÷ original", kind="fraction", default=1, minimum=1, maximum=10**6,
+                aliases=("s",)),
+          Input("original", "L: the original (pre-training) context", kind="count", integer=True, minimum=1,
+                default=4096, binary_k=True, aliases=("original_context",)),
+          Input("seq_len", "n: the current length (dynamic only)", kind="count", integer=True, minimum=1,
+                default=None, binary_k=True),
+          Input("beta_fast", "YaRN's β_fast", kind="fraction", default=32, maximum=10**6),
+          Input("beta_slow", "YaRN's β_slow", kind="fraction", default=1, maximum=10**6)),
+         (Output("wavelength", "", "pair i's wavelength after the scaling, in positions", key="pair_wavelength"),
+          Output("new_base", "", "the changed base (ntk, dynamic)"),
+          Output("attention_factor", "", "YaRN's attention temperature factor")),
+         conventions=(ROPE_METHOD, ROPE_TRUNCATE), solve="rope-scaling",
+         source="Chen et al. 2023 (PI); Peng et al. 2023 (YaRN)")
+def _rope_scaling_formula(d_head, pair, base, factor, original, seq_len, beta_fast, beta_slow, method="linear",
+                          truncate="on"):
+    if seq_len is not None and method != "dynamic":
+        raise SolverInputError("only the dynamic method depends on the current length", param="seq_len")
+    r = rope_scaling(d_head, base=float(base), method=method, factor=float(factor), original=original,
+                     seq_len=seq_len, beta_fast=float(beta_fast), beta_slow=float(beta_slow),
+                     truncate=truncate == "on", pair=pair)
+    r.breakdown["pair_wavelength"] = r.answer
+    return r
+
+
+FORMULAS = (_rope_scaling_formula.formula,)

@@ -15,7 +15,13 @@ from solver.registry.formula import Choice, Convention, Formula, Input, Output, 
 #: the modules whose ``FORMULAS`` make up the registry, in the order ``qkv calc --list`` shows them
 MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
            "solver.systems.roofline", "solver.systems.moe_systems", "solver.systems.sharding",
-           "solver.systems.parts")
+           "solver.systems.parts",
+           "solver.systems.inference", "solver.systems.parallelism", "solver.systems.serving",
+           "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules",
+           "solver.systems.flash_attention", "solver.counting.mla_decode", "solver.systems.context_parallel",
+           "solver.systems.paged_serving", "solver.systems.quant", "solver.kernels.float_formats",
+           "solver.kernels.quant_error", "solver.kernels.loss_formulas", "solver.counting.window",
+           "solver.kernels.rope_scaling")
 
 _CACHE: dict[str, Formula] = {}
 

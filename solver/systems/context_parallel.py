@@ -128,3 +128,88 @@ def ulysses(seq: int, devices: int, n_heads: int, d_head: int, *, kv_heads: int 
                                        2 * alpha + sent / beta, "s")
     r.answer = sent
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's
+# ring_attention(...) and ulysses(...), from qkv solve ring-attention and ulysses.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+
+def _float(v):
+    return None if v is None else float(v)
+
+
+def _heads_of(model, n_heads, d_head, kv_heads):
+    if model is not None:
+        n_heads, d_head, kv_heads = n_heads or model.n_heads, d_head or model.head_dim, kv_heads or model.kv_heads
+    if d_head is None:
+        raise SolverInputError("needs d_head (or a model)", param="d_head")
+    return n_heads, d_head, kv_heads
+
+
+def _cp_inputs(devices_help, devices_aliases):
+    return (Input("seq", "N: sequence length", kind="count", integer=True, minimum=1, binary_k=True, aliases=("N",)),
+            Input("devices", devices_help, kind="count", integer=True, minimum=1, aliases=devices_aliases),
+            Input("n_heads", "h: query heads (or a model)", kind="count", integer=True, minimum=1, default=None,
+                  aliases=("heads",)),
+            Input("d_head", "d: head size (or a model)", kind="count", integer=True, minimum=1, default=None),
+            Input("kv_heads", "h_kv: K/V heads (default n_heads)", kind="count", integer=True, minimum=1, default=None,
+                  aliases=("n_kv_heads",)),
+            Input("batch", "b: sequences", kind="count", integer=True, minimum=1, default=1, aliases=("B",)),
+            Input("dtype", "activation dtype", kind="dtype", default="bf16"),
+            Input("link", "β: link bandwidth per direction", unit="B/s", default=None,
+                  aliases=("link_bandwidth", "bandwidth", "bw")),
+            Input("latency", "α: seconds per send", unit="s", default=0, aliases=("alpha",)),
+            Input("model", "a model preset or config: its heads and head size", kind="model", default=None,
+                  aliases=("preset", "config")))
+
+
+@formula("ring_attention", "Ring attention: the K/V bytes each device sends per ring step and layer, and whether they "
+         "hide behind the block's compute.",
+         (*_cp_inputs("P: devices in the ring", ("P", "cp")),
+          Input("chip", "a chip preset: its peak at the dtype (the overlap)", kind="chip", default=None,
+                aliases=("hw",)),
+          Input("peak", "peak FLOP/s per device (the overlap)", unit="FLOP/s", default=None, aliases=("peak_flops",)),
+          Input("mfu", "the share of the peak reached, 0 to 1", kind="fraction", default=1, maximum=1)),
+         (Output("step_bytes", "B", "K/V bytes each device sends per step"),
+          Output("layer_bytes", "B", "those of all P − 1 sends of a layer"),
+          Output("block_flops", "FLOP", "one step's attention FLOPs", ("n_heads",)),
+          Output("min_chunk_to_hide", "", "c*: the chunk above which the send hides", ("link", "peak")),
+          Output("layer_time", "s", "P · max(compute, send)", ("link", "peak"), key="layer_time_s")),
+         solve="ring-attention", source="Liu et al. 2023 (Ring Attention)")
+def _ring_formula(seq, devices, n_heads, d_head, kv_heads, batch, dtype, link, latency, model, chip, peak, mfu):
+    n_heads, d_head, kv_heads = _heads_of(model, n_heads, d_head, kv_heads)
+    if peak is None and chip is not None:
+        from solver.systems.chips import resolve_chip
+
+        peak = resolve_chip(chip, dtype).peak_flops
+    return ring_attention(seq, devices, n_heads, d_head, kv_heads=kv_heads, batch=batch, dtype=dtype,
+                          link_bandwidth=_float(link), peak_flops=_float(peak) if link is not None else None,
+                          mfu=float(mfu), latency=float(latency))
+
+
+ULYSSES_COUNT = Convention("count", "Which of a device's Q, K, V, O bytes count as sent.", {
+    "sent": Choice("only the (P − 1)/P that leaves the device", "Jacobs et al. 2023 (DeepSpeed-Ulysses)"),
+    "local": Choice("all of them, the device's own share too (--count-local)", "")}, "sent")
+
+
+@formula("ulysses", "Ulysses sequence parallelism: the all-to-all bytes each device sends per layer (Q, K, V in; "
+         "O out).",
+         _cp_inputs("P: sequence-parallel devices", ("P", "sp")),
+         (Output("bytes", "B", "bytes each device sends per layer", key="bytes_sent"),
+          Output("qkv_bytes", "B", "of which Q, K, V", key="qkv_bytes_sent"),
+          Output("o_bytes", "B", "of which O", key="o_bytes_sent"),
+          Output("time", "s", "2α + bytes/β (two all-to-alls)", ("link",), key="time_s")),
+         conventions=(ULYSSES_COUNT,), solve="ulysses", source="Jacobs et al. 2023 (DeepSpeed-Ulysses)")
+def _ulysses_formula(seq, devices, n_heads, d_head, kv_heads, batch, dtype, link, latency, model, count="sent"):
+    n_heads, d_head, kv_heads = _heads_of(model, n_heads, d_head, kv_heads)
+    if n_heads is None:
+        raise SolverInputError("needs n_heads (or a model)", param="n_heads")
+    return ulysses(seq, devices, n_heads, d_head, kv_heads=kv_heads, batch=batch, dtype=dtype,
+                   count_local=count == "local", link_bandwidth=_float(link), latency=float(latency))
+
+
+FORMULAS = (_ring_formula.formula, _ulysses_formula.formula)

@@ -145,3 +145,57 @@ def flash_attention(seq: int, d_head: int, *, sram: int | None = None, block_row
     r.answer = fl_total
     return r
 
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's
+# flash_attention(...), from qkv solve flash-attention.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+FLASH_VERSION = Convention("version", "Which FlashAttention's loops (write version=\"2\").", {
+    "1": Choice("K, V blocks in the outer loop; O, ℓ, m read and written per block", "Dao et al. 2022, Algorithm 1"),
+    "2": Choice("Q blocks in the outer loop; O written once", "Dao 2023 (FlashAttention-2), Algorithm 1")}, "1")
+FLASH_INIT = Convention("init", "Whether Algorithm 1 line 2's initial writes of O, ℓ, m count.", {
+    "counted": Choice("O, ℓ, m written once at the start, as Algorithm 1 line 2 does", "Dao et al. 2022"),
+    "omitted": Choice("those writes left out (qkv solve flash-attention --no-init)", "")}, "counted")
+
+
+@formula("flash_attention", "FlashAttention's block sizes and HBM accesses against standard attention's "
+         "(elements, and bytes at the dtype).",
+         (Input("seq", "N: sequence length", kind="count", integer=True, minimum=1, binary_k=True, aliases=("N",)),
+          Input("d_head", "d: head size", kind="count", integer=True, minimum=1, binary_k=True, aliases=("d",)),
+          Input("sram", "M: on-chip SRAM in elements (the paper's unit)", kind="count", integer=True, minimum=1,
+                default=None, binary_k=True, aliases=("M",)),
+          Input("sram_bytes", "on-chip SRAM in bytes (M = bytes ÷ the dtype's bytes)", unit="B", default=None),
+          Input("block_rows", "B_r (default min(⌈M/4d⌉, d))", kind="count", integer=True, minimum=1, default=None,
+                aliases=("br",)),
+          Input("block_cols", "B_c (default ⌈M/4d⌉)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("bc",)),
+          Input("batch", "B: sequences", kind="count", integer=True, minimum=1, default=1, aliases=("B",)),
+          Input("heads", "H: heads", kind="count", integer=True, minimum=1, default=1, aliases=("n_heads",)),
+          Input("dtype", "bytes per element (bytes, sram_bytes)", kind="dtype", default="bf16")),
+         (Output("accesses", "", "FlashAttention's HBM reads + writes, in elements", key="flash_total"),
+          Output("bytes", "B", "the same in bytes of the dtype", key="flash_bytes"),
+          Output("standard", "", "standard attention's HBM reads + writes, in elements", key="standard_total"),
+          Output("ratio", "", "standard ÷ flash", key="ratio_standard_over_flash"),
+          Output("block_rows", "", "B_r"),
+          Output("block_cols", "", "B_c")),
+         conventions=(FLASH_VERSION, FLASH_INIT), solve="flash-attention", source="Dao et al. 2022 (FlashAttention)")
+def _flash_formula(seq, d_head, sram, sram_bytes, block_rows, block_cols, batch, heads, dtype, version="1",
+                   init="counted"):
+    w = dtype_bytes(dtype)
+    if sram is not None and sram_bytes is not None:
+        raise SolverInputError("give sram (elements) or sram_bytes, not both", param="sram_bytes")
+    if sram_bytes is not None:
+        sram = int(Fraction(sram_bytes) // w)
+        if sram < 1:
+            raise SolverInputError("holds less than one element", param="sram_bytes")
+    r = flash_attention(seq, d_head, sram=sram, block_rows=block_rows, block_cols=block_cols, batch=batch, heads=heads,
+                        version=version, unit="elements", dtype=dtype, count_init=init == "counted")
+    r.breakdown["flash_bytes"] = r.breakdown["flash_total"] * w
+    return r
+
+
+FORMULAS = (_flash_formula.formula,)

@@ -208,3 +208,128 @@ def kv_tokens_freed_per_step(batch: int, prompt_len: int, gen_len: int,
     r.breakdown.update(sequences_done_per_step=done, tokens_freed_per_step=freed,
                        bytes_freed_per_step=freed * Fraction(kv_bytes_token))
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's prefill(...),
+# decode(...) and chips(...), from qkv solve prefill, decode and chips.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+_CHIP = Input("chip", "a chip preset (h100): its figures at the dtype", kind="chip", default=None, aliases=("hw",))
+_PEAK = Input("peak", "peak FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+              aliases=("peak_flops",))
+_BW = Input("bandwidth", "HBM bytes/s per chip (instead of the chip's)", unit="B/s", default=None,
+            aliases=("hbm_bandwidth",))
+_CHIPS = Input("chips", "chips sharing the work", kind="count", integer=True, minimum=1, default=1, aliases=("gpus",))
+_DTYPE = Input("dtype", "compute / KV-cache dtype (the chip's peak at it)", kind="dtype", default="bf16")
+_WDTYPE = Input("weight_dtype", "weight dtype (default: dtype; int4 = 1/2 byte)", kind="dtype", default=None)
+_MODEL = Input("model", "a model preset or config: its parameter count (and exact FLOPs or cache)", kind="model",
+               default=None, aliases=("preset", "config"))
+
+
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
+def _resolve(chip, dtype, peak=None, bandwidth=None, hbm=None, hbm_figure="datasheet"):
+    from solver.systems.chips import resolve_chip
+
+    return resolve_chip(chip, dtype, peak_flops=_or_float(peak), bandwidth=_or_float(bandwidth), hbm=_or_float(hbm),
+                        hbm_figure=hbm_figure)
+
+
+def _model_params(model, params):
+    if params is None and model is None:
+        raise SolverInputError("give params= or a model", param="params")
+    if params is not None:
+        return params
+    from solver.counting import param_count
+
+    return param_count(model)
+
+
+@formula("prefill", "Prefill time t = 2·N·T / (chips · peak · MFU) (exact matmul FLOPs with a model).",
+         (Input("params", "N: parameters (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N",)),
+          Input("tokens", "T: prompt tokens", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("T", "prompt", "seq")),
+          _MODEL, _CHIP, _PEAK, _CHIPS,
+          Input("mfu", "model FLOPs utilisation, 0 to 1 (1: the peak)", kind="fraction", default=1, maximum=1),
+          _DTYPE),
+         (Output("time", "s", "FLOPs / (chips · peak · MFU)", key="time_s"),
+          Output("flops", "FLOP", "2·N·T, or the model's exact matmul count"),
+          Output("tokens_per_second", "tokens/s", "T / t")),
+         solve="prefill", source="Kaplan et al. 2020 (2N FLOPs per token)")
+def _prefill_formula(params, tokens, model, chip, peak, chips, mfu, dtype):
+    flops = None
+    if model is not None:
+        from solver.counting import matmul_flops
+
+        flops = matmul_flops(model, 1, int(tokens), "forward").flops
+    return prefill(_model_params(model, params), tokens, _resolve(chip, dtype, peak), chips=chips,
+                   mfu=float(mfu), flops=flops)
+
+
+DECODE_MODEL = Convention("model", "How a decode step's time is bounded.", {
+    "total": Choice("max(all bytes / bandwidth, FLOPs / peak): one roofline for the step", "Williams et al. 2009"),
+    "kv-plus-max": Choice("KV read + max(weight read, compute): the KV read cannot overlap the matmuls",
+                          "Austin et al., How to Scale Your Model (2025), 'Inference'")}, "total")
+
+
+@formula("decode", "Lower bound of one decode step: weights N·w and the KV cache B·S·X read, 2·N·B FLOPs.",
+         (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),
+          Input("batch", "B: sequences decoded together", kind="count", integer=True, minimum=1, aliases=("B",)),
+          Input("context", "S: cached tokens per sequence", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("S", "seq")),
+          Input("kv_bytes_per_token", "X: KV-cache bytes per token, 2·layers·kv_heads·d_head·bytes", unit="B",
+                aliases=("X", "kv_per_token")),
+          _CHIP, _PEAK, _BW, _CHIPS, _DTYPE, _WDTYPE),
+         (Output("time", "s", "the step's lower bound in the chosen model"),
+          Output("memory_time", "s", "(N·w + B·S·X) / (chips · bandwidth)", key="memory_time_s"),
+          Output("compute_time", "s", "2·N·B / (chips · peak)", key="compute_time_s"),
+          Output("weight_bytes", "B", "N·w"),
+          Output("kv_bytes", "B", "B·S·X"),
+          Output("tokens_per_second", "tokens/s", "B / t")),
+         conventions=(DECODE_MODEL,), solve="decode", source="Austin et al., How to Scale Your Model (2025)")
+def _decode_formula(params, batch, context, kv_bytes_per_token, chip, peak, bandwidth, chips, dtype, weight_dtype,
+                    model="total"):
+    r = decode_step(params, batch, context, kv_bytes_per_token, _resolve(chip, dtype, peak, bandwidth), chips=chips,
+                    weight_dtype=weight_dtype or dtype, model=model)
+    r.breakdown["time"] = r.answer
+    return r
+
+
+@formula("chips", "Fewest chips whose HBM holds the weights (and the KV cache): ⌈(N·w + B·S·X) / HBM⌉.",
+         (Input("params", "N: parameters (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N",)),
+          _MODEL, _CHIP,
+          Input("hbm", "HBM bytes per chip (instead of the chip's)", unit="B", default=None),
+          _DTYPE, _WDTYPE,
+          Input("batch", "B: sequences cached (with context)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("B",)),
+          Input("context", "S: cached tokens per sequence", kind="count", integer=True, minimum=1, default=None,
+                binary_k=True, aliases=("S", "seq")),
+          Input("kv_bytes_per_token", "X: KV-cache bytes per token (or the model's own cache)", unit="B",
+                default=None, aliases=("X",))),
+         (Output("chips", "", "⌈total / HBM⌉", key="chips"),
+          Output("total_bytes", "B", "weights + KV cache"),
+          Output("weight_bytes", "B", "N·w")),
+         solve="chips")
+def _chips_formula(params, model, chip, hbm, dtype, weight_dtype, batch, context, kv_bytes_per_token):
+    N = _model_params(model, params)
+    kv: Fraction | int = 0
+    if batch is not None or context is not None:
+        if batch is None or context is None or (kv_bytes_per_token is None and model is None):
+            raise SolverInputError("the KV cache needs batch, context and kv_bytes_per_token (or a model)",
+                                   param="context")
+        kv = (Fraction(kv_cache_bytes_of(model, int(batch), int(context), dtype)) if kv_bytes_per_token is None
+              else Fraction(batch) * Fraction(context) * Fraction(kv_bytes_per_token))
+    r = min_chips(N, weight_dtype or dtype, _resolve(chip, dtype, hbm=hbm).need("hbm"), kv_bytes=kv)
+    r.breakdown["chips"] = r.answer
+    return r
+
+
+FORMULAS = (_prefill_formula.formula, _decode_formula.formula, _chips_formula.formula)

@@ -107,3 +107,41 @@ def learning_rate(schedule: str, step: int, *, peak: float | None = None, warmup
     r.breakdown.update(schedule=schedule, step=t, warmup=w, **({"total": total} if total is not None else {}),
                        phase=phase, peak_lr=peak, lr=lr, fraction_of_peak=lr / peak)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's lr(...), from
+# qkv solve lr.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Input, Output, formula  # noqa: E402
+
+
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
+@formula("lr", "The learning rate at a step: linear warmup and decay, inverse square root, or cosine with warmup.",
+         (Input("schedule", "linear, inverse-sqrt (inverse_sqrt) or cosine", kind="choice"),
+          Input("step", "t: the step (from 0; inverse-sqrt from 1)", kind="count", integer=True, minimum=0,
+                maximum=10**12, aliases=("t",)),
+          Input("peak", "the peak learning rate", kind="fraction", default=None, maximum=10,
+                aliases=("peak_lr", "lr")),
+          Input("warmup", "w: warmup steps", kind="count", integer=True, minimum=0, maximum=10**12, default=0,
+                aliases=("w",)),
+          Input("total", "the step where the decay ends (linear: 0; cosine: min_lr)", kind="count", integer=True,
+                minimum=1, maximum=10**12, default=None),
+          Input("min_lr", "the cosine floor (eta_min)", kind="fraction", default=0, maximum=10),
+          Input("start_factor", "the warmup's first factor (LinearLR start_factor)", kind="fraction", default=0,
+                maximum=1),
+          Input("d_model", "inverse-sqrt: the paper's d_model^−0.5 scale", kind="count", integer=True, minimum=1,
+                maximum=10**7, default=None)),
+         (Output("lr", "", "the learning rate at the step"),),
+         solve="lr", source="Vaswani et al. 2017 (eq. 3); Loshchilov & Hutter 2017 (SGDR)")
+def _lr_formula(schedule, step, peak, warmup, total, min_lr, start_factor, d_model):
+    return learning_rate(str(schedule).strip().lower().replace("_", "-"), step, peak=_or_float(peak), warmup=warmup,
+                         total=total, min_lr=float(min_lr), start_factor=float(start_factor), d_model=d_model)
+
+
+FORMULAS = (_lr_formula.formula,)

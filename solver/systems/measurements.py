@@ -125,3 +125,94 @@ def mfu_from_step(params: float, tokens_per_step: float, step_time: float, chips
     r.breakdown.update(model_flops_per_step=fl, available_flops=avail, mfu=u, tokens_per_second=T / t,
                        tokens_per_second_per_chip=T / t / n)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's busbw(...),
+# run_flops(...) and mfu_step(...), from the qkv solve commands busbw, run-flops and mfu-step.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+NCCL_OP = Convention("op", "The nccl-tests collective whose output is read (its bus factor).", {
+    "all-reduce": Choice("busbw = algbw × 2(n − 1)/n", NCCL_SRC),
+    "all-reduce-in-network": Choice("busbw = algbw × 1: the switch reduces (NVLink SHARP)", NCCL_SRC),
+    "reduce-scatter": Choice("busbw = algbw × (n − 1)/n", NCCL_SRC),
+    "all-gather": Choice("busbw = algbw × (n − 1)/n", NCCL_SRC),
+    "all-to-all": Choice("busbw = algbw × (n − 1)/n", NCCL_SRC),
+    "broadcast": Choice("busbw = algbw × 1", NCCL_SRC),
+    "reduce": Choice("busbw = algbw × 1", NCCL_SRC)}, "all-reduce")
+
+
+def _peak_of(chip, peak, dtype):
+    if peak is not None:
+        return float(peak)
+    if chip is None:
+        raise SolverInputError("needed here: give peak= or a chip", param="peak")
+    return chip.peak(dtype)
+
+
+_PEAK_IN = (Input("chip", "a chip preset: its dense peak at the dtype", kind="chip", default=None, aliases=("hw",)),
+            Input("peak", "dense FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+                  aliases=("peak_flops",)),
+            Input("dtype", "the dtype of the chip's peak", kind="dtype", default="bf16"))
+
+
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
+@formula("busbw", "nccl-tests' size and time (or algbw) to bus bandwidth, and the share of a link it reaches.",
+         (Input("ranks", "n: ranks of the run", kind="count", integer=True, minimum=2, aliases=("n", "gpus")),
+          Input("size", "S: nccl-tests' size column", unit="B", default=None, aliases=("S",)),
+          Input("time", "t: nccl-tests' time column", unit="s", default=None),
+          Input("algbw", "algbw instead of size and time", unit="B/s", default=None),
+          Input("link", "β: link bandwidth per direction", unit="B/s", default=None, aliases=("link_bandwidth",))),
+         (Output("busbw", "B/s", "algbw × the op's bus factor"),
+          Output("algbw", "B/s", "S / t"),
+          Output("link_fraction", "", "busbw / β", ("link",))),
+         conventions=(NCCL_OP,), solve="busbw", source=NCCL_SRC)
+def _busbw_formula(ranks, size, time, algbw, link, op="all-reduce"):
+    if algbw is None and (size is None or time is None):
+        raise SolverInputError("give size and time, or algbw", param="size")
+    return nccl_busbw(op, ranks, size=_or_float(size), time=_or_float(time), algbw=_or_float(algbw),
+                      link_bandwidth=_or_float(link))
+
+
+@formula("run_flops", "A training run's FLOPs: GPU-hours (or days × chips) × dense peak × MFU; tokens = FLOPs / 6N.",
+         (Input("mfu", "model FLOPs utilisation, 0 to 1", kind="fraction", maximum=1),
+          *_PEAK_IN,
+          Input("gpu_hours", "chip-time of the run (GPU-hours: 2.6e6 h)", unit="h", default=None),
+          Input("days", "wall-clock time of the run (with chips)", unit="days", default=None),
+          Input("chips", "chips of the run (with days)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("gpus",)),
+          Input("params", "N: parameters (the tokens D = FLOPs / 6N)", kind="count", minimum=1, default=None,
+                aliases=("N",))),
+         (Output("flops", "FLOP", "GPU-seconds × peak × MFU"),
+          Output("pf_days", "", "petaflop/s-days"),
+          Output("tokens", "", "D = FLOPs / (6N)", ("params",))),
+         solve="run-flops", source="Kaplan et al. 2020 (C = 6ND)")
+def _run_flops_formula(mfu, chip, peak, dtype, gpu_hours, days, chips, params):
+    return run_flops(_peak_of(chip, peak, dtype), float(mfu),
+                     gpu_hours=None if gpu_hours is None else float(gpu_hours) / 3600,
+                     days=None if days is None else float(days) / 86400, chips=chips,
+                     params=None if params is None else float(params))
+
+
+@formula("mfu_step", "MFU from a logged step time: (6N + attention)·tokens / (step time × chips × dense peak).",
+         (Input("params", "N: parameters", kind="count", minimum=1, aliases=("N",)),
+          Input("tokens", "tokens per optimizer step (global batch × seq)", kind="count", minimum=1, aliases=("T",)),
+          Input("step_time", "seconds per step, as logged", unit="s", aliases=("time",)),
+          Input("chips", "chips of the run", kind="count", integer=True, minimum=1, aliases=("gpus",)),
+          *_PEAK_IN,
+          Input("attention_flops", "attention FLOPs per token (PaLM's 6·L·s·d)", unit="FLOP", default=0)),
+         (Output("mfu", "", "model FLOPs / available FLOPs"),
+          Output("tokens_per_second", "tokens/s", "tokens / step time")),
+         solve="mfu-step", source="Chowdhery et al. 2022 (PaLM), App. B")
+def _mfu_step_formula(params, tokens, step_time, chips, chip, peak, dtype, attention_flops):
+    return mfu_from_step(float(params), float(tokens), float(step_time), chips, _peak_of(chip, peak, dtype),
+                         attention_flops_per_token=float(attention_flops))
+
+
+FORMULAS = (_busbw_formula.formula, _run_flops_formula.formula, _mfu_step_formula.formula)

@@ -178,3 +178,38 @@ def _moe_formula(tokens, d_model, top_k, ep, dtype, combine_dtype, link, latency
 
 
 FORMULAS = (_moe_formula.formula,)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): qkv calc's expert_capacity(...), from qkv solve expert-capacity (without
+# a stated routing: that one takes a list per expert).
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention  # noqa: E402
+
+CAPACITY_PER = Convention("per", "What the capacity counts.", {
+    "tokens": Choice("C = cf·T/E: tokens per expert", "Fedus et al. 2021 (Switch Transformer), §2.2"),
+    "assignments": Choice("C = cf·k·T/E: (token, expert) assignments per expert, top-k routing",
+                          "Lepikhin et al. 2020 (GShard)")}, "tokens")
+CAPACITY_ROUNDING = Convention("rounding", "How C is made whole.", {
+    "floor": Choice("⌊cf·T/E⌋", "Switch Transformer's implementation (mesh-tensorflow)"),
+    "ceil": Choice("⌈cf·T/E⌉", "")}, "floor")
+
+
+@formula("expert_capacity", "Expert capacity C = cf·T/E (cf·k·T/E per assignment): the tokens each expert takes "
+         "before it drops.",
+         (Input("tokens", "T: tokens routed together", kind="count", integer=True, minimum=1, aliases=("T",)),
+          Input("experts", "E: experts", kind="count", integer=True, minimum=1, aliases=("E",)),
+          Input("capacity_factor", "cf: the capacity factor", kind="fraction", default=1, minimum=0, maximum=1000,
+                aliases=("cf",)),
+          Input("top_k", "k: experts per token", kind="count", integer=True, minimum=1, default=1, aliases=("k",))),
+         (Output("capacity", "", "C: tokens (or assignments) per expert"),
+          Output("slots", "", "C·E"),
+          Output("assignments", "", "T·k")),
+         conventions=(CAPACITY_PER, CAPACITY_ROUNDING), solve="expert-capacity",
+         source="Fedus et al. 2021 (Switch Transformer), §2.2")
+def _capacity_formula(tokens, experts, capacity_factor, top_k, per="tokens", rounding="floor"):
+    return expert_capacity(tokens, experts, float(capacity_factor), top_k=top_k, per=per, rounding=rounding)
+
+
+FORMULAS += (_capacity_formula.formula,)  # issue 44 (more entries)

@@ -248,3 +248,63 @@ def disaggregation(prompt: int, kv_bytes_per_token, link_bandwidth, *, batch: in
                                      "after another on the link")
     r.answer = t
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's paged_kv(...)
+# (one sequence length) and disaggregation(...), from qkv solve paged-kv and disaggregation.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+LAST_BLOCK_COUNT = Convention("last_block", "Whether a partly filled last block counts.", {
+    "counted": Choice("the last block allocated, partly filled (what a sequence holds)", "Kwon et al. 2023 (vLLM), §4"),
+    "full-only": Choice("full blocks only", "")}, "counted")
+
+
+@formula("paged_kv", "PagedAttention: KV blocks ⌈L/B⌉ of a sequence, the empty slots, and (with a budget) how many "
+         "such sequences fit paged against contiguous.",
+         (Input("length", "L: the sequence's tokens", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("lengths", "seq_len", "L")),
+          Input("block_size", "B: tokens per KV block (vLLM: 16)", kind="count", integer=True, minimum=1, default=16,
+                aliases=("B", "b")),
+          Input("kv_bytes_per_token", "X: KV bytes per token (bytes, budget)", unit="B", default=None,
+                aliases=("X",)),
+          Input("budget", "the KV-cache budget", unit="B", default=None),
+          Input("max_len", "the length a contiguous allocator reserves (default L)", kind="count", integer=True,
+                minimum=1, default=None, binary_k=True)),
+         (Output("blocks", "", "KV blocks"),
+          Output("empty_slots", "", "token slots allocated and empty"),
+          Output("fragmentation", "", "empty ÷ allocated slots", key="fragmentation_fraction"),
+          Output("kv_bytes", "B", "L·X", ("kv_bytes_per_token",)),
+          Output("paged_sequences", "", "sequences that fit the budget paged", ("budget",)),
+          Output("contiguous_sequences", "", "those that fit reserving max_len each", ("budget",))),
+         conventions=(LAST_BLOCK_COUNT,), solve="paged-kv", source="Kwon et al. 2023 (vLLM, PagedAttention)")
+def _paged_formula(length, block_size, kv_bytes_per_token, budget, max_len, last_block="counted"):
+    return paged_kv([length], block_size, kv_bytes_per_token, budget=budget, max_len=max_len, last_block=last_block)
+
+
+@formula("disaggregation", "Prefill/decode disaggregation: the KV-cache bytes B·P·X a prefill hands over, and their "
+         "time α + bytes/β on the link.",
+         (Input("prompt", "P: prompt tokens prefilled", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("P",)),
+          Input("kv_bytes_per_token", "X: KV bytes per token", unit="B", aliases=("X",)),
+          Input("link", "β: link bandwidth per direction", unit="B/s", aliases=("link_bandwidth", "bandwidth", "bw")),
+          Input("batch", "B: prompts handed over", kind="count", integer=True, minimum=1, default=1, aliases=("B",)),
+          Input("latency", "α: seconds", unit="s", default=0, aliases=("alpha",)),
+          Input("layers", "L: layers, sent one by one as the prefill goes (with prefill_time)", kind="count",
+                integer=True, minimum=1, default=None, aliases=("n_layers",)),
+          Input("prefill_time", "the prefill's time (with layers)", unit="s", default=None)),
+         (Output("time", "s", "α + bytes/β", key="transfer_s"),
+          Output("kv_bytes", "B", "B·P·X"),
+          Output("layerwise_exposed", "s", "what is left after the prefill, sent layer by layer",
+                 ("layers", "prefill_time"), key="layerwise_exposed_s")),
+         solve="disaggregation", source="Zhong et al. 2024 (DistServe); Patel et al. 2024 (Splitwise)")
+def _disaggregation_formula(prompt, kv_bytes_per_token, link, batch, latency, layers, prefill_time):
+    if (layers is None) != (prefill_time is None):
+        raise SolverInputError("the layer-by-layer figure needs layers and prefill_time together", param="layers")
+    return disaggregation(prompt, kv_bytes_per_token, float(link), batch=batch, latency=float(latency),
+                          n_layers=layers, prefill_time=None if prefill_time is None else float(prefill_time))
+
+
+FORMULAS = (_paged_formula.formula, _disaggregation_formula.formula)

@@ -275,3 +275,176 @@ def flops_utilisation(params: int, tokens_per_second: float, chips: int, peak_fl
     r.breakdown.update(mfu=mfu, hfu=hfu, model_flops_per_token=model, hardware_flops_per_token=hw,
                        recomputed_flops_per_token=extra)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's tp(...),
+# tp_matmul(...), pipeline(...) and dp_comm(...), from the qkv solve commands of those names.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+_LINK = Input("link", "β: link bandwidth per direction", unit="B/s", default=None,
+              aliases=("link_bandwidth", "bandwidth", "bw", "beta"))
+_MODEL = Input("model", "a model preset or config (instead of the sizes given by hand)", kind="model", default=None,
+               aliases=("preset", "config"))
+
+TP_MODE = Convention("mode", "Which passes the tensor-parallel layer runs.", {
+    "train": Choice("forward and backward: 2 + 2 all-reduces per layer", "Shoeybi et al. 2019 (Megatron-LM), §3"),
+    "forward": Choice("forward only (inference): 2 all-reduces per layer", "Shoeybi et al. 2019, §3")}, "train")
+TP_SEQUENCE_PARALLEL = Convention("sequence_parallel", "What each all-reduce becomes.", {
+    "off": Choice("all-reduces of b·s·h", "Shoeybi et al. 2019"),
+    "on": Choice("each all-reduce an all-gather + a reduce-scatter, the same bytes",
+                 "Korthikanti et al. 2022, §4.2.2")}, "off")
+
+
+@formula("tp", "Bytes a Megatron tensor-parallel layer all-reduces per step (4 × b·s·h·a in training), and their "
+         "time on a link.",
+         (Input("batch", "b: micro-batch size", kind="count", integer=True, minimum=1, aliases=("b",)),
+          Input("seq", "s: sequence length", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("s", "seq_len")),
+          Input("d_model", "h: hidden size (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("h", "hidden", "hidden_size")),
+          Input("tp", "t: tensor-parallel GPUs", kind="count", integer=True, minimum=2, aliases=("t",)),
+          Input("layers", "L: layers (1 = per layer)", kind="count", integer=True, minimum=1, default=1,
+                aliases=("n_layers", "L")),
+          Input("dtype", "activation dtype", kind="dtype", default="bf16"),
+          _LINK, Input("latency", "α: seconds per step", unit="s", default=0, aliases=("alpha",)), _MODEL),
+         (Output("bytes", "B", "bytes all-reduced (L layers)", key="all_reduced_bytes"),
+          Output("sent_per_rank", "B", "bytes each rank sends (ring)", key="bytes_sent_per_rank"),
+          Output("message", "B", "one all-reduce's message b·s·h·a", key="message_bytes"),
+          Output("time", "s", "steps·α + sent/β, not overlapped", ("link",), key="time_s")),
+         conventions=(TP_MODE, TP_SEQUENCE_PARALLEL), solve="tp", source="Shoeybi et al. 2019 (Megatron-LM)")
+def _tp_formula(batch, seq, d_model, tp, layers, dtype, link, latency, model, mode="train", sequence_parallel="off"):
+    d_model = d_model or (model.d_model if model is not None else None)
+    if d_model is None:
+        raise SolverInputError("needs d_model (the hidden size h), or a model", param="d_model")
+    return tensor_parallel(batch, seq, d_model, tp, dtype=dtype, sequence_parallel=sequence_parallel == "on",
+                           mode=mode, n_layers=layers, link_bandwidth=None if link is None else float(link),
+                           latency=float(latency))
+
+
+@formula("tp_matmul", "Row-parallel X[B,D/t] @ W[D/t,F] then an all-reduce of Y[B,F]: when the communication hides "
+         "behind the compute.",
+         (Input("batch", "B: rows of X", kind="count", integer=True, minimum=1, aliases=("B", "M")),
+          Input("d_in", "D: the contracted size", kind="count", integer=True, minimum=1, aliases=("D", "K")),
+          Input("d_out", "F: columns of W", kind="count", integer=True, minimum=1, aliases=("F", "N")),
+          Input("tp", "t: tensor-parallel GPUs", kind="count", integer=True, minimum=2, aliases=("t",)),
+          Input("chip", "a chip preset: its peak at the dtype (and its link)", kind="chip", default=None,
+                aliases=("hw",)),
+          Input("peak", "peak FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+                aliases=("peak_flops",)),
+          _LINK, Input("dtype", "activation dtype", kind="dtype", default="bf16")),
+         (Output("time", "s", "max(t_compute, t_comm)", key="time"),
+          Output("compute_time", "s", "2·B·D·F / (t·C)", key="compute_time_s"),
+          Output("comm_time", "s", "2(t−1)/t · B·F·a / β", key="comm_time_s"),
+          Output("min_d_in", "", "the D above which the compute hides the all-reduce")),
+         solve="tp-matmul", source="Austin et al., How to Scale Your Model (2025), Part 3")
+def _tp_matmul_formula(batch, d_in, d_out, tp, chip, peak, link, dtype):
+    from solver.systems.chips import resolve_chip
+
+    c = resolve_chip(chip, dtype, peak_flops=None if peak is None else float(peak),
+                     link_bandwidth=None if link is None else float(link))
+    r = sharded_matmul(batch, d_in, d_out, tp, peak_flops=c.need("peak_flops"), link_bandwidth=c.need("link_bandwidth"),
+                       dtype=dtype)
+    r.breakdown["time"] = r.answer
+    return r
+
+
+PIPELINE_SCHEDULE = Convention("schedule", "The pipeline schedule.", {
+    "1f1b": Choice("one forward, one backward: bubble (p − 1)/(m + p − 1), p micro-batches held",
+                   "Narayanan et al. 2021 (PipeDream-Flush), §2.2"),
+    "gpipe": Choice("all forwards then all backwards: the same bubble, m micro-batches held", "Huang et al. 2019"),
+    "interleaved": Choice("v model chunks per stage: bubble (p − 1)/(v·m + p − 1)", "Narayanan et al. 2021, §2.2")},
+    "1f1b")
+
+
+@formula("pipeline", "Pipeline bubble: (p − 1)/(m + p − 1) of the step ((p − 1)/m of the ideal time).",
+         (Input("stages", "p: pipeline stages", kind="count", integer=True, minimum=1, aliases=("p", "pp")),
+          Input("microbatches", "m: micro-batches per step", kind="count", integer=True, minimum=1,
+                aliases=("m", "num_microbatches")),
+          Input("chunks", "v: model chunks per stage (interleaved)", kind="count", integer=True, minimum=1, default=1,
+                aliases=("v", "virtual_stages"))),
+         (Output("bubble", "", "share of the step a stage idles", key="bubble_fraction"),
+          Output("bubble_over_ideal", "", "bubble ÷ the ideal compute time"),
+          Output("efficiency", "", "1 − bubble")),
+         conventions=(PIPELINE_SCHEDULE,), solve="pipeline", source="Narayanan et al. 2021")
+def _pipeline_formula(stages, microbatches, chunks, schedule="1f1b"):
+    return pipeline_bubble(stages, microbatches, schedule=schedule, chunks=chunks)
+
+
+@formula("dp_comm", "Data-parallel / ZeRO communication per step: 2Ψ elements (stages 0-2) or 3Ψ (stage 3).",
+         (Input("params", "Ψ: parameters (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N", "psi")),
+          Input("gpus", "data-parallel GPUs", kind="count", integer=True, minimum=2, aliases=("dp", "chips")),
+          Input("stage", "ZeRO stage: 0 (plain DP), 1, 2 or 3", kind="count", integer=True, minimum=0, maximum=3,
+                default=0),
+          Input("grad_dtype", "gradient dtype", kind="dtype", default="bf16", aliases=("dtype",)),
+          _LINK, _MODEL),
+         (Output("elements", "", "elements each GPU communicates per step"),
+          Output("bytes_sent", "B", "the exact ring bytes each GPU sends", key="bytes_sent_per_gpu"),
+          Output("time", "s", "bytes sent / β", ("link",), key="time_s")),
+         solve="dp-comm", source="Rajbhandari et al. 2020 (ZeRO), §7")
+def _dp_comm_formula(params, gpus, stage, grad_dtype, link, model):
+    if params is not None and model is not None:
+        raise SolverInputError("give params= or a model, not both", param="params")
+    if model is not None:
+        from solver.counting import param_count
+
+        params = param_count(model)
+    if params is None:
+        raise SolverInputError("give params= (or a model)", param="params")
+    return data_parallel(params, gpus, stage=stage, grad_dtype=grad_dtype,
+                         link_bandwidth=None if link is None else float(link))
+
+
+FORMULAS = (_tp_formula.formula, _tp_matmul_formula.formula, _pipeline_formula.formula, _dp_comm_formula.formula)
+
+MFU_RECOMPUTE = Convention("recompute", "What the backward pass recomputes (counted in HFU only).", {
+    "none": Choice("nothing: HFU = MFU", "Chowdhery et al. 2022 (PaLM), App. B"),
+    "selective": Choice("the attention scores' forward again: + 4·L·h·s per token", "Korthikanti et al. 2022, §4.2"),
+    "full": Choice("the whole forward again: + 2N + 4·L·h·s per token", "Korthikanti et al. 2022, §5")}, "none")
+
+
+@formula("mfu", "Model FLOPs utilisation (6N per token, plus PaLM's attention term) against hardware FLOPs "
+         "utilisation (recomputation counted).",
+         (Input("params", "N: parameters (or a model: the parameters one token uses)", kind="count", integer=True,
+                minimum=1, default=None, aliases=("N",)),
+          Input("tokens_per_second", "training throughput, all chips together", unit="tokens/s",
+                aliases=("throughput", "tokens_per_sec")),
+          Input("chips", "chips", kind="count", integer=True, minimum=1, default=1, aliases=("gpus",)),
+          Input("chip", "a chip preset: its dense peak at the dtype", kind="chip", default=None, aliases=("hw",)),
+          Input("peak", "dense FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+                aliases=("peak_flops",)),
+          Input("dtype", "the dtype of the chip's peak", kind="dtype", default="bf16"),
+          Input("layers", "L: layers (PaLM's attention term, with d_model and seq)", kind="count", integer=True,
+                minimum=1, default=None, aliases=("n_layers", "L")),
+          Input("d_model", "h: hidden size (attention term)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("hidden",)),
+          Input("seq", "s: sequence length (attention term)", kind="count", integer=True, minimum=1, default=None,
+                binary_k=True, aliases=("seq_len",)),
+          _MODEL),
+         (Output("mfu", "", "model FLOPs/s ÷ (chips · peak)"),
+          Output("hfu", "", "hardware FLOPs/s ÷ (chips · peak)")),
+         conventions=(MFU_RECOMPUTE,), solve="mfu", source="Chowdhery et al. 2022 (PaLM), App. B")
+def _mfu_formula(params, tokens_per_second, chips, chip, peak, dtype, layers, d_model, seq, model, recompute="none"):
+    from solver.systems.chips import resolve_chip
+
+    if model is not None:
+        if params is None:
+            from solver.counting import param_breakdown
+
+            params = param_breakdown(model).active
+        if seq is not None:
+            layers, d_model = layers or model.n_layers, d_model or model.d_model
+    if params is None:
+        raise SolverInputError("give params= (or a model)", param="params")
+    attn = (layers, d_model, seq)
+    if any(v is not None for v in attn) and not all(v is not None for v in attn):
+        raise SolverInputError("the attention term needs layers, d_model and seq together", param="seq")
+    c = resolve_chip(chip, dtype, peak_flops=None if peak is None else float(peak))
+    return flops_utilisation(params, float(tokens_per_second), chips, c.need("peak_flops"), recompute=recompute,
+                             n_layers=layers or 0, d_model=d_model or 0, seq=seq or 0)
+
+
+FORMULAS += (_mfu_formula.formula,)  # issue 44 (more entries)

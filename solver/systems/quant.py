@@ -225,3 +225,75 @@ def kv_cache_quant_bytes(n_layers: int, batch: int, seq: int, n_kv_heads: int, d
     r.breakdown = {"values": values, "code_bytes": codes, "scales": n_scales, "scale_bytes": scale_bytes}
     r.answer = total
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's description (solver.registry): qkv calc's quant(...),
+# from qkv solve quant.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+QUANT_ZERO = Convention("zero", "group-int4: how the zero points are stored.", {
+    "int4": Choice("packed 4-bit zero points, one per group (AutoGPTQ, AWQ)", "AutoGPTQ qzeros"),
+    "fp16": Choice("fp16 zero points, one per group", ""),
+    "none": Choice("symmetric: no zero points", "")}, "int4")
+QUANT_G_IDX = Convention("g_idx", "group-int4: whether AutoGPTQ's int32 g_idx per input feature counts.", {
+    "off": Choice("no g_idx (act-order off, or not stored)", ""),
+    "on": Choice("one int32 per input feature (AutoGPTQ with desc_act)", "AutoGPTQ")}, "off")
+QUANT_DOUBLE = Convention("double_quant", "nf4: whether the block constants are themselves quantised.", {
+    "on": Choice("8-bit constants with an fp32 constant per 256 of them", "Dettmers et al. 2023 (QLoRA), §3"),
+    "off": Choice("one fp32 constant per block", "Dettmers et al. 2023, §3")}, "on")
+
+
+@formula("quant", "Bytes of quantised weights, their block or group scales included: ggml blocks (q4_0 … q6_K), "
+         "group-int4 (GPTQ/AWQ) or nf4 (QLoRA).",
+         (Input("weights", "N: weights (or a model: its parameter count)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("N", "params")),
+          Input("format", "q4_0, q4_1, q5_0, q5_1, q8_0, q2_K … q6_K, group_int4 (gptq, awq) or nf4", kind="choice",
+                aliases=("fmt",)),
+          Input("rows", "group-int4: output rows", kind="count", integer=True, minimum=1, default=None),
+          Input("cols", "group-int4: input features (the groups run along them)", kind="count", integer=True,
+                minimum=1, default=None),
+          Input("group_size", "group-int4: the group size", kind="count", integer=True, minimum=1, default=128),
+          Input("blocksize", "nf4: the block size", kind="count", integer=True, minimum=1, default=64,
+                aliases=("block_size",)),
+          Input("model", "a model preset or config: its parameter count", kind="model", default=None,
+                aliases=("preset", "config"))),
+         (Output("bytes", "B", "the quantised weights' bytes, scales included (nf4: needs weights)"),
+          Output("bits_per_weight", "", "bits per weight, scales included")),
+         conventions=(QUANT_ZERO, QUANT_G_IDX, QUANT_DOUBLE), solve="quant",
+         source=GGML_SOURCE + "; Frantar et al. 2022 (GPTQ); Dettmers et al. 2023 (QLoRA)")
+def _quant_formula(weights, format, rows, cols, group_size, blocksize, model, zero="int4", g_idx="off",
+                   double_quant="on"):
+    key = str(format).lower().replace("_", "-")
+    name = key if key in ("group-int4", "gptq", "awq", "nf4") else str(format)
+    if model is not None:
+        if weights is not None:
+            raise SolverInputError("give weights= or a model, not both", param="weights")
+        if name in ("group-int4", "gptq", "awq"):
+            raise SolverInputError("group-int4 counts one matrix: give rows and cols, not a model", param="model")
+        from solver.counting import param_count
+
+        weights = param_count(model)
+    if name in ("group-int4", "gptq", "awq"):
+        if rows is None or cols is None:
+            raise SolverInputError("group-int4 needs rows and cols (the groups run along the input features)",
+                                   param="rows")
+        r = group_quant_bytes(rows, cols, group_size=group_size, zero=zero, g_idx=g_idx == "on")
+        r.breakdown["bytes"] = r.answer
+    elif name == "nf4":
+        r = nf4_bits_per_param(blocksize=blocksize, double_quant=double_quant == "on")
+        r.breakdown["bits_per_weight"] = r.answer
+        if weights is not None:
+            r.breakdown["bytes"] = r.answer * int(weights) / 8
+    else:
+        n = weights if weights is not None else (rows * cols if rows is not None and cols is not None else None)
+        if n is None:
+            raise SolverInputError("give weights= (or rows and cols)", param="weights")
+        r = ggml_bytes(int(n), name)
+        r.breakdown["bytes"] = r.answer
+    return r
+
+
+FORMULAS = (_quant_formula.formula,)

@@ -324,3 +324,78 @@ def _matmul_formula(batch, d_in, d_out, dtype, weight_dtype, chip, peak, bandwid
 
 
 FORMULAS = (_matmul_formula.formula,)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): qkv calc's roofline(...) and attention_flops(...), from qkv solve
+# roofline and attention-flops.
+# ---------------------------------------------------------------------------------------
+
+_CHIP_INPUTS = (
+    Input("chip", "a chip preset (h100): its peak at the dtype and its HBM bandwidth", kind="chip", default=None,
+          aliases=("hw",)),
+    Input("peak", "peak FLOP/s (instead of the chip's)", unit="FLOP/s", default=None, aliases=("peak_flops",)),
+    Input("bandwidth", "HBM bytes/s (instead of the chip's)", unit="B/s", default=None, aliases=("hbm_bandwidth",)))
+
+
+def _given_chip(chip, dtype, peak, bandwidth):
+    from solver.systems.chips import resolve_chip
+
+    return resolve_chip(chip, dtype, peak_flops=None if peak is None else float(peak),
+                        bandwidth=None if bandwidth is None else float(bandwidth))
+
+
+@formula("roofline", "A chip's critical intensity I* = peak / bandwidth, and the batch B* ≈ I*·w/2 that reaches it.",
+         (*_CHIP_INPUTS,
+          Input("dtype", "compute dtype (the chip's peak at it)", kind="dtype", default="bf16"),
+          Input("weight_dtype", "weight dtype of B* (default: dtype)", kind="dtype", default=None)),
+         (Output("intensity", "FLOP/B", "I* = peak / bandwidth", key="critical_intensity"),
+          Output("critical_batch", "", "B* ≈ I*·w / 2 (B ≪ D, F)")),
+         solve="roofline", source="Williams et al. 2009 (roofline)")
+def _roofline_formula(chip, peak, bandwidth, dtype, weight_dtype):
+    return roofline(_given_chip(chip, dtype, peak, bandwidth), weight_dtype=weight_dtype or dtype)
+
+
+ATTENTION_MODE = Convention("mode", "Which pass the attention belongs to.", {
+    "prefill": Choice("T = seq queries attend to S keys", "FlashAttention (Dao et al. 2022)"),
+    "decode": Choice("one new query per sequence attends to S cached keys",
+                     "Austin et al., How to Scale Your Model (2025), 'Inference'")}, "prefill")
+FFN_KIND = Convention("ffn", "The FFN of the crossover with all matmuls.", {
+    "gelu": Choice("two matrices d×d_ff (GPT-2, BERT)", "Vaswani et al. 2017"),
+    "relu": Choice("two matrices d×d_ff", "Vaswani et al. 2017"),
+    "swiglu": Choice("three matrices d×d_ff (Llama)", "Shazeer 2020, 'GLU Variants'")}, "gelu")
+
+
+@formula("attention_flops", "One attention layer's FLOPs 4·B·N·T·S·H, bytes, intensity, and where it overtakes "
+         "the matmuls.",
+         (Input("batch", "B: sequences", kind="count", integer=True, minimum=1, aliases=("B",)),
+          Input("seq", "T: query tokens (prefill) or the context (decode)", kind="count", integer=True, minimum=1,
+                binary_k=True, aliases=("T", "context", "seq_len")),
+          Input("n_heads", "N: query heads", kind="count", integer=True, minimum=1, aliases=("heads",)),
+          Input("d_head", "H: head size", kind="count", integer=True, minimum=1, aliases=("head_dim",)),
+          Input("kv_seq", "S: key/value length (default seq)", kind="count", integer=True, minimum=1, default=None,
+                binary_k=True, aliases=("S",)),
+          Input("n_kv_heads", "G: KV heads (default n_heads; 1 = MQA)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("kv_heads",)),
+          Input("d_model", "d: model width (default n_heads·d_head)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("hidden",)),
+          Input("d_ff", "FFN width (default 4·d_model)", kind="count", integer=True, minimum=1, default=None),
+          Input("dtype", "activation dtype", kind="dtype", default="bf16"),
+          *_CHIP_INPUTS),
+         (Output("flops", "FLOP", "4·B·N·T·S·H"),
+          Output("bytes", "B", "Q, K, V read and O written once"),
+          Output("intensity", "FLOP/B", "FLOPs per byte"),
+          Output("kv_bytes", "B", "the K and V read: 2·B·G·S·H·a"),
+          Output("crossover_projections", "", "S where attention FLOPs equal the projections'",
+                 key="crossover_seq_projections"),
+          Output("crossover_all", "", "S where attention FLOPs equal all the matmuls'",
+                 key="crossover_seq_all_matmuls"),
+          Output("time", "s", "roofline time on the chip", ("chip",), key="time_s")),
+         conventions=(ATTENTION_MODE, FFN_KIND), solve="attention-flops", source="Dao et al. 2022 (FlashAttention)")
+def _attention_formula(batch, seq, n_heads, d_head, kv_seq, n_kv_heads, d_model, d_ff, dtype, chip, peak, bandwidth,
+                       mode="prefill", ffn="gelu"):
+    return attention(batch, seq, n_heads, d_head, kv_seq=kv_seq, n_kv_heads=n_kv_heads, mode=mode, dtype=dtype,
+                     d_model=d_model, d_ff=d_ff, ffn=ffn, chip=_given_chip(chip, dtype, peak, bandwidth))
+
+
+FORMULAS += (_roofline_formula.formula, _attention_formula.formula)  # issue 44 (more entries)

@@ -345,3 +345,136 @@ def overtraining(params: float, tokens: float) -> Result:
     r.breakdown.update(compute=C, optimal_params=opt.answer, optimal_tokens=opt.breakdown["tokens"], loss=loss,
                        optimal_loss=opt.breakdown["loss"], tokens_per_param=D / N)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's serve(...),
+# generate(...), speculative(...), compute_optimal(...) and overtraining(...), from qkv solve serve,
+# generate, speculative and compute-optimal.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+from solver.systems.inference import DECODE_MODEL  # noqa: E402
+
+_CHIP_IN = (Input("chip", "a chip preset (h100): its figures at the dtype", kind="chip", default=None, aliases=("hw",)),
+            Input("peak", "peak FLOP/s per chip (instead of the chip's)", unit="FLOP/s", default=None,
+                  aliases=("peak_flops",)),
+            Input("bandwidth", "HBM bytes/s per chip (instead of the chip's)", unit="B/s", default=None,
+                  aliases=("hbm_bandwidth",)))
+_SERVING_IN = (Input("chips", "chips sharing the weights and cache", kind="count", integer=True, minimum=1, default=1,
+                     aliases=("gpus",)),
+               Input("dtype", "compute / KV-cache dtype (the chip's peak at it)", kind="dtype", default="bf16"),
+               Input("weight_dtype", "weight dtype (default: dtype)", kind="dtype", default=None))
+
+
+def _or_float(v):
+    """None, or the number as a float (as the command's flags give it)."""
+    return None if v is None else float(v)
+
+
+def _serving_chip(chip, dtype, peak, bandwidth, hbm=None):
+    from solver.systems.chips import resolve_chip
+
+    return resolve_chip(chip, dtype, peak_flops=_or_float(peak), bandwidth=_or_float(bandwidth), hbm=_or_float(hbm))
+
+
+@formula("serve", "Largest batch whose KV cache fits beside the weights, and tokens/s and per-token latency at it.",
+         (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),
+          Input("context", "S: tokens cached per sequence", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("S", "seq")),
+          Input("kv_bytes_per_token", "X: KV-cache bytes per token", unit="B", aliases=("X",)),
+          *_CHIP_IN,
+          Input("hbm", "HBM bytes per chip (instead of the chip's)", unit="B", default=None),
+          *_SERVING_IN,
+          Input("batch", "B: sequences (default: the largest that fits)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("B",)),
+          Input("price_per_chip_hour", "dollars per chip-hour (cost per 10⁶ tokens)", kind="fraction", default=None,
+                maximum=None, aliases=("price",))),
+         (Output("tokens_per_second", "tokens/s", "B / t_step"),
+          Output("batch", "", "the batch served"),
+          Output("max_batch", "", "the largest batch that fits"),
+          Output("latency", "s", "one step: the per-token latency", key="step_time_s"),
+          Output("compute_bound_batch", "", "the batch where a step turns compute-bound"),
+          Output("cost_per_million_tokens", "", "dollars per 10⁶ tokens", ("price_per_chip_hour",))),
+         conventions=(DECODE_MODEL,), solve="serve", source="Austin et al., How to Scale Your Model (2025), 'Inference'")
+def _serve_formula(params, context, kv_bytes_per_token, chip, peak, bandwidth, hbm, chips, dtype, weight_dtype, batch,
+                   price_per_chip_hour, model="total"):
+    return serve(params, context, kv_bytes_per_token, _serving_chip(chip, dtype, peak, bandwidth, hbm), chips=chips,
+                 weight_dtype=weight_dtype or dtype, batch=batch, model=model,
+                 price_per_chip_hour=None if price_per_chip_hour is None else float(price_per_chip_hour))
+
+
+@formula("generate", "End-to-end time of a prompt and n new tokens: the prefill, then n decode steps as the cache grows.",
+         (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),
+          Input("prompt", "P: prompt tokens per sequence", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("P", "prompt_tokens")),
+          Input("new_tokens", "n: tokens generated per sequence", kind="count", integer=True, minimum=1,
+                binary_k=True, aliases=("n", "max_new_tokens", "output_tokens")),
+          Input("kv_bytes_per_token", "X: KV-cache bytes per token", unit="B", aliases=("X",)),
+          Input("batch", "B: sequences", kind="count", integer=True, minimum=1, default=1, aliases=("B",)),
+          *_CHIP_IN, *_SERVING_IN,
+          Input("mfu", "the prefill's MFU, 0 to 1", kind="fraction", default=1, maximum=1)),
+         (Output("time", "s", "prefill + decode", key="total_s"),
+          Output("prefill", "s", "the prefill: the time to the first token", key="prefill_s"),
+          Output("decode", "s", "the n decode steps", key="decode_s")),
+         conventions=(DECODE_MODEL,), solve="generate", source="Austin et al., How to Scale Your Model (2025)")
+def _generate_formula(params, prompt, new_tokens, kv_bytes_per_token, batch, chip, peak, bandwidth, chips, dtype,
+                      weight_dtype, mfu, model="total"):
+    return generation(params, prompt, new_tokens, kv_bytes_per_token, _serving_chip(chip, dtype, peak, bandwidth),
+                      batch=batch, chips=chips, weight_dtype=weight_dtype or dtype, mfu=float(mfu), model=model)
+
+
+@formula("speculative", "Speculative decoding: expected tokens per target step (1 − α^(γ+1))/(1 − α), the speed-up "
+         "E/(γ·c + 1), the best γ.",
+         (Input("alpha", "α: probability a draft token is accepted", kind="fraction", maximum=1, aliases=("a",)),
+          Input("gamma", "γ: draft tokens per step", kind="count", integer=True, minimum=0, maximum=10**15,
+                aliases=("g", "draft_tokens")),
+          Input("cost", "c: a draft step's time ÷ a target step's", kind="fraction", default=None, maximum=10**6,
+                aliases=("c",)),
+          Input("max_gamma", "the largest γ tried for the best γ", kind="count", integer=True, minimum=1, default=64,
+                maximum=10**15)),
+         (Output("tokens", "", "expected tokens per target step", key="expected_tokens"),
+          Output("speedup", "", "E / (γ·c + 1)", ("cost",)),
+          Output("best_gamma", "", "the γ of the largest speed-up", ("cost",)),
+          Output("best_speedup", "", "the speed-up at the best γ", ("cost",))),
+         solve="speculative", source="Leviathan et al. 2023, §3")
+def _speculative_formula(alpha, gamma, cost, max_gamma):
+    return speculative(float(alpha), gamma, cost=None if cost is None else float(cost), max_gamma=max_gamma)
+
+
+OPTIMAL_METHOD = Convention("method", "Which law sets the compute-optimal N and D.", {
+    "fitted": Choice("the fitted loss of approach 3: E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28",
+                     "Hoffmann et al. 2022 (Chinchilla), eq. 10"),
+    "besiroglu": Choice("approach 3 refitted: near 20 tokens per parameter", "Besiroglu et al. 2024, Table 1"),
+    "rule-20": Choice("D = 20·N, N = √(C/120) (a rule of thumb)", "Hoffmann et al. 2022, Table 3 (rounded)")},
+    "fitted")
+
+
+@formula("compute_optimal", "Compute-optimal N and D for a budget C = 6·N·D (Chinchilla).",
+         (Input("compute", "C: the FLOP budget", unit="FLOP", aliases=("C", "flops", "budget")),),
+         (Output("params", "", "N: parameters"),
+          Output("tokens", "", "D: training tokens"),
+          Output("tokens_per_param", "", "D / N"),
+          Output("loss", "", "the fitted loss L(N, D), nats per token")),
+         conventions=(OPTIMAL_METHOD,), solve="compute-optimal", source="Hoffmann et al. 2022 (Chinchilla)")
+def _compute_optimal_formula(compute, method="fitted"):
+    return compute_optimal(float(compute), method=method)
+
+
+@formula("overtraining", "How far a run of N parameters and D tokens is from compute-optimal: D / D_opt at the same "
+         "C = 6·N·D.",
+         (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),
+          Input("tokens", "D: training tokens", kind="count", integer=True, minimum=1, aliases=("D",))),
+         (Output("factor", "", "over-training factor D / D_opt", key="overtraining_factor"),
+          Output("optimal_params", "", "N_opt at the same compute"),
+          Output("optimal_tokens", "", "D_opt at the same compute"),
+          Output("loss", "", "the fitted loss of the run")),
+         solve="compute-optimal", source="Hoffmann et al. 2022 (Chinchilla)")
+def _overtraining_formula(params, tokens):
+    r = overtraining(params, tokens)
+    r.breakdown["overtraining_factor"] = r.answer
+    return r
+
+
+FORMULAS = (_serve_formula.formula, _generate_formula.formula, _speculative_formula.formula,
+            _compute_optimal_formula.formula, _overtraining_formula.formula)

@@ -275,3 +275,93 @@ def _train_formula(params, tokens, compute, chips, peak, mfu, layers, seq, d_mod
 
 
 FORMULAS = (_train_formula.formula,)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): qkv calc's zero(...) and activations(...), from qkv solve zero and
+# activations.
+# ---------------------------------------------------------------------------------------
+
+_MODEL_INPUT = Input("model", "a model preset or config (instead of the sizes given by hand)", kind="model",
+                     default=None, aliases=("preset", "config"))
+
+
+@formula("zero", "Model-state bytes per GPU, mixed-precision Adam, ZeRO stage 0-3: (2 + 2 + K)·Ψ partitioned.",
+         (Input("params", "Ψ: parameters (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("N", "psi")),
+          Input("gpus", "N_d: data-parallel GPUs", kind="count", integer=True, minimum=1, aliases=("dp", "chips")),
+          Input("stage", "ZeRO stage: 0 (plain DP), 1, 2 or 3", kind="count", integer=True, minimum=0, maximum=3),
+          Input("optimizer_bytes", "K: optimizer-state bytes per parameter (Adam: 12)", kind="count", integer=True,
+                minimum=1, default=12, aliases=("K",)),
+          _MODEL_INPUT,
+          Input("chip", "a chip preset: its HBM", kind="chip", default=None, aliases=("hw",)),
+          Input("hbm", "HBM bytes per GPU (what is left)", unit="B", default=None)),
+         (Output("bytes", "B", "model-state bytes per GPU", key="total_bytes"),
+          Output("weights", "B", "weight bytes per GPU", key="weights_bytes"),
+          Output("gradients", "B", "gradient bytes per GPU", key="gradients_bytes"),
+          Output("optimizer", "B", "optimizer-state bytes per GPU", key="optimizer_bytes"),
+          Output("left", "B", "HBM − model states", ("hbm",), key="left_bytes")),
+         solve="zero", source="Rajbhandari et al. 2020 (ZeRO), Figure 1")
+def _zero_formula(params, gpus, stage, optimizer_bytes, model, chip, hbm):
+    if params is not None and model is not None:
+        raise SolverInputError("Ψ is params= or the model's parameter count: give one", param="params")
+    if model is not None:
+        from solver.counting import param_breakdown
+
+        params = param_breakdown(model).total_with_lora
+    if params is None:
+        raise SolverInputError("give params= or a model", param="params")
+    size, origin = None, None
+    if chip is not None or hbm is not None:
+        from solver.systems.chips import resolve_chip
+
+        c = resolve_chip(chip, hbm=None if hbm is None else float(hbm))
+        size, origin = c.need("hbm"), c.origin.get("hbm")
+        if "hbm_figure" in c.origin:
+            origin += f", {c.origin['hbm_figure']} figure"
+    return zero(params, gpus, stage, optimizer_bytes=optimizer_bytes, hbm=size, hbm_origin=origin)
+
+
+ACTIVATION_RECOMPUTE = Convention("recompute", "Which activations the backward pass recomputes.", {
+    "none": Choice("every activation kept: s·b·h·(34 + 5·a·s/h)", "Korthikanti et al. 2022, Eq. 1"),
+    "selective": Choice("the score-matrix part recomputed: 34·s·b·h", "Korthikanti et al. 2022, §4.2"),
+    "full": Choice("only each layer's 16-bit input kept: 2·s·b·h", "Korthikanti et al. 2022, §4")}, "none")
+SEQUENCE_PARALLEL = Convention("sequence_parallel", "Whether sequence parallelism splits what tensor parallelism "
+                               "replicates.", {
+    "off": Choice("LayerNorm and dropout activations replicated on every tensor-parallel GPU",
+                  "Korthikanti et al. 2022, Table 2"),
+    "on": Choice("those split over the t GPUs too", "Korthikanti et al. 2022, §4.2.2")}, "off")
+
+
+@formula("activations", "Activation bytes per layer (per GPU): s·b·h·(34 + 5·a·s/h), with recomputation and "
+         "tensor / sequence parallelism.",
+         (Input("seq", "s: sequence length", kind="count", integer=True, minimum=1, binary_k=True,
+                aliases=("s", "seq_len")),
+          Input("batch", "b: micro-batch size", kind="count", integer=True, minimum=1, aliases=("b",)),
+          Input("d_model", "h: hidden size (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("h", "hidden")),
+          Input("n_heads", "a: attention heads (or a model)", kind="count", integer=True, minimum=1, default=None,
+                aliases=("a", "heads")),
+          Input("layers", "L: layers (1 = per layer)", kind="count", integer=True, minimum=1, default=1,
+                aliases=("n_layers", "L")),
+          Input("tp", "t: tensor-parallel GPUs", kind="count", integer=True, minimum=1, default=1, aliases=("t",)),
+          _MODEL_INPUT),
+         (Output("bytes", "B", "activation bytes (L layers)", key="total_bytes"),
+          Output("per_layer", "B", "activation bytes of one layer", key="per_layer_bytes")),
+         conventions=(ACTIVATION_RECOMPUTE, SEQUENCE_PARALLEL), solve="activations",
+         source="Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models")
+def _activations_formula(seq, batch, d_model, n_heads, layers, tp, model, recompute="none", sequence_parallel="off"):
+    if model is not None:
+        d_model, n_heads = d_model or model.d_model, n_heads or model.n_heads
+    if d_model is None or n_heads is None:
+        raise SolverInputError("needs d_model (h) and n_heads (a), or a model",
+                               param="d_model" if d_model is None else "n_heads")
+    if tp > 1 or sequence_parallel == "on":
+        from solver.systems.parallelism import activations_parallel
+
+        return activations_parallel(seq, batch, d_model, n_heads, tp=tp, sequence_parallel=sequence_parallel == "on",
+                                    recompute=recompute, n_layers=layers)
+    return activations(seq, batch, d_model, n_heads, recompute=recompute, n_layers=layers)
+
+
+FORMULAS += (_zero_formula.formula, _activations_formula.formula)  # issue 44 (more entries)

@@ -159,3 +159,118 @@ def fit_3d(params: int, layers: int, d_model: int, n_heads: int, seq: int, micro
         hb = _pos("hbm", hbm)
         r.breakdown.update(hbm_bytes=hb, left_bytes=hb - total, fits=total <= hb)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): the registry's descriptions (solver.registry): qkv calc's fsdp(...) and
+# grad_accum(...), from qkv solve fsdp and grad-accum.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+
+@formula("fsdp", "FSDP / ZeRO-3: per-layer all-gather and reduce-scatter bytes and times against the layer's compute, "
+         "and the time they leave exposed.",
+         (Input("layer_params", "P: parameters of one layer", kind="count", integer=True, minimum=1, aliases=("P",)),
+          Input("ranks", "n: sharding ranks", kind="count", integer=True, minimum=2, aliases=("n", "gpus")),
+          Input("tokens", "T: tokens per GPU per micro-batch step (b × s)", kind="count", integer=True, minimum=1,
+                aliases=("T",)),
+          Input("link", "β: link bandwidth per direction (default: the chip's)", unit="B/s", default=None,
+                aliases=("link_bandwidth", "bandwidth", "bw")),
+          Input("chip", "a chip preset: its dense bf16 peak and its link", kind="chip", default=None, aliases=("hw",)),
+          Input("peak", "FLOP/s per GPU (instead of the chip's)", unit="FLOP/s", default=None,
+                aliases=("peak_flops",)),
+          Input("efficiency", "η: the share of the peak reached, 0 to 1", kind="fraction", default=1, maximum=1,
+                aliases=("mfu",)),
+          Input("param_bytes", "bytes per gathered parameter", kind="count", integer=True, minimum=1, maximum=8,
+                default=2),
+          Input("grad_bytes", "bytes per reduced gradient", kind="count", integer=True, minimum=1, maximum=8,
+                default=2),
+          Input("layers", "L: layers", kind="count", integer=True, minimum=1, default=1, aliases=("L",))),
+         (Output("exposed", "s", "communication time not hidden behind compute", key="exposed_s"),
+          Output("all_gather_bytes", "B", "bytes each rank receives per layer's all-gather"),
+          Output("reduce_scatter_bytes", "B", "bytes each rank sends per layer's reduce-scatter"),
+          Output("tokens_to_hide_forward", "", "T* above which the forward's all-gather hides")),
+         solve="fsdp", source="Zhao et al. 2023 (PyTorch FSDP); Rajbhandari et al. 2020 (ZeRO-3)")
+def _fsdp_formula(layer_params, ranks, tokens, link, chip, peak, efficiency, param_bytes, grad_bytes, layers):
+    from solver.errors import SolverInputError
+
+    if peak is None:
+        if chip is None:
+            raise SolverInputError("needed here: give peak= or a chip", param="peak")
+        peak = chip.peak("bf16")
+    if link is None:
+        if chip is None:
+            raise SolverInputError("needed here: give link= (per direction) or a chip", param="link")
+        link = chip.link_bandwidth
+    return fsdp_overlap(layer_params, ranks, tokens, link_bandwidth=float(link), peak_flops=float(peak),
+                        efficiency=float(efficiency), param_bytes=param_bytes, grad_bytes=grad_bytes, layers=layers)
+
+
+@formula("grad_accum", "Gradient-accumulation steps m = B / (b·d) of a global batch, and the 1F1B bubble they leave.",
+         (Input("global_batch", "B: sequences per optimizer step", kind="count", integer=True, minimum=1,
+                maximum=10**9, aliases=("B",)),
+          Input("micro_batch", "b: sequences per micro-batch", kind="count", integer=True, minimum=1, maximum=10**6,
+                aliases=("b",)),
+          Input("dp", "d: data-parallel degree", kind="count", integer=True, minimum=1, maximum=10**7, aliases=("d",)),
+          Input("stages", "p: pipeline stages", kind="count", integer=True, minimum=1, maximum=10**4, default=1,
+                aliases=("pp", "p"))),
+         (Output("steps", "", "m: micro-batches per optimizer step", key="accumulation_steps"),
+          Output("bubble", "", "the 1F1B bubble (p − 1)/(m + p − 1)", ("stages",), key="bubble_fraction")),
+         solve="grad-accum", source="Narayanan et al. 2021")
+def _grad_accum_formula(global_batch, micro_batch, dp, stages):
+    return grad_accumulation(global_batch, micro_batch, dp, stages=stages)
+
+
+FIT_RECOMPUTE = Convention("recompute", "Which activations the backward pass recomputes.", {
+    "selective": Choice("the score-matrix part recomputed (Megatron's default)", "Korthikanti et al. 2022, §4.2"),
+    "none": Choice("every activation kept", "Korthikanti et al. 2022, Table 2"),
+    "full": Choice("only each layer's input kept", "Korthikanti et al. 2022, §4")}, "selective")
+FIT_SEQUENCE_PARALLEL = Convention("sequence_parallel", "Whether sequence parallelism splits what tensor parallelism "
+                                   "replicates.", {
+    "on": Choice("LayerNorm and dropout activations split over the t GPUs too", "Korthikanti et al. 2022, §4.2.2"),
+    "off": Choice("those replicated on every tensor-parallel GPU", "Korthikanti et al. 2022, Table 2")}, "on")
+
+
+@formula("fit_3d", "Does a TP × PP × DP run fit? ZeRO-sharded model states plus 1F1B's activations on the first "
+         "stage, bytes per GPU.",
+         (Input("params", "P: parameters", kind="count", integer=True, minimum=1, aliases=("N",)),
+          Input("layers", "L: layers", kind="count", integer=True, minimum=1, maximum=10**5, aliases=("L",)),
+          Input("d_model", "h: hidden size", kind="count", integer=True, minimum=1, maximum=10**6, aliases=("hidden",)),
+          Input("n_heads", "a: attention heads", kind="count", integer=True, minimum=1, maximum=10**5,
+                aliases=("heads", "a")),
+          Input("seq", "s: sequence length", kind="count", integer=True, minimum=1, maximum=10**8, binary_k=True,
+                aliases=("s",)),
+          Input("micro_batch", "b: sequences per micro-batch", kind="count", integer=True, minimum=1, maximum=10**6,
+                default=1, aliases=("b",)),
+          Input("tp", "t: tensor-parallel GPUs", kind="count", integer=True, minimum=1, maximum=10**4, default=1,
+                aliases=("t",)),
+          Input("pp", "p: pipeline stages", kind="count", integer=True, minimum=1, maximum=10**4, default=1,
+                aliases=("p",)),
+          Input("dp", "d: data-parallel GPUs", kind="count", integer=True, minimum=1, maximum=10**7, default=1,
+                aliases=("d",)),
+          Input("zero", "ZeRO stage over d: 0, 1, 2 or 3", kind="count", integer=True, minimum=0, maximum=3, default=1,
+                aliases=("zero_stage",)),
+          Input("microbatches", "m: micro-batches per step (default p)", kind="count", integer=True, minimum=1,
+                maximum=10**6, default=None, aliases=("m",)),
+          Input("chip", "a chip preset: its HBM (datasheet)", kind="chip", default=None, aliases=("hw",)),
+          Input("hbm", "HBM bytes per GPU (instead of the chip's)", unit="B", default=None)),
+         (Output("bytes", "B", "bytes per GPU on the first stage", key="total_bytes"),
+          Output("activations", "B", "the activations 1F1B keeps in flight", key="activations_bytes"),
+          Output("model_states", "B", "weights + gradients + optimizer states", key="model_states_bytes"),
+          Output("left", "B", "HBM − bytes", ("hbm",), key="left_bytes")),
+         conventions=(FIT_RECOMPUTE, FIT_SEQUENCE_PARALLEL), solve="fit-3d",
+         source="Narayanan et al. 2021; Korthikanti et al. 2022; Rajbhandari et al. 2020")
+def _fit_3d_formula(params, layers, d_model, n_heads, seq, micro_batch, tp, pp, dp, zero, microbatches, chip, hbm,
+                    recompute="selective", sequence_parallel="on"):
+    if hbm is None and chip is not None:
+        hbm = chip.hbm_bytes
+    r = fit_3d(params, layers, d_model, n_heads, seq, micro_batch, tp=tp, pp=pp, dp=dp, zero_stage=zero,
+               microbatches=microbatches, sequence_parallel=sequence_parallel == "on", recompute=recompute,
+               hbm=None if hbm is None else float(hbm))
+    b = r.breakdown
+    b["model_states_bytes"] = b["weights_bytes"] + b["gradients_bytes"] + b["optimizer_bytes"]
+    return r
+
+
+FORMULAS = (_fsdp_formula.formula, _grad_accum_formula.formula, _fit_3d_formula.formula)

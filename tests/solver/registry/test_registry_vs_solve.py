@@ -325,6 +325,629 @@ ADAPTERS = {
 }
 
 
+# ---------------------------------------------------------------------------------------
+# issue 44 (more entries): roofline, attention-flops, prefill, decode, chips, zero, activations,
+# tp, tp-matmul, pipeline, dp-comm, ... (a block of its own)
+# ---------------------------------------------------------------------------------------
+
+CHIPS = ["h100-sxm", "a100-80gb", "h200", "tpu-v5e", "mi300x", "b200"]
+peaks = st.integers(10**12, 10**16)
+bandwidths = st.integers(10**11, 10**13)
+
+
+@st.composite
+def _chip_args(d, bandwidth=True):
+    """(calc keyword text, solve flags) of a chip: a preset, or its figures given by hand."""
+    if d(st.booleans()):
+        c = d(st.sampled_from(CHIPS))
+        return f", chip={c}", ["--hw", c]
+    p, b = d(peaks), d(bandwidths)
+    if not bandwidth:
+        return f", peak={p} FLOP/s", ["--peak-flops", str(p)]
+    return f", peak={p} FLOP/s, bandwidth={b} B/s", ["--peak-flops", str(p), "--bandwidth", str(b)]
+
+
+@st.composite
+def _roofline(d):
+    chip, flags = d(_chip_args())
+    wdt = d(st.sampled_from(["bf16", "fp8", "int4"]))
+    key = d(st.sampled_from([None, "critical_batch"]))
+    expr = f"roofline(weight_dtype={wdt}{chip})" + (f".{key}" if key else "")
+    return (expr, ["roofline", "--weight-dtype", wdt, *flags]) + ((key,) if key else ())
+
+
+@st.composite
+def _attention_flops(d):
+    B, T, G = d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.sampled_from([1, 2, 4, 8]))
+    N, H = G * d(st.integers(1, 16)), d(st.sampled_from([64, 80, 128]))
+    mode, ffn = d(st.sampled_from(["prefill", "decode"])), d(st.sampled_from(["gelu", "relu", "swiglu"]))
+    key = d(st.sampled_from([None, "bytes", "crossover_seq_all_matmuls", "time_s"]))
+    name = {"crossover_seq_all_matmuls": "crossover_all", "time_s": "time"}.get(key, key)
+    chip, flags = d(_chip_args()) if key == "time_s" else ("", [])
+    expr = (f"attention_flops({B}, {T}, {N}, {H}, n_kv_heads={G}, mode={mode}, ffn={ffn}{chip})"
+            + (f".{name}" if key else ""))
+    args = ["attention-flops", "-B", str(B), "--seq", str(T), "--n-heads", str(N), "--d-head", str(H), "--n-kv-heads",
+            str(G), "--mode", mode, "--ffn", ffn, *flags]
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _prefill(d):
+    T, chips, mfu = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.sampled_from([0.3, 0.5, 1]))
+    chip, flags = d(_chip_args(bandwidth=False))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        return (f"prefill(model={m}, tokens={T}, chips={chips}, mfu={mfu}{chip})",
+                ["prefill", "--preset", m, "-T", str(T), "--chips", str(chips), "--mfu", str(mfu), *flags])
+    N = d(st.integers(10**6, 10**12))
+    return (f"prefill({N}, {T}, chips={chips}, mfu={mfu}{chip})",
+            ["prefill", "-N", str(N), "-T", str(T), "--chips", str(chips), "--mfu", str(mfu), *flags])
+
+
+@st.composite
+def _decode(d):
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 512)), d(st.integers(1, 131072)), d(st.integers(0, 2**20))
+    chips, model = d(st.integers(1, 16)), d(st.sampled_from(["total", "kv-plus-max"]))
+    wdt = d(st.sampled_from(["bf16", "int8", "int4"]))
+    chip, flags = d(_chip_args())
+    key = d(st.sampled_from([None, "compute_time_s", "kv_bytes"]))
+    name = {"compute_time_s": "compute_time"}.get(key, key)
+    expr = (f"decode({N}, {B}, {S}, {X} B, chips={chips}, weight_dtype={wdt}, model=\"{model}\"{chip})"
+            + (f".{name}" if key else ""))
+    args = ["decode", "-N", str(N), "-B", str(B), "-S", str(S), "--kv-bytes-per-token", str(X), "--chips", str(chips),
+            "--weight-dtype", wdt, "--model", model, *flags]
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _chips(d):
+    wdt = d(st.sampled_from(["bf16", "fp8", "int4"]))
+    if d(st.booleans()):
+        c = d(st.sampled_from(CHIPS))
+        chip, flags = f", chip={c}", ["--hw", c]
+    else:
+        h = d(st.integers(10**9, 2 * 10**11))
+        chip, flags = f", hbm={h} B", ["--hbm", str(h)]
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        B, S = d(st.integers(1, 64)), d(st.integers(1, 32768))
+        return (f"chips(model={m}, batch={B}, context={S}, weight_dtype={wdt}{chip})",
+                ["chips", "--preset", m, "-B", str(B), "-S", str(S), "--weight-dtype", wdt, *flags])
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.integers(0, 2**20))
+    return (f"chips({N}, batch={B}, context={S}, kv_bytes_per_token={X} B, weight_dtype={wdt}{chip})",
+            ["chips", "-N", str(N), "-B", str(B), "-S", str(S), "--kv-bytes-per-token", str(X), "--weight-dtype", wdt,
+             *flags])
+
+
+@st.composite
+def _zero(d):
+    n, stage, K = d(st.integers(1, 4096)), d(st.integers(0, 3)), d(st.integers(1, 16))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        N = d(st.integers(1, 10**12))
+        who, args = str(N), ["-N", str(N)]
+    if d(st.booleans()):
+        h = d(st.integers(10**9, 2 * 10**11))
+        return (f"zero({who}, gpus={n}, stage={stage}, K={K}, hbm={h} B).left",
+                ["zero", *args, "--gpus", str(n), "--stage", str(stage), "-K", str(K), "--hbm", str(h)], "left_bytes")
+    return (f"zero({who}, gpus={n}, stage={stage}, K={K})",
+            ["zero", *args, "--gpus", str(n), "--stage", str(stage), "-K", str(K)])
+
+
+@st.composite
+def _activations(d):
+    s, b, L = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.integers(1, 128))
+    t, sp = d(st.sampled_from([1, 2, 8])), d(st.booleans())
+    rec = d(st.sampled_from(["none", "selective", "full"]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        h, a = d(st.integers(1, 16384)), d(st.integers(1, 128))
+        who, args = f"d_model={h}, n_heads={a}", ["--d-model", str(h), "--n-heads", str(a)]
+    return (f"activations({s}, {b}, {who}, layers={L}, tp={t}, recompute={rec}, "
+            f"sequence_parallel={'on' if sp else 'off'})",
+            ["activations", "--seq", str(s), "-b", str(b), *args, "-L", str(L), "--tp", str(t), "--recompute", rec]
+            + (["--sequence-parallel"] if sp else []))
+
+
+@st.composite
+def _tp(d):
+    b, s, h, t, L = d(st.integers(1, 64)), d(st.integers(1, 32768)), d(st.integers(1, 16384)), d(ranks), d(st.integers(1, 96))
+    mode, sp, dt = d(st.sampled_from(["train", "forward"])), d(st.booleans()), d(st.sampled_from(DTYPES))
+    base = (f"tp({b}, {s}, {h}, {t}, layers={L}, dtype={dt}, mode={mode}, sequence_parallel={'on' if sp else 'off'}")
+    args = ["tp", "-b", str(b), "-s", str(s), "--d-model", str(h), "--tp", str(t), "-L", str(L), "--dtype", dt,
+            "--mode", mode] + (["--sequence-parallel"] if sp else [])
+    if d(st.booleans()):
+        bw, a = d(links), d(lat)
+        return (base + f", link={bw} B/s, latency={a!r} s).time",
+                args + ["--link-bandwidth", str(bw), "--latency", repr(a)], "time_s")
+    return base + ")", args
+
+
+@st.composite
+def _tp_matmul(d):
+    B, D, F, t = d(st.integers(1, 8192)), d(st.integers(1, 65536)), d(st.integers(1, 65536)), d(ranks)
+    p, bw, dt = d(peaks), d(links), d(st.sampled_from(["bf16", "fp8", "fp32"]))
+    key = d(st.sampled_from([None, "min_d_in", "comm_time_s"]))
+    name = {"comm_time_s": "comm_time"}.get(key, key)
+    return ((f"tp_matmul({B}, {D}, {F}, {t}, peak={p} FLOP/s, link={bw} B/s, dtype={dt})" + (f".{name}" if key else ""),
+             ["tp-matmul", "-B", str(B), "-D", str(D), "-F", str(F), "--tp", str(t), "--peak-flops", str(p),
+              "--link-bandwidth", str(bw), "--dtype", dt]) + ((key,) if key else ()))
+
+
+@st.composite
+def _pipeline(d):
+    p, schedule = d(st.integers(1, 64)), d(st.sampled_from(["gpipe", "1f1b", "interleaved"]))
+    v = d(st.integers(1, 8)) if schedule == "interleaved" else 1
+    m = p * d(st.integers(1, 32)) if schedule == "interleaved" else d(st.integers(1, 1024))
+    key = d(st.sampled_from([None, "bubble_over_ideal"]))
+    return ((f'pipeline({p}, {m}, chunks={v}, schedule="{schedule}")' + (f".{key}" if key else ""),
+             ["pipeline", "-p", str(p), "-m", str(m), "--schedule", schedule, "-v", str(v)]) + ((key,) if key else ()))
+
+
+@st.composite
+def _dp_comm(d):
+    n, stage, g = d(ranks), d(st.integers(0, 3)), d(st.sampled_from(["bf16", "fp32"]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        who, args = f"model={m}", ["--preset", m]
+    else:
+        N = d(st.integers(1, 10**12))
+        who, args = str(N), ["-N", str(N)]
+    base, args = f"dp_comm({who}, gpus={n}, stage={stage}, grad_dtype={g}", ["dp-comm", *args, "--gpus", str(n),
+                                                                          "--stage", str(stage), "--grad-dtype", g]
+    if d(st.booleans()):
+        bw = d(links)
+        return base + f", link={bw} B/s).time", args + ["--link-bandwidth", str(bw)], "time_s"
+    return base + ")", args
+
+
+ADAPTERS.update({
+    "roofline": _roofline(), "attention_flops": _attention_flops(), "prefill": _prefill(), "decode": _decode(),
+    "chips": _chips(), "zero": _zero(), "activations": _activations(), "tp": _tp(), "tp_matmul": _tp_matmul(),
+    "pipeline": _pipeline(), "dp_comm": _dp_comm(),
+})
+
+
+@st.composite
+def _serve(d):
+    chips, model = d(st.integers(1, 8)), d(st.sampled_from(["total", "kv-plus-max"]))
+    # what fits on the smallest chip drawn (16 GB): 2N ≤ 10 GB a chip, one sequence's cache ≤ 4 GB
+    N, S, X = chips * d(st.integers(10**8, 5 * 10**9)), d(st.integers(1, 32768)), d(st.integers(1, 2**17))
+    c = d(st.sampled_from(CHIPS))
+    price = d(st.sampled_from([None, 2, 3.5]))
+    key = d(st.sampled_from([None, "max_batch", "step_time_s"] + (["cost_per_million_tokens"] if price else [])))
+    name = {"step_time_s": "latency"}.get(key, key)
+    expr = (f"serve({N}, {S}, {X} B, chip={c}, chips={chips}, model=\"{model}\""
+            + (f", price_per_chip_hour={price}" if price else "") + ")" + (f".{name}" if key else ""))
+    args = ["serve", "-N", str(N), "-S", str(S), "--kv-bytes-per-token", str(X), "--hw", c, "--chips", str(chips),
+            "--model", model] + (["--price-per-chip-hour", str(price)] if price else [])
+    return (expr, args) + ((key,) if key else ())
+
+
+@st.composite
+def _generate(d):
+    N, P, n, X = d(st.integers(10**8, 10**11)), d(st.integers(1, 8192)), d(st.integers(1, 4096)), d(st.integers(0, 2**20))
+    B, chips, mfu = d(st.integers(1, 64)), d(st.integers(1, 8)), d(st.sampled_from([0.4, 1]))
+    model = d(st.sampled_from(["total", "kv-plus-max"]))
+    chip, flags = d(_chip_args())
+    key = d(st.sampled_from([None, "prefill_s"]))
+    return ((f"generate({N}, {P}, {n}, {X} B, batch={B}, chips={chips}, mfu={mfu}, model=\"{model}\"{chip})"
+             + (".prefill" if key else ""),
+             ["generate", "-N", str(N), "-P", str(P), "-n", str(n), "--kv-bytes-per-token", str(X), "-B", str(B),
+              "--chips", str(chips), "--mfu", str(mfu), "--model", model, *flags]) + ((key,) if key else ()))
+
+
+@st.composite
+def _speculative(d):
+    a, g = d(st.sampled_from([0, 0.5, 0.7, 0.9, 1])), d(st.integers(0, 32))
+    if d(st.booleans()):
+        c = d(st.sampled_from([0, 0.05, 0.2, 1]))
+        key = d(st.sampled_from(["speedup", "best_gamma"]))
+        return (f"speculative({a}, {g}, cost={c}).{key}", ["speculative", "--alpha", str(a), "--gamma", str(g),
+                                                          "--cost", str(c)], key)
+    return f"speculative({a}, {g})", ["speculative", "--alpha", str(a), "--gamma", str(g)]
+
+
+@st.composite
+def _compute_optimal(d):
+    C, method = d(st.integers(10**18, 10**27)), d(st.sampled_from(["fitted", "besiroglu", "rule-20"]))
+    key = d(st.sampled_from([None, "tokens", "loss"]))
+    return ((f"compute_optimal({C} FLOP, method=\"{method}\")" + (f".{key}" if key else ""),
+             ["compute-optimal", "-C", str(C), "--method", method]) + ((key,) if key else ()))
+
+
+@st.composite
+def _overtraining(d):
+    N, D = d(st.integers(10**6, 10**12)), d(st.integers(10**6, 10**14))
+    return f"overtraining({N}, {D})", ["compute-optimal", "-N", str(N), "-D", str(D)]
+
+
+@st.composite
+def _fsdp(d):
+    P, n, T, L = d(st.integers(1, 10**10)), d(ranks), d(st.integers(1, 10**6)), d(st.integers(1, 128))
+    eff, pb, gb = d(st.sampled_from([0.3, 0.6, 1])), d(st.integers(1, 8)), d(st.integers(1, 8))
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "a100-80gb", "tpu-v5e", "mi300x"]))
+        chip, flags = f", chip={c}", ["--hw", c]
+    else:
+        p, bw = d(peaks), d(links)
+        chip, flags = f", peak={p} FLOP/s, link={bw} B/s", ["--peak-flops", str(p), "--link-bandwidth", str(bw)]
+    key = d(st.sampled_from([None, "tokens_to_hide_forward"]))
+    return ((f"fsdp({P}, {n}, {T}, layers={L}, efficiency={eff}, param_bytes={pb}, grad_bytes={gb}{chip})"
+             + (f".{key}" if key else ""),
+             ["fsdp", "-P", str(P), "-n", str(n), "-T", str(T), "-L", str(L), "--efficiency", str(eff),
+              "--param-bytes", str(pb), "--grad-bytes", str(gb), *flags]) + ((key,) if key else ()))
+
+
+@st.composite
+def _grad_accum(d):
+    b, dp, m, p = d(st.integers(1, 64)), d(st.integers(1, 256)), d(st.integers(1, 64)), d(st.integers(1, 16))
+    B = b * dp * m
+    if p > 1 and d(st.booleans()):
+        return (f"grad_accum({B}, {b}, {dp}, stages={p}).bubble",
+                ["grad-accum", "-B", str(B), "-b", str(b), "-d", str(dp), "-p", str(p)], "bubble_fraction")
+    return f"grad_accum({B}, {b}, {dp}, stages={p})", ["grad-accum", "-B", str(B), "-b", str(b), "-d", str(dp), "-p", str(p)]
+
+
+@st.composite
+def _busbw(d):
+    op = d(st.sampled_from(["all-reduce", "all-reduce-in-network", "reduce-scatter", "all-gather", "all-to-all",
+                            "broadcast", "reduce"]))
+    n = d(ranks)
+    if d(st.booleans()):
+        S, us = d(sizes), d(st.integers(1, 10**7))
+        what, args = f"size={S} B, time={us} us", ["--size", str(S), "--time-us", str(us)]
+    else:
+        a = d(links)
+        what, args = f"algbw={a} B/s", ["--algbw", str(a)]
+    if d(st.booleans()):
+        bw = d(links)
+        return (f"busbw({n}, {what}, link={bw} B/s, op=\"{op}\").link_fraction",
+                ["busbw", "--op", op, "-n", str(n), *args, "--link-bandwidth", str(bw)], "link_fraction")
+    return f"busbw({n}, {what}, op=\"{op}\")", ["busbw", "--op", op, "-n", str(n), *args]
+
+
+@st.composite
+def _run_flops(d):
+    mfu, dt = d(st.sampled_from([0.2, 0.38, 0.5])), d(st.sampled_from(["bf16", "fp8"]))
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "h200", "b200"]))
+        chip, flags = f", chip={c}, dtype={dt}", ["--hw", c, "--dtype", dt]
+    else:
+        p = d(peaks)
+        chip, flags = f", peak={p} FLOP/s", ["--peak-flops", str(p)]
+    if d(st.booleans()):
+        h = d(st.integers(1, 10**8))
+        when, args = f"gpu_hours={h} h", ["--gpu-hours", str(h)]
+    else:
+        days, n = d(st.integers(1, 365)), d(st.integers(1, 10**5))
+        when, args = f"days={days} days, chips={n}", ["--days", str(days), "--chips", str(n)]
+    if d(st.booleans()):
+        N = d(st.integers(10**6, 10**12))
+        return (f"run_flops({mfu}, {when}, params={N}{chip}).tokens",
+                ["run-flops", "--mfu", str(mfu), *args, "-N", str(N), *flags], "tokens")
+    return f"run_flops({mfu}, {when}{chip})", ["run-flops", "--mfu", str(mfu), *args, *flags]
+
+
+@st.composite
+def _mfu_step(d):
+    N, T, t, n = d(st.integers(10**6, 10**12)), d(st.integers(1, 10**8)), d(st.sampled_from([0.5, 3, 12.25])), d(st.integers(1, 10**4))
+    att = d(st.sampled_from([0, 10**6]))
+    p = d(peaks)
+    return (f"mfu_step({N}, {T}, {t} s, {n}, peak={p} FLOP/s, attention_flops={att} FLOP)",
+            ["mfu-step", "-N", str(N), "-T", str(T), "--step-time", str(t), "--chips", str(n), "--peak-flops", str(p),
+             "--attention-flops", str(att)])
+
+
+@st.composite
+def _lr(d):
+    schedule = d(st.sampled_from(["linear", "inverse-sqrt", "cosine"]))
+    w = d(st.integers(1, 1000))
+    if schedule == "inverse-sqrt":
+        t, dm = d(st.integers(1, 10**5)), d(st.integers(1, 8192))
+        return (f"lr(inverse_sqrt, {t}, warmup={w}, d_model={dm})",
+                ["lr", "--schedule", schedule, "--step", str(t), "--warmup", str(w), "--d-model", str(dm)])
+    total, t = w + d(st.integers(1, 10**5)), d(st.integers(0, 2 * 10**5))
+    peak, sf = d(st.sampled_from([1e-3, 3e-4, 6e-5])), d(st.sampled_from([0, 0.1]))
+    minlr = d(st.sampled_from([0, 1e-5])) if schedule == "cosine" else 0
+    return (f"lr({schedule}, {t}, peak={peak}, warmup={w}, total={total}, min_lr={minlr}, start_factor={sf})",
+            ["lr", "--schedule", schedule, "--step", str(t), "--peak-lr", str(peak), "--warmup", str(w), "--total",
+             str(total), "--min-lr", str(minlr), "--start-factor", str(sf)])
+
+
+@st.composite
+def _mfu(d):
+    tps, n = d(st.integers(10**3, 10**8)), d(st.integers(1, 4096))
+    rec = d(st.sampled_from(["none", "selective", "full"]))
+    chip, flags = d(_chip_args(bandwidth=False))
+    if d(st.booleans()):
+        m, s = d(st.sampled_from(MODELS)), d(st.integers(1, 8192))
+        who, args = f"model={m}, seq={s}", ["--preset", m, "--seq", str(s)]
+    else:
+        N, L, h, s = d(st.integers(10**6, 10**12)), d(st.integers(1, 128)), d(st.integers(1, 16384)), d(st.integers(1, 8192))
+        who, args = f"{N}, layers={L}, d_model={h}, seq={s}", ["-N", str(N), "-L", str(L), "--d-model", str(h),
+                                                               "--seq", str(s)]
+    key = d(st.sampled_from([None, "hfu"]))
+    return ((f"mfu({who}, tokens_per_second={tps} tokens/s, chips={n}, recompute={rec}{chip})"
+             + (f".{key}" if key else ""),
+             ["mfu", *args, "--tokens-per-second", str(tps), "--chips", str(n), "--recompute", rec, *flags])
+            + ((key,) if key else ()))
+
+
+ADAPTERS.update({
+    "serve": _serve(), "generate": _generate(), "speculative": _speculative(), "compute_optimal": _compute_optimal(),
+    "overtraining": _overtraining(), "fsdp": _fsdp(), "grad_accum": _grad_accum(), "busbw": _busbw(),
+    "run_flops": _run_flops(), "mfu_step": _mfu_step(), "lr": _lr(), "mfu": _mfu(),
+})
+
+
+@st.composite
+def _flash_attention(d):
+    N, dh, B, H = d(st.integers(1, 16384)), d(st.sampled_from([32, 64, 128, 256])), d(st.integers(1, 8)), d(st.integers(1, 32))
+    version, init = d(st.sampled_from(["1", "2"])), d(st.sampled_from(["counted", "omitted"]))
+    args = ["flash-attention", "--seq", str(N), "-d", str(dh), "-B", str(B), "--heads", str(H), "--version", version]
+    args += ["--no-init"] if init == "omitted" else []
+    if d(st.booleans()):
+        M = d(st.integers(4 * dh, 10**6))
+        sram, args = f", sram={M}", args + ["--sram", str(M)]
+    else:
+        kb = d(st.integers(1, 256))
+        sram, args = f", sram_bytes={kb} KiB", args + ["--sram-bytes", f"{kb}KiB"]
+    base = f'flash_attention({N}, {dh}, batch={B}, heads={H}, version="{version}", init={init}{sram}'
+    if d(st.booleans()):  # bytes: qkv solve counts them with --unit bytes
+        dt = d(st.sampled_from(["bf16", "fp32", "fp8"]))
+        return base + f", dtype={dt}).bytes", args + ["--unit", "bytes", "--dtype", dt]
+    key = d(st.sampled_from([None, "ratio_standard_over_flash", "block_cols"]))
+    name = {"ratio_standard_over_flash": "ratio"}.get(key, key)
+    return (base + ")" + (f".{name}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _mla_decode(d):
+    S, B, order = d(st.integers(1, 131072)), d(st.integers(1, 64)), d(st.sampled_from(["absorbed", "naive"]))
+    dt = d(st.sampled_from(["bf16", "fp8"]))
+    if d(st.booleans()):
+        who, args = "model=deepseek-v2-lite", ["--preset", "deepseek-v2-lite"]
+    else:
+        dm, h, dc, dr, dh = (d(st.integers(64, 8192)), d(st.integers(1, 128)), d(st.integers(16, 1024)),
+                             d(st.integers(1, 128)), d(st.integers(16, 256)))
+        L, q = d(st.integers(1, 64)), d(st.sampled_from([0, 1536]))
+        who = f"d_model={dm}, n_heads={h}, kv_rank={dc}, rope_dim={dr}, nope_dim={dh}, q_rank={q}, layers={L}"
+        args = ["--d-model", str(dm), "--n-heads", str(h), "--kv-lora-rank", str(dc), "--rope-dim", str(dr),
+                "--nope-dim", str(dh), "--q-lora-rank", str(q), "--layers", str(L)]
+    key = d(st.sampled_from([None, "absorbed_bytes", "naive_bytes", "cache_bytes"]))
+    return ((f"mla_decode({S}, batch={B}, dtype={dt}, order={order}, {who})" + (f".{key}" if key else ""),
+             ["mla-decode", "-S", str(S), "-B", str(B), "--dtype", dt, "--order", order, *args])
+            + ((key,) if key else ()))
+
+
+@st.composite
+def _heads_args(d, need_query=True):
+    if d(st.booleans()):
+        m = d(st.sampled_from(["llama2-7b", "mistral-7b", "qwen2.5-7b", "gpt2"]))
+        return f"model={m}", ["--preset", m], m
+    hk = d(st.sampled_from([1, 2, 4, 8]))
+    h, dh = hk * d(st.integers(1, 8)), d(st.sampled_from([64, 128]))
+    return f"n_heads={h}, d_head={dh}, kv_heads={hk}", ["--n-heads", str(h), "--d-head", str(dh), "--kv-heads", str(hk)], h
+
+
+@st.composite
+def _ring_attention(d):
+    P, B, dt = d(st.integers(1, 64)), d(st.integers(1, 8)), d(st.sampled_from(["bf16", "fp32"]))
+    N = P * d(st.integers(1, 65536))
+    who, args, _ = d(_heads_args())
+    base, args = f"ring_attention({N}, {P}, {who}, batch={B}, dtype={dt}", ["ring-attention", "-N", str(N), "-P", str(P),
+                                                                           *args, "-B", str(B), "--dtype", dt]
+    if d(st.booleans()):
+        bw, p, mfu, a = d(links), d(peaks), d(st.sampled_from([0.5, 1])), d(lat)
+        key = d(st.sampled_from(["min_chunk_to_hide", "layer_time_s"]))
+        name = {"layer_time_s": "layer_time"}.get(key, key)
+        return (base + f", link={bw} B/s, peak={p} FLOP/s, mfu={mfu}, latency={a!r} s).{name}",
+                args + ["--link-bandwidth", str(bw), "--peak-flops", str(p), "--mfu", str(mfu), "--latency", repr(a)],
+                key)
+    key = d(st.sampled_from([None, "layer_bytes"]))
+    return (base + ")" + (f".{key}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _ulysses(d):
+    who, args, _ = d(_heads_args())
+    # P divides the heads: the presets drawn have 12, 28 or 32 query heads and 4 to 32 K/V heads
+    hk = int(args[args.index("--kv-heads") + 1]) if "--kv-heads" in args else 4
+    P = d(st.sampled_from([p for p in (1, 2, 4, 8) if hk % p == 0]))
+    N, B, dt = P * d(st.integers(1, 65536)), d(st.integers(1, 8)), d(st.sampled_from(["bf16", "fp32"]))
+    local = d(st.booleans())
+    base = f"ulysses({N}, {P}, {who}, batch={B}, dtype={dt}, count={'local' if local else 'sent'}"
+    args = ["ulysses", "-N", str(N), "-P", str(P), *args, "-B", str(B), "--dtype", dt] + (["--count-local"] if local else [])
+    if d(st.booleans()):
+        bw, a = d(links), d(lat)
+        return base + f", link={bw} B/s, latency={a!r} s).time", args + ["--link-bandwidth", str(bw), "--latency", repr(a)], "time_s"
+    return base + ")", args
+
+
+@st.composite
+def _paged_kv(d):
+    L, B = d(st.integers(1, 10**6)), d(st.sampled_from([1, 8, 16, 32, 128]))
+    last = d(st.sampled_from(["counted", "full-only"]))
+    base, args = f'paged_kv({L}, block_size={B}, last_block="{last}"', ["paged-kv", "--lengths", str(L), "-b", str(B),
+                                                                       "--last-block", last]
+    if d(st.booleans()):
+        X, budget = d(st.integers(1, 2**20)), d(st.integers(10**9, 10**11))
+        key = d(st.sampled_from(["paged_sequences", "contiguous_sequences", "kv_bytes"]))
+        return (base + f", kv_bytes_per_token={X} B, budget={budget} B).{key}",
+                args + ["-X", str(X), "--budget", str(budget)], key)
+    key = d(st.sampled_from([None, "empty_slots", "fragmentation_fraction"]))
+    name = {"fragmentation_fraction": "fragmentation"}.get(key, key)
+    return (base + ")" + (f".{name}" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _disaggregation(d):
+    P, X, bw, B, a = d(st.integers(1, 131072)), d(st.integers(1, 2**20)), d(links), d(st.integers(1, 64)), d(lat)
+    base = f"disaggregation({P}, {X} B, {bw} B/s, batch={B}, latency={a!r} s"
+    args = ["disaggregation", "-P", str(P), "-X", str(X), "--link-bandwidth", str(bw), "-B", str(B), "--latency", repr(a)]
+    if d(st.booleans()):
+        L, tp = d(st.integers(1, 128)), d(st.sampled_from([0.05, 0.5, 2]))
+        return (base + f", layers={L}, prefill_time={tp} s).layerwise_exposed",
+                args + ["--layers", str(L), "--prefill-time", str(tp)], "layerwise_exposed_s")
+    return base + ")", args
+
+
+@st.composite
+def _expert_capacity(d):
+    T, E, k = d(st.integers(1, 10**6)), d(st.integers(1, 256)), d(st.integers(1, 8))
+    cf, per, rnd = d(st.sampled_from([1, 1.25, 1.1, 2])), d(st.sampled_from(["tokens", "assignments"])), d(st.sampled_from(["floor", "ceil"]))
+    key = d(st.sampled_from([None, "slots"]))
+    return ((f"expert_capacity({T}, {E}, {cf}, top_k={k}, per={per}, rounding={rnd})" + (f".{key}" if key else ""),
+             ["expert-capacity", "-T", str(T), "-E", str(E), "--capacity-factor", str(cf), "-k", str(k), "--per", per,
+              "--rounding", rnd]) + ((key,) if key else ()))
+
+
+GGML = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
+
+
+@st.composite
+def _quant(d):
+    kind = d(st.sampled_from(["ggml", "group", "nf4"]))
+    if kind == "group":
+        r, c, g = d(st.integers(1, 16384)), d(st.integers(1, 16384)), d(st.sampled_from([32, 64, 128]))
+        zero, gidx = d(st.sampled_from(["int4", "fp16", "none"])), d(st.booleans())
+        return (f"quant(format=group_int4, rows={r}, cols={c}, group_size={g}, zero={zero}, g_idx={'on' if gidx else 'off'})",
+                ["quant", "--format", "group-int4", "--rows", str(r), "--cols", str(c), "--group-size", str(g), "--zero",
+                 zero] + (["--g-idx"] if gidx else []))
+    if kind == "nf4":
+        bs, dq = d(st.sampled_from([32, 64, 128])), d(st.booleans())
+        if d(st.booleans()):
+            m = d(st.sampled_from(MODELS))
+            who, args = f"model={m}", ["--preset", m]
+        else:
+            N = d(st.integers(1, 10**12))
+            who, args = str(N), ["-N", str(N)]
+        return (f"quant({who}, format=nf4, blocksize={bs}, double_quant={'on' if dq else 'off'})",
+                ["quant", "--format", "nf4", *args, "--blocksize", str(bs)] + ([] if dq else ["--no-double-quant"]),
+                "bytes")
+    f = d(st.sampled_from(GGML))
+    block = 32 if f[-1] != "K" else 256
+    N = block * d(st.integers(1, 10**9))
+    return f"quant({N}, format={f})", ["quant", "--format", f, "-N", str(N)]
+
+
+@st.composite
+def _block_format(d):
+    if d(st.booleans()):
+        f = d(st.sampled_from(["mxfp4", "mxfp8-e4m3", "mxfp8-e5m2", "nvfp4"]))
+        what, args = f'"{f}"', ["--format", f]
+    else:
+        k, sb, eb = d(st.integers(1, 1024)), d(st.integers(0, 32)), d(st.integers(1, 16))
+        what, args = f"custom, block={k}, scale_bits={sb}, element_bits={eb}", ["--format", "custom", "--block", str(k),
+                                                                                "--scale-bits", str(sb), "--element-bits",
+                                                                                str(eb)]
+    if d(st.booleans()):
+        N = d(st.integers(1, 10**12))
+        return f"block_format({what}, params={N}).bytes", ["block-format", *args, "-N", str(N)]
+    return f"block_format({what})", ["block-format", *args]
+
+
+@st.composite
+def _fp8_memory(d):
+    N, recipe = d(st.integers(1, 10**12)), d(st.sampled_from(["fp8-te", "fp8-deepseek-v3", "bf16-mixed"]))
+    return f'fp8_memory({N}, recipe="{recipe}")', ["fp8-memory", "-N", str(N), "--recipe", recipe]
+
+
+@st.composite
+def _perplexity(d):
+    loss, unit = d(st.sampled_from([0, 0.5, 1.7, 2.3, 5, 11.25])), d(st.sampled_from(["nats", "bits"]))
+    return (f"perplexity({loss}, unit={unit})",
+            ["perplexity", "--loss", str(loss), "--log-base", "e" if unit == "nats" else "2"])
+
+
+ADAPTERS.update({
+    "flash_attention": _flash_attention(), "mla_decode": _mla_decode(), "ring_attention": _ring_attention(),
+    "ulysses": _ulysses(), "paged_kv": _paged_kv(), "disaggregation": _disaggregation(),
+    "expert_capacity": _expert_capacity(), "quant": _quant(), "block_format": _block_format(),
+    "fp8_memory": _fp8_memory(), "perplexity": _perplexity(),
+})
+
+
+@st.composite
+def _fit_3d(d):
+    t, p, dp = d(st.sampled_from([1, 2, 4, 8])), d(st.sampled_from([1, 2, 4])), d(st.integers(1, 64))
+    L, a = p * d(st.integers(1, 24)), t * d(st.integers(1, 16))
+    N, h, s, b = d(st.integers(10**6, 10**12)), a * d(st.sampled_from([64, 128])), d(st.integers(1, 32768)), d(st.integers(1, 8))
+    zero, rec, sp = d(st.integers(0, 3)), d(st.sampled_from(["none", "selective", "full"])), d(st.booleans())
+    m = d(st.sampled_from([None, 1, 8, 32]))
+    expr = (f"fit_3d({N}, {L}, {h}, {a}, {s}, micro_batch={b}, tp={t}, pp={p}, dp={dp}, zero={zero}, recompute={rec}, "
+            f"sequence_parallel={'on' if sp else 'off'}" + (f", microbatches={m}" if m else ""))
+    args = ["fit-3d", "-N", str(N), "-L", str(L), "--d-model", str(h), "-a", str(a), "-s", str(s), "-b", str(b),
+            "-t", str(t), "-p", str(p), "-d", str(dp), "--zero", str(zero), "--recompute", rec,
+            "--sequence-parallel" if sp else "--no-sequence-parallel"] + (["-m", str(m)] if m else [])
+    if d(st.booleans()):
+        c = d(st.sampled_from(["h100-sxm", "a100-40gb", "mi300x"]))
+        return expr + f", chip={c}).left", args + ["--hw", c], "left_bytes"
+    key = d(st.sampled_from([None, "activations_bytes"]))
+    return (expr + ")" + (".activations" if key else ""), args) + ((key,) if key else ())
+
+
+@st.composite
+def _sliding_window(d):
+    conv, sinks = d(st.sampled_from(["strict", "span"])), d(st.integers(0, 8))
+    if d(st.booleans()):
+        who, args = "model=mistral-7b", ["--preset", "mistral-7b"]
+    else:
+        W, L = d(st.integers(1, 8192)), d(st.integers(1, 64))
+        who, args = f"{W}, {L}", ["-W", str(W), "-L", str(L)]
+    base, args = f"sliding_window({who}, sinks={sinks}, convention={conv}", ["sliding-window", *args, "--sinks", str(sinks),
+                                                                            "--convention", conv]
+    if d(st.booleans()):
+        n = d(st.integers(1, 10**6))
+        key = d(st.sampled_from(["kv_tokens_per_layer", "beyond_reach"]))
+        return base + f", seq={n}).{key}", args + ["--seq", str(n)], key
+    return base + ")", args
+
+
+ADAPTERS.update({"fit_3d": _fit_3d(), "sliding_window": _sliding_window()})
+
+
+@st.composite
+def _float_format(d):
+    f = d(st.sampled_from(["fp32", "fp16", "bf16", "e5m2", "e4m3", "fp4"]))
+    if d(st.booleans()):
+        ask = d(st.sampled_from(["max-normal", "min-normal", "min-subnormal"]))
+        return f"float_format({f}).{ask.replace('-', '_')}", ["float-format", "-f", f, "--ask", ask]
+    # values inside every format's range (fp4's largest is 6), exact decimals as both sides read them
+    x = d(st.sampled_from(["0.3", "-1.7", "5.5", "0.001", "2.25", "-0.0625", "1e-5", "3"]))
+    ask = d(st.sampled_from(["spacing", "nearest"]))
+    overflow = d(st.sampled_from(["pytorch", "ieee", "saturate"]))
+    return (f"float_format({f}, {x}, overflow={overflow}).{ask}",
+            ["float-format", "-f", f, "--value", x, "--ask", ask, "--overflow", overflow])
+
+
+ADAPTERS.update({"float_format": _float_format()})
+
+
+@st.composite
+def _rope_scaling(d):
+    dh = 2 * d(st.integers(2, 128))
+    i, method = d(st.integers(0, dh // 2 - 1)), d(st.sampled_from(["linear", "ntk", "dynamic", "yarn", "none"]))
+    base, s, L = d(st.sampled_from([10000, 500000, 1e6])), d(st.sampled_from([1, 2, 4, 8, 32])), d(st.sampled_from([2048, 4096, 8192]))
+    trunc = d(st.booleans())
+    expr = (f"rope_scaling({dh}, {i}, base={base}, factor={s}, original={L}, method={method}, "
+            f"truncate={'on' if trunc else 'off'}")
+    args = ["rope-scaling", "-d", str(dh), "--pair", str(i), "--base", str(base), "-s", str(s), "--original", str(L),
+            "--method", method] + ([] if trunc else ["--no-truncate"])
+    if method == "dynamic" and d(st.booleans()):
+        n = d(st.integers(1, 10**6))
+        expr, args = expr + f", seq_len={n}", args + ["--seq-len", str(n)]
+    return expr + ")", args
+
+
+ADAPTERS.update({"rope_scaling": _rope_scaling()})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 
@@ -345,10 +968,8 @@ def test_every_entry_names_a_real_solve_command_and_is_whole():
 def test_calc_and_solve_agree(name, data):
     drawn = data.draw(ADAPTERS[name])
     expr, args = drawn[0], drawn[1]
-    if len(drawn) == 3 and drawn[2] == "days":  # the time is a breakdown figure in days
-        got_solve = solve(*args, key=drawn[2]) * 86400
-    elif len(drawn) == 3:  # another breakdown figure than the answer
-        got_solve = solve(*args, key=drawn[2])
+    if len(drawn) == 3:  # a breakdown figure (train's time in days)
+        got_solve = solve(*args, key=drawn[2]) * (86400 if drawn[2] == "days" else 1)
     else:
         got_solve = solve(*args)
     assert calc(expr) == pytest.approx(got_solve, rel=1e-12)

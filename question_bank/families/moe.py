@@ -198,4 +198,5 @@ def decode_weight_bytes(d: Draw) -> Problem:
         notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(int(read.weight_bytes))} / {2**30:,} "
                      f"= {value:.4f} GiB.")
     return nat_problem(d, st, key, [], wrongs, given={"preset": preset, "batch": B, "unit": unit, "n_experts": E,
-                                                      "top_k": k}, notes=notes)
+                                                      "top_k": k, **({"vocab": cfg.vocab_size} if table else {})},
+                       notes=notes)

@@ -183,7 +183,24 @@ def _numerical(q: ET.Element, p: Problem, full: bool) -> None:
         ET.SubElement(u, "unit_name").text = unit
 
 
-def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = False) -> None:
+#: the grades Moodle offers an answer (question_bank_get_grade_options: ± these), as it writes them
+_MOODLE_GRADES = (100, 90, 83.33333, 80, 75, 70, 66.66667, 60, 50, 40, 33.33333, 30, 25, 20, 16.66667, 14.28571,
+                  12.5, 11.11111, 10, 5, 0)
+
+
+def penalty_fraction(penalty: str) -> str:
+    """A wrong MCQ option's grade in a paper whose section costs ``penalty`` (a fraction of the marks,
+    ``"1/3"``) for a wrong MCQ: ``-33.33333``, Moodle's nearest grade; ``"0"`` for no penalty."""
+    from fractions import Fraction
+
+    x = float(Fraction(str(penalty))) * 100
+    if x <= 0:
+        return "0"
+    g = min(_MOODLE_GRADES, key=lambda v: abs(v - x))
+    return "-" + (str(int(g)) if float(g).is_integer() else str(g))
+
+
+def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = False, wrong_mcq: str = "0") -> None:
     """``multichoice`` (MCQ; MSQ with summed fractions), or ``multichoiceset`` for an
     all-or-nothing MSQ (``allornothing``): there a non-zero fraction marks a correct option."""
     key = p.key
@@ -203,7 +220,7 @@ def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = Fal
     feedback = {j: named(ms)[0].feedback for j, ms in by_option.items()}
     good = "100" if allornothing else _MOODLE_FRACTIONS[len(key.correct)]
     for j, o in enumerate(p.options):
-        frac = good if j in key.correct else ("0" if single or allornothing else "-100")
+        frac = good if j in key.correct else (wrong_mcq if single else "0" if allornothing else "-100")
         _answer(q, frac, inline_to_html(o, mathjax), html.escape(feedback.get(j, "")), fmt="html")
 
 
@@ -497,7 +514,8 @@ def quiz_element(sheet, version: str) -> ET.Element:
             aon = allornothing and p.type == "msq"
             q = ET.SubElement(quiz, "question", {"type": "multichoiceset" if aon else "multichoice"})
             _common(q, i, p, _statement(p), full)
-            _multichoice(q, p, full, aon)
+            sec = sheet.section_of(i)  # a paper's section: a wrong MCQ costs what its heading says (issue 38)
+            _multichoice(q, p, full, aon, penalty_fraction(sec.mcq_penalty) if sec is not None else "0")
     return quiz
 
 

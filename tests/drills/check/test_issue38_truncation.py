@@ -36,3 +36,17 @@ def test_the_quiz_judge_uses_the_same_words():
 
     v = grade(NumericKey(value=0.6652, lo=0.665, hi=0.675, decimals=2), 0.66, written="0.66")
     assert "truncated instead of rounded off" in v.message
+
+
+def test_check_lines_fit_80_columns():
+    """Issue 38: `qkv check` at 80 columns (a pipe or an 80-column terminal) wraps between words."""
+    runs = [["softmax", "--x", "[1,2,3]", "--output", "[0.09,0.24,0.66]"],
+            ["params", "--preset", "gpt2", "--answer", "100M"],
+            ["params", "--preset", "llama2-7b", "--answer", "6.5B"],
+            ["layernorm", "--x", "[1,2,3,4]", "--output", "[1,2,3,4]"]]
+    for args in runs:
+        r = CliRunner(env={"COLUMNS": "80"}).invoke(main, args)
+        long = [line for line in r.output.splitlines() if len(line) > 80]
+        assert not long, (args, long)
+        words = r.output.split()
+        assert "counts" in words or args[0] != "params" or r.exit_code == 0

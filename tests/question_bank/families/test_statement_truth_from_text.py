@@ -176,7 +176,7 @@ def kv_budget_truth(stem: str, opt: str) -> bool:
     budget = float(g[1]) * (2**30 if g[2] == "GiB" else 1e9)
     m = re.match(r"L = (\d+) layers, (\d+) (?:query )?heads(?: and (\d+) K/V heads)? of size (\d+)(?:, cache in "
                  r"(\w+))?: the KV cache is (below|above) the budget$", opt)
-    L, h, kv, dh = int(m[1]), int(m[2]), int(m[3] or m[2]), int(m[4])
+    L, kv, dh = int(m[1]), int(m[3] or m[2]), int(m[4])  # MHA: the K/V heads are the heads
     dtype = m[5] or re.search(r"caches K and V in (\w+)", stem)[1]
     nbytes = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp8": 1}[dtype]
     cache = 2 * L * kv * dh * n * seqs * nbytes

@@ -364,6 +364,18 @@ def _tidy(text: str) -> str:
 # documents with two renderings
 
 
+_MATH = re.compile(r"(\$\$.*?\$\$|(?<!\\)\$[^$]*?(?<!\\)\$)", re.S)
+
+
+def plain_commas(md: str) -> str:
+    """``{,}`` (LaTeX's thousands separator, kept tight in math) written outside ``$…$`` is a plain comma:
+    Markdown, HTML and PDF print prose as typed, so "6{,}828{,}326{,}912" appeared literally (issue 38)."""
+    if "{,}" not in md:
+        return md
+    parts = _MATH.split(md)
+    return "".join(part if i % 2 else part.replace("{,}", ",") for i, part in enumerate(parts))
+
+
 class Doc:
     """A statement or solution written once, rendered as Markdown+LaTeX and as Unicode text."""
 
@@ -420,7 +432,7 @@ class Doc:
 
     @property
     def md(self) -> str:
-        return "\n\n".join(b for b in self._md if b.strip())  # an empty block is no paragraph (no blank lines)
+        return plain_commas("\n\n".join(b for b in self._md if b.strip()))  # an empty block is no paragraph
 
     @property
     def text(self) -> str:

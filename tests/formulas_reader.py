@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 PART_BASIC_FIELDS = ("placeholder", "answermark", "answertype", "numbox", "vars1", "answer", "answernotunique",
                      "vars2", "correctness", "unitpenalty", "postunit", "ruleid", "otherrule")
+#: answer type 0 ("number", classes/local/answer_parser.php): an ASCII sign, digits, a point, an exponent
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 BOX = re.compile(r"\{(_u|_\d+)(:\s*([A-Za-z][A-Za-z_0-9]*)\s*(:(MC|MCE|MCS|MCES))?)?((\|[A-Za-z0-9_ .=#]*)*)\}")
 _TOKEN = re.compile(r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<var>_\d+)|(?P<fn>abs)"
                     r"|(?P<op>\|\||&&|<=|>=|==|!=|[-+*/()<>]))")
@@ -98,9 +100,19 @@ class FormulasPart:
     correctness: str
     boxes: list[str] = field(default_factory=list)
 
-    def grade(self, responses: list[float]) -> float:
-        """formulas_part.php ``grade``: the criterion clamped to [0, 1]."""
-        return min(1.0, max(0.0, evaluate(self.correctness, responses)))
+    def grade(self, responses: list[float | str | None]) -> float:
+        """formulas_part.php ``grade``: the criterion clamped to [0, 1]; a part with a blank box or one
+        that answer type "number" cannot read (``49,280``, a Unicode minus) scores 0 whole."""
+        values = []
+        for r in responses:
+            if isinstance(r, str):
+                if not NUMBER.fullmatch(r.strip()):
+                    return 0.0
+                r = float(r)
+            if r is None:
+                return 0.0
+            values.append(r)
+        return min(1.0, max(0.0, evaluate(self.correctness, values)))
 
 
 @dataclass
@@ -112,8 +124,9 @@ class FormulasQuestion:
     parts: list[FormulasPart]
     errors: list[str]
 
-    def grade(self, responses: list[list[float]]) -> float:
-        """The question's fraction: the parts' fractions weighted by their marks."""
+    def grade(self, responses: list[list[float | str | None]]) -> float:
+        """The question's fraction: the parts' fractions weighted by their marks (one list of box
+        responses per part)."""
         return sum(p.grade(r) * p.mark for p, r in zip(self.parts, responses, strict=True)) / self.defaultmark
 
 
@@ -142,5 +155,11 @@ def read_formulas(q: ET.Element) -> FormulasQuestion:
         parts.append(FormulasPart(float(got["answermark"]), numbox, answers, got["correctness"], boxes))
     if not parts:
         errors.append("error_import_missing_parts")
-    mark = sum(p.mark for p in parts)  # import_from_xml: defaultmark = array_sum(answermark)
+    text = q.findtext("questiontext/text") or ""
+    for a in q.findall("answers"):  # edit_formulas_form validation: a part's placeholder is in the text once
+        ph = a.findtext("placeholder/text") or ""
+        if ph and text.count("{" + ph + "}") != 1:
+            errors.append(f"placeholder {ph} not in the question text once")
+    # import_from_xml: defaultmark = array_sum(answermark), stored as Moodle stores marks (7 decimals)
+    mark = round(sum(p.mark for p in parts), 7)
     return FormulasQuestion("formulas", q.findtext("name/text") or "", q.findtext("idnumber") or "", mark, parts, errors)

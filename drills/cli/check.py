@@ -144,10 +144,10 @@ def _value_lines(value: Any, digits: int) -> list[str]:
 
 
 def _width() -> int:
-    """The terminal's width (at most 100 columns), as ``emit_labelled`` wraps to."""
+    """The terminal's width (at most 100 columns; 80 when it is not a terminal, issue 38), less one."""
     import shutil
 
-    return max(40, min(shutil.get_terminal_size((100, 24)).columns, 100) - 1)
+    return max(40, min(shutil.get_terminal_size((80, 24)).columns, 100) - 1)
 
 
 def _wrapped(text: str, indent: int, width: int, hang: int = 2) -> list[str]:
@@ -436,15 +436,20 @@ def _count_finish(result: Any, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
     else:
-        emit(("✓ " if result.ok else "✗ ") + result.message())
-        emit(f"  tolerance: {result.tolerance}")
+        width = _width()  # issue 38: wrapped between words, as the step checks are
+
+        def say(text: str, indent: int, hang: int) -> None:
+            emit("\n".join(_wrapped(" " * indent + text, indent, width, hang)))
+
+        say(("✓ " if result.ok else "✗ ") + result.message(), 0, 2)
+        say(f"tolerance: {result.tolerance}", 2, 2)
         shown = {e.text for e in result.explanations[:1]}
         for e in result.explanations[1:3]:
             if not e.equals and e.text not in shown:
                 shown.add(e.text)
-                emit(f"  also of that size: {e.text}")
+                say(f"also of that size: {e.text}", 2, 2)
         if result.note:
-            emit(f"  note: {result.note}")
+            say(f"note: {result.note}", 2, 2)
     click.get_current_context().exit(0 if result.ok else 1)
 
 

@@ -28,6 +28,7 @@ the same statement twice); the same blueprint and seed always give the same pape
 from __future__ import annotations
 
 import random
+import re
 import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -185,6 +186,18 @@ def _fingerprint(p: Any) -> str:
     return " ".join(p.statement_md.split()) + "\x00" + "\x00".join(p.options)
 
 
+def _skill(c: Any, p: Any) -> str:
+    """What a question practises, for a paper to ask it once (issue 38): a family's id without its view
+    suffix (``counting.kv_cache`` and ``counting.kv_cache_mcq``, ``concept.mask_pairs`` and ``_one``
+    are one skill), or for a curated item its topic and first tag (the bank's six "count an encoder
+    layer's parameters" items are one skill)."""
+    import re
+
+    if c.difficulty is not None:  # a family
+        return re.sub(r"_(mcq|one)$", "", c.ref)
+    return f"curated:{p.topic}:{p.tags[0] if p.tags else c.ref}"
+
+
 def assemble(bp: Blueprint, seed: int) -> Any:
     """The paper of ``bp`` for ``seed`` (a :class:`drills.exam.paper.Paper` with its sections,
     time and marking), the same for the same arguments. :class:`BlueprintError` when the bank
@@ -199,6 +212,7 @@ def assemble(bp: Blueprint, seed: int) -> Any:
     labels: list[str] = []
     seen: set[str] = set()
     used: set[str] = set()
+    skills: set[str] = set()
     for s in bp.sections:
         pool = _candidates(s.topics, rng)
         rng.shuffle(pool)
@@ -216,6 +230,8 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                     # more variants of the families (fresh seeds), once each family has been used
                     queue = [_Candidate(c.ref, c.difficulty, rng.randrange(1_000_000)) for c in fits if c.difficulty]
                     rng.shuffle(queue)
+                    # a skill the paper has not asked yet first (popped from the end), then the others
+                    queue.sort(key=lambda c: re.sub(r"_(mcq|one)$", "", c.ref) not in skills)
                 c = queue.pop()
                 tries += 1
                 if tries > _TRIES_PER_QUESTION * row.count * 6:
@@ -225,9 +241,12 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                 p = _materialise(c)
                 if p is None or p.marks != row.marks or paper_type(p.type) != row.type or _fingerprint(p) in seen:
                     continue
+                if rounds < 2 and _skill(c, p) in skills:  # the same skill twice only when the bank has no other
+                    continue
                 problems.append(p)
                 labels.append(s.name)
                 seen.add(_fingerprint(p))
+                skills.add(_skill(c, p))
                 used.add(c.ref)
                 got += 1
             if got < row.count:

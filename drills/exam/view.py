@@ -353,6 +353,7 @@ class RichView(PlainView):
         self.console = Console(stderr=err, highlight=False)
         self._title = sys.stdout.isatty() and not err
         self._drawn: str | None = None  # the prompt on screen (tick redraws it when its clock changes)
+        self._legend_shown = False
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         # rich wraps long lines at word boundaries (soft_wrap would leave it to the terminal,
@@ -362,15 +363,37 @@ class RichView(PlainView):
             return
         self.console.print(indented(text.split("\n")))
 
-    def _palette(self, exam: Exam) -> Any:
+    def _palette(self, exam: Exam, room: int | None = None) -> Any:
+        """The palette; with ``room`` (columns) only the questions around the current one that fit on
+        one line, "…" standing for the others (issue 38: all 65 took 8 of 24 rows before every question;
+        ``palette`` shows them all)."""
         from rich.text import Text
 
+        cells = list(exam.palette())
+        lo, hi = 0, len(cells)
+        if room is not None:
+            size = [len(f" {n}{PALETTE_MARK[st]} ") + 1 for n, st in cells]
+            cur = next((i for i, (n, _) in enumerate(cells) if n == exam.question.number), 0)
+            lo, hi, used = cur, cur + 1, size[cur] + 4  # room for "… " on both sides
+            while True:
+                grew = False
+                for side in (1, -1):
+                    if side == 1 and hi < len(cells) and used + size[hi] <= room:
+                        used, hi, grew = used + size[hi], hi + 1, True
+                    elif side == -1 and lo > 0 and used + size[lo - 1] <= room:
+                        used, lo, grew = used + size[lo - 1], lo - 1, True
+                if not grew:
+                    break
         t = Text()
-        for n, status in exam.palette():
+        if lo > 0:
+            t.append("… ", style="dim")
+        for n, status in cells[lo:hi]:
             label = f" {n}{PALETTE_MARK[status]} "  # the legend's marks: readable without colour too
             style = self.STYLE[status] + (" bold underline" if n == exam.question.number else "")
             t.append(label, style=style)
             t.append(" ")
+        if hi < len(cells):
+            t.append("…", style="dim")
         return t
 
     def show_question(self, exam: Exam) -> None:
@@ -379,13 +402,16 @@ class RichView(PlainView):
 
         left = exam.remaining()
         head = Text()
-        head.append(f" Time left {clock_text(left)} ", style="bold white on red" if left < 60 else "bold reverse")
+        clock = f" Time left {clock_text(left)} "
+        head.append(clock, style="bold white on red" if left < 60 else "bold reverse")
         head.append("   ")
-        head.append_text(self._palette(exam))
+        head.append_text(self._palette(exam, room=self.console.width - len(clock) - 4))
         self.console.print()
-        self.console.print(head)
-        for line in legend_lines(self.console.width):
-            self.console.print(Text(line, style="dim"))
+        self.console.print(head, no_wrap=True, overflow="ignore")
+        if not self._legend_shown:  # the legend once (and with `palette`): two rows less on every question
+            self._legend_shown = True
+            for line in legend_lines(self.console.width):
+                self.console.print(Text(line, style="dim"))
         lines = question_lines(exam)
         q = exam.question
         section = exam.paper.section_of(q.number - 1)
@@ -396,6 +422,8 @@ class RichView(PlainView):
 
     def show_palette(self, exam: Exam) -> None:
         self.console.print(self._palette(exam))
+        for line in legend_lines(self.console.width):
+            self.console.print(line, style="dim")
         super().show_palette(exam)
 
     def _prompt_ansi(self, exam: Exam) -> str:

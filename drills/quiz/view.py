@@ -21,6 +21,7 @@ prints them as text with ✓/✗ marks, :class:`RichView` with colour through ``
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from datetime import datetime
@@ -501,30 +502,61 @@ class RichView(PlainView):
 
         # as wide as the panels (the terminal's width up to PANEL_MAX columns)
         self.console.print(Rule(Text(header_text(header), style="bold"), align="left"), width=self.panel_width())
-        body: Any = wrapped_text(problem.statement_text, self.panel_width() - 4)
-        opts = problem.options_text or problem.options
-        if opts:
-            from rich.console import Group
-            from rich.table import Table
-
-            grid = Table.grid(padding=(0, 1))  # a long option wraps under itself, not under its letter
-            grid.add_column(style="bold", no_wrap=True)
-            grid.add_column()
-            for i, o in enumerate(opts):
-                grid.add_row(f"({LETTERS[i]})", Text(o))
-            body = Group(body, Text(""), grid)
         width = self.panel_width()
         title, subtitle, above = panel_titles(problem, width)
+        opts = problem.options_text or problem.options
+
+        def panel(compact: bool, border: bool = True) -> Any:
+            from rich.console import Group
+            from rich.padding import Padding
+            from rich.table import Table
+
+            text = problem.statement_text
+            if compact:  # paragraphs without the blank line between them
+                text = re.sub(r"\n\s*\n", "\n", text.strip())
+            body: Any = wrapped_text(text, width - 4 if border else width - 1)
+            if opts:
+                grid = Table.grid(padding=(0, 1))  # a long option wraps under itself, not under its letter
+                per_row = 1
+                if compact:  # issue 38: short options side by side, so the question keeps its first lines
+                    cell = max(len(o) for o in opts) + 5
+                    per_row = next((k for k in (4, 2) if k * cell <= width - (4 if border else 1)), 1)
+                for _ in range(per_row):
+                    grid.add_column(style="bold", no_wrap=True)
+                    grid.add_column()
+                for r in range(0, len(opts), per_row):
+                    row: list[Any] = []
+                    for i in range(r, min(r + per_row, len(opts))):
+                        row += [f"({LETTERS[i]})", Text(opts[i] + ("   " if per_row > 1 else ""))]
+                    grid.add_row(*row)
+                body = Group(body, grid) if compact else Group(body, Text(""), grid)
+            if not border:  # the titles on a line of their own, the text without a frame
+                head = " · ".join(x for x in (title, subtitle) if x)
+                return Group(Text(head, style="cyan"), Padding(body, (0, 0, 0, 1)))
+            return Panel(body, title=Text(title, style="cyan") if title else None, title_align="left",
+                         subtitle=Text(subtitle, style="dim cyan") if subtitle else None,
+                         subtitle_align="right", width=width, padding=(0, 1))
+
+        # issue 38: at 24 rows the header rule, the question and the answer line must all show: a question
+        # too tall for the terminal gets its options side by side, then loses the panel's frame
+        room = self.console.height - 3 - (1 if above else 0) - (1 if problem.errata else 0) - (0 if problem.parts else 1)
+        shown = panel(False)
+        for compact, border in ((True, True), (True, False)):
+            if self._rows(shown, width) <= room:
+                break
+            shown = panel(compact, border)
         if above:
             self.console.print(Text(above, style="cyan"))
-        self.console.print(Panel(body, title=Text(title, style="cyan") if title else None, title_align="left",
-                                 subtitle=Text(subtitle, style="dim cyan") if subtitle else None,
-                                 subtitle_align="right", width=width, padding=(0, 1)))
+        self.console.print(shown, width=width)
         if problem.errata:
             self.console.print(Text("Note: the source of this item prints a figure qkv disagrees with; "
                                     "it is shown with the answer.", style="yellow"))
         if not problem.parts:
             self.console.print(Text(answer_hint(problem, problem), style="dim"))
+
+    def _rows(self, renderable: Any, width: int) -> int:
+        """The rows ``renderable`` takes on this console at ``width`` columns."""
+        return len(self.console.render_lines(renderable, self.console.options.update(width=width), pad=False))
 
     def part(self, problem: Problem, part: Part, k: int, n: int) -> None:
         from rich.text import Text

@@ -65,6 +65,9 @@ class SheetSection:
     count: int
     marks: int
     rule: str
+    #: the fraction of its marks a wrong MCQ costs in this section (issue 38: the Moodle export gives
+    #: a wrong option this negative grade, as the heading says)
+    mcq_penalty: str = "0"
 
     @property
     def last(self) -> int:
@@ -115,7 +118,8 @@ def paper_sections(labels: list[str] | tuple[str, ...], problems: list[Problem],
         if k == len(labels) or labels[k] != labels[start]:
             ps = problems[start:k]
             out.append(SheetSection(str(labels[start]), start + 1, k - start, sum(p.marks for p in ps),
-                                    marking_rule([p.type for p in ps], penalties)))
+                                    marking_rule([p.type for p in ps], penalties),
+                                    str({**_GATE_PENALTIES, **(penalties or {})}["mcq"])))
             start = k
     return out
 

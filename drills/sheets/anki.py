@@ -21,7 +21,10 @@ so the same content gives byte-identical files.
 Decks across sheets: a note belongs to one deck, and Anki keeps an imported note in the deck
 it first came with. So a problem that two sheets share (same guid) stays in the first sheet's
 deck when the second is imported; every note carries the tag ``qkv_sheet::<title>`` of the
-sheet that last wrote it, to search a sheet's notes by tag. ``--anki-notes per-sheet`` gives
+sheet that last wrote it (Anki replaces a note's tags when it updates the note and leaves a note
+that is not newer as it is, so tags do not add up across sheets), to search a sheet's notes by tag.
+A problem whose ``given`` was edited (its id gains ``~parameters``) keeps its note's guid, so the
+corrected deck updates the note. ``--anki-notes per-sheet`` gives
 each sheet notes of its own instead (the guid takes in the title: every sheet's deck is whole,
 at the price of reviewing a shared problem once per sheet).
 
@@ -70,9 +73,17 @@ def note_guid(p: Problem, sheet_title: str | None = None) -> str:
     problem's in that sheet (``--anki-notes per-sheet``: a note of its own in each sheet's deck)."""
     import genanki
 
+    pid = note_identity(p)
     if sheet_title is not None:
-        return genanki.guid_for("qkv", "sheet", sheet_title, p.id, "" if p.seed is None else p.seed)
-    return genanki.guid_for("qkv", p.id, "" if p.seed is None else p.seed)
+        return genanki.guid_for("qkv", "sheet", sheet_title, pid, "" if p.seed is None else p.seed)
+    return genanki.guid_for("qkv", pid, "" if p.seed is None else p.seed)
+
+
+def note_identity(p: Problem) -> str:
+    """The id a note is known by: the problem's id without the ``~parameters`` tag that an edited
+    ``given`` adds (drills.sheets.rebuild). Issue 38: a corrected problem (its ``given`` edited in the
+    ``--from`` file) updates its note instead of adding one beside the stale one."""
+    return p.id.split("~", 1)[0]
 
 
 def sheet_tag(title: str) -> str:
@@ -176,6 +187,7 @@ def build_package(sheet, version: str):
     )
     deck = genanki.Deck(deck_id(sheet.title), sheet.title)
     media: dict[str, bytes] = {}
+    used: set[str] = set()
     for i, p in sheet.numbered():
         stmt, sol = figure_svgs(p)
         if version == "student":
@@ -188,6 +200,9 @@ def build_package(sheet, version: str):
         if sec := sheet.section_of(i):  # a paper's section (issue 26), as a tag under the sheet's
             tags.append(section_tag(sec.name))
         guid = note_guid(p, sheet.title if getattr(sheet, "anki_notes", "shared") == "per-sheet" else None)
+        if guid in used:  # the same draw twice in one sheet, once with edited parameters: a note each
+            guid = genanki.guid_for("qkv", p.id, "" if p.seed is None else p.seed, i)
+        used.add(guid)
         # every field is HTML to Anki: the id is text, escaped (issue 28: an id is the teacher's in --from)
         deck.add_note(genanki.Note(model=model, fields=[_front(i, p, stmt), back, html.escape(p.id),
                                                         marks_label(p.marks)], guid=guid, tags=tags))

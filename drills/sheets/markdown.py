@@ -154,6 +154,30 @@ def _answers(sheet) -> list[str]:
     return out
 
 
+#: link targets a Markdown renderer would make live: any scheme but http(s) and mailto (javascript:, data:,
+#: vbscript:, file:), read as a browser reads it (entities decoded, whitespace and control characters dropped)
+_SAFE_SCHEMES = ("http:", "https:", "mailto:")
+_INLINE_LINK = re.compile(r"\]\(\s*<?([^)\s>]*)")
+_REF_DEF = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?(\S*)", re.M)
+
+
+def _live_target(dest: str) -> bool:
+    import html
+
+    d = re.sub(r"[\s\x00-\x1f\\]", "", html.unescape(html.unescape(dest))).lower()
+    scheme = re.match(r"[a-z][a-z0-9+.-]*:", d)
+    return bool(scheme) and scheme.group(0) not in _SAFE_SCHEMES
+
+
+def defuse_links(md: str) -> str:
+    """Issue 38: a link from a sheet file (``[x](javascript:alert(1))``, a reference definition
+    ``[x]: javascript:…``) whose target is not http(s) or mailto is written as text: the ``(`` or the
+    ``[`` escaped, so no renderer makes it a link. Other links are left as they are."""
+    md = _INLINE_LINK.sub(lambda m: "]\\(" + m.group(0)[2:] if _live_target(m.group(1)) else m.group(0), md)
+    return _REF_DEF.sub(lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)):] if _live_target(m.group(3))
+                        else m.group(0), md)
+
+
 def render(sheet, version: str) -> bytes:
     lines = _header(sheet)
     if version == "answers":
@@ -165,4 +189,4 @@ def render(sheet, version: str) -> bytes:
             lines += _question(i, p)
     if version in ("full", "answers"):
         lines += _answers(sheet)
-    return ("\n".join(lines).rstrip() + "\n").encode("utf-8")
+    return (defuse_links("\n".join(lines)).rstrip() + "\n").encode("utf-8")

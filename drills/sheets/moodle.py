@@ -42,9 +42,10 @@
   and the question's name carries the sheet's marks so that the teacher can set the
   question's maximum mark in the quiz (Moodle then scales the same fraction).
 - ``--moodle-cloze formulas`` (``Sheet.moodle_cloze``): the matrix and multi-part questions are
-  written for the plugin qtype_formulas instead (it must be installed on the site): one part worth
-  the sheet's marks, so the question imports worth exactly them, with one answer box per cell and
-  per part and a grading criterion that gives each box its share (see the section below). The
+  written for the plugin qtype_formulas instead (it must be installed on the site): one part per
+  answer box (a cell, a scalar part), each worth its share of the sheet's marks, so the question
+  imports worth exactly them and a blank or unreadable box costs only its share (issue 38: with every
+  box in one part, qtype_formulas scored the whole question 0 for it); see the section below. The
   scalar parts of a core cloze keep their misconception answers (0 %, with the feedback).
 - Text from a sheet file is escaped for where it lands (issue 28): a ``{`` that could open a cloze
   box (``{1:NUMERICAL:…}``) is written ``&#123;`` in the text around the boxes, a box's feedback and
@@ -62,6 +63,7 @@ import html
 import math
 import re
 import xml.etree.ElementTree as ET
+from fractions import Fraction
 from functools import reduce
 
 from drills.sheets import marks_label
@@ -183,7 +185,24 @@ def _numerical(q: ET.Element, p: Problem, full: bool) -> None:
         ET.SubElement(u, "unit_name").text = unit
 
 
-def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = False) -> None:
+#: the grades Moodle offers an answer (question_bank_get_grade_options: ± these), as it writes them
+_MOODLE_GRADES = (100, 90, 83.33333, 80, 75, 70, 66.66667, 60, 50, 40, 33.33333, 30, 25, 20, 16.66667, 14.28571,
+                  12.5, 11.11111, 10, 5, 0)
+
+
+def penalty_fraction(penalty: str) -> str:
+    """A wrong MCQ option's grade in a paper whose section costs ``penalty`` (a fraction of the marks,
+    ``"1/3"``) for a wrong MCQ: ``-33.33333``, Moodle's nearest grade; ``"0"`` for no penalty."""
+    from fractions import Fraction
+
+    x = float(Fraction(str(penalty))) * 100
+    if x <= 0:
+        return "0"
+    g = min(_MOODLE_GRADES, key=lambda v: abs(v - x))
+    return "-" + (str(int(g)) if float(g).is_integer() else str(g))
+
+
+def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = False, wrong_mcq: str = "0") -> None:
     """``multichoice`` (MCQ; MSQ with summed fractions), or ``multichoiceset`` for an
     all-or-nothing MSQ (``allornothing``): there a non-zero fraction marks a correct option."""
     key = p.key
@@ -203,7 +222,7 @@ def _multichoice(q: ET.Element, p: Problem, full: bool, allornothing: bool = Fal
     feedback = {j: named(ms)[0].feedback for j, ms in by_option.items()}
     good = "100" if allornothing else _MOODLE_FRACTIONS[len(key.correct)]
     for j, o in enumerate(p.options):
-        frac = good if j in key.correct else ("0" if single or allornothing else "-100")
+        frac = good if j in key.correct else (wrong_mcq if single else "0" if allornothing else "-100")
         _answer(q, frac, inline_to_html(o, mathjax), html.escape(feedback.get(j, "")), fmt="html")
 
 
@@ -350,12 +369,12 @@ def _cloze(p: Problem, full: bool) -> str:
 # ``<answers>`` element is a part with the fields PART_BASIC_FIELDS (placeholder, answermark,
 # answertype, numbox, vars1, answer, answernotunique, vars2, correctness, unitpenalty, postunit,
 # ruleid, otherrule; a missing one is an import error), and the question's default mark is
-# ``array_sum(answermark)``: one part of answermark = the sheet's marks makes the mark exact.
+# ``array_sum(answermark)``: parts whose answermarks add up to the sheet's marks make the mark exact.
 # classes/local/formulas_part.php ``grade``: the grading criterion ``correctness`` is evaluated with
-# the student's numbers as ``_0``, ``_1``... and clamped to [0, 1]: it is the part's fraction, so
-# the criterion below gives per-box partial credit (each part of a problem the same share, each
-# cell of a part the same share of it, as ``question_bank.grading`` does). ``scan_for_answer_boxes``:
-# ``{_0}``, ``{_1}``... in the part's text place the boxes. Answer type 0 (a number). Formulas
+# the student's numbers as ``_0``, ``_1``... and clamped to [0, 1]: it is the part's fraction; a part
+# with a blank or unreadable box scores 0 whole. So each box is a part of its own (placeholder ``#k``
+# in the question text, ``{_0}`` in the part's text), worth its share (each part of a problem the same
+# share, each cell of a part the same share of it, as ``question_bank.grading`` does). Answer type 0 (a number). Formulas
 # numbers have no infinity: a −∞ cell (a masked score) is any number ≤ −10³⁰ (the part says so).
 
 FORMULAS_NEG_INF = -1e99
@@ -387,32 +406,39 @@ def formulas_boxes(p: Problem) -> list[tuple[int, list[tuple[float, float]] | No
     return out
 
 
-def formulas_criterion(p: Problem) -> str:
-    """The grading criterion: Σ over parts of (boxes right in the part / boxes in the part), over
-    the number of parts."""
-    boxes = formulas_boxes(p)
-    n_parts = max(b[0] for b in boxes) + 1
-    terms = []
-    for k in range(n_parts):
-        oks = []
-        for j, (part, acc, _) in enumerate(boxes):
-            if part != k:
-                continue
-            if acc is None:
-                oks.append(f"(_{j} <= {_r(_FORMULAS_INF_BOUND)})")
-            else:
-                oks.append("(" + " || ".join(f"abs(_{j} - {_r(c)}) <= {_r(t)}" for c, t in acc) + ")")
-        terms.append(f"({' + '.join(oks)}) / {len(oks)}")
-    return f"({' + '.join(terms)}) / {n_parts}"
-
-
 def _no_placeholders(html_text: str) -> str:
     """Text shown by qtype_formulas: ``{`` is its placeholder and variable syntax (``{_0}``, ``{#1}``,
     ``{a}``); written ``&#123;`` so that text from a sheet file places no box (issue 28)."""
     return html_text.replace("{", "&#123;")
 
 
-def _formulas_subqtext(p: Problem) -> str:
+#: what qtype_formulas reads in a box of answer type "number": plain digits, ``.``, an exponent and an ASCII
+#: sign; a box it cannot read scores 0 (only that box, as each box is a part of its own)
+FORMULAS_HINT = ("<p><small>Type plain numbers: 49280 (no thousands separators), -3 (the minus on the "
+                 "keyboard), 1.5e-3.</small></p>")
+
+
+def formulas_shares(p: Problem) -> list[Fraction]:
+    """Each box's share of the question, in box order: every part the same share, every cell of a part
+    the same share of it (as ``question_bank.grading`` splits a multi-part or matrix answer)."""
+    boxes = formulas_boxes(p)
+    n_parts = max(b[0] for b in boxes) + 1
+    per_part = [sum(1 for b in boxes if b[0] == k) for k in range(n_parts)]
+    return [Fraction(1, n_parts * per_part[k]) for k, _, _ in boxes]
+
+
+def _answermarks(p: Problem) -> list[str]:
+    """Each box's part mark, seven decimals as Moodle stores marks, the last taking what rounding left so
+    that they add up to the sheet's marks exactly (``import_from_xml``: defaultmark = Σ answermark)."""
+    shares = formulas_shares(p)
+    marks = [round(float(sh * p.marks), 7) for sh in shares]
+    marks[-1] = round(p.marks - sum(marks[:-1]), 7)
+    return [_r(m) for m in marks]
+
+
+def _formulas_layout(p: Problem) -> str:
+    """The question text after the statement: each part's prompt, and each box's placeholder ``{#k}``
+    (a matrix as a table of them) where qtype_formulas puts that box's part."""
     out = []
     j = 0
     keys = [(f"({html.escape(pt.label)}) " + inline_to_html(pt.prompt_md, mathjax), pt.key) for pt in p.parts] \
@@ -423,47 +449,52 @@ def _formulas_subqtext(p: Problem) -> str:
         if isinstance(key, MatrixKey):
             rows = []
             for row in key.value:
-                rows.append("<tr>" + "".join(f"<td>{{_{j + c}}}</td>" for c in range(len(row))) + "</tr>")
+                rows.append("<tr>" + "".join(f"<td>{{#{j + c + 1}}}</td>" for c in range(len(row))) + "</tr>")
                 j += len(row)
             out.append('<table class="matrix">' + "".join(rows) + "</table>")
             if any(math.isinf(float(x)) for r in key.value for x in r):
                 out.append("<p><small>Type −∞ as -1e99 (any number ≤ -1e30).</small></p>")
         else:
-            out.append(f"<p>{{_{j}}}</p>")
+            out.append(f"<p>{{#{j + 1}}}</p>")
             j += 1
+    out.append(FORMULAS_HINT)
     return "\n".join(out)
 
 
 def _formulas(q: ET.Element, i: int, p: Problem, full: bool) -> None:
-    _common(q, i, p, _no_placeholders(_statement(p)), full, p.marks)
+    """Issue 38: one qtype_formulas part per box (placeholder ``#k``, one ``{_0}``), each worth its share of
+    the marks: a blank or unreadable box costs that box only (one part holding every box scored 0 for it)."""
+    _common(q, i, p, _no_placeholders(_statement(p)) + "\n" + _formulas_layout(p), full, p.marks)
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         _text(q, tag, "")
     ET.SubElement(ET.SubElement(q, "varsrandom"), "text").text = ""
     ET.SubElement(ET.SubElement(q, "varsglobal"), "text").text = ""
     ET.SubElement(ET.SubElement(q, "answernumbering"), "text").text = "none"
-    boxes = formulas_boxes(p)
-    part = ET.SubElement(q, "answers")
-    fields = {
-        "partindex": "0",
-        "placeholder": "",
-        "answermark": str(p.marks),
-        "answertype": "0",
-        "numbox": str(len(boxes)),
-        "vars1": "",
-        "answer": "[" + ", ".join(_fnum(x) for _, _, x in boxes) + "]",
-        "answernotunique": "1",
-        "vars2": "",
-        "correctness": formulas_criterion(p),
-        "unitpenalty": "1",
-        "postunit": "",
-        "ruleid": "1",
-        "otherrule": "",
-    }
-    for tag, value in fields.items():
-        ET.SubElement(ET.SubElement(part, tag), "text").text = value
-    _text(part, "subqtext", _formulas_subqtext(p))
-    for tag in ("feedback", "correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
-        _text(part, tag, "")
+    for k, ((_, acc, x), mark) in enumerate(zip(formulas_boxes(p), _answermarks(p), strict=True)):
+        ok = (f"(_0 <= {_r(_FORMULAS_INF_BOUND)})" if acc is None
+              else "(" + " || ".join(f"abs(_0 - {_r(c)}) <= {_r(t)}" for c, t in acc) + ")")
+        part = ET.SubElement(q, "answers")
+        fields = {
+            "partindex": str(k),
+            "placeholder": f"#{k + 1}",
+            "answermark": mark,
+            "answertype": "0",
+            "numbox": "1",
+            "vars1": "",
+            "answer": f"[{_fnum(x)}]",
+            "answernotunique": "1",
+            "vars2": "",
+            "correctness": ok,
+            "unitpenalty": "1",
+            "postunit": "",
+            "ruleid": "1",
+            "otherrule": "",
+        }
+        for tag, value in fields.items():
+            ET.SubElement(ET.SubElement(part, tag), "text").text = value
+        _text(part, "subqtext", "{_0}")
+        for tag in ("feedback", "correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+            _text(part, tag, "")
 
 
 MOODLE_CLOZE = ("cloze", "formulas")
@@ -497,7 +528,8 @@ def quiz_element(sheet, version: str) -> ET.Element:
             aon = allornothing and p.type == "msq"
             q = ET.SubElement(quiz, "question", {"type": "multichoiceset" if aon else "multichoice"})
             _common(q, i, p, _statement(p), full)
-            _multichoice(q, p, full, aon)
+            sec = sheet.section_of(i)  # a paper's section: a wrong MCQ costs what its heading says (issue 38)
+            _multichoice(q, p, full, aon, penalty_fraction(sec.mcq_penalty) if sec is not None else "0")
     return quiz
 
 

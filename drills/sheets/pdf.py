@@ -683,6 +683,10 @@ def _question(i: int, p: Problem) -> str:
     # issue 27: the statement's last paragraph, its pictures and the first answer (options, a line, a
     # grid) form one unbreakable block: no "Answer:" line or grid alone at the top of a page
     head, last = _last_paragraph(md_to_typst(p.statement_md.strip()))
+    if p.options and not stmt and len(p.statement_text) + sum(map(len, p.options_text or p.options)) < 2500:
+        # issue 38: a choice question that fits on a page is one block with its options (the statement's
+        # first paragraphs on one page and the options on the next split 3 questions of 30)
+        head, last = "", (head + "\n\n" + last if head else last)
     body = [head] if head else []
     keep = [last + f"#stmtend({i})", *stmt]
     if p.options:

@@ -101,8 +101,9 @@ def flash_tiling(d: Draw) -> Problem:
         else:
             st.p("Standard attention (Algorithm 0) writes $S = QK^T$ and $P = \\mathrm{softmax}(S)$ to HBM and reads "
                  "them back. Counting every element each algorithm loads or stores (for Algorithm 1, line 2's initial "
-                 "writes included), how many times fewer HBM accesses does FlashAttention make? Round off to two "
-                 "decimal places.")
+                 "writes included), what is the ratio of standard attention's HBM accesses to FlashAttention's "
+                 "(standard divided by FlashAttention: above 1 when FlashAttention makes fewer, below 1 when it makes "
+                 "more)? Round off to two decimal places.")
             key = nat_key(value, 2, unit="times")
             wrongs = [*wrongs_common,
                       Wrong("theta_ratio", "used the orders of Theorem 2, (Nd + N²)/(N²d²/M)",

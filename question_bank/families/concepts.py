@@ -187,7 +187,9 @@ def _pair(draw: Callable[[Draw], Context], *, stem: str, topic: str, title: str,
     build_mcq.__doc__ = (draw.__doc__ or "") + "\n\nAn MCQ: exactly one of 4 statements true (or exactly one false)."
     family(msq_id, topic=topic, title=title, types=("msq",), tags=(*tags, "msq", "concept"), marks=2,
            source=source)(build_msq)
-    family(mcq_id, topic=topic, title=title.replace("Which of these", "Which one of these"), types=("mcq",),
+    # the MCQ asks for the one true statement or the one false one (drawn half and half): its title says both
+    mcq_title = title.replace("Which of these", "Which one of these").replace(" are true?", " is true, or false?")
+    family(mcq_id, topic=topic, title=mcq_title, types=("mcq",),
            tags=(*tags, "concept"), source=source)(build_mcq)
 
 
@@ -736,8 +738,8 @@ def draw_rnn(d: Draw) -> Context:
                 how = "dilated (dilation $k^l$ in layer $l$)" if dilated else "contiguous"
                 for x in (true, other):  # each kind's figure asked of both kinds
                     pool.append(Statement(
-                        f"With {'dilated' if dilated else 'contiguous'} kernels of size {k}, {x} layers of causal "
-                        f"convolution let a token depend on the token {m} positions back.",
+                        f"With {'dilated' if dilated else 'contiguous'} kernels of size {k}, the fewest layers of "
+                        f"causal convolution that let a token depend on the token {m} positions back are {x}.",
                         x == true,
                         f"{how} kernels of size {k}: "
                         + (f"$k^L - 1 \\ge {m}$ first at $L = {true}$ (reach ${k}^{{{true}}} - 1 = {k**true - 1}$):"
@@ -745,8 +747,9 @@ def draw_rnn(d: Draw) -> Context:
                         ("conv_layers", (k, m), dilated, x)))
         stem = ("Vaswani et al. 2017 (Table 1) compare self-attention ($n^2 \\cdot d$ operations per layer, any two "
                 "positions one step apart) with convolutions of kernel $k$ ($k \\cdot n \\cdot d^2$ operations; a "
-                "contiguous kernel reaches $k - 1$ positions further back per layer, a dilated one multiplies its "
-                "reach by $k$).")
+                "contiguous kernel reaches $k - 1$ positions further back per layer, so $L$ layers reach $L(k - 1)$; a dilated "
+                "one, dilation $k^l$ in layer $l = 0, 1, \\ldots$, multiplies its receptive field by $k$, so $L$ layers "
+                "reach $k^L - 1$).")
 
         def subject(st: Statement) -> object:
             return st.params[1]  # one statement per sizes (n, d, k) or per (k, m)

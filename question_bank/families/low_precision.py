@@ -364,17 +364,18 @@ def fsdp_overlap_family(d: Draw) -> Problem:
                   Wrong("fwd_6pt", "used 6·P per token for the forward", "Forward: 2·P FLOPs per token.", value / 3)]
     key = nat_key(value, dec, unit="ms" if d.level < 2 else "tokens")
     st = Doc()
-    st.p(f"A model trains with FSDP (ZeRO-3) over $n = {n}$ GPUs ({hw}: dense bf16 peak ${C / 1e12:g}$ TFLOP/s, link "
+    chips = "TPU chips" if hw.startswith("tpu") else "GPUs"  # issue 38: a TPU is not a GPU
+    st.p(f"A model trains with FSDP (ZeRO-3) over $n = {n}$ {chips} ({hw}: dense bf16 peak ${C / 1e12:g}$ TFLOP/s, link "
          f"${beta / 1e9:g}$ GB/s per direction). Before each layer's forward, its bf16 parameters (2 bytes each) "
          f"are all-gathered with a ring; one layer has $P = {P:,}$ parameters" +
-         (f" and each GPU runs $T = {T:,}$ tokens through it (2·P FLOPs per token forward, at the peak)." if d.level else "."))
+         (f" and each {chips[:-1]} runs $T = {T:,}$ tokens through it (2·P FLOPs per token forward, at the peak)." if d.level else "."))
     if d.level == 0:
         st.p("How long does one layer's all-gather take? Give milliseconds, rounded off to three decimal places.")
     elif d.level == 1:
         st.p("The gather of a layer runs while the previous layer computes. How much of one layer's gather is left "
              "exposed, max(0, all-gather − forward compute)? Give milliseconds, rounded off to three decimal places.")
     else:
-        st.p("How many tokens per GPU must a layer's forward process for its all-gather to hide behind the compute "
+        st.p(f"How many tokens per {chips[:-1]} must a layer's forward process for its all-gather to hide behind the compute "
              "(gather time = compute time)? Round off to one decimal place.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "P": P, "n": n, "T": T})
 
@@ -397,7 +398,11 @@ def nccl_busbw_family(d: Draw) -> Problem:
             d.pick(("all-reduce", "all-gather", "reduce-scatter", "all-to-all"))
         n = d.pick((4, 8, 16, 32, 64))
         S = 2 ** d.rng.randint(24, 33)
-        bw_true = d.rng.randint(40, 450) * 1e9
+        if d.level < 2:
+            bw_true = d.rng.randint(40, 450) * 1e9
+        else:  # issue 38: a bus bandwidth 40-95 % of the link drawn first (never above what the link can carry)
+            link = d.pick((450, 900, 300, 50))
+            bw_true = d.rng.randint(int(0.40 * link), int(0.95 * link)) * 1e9
         t_us = round(S / (bw_true / float(bus_factor(op, n))) * 1e6, 1)
         if d.level < 2:
             r = nccl_busbw(op, n, size=S, time=t_us * 1e-6)
@@ -405,11 +410,10 @@ def nccl_busbw_family(d: Draw) -> Problem:
             dec = 2
         else:
             alg = round(S / (t_us * 1e-6) / 1e9, 2)
-            link = d.pick((450, 900, 300, 50))
             r = nccl_busbw(op, n, algbw=alg * 1e9, link_bandwidth=link * 1e9)
             value = r.breakdown["link_fraction"] * 100
             dec = 1
-        if safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), [n]):
+        if safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), [n]) and (d.level < 2 or value < 100):
             break
     f = float(bus_factor(op, n))
     other = float(Fraction(n - 1, n)) if op == "all-reduce" else float(Fraction(2 * (n - 1), n))

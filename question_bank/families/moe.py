@@ -181,8 +181,9 @@ def decode_weight_bytes(d: Draw) -> Problem:
     st.p(f"A decode step runs a batch of $B = {B}$ tokens in bf16 (2 bytes per parameter). Assume each token picks its "
          f"{k} experts uniformly at random, independently of the other tokens, and that a step reads every weight it "
          "uses once: everything outside the routed experts, and each routed expert that at least one token picked. "
-         + ("The input embedding is a lookup: a step reads one row of it ($d$ values) per token, while the LM head "
-            "reads its whole matrix. " if table else "")
+         + (f"The input embedding (a table of $V = {big(cfg.vocab_size)}$ rows of $d = {cfg.d_model}$ values, "
+            f"${big(table)}$ parameters, separate from the LM head) is a lookup: a step reads one row of it per "
+            "token, while the LM head reads its whole matrix. " if table else "")
          + f"What is the expected number of weight bytes read? Give it in {BYTE_UNITS[unit][1]}, rounded off to two "
          "decimal places.")
     notes = [f"Expected experts per layer: $E(1 - (1 - k/E)^B) = {E}(1 - (1 - {k}/{E})^{{{B}}}) = {float(touched):.6g}$.",
@@ -197,4 +198,5 @@ def decode_weight_bytes(d: Draw) -> Problem:
         notes.append(f"1 GiB = $2^{{30}}$ = {2**30:,} bytes (not $10^9$): {big(int(read.weight_bytes))} / {2**30:,} "
                      f"= {value:.4f} GiB.")
     return nat_problem(d, st, key, [], wrongs, given={"preset": preset, "batch": B, "unit": unit, "n_experts": E,
-                                                      "top_k": k}, notes=notes)
+                                                      "top_k": k, **({"vocab": cfg.vocab_size} if table else {})},
+                       notes=notes)

@@ -322,6 +322,22 @@ def _match_misconception_numeric(v: float, key: NumericKey, misconceptions: list
     return found
 
 
+def _rounds_to_zero(m: Misconception, key: NumericKey) -> bool:
+    """Whether misconception ``m``'s value rounds to 0 at the key's precision (its range holds 0): any
+    tiny number matches it, so it names nothing about an answer that is a slip of the scale."""
+    mv = to_float(m.value)
+    return mv is not None and in_range(0.0, *misconception_range(mv, key))
+
+
+def _slip_first(v: float, typed: float, key: NumericKey, found: list[Misconception]) -> Misconception | None:
+    """Issue 38: the 10³ⁿ slip ``typed`` (or its reading ``v``) is, when every mistake it matched rounds to
+    0 at the asked precision (110.59 typed for 0.11 GB matched "counted one layer", 0.0039 GB)."""
+    if not found or not all(_rounds_to_zero(m, key) for m in found):
+        return None
+    fits = lambda x: in_range(x, key.lo, key.hi)  # noqa: E731
+    return _slip_of(typed, fits, key) or (_slip_of(v, fits, key) if v != typed else None)
+
+
 def _reading(v: float, key: NumericKey, misconceptions: list[Misconception]) -> tuple[float, Fraction | None]:
     """The value a number typed for ``key`` stands for in the key's unit: itself, or, when the
     key's unit is a scaled count (billions, GB, units of 10²⁰) and the number read as a full count
@@ -339,7 +355,7 @@ def _reading(v: float, key: NumericKey, misconceptions: list[Misconception]) -> 
         return scaled, factor
     if _match_misconception_numeric(v, key, misconceptions):
         return v, None
-    if _match_misconception_numeric(scaled, key, misconceptions):
+    if [m for m in _match_misconception_numeric(scaled, key, misconceptions) if not _rounds_to_zero(m, key)]:
         return scaled, factor
     if kv != 0 and (v > 0) == (kv > 0) and abs(math.log(abs(scaled / kv))) < abs(math.log(abs(v / kv))):
         return scaled, factor
@@ -394,7 +410,8 @@ def _grade_numeric(key: NumericKey, value: Any, written: str | None, misconcepti
     early = digits == "too_few_digits" and wd is not None and wd < d
     found = [] if early else _match_misconception_numeric(v, key, misconceptions)
     if found:
-        return _mistake(found, **base)
+        slip = _slip_first(v, typed, key, found)
+        return _mistake([slip] if slip is not None else found, **base)
     if digits == "too_few_digits":
         k = wd if wd is not None else next(
             k for k in range(d) if abs(v - round_half_up(key.value, k)) <= FLOAT_SLACK * max(1.0, abs(v)))

@@ -59,6 +59,8 @@ _SI_POWER = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BIN_POWER = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50}
 _SI_UNIT = re.compile(r"([KkMGTPE]?)(B|bytes|FLOPs?|FLOP|B/s|FLOP/s)")
 _BIN_UNIT = re.compile(r"([KMGTP])iB(/s)?")
+_TIMES_POWER = re.compile(r"×\s*10\^?\{?([⁻⁺-]?[⁰¹²³⁴⁵⁶⁷⁸⁹0-9]+)\}?(?:\s|$)")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 
 
 def key_factor(key: Key) -> Fraction | None:
@@ -77,6 +79,9 @@ def key_factor(key: Key) -> Fraction | None:
     word = unit.split("(")[0].strip()
     if not word:
         return Fraction(1)
+    m = _TIMES_POWER.match(word)  # "× 10⁻⁵", "× 10^-3": a key in units of a power of ten (issue 38)
+    if m:
+        return Fraction(10) ** int(m.group(1).translate(_SUPERSCRIPT))
     first = word.split()[0]
     if first.lower() in SCALE_WORDS:
         return Fraction(10) ** SCALE_WORDS[first.lower()]

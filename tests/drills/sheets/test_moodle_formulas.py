@@ -50,6 +50,16 @@ def _right(key) -> list[float]:
     return [float(key.value)]
 
 
+def _per_part(q, flat: list) -> list[list]:
+    """The boxes' responses (in box order) split into the question's parts."""
+    out, k = [], 0
+    for part in q.parts:
+        out.append(list(flat[k:k + part.numbox]))
+        k += part.numbox
+    assert k == len(flat)
+    return out
+
+
 def test_the_criterion_reader_can_fail():
     assert evaluate("(abs(_0 - 2) <= 0.5 || _0 > 10) / 1", [2.4]) == 1.0
     assert evaluate("(abs(_0 - 2) <= 0.5 || _0 > 10) / 1", [2.6]) == 0.0
@@ -72,8 +82,8 @@ def test_every_question_imports_worth_its_marks_with_per_box_credit(sheet):
         formulas += 1
         keys = _keys(p)
         right = [x for k in keys for x in _right(k)]
-        assert q.grade([right]) == 1.0, p.id
-        assert q.grade([[x + 1e6 for x in right]]) == 0.0, p.id
+        assert math.isclose(q.grade(_per_part(q, right)), 1.0, abs_tol=1e-7), p.id  # marks to 7 decimals
+        assert q.grade(_per_part(q, [x + 1e6 for x in right])) == 0.0, p.id
         # one box wrong at a time: the question loses that box's share, as qkv's grading splits it
         sizes = [len(_right(k)) for k in keys]
         start = 0
@@ -81,7 +91,7 @@ def test_every_question_imports_worth_its_marks_with_per_box_credit(sheet):
             wrong = list(right)
             wrong[start] = right[start] + 1e6
             want = 1.0 - (1.0 / n) / len(keys)
-            assert math.isclose(q.grade([wrong]), want, rel_tol=1e-12), (p.id, k)
+            assert math.isclose(q.grade(_per_part(q, wrong)), want, rel_tol=1e-6), (p.id, k)
             start += n
         # every accepted value is one qkv accepts too (the edges of the range, cell by cell)
         for k, key in enumerate(keys):
@@ -101,8 +111,8 @@ def test_a_minus_infinity_cell():
     p = dataclasses.replace(base, key=key, parts=[], misconceptions=[])
     q = read_quiz(render(Sheet("inf", [p], 0, moodle_cloze="formulas"), "moodle", "full"))[0]
     assert not q.errors and q.defaultmark == p.marks
-    assert q.grade([[1.0, -1e99, 0.5, 2.0]]) == 1.0
-    assert q.grade([[1.0, 0.0, 0.5, 2.0]]) == 0.75
+    assert math.isclose(q.grade(_per_part(q, [1.0, -1e99, 0.5, 2.0])), 1.0, abs_tol=1e-7)
+    assert math.isclose(q.grade(_per_part(q, [1.0, 0.0, 0.5, 2.0])), 0.75, abs_tol=1e-7)
 
 
 def test_cloze_scalar_parts_keep_their_misconceptions():
@@ -146,4 +156,26 @@ def test_hostile_text_places_no_formulas_box():
     p = qb.problem("attention.masked_weights", seed=1, difficulty="medium")
     evil = dataclasses.replace(p, statement_md=p.statement_md + " {_0} {_1} {#1} {a}")
     q = read_quiz(render(Sheet("x", [evil], 0, moodle_cloze="formulas"), "moodle", "full"))[0]
-    assert not q.errors and q.parts[0].numbox == len(_right(p.key))
+    assert not q.errors and sum(pt.numbox for pt in q.parts) == len(_right(p.key))
+
+
+def test_a_blank_or_unreadable_box_costs_only_its_share(sheet):
+    """Issue 38: a blank box, "49,280" or a Unicode minus made the whole formulas question 0 (every box was
+    one part); now each box is a part: the response loses that box's share, as the core cloze does."""
+    qs = read_quiz(render(sheet, "moodle", "full"))
+    checked = 0
+    for (_, p), q in zip(sheet.numbered(), qs, strict=True):
+        if q.qtype != "formulas":
+            continue
+        right = [x for k in _keys(p) for x in _right(k)]
+        if len(right) < 2:
+            continue
+        shares = [pt.mark / q.defaultmark for pt in q.parts]
+        for bad in (None, "49,280", "\u22123"):
+            resp = [repr(x) for x in right]
+            resp[0] = bad
+            got = q.grade(_per_part(q, resp))
+            assert math.isclose(got, 1.0 - shares[0], rel_tol=1e-6), (p.id, bad, got)
+            assert got > 0
+        checked += 1
+    assert checked >= 3

@@ -196,6 +196,49 @@ class ProgressStore(StoreReads, HistoryTransfer):
             " negative = coalesce(?, negative), summary = coalesce(?, summary) WHERE id = ?",
             (ended, score, max_score, negative, json_text(summary), session_id)))
 
+    # -- an exam in progress (issue 42) ------------------------------------------------------
+
+    #: The key of a session's ``summary`` that holds an exam still being sat (replaced by the
+    #: exam's summary when it is submitted).
+    EXAM_STATE = "exam_in_progress"
+
+    def save_exam_state(self, session_id: str, state: dict[str, Any]) -> None:
+        """Write the state of an exam being sat (every answer, change, mark and clear as given),
+        committed before this returns; a submitted exam's session is never changed."""
+        text = json.dumps({self.EXAM_STATE: state}, ensure_ascii=False, sort_keys=True)
+        transaction(self.conn, lambda c: c.execute(
+            "UPDATE sessions SET summary = ? WHERE id = ? AND mode = 'exam' AND ended_at IS NULL",
+            (text, session_id)))
+
+    def unfinished_exams(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """``(session id, args, saved state)`` of every exam started and neither submitted nor
+        finished, newest first (a killed ``qkv exam``, a closed terminal)."""
+        out = []
+        for r in self.conn.execute("SELECT id, args, summary FROM sessions WHERE mode = 'exam' AND ended_at IS NULL"
+                                   " AND summary IS NOT NULL ORDER BY started_at DESC, rowid DESC"):
+            try:
+                summary = json.loads(r["summary"])
+                args = json.loads(r["args"]) if r["args"] else {}
+            except (TypeError, ValueError):
+                continue
+            state = summary.get(self.EXAM_STATE) if isinstance(summary, dict) else None
+            if isinstance(state, dict):
+                out.append((r["id"], args if isinstance(args, dict) else {}, state))
+        return out
+
+    def recorded_numbers(self, session_id: str) -> set[int]:
+        """The question numbers of an exam session already stored as attempts (a submission cut
+        short by a kill is finished without storing any twice)."""
+        out = set()
+        for r in self.conn.execute("SELECT extra FROM attempts WHERE session_id = ?", (session_id,)):
+            try:
+                n = json.loads(r["extra"] or "{}").get("number")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(n, int):
+                out.add(n)
+        return out
+
     # -- attempts ---------------------------------------------------------------------------
 
     def record_attempt(self, *, problem_id: str, mode: str = "quiz", session_id: str | None = None,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from drills.progress.database import (
+    DIVERGED,
     Damaged,
     environment_error,
     migrate,
@@ -105,6 +106,9 @@ class ProgressStore(StoreReads, HistoryTransfer):
         path = directory / DB_NAME
         notices: list[str] = []
         reason = stale_wal(path)
+        if reason is not None and reason.startswith(DIVERGED):
+            return cls._replace(directory, f"had a write-ahead log from a copy of this history that went on on "
+                                f"its own ({reason[len(DIVERGED) + 2:]})", notices, say, with_wal=False, merge=True)
         if reason is not None:
             return cls._replace(directory, f"had a write-ahead log that is not its own ({reason})", notices, say,
                                 with_wal=False)
@@ -139,8 +143,9 @@ class ProgressStore(StoreReads, HistoryTransfer):
 
     @classmethod
     def _replace(cls, directory: Path, why: str, notices: list[str], say: Callable[[str], None], *,
-                 with_wal: bool) -> ProgressStore:
-        """Move the database (and its -wal/-shm) aside, start a new one, copy what can be read."""
+                 with_wal: bool, merge: bool = False) -> ProgressStore:
+        """Move the database (and its -wal/-shm) aside, start a new one, copy what can be read;
+        ``merge``: then add the rows the file read with its log holds (a diverged copy's answers)."""
         path = directory / DB_NAME
         try:
             target = set_aside(path)
@@ -153,11 +158,14 @@ class ProgressStore(StoreReads, HistoryTransfer):
             raise environment_error(e, path) or ProgressError(
                 f"cannot create the progress database {str(path)!r}: {e}") from None
         saved = salvage(target, conn, with_wal=with_wal)
+        merged = salvage(target, conn, with_wal=True, sound_only=True) if merge else 0
         store = cls(conn, directory, notices)
-        if saved:
+        if saved or merged:
             store._rebuild_cards(None)
         moved = target.name + (" (with the -wal file)" if Path(str(target) + "-wal").exists() else "")
         recovered = f"; {saved} answers recovered from it" if saved else ""
+        if merge:
+            recovered += f"; {merged} answers of the copy merged in from its log"
         notices.append(f"the progress database {why}; moved to {moved}, starting a new one "
                        f"(your old file is kept{recovered})")
         say(notices[-1])

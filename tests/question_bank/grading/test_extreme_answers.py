@@ -46,10 +46,10 @@ def test_extreme_answers_are_judged_in_every_numeric_family():
     assert judged > 300
 
 
-def test_the_trials_quiz_answer():
+def test_the_trials_quiz_answer(tmp_path):
     out = subprocess.run([sys.executable, "-m", "drills", "quiz", "--plain", "--topic", "measurements.run_flops", "-n", "1",
                           "--seed", "1"], input="1e-300\n", capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT), QKV_HOME=str(ROOT / ".no-such-dir-qkv-test")))
+                         env=dict(os.environ, PYTHONPATH=str(ROOT), QKV_HOME=str(tmp_path)))
     assert out.returncode == 0, out.stderr
     assert "internal error" not in out.stderr and "Not right" in out.stdout
 

@@ -72,3 +72,26 @@ def test_a_picture_replaces_a_regular_file(tmp_path):
     assert res.exit_code == 0, res.output
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert oct(target.stat().st_mode & 0o777) != oct(0o600) or os.umask(0o022) == 0o177
+
+
+def test_a_pipeline_at_its_block_limit_is_drawn_with_a_few_artists(tmp_path):
+    """20,000 blocks (p = 100, m = 200, its limit) drew one artist per block: minutes and 600 MB.
+    The bars are drawn per stage, kind and shade: at most 4 collections a stage, and the file is written."""
+    from drills.plots import STYLE, pipeline, pyplot
+    from solver.systems.parallelism import pipeline_bubble
+    from solver.systems.pipeline_schedule import pipeline_timeline
+
+    plt = pyplot()
+    d = pipeline.data(pipeline_timeline(100, 200, schedule="1f1b"), pipeline_bubble(100, 200, schedule="1f1b"))
+    assert len(d["blocks"]) == 40_000
+    with plt.rc_context(STYLE):
+        fig = pipeline.figure(d, plt)
+        try:
+            ax = fig.axes[0]
+            assert len(ax.collections) <= 4 * 100 and not ax.texts
+            assert sum(len(c.get_paths()) for c in ax.collections) == 40_000  # every block is there
+        finally:
+            plt.close(fig)
+    res = CliRunner().invoke(cli, ["solve", "pipeline", "-p", "100", "-m", "200", "--plot", str(tmp_path / "p.png")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

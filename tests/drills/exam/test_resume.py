@@ -212,6 +212,10 @@ def test_another_paper_asked_for_is_refused_while_one_is_unfinished_and_submit_u
     exam.wait_prompts(2)
     exam.kill(signal.SIGKILL)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    stats = subprocess.run([sys.executable, "-m", "drills", "stats", "--json", "--data-dir", str(home)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=PATIENCE, env=env)
+    [waiting] = json.loads(stats.stdout)["unfinished_exams"]
+    assert (waiting["answered"], waiting["questions"]) == (1, 5)
     other = subprocess.run([sys.executable, "-m", "drills", "exam", "--plain", "--seed", "4", "--data-dir", str(home)],
                            input="", capture_output=True, text=True, cwd=ROOT, timeout=PATIENCE, env=env)
     assert other.returncode == 2
@@ -222,6 +226,9 @@ def test_another_paper_asked_for_is_refused_while_one_is_unfinished_and_submit_u
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["questions"][0]["answer"] == _answers()[1][0]
+    stats = subprocess.run([sys.executable, "-m", "drills", "stats", "--json", "--data-dir", str(home)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=PATIENCE, env=env)
+    assert json.loads(stats.stdout)["unfinished_exams"] == []
     again = subprocess.run([sys.executable, "-m", "drills", "exam", "--submit-unfinished", "--data-dir", str(home)],
                            capture_output=True, text=True, cwd=ROOT, timeout=PATIENCE, env=env)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "no unfinished exam" in again.stderr

@@ -123,16 +123,16 @@ def _sit(store: object, session_id: str, sitting: object, view: object) -> objec
     previous = _stop_on_signals()
     try:
         run(sitting, view, LineReader(sys.stdin), save=save)
+        return _finish(store, session_id, sitting, None)
     except Stopped as s:
         _restore_signals(previous)
+        said = ("its submission is saved: the next `qkv exam` finishes it" if sitting.over else
+                "its answers are saved: `qkv exam` resumes it, `qkv exam --submit-unfinished` submits it")
         try:
-            click.echo(f"qkv: the exam was stopped (signal {s.signum}); its answers are saved: `qkv exam` "
-                       "resumes it, `qkv exam --submit-unfinished` submits it", err=True)
+            click.echo(f"qkv: the exam was stopped (signal {s.signum}); {said}", err=True)
         except OSError:
             pass  # the terminal is gone
         sys.exit(128 + s.signum)
-    try:
-        return _finish(store, session_id, sitting, None)
     finally:
         _restore_signals(previous)
 
@@ -201,7 +201,7 @@ def _refuse_other_paper(ctx: click.Context, store: object, sitting: object) -> N
         differ.append("--topic")
     if "seed" in given and given["seed"] != p.seed:
         differ.append("--seed")
-    if "paper_name" in given and not p.blueprint:
+    if "paper_name" in given and not _same_blueprint(given["paper_name"], p.blueprint):
         differ.append("--paper")
     if "minutes" in given and abs(given["minutes"] * 60 - sitting.duration_s) > 1e-6:
         differ.append("--minutes")
@@ -209,6 +209,18 @@ def _refuse_other_paper(ctx: click.Context, store: object, sitting: object) -> N
         raise InputError(f"an unfinished exam is saved in this history {_described(sitting)}, and {', '.join(differ)} "
                          "asks for another paper: `qkv exam` alone resumes it, `qkv exam --submit-unfinished` "
                          "submits it", differ[0])
+
+
+def _same_blueprint(name: str, blueprint: str) -> bool:
+    """Whether ``--paper NAME`` names the blueprint the unfinished exam's paper was drawn from."""
+    from drills.exam.blueprint import BlueprintError, load
+
+    if not blueprint:
+        return False
+    try:
+        return load(name).name == blueprint
+    except BlueprintError:
+        return False
 
 
 def _stop_on_signals() -> dict[int, object]:

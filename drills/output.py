@@ -23,7 +23,7 @@ class InputError(click.ClickException):
         super().__init__(f"{param}: {message}" if param else message)
 
     def show(self, file=None) -> None:  # one line, no usage block
-        click.echo(f"qkv: error: {self.format_message()}", err=True)
+        click.echo(f"qkv: error: {strip_controls(self.format_message(), keep='')}", err=True)
 
 
 def jsonable(obj: Any) -> Any:
@@ -93,7 +93,9 @@ def emit_labelled(label: str, text: str, indent: int) -> None:
 
 
 def warn(text: str) -> None:
-    click.echo(f"qkv: {text}", err=True)
+    """One line on stderr; control characters from a file's text (an id with an escape sequence)
+    dropped, so that nothing a file brings in can drive the terminal."""
+    click.echo(f"qkv: {strip_controls(text, keep='')}", err=True)
 
 
 def strip_controls(text: str, keep: str = "\n\t") -> str:

@@ -134,7 +134,9 @@ class QkvGroup(LazyGroup):
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
         except click.ClickException as e:
-            click.echo(f"qkv: error: {e.format_message()}", err=True)
+            from drills.output import strip_controls
+
+            click.echo(f"qkv: error: {strip_controls(e.format_message(), keep='')}", err=True)
             sys.exit(e.exit_code)
         except click.exceptions.Abort:
             click.echo("", err=True)
@@ -143,7 +145,9 @@ class QkvGroup(LazyGroup):
             click.echo("", err=True)
             sys.exit(130)
         except SolverInputError as e:
-            click.echo(f"qkv: error: {e}", err=True)
+            from drills.output import strip_controls
+
+            click.echo(f"qkv: error: {strip_controls(str(e), keep='')}", err=True)
             sys.exit(2)
         except BrokenPipeError:
             sys.exit(0)

@@ -64,9 +64,12 @@ def render_stats(stats: dict[str, Any]) -> str:
 
     lines: list[str] = []
     total = stats["totals"]
+    unfinished = [f"Unfinished mock exam (started {e['started_at'][:16].replace('T', ' ')} UTC): {e['answered']} of "
+                  f"{e['questions']} answered, saved; `qkv exam` resumes it" for e in stats.get("unfinished_exams", [])]
     if total["attempts"] == 0:
         return (f"No answers recorded yet in {stats['data_dir']}.\n"
-                "Run `qkv quiz` to start; every answer is kept here.\n" + data_line(stats["data_dir"]))
+                + "".join(line + "\n" for line in unfinished)
+                + "Run `qkv quiz` to start; every answer is kept here.\n" + data_line(stats["data_dir"]))
     skipped = total["attempts"] - total["answered"]
     lines.append(f"Answers: {total['answered']}" + (f" (+{skipped} skipped)" if skipped else "")
                  + f"   right: {total['correct']}   accuracy: {_percent(total['accuracy']).strip()}")
@@ -113,6 +116,8 @@ def render_stats(stats: dict[str, Any]) -> str:
             out_of = "" if e["max_score"] is None else f" / {_marks(e['max_score'])}"
             lost = f", {_marks(e['negative'])} lost to negative marks" if e["negative"] else ""
             lines.append(f"  {e['started_at'][:16].replace('T', ' ')} UTC  {score}{out_of}{lost}")
+    if unfinished:
+        lines += ["", *unfinished]
     lines += ["", data_line(stats["data_dir"])]
     return "\n".join(lines)
 

@@ -21,6 +21,10 @@ def _logits(text: str) -> list[float]:
     return [float(x) for x in parse_vector(text, "--logits").rows[0]]
 
 
+#: The largest x whose e^x is a float (ln of 1.797e308).
+MAX_EXP = 709.78
+
+
 @solve_command("cross-entropy")
 @click.option("--logits", "logits_text", required=True, metavar="VECTOR", help='Logits z, e.g. "2 1 0".')
 @click.option("--target", "--label", "-y", "target", type=Int(0), required=True,
@@ -41,7 +45,11 @@ def cross_entropy(logits_text, target, label_smoothing, as_json, explain):
             "perplexity": "e^(nats) = 2^(bits)"}
     r = trace_result(loss, "nats", conv, tr)
     r.breakdown["bits"] = loss / math.log(2)
-    r.breakdown["perplexity"] = math.exp(loss)
+    if loss <= MAX_EXP:
+        r.breakdown["perplexity"] = math.exp(loss)
+    else:  # e^loss is beyond the largest float: said, not shown as a number
+        r.breakdown["perplexity"] = None
+        r.convention["perplexity"] = f"e^(nats) = 2^(bits); e^{loss:.6g} is beyond the largest float (about 1.8e308)"
     show(r, as_json, explain)
 
 

@@ -12,7 +12,7 @@ import click
 from drills.cli.help_groups import solve_command
 from drills.cli.numbers import Int
 from drills.cli.solve_hardware import output_options, show
-from drills.output import InputError
+from drills.output import InputError, strip_controls
 
 #: solver parameter names that are not the flag's name
 FLAGS = {"n_weights": "--weights", "relative_position": "--r", "n_heads": "--heads"}
@@ -124,6 +124,10 @@ def t5_buckets(relative, causal, num_buckets, max_distance, n_heads, config_file
     show(r, as_json, explain, answer_label=f"bucket index, counting from 0, of {num_buckets} buckets", unit_text="")
 
 
+#: model_type of the configs whose attention uses T5's relative-position buckets (HuggingFace transformers).
+T5_TYPES = frozenset({"t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano", "udop"})
+
+
 def _t5_config(path: str, num_buckets, max_distance, n_heads):
     """The bucket figures of a T5 config.json (``relative_attention_num_buckets``,
     ``relative_attention_max_distance``, ``num_heads``; T5's defaults 32 and 128 when absent), each
@@ -137,6 +141,12 @@ def _t5_config(path: str, num_buckets, max_distance, n_heads):
         raise InputError(e.args[0], "--config") from None
     if not isinstance(raw, dict):
         raise InputError("not a config.json object", "--config")
+    model_type = raw.get("model_type")
+    if "relative_attention_num_buckets" not in raw and model_type not in T5_TYPES:
+        # a config of another model would silently give T5's defaults (32 buckets, 128) as its own
+        shown = strip_controls(repr(model_type)[:40], keep="") if model_type is not None else "none"
+        raise InputError(f"not a T5 config: model_type {shown} and no relative_attention_num_buckets "
+                         f"(T5's buckets are in {', '.join(sorted(T5_TYPES))})", "--config")
 
     def read(key: str, default: int | None, low: int) -> int | None:
         value = raw.get(key, default)

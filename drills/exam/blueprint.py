@@ -40,6 +40,13 @@ from drills.exam.marking import GATE_TYPES, MARK_VALUES
 __all__ = ["Row", "Section", "Blueprint", "BlueprintError", "builtin_names", "load", "parse", "assemble"]
 
 BUILTIN_DIR = Path(__file__).with_name("blueprints")
+#: A blueprint file is read only up to this size, and only this deeply nested (issue 42: a file
+#: nested 5,000 deep ended in an internal error).
+MAX_BYTES = 1 << 20
+MAX_NESTING = 16
+#: A marking fraction is written as 1/3, 0.25 or 0: a few digits (issue 42: "1e-100000000" was a
+#: number with a hundred million digits to build before anything could be refused).
+_FRACTION = re.compile(r"\s*(\d{1,6}(\s*/\s*\d{1,6})?|\d{0,6}\.\d{1,6})\s*")
 #: Draws tried per question a row asks for, before the bank is declared too small for it.
 _TRIES_PER_QUESTION = 40
 
@@ -111,16 +118,30 @@ def load(name_or_path: str) -> Blueprint:
         path = BUILTIN_DIR / f"{name_or_path}.toml"
     elif not path.is_file():
         raise BlueprintError(f"no blueprint {name_or_path!r}: give a file, or one of {', '.join(builtin_names())}")
+    from drills.files import read_capped
+    from drills.output import InputError
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_capped(path, MAX_BYTES, "--paper").decode("utf-8")
+    except InputError as e:
+        raise BlueprintError(e.message.removeprefix("--paper: ")) from None
+    except UnicodeDecodeError as e:
         raise BlueprintError(f"cannot read {path}: {e}") from None
+    depth = max((len(m) for m in re.findall(r"[\[{]+", text)), default=0)
+    if depth > MAX_NESTING:  # tomllib recurses once per level: refused before it reads
+        raise BlueprintError(f"{path.name}: nested {depth} levels deep; a blueprint needs at most {MAX_NESTING}")
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise BlueprintError(f"{path.name}: not TOML: {e}") from None
+    except RecursionError:
+        raise BlueprintError(f"{path.name}: nested too deep for a blueprint") from None
     return parse(data, default_name=path.stem, where=path.name)
 
 
 def _fraction(v: Any, where: str) -> Fraction:
+    if isinstance(v, bool) or not isinstance(v, str | int | float) or not _FRACTION.fullmatch(str(v)):
+        raise BlueprintError(f"{where}: a fraction such as \"1/3\", \"0.25\" or \"0\", not {_shown(v)}")
     try:
         f = Fraction(str(v))
     except (ValueError, ZeroDivisionError):
@@ -130,10 +151,31 @@ def _fraction(v: Any, where: str) -> Fraction:
     return f
 
 
+def _shown(v: Any) -> str:
+    """A value from the file, for a message: short, and no control character reaches the terminal."""
+    from drills.output import strip_controls
+
+    text = repr(v) if not isinstance(v, str) else repr(v[:60] + ("…" if len(v) > 60 else ""))
+    return strip_controls(text[:80], keep="")
+
+
 def _int(v: Any, where: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise BlueprintError(f"{where}: a whole number from {lo} to {hi}, not {v!r}")
     return v
+
+
+#: The fields of a ``[[section]]``.
+SECTION_FIELDS = frozenset({"name", "topics", "questions"})
+
+
+def _text(v: Any, where: str) -> str:
+    """A name or title from the file, as plain text: control characters (escape sequences) dropped."""
+    from drills.output import strip_controls
+
+    if not isinstance(v, str):
+        raise BlueprintError(f"{where}: a string, not {_shown(v)}")
+    return strip_controls(v, keep="")[:200]
 
 
 def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:
@@ -161,6 +203,9 @@ def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: s
         at = f"{where}: section {i}"
         if not isinstance(s, dict):
             raise BlueprintError(f"{at}: a table")
+        unknown = sorted(set(s) - SECTION_FIELDS)
+        if unknown:  # a misspelt "topic =" would otherwise give a paper on every topic
+            raise BlueprintError(f"{at}: unknown field {_shown(unknown[0])} (fields: {', '.join(sorted(SECTION_FIELDS))})")
         topics = s.get("topics", [])
         if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
             raise BlueprintError(f"{at}: topics: a list of topic names")
@@ -176,10 +221,11 @@ def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: s
                 raise BlueprintError(f"{rat}: type: one of {', '.join(GATE_TYPES)}, not {r.get('type')!r}")
             marks = _int(r.get("marks"), f"{rat}: marks", min(MARK_VALUES), max(MARK_VALUES))
             rows.append(Row(r["type"], marks, _int(r.get("count"), f"{rat}: count", 1, 200)))
-        sections.append(Section(str(s.get("name") or f"Section {i}"), tuple(rows), tuple(topics)))
-    return Blueprint(name=str(data.get("name") or default_name), title=str(data.get("title") or default_name),
+        sections.append(Section(_text(s.get("name") or f"Section {i}", f"{at}: name"), tuple(rows), tuple(topics)))
+    return Blueprint(name=_text(data.get("name") or default_name, f"{where}: name"),
+                     title=_text(data.get("title") or default_name, f"{where}: title"),
                      minutes=float(minutes), sections=tuple(sections), penalties=penalties,
-                     source=str(data.get("source", "")))
+                     source=_text(data.get("source", ""), f"{where}: source"))
 
 
 def _fingerprint(p: Any) -> str:
@@ -221,6 +267,10 @@ def assemble(bp: Blueprint, seed: int) -> Any:
             tries = 0
             rounds = 0
             fits = [c for c in pool if row.type in kinds.get(c.ref, ())]
+            if not fits:  # a topic that matches nothing, or no question of this type on it
+                topics = f" on {', '.join(_shown(t) for t in s.topics)}" if s.topics else ""
+                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.type.upper()} questions{topics}; "
+                                     "the bank has none (`qkv bank list` shows the topics)")
             queue = [c for c in fits if c.ref not in used]
             while got < row.count:
                 if not queue:
@@ -232,6 +282,8 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                     rng.shuffle(queue)
                     # a skill the paper has not asked yet first (popped from the end), then the others
                     queue.sort(key=lambda c: re.sub(r"_(mcq|one)$", "", c.ref) not in skills)
+                if not queue:
+                    continue
                 c = queue.pop()
                 tries += 1
                 if tries > _TRIES_PER_QUESTION * row.count * 6:

@@ -150,8 +150,12 @@ def record(store: ProgressStore, session_id: str, result: ExamResult) -> None:
     """Store every question of a marked exam as an attempt of mode ``exam`` (``score`` = marks
     awarded, signed; ``marks`` = the question's marks; ``negative`` = marks lost), and close the
     session with the score, the maximum and the negative marks. Answered questions update the
-    review card of their family or item; unanswered ones are stored without a review."""
+    review card of their family or item; unanswered ones are stored without a review. Questions
+    already stored for this session (a submission cut short by a kill) are not stored twice."""
+    done = store.recorded_numbers(session_id)
     for q in result.questions:
+        if q.number in done:
+            continue
         p = q.problem
         v = q.verdict
         store.record_attempt(

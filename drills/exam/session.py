@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from drills.answers import Answer, AnswerParseError, read_answer
 from drills.exam.paper import (
@@ -359,6 +359,80 @@ class Exam:
         except AnswerParseError as e:
             return Outcome("error", str(e))
         raise AssertionError(f"unhandled command {cmd!r}")  # pragma: no cover
+
+    # -- saving and resuming (issue 42) -------------------------------------------------------
+
+    def used(self) -> float:
+        """Seconds of the exam's time used so far (0 before the start)."""
+        return self.duration_s - self.remaining() if self.started is not None else 0.0
+
+    def state(self) -> dict[str, Any]:
+        """Everything a restarted ``qkv exam`` needs to go on with this sitting: the paper (its
+        problem ids, sections and marking), the time used, and per question the answer as typed,
+        the review mark, visited, time spent and changes. Plain JSON."""
+        now = self.clock()
+        qs = []
+        for i, q in enumerate(self.questions):
+            seconds = q.seconds
+            if i == self.current and self._entered is not None and self.result is None:
+                seconds += max(0.0, min(now, self.deadline) - self._entered)
+            qs.append({"answer": None if q.response is None else q.response.text, "marked": q.marked,
+                       "visited": q.visited, "seconds": round(seconds, 3), "changes": q.changes})
+        p = self.paper
+        return {"version": 1, "duration_s": self.duration_s, "used_s": round(self.used(), 3),
+                "current": self.current, "questions": qs,
+                "paper": {"seed": p.seed, "topics": list(p.topics), "problems": [x.id for x in p.problems],
+                          "sections": list(p.sections), "minutes": p.minutes, "blueprint": p.blueprint,
+                          "title": p.title,
+                          "penalties": None if p.penalties is None else {t: str(f) for t, f in p.penalties.items()}}}
+
+    @classmethod
+    def resume(cls, state: dict[str, Any], *, clock: Callable[[], float] = time.monotonic) -> Exam:
+        """The sitting saved by :meth:`state`, its clock running again with the time it had left.
+        Raises ``ValueError`` (one line) when the saved state cannot be read or its paper rebuilt."""
+        from fractions import Fraction
+
+        from question_bank import bank
+
+        try:
+            pj = state["paper"]
+            ids = [str(i) for i in pj["problems"]]
+            if not ids or len(ids) > 1000 or len(state["questions"]) != len(ids):
+                raise ValueError("its questions do not match its paper")
+            problems = []
+            for i in ids:
+                try:
+                    problems.append(bank.problem(i))
+                except Exception as e:  # noqa: BLE001 - a bank that no longer has it: said in one line
+                    raise ValueError(f"question {i!r} cannot be rebuilt ({str(e)[:120]})") from None
+            got = [p.id for p in problems]
+            if got != ids:
+                raise ValueError("the bank now builds other questions for its ids")
+            pen = pj.get("penalties")
+            paper = Paper(problems=tuple(problems), seed=int(pj["seed"]), topics=tuple(pj.get("topics") or ()),
+                          sections=tuple(pj.get("sections") or ()), minutes=pj.get("minutes"),
+                          penalties=None if pen is None else {t: Fraction(str(f)) for t, f in pen.items()},
+                          blueprint=str(pj.get("blueprint") or ""), title=str(pj.get("title") or ""))
+            exam = cls(paper, float(state["duration_s"]), clock=clock)
+            for q, saved in zip(exam.questions, state["questions"], strict=True):
+                if saved.get("answer") is not None:
+                    q.response = parse_response(q.problem, str(saved["answer"]))
+                q.marked = bool(saved.get("marked"))
+                q.visited = bool(saved.get("visited"))
+                q.seconds = float(saved.get("seconds") or 0.0)
+                q.changes = int(saved.get("changes") or 0)
+            used = min(max(float(state.get("used_s") or 0.0), 0.0), exam.duration_s)
+            current = int(state.get("current") or 0)
+        except ValueError:
+            raise
+        except (KeyError, TypeError, AttributeError, AnswerParseError, ArithmeticError) as e:
+            raise ValueError(f"its saved state cannot be read ({type(e).__name__}: {str(e)[:120]})") from None
+        now = exam.clock()
+        exam.started = now - used
+        exam._entered = now
+        exam.current = current if 0 <= current < len(exam.questions) else 0
+        exam.questions[exam.current].visited = True
+        return exam
 
     # -- the end ----------------------------------------------------------------------------
 

@@ -525,9 +525,33 @@ class LineReader:
             return TIMEOUT
 
 
-def run(exam: Exam, view: PlainView, lines: LineReader) -> ExamResult:
-    """Sit the exam: show, read, apply, until submitted, out of time or out of input."""
+class Stopped(BaseException):  # noqa: N818 - not an error: a signal to end the process, the exam saved
+    """Raised in the main thread by SIGHUP or SIGTERM (a closed terminal, ``kill``): the exam is not
+    submitted; its state, saved as each line was given, is saved once more and kept for
+    ``qkv exam`` to resume."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def run(exam: Exam, view: PlainView, lines: LineReader,
+        save: Any = None) -> ExamResult:
+    """Sit the exam: show, read, apply, until submitted, out of time or out of input.
+
+    ``save(exam)``, when given, is called after every line that changed the sitting (an answer,
+    a change, a mark or a clear, a move) and before its message is shown, so that what the
+    screen says is saved is saved; and once more when :class:`Stopped` ends the process."""
     exam.start()
+    try:
+        return _run(exam, view, lines, save)
+    except Stopped:
+        if save is not None and not exam.over:
+            save(exam)
+        raise
+
+
+def _run(exam: Exam, view: PlainView, lines: LineReader, save: Any) -> ExamResult:
     view.show_question(exam)
     warned = {w for w in WARN_AT if exam.duration_s <= w}  # no "1 minute left" at the start of a 1-minute exam
     try:
@@ -556,6 +580,8 @@ def run(exam: Exam, view: PlainView, lines: LineReader) -> ExamResult:
             if not view.interactive:
                 view.echo(item)  # echo the line read, so that a transcript reads like a session
             outcome = exam.handle(item)
+            if save is not None and not outcome.done and outcome.kind not in ("palette", "help", "error"):
+                save(exam)
             if outcome.done:
                 if outcome.kind == "expired":
                     view.warn(outcome.message)

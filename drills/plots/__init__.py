@@ -39,6 +39,9 @@ def check_target(target: str | None) -> None:
         return
     if Path(target).suffix.lower() not in SUFFIXES:
         raise InputError(f"{target!r}: give a .png or .svg file, or - for a sketch in the terminal", "--plot")
+    from drills.files import check_output
+
+    check_output(Path(target), "--plot", stdout_ok=False)  # a link, a device, a FIFO: refused before any work
 
 
 def pyplot():
@@ -60,12 +63,18 @@ def save(fig, target: str) -> None:
 
     suffix = Path(target).suffix.lower()
     meta = {"Date": None, "Creator": None} if suffix == ".svg" else {"Software": None}
+    import io
+
+    from drills.files import write_files
+
+    buf = io.BytesIO()
     try:
-        fig.savefig(target, format=suffix[1:], metadata=meta, dpi=DPI)
-    except OSError as e:
-        raise InputError(f"cannot write {target}: {e.strerror or e}", "--plot") from None
+        fig.savefig(buf, format=suffix[1:], metadata=meta, dpi=DPI)
     finally:
         plt.close(fig)
+    # -o's writer: a temporary file beside the target, flushed, then renamed over it; a link, a
+    # device or a FIFO refused; on a full disk the file already there stays as it was
+    write_files({Path(target): buf.getvalue()}, "--plot")
 
 
 def render(module, d: dict[str, Any], target: str) -> str | None:

@@ -36,11 +36,16 @@ def figure(d: dict[str, Any], plt):
     p, T = d["stages"], d["makespan"]
     fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.45 * p + 1.4)), layout="constrained")
     many = len(d["blocks"]) > 160
+    # one bar collection per stage, kind and shade, not one per block: at the 20,000-block limit one
+    # artist per block took minutes and hundreds of MB (issue 42); the same bars
+    groups: dict[tuple[int, str, float], list[tuple[int, int]]] = {}
     for b in d["blocks"]:
-        colour = FWD if b["kind"] == "F" else BWD
         alpha = 1.0 if b["chunk"] % 2 == 0 else 0.6
-        ax.broken_barh([(b["start"], b["end"] - b["start"])], (b["stage"] - 0.4, 0.8), facecolors=colour,
-                       edgecolors="white", linewidth=0.6, alpha=alpha)
+        groups.setdefault((b["stage"], b["kind"], alpha), []).append((b["start"], b["end"] - b["start"]))
+    for (stage, kind, alpha), ranges in groups.items():
+        ax.broken_barh(ranges, (stage - 0.4, 0.8), facecolors=FWD if kind == "F" else BWD,
+                       edgecolors="white", linewidth=0.6 if not many else 0.2, alpha=alpha)
+    for b in d["blocks"]:
         if not many:
             ax.text((b["start"] + b["end"]) / 2, b["stage"], f"{b['kind']}{b['microbatch']}", ha="center",
                     va="center", fontsize=6.5, color="white" if b["kind"] == "F" else "black")

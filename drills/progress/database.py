@@ -239,6 +239,45 @@ def _view(uri: str) -> tuple[int, frozenset[str], str | None, int | None]:
         conn.close()
 
 
+#: The start of :func:`stale_wal`'s reason for the log of a copy of this history that went on on its
+#: own: its answers are merged into the history, not replayed over it.
+DIVERGED = "it comes from a copy of this history that went on on its own"
+
+
+def _keys(uri: str) -> set[tuple[str, str]]:
+    """Every row a write never removes, as the connection to ``uri`` sees them: answers and reports
+    by uid, sessions by id (and whether they ended)."""
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute("BEGIN")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        out: set[tuple[str, str]] = set()
+        if "attempts" in tables:
+            out |= {("a", str(r[0])) for r in conn.execute("SELECT uid FROM attempts")}
+        if "reports" in tables:
+            out |= {("r", str(r[0])) for r in conn.execute("SELECT uid FROM reports")}
+        if "sessions" in tables:
+            for sid, ended in conn.execute("SELECT id, ended_at FROM sessions"):
+                out.add(("s", str(sid)))
+                if ended is not None:
+                    out.add(("e", str(sid)))
+        conn.execute("COMMIT")
+        return out
+    finally:
+        conn.close()
+
+
+def _rows_lost(base: str) -> int:
+    """How many rows of the file alone the database read with its log no longer holds (0: none, or
+    either cannot be read, which the integrity check then judges)."""
+    try:
+        alone = _keys(base + "?mode=ro&immutable=1")
+        logged = _keys(base + "?mode=ro")
+    except sqlite3.Error:
+        return 0
+    return len(alone - logged)
+
+
 def _checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
     """SQLite's write-ahead-log checksum of ``data`` continued from ``(s0, s1)`` (file format, §4.3)."""
     words = struct.unpack((">" if big else "<") + f"{len(data) // 4}I", data)
@@ -318,7 +357,12 @@ def _foreign(path: Path, wal: Path, wal_page: int) -> str | None:
     if logged[3] is None or logged[3] < alone[3]:
         return "it holds an older state of the store than the database file"
     if logged[3] > alone[3]:
-        return None  # it holds this history's own writes
+        # it holds later writes of this history; a log of this very file never loses a row the file
+        # holds (answers, sessions and reports are only ever added), a copy's log that went on on its own does
+        lost = _rows_lost(base)
+        if lost:
+            return f"{DIVERGED}: {lost} of the file's rows are not in it"
+        return None
     if _wal_changes_file(wal, path, page):
         return "it changes the database but holds none of this history's writes"
     return None
@@ -554,9 +598,11 @@ def set_aside(path: Path) -> Path:
     return target
 
 
-def salvage(damaged: Path, conn: sqlite3.Connection, *, with_wal: bool = True) -> int:
+def salvage(damaged: Path, conn: sqlite3.Connection, *, with_wal: bool = True, sound_only: bool = False) -> int:
     """Copy whatever rows of a set-aside database can still be read (with its log, unless the log
-    is not its own); returns the answers saved."""
+    is not its own); returns the answers saved (rows already there, by uid, are kept as they are).
+    ``sound_only``: copy nothing unless the database read with its log passes SQLite's integrity
+    check (a diverged copy's log read over this file: only whole, consistent rows are merged)."""
     scratch = damaged.with_name(damaged.name + ".salvage")
     saved = 0
     try:
@@ -568,6 +614,12 @@ def salvage(damaged: Path, conn: sqlite3.Connection, *, with_wal: bool = True) -
     except (OSError, sqlite3.Error):
         return 0
     try:
+        if sound_only:
+            try:
+                if [r[0] for r in old.execute("PRAGMA integrity_check(1)")] != ["ok"]:
+                    return 0
+            except sqlite3.Error:
+                return 0
         for table, columns in (("sessions", SESSION_COLUMNS), ("attempts", ATTEMPT_COLUMNS),
                                ("reports", REPORT_COLUMNS)):
             rows = []

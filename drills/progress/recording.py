@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from drills.progress.database import (
+    DIVERGED,
     Damaged,
     environment_error,
     migrate,
@@ -105,6 +106,9 @@ class ProgressStore(StoreReads, HistoryTransfer):
         path = directory / DB_NAME
         notices: list[str] = []
         reason = stale_wal(path)
+        if reason is not None and reason.startswith(DIVERGED):
+            return cls._replace(directory, f"had a write-ahead log from a copy of this history that went on on "
+                                f"its own ({reason[len(DIVERGED) + 2:]})", notices, say, with_wal=False, merge=True)
         if reason is not None:
             return cls._replace(directory, f"had a write-ahead log that is not its own ({reason})", notices, say,
                                 with_wal=False)
@@ -139,8 +143,9 @@ class ProgressStore(StoreReads, HistoryTransfer):
 
     @classmethod
     def _replace(cls, directory: Path, why: str, notices: list[str], say: Callable[[str], None], *,
-                 with_wal: bool) -> ProgressStore:
-        """Move the database (and its -wal/-shm) aside, start a new one, copy what can be read."""
+                 with_wal: bool, merge: bool = False) -> ProgressStore:
+        """Move the database (and its -wal/-shm) aside, start a new one, copy what can be read;
+        ``merge``: then add the rows the file read with its log holds (a diverged copy's answers)."""
         path = directory / DB_NAME
         try:
             target = set_aside(path)
@@ -153,11 +158,14 @@ class ProgressStore(StoreReads, HistoryTransfer):
             raise environment_error(e, path) or ProgressError(
                 f"cannot create the progress database {str(path)!r}: {e}") from None
         saved = salvage(target, conn, with_wal=with_wal)
+        merged = salvage(target, conn, with_wal=True, sound_only=True) if merge else 0
         store = cls(conn, directory, notices)
-        if saved:
+        if saved or merged:
             store._rebuild_cards(None)
         moved = target.name + (" (with the -wal file)" if Path(str(target) + "-wal").exists() else "")
         recovered = f"; {saved} answers recovered from it" if saved else ""
+        if merge:
+            recovered += f"; {merged} answers of the copy merged in from its log"
         notices.append(f"the progress database {why}; moved to {moved}, starting a new one "
                        f"(your old file is kept{recovered})")
         say(notices[-1])
@@ -195,6 +203,49 @@ class ProgressStore(StoreReads, HistoryTransfer):
             "UPDATE sessions SET ended_at = ?, score = coalesce(?, score), max_score = coalesce(?, max_score),"
             " negative = coalesce(?, negative), summary = coalesce(?, summary) WHERE id = ?",
             (ended, score, max_score, negative, json_text(summary), session_id)))
+
+    # -- an exam in progress (issue 42) ------------------------------------------------------
+
+    #: The key of a session's ``summary`` that holds an exam still being sat (replaced by the
+    #: exam's summary when it is submitted).
+    EXAM_STATE = "exam_in_progress"
+
+    def save_exam_state(self, session_id: str, state: dict[str, Any]) -> None:
+        """Write the state of an exam being sat (every answer, change, mark and clear as given),
+        committed before this returns; a submitted exam's session is never changed."""
+        text = json.dumps({self.EXAM_STATE: state}, ensure_ascii=False, sort_keys=True)
+        transaction(self.conn, lambda c: c.execute(
+            "UPDATE sessions SET summary = ? WHERE id = ? AND mode = 'exam' AND ended_at IS NULL",
+            (text, session_id)))
+
+    def unfinished_exams(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """``(session id, args, saved state)`` of every exam started and neither submitted nor
+        finished, newest first (a killed ``qkv exam``, a closed terminal)."""
+        out = []
+        for r in self.conn.execute("SELECT id, args, summary FROM sessions WHERE mode = 'exam' AND ended_at IS NULL"
+                                   " AND summary IS NOT NULL ORDER BY started_at DESC, rowid DESC"):
+            try:
+                summary = json.loads(r["summary"])
+                args = json.loads(r["args"]) if r["args"] else {}
+            except (TypeError, ValueError):
+                continue
+            state = summary.get(self.EXAM_STATE) if isinstance(summary, dict) else None
+            if isinstance(state, dict):
+                out.append((r["id"], args if isinstance(args, dict) else {}, state))
+        return out
+
+    def recorded_numbers(self, session_id: str) -> set[int]:
+        """The question numbers of an exam session already stored as attempts (a submission cut
+        short by a kill is finished without storing any twice)."""
+        out = set()
+        for r in self.conn.execute("SELECT extra FROM attempts WHERE session_id = ?", (session_id,)):
+            try:
+                n = json.loads(r["extra"] or "{}").get("number")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(n, int):
+                out.add(n)
+        return out
 
     # -- attempts ---------------------------------------------------------------------------
 

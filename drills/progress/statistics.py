@@ -171,4 +171,17 @@ class StoreReads:
                        "today": today in by_day},
             "daily": daily,
             "exams": exams,
+            # issue 42: exams cut short (a closed terminal, a kill), their answers saved: `qkv exam` resumes them
+            "unfinished_exams": [
+                {"session_id": sid, "started_at": started, "questions": len(state.get("questions") or []),
+                 "answered": sum(1 for q in state.get("questions") or [] if isinstance(q, dict)
+                                 and q.get("answer") is not None)}
+                for sid, started, state in self._unfinished_for_stats()],
         }
+
+    def _unfinished_for_stats(self) -> list[tuple[str, str, dict[str, Any]]]:
+        out = []
+        for sid, _args, state in getattr(self, "unfinished_exams", lambda: [])():
+            row = self.conn.execute("SELECT started_at FROM sessions WHERE id = ?", (sid,)).fetchone()
+            out.append((sid, row[0] if row else None, state))
+        return out

@@ -140,7 +140,8 @@ def _front(i: int, p: Problem, figs: list[bytes] = ()) -> str:
     out = [f'<div class="meta">Q{i} · {marks_label(p.marks)} · {TYPE_NAMES[p.type]}</div>',
            md_to_html(p.statement_md.strip(), mathjax)]
     if prompts := part_prompts(p):
-        out.append('<ol class="opts">' + "".join(f"<li>{lab} {inline_to_html(md, mathjax)}</li>" for lab, md in prompts)
+        out.append('<ol class="opts">' + "".join(f"<li>{html.escape(lab)} {inline_to_html(md, mathjax)}</li>"
+                                                   for lab, md in prompts)
                    + "</ol>")
     if p.options:
         out.append('<ol class="opts">' + "".join(f"<li>({LETTERS[j]}) {inline_to_html(o, mathjax)}</li>"

@@ -51,6 +51,12 @@ def md_text(text: str) -> str:
     return text.replace("<", "&lt;")
 
 
+def md_label(text: str) -> str:
+    """A part's label as literal Markdown text (a teacher's, from a sheet file): no HTML, and no
+    emphasis, code, link or table cell boundary it could open or close."""
+    return re.sub(r"([\\`*_\[\]|~])", r"\\\1", md_text(text))
+
+
 def _inline(text: str) -> str:
     out: list[str] = []
     pos = 0
@@ -126,7 +132,7 @@ def _question(i: int, p: Problem) -> list[str]:
     for j, o in enumerate(p.options):
         out.append(f"- **({LETTERS[j]})** {_inline(o)}")
     for lab, md in part_prompts(p):
-        out.append(f"- **{lab}** {_inline(md)}")
+        out.append(f"- **{md_label(lab)}** {_inline(md)}")
     if p.options or p.parts:
         out.append("")
     return out
@@ -135,7 +141,7 @@ def _question(i: int, p: Problem) -> list[str]:
 def _answers(sheet) -> list[str]:
     out = ["# Answer key", "", "| Q | Marks | Type | Answer |", "|---|---|---|---|"]
     for i, p in sheet.numbered():
-        cells = "<br>".join(f"{lab} {key_md(k, p.options_text)}".strip() for lab, k in key_lines(p))
+        cells = "<br>".join(f"{md_label(lab)} {key_md(k, p.options_text)}".strip() for lab, k in key_lines(p))
         out.append(f"| Q{i} | {p.marks} | {TYPE_NAMES[p.type]} | {cells} |")
     out += ["", "# Worked solutions", ""]
     for i, p in sheet.numbered():

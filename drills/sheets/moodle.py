@@ -536,4 +536,11 @@ def quiz_element(sheet, version: str) -> ET.Element:
 def render(sheet, version: str) -> bytes:
     root = quiz_element(sheet, version)
     ET.indent(root, space="  ")
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+    text = ET.tostring(root, encoding="unicode", xml_declaration=False)
+    # characters XML 1.0 does not allow anywhere, not even as &#n; (C0 controls but tab, LF, CR;
+    # U+FFFE, U+FFFF), from a sheet file's text: written U+FFFD, so that the file stays well-formed
+    text = _NOT_XML.sub("\ufffd", text)
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + text.encode("utf-8") + b"\n"
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

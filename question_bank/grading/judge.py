@@ -357,7 +357,8 @@ def _reading(v: float, key: NumericKey, misconceptions: list[Misconception]) -> 
         return v, None
     if [m for m in _match_misconception_numeric(scaled, key, misconceptions) if not _rounds_to_zero(m, key)]:
         return scaled, factor
-    if kv != 0 and (v > 0) == (kv > 0) and abs(math.log(abs(scaled / kv))) < abs(math.log(abs(v / kv))):
+    near = (kv != 0 and (v > 0) == (kv > 0) and all(math.isfinite(x) and x != 0 for x in (scaled / kv, v / kv)))
+    if near and abs(math.log(abs(scaled / kv))) < abs(math.log(abs(v / kv))):  # 1e-300 / 1e9 is 0: no log
         return scaled, factor
     return v, None
 

@@ -67,6 +67,10 @@ def cross_entropy(logits: Any, target: Any, *, label_smoothing: float = 0.0, red
     return (out, tr) if return_trace else out
 
 
+#: The largest x whose e^x is a float (ln of 1.797e308).
+MAX_EXP_NATS = 709.78
+
+
 def perplexity(loss: float, *, unit: str = "nats", tokens: int | None = None, chars: int | None = None) -> Result:
     """Perplexity, nats and bits per token, and (with ``tokens`` and ``chars``) bits per character, from a mean loss.
 
@@ -79,6 +83,11 @@ def perplexity(loss: float, *, unit: str = "nats", tokens: int | None = None, ch
     loss = float(loss)
     if not math.isfinite(loss) or loss < 0:
         raise SolverInputError(f"a cross-entropy loss is a finite number ≥ 0, got {loss}", param="loss")
+    nats_of = loss if unit == "nats" else loss * math.log(2)
+    if nats_of > MAX_EXP_NATS:  # e^(nats) would be beyond the largest float (an OverflowError before)
+        raise SolverInputError(f"a loss of {loss:g} {unit} gives a perplexity of e^{nats_of:.6g}, beyond the largest "
+                               f"number this computes with (about 1.8e308, a loss of {MAX_EXP_NATS} nats or "
+                               f"{MAX_EXP_NATS / math.log(2):.2f} bits)", param="loss")
     if (tokens is None) != (chars is None):
         raise SolverInputError("bits per character needs both the token count and the character count", param="chars")
     r = Result(answer=None, unit="", convention={"loss_unit": unit, "log": "natural (nats)" if unit == "nats" else "base 2 (bits)"})
@@ -86,11 +95,11 @@ def perplexity(loss: float, *, unit: str = "nats", tokens: int | None = None, ch
     if unit == "nats":
         nats = r.step("loss (nats per token)", "given", loss, "nats")
         bits = r.step("bits per token = nats / ln 2", f"{fmt(loss)} / {ln2:.6f}", loss / ln2, "bits")
-        wrong = 2 ** nats
+        wrong = 2 ** nats  # finite: nats ≤ 709.78 < 1024
     else:
         bits = r.step("loss (bits per token)", "given", loss, "bits")
         nats = r.step("nats per token = bits × ln 2", f"{fmt(loss)} × {ln2:.6f}", loss * ln2, "nats")
-        wrong = math.exp(bits)
+        wrong = math.exp(bits) if bits <= MAX_EXP_NATS else None  # the mistaken figure: none beyond a float
     ppl = r.step("perplexity = e^(nats) = 2^(bits)", f"e^{fmt(nats)}", math.exp(nats))
     r.breakdown = {"nats_per_token": nats, "bits_per_token": bits, "perplexity": ppl, "ppl_wrong_base": wrong}
     if tokens is not None:

@@ -19,13 +19,20 @@ from solver.errors import SolverInputError
 REQUIRED = object()
 
 #: input kinds that are not quantities
-KINDS = ("quantity", "count", "fraction", "model", "chip", "dtype", "shape")
+KINDS = ("quantity", "count", "fraction", "model", "chip", "dtype", "shape", "vector", "matrix")
+
+#: the most entries a vector input takes, and the most rows and entries a matrix input takes
+MAX_VECTOR = 4096
+MAX_ROWS = 256
+MAX_MATRIX = 65536
 
 
 @dataclass(frozen=True)
 class Input:
     """One input: ``unit`` is a unit expression (``B``, ``B/s``, ``s``, ``FLOP/s``) for a quantity,
-    ``""`` for a plain number; ``kind`` says how it is read."""
+    ``""`` for a plain number; ``kind`` says how it is read. A ``vector`` (``[1, 2, 3]``) or a
+    ``matrix`` (``[[1, 0], [0, 1]]``, a list of rows) holds plain numbers, each within
+    ``minimum`` and ``maximum``; the compute function gets a list of floats (of lists, by row)."""
 
     name: str
     help: str

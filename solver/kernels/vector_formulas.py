@@ -1,0 +1,292 @@
+"""The registry's descriptions (solver.registry) of the vector kernels ``qkv solve`` exposes:
+softmax, cross-entropy, layernorm, rmsnorm, pe, rope, softcap and sampling, as ``qkv calc``
+functions over vector inputs (``softmax([1, 2, 3])``) (issue 44).
+
+Kept apart from the kernels (:mod:`solver.kernels.numpy_ref`, :mod:`solver.kernels.loss`,
+:mod:`solver.kernels.sampling`), which import NumPy: listing the registry must not (``qkv calc``
+starts without it); each kernel is imported when its formula is called, and called as the
+``qkv solve`` command calls it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from solver.errors import SolverInputError
+from solver.registry.formula import Choice, Convention, Input, Output, formula
+from solver.result import Result
+
+#: logits, scores and activations: plain numbers within ±10^6 (exp stays in range after the shift)
+_BOUND = 10**6
+
+
+def _vector(name: str, help: str, **kw) -> Input:
+    return Input(name, help, kind="vector", minimum=-_BOUND, maximum=_BOUND, **kw)
+
+
+def _guarded(fn, *args, **kwargs):
+    """``fn(...)`` with NumPy's floating-point warnings turned into one line (as ``qkv solve``)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            return fn(*args, **kwargs)
+        except (RuntimeWarning, FloatingPointError) as w:
+            raise SolverInputError(f"the numbers are beyond what 64-bit floats hold here ({w}); use smaller "
+                                   "magnitudes", param=None) from None
+
+
+def _plain(v):
+    return v.tolist() if hasattr(v, "tolist") else v
+
+
+def _traced(answer, unit, convention, trace, row: bool = False) -> Result:
+    """A Result whose steps are a kernel's trace and whose breakdown holds every step's value
+    (``row``: the kernel ran on one row, [x]; each value is taken back out of it)."""
+    r = Result(answer=_plain(answer), unit=unit, convention=convention)
+    for s in trace:
+        v = _plain(s.value)
+        if row and isinstance(v, list) and len(v) == 1 and isinstance(v[0], list):
+            v = v[0]
+        r.step(s.name, s.formula, v)
+        r.breakdown[s.name] = v
+    return r
+
+
+def _positive(name: str, v) -> float:
+    v = float(v)
+    if not (v > 0 and math.isfinite(v)):
+        raise SolverInputError(f"{name} must be > 0 (got {v:g})", param=name)
+    return v
+
+
+# --------------------------------------------------------------------------- softmax and loss
+
+
+@formula("softmax", "Softmax of a vector: exp(x/T − max) / Σ exp(x/T − max).",
+         (_vector("x", "the scores", aliases=("scores", "logits")),
+          Input("temperature", "T > 0: softmax(x / T)", kind="fraction", default=1, minimum=0, maximum=10**6,
+                aliases=("t", "T"))),
+         (Output("probabilities", "", "softmax(x / T), summing to 1", key="output"),
+          Output("exp", "", "exp(x/T − max x/T) per entry"),
+          Output("sum", "", "Σ exp, the denominator", key="total")),
+         solve="softmax", source="Bridle 1990; Goodfellow et al. 2016, §6.2.2.3")
+def _softmax(x, temperature=1):
+    import numpy as np
+
+    from solver.kernels import numpy_ref
+
+    t = _positive("temperature", temperature)
+    out, tr = _guarded(numpy_ref.softmax, np.array(x, dtype=float), temperature=t, return_trace=True)
+    r = _traced(out, "", {"axis": "last", "temperature": t, "shift": "max x is subtracted before exp"}, tr)
+    total = r.breakdown.get("sum")
+    r.breakdown["total"] = total[0] if isinstance(total, list) else total
+    return r
+
+
+@formula("cross_entropy", "Cross-entropy −ln softmax(z)_y in nats, with bits and the perplexity of that one token.",
+         (_vector("logits", "the logits z", aliases=("z",)),
+          Input("target", "the target class y (from 0, as PyTorch's targets)", kind="count", integer=True,
+                aliases=("y", "label")),
+          Input("label_smoothing", "PyTorch's ε: (1 − ε)·one-hot + ε/C", kind="fraction", default=0, maximum=1,
+                aliases=("smoothing",))),
+         (Output("loss", "", "the loss in nats", key="output"),
+          Output("bits", "", "the loss in bits"),
+          Output("perplexity", "", "e^(nats) of this one token"),
+          Output("log_probs", "", "ln pᵢ for every class"),
+          Output("logsumexp", "", "logsumexp(z)", key="lse")),
+         solve="cross-entropy", source="PyTorch torch.nn.functional.cross_entropy; Szegedy et al. 2016 (smoothing)")
+def _cross_entropy(logits, target, label_smoothing=0):
+    from solver.kernels.loss import cross_entropy as ce
+
+    if target >= len(logits):
+        raise SolverInputError(f"class indices must lie in 0 … {len(logits) - 1}", param="target")
+    loss, tr = _guarded(ce, [logits], [target], label_smoothing=float(label_smoothing), return_trace=True)
+    eps = float(label_smoothing)
+    r = _traced(float(loss), "nats", {"log": "natural (nats), as torch.nn.functional.cross_entropy",
+                                      "label_smoothing": f"ε = {eps:g}" if eps else "none",
+                                      "perplexity": "e^(nats) = 2^(bits)"}, tr, row=True)
+    r.breakdown["output"] = float(loss)
+    r.breakdown["lse"] = r.breakdown["logsumexp"][0]
+    r.breakdown["bits"] = float(loss) / math.log(2)
+    r.breakdown["perplexity"] = math.exp(float(loss)) if loss < 700 else float("inf")
+    return r
+
+
+# --------------------------------------------------------------------------- norms
+
+
+@formula("layernorm", "LayerNorm of a vector: γ·(x − μ)/√(σ² + ε) + β, biased variance (as torch.nn.LayerNorm).",
+         (_vector("x", "the input vector"),
+          Input("gamma", "scale γ (default all ones)", kind="vector", default=None, minimum=-_BOUND, maximum=_BOUND),
+          Input("beta", "shift β (default all zeros)", kind="vector", default=None, minimum=-_BOUND, maximum=_BOUND),
+          Input("eps", "ε added to the variance", kind="fraction", default=1e-5, maximum=1,
+                aliases=("epsilon",))),
+         (Output("output", "", "the normalised vector"),
+          Output("mean", "", "μ", key="mu"),
+          Output("variance", "", "σ² (divides by d)", key="var")),
+         solve="layernorm", source="Ba et al. 2016; torch.nn.LayerNorm")
+def _layernorm(x, gamma=None, beta=None, eps=1e-5):
+    import numpy as np
+
+    from solver.kernels import numpy_ref
+
+    for name, v in (("gamma", gamma), ("beta", beta)):
+        if v is not None and len(v) != len(x):
+            raise SolverInputError(f"{name} has {len(v)} entries but x has {len(x)}", param=name)
+    out, tr = _guarded(numpy_ref.layer_norm, np.array(x, dtype=float), None if gamma is None else np.array(gamma, float),
+                       None if beta is None else np.array(beta, float), eps=float(eps), return_trace=True)
+    r = _traced(out, "", {"variance": "biased: divides by d", "eps": float(eps)}, tr)
+    r.breakdown["mu"] = _scalar(r.breakdown.get("mean"))
+    r.breakdown["var"] = _scalar(r.breakdown.get("variance"))
+    return r
+
+
+def _scalar(v):
+    while isinstance(v, list) and len(v) == 1:
+        v = v[0]
+    return v
+
+
+@formula("rmsnorm", "RMSNorm of a vector: γ·x/√(mean(x²) + ε) (no centring, no β).",
+         (_vector("x", "the input vector"),
+          Input("gamma", "scale γ (default all ones)", kind="vector", default=None, minimum=-_BOUND, maximum=_BOUND),
+          Input("eps", "ε added to mean(x²)", kind="fraction", default=1e-6, maximum=1, aliases=("epsilon",))),
+         (Output("output", "", "the normalised vector"),
+          Output("rms", "", "√(mean(x²) + ε)", key="rms_value")),
+         solve="rmsnorm", source="Zhang & Sennrich 2019")
+def _rmsnorm(x, gamma=None, eps=1e-6):
+    import numpy as np
+
+    from solver.kernels import numpy_ref
+
+    if gamma is not None and len(gamma) != len(x):
+        raise SolverInputError(f"gamma has {len(gamma)} entries but x has {len(x)}", param="gamma")
+    out, tr = _guarded(numpy_ref.rms_norm, np.array(x, dtype=float), None if gamma is None else np.array(gamma, float),
+                       eps=float(eps), return_trace=True)
+    r = _traced(out, "", {"eps": float(eps)}, tr)
+    r.breakdown["rms_value"] = _scalar(r.breakdown.get("rms"))
+    return r
+
+
+# --------------------------------------------------------------------------- positions
+
+LAYOUT = Convention("layout", "How the sines and cosines are laid out.", {
+    "interleaved": Choice("sin, cos, sin, cos, … (dim 2i = sin, 2i+1 = cos)", "Vaswani et al. 2017"),
+    "concat": Choice("the paper's frequencies, all sines first, then all cosines"),
+    "tensor2tensor": Choice("tensor2tensor's d/2 timescales 10000^(−i/(d/2−1)), sines then cosines",
+                            "tensor2tensor; The Illustrated Transformer")}, "interleaved")
+
+PE_VECTOR_LIMIT = 8192
+
+
+@formula("pe", "Sinusoidal positional encoding: sin/cos(pos/base^(2i/d)); the whole vector, or one coordinate (dim=).",
+         (Input("pos", "the position (0 = first token)", kind="fraction", minimum=None, aliases=("position",)),
+          Input("d_model", "d: the model width", kind="count", integer=True, minimum=1, maximum=10**6,
+                aliases=("d",)),
+          Input("dim", "one coordinate 0 ≤ dim < d (default: all)", kind="count", integer=True, default=None,
+                aliases=("i",)),
+          Input("base", "the base of the wavelengths", kind="fraction", default=10000, minimum=1)),
+         (Output("value", "", "PE[pos] (one coordinate with dim=)", key="output"),
+          Output("angle", "", "the angle of each coordinate")),
+         conventions=(LAYOUT,), solve="pe", source="Vaswani et al. 2017, §3.5")
+def _pe(pos, d_model, dim=None, base=10000, layout="interleaved"):
+    from solver.kernels import numpy_ref
+
+    if float(base) <= 1:
+        raise SolverInputError(f"base must be > 1 (got {float(base):g})", param="base")
+    if dim is not None and dim >= d_model:
+        raise SolverInputError(f"dim must be below d_model = {d_model} (got {dim})", param="dim")
+    if dim is None and d_model > PE_VECTOR_LIMIT:
+        raise SolverInputError(f"the whole vector is given for d_model up to {PE_VECTOR_LIMIT}; ask one coordinate "
+                               "with dim=", param="d_model")
+    angles, values = [], []
+    for j in ([dim] if dim is not None else range(d_model)):
+        v, t = _guarded(numpy_ref.pe_value, float(pos), j, d_model, base=float(base), layout=layout,
+                        return_trace=True)
+        angles.append(float(t["angle"].value))
+        values.append(float(v))
+    one = dim is not None
+    r = Result(answer=values[0] if one else values, unit="", convention={"layout": layout, "base": float(base)})
+    r.step("angle", "pos / base^(2i/d) per coordinate", angles[0] if one else angles)
+    r.step("output", "sin or cos of its angle", r.answer)
+    r.breakdown.update(output=r.answer, angle=angles[0] if one else angles)
+    return r
+
+
+PAIRING = Convention("pairing", "Which coordinates form a rotation pair.", {
+    "interleaved": Choice("(x0, x1), (x2, x3), …", "GPT-J, RoFormer"),
+    "half": Choice("(xᵢ, x_{i+d/2})", "GPT-NeoX, LLaMA")}, "interleaved")
+
+
+@formula("rope", "Rotary position embedding of one vector at position P: each pair turns by P·θᵢ, θᵢ = base^(−2i/d).",
+         (_vector("x", "the vector (even length d)"),
+          Input("pos", "its position", kind="fraction", minimum=None, aliases=("position",)),
+          Input("base", "the base θ of the frequencies (HuggingFace's rope_theta)", kind="fraction", default=10000,
+                minimum=1, aliases=("theta", "rope_theta"))),
+         (Output("output", "", "the rotated vector"),
+          Output("angle", "", "P·θᵢ per pair")),
+         conventions=(PAIRING,), solve="rope", source="Su et al. 2021 (RoFormer)")
+def _rope(x, pos, base=10000, pairing="interleaved"):
+    import numpy as np
+
+    from solver.kernels import numpy_ref
+
+    if len(x) % 2:
+        raise SolverInputError(f"RoPE rotates pairs: the length must be even, got {len(x)}", param="x")
+    if float(base) <= 1:
+        raise SolverInputError(f"base must be > 1 (got {float(base):g})", param="base")
+    out, tr = _guarded(numpy_ref.rope, np.array(x, dtype=float)[None, :], np.array([float(pos)]), base=float(base),
+                       pairing=pairing, return_trace=True)
+    return _traced(np.asarray(out)[0], "", {"pairing": pairing, "base": float(base)}, tr, row=True)
+
+
+# --------------------------------------------------------------------------- softcap, sampling
+
+
+@formula("softcap", "Logit soft-capping (Gemma 2): cap·tanh(x/cap) of each entry, and its gradient.",
+         (_vector("x", "logits or scores"),
+          Input("cap", "the cap (Gemma 2: 50 for attention scores, 30 for final logits)", kind="fraction",
+                minimum=0, maximum=10**6)),
+         (Output("capped", "", "cap·tanh(x/cap)"),
+          Output("gradient", "", "1 − tanh²(x/cap)"),
+          Output("shrink", "", "x − capped")),
+         solve="softcap", source="Gemma Team 2024, §2")
+def _softcap(x, cap):
+    from solver.kernels.softcap import softcap
+
+    return softcap(x, _positive("cap", cap))
+
+
+CROSSING = Convention("crossing", "The token whose probability crosses p.", {
+    "include": Choice("in the set", "HuggingFace TopPLogitsWarper"),
+    "exclude": Choice("left out (at least one kept)")}, "include")
+
+
+@formula("sampling", "The tokens temperature, top-k and top-p leave, and their renormalised probabilities.",
+         (_vector("logits", "the logits z", aliases=("z",)),
+          Input("temperature", "T > 0: softmax(z / T)", kind="fraction", default=1, minimum=0, maximum=10**6,
+                aliases=("t", "T")),
+          Input("top_k", "keep the k largest (ties with the k-th kept)", kind="count", integer=True, minimum=1,
+                default=None, aliases=("k",)),
+          Input("top_p", "nucleus: the smallest set whose mass reaches p (0 < p ≤ 1)", kind="fraction", maximum=1,
+                default=None, aliases=("p",))),
+         (Output("probabilities", "", "p renormalised over the set (0 outside)", key="output"),
+          Output("kept", "", "the kept tokens (from 0), most probable first"),
+          Output("set_size", "", "how many tokens are kept")),
+         conventions=(CROSSING,), solve="sampling", source="Holtzman et al. 2020; HuggingFace generate")
+def _sampling(logits, temperature=1, top_k=None, top_p=None, crossing="include"):
+    from solver.kernels.sampling import sampling_set
+
+    if top_p is not None and not float(top_p) > 0:
+        raise SolverInputError(f"top_p must be > 0 (got {float(top_p):g})", param="top_p")
+    (kept, probs), tr = _guarded(sampling_set, logits, temperature=_positive("temperature", temperature),
+                                 top_k=top_k, top_p=None if top_p is None else float(top_p), crossing=crossing,
+                                 return_trace=True)
+    r = _traced(kept, "tokens", {"order": "temperature, then top-k, then top-p (HuggingFace generate)"}, tr)
+    r.breakdown["set_size"] = len(kept)
+    return r
+
+
+FORMULAS = tuple(f.formula for f in (_softmax, _cross_entropy, _layernorm, _rmsnorm, _pe, _rope, _softcap, _sampling))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from drills.cli import SOLVE_COMMANDS, cli
 from solver.registry import formulas
-from solver.registry.calc import Evaluator
+from solver.registry.calc import Array, Evaluator, Record
 
 MODELS = ["gpt2", "llama2-7b", "mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "gemma2-9b", "qwen2.5-7b"]
 DTYPES = ["bf16", "fp16", "fp8", "fp32", "int8"]
@@ -29,6 +29,27 @@ def solve(*args: str, key: str | None = None) -> float:
 def calc(expr: str) -> float:
     ev = Evaluator()
     return float(ev.quantity(ev.run(expr)).magnitude)
+
+
+def solve_json(*args: str):
+    res = CliRunner().invoke(cli, ["solve", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def flat(v) -> list[float]:
+    return [x for r in v for x in flat(r)] if isinstance(v, list) else [float(v)]
+
+
+def calc_array(expr: str) -> list[float]:
+    """A vector or matrix answer of calc, flat (a scalar answer as one entry)."""
+    ev = Evaluator()
+    v = ev.run(expr)
+    if isinstance(v, Record) and v.primary in v.fields:
+        v = v.fields[v.primary]
+    if isinstance(v, Array):
+        return [float(x) for x in v.values]
+    return [float(ev.quantity(v).magnitude)]
 
 
 # each adapter: a strategy of inputs -> (calc expression, solve arguments); calc answers in base units
@@ -948,6 +969,110 @@ def _rope_scaling(d):
 ADAPTERS.update({"rope_scaling": _rope_scaling()})
 
 
+# vectors: numbers with one decimal, typed the same way to both sides ("1.5 -2.0" and [1.5, -2.0])
+entries = st.integers(-200, 200).map(lambda n: n / 10)
+
+
+def vectors(lo=1, hi=12):
+    return st.lists(entries, min_size=lo, max_size=hi)
+
+
+def _spaced(v) -> str:
+    return " ".join(map(repr, v))
+
+
+@st.composite
+def _softmax(d):
+    x, t = d(vectors()), d(st.sampled_from([None, 0.5, 1, 2.5]))
+    key = d(st.sampled_from([None, "exp"]))
+    expr = f"softmax({list(x)}" + (f", temperature={t}" if t else "") + ")" + (f".{key}" if key else "")
+    return expr, ["softmax", "--x", _spaced(x)] + (["-t", str(t)] if t else []), *((f"steps.{key}",) if key else ())
+
+
+@st.composite
+def _cross_entropy(d):
+    z = d(vectors())
+    y, eps = d(st.integers(0, len(z) - 1)), d(st.sampled_from([0, 0.1, 0.5]))
+    key = d(st.sampled_from([None, "bits", "perplexity", "log_probs"]))
+    expr = f"cross_entropy({z}, {y}, label_smoothing={eps})" + (f".{key}" if key else "")
+    bk = {"log_probs": "breakdown.log_probs.0"}.get(key, f"breakdown.{key}") if key else None
+    return expr, ["cross-entropy", "--logits", _spaced(z), "-y", str(y), "--label-smoothing", str(eps)], \
+        *((bk,) if bk else ())
+
+
+@st.composite
+def _layernorm(d):
+    x = d(vectors(2))
+    g = d(st.one_of(st.none(), st.lists(entries, min_size=len(x), max_size=len(x))))
+    b = d(st.one_of(st.none(), st.lists(entries, min_size=len(x), max_size=len(x))))
+    eps = d(st.sampled_from([None, 0, 1e-3]))
+    expr = f"layernorm({x}" + (f", gamma={g}" if g else "") + (f", beta={b}" if b else "") + \
+        (f", eps={eps}" if eps is not None else "") + ")"
+    args = ["layernorm", "--x", _spaced(x)] + (["--gamma", _spaced(g)] if g else []) + \
+        (["--beta", _spaced(b)] if b else []) + (["--eps", str(eps)] if eps is not None else [])
+    return expr, args
+
+
+@st.composite
+def _rmsnorm(d):
+    x = d(vectors().filter(lambda v: any(v)))
+    g = d(st.one_of(st.none(), st.lists(entries, min_size=len(x), max_size=len(x))))
+    eps = d(st.sampled_from([None, 0, 1e-3]))
+    key = d(st.sampled_from([None, "rms"]))
+    expr = f"rmsnorm({x}" + (f", gamma={g}" if g else "") + (f", eps={eps}" if eps is not None else "") + ")" + \
+        (f".{key}" if key else "")
+    args = ["rmsnorm", "--x", _spaced(x)] + (["--gamma", _spaced(g)] if g else []) + \
+        (["--eps", str(eps)] if eps is not None else [])
+    return expr, args, *(("steps.rms",) if key else ())
+
+
+@st.composite
+def _pe(d):
+    pos, dm = d(st.integers(0, 4096)), d(st.integers(1, 64))
+    layout, base = d(st.sampled_from(["interleaved", "concat", "tensor2tensor"])), d(st.sampled_from([10000, 500]))
+    dim = d(st.one_of(st.none(), st.integers(0, dm - 1)))
+    expr = f"pe({pos}, {dm}, base={base}, layout={layout}" + (f", dim={dim}" if dim is not None else "") + ")"
+    args = ["pe", "--pos", str(pos), "--d-model", str(dm), "--base", str(base), "--layout", layout] + \
+        (["--dim", str(dim)] if dim is not None else [])
+    return expr, args
+
+
+@st.composite
+def _rope(d):
+    x = d(st.integers(1, 6).flatmap(lambda n: st.lists(entries, min_size=2 * n, max_size=2 * n)))
+    pos, base = d(st.integers(0, 10**5)), d(st.sampled_from([10000, 500000]))
+    pairing = d(st.sampled_from(["interleaved", "half"]))
+    return (f"rope({x}, {pos}, base={base}, pairing={pairing})",
+            ["rope", "--x", _spaced(x), "--pos", str(pos), "--base", str(base), "--pairing", pairing])
+
+
+@st.composite
+def _softcap(d):
+    x, cap = d(vectors()), d(st.sampled_from([1, 30, 50, 2.5]))
+    key = d(st.sampled_from([None, "gradient", "shrink"]))
+    return (f"softcap({x}, {cap})" + (f".{key}" if key else ""), ["softcap", "--x", _spaced(x), "--cap", str(cap)],
+            *((f"breakdown.{key}",) if key else ()))
+
+
+@st.composite
+def _sampling(d):
+    z = d(vectors())
+    t = d(st.sampled_from([0.5, 1, 2]))
+    k = d(st.one_of(st.none(), st.integers(1, len(z))))
+    p = d(st.one_of(st.none(), st.sampled_from([0.1, 0.5, 0.9, 1])))
+    crossing = d(st.sampled_from(["include", "exclude"]))
+    key = d(st.sampled_from([".kept", "", ".set_size"]))
+    expr = f"sampling({z}, temperature={t}" + (f", top_k={k}" if k else "") + (f", top_p={p}" if p else "") + \
+        f", crossing={crossing}){key}"
+    args = ["sampling", "--logits", _spaced(z), "-t", str(t), "--crossing", crossing] + \
+        (["-k", str(k)] if k else []) + (["-p", str(p)] if p else [])
+    return expr, args, *({"": ("breakdown.output",), ".set_size": ("breakdown.set_size",)}.get(key, ()))
+
+
+ADAPTERS.update({"softmax": _softmax(), "cross_entropy": _cross_entropy(), "layernorm": _layernorm(),
+                 "rmsnorm": _rmsnorm(), "pe": _pe(), "rope": _rope(), "softcap": _softcap(), "sampling": _sampling()})
+
+
 def test_every_registered_formula_has_an_adapter_here():
     assert set(ADAPTERS) == set(formulas())
 
@@ -968,8 +1093,17 @@ def test_every_entry_names_a_real_solve_command_and_is_whole():
 def test_calc_and_solve_agree(name, data):
     drawn = data.draw(ADAPTERS[name])
     expr, args = drawn[0], drawn[1]
-    if len(drawn) == 3:  # a breakdown figure (train's time in days)
+    if len(drawn) == 3 and "." in drawn[2]:  # a path into the JSON (a vector's steps.exp)
+        got = solve_json(*args)
+        for part in drawn[2].split("."):
+            got = got[int(part)] if isinstance(got, list) else got[part]
+        assert calc_array(expr) == pytest.approx(flat(got), rel=1e-12, abs=1e-300)
+    elif len(drawn) == 3:  # a breakdown figure (train's time in days)
         got_solve = solve(*args, key=drawn[2]) * (86400 if drawn[2] == "days" else 1)
+        assert calc(expr) == pytest.approx(got_solve, rel=1e-12)
     else:
-        got_solve = solve(*args)
-    assert calc(expr) == pytest.approx(got_solve, rel=1e-12)
+        got = solve_json(*args)["answer"]
+        if isinstance(got, list):
+            assert calc_array(expr) == pytest.approx(flat(got), rel=1e-12, abs=1e-300)
+        else:
+            assert calc(expr) == pytest.approx(float(got), rel=1e-12)

@@ -289,4 +289,109 @@ def _sampling(logits, temperature=1, top_k=None, top_p=None, crossing="include")
     return r
 
 
-FORMULAS = tuple(f.formula for f in (_softmax, _cross_entropy, _layernorm, _rmsnorm, _pe, _rope, _softcap, _sampling))
+# --------------------------------------------------------------------------- attention and relative positions
+
+ON_OFF = {"off": Choice("no causal mask"), "on": Choice("query i sees keys j ≤ i + (m − n) (bottom-right aligned)")}
+
+
+def _matrix(name: str, help: str, **kw) -> Input:
+    return Input(name, help, kind="matrix", minimum=-_BOUND, maximum=_BOUND, **kw)
+
+
+@formula("attention", "Scaled dot-product attention: softmax(Q·Kᵀ·scale + M)·V, scale = 1/√d_k (rows are tokens).",
+         (_matrix("q", "queries Q (n×d_k)", aliases=("Q",)),
+          _matrix("k", "keys K (m×d_k)", aliases=("K",)),
+          _matrix("v", "values V (m×d_v)", aliases=("V",)),
+          Input("mask", "1 = may attend, 0 = blocked (n×m)", kind="matrix", default=None, minimum=0, maximum=1,
+                integer=True),
+          Input("scale", "the score scale instead of 1/√d_k", kind="fraction", default=None, minimum=None)),
+         (Output("output", "", "the attention output (n×d_v)"),
+          Output("weights", "", "softmax of the scaled scores (n×m)"),
+          Output("scores", "", "Q·Kᵀ (n×m)")),
+         conventions=(Convention("causal", "A causal mask.", ON_OFF, "off"),),
+         solve="attention", source="Vaswani et al. 2017, §3.2.1")
+def _attention(q, k, v, mask=None, scale=None, causal="off"):
+    import numpy as np
+
+    from solver.kernels import numpy_ref
+
+    n, m = len(q), len(k)
+    if len(k[0]) != len(q[0]):
+        raise SolverInputError(f"K is {m}×{len(k[0])} but Q is {n}×{len(q[0])}: Q and K need the same number of "
+                               "columns d_k", param="k")
+    if len(v) != m:
+        raise SolverInputError(f"V has {len(v)} rows but K has {m}: one value row per key row", param="v")
+    if mask is not None and (len(mask), len(mask[0])) != (n, m):
+        raise SolverInputError(f"mask is {len(mask)}×{len(mask[0])} but the scores Q·Kᵀ are {n}×{m}", param="mask")
+    out, tr = _guarded(numpy_ref.attention, np.array(q, float), np.array(k, float), np.array(v, float),
+                       None if mask is None else np.array(mask, dtype=bool), mask_convention="keep",
+                       causal=causal == "on", scale=None if scale is None else float(scale), return_trace=True)
+    return _traced(out, "", {"scale": float(scale) if scale is not None else 1 / len(q[0]) ** 0.5,
+                             "mask": "1 = may attend", "causal": causal}, tr)
+
+
+@formula("alibi", "ALiBi: the head slopes (the paper's rule for any head count), or one head's bias −m_h·(i − j).",
+         (Input("heads", "H: the number of heads", kind="count", integer=True, minimum=1, maximum=4096,
+                aliases=("n_heads",)),
+          Input("head", "head h (from 1), for one bias value", kind="count", integer=True, minimum=1, default=None),
+          Input("query", "query position i", kind="count", integer=True, default=None, aliases=("i",)),
+          Input("key", "key position j (≤ i when causal)", kind="count", integer=True, default=None, aliases=("j",))),
+         (Output("value", "", "the bias −m_h·(i − j) with head=, query=, key=; else the slopes"),
+          Output("slopes", "", "m_1 … m_H"),
+          Output("bias", "", "−m_h·(i − j)", ("head", "query", "key")),
+          Output("slope", "", "m_h", ("head",))),
+         conventions=(Convention("bidirectional", "Symmetric −m·|i − j| instead of the causal form.",
+                                 {"off": Choice("causal: keys after the query are −∞"),
+                                  "on": Choice("−m_h·|i − j|")}, "off"),),
+         solve="alibi", source="Press et al. 2022")
+def _alibi(heads, head=None, query=None, key=None, bidirectional="off"):
+    from solver.kernels import numpy_ref
+
+    slopes = [float(s) for s in numpy_ref.alibi_slopes(heads)]
+    r = Result(answer=slopes, unit="slopes", convention={"form": bidirectional})
+    r.step("slopes m_1 … m_H", f"H = {heads}", slopes)
+    r.breakdown["slopes"] = slopes
+    given = [x is not None for x in (head, query, key)]
+    if any(given) and not all(given):
+        raise SolverInputError("one bias value needs head=, query= and key= together", param="head")
+    if head is not None:
+        if head > heads:
+            raise SolverInputError(f"head {head} does not exist: there are {heads}", param="head")
+        if key > query and bidirectional == "off":
+            raise SolverInputError(f"key {key} is after query {query}: the causal bias is −∞ there "
+                                   "(bidirectional=on)", param="key")
+        m = slopes[head - 1]
+        r.answer = r.step(f"bias = −m_{head}·(i − j)", f"−{m:.6g} × {abs(query - key)}", -m * abs(query - key))
+        r.breakdown.update(bias=r.answer, slope=m)
+    r.breakdown["value"] = r.answer
+    return r
+
+
+@formula("t5_buckets", "T5's relative-position bucket of r = key − query: exact region, then logarithmic, capped.",
+         (Input("r", "relative position key − query (negative: key before)", kind="count", integer=True,
+                minimum=-10**9, maximum=10**9, aliases=("relative",)),
+          Input("num_buckets", "n_b: buckets", kind="count", integer=True, minimum=2, maximum=10**6, default=32),
+          Input("max_distance", "where the buckets stop growing", kind="count", integer=True, minimum=1,
+                default=128),
+          Input("heads", "heads, for the bias table's parameters", kind="count", integer=True, minimum=1,
+                maximum=10**6, default=None, aliases=("n_heads",))),
+         (Output("bucket", "", "the bucket index (from 0)", key="output"),
+          Output("bias_table_params", "", "num_buckets × heads", ("heads",))),
+         conventions=(Convention("direction", "Encoder or decoder buckets.",
+                                 {"bidirectional": Choice("half the buckets per direction (encoder)"),
+                                  "causal": Choice("all buckets for the past (decoder)")}, "bidirectional"),),
+         solve="t5-buckets", source="Raffel et al. 2020; HuggingFace T5Attention._relative_position_bucket")
+def _t5_buckets(r, num_buckets=32, max_distance=128, heads=None, direction="bidirectional"):
+    from solver.kernels.positions_relative import t5_bias_table_params, t5_bucket
+
+    b, tr = t5_bucket(r, bidirectional=direction == "bidirectional", num_buckets=num_buckets,
+                      max_distance=max_distance, return_trace=True)
+    res = _traced(b, "bucket", {"direction": direction}, tr)
+    res.breakdown["output"] = int(b)
+    if heads:
+        res.breakdown["bias_table_params"] = t5_bias_table_params(num_buckets, heads)
+    return res
+
+
+FORMULAS = tuple(f.formula for f in (_softmax, _cross_entropy, _layernorm, _rmsnorm, _attention, _pe, _rope, _alibi,
+                                          _t5_buckets, _softcap, _sampling))

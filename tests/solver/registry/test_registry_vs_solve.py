@@ -1069,6 +1069,55 @@ def _sampling(d):
     return expr, args, *({"": ("breakdown.output",), ".set_size": ("breakdown.set_size",)}.get(key, ()))
 
 
+def matrices(rows, cols):
+    return st.lists(st.lists(entries, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+
+
+def _rows(m) -> str:
+    return "; ".join(_spaced(r) for r in m)
+
+
+@st.composite
+def _attention(d):
+    n, dk, dv, causal = d(st.integers(1, 4)), d(st.integers(1, 4)), d(st.integers(1, 4)), d(st.booleans())
+    m = d(st.integers(n if causal else 1, 5))  # causal with m < n would leave a query no key (both refuse)
+    q, k, v = d(matrices(n, dk)), d(matrices(m, dk)), d(matrices(m, dv))
+    mask = d(st.one_of(st.none(), matrices(n, m).map(lambda r: [[1] + [int(x > 0) for x in row[1:]] for row in r])))
+    scale = d(st.sampled_from([None, 1, 0.5]))
+    key = d(st.sampled_from([None, "weights", "scores"]))
+    expr = f"attention({q}, {k}, {v}" + (f", mask={mask}" if mask else "") + (f", scale={scale}" if scale else "") + \
+        f", causal={'on' if causal else 'off'})" + (f".{key}" if key else "")
+    args = ["attention", "--q", _rows(q), "--k", _rows(k), "--v", _rows(v)] + (["--mask", _rows(mask)] if mask else []) \
+        + (["--scale", str(scale)] if scale else []) + (["--causal"] if causal else [])
+    return expr, args, *((f"steps.{key}",) if key else ())
+
+
+@st.composite
+def _alibi(d):
+    h = d(st.integers(1, 64))
+    bid = d(st.booleans())
+    args = ["alibi", "--heads", str(h)] + (["--bidirectional"] if bid else [])
+    expr = f"alibi({h}, bidirectional={'on' if bid else 'off'}"
+    if d(st.booleans()):
+        head, i = d(st.integers(1, h)), d(st.integers(0, 4096))
+        j = d(st.integers(0, 4096 if bid else i))
+        expr += f", head={head}, query={i}, key={j}"
+        args += ["--head", str(head), "--query", str(i), "--key", str(j)]
+    return expr + ")", args
+
+
+@st.composite
+def _t5_buckets(d):
+    r, nb, md = d(st.integers(-5000, 5000)), d(st.sampled_from([None, 8, 32, 64])), d(st.sampled_from([None, 64, 128, 300]))
+    causal, h = d(st.booleans()), d(st.one_of(st.none(), st.integers(1, 64)))
+    expr = f"t5_buckets({r}" + (f", num_buckets={nb}" if nb else "") + (f", max_distance={md}" if md else "") + \
+        f", direction={'causal' if causal else 'bidirectional'}" + (f", heads={h}).bias_table_params" if h else ")")
+    args = ["t5-buckets", "-r", str(r)] + (["--num-buckets", str(nb)] if nb else []) + \
+        (["--max-distance", str(md)] if md else []) + (["--causal"] if causal else []) + (["--n-heads", str(h)] if h else [])
+    return expr, args, *(("breakdown.bias_table_params",) if h else ())
+
+
+ADAPTERS.update({"attention": _attention(), "alibi": _alibi(), "t5_buckets": _t5_buckets()})
 ADAPTERS.update({"softmax": _softmax(), "cross_entropy": _cross_entropy(), "layernorm": _layernorm(),
                  "rmsnorm": _rmsnorm(), "pe": _pe(), "rope": _rope(), "softcap": _softcap(), "sampling": _sampling()})
 

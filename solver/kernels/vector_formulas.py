@@ -393,5 +393,51 @@ def _t5_buckets(r, num_buckets=32, max_distance=128, heads=None, direction="bidi
     return res
 
 
+@formula("rope_score", "The score RoPE(q, m)·RoPE(k, n), directly and through m − n only.",
+         (_vector("q", "the query vector (even length)"),
+          _vector("k", "the key vector"),
+          Input("m", "the query position", kind="fraction", minimum=-10**9, maximum=10**9),
+          Input("n", "the key position", kind="fraction", minimum=-10**9, maximum=10**9),
+          Input("base", "the base θ of the frequencies", kind="fraction", default=10000, minimum=1, maximum=10**12,
+                aliases=("theta",))),
+         (Output("score", "", "RoPE(q, m)·RoPE(k, n)"),
+          Output("relative", "", "the same score from m − n alone"),
+          Output("q_rotated", "", "RoPE(q, m)"),
+          Output("k_rotated", "", "RoPE(k, n)")),
+         conventions=(PAIRING,), solve="rope-score", source="Su et al. 2021 (RoFormer), §3.4")
+def _rope_score(q, k, m, n, base=10000, pairing="interleaved"):
+    from solver.kernels.positions_relative import rope_score
+
+    if len(q) != len(k):
+        raise SolverInputError(f"q has {len(q)} entries and k {len(k)}", param="k")
+    if len(q) % 2:
+        raise SolverInputError("RoPE rotates pairs: give an even number of entries", param="q")
+    if float(base) <= 1:
+        raise SolverInputError(f"base must be > 1 (got {float(base):g})", param="base")
+    score, tr = _guarded(rope_score, [float(x) for x in q], [float(x) for x in k], float(m), float(n),
+                         base=float(base), pairing=pairing, return_trace=True)
+    return _traced(score, "", {"pairing": pairing}, tr)
+
+
+@formula("router_loss", "Switch Transformer load-balancing loss and router z-loss, from router logits (tokens × experts).",
+         (_matrix("logits", "router logits, one row per token, one column per expert"),
+          Input("top_k", "experts per token", kind="count", integer=True, minimum=1, default=1, aliases=("k",)),
+          Input("alpha", "load-balancing coefficient α (1e-2 in Switch)", kind="fraction", default=1, maximum=10**6),
+          Input("z_coef", "z-loss coefficient (1e-3 in ST-MoE)", kind="fraction", default=1, maximum=10**6)),
+         (Output("loss", "", "α·E·Σ f_i·P_i", key="load_balancing_loss"),
+          Output("z_loss", "", "z_coef · mean(logsumexp²)"),
+          Output("f", "", "f_i: the fraction routed to each expert"),
+          Output("P", "", "P_i: the mean router probability of each expert")),
+         conventions=(Convention("f_per", "What f_i counts over.", {
+             "assignments": Choice("over T·k assignments (uniform gives α)", "Fedus et al. 2022"),
+             "tokens": Choice("over T tokens", "HuggingFace Mixtral load_balancing_loss_func")}, "assignments"),),
+         solve="router-loss", source="Fedus et al. 2022 (Switch), eq. 4; Zoph et al. 2022 (ST-MoE)")
+def _router_loss(logits, top_k=1, alpha=1, z_coef=1, f_per="assignments"):
+    from solver.kernels.router_loss import router_losses
+
+    return _guarded(router_losses, [[float(x) for x in r] for r in logits], top_k=top_k, alpha=float(alpha),
+                    z_coef=float(z_coef), f_per=f_per)
+
+
 FORMULAS = tuple(f.formula for f in (_softmax, _cross_entropy, _layernorm, _rmsnorm, _attention, _pe, _rope, _alibi,
-                                          _t5_buckets, _softcap, _sampling))
+                                          _t5_buckets, _softcap, _sampling, _rope_score, _router_loss))

@@ -1000,7 +1000,7 @@ class Evaluator:
                     raise CalcError(f"{where}: every entry at most {inp.maximum} (got {x:g})")
                 if inp.integer and not float(m).is_integer():
                     raise CalcError(f"{where}: whole numbers (got {x:g})")
-                row.append(int(m) if inp.integer else x)
+                row.append(int(m) if inp.integer else m if isinstance(m, Fraction) else x)
             out.append(row)
         return out[0] if inp.kind == "vector" else out
 

@@ -32,7 +32,8 @@ class Input:
     """One input: ``unit`` is a unit expression (``B``, ``B/s``, ``s``, ``FLOP/s``) for a quantity,
     ``""`` for a plain number; ``kind`` says how it is read. A ``vector`` (``[1, 2, 3]``) or a
     ``matrix`` (``[[1, 0], [0, 1]]``, a list of rows) holds plain numbers, each within
-    ``minimum`` and ``maximum``; the compute function gets a list of floats (of lists, by row)."""
+    ``minimum`` and ``maximum``; the compute function gets a list of numbers (a Fraction where the
+    figure was typed exactly, else a float; an int for an ``integer`` input), a matrix as a list of rows."""
 
     name: str
     help: str

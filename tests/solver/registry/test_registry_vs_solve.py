@@ -1117,6 +1117,98 @@ def _t5_buckets(d):
     return expr, args, *(("breakdown.bias_table_params",) if h else ())
 
 
+@st.composite
+def _quant_error(d):
+    bits, scheme = d(st.integers(2, 16)), d(st.sampled_from(["absmax", "zero-point"]))
+    typed = scheme.replace("-", "_")  # calc reads zero-point as a subtraction; the choice is zero_point there
+    key = d(st.sampled_from(["", ".dequantised", ".mse"]))
+    if d(st.booleans()):
+        x = d(vectors().filter(any))
+        return (f"quant_error({x}, bits={bits}, scheme={typed}){key}",
+                ["quant-error", "--values", _spaced(x), "-b", str(bits), "--scheme", scheme],
+                *({".dequantised": ("breakdown.dequantised",), ".mse": ("breakdown.mse",)}.get(key, ())))
+    r, c = d(st.integers(2, 4)), d(st.integers(1, 4))
+    w = d(matrices(r, c).filter(lambda m: any(map(any, m))))
+    block = d(st.sampled_from([b for b in (None, 1, 2, 3) if c % (b or 2) == 0]))  # no block: 2 per block
+    out = d(st.sampled_from(["", ".per_channel", ".per_block"]))
+    return (f"quant_error(matrix={w}, bits={bits}, scheme={typed}" + (f", block={block}" if block else "") + f"){out}",
+            ["quant-error", "--values", _rows(w), "-b", str(bits), "--scheme", scheme] +
+            (["--block", str(block)] if block else []),
+            *({".per_channel": ("breakdown.max_abs_error_per_channel",),
+               ".per_block": ("breakdown.max_abs_error_per_block",)}.get(out, ())))
+
+
+@st.composite
+def _smoothquant(d):
+    n = d(st.integers(1, 8))
+    pos = st.integers(1, 1000).map(lambda v: v / 10)
+    x, w = d(st.lists(pos, min_size=n, max_size=n)), d(st.lists(pos, min_size=n, max_size=n))
+    a = d(st.sampled_from([0, 0.25, 0.5, 0.75, 1]))
+    key = d(st.sampled_from(["", ".x_after", ".x_range_after"]))
+    return (f"smoothquant({x}, {w}, alpha={a}){key}", ["smoothquant", "--x-max", _spaced(x), "--w-max", _spaced(w),
+                                                      "--alpha", str(a)],
+            *({".x_after": ("breakdown.x_absmax_after",), ".x_range_after": ("breakdown.x_range_ratio_after",)}.get(key, ())))
+
+
+@st.composite
+def _mx_quantize(d):
+    x = d(st.lists(entries, min_size=1, max_size=32).filter(any))
+    e = d(st.sampled_from(["fp4", "e4m3", "e5m2"]))
+    key = d(st.sampled_from(["", ".dequantised", ".scale"]))
+    return (f"mx_quantize({x}, element={e}){key}", ["mx-quantize", "--values", _spaced(x), "--element", e],
+            *((f"breakdown.{key[1:]}",) if key else ()))
+
+
+@st.composite
+def _batching(d):
+    outs = d(st.lists(st.integers(1, 50), min_size=1, max_size=12))
+    b, t, pre = d(st.integers(1, 6)), d(st.sampled_from([0.01, 0.1, 0.025])), d(st.sampled_from([0, 0.05]))
+    policy = d(st.sampled_from(["continuous", "static"]))
+    key = d(st.sampled_from(["", ".makespan", ".mean_latency"]))
+    return (f"batching({outs}, {b}, {t} s, prefill_time={pre} s, policy={policy}){key}",
+            ["batching", "--outputs", _spaced(outs), "-B", str(b), "--step-time", str(t), "--prefill-time", str(pre),
+             "--policy", policy], *({".makespan": ("breakdown.makespan_s",),
+                                     ".mean_latency": ("breakdown.mean_latency_s",)}.get(key, ())))
+
+
+@st.composite
+def _mlp(d):
+    sizes = d(st.lists(st.integers(1, 4096), min_size=2, max_size=6))
+    b, bias = d(st.integers(1, 64)), d(st.booleans())
+    conv, adds = d(st.sampled_from(["flops", "macs"])), d(st.booleans())
+    what = d(st.sampled_from(["params", "flops"]))
+    return (f"mlp({sizes}, batch={b}, bias={'on' if bias else 'off'}, convention={conv}, "
+            f"bias_adds={'on' if adds else 'off'}).{what}",
+            ["mlp", "--sizes", _spaced(sizes), "-B", str(b), "--convention", conv, "--what", what] +
+            ([] if bias else ["--no-bias"]) + (["--bias-adds"] if adds else []))
+
+
+@st.composite
+def _rope_score(d):
+    n = d(st.integers(1, 6))
+    q, k = d(st.lists(entries, min_size=2 * n, max_size=2 * n)), d(st.lists(entries, min_size=2 * n, max_size=2 * n))
+    m, p = d(st.integers(-1000, 10**5)), d(st.integers(-1000, 10**5))
+    base, pairing = d(st.sampled_from([10000, 500000])), d(st.sampled_from(["interleaved", "half"]))
+    key = d(st.sampled_from(["", ".relative", ".q_rotated"]))
+    return (f"rope_score({q}, {k}, {m}, {p}, base={base}, pairing={pairing}){key}",
+            ["rope-score", "--q", _spaced(q), "--k", _spaced(k), "-m", str(m), "-n", str(p), "--base", str(base),
+             "--pairing", pairing], *((f"breakdown.{key[1:]}",) if key else ()))
+
+
+@st.composite
+def _router_loss(d):
+    t, e = d(st.integers(1, 5)), d(st.integers(2, 6))
+    x = d(matrices(t, e))
+    k, a, z = d(st.integers(1, e)), d(st.sampled_from([1, 0.01])), d(st.sampled_from([1, 0.001]))
+    f_per = d(st.sampled_from(["assignments", "tokens"]))
+    key = d(st.sampled_from(["", ".z_loss", ".P"]))
+    return (f"router_loss({x}, top_k={k}, alpha={a}, z_coef={z}, f_per={f_per}){key}",
+            ["router-loss", "--logits", _rows(x), "-k", str(k), "--alpha", str(a), "--z-coef", str(z), "--f-per", f_per],
+            *((f"breakdown.{key[1:]}",) if key else ()))
+
+
+ADAPTERS.update({"quant_error": _quant_error(), "smoothquant": _smoothquant(), "mx_quantize": _mx_quantize(),
+                 "batching": _batching(), "mlp": _mlp(), "rope_score": _rope_score(), "router_loss": _router_loss()})
 ADAPTERS.update({"attention": _attention(), "alibi": _alibi(), "t5_buckets": _t5_buckets()})
 ADAPTERS.update({"softmax": _softmax(), "cross_entropy": _cross_entropy(), "layernorm": _layernorm(),
                  "rmsnorm": _rmsnorm(), "pe": _pe(), "rope": _rope(), "softcap": _softcap(), "sampling": _sampling()})

@@ -1234,7 +1234,7 @@ def test_every_entry_names_a_real_solve_command_and_is_whole():
 def test_calc_and_solve_agree(name, data):
     drawn = data.draw(ADAPTERS[name])
     expr, args = drawn[0], drawn[1]
-    if len(drawn) == 3 and "." in drawn[2]:  # a path into the JSON (a vector's steps.exp)
+    if len(drawn) == 3 and drawn[2] and "." in drawn[2]:  # a path into the JSON (a vector's steps.exp)
         got = solve_json(*args)
         for part in drawn[2].split("."):
             got = got[int(part)] if isinstance(got, list) else got[part]

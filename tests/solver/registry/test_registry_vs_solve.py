@@ -1207,6 +1207,19 @@ def _router_loss(d):
             *((f"breakdown.{key[1:]}",) if key else ()))
 
 
+@st.composite
+def _online_softmax(d):
+    x, b = d(vectors(1, 16)), d(st.integers(1, 6))
+    blocks = [x[i:i + b] for i in range(0, len(x), b)]
+    args = ["online-softmax"] + [a for blk in blocks for a in ("--block", _spaced(blk))]
+    key = d(st.sampled_from(["", ".final_sum", ".output"]))
+    if key == ".output":
+        v = d(matrices(len(x), d(st.integers(1, 3))))
+        return (f"online_softmax({x}, {b}, values={v}).output", args + ["--values", _rows(v)], "breakdown.output")
+    return f"online_softmax({x}, {b}){key}", args, *(("breakdown.final_sum",) if key else ())
+
+
+ADAPTERS.update({"online_softmax": _online_softmax()})
 ADAPTERS.update({"quant_error": _quant_error(), "smoothquant": _smoothquant(), "mx_quantize": _mx_quantize(),
                  "batching": _batching(), "mlp": _mlp(), "rope_score": _rope_score(), "router_loss": _router_loss()})
 ADAPTERS.update({"attention": _attention(), "alibi": _alibi(), "t5_buckets": _t5_buckets()})

@@ -240,7 +240,7 @@ def _formula_lines(f) -> list[str]:
         out.append(f"  {c.name}= {c.help} Default {c.default}.")
         for k, ch in c.choices.items():
             out.append(f"      {k}: {ch.meaning}" + (f" [{ch.source}]" if ch.source else ""))
-    out.append("  outputs: " + "; ".join(f".{o.name} ({o.unit or 'number'})" + (f", needs {', '.join(o.needs)}"
+    out.append("  outputs: " + "; ".join(f".{o.name} ({o.unit or o.kind})" + (f", needs {', '.join(o.needs)}"
                                                                                if o.needs else "") for o in f.outputs))
     if f.source:
         out.append(f"  source: {f.source}")

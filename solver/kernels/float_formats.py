@@ -378,8 +378,8 @@ def _float_format_formula(format, value, overflow="pytorch"):
          (Input("values", "one block of at most 32 values ([0.1, -0.7, 2.5, 3.9])", kind="vector", minimum=-10**30,
                 maximum=10**30),),
          (Output("error", "", "the largest |x − dequantised|", key="max_abs_error"),
-          Output("dequantised", "", "scale × element"),
-          Output("elements", "", "each value / scale, in the element format"),
+          Output("dequantised", "", "scale × element", kind="vector"),
+          Output("elements", "", "each value / scale, in the element format", kind="vector"),
           Output("scale", "", "the shared scale 2^e"),
           Output("shared_exponent", "", "e of the E8M0 scale")),
          conventions=(Convention("element", "The element format.", {

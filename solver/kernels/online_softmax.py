@@ -175,10 +175,10 @@ from solver.registry.formula import Input, Output, formula  # noqa: E402
                 maximum=4096, aliases=("block_size",)),
           Input("values", "value rows, one per score (for the output o)", kind="matrix", default=None,
                 minimum=-10**6, maximum=10**6, aliases=("v",))),
-         (Output("weights", "", "the softmax weights of the whole row, in order"),
+         (Output("weights", "", "the softmax weights of the whole row, in order", kind="vector"),
           Output("final_max", "", "m after the last block"),
           Output("final_sum", "", "ℓ after the last block"),
-          Output("output", "", "o / ℓ: the attention output", ("values",)),
+          Output("output", "", "o / ℓ: the attention output", ("values",), kind="vector"),
           Output("max_difference", "", "the largest |online − full softmax|", key="max_difference_from_full_softmax")),
          solve="online-softmax", source="Milakov & Gimelshein 2018; Dao et al. 2022 (FlashAttention), Algorithm 1")
 def _online_softmax_formula(scores, block, values=None):

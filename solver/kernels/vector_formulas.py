@@ -68,8 +68,8 @@ def _positive(name: str, v) -> float:
          (_vector("x", "the scores", aliases=("scores", "logits")),
           Input("temperature", "T > 0: softmax(x / T)", kind="fraction", default=1, minimum=0, maximum=10**6,
                 aliases=("t", "T"))),
-         (Output("probabilities", "", "softmax(x / T), summing to 1", key="output"),
-          Output("exp", "", "exp(x/T − max x/T) per entry"),
+         (Output("probabilities", "", "softmax(x / T), summing to 1", key="output", kind="vector"),
+          Output("exp", "", "exp(x/T − max x/T) per entry", kind="vector"),
           Output("sum", "", "Σ exp, the denominator", key="total")),
          solve="softmax", source="Bridle 1990; Goodfellow et al. 2016, §6.2.2.3")
 def _softmax(x, temperature=1):
@@ -94,7 +94,7 @@ def _softmax(x, temperature=1):
          (Output("loss", "", "the loss in nats", key="output"),
           Output("bits", "", "the loss in bits"),
           Output("perplexity", "", "e^(nats) of this one token"),
-          Output("log_probs", "", "ln pᵢ for every class"),
+          Output("log_probs", "", "ln pᵢ for every class", kind="vector"),
           Output("logsumexp", "", "logsumexp(z)", key="lse")),
          solve="cross-entropy", source="PyTorch torch.nn.functional.cross_entropy; Szegedy et al. 2016 (smoothing)")
 def _cross_entropy(logits, target, label_smoothing=0):
@@ -123,7 +123,7 @@ def _cross_entropy(logits, target, label_smoothing=0):
           Input("beta", "shift β (default all zeros)", kind="vector", default=None, minimum=-_BOUND, maximum=_BOUND),
           Input("eps", "ε added to the variance", kind="fraction", default=1e-5, maximum=1,
                 aliases=("epsilon",))),
-         (Output("output", "", "the normalised vector"),
+         (Output("output", "", "the normalised vector", kind="vector"),
           Output("mean", "", "μ", key="mu"),
           Output("variance", "", "σ² (divides by d)", key="var")),
          solve="layernorm", source="Ba et al. 2016; torch.nn.LayerNorm")
@@ -153,7 +153,7 @@ def _scalar(v):
          (_vector("x", "the input vector"),
           Input("gamma", "scale γ (default all ones)", kind="vector", default=None, minimum=-_BOUND, maximum=_BOUND),
           Input("eps", "ε added to mean(x²)", kind="fraction", default=1e-6, maximum=1, aliases=("epsilon",))),
-         (Output("output", "", "the normalised vector"),
+         (Output("output", "", "the normalised vector", kind="vector"),
           Output("rms", "", "√(mean(x²) + ε)", key="rms_value")),
          solve="rmsnorm", source="Zhang & Sennrich 2019")
 def _rmsnorm(x, gamma=None, eps=1e-6):
@@ -188,8 +188,8 @@ PE_VECTOR_LIMIT = 8192
           Input("dim", "one coordinate 0 ≤ dim < d (default: all)", kind="count", integer=True, default=None,
                 aliases=("i",)),
           Input("base", "the base of the wavelengths", kind="fraction", default=10000, minimum=1)),
-         (Output("value", "", "PE[pos] (one coordinate with dim=)", key="output"),
-          Output("angle", "", "the angle of each coordinate")),
+         (Output("value", "", "PE[pos] (one coordinate with dim=)", key="output", kind="vector or number"),
+          Output("angle", "", "the angle of each coordinate", kind="vector or number")),
          conventions=(LAYOUT,), solve="pe", source="Vaswani et al. 2017, §3.5")
 def _pe(pos, d_model, dim=None, base=10000, layout="interleaved"):
     from solver.kernels import numpy_ref
@@ -225,8 +225,8 @@ PAIRING = Convention("pairing", "Which coordinates form a rotation pair.", {
           Input("pos", "its position", kind="fraction", minimum=None, aliases=("position",)),
           Input("base", "the base θ of the frequencies (HuggingFace's rope_theta)", kind="fraction", default=10000,
                 minimum=1, aliases=("theta", "rope_theta"))),
-         (Output("output", "", "the rotated vector"),
-          Output("angle", "", "P·θᵢ per pair")),
+         (Output("output", "", "the rotated vector", kind="vector"),
+          Output("angle", "", "P·θᵢ per pair", kind="vector")),
          conventions=(PAIRING,), solve="rope", source="Su et al. 2021 (RoFormer)")
 def _rope(x, pos, base=10000, pairing="interleaved"):
     import numpy as np
@@ -249,9 +249,9 @@ def _rope(x, pos, base=10000, pairing="interleaved"):
          (_vector("x", "logits or scores"),
           Input("cap", "the cap (Gemma 2: 50 for attention scores, 30 for final logits)", kind="fraction",
                 minimum=0, maximum=10**6)),
-         (Output("capped", "", "cap·tanh(x/cap)"),
-          Output("gradient", "", "1 − tanh²(x/cap)"),
-          Output("shrink", "", "x − capped")),
+         (Output("capped", "", "cap·tanh(x/cap)", kind="vector"),
+          Output("gradient", "", "1 − tanh²(x/cap)", kind="vector"),
+          Output("shrink", "", "x − capped", kind="vector")),
          solve="softcap", source="Gemma Team 2024, §2")
 def _softcap(x, cap):
     from solver.kernels.softcap import softcap
@@ -272,8 +272,8 @@ CROSSING = Convention("crossing", "The token whose probability crosses p.", {
                 default=None, aliases=("k",)),
           Input("top_p", "nucleus: the smallest set whose mass reaches p (0 < p ≤ 1)", kind="fraction", maximum=1,
                 default=None, aliases=("p",))),
-         (Output("probabilities", "", "p renormalised over the set (0 outside)", key="output"),
-          Output("kept", "", "the kept tokens (from 0), most probable first"),
+         (Output("probabilities", "", "p renormalised over the set (0 outside)", key="output", kind="vector"),
+          Output("kept", "", "the kept tokens (from 0), most probable first", kind="vector"),
           Output("set_size", "", "how many tokens are kept")),
          conventions=(CROSSING,), solve="sampling", source="Holtzman et al. 2020; HuggingFace generate")
 def _sampling(logits, temperature=1, top_k=None, top_p=None, crossing="include"):
@@ -305,9 +305,9 @@ def _matrix(name: str, help: str, **kw) -> Input:
           Input("mask", "1 = may attend, 0 = blocked (n×m)", kind="matrix", default=None, minimum=0, maximum=1,
                 integer=True),
           Input("scale", "the score scale instead of 1/√d_k", kind="fraction", default=None, minimum=None)),
-         (Output("output", "", "the attention output (n×d_v)"),
-          Output("weights", "", "softmax of the scaled scores (n×m)"),
-          Output("scores", "", "Q·Kᵀ (n×m)")),
+         (Output("output", "", "the attention output (n×d_v)", kind="matrix"),
+          Output("weights", "", "softmax of the scaled scores (n×m)", kind="matrix"),
+          Output("scores", "", "Q·Kᵀ (n×m)", kind="matrix")),
          conventions=(Convention("causal", "A causal mask.", ON_OFF, "off"),),
          solve="attention", source="Vaswani et al. 2017, §3.2.1")
 def _attention(q, k, v, mask=None, scale=None, causal="off"):
@@ -336,8 +336,8 @@ def _attention(q, k, v, mask=None, scale=None, causal="off"):
           Input("head", "head h (from 1), for one bias value", kind="count", integer=True, minimum=1, default=None),
           Input("query", "query position i", kind="count", integer=True, default=None, aliases=("i",)),
           Input("key", "key position j (≤ i when causal)", kind="count", integer=True, default=None, aliases=("j",))),
-         (Output("value", "", "the bias −m_h·(i − j) with head=, query=, key=; else the slopes"),
-          Output("slopes", "", "m_1 … m_H"),
+         (Output("value", "", "the bias −m_h·(i − j) with head=, query=, key=; else the slopes", kind="vector or number"),
+          Output("slopes", "", "m_1 … m_H", kind="vector"),
           Output("bias", "", "−m_h·(i − j)", ("head", "query", "key")),
           Output("slope", "", "m_h", ("head",))),
          conventions=(Convention("bidirectional", "Symmetric −m·|i − j| instead of the causal form.",
@@ -402,8 +402,8 @@ def _t5_buckets(r, num_buckets=32, max_distance=128, heads=None, direction="bidi
                 aliases=("theta",))),
          (Output("score", "", "RoPE(q, m)·RoPE(k, n)"),
           Output("relative", "", "the same score from m − n alone"),
-          Output("q_rotated", "", "RoPE(q, m)"),
-          Output("k_rotated", "", "RoPE(k, n)")),
+          Output("q_rotated", "", "RoPE(q, m)", kind="vector"),
+          Output("k_rotated", "", "RoPE(k, n)", kind="vector")),
          conventions=(PAIRING,), solve="rope-score", source="Su et al. 2021 (RoFormer), §3.4")
 def _rope_score(q, k, m, n, base=10000, pairing="interleaved"):
     from solver.kernels.positions_relative import rope_score
@@ -426,8 +426,8 @@ def _rope_score(q, k, m, n, base=10000, pairing="interleaved"):
           Input("z_coef", "z-loss coefficient (1e-3 in ST-MoE)", kind="fraction", default=1, maximum=10**6)),
          (Output("loss", "", "α·E·Σ f_i·P_i", key="load_balancing_loss"),
           Output("z_loss", "", "z_coef · mean(logsumexp²)"),
-          Output("f", "", "f_i: the fraction routed to each expert"),
-          Output("P", "", "P_i: the mean router probability of each expert")),
+          Output("f", "", "f_i: the fraction routed to each expert", kind="vector"),
+          Output("P", "", "P_i: the mean router probability of each expert", kind="vector")),
          conventions=(Convention("f_per", "What f_i counts over.", {
              "assignments": Choice("over T·k assignments (uniform gives α)", "Fedus et al. 2022"),
              "tokens": Choice("over T tokens", "HuggingFace Mixtral load_balancing_loss_func")}, "assignments"),),

@@ -99,6 +99,8 @@ class Output:
     help: str
     needs: tuple[str, ...] = ()
     key: str = ""  # the result's breakdown key, when it differs from the name
+    #: what the figure is: a number (with ``unit``), a vector or a matrix (plain numbers), or either
+    kind: str = "number"
 
     @property
     def breakdown_key(self) -> str:
@@ -106,7 +108,7 @@ class Output:
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "unit": self.unit, "help": self.help, "needs": list(self.needs),
-                "breakdown_key": self.breakdown_key}
+                "breakdown_key": self.breakdown_key, "kind": self.kind}
 
 
 @dataclass(frozen=True)

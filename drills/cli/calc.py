@@ -35,6 +35,16 @@ def _answer(ev, value) -> dict[str, Any]:
         if value.missing:
             out["not_computed"] = dict(value.missing)
         return out
+    arr = _array(value)
+    if arr is not None:
+        from solver.registry.calc import array_text
+
+        if ev.target is not None:
+            from solver.registry.calc import CalcError
+
+            raise CalcError("a vector or a matrix has no unit to convert")
+        return {"value": arr.nested(), "shape": list(arr.shape), "unit": "", "kind": arr.kind,
+                "value_text": array_text(arr)}
     q = ev.quantity(value)
     if ev.target is not None:
         m, name = q.to(unit_quantity(ev.target), unit_text(ev.target)), unit_text(ev.target)
@@ -55,6 +65,27 @@ def _answer(ev, value) -> dict[str, Any]:
     out["value_text"] = f"{number(m)} {name}".strip()
     out["views"] = [] if ev.target is not None else views(q)
     return out
+
+
+def _array(value):
+    """The vector or matrix ``value`` stands for (a formula's result whose first output is one, a
+    list of plain numbers), else None."""
+    from solver.registry.calc import Array, Record, as_array
+    from solver.registry.quantity import NONE, Quantity
+
+    if isinstance(value, Record) and value.primary in value.fields:
+        value = value.fields[value.primary]
+    if isinstance(value, Array):
+        return value
+    if isinstance(value, list):
+        def plain(v):
+            if isinstance(v, list):
+                return [plain(x) for x in v]
+            if isinstance(v, Quantity) and v.dims == NONE:
+                return v.magnitude
+            return None
+        return as_array(plain(value))
+    return None
 
 
 def _print(ev, value, explain: bool, as_json: bool, expression: str) -> None:
@@ -96,6 +127,11 @@ def _print(ev, value, explain: bool, as_json: bool, expression: str) -> None:
             emit(f"  {k:<{width}}  not computed: {why}")
         return
     line = a["value_text"]
+    if "shape" in a:
+        emit(line)
+        for n in ev.notes:
+            emit(f"note: {n}")
+        return
     if a["exact"]:
         line += f"  (exactly {a['exact']}{' ' + a['unit'] if a['unit'] else ''})"
     if a["views"]:
@@ -204,7 +240,7 @@ def _formula_lines(f) -> list[str]:
         out.append(f"  {c.name}= {c.help} Default {c.default}.")
         for k, ch in c.choices.items():
             out.append(f"      {k}: {ch.meaning}" + (f" [{ch.source}]" if ch.source else ""))
-    out.append("  outputs: " + "; ".join(f".{o.name} ({o.unit or 'number'})" + (f", needs {', '.join(o.needs)}"
+    out.append("  outputs: " + "; ".join(f".{o.name} ({o.unit or o.kind})" + (f", needs {', '.join(o.needs)}"
                                                                                if o.needs else "") for o in f.outputs))
     if f.source:
         out.append(f"  source: {f.source}")

@@ -60,3 +60,42 @@ def mlp_flops(sizes: Sequence[int], *, batch: int = 1, convention: str = "flops"
     r.breakdown = {"multiply_adds": macs * int(batch), "per_example": per}
     r.answer = total
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44: the registry's description (solver.registry): qkv calc's mlp(...), from qkv solve mlp.
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Choice, Convention, Input, Output, formula  # noqa: E402
+
+_ON_OFF = {"on": Choice("counted"), "off": Choice("not counted")}
+
+
+@formula("mlp", "Parameters and forward FLOPs of a plain fully connected network n₀ → n₁ → … → n_k.",
+         (Input("sizes", "the layer widths n₀ … n_k ([784, 256, 10])", kind="vector", integer=True, minimum=1,
+                maximum=10**9, aliases=("layers", "widths")),
+          Input("batch", "examples (for the FLOPs)", kind="count", integer=True, minimum=1, default=1,
+                aliases=("B",))),
+         (Output("params", "", "Σ n_{i−1}·n_i (+ n_i biases)"),
+          Output("flops", "", "forward FLOPs (or MACs) for the batch"),
+          Output("weights", "", "the weights alone"),
+          Output("biases", "", "the biases alone")),
+         conventions=(Convention("bias", "Biases in every layer (as nn.Linear).", _ON_OFF, "on"),
+                      Convention("convention", "What one multiply-add counts.", {
+                          "flops": Choice("2 FLOPs per multiply-add"), "macs": Choice("1 per multiply-add (MACs)")},
+                          "flops"),
+                      Convention("bias_adds", "The bias additions as FLOPs (1 each).", _ON_OFF, "off")),
+         solve="mlp", source="Goodfellow et al. 2016, ch. 6")
+def _mlp_formula(sizes, batch=1, bias="on", convention="flops", bias_adds="off"):
+    if len(sizes) < 2:
+        raise SolverInputError("give at least two widths (input and output)", param="sizes")
+    if len(sizes) > 1000:
+        raise SolverInputError("at most 1,000 widths", param="sizes")
+    p = mlp_params(sizes, bias=bias == "on")
+    f = mlp_flops(sizes, batch=batch, convention=convention, count_bias_adds=bias_adds == "on")
+    p.steps += f.steps
+    p.breakdown.update(params=p.answer, flops=f.answer)
+    return p
+
+
+FORMULAS = (_mlp_formula.formula,)

@@ -374,4 +374,22 @@ def _float_format_formula(format, value, overflow="pytorch"):
     return r
 
 
-FORMULAS = (_block_format_formula.formula, _float_format_formula.formula)
+@formula("mx_quantize", "One MX block: the shared power-of-two scale, the elements, dequantised values and the error.",
+         (Input("values", "one block of at most 32 values ([0.1, -0.7, 2.5, 3.9])", kind="vector", minimum=-10**30,
+                maximum=10**30),),
+         (Output("error", "", "the largest |x − dequantised|", key="max_abs_error"),
+          Output("dequantised", "", "scale × element", kind="vector"),
+          Output("elements", "", "each value / scale, in the element format", kind="vector"),
+          Output("scale", "", "the shared scale 2^e"),
+          Output("shared_exponent", "", "e of the E8M0 scale")),
+         conventions=(Convention("element", "The element format.", {
+             "fp4": Choice("MXFP4: fp4 e2m1", OCP_MX), "e4m3": Choice("MXFP8 e4m3", OCP_MX),
+             "e5m2": Choice("MXFP8 e5m2", OCP_MX)}, "fp4"),),
+         solve="mx-quantize", source=OCP_MX)
+def _mx_quantize_formula(values, element="fp4"):
+    if len(values) > 32:
+        raise SolverInputError(f"an MX block holds at most 32 values (got {len(values)})", param="values")
+    return mx_quantize(values, element)
+
+
+FORMULAS = (_block_format_formula.formula, _float_format_formula.formula, _mx_quantize_formula.formula)

@@ -157,3 +157,34 @@ def online_softmax(blocks: Sequence[Sequence[Any]], values: Sequence[Sequence[An
         r.breakdown["output"] = out
     r.answer = weights
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# issue 44: the registry's description (solver.registry): qkv calc's online_softmax(...), from
+# qkv solve online-softmax. calc takes the row and a block size (blocks of that many scores in
+# order, the last one shorter), where the command takes each block (--block, repeated).
+# ---------------------------------------------------------------------------------------
+
+from solver.registry.formula import Input, Output, formula  # noqa: E402
+
+
+@formula("online_softmax", "One row's softmax block by block: running max m, running sum ℓ, the output rescaled.",
+         (Input("scores", "the whole row of scores, in order", kind="vector", minimum=-10**6, maximum=10**6,
+                aliases=("x",)),
+          Input("block", "scores per block (the last block may be shorter)", kind="count", integer=True, minimum=1,
+                maximum=4096, aliases=("block_size",)),
+          Input("values", "value rows, one per score (for the output o)", kind="matrix", default=None,
+                minimum=-10**6, maximum=10**6, aliases=("v",))),
+         (Output("weights", "", "the softmax weights of the whole row, in order", kind="vector"),
+          Output("final_max", "", "m after the last block"),
+          Output("final_sum", "", "ℓ after the last block"),
+          Output("output", "", "o / ℓ: the attention output", ("values",), kind="vector"),
+          Output("max_difference", "", "the largest |online − full softmax|", key="max_difference_from_full_softmax")),
+         solve="online-softmax", source="Milakov & Gimelshein 2018; Dao et al. 2022 (FlashAttention), Algorithm 1")
+def _online_softmax_formula(scores, block, values=None):
+    xs = [float(x) for x in scores]
+    blocks = [xs[i:i + block] for i in range(0, len(xs), block)]
+    return online_softmax(blocks, None if values is None else [[float(x) for x in r] for r in values])
+
+
+FORMULAS = (_online_softmax_formula.formula,)

@@ -244,4 +244,57 @@ def _fp8_memory_formula(params, recipe="fp8-te"):
     return fp8_training_memory(params, recipe)
 
 
-FORMULAS = (_fp8_memory_formula.formula,)
+_ENTRY = dict(kind="vector", minimum=-10**12, maximum=10**12)
+
+
+@formula("quant_error", "Quantise and dequantise a vector (or a matrix: per-tensor, per-channel and per-block scales "
+         "compared); the largest error.",
+         (Input("values", "a vector of values ([0.5, -1.2, 3.1])", default=None, **_ENTRY),
+          Input("matrix", "or a matrix, rows = output channels ([[1, -2], [0.1, 0.2]])", default=None,
+                **{**_ENTRY, "kind": "matrix"}),
+          Input("bits", "integer bits (int8: 8, int4: 4)", kind="count", integer=True, minimum=2, maximum=16,
+                default=8, aliases=("b",)),
+          Input("block", "matrix only: entries per block scale (default 2)", kind="count", integer=True, minimum=1,
+                maximum=10**6, default=None)),
+         (Output("error", "", "the largest |x − dequantised| (a matrix: per tensor)"),
+          Output("dequantised", "", "a vector's dequantised values", kind="vector"),
+          Output("codes", "", "a vector's integer codes", kind="vector"),
+          Output("scale", "", "a vector's scale"),
+          Output("mse", "", "a vector's mean squared error"),
+          Output("per_channel", "", "a matrix's largest error with one scale per row",
+                 key="max_abs_error_per_channel"),
+          Output("per_block", "", "a matrix's largest error with one scale per block", key="max_abs_error_per_block")),
+         conventions=(Convention("scheme", "How the codes are laid out.", {
+             "absmax": Choice("symmetric, codes ±(2^(b−1) − 1)", "Dettmers et al. 2022 (LLM.int8())"),
+             "zero-point": Choice("asymmetric, codes 0 … 2^b − 1", "Jacob et al. 2018")}, "absmax"),),
+         solve="quant-error", source="Dettmers et al. 2022; Jacob et al. 2018")
+def _quant_error_formula(values=None, matrix=None, bits=8, block=None, scheme="absmax"):
+    if (values is None) == (matrix is None):
+        raise SolverInputError("give values= (a vector) or matrix= (a list of rows), one of them", param="values")
+    if matrix is not None and len(matrix) == 1:  # one row is a vector, as qkv solve reads it
+        values, matrix = matrix[0], None
+    if values is not None:
+        if block is not None:
+            raise SolverInputError("block= compares the scales of a matrix", param="block")
+        r = quantize_vector(values, bits, scheme)
+    else:
+        r = quantize_matrix(matrix, bits, scheme, block=block)
+    r.breakdown["error"] = r.answer
+    return r
+
+
+@formula("smoothquant", "SmoothQuant's s_j = max|X_j|^α / max|W_j|^(1−α), and the channel maxima after smoothing.",
+         (Input("x_max", "max|X_j| per input channel j (activations)", kind="vector", minimum=0, maximum=10**12),
+          Input("w_max", "max|W_j| per input channel j (weights)", kind="vector", minimum=0, maximum=10**12),
+          Input("alpha", "migration strength α (paper: 0.5)", kind="fraction", minimum=0, maximum=1, default=0.5)),
+         (Output("scales", "", "s_j per channel", kind="vector"),
+          Output("x_after", "", "max|X_j| / s_j", key="x_absmax_after", kind="vector"),
+          Output("w_after", "", "max|W_j| · s_j", key="w_absmax_after", kind="vector"),
+          Output("x_range_before", "", "largest over smallest max|X_j|", key="x_range_ratio_before"),
+          Output("x_range_after", "", "the same after smoothing", key="x_range_ratio_after")),
+         solve="smoothquant", source="Xiao et al. 2023 (SmoothQuant), §4")
+def _smoothquant_formula(x_max, w_max, alpha=0.5):
+    return smoothquant(x_max, w_max, float(alpha))
+
+
+FORMULAS = (_fp8_memory_formula.formula, _quant_error_formula.formula, _smoothquant_formula.formula)

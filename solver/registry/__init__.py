@@ -21,7 +21,8 @@ MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.sys
            "solver.systems.flash_attention", "solver.counting.mla_decode", "solver.systems.context_parallel",
            "solver.systems.paged_serving", "solver.systems.quant", "solver.kernels.float_formats",
            "solver.kernels.quant_error", "solver.kernels.loss_formulas", "solver.counting.window",
-           "solver.kernels.rope_scaling")
+           "solver.kernels.rope_scaling", "solver.kernels.vector_formulas", "solver.counting.mlp",
+           "solver.kernels.online_softmax")
 
 _CACHE: dict[str, Formula] = {}
 

@@ -413,6 +413,47 @@ class Text:
     text: str
 
 
+@dataclass(frozen=True)
+class Array:
+    """A vector (``shape`` (n,)) or a matrix (``shape`` (rows, cols)) of plain numbers: a formula's
+    output (softmax's probabilities) or an input written ``[1, 2, 3]``. It is shown, passed to a
+    formula, or indexed by a field; it is not a number, so arithmetic refuses it in one line."""
+
+    values: tuple  # flat, row by row
+    shape: tuple[int, ...]
+
+    def nested(self) -> list:
+        if len(self.shape) == 1:
+            return list(self.values)
+        c = self.shape[1]
+        return [list(self.values[i * c:(i + 1) * c]) for i in range(self.shape[0])]
+
+    @property
+    def kind(self) -> str:
+        return "vector" if len(self.shape) == 1 else "matrix"
+
+
+def _plain_number(x) -> bool:
+    return isinstance(x, int | float | Fraction) and not isinstance(x, bool) or type(x).__name__.startswith(
+        ("float", "int"))
+
+
+def as_array(v) -> Array | None:
+    """A formula's list (or NumPy array) output as an :class:`Array`; None if it is not a vector or
+    a matrix of numbers."""
+    if hasattr(v, "tolist") and not isinstance(v, int | float):
+        v = v.tolist()
+    if not isinstance(v, list | tuple) or not v:
+        return None
+    if all(_plain_number(x) for x in v):
+        return Array(tuple(x if isinstance(x, int | Fraction) else float(x) for x in v), (len(v),))
+    if all(isinstance(r, list | tuple) and r and all(_plain_number(x) for x in r) for r in v) \
+            and len({len(r) for r in v}) == 1:
+        flat = tuple(x if isinstance(x, int | Fraction) else float(x) for r in v for x in r)
+        return Array(flat, (len(v), len(v[0])))
+    return None
+
+
 def _q(x, dims=NONE) -> Quantity:
     if isinstance(x, Quantity):
         return x
@@ -715,11 +756,16 @@ class Evaluator:
         if isinstance(value, Quantity):
             return value
         if isinstance(value, Record):
-            return value.value()
+            value = value.value()
+            if isinstance(value, Quantity):
+                return value
         if isinstance(value, Text):
             raise CalcError(f"{value.text!r} is text, not a number")
         if isinstance(value, list):
             raise CalcError("a list is not a number")
+        if isinstance(value, Array):
+            raise CalcError(f"a {value.kind} ({'×'.join(map(str, value.shape))}) is not a number: pass it to a formula "
+                            "or take one figure of the result (.field)")
         raise CalcError(f"{value!r} is not a number")  # pragma: no cover
 
     # calls --------------------------------------------------------------------------------
@@ -783,6 +829,12 @@ class Evaluator:
             v = result.breakdown.get(key)
             if isinstance(v, float) and not math.isfinite(v):
                 why[o.name] = "infinite: no finite value reaches it for these inputs"
+            elif v is not None and not _plain_number(v):
+                a = as_array(v)
+                if a is None:
+                    why[o.name] = "not a number, a vector or a matrix"
+                else:
+                    fields[o.name] = a
             elif v is not None:
                 m = v if isinstance(v, int | Fraction) else float(v)
                 fields[o.name] = _q(m) * evaluate_unit(o.unit) if o.unit else _q(m)
@@ -804,6 +856,9 @@ class Evaluator:
                 parts.append(f"{k}={short(_q(v, dims))}")
             elif isinstance(v, tuple):
                 parts.append(f"{k}={'x'.join(map(str, v))}")
+            elif isinstance(v, list):
+                a = as_array(v)
+                parts.append(f"{k}={array_text(a, 8) if a else v}")
             elif isinstance(v, str):
                 parts.append(f"{k}={v}")
             else:
@@ -861,6 +916,8 @@ class Evaluator:
                     out.append(int(q.magnitude))
                 return tuple(out)
             raise CalcError(f"{where}: a shape such as [4, 4] or \"4x4\"")
+        if inp.kind in ("vector", "matrix"):
+            return self.array_argument(inp, self.eval(node), where)
         # numbers
         if node.kind == "num" and node.suffix and inp.binary_k:
             q = self.number(node, binary=True)
@@ -889,6 +946,81 @@ class Evaluator:
         return int(m) if isinstance(m, Fraction) and m.denominator == 1 else m
 
 
+    def array_argument(self, inp, value: Any, where: str) -> list:
+        """A vector input as a list of floats, a matrix input as a list of rows; refused in one line
+        unless every entry is a plain number within the input's bounds and the size is within
+        :data:`solver.registry.formula.MAX_VECTOR` (a matrix: ``MAX_ROWS`` rows, ``MAX_MATRIX`` entries)."""
+        from solver.registry.formula import MAX_MATRIX, MAX_ROWS, MAX_VECTOR
+
+        example = "[1, 2, 3]" if inp.kind == "vector" else "[[1, 0], [0, 1]] (a list of rows)"
+        if isinstance(value, Record) and value.primary is not None:
+            value = value.value()
+        if isinstance(value, Array):
+            rows = [value.values] if len(value.shape) == 1 else [tuple(r) for r in value.nested()]
+            depth = len(value.shape)
+        elif isinstance(value, list):
+            if all(isinstance(v, list) for v in value):
+                rows, depth = value, 2
+            elif any(isinstance(v, list) for v in value):
+                raise CalcError(f"{where}: mixes numbers and lists; give {example}")
+            else:
+                rows, depth = [value], 1
+        else:
+            raise CalcError(f"{where}: a {inp.kind} such as {example}")
+        if depth != (1 if inp.kind == "vector" else 2):
+            got = "a vector" if depth == 1 else "a matrix"
+            raise CalcError(f"{where}: a {inp.kind} such as {example}, not {got}")
+        if len({len(r) for r in rows}) > 1:
+            raise CalcError(f"{where}: every row must have the same length")
+        n = sum(len(r) for r in rows)
+        if inp.kind == "vector" and n > MAX_VECTOR:
+            raise CalcError(f"{where}: at most {MAX_VECTOR:,} entries (got {n:,})")
+        if inp.kind == "matrix" and (len(rows) > MAX_ROWS or n > MAX_MATRIX):
+            raise CalcError(f"{where}: at most {MAX_ROWS} rows and {MAX_MATRIX:,} entries (got {len(rows)} × "
+                            f"{len(rows[0])})")
+        out = []
+        for r in rows:
+            row = []
+            for v in r:
+                if isinstance(v, list):
+                    raise CalcError(f"{where}: a {inp.kind} of numbers, not of lists")
+                if isinstance(v, int | float | Fraction) and not isinstance(v, bool):
+                    m = v
+                else:
+                    q = self.quantity(v)
+                    if q.dims != NONE:
+                        raise CalcError(f"{where}: plain numbers, not {dims_name(q.dims)}")
+                    m = q.magnitude
+                x = float(m)
+                if not math.isfinite(x):
+                    raise CalcError(f"{where}: every entry must be finite")
+                if inp.minimum is not None and m < inp.minimum:
+                    raise CalcError(f"{where}: every entry at least {inp.minimum} (got {x:g})")
+                if inp.maximum is not None and m > inp.maximum:
+                    raise CalcError(f"{where}: every entry at most {inp.maximum} (got {x:g})")
+                if inp.integer and not float(m).is_integer():
+                    raise CalcError(f"{where}: whole numbers (got {x:g})")
+                row.append(int(m) if inp.integer else m if isinstance(m, Fraction) else x)
+            out.append(row)
+        return out[0] if inp.kind == "vector" else out
+
+
+def array_text(a: Array, limit: int | None = None) -> str:
+    """``[0.0900306, 0.244728, 0.665241]``; a matrix as its rows ``[[1, 0], [0, 1]]``; with
+    ``limit``, at most that many entries per row, then ``…``."""
+    from solver.registry.display import number
+
+    def row(vals) -> str:
+        shown = list(vals) if limit is None or len(vals) <= limit else list(vals[:limit])
+        return "[" + ", ".join(number(x) for x in shown) + (", …" if len(shown) < len(vals) else "") + "]"
+
+    if len(a.shape) == 1:
+        return row(a.values)
+    rows = a.nested()
+    shown = rows if limit is None or len(rows) <= limit else rows[:limit]
+    return "[" + ", ".join(row(r) for r in shown) + (", …" if len(shown) < len(rows) else "") + "]"
+
+
 # ---------------------------------------------------------------------------------------
 # The expression with its values substituted (what --explain prints last)
 # ---------------------------------------------------------------------------------------
@@ -901,6 +1033,10 @@ def substitution(ev: Evaluator, node: Node) -> tuple[str, str]:
     from solver.registry.display import short
 
     def show(v) -> str:
+        if isinstance(v, Record) and v.primary in v.fields:
+            v = v.get(v.primary)
+        if isinstance(v, Array):
+            return array_text(v, 8)
         try:
             return short(ev.quantity(v))
         except SolverInputError:

@@ -19,13 +19,21 @@ from solver.errors import SolverInputError
 REQUIRED = object()
 
 #: input kinds that are not quantities
-KINDS = ("quantity", "count", "fraction", "model", "chip", "dtype", "shape")
+KINDS = ("quantity", "count", "fraction", "model", "chip", "dtype", "shape", "vector", "matrix")
+
+#: the most entries a vector input takes, and the most rows and entries a matrix input takes
+MAX_VECTOR = 4096
+MAX_ROWS = 256
+MAX_MATRIX = 65536
 
 
 @dataclass(frozen=True)
 class Input:
     """One input: ``unit`` is a unit expression (``B``, ``B/s``, ``s``, ``FLOP/s``) for a quantity,
-    ``""`` for a plain number; ``kind`` says how it is read."""
+    ``""`` for a plain number; ``kind`` says how it is read. A ``vector`` (``[1, 2, 3]``) or a
+    ``matrix`` (``[[1, 0], [0, 1]]``, a list of rows) holds plain numbers, each within
+    ``minimum`` and ``maximum``; the compute function gets a list of numbers (a Fraction where the
+    figure was typed exactly, else a float; an int for an ``integer`` input), a matrix as a list of rows."""
 
     name: str
     help: str
@@ -91,6 +99,8 @@ class Output:
     help: str
     needs: tuple[str, ...] = ()
     key: str = ""  # the result's breakdown key, when it differs from the name
+    #: what the figure is: a number (with ``unit``), a vector or a matrix (plain numbers), or either
+    kind: str = "number"
 
     @property
     def breakdown_key(self) -> str:
@@ -98,7 +108,7 @@ class Output:
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "unit": self.unit, "help": self.help, "needs": list(self.needs),
-                "breakdown_key": self.breakdown_key}
+                "breakdown_key": self.breakdown_key, "kind": self.kind}
 
 
 @dataclass(frozen=True)

@@ -307,4 +307,30 @@ def _disaggregation_formula(prompt, kv_bytes_per_token, link, batch, latency, la
                           n_layers=layers, prefill_time=None if prefill_time is None else float(prefill_time))
 
 
-FORMULAS = (_paged_formula.formula, _disaggregation_formula.formula)
+@formula("batching", "Static against continuous batching: throughput, makespan and latency in a stated step model.",
+         (Input("outputs", "tokens each request generates, in arrival order ([1, 10, 3, 5])", kind="vector",
+                integer=True, minimum=1, maximum=10**5),
+          Input("batch", "B: slots (requests served at once)", kind="count", integer=True, minimum=1, maximum=10**6,
+                aliases=("B",)),
+          Input("step_time", "seconds per decode iteration of the batch", unit="s", aliases=("step",)),
+          Input("prefill_time", "seconds a request's prefill adds to the iteration it joins", unit="s", default=0,
+                aliases=("prefill",))),
+         (Output("throughput", "Hz", "tokens per second of the policy (1/s)", key="answer"),
+          Output("makespan", "s", "until the last token", key="makespan_s"),
+          Output("mean_latency", "s", "mean time to a request's last token", key="mean_latency_s"),
+          Output("iterations", "", "decode iterations"),
+          Output("speedup", "", "continuous throughput over static", key="continuous_speedup")),
+         conventions=(Convention("policy", "How the slots are refilled.", {
+             "continuous": Choice("a finished request's slot is refilled at the next iteration", "Yu et al. 2022 (Orca)"),
+             "static": Choice("a batch runs until its longest request ends")}, "continuous"),),
+         solve="batching", source="Yu et al. 2022 (Orca)")
+def _batching_formula(outputs, batch, step_time, prefill_time=0, policy="continuous"):
+    if sum(outputs) > 10**5:
+        raise SolverInputError("at most 10^5 tokens in all (the schedule is simulated iteration by iteration)",
+                               param="outputs")
+    r = batching(outputs, batch, step_time, t_prefill=prefill_time, policy=policy)
+    r.breakdown["answer"] = r.answer
+    return r
+
+
+FORMULAS = (_paged_formula.formula, _disaggregation_formula.formula, _batching_formula.formula)

@@ -303,6 +303,7 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
     with its slips: (the base family's mistake id, made as the family makes it)."""
+    from question_bank.grading import values_coincide
     from question_bank.quality import numbers_in
 
     key = p.key
@@ -311,6 +312,48 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
+    # The same few values recur across the pairs (each slip's value, made or reversed), so each
+    # value's text and its clash with the avoided numbers are worked out once (issue 40: this loop
+    # was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
+    texts: dict[float, str] = {}
+
+    def text(v: float) -> str:
+        t = texts.get(v)
+        if t is None:
+            t = texts[v] = option_text(key, v)
+        return t
+
+    from question_bank.grading.tolerance import in_range, nat_range, round_half_up
+
+    rounded: dict[float, tuple[float, tuple[float, float]]] = {}
+
+    def rounding(v: float, dec: int) -> tuple[float, tuple[float, float]]:
+        r = rounded.get(v)
+        if r is None:
+            r = rounded[v] = (round_half_up(v, dec), nat_range(v, dec))
+        return r
+
+    def coincide(a: float, b: float) -> bool:
+        """values_coincide(a, b, key), with a NAT key's roundings of each value worked out once."""
+        if not isinstance(key, NumericKey) or key.decimals is None:
+            return values_coincide(a, b, key)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False
+        (ra, (lo, hi)), (rb, _) = rounding(a, key.decimals), rounding(b, key.decimals)
+        return ra == rb or in_range(b, lo, hi)
+
+    def same(a: float, b: float) -> bool:
+        return text(a) == text(b) or coincide(a, b) or coincide(b, a)
+
+    unfit: dict[float, bool] = {}
+
+    def unfit_alone(v: float) -> bool:
+        r = unfit.get(v)
+        if r is None:
+            r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
+                            or any(same(v, x) for x in avoid))
+        return r
+
     good = []
     for (va, ma), (vb, mb) in itertools.permutations(ws, 2):
         for own_a, own_b in itertools.product((True, False), repeat=2):
@@ -324,11 +367,9 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
                 continue
             if isinstance(key, IntegerKey) and any(v != int(v) for v in vals):
                 continue
-            if any(not math.isfinite(v) or v <= 0 or _blank(key, v) for v in vals):
+            if any(unfit_alone(v) for v in vals):
                 continue
-            if any(_same(v, x, key) for v in vals for x in avoid):
-                continue
-            if any(_same(x, y, key) for x, y in itertools.combinations(vals, 2)):
+            if any(same(x, y) for x, y in itertools.combinations(vals, 2)):
                 continue
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:

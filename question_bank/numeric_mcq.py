@@ -56,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericKey, Problem
@@ -205,6 +205,42 @@ def _same(a: Any, b: Any, key: NumericKey | IntegerKey) -> bool:
     return option_text(key, a) == option_text(key, b) or values_coincide(a, b, key) or values_coincide(b, a, key)
 
 
+def _sameness(key: NumericKey | IntegerKey) -> tuple[Callable[[float], str], Callable[[float, float], bool]]:
+    """``(text, same)``: :func:`option_text` and :func:`_same` for ``key`` on floats, each value's
+    text and roundings worked out once (a draw compares the same few values many times)."""
+    from question_bank.grading import values_coincide
+    from question_bank.grading.tolerance import in_range, nat_range, round_half_up
+
+    texts: dict[float, str] = {}
+    rounded: dict[float, tuple[float, tuple[float, float]]] = {}
+
+    def text(v: float) -> str:
+        t = texts.get(v)
+        if t is None:
+            t = texts[v] = option_text(key, v)
+        return t
+
+    def coincide(a: float, b: float) -> bool:
+        """values_coincide(a, b, key), with a NAT key's roundings of each value worked out once."""
+        if not isinstance(key, NumericKey) or key.decimals is None:
+            return values_coincide(a, b, key)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False
+        ra, (lo, hi) = rounding(a, key.decimals)
+        return ra == rounding(b, key.decimals)[0] or in_range(b, lo, hi)
+
+    def rounding(v: float, dec: int) -> tuple[float, tuple[float, float]]:
+        r = rounded.get(v)
+        if r is None:
+            r = rounded[v] = (round_half_up(v, dec), nat_range(v, dec))
+        return r
+
+    def same(a: float, b: float) -> bool:
+        return text(a) == text(b) or coincide(a, b) or coincide(b, a)
+
+    return text, same
+
+
 def _blank(key: NumericKey | IntegerKey, v: float) -> bool:
     """The option would read as zero ("0.00 GiB")."""
     return not option_text(key, v).split(" ")[0].strip("0.,-")
@@ -223,18 +259,20 @@ def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
     if not isinstance(key, NumericKey | IntegerKey) or p.parts:
         return []
     avoid = [0.0, 1.0, *numbers_in(p.statement_text)]
+    text, same = _sameness(key)
+    kv = float(key.value)
     groups: list[tuple[float, list[Misconception]]] = []
     for m in p.misconceptions:
         try:
             v = float(m.value)
         except (TypeError, ValueError):
             continue
-        if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or _blank(key, v):
+        if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or not text(v).split(" ")[0].strip("0.,-"):
             continue
-        if _same(v, key.value, key) or any(_same(v, x, key) for x in avoid):
+        if same(v, kv) or any(same(v, x) for x in avoid):
             continue
         for w, ms in groups:
-            if _same(v, w, key):
+            if same(v, w):
                 ms.append(m)
                 break
         else:
@@ -303,7 +341,6 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
     with its slips: (the base family's mistake id, made as the family makes it)."""
-    from question_bank.grading import values_coincide
     from question_bank.quality import numbers_in
 
     key = p.key
@@ -313,38 +350,9 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     ws = wrong_values(p)[:_MAX_MISTAKES]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
     # The same few values recur across the pairs (each slip's value, made or reversed), so each
-    # value's text and its clash with the avoided numbers are worked out once (issue 40: this loop
-    # was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
-    texts: dict[float, str] = {}
-
-    def text(v: float) -> str:
-        t = texts.get(v)
-        if t is None:
-            t = texts[v] = option_text(key, v)
-        return t
-
-    from question_bank.grading.tolerance import in_range, nat_range, round_half_up
-
-    rounded: dict[float, tuple[float, tuple[float, float]]] = {}
-
-    def rounding(v: float, dec: int) -> tuple[float, tuple[float, float]]:
-        r = rounded.get(v)
-        if r is None:
-            r = rounded[v] = (round_half_up(v, dec), nat_range(v, dec))
-        return r
-
-    def coincide(a: float, b: float) -> bool:
-        """values_coincide(a, b, key), with a NAT key's roundings of each value worked out once."""
-        if not isinstance(key, NumericKey) or key.decimals is None:
-            return values_coincide(a, b, key)
-        if not (math.isfinite(a) and math.isfinite(b)):
-            return False
-        (ra, (lo, hi)), (rb, _) = rounding(a, key.decimals), rounding(b, key.decimals)
-        return ra == rb or in_range(b, lo, hi)
-
-    def same(a: float, b: float) -> bool:
-        return text(a) == text(b) or coincide(a, b) or coincide(b, a)
-
+    # value's text, roundings and clash with the avoided numbers are worked out once (issue 40:
+    # this loop was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
+    text, same = _sameness(key)
     unfit: dict[float, bool] = {}
 
     def unfit_alone(v: float) -> bool:

@@ -66,9 +66,15 @@ def test_problem_ids_round_trip():
 
 
 def test_validate_passes_and_reports_failures(runner, monkeypatch):
+    """The command's verdict and exit status, on a few families (the whole bank is
+    tests/question_bank/quality/test_validate_many.py's)."""
     from question_bank import family
 
     monkeypatch.setattr(qb, "curated", lambda: [])
+    few = {fid: f for fid, f in qb.families().items()
+           if fid in ("attention.heads", "counting.kv_cache", "counting.kv_cache_mcq", "msq.mask_attend")}
+    assert len(few) == 4
+    monkeypatch.setattr(qb, "families", lambda: few)
     r = runner.invoke(bank, ["validate", "--seeds", "2"])
     assert r.exit_code == 0, r.output
     assert "ok:" in r.output

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from drills.output import InputError
+from tests.child_signals import default_signals
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -256,7 +257,7 @@ def test_a_real_sigint_during_the_calibration_stops_it_in_one_line():
             "hw.best_time = marked\nsys.argv = ['qkv', 'measure', 'matmul', '--repeats', '60', '--peak-size', '1024']\n"
             "from drills.cli import main\nmain()\n")
     p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=default_signals)
     try:
         assert p.stderr.readline().strip() == "CALIBRATING"
         time.sleep(0.3)

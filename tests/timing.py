@@ -18,7 +18,15 @@ def reference_seconds(code: str = "import torch") -> float:
     return time.monotonic() - t0
 
 
-def assert_within(took: float, reference: float, ratio: float, what: str = "") -> None:
-    """``took`` at most ``ratio`` × ``reference`` (plus half a second for a process's start)."""
-    assert took <= ratio * reference + 0.5, (f"{what}: {took:.1f} s, more than {ratio:g} × the {reference:.1f} s "
+def assert_within(took: float, reference: float, ratio: float, what: str = "", slack: float = 0.5) -> None:
+    """``took`` at most ``ratio`` × ``reference``, plus ``slack`` seconds (a process's start; 0 for
+    work timed in this process)."""
+    assert took <= ratio * reference + slack, (f"{what}: {took:.1f} s, more than {ratio:g} × the {reference:.1f} s "
                                             f"of the reference measured in the same test")
+
+
+def seconds_of(fn) -> float:
+    """Wall seconds of ``fn()`` in this process."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0

@@ -56,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericKey, Problem
@@ -205,6 +205,42 @@ def _same(a: Any, b: Any, key: NumericKey | IntegerKey) -> bool:
     return option_text(key, a) == option_text(key, b) or values_coincide(a, b, key) or values_coincide(b, a, key)
 
 
+def _sameness(key: NumericKey | IntegerKey) -> tuple[Callable[[float], str], Callable[[float, float], bool]]:
+    """``(text, same)``: :func:`option_text` and :func:`_same` for ``key`` on floats, each value's
+    text and roundings worked out once (a draw compares the same few values many times)."""
+    from question_bank.grading import values_coincide
+    from question_bank.grading.tolerance import in_range, nat_range, round_half_up
+
+    texts: dict[float, str] = {}
+    rounded: dict[float, tuple[float, tuple[float, float]]] = {}
+
+    def text(v: float) -> str:
+        t = texts.get(v)
+        if t is None:
+            t = texts[v] = option_text(key, v)
+        return t
+
+    def coincide(a: float, b: float) -> bool:
+        """values_coincide(a, b, key), with a NAT key's roundings of each value worked out once."""
+        if not isinstance(key, NumericKey) or key.decimals is None:
+            return values_coincide(a, b, key)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False
+        ra, (lo, hi) = rounding(a, key.decimals)
+        return ra == rounding(b, key.decimals)[0] or in_range(b, lo, hi)
+
+    def rounding(v: float, dec: int) -> tuple[float, tuple[float, float]]:
+        r = rounded.get(v)
+        if r is None:
+            r = rounded[v] = (round_half_up(v, dec), nat_range(v, dec))
+        return r
+
+    def same(a: float, b: float) -> bool:
+        return text(a) == text(b) or coincide(a, b) or coincide(b, a)
+
+    return text, same
+
+
 def _blank(key: NumericKey | IntegerKey, v: float) -> bool:
     """The option would read as zero ("0.00 GiB")."""
     return not option_text(key, v).split(" ")[0].strip("0.,-")
@@ -223,18 +259,20 @@ def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
     if not isinstance(key, NumericKey | IntegerKey) or p.parts:
         return []
     avoid = [0.0, 1.0, *numbers_in(p.statement_text)]
+    text, same = _sameness(key)
+    kv = float(key.value)
     groups: list[tuple[float, list[Misconception]]] = []
     for m in p.misconceptions:
         try:
             v = float(m.value)
         except (TypeError, ValueError):
             continue
-        if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or _blank(key, v):
+        if not math.isfinite(v) or (isinstance(key, IntegerKey) and v != int(v)) or not text(v).split(" ")[0].strip("0.,-"):
             continue
-        if _same(v, key.value, key) or any(_same(v, x, key) for x in avoid):
+        if same(v, kv) or any(same(v, x) for x in avoid):
             continue
         for w, ms in groups:
-            if _same(v, w, key):
+            if same(v, w):
                 ms.append(m)
                 break
         else:
@@ -311,6 +349,19 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
+    # The same few values recur across the pairs (each slip's value, made or reversed), so each
+    # value's text, roundings and clash with the avoided numbers are worked out once (issue 40:
+    # this loop was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
+    text, same = _sameness(key)
+    unfit: dict[float, bool] = {}
+
+    def unfit_alone(v: float) -> bool:
+        r = unfit.get(v)
+        if r is None:
+            r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
+                            or any(same(v, x) for x in avoid))
+        return r
+
     good = []
     for (va, ma), (vb, mb) in itertools.permutations(ws, 2):
         for own_a, own_b in itertools.product((True, False), repeat=2):
@@ -324,11 +375,9 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
                 continue
             if isinstance(key, IntegerKey) and any(v != int(v) for v in vals):
                 continue
-            if any(not math.isfinite(v) or v <= 0 or _blank(key, v) for v in vals):
+            if any(unfit_alone(v) for v in vals):
                 continue
-            if any(_same(v, x, key) for v in vals for x in avoid):
-                continue
-            if any(_same(x, y, key) for x, y in itertools.combinations(vals, 2)):
+            if any(same(x, y) for x, y in itertools.combinations(vals, 2)):
                 continue
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:

@@ -525,13 +525,17 @@ def _sink(rep: QualityReport, check: str, fid: str) -> list[str]:
 
 
 def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, include_curated: bool = True,
-                adversary: bool = True, two_ops: bool = True) -> QualityReport:
+                adversary: bool = True, two_ops: bool = True,
+                generate: Callable[[Any, int, str], Problem] | None = None) -> QualityReport:
     """Every check above, on ``draws`` problems per family (spread over its difficulties; seeds
     0, 1, ...), and on the curated items. ``families``: only these ids. ``adversary``: also the
     attacks of :mod:`question_bank.adversary` (learned attacker, operation rules, memorised easy
-    answers, variety) per family level; ``two_ops``: with the two-operation rules (reported only)."""
+    answers, variety) per family level; ``two_ops``: with the two-operation rules (reported only).
+    ``generate(family, seed, difficulty)`` draws each problem (default ``family.generate``; the
+    tests pass one that shares its draws with the validation's)."""
     from question_bank.family import all_families
 
+    gen = generate or (lambda f, s, d: f.generate(s, d))
     rep = QualityReport()
     fams = all_families()
     for fid, f in fams.items():
@@ -545,7 +549,7 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
             ps = []
             for s in range(per_level):
                 try:
-                    ps.append(f.generate(s, diff))
+                    ps.append(gen(f, s, diff))
                 except Exception:  # noqa: BLE001 - generation failures are validate's to report
                     continue
             by_level[diff] = ps

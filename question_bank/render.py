@@ -10,6 +10,7 @@ equation as a LaTeX ``bmatrix`` and as an aligned Unicode matrix with ⎡ ⎤ br
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -328,6 +329,7 @@ def _convert(s: str, *, math: bool) -> str:
 _MD_PIECE = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$(.+?)\$|\\\$", re.S)
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of its text; families re-render the same pieces
 def latex_to_text(s: str, *, math: bool = False) -> str:
     r"""Plain Unicode for Markdown with inline LaTeX (``$…$``, ``$$…$$``); with ``math=True``,
     for a LaTeX formula without dollars (a display equation's body).

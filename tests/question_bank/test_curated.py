@@ -7,6 +7,7 @@ forms for counts, torch modules built from the seed listings), never from questi
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -17,14 +18,22 @@ from question_bank import curated
 from question_bank.curated_schema import CuratedError
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey
 
-PROBLEMS = {p.id: p for p in curated.load_curated()}
-MISSING = dict(curated.unavailable())
+
+@functools.cache
+def problems() -> dict:
+    """Every curated item, built once, when a test first asks (not at collection: issue 40)."""
+    return {p.id: p for p in curated.load_curated()}
+
+
+@functools.cache
+def missing() -> dict:
+    return dict(curated.unavailable())
 
 
 def _problem(item_id: str):
-    if item_id in MISSING:
-        pytest.skip(f"{item_id}: needs {MISSING[item_id]}")
-    return PROBLEMS[item_id]
+    if item_id in missing():
+        pytest.skip(f"{item_id}: needs {missing()[item_id]}")
+    return problems()[item_id]
 
 
 # --------------------------------------------------------------------------- coverage
@@ -103,13 +112,13 @@ def test_each_seed_has_worked_or_code_items():
 def test_every_data_file_validates_and_builds():
     for path in curated.data_files():
         curated.load_file(path)  # raises CuratedError on any problem
-    assert len(PROBLEMS) + len(MISSING) >= 80
+    assert len(problems()) + len(missing()) >= 80
 
 
 def test_no_item_is_missing_a_solver_function():
     """The solver functions the data files need all exist today; if one disappears the
     items are skipped (with its name) by the other tests, and this test says which."""
-    assert not MISSING, f"items not built: {MISSING}"
+    assert not missing(), f"items not built: {missing()}"
 
 
 GOOD_ITEM = """
@@ -190,7 +199,7 @@ def _attention_by_hand(q, k, v):
 
 
 def _attention_parts():
-    for p in PROBLEMS.values():
+    for p in problems().values():
         for part, spec in zip(p.parts, _specs_of(p), strict=True):
             if spec.get("compute") == "attention" and spec.get("mask") is None:
                 yield p.id, part, spec
@@ -511,7 +520,7 @@ def test_b5_erratum_is_the_macs_flops_slip():
 def test_grading_accepts_every_key_and_audit_is_clean():
     from question_bank import grading
 
-    for p in PROBLEMS.values():
+    for p in problems().values():
         value = sorted(p.key.correct) if isinstance(p.key, ChoiceKey) else p.key.value
         if isinstance(p.key, ChoiceKey) and p.type == "mcq":
             value = next(iter(p.key.correct))
@@ -520,7 +529,7 @@ def test_grading_accepts_every_key_and_audit_is_clean():
 
 
 def test_items_are_well_formed():
-    for p in PROBLEMS.values():
+    for p in problems().values():
         assert p.family is None and p.source.split()[0].endswith(".txt") and p.source_label
         assert p.statement_text.strip() and "$" not in p.statement_text, p.id
         assert p.solution_md.strip() and p.solution_text.strip(), p.id
@@ -577,6 +586,6 @@ def test_multi_part_solutions_show_each_step_once_and_matrices_aligned():
 def test_solution_texts_have_no_leftover_latex():
     import re
 
-    for p in PROBLEMS.values():
+    for p in problems().values():
         for t in (p.solution_text, p.statement_text, *p.options_text):
             assert not re.search(r"\\(frac|sqrt|top|mathrm|begin|cdot|times)\b|\$", t), (p.id, t)

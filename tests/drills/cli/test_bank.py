@@ -66,9 +66,15 @@ def test_problem_ids_round_trip():
 
 
 def test_validate_passes_and_reports_failures(runner, monkeypatch):
+    """The command's verdict and exit status, on a few families (the whole bank is
+    tests/question_bank/quality/test_validate_many.py's)."""
     from question_bank import family
 
     monkeypatch.setattr(qb, "curated", lambda: [])
+    few = {fid: f for fid, f in qb.families().items()
+           if fid in ("attention.heads", "counting.kv_cache", "counting.kv_cache_mcq", "msq.mask_attend")}
+    assert len(few) == 4
+    monkeypatch.setattr(qb, "families", lambda: few)
     r = runner.invoke(bank, ["validate", "--seeds", "2"])
     assert r.exit_code == 0, r.output
     assert "ok:" in r.output
@@ -87,6 +93,30 @@ def test_validate_passes_and_reports_failures(runner, monkeypatch):
     finally:
         object.__setattr__(fam, "build", orig)
     assert r.exit_code == 1 and "attention.heads" in r.output and "accepted as correct" in r.output
+
+
+def test_validate_merges_its_first_seed_and_the_rest(runner, monkeypatch):
+    """Issue 40: validate runs the first seed of every family, the second (to estimate the rest), then the
+    rest: the report counts them all, as one run of all the seeds would."""
+    monkeypatch.setattr(qb, "curated", lambda: [])
+    few = {fid: f for fid, f in qb.families().items() if fid in ("attention.heads", "msq.mask_attend")}
+    monkeypatch.setattr(qb, "families", lambda: few)
+    levels = sum(len(f.difficulties) for f in few.values())
+    for n in (1, 2, 4):
+        r = runner.invoke(bank, ["validate", "--seeds", str(n), "--json"])
+        out = json.loads(r.output)
+        assert r.exit_code == 0 and out["ok"] and out["generated"] == n * levels and out["families"] == 2
+        assert out == {**qb.validate(seeds=n).to_json(), "ok": True}
+
+
+def test_validate_estimates_the_whole_run_from_the_second_seed():
+    from drills.cli.bank import estimate_line
+
+    line = estimate_line(166, 429, 300, 12.0, 1.8)
+    assert line.startswith("validating 166 families at 429 levels × 300 seeds (128,700 problems) and the curated items:")
+    assert "about 9 min in all on this machine, 9 min left (at the pace of the second seed of every family, 2 s a seed)" \
+        in line
+    assert "about 37 s in all" in estimate_line(166, 429, 15, 12.0, 1.8)  # 12 + 13 × 1.8 + 1.5
 
 
 def test_errata_json(runner):

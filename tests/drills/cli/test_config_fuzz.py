@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import signal
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,8 +38,8 @@ REAL["tiny-llama"] = {"model_type": "llama", "hidden_size": 64, "intermediate_si
 REAL["tiny-bigcode"] = {"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100,
                         "n_positions": 64}
 
-#: the seconds one command may take (a count reads a file and does arithmetic: milliseconds)
-BOUND_S = 10
+#: the seconds after which a command counts as hung (a count reads a file and does arithmetic: milliseconds)
+BOUND_S = 120  # a hang's guard, not a speed bound (issue 40: no test asserts a wall-clock bound)
 
 COMMANDS = [
     ("solve", "params"),
@@ -129,12 +128,9 @@ def numbers(obj):
 
 def check_run(path: Path, command: tuple[str, ...], text: str) -> None:
     args = [*command, "--config", str(path), "--json"]
-    t0 = time.monotonic()
     with time_bound(BOUND_S):
         result = CliRunner().invoke(cli, args)
-    took = time.monotonic() - t0
     what = f"qkv {' '.join(args)} with config {text[:300]!r}"
-    assert took < BOUND_S, (what, took)
     assert not isinstance(result.exception, TooSlow), what
     assert result.exit_code in (0, 2), (what, result.exit_code, result.output[-2000:])
     err = [line for line in result.stderr.splitlines() if not line.startswith("note: ")]

@@ -28,6 +28,7 @@ import pytest
 from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, Pick
 from question_bank.problem import key_value
+from tests.child_signals import default_signals
 
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")
@@ -50,7 +51,7 @@ class Terminal:
                "LINES": str(ROWS)}
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         self.child = pexpect.spawn(str(QKV), [*args, "--data-dir", str(home)], env=env, dimensions=(ROWS, COLS),
-                                   timeout=60)
+                                   timeout=60, preexec_fn=default_signals)
         self.raw = bytearray()  # everything the program wrote, for lines a long next question scrolls off the screen
 
     def pump(self, wait: float = 0.05) -> None:

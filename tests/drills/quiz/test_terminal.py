@@ -19,6 +19,7 @@ from drills.progress import ProgressStore
 from drills.quiz.plan import Catalogue, Pick, QuizOptions, plan
 from question_bank.grading import round_half_up
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, key_value
+from tests.child_signals import default_signals
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -52,7 +53,7 @@ def _spawn(args: list[str], home: Path):
     env = {**os.environ, "QKV_HOME": str(home), "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return pexpect.spawn(str(QKV), ["quiz", *args, "--data-dir", str(home)], env=env, encoding="utf-8",
-                         dimensions=(50, 160), timeout=TIMEOUT)
+                         dimensions=(50, 160), timeout=TIMEOUT, preexec_fn=default_signals)
 
 
 def _reading(pid: int) -> bool | None:

@@ -1,15 +1,21 @@
 """Every registered family passes ``qkv bank validate --quality``'s checks (key positions,
 answer-blind rules, blind-guess keys, disjoint and ordered levels) on a 100-draw sample, except
 the checks a family is listed for in ``quality.PENDING`` (known, reported as pending). A family
-added later is checked here without being named (issue 12: "no future family regresses")."""
+added later is checked here without being named (issue 12: "no future family regresses").
+
+The draws are shared with ``test_validate_many.py``, which audits each of them (conftest.py)."""
 
 from __future__ import annotations
 
 from question_bank import quality
 from question_bank.family import all_families
 
+DRAWS = 100
 
-def test_every_family_passes_the_quality_checks():
-    rep = quality.run_quality(100, include_curated=False)
+
+def test_every_family_passes_the_quality_checks(shared_draws):
+    rep = quality.run_quality(DRAWS, include_curated=False, generate=shared_draws)
     assert len(rep.families) == len(all_families())
+    assert all(f.draws >= DRAWS for f in rep.families.values()), {k: f.draws for k, f in rep.families.items()
+                                                                  if f.draws < DRAWS}
     assert rep.ok, "\n".join(rep.issues)

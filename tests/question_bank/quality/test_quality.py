@@ -138,7 +138,16 @@ def test_pending_lists_name_registered_families():
         assert ids <= fams, (check, ids - fams)
 
 
-def test_validate_quality_cli_reports_the_figures():
+def test_validate_quality_cli_reports_the_figures(monkeypatch):
+    """The JSON's shape, on a few families (every family is test_every_family_quality.py's)."""
+    from question_bank import bank as qb
+    from question_bank import family
+
+    few = {fid: f for fid, f in qb.families().items()
+           if fid in ("attention.heads", "counting.kv_cache", "counting.kv_cache_mcq", "msq.mask_attend")}
+    assert len(few) == 4
+    monkeypatch.setattr(qb, "families", lambda: few)
+    monkeypatch.setattr(family, "all_families", lambda: few)
     r = CliRunner().invoke(bank, ["validate", "--seeds", "1", "--quality", "--draws", "20", "--json"])
     out = json.loads(r.output)
     assert r.exit_code == (0 if out["ok"] else 1)

@@ -16,6 +16,16 @@ beyond the fixed rules of :mod:`question_bank.quality`.
   numbers with the one in front of it and gives that key (a NAT value, or the option text);
 - **variety** (:func:`distinct_problems`): how many distinct problems (statement, options, parts) a
   level holds in its draws, and what that means for 1,000 draws (:func:`pool_estimate`).
+- **a test-wise student** (issue 39, in :func:`learned_attack`): each half of a level's draws scored by
+  what the other half taught, then the other way round; the learners (:data:`LEARNERS`: logistic
+  regression, histogram-boosted trees of depth 2 and 3) also read the options' structure
+  (:func:`structure_features`: log position, hub, exact simple multiples, shared offsets, digits,
+  values out of range, an option's number against the statement's, negation, word votes, unnamed
+  symbols); key-pool memory (:func:`_pool_scores`); the fixed rules of :data:`RULES` (out of range,
+  nearest/farthest a printed number and flipped on negation, named symbols). The figure is the best
+  attacker's, and the learners' on draws whose key the other half never had as a key
+  (:func:`gated_figures` says which figures are gated). ``bench/choice_attack.py`` measures every
+  offered level at 500 draws into ``question_bank/data/choice_attack.json``.
 
 Goals (:data:`LEARNED_MARGIN`, :data:`ONE_OP_LIMIT`, :data:`MIN_DISTINCT`): no rule, fixed or learned,
 beats chance by more than 5 points on an MCQ/MSQ family level; no NAT level above easy is answered

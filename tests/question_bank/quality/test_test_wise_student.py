@@ -176,8 +176,6 @@ def test_a_sampled_offered_level_holds_its_figure_on_fresh_draws():
         assert rate <= chance + adv.LEARNED_MARGIN + adv.allowance(chance, n), f"{fid}/{lv}: {what} {rate:.0%} of {n}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 39's goal, not met: --type mcq draws from 11 families (10 MCQs by nature, "
-                   "1 numeric view) once the levels a test-wise student games are left out")
 def test_type_mcq_still_draws_from_at_least_40_families():
     from question_bank.bank import entries
 

@@ -118,7 +118,6 @@ def main(argv: list[str]) -> None:
     todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.difficulties]
     if all_views:
         for fid in nm.candidates(fams):
-            view = fams.get(fid + nm.SUFFIX) or nm.mcq_view(fams[fid])
             fams[fid + nm.SUFFIX + "*"] = nm.mcq_view(fams[fid])
             todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].difficulties
                      if (fid + nm.SUFFIX, lv) not in todo]

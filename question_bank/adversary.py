@@ -526,7 +526,7 @@ def learned_attack(problems: Sequence[Problem]) -> Learned | None:
 
     halves = [list(range(0, len(ps), 2)), list(range(1, len(ps), 2))]
     credit: dict[str, np.ndarray] = {}
-    for h, (tr, te) in enumerate([(halves[0], halves[1]), (halves[1], halves[0])]):
+    for tr, te in [(halves[0], halves[1]), (halves[1], halves[0])]:
         models = train(tr)
         if not models:
             return None

@@ -186,7 +186,6 @@ def test_quality_counts_the_families_each_type_draws_from():
     """Issue 26: `validate --quality` says how many families draw each type, numeric MCQs apart."""
     from drills.cli.bank import families_by_type
     from question_bank import quality
-
     from question_bank.numeric_mcq import NUMERIC_MCQ, SUFFIX
 
     base = next(iter(NUMERIC_MCQ))  # a listed view's base family (NAT or integer)

@@ -17,7 +17,6 @@ import random
 import sys
 
 import numpy as np
-import pytest
 
 from question_bank import adversary as adv
 from question_bank.family import Draw, Family, all_families

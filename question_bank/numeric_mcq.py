@@ -34,8 +34,9 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   exam and ``qkv check`` name the same mistake; ``given["option_slips"]`` records each option's
   slips for the tests to recompute.
 
-Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passes ``qkv bank
-validate --quality`` (key positions, every answer-blind rule, issue 22's learned attacker and
+Which families are listed is data (:data:`NUMERIC_MCQ`): those whose view passed ``qkv bank
+validate --quality`` in issue 26 (issue 39's test-wise student beats all but ``window.receptive_field``'s at 500
+draws, mostly by remembering keys from small pools: those views are pending in ``quality.PENDING["adversary"]``) (key positions, every answer-blind rule, issue 22's learned attacker and
 memorised easy answers) at each listed level. ``python -m question_bank.numeric_mcq DRAWS --per-level
 [FAMILY ...]`` runs that check level by level over every numeric family (:func:`check_views`),
 ``--standard FAMILY LEVEL ...`` checks one view as a listed view must pass (:func:`meets_standard`), and

@@ -1,0 +1,218 @@
+"""Measure issue 39's adversary (question_bank.adversary.learned_attack) on every MCQ/MSQ family level
+the bank offers, at 500 draws per level (seeds 0-499; each half scored by what the other half taught),
+and record the figures as data: question_bank/data/choice_attack.json (with the commit and the date).
+
+    nice -n 15 python bench/choice_attack.py [--draws 500] [--all-views] [FAMILY ...]
+
+Levels already in the file with the same draws and the same adversary digest are kept (resumable);
+``--all-views`` also measures every level of every numeric family's MCQ view, listed or not.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "question_bank" / "data" / "choice_attack.json"
+PART = None  # "--part I/N": the I-th of N interleaved shares of the levels, written to its own file
+
+
+def adversary_digest() -> str:
+    """The attack's code (features, learners, rules, the scoring), not the module's prose."""
+    import inspect
+
+    from question_bank import adversary as adv
+
+    parts = [inspect.getsource(o) for o in (adv.option_features, adv.structure_features, adv.fit_logistic, adv.fit_hist_boosted,
+                                            adv._pool_scores, adv._range_scores, adv._near_far_scores, adv._symbol_scores,
+                                            adv._choice_credit, adv.learned_attack)]
+    parts += [repr(sorted(adv.LEARNERS)), repr(sorted(adv.RULES)), repr(adv.FEATURES), repr(adv.STRUCTURE), repr(adv.SIMPLE_RATIOS)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def draws_digest(ps) -> str:
+    h = hashlib.sha256()
+    for p in ps:
+        h.update("\n".join([p.statement_text, *(p.options_text or p.options), repr(sorted(p.key.correct))]).encode())
+    return h.hexdigest()[:12]
+
+
+def _quick(ps, margin: float = 0.10) -> tuple[float, float, bool] | None:
+    """Key-pool memory alone, each half scored by the other, on a level whose options are numbers: its
+    rate when it beats chance by more than 10 points (the level fails whatever the learners find)."""
+    import numpy as np
+
+    from question_bank import adversary as adv
+    from question_bank.quality import printed_numbers
+
+    if not all(printed_numbers(o) for p in ps for o in (p.options_text or p.options)):
+        return None
+    kind = ps[0].type
+    k = max(len(p.key.correct) for p in ps)
+    a, b = ps[0::2], ps[1::2]
+    got = []
+    for tr, te in ((a, b), (b, a)):
+        score = adv._pool_scores(tr)
+        got += [adv._choice_credit(kind, score(p), p.key.correct, k) for p in te]
+    rate, chance = float(np.mean(got)), adv.choice_chance(ps)
+    return (rate, chance, True) if rate > chance + margin else None
+
+
+def measure(fam, level: str, draws: int) -> dict:
+    from question_bank import adversary as adv
+
+    t0 = time.perf_counter()
+    screen = min(200, draws)  # the first 200 draws screened by key-pool memory: a level it beats by 15 points fails there
+    ps = [p for p in (fam.generate(s, level) for s in range(screen)) if p.type in ("mcq", "msq")]
+    if len(ps) < screen // 2:
+        raise ValueError(f"{len(ps)} of {screen} draws are choice items")
+    quick = _quick(ps, 0.15)
+    if quick is None:
+        ps += [p for p in (fam.generate(s, level) for s in range(screen, draws)) if p.type in ("mcq", "msq")]
+        quick = _quick(ps)
+    else:
+        draws = screen
+    keys = {" | ".join(adv._key_texts(p)) for p in ps}
+    if quick is not None:  # beaten by key-pool memory alone, by a wide margin: the learners are not needed
+        rate, chance, numeric = quick
+        return {"draws": draws, "chance": round(chance, 4), "best": round(rate, 4), "attacker": "key-pool memory",
+                "attackers": {"key-pool memory": round(rate, 4)}, "unseen_key_rate": None, "unseen_key_n": 0,
+                "unseen_rate": None, "unseen_n": 0, "numeric": numeric, "distinct_keys": len(keys),
+                "first20": draws_digest(ps[:20]), "seconds": round(time.perf_counter() - t0, 1), "partial": True}
+    L = adv.learned_attack(ps)
+    return {"draws": draws, "chance": round(adv.choice_chance(ps), 4), "best": round(L.rate, 4), "attacker": L.model,
+            "attackers": {k: round(v, 4) for k, v in L.attackers.items()},
+            "unseen_key_rate": None if L.unseen_key_rate is None else round(L.unseen_key_rate, 4), "unseen_key_n": L.unseen_key_n,
+            "unseen_rate": None if L.unseen_rate is None else round(L.unseen_rate, 4), "unseen_n": L.unseen_n,
+            "numeric": L.numeric, "distinct_keys": len(keys), "first20": draws_digest(ps[:20]),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main(argv: list[str]) -> None:
+    from question_bank import numeric_mcq as nm
+    from question_bank.family import all_families
+
+    draws = 500
+    if "--draws" in argv:
+        i = argv.index("--draws")
+        draws = int(argv[i + 1])
+        del argv[i:i + 2]
+    out = OUT
+    if "--part" in argv:
+        i = argv.index("--part")
+        part, nparts = map(int, argv[i + 1].split("/"))
+        del argv[i:i + 2]
+        out = OUT.with_suffix(f".part{part}.json")
+    else:
+        part, nparts = 0, 1
+    all_views = "--all-views" in argv
+    only = [a for a in argv if not a.startswith("--")]
+    fams = all_families()
+    todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.difficulties]
+    if all_views:
+        for fid in nm.candidates(fams):
+            fams[fid + nm.SUFFIX + "*"] = nm.mcq_view(fams[fid])
+            todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].difficulties
+                     if (fid + nm.SUFFIX, lv) not in todo]
+    if only:
+        todo = [(fid, lv) for fid, lv in todo if fid.rstrip("*") in only or fid in only]
+    todo = todo[part::nparts]
+    data = json.loads(out.read_text()) if out.exists() else {}
+    dig = adversary_digest()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    levels = data.setdefault("levels", {})
+    done = dict(json.loads(OUT.read_text())["levels"]) if OUT.exists() else {}
+    for part_file in OUT.parent.glob(OUT.stem + ".part*.json"):
+        done.update(json.loads(part_file.read_text())["levels"])
+    for fid, lv in todo:
+        name = f"{fid.rstrip('*')}/{lv}"
+        old = levels.get(name) or done.get(name)
+        if old and old.get("draws") in (draws, 200) and old.get("adversary") == dig and ("best" in old or "error" in old and "choice items" in old["error"]):
+            continue
+        try:
+            rec = measure(fams[fid], lv, draws)
+        except Exception as e:  # noqa: BLE001 - a level the view cannot draw is recorded as such
+            rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
+        rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
+        levels[name] = rec
+        data.update(draws=draws, adversary=dig)
+        out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        if "best" in rec:
+            print(f"{name}: best {rec['best']:.0%} ({rec['attacker']}) chance {rec['chance']:.0%} "
+                  f"unseen-key {rec['unseen_key_rate']} keys {rec['distinct_keys']} {rec['seconds']}s", flush=True)
+        else:
+            print(name, rec["error"], flush=True)
+
+
+
+
+def merge() -> dict:
+    """The part files (``--part I/N``) merged into :data:`OUT`."""
+    data = json.loads(OUT.read_text()) if OUT.exists() else {"levels": {}}
+    for part in sorted(OUT.parent.glob(OUT.stem + ".part*.json")):
+        d = json.loads(part.read_text())
+        data["levels"].update(d["levels"])
+        data.update(draws=d["draws"], adversary=d["adversary"])
+        part.unlink()
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
+
+
+def gated(rec: dict) -> tuple[float, str, int]:
+    """The recorded figure a level is gated on (:func:`question_bank.adversary.gated_figures`), the worst."""
+    from question_bank import adversary as adv
+
+    L = adv.Learned(rec["best"], rec["attacker"], rec["draws"], rec["unseen_rate"], rec["unseen_n"], rec["attackers"],
+                    rec["unseen_key_rate"], rec["unseen_key_n"], rec["numeric"])
+    return max(adv.gated_figures(L), key=lambda g: g[0] - passes_margin(rec["chance"], g[2]))
+
+
+def passes_margin(chance: float, n: int) -> float:
+    """How far above chance a figure on ``n`` draws may be: 5 points on 400 draws or more; on a
+    smaller subset (draws whose key was never a key in training) also three standard errors."""
+    from question_bank import adversary as adv
+
+    return adv.LEARNED_MARGIN + (0.0 if n >= 400 else adv.allowance(chance, n))
+
+
+def passes(rec: dict) -> bool:
+    r, _, n = gated(rec)
+    return "best" in rec and r <= rec["chance"] + passes_margin(rec["chance"], n)
+
+
+def summary() -> None:
+    """The README's figures: per kind (numeric MCQ views, other MCQs, MSQs) the levels measured and
+    passing, the median best figure, and every level that passes."""
+    import statistics
+
+    data = json.loads(OUT.read_text())
+    rows = [(k, r) for k, r in sorted(data["levels"].items()) if "best" in r]
+    print(f"adversary {data['adversary']}, {data['draws']} draws per level, {len(rows)} choice levels measured")
+    for kind, sel in (("numeric MCQ views", lambda k: k.split("/")[0].endswith("_mcq")),
+                      ("other MCQ/MSQ", lambda k: not k.split("/")[0].endswith("_mcq"))):
+        rs = [(k, r) for k, r in rows if sel(k)]
+        if not rs:
+            continue
+        ok = [k for k, r in rs if passes(r)]
+        ex = [gated(r)[0] - r["chance"] for _, r in rs]
+        print(f"{kind}: {len(ok)} of {len(rs)} levels pass; median excess over chance {statistics.median(ex):+.0%}, "
+              f"max {max(ex):+.0%}")
+        for k in ok:
+            r = data["levels"][k]
+            print(f"  pass {k}: {gated(r)[0]:.0%} (chance {r['chance']:.0%}, {gated(r)[1]})")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--merge"]:
+        merge()
+    elif sys.argv[1:2] == ["--summary"]:
+        summary()
+    else:
+        main(sys.argv[1:])

@@ -1,0 +1,193 @@
+"""Issue 39: choice items a test-wise student cannot game.
+
+- each attacker the adversary gained finds the leak it is for (a synthetic family that has it), and
+  the attackers stay near chance on a fair family: the checks can fail;
+- every MCQ/MSQ level the bank offers has its figure at 500 draws in
+  ``question_bank/data/choice_attack.json`` (``bench/choice_attack.py``), within chance + 5 points,
+  measured with today's adversary on today's draws (a sample of levels is drawn again, and one is
+  attacked again on fewer draws, with the noise allowance of ``--quality``);
+- ``--type mcq`` still draws from at least 40 families.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import random
+import sys
+
+import numpy as np
+
+from question_bank import adversary as adv
+from question_bank.family import Draw, Family, all_families
+from question_bank.grading import choice_key
+from question_bank.render import Doc
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+DATA = ROOT / "question_bank" / "data" / "choice_attack.json"
+sys.path.insert(0, str(ROOT / "bench"))
+import choice_attack  # noqa: E402
+
+
+def _doc(text: str) -> Doc:
+    d = Doc()
+    d.p(text)
+    return d
+
+
+def _draws(build, n: int):
+    fam = Family(id="synthetic.t39", topic="test", title="t", types=("mcq",), build=build)
+    return [fam.build(Draw(fam, s, "easy")) for s in range(n)]
+
+
+def _shuffled(rng: random.Random, vals: list[float], fmt=lambda v: f"{v:g}") -> tuple[list[str], int]:
+    order = list(range(len(vals)))
+    rng.shuffle(order)
+    return [fmt(vals[i]) for i in order], order.index(0)
+
+
+def _multiple_build(d: Draw):
+    """The key has an exact 1.5x partner; the other two are the key plus or minus a count (issue 39's
+    counting.mlp_params_mcq)."""
+    rng = d.rng
+    k = rng.randrange(1000, 9000) * 4
+    c = rng.randrange(50, 900)
+    opts, at = _shuffled(rng, [k, k * 1.5, k + c, k - c])
+    return d.problem(type="mcq", statement=_doc("How many?"), key=choice_key(at), solution=_doc("."), options=opts)
+
+
+def _fair_build(d: Draw):
+    rng = d.rng
+    vals = [round(10 ** rng.uniform(3, 4)) for _ in range(4)]
+    opts, at = _shuffled(rng, vals)
+    return d.problem(type="mcq", statement=_doc(f"How many? {rng.randrange(10, 99)}"), key=choice_key(at),
+                     solution=_doc("."), options=opts)
+
+
+def test_the_structural_learner_reads_an_exact_multiple_and_stays_at_chance_on_a_fair_family():
+    got = adv.learned_attack(_draws(_multiple_build, 80))
+    assert got is not None and got.rate > 0.8, got
+    fair = adv.learned_attack(_draws(_fair_build, 80))
+    assert fair is not None
+    assert all(r <= 0.25 + adv.LEARNED_MARGIN + adv.allowance(0.25, n) for r, _, n in adv.gated_figures(fair)), fair
+
+
+def test_key_pool_memory_out_of_range_and_nearest_farthest_rules_each_find_their_leak():
+    def pool(d: Draw):  # twelve keys, distractors from a wide range (attention.one_weight_mcq easy)
+        rng = d.rng
+        opts, at = _shuffled(rng, [rng.choice(range(12)) / 20 + 0.013, *rng.sample(range(100, 999), 3)], lambda v: f"{v:.3f}")
+        return d.problem(type="mcq", statement=_doc("Which?"), key=choice_key(at), solution=_doc("."), options=opts)
+
+    ps = _draws(pool, 200)
+    score = adv._pool_scores(ps[::2])
+    assert np.mean([adv._choice_credit("mcq", score(p), p.key.correct, 1) for p in ps[1::2]]) > 0.9
+
+    def weight(d: Draw):  # an attention weight, two options above 1
+        rng = d.rng
+        opts, at = _shuffled(rng, [rng.uniform(0.2, 0.9), rng.uniform(0.05, 0.15), rng.uniform(1.2, 3), rng.uniform(3.5, 9)],
+                             lambda v: f"{v:.3f}")
+        return d.problem(type="mcq", statement=_doc("What is the attention weight of key 2?"), key=choice_key(at),
+                         solution=_doc("."), options=opts)
+
+    ws = _draws(weight, 60)
+    rng_rate = np.mean([adv._choice_credit("mcq", adv.RULES["out-of-range options struck out"](
+        adv.structure_features(p.statement_text, p.options)), p.key.correct, 1) for p in ws])
+    assert rng_rate >= 0.45, rng_rate
+
+    def near_far(d: Draw):  # the nearest token if asked true, the farthest if asked false (concept.mask_pairs_one)
+        rng = d.rng
+        q = rng.randrange(10, 20)
+        asked_false = rng.random() < 0.5
+        ds = [1, 2, 3, 6] if asked_false else [1, 4, 5, 6]
+        key_d = 6 if asked_false else 1
+        rng.shuffle(ds)
+        opts = [f"Key token {q - x} is seen by query token {q}." for x in ds]  # the rule reads an option's first number
+        st = f"Query token {q}. Which statement is {'false' if asked_false else 'true'}?"
+        return d.problem(type="mcq", statement=_doc(st), key=choice_key(ds.index(key_d)), solution=_doc("."), options=opts)
+
+    nf = _draws(near_far, 60)
+    rule = adv.RULES["nearest if asked true, farthest if asked false"]
+    assert np.mean([adv._choice_credit("mcq", rule(adv.structure_features(p.statement_text, p.options)), p.key.correct, 1)
+                    for p in nf]) > 0.9
+
+
+# --------------------------------------------------------------------------------------------
+# the bank's offered choice levels
+
+
+def _offered() -> list[tuple[str, str]]:
+    return [(fid, lv) for fid, f in all_families().items() if set(f.types) & {"mcq", "msq"} for lv in f.difficulties]
+
+
+def _record(fid: str, lv: str) -> dict:
+    return json.loads(DATA.read_text())["levels"].get(f"{fid}/{lv}", {})
+
+
+def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_draws():
+    """Every MCQ/MSQ level the bank offers: its worst gated figure at 500 draws within chance + 5 points
+    (a subset under 400 draws, such as the draws whose key was never a key in training, also three
+    standard errors), unless its family is a known failure in ``quality.PENDING["adversary"]``; and
+    no family there passes (the list only shrinks)."""
+    from question_bank.quality import PENDING
+
+    pending = PENDING["adversary"]
+    bad, cleared = [], set(pending)
+    for fid, lv in _offered():
+        rec = _record(fid, lv)
+        if "best" not in rec:
+            if "choice items" in rec.get("error", ""):  # a level drawn as NAT (a mixed family): not a choice level
+                continue
+            bad.append(f"{fid}/{lv}: not measured (python bench/choice_attack.py {fid})")
+            continue
+        if rec["draws"] < 400 or not choice_attack.passes(rec):
+            cleared.discard(fid)
+            if fid not in pending:
+                r, what, n = choice_attack.gated(rec)
+                bad.append(f"{fid}/{lv}: {what} {r:.0%} of {n} at {rec['draws']} draws (chance {rec['chance']:.0%})")
+    assert not bad, "\n".join(bad)
+    assert not cleared, f"families in PENDING['adversary'] that pass every level: {sorted(cleared)}"
+
+
+def test_the_recorded_figures_are_of_todays_adversary_and_todays_draws():
+    rng = random.Random()  # a different sample each run: over many runs every level is drawn again
+    data = json.loads(DATA.read_text())
+    assert data["adversary"] == choice_attack.adversary_digest(), "the adversary changed: run bench/choice_attack.py again"
+    fams = all_families()
+    for fid, lv in rng.sample(_offered(), 4):
+        rec = _record(fid, lv)
+        if "best" not in rec:
+            continue
+        assert rec["adversary"] == data["adversary"], (fid, lv)
+        ps = [fams[fid].generate(s, lv) for s in range(20)]
+        assert choice_attack.draws_digest([p for p in ps if p.type in ("mcq", "msq")]) == rec["first20"], \
+            f"{fid}/{lv} draws differently from its record: python bench/choice_attack.py {fid}"
+
+
+def test_a_sampled_offered_level_holds_its_figure_on_fresh_draws():
+    """`--quality`'s gate on one offered level, drawn at seeds the record never used."""
+    fams = all_families()
+    fid, lv = random.Random().choice([(f, lv) for f, lv in _offered() if "best" in _record(f, lv) and choice_attack.passes(_record(f, lv))])
+    ps = [p for p in (fams[fid].generate(s, lv) for s in range(10_000, 10_120)) if p.type in ("mcq", "msq")]
+    L = adv.learned_attack(ps)
+    chance = adv.choice_chance(ps)
+    assert L is not None
+    for rate, what, n in adv.gated_figures(L):
+        assert rate <= chance + adv.LEARNED_MARGIN + adv.allowance(chance, n), f"{fid}/{lv}: {what} {rate:.0%} of {n}"
+
+
+def test_type_mcq_still_draws_from_at_least_40_families():
+    from question_bank.bank import entries
+
+    assert len([e for e in entries(type="mcq") if e.kind == "family"]) >= 40
+
+
+def test_the_readme_names_a_real_meeting_of_two_levels():
+    """The README says what the level check covers (the draws `--quality` makes) and names a problem
+    drawn at two levels beyond them: `attention.shapes` easy seed 434 is medium seed 401. If a fix
+    makes the levels disjoint for every seed, this fails and the README says so instead."""
+    from question_bank.quality import _asked
+
+    f = all_families()["attention.shapes"]
+    assert _asked(f.generate(434, "easy")) == _asked(f.generate(401, "medium"))
+    readme = (ROOT / "README.md").read_text()
+    assert "attention.shapes --seed 434 --difficulty easy" in readme and "--seed 401 --difficulty medium" in readme

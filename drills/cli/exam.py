@@ -40,7 +40,8 @@ def exam(ctx: click.Context, minutes: float | None, n: int, topics: tuple[str, .
     """A timed GATE-style mock exam: 1- and 2-mark MCQ, MSQ and NAT questions, GATE's marking.
 
     Wrong MCQ answers cost 1/3 of their marks; MSQ (all or nothing) and NAT have no negative
-    marks; unanswered questions cost nothing. At the prompt type an answer (saved, then the
+    marks; unanswered questions cost nothing. A blueprint (--paper) may set its own marking and
+    partial credit for MSQ (some right options and no wrong one: that share of the marks). At the prompt type an answer (saved, then the
     next question) or a command: next, prev, goto N, mark [answer], unmark, clear, palette,
     submit (it asks first: answer yes; `submit yes` does not ask). The countdown runs in the
     prompt, with warnings before zero; at zero the exam submits itself. The result, a review
@@ -319,9 +320,4 @@ def paper_from_blueprint(ctx: click.Context, name: str, seed: int) -> object:
         paper = assemble(bp, seed)
     except BlueprintError as e:
         raise InputError(str(e), "--paper") from None
-    if bp.partial:  # issue 41: partial credit is qkv grade's (a class's paper); the exam marks as GATE does
-        from drills.output import warn
-
-        warn(f"{bp.name}: partial credit for {', '.join(t.upper() for t in bp.partial)} is applied by qkv grade; "
-             "qkv exam marks them all or nothing")
-    return paper
+    return paper  # its partial credit (issue 41) is marked as qkv grade marks it (drills.exam.marking.paper_marks)

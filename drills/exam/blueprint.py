@@ -306,7 +306,7 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                 raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.count} {row.type.upper()} questions "
                                      f"of {row.marks} mark{'s' if row.marks > 1 else ''}{topics}; the bank gave {got}")
     return Paper(problems=tuple(problems), seed=seed, topics=(), sections=tuple(labels), minutes=bp.minutes,
-                 penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title)
+                 penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title, partial=tuple(bp.partial))
 
 
 def parse(data: dict[str, Any], *, default_name: str = "paper", where: str = "blueprint") -> Blueprint:

@@ -35,6 +35,9 @@ class Paper:
     penalties: dict[str, Any] | None = None
     blueprint: str = ""
     title: str = ""
+    #: the GATE types that earn partial credit on a blueprint's paper (``partial = ["msq"]``; issue
+    #: 41), marked by :func:`drills.exam.marking.paper_marks` as ``qkv grade`` marks them
+    partial: tuple[str, ...] = ()
 
     @property
     def max_marks(self) -> int:
@@ -49,7 +52,7 @@ class Paper:
                              "marks": p.marks, "topic": p.topic} for i, p in enumerate(self.problems)]}
         if self.blueprint:
             out.update(blueprint=self.blueprint, title=self.title, minutes=self.minutes,
-                       marking={t: str(f) for t, f in (self.penalties or {}).items()})
+                       marking={t: str(f) for t, f in (self.penalties or {}).items()}, partial=list(self.partial))
             for q, sec in zip(out["problems"], self.sections, strict=True):
                 q["section"] = sec
         return out

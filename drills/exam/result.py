@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from drills.exam.marking import NotOnPaper, mark, paper_type
+from drills.exam.marking import NotOnPaper, paper_marks, paper_type
 
 if TYPE_CHECKING:
     from drills.answers import Answer as Response
@@ -25,7 +25,7 @@ class QuestionResult:
     marks: int  # the question's marks
     response: Response | None
     verdict: Verdict  # question_bank.grading.Verdict, None when unanswered
-    outcome: str  # correct | wrong | unanswered
+    outcome: str  # correct | partial (a blueprint's partial credit) | wrong | unanswered
     awarded: Fraction  # signed
     negative: Fraction  # ≥ 0
     seconds: float
@@ -65,15 +65,17 @@ class ExamResult:
     session_id: str | None = field(default=None, compare=False)
     sections: tuple[str, ...] = ()  # per question, on a blueprint's paper (issue 26)
     blueprint: str = ""
+    partial: tuple[str, ...] = ()  # the GATE types that earned partial credit (a blueprint's, issue 41)
 
     def breakdown(self, by: str) -> dict[str, dict[str, Any]]:
         """Per section (``by="section"``) or topic (``"topic"``): score (exact, negative marks
-        subtracted), maximum, right / wrong / unanswered, and the seconds spent, in paper order."""
+        subtracted), maximum, right / partial / wrong / unanswered, and the seconds spent, in paper
+        order."""
         out: dict[str, dict[str, Any]] = {}
         for i, q in enumerate(self.questions):
             name = (self.sections[i] if i < len(self.sections) else "") if by == "section" else q.problem.topic
-            row = out.setdefault(name, {"score": Fraction(0), "max": 0, "correct": 0, "wrong": 0, "unanswered": 0,
-                                        "questions": 0, "seconds": 0.0})
+            row = out.setdefault(name, {"score": Fraction(0), "max": 0, "correct": 0, "partial": 0, "wrong": 0,
+                                        "unanswered": 0, "questions": 0, "seconds": 0.0})
             row["score"] += q.awarded
             row["max"] += q.marks
             row[q.outcome] += 1
@@ -96,7 +98,7 @@ class ExamResult:
         return sum((q.negative for q in self.questions), Fraction(0))
 
     def tally(self) -> dict[str, int]:
-        out = {"correct": 0, "wrong": 0, "unanswered": 0}
+        out = {"correct": 0, "partial": 0, "wrong": 0, "unanswered": 0}
         for q in self.questions:
             out[q.outcome] += 1
         return out
@@ -110,40 +112,45 @@ class ExamResult:
             "questions": [q.to_json() | ({"section": self.sections[i]} if self.sections else {})
                           for i, q in enumerate(self.questions)],
             "by_topic": {k: v | {"score": float(v["score"])} for k, v in self.breakdown("topic").items()},
-            **({"blueprint": self.blueprint,
+            # "partial" is the count of partly right answers (beside correct, wrong, unanswered);
+            # "partial_credit" the types the blueprint gives partial credit (its ``partial``)
+            **({"blueprint": self.blueprint, "partial_credit": list(self.partial),
                 "by_section": {k: v | {"score": float(v["score"])} for k, v in self.breakdown("section").items()}}
                if self.sections else {}),
         }
 
 
 def mark_exam(exam: Exam, reason: str, elapsed: float) -> ExamResult:
-    """Grade every response and apply :func:`drills.exam.marking.mark`."""
+    """Grade every response with the one judge and mark it with
+    :func:`drills.exam.marking.paper_marks`, the rule ``qkv grade`` marks a class's answers with:
+    GATE's, or the paper's blueprint's penalties (issue 26) and partial credit (issue 41)."""
     from question_bank.grading import grade
 
+    paper = exam.paper
     out = []
     for q in exam.questions:
         p = q.problem
         verdict = None
+        chosen = None
         if q.response is None:
             outcome = "unanswered"
         else:
             verdict = grade(p, q.response.value, written=q.response.written, unit=q.response.unit)
             outcome = "correct" if verdict.correct else "wrong"
+            if p.type in ("mcq", "msq"):
+                chosen = frozenset(getattr(q.response.parsed, "indices", ()))
         try:
-            m = mark(p.type, p.marks, outcome)
+            m = paper_marks(p.type, p.marks, outcome, paper.penalties, paper.partial, chosen,
+                            getattr(p.key, "correct", None))
         except NotOnPaper as e:  # assemble_paper never puts one there
             raise AssertionError(str(e)) from None
-        pen = exam.paper.penalties
-        if pen is not None and outcome == "wrong":  # a blueprint's own marking (issue 26)
-            lost = Fraction(pen.get(paper_type(p.type), 0)) * p.marks
-            m = type(m)(-lost, lost, m.max, m.outcome)
         out.append(QuestionResult(
             number=q.number, problem=p, paper_type=paper_type(p.type), marks=p.marks, response=q.response,
-            verdict=verdict, outcome=outcome, awarded=m.awarded, negative=m.negative, seconds=q.seconds,
+            verdict=verdict, outcome=m.outcome, awarded=m.awarded, negative=m.negative, seconds=q.seconds,
             marked=q.marked, status=q.status, changes=q.changes))
     return ExamResult(questions=tuple(out), reason=reason, elapsed_s=elapsed, duration_s=exam.duration_s,
-                      seed=exam.paper.seed, topics=exam.paper.topics, sections=exam.paper.sections,
-                      blueprint=exam.paper.blueprint)
+                      seed=paper.seed, topics=paper.topics, sections=paper.sections,
+                      blueprint=paper.blueprint, partial=paper.partial)
 
 
 def record(store: ProgressStore, session_id: str, result: ExamResult) -> None:
@@ -162,14 +169,14 @@ def record(store: ProgressStore, session_id: str, result: ExamResult) -> None:
             problem_id=p.id, mode="exam", session_id=session_id, family=p.family, seed=p.seed, topic=p.topic,
             type=p.type, answer=None if q.response is None else q.response.text,
             parsed=None if q.response is None else q.response.parsed,
-            correct=None if q.outcome == "unanswered" else q.outcome == "correct",
+            correct=None if q.outcome == "unanswered" else q.outcome == "correct",  # partial: not right
             score=float(q.awarded), marks=float(q.marks), negative=float(q.negative),
             time_ms=round(q.seconds * 1000),
             misconception=None if v is None or v.misconception is None else v.misconception.id,
             misconception_label=None if v is None or v.misconception is None else v.misconception.label,
             review=q.response is not None,
-            extra={"number": q.number, "paper_type": q.paper_type, "marked": q.marked, "palette": q.status,
-                   "status": None if v is None else v.status, "changes": q.changes},
+            extra={"number": q.number, "paper_type": q.paper_type, "outcome": q.outcome, "marked": q.marked,
+                   "palette": q.status, "status": None if v is None else v.status, "changes": q.changes},
         )
     t = result.tally()
     store.end_session(session_id, score=float(result.score), max_score=float(result.max_score),

@@ -384,7 +384,8 @@ class Exam:
                 "paper": {"seed": p.seed, "topics": list(p.topics), "problems": [x.id for x in p.problems],
                           "sections": list(p.sections), "minutes": p.minutes, "blueprint": p.blueprint,
                           "title": p.title,
-                          "penalties": None if p.penalties is None else {t: str(f) for t, f in p.penalties.items()}}}
+                          "penalties": None if p.penalties is None else {t: str(f) for t, f in p.penalties.items()},
+                          "partial": list(p.partial)}}
 
     @classmethod
     def resume(cls, state: dict[str, Any], *, clock: Callable[[], float] = time.monotonic) -> Exam:
@@ -409,10 +410,16 @@ class Exam:
             if got != ids:
                 raise ValueError("the bank now builds other questions for its ids")
             pen = pj.get("penalties")
+            # a sitting saved before the exam applied partial credit has no "partial": it goes on
+            # marked all or nothing, as that exam said it would be
+            partial = pj.get("partial") or []
+            if not isinstance(partial, list) or any(t != "msq" for t in partial):
+                raise ValueError(f"its partial credit cannot be read ({str(partial)[:60]})")
             paper = Paper(problems=tuple(problems), seed=int(pj["seed"]), topics=tuple(pj.get("topics") or ()),
                           sections=tuple(pj.get("sections") or ()), minutes=pj.get("minutes"),
                           penalties=None if pen is None else {t: Fraction(str(f)) for t, f in pen.items()},
-                          blueprint=str(pj.get("blueprint") or ""), title=str(pj.get("title") or ""))
+                          blueprint=str(pj.get("blueprint") or ""), title=str(pj.get("title") or ""),
+                          partial=tuple(dict.fromkeys(partial)))
             exam = cls(paper, float(state["duration_s"]), clock=clock)
             for q, saved in zip(exam.questions, state["questions"], strict=True):
                 if saved.get("answer") is not None:

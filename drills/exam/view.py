@@ -69,9 +69,15 @@ def marks_text(x: Any) -> str:
     return "0" if s in ("-0", "") else s
 
 
-def type_line(problem: Problem, penalties: dict[str, Any] | None = None) -> str:
+#: How an MSQ is marked on a paper whose blueprint gives it partial credit (``partial = ["msq"]``):
+#: the words the printed sheets use (drills.sheets.marking_rule)
+PARTIAL_MSQ = "a share of the marks for some right options and no wrong one"
+
+
+def type_line(problem: Problem, penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> str:
     """The question's type, marks and marking; ``penalties`` (a blueprint's, per GATE type: the
-    fraction of the marks a wrong answer costs) in place of GATE's."""
+    fraction of the marks a wrong answer costs) in place of GATE's; ``partial`` (a blueprint's:
+    the types that earn partial credit) says so for an MSQ."""
     from fractions import Fraction
 
     t = TYPE_LABEL.get(problem.type, problem.type.upper())
@@ -84,12 +90,15 @@ def type_line(problem: Problem, penalties: dict[str, Any] | None = None) -> str:
     else:
         neg = (", wrong answer −" + ("1/3" if problem.marks == 1 else "2/3") if problem.type == "mcq"
                else ", no negative marks")
+    if problem.type == "msq" and "msq" in partial:
+        neg = f", {PARTIAL_MSQ}{neg}"
     return f"{t} · {m} ({how}{neg})"
 
 
-def marking_intro(penalties: dict[str, Any] | None = None) -> str:
+def marking_intro(penalties: dict[str, Any] | None = None, partial: tuple[str, ...] = ()) -> str:
     """The exam's opening line on marking: GATE's (a wrong MCQ costs 1/3 of its marks), or a
-    blueprint's ``penalties`` (per GATE type, the fraction of the marks a wrong answer costs)."""
+    blueprint's ``penalties`` (per GATE type, the fraction of the marks a wrong answer costs) and
+    ``partial`` credit (an MSQ's share of the marks for some right options and no wrong one)."""
     from fractions import Fraction
 
     pen = {"mcq": Fraction(1, 3), "msq": Fraction(0), "nat": Fraction(0), **(penalties or {})}
@@ -98,7 +107,8 @@ def marking_intro(penalties: dict[str, Any] | None = None) -> str:
         f = Fraction(str(pen[t]))
         return f"a wrong answer costs {f} of its marks" if f else "no negative marks"
 
-    return (f"MCQ: one option, {rule('mcq')}; MSQ: all the right options, {rule('msq')}; "
+    msq = f"all the right options ({PARTIAL_MSQ})" if "msq" in partial else "all the right options"
+    return (f"MCQ: one option, {rule('mcq')}; MSQ: {msq}, {rule('msq')}; "
             f"NAT: a number, {rule('nat')}.")
 
 
@@ -107,7 +117,7 @@ def question_lines(exam: Exam) -> list[str]:
     p = q.problem
     section = exam.paper.section_of(q.number - 1)
     lines = [f"── {section + ' · ' if section else ''}Question {q.number} of {len(exam.questions)} · "
-             f"{type_line(p, exam.paper.penalties)} · {clock_text(exam.remaining())} left ──",
+             f"{type_line(p, exam.paper.penalties, exam.paper.partial)} · {clock_text(exam.remaining())} left ──",
              p.statement_text.rstrip()]
     opts = option_lines(p)
     if opts:
@@ -186,6 +196,8 @@ def review_section(result: ExamResult) -> list[str]:
 
 def summary_lines(result: ExamResult) -> list[str]:
     t = result.tally()
+    part = bool(result.partial or t["partial"])  # a paper with partial credit: its own count and column
+    partly = f"partial {t['partial']}, " if part else ""
     reason = {"time": "Time ran out: the exam was submitted automatically.",
               "end of input": "End of input: the exam was submitted.",
               "interrupted": "Interrupted: the exam was submitted with the answers given so far.",
@@ -194,11 +206,11 @@ def summary_lines(result: ExamResult) -> list[str]:
              f"Score: {marks_text(result.score)} / {result.max_score}"
              f"   (marks for right answers {marks_text(result.score + result.negative)}, "
              f"lost to negative marking {marks_text(result.negative)})",
-             f"Right {t['correct']}, wrong {t['wrong']}, unanswered {t['unanswered']}; "
+             f"Right {t['correct']}, {partly}wrong {t['wrong']}, unanswered {t['unanswered']}; "
              f"time used {duration_text(result.elapsed_s)} of {duration_text(result.duration_s)}", "",
              " Q   type  marks  result        awarded  time  topic"]
     for q in result.questions:
-        res = {"correct": "right", "wrong": "wrong", "unanswered": "unanswered"}[q.outcome]
+        res = {"correct": "right", "partial": "partial", "wrong": "wrong", "unanswered": "unanswered"}[q.outcome]
         if q.verdict is not None and q.verdict.misconception is not None:
             res = "mistake"
         lines.append(f"{q.number:>2}   {TYPE_LABEL[q.problem.type]:<4}  {q.marks:>5}  {res:<12}  "
@@ -207,9 +219,10 @@ def summary_lines(result: ExamResult) -> list[str]:
         if by == "section" and not result.sections:
             continue
         rows = result.breakdown(by)
-        lines += ["", f"{'By ' + by:<28}  score      right  wrong  blank  time"]
+        lines += ["", f"{'By ' + by:<28}  score      right  {'part  ' if part else ''}wrong  blank  time"]
         for name, r in rows.items():
-            lines.append(f"{name[:28]:<28}  {marks_text(r['score']):>5} / {r['max']:<3}  {r['correct']:>5}  "
+            cell = f"{r['partial']:>4}  " if part else ""
+            lines.append(f"{name[:28]:<28}  {marks_text(r['score']):>5} / {r['max']:<3}  {r['correct']:>5}  {cell}"
                          f"{r['wrong']:>5}  {r['unanswered']:>5}  {duration_text(r['seconds']):>4}")
     lines += ["", "The review of each question is above (scroll back); `qkv stats` keeps the score."]
     return lines
@@ -219,7 +232,7 @@ def review_lines(q: Any) -> list[str]:
     from question_bank.grading import describe_key
 
     p = q.problem
-    sign = {"correct": "✓", "wrong": "✗", "unanswered": "–"}[q.outcome]
+    sign = {"correct": "✓", "partial": "◐", "wrong": "✗", "unanswered": "–"}[q.outcome]
     head = (f"{sign} Question {q.number} · {type_line(p)} · awarded {marks_text(q.awarded)} of {q.marks} · "
             f"{duration_text(q.seconds)} · {p.id}")
     out = [head, _indent(p.statement_text.rstrip())]
@@ -231,6 +244,10 @@ def review_lines(q: Any) -> list[str]:
         out.append(f"  {v.message}")
         if v.misconception is not None:
             out.append(f"  Mistake: {v.misconception.label} ({v.misconception.id})")
+    if q.outcome == "partial":  # a blueprint's partial credit (issue 41)
+        k, n = len(q.response.parsed.indices), len(p.key.correct)
+        out.append(f"  Partial credit: {k} of the {n} right options and no wrong one: {k}/{n} of {q.marks} marks "
+                   f"= {marks_text(q.awarded)}")
     if q.negative:
         out.append(f"  Negative marking: −{marks_text(q.negative)}")
     out.append("  Worked solution:")
@@ -294,7 +311,7 @@ class PlainView:
         self.echo(f"Mock exam: {len(p)} question{'' if len(p) == 1 else 's'}, {p.max_marks} mark{'' if p.max_marks == 1 else 's'}, "
                   f"{clock_text(exam.duration_s)} "
                   f"(seed {seed}{again}).")
-        self.echo(marking_intro(p.penalties))
+        self.echo(marking_intro(p.penalties, p.partial))
         self.echo("Commands: " + COMMAND_HELP)
 
     def show_question(self, exam: Exam) -> None:
@@ -417,7 +434,8 @@ class RichView(PlainView):
         section = exam.paper.section_of(q.number - 1)
         self.console.print(Panel(indented(lines[1:]),
                                  title=f"{section + ' · ' if section else ''}Question {q.number} of {len(exam.questions)}",
-                                 subtitle=type_line(q.problem, exam.paper.penalties), title_align="left",
+                                 subtitle=type_line(q.problem, exam.paper.penalties, exam.paper.partial),
+                                 title_align="left",
                                  width=min(self.console.width, PANEL_MAX)))
 
     def show_palette(self, exam: Exam) -> None:

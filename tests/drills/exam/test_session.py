@@ -270,7 +270,7 @@ def test_clear_unmark_and_errors_keep_the_question():
     assert exam.handle("no").kind == "resumed" and not exam.over
     assert exam.handle("submit").kind == "confirm"
     assert exam.handle("yes").done
-    assert exam.result.tally() == {"correct": 0, "wrong": 0, "unanswered": 3}
+    assert exam.result.tally() == {"correct": 0, "partial": 0, "wrong": 0, "unanswered": 3}
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -79,6 +79,7 @@ NOT_INPUTS_OF = {
     ("training.grad_accum_bubble", "seq"): "a level that gives the batch in sequences",
     ("rope.context_extension", "pair"): "the hard level asks which pairs YaRN keeps",
     ("rope.context_extension_mcq", "pair"): "the hard level asks which pairs YaRN keeps",
+    ("gpu.peak_from_parts", "fma"): "the easy level prints the SM's FLOPs per cycle (4 tensor cores × 2 × fma)",
 }
 
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "quadrillion": 1e15, "µs": 1e-6,

@@ -289,10 +289,15 @@ def family(
     return deco
 
 
+#: Set while ``question_bank.family_index`` imports ``question_bank.families`` without its modules.
+_partial_import = False
+
+
 def all_families() -> dict[str, Family]:
     """The registry, after importing every family module."""
-    import question_bank.families  # noqa: F401 - registers
+    import question_bank.families
 
+    question_bank.families.load_all()  # a no-op once done (the package's import does it, unless partial)
     return FAMILIES
 
 

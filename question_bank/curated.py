@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import random
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -66,14 +65,29 @@ def data_files(data_dir: Path | None = None) -> list[Path]:
     return sorted((data_dir or DATA_DIR).glob("*.toml"))
 
 
+def _parse_toml(raw: bytes) -> Any:
+    import tomllib
+
+    return tomllib.loads(raw.decode())  # what tomllib.load does with the file's bytes
+
+
 def _read(path: Path) -> dict[str, Any]:
+    """A data file parsed (from ``question_bank.parsed_cache`` when these bytes were parsed
+    before: no TOML parser imported) and checked against the schema."""
+    from question_bank import parsed_cache
+
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise CuratedError(path.name, None, None, f"not valid TOML: {e}") from e
+            raw = f.read()
+        data = parsed_cache.load(raw, _parse_toml)
     except UnicodeDecodeError as e:  # tomllib reads UTF-8 only
         raise CuratedError(path.name, None, None, f"not UTF-8 text (byte {e.start}); save it as UTF-8") from e
+    except ValueError as e:
+        import tomllib
+
+        if isinstance(e, tomllib.TOMLDecodeError):
+            raise CuratedError(path.name, None, None, f"not valid TOML: {e}") from e
+        raise
     except RecursionError:
         raise CuratedError(path.name, None, None, "nested too deeply to read") from None
     except OSError as e:

@@ -217,7 +217,7 @@ class Family:
         # issue 12: a NAT/integer key that typing 0, 1 or a number of the statement would win is drawn
         # again (deterministically: the redraw's random stream is named by the seed and the attempt),
         # unless the family declares that such a key is its point (``blind_key_ok``).
-        from question_bank.quality import blind_key_guess
+        from question_bank.blind_keys import blind_key_guess
 
         for redraw in range(_REDRAWS + 1):
             if trace is not None:
@@ -289,10 +289,15 @@ def family(
     return deco
 
 
+#: Set while ``question_bank.family_index`` imports ``question_bank.families`` without its modules.
+_partial_import = False
+
+
 def all_families() -> dict[str, Family]:
     """The registry, after importing every family module."""
-    import question_bank.families  # noqa: F401 - registers
+    import question_bank.families
 
+    question_bank.families.load_all()  # a no-op once done (the package's import does it, unless partial)
     return FAMILIES
 
 

@@ -253,8 +253,8 @@ def wrong_values(p: Problem) -> list[tuple[float, Misconception]]:
     the family's order. Mistakes that give the same value are one option named as the grader names
     them (:func:`~question_bank.grading.judge.named`: "A or B", ids joined by ``+``), so the MCQ and
     the NAT form diagnose a value alike."""
+    from question_bank.blind_keys import numbers_in
     from question_bank.grading.judge import named
-    from question_bank.quality import numbers_in
 
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey) or p.parts:
@@ -342,7 +342,7 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
     with its slips: (the base family's mistake id, made as the family makes it)."""
-    from question_bank.quality import numbers_in
+    from question_bank.blind_keys import numbers_in
 
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey):

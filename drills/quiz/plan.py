@@ -6,6 +6,7 @@ near-identical items side by side, such as ``000.code.head_dim`` then ``001.code
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -68,9 +69,13 @@ class Pick:
 
 class Catalogue:
     """The bank, listed cheaply: the family registry, and the curated items as indexed from
-    their data files (id, topic, type, difficulty, tags) without running their computations."""
+    their data files (id, topic, type, difficulty, tags) without running their computations.
 
-    def __init__(self, families: dict[str, Any], items: dict[str, Any]):
+    :meth:`load` lists the families from ``question_bank.family_index`` (a
+    :class:`~question_bank.family_index.LazyFamilies`): a family's module is imported when a
+    problem of it is built, so the first question waits for one family module, not all."""
+
+    def __init__(self, families: Mapping[str, Any], items: dict[str, Any]):
         self.families = families
         self.items = items  # id -> question_bank.curated.ItemIndex
         self.data_dir: Path | None = None
@@ -79,7 +84,7 @@ class Catalogue:
     @classmethod
     def load(cls, data_dir: Path | None = None) -> Catalogue:
         from question_bank import curated
-        from question_bank.family import all_families
+        from question_bank.family_index import LazyFamilies
 
         try:  # a bad data file leaves out its own items only; `qkv bank validate` says more
             items = {e.id: e for e in curated.index(data_dir, skip_bad=True)}
@@ -88,13 +93,17 @@ class Catalogue:
             _warn(f"curated items left out: {e}")
         for why in curated.skipped_files(data_dir).values():
             _warn(f"curated items left out: {why}")
-        cat = cls(dict(all_families()), items)
+        cat = cls(LazyFamilies(), items)
         cat.data_dir = data_dir
         return cat
 
     def candidates(self) -> list[Candidate]:
-        out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
-               for f in self.families.values()]
+        meta = getattr(self.families, "meta", None)  # a LazyFamilies lists them without importing any
+        if meta is not None:
+            out = [Candidate("family", *m) for m in meta()]
+        else:
+            out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
+                   for f in self.families.values()]
         for iid, e in self.items.items():
             out.append(Candidate("item", iid, e.topic, (e.type,), (e.difficulty,), e.tags))
         return out

@@ -79,6 +79,10 @@ class ProblemSource:
             if self.picks[j].group != group:
                 break
             try:
+                # the family's module imported unguarded (no family module imports a slow one at import;
+                # its generator may): an import stopped halfway would leave its families registered
+                if self.picks[j].kind == "family":
+                    self.catalogue.families[self.picks[j].ref]
                 ok, problem = without_slow_imports(lambda j=j: self.catalogue.build(self.picks[j], self.type))
             except Exception:  # noqa: BLE001 - built (and reported) again in its turn
                 continue

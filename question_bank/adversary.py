@@ -303,7 +303,8 @@ def structure_features(statement: str, options: Sequence[str]) -> np.ndarray:
         pr = math.log10(abs(v / near_s)) if near_s and v else 0.0
         iv = int(round(v)) if have and abs(v - round(v)) < 1e-9 and abs(v) < 1e15 else 0
         s_int = _num_string(o).split(".")[0]
-        votes = [sum(1 for j in others if t in toks[j]) / max(len(others), 1) for t in toks[i]] or [0.0]
+        # sorted: a float sum in set order differs in its last bits between processes (hash seeds)
+        votes = [sum(1 for j in others if t in toks[j]) / max(len(others), 1) for t in sorted(toks[i])] or [0.0]
         jac = max((len(toks[i] & toks[j]) / max(len(toks[i] | toks[j]), 1) for j in others), default=0.0)
         syms = set(_SYMBOL.findall(o))
         direction = float(bool(_UP.search(o))) - float(bool(_DOWN.search(o)))

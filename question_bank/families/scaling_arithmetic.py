@@ -15,6 +15,8 @@ Misconceptions are the same formula with the named slip applied.
 
 from __future__ import annotations
 
+import math
+
 from question_bank.families.counting_common import nat_problem
 from question_bank.family import Draw, Wrong, family
 from question_bank.grading import nat_key, safe_for_rounding
@@ -66,9 +68,12 @@ def dp_batch(d: Draw) -> Problem:
             value, unit = float(r.breakdown["global_batch"]) / 1e6, "M tokens"
             wrongs = [Wrong("forgot_axes", "used one axis's bandwidth", f"The gradients reduce over {axes} axes at "
                             f"once: W = 2β · {axes}.", value * axes),
-                      Wrong("one_way", "divided by one direction's bandwidth", "W = 2β: both directions.", value * 2),
-                      Wrong("per_chip", "gave the per-chip batch", "The question asks the global batch: X · C/W.",
-                            value / X)]
+                      Wrong("one_way", "divided by one direction's bandwidth", "W = 2β: both directions.", value * 2)]
+            # the per-chip batch as a named mistake only where it is not read as a slip of 10³ (X near 1,000)
+            # and does not round to 0 at the asked decimals
+            if abs(math.log10(X) - 3) > 0.05 and round(value / X, 2) > 0:
+                wrongs.append(Wrong("per_chip", "gave the per-chip batch", "The question asks the global batch: "
+                                    "X · C/W.", value / X))
             lo, hi = 0.05, 1000
         else:
             F = d.pick((8192, 11008, 13824, 14336, 16384, 20480, 28672, 32768, 49152, 53248))

@@ -149,11 +149,12 @@ def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_dra
 
 
 def test_the_recorded_figures_are_of_todays_adversary_and_todays_draws():
-    rng = random.Random()  # a different sample each run: over many runs every level is drawn again
+    """Every offered level's first 20 draws are those its figure was measured on (about 7 s): a change to
+    a family that its record does not follow fails here, whichever family it is."""
     data = json.loads(DATA.read_text())
     assert data["adversary"] == choice_attack.adversary_digest(), "the adversary changed: run bench/choice_attack.py again"
     fams = all_families()
-    for fid, lv in rng.sample(_offered(), 4):
+    for fid, lv in _offered():
         rec = _record(fid, lv)
         if "best" not in rec:
             continue
@@ -166,7 +167,10 @@ def test_the_recorded_figures_are_of_todays_adversary_and_todays_draws():
 def test_a_sampled_offered_level_holds_its_figure_on_fresh_draws():
     """`--quality`'s gate on one offered level, drawn at seeds the record never used."""
     fams = all_families()
-    fid, lv = random.Random().choice([(f, lv) for f, lv in _offered() if "best" in _record(f, lv) and choice_attack.passes(_record(f, lv))])
+    from tests.question_bank.quality.test_validate_many import window_start
+
+    # one level per commit (the validation window's seed picks it), so a red run can be run again as it was
+    fid, lv = random.Random(window_start()[0]).choice([(f, lv) for f, lv in _offered() if "best" in _record(f, lv) and choice_attack.passes(_record(f, lv))])
     ps = [p for p in (fams[fid].generate(s, lv) for s in range(10_000, 10_120)) if p.type in ("mcq", "msq")]
     L = adv.learned_attack(ps)
     chance = adv.choice_chance(ps)

@@ -89,10 +89,6 @@ def unit(name: str) -> tuple[Fraction, Dims] | None:
     return None
 
 
-def is_unit(name: str) -> bool:
-    return unit(name) is not None
-
-
 def unit_names() -> list[str]:
     return sorted(_UNITS)
 
@@ -211,10 +207,3 @@ def describe(q: Quantity) -> str:
     from solver.registry.display import short
 
     return short(q)
-
-
-def parse_unit(text: str) -> Quantity:
-    """A unit expression (``GB/s``, ``FLOP/s``, ``B·s^-1``) as a quantity of 1 of it."""
-    from solver.registry.calc import evaluate_unit
-
-    return evaluate_unit(text)

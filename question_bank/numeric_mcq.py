@@ -15,7 +15,9 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
 - **the options are the 2×2 cross of two slips**: the key, slip A, slip B, and both (:func:`_choose`),
   as ``attention.why_sqrt_dk`` crosses two slots of one sentence. Each slip moves the key up or down:
   as the family makes it, or *made the other way round* (:func:`mirror`: the same factor or the same
-  count on the other side of the key, doubling where the mistake halves), labelled as such; two slips
+  count on the other side of the key, doubling where the mistake halves), only when the base family
+  names that inverse as a mistake of its own (``Wrong(..., inverse="divided by h twice")``, issue 38:
+  :attr:`~question_bank.problem.Misconception.inverse`), and labelled with it; two slips
   together move it by the product of their factors (a NAT key) or the sum of their counts (an integer
   key). In log space (or on the number line) the four options are then the corners of one
   parallelogram {0, a, b, a+b} whichever corner is the key: the spacing of the options, their
@@ -293,22 +295,26 @@ def mirror(key: NumericKey | IntegerKey, v: float) -> float | None:
 
 
 def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misconception:
+    """The mistake made the other way round, named as the family declares it (``m.inverse``, issue 38:
+    a mistake a student makes and can reproduce, not "the other way round")."""
     k = float(key.value)
+    assert m.inverse, m.id
     if isinstance(key, IntegerKey):
-        how = f"{abs(int(k - v)):,} {'more' if v < k else 'fewer'} instead of {'fewer' if v < k else 'more'}"
+        how = f"{abs(int(k - v)):,} {'fewer' if v < k else 'more'} than the right count"
     else:
-        how = f"× {k / v:.4g} where the mistake gives × {v / k:.4g}"
+        how = f"× {k / v:.4g} of the right value"
     return Misconception(
-        f"{m.id}_reversed", f"{m.label}, the other way round",
-        f"This option is off from the right value as far as the mistake \u201c{m.label}\u201d, "
-        f"in the other direction ({how}): check that step, applied once and the right way round.", None)
+        f"{m.id}_reversed", m.inverse,
+        f"This option is the value when you {m.inverse} ({how}): the inverse slip of "
+        f"\u201c{m.label}\u201d. Check that step, applied once and the right way round.", None)
 
 
 def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -> tuple[float, Misconception] | None:
-    """A mistake as an option: its own value (``own``), or made the other way round (:func:`mirror`)."""
+    """A mistake as an option: its own value (``own``), or made the other way round (:func:`mirror`)
+    when the family names that inverse mistake (:attr:`Misconception.inverse`); None otherwise."""
     if own:
         return v, m
-    r = mirror(key, v)
+    r = mirror(key, v) if m.inverse else None
     return None if r is None else (r, _reversed(key, v, m))
 
 

@@ -240,7 +240,8 @@ def named(found: list[Misconception]) -> tuple[Misconception, str]:
     count = _NUMBERED[len(ms)] if len(ms) < len(_NUMBERED) else str(len(ms))
     feedback = (f"{count} typical mistakes give this same value; yours is one of them: "
                 + " ".join(f"({i}) {m.feedback}" for i, m in enumerate(ms, start=1)))
-    combined = Misconception("+".join(m.id for m in ms), " or ".join(m.label for m in ms), feedback, ms[0].value)
+    inverse = " or ".join(m.inverse for m in ms) if all(m.inverse for m in ms) else None
+    combined = Misconception("+".join(m.id for m in ms), " or ".join(m.label for m in ms), feedback, ms[0].value, inverse)
     return combined, f"Not right. {feedback}"
 
 

@@ -295,14 +295,14 @@ def mirror(key: NumericKey | IntegerKey, v: float) -> float | None:
 
 
 def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misconception:
-    """The mistake made the other way round, named as the family declares it (``m.inverse``, issue 38:
-    a mistake a student makes and can reproduce, not "the other way round")."""
+    """The mistake made the other way round, whose value is ``v``, named as the family declares it
+    (``m.inverse``, issue 38: a mistake a student makes and can reproduce, not "the other way round")."""
     k = float(key.value)
     assert m.inverse, m.id
     if isinstance(key, IntegerKey):
         how = f"{abs(int(k - v)):,} {'fewer' if v < k else 'more'} than the right count"
     else:
-        how = f"× {k / v:.4g} of the right value"
+        how = f"× {v / k:.4g} of the right value"
     return Misconception(
         f"{m.id}_reversed", m.inverse,
         f"This option is the value when you {m.inverse} ({how}): the inverse slip of "
@@ -314,8 +314,10 @@ def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -
     when the family names that inverse mistake (:attr:`Misconception.inverse`); None otherwise."""
     if own:
         return v, m
-    r = mirror(key, v) if m.inverse else None
-    return None if r is None else (r, _reversed(key, v, m))
+    if not m.inverse:
+        return None
+    r = mirror(key, v) if m.inverse_value is None else float(m.inverse_value)
+    return None if r is None or not r > 0 else (r, _reversed(key, r, m))
 
 
 def _offset(key: NumericKey | IntegerKey, v: float) -> str:

@@ -168,9 +168,9 @@ def pipeline_bubble(d: Draw) -> Problem:
     # (remembering the easy answers answered 86 % of medium): easy, p a power of two and m a multiple of 4;
     # medium, p not a power of two and any m; hard, m a multiple of p. Wider ranges: ≥ 50 problems a level.
     for _ in range(300):
-        # issue 39: any number of microbatches up to 512 (a step of a large global batch), so that keys rarely repeat
-        p = d.pick(((2, 4, 8, 16, 32, 64), (3, 5, 6, 7, 9, 10, 12, 14, 20, 24), (2, 4, 8, 16))[d.level])
-        m = d.pick((range(4, 513), range(5, 513), range(2 * p, 513, p))[d.level])
+        # issue 39: more stage counts and any number of microbatches up to 96, so that keys repeat less across draws
+        p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 9, 10, 12, 14), (2, 4, 8))[d.level])
+        m = d.pick((range(4, 97), range(5, 97), range(2 * p, 97, p))[d.level])
         schedule = ("gpipe", "1f1b", "interleaved")[d.level]
         v = d.pick((2, 3, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:
@@ -188,9 +188,12 @@ def pipeline_bubble(d: Draw) -> Problem:
         Wrong("forgot_chunks", "ignored the v chunks per stage", "Interleaving divides the bubble by v.",
               float(bubble(p, m).answer) * 100) if schedule == "interleaved" else None,
         Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p)),
-        Wrong("slots_2m", "counted 2m slots (forward and backward) but the p − 1 bubble slots once",
-              "The forward and the backward pass each leave p − 1 idle slots: (2(p − 1))/(2(m + p − 1)).",
-              100 * (p - 1) / (2 * m + p - 1)) if schedule != "interleaved" else None,
+        Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
+              "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
+              float(r.answer) * 50, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+        Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
+              "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
+              100 * (p - 1) / (v * m + p)),
         Wrong("chunks_twice", "divided the bubble by v² (the chunks counted twice)", "Interleaving divides the bubble "
               "slots by v once: (p − 1)/(v·m + p − 1).", float(bubble(p, m * v, schedule="interleaved", chunks=v).answer) * 100)
         if schedule == "interleaved" else None,

@@ -70,11 +70,14 @@ def flash_tiling(d: Draw) -> Problem:
         key = nat_key(value, 0, unit="blocks")
         wrongs = [
             Wrong("forgot_four", "used B_c = ⌈M/d⌉ (forgot the 4: Q, K, V and O share the SRAM)",
-                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / dh))),
+                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / dh)),
+                  inverse="used B_c = ⌈M/16d⌉ (divided by 4 twice)",
+                  inverse_value=math.ceil(N / max(1, math.ceil(M / (16 * dh))))),
             Wrong("row_blocks", "divided N by B_r (the query blocks)", "T_c counts key/value blocks of B_c rows.",
                   math.ceil(N / br)) if br != bc else None,
             Wrong("floor_blocks", "rounded N/B_c down", "A last, partial block is still a block: ⌈N/B_c⌉.",
-                  N // bc) if N % bc else None,
+                  N // bc, inverse="counted one block too many (⌈N/B_c⌉ + 1)", inverse_value=N // bc + 2)
+            if N % bc else None,
         ]
         notes = [f"$B_c = \\lceil {M}/(4 \\times {dh}) \\rceil = {bc}$ (and $B_r = \\min({bc}, {dh}) = {br}$).",
                  f"$T_c = \\lceil {N}/{bc} \\rceil = {tc}$."]
@@ -594,7 +597,8 @@ def ring_overlap(d: Draw) -> Problem:
     if d.level == 0:
         st.p("How many bytes does a device send per step? Give MB ($10^6$ bytes), rounded off to two decimal places.")
         key = nat_key(value, 2, unit="MB")
-        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2),
+        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2,
+                        inverse="counted K and V twice each (a factor 4)"),
                   Wrong("whole_sequence", "sent K/V of the whole sequence", "A device holds and sends its block of "
                         "c = N/P tokens.", value * P),
                   Wrong("query_heads", "used the query heads for K/V", "K/V have h_kv heads.", value * h / hk)
@@ -608,7 +612,8 @@ def ring_overlap(d: Draw) -> Problem:
         key = nat_key(value, 2, unit="ms")
         tc, tm = float(r.breakdown["compute_s"]) * 1e3, float(r.breakdown["send_s"]) * 1e3
         wrongs = [Wrong("no_overlap", "added compute and send", "They overlap: the step takes the longer of the two.",
-                      tc + tm),
+                      tc + tm, inverse="took the longer minus the shorter (the overlap subtracted)",
+                      inverse_value=abs(tc - tm)),
                   Wrong("send_only", "took the send time", "The compute is part of the step.", tm) if tm < tc else
                   Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc)]
         notes = [f"Compute: $4 \\times {c}^2 \\times {h} \\times {dh} / {F:.3g} = {tc:.5f}$ ms.",
@@ -622,8 +627,10 @@ def ring_overlap(d: Draw) -> Problem:
         cstar = float(r.breakdown["min_chunk_to_hide"])
         wrongs = [Wrong("query_heads", "used the query heads for K/V (as if no GQA)", "K/V have h_kv heads.",
                         math.ceil(cstar * h / hk)),
-                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2)),
-                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar))
+                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2),
+                        inverse="counted K and V twice each in the send", inverse_value=math.ceil(2 * cstar)),
+                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar),
+                        inverse="rounded up and added one (⌈c*⌉ + 1)", inverse_value=math.ceil(cstar) + 1)
                   if cstar != int(cstar) else None]
         notes = ["Hide when $4 c^2 h d_h / F \\ge 2 c h_{kv} d_h b / \\beta$, i.e. $c \\ge F h_{kv} b / (2 h \\beta)$.",
                  f"$c^* = {F:.3g} \\times {hk} \\times 2 / (2 \\times {h} \\times {beta:.3g}) = {cstar:.4f}$; rounded up: "
@@ -760,8 +767,10 @@ def disaggregation_handover(d: Draw) -> Problem:
     if d.level == 0:
         st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
         key = nat_key(value, 2, unit="GB")
-        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2),
-                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30),
+        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2,
+                        inverse="counted K and V twice each (a factor 4)"),
+                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30,
+                        inverse="multiplied the GB by 1.0737 (converted GiB to GB the wrong way)"),
                   Wrong("one_layer", "counted one layer", "Every layer has its own K and V.", value / L)]
         notes = [f"Per token: $2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {hk} \\times {dh} "
                  f"\\times 2 = {big(int(X))}$ bytes.", f"Prompt: ${P} \\times {big(int(X))} = {big(int(nbytes))}$ bytes "
@@ -773,8 +782,10 @@ def disaggregation_handover(d: Draw) -> Problem:
             st.p("How long does the transfer take after the prefill? Give milliseconds, rounded off to two decimal "
                  "places.")
             key = nat_key(value, 2, unit="ms")
-            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8),
-                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2),
+            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8,
+                            inverse="divided the time by 8 (took the bytes for bits)"),
+                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2,
+                            inverse="counted K and V twice each (a factor 4)"),
                       Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
             notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
                      f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
@@ -846,7 +857,8 @@ def window_receptive_field(d: Draw) -> Problem:
         st.p("Information from how many positions back (at most) can reach a token through the whole stack?")
         key = nat_key(value, 0, unit="positions")
         wrongs = [Wrong("span", "counted L·W", "Each layer reaches W − 1 positions back, not W (the window counts the "
-                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W),
+                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W,
+                        inverse="took W − 2 positions per layer (left out both ends of the window)", inverse_value=L * (W - 2)),
                   Wrong("one_layer", "took one layer's reach", "Layers compose: each adds W − 1.", W - 1)]
         notes = [f"One layer: $W - 1 = {W - 1}$ positions back.", f"$L$ layers: $L (W - 1) = {L} \\times {W - 1} = "
                  f"{field}$."]
@@ -856,12 +868,14 @@ def window_receptive_field(d: Draw) -> Problem:
         st.p(f"A sequence has $n = {n}$ tokens (positions 0 … {n - 1}).{sink} How many earlier positions can have no "
              "influence at all on the last token's output?")
         key = nat_key(value, 0, unit="positions")
-        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s)),
+        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s),
+                        inverse="took W − 2 positions per layer (left out both ends of the window)",
+                        inverse_value=n - 1 - L * (W - 2) - s),
                   Wrong("self_counted", "left out the token itself", "Positions before the last one: n − 1 of them.",
-                        value + 1)]
+                        value + 1, inverse="took n − 2 earlier positions (one too few)", inverse_value=value - 1)]
         if s:
             wrongs.append(Wrong("forgot_sinks", "forgot the sinks", "Sink tokens are visible from every query.",
-                                n - 1 - field))
+                                n - 1 - field, inverse="subtracted the sinks twice", inverse_value=value - s))
         notes = [f"Field: $L (W - 1) = {field}$ positions before the last token ({n - 1 - field} … {n - 2}).",
                  f"Earlier positions: $n - 1 = {n - 1}$; out of reach: ${n - 1} - {field}" + (f" - {s}" if s else "")
                  + f" = {value}$."]

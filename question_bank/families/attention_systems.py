@@ -570,13 +570,15 @@ def ring_overlap(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bytes sent per step (MB); medium, one step's time with the send overlapped (ms);
     # hard, the smallest chunk per device whose send hides (grouped K/V heads, tokens, rounded up).
     for _ in range(300):
+        # issue 39: chunks, heads, chip and link figures drawn wide (log-uniform where they multiply into the key), so
+        # that keys rarely repeat across draws and a slip's factor leaves no trace in the key's size
         P = d.pick((2, 4, 8, 16, 32, 64))
-        c = d.pick((1024, 2048, 4096, 8192, 16384, 32768)) if d.level < 2 else 1024
-        h = d.pick((32, 64))
-        hk = h if d.level < 2 else d.pick((8, 4))
-        dh = d.pick((64, 128)) if d.level == 0 else 128
-        F = d.pick((300, 400, 600, 800, 989)) * 10**12
-        beta = d.pick((25, 50, 100, 200)) * 10**9
+        c = 256 * round(d.log_uniform(4, 256, None)) if d.level < 2 else 1024
+        h = d.pick((16, 24, 32, 40, 48, 64, 96, 128))
+        hk = h if d.level < 2 else d.pick(tuple(k for k in (1, 2, 4, 8, 16) if k < h))
+        dh = d.pick((64, 80, 96, 128)) if d.level == 0 else 128
+        F = d.log_uniform(100, 2000) * 10**12
+        beta = d.log_uniform(10, 900, 2) * 10**9
         r = ring_attention(P * c, P, h, dh, kv_heads=hk, link_bandwidth=beta, peak_flops=F)
         if d.level == 0:
             value = float(r.answer) / 1e6
@@ -615,7 +617,12 @@ def ring_overlap(d: Draw) -> Problem:
                       tc + tm, inverse="took the longer minus the shorter (the overlap subtracted)",
                       inverse_value=abs(tc - tm)),
                   Wrong("send_only", "took the send time", "The compute is part of the step.", tm) if tm < tc else
-                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc)]
+                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc),
+                  Wrong("k_only", "sent K only", "The block passed on holds K and V.", max(tc, tm / 2),
+                        inverse="sent K and V twice each", inverse_value=max(tc, 2 * tm)),
+                  Wrong("one_matmul", "counted 2c²hd_h FLOPs (QKᵀ only)", "AV is a second matmul of the same size: "
+                        "4c²hd_h.", max(tc / 2, tm), inverse="counted 8c²hd_h FLOPs (each matmul twice)",
+                        inverse_value=max(2 * tc, tm))]
         notes = [f"Compute: $4 \\times {c}^2 \\times {h} \\times {dh} / {F:.3g} = {tc:.5f}$ ms.",
                  f"Send: $2 \\times {c} \\times {hk} \\times {dh} \\times 2 / {beta:.3g} = {tm:.5f}$ ms.",
                  f"Step: the longer, {value:.5f} ms."]

@@ -41,9 +41,11 @@ def flash_tiling(d: Draw) -> Problem:
     # Levels (disjoint): easy, the number of key/value blocks T_c; medium, FlashAttention-1's HBM accesses of one
     # head (millions of elements); hard, how many times fewer accesses than standard attention (two decimals).
     for _ in range(300):
-        N = d.pick((1024, 1536, 2048, 3072, 4096, 6144, 8192) if d.level else (1000, 1536, 2048, 3000, 4096, 5000))
-        dh = d.pick((64, 96, 128))
-        M = d.pick((16_384, 24_576, 32_768, 49_152, 65_536, 98_304))
+        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 128 above easy) and any SRAM size in
+        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws
+        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 128 * round(d.log_uniform(4, 256, None))
+        dh = d.pick((64, 80, 96, 128))
+        M = 1024 * d.pick(range(16, 129))
         br, bc = block_sizes(M, dh)
         r = flash_attention(N, dh, sram=M)
         tc = r.breakdown["col_blocks"]
@@ -61,6 +63,8 @@ def flash_tiling(d: Draw) -> Problem:
     std = standard_hbm(N, dh)
     fl = flash_hbm(N, dh, br, bc)
     no_stats = 2 * N * dh + tc * 2 * N * dh + (tc + 1) * N * dh  # ℓ, m forgotten
+    total = fl["reads"] + fl["writes"]
+    fa2 = sum(flash_hbm(N, dh, br, bc, version="2").values())
     st = Doc()
     st.p(f"FlashAttention (Dao et al. 2022, Algorithm 1) runs one attention head with sequence length $N = {N}$ and "
          f"head size $d = {dh}$ on a chip with on-chip SRAM of $M = {M}$ elements. It picks blocks of "
@@ -85,12 +89,16 @@ def flash_tiling(d: Draw) -> Problem:
         wrongs_common = [
             Wrong("forgot_stats", "left out the running statistics ℓ and m",
                   "Algorithm 1 reads and writes ℓ_i and m_i (N each) with O_i on every outer step.",
-                  no_stats / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / no_stats),
+                  no_stats / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / no_stats,
+                  inverse="counted the statistics ℓ and m twice", inverse_value=(2 * total - no_stats) / 1e6 if d.level == 1
+                  else (4 * N * dh + 4 * N * N) / (2 * total - no_stats)),
             Wrong("q_once", "read Q and O once (FlashAttention-2's loop order)",
                   "In Algorithm 1 the outer loop is over K/V blocks: Q_i, O_i, ℓ_i, m_i are loaded again on each of "
                   "the T_c outer steps.",
                   sum(flash_hbm(N, dh, br, bc, version="2").values()) / 1e6 if d.level == 1 else
-                  (4 * N * dh + 4 * N * N) / sum(flash_hbm(N, dh, br, bc, version="2").values())),
+                  (4 * N * dh + 4 * N * N) / sum(flash_hbm(N, dh, br, bc, version="2").values()),
+                  inverse="counted the reloads of Q, O, ℓ and m twice on each outer step",
+                  inverse_value=(2 * total - fa2) / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / (2 * total - fa2)),
         ]
         if d.level == 1:
             st.p("Counting every element Algorithm 1 loads from or stores to HBM (line 2's initial writes of "

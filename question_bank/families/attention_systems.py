@@ -80,8 +80,11 @@ def flash_tiling(d: Draw) -> Problem:
             Wrong("row_blocks", "divided N by B_r (the query blocks)", "T_c counts key/value blocks of B_c rows.",
                   math.ceil(N / br)) if br != bc else None,
             Wrong("floor_blocks", "rounded N/B_c down", "A last, partial block is still a block: ⌈N/B_c⌉.",
-                  N // bc, inverse="counted one block too many (⌈N/B_c⌉ + 1)", inverse_value=N // bc + 2)
-            if N % bc else None,
+                  N // bc) if N % bc else None,
+            Wrong("kv_only", "used B_c = ⌈M/2d⌉ (only K and V in the SRAM)",
+                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / (2 * dh))),
+                  inverse="used B_c = ⌈M/8d⌉ (each of the four blocks counted twice)",
+                  inverse_value=math.ceil(N / max(1, math.ceil(M / (8 * dh))))),
         ]
         notes = [f"$B_c = \\lceil {M}/(4 \\times {dh}) \\rceil = {bc}$ (and $B_r = \\min({bc}, {dh}) = {br}$).",
                  f"$T_c = \\lceil {N}/{bc} \\rceil = {tc}$."]

@@ -411,6 +411,12 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:
         return None
+    # issue 39: a slip that can move the key one way only (no named inverse) says on which side the key lies
+    # (the option ×4/3 above another is never the key when that slip always adds a third): two slips that can each
+    # go either way are taken when the draw has them
+    either = {m.id for _, m in ws if m.inverse}
+    both_ways = [g for g in good if g[1][0] in either and g[2][0] in either]
+    good = both_ways or good
     near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
     good = near or good
     if not isinstance(key, IntegerKey):

@@ -383,12 +383,14 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     # this loop was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
     text, same = _sameness(key)
     unfit: dict[float, bool] = {}
+    # issue 39: no option a quantity of its kind cannot take: a share of a whole ("%" with the key at most 100) above 100 %
+    ceiling = 100.0 if getattr(key, "unit", None) == "%" and kv <= 100 else math.inf
 
     def unfit_alone(v: float) -> bool:
         r = unfit.get(v)
         if r is None:
             r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
-                            or any(same(v, x) for x in avoid))
+                            or any(same(v, x) for x in avoid) or v > ceiling)
         return r
 
     good = []
@@ -440,6 +442,13 @@ def _build(base: Any, d: Any) -> Problem:
                 raise
             continue
         chosen = _choose(d, p, rank)
+        if chosen is None and attempt >= TRIES // 2:
+            # the drawn rank is out of reach of this family's slips (every slip that can go down is larger than
+            # every slip that can go up, say): the key at another rank rather than no question
+            for other in sorted(set(range(N_OPTIONS)) - {rank}, key=lambda r: abs(r - rank)):
+                chosen = _choose(d, p, other)
+                if chosen is not None:
+                    break
         if chosen is not None:
             break
     if chosen is None:

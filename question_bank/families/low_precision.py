@@ -453,10 +453,11 @@ def grad_accum_bubble(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bubble (percent) with the accumulation steps given; medium, the bubble from the
     # global batch, micro-batch and data-parallel degree; hard, the same with the global batch given in tokens.
     for _ in range(300):
-        p = d.pick((4, 8, 16, 32))
+        # issue 39: more stage counts and up to 128 micro-batches, so that keys rarely repeat across draws
+        p = d.pick((2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32))
         b = d.pick((1, 2, 4))
         dp = d.pick((8, 16, 32, 64, 128))
-        m = d.rng.randint(2, 64)
+        m = d.rng.randint(2, 128)
         B = m * b * dp
         seq = d.pick((2048, 4096, 8192))
         r = grad_accumulation(B, b, dp, stages=p)
@@ -464,15 +465,22 @@ def grad_accum_bubble(d: Draw) -> Problem:
         if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [p, b, dp, m, B]):
             break
     wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
-                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100),
+                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100,
+                    inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(m + 2(p − 1))",
+                    inverse_value=(p - 1) / (m + 2 * (p - 1)) * 100),
               Wrong("dp_not_divided", "took m = B/b, forgetting the data-parallel replicas",
                     "Each of the d replicas takes B/d sequences: m = B/(b·d).", (p - 1) / (B // b + p - 1) * 100)
               if d.level else None,
               Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
-                    p / (m + p) * 100),
+                    p / (m + p) * 100, inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 else None,
+                    inverse_value=(p - 2) / (m + p - 2) * 100 if p > 2 else None),
               Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
                     "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
-                    value / 2, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)")]
+                    value / 2, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+              Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
+                    "The step is m + p − 1 slots long: m micro-batches through the first stage, then p − 1 to drain.",
+                    (p - 1) / (m + p) * 100, inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+                    inverse_value=(p - 1) / (m + p - 2) * 100)]
     key = nat_key(value, 2, unit="%")
     st = Doc()
     if d.level == 0:

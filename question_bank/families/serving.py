@@ -46,7 +46,8 @@ def max_batch(d: Draw) -> Problem:
         figure = "device" if d.level == 2 else "datasheet"
         chips = 8 if n_b >= 60 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
-        S = d.pick((1024, 2048, 3072, 4096) if name == "Mistral-7B" else (1024, 2048, 3072, 4096, 6144, 8192))
+        # issue 39: any context in multiples of 128 (log-uniform), so that keys rarely repeat across draws
+        S = 128 * round(d.log_uniform(8, 32 if name == "Mistral-7B" else 128, None))
         N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")

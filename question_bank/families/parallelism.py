@@ -168,9 +168,9 @@ def pipeline_bubble(d: Draw) -> Problem:
     # (remembering the easy answers answered 86 % of medium): easy, p a power of two and m a multiple of 4;
     # medium, p not a power of two and any m; hard, m a multiple of p. Wider ranges: ≥ 50 problems a level.
     for _ in range(300):
-        # issue 39: more stage counts and any number of microbatches up to 96, so that keys repeat less across draws
+        # issue 39: more stage counts and any number of microbatches up to 200, so that keys repeat less across draws
         p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 9, 10, 12, 14), (2, 4, 8))[d.level])
-        m = d.pick((range(4, 97), range(5, 97), range(2 * p, 97, p))[d.level])
+        m = d.pick((range(4, 201), range(5, 201), range(2 * p, 201, p))[d.level])
         schedule = ("gpipe", "1f1b", "interleaved")[d.level]
         v = d.pick((2, 3, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:

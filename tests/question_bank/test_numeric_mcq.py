@@ -47,11 +47,16 @@ def test_type_mcq_draws_from_most_of_the_bank():
     assert len(drawn) > len(base) / 2, (len(drawn), len(base))
 
 
-def _moved(base_key, k: float, w: float, how: str) -> float:
-    """The key moved by one slip, recomputed here: the mistake's own value, or the same step the
-    other way round (k²/w for a NAT key, 2k − w for an integer one)."""
+def _moved(base_key, k: float, m, how: str) -> float:
+    """The key moved by one slip, recomputed here: the mistake's own value, or the inverse mistake the
+    family names beside it (issue 38): its own value when the family computes one, else the same step
+    the other way round (k²/w for a NAT key, 2k − w for an integer one)."""
+    w = float(m.value)
     if how == "own":
         return w
+    assert m.inverse, (m.id, "made the other way round without a named inverse mistake")
+    if m.inverse_value is not None:
+        return float(m.inverse_value)
     return 2 * k - w if isinstance(base_key, IntegerKey) else k * k / w
 
 
@@ -68,7 +73,7 @@ def test_view_keys_and_distractors(view):
         (at,) = p.key.correct
         k = float(base.key.value)
         assert vals[at] == k
-        mistakes = {m.id: float(m.value) for m in base.misconceptions}
+        mistakes = {m.id: m for m in base.misconceptions}
         by_index = {m.value: m for m in p.misconceptions}
         assert set(by_index) == set(range(4)) - {at}
         slips = p.given["option_slips"]
@@ -87,6 +92,9 @@ def test_view_keys_and_distractors(view):
             assert vals[i] == pytest.approx(want, rel=1e-9), (p.id, m.id)
             ids = [sid if how == "own" else f"{sid}_reversed" for sid, how in slips[i]]
             assert m.id == "_and_".join(ids), (p.id, m.id)
+            for sid, how in slips[i]:  # issue 38: each slip is named as a mistake, never "the other way round"
+                named = mistakes[sid.split("+")[0]].label if how == "own" else mistakes[sid.split("+")[0]].inverse
+                assert named and named in m.label and "other way round" not in m.label, (p.id, m.label)
             verdict = grade(p, {i})
             assert not verdict.correct and verdict.misconception.id == m.id
             assert verdict.misconception.feedback
@@ -142,7 +150,7 @@ def _with_mistakes(factors):
 
     p = FAMS["counting.params_model"].generate(0, "easy")
     k = float(p.key.value)
-    ms = [Misconception(f"m{i}", f"mistake {i}", "feedback", k * f) for i, f in enumerate(factors)]
+    ms = [Misconception(f"m{i}", f"mistake {i}", "feedback", k * f, f"mistake {i} inverted") for i, f in enumerate(factors)]
     return dc.replace(p, key=NumericKey(k, k * 0.999, k * 1.001, None), misconceptions=ms)
 
 

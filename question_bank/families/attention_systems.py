@@ -159,10 +159,12 @@ def paged_blocks(d: Draw) -> Problem:
                 break
             continue
         L = d.rng.randint(300, 3000)
-        X = d.pick((131_072, 163_840, 327_680, 524_288))
+        # issue 39: any KV footprint per token in multiples of 16 KiB (64 KiB to 640 KiB) and any budget of 8 to 80
+        # units, so that keys rarely repeat across draws
+        X = 16_384 * d.pick(range(4, 41))
         Lmax = d.pick((4096, 8192))
         unit = "GB" if d.level == 1 else "GiB"
-        Kb = d.pick((10, 16, 20, 24, 40)) * (10**9 if unit == "GB" else 2**30)
+        Kb = round(d.log_uniform(8, 80, None)) * (10**9 if unit == "GB" else 2**30)
         r = paged_kv([L], B, X, budget=Kb, max_len=Lmax)
         value = r.breakdown["paged_sequences"] - (r.breakdown["contiguous_sequences"] if d.level == 2 else 0)
         if value > 1 and value not in (L, B, Lmax):
@@ -200,10 +202,15 @@ def paged_blocks(d: Draw) -> Problem:
              "more sequences fit at once with paging than without?")
         key = nat_key(value, 0, unit="sequences")
         gb = paged_kv([L], B, X, budget=Kb * 10**9 // 2**30, max_len=Lmax)
+        big_gib = paged_kv([L], B, X, budget=Kb * 2**30 // 10**9, max_len=Lmax)
         wrongs = [Wrong("gib_as_gb", "took a GiB for 10^9 bytes", "1 GiB = 2^30 bytes.",
-                        gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"]),
+                        gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"],
+                        inverse="converted the GiB budget the wrong way (× 2^30/10^9 once more)",
+                        inverse_value=big_gib.breakdown["paged_sequences"] - big_gib.breakdown["contiguous_sequences"]),
                   Wrong("no_blocks", "ignored the block rounding in the paged count",
-                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"])]
+                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"],
+                        inverse="gave each sequence one block too many (⌈L/B⌉ + 1 blocks)",
+                        inverse_value=phys // (nb + 1) - r.breakdown["contiguous_sequences"])]
     notes = [f"Physical blocks: $\\lfloor {big(Kb)} / ({B} \\times {big(X)}) \\rfloor = {big(phys)}$.",
              f"Blocks per sequence: $\\lceil {L}/{B} \\rceil = {nb}$; sequences: $\\lfloor {phys}/{nb} \\rfloor = "
              f"{r.breakdown['paged_sequences']}$."]
@@ -921,17 +928,19 @@ def ulysses_all_to_all(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bytes a device sends per layer with full multi-head attention (MB); medium, the
     # same with grouped K/V heads and a batch (MB); hard, the forward pass's all-to-all time over L layers (ms).
     for _ in range(300):
+        # issue 39: lengths, head shapes, batches, layers and link figures drawn wide (log-uniform where they multiply
+        # into the key), so that keys rarely repeat across draws
         P = d.pick((2, 4, 8, 16) if d.level == 0 else (2, 4, 8))
-        h = d.pick((16, 32, 64))
-        hk = h if d.level == 0 else d.pick((8, 16))
+        h = d.pick((16, 24, 32, 40, 48, 64, 96))
+        hk = h if d.level == 0 else d.pick((8, 16, 24, 32))
         if h % P or hk % P or (d.level and hk >= h):
             continue
-        dh = d.pick((64, 128))
-        N = d.pick((8192, 16384, 32768, 65536, 131072)) if d.level < 2 else d.pick((32768, 65536, 131072))
-        B = 1 if d.level == 0 else d.pick((1, 2, 4))
-        L = d.pick((24, 32, 48, 80)) if d.level == 2 else 1
-        beta = d.pick((50, 100, 200, 400)) * 10**9 if d.level == 2 else None
-        alpha = d.pick((5, 10, 20)) * 1e-6 if d.level == 2 else 0
+        dh = d.pick((64, 80, 96, 128))
+        N = 1024 * round(d.log_uniform(8, 128, None)) if d.level < 2 else 1024 * round(d.log_uniform(32, 128, None))
+        B = 1 if d.level == 0 else d.pick(range(1, 9))
+        L = d.pick(range(16, 97)) if d.level == 2 else 1
+        beta = d.log_uniform(25, 900, 2) * 10**9 if d.level == 2 else None
+        alpha = d.pick(range(2, 31)) * 1e-6 if d.level == 2 else 0
         r = ulysses(N, P, h, dh, kv_heads=hk, batch=B, link_bandwidth=beta, latency=alpha)
         value = float(r.answer) / 1e6 if d.level < 2 else L * float(r.breakdown["time_s"]) * 1e3
         if safe_for_rounding(value, 2, 0.1):
@@ -956,9 +965,10 @@ def ulysses_all_to_all(d: Draw) -> Problem:
                         "Q, K and V go in (h + 2·h_kv heads of d_h) and O comes back (h heads): four tensors' worth "
                         "when K/V have all the heads.", float(r.breakdown["o_bytes_sent"]) / 1e6),
                   Wrong("count_local", "forgot the factor (P − 1)/P", "A 1/P share of each tensor already sits on the "
-                        "device that needs it: it is not sent.", everything / 1e6),
+                        "device that needs it: it is not sent.", everything / 1e6,
+                        inverse="applied (P − 1)/P twice"),
                   Wrong("total", "gave the total over all devices", "The question asks what one device sends.",
-                        sent * P / 1e6),
+                        sent * P / 1e6, inverse="divided by the P devices once more"),
                   Wrong("no_output", "left out the output all-to-all", "O is sent back to sequence shards after "
                         "attention.", qkv / 1e6)]
         if hk != h:
@@ -981,9 +991,11 @@ def ulysses_all_to_all(d: Draw) -> Problem:
     wrongs = [Wrong("one_layer", "gave one layer's time", f"Every one of the {L} layers runs both all-to-alls.",
                     per_layer),
               Wrong("count_local", "forgot the factor (P − 1)/P", "The device's own 1/P share is not sent.",
-                    L * (2 * alpha + everything / beta) * 1e3),
+                    L * (2 * alpha + everything / beta) * 1e3, inverse="applied (P − 1)/P twice",
+                    inverse_value=L * (2 * alpha + sent * (P - 1) / P / beta) * 1e3),
               Wrong("one_latency", "paid the latency once per layer", "Two all-to-alls per layer, each pays α.",
-                    L * (alpha + sent / beta) * 1e3),
+                    L * (alpha + sent / beta) * 1e3, inverse="paid the latency three times per layer",
+                    inverse_value=L * (3 * alpha + sent / beta) * 1e3),
               Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.",
                     L * (2 * alpha + 8 * sent / beta) * 1e3),
               Wrong("no_output", "left out the output all-to-all", "O goes back to sequence shards: that is the second "

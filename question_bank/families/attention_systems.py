@@ -770,17 +770,23 @@ def disaggregation_handover(d: Draw) -> Problem:
     # Levels (disjoint): easy, the KV bytes one prompt hands over (GB); medium, the time over the link (ms); hard,
     # the time left exposed when each layer's K, V leave as soon as that layer's prefill is done (ms).
     for _ in range(300):
-        L = d.pick((24, 28, 32, 36, 40, 48, 64, 80))
-        hk = d.pick((2, 4, 8, 16))
-        dh = d.pick((64, 96, 128, 256))
+        # issue 39: any layer count, prompt length, link and prefill time (log-uniform, two significant figures), so
+        # that keys rarely repeat across draws
+        L = d.pick(range(16, 97))
+        hk = d.pick((1, 2, 4, 8, 16))
+        dh = d.pick((64, 80, 96, 128, 256))
         # prompts of any length (powers of two made every 2^30 slip a round number, told apart by its digits)
-        P = d.pick((1500, 2000, 2500, 3000, 5000, 6000, 10000, 12000, 20000, 25000, 30000))
-        beta = d.pick((12.5, 25, 50, 100, 200, 400)) * 10**9
-        tpf = d.pick((0.1, 0.2, 0.5, 1.0))
+        P = round(d.log_uniform(1000, 32000, 2))
+        beta = d.log_uniform(10, 400, 2) * 10**9
+        tpf = d.log_uniform(0.05, 2.0, 2)
         X = kv_bytes_per_token(L, hk, dh, "bf16")
         r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
         value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
                  else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        # the 2^30 slip a whole number ("1.00 GB") is the odd one out
+        slip = value * 1e9 / 2**30
+        if round(slip, 2) == round(slip):
+            continue
         # hard: at least 0.5 ms (a share of a few hundredths of a ms, given to two decimals, is one digit)
         if safe_for_rounding(value, 2, 0.1) and value > (0.5 if d.level == 2 else 0.05):
             break

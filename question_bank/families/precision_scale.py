@@ -329,7 +329,7 @@ def run_flops_family(d: Draw) -> Problem:
     sparse = h.vendor == "NVIDIA" and d.level >= 1
     scale = (1e9 * 6 * N) if d.level == 2 else 10**exp  # FLOPs -> the answer's unit
     wrongs = [Wrong("no_mfu", "left out the MFU (counted the peak for every second)",
-                    "A run reaches only MFU × peak on average.", r.answer / mfu / scale),
+                    "A run reaches only MFU × peak on average.", r.answer / mfu / scale, inverse="applied the MFU twice"),
               Wrong("hours_not_seconds", "multiplied FLOP/s by hours (no × 3,600)" if d.level == 0 else
                     "multiplied FLOP/s by days (no × 86,400)", "Peak is per second: convert the time to seconds.",
                     r.answer / (3600 if d.level == 0 else 86400) / scale)]
@@ -341,12 +341,13 @@ def run_flops_family(d: Draw) -> Problem:
     if sparse:
         wrongs.append(Wrong("sparse_peak", "used the with-sparsity figure as the peak",
                             "NVIDIA's printed tensor figure assumes 2:4 sparsity: the dense peak is half.",
-                            2 * r.answer / scale))
+                            2 * r.answer / scale, inverse="halved the dense peak (took it for the with-sparsity figure)"))
     if d.level == 2:
         wrongs.append(Wrong("two_n", "divided by 2N (the forward pass only)", "Training costs 6N FLOPs per token: "
                             "2N forward, 4N backward.", 3 * value))
         wrongs += [Wrong("macs_vs_flops", "divided by 3N (counted multiply-adds)", "The peak and the 6N rule both count "
-                         "2 FLOPs per multiply-add: divide by 6N.", r.answer / (3 * N) / 1e9),
+                         "2 FLOPs per multiply-add: divide by 6N.", r.answer / (3 * N) / 1e9,
+                         inverse="divided by 12N (4 FLOPs per multiply-add)"),
                    Wrong("backward_as_forward", "divided by 4N (took the backward pass as costly as the forward)",
                          "The backward pass costs 4N per token, twice the forward's 2N: 6N in all.", r.answer / (4 * N) / 1e9),
                    Wrong("counted_recompute", "divided by 8N (counted activation recomputation)",

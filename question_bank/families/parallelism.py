@@ -325,7 +325,9 @@ def mfu_with_recompute(d: Draw) -> Problem:
               r.answer * 100 * chips),
         Wrong("forgot_attention_term", "left out the attention term 12·L·h·s (counted 6N only)",
               f"PaLM's convention counts attention's matmuls too: 6N + 12·{L}·{h}·{s} FLOPs per token.",
-              flops_utilisation(N, tps, chips, peak, recompute=recompute).answer * 100) if L else None,
+              flops_utilisation(N, tps, chips, peak, recompute=recompute).answer * 100,
+              inverse="counted the attention term twice (6N + 24·L·h·s)",
+              inverse_value=r.answer * 100 * (6 * N + 24 * L * h * s) / (6 * N + 12 * L * h * s)) if L else None,
     ]
     key = nat_key(value, 2, unit="%")
     st = Doc()

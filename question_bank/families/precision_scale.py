@@ -245,9 +245,10 @@ def fp8_memory_family(d: Draw) -> Problem:
                          "and gradients stay whole on every rank.", per_gpu(Fraction(rep, dp), shd))]
     if d.level == 2:
         wrongs += [Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.",
-                         per_gpu(rep, shd, unit_div=10**9)),
+                         per_gpu(rep, shd, unit_div=10**9), inverse="converted to GiB twice (× 0.9313 once more)"),
                    Wrong("tp_only", "divided by t only, not t·p", "Pipeline stages split the layers: P/(t·p) "
-                         "parameters per GPU.", per_gpu(rep, shd, mp=t))]
+                         "parameters per GPU.", per_gpu(rep, shd, mp=t), inverse="divided by the p stages twice (t·p²)",
+                         inverse_value=per_gpu(rep, shd, mp=t * p * p))]
     key = nat_key(value, 2, unit=unit)
     st = Doc()
     st.p(f"A {N / 1e9:g}-billion-parameter model trains with Adam under {_RECIPE_TEXT[recipe]}.")

@@ -263,11 +263,18 @@ def lr_schedule(d: Draw) -> Problem:
             p_wrong = t / T
             wrongs = [Wrong("progress_from_zero", "took the progress as t/T (the warmup not taken off)",
                             "The cosine starts after the warmup: p = (t − w)/(T − w).",
-                            floor + (peak - floor) * (1 + math.cos(math.pi * p_wrong)) / 2),
+                            floor + (peak - floor) * (1 + math.cos(math.pi * p_wrong)) / 2,
+                            inverse="took the warmup off twice: p = (t − 2w)/(T − 2w)" if t > 2 * w else None,
+                            inverse_value=floor + (peak - floor) * (1 + math.cos(math.pi * (t - 2 * w) / (T - 2 * w))) / 2
+                            if t > 2 * w else None),
                       Wrong("floor_ignored", "decayed to 0 instead of the floor", "lr = min + (peak − min)(1 + cos πp)/2.",
-                            peak * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2) if floor else None,
+                            peak * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2, inverse="decayed to twice the floor",
+                            inverse_value=2 * floor + (peak - 2 * floor) * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2)
+                      if floor else None,
                       Wrong("no_half", "forgot the ½: (peak − min)(1 + cos πp)", "At p = 0 the rate must be the peak.",
-                            floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))))]
+                            floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))),
+                            inverse="divided by 4 instead of 2: (peak − min)(1 + cos πp)/4",
+                            inverse_value=floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))) / 4)]
             given = {"schedule": "cosine", "peak": peak, "warmup": w, "total": T, "min_lr": floor, "step": t}
         else:
             dm, w = d.pick((512, 768, 1024, 2048)), d.pick((2000, 4000, 8000))
@@ -283,7 +290,8 @@ def lr_schedule(d: Draw) -> Problem:
         if safe_for_rounding(value, 3, 0.1) and 0.01 < value and _blind_ok(round(value, 3), [v * 1e5 for v in
                                                                                                (given.get("peak", 0),)]):
             break
-    wrongs = [Wrong(w_.id, w_.label, w_.feedback, w_.value * 1e5) if w_ else None for w_ in wrongs]
+    wrongs = [Wrong(w_.id, w_.label, w_.feedback, w_.value * 1e5, w_.inverse,
+                    None if w_.inverse_value is None else w_.inverse_value * 1e5) if w_ else None for w_ in wrongs]
     key = nat_key(value, 3, unit="× 10⁻⁵")
     st = Doc()
     if d.level == 0:

@@ -280,7 +280,8 @@ def activation_memory(d: Draw) -> Problem:
         Wrong("full_recompute", "used full recomputation (2·s·b·h)", "Full recomputation keeps only each layer's input; "
               "selective recomputation keeps the 34·s·b·h activations.", act(recompute="full")) if recompute == "selective" else None,
         Wrong("gb_vs_gib", f"gave {other_unit} instead of {unit}", "1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes; "
-              "1 MB = 10⁶ bytes, 1 MiB = 2²⁰ bytes.", r.answer / _UNITS[other_unit][0]),
+              "1 MB = 10⁶ bytes, 1 MiB = 2²⁰ bytes.", r.answer / _UNITS[other_unit][0],
+              inverse=f"converted to {unit} twice (× {_UNITS[other_unit][0] / div:.4g} once more)"),
         Wrong("one_head", "counted one head's score matrix", f"Each of the a = {a} heads has its own s × s scores.",
               activations(s, b, h, 1, recompute=recompute, n_layers=L).answer / div) if recompute == "none" else None,
         Wrong("one_layer", "gave one layer", f"The question asks for all {L} layers.",

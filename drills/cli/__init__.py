@@ -93,6 +93,7 @@ SOLVE_COMMANDS = {
     "fsdp-opt": ("drills.cli.registry_command:fsdp_opt", "FSDP degree minimising the comms of FSDP+TP on N chips."),
     "tp-decode-max": ("drills.cli.registry_command:tp_decode_max", "Decode: TP degree above which ICI exceeds weight loading."),
     "decode-batch": ("drills.cli.registry_command:decode_batch", "Batch above which decode is compute-bound (dense, MoE); attention intensity."),
+    "decode-latency": ("drills.cli.registry_command:decode_latency", "Decode latency and tokens/s at a batch; where it turns compute-bound."),
     "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
     "chip-figures": ("drills.cli.registry_command:chip_figures", "A chip's figures: the preset's or a text's, sparse/dense, one/both ways."),

@@ -311,6 +311,115 @@ def _decode_batch(chip, peak, bandwidth, weight_dtype, dtype, experts, top_k, he
     return r
 
 
+KV_READ = Convention("kv", "Whether the step reads the batch's KV cache (bytes that grow with the batch).", {
+    "counted": Choice("bytes = weights + B·S·X: each sequence's whole cache read every step", PART7 + ", 'What about "
+                      "attention?'"),
+    "ignored": Choice("bytes = weights only: the text's B_crit rule (its 'B ≪ D, F', short contexts)",
+                      PART7 + ", 'Linear operations: what bottlenecks us?'")}, "counted")
+
+STEP = Convention("step", "How the step's reads and FLOPs combine.", {
+    "max": Choice("T = max((N·w + B·S·X)/W_hbm, FLOPs/C): one roofline for the step, every read overlapping the "
+                  "FLOPs", "Williams et al. 2009 (roofline)"),
+    "kv-plus-max": Choice("T = B·S·X/W_hbm + max(N·w/W_hbm, FLOPs/C): attention (the cache read) never compute-bound "
+                          "and not overlapped; the MLP's weights read against its FLOPs",
+                          PART7 + ", 'Theoretical estimates for LLM latency and throughput'")}, "max")
+
+
+@formula("decode_latency", "Latency against throughput of a decode step at batch B: step time = max(bytes / HBM "
+         "bandwidth, FLOPs / peak), bytes = weights (+ the batch's KV cache), FLOPs = 2·N_active·B; the per-token "
+         "latency, tokens/s, and the batch where the step turns compute-bound.",
+         (Input("params", "N: parameters read each step (an MoE: all experts')", kind="count", minimum=1,
+                aliases=("N",)),
+          Input("batch", "B: sequences decoding together (one token each per step)", kind="count", integer=True,
+                minimum=1, aliases=("B",)),
+          Input("active_params", "N_active: parameters each token uses (an MoE's shared + k experts'; default N)",
+                kind="count", default=None, minimum=1, aliases=("N_active", "active")),
+          Input("context", "S: cached tokens per sequence (8k = 8,192)", kind="count", integer=True, default=0,
+                minimum=0, binary_k=True, aliases=("S", "seq")),
+          Input("kv_per_token", "X: KV-cache bytes per cached token, all layers (MHA, GQA: 2·L·K·d_h·bytes; MLA: "
+                "L·(d_c + d_r)·bytes)", unit="B", default=0, aliases=("kv_bytes_per_token", "X")),
+          _CHIP, _PEAK, _BW,
+          Input("chips", "chips the weights, cache and FLOPs are spread over (no communication time)", kind="count",
+                integer=True, default=1, minimum=1, aliases=("n_chips", "gpus")),
+          Input("weight_dtype", "the weights' element type (bf16, int8, fp8, int4)", kind="dtype", default="bf16"),
+          Input("dtype", "the compute dtype whose peak C is used", kind="dtype", default="bf16")),
+         (Output("time", "s", "the step: max(T_mem, T_math); each sequence's per-token latency", key="time_s"),
+          Output("throughput", "tokens/s", "B / step time", key="tokens_per_second"),
+          Output("memory_time", "s", "(N·w + B·S·X) / (chips·W_hbm)", key="memory_time_s"),
+          Output("compute_time", "s", "2·N_active·B / (chips·C)", key="compute_time_s"),
+          Output("critical_batch", "", "the B where T_math = T_mem: N·w·C / (2·N_active·W_hbm − S·X·C); none "
+                 "when one sequence's cache read outlasts its FLOPs"),
+          Output("max_throughput", "tokens/s", "the ceiling as B grows: chips / max(2·N_active/C, S·X/W_hbm)"),
+          Output("weight_bytes", "B", "N·w"),
+          Output("kv_bytes", "B", "B·S·X (0 when ignored)"),
+          Output("flops", "FLOP", "2·N_active·B")),
+         conventions=(KV_READ, STEP), solve="decode-latency", source=PART7 + ", 'Linear operations' and 'What about "
+         "attention?'; Williams et al. 2009 (roofline)")
+def _decode_latency(params, batch, active_params, context, kv_per_token, chip, peak, bandwidth, chips, weight_dtype,
+                    dtype, kv="counted", step="max"):
+    from solver.units import dtype_bytes
+
+    r = Result(answer=None, unit="s", convention={
+        "model": "2 FLOPs per weight per token; attention's own FLOPs and the activations' bytes not counted",
+        "kv": kv, "step": STEP.choices[step].meaning,
+        "latency": "every sequence gets one token per step: per-token latency = step time", "source": PART7})
+    c = _chip_figures(chip, dtype, peak, None, bandwidth)
+    C = _num(peak) if peak is not None else c.need("peak_flops")
+    W = _num(bandwidth) if bandwidth is not None else c.need("bandwidth")
+    _pos("peak", C)
+    _pos("bandwidth", W)
+    N, Na = _num(params), _num(params if active_params is None else active_params)
+    _pos("params", N)
+    if Na > N:
+        raise SolverInputError(f"active_params ({fmt(Na)}) exceeds params ({fmt(N)})", param="active_params")
+    B, n = batch, chips
+    w = dtype_bytes(weight_dtype)
+    X = _num(kv_per_token) if kv == "counted" else 0
+    _pos("kv_per_token", X, zero=True)
+    S = context if kv == "counted" else 0
+    wb = r.step("weight bytes = N·w", f"{fmt(N)} · {fmt(w)}", N * w, "B")
+    kvb = r.step("KV bytes = B·S·X" + ("" if kv == "counted" else " (ignored)"), f"{B} · {S} · {fmt(X)}", B * S * X,
+                 "B")
+    fl = r.step("FLOPs = 2·N_active·B", f"2 · {fmt(Na)} · {B}", 2 * Na * B, "FLOP")
+    tm = r.step("T_mem = (N·w + B·S·X) / (chips·W_hbm)", f"({fmt(wb)} + {fmt(kvb)}) / ({n} · {fmt(W)})",
+                (wb + kvb) / (n * W), "s")
+    tc = r.step("T_math = FLOPs / (chips·C)", f"{fmt(fl)} / ({n} · {fmt(C)})", fl / (n * C), "s")
+    if step == "max":
+        t = r.step("T = max(T_mem, T_math): the step, and each sequence's per-token latency",
+                   f"max({fmt(tm)}, {fmt(tc)})", max(tm, tc), "s")
+    else:
+        tk = r.step("T_KV = B·S·X / (chips·W_hbm)", f"{fmt(kvb)} / ({n} · {fmt(W)})", kvb / (n * W), "s")
+        tw = r.step("T_weights = N·w / (chips·W_hbm)", f"{fmt(wb)} / ({n} · {fmt(W)})", wb / (n * W), "s")
+        t = r.step("T = T_KV + max(T_weights, T_math): the step, and each sequence's per-token latency",
+                   f"{fmt(tk)} + max({fmt(tw)}, {fmt(tc)})", tk + max(tw, tc), "s")
+    tps = r.step("throughput = B / T", f"{B} / {fmt(t)}", B / t, "tokens/s")
+    r.answer = t
+    r.convention["bound"] = "compute" if tc > (tm if step == "max" else wb / (n * W)) else "memory"
+    r.breakdown.update(time_s=t, tokens_per_second=tps, memory_time_s=tm, compute_time_s=tc, weight_bytes=wb,
+                       kv_bytes=kvb, flops=fl, peak_flops=C, hbm_bandwidth=W, bound=r.convention["bound"])
+    per_seq_math, per_seq_kv = 2 * Na / C, S * X / W  # seconds per sequence (times chips) each adds
+    if step == "kv-plus-max":  # the MLP turns compute-bound where its FLOPs outlast the weights' read
+        r.breakdown["critical_batch"] = r.step("B* = (N·w/W_hbm) / (2·N_active/C) (the cache read is apart)",
+                                               f"({fmt(wb)}/{fmt(W)}) / (2·{fmt(Na)}/{fmt(C)})",
+                                               wb / W / per_seq_math, "sequences")
+        r.breakdown["max_throughput"] = r.step("throughput → chips / (2·N_active/C + S·X/W_hbm) as B grows",
+                                               f"{n} / ({fmt(per_seq_math)} + {fmt(per_seq_kv)})",
+                                               n / (per_seq_math + per_seq_kv), "tokens/s")
+        return r
+    den = r.step("2·N_active/C − S·X/W_hbm (each sequence's compute time minus its cache-read time)",
+                 f"2·{fmt(Na)}/{fmt(C)} − {S}·{fmt(X)}/{fmt(W)}", per_seq_math - per_seq_kv, "s")
+    if den > 0:
+        r.breakdown["critical_batch"] = r.step("B* = (N·w/W_hbm) / (2·N_active/C − S·X/W_hbm)",
+                                               f"({fmt(wb)}/{fmt(W)}) / {fmt(den)}", wb / W / den, "sequences")
+    else:
+        r.convention["critical_batch"] = ("none: one sequence's cache read takes at least its compute time, so the "
+                                          "step stays memory-bound at every batch")
+    r.breakdown["max_throughput"] = r.step("throughput → chips / max(2·N_active/C, S·X/W_hbm) as B grows",
+                                           f"{n} / max({fmt(per_seq_math)}, {fmt(per_seq_kv)})",
+                                           n / max(per_seq_math, per_seq_kv), "tokens/s")
+    return r
+
+
 @formula("kv_budget", "The HBM left for the KV cache after the weights, and the largest batch or context it holds.",
          (Input("weights", "the weights' bytes (weights(model, dtype=...))", unit="B"),
           Input("kv_per_token", "KV-cache bytes per cached token, all layers (kv_cache(...).per_token)", unit="B"),
@@ -508,4 +617,4 @@ def _pipeline_batch(stages, bubble, chunks, microbatch, dp, schedule="1f1b"):
 
 
 FORMULAS = (_pipeline_batch.formula, _ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
-            _decode_batch.formula, _kv_budget.formula, _sharded_matmul.formula)
+            _decode_batch.formula, _decode_latency.formula, _kv_budget.formula, _sharded_matmul.formula)

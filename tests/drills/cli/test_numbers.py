@@ -108,6 +108,8 @@ TEMPLATES: dict[str, list[str]] = {
     "pipeline-batch": ["-p", "8", "-f", "0.05", "--microbatch", "4096", "--dp", "16"],
     "tp-decode-max": ["-F", "16384", "-B", "32", "--hw", "tpu-v5e"],
     "decode-batch": ["--hw", "h100", "--experts", "8", "--top-k", "2", "--heads", "32", "--kv-heads", "8"],
+    "decode-latency": ["-N", "70e9", "-B", "64", "-S", "8k", "--kv-per-token", "320KiB", "--hw", "h100", "--chips",
+                       "8"],
     "kv-budget": ["--weights", "16GB", "--kv-per-token", "128KiB", "--hw", "h100", "--context", "8k", "--batch", "4"],
     "sharded-matmul": ["-I", "1024", "-J", "4096", "-K", "8192", "--case", "both", "--link", "45GB/s"],
     "chip-figures": ["--chip", "tpu-v5p", "--figures", "hsm"],

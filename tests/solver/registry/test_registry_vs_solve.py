@@ -216,6 +216,21 @@ def _decode_batch(d):
 
 
 @st.composite
+def _decode_latency(d):
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 4096)), d(st.integers(0, 131072)), d(st.integers(0, 2**20))
+    Na = d(st.integers(1, N))
+    kv, step, n = d(st.sampled_from(["counted", "ignored"])), d(st.sampled_from(["max", "kv-plus-max"])), d(st.integers(1, 64))
+    wd = d(st.sampled_from(["bf16", "int8", "int4"]))
+    chip, flags = d(st.sampled_from([("chip=h100", ["--chip", "h100"]), ("chip=tpu-v5e", ["--chip", "tpu-v5e"]),
+                                     ("peak=1e15 FLOP/s, bandwidth=3e12 B/s", ["--peak", "1e15", "--bandwidth", "3e12"])]))
+    out = d(st.sampled_from([("", None), (".throughput", "tokens_per_second"), (".max_throughput", "max_throughput")]))
+    return (f"decode_latency({N}, {B}, active_params={Na}, context={S}, kv_per_token={X} B, chips={n}, weight_dtype={wd}, "
+            f"{chip}, kv={kv}, step={step.replace('-', '_')}){out[0]}",
+            ["decode-latency", "-N", str(N), "-B", str(B), "--active-params", str(Na), "-S", str(S), "--kv-per-token",
+             str(X), "--chips", str(n), "--weight-dtype", wd, *flags, "--kv", kv, "--step", step], out[1])
+
+
+@st.composite
 def _kv_budget(d):
     hbm, n = d(st.integers(10**9, 2 * 10**11)), d(st.integers(1, 64))
     w = d(st.integers(0, hbm * n - 1))
@@ -336,7 +351,7 @@ ADAPTERS = {
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
     "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
-    "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "kv_budget": _kv_budget(),
+    "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "decode_latency": _decode_latency(), "kv_budget": _kv_budget(),
     "sharded_matmul": _sharded_matmul(),
     "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),
     "flops": _model_count("flops"), "all_gather": _collective("all-gather"),

@@ -283,3 +283,89 @@ def test_pipeline_batch_is_the_least_m_the_simulation_keeps_under_f(p, f, schedu
     assert pipeline_timeline(p, m, schedule=schedule, chunks=v).idle_fraction <= Fraction(repr(f))
     if m - step >= 1:
         assert pipeline_timeline(p, m - step, schedule=schedule, chunks=v).idle_fraction > Fraction(repr(f))
+
+
+# ---- decode: latency against throughput at a batch ------------------------------------------------------
+
+def _step_by_hand(N, Na, B, S, X, w, C, W, n=1, kv=True, split=False):
+    """The step written out from Part 7: weights N·w and (kv) each sequence's S·X cache read, 2·N_active FLOPs
+    per token; 'max' overlaps everything, 'split' adds the cache read to max(weight read, FLOPs)."""
+    t_w, t_kv, t_c = N * w / (n * W), (B * S * X / (n * W) if kv else 0), 2 * Na * B / (n * C)
+    return t_kv + max(t_w, t_c) if split else max(t_w + t_kv, t_c)
+
+
+def test_decode_latency_llama2_13b_on_8_v5e_by_hand():
+    """Part 7's LLaMA 2-13B table: 13e9 bf16 params, X = 2·2·128·40·40 = 819,200 B a token, 8,192 cached tokens,
+    8 v5e chips (8.2e11 B/s, 1.97e14 FLOP/s each): batch 1 reads 26e9 + 6.71e9 bytes at 6.56e12 B/s."""
+    X = 2 * 2 * 128 * 40 * 40
+    for B in (1, 8, 16, 32, 64, 240):
+        want = (26e9 + B * 8192 * X) / 6.56e12
+        got = calc(f"decode_latency(13e9, {B}, context=8192, kv_per_token={X} B, chips=8, peak=1.97e14 FLOP/s, "
+                   "bandwidth=8.2e11 B/s)")
+        assert got == pytest.approx(want, rel=1e-12)
+        assert calc(f"decode_latency(13e9, {B}, context=8192, kv_per_token={X} B, chips=8, peak=1.97e14 FLOP/s, "
+                    "bandwidth=8.2e11 B/s).throughput") == pytest.approx(B / want, rel=1e-12)
+    # 1.97e14 · 2 / (2 · 8.2e11) = 240.24 without the cache (the text's B_crit); with an 8k cache never compute-bound
+    assert calc("decode_latency(13e9, 1, peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s).critical_batch") == \
+        pytest.approx(1.97e14 / 8.2e11, rel=1e-12)
+    assert run("decode_latency", params=13e9, batch=1, context=8192, kv_per_token=X, peak=1.97e14,
+               bandwidth=8.2e11).breakdown.get("critical_batch") is None
+
+
+def test_decode_latency_pop_quiz_both_step_models():
+    """Part 7's pop quiz: 30e9 int8 params, 100 kB a token at 8,192 tokens, 16 v5e chips (8.1e11 B/s, 1.97e14)."""
+    args = "context=8192, kv_per_token=100e3 B, chips=16, peak=1.97e14 FLOP/s, bandwidth=8.1e11 B/s, weight_dtype=int8"
+    W16, C16 = 16 * 8.1e11, 16 * 1.97e14
+    assert calc(f"decode_latency(30e9, 4, {args})") == pytest.approx((4 * 819.2e6 + 30e9) / W16)
+    split = 256 * 819.2e6 / W16 + 2 * 256 * 30e9 / C16  # the text's 21 ms: compute-bound MLP plus the cache read
+    assert calc(f"decode_latency(30e9, 256, {args}, step=kv_plus_max)") == pytest.approx(split)
+    assert calc(f"decode_latency(30e9, 256, {args})") == pytest.approx((256 * 819.2e6 + 30e9) / W16)
+
+
+@pytest.mark.parametrize("kv_model", [("counted", "total"), ("counted", "kv-plus-max")])
+def test_decode_latency_matches_the_decode_command(kv_model):
+    """The decode formula (solver.systems.inference.decode_step) is the second way for the dense case."""
+    step = "max" if kv_model[1] == "total" else "kv-plus-max"
+    for B, S, X in ((1, 4096, 524288), (64, 8192, 131072), (512, 1, 0), (2048, 32768, 4096)):
+        a = calc(f"decode_latency(7e9, {B}, context={S}, kv_per_token={X} B, chip=h100, chips=2, "
+                 f"step={step.replace('-', '_')})")
+        b = calc(f"decode(7e9, {B}, {S}, {X} B, chip=h100, chips=2, model=\"{kv_model[1]}\")")
+        assert a == pytest.approx(b, rel=1e-12)
+
+
+@pytest.mark.parametrize("E,k", [(1, 1), (8, 2), (64, 6), (256, 8)])
+def test_decode_latency_without_the_cache_turns_where_decode_batch_says(E, k):
+    """kv=ignored, N/N_active = E/k (the weights all read, k of E experts' FLOPs): B* is decode_batch's B_crit."""
+    Na = 1e9 * k
+    got = calc(f"decode_latency({1e9 * E}, 1, active_params={Na}, chip=h100, kv=ignored).critical_batch")
+    assert got == pytest.approx(calc(f"decode_batch(chip=h100, experts={E}, top_k={k})"), rel=1e-12)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(N=st.integers(10**6, 10**12), frac=st.fractions(0, 1).filter(lambda f: f > 0), S=st.integers(0, 65536),
+       X=st.integers(0, 2**19), n=st.integers(1, 16), C=st.integers(10**13, 10**16), W=st.integers(10**11, 10**13),
+       B=st.integers(1, 4096), step=st.sampled_from(["max", "kv-plus-max"]))
+def test_decode_latency_hypo(N, frac, S, X, n, C, W, B, step):
+    """Throughput never falls as the batch grows; the step is the hand-written one; without the cache the latency
+    is flat up to B* and 2·N_active·B/(n·C), a line through 0, above it; at B* the two times meet."""
+    Na = max(1, int(N * frac))
+    kw = dict(params=N, active_params=Na, context=S, kv_per_token=X, chips=n, peak=C, bandwidth=W, step=step)
+    r1, r2 = run("decode_latency", batch=B, **kw), run("decode_latency", batch=B + 1, **kw)
+    assert float(r1.answer) == pytest.approx(_step_by_hand(N, Na, B, S, X, 2, C, W, n, split=step != "max"), rel=1e-9)
+    assert r2.breakdown["tokens_per_second"] >= r1.breakdown["tokens_per_second"] * (1 - 1e-12)
+    assert r1.breakdown["tokens_per_second"] <= r1.breakdown["max_throughput"] * (1 + 1e-12)
+    flat = run("decode_latency", batch=1, **{**kw, "step": "max"}, kv="ignored")
+    bstar = float(flat.breakdown["critical_batch"])
+    t = float(run("decode_latency", batch=B, **{**kw, "step": "max"}, kv="ignored").answer)
+    if B <= bstar:
+        assert t == pytest.approx(float(flat.answer), rel=1e-12)
+    else:
+        assert t == pytest.approx(2 * Na * B / (n * C), rel=1e-12)
+    crit = run("decode_latency", batch=B, **kw).breakdown.get("critical_batch")
+    if crit is not None and step == "max":  # T_mem and T_math meet at B* (the line through it)
+        b = float(crit)
+        assert (N * 2 + b * S * X) / (n * W) == pytest.approx(2 * Na * b / (n * C), rel=1e-9)

@@ -22,6 +22,11 @@ TEXTS = {
 
 V5P = "peak=4.59e14 FLOP/s, link=9e10 B/s"  # Part 5: "C=4.6e14 and W=2 * 9e10" (one ICI link, 9e10 each way)
 V5E = "peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"  # Part 7: "1.97E+14 / 8.20E+11"
+#: Part 7's pop quiz: 16 v5e chips (a 4x4 slice), 8.1e11 B/s and 1.97e14 FLOP/s each; int8 weights, 100 kB a token
+V5E_16 = "context=8192, kv_per_token=100e3 B, chips=16, peak=1.97e14 FLOP/s, bandwidth=8.1e11 B/s, weight_dtype=int8"
+#: Part 7's LLaMA 2-13B tables: 8 v5e (6.56e12 B/s together), 13e9 bf16 params, 2·2·128·40·40 B a token (or a 5th)
+L13 = "context=8192, kv_per_token=819200 B, chips=8, peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"
+L13_GQA = L13.replace("819200", "163840")
 H100 = "peak=990e12 FLOP/s, ring=unidirectional"  # Part 12: "990e12", W the GPU's or node's egress, one way
 
 
@@ -155,6 +160,44 @@ CHECKS: tuple[TextCheck, ...] = (
     TextCheck("hsm.p7.tp-decode-64", "hsm_inference.md §Generation",
               "if F is 16,384 and B is 32, we can in theory do model parallelism up to 16384 / (32 * 8) = 64 ways",
               64, 2, "tp_decode_max(16384, 32, bandwidth=8e11 B/s, link=5e10 B/s)"),
+    TextCheck("hsm.p7.quiz-2.5ms", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "our step time to be at least (4 * 819e6 + 30e9) / (16 * 8.1e11) = 2.5 ms", 2.5e-3, 2,
+              f"decode_latency(30e9, 4, {V5E_16})",
+              "rounding: 33.28e9 / 1.296e13 = 2.57 ms, truncated (half up: 2.6 ms)"),
+    TextCheck("hsm.p7.quiz-21ms", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "(256 * 819e6) / (16 * 8.1e11) + (2 * 256 * 30e9) / (16 * 1.97e14) = 21ms", 21e-3, 2,
+              f"decode_latency(30e9, 256, {V5E_16}, step=kv_plus_max)"),
+    TextCheck("hsm.p7.quiz-21ms-max", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "At 256 tokens ... we have a step time of roughly ... = 21ms", 21e-3, 2,
+              f"decode_latency(30e9, 256, {V5E_16})",
+              "convention: the text adds the cache read to max(weight read, FLOPs) (kv-plus-max, 21.05 ms); one "
+              "roofline for the whole step, max(all bytes, FLOPs), gives 18.5 ms, as the bytes (239.7e9) outlast the "
+              "FLOPs (4.9 ms)"),
+    TextCheck("hsm.p7.13b-4.98ms", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "Batch Size 1 ... Theoretical Step Time (ms) 4.98", 4.98e-3, 3, f"decode_latency(13e9, 1, {L13})",
+              "rounding: the table takes the cache of one sequence as 6.7 GB (it is 6.71e9 bytes) and truncates "
+              "32.7e9 / 6.56e12 = 4.985 ms; exact: 4.986 ms"),
+    TextCheck("hsm.p7.13b-963", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "Batch Size 240 ... Theoretical Throughput (tokens/s) 963.53", 963.53, 5,
+              f"decode_latency(13e9, 240, {L13}).throughput",
+              "rounding: the table's 6.7 GB a sequence (for 6.71e9 bytes) makes the 240 caches 1,608 GB, not 1,610.6 GB; "
+              "exact: 961.99 tokens/s"),
+    TextCheck("hsm.p7.13b-gqa-4.17ms", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "a 5x smaller KV cache ... Batch Size 1 ... Theoretical Step Time (ms) 4.17", 4.17e-3, 3,
+              f"decode_latency(13e9, 1, {L13_GQA})"),
+    TextCheck("hsm.p7.13b-gqa-4529", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "a 5x smaller KV cache ... Batch Size 240 ... Theoretical Throughput (tokens/s) 4,529.34", 4529.34, 6,
+              f"decode_latency(13e9, 240, {L13_GQA}).throughput",
+              "rounding: 1.34 GB a sequence (for 1.342e9 bytes), so 321.6 GB of caches at 240, not 322.1 GB; exact: "
+              "4,522.55 tokens/s"),
+    TextCheck("hsm.p7.q7-11.3", "hsm_inference.md §Worked Problems, Question 7",
+              "T_2D comms = √128 · BD / (√N · W_ici) ≈ 11.3 BD / (√N · W_ici)", 11.3, 3,
+              "weight_stationary(1, 1, 4, 64, link=0.5 B/s).time_2d_opt * sqrt(64) / (1 s)"),
+    TextCheck("hsm.p7.q7-81", "hsm_inference.md §Worked Problems, Question 7",
+              "T_model parallel comms > T_2D comms ⟺ N > 128 · (3/4)² = 81", 81, 2,
+              "weight_stationary(1, 1024, 4096, 64).crossover_chips",
+              "error: 128 · (3/4)² = 128 · 9/16 = 72 (81 is 144 · 9/16); the text's own general form, N > 32·(F/D)·"
+              "(3/4)², also gives 72 at F = 4D"),
     # ---- Part 12, gpus.md: W_collective is one GPU's (or one node's share of) egress, one way
     TextCheck("hsm.p12.dp-2200", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
               "Within a node, we just need the per-GPU token batch size > 990e12 / 450e9 = 2200", 2200, 4,

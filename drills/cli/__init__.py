@@ -96,6 +96,7 @@ SOLVE_COMMANDS = {
     "decode-latency": ("drills.cli.registry_command:decode_latency", "Decode latency and tokens/s at a batch; where it turns compute-bound."),
     "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
+    "weight-stationary": ("drills.cli.registry_command:weight_stationary", "Inference MLP sharding: 2D weight-stationary vs 1D comms; best X."),
     "chip-figures": ("drills.cli.registry_command:chip_figures", "A chip's figures: the preset's or a text's, sparse/dense, one/both ways."),
     "gpu-peak": ("drills.cli.registry_command:gpu_peak", "A GPU's peak from SMs, tensor cores and clock, vs its datasheet."),
     "warps-resident": ("drills.cli.registry_command:warps_resident", "Warps an SM keeps resident (registers, shared memory)."),

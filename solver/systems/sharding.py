@@ -526,6 +526,88 @@ def _sharded_matmul(i, j, k, dtype, chip, link, axes, case="none", ring="bidirec
     return r
 
 
+@formula("weight_stationary", "An MLP layer in inference sharded weight-stationary over N chips: the 2D layout "
+         "(W_in[D_X, F_YZ]: all-gather the input over YZ, all-reduce over X, reduce-scatter the output over YZ) against "
+         "the 1D (Megatron) one; each one's communication time, the best X, and the chips above which 2D moves less.",
+         (Input("batch", "B: tokens in the step (a decode batch: sequences)", kind="count", minimum=1, aliases=("B",)),
+          Input("d_model", "D: the model width", kind="count", integer=True, minimum=1, aliases=("D",)),
+          _DFF, Input("chips", "N = X·Y·Z: chips the weights are sharded over", kind="count", integer=True, minimum=1,
+                      aliases=("N", "n_chips")),
+          Input("x", "X: the ways D is sharded (default: the best, √(N·D/(2F)), a real number)", kind="count",
+                default=None, minimum=1, aliases=("X",)),
+          Input("dtype", "the activations' element type", kind="dtype", default="bf16"),
+          _CHIP, _LINK, _PEAK,
+          Input("axes_x", "mesh axes X spans (the text: 1 of a 3D torus)", kind="count", default=1, minimum=1),
+          Input("axes_yz", "mesh axes YZ spans (the text: 2)", kind="count", default=2, minimum=1),
+          Input("axes_1d", "mesh axes the 1D layout's collectives run over (the text: 3)", kind="count", default=3,
+                minimum=1)),
+         (Output("time_2d", "s", "b·B·D/(X·W·axes_yz) · 2 (gather in, scatter out) + 2·b·B·F/(YZ·W·axes_x) "
+                 "(the all-reduce)", ("link",), key="time_2d_s"),
+          Output("time_1d", "s", "2·b·B·D/(W·axes_1d): all-gather the input, reduce-scatter the output", ("link",),
+                 key="time_1d_s"),
+          Output("bytes_2d", "B", "per chip: the gathered input b·B·D/X, twice, and the all-reduced b·B·F/YZ"),
+          Output("bytes_1d", "B", "per chip: the gathered input b·B·D, twice"),
+          Output("x_opt", "", "the X minimising the 2D time, √(N·D·axes_x/(F·axes_yz)) (the text: √(N/8) at F = 4D)"),
+          Output("yz", "", "Y·Z = N / X"),
+          Output("time_2d_opt", "s", "the 2D time at X_opt", ("link",), key="time_2d_opt_s"),
+          Output("crossover_chips", "", "N above which 2D at its best moves less than 1D, 4·axes_1d²·F/(D·axes_x·axes_yz) "
+                 "(the text's axes: 18F/D)"),
+          Output("math_time", "s", "4·B·D·F / (N·C): the layer's FLOPs, fully sharded", ("peak",), key="math_time_s")),
+         conventions=(RING,), solve="weight-stationary", source=PART7 + ", Question 7 and Appendix B; Pope et al. 2022 "
+         "(Efficiently Scaling Transformer Inference), §3.2")
+def _weight_stationary(batch, d_model, d_ff, chips, x, dtype, chip, link, peak, axes_x, axes_yz, axes_1d,
+                       ring="bidirectional"):
+    from solver.units import dtype_bytes
+
+    b = dtype_bytes(dtype)
+    B, D, F, N = _num(batch), d_model, d_ff, chips
+    for name, v in (("batch", B), ("axes_x", axes_x), ("axes_yz", axes_yz), ("axes_1d", axes_1d)):
+        _pos(name, v)
+    r = Result(answer=None, unit="s", convention={
+        "layout": "2D: In[B, D_XYZ] → AllGather_YZ → In[B, D_X]; W_in[D_X, F_YZ] → AllReduce_X → Tmp[B, F_YZ]; "
+                  "W_out[F_YZ, D_X] → ReduceScatter_YZ → Out[B, D_XYZ]. 1D: weights sharded over F only, the input "
+                  "all-gathered and the output reduce-scattered over every axis",
+        "time": "bytes / (W · axes) per collective, an all-reduce twice an all-gather ((n−1)/n dropped)",
+        "ring": ring, "source": PART7})
+    opt = r.step("X_opt = √(N·D·axes_x / (F·axes_yz)) (where the two terms of T_2D are equal)",
+                 f"√({N}·{D}·{fmt(axes_x)} / ({F}·{fmt(axes_yz)}))", math.sqrt(N * D * float(axes_x) / (F * float(axes_yz))))
+    X = opt if x is None else _num(x)
+    if X > N:
+        raise SolverInputError(f"x ({fmt(X)}) exceeds the chips ({N})", param="x")
+    yz = r.step("Y·Z = N / X", f"{N} / {fmt(X)}", N / X)
+    gath = r.step("gathered input per chip = b·B·D/X", f"{fmt(b)}·{fmt(B)}·{D}/{fmt(X)}", b * B * D / X, "B")
+    red = r.step("all-reduced partial sums per chip = b·B·F/(Y·Z)", f"{fmt(b)}·{fmt(B)}·{F}/{fmt(yz)}", b * B * F / yz,
+                 "B")
+    one = r.step("1D: the gathered input per chip = b·B·D", f"{fmt(b)}·{fmt(B)}·{D}", b * B * D, "B")
+    cross = r.step("N* = 4·axes_1d²·F / (D·axes_x·axes_yz) (T_1D = T_2D at X_opt; axes 1, 2, 3: 18·F/D)",
+                   f"4·{fmt(axes_1d)}²·{F} / ({D}·{fmt(axes_x)}·{fmt(axes_yz)})",
+                   4 * _num(axes_1d) ** 2 * F / (D * _num(axes_x) * _num(axes_yz)))
+    r.answer = 2 * gath + red
+    r.breakdown.update(bytes_2d=2 * gath + red, bytes_1d=2 * one, x_opt=opt, x=X, yz=yz, crossover_chips=cross)
+    c = _chip_figures(chip, dtype, peak, link)
+    beta = _num(link) if link is not None else c.link_bandwidth
+    if beta is not None:
+        _pos("link", beta)
+        dirs = 2 if ring == "bidirectional" else 1
+        W = r.step("W = directions · β (one mesh axis)", f"{dirs} · {fmt(beta)}", dirs * _num(beta), "B/s")
+        t2 = r.step("T_2D = 2 · b·B·D/(X·W·axes_yz) + 2 · b·B·F/(YZ·W·axes_x)",
+                    f"2·{fmt(gath)}/({fmt(W)}·{fmt(axes_yz)}) + 2·{fmt(red)}/({fmt(W)}·{fmt(axes_x)})",
+                    2 * gath / (W * _num(axes_yz)) + 2 * red / (W * _num(axes_x)), "s")
+        t1 = r.step("T_1D = 2 · b·B·D/(W·axes_1d)", f"2·{fmt(one)}/({fmt(W)}·{fmt(axes_1d)})",
+                    2 * one / (W * _num(axes_1d)), "s")
+        yo = N / opt
+        topt = r.step("T_2D at X_opt", f"X = {fmt(opt)}",
+                      2 * b * B * D / opt / (W * _num(axes_yz)) + 2 * b * B * F / yo / (W * _num(axes_x)), "s")
+        r.breakdown.update(time_2d_s=t2, time_1d_s=t1, time_2d_opt_s=topt)
+        r.answer = t2
+    C = _num(peak) if peak is not None else c.peak_flops
+    if C is not None:
+        _pos("peak", C)
+        r.breakdown["math_time_s"] = r.step("T_math = 4·B·D·F / (N·C)", f"4·{fmt(B)}·{D}·{F} / ({N}·{fmt(C)})",
+                                            4 * B * D * F / (N * C), "s")
+    return r
+
+
 PART12 = BOOK + ", Part 12 'How to Think About GPUs'"
 
 
@@ -617,4 +699,5 @@ def _pipeline_batch(stages, bubble, chunks, microbatch, dp, schedule="1f1b"):
 
 
 FORMULAS = (_pipeline_batch.formula, _ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
-            _decode_batch.formula, _decode_latency.formula, _kv_budget.formula, _sharded_matmul.formula)
+            _decode_batch.formula, _decode_latency.formula, _kv_budget.formula, _sharded_matmul.formula,
+            _weight_stationary.formula)

@@ -112,6 +112,7 @@ TEMPLATES: dict[str, list[str]] = {
                        "8"],
     "kv-budget": ["--weights", "16GB", "--kv-per-token", "128KiB", "--hw", "h100", "--context", "8k", "--batch", "4"],
     "sharded-matmul": ["-I", "1024", "-J", "4096", "-K", "8192", "--case", "both", "--link", "45GB/s"],
+    "weight-stationary": ["-B", "256", "-D", "8192", "-F", "32768", "-N", "128", "--link", "45GB/s"],
     "chip-figures": ["--chip", "tpu-v5p", "--figures", "hsm"],
     "gpu-peak": ["--sms", "132", "--flops-per-cycle", "1024", "--clock", "1.83GHz", "--chip", "h100"],
     "warps-resident": ["--registers-per-thread", "64", "--warps-per-block", "8", "--smem-per-block", "48KiB",

@@ -251,6 +251,19 @@ def _sharded_matmul(d):
 
 
 @st.composite
+def _weight_stationary(d):
+    B, D, F, N = d(st.integers(1, 4096)), d(st.integers(1, 65536)), d(st.integers(1, 262144)), d(st.integers(1, 4096))
+    x = d(st.one_of(st.none(), st.integers(1, N)))
+    dt, b, ring = d(st.sampled_from(DTYPES)), d(links), d(rings)
+    out = d(st.sampled_from([("", None), (".time_1d", "time_1d_s"), (".time_2d_opt", "time_2d_opt_s"),
+                             (".crossover_chips", "crossover_chips")]))
+    xs, xf = ("", []) if x is None else (f", x={x}", ["-X", str(x)])
+    return (f"weight_stationary({B}, {D}, {F}, {N}{xs}, dtype={dt}, link={b} B/s, ring={ring}){out[0]}",
+            ["weight-stationary", "-B", str(B), "-D", str(D), "-F", str(F), "-N", str(N), *xf, "--dtype", dt, "--link",
+             str(b), "--ring", ring], out[1])
+
+
+@st.composite
 def _gpu_peak(d):
     sms, fpc, clock, tc = d(st.integers(1, 256)), d(st.integers(1, 8192)), d(st.integers(10**8, 3 * 10**9)), \
         d(st.integers(1, 8))
@@ -352,7 +365,7 @@ ADAPTERS = {
     "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
     "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "decode_latency": _decode_latency(), "kv_budget": _kv_budget(),
-    "sharded_matmul": _sharded_matmul(),
+    "sharded_matmul": _sharded_matmul(), "weight_stationary": _weight_stationary(),
     "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),
     "flops": _model_count("flops"), "all_gather": _collective("all-gather"),
     "reduce_scatter": _collective("reduce-scatter"), "all_reduce": _collective("all-reduce"),

@@ -369,3 +369,53 @@ def test_decode_latency_hypo(N, frac, S, X, n, C, W, B, step):
     if crit is not None and step == "max":  # T_mem and T_math meet at B* (the line through it)
         b = float(crit)
         assert (N * 2 + b * S * X) / (n * W) == pytest.approx(2 * Na * b / (n * C), rel=1e-9)
+
+
+# ---- inference: the 2D weight-stationary layout (Part 7, Question 7 and Appendix B) ---------------------------
+
+
+@pytest.mark.parametrize("B,D,F,N,X", [(256, 8192, 32768, 128, 4), (32, 4096, 14336, 64, 4), (1, 1024, 4096, 64, 8),
+                                       (512, 12288, 49152, 256, 16)])
+def test_weight_stationary_2d_is_its_three_collectives(B, D, F, N, X):
+    """The algorithm's collectives, each timed by solver.systems.collectives (bidirectional ring, (n−1)/n dropped,
+    a collective over k axes given k links; rings of 3 or more, as a ring of 2 has one link):
+    AllGather_YZ of In[B, D_X], AllReduce_X of Tmp[B, F_YZ],
+    ReduceScatter_YZ back to Out[B, D_XYZ]; and the 1D layout's all-gather and reduce-scatter over all 3 axes."""
+    from solver.systems.collectives import collective
+
+    beta, YZ = 4.5e10, N // X
+
+    def t(op, size, ranks, axes):
+        return collective(op, size, ranks, beta * axes, ring="bidirectional", asymptotic=True).answer
+
+    two_d = t("all-gather", 2 * B * D / X, YZ, 2) + t("all-reduce", 2 * B * F / YZ, X, 1) + \
+        t("reduce-scatter", 2 * B * D / X, YZ, 2)
+    one_d = t("all-gather", 2 * B * D, N, 3) + t("reduce-scatter", 2 * B * D, N, 3)
+    r = run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, x=X, link=beta)
+    assert float(r.breakdown["time_2d_s"]) == pytest.approx(float(two_d), rel=1e-12)
+    assert float(r.breakdown["time_1d_s"]) == pytest.approx(float(one_d), rel=1e-12)
+
+
+@pytest.mark.parametrize("D,F,N", [(8192, 32768, 128), (4096, 14336, 512), (1024, 4096, 72), (5120, 13824, 256)])
+def test_weight_stationary_best_x_minimises_and_the_text_closed_form(D, F, N):
+    """X_opt beats every X on a fine grid; at F = 4D the text's T = √128·B·D/(√N·W_ici)."""
+    B, beta = 128, 4.5e10
+    r = run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, link=beta)
+    best = float(r.breakdown["time_2d_opt_s"])
+    for i in range(1, 400):
+        X = 1 + (N - 1) * i / 400
+        assert float(run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, x=X, link=beta).answer) >= \
+            best * (1 - 1e-12)
+    if F == 4 * D:
+        assert best == pytest.approx(math.sqrt(128) * B * D / (math.sqrt(N) * 2 * beta), rel=1e-12)
+        assert float(r.breakdown["x_opt"]) == pytest.approx(math.sqrt(N / 8), rel=1e-12)
+
+
+def test_weight_stationary_crossover_is_where_the_layouts_tie():
+    """18·F/D chips (the text's 'N > 32·(F/D)·(3/4)²'): 72 at F = 4D, where 1D and the best 2D tie."""
+    D, F = 1024, 4096
+    assert calc(f"weight_stationary(64, {D}, {F}, 8).crossover_chips") == 72
+    for N, sign in ((71, -1), (72, 0), (73, 1)):
+        r = run("weight_stationary", batch=64, d_model=D, d_ff=F, chips=N, link=4.5e10)
+        diff = float(r.breakdown["time_1d_s"]) - float(r.breakdown["time_2d_opt_s"])
+        assert (diff == pytest.approx(0, abs=1e-18)) if sign == 0 else (diff * sign > 0)

@@ -252,6 +252,17 @@ CHECKS: tuple[TextCheck, ...] = (
               "convention: at 1.76 GHz the datasheet's 989.5 TFLOP/s needs 1,065 FLOPs/cycle per tensor core; 1,024 "
               "(a power of two, 8×8×8 multiply-adds) gives it at 1.83 GHz (gpu_peak(132, 1024, chip=h100)"
               ".clock_for_datasheet), so the text's 1.76 GHz is not the clock of the datasheet peak"),
+    TextCheck("hsm.p12.node-3.6TB", "hsm_gpus.md §Quiz 2: GPU nodes, Question 1",
+              "each GPU can only handle 450GB/s ... we have at most 450e9 * 8 = 3.6TB/s bandwidth", 3.6e12, 2,
+              "node(hgx_h100).nvlink_total"),
+    TextCheck("hsm.p12.node-6.4TB", "hsm_gpus.md §Quiz 2: GPU nodes, Question 1",
+              "Gen4 4xNVSwitches, each with 64 * 25e9=1.6TB/s ... 4 * 1.6e12=6.4e12 bandwidth at the switch level",
+              6.4e12, 2, "node(hgx_h100).switch_total"),
+    TextCheck("hsm.p12.node-ag-1.04ms", "hsm_gpus.md §Quiz 2: GPU nodes, Question 3",
+              "B=4096 * 65536 * 2=512MB, so the total time is 536e6 * (8 - 1) / 3.6e12 = 1.04ms", 1.04e-3, 3,
+              "all_gather(4096 * 65536 * 2 B, ranks=8, link=node(hgx_h100).nvlink, ring=unidirectional)"),
+    TextCheck("hsm.p12.nvl72-egress", "hsm_gpus.md §Beyond the node level, GB200 NVL72s",
+              "we have 4 * 18 * 400 / 8 = 3.6TB/s of bandwidth to the leaf level", 3.6e12, 2, "node(nvl72).egress"),
     TextCheck("hsm.p12.regs-8-warps", "hsm_gpus.md §Memory",
               "you can only fit 8 (256 * 1024 / (4 * 32 * 256)) at a time if each thread uses 256 registers", 8, 1,
               "warps_resident(256)"),

@@ -104,6 +104,7 @@ SOLVE_COMMANDS = {
     "reduction": ("drills.cli.registry_command:reduction", "Roofline of a row reduction."),
     "torus": ("drills.cli.registry_command:torus", "A TPU slice's torus: chips, hosts, links, bisection bandwidth."),
     "pod": ("drills.cli.registry_command:pod", "A pod's FLOP/s, HBM and bandwidth from its chips'."),
+    "node": ("drills.cli.registry_command:node", "A GPU node / NVLink domain (HGX H100, B200, GB200 NVL72): links, egress, C/W."),
     "two-level-all-reduce": ("drills.cli.registry_command:two_level_all_reduce", "All-reduce inside nodes, then across nodes."),
     "train-memory": ("drills.cli.registry_command:train_memory", "Training memory by named recipe (bytes per parameter)."),
 }

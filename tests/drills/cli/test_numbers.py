@@ -121,6 +121,7 @@ TEMPLATES: dict[str, list[str]] = {
     "reduction": ["--rows", "8192", "--cols", "8192", "--hw", "h100", "--dtype", "bf16"],
     "torus": ["--shape", "16x16x16", "--link", "90GB/s"],
     "pod": ["--chips", "8960", "--chip", "tpu-v5p"],
+    "node": ["--node", "gb200-nvl72"],
     "two-level-all-reduce": ["--size", "1GB", "-g", "8", "-m", "16", "--intra", "450GB/s", "--inter", "50GB/s"],
     "train-memory": ["-N", "70e9", "--chips", "64", "--recipe", "bf16-adam", "--hbm", "80GB"],
 }

@@ -311,6 +311,17 @@ def _pod(d):
 
 
 @st.composite
+def _node(d):
+    name = d(st.sampled_from(["hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72", "dgx-h100", "nvl72"]))
+    figures = "hsm" if name in ("hgx-h100", "hgx-b200", "gb200-nvl72") and d(st.booleans()) else "preset"
+    out = d(st.sampled_from([("", None), (".egress", "egress_bandwidth"), (".alpha_inter", "alpha_inter"),
+                             (".host_load_time", "host_load_time_s"), (".flops", "peak_flops")]))
+    dt = d(st.sampled_from(["bf16", "fp8"]))
+    return (f"node(\"{name}\", dtype={dt}, figures={figures}){out[0]}",
+            ["node", "--node", name, "--dtype", dt, "--figures", figures], out[1])
+
+
+@st.composite
 def _two_level(d):
     S, g, m, a, b = d(sizes), d(st.integers(1, 16)), d(st.integers(1, 512)), d(links), d(links)
     return (f"two_level_all_reduce({S} B, {g}, {m}, {a} B/s, {b} B/s)",
@@ -362,7 +373,7 @@ ADAPTERS = {
     "pipeline_batch": _pipeline_batch(),
     "chip_figures": _chip_figures(),
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
-    "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
+    "pod": _pod(), "two_level_all_reduce": _two_level(), "node": _node(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
     "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "decode_latency": _decode_latency(), "kv_budget": _kv_budget(),
     "sharded_matmul": _sharded_matmul(), "weight_stationary": _weight_stationary(),

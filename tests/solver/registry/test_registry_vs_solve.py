@@ -334,6 +334,14 @@ def _train_memory(d):
     N, n = d(st.integers(1, 10**13)), d(st.integers(1, 10**5))
     recipe = d(st.sampled_from(["bf16-adam", "mixed-fp32-master", "fp32-adam", "adam-8bit", "sgd-momentum",
                                 "fp32-grads"]))
+    if d(st.booleans()):
+        sq, b, h, a, L = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.integers(1, 16384)), \
+            d(st.integers(1, 128)), d(st.integers(1, 128))
+        pol = d(st.sampled_from(["none", "selective", "full"]))
+        return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}, seq={sq}, micro_batch={b}, "
+                f"d_model={h}, heads={a}, layers={L}, checkpointing={pol}).per_chip_with_activations",
+                ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe, "--seq", str(sq), "-b", str(b),
+                 "-h", str(h), "-a", str(a), "-L", str(L), "--checkpointing", pol], "per_chip_with_activations_bytes")
     return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}).per_chip",
             ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
 

@@ -18,6 +18,9 @@ from decimal import ROUND_HALF_UP, Decimal
 TEXTS = {
     "hsm": ("Austin et al., How to Scale Your Model (2025), as in github.com/jax-ml/scaling-book at 0819a7d "
             "(Parts 3, 5, 7) and at 1a55377 (Part 12, gpus.md)", "https://jax-ml.github.io/scaling-book/"),
+    "kipply": ("kipply, Transformer Inference Arithmetic (2022-03-30), as in github.com/kipply/blog at 09819d4 "
+               "(blog/content/endorsed/transformer_inference_arithmetic.md)",
+               "https://kipp.ly/transformer-inference-arithmetic/"),
 }
 
 V5P = "peak=4.59e14 FLOP/s, link=9e10 B/s"  # Part 5: "C=4.6e14 and W=2 * 9e10" (one ICI link, 9e10 each way)
@@ -27,7 +30,12 @@ V5E_16 = "context=8192, kv_per_token=100e3 B, chips=16, peak=1.97e14 FLOP/s, ban
 #: Part 7's LLaMA 2-13B tables: 8 v5e (6.56e12 B/s together), 13e9 bf16 params, 2·2·128·40·40 B a token (or a 5th)
 L13 = "context=8192, kv_per_token=819200 B, chips=8, peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"
 L13_GQA = L13.replace("819200", "163840")
-H100 = "peak=990e12 FLOP/s, ring=unidirectional"  # Part 12: "990e12", W the GPU's or node's egress, one way
+H100 = "peak=990e12 FLOP/s, ring=unidirectional"
+#: kipply's A100: "312e12 flops per second and 1.5e12 bytes per second of memory bandwidth", comms 300 GB/s one way
+A100K = "peak=312e12 FLOP/s, bandwidth=1.5e12 B/s"
+#: kipply's 52B model (Anthropic's: d_model 8,192, 64 layers) on 40 GB A100s: 104e9 bytes of weights, a token's cache
+#: 2·2·n_layers·n_heads·d_head = 4·64·8192 bytes
+K52 = "104e9 B, 2 * 2 * 64 * 8192 B, hbm=40e9 B"  # Part 12: "990e12", W the GPU's or node's egress, one way
 
 
 @dataclass(frozen=True)
@@ -270,6 +278,66 @@ CHECKS: tuple[TextCheck, ...] = (
               "2250e12 / (148 * 4 * 1.86e9) is about 2048", 2048, 4,
               "1 / gpu_peak(148, 1, clock=1.86 GHz, chip=b200).vs_datasheet",
               "rounding: 2,043.3, read as the nearest power of two"),
+)
+
+#: kipply's worked figures (kipp.ly, 2022), each through the registry; sections as the post names them
+CHECKS += (
+    TextCheck("kipply.kv-flops", "kip_inference_arithmetic.md §kv cache",
+              "2 · 2 · 64 · 8192² = 17,179,869,184 (the flops to compute k and v for all layers, one token)",
+              17179869184, 11, f"decode_latency(2 * 64 * 8192^2, 1, {A100K}).flops"),
+    TextCheck("kipply.ratio-208", "kip_inference_arithmetic.md §kv cache",
+              "we get a distinct ratio here of 208 given this hardware specification", 208, 3,
+              f"decode_batch({A100K})"),
+    TextCheck("kipply.52b-69ms", "kip_inference_arithmetic.md §kv cache",
+              "For a 52B model full forwards pass, that's 12 · 2 · n_layers · d_model² / 1.5e12 ≈ 69 milliseconds for "
+              "up to 208 tokens", 69e-3, 2, f"decode_latency(12 * 64 * 8192^2, 208, {A100K})"),
+    TextCheck("kipply.52b-17ms", "kip_inference_arithmetic.md §kv cache",
+              "in practice, we'd use four GPUs in parallel so it would actually be ~17 milliseconds", 17e-3, 2,
+              f"decode_latency(12 * 64 * 8192^2, 208, chips=4, {A100K})"),
+    TextCheck("kipply.52b-104e12", "kip_inference_arithmetic.md §capacity",
+              "52e12 · 2 = 104e12 bytes ≈ 104GB", 104e12, 3, f"decode_latency(52e9, 1, {A100K}).weight_bytes",
+              "error: 52B parameters are 52e9, and 52e9 · 2 = 104e9 bytes, the 104 GB the line ends with (the e12 is a "
+              "slip of the exponent, twice)"),
+    TextCheck("kipply.16GB", "kip_inference_arithmetic.md §capacity",
+              "That leaves us 120 − 104 = 16GB left for our kv cache", 16e9, 2, f"kv_budget({K52}, chips=3)"),
+    TextCheck("kipply.8000-tokens", "kip_inference_arithmetic.md §capacity",
+              "16/0.002 ≈ 8000 tokens can fit into our kv cache", 8000, 1, f"kv_budget({K52}, chips=3).tokens"),
+    TextCheck("kipply.batch-4", "kip_inference_arithmetic.md §capacity",
+              "or that we could do up to a batch size 4 where each request has up to 2048 tokens", 4, 1,
+              f"kv_budget({K52}, chips=3, context=2048).max_batch",
+              "error: 4 · 2,048 · 2,097,152 B = 17.2e9 B, more than the 16e9 B left; 16e9 / (2,048 · 2,097,152) = "
+              "3.7, so 3 whole sequences (the 8,000 tokens of the line before, from 0.002 GB a token, ÷ 2,048 = 3.9 "
+              "was rounded up)"),
+    TextCheck("kipply.23000", "kip_inference_arithmetic.md §capacity",
+              "For four GPUs, we'd get 56/0.002 ≈ 23000", 23000, 2, f"kv_budget({K52}, chips=4).tokens",
+              "error: 56 / 0.002 = 28,000 (exactly 56e9 / 2,097,152 = 26,702 tokens); 23,000 follows from neither"),
+    TextCheck("kipply.gopher-22ms", "kip_inference_arithmetic.md §latency calculations",
+              "compute = 2 · P / (N · A_bm) = 2 · 260e9 / (16 · 1.5e12) ≈ 0.0217 ≈ 22ms", 0.0217, 3,
+              f"decode_latency(260e9, 1, chips=16, {A100K})"),
+    TextCheck("kipply.gopher-comms-latency", "kip_inference_arithmetic.md §latency calculations",
+              "comms = 2 · 4 · n_layers · 8μs = 4 · 80 · 8μs = 2560μs ≈ 3ms", 2560e-6, 3,
+              "2 * 4 * 80 * transfer(1 B, link=300e9 B/s, latency=8 us)",
+              "error: 2 · 4 · 80 · 8 µs = 5,120 µs; the line's next member, 4 · 80 · 8 µs = 2,560 µs, is the section's "
+              "own formula (comms = 4 · n_layers · 8 µs: four messages a layer), so the leading 2 is a slip "
+              "(4 * 80 * transfer(1 B, link=300e9 B/s, latency=8 us) gives the 2,560 µs)"),
+    TextCheck("kipply.gopher-53ms", "kip_inference_arithmetic.md §latency calculations",
+              "compute = B · 2 · P / (N · A_f) = 512 · 2 · 260e9 / (16 · 312e12) ≈ 0.053 ≈ 53ms", 0.053, 2,
+              f"decode_latency(260e9, 512, chips=16, {A100K})"),
+    TextCheck("kipply.gopher-62ms", "kip_inference_arithmetic.md §latency calculations",
+              "for a total of 53 ms per token generated (per batch, so in the 62ms 512 tokens are generated)", 62e-3, 2,
+              f"decode_latency(260e9, 512, chips=16, {A100K})",
+              "error: the step is the 53 ms of the same sentence (compute-bound: 512 · 2 · 260e9 / (16 · 312e12) = "
+              "53.3 ms, above the 21.7 ms weight read and the 17.9 ms of comms); 62 ms follows from no figure of the "
+              "section"),
+    TextCheck("kipply.gopher-comms-18ms", "kip_inference_arithmetic.md §latency calculations",
+              "comms = B · 2 · 4 · n_layers · d_model / A_c = 512 · 8 · 80 · 16384 / 300e9 ≈ 18ms", 18e-3, 2,
+              "transfer(512 * 8 * 80 * 16384 B, link=300e9 B/s)"),
+    TextCheck("kipply.comms-1040", "kip_inference_arithmetic.md §batch sizes",
+              "312e12 ÷ 300e9 = 1040, which is our flops per byte of comms for our A100s", 1040, 4,
+              "dp_batch(peak=312e12 FLOP/s, link=300e9 B/s, ring=unidirectional)"),
+    TextCheck("kipply.flops-103B", "kip_inference_arithmetic.md §flops counting",
+              "F = 64 · 24 · 8192² = 103079215104 flops", 103079215104, 12,
+              f"decode_latency(12 * 64 * 8192^2, 1, {A100K}).flops"),
 )
 
 

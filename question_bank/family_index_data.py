@@ -113,6 +113,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'roofline.elementwise': ('scaling_arithmetic', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('roofline', 'elementwise', 'fusion', 'memory-bound'), ''),
     'memory.recipe': ('scaling_arithmetic', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('training-memory', 'adam', 'zero', 'fsdp'), ''),
     'inference.decode_batch': ('scaling_arithmetic', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('decode', 'roofline', 'critical-batch', 'moe', 'quantisation'), ''),
+    'inference.decode_latency': ('scaling_arithmetic', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('decode', 'latency', 'throughput', 'roofline', 'kv-cache', 'moe'), ''),
     'serving.max_batch': ('serving', 'serving', ('nat',), ('easy', 'medium', 'hard'), ('serving', 'kv-cache', 'hbm', 'batch'), ''),
     'serving.speculative_tokens': ('serving', 'serving', ('nat',), ('easy', 'medium', 'hard'), ('serving', 'speculative-decoding'), ''),
     'scaling.compute_optimal': ('serving', 'scaling', ('nat',), ('easy', 'medium', 'hard'), ('scaling-laws', 'chinchilla'), ''),

@@ -502,6 +502,9 @@ def decode_latency(d: Draw) -> Problem:
               "Above what batch (sequences) does the step become compute-bound?") + f" {round_off(key.decimals)}")
     notes = ["The step's time is the larger of bytes ÷ HBM bandwidth and FLOPs ÷ peak; each sequence gets one token "
              "a step, so the per-token latency is the step's time and the throughput B ÷ step."]
+    if d.level >= 1:
+        notes.append("The cache's bytes grow with the batch as the FLOPs do, so they count in the HBM time at every "
+                     "batch: the throughput tends to chips ÷ max(2·N_active/C, S·X/W_hbm) and never passes it.")
     if d.level == 2:
         notes.append("The weights are read once a step whatever B is; the cache grows with B just as the FLOPs do, so "
                      "it raises the crossover batch (and with a long enough cache there is none).")

@@ -328,8 +328,8 @@ STEP = Convention("step", "How the step's reads and FLOPs combine.", {
 @formula("decode_latency", "Latency against throughput of a decode step at batch B: step time = max(bytes / HBM "
          "bandwidth, FLOPs / peak), bytes = weights (+ the batch's KV cache), FLOPs = 2·N_active·B; the per-token "
          "latency, tokens/s, and the batch where the step turns compute-bound.",
-         (Input("params", "N: parameters read each step (an MoE: all experts')", kind="count", minimum=1,
-                aliases=("N",)),
+         (Input("params", "N: parameters read each step (an MoE: all experts'; or a model)", kind="count",
+                default=None, minimum=1, aliases=("N",)),
           Input("batch", "B: sequences decoding together (one token each per step)", kind="count", integer=True,
                 minimum=1, aliases=("B",)),
           Input("active_params", "N_active: parameters each token uses (an MoE's shared + k experts'; default N)",
@@ -342,7 +342,10 @@ STEP = Convention("step", "How the step's reads and FLOPs combine.", {
           Input("chips", "chips the weights, cache and FLOPs are spread over (no communication time)", kind="count",
                 integer=True, default=1, minimum=1, aliases=("n_chips", "gpus")),
           Input("weight_dtype", "the weights' element type (bf16, int8, fp8, int4)", kind="dtype", default="bf16"),
-          Input("dtype", "the compute dtype whose peak C is used", kind="dtype", default="bf16")),
+          Input("dtype", "the compute dtype whose peak C is used (and the cache's, with a model)", kind="dtype",
+                default="bf16"),
+          Input("model", "a model preset or config: N, N_active and X from it (GQA, latent attention, windows, "
+                "experts as qkv solve memory counts them)", kind="model", default=None, aliases=("preset",))),
          (Output("time", "s", "the step: max(T_mem, T_math); each sequence's per-token latency", key="time_s"),
           Output("throughput", "tokens/s", "B / step time", key="tokens_per_second"),
           Output("memory_time", "s", "(N·w + B·S·X) / (chips·W_hbm)", key="memory_time_s"),
@@ -356,7 +359,7 @@ STEP = Convention("step", "How the step's reads and FLOPs combine.", {
          conventions=(KV_READ, STEP), solve="decode-latency", source=PART7 + ", 'Linear operations' and 'What about "
          "attention?'; Williams et al. 2009 (roofline)")
 def _decode_latency(params, batch, active_params, context, kv_per_token, chip, peak, bandwidth, chips, weight_dtype,
-                    dtype, kv="counted", step="max"):
+                    dtype, model=None, kv="counted", step="max"):
     from solver.units import dtype_bytes
 
     r = Result(answer=None, unit="s", convention={
@@ -368,6 +371,27 @@ def _decode_latency(params, batch, active_params, context, kv_per_token, chip, p
     W = _num(bandwidth) if bandwidth is not None else c.need("bandwidth")
     _pos("peak", C)
     _pos("bandwidth", W)
+    if model is not None:
+        from solver.systems.decode_read import model_read
+        from solver.systems.inference import kv_bytes_per_token_at
+        from solver.units import dtype_bytes as _db
+
+        if isinstance(model, str):  # the registry-made command passes the preset's name
+            from solver.counting.presets import get_config
+
+            model = get_config(model)
+        read = model_read(model, batch, max(context, 1), weight_dtype, dtype, experts="all")
+        if params is None:
+            params = read.weight_bytes / _db(weight_dtype)
+        if active_params is None:
+            active_params = read.flop_params
+        if not kv_per_token and context:
+            kv_per_token = kv_bytes_per_token_at(model, context, dtype)
+        r.convention["from_model"] = ("N: the weights one step reads (every expert; the input embedding a lookup of "
+                                      "B rows), N_active: the parameters a token's FLOPs use, X: the cache a "
+                                      "sequence of S positions holds ÷ S (grouped heads, latent attention, windows)")
+    if params is None:
+        raise SolverInputError("give params= (N) or a model", param="params")
     N, Na = _num(params), _num(params if active_params is None else active_params)
     _pos("params", N)
     if Na > N:

@@ -224,6 +224,12 @@ def _decode_latency(d):
     chip, flags = d(st.sampled_from([("chip=h100", ["--chip", "h100"]), ("chip=tpu-v5e", ["--chip", "tpu-v5e"]),
                                      ("peak=1e15 FLOP/s, bandwidth=3e12 B/s", ["--peak", "1e15", "--bandwidth", "3e12"])]))
     out = d(st.sampled_from([("", None), (".throughput", "tokens_per_second"), (".max_throughput", "max_throughput")]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        return (f"decode_latency(model={m}, batch={B}, context={S}, chips={n}, weight_dtype={wd}, {chip}, kv={kv}, "
+                f"step={step.replace('-', '_')}){out[0]}",
+                ["decode-latency", "--preset", m, "-B", str(B), "-S", str(S), "--chips", str(n), "--weight-dtype", wd,
+                 *flags, "--kv", kv, "--step", step], out[1])
     return (f"decode_latency({N}, {B}, active_params={Na}, context={S}, kv_per_token={X} B, chips={n}, weight_dtype={wd}, "
             f"{chip}, kv={kv}, step={step.replace('-', '_')}){out[0]}",
             ["decode-latency", "-N", str(N), "-B", str(B), "--active-params", str(Na), "-S", str(S), "--kv-per-token",

@@ -419,3 +419,27 @@ def test_weight_stationary_crossover_is_where_the_layouts_tie():
         r = run("weight_stationary", batch=64, d_model=D, d_ff=F, chips=N, link=4.5e10)
         diff = float(r.breakdown["time_1d_s"]) - float(r.breakdown["time_2d_opt_s"])
         assert (diff == pytest.approx(0, abs=1e-18)) if sign == 0 else (diff * sign > 0)
+
+
+@pytest.mark.parametrize("model,X", [("llama2-7b", 2 * 32 * 32 * 128 * 2),  # MHA: 2·L·K·d_h·bytes, K = 32
+                                     ("mistral-7b", 2 * 32 * 8 * 128 * 2),  # GQA: 8 KV heads
+                                     ("deepseek-v2-lite", 27 * (512 + 64) * 2)])  # MLA: L·(d_c + d_r)·bytes
+def test_decode_latency_from_a_model_reads_its_cache_by_hand(model, X):
+    """With a model the cache a token adds is the hand formula of its attention (a short context, so no window
+    applies), and the step equals the one given those figures by hand."""
+    r = run("decode_latency", model=model, batch=16, context=2048, peak=989.5e12, bandwidth=3.35e12)
+    assert r.breakdown["kv_bytes"] == 16 * 2048 * X
+    by_hand = run("decode_latency", params=float(r.breakdown["weight_bytes"]) / 2,
+                  active_params=float(r.breakdown["flops"]) / 32, batch=16, context=2048, kv_per_token=X,
+                  peak=989.5e12, bandwidth=3.35e12)
+    assert float(r.answer) == pytest.approx(float(by_hand.answer), rel=1e-12)
+
+
+def test_decode_latency_from_a_moe_model_uses_its_active_parameters():
+    """Mixtral 8x7B: every expert read, 2 of 8 used: N_active = N − 6 experts · 32 layers · 3 · 4096 · 14336."""
+    from solver.counting import param_count
+    from solver.counting.presets import get_config
+
+    N = param_count(get_config("mixtral-8x7b"))
+    r = run("decode_latency", model="mixtral-8x7b", batch=1, peak=989.5e12, bandwidth=3.35e12)
+    assert r.breakdown["flops"] == 2 * (N - 6 * 32 * 3 * 4096 * 14336)

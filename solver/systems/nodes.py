@@ -11,9 +11,11 @@ Conventions (the same as :mod:`solver.systems.interconnect`):
 - ``nvlink`` is one GPU's links summed (what it can push into the NVSwitch fabric); ``host_link``
   one GPU's path to its host CPU (a PCIe Gen5 x16 slot, or NVLink-C2C on a Grace superchip);
   ``nics`` the scale-out NICs of the node (one per GPU in NVIDIA's reference designs).
-- A node here is the NVLink domain: 8 GPUs on an HGX board, 72 in a GB200 NVL72 rack, whose
-  hosts (compute trays) each hold only 4 of them (How to Scale Your Model, Part 12, on the two
-  meanings of "node").
+- A node here is the NVLink domain: 8 GPUs on an HGX board, 72 in a GB200 NVL72 rack (How to
+  Scale Your Model, Part 12, on the two meanings of "node"). ``gpus_per_host`` is the GPUs one
+  host board drives: an HGX board's 8; an NVL72 compute tray's 4 (2 Grace CPUs, 2 GPUs each;
+  18 trays). The text's footnote says "still only 8 GPUs connected to each host" for NVL72: the
+  preset keeps the tray's 4 and says so.
 - The node's egress is what crosses into the scale-out network: NICs × one NIC's rate. With
   one NIC per GPU, a cross-node collective that runs one ring per GPU (each over 1/g of the
   data) moves the data at the node's egress, the W the text divides by ("400e9").
@@ -167,6 +169,13 @@ NODES: dict[str, Node] = {
         citations=(
             NodeCitation("gpus", "GB200 NVL72 connects 36 Grace CPUs and 72 Blackwell GPUs in a rack-scale design", 72,
                          URL_NVL72, seen=UNSEEN, note="How to Scale Your Model: 'Node size (NVLink domain) 8/72'"),
+            NodeCitation("gpus_per_host", "18 compute nodes, each housing two Grace-Blackwell Superchips (GB200)", 4,
+                         "https://training.continuumlabs.ai/infrastructure/servers-and-chips/nvidia-gb200-nvl72",
+                         seen="read in a secondary page in the reference library (continuumlabs.ai); NVIDIA's OCP "
+                              "description as reported in ferra.ru (2025-08-25): two Grace CPUs and four Blackwell GPUs "
+                              "a compute tray",
+                         note="2 superchips × 2 GPUs = 4; 18 × 4 = 72. How to Scale Your Model's footnote says 8 GPUs "
+                              "per host for NVL72 (not taken)"),
             NodeCitation("nvlink", "GB200 NVL72 provides 1.8 TB/s bidirectional throughput per GPU, for a total of "
                          "130 TB/s", 1.8e12, URL_NVL72_BLOG, directions=2,
                          note="130 TB/s ÷ 72 = 1.806 TB/s: 72 · 1.8 = 129.6 TB/s rounded up",

@@ -282,22 +282,36 @@ def _pod(chips, chip, dtype, peak, hbm, bandwidth):
 @formula("two_level_all_reduce", "An all-reduce over nodes of g GPUs: reduce-scatter inside each node, all-reduce "
          "each 1/g shard across the m nodes, all-gather inside the node (rings, (n−1)/n factors kept).",
          (Input("size", "S: the buffer on each GPU", unit="B", aliases=("S", "bytes")),
-          Input("gpus_per_node", "g: GPUs per node (8 in an HGX node)", kind="count", integer=True, minimum=1,
-                aliases=("g",)),
+          Input("gpus_per_node", "g: GPUs per node (8 in an HGX node; or a node=)", kind="count", integer=True,
+                default=None, minimum=1, aliases=("g",)),
           Input("nodes", "m: nodes", kind="count", integer=True, minimum=1, aliases=("m",)),
-          Input("intra", "β inside a node, per GPU per direction (NVLink 4: 450 GB/s)", unit="B/s",
-                aliases=("nvlink",)),
-          Input("inter", "β across nodes, per GPU per direction (one 400 Gb/s NIC per GPU: 50 GB/s)", unit="B/s",
-                aliases=("network", "dcn"))),
+          Input("intra", "β inside a node, per GPU per direction (NVLink 4: 450 GB/s; or a node=)", unit="B/s",
+                default=None, aliases=("nvlink",)),
+          Input("inter", "β across nodes, per GPU per direction (one 400 Gb/s NIC per GPU: 50 GB/s; or a node=)",
+                unit="B/s", default=None, aliases=("network", "dcn")),
+          Input("node", "a node preset (hgx-h100, hgx-b200, gb200-nvl72): g, its NVLink per GPU and its egress per "
+                "GPU, where not given", kind="choice", default=None)),
          (Output("time", "s", "intra reduce-scatter + inter all-reduce + intra all-gather", key="time_s"),
           Output("intra_time", "s", "the two steps inside the node"),
           Output("inter_time", "s", "the all-reduce across nodes of S/g per GPU"),
           Output("flat_time", "s", "one flat ring over all g·m GPUs at the inter-node β (for comparison)")),
          solve="two-level-all-reduce", source="NCCL's hierarchical (tree/ring) all-reduce; nccl-tests "
          "doc/PERFORMANCE.md for the ring's (n−1)/n")
-def _two_level(size, gpus_per_node, nodes, intra, inter):
+def _two_level(size, gpus_per_node, nodes, intra, inter, node=None):
     r = Result(answer=None, unit="s", convention={
         "model": "bandwidth terms only (no α); each GPU's NIC carries its own shard across nodes"})
+    if node is not None:
+        from solver.systems.nodes import get_node
+
+        n = get_node(node)
+        gpus_per_node = n.gpus if gpus_per_node is None else gpus_per_node
+        intra = n.nvlink if intra is None else intra
+        inter = Fraction(int(n.egress), n.gpus) if inter is None else inter
+        r.convention["node"] = f"{n.name}: g = {n.gpus}, NVLink {fmt(n.nvlink)} B/s and egress {fmt(n.egress)} B/s " \
+                               f"÷ {n.gpus} GPUs, one direction"
+    for name, v in (("gpus_per_node", gpus_per_node), ("intra", intra), ("inter", inter)):
+        if v is None:
+            raise SolverInputError(f"give {name} (or node=)", param=name)
     S, g, m = _num(size), gpus_per_node, nodes
     _pos("size", S)
     _pos("intra", intra)

@@ -330,6 +330,10 @@ def _node(d):
 @st.composite
 def _two_level(d):
     S, g, m, a, b = d(sizes), d(st.integers(1, 16)), d(st.integers(1, 512)), d(links), d(links)
+    if d(st.booleans()):
+        node = d(st.sampled_from(["hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"]))
+        return (f"two_level_all_reduce({S} B, nodes={m}, node=\"{node}\")",
+                ["two-level-all-reduce", "--size", str(S), "-m", str(m), "--node", node])
     return (f"two_level_all_reduce({S} B, {g}, {m}, {a} B/s, {b} B/s)",
             ["two-level-all-reduce", "--size", str(S), "-g", str(g), "-m", str(m), "--intra", str(a), "--inter",
              str(b)])

@@ -81,3 +81,14 @@ def test_the_hsm_figures_choice_and_refusals():
         get_formula("node").run({"node": "hgx-h200"}, {"figures": "hsm"})
     with pytest.raises(SolverInputError, match="did you mean"):
         get_node("hgx-h10")
+
+
+@pytest.mark.parametrize("name", sorted(NODES))
+def test_two_level_all_reduce_takes_a_node(name):
+    """node= fills g, β inside (NVLink per GPU) and β across (the node's egress ÷ its GPUs): the same time as those
+    figures given by hand; a figure given by hand wins."""
+    n = NODES[name]
+    by_hand = calc(f"two_level_all_reduce(1 GB, {n.gpus}, 16, {n.nvlink} B/s, {n.egress / n.gpus} B/s)")
+    assert calc(f"two_level_all_reduce(1 GB, nodes=16, node=\"{name}\")") == pytest.approx(by_hand, rel=1e-12)
+    assert calc(f"two_level_all_reduce(1 GB, nodes=16, inter=25 GB/s, node=\"{name}\")") == pytest.approx(
+        calc(f"two_level_all_reduce(1 GB, {n.gpus}, 16, {n.nvlink} B/s, 25 GB/s)"), rel=1e-12)

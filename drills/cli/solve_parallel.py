@@ -342,7 +342,32 @@ def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int |
     return params, kv_bytes_per_token, spec, cfg, unused
 
 
-def _reads(cfg, kw, params, kv_given, context: int, experts: str):
+def _quantized(spec, cfg, kw, params):
+    """Issue 37: the layout of the config file's ``quantization_config`` (qkv's, see
+    ``solver.counting.quantization``) when the weights are the file's own: no --weight-dtype, no --params.
+    A quantization_config qkv cannot lay out is refused in one line (never dropped)."""
+    from drills.cli.solve_hf_meta import quantization_of
+
+    if cfg is None or params is not None or kw["weight_dtype"] is not None or quantization_of(spec) is None:
+        return None
+    from drills.cli.solve_hf_meta import native_quantized, q_summary
+
+    qw = native_quantized(spec, "give --weight-dtype for one precision")
+    if qw is None:
+        raise InputError(f"{spec.config_file}: quantization_config ({q_summary(quantization_of(spec))}): its layout "
+                         "is not modelled by qkv; give --weight-dtype for one precision", "--config")
+    return qw
+
+
+def _weight_bytes(quant):
+    if quant is None:
+        return None
+    from solver.systems.serving import WeightBytes
+
+    return WeightBytes(quant.bytes, f"weights: {quant.summary()}: {quant.bytes / 1e9:.4g} GB")
+
+
+def _reads(cfg, kw, params, kv_given, context: int, experts: str, quant=None):
     """``B ↦ ModelRead`` when the model's step reads less than N·w and does fewer than 2·N FLOPs per token
     (a mixture of experts: the experts a batch touches, 2·N_active), as ``qkv solve decode`` prices it;
     None otherwise (or when --params / --kv-bytes-per-token replace the model's own figures)."""
@@ -351,7 +376,7 @@ def _reads(cfg, kw, params, kv_given, context: int, experts: str):
     from solver.systems.decode_read import model_read
 
     dtype = kw["dtype"]
-    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts, quant)
 
 
 _EXPERTS = click.option("--experts", type=click.Choice(["expected", "worst", "all"]), default="expected",
@@ -395,10 +420,14 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
     chip = hbm_chip(kw, hbm_figure)
     n = kw["chips"] or 1
+    quant = _quantized(spec, cfg, kw, given_params)
+    read_at = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts, quant)
     r = solve(params, context, kv, chip, chips=n,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
-              price_per_chip_hour=price_per_chip_hour,
-              read_at=_reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts))
+              price_per_chip_hour=price_per_chip_hour, read_at=read_at,
+              weights=_weight_bytes(quant))
+    if quant is not None:
+        r.breakdown["weight_format"] = quant.summary()
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     name_model(r, spec, cfg, unused)

@@ -257,6 +257,34 @@ def test_deepseek_v3_with_its_mtp_layer_is_its_weight_files_within_0_01_percent(
     assert 0 < published - (main + mtp) < 1e-4 * published
 
 
+#: TheBloke's GPTQ repositories: (bits, group_size (-1: none), the branch's size in GB as its README's
+#: "Provided files" table prints it, to 0.01 GB). SOURCES.md names the README copies.
+MISTRAL_7B_GPTQ = [(4, 128, 4.16), (4, 32, 4.57), (8, 128, 7.68), (8, 32, 8.17)]
+STABLEBELUGA2_70B_GPTQ = [(4, -1, 35.33), (4, 32, 40.66), (4, 64, 37.99), (4, 128, 36.65), (3, 128, 28.03),
+                          (3, -1, 26.78), (3, 64, 29.30)]
+
+
+@pytest.mark.parametrize("which", ["mistral-7b", "llama2-70b"])
+def test_gptq_branches_differ_from_their_published_sizes_by_one_small_constant(which):
+    """Every branch of one GPTQ repository holds the same non-weight files (tokenizer, configs: about 2.3 MB)
+    and, where AutoGPTQ wrote them, the same fp16 bias buffers of its quantised layers: so published − qkv
+    must be one constant c for all branches, up to the table's rounding (±0.005 GB), with 0 ≤ c ≤ 0.02 GB.
+    Scales, zeros and g_idx that scale with the group size or the bits, or a constant part left out (g_idx
+    alone is 22.6 MB in the 70B), break it."""
+    if which == "mistral-7b":
+        raw = json.loads((CONFIGS / "mistral-7b-v0.1.json").read_text())
+        cfg, _ = read_hf_config(raw)
+        table = MISTRAL_7B_GPTQ
+    else:
+        from solver.counting.presets import get_preset
+
+        cfg, raw, table = get_preset("llama2-70b").config, None, STABLEBELUGA2_70B_GPTQ
+    diffs = [size - quantized_weights(cfg, {"quant_method": "gptq", "bits": bits, "group_size": group,
+                                             "desc_act": True}, raw).bytes / 1e9 for bits, group, size in table]
+    lo, hi = max(d - 0.005 for d in diffs), min(d + 0.005 for d in diffs)
+    assert lo <= hi and hi >= 0 and lo <= 0.02, diffs
+
+
 # ---- the scheme: what is honoured and what is refused -----------------------------------------------------
 
 def test_layer_specific_skips_leave_those_layers_at_16_bit():

@@ -348,3 +348,32 @@ def quant_line(spec: Any, dtype: str | None) -> str | None:
         return None
     return (f"quantization_config ({q_summary(q)}) not applied: every weight at --dtype {dtype} as asked "
             "(without --dtype the file's quantized layout is answered)")
+
+
+def quantized_for(spec: Any, cfg: Any, weight_dtype: str | None, params: Any) -> Any:
+    """Issue 37: the layout of the config file's ``quantization_config`` (qkv's, see
+    ``solver.counting.quantization``) when the weights are the file's own (no --weight-dtype, no --params),
+    for ``serve``, ``generate``, ``decode`` and ``chips``; None otherwise. A quantization_config qkv cannot
+    lay out is refused in one line (never dropped)."""
+    if cfg is None or params is not None or weight_dtype is not None or quantization_of(spec) is None:
+        return None
+    qw = native_quantized(spec, "give --weight-dtype for one precision")
+    if qw is None:
+        raise InputError(f"{spec.config_file}: quantization_config ({q_summary(quantization_of(spec))}): its layout "
+                         "is not modelled by qkv; give --weight-dtype for one precision", "--config")
+    return qw
+
+
+def weight_bytes_of(quant: Any) -> Any:
+    """The :class:`solver.systems.serving.WeightBytes` of a layout (None for None)."""
+    if quant is None:
+        return None
+    from solver.systems.serving import WeightBytes
+
+    return WeightBytes(quant.bytes, f"weights: {quant.summary()}: {quant.bytes / 1e9:.4g} GB")
+
+
+def name_weights(r: Any, quant: Any) -> None:
+    """Issue 37: the weights' format in a result's breakdown (``weight_format``), printed with the answer."""
+    if quant is not None:
+        r.breakdown["weight_format"] = quant.summary()

@@ -312,6 +312,9 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
+from drills.cli.solve_hf_meta import name_weights, quantized_for, weight_bytes_of  # noqa: E402  (issue 37)
+
+
 def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int | None = None):
     """``(params, X, spec, cfg, unused)`` of the one ModelConfig of any route (or the figures given):
     X is the model's real cache per position at ``context`` positions (a window, latent attention
@@ -340,31 +343,6 @@ def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int |
         raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
                          "--kv-bytes-per-token")
     return params, kv_bytes_per_token, spec, cfg, unused
-
-
-def _quantized(spec, cfg, kw, params):
-    """Issue 37: the layout of the config file's ``quantization_config`` (qkv's, see
-    ``solver.counting.quantization``) when the weights are the file's own: no --weight-dtype, no --params.
-    A quantization_config qkv cannot lay out is refused in one line (never dropped)."""
-    from drills.cli.solve_hf_meta import quantization_of
-
-    if cfg is None or params is not None or kw["weight_dtype"] is not None or quantization_of(spec) is None:
-        return None
-    from drills.cli.solve_hf_meta import native_quantized, q_summary
-
-    qw = native_quantized(spec, "give --weight-dtype for one precision")
-    if qw is None:
-        raise InputError(f"{spec.config_file}: quantization_config ({q_summary(quantization_of(spec))}): its layout "
-                         "is not modelled by qkv; give --weight-dtype for one precision", "--config")
-    return qw
-
-
-def _weight_bytes(quant):
-    if quant is None:
-        return None
-    from solver.systems.serving import WeightBytes
-
-    return WeightBytes(quant.bytes, f"weights: {quant.summary()}: {quant.bytes / 1e9:.4g} GB")
 
 
 def _reads(cfg, kw, params, kv_given, context: int, experts: str, quant=None):
@@ -420,14 +398,13 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
     chip = hbm_chip(kw, hbm_figure)
     n = kw["chips"] or 1
-    quant = _quantized(spec, cfg, kw, given_params)
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)
     read_at = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts, quant)
     r = solve(params, context, kv, chip, chips=n,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
               price_per_chip_hour=price_per_chip_hour, read_at=read_at,
-              weights=_weight_bytes(quant))
-    if quant is not None:
-        r.breakdown["weight_format"] = quant.summary()
+              weights=weight_bytes_of(quant))
+    name_weights(r, quant)
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     name_model(r, spec, cfg, unused)
@@ -468,10 +445,16 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
     given_params = params
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
                                                     longest=int(prompt) + int(new_tokens) - 1)
-    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts)
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)  # issue 37: the file's quantization_config
+    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts, quant)
+    if quant is not None and reads is None:
+        from solver.systems.decode_read import model_read
+
+        reads = lambda B: model_read(cfg, int(B), int(prompt), kw["dtype"], kw["dtype"], experts, quant)  # noqa: E731
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
                    weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model,
                    read=reads(int(batch)) if reads else None)
+    name_weights(r, quant)
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     name_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "

@@ -167,9 +167,10 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
 
 
 def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction | int = 0,
-              reserved_bytes: Fraction | int = 0) -> Result:
+              reserved_bytes: Fraction | int = 0, weights: WeightBytes | None = None) -> Result:
     """Fewest chips whose HBM holds the weights plus the KV cache: ⌈(N·w + KV) / (HBM − reserved)⌉, where
-    ``reserved_bytes`` of each chip's HBM are kept by the runtime (0: all of HBM usable)."""
+    ``reserved_bytes`` of each chip's HBM are kept by the runtime (0: all of HBM usable). ``weights``
+    (issue 37): a quantised checkpoint's bytes in place of N·w."""
     N = _positive("params", params)
     hbm = _positive("hbm", hbm, integer=False)
     w = dtype_bytes(weight_dtype)
@@ -181,7 +182,12 @@ def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction 
                                                               if weight_dtype.lower() == "int4" else ""),
         "memory": ("all of HBM usable" if not reserved_bytes else "HBM less the runtime's reserve usable")
         + "; no activations, workspace or fragmentation"})
-    wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    if weights is None:
+        wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    else:
+        r.convention["weights"] = weights.text
+        wb = r.step("weight bytes = the quantised checkpoint's bytes", f"{weights.bytes:,}", Fraction(weights.bytes),
+                    "bytes")
     total = wb + Fraction(kv_bytes)
     if kv_bytes:
         r.step("total = weights + KV cache", f"{fmt(wb)} + {fmt(kv_bytes)}", total, "bytes")

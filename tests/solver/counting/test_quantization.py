@@ -410,3 +410,41 @@ def test_fp8_layout_equals_transformers_quantizer_on_meta():
     ours = quantized_weights(cfg, raw["quantization_config"], raw).by_dtype()
     theirs = hf_quantized(raw).by_dtype
     assert {k: b for k, (_, b) in ours.items()} == {k: b for k, (_, b) in theirs.items()}
+
+
+@pytest.mark.parametrize("command", [["decode", "--batch", "8", "--context", "4096"], ["chips"],
+                                     ["chips", "--batch", "4", "--context", "4096"]])
+def test_decode_and_chips_hold_the_quantised_bytes(command, tmp_path):
+    """``decode`` reads, and ``chips`` holds, the checkpoint's bytes (qkv's layout), not N·w at --dtype."""
+    raw = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
+    raw["quantization_config"] = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(raw))
+    r = _run(*command, "--config", str(path), "--hw", "h100", "--json")
+    assert r.exit_code == 0, r.output
+    cfg, _ = read_hf_config(raw)
+    js = json.loads(r.stdout)
+    assert js["breakdown"]["weight_bytes"] == quantized_weights(cfg, raw["quantization_config"], raw).bytes
+    assert js["breakdown"]["weight_format"].startswith("int4 GPTQ (groups of 128")
+    as_bf16 = json.loads(_run(*command, "--config", str(path), "--hw", "h100", "--json", "--weight-dtype", "bf16").stdout)
+    assert "weight_format" not in as_bf16["breakdown"]
+
+
+def test_generate_reads_the_quantised_bytes_every_step(tmp_path):
+    """A memory-bound generation of n tokens at batch 1 is shorter than at bf16 by n·(2·N − W)/bandwidth
+    (every step reads every weight once; the prefill does not read them in this model)."""
+    raw = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
+    raw["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(raw))
+    args = ["generate", "--config", str(path), "--hw", "h100", "--prompt", "512", "--new-tokens", "64", "--json"]
+    q, bf16 = (json.loads(_run(*args, *extra).stdout) for extra in ([], ["--weight-dtype", "bf16"]))
+    from solver.counting import param_count
+    from solver.systems.chips import get_hardware
+
+    cfg, _ = read_hf_config(raw)
+    W = quantized_weights(cfg, raw["quantization_config"], raw).bytes
+    bw = get_hardware("h100").hbm_bandwidth
+    assert q["breakdown"]["compute_bound_steps"] == bf16["breakdown"]["compute_bound_steps"] == 0
+    saved = bf16["breakdown"]["decode_s"] - q["breakdown"]["decode_s"]
+    assert saved == pytest.approx(64 * (2 * param_count(cfg) - W) / bw, rel=1e-9)

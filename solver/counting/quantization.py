@@ -22,6 +22,8 @@ Conventions (the checkpoint's layout, as its files store it):
 - A module name is matched as transformers' HuggingFace names spell it (``model.layers.3.self_attn.q_proj``,
   ``model.layers.3.mlp.experts.0.down_proj``, ``lm_head``): an entry matches a whole dotted part of the
   name, ``*`` stands for one part, ``re:`` starts a regular expression (compressed-tensors).
+- FP8 block scales are counted in fp32, as transformers' FP8 linear layer holds them and DeepSeek-V3's
+  checkpoint stores them (Qwen3's FP8 checkpoints store them in bf16: 2 bytes less per 128×128 block).
 - Multi-head latent attention is laid out as HuggingFace's ``DeepseekV3Attention`` stores it: the query
   up-projection with its rotary part is one tensor (``q_b_proj``), the KV down-projection with the
   shared rotary key one (``kv_a_proj_with_mqa``), the key and value up-projections one (``kv_b_proj``).

@@ -257,6 +257,25 @@ def test_deepseek_v3_with_its_mtp_layer_is_its_weight_files_within_0_01_percent(
     assert 0 < published - (main + mtp) < 1e-4 * published
 
 
+def test_qwen3_30b_a3b_fp8_is_its_checkpoint_report():
+    """Qwen3-30B-A3B-Thinking-2507-FP8 as a report of the downloaded checkpoint lists it (SOURCES.md):
+    30,533,947,392 elements in all tensors (the parameters and one weight_scale_inv per 128×128 block) and
+    29.03 GiB of tensors. Its quantization_config leaves lm_head and, layer by layer, mlp.gate (the router)
+    and the two norms in bf16. That checkpoint stores its scales in bf16 where qkv counts fp32 (as
+    transformers' FP8 linear layer holds them and DeepSeek-V3 stores them): 3.6 MB, under the report's
+    0.01 GiB."""
+    skip = ["lm_head"] + [f"model.layers.{i}.{m}" for i in range(48)
+                          for m in ("input_layernorm", "mlp.gate", "post_attention_layernorm")]
+    q = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "modules_to_not_convert": skip,
+         "weight_block_size": [128, 128]}
+    qw = _weights(CONFIGS / "qwen3-30b-a3b.json", q)
+    scales = qw.by_dtype()["float32"][0]
+    assert qw.elements + scales == 30_533_947_392
+    assert round(qw.bytes / 2**30, 2) == 29.03
+    router = next(i for i in qw.items if i.key == "ffn.router.weight")
+    assert router.quantised == 0 and router.bytes == 48 * 128 * 2048 * 2
+
+
 #: TheBloke's GPTQ repositories: (bits, group_size (-1: none), the branch's size in GB as its README's
 #: "Provided files" table prints it, to 0.01 GB). SOURCES.md names the README copies.
 MISTRAL_7B_GPTQ = [(4, 128, 4.16), (4, 32, 4.57), (8, 128, 7.68), (8, 32, 8.17)]

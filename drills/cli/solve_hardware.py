@@ -540,15 +540,16 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
     check_plot(plot, as_json)
 
     (spec, cfg), attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
-    from drills.cli.solve_hf_meta import name_weights, quantized_for
+    from drills.cli.solve_hf_meta import layout_of, name_weights, quantized_for
 
     quant = quantized_for(spec, cfg, kw["weight_dtype"], params)  # issue 37: the file's quantization_config
+    layout = layout_of(quant)
     if cfg is not None and params is None and kv_bytes_per_token is None and \
-            (cfg.is_moe or cfg.sliding_window or cfg.is_mla or quant is not None):  # issue 10: what a step reads
+            (cfg.is_moe or cfg.sliding_window or cfg.is_mla or layout is not None):  # issue 10: what a step reads
         from solver.systems.decode_read import model_read
 
         dtype = kw["dtype"]
-        read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts, quant)
+        read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts, layout)
         B, L = int(batch), cfg.decoder_layers or cfg.n_layers
         per_key = 2 * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim)  # QKᵀ and AV, 2 per multiply-add
         attn = B * per_key * cfg.attended_over(int(context), L)

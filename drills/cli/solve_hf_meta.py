@@ -354,26 +354,40 @@ def quantized_for(spec: Any, cfg: Any, weight_dtype: str | None, params: Any) ->
     """Issue 37: the layout of the config file's ``quantization_config`` (qkv's, see
     ``solver.counting.quantization``) when the weights are the file's own (no --weight-dtype, no --params),
     for ``serve``, ``generate``, ``decode`` and ``chips``; None otherwise. A quantization_config qkv cannot
-    lay out is refused in one line (never dropped)."""
+    lay out is never dropped silently: the weights are then at --dtype, and :func:`name_weights` says so
+    (the returned string)."""
     if cfg is None or params is not None or weight_dtype is not None or quantization_of(spec) is None:
         return None
-    qw = native_quantized(spec, "give --weight-dtype for one precision")
+    try:
+        qw = native_quantized(spec, "")
+    except InputError as e:
+        why = e.args[0].split(": quantization_config ", 1)[-1].rstrip("; ")
+        return f"quantization_config {why}: not applied, every weight at --dtype (give --weight-dtype to choose)"
     if qw is None:
-        raise InputError(f"{spec.config_file}: quantization_config ({q_summary(quantization_of(spec))}): its layout "
-                         "is not modelled by qkv; give --weight-dtype for one precision", "--config")
+        return (f"quantization_config ({q_summary(quantization_of(spec))}): its layout is not modelled by qkv: not "
+                "applied, every weight at --dtype (give --weight-dtype to choose)")
     return qw
 
 
+def layout_of(quant: Any) -> Any:
+    """The layout :func:`quantized_for` gave, or None (none, or not applied)."""
+    return None if isinstance(quant, str) else quant
+
+
 def weight_bytes_of(quant: Any) -> Any:
-    """The :class:`solver.systems.serving.WeightBytes` of a layout (None for None)."""
-    if quant is None:
+    """The :class:`solver.systems.serving.WeightBytes` of a layout (None for None or a note)."""
+    if quant is None or isinstance(quant, str):
         return None
+    from solver.counting.quantization import weights_line
     from solver.systems.serving import WeightBytes
 
-    return WeightBytes(quant.bytes, f"weights: {quant.summary()}: {quant.bytes / 1e9:.4g} GB")
+    return WeightBytes(quant.bytes, weights_line(quant))
 
 
 def name_weights(r: Any, quant: Any) -> None:
     """Issue 37: the weights' format in a result's breakdown (``weight_format``), printed with the answer."""
-    if quant is not None:
+    if isinstance(quant, str):  # not applied, said so
+        r.breakdown["weight_format"] = quant
+        r.convention["quantization_config"] = quant
+    elif quant is not None:
         r.breakdown["weight_format"] = quant.summary()

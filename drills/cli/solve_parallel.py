@@ -312,7 +312,7 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
-from drills.cli.solve_hf_meta import name_weights, quantized_for, weight_bytes_of  # noqa: E402  (issue 37)
+from drills.cli.solve_hf_meta import layout_of, name_weights, quantized_for, weight_bytes_of  # noqa: E402
 
 
 def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int | None = None):
@@ -399,7 +399,7 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
     chip = hbm_chip(kw, hbm_figure)
     n = kw["chips"] or 1
     quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)
-    read_at = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts, quant)
+    read_at = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts, layout_of(quant))
     r = solve(params, context, kv, chip, chips=n,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
               price_per_chip_hour=price_per_chip_hour, read_at=read_at,
@@ -446,11 +446,12 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
                                                     longest=int(prompt) + int(new_tokens) - 1)
     quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)  # issue 37: the file's quantization_config
-    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts, quant)
-    if quant is not None and reads is None:
+    layout = layout_of(quant)
+    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts, layout)
+    if layout is not None and reads is None:
         from solver.systems.decode_read import model_read
 
-        reads = lambda B: model_read(cfg, int(B), int(prompt), kw["dtype"], kw["dtype"], experts, quant)  # noqa: E731
+        reads = lambda B: model_read(cfg, int(B), int(prompt), kw["dtype"], kw["dtype"], experts, layout)  # noqa: E731
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
                    weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model,
                    read=reads(int(batch)) if reads else None)

@@ -389,15 +389,24 @@ def test_serve_of_a_dense_quantised_model_reads_its_bytes_every_step(tmp_path):
     assert saved == pytest.approx((2 * param_count(cfg) - qw) / bw, rel=1e-9)
 
 
-def test_serve_refuses_a_method_it_cannot_lay_out_in_one_line(tmp_path):
+@pytest.mark.parametrize("q,why", [({"quant_method": "hqq", "nbits": 4}, "(hqq): its layout is not modelled"),
+                                   ({"quant_method": "gptq"}, "(gptq): no bits or w_bit given")])
+def test_serve_names_a_quantization_config_it_cannot_lay_out(tmp_path, q, why):
+    """Never dropped silently: the weights are at --dtype, and the answer says the file's quantization_config
+    was not applied, and why."""
     raw = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
-    raw["quantization_config"] = {"quant_method": "hqq", "nbits": 4}
+    raw["quantization_config"] = q
     path = tmp_path / "c.json"
     path.write_text(json.dumps(raw))
     r = _run("serve", "--config", str(path), "--hw", "h100", "--context", "4096")
-    errors = [line for line in r.stderr.splitlines() if not line.startswith("note: ")]
-    assert r.exit_code == 2 and len(errors) == 1 and "Traceback" not in r.output, r.output
-    assert "quantization_config (hqq" in r.stderr and "--weight-dtype" in r.stderr
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.stdout.splitlines() if "weight format" in ln)
+    assert f"quantization_config {why}" in line and "not applied, every weight at --dtype" in line
+    js = json.loads(_run("serve", "--config", str(path), "--hw", "h100", "--context", "4096", "--json").stdout)
+    cfg, _ = read_hf_config(raw)
+    from solver.counting import param_count
+
+    assert js["breakdown"]["weight_bytes"] == 2 * param_count(cfg)  # bf16, the --dtype default
 
 
 def test_the_moe_read_of_all_experts_is_every_weight_but_the_lookup_table():

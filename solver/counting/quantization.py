@@ -399,11 +399,9 @@ class QuantWeights:
 
     def which(self) -> str:
         """``the experts`` / ``the linear layers``: what the format covers, in words."""
-        kinds = {i.key.split(".")[0] + "." + i.key.split(".")[1] if i.key.startswith("ffn.") else i.key.split(".")[0]
-                 for i in self.items if i.quantised}
-        if kinds and kinds <= {"ffn.expert"}:
-            return "the experts"
-        if kinds and kinds <= {"ffn.expert", "ffn.shared"}:
+        kinds = [i.key.split(".", 1)[-1] if i.key.startswith(("encoder.", "decoder.")) else i.key
+                 for i in self.items if i.quantised]
+        if kinds and all(k.startswith(("ffn.expert.", "ffn.shared.")) for k in kinds):
             return "the experts"
         return "the linear layers"
 

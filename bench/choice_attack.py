@@ -24,24 +24,8 @@ OUT = ROOT / "question_bank" / "data" / "choice_attack.json"
 PART = None  # "--part I/N": the I-th of N interleaved shares of the levels, written to its own file
 
 
-def adversary_digest() -> str:
-    """The attack's code (features, learners, rules, the scoring), not the module's prose."""
-    import inspect
-
-    from question_bank import adversary as adv
-
-    parts = [inspect.getsource(o) for o in (adv.option_features, adv.structure_features, adv.fit_logistic, adv.fit_hist_boosted,
-                                            adv._pool_scores, adv._range_scores, adv._near_far_scores, adv._symbol_scores,
-                                            adv._choice_credit, adv.learned_attack)]
-    parts += [repr(sorted(adv.LEARNERS)), repr(sorted(adv.RULES)), repr(adv.FEATURES), repr(adv.STRUCTURE), repr(adv.SIMPLE_RATIOS)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
-
-
-def draws_digest(ps) -> str:
-    h = hashlib.sha256()
-    for p in ps:
-        h.update("\n".join([p.statement_text, *(p.options_text or p.options), repr(sorted(p.key.correct))]).encode())
-    return h.hexdigest()[:12]
+# the digests are question_bank.choice_record's (the bank and `--quality` read the record by them)
+from question_bank.choice_record import adversary_digest, draws_digest  # noqa: E402,F401
 
 
 def _quick(ps, margin: float = 0.10) -> tuple[float, float, bool] | None:
@@ -115,11 +99,11 @@ def main(argv: list[str]) -> None:
     all_views = "--all-views" in argv
     only = [a for a in argv if not a.startswith("--")]
     fams = all_families()
-    todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.difficulties]
+    todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.levels]
     if all_views:
         for fid in nm.candidates(fams):
             fams[fid + nm.SUFFIX + "*"] = nm.mcq_view(fams[fid])
-            todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].difficulties
+            todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].levels
                      if (fid + nm.SUFFIX, lv) not in todo]
     if only:
         todo = [(fid, lv) for fid, lv in todo if fid.rstrip("*") in only or fid in only]
@@ -165,26 +149,8 @@ def merge() -> dict:
     return data
 
 
-def gated(rec: dict) -> tuple[float, str, int]:
-    """The recorded figure a level is gated on (:func:`question_bank.adversary.gated_figures`), the worst."""
-    from question_bank import adversary as adv
-
-    L = adv.Learned(rec["best"], rec["attacker"], rec["draws"], rec["unseen_rate"], rec["unseen_n"], rec["attackers"],
-                    rec["unseen_key_rate"], rec["unseen_key_n"], rec["numeric"])
-    return max(adv.gated_figures(L), key=lambda g: g[0] - passes_margin(rec["chance"], g[2]))
-
-
-def passes_margin(chance: float, n: int) -> float:
-    """How far above chance a figure on ``n`` draws may be: 5 points on 400 draws or more; on a
-    smaller subset (draws whose key was never a key in training) also three standard errors."""
-    from question_bank import adversary as adv
-
-    return adv.LEARNED_MARGIN + (0.0 if n >= 400 else adv.allowance(chance, n))
-
-
-def passes(rec: dict) -> bool:
-    r, _, n = gated(rec)
-    return "best" in rec and r <= rec["chance"] + passes_margin(rec["chance"], n)
+# the rule is question_bank.choice_record's (the bank offers a level by it); re-exported for the tests
+from question_bank.choice_record import gated, passes, passes_margin  # noqa: E402,F401
 
 
 def summary() -> None:

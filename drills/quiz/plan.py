@@ -47,6 +47,8 @@ class Candidate:
     def matches(self, topics: tuple[str, ...], type_: str | None, difficulty: str | None) -> bool:
         from question_bank.bank import matches_topic  # the one --topic rule of quiz, exam and sheet
 
+        if not self.difficulties:  # a family whose every level is withdrawn (question_bank.choice_record)
+            return False
         if topics and not any(matches_topic(t, self.ref, self.topic, self.tags) for t in topics):
             return False
         if type_ and type_ not in self.types:

@@ -125,6 +125,7 @@ def main(argv: list[str]) -> None:
         except Exception as e:  # noqa: BLE001 - a level the view cannot draw is recorded as such
             rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
         rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
+        rec.update(verdict(rec))
         levels[name] = rec
         data.update(draws=draws, adversary=dig)
         out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -144,13 +145,15 @@ def merge() -> dict:
         d = json.loads(part.read_text())
         data["levels"].update(d["levels"])
         data.update(draws=d["draws"], adversary=d["adversary"])
+    for rec in data["levels"].values():
+        rec.update(verdict(rec))
         part.unlink()
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 
 # the rule is question_bank.choice_record's (the bank offers a level by it); re-exported for the tests
-from question_bank.choice_record import gated, passes, passes_margin  # noqa: E402,F401
+from question_bank.choice_record import gated, passes, passes_margin, verdict  # noqa: E402,F401
 
 
 def summary() -> None:
@@ -175,9 +178,19 @@ def summary() -> None:
             print(f"  pass {k}: {gated(r)[0]:.0%} (chance {r['chance']:.0%}, {gated(r)[1]})")
 
 
+def reverdict() -> None:
+    """Write each measured level's verdict (``passes``, ``gated``) again by today's rule, figures unchanged."""
+    data = json.loads(OUT.read_text())
+    for rec in data["levels"].values():
+        rec.update(verdict(rec))
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--merge"]:
         merge()
+    elif sys.argv[1:2] == ["--verdicts"]:
+        reverdict()
     elif sys.argv[1:2] == ["--summary"]:
         summary()
     else:

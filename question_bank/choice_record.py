@@ -21,7 +21,7 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RECORD", "passes", "gated", "passes_margin", "withdrawn", "reason", "record", "current",
+__all__ = ["RECORD", "passes", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
            "adversary_digest", "draws_digest"]
 
 RECORD = pathlib.Path(__file__).resolve().parent / "data" / "choice_attack.json"
@@ -61,14 +61,23 @@ def passes(rec: dict[str, Any]) -> bool:
     return r <= rec["chance"] + passes_margin(rec["chance"], n)
 
 
+def verdict(rec: dict[str, Any]) -> dict[str, Any]:
+    """The fields ``bench/choice_attack.py`` writes beside a measured level's figures: ``passes`` and its
+    ``gated`` figure ``[rate, what, draws]``, so that reading the record imports no NumPy (a quiz's
+    start-up reads it)."""
+    if "best" not in rec:
+        return {}
+    return {"passes": passes(rec), "gated": list(gated(rec))}
+
+
 def _fails(rec: dict[str, Any]) -> bool:
     # "0 of 200 draws are choice items": a level a mixed family draws as NAT, not a choice level
-    return "best" in rec and not passes(rec)
+    return "best" in rec and not rec["passes"]
 
 
 def reason(rec: dict[str, Any]) -> str:
     """One line: the figure that withdrew a level."""
-    r, what, n = gated(rec)
+    r, what, n = rec["gated"]
     return f"a test-wise student scores {r:.0%} against a chance of {rec['chance']:.0%} ({what}, {n} draws)"
 
 

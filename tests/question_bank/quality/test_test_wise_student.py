@@ -146,6 +146,10 @@ def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_dra
         rec = _record(fid, lv)
         if "best" not in rec or choice_attack.passes(rec):
             bad.append(f"{fid}/{lv}: withdrawn, but its record passes or is missing")
+    # the verdict written beside the figures (read without NumPy) is today's rule on them
+    for name, rec in json.loads(DATA.read_text())["levels"].items():
+        if "best" in rec and (rec.get("passes"), rec.get("gated")) != (choice_attack.passes(rec), list(choice_attack.gated(rec))):
+            bad.append(f"{name}: its written verdict is not today's rule (python bench/choice_attack.py --verdicts)")
     assert not bad, "\n".join(bad)
 
 

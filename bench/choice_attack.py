@@ -145,9 +145,9 @@ def merge() -> dict:
         d = json.loads(part.read_text())
         data["levels"].update(d["levels"])
         data.update(draws=d["draws"], adversary=d["adversary"])
+        part.unlink()
     for rec in data["levels"].values():
         rec.update(verdict(rec))
-        part.unlink()
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 

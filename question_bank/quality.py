@@ -450,13 +450,14 @@ def _sink(rep: QualityReport, check: str, fid: str) -> list[str]:
 
 def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, include_curated: bool = True,
                 adversary: bool = True, two_ops: bool = True,
-                generate: Callable[[Any, int, str], Problem] | None = None) -> QualityReport:
+                generate: Callable[[Any, int, str], Problem] | None = None, withdrawn: bool = False) -> QualityReport:
     """Every check above, on ``draws`` problems per family (spread over its difficulties; seeds
     0, 1, ...), and on the curated items. ``families``: only these ids. ``adversary``: also the
     attacks of :mod:`question_bank.adversary` (learned attacker, operation rules, memorised easy
     answers, variety) per family level; ``two_ops``: with the two-operation rules (reported only).
     ``generate(family, seed, difficulty)`` draws each problem (default ``family.generate``; the
-    tests pass one that shares its draws with the validation's)."""
+    tests pass one that shares its draws with the validation's). ``withdrawn``: also the choice levels
+    the record withdraws (question_bank.choice_record); by default only what is offered is checked."""
     from question_bank.family import all_families
 
     gen = generate or (lambda f, s, d: f.generate(s, d))
@@ -465,17 +466,18 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
     for fid, f in fams.items():
         if families is not None and fid not in families:
             continue
-        if f.withdrawn:
+        if f.withdrawn and not withdrawn:
             from question_bank.choice_record import reason, record
 
             rep.withdrawn += [f"{fid}/{lv}: {reason(record(fid, lv))}" for lv in f.withdrawn]
-        if not f.difficulties:  # nothing offered: its keys are validate's to check
+        offered = f.levels if withdrawn else f.difficulties
+        if not offered:  # nothing offered: its keys are validate's to check
             continue
         t0 = time.perf_counter()
         fq = FamilyQuality(fid, f.types)
-        per_level = math.ceil(draws / len(f.difficulties))
+        per_level = math.ceil(draws / len(offered))
         by_level: dict[str, list[Problem]] = {}
-        for diff in f.difficulties:
+        for diff in offered:
             ps = []
             for s in range(per_level):
                 try:
@@ -514,10 +516,10 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
         fq.shared_statements, fq.work = difficulty_report(by_level)
         if fq.shared_statements:
             _sink(rep, "difficulty", fid).append(f"family {fid}: {fq.shared_statements} statements are drawn at more than one difficulty")
-        levels = [fq.work[lv] for lv in f.difficulties]
+        levels = [fq.work[lv] for lv in offered]
         if any(b < a for a, b in zip(levels, levels[1:], strict=False)):
             _sink(rep, "difficulty", fid).append(f"family {fid}: the median worked solution shrinks with difficulty "
-                              f"({', '.join(f'{lv} {fq.work[lv]:g}' for lv in f.difficulties)} lines)")
+                              f"({', '.join(f'{lv} {fq.work[lv]:g}' for lv in offered)} lines)")
         if adversary:
             from question_bank.adversary import attack_family
 

@@ -101,7 +101,7 @@ def test_validate_merges_its_first_seed_and_the_rest(runner, monkeypatch):
     monkeypatch.setattr(qb, "curated", lambda: [])
     few = {fid: f for fid, f in qb.families().items() if fid in ("attention.heads", "msq.mask_attend")}
     monkeypatch.setattr(qb, "families", lambda: few)
-    levels = sum(len(f.difficulties) for f in few.values())
+    levels = sum(len(f.levels) for f in few.values())
     for n in (1, 2, 4):
         r = runner.invoke(bank, ["validate", "--seeds", str(n), "--json"])
         out = json.loads(r.output)
@@ -232,7 +232,7 @@ def test_no_worked_solution_starts_with_a_blank_line(runner):
     from drills.cli.bank import _render
 
     problems = [qb.problem(fid, seed=0, difficulty=diff)
-                for fid, f in qb.families().items() for diff in f.difficulties] + qb.curated()
+                for fid, f in qb.families().items() for diff in f.levels] + qb.curated()
     bad = []
     for p in problems:
         shown = _render(p).split("\nWorked solution:\n\n", 1)[1]

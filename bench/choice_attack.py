@@ -11,7 +11,6 @@ Levels already in the file with the same draws and the same adversary digest are
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import pathlib
 import subprocess

@@ -271,7 +271,7 @@ def assemble(bp: Blueprint, seed: int) -> Any:
         pool = _candidates(s.topics, rng)
         rng.shuffle(pool)
 
-        def take(rtype: str, count: int, marks: int, *, must: bool, repeat: bool = True) -> int:
+        def take(rtype: str, count: int, marks: int, *, must: bool, repeat: bool = True, pool: list = pool, s: Any = s) -> int:
             """Draw up to ``count`` questions of ``rtype`` and ``marks`` marks: how many were found
             (``repeat``: a skill the paper already asks may be asked again when the bank has no other)."""
             got = 0

@@ -106,6 +106,7 @@ class Catalogue:
         else:
             out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
                    for f in self.families.values()]
+        out = [c for c in out if c.difficulties]  # a family whose every level is withdrawn is not offered
         for iid, e in self.items.items():
             out.append(Candidate("item", iid, e.topic, (e.type,), (e.difficulty,), e.tags))
         return out

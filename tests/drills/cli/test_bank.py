@@ -219,7 +219,7 @@ def test_quality_counts_the_families_each_type_draws_from():
     from question_bank.numeric_mcq import NUMERIC_MCQ, SUFFIX
 
     base = next(iter(NUMERIC_MCQ))  # a listed view's base family (NAT or integer)
-    rep = quality.run_quality(20, families=[base, base + SUFFIX, "msq.mask_attend"], include_curated=False)
+    rep = quality.run_quality(20, families=[base, base + SUFFIX, "msq.mask_attend"], include_curated=False, withdrawn=True)
     by = families_by_type(rep)
     assert (by["mcq"], by["numeric-mcq"], by["msq"], by["nat"] + by["integer"]) == (1, 1, 1, 1)
 

@@ -450,11 +450,12 @@ def _build(base: Any, d: Any) -> Problem:
 def mcq_view(base: Any, levels: Iterable[str] | None = None) -> Any:
     """The family ``<base id>_mcq``: ``base``'s problems as numeric MCQs (module docstring), at
     ``levels`` (default: all of ``base``'s)."""
-    from question_bank.family import Family
+    from question_bank.family import Family, offered_levels
 
+    offered, withdrawn = offered_levels(base.id + SUFFIX, ("mcq",), tuple(levels or base.levels))
     return Family(
         id=base.id + SUFFIX, topic=base.topic, title=f"{base.title} (multiple choice)", types=("mcq",),
-        build=lambda d: _build(base, d), tags=(*base.tags, "numeric-mcq"), difficulties=tuple(levels or base.difficulties),
+        build=lambda d: _build(base, d), tags=(*base.tags, "numeric-mcq"), difficulties=offered, withdrawn=withdrawn,
         marks=base.marks, source=base.source,
         description=f"{base.description} Drawn as an MCQ whose wrong options are the values of its named mistakes.",
     )

@@ -113,7 +113,7 @@ def test_quiz_lists_the_bank_from_the_index():
 
 QUIZ_PROBE = """
 import io, sys, tempfile
-sys.argv = ["qkv", "quiz", "--seed", "1", "-n", "1", "--plain", "--data-dir", tempfile.mkdtemp()]
+sys.argv = ["qkv", "quiz", "--seed", "1", "-n", "1", "--topic", "counting.kv_cache", "--plain", "--data-dir", tempfile.mkdtemp()]
 sys.stdin = io.StringIO("quit\\n")
 from drills.cli import main
 try:

@@ -188,7 +188,7 @@ def test_every_family_and_curated_item_reads_back_unchanged():
     from question_bank import bank as qb
     from question_bank.family import all_families
 
-    ps = [f.generate(7, d) for f in all_families().values() for d in f.difficulties]
+    ps = [f.generate(7, d) for f in all_families().values() for d in f.levels]
     ps += [p for p in qb.curated() if not p.study_only]
     for k in range(0, len(ps), 60):
         data = render(Sheet("all", ps[k:k + 60], 0, {}), "json", "full")

@@ -25,8 +25,8 @@ SEEDS_PER_FAMILY = 30
 def variants(fid):
     """30 problems per family, spread over its difficulties."""
     f = FAMS[fid]
-    per = max(1, SEEDS_PER_FAMILY // len(f.difficulties))
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(per))
+    per = max(1, SEEDS_PER_FAMILY // len(f.levels))
+    return tuple(f.generate(s, diff) for diff in f.levels for s in range(per))
 
 
 def key_array(key):
@@ -51,7 +51,7 @@ def test_family_is_sound(fid):
 @pytest.mark.parametrize("fid", sorted(FAMS))
 def test_deterministic(fid):
     f = FAMS[fid]
-    a, b = f.generate(7, f.difficulties[-1]), f.generate(7, f.difficulties[-1])
+    a, b = f.generate(7, f.levels[-1]), f.generate(7, f.levels[-1])
     assert (a.statement_md, a.key, a.id) == (b.statement_md, b.key, b.id)
 
 

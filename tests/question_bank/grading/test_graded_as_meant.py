@@ -211,7 +211,7 @@ SEEDS = (3, 11)
 
 def _draws():
     for fid, fam in sorted(all_families().items()):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             for s in SEEDS:
                 yield fid, diff, s
 
@@ -385,7 +385,7 @@ def test_allreduce_rings_fit_one_machine():
 def test_nf4_keys_are_clear_of_a_rounding_edge():
     fam = all_families()["quantisation.nf4_bits"]
     for seed in range(20):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             p = fam.generate(seed, diff)
             assert safe_for_rounding(p.key.value, p.key.decimals, 0.1), p.id
 

@@ -128,20 +128,29 @@ def kv_cache_below(d: Draw) -> Problem:
     from solver.counting.memory import kv_cache_bytes
 
     k = true_count(d)
+    dts = ("fp16",) if d.level == 0 else ("bf16",) if d.level == 1 else ("fp32", "bf16", "int8")
+
+    def config() -> tuple[int, int, int, int, str]:
+        """A configuration drawn from wide ranges (issue 39: statements that rarely repeat across draws):
+        L 10-96 layers, 12-96 heads (a multiple of 4; of 8 with grouped K/V heads), head size 64-96."""
+        L = d.pick(range(10, 97))
+        h = d.pick(range(12, 97, 4)) if d.level == 0 else d.pick(range(16, 97, 8))
+        dh = d.pick((64, 72, 80, 88, 96))  # sizes of one width, so an option's length says nothing of its size
+        kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
+        return L, h, kv, dh, d.pick(dts)
+
     for _ in range(100):
-        n = d.pick((8192, 16384, 32768) if d.level < 2 else (4096, 8192, 16384))
-        budget = d.pick((1, 2, 4) if d.level < 2 else (4, 8, 16))
-        B = 1 if d.level < 2 else d.pick((2, 4, 8))
+        n = d.pick(range(4096, 32769, 512)) if d.level < 2 else d.pick(range(2048, 16385, 256))
+        B = 1 if d.level < 2 else d.pick(range(2, 17))
+        # the budget: a whole number of GiB near a drawn configuration's cache (so configurations fall on both sides)
+        L0, _, kv0, dh0, dt0 = config()
+        budget = max(1, round(kv_cache_bytes(L0, B, n, kv0, dh0, dt0) / 2**30 * d.rng.uniform(0.6, 1.6)))
         limit = budget * 2**30
         pool: list[Statement] = []
-        for _ in range(200):
+        for _ in range(400):
             if len(pool) == 16:
                 break
-            L = d.pick((12, 16, 24, 32, 40, 48))
-            dh = d.pick((64, 80, 96))  # sizes of one width, so an option's length says nothing of its size
-            h = d.pick((16, 32, 40, 64))
-            kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
-            dt = "fp16" if d.level == 0 else "bf16" if d.level == 1 else d.pick(("fp32", "bf16", "int8"))
+            L, h, kv, dh, dt = config()
             size = kv_cache_bytes(L, B, n, kv, dh, dt)
             # configurations below and above the budget in turn, so that "below" is as often true as "above"
             if 0.8 < size / limit < 1.25 or (size < limit) != (len(pool) % 2 == 0):
@@ -306,22 +315,30 @@ def matmul_compute_bound(d: Draw) -> Problem:
     Levels (disjoint, ordered): easy, a TPU whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
     weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
-    from question_bank.families.hardware import CHIP_NAMES, _bw_text, peak_text, resolved_chip
+    from question_bank.families.hardware import _MORE_CHIP_NAMES, CHIP_NAMES, _bw_text, peak_text, resolved_chip
     from solver.systems.roofline import matmul
 
-    hw = d.pick(("tpu-v5e", "tpu-v5p") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+    # chips whose I* spans 150-570 FLOP/byte, so no batch size is compute-bound on all of them
+    hw = d.pick(("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "mi300x") if d.level == 0
+                else ("a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200"))
     chip = resolved_chip(hw)
-    sizes = (256, 512, 1024, 2048, 4096, 8192, 16384)
     k = true_count(d)
+
+    def size(lo: int, hi: int, step: int) -> int:
+        """A multiple of ``step`` drawn log-uniformly in [lo, hi] (issue 39: shapes that rarely repeat)."""
+        return max(lo, round(lo * (hi / lo) ** d.rng.random() / step) * step)
+
     for _ in range(100):
         pool: list[Statement] = []
         crit = 0.0
         for _ in range(200):
             if len(pool) == 16:
                 break
-            B = d.pick((16, 64, 128, 256, 512, 1024, 2048, 4096))
-            D = d.pick(sizes)
-            F = D if d.level < 2 else d.pick(tuple(x for x in sizes if x != D))
+            B = size(16, 4096, 16)
+            D = size(256, 16384, 256)
+            F = D if d.level < 2 else size(256, 16384, 256)
+            if d.level == 2 and F == D:
+                continue
             r = matmul(B, D, F, dtype="bf16", chip=chip)
             I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
             # compute-bound and memory-bound shapes in turn, so that either verdict is as often true as not
@@ -340,7 +357,7 @@ def matmul_compute_bound(d: Draw) -> Problem:
     assert got is not None, "no draw gave matmuls on both sides of I*"
     items, key = got
     st = Doc()
-    st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
+    st.p(f"On the {(CHIP_NAMES | _MORE_CHIP_NAMES)[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          "$X$ of shape $B \\times D$ by weights $W$ of shape $D \\times F$. Each operand is read from HBM once and $Y$ "
          "written once; count 2 FLOPs per multiply-add and 2 bytes per element. Each option gives a matmul's shape and "
          "says what sets its time on this chip: its FLOPs (compute-bound) or its bytes (memory-bound). Which of these "

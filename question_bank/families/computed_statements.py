@@ -261,7 +261,7 @@ def mask_attend(d: Draw) -> Problem:
     must = {0: None, 1: {"window"}, 2: {"window_both", "prefix"}}[d.level]
     k = true_count(d)
     for _ in range(200):
-        n = d.pick((6, 7, 8, 9, 10))
+        n = d.pick(range(6, 41))  # issue 39: sequences of 6 to 40 tokens, so a statement (mask, entry) rarely repeats
         i = d.rng.randint(1, n)
         j = d.rng.randint(1, n)
         if i == j:

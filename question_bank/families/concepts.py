@@ -645,6 +645,12 @@ def _num(x: int) -> str:
     return f"{x:,}".replace(",", "{,}")
 
 
+def _size(d: Draw, lo: int, hi: int, step: int) -> int:
+    """A multiple of ``step`` drawn log-uniformly in [lo, hi] (issue 39: sizes, and so statements, that rarely
+    repeat across draws)."""
+    return max(lo, round(lo * (hi / lo) ** d.rng.random() / step) * step)
+
+
 def draw_rnn(d: Draw) -> Context:
     """Statements with numbers on why self-attention replaced recurrence, each computed for its own
     sizes from Vaswani et al. 2017, Table 1. Levels (disjoint): easy, sequential steps (and whether
@@ -689,9 +695,8 @@ def draw_rnn(d: Draw) -> Context:
         def subject(st: Statement) -> object:
             return st.params[:3]  # one statement per claim, layer and length: no option mirrors another
     elif d.level == 1:
-        sizes = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
         for _ in range(10):
-            n, dm = d.pick(sizes), d.pick(sizes)
+            n, dm = _size(d, 100, 16384, 4), _size(d, 128, 16384, 64)  # any length of tokens, widths of 64s
             if n == dm:
                 continue
             sa, rnn = table1("self-attention", n, dm)["ops"], table1("recurrent", n, dm)["ops"]
@@ -713,9 +718,12 @@ def draw_rnn(d: Draw) -> Context:
         def subject(st: Statement) -> object:
             return st.params[1:3]  # one statement per pair of sizes
     else:
-        sizes = (256, 512, 1024, 2048, 4096, 8192)
         for _ in range(6):
-            n, dm, k = d.pick(sizes), d.pick(sizes), d.pick((3, 5, 7))
+            # n at 1/4 to 4 times k·d, on either side drawn evenly (issue 39: "fewer" as often true as "more",
+            # whichever of n and d is larger)
+            dm, k = _size(d, 128, 4096, 64), d.pick((3, 5, 7))
+            f = d.rng.uniform(1.5, 4)
+            n = max(64, round(k * dm * (f if d.rng.random() < 0.5 else 1 / f) / 4) * 4)
             sa, conv = table1("self-attention", n, dm)["ops"], table1("convolutional", n, dm, k)["ops"]
             if max(sa, conv) < 1.5 * min(sa, conv):
                 continue
@@ -728,15 +736,17 @@ def draw_rnn(d: Draw) -> Context:
                                       "operations than a self-attention layer.", ok, work,
                                       ("conv_ops", (n, dm, k), word)))
         for _ in range(6):
-            k = d.pick((2, 3, 5))
-            m = d.rng.randint(9, 200)
+            k = d.pick((2, 3, 4, 5, 7))
+            m = d.rng.randint(9, 2000)
             if conv_layers(m, k, True) == conv_layers(m, k, False):
                 continue
             for dilated in (False, True):
                 true = conv_layers(m, k, dilated)
-                other = conv_layers(m, k, not dilated)
+                # the right count and one off by one or two either way (issue 39: a wrong count as near the
+                # right one as the right one is to it, so the count's size does not say which kind it belongs to)
+                other = true + d.pick((-2, -1, 1, 2)) if true > 2 else true + d.pick((1, 2))
                 how = "dilated (dilation $k^l$ in layer $l$)" if dilated else "contiguous"
-                for x in (true, other):  # each kind's figure asked of both kinds
+                for x in (true, other):
                     pool.append(Statement(
                         f"With {'dilated' if dilated else 'contiguous'} kernels of size {k}, the fewest layers of "
                         f"causal convolution that let a token depend on the token {m} positions back are {x}.",

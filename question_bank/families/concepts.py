@@ -262,19 +262,21 @@ def draw_mask(d: Draw) -> Context:
     (solver.kernels.masks). Levels (disjoint, by the mask): easy, causal or padding only; medium, a
     causal sliding window or causal with padding; hard, a prefix-LM mask or a bidirectional window."""
     kind = d.pick(_MASK_KINDS[d.level])
-    n = d.rng.randint(6, 9)  # one digit: every option the same length
-    a = d.rng.randint(2, n - 2) if kind != "causal" else 0
+    # issue 39: 20 to 60 tokens, the query and the keys asked all two-digit (tokens 10 on), so a (query, key)
+    # pair rarely repeats across draws and every option has the same length
+    n = d.rng.randint(20, 60)
+    a = d.rng.randint(12, n - 2) if kind != "causal" else 0
     if kind in ("window", "window_both"):
-        a = d.rng.randint(2, max(2, n // 2))
+        a = d.rng.randint(2, max(2, (n - 10) // 2))
     m = mask_matrix(kind, n, a)
     name, rule = _mask_words(kind, n, a)
     # one query per problem (its row of the mask): every option names the same query first, so an
     # option's first number, its words and its length say nothing of its truth
-    i = d.rng.randint(1, n)
+    i = d.rng.randint(10, n)
     row = [str(c + 1) for c in range(n) if m[i - 1, c]]
     pool = []
-    for j in range(1, n + 1):
-        if j == i:  # its own key: kept by every mask here but padding (a giveaway, left out)
+    for j in range(10, n + 1):
+        if j in (i, a):  # its own key (kept by every mask here but padding), or the number the stem prints: giveaways
             continue
         ok = bool(m[i - 1, j - 1])
         said = ("Query token {i} attends to key token {j}.", "Query {i} attends to key {j}.",

@@ -374,30 +374,39 @@ def matmul_compute_bound(d: Draw) -> Problem:
 
 #: Decoder presets of the zoo whose cache is the plain 2·L·n_kv·d_h per token (no window, no latent) and whose
 #: head size is d_model / n_heads, so the statement's numbers give it (issue 38: GPT-3 XL's 24 heads of 128 in a
-#: width of 2048 do not).
-_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-6.7b", "gpt3-175b", "llama2-7b", "llama2-13b",
-           "llama2-70b", "llama3-8b", "mixtral-8x7b", "mixtral-8x22b")
+#: width of 2048 do not), by level: multi-head; grouped-query; mixtures of experts. Issue 39: 15, 7 and 2 of them
+#: (it was 7, 2 and 2), so a model's figures are not a handful an attacker learns from the printed sizes.
+_MODELS_BY_LEVEL = (
+    ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-small", "gpt3-medium", "gpt3-large", "gpt3-2.7b",
+     "gpt3-6.7b", "gpt3-175b", "llama2-7b", "llama2-13b", "olmo2-7b", "pythia-1.4b"),
+    ("llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-405b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-8b"),
+    ("mixtral-8x7b", "mixtral-8x22b"),
+)
+_MODELS = tuple(m for ms in _MODELS_BY_LEVEL for m in ms)
+#: How far a statement's figure stands from the model's (a factor drawn in this range, on either side): never the
+#: half or double a forgotten K or V gives.
+_FACTOR = (1.2, 1.9)
 
 
 @family("msq.model_statements", topic="counting", title="Which statements about this model are true?",
         types=("msq",), tags=("zoo", "kv-cache", "parameters", "msq"), marks=2, source=_SRC)
 def model_statements(d: Draw) -> Problem:
-    """Four statements about one preset (the width of its K projection, its head size, its KV cache
+    """Four statements about one preset (the weights of its K projection, of its attention, its KV cache
     per token, its parameters), each true or false as drawn: each sets the preset's figure against a
-    number 5/8, 3/4, 5/4 or 3/2 of it and says "above" or "below" (the side and the word
-    each drawn evenly, so neither the number nor the word gives the truth away). Typical mistakes
-    land on the wrong side: the query heads taken for the K/V heads (a K width and a cache n_heads /
+    number a factor 1.2 to 1.9 above or below it (drawn, issue 39: thresholds on both sides at varying
+    distances, not at ×0.75 or ×4/3 of a printed figure) and says "above" or "below" (the side and the
+    word each drawn evenly, so neither the number nor the word gives the truth away). Typical mistakes
+    land on the wrong side: the query heads taken for the K/V heads (K weights and a cache n_heads /
     n_kv times too large), K or V forgotten (half the cache), the active experts taken for the
     parameters.
 
-    Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B), the cache in
-    fp16; medium, grouped-query models (Llama 2 70B, Llama 3 8B), bf16; hard, mixtures of experts
-    (Mixtral), where the parameters are the total and the cache in fp8 (1 byte)."""
+    Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B, OLMo 2, Pythia),
+    the cache in fp16; medium, grouped-query models (Llama 2 70B, Llama 3, Qwen 2.5, Qwen 3 8B), bf16;
+    hard, mixtures of experts (Mixtral), where the parameters are the total and the cache in fp8 (1 byte)."""
     from solver.counting.params import param_breakdown
     from solver.counting.presets import get_preset
 
-    names = (_MODELS[:7], _MODELS[7:9], _MODELS[9:])[d.level]
-    name = d.pick(names)
+    name = d.pick(_MODELS_BY_LEVEL[d.level])
     preset = get_preset(name)
     c = preset.config
     dt, nb = (("fp16", 2), ("bf16", 2), ("fp8", 1))[d.level]
@@ -409,47 +418,52 @@ def model_statements(d: Draw) -> Problem:
     truth = [True] * k + [False] * (4 - k)
     d.rng.shuffle(truth)
 
-    def kib(x: float) -> str:
-        return f"{x / 1024:g} KiB"
+    def sig3(x: float) -> str:
+        return f"{float(f'{x:.3g}'):g}"
 
-    def params(x: float) -> str:
-        return f"{x / 1e9:.3g} billion"
-
-    def bound(value: float, ok: bool, fmt) -> tuple[str, float, str]:
-        """A figure on one side of ``value`` (5/8, 3/4, 5/4 or 3/2 of it, never the half or double a
-        forgotten K or V gives; the side drawn) and the word, above or below, that makes the statement
-        ``ok``: which side the figure lies on and which word is said are each drawn evenly, whatever the
-        truth."""
-        f = d.pick((0.625, 0.75)) if d.rng.random() < 0.5 else d.pick((1.25, 1.5))
+    def bound(value: float, ok: bool, fmt, read) -> tuple[str, float, str]:
+        """A figure on one side of ``value`` (issue 39: a factor drawn from 1.2 to 1.9, above or below, so the
+        figure's distance from any printed number says nothing of its side; never the half or double a forgotten
+        K or V gives) and the word, above or below, that makes the statement ``ok``: which side the figure lies
+        on and which word is said are each drawn evenly, whatever the truth. ``read``: the printed figure's value
+        (the statement is judged on the figure as printed)."""
+        f = d.rng.uniform(*_FACTOR)
+        f = f if d.rng.random() < 0.5 else 1 / f
         shown = fmt(value * f)
-        said = ("above" if f < 1 else "below") if ok else ("below" if f < 1 else "above")
-        return shown, value * f, said
+        r = read(shown)
+        said = ("above" if r < value else "below") if ok else ("below" if r < value else "above")
+        return shown, r, said
 
     kinds = []
-    # 1. the K projection's width n_kv · d_h (mistake: the query heads' n_heads · d_h)
-    width = kv * dh
-    shown, r, said = bound(width, truth[0], lambda x: f"{x:g}")
-    kinds.append((f"Each layer's K projection has an output width {said} {shown}.",
-                  f"$n_{{kv}} \\cdot d_h = {kv} \\cdot {dh} = {width}$, {'above' if width > r else 'below'} {shown} "
-                  f"(the statement says {said}):", (1, r, said)))
-    # 2. head size
-    shown, r, said = bound(dh, truth[1], lambda x: f"{x:g}")
-    kinds.append((f"Its head size $d_h$ is {said} {shown}.",
-                  f"$d_h = {dh}$ (d_model = {dm}, {h} heads), {'above' if dh > r else 'below'} {shown} "
-                  f"(the statement says {said}):", (2, r, said)))
+    # 1. the K projection's weights d_model · n_kv · d_h (mistake: the query heads' d_model · n_heads · d_h); its
+    # output width alone is d_model, printed, for multi-head models
+    kw = dm * kv * dh
+    shown, r, said = bound(kw, truth[0], lambda x: sig3(x / 1e6), lambda t: float(t) * 1e6)
+    kinds.append((f"Each layer's K projection holds {said} {shown} million weights.",
+                  f"$d_{{model}} \\cdot n_{{kv}} \\cdot d_h = {dm} \\cdot {kv} \\cdot {dh} = {kw:,}$, "
+                  f"{'above' if kw > r else 'below'} {shown} million (the statement says {said}):".replace(",", "{,}"),
+                  (1, r, said)))
+    # 2. the attention weights of one layer: W_Q and W_O d_model · n_heads · d_h each, W_K and W_V d_model · n_kv · d_h
+    # each (mistake: K and V as wide as Q). Issue 39: it replaces the head size, 128 in every model above easy (a
+    # figure an attacker remembers)
+    aw = 2 * dm * h * dh + 2 * dm * kv * dh
+    shown, r, said = bound(aw, truth[1], lambda x: sig3(x / 1e6), lambda t: float(t) * 1e6)
+    kinds.append((f"Each layer's attention (Q, K, V and O) holds {said} {shown} million weights.",
+                  f"$d_h = {dm} / {h} = {dh}$; $2 \\cdot {dm} \\cdot {h} \\cdot {dh} + 2 \\cdot {dm} \\cdot {kv} \\cdot {dh} = "
+                  f"{aw:,}$ (Q and O, then K and V), {'above' if aw > r else 'below'} {shown} million (the statement says "
+                  f"{said}):".replace(",", "{,}"), (2, r, said)))
     # 3. KV cache per token (mistake: the query heads cached, or K only)
-    shown, r, said = bound(cache, truth[2], kib)
-    kinds.append((f"Its KV cache in {dt} is {said} {shown} per token.",
-                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {kib(cache)}$ per "
-                  f"token, {'above' if cache > r else 'below'} {shown} (the statement says {said}):".replace(",", "{,}"),
+    shown, r, said = bound(cache, truth[2], lambda x: sig3(x / 1024), lambda t: float(t) * 1024)
+    kinds.append((f"Its KV cache in {dt} is {said} {shown} KiB per token.",
+                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {cache / 1024:g}$ KiB per "
+                  f"token, {'above' if cache > r else 'below'} {shown} KiB (the statement says {said}):".replace(",", "{,}"),
                   (3, r, said)))
     # 4. parameters (mistake: only the active experts for MoE, or without the embeddings); the figure is
     # compared as printed (three significant figures)
-    shown, r, said = bound(total, truth[3], params)
-    r = float(shown.split()[0]) * 1e9
-    kinds.append((f"Its parameter count is {said} {shown}.",
-                  f"exactly {total:,} parameters $\\approx$ {params(total)}, {'above' if total > r else 'below'} "
-                  f"{shown} (the statement says {said}):".replace(",", "{,}"), (4, r, said)))
+    shown, r, said = bound(total, truth[3], lambda x: sig3(x / 1e9), lambda t: float(t) * 1e9)
+    kinds.append((f"Its parameter count is {said} {shown} billion.",
+                  f"exactly {total:,} parameters $\\approx$ {total / 1e9:.3g} billion, {'above' if total > r else 'below'} "
+                  f"{shown} billion (the statement says {said}):".replace(",", "{,}"), (4, r, said)))
     items = []
     for (md, work, prm), ok in zip(kinds, truth, strict=True):
         items.append(Statement(md, ok, work, prm))

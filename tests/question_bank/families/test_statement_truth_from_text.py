@@ -108,8 +108,12 @@ def model_truth(stem: str, opt: str) -> bool | None:
 
     if opt.startswith("Its head size"):
         return judged(dh)
-    if opt.startswith("Each layer's K projection"):
-        return judged(kv * dh)
+    if opt.startswith("Each layer's attention (Q, K, V and O) holds"):
+        # W_Q, W_O: d_model x (heads x d_h) each; W_K, W_V: d_model x (K/V heads x d_h) each; in millions
+        return judged((2 * dm * h * dh + 2 * dm * kv * dh) / 1e6)
+    if opt.startswith("Each layer's K projection holds"):
+        assert "million weights" in opt
+        return judged(dm * kv * dh / 1e6)  # d_model inputs to n_kv heads of d_h outputs, in millions
     if c := re.match(r"Its KV cache in (fp16|bf16|fp8) is", opt):
         nbytes = {"fp16": 2, "bf16": 2, "fp8": 1}[c[1]]
         return judged(2 * L * kv * dh * nbytes / 1024)  # the option's figure is in KiB

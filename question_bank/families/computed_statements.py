@@ -312,10 +312,16 @@ def matmul_compute_bound(d: Draw) -> Problem:
     (:func:`claim`: its time set by its FLOPs, compute-bound, or by its bytes, memory-bound), true when
     the verdict is the roofline's.
 
-    Levels (disjoint, ordered): easy, a TPU whose dense peak is stated as such, square weights
+    Levels (disjoint, ordered): easy, a TPU (or an MI300X) whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
     weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
-    from question_bank.families.hardware import _MORE_CHIP_NAMES, CHIP_NAMES, _bw_text, peak_text, resolved_chip
+    from question_bank.families.hardware import (
+        _MORE_CHIP_NAMES,
+        CHIP_NAMES,
+        _bw_text,
+        peak_text,
+        resolved_chip,
+    )
     from solver.systems.roofline import matmul
 
     # chips whose I* spans 150-570 FLOP/byte, so no batch size is compute-bound on all of them

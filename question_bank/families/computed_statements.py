@@ -497,9 +497,9 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
     for _ in range(24):
         kind = d.pick(kinds)
         if kind == "reach_rnn":
-            n = d.pick((16, 32, 64, 128))
-            t = d.rng.randint(1, 5)
-            m = d.rng.randint(t + 3, n)
+            # issue 39: tokens anywhere in a sequence of up to 2,000, so a statement rarely repeats across draws
+            t = d.rng.randint(1, 300)
+            m = t + d.rng.randint(3, 1500)
             # half the statements give the right count, the others one step too many or too few (a count
             # equal to a token's number is drawn again: no number is printed twice)
             s = m - t if d.rng.random() < 0.5 else d.pick((m - t - 1, m - t + 1))
@@ -510,35 +510,39 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
                 s == m - t, f"the state at token {m} depends on token {t} through ${m} - {t} = {m - t}$ steps (one "
                 f"per token after it); stated {s}:", (kind, t, m, s))))
         elif kind == "causal":
-            n = d.pick((8, 16, 32))
-            # tokens before the last (the last, printed twice, would say which way it goes)
-            i, j = d.rng.randint(1, n - 1), d.rng.randint(1, n - 1)
-            if i == j:
-                continue
+            n = d.rng.randint(12, 999)
+            # tokens before the last (the last, printed twice, would say which way it goes); the key as far
+            # before the query as after it, drawn evenly (issue 39: a late query is no likelier to see its key)
+            i = d.rng.randint(2, n - 2)
+            gap = d.rng.randint(1, min(i - 1, n - 1 - i))
+            j = i - gap if d.rng.random() < 0.5 else i + gap
             out.append((kind, Statement(
                 f"In causal self-attention over {n} tokens, token {i} attends to token {j} in one step.",
                 j <= i, f"a causal mask keeps $j \\le i$: $j = {j}$, $i = {i}$:", (kind, i, j))))
         elif kind == "ops":
-            n = d.pick((256, 512, 1024, 4096, 8192, 32768))
-            dm = d.pick((512, 768, 1024, 2048, 4096))
+            # issue 39: n and d from one range (256 to 16,384; n a multiple of 8, d of 64) and printed in a drawn
+            # order, so neither the first number nor its size says which is the sequence
+            n = round(256 * 64 ** d.rng.random() / 8) * 8
+            dm = round(256 * 64 ** d.rng.random() / 64) * 64
             if dm / 4 < n < 4 * dm:  # near each other a constant factor (QKᵀ and AV, W_h and W_x) could flip it
                 continue
             # "less" or "more", drawn: which way the counts go (a long sequence, a narrow width) is the
             # computation's, whether the statement says so is the draw's
             said, ok = claim(d, n < dm, ("less", "more"))
             out.append((kind, Statement(
-                f"For $n = {n}$ tokens of width $d = {dm}$, a self-attention layer needs {said} computation than a "
-                "recurrent layer.", ok,
+                (f"For $n = {n}$ tokens of width $d = {dm}$" if d.rng.random() < 0.5 else
+                 f"For a width of $d = {dm}$ and $n = {n}$ tokens")
+                + f", a self-attention layer needs {said} computation than a recurrent layer.", ok,
                 f"self-attention $n^2 d = {n * n * dm:,}$, recurrent $n d^2 = {n * dm * dm:,}$ (over 4× apart: no "
                 f"constant factor of a convention changes the order), {'less' if n < dm else 'more'} for "
                 f"self-attention (the statement says {said}):".replace(",", "{,}"),
                 (kind, n, dm, said))))
         elif kind == "conv":
-            k = d.pick((3, 5))
-            L = d.rng.randint(2, 6)
+            k = d.pick((2, 3, 4, 5, 7, 9))
+            L = d.rng.randint(2, 24)
             reach = L * (k - 1)
-            # half within the stack's reach (up to 3 positions short of it), half beyond (1 to 4 past it)
-            m = reach - d.rng.randint(0, 3) if d.rng.random() < 0.5 else reach + d.rng.randint(1, 4)
+            # half within the stack's reach (up to 5 positions short of it), half beyond (1 to 6 past it)
+            m = reach - d.rng.randint(0, 5) if d.rng.random() < 0.5 else reach + d.rng.randint(1, 6)
             ok = m <= reach
             out.append((kind, Statement(
                 f"A stack of {L} causal convolutional layers of kernel size {k} lets token {m + 1} depend on token 1.",

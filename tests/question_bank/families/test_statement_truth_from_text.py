@@ -83,10 +83,10 @@ def recurrence_truth(stem: str, opt: str) -> bool:
     if m := re.match(r"In causal self-attention over (\d+) tokens, token (\d+) attends to token (\d+) in one step\.$",
                      opt):
         return int(m[3]) <= int(m[2])
-    if m := re.match(r"For n = (\d+) tokens of width d = (\d+), a self-attention layer needs (less|more) computation "
-                     r"than a recurrent layer\.$", opt):
-        n, dm = int(m[1]), int(m[2])
-        return (n * n * dm < n * dm * dm) == (m[3] == "less")
+    if m := re.match(r"For (n = \d+ tokens of width d = \d+|a width of d = \d+ and n = \d+ tokens), a self-attention "
+                     r"layer needs (less|more) computation than a recurrent layer\.$", opt):
+        n, dm = int(re.search(r"n = (\d+)", m[1])[1]), int(re.search(r"d = (\d+)", m[1])[1])
+        return (n * n * dm < n * dm * dm) == (m[2] == "less")
     if m := re.match(r"A stack of (\d+) causal convolutional layers of kernel size (\d+) lets token (\d+) depend on "
                      r"token 1\.$", opt):
         return _fewest_layers(int(m[3]) - 1, int(m[2]), False) <= int(m[1])

@@ -172,18 +172,19 @@ def mask_attend_truth(stem: str, opt: str) -> bool:
 
 
 def kv_budget_truth(stem: str, opt: str) -> bool:
-    """msq.kv_cache_below: 2 (K and V) x L x K/V heads x head size x tokens x sequences x bytes, against the budget."""
+    """msq.kv_cache_below: 2 (K and V) x L x K/V heads x head size x tokens x sequences x bytes, against the
+    option's own budget in MiB (the stem says a MiB is 2^20 bytes)."""
     n = int(re.search(r"n = (\d+) tokens", stem)[1])
     b = re.search(r"batch of B = (\d+) sequences", stem)
     seqs = int(b[1]) if b else 1
-    g = re.search(r"budget of ([\d.]+) (GiB|GB)", stem)
-    budget = float(g[1]) * (2**30 if g[2] == "GiB" else 1e9)
+    assert "a budget in MiB (2²⁰ bytes)" in stem
     m = re.match(r"L = (\d+) layers, (\d+) (?:query )?heads(?: and (\d+) K/V heads)? of size (\d+)(?:, cache in "
-                 r"(\w+))?: the KV cache is (below|above) the budget$", opt)
+                 r"(\w+))?: the KV cache is (below|above) ([\d.]+) MiB$", opt)
     L, kv, dh = int(m[1]), int(m[3] or m[2]), int(m[4])  # MHA: the K/V heads are the heads
     dtype = m[5] or re.search(r"caches K and V in (\w+)", stem)[1]
     nbytes = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp8": 1}[dtype]
     cache = 2 * L * kv * dh * n * seqs * nbytes
+    budget = float(m[7]) * 2**20
     return cache < budget if m[6] == "below" else cache > budget
 
 

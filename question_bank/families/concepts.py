@@ -568,18 +568,12 @@ def draw_norm(d: Draw) -> Context:
     (solver.kernels.residual_graph) built from its formula. Levels (disjoint): easy, one block of
     pre-LN or post-LN (the skip path, the sub-layer's input, the output, a final norm); medium, a
     stack of L layers of pre-LN or post-LN (norms per layer on the skip path, every sub-layer's
-    input, the number of norms); hard, the same for the four forms (sandwich and reordered too) at
-    the depth of a model of the zoo."""
+    input, the number of norms); hard, the same for the four forms (sandwich and reordered too)."""
     forms = ("pre", "post") if d.level < 2 else ("pre", "post", "sandwich", "reordered")
-    if d.level == 2:
-        from question_bank.families.zoo import zoo
-
-        p = d.pick(sorted((p for p in zoo() if p.config.arch == "decoder"), key=lambda p: p.name))
-        L = p.config.n_layers
-        where = f"at the depth of `{p.name}` ($L = {L}$ layers)"
-    else:
-        L = d.rng.randint(2, 48)
-        where = f"with $L = {L}$ layers" if d.level == 1 else ""
+    # issue 39: any depth from 2 to 1,000 layers (DeepNet, Wang et al. 2022, trained 1,000; hard once took a zoo
+    # model's, a few dozen depths), so a statement with its depth rarely repeats across draws
+    L = d.rng.randint(2, 1000)
+    where = f"with $L = {L}$ layers" if d.level >= 1 else ""
     pool: list[Statement] = []
     for form in forms:
         pool += _norm_statements(form, L, d.level)

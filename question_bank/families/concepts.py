@@ -460,12 +460,14 @@ def draw_arch(d: Draw) -> Context:
                                       f"`{p.name}` ({c.n_layers} layers, arch = {c.arch}): {subs}, {total} in all:",
                                       ("count", p.name, "count", x)))
             if c.arch != "encoder-decoder":
-                n = d.rng.randint(5, 9)
+                # issue 39: 8 to 60 tokens, and the input token as far before the position as after it (drawn
+                # evenly), so a late position is no likelier to depend on the token asked
+                n = d.rng.randint(8, 60)
                 r = reach(c, n)
                 for _ in range(3):
-                    i, j = d.rng.randint(1, n), d.rng.randint(1, n)
-                    if i == j:
-                        continue
+                    i = d.rng.randint(2, n - 1)
+                    gap = d.rng.randint(1, min(i - 1, n - i))
+                    j = i - gap if d.rng.random() < 0.5 else i + gap
                     dep = bool(r[i - 1, j - 1])
                     mask = "causal" if c.arch == "decoder" else "none (bidirectional)"
                     work = (f"`{p.name}`: self-attention mask {mask} in each of its {c.n_layers} layers; composed over "

@@ -140,7 +140,7 @@ def kv_cache_below(d: Draw) -> Problem:
     while len(pool) < 16:
         L = d.pick(range(10, 97))
         h = d.pick(range(12, 97, 4)) if d.level == 0 else d.pick(range(16, 97, 8))
-        dh = d.pick((64, 72, 80, 88, 96))  # sizes of one width, so an option's length says nothing of its size
+        dh = d.pick((32, 48, 64, 80, 96, 112, 128, 160, 192, 256))  # head sizes of real models (GPT-2 64, Gemma 256)
         kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
         dt = d.pick(dts)
         size = kv_cache_bytes(L, B, n, kv, dh, dt)

@@ -717,11 +717,17 @@ def draw_rnn(d: Draw) -> Context:
             return st.params[1:3]  # one statement per pair of sizes
     else:
         for _ in range(6):
-            # n at 1/4 to 4 times k·d, on either side drawn evenly (issue 39: "fewer" as often true as "more",
-            # whichever of n and d is larger)
-            dm, k = _size(d, 128, 4096, 64), d.pick((3, 5, 7))
-            f = d.rng.uniform(1.5, 4)
-            n = max(64, round(k * dm * (f if d.rng.random() < 0.5 else 1 / f) / 4) * 4)
+            # issue 39: the ratio n/d drawn first (3 to 6), then a one-digit kernel at least 1.5 times below or
+            # above it, the side drawn evenly: n/d then says nothing of whether n > k·d (less computation for the
+            # convolution), nor does the kernel's length
+            dm = _size(d, 64, 2048, 64)
+            r = 3 * 2 ** d.rng.random()
+            n = max(64, round(r * dm / 4) * 4)
+            ks = range(2, 10)
+            fewer = d.rng.random() < 0.5
+            k = d.pick([x for x in ks if (x * 1.5 <= n / dm if fewer else x >= 1.5 * n / dm)] or [0])
+            if not k:
+                continue
             sa, conv = table1("self-attention", n, dm)["ops"], table1("convolutional", n, dm, k)["ops"]
             if max(sa, conv) < 1.5 * min(sa, conv):
                 continue
@@ -729,20 +735,20 @@ def draw_rnn(d: Draw) -> Context:
                     f"{_num(conv)}$:")
             sizes_md = (f"$n = {n}$, $d = {dm}$ and $k = {k}$" if d.rng.random() < 0.5
                         else f"$d = {dm}$, $n = {n}$ and $k = {k}$")  # n and d in a drawn order
-            for word, ok in (("fewer", conv < sa), ("more", conv > sa)):
-                pool.append(Statement(f"For {sizes_md}, a convolutional layer does {word} "
-                                      "operations than a self-attention layer.", ok, work,
+            for word, ok in (("less", conv < sa), ("more", conv > sa)):  # words of one length
+                pool.append(Statement(f"For {sizes_md}, a convolutional layer needs {word} "
+                                      "computation than a self-attention layer.", ok, work,
                                       ("conv_ops", (n, dm, k), word)))
         for _ in range(6):
             k = d.pick((2, 3, 4, 5, 7))
-            m = d.rng.randint(9, 2000)
+            m = d.rng.randint(100, 2000)  # 3 or more dilated layers (k ≤ 7): a count one or two off is never below 1
             if conv_layers(m, k, True) == conv_layers(m, k, False):
                 continue
             for dilated in (False, True):
                 true = conv_layers(m, k, dilated)
                 # the right count and one off by one or two either way (issue 39: a wrong count as near the
                 # right one as the right one is to it, so the count's size does not say which kind it belongs to)
-                other = true + d.pick((-2, -1, 1, 2)) if true > 2 else true + d.pick((1, 2))
+                other = true + d.pick((-2, -1, 1, 2))
                 how = "dilated (dilation $k^l$ in layer $l$)" if dilated else "contiguous"
                 for x in (true, other):
                     pool.append(Statement(

@@ -115,7 +115,8 @@ def rnn_truth(params):
         return abs(x - n / d) < 1e-6
     if claim == "conv_ops":
         (n, d, k), word = params[1], params[2]
-        return (k * n * d * d < n * n * d) == (word == "fewer")
+        assert word in ("less", "more")  # issue 39: one length, "fewer" was one letter longer
+        return (k * n * d * d < n * n * d) == (word == "less")
     if claim == "conv_layers":
         (k, m), dilated, x = params[1], params[2], params[3]
         return x == receptive_layers(m, k, dilated)

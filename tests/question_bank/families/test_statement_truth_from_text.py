@@ -63,11 +63,11 @@ def rnn_sizes_truth(stem: str, opt: str) -> bool:
         v = dict(re.findall(r"([nd]) = (\d+)", m[1]))
         sa, rnn = int(v["n"]) ** 2 * int(v["d"]), int(v["n"]) * int(v["d"]) ** 2
         return abs(float(m[2]) - sa / rnn) <= 1e-5 * sa / rnn
-    if m := re.match(r"For (.*), a convolutional layer does (fewer|more) operations than a self-attention layer\.$",
+    if m := re.match(r"For (.*), a convolutional layer needs (less|more) computation than a self-attention layer\.$",
                      opt):
         v = {a: int(b) for a, b in re.findall(r"([ndk]) = (\d+)", m[1])}
         sa, conv = v["n"] ** 2 * v["d"], v["k"] * v["n"] * v["d"] ** 2
-        return conv < sa if m[2] == "fewer" else conv > sa
+        return conv < sa if m[2] == "less" else conv > sa
     if m := re.match(r"With (dilated|contiguous) kernels of size (\d+), the fewest layers of causal convolution that "
                      r"let a token depend on the token (\d+) positions back are (\d+)\.$", opt):
         assert "L layers reach L(k - 1)" in stem and "L layers reach k^L - 1" in stem  # the stem states the rules

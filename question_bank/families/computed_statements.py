@@ -331,9 +331,9 @@ def matmul_compute_bound(d: Draw) -> Problem:
         for _ in range(200):
             if len(pool) == 16:
                 break
-            B = size(16, 4096, 16)
-            D = size(256, 16384, 256)
-            F = D if d.level < 2 else size(256, 16384, 256)
+            B = size(128, 8192, 16)  # mostly above I*: then D (and F) decide as often as B
+            D = size(128, 16384, 64)
+            F = D if d.level < 2 else size(128, 16384, 64)
             if d.level == 2 and F == D:
                 continue
             r = matmul(B, D, F, dtype="bf16", chip=chip)

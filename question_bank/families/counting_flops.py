@@ -281,8 +281,11 @@ def attention_vs_rnn(d: Draw) -> Problem:
     # which left two options of four.
     gates = 4 if d.level == 2 else 1
     while True:
-        n = d.pick((128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
-        dm, h = d.pick((256, 512, 768, 1024, 1280, 2048)), d.pick((256, 384, 512, 768, 1024, 1536, 2048))
+        if d.level == 0:  # issue 39: the MCQ's sizes as multiples of 64 from wide ranges, so its options rarely repeat
+            n, dm, h = d.pick(range(128, 4097, 64)), d.pick(range(256, 2049, 64)), d.pick(range(256, 2049, 64))
+        else:
+            n = d.pick((128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+            dm, h = d.pick((256, 512, 768, 1024, 1280, 2048)), d.pick((256, 384, 512, 768, 1024, 1536, 2048))
         if h == dm:
             continue
         ratio = 2 * n * dm / (gates * h * (h + dm))  # checked against the FLOP counts below

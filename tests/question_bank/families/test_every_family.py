@@ -315,10 +315,10 @@ def test_pin_masked_weights():
 
 
 def test_pin_shapes():
-    """Q 10×8, K 3×8: QKᵀ is 10×3."""
+    """Q 40×45, K 21×45 (issue 39: sizes 2 to 48): QKᵀ and the weights are 40×21, one row per query."""
     p = gen("attention.shapes")
     (ci,) = p.key.correct
-    assert (p.given["n"], p.given["m"], p.given["ask"]) == (10, 3, "scores") and p.options[ci] == r"$10 \times 3$"
+    assert (p.given["n"], p.given["m"], p.given["ask"]) == (40, 21, "weights") and p.options[ci] == r"$40 \times 21$"
 
 
 def test_pin_heads():

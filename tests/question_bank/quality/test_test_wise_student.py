@@ -241,13 +241,16 @@ def test_type_mcq_draws_from_at_least_the_floor_of_families():
     assert len([e for e in entries(type="mcq") if e.kind == "family"]) >= MCQ_FAMILIES_FLOOR
 
 
-def test_the_readme_names_a_real_meeting_of_two_levels():
-    """The README says what the level check covers (the draws `--quality` makes) and names a problem
-    drawn at two levels beyond them: `attention.shapes` easy seed 434 is medium seed 401. If a fix
-    makes the levels disjoint for every seed, this fails and the README says so instead."""
+def test_attention_shapes_levels_are_disjoint():
+    """Issue 39: `attention.shapes` easy seed 434 and medium seed 401 were the same problem (both asked the
+    output's shape). Easy now asks QKᵀ's or the weights' shape, medium the output's: no problem of one
+    level is a problem of the other, in those two draws and in 400 of each."""
     from question_bank.quality import _asked
 
     f = all_families()["attention.shapes"]
-    assert _asked(f.generate(434, "easy")) == _asked(f.generate(401, "medium"))
-    readme = (ROOT / "README.md").read_text()
-    assert "attention.shapes --seed 434 --difficulty easy" in readme and "--seed 401 --difficulty medium" in readme
+    assert _asked(f.generate(434, "easy")) != _asked(f.generate(401, "medium"))
+    easy = {_asked(f.generate(s, "easy")) for s in range(400)}
+    medium = {_asked(f.generate(s, "medium")) for s in range(400)}
+    assert easy.isdisjoint(medium)
+    assert all("the output" not in f.generate(s, "easy").statement_text for s in range(100))
+    assert all("the output" in f.generate(s, "medium").statement_text for s in range(100))

@@ -61,8 +61,9 @@ def make_command(name: str) -> click.Command:
     f = get_formula(name)
     params: list[click.Parameter] = []
     for i in f.inputs:
+        # -h is help in every command: an input whose alias is h (a width named h) keeps it in calc only
         flags = [f"--{i.name.replace('_', '-')}"] + [("-" if len(a) == 1 else "--") + a.replace("_", "-")
-                                                     for a in i.aliases]
+                                                     for a in i.aliases if a != "h"]
         unit = f" [{i.unit}]" if i.unit else ""
         if i.kind in ("quantity", "count", "fraction"):
             typ = QuantityType(i.unit, i.kind != "quantity", i.integer, i.binary_k)

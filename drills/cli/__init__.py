@@ -196,6 +196,9 @@ def solve() -> None:
 
 
 def main() -> None:
+    from drills.dataclass_cache import install
+
+    install()  # the methods dataclasses writes, compiled once and kept (a quarter of the quiz's start-up)
     cli(prog_name="qkv")
 
 

@@ -7,8 +7,9 @@ interpreter's work to that point (measured with callgrind: 514 M instructions to
 question, 130 M of them parsing and compiling these methods; ``python -c "import numpy"`` is
 400 M). Their source is the same from one run to the next, so their code objects can be kept as
 Python keeps a module's: :func:`install` makes ``dataclasses`` compile through :func:`cached_exec`,
-which looks the source up in a file in ``drills/__pycache__`` (read once, with ``marshal``), and
-the file is written at exit when a source was missing. A cached code object is the one
+which looks the source up in a file in ``drills/__pycache__`` (read once; each module's methods
+unmarshalled when that module defines its first dataclass), and the file is written at exit when a
+source was missing. A cached code object is the one
 ``exec`` would compile from the same text (same file name ``<string>``, no inherited
 ``__future__`` flags, same optimisation level); the function is then made by running it, as
 before, so every method, default and annotation is what it was.
@@ -35,13 +36,14 @@ from typing import Any
 __all__ = ["PACKAGES", "cache_path", "cached_exec", "install", "stats"]
 
 PACKAGES = ("drills.", "question_bank.", "solver.")
-MAX_ENTRIES = 4000  # a bound on the file (about 1,000 classes); qkv has about 300 dataclasses
-_FORMAT = 1
+MAX_ENTRIES = 400  # per module: a bound on the file; qkv's largest module defines about 20 dataclasses
+_FORMAT = 2
 
 _lock = threading.Lock()
-_codes: dict[str, CodeType] | None = None  # None: not read yet
+_blobs: dict[str, bytes] | None = None  # module -> its marshalled {source: code}; None: file not read yet
+_codes: dict[str, dict[str, CodeType]] = {}  # module -> {source: code}, unmarshalled on first use
 _path: Path | None = None
-_dirty = False
+_dirty: set[str] = set()
 stats = {"hits": 0, "misses": 0}  # read by the tests
 
 
@@ -54,29 +56,42 @@ def cache_path() -> Path:
     return here / "__pycache__" / name
 
 
-def _load() -> dict[str, CodeType]:
-    global _codes
-    if _codes is None:
-        codes: dict[str, CodeType] = {}
+def _module_codes(module: str) -> dict[str, CodeType]:
+    """The cached methods of ``module``'s classes (the file is read once; each module's part is
+    unmarshalled when that module first defines a dataclass: a command pays for what it imports)."""
+    global _blobs
+    if _blobs is None:
+        blobs: dict[str, bytes] = {}
         try:
             data = marshal.loads((_path or cache_path()).read_bytes())
             if (isinstance(data, tuple) and len(data) == 3 and data[0] == _FORMAT and data[1] == sys.version
                     and isinstance(data[2], dict)):
-                codes = {k: v for k, v in data[2].items() if isinstance(k, str) and isinstance(v, CodeType)}
+                blobs = {k: v for k, v in data[2].items() if isinstance(k, str) and isinstance(v, bytes)}
         except (OSError, ValueError, EOFError, TypeError):
             pass
-        _codes = codes
-    return _codes
+        _blobs = blobs
+    codes = _codes.get(module)
+    if codes is None:
+        codes = {}
+        blob = _blobs.pop(module, None)
+        if blob is not None:
+            try:
+                data = marshal.loads(blob)
+                if isinstance(data, dict):
+                    codes = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, CodeType)}
+            except (ValueError, EOFError, TypeError):
+                pass
+        _codes[module] = codes
+    return codes
 
 
 def cached_exec(source: Any, globals: Any = None, locals: Any = None, /, **kw: Any) -> None:  # noqa: A002
     """``exec`` as :mod:`dataclasses` calls it, compiling a qkv class's method source once."""
     module = globals.get("__name__", "") if isinstance(globals, dict) else ""
-    if kw or not isinstance(source, str) or not module.startswith(PACKAGES):
+    if kw or not isinstance(source, str) or not isinstance(module, str) or not module.startswith(PACKAGES):
         return builtins.exec(source, globals, locals, **kw)
-    global _dirty
     with _lock:
-        codes = _load()
+        codes = _module_codes(module)
         code = codes.get(source)
         if code is None:
             stats["misses"] += 1
@@ -84,7 +99,7 @@ def cached_exec(source: Any, globals: Any = None, locals: Any = None, /, **kw: A
             code = compile(source, "<string>", "exec", dont_inherit=True)
             if len(codes) < MAX_ENTRIES:
                 codes[source] = code
-                _dirty = True
+                _dirty.add(module)
         else:
             stats["hits"] += 1
     return builtins.exec(code, globals, locals)
@@ -92,16 +107,17 @@ def cached_exec(source: Any, globals: Any = None, locals: Any = None, /, **kw: A
 
 def save() -> None:
     """Write the cache if a method was compiled (atomically; silently not, where it cannot be)."""
-    global _dirty
     with _lock:
-        if not _dirty or _codes is None or sys.dont_write_bytecode:
+        if not _dirty or sys.dont_write_bytecode:
             return
-        _dirty = False
+        blobs = dict(_blobs or {})
+        blobs.update({m: marshal.dumps(c) for m, c in _codes.items() if c})
+        _dirty.clear()
         path = _path or cache_path()
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(marshal.dumps((_FORMAT, sys.version, _codes)))
+            tmp.write_bytes(marshal.dumps((_FORMAT, sys.version, blobs)))
             os.replace(tmp, path)
         except OSError:
             try:
@@ -113,11 +129,12 @@ def save() -> None:
 def install(path: Path | None = None) -> None:
     """Make :mod:`dataclasses` compile qkv's methods through the cache (``path``: another file,
     for the tests), and write it at exit. Idempotent."""
-    global _path, _codes
+    global _path, _blobs
     import dataclasses
 
     if path is not None and path != _path:
-        _path, _codes = path, None
+        _path, _blobs = path, None
+        _codes.clear()
     if getattr(dataclasses, "exec", None) is not cached_exec:
         dataclasses.exec = cached_exec  # a module global shadows the builtin that _create_fn calls
         atexit.register(save)

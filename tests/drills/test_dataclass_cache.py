@@ -50,8 +50,9 @@ def _module(name: str) -> types.ModuleType:
 @pytest.fixture
 def fresh(tmp_path, monkeypatch):
     """The cache installed on a file of its own, not read yet, stats at zero; dataclasses as it was after."""
-    monkeypatch.setattr(dc, "_codes", None)
-    monkeypatch.setattr(dc, "_dirty", False)
+    monkeypatch.setattr(dc, "_codes", {})
+    monkeypatch.setattr(dc, "_blobs", None)
+    monkeypatch.setattr(dc, "_dirty", set())
     monkeypatch.setattr(dc, "stats", {"hits": 0, "misses": 0})
     had = dataclasses.__dict__.get("exec", None)
     monkeypatch.setattr(dataclasses, "exec", had, raising=False)
@@ -78,7 +79,8 @@ def test_cached_methods_are_those_exec_compiles(fresh, monkeypatch):
     assert dc.stats == {"hits": 0, "misses": dc.stats["misses"]} and dc.stats["misses"] >= 10
     dc.save()
     assert fresh.exists()
-    monkeypatch.setattr(dc, "_codes", None)  # as a new process: read the file
+    monkeypatch.setattr(dc, "_codes", {})  # as a new process: read the file
+    monkeypatch.setattr(dc, "_blobs", None)
     warm = _module("drills._dc_probe")
     assert dc.stats["hits"] == dc.stats["misses"]
     monkeypatch.setattr(dataclasses, "exec", builtins.exec)  # no cache at all
@@ -117,7 +119,7 @@ def test_a_damaged_or_foreign_file_is_ignored(fresh, content):
     mod = _module("drills._dc_probe")
     assert mod.Key(1.0) == mod.Key(1.0) and dc.stats["hits"] == 0 and dc.stats["misses"] > 0
     dc.save()  # rewritten, now readable
-    assert isinstance(marshal.loads(fresh.read_bytes())[2], dict)
+    assert isinstance(marshal.loads(fresh.read_bytes())[2]["drills._dc_probe"], bytes)
 
 
 def test_an_unwritable_place_is_no_error(fresh, monkeypatch):

@@ -51,6 +51,7 @@ computations); only the items asked are built.
 
 from __future__ import annotations
 
+import gc
 import random
 import threading
 import time
@@ -222,6 +223,7 @@ class Quiz:
             if not self._warm:
                 self._warm = True
                 _warm_up()
+                gc.enable()  # held off by drills.cli.main for the start-up: the first question is on screen
             result = self._ask_problem(problem)
             if result == "another":
                 fresh = self._another(problem)

@@ -17,7 +17,7 @@ chunk has no such place, at the last question or solution in it, which then star
 (the only difference from one compile: some space left at the foot of that page). Every chunk
 starts with the document's set-up (page, fonts, the preamble's functions), its pages numbered
 from where the previous chunk ended, out of the document's total ("12 / 478"), which a first
-pass finds (a layout of each chunk at 1 pixel per inch).
+pass finds (a layout of each chunk, no PDF written).
 
 The pages are the same; the PDF around them differs from a one-piece compile: each chunk embeds
 its own font subsets, there are no accessibility tags (Typst's tag tree does not survive the
@@ -50,8 +50,7 @@ with tempfile.TemporaryDirectory(prefix="qkv-typst-") as tmp:
         f.write(req["source"])
     c = typst.Compiler(path, ignore_system_fonts=True)
     if req["mode"] == "layout":
-        pngs = c.compile(format="png", ppi=1)  # one page: bytes, several: a list
-        pages = 1 if isinstance(pngs, bytes) else len(pngs)
+        pages = json.loads(c.eval("query(<qkv-page>).len()"))  # the layout only: no PDF written
         marks = json.loads(c.eval("query(<qkv-heading>).map(m => (m.location().page(), m.location().position().y.pt()))"))
         out = json.dumps({"pages": pages, "marks": marks}).encode()
     elif req["mode"] == "svg":
@@ -82,14 +81,16 @@ def _compile_child(source: str, mode: str) -> Any:
 
 def chunk_source(pieces: list[str], head: int, start: int, end: int, offset: int, total: int | None) -> str:
     """The Typst source of pieces ``[start, end)``: the document's set-up, its pages numbered from
-    ``offset + 1`` out of ``total`` (a placeholder when not known yet: the layout does not depend on it)."""
+    ``offset + 1`` out of ``total``. Without a total (the first pass: the layout does not depend on
+    it), each page carries an invisible ``<qkv-page>`` marker in its foreground, to count them."""
     setup = "".join(pieces[:head])
     if _PAGE_SET not in setup:
         raise ValueError("the sheet's page set-up is not the one the chunks renumber")
     numbering = f'numbering: (n, ..rest) => numbering("1 / 1", n + {offset}, {total or 9999})'
     setup = setup.replace(_PAGE_SET, _PAGE_SET.replace('numbering: "1 / 1"', numbering)
                           .replace("counter(page).get().first() > 1", f"counter(page).get().first() + {offset} > 1"), 1)
-    return setup + "".join(pieces[start:end])
+    probe = "" if total else "#set page(foreground: context [#metadata(here().page())<qkv-page>])\n"
+    return setup + probe + "".join(pieces[start:end])
 
 
 def plan(pieces: list[str], head: int, starts: set[int], marks: list[int], budget: int | None = None,
@@ -135,7 +136,11 @@ def render(pieces: list[str], head: int, starts: set[int], marks: list[int], *, 
     outs, offset = [], 0
     for c in chunks:
         src = chunk_source(pieces, head, c.start, c.end + (1 if c.lookahead else 0), offset, total)
-        outs.append((_compile_child(src, fmt), c.pages))
+        out = _compile_child(src, fmt)
+        got = len(out) if fmt == "svg" else _page_count(out)
+        if got < c.pages or (got != c.pages and not c.lookahead):
+            raise RuntimeError(f"typst (chunk): {got} pages where the layout had {c.pages}")
+        outs.append((out, c.pages))
         offset += c.pages
     if fmt == "svg":
         return [page for pages, k in outs for page in pages[:k]]
@@ -155,6 +160,12 @@ def _outline(reader: Any) -> list[tuple[int, str, int]]:
 
     walk(reader.outline, 0)
     return out
+
+
+def _page_count(pdf: bytes) -> int:
+    import pypdf
+
+    return len(pypdf.PdfReader(io.BytesIO(pdf)).pages)
 
 
 def merge(parts: list[tuple[bytes, int]]) -> bytes:

@@ -111,11 +111,13 @@ main()
 
 
 def instructions(argv: list[str], stdin: bytes = b"", home: str | None = None) -> int:
-    """User-space instructions of a command (valgrind's callgrind): the same on a loaded machine."""
+    """User-space instructions of a command (valgrind's callgrind): the same on a loaded machine.
+    Run from an empty folder, so that ``python -c`` finds qkv where the ``qkv`` script does."""
     import re
 
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=stdin,
-                          capture_output=True, env=child_env(home), timeout=600)
+    with tempfile.TemporaryDirectory(prefix="qkv-bench-cwd-") as cwd:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=stdin,
+                              capture_output=True, env=child_env(home), timeout=600, cwd=cwd)
     found = re.search(rb"Collected : (\d+)", proc.stderr)
     if proc.returncode != 0 or not found:
         raise SystemExit(f"valgrind {' '.join(argv[:3])} failed: {proc.stderr.decode()[-300:]}")

@@ -335,11 +335,15 @@ def params_model(d: Draw) -> Problem:
     # embedding, the layers' matrices and γ's, the head; medium, learned positions, every bias and β,
     # a tied head (a position table, biases and the tying to track); hard, the same with an untied
     # head of its own, and wider or deeper models.
-    d_model, h = _dims(d, (256, 512, 768) if d.level < 2 else (512, 768, 1024))
-    layers = d.pick((2, 4, 6) if d.level < 2 else (6, 12, 24))
-    vocab = d.pick((30000, 32000, 50000))
+    # issue 39: any width that is a multiple of 64, any depth in a range, a vocabulary of any size (a tokeniser's
+    # is any count: GPT-2's 50,257, BERT's 30,522) and more context lengths: three widths, three depths and three
+    # vocabularies gave about 70 distinct keys in 500 draws, which a test-wise student remembers; and the count's
+    # last digits (its factors of 2) no longer tell the key from a slip that adds or drops the odd norm term.
+    d_model, h = _width(d, 4, 16, (4, 8, 16)) if d.level < 2 else _width(d, 8, 24, (8, 12, 16))
+    layers = d.pick(tuple(range(2, 9)) if d.level < 2 else tuple(range(6, 33)))
+    vocab = d.rng.randint(20000, 130000)
     pos = "rope" if d.level == 0 else "learned"
-    n_ctx = d.pick((512, 1024, 2048))
+    n_ctx = d.pick((512, 1024, 1536, 2048, 4096))
     coin = d.rng.random() < 0.5
     tied = coin if d.level == 0 else d.level == 1
     bias = pos == "learned"
@@ -347,20 +351,29 @@ def params_model(d: Draw) -> Problem:
                       norm="layernorm", norm_position="pre", final_norm=True, bias=bias, vocab_size=vocab,
                       max_positions=n_ctx, pos=pos, tied_embeddings=tied, lm_head=True)
     pb = param_breakdown(cfg)
+    norms = pb.by_group().get("norm", 0)
+    # issue 38: a mistake made the other way round is offered only with its own name (``inverse``), each a
+    # mistake a student makes: the norms' parameters counted twice over is a β given to γ-only LayerNorms
+    # (easy: +d per norm), or BatchNorm's running mean and variance counted (medium, hard: +2d per norm)
     wrongs = [
         Wrong("tied_counted_twice", "counted the tied embedding twice",
               "The LM head IS the token embedding matrix (tied): count it once.",
-              param_breakdown(cfg.replace(tied_embeddings=False)).total if tied else None),
+              param_breakdown(cfg.replace(tied_embeddings=False)).total if tied else None,
+              inverse="left the tied embedding matrix out altogether (counted neither it nor the head)"),
         Wrong("forgot_lm_head", "forgot the untied LM head", "The LM head has its own d_model × V matrix here (not tied).",
-              param_breakdown(cfg.replace(tied_embeddings=True)).total if not tied else None),
+              param_breakdown(cfg.replace(tied_embeddings=True)).total if not tied else None,
+              inverse="counted the untied head's V × d_model matrix twice"),
         Wrong("forgot_position_table", "forgot the position embedding", "A learned position table has max_positions × d_model entries.",
-              param_breakdown(cfg.replace(pos="none")).total if pos == "learned" else None),
+              param_breakdown(cfg.replace(pos="none")).total if pos == "learned" else None,
+              inverse="counted the position table twice (once with the embeddings, once more)"),
         Wrong("forgot_norm_params", "forgot the LayerNorm parameters", "Every LayerNorm has parameters (2 per layer plus the final one).",
-              pb.total - pb.by_group().get("norm", 0)),
+              pb.total - norms,
+              inverse=("gave the γ-only LayerNorms a β as well" if not bias
+                       else "counted a running mean and variance in every LayerNorm (as in BatchNorm)")),
         Wrong("forgot_biases", "forgot the biases", "The linear maps and LayerNorms have biases here.",
-              param_breakdown(cfg.replace(bias=False)).total if bias else None),
+              param_breakdown(cfg.replace(bias=False)).total if bias else None, inverse="counted every bias twice"),
         Wrong("forgot_embeddings", "counted the layers only", "The token embedding is V × d_model parameters.",
-              pb.non_embedding),
+              pb.non_embedding, inverse=None if tied else "counted the embedding and the untied head twice each"),
     ]
     st = Doc()
     st.p(f"A decoder-only (GPT-style) Transformer has a vocabulary of $V = {big(vocab)}$ tokens, $d_{{model}} = {d_model}$, "

@@ -295,14 +295,14 @@ def mirror(key: NumericKey | IntegerKey, v: float) -> float | None:
 
 
 def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misconception:
-    """The mistake made the other way round, named as the family declares it (``m.inverse``, issue 38:
-    a mistake a student makes and can reproduce, not "the other way round")."""
+    """The mistake made the other way round, whose value is ``v``, named as the family declares it
+    (``m.inverse``, issue 38: a mistake a student makes and can reproduce, not "the other way round")."""
     k = float(key.value)
     assert m.inverse, m.id
     if isinstance(key, IntegerKey):
         how = f"{abs(int(k - v)):,} {'fewer' if v < k else 'more'} than the right count"
     else:
-        how = f"× {k / v:.4g} of the right value"
+        how = f"× {v / k:.4g} of the right value"
     return Misconception(
         f"{m.id}_reversed", m.inverse,
         f"This option is the value when you {m.inverse} ({how}): the inverse slip of "
@@ -314,8 +314,10 @@ def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -
     when the family names that inverse mistake (:attr:`Misconception.inverse`); None otherwise."""
     if own:
         return v, m
-    r = mirror(key, v) if m.inverse else None
-    return None if r is None else (r, _reversed(key, v, m))
+    if not m.inverse:
+        return None
+    r = mirror(key, v) if m.inverse_value is None else float(m.inverse_value)
+    return None if r is None or not r > 0 else (r, _reversed(key, r, m))
 
 
 def _offset(key: NumericKey | IntegerKey, v: float) -> str:
@@ -335,6 +337,26 @@ def _both(key: NumericKey | IntegerKey, a: tuple[float, Misconception], b: tuple
         f"{ma.id}_and_{mb.id}", f"{ma.label}, and {mb.label}",
         f"This option is off from the right value by two slips at once: \u201c{ma.label}\u201d "
         f"({_offset(key, va)}) and \u201c{mb.label}\u201d ({_offset(key, vb)}). {ma.feedback} {mb.feedback}", None)
+
+
+def _simple_ratio(r: float, tol: float = 2e-3) -> bool:
+    """A ratio a reader spots between two options: one of the simple factors a test-wise student
+    checks for (:data:`question_bank.adversary.SIMPLE_RATIOS`: 4/3, 1.5, 2, 8, 1024, …), either way."""
+    from question_bank.adversary import SIMPLE_RATIOS
+
+    if not math.isfinite(r) or r <= 0:
+        return False
+    r = max(r, 1 / r)
+    return any(abs(r / s - 1) <= tol for s in SIMPLE_RATIOS)
+
+
+def _even_diagonals(k: float, va: float, vb: float) -> bool:
+    """Issue 39: the key and the both-slips option see the other three options at the factors
+    {a, b, a·b}; the two one-slip options see {a, b, a/b}. When a·b is a simple factor (×2 × 1.5 = 3)
+    and a/b is not, or the other way round, the diagonal that holds the key shows by which options
+    are simple multiples of the others; this holds when both are simple or neither is."""
+    ra, rb = va / k, vb / k
+    return _simple_ratio(ra * rb) == _simple_ratio(ra / rb)
 
 
 def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, tuple[tuple[str, bool], ...]]] | None:
@@ -391,6 +413,9 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
         return None
     near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
     good = near or good
+    if not isinstance(key, IntegerKey):
+        even = [g for g in good if _even_diagonals(kv, g[0][0][0], g[0][1][0])]
+        good = even or good
     trio, sa, sb = good[d.rng.randrange(len(good))]
     return [(*trio[0], (sa,)), (*trio[1], (sb,)), (*trio[2], (sa, sb))]
 

@@ -76,13 +76,18 @@ class Misconception:
     student makes in its own right: the label of the value a numeric MCQ offers on the other side
     of the key (:func:`question_bank.numeric_mcq.mirror`: ``k²/v`` for a NAT key, ``2k − v`` for an
     integer key), e.g. "forgot to divide by h" ↔ "divided by h twice". None: the mistake has no
-    such inverse and is not mirrored. Not part of equality (an export does not carry it)."""
+    such inverse and is not mirrored; ``inverse_value`` is that mistake's value when the family computes
+    it (a slip that adds or drops a term), else the mirror's. Not part of equality (an export does not
+    carry them)."""
 
     id: str  # stable: "no_sqrt_dk_scaling"
     label: str  # short: "forgot to divide by √dₖ"
     feedback: str  # to the student: "This is the result without dividing by √dₖ."
     value: Any
     inverse: str | None = field(default=None, compare=False)  # "divided by √dₖ twice"
+    #: the inverse mistake's own value, when the family computes it (an additive slip: "counted the scales
+    #: twice" for "forgot the scales"); None: ``mirror`` of ``value``
+    inverse_value: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,11 @@ class Wrong:
     feedback: str
     value: Any
     inverse: str | None = None
+    inverse_value: Any = None
 
     def misconception(self, value: Any = None) -> Misconception:
-        return Misconception(self.id, self.label, self.feedback, self.value if value is None else value, self.inverse)
+        return Misconception(self.id, self.label, self.feedback, self.value if value is None else value, self.inverse,
+                             self.inverse_value)
 
 
 #: Kinds of :class:`Erratum` (issue 12: a paper's rounding is not an error, and is shown apart).

@@ -329,10 +329,14 @@ def _offset(key: NumericKey | IntegerKey, v: float) -> str:
 
 def _both(key: NumericKey | IntegerKey, a: tuple[float, Misconception], b: tuple[float, Misconception]) -> tuple[float, Misconception]:
     """The option two slips give together: the key moved by both (the product of their factors for a
-    NAT key, the sum of their counts for an integer one)."""
+    NAT key, the sum of their counts for an integer one; for an integer key whose two slips each scale
+    the count down so far that their counts sum past zero, the product of their factors when it is a
+    whole number: "forgot W_O" (× 3/4) and "one head only" (× 1/h) give 3d²/h together)."""
     k = float(key.value)
     (va, ma), (vb, mb) = a, b
     v = va + vb - k if isinstance(key, IntegerKey) else va * vb / k
+    if isinstance(key, IntegerKey) and v <= 0 < k and va == int(va) and vb == int(vb) and (int(va) * int(vb)) % int(k) == 0:
+        v = float(int(va) * int(vb) // int(k))
     return v, Misconception(
         f"{ma.id}_and_{mb.id}", f"{ma.label}, and {mb.label}",
         f"This option is off from the right value by two slips at once: \u201c{ma.label}\u201d "

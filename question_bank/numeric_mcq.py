@@ -327,15 +327,31 @@ def _offset(key: NumericKey | IntegerKey, v: float) -> str:
     return f"× {v / k:.4g}"
 
 
+def scaling(key: NumericKey | IntegerKey, v: float) -> bool:
+    """Issue 39: a slip of an integer key that scales the whole count (``v/k`` a ratio of small whole
+    numbers: "forgot the layers" × 1/L, "K only" × 1/2, "every head full width" × h), not one that adds or
+    drops a term ("forgot the biases": k − 4d)."""
+    from fractions import Fraction
+
+    k = float(key.value)
+    if not (isinstance(key, IntegerKey) and k > 0 and v > 0 and v == int(v) and k == int(k)):
+        return False
+    r = Fraction(int(v), int(k))
+    return r.numerator <= 128 and r.denominator <= 128
+
+
 def _both(key: NumericKey | IntegerKey, a: tuple[float, Misconception], b: tuple[float, Misconception]) -> tuple[float, Misconception]:
     """The option two slips give together: the key moved by both (the product of their factors for a
-    NAT key, the sum of their counts for an integer one; for an integer key whose two slips each scale
-    the count down so far that their counts sum past zero, the product of their factors when it is a
-    whole number: "forgot W_O" (× 3/4) and "one head only" (× 1/h) give 3d²/h together)."""
+    NAT key, the sum of their counts for an integer one). For an integer key one of whose slips scales
+    the whole count (:func:`scaling`), the product of their factors when it is a whole number: the
+    scaled count of the other slip, as a student who makes both gets it ("K only" and "forgot the
+    biases": (k − B)/2), and the four options the corners of one parallelogram in log space, so that
+    the key is no hub of exact multiples."""
     k = float(key.value)
     (va, ma), (vb, mb) = a, b
     v = va + vb - k if isinstance(key, IntegerKey) else va * vb / k
-    if isinstance(key, IntegerKey) and v <= 0 < k and va == int(va) and vb == int(vb) and (int(va) * int(vb)) % int(k) == 0:
+    if (isinstance(key, IntegerKey) and (scaling(key, va) or scaling(key, vb)) and va == int(va) and vb == int(vb)
+            and (int(va) * int(vb)) % int(k) == 0):
         v = float(int(va) * int(vb) // int(k))
     return v, Misconception(
         f"{ma.id}_and_{mb.id}", f"{ma.label}, and {mb.label}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
@@ -82,8 +83,11 @@ def test_view_keys_and_distractors(view):
             moved = [_moved(base.key, k, mistakes[sid.split("+")[0]], how) for sid, how in slips[i]]
             if isinstance(base.key, IntegerKey):
                 want = k + sum(w - k for w in moved)
-                if want <= 0:  # two slips that scale the count down: scaled by both
-                    want = k * math.prod(w / k for w in moved)
+                # a slip that scales the whole count (× p/q, small whole p and q) scales the other's count too
+                scaled = any(Fraction(int(w), int(k)).numerator <= 128 and Fraction(int(w), int(k)).denominator <= 128
+                             for w in moved)
+                if len(moved) == 2 and scaled and (int(moved[0]) * int(moved[1])) % int(k) == 0:
+                    want = int(moved[0]) * int(moved[1]) // int(k)
             else:
                 want = k * math.prod(w / k for w in moved)
             assert vals[i] == pytest.approx(want, rel=1e-9), (p.id, m.id)

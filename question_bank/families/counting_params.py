@@ -210,7 +210,7 @@ def params_norm(d: Draw) -> Problem:
     if d.level == 0:
         layers, final = 1, False
     else:  # levels (issue 12: disjoint, ordered): medium, 2 norms per layer; hard, plus a final norm
-        layers = d.pick((4, 6, 8, 12, 16, 24, 28, 32, 40, 48, 60, 80))
+        layers = d.pick(tuple(range(4, 97)))  # issue 39: any depth (twelve gave 351 distinct medium keys in 500 draws)
         d.rng.random()  # the former final-norm coin, kept so that the draws after it stay as they were
         final = d.level == 2
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,
@@ -224,14 +224,16 @@ def params_norm(d: Draw) -> Problem:
         return sum(p.per for p in parts) if d.level == 0 else sum(p.count for p in parts)
 
     wrongs = [
+        # issue 38: each slip's inverse, where a student makes it, named as that mistake is named here
         Wrong("layernorm_without_beta", "counted LayerNorm with γ only", "LayerNorm has a scale γ AND a shift β: 2·d per norm.",
-              norms(cfg.replace(norm_bias=False)) if norm == "layernorm" else None),
+              norms(cfg.replace(norm_bias=False)) if norm == "layernorm" else None,
+              inverse="counted a running mean and variance (as in BatchNorm)", inverse_value=2 * norms(cfg)),
         Wrong("rmsnorm_with_beta", "gave RMSNorm a β", "RMSNorm has only the scale γ (no mean subtraction, no shift): d per norm.",
               norms(cfg.replace(norm="layernorm", norm_bias=True)) if norm == "rmsnorm" else None),
         Wrong("forgot_final_norm", "forgot the final norm", "A pre-norm model has one more norm after the last layer.",
               norms(cfg.replace(final_norm=False)) if final else None),
         Wrong("one_norm_per_layer", "counted one norm per layer", "Each layer has two norms: before attention and before the FFN.",
-              (norms(cfg) - layers * per) if d.level else None),
+              (norms(cfg) - layers * per) if d.level else None, inverse="counted three norms per layer"),
         Wrong("counted_d_squared", "counted a d × d matrix", "A norm's parameters are vectors of length d, not matrices.",
               d_model * d_model if d.level == 0 else None),
         # BatchNorm's running mean and variance (buffers, not trainable, and LayerNorm/RMSNorm keep none) counted
@@ -246,7 +248,7 @@ def params_norm(d: Draw) -> Problem:
               norms(cfg) + layers * per if d.level else None),
         Wrong("added_final_norm", "added a final norm the statement rules out",
               "The statement says there is no final norm: count the two norms of each layer only.",
-              norms(cfg.replace(final_norm=True)) if d.level and not final else None),
+              norms(cfg.replace(final_norm=True)) if d.level and not final else None, inverse="counted one norm too few"),
     ]
     st = Doc()
     name = "LayerNorm" if norm == "layernorm" else "RMSNorm"

@@ -48,11 +48,13 @@ def test_type_mcq_draws_from_most_of_the_bank():
     assert len(drawn) > len(base) / 2, (len(drawn), len(base))
 
 
-def _moved(base_key, k: float, w: float, how: str) -> float:
+def _moved(base_key, k: float, w: float, how: str, inverse_value=None) -> float:
     """The key moved by one slip, recomputed here: the mistake's own value, or the same step the
     other way round (k²/w for a NAT key, 2k − w for an integer one)."""
     if how == "own":
         return w
+    if inverse_value is not None:  # issue 38: the inverse mistake's own value, as the family computes it
+        return float(inverse_value)
     return 2 * k - w if isinstance(base_key, IntegerKey) else k * k / w
 
 
@@ -70,6 +72,7 @@ def test_view_keys_and_distractors(view):
         k = float(base.key.value)
         assert vals[at] == k
         mistakes = {m.id: float(m.value) for m in base.misconceptions}
+        declared = {m.id: m for m in base.misconceptions}
         by_index = {m.value: m for m in p.misconceptions}
         assert set(by_index) == set(range(4)) - {at}
         slips = p.given["option_slips"]
@@ -80,7 +83,13 @@ def test_view_keys_and_distractors(view):
         assert singles[0][0] != singles[1][0]
         for i, m in by_index.items():
             # mistakes giving one value are one option, named together as the grader names them ("a+b")
-            moved = [_moved(base.key, k, mistakes[sid.split("+")[0]], how) for sid, how in slips[i]]
+            moved = [_moved(base.key, k, mistakes[sid.split("+")[0]], how, declared[sid.split("+")[0]].inverse_value)
+                     for sid, how in slips[i]]
+            # issue 38: a slip made the other way round is the inverse mistake the family declares, named by it
+            assert "the other way round" not in m.label, (p.id, m.label)
+            for sid, how in slips[i]:
+                if how != "own":
+                    assert declared[sid.split("+")[0]].inverse and declared[sid.split("+")[0]].inverse in m.label, (p.id, m.label)
             if isinstance(base.key, IntegerKey):
                 want = k + sum(w - k for w in moved)
                 # a slip that scales the whole count (× p/q, small whole p and q) scales the other's count too

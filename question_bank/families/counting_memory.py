@@ -41,13 +41,14 @@ def attention_memory(d: Draw) -> Problem:
     for _ in range(300):
         # issue 22: more batches, head counts and lengths at easy and medium (easy held 40 distinct problems in
         # 1,000 draws); hard draws as before (the README's transcript shows hard/44272)
-        # issue 39: any batch up to 64, any even head count up to 64 and any
-        # length that is a multiple of 128 in the level's range (a few of each gave 39 distinct easy keys in 200 draws)
+        # issue 39: any batch up to 64, any even head count up to 64 and any length in the level's range (a few of
+        # each gave 39 distinct easy keys in 200 draws; lengths a multiple of 128 left a GiB key with a short binary
+        # fraction, "472.50", beside GB slips that have none)
         batch = d.rng.randint(1, 64) if d.level < 2 else d.rng.randint(2, 64)
         h = d.pick(tuple(range(4, 65, 2)))
         # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n from 8192 to 16384 in GB or
         # GiB (larger numbers, either unit); hard, every layer of the model (× L).
-        n = 128 * d.rng.randint(*((8, 32), (64, 128), (16, 128))[d.level])
+        n = d.rng.randint(*((1024, 4096), (8192, 16384), (2048, 16384))[d.level])
         dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
         layers = d.rng.randint(6, 96) if d.level == 2 else 1
         unit = d.pick(("GB", "GiB") if d.level else ("GiB",))
@@ -109,10 +110,10 @@ def kv_cache(d: Draw) -> Problem:
         name = d.pick((easy_models, tuple(m for m in _KV_PRESETS if m not in easy_models), _KV_PRESETS)[d.level])
         cfg = get_preset(name).config
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        # issue 39: any batch up to 64 and any length that is a multiple of 128 up to 32,768 (three batches and four
+        # issue 39: any batch up to 64 and any length from 512 to 32,768 (three batches and four
         # lengths gave 17 distinct easy keys in 200 draws)
         batch = d.rng.randint(1, 64)
-        n = 128 * d.rng.randint(4, 256)
+        n = d.rng.randint(512, 32768)
         dtype = "int8" if d.level == 2 else d.pick(("fp16", "bf16"))
         unit = d.pick(("GB", "GiB"))
         W = cfg.sliding_window  # issue 10: a windowed model (Mistral 7B) keeps min(n, W) positions per layer

@@ -144,7 +144,7 @@ def params_ffn(d: Draw) -> Problem:
         # issue 39: d_ff any multiple of 64 near 8d/3 (LLaMA rounds 8d/3 up to a multiple of 256: 11,008 for
         # d = 4,096), so that the key is not fixed by d alone (105 distinct medium keys in 200 draws)
         d_model = d.pick(tuple(range(384, 12289, 96)))
-        d_ff = 64 * d.rng.randint(-(-5 * d_model // 128), 7 * d_model // 128)
+        d_ff = d.pick(tuple(range(64 * -(-5 * d_model // 128), 64 * (7 * d_model // 128) + 1, 64)))  # traced: an edit replays
     else:
         d_model = d.pick(tuple(range(256, 2561, 64)))
         d_ff = 4 * d_model
@@ -287,7 +287,7 @@ def params_layer(d: Draw) -> Problem:
     # issue 39: any width that is a multiple of 64 up to 4,096 and any d_ff that is a multiple of 256 from 2d to 4d
     # (d_ff = 4d fixed the key by d alone: 29 distinct medium keys in 200 draws)
     d_model, h = _width(d, 4, 64)
-    d_ff = 256 * d.rng.randint(-(-d_model // 128), d_model // 64)
+    d_ff = d.pick(tuple(range(256 * -(-d_model // 128), 256 * (d_model // 64) + 1, 256)))  # traced: an edit replays
     kind = "decoder" if d.level == 2 else "encoder"
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     if kind == "encoder":

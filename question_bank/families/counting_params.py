@@ -284,10 +284,10 @@ def params_layer(d: Draw) -> Problem:
     the weight matrices and γ); medium, an encoder layer with every bias and β (twice the terms);
     hard, a decoder layer of an encoder-decoder (a second attention block and a third norm to
     remember), with every bias in about 7 draws in 10 and without biases (γ only) in the others."""
-    # issue 39: any width that is a multiple of 64 up to 4,096 and any d_ff that is a multiple of 256 from 2d to 4d
+    # issue 39: any width that is a multiple of 64 up to 4,096 and any d_ff that is a multiple of 64 from 2d to 4d
     # (d_ff = 4d fixed the key by d alone: 29 distinct medium keys in 200 draws)
     d_model, h = _width(d, 4, 64)
-    d_ff = d.pick(tuple(range(256 * -(-d_model // 128), 256 * (d_model // 64) + 1, 256)))  # traced: an edit replays
+    d_ff = d.pick(tuple(range(2 * d_model, 4 * d_model + 1, 64)))  # traced: an edit replays
     kind = "decoder" if d.level == 2 else "encoder"
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     if kind == "encoder":

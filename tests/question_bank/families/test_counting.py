@@ -369,19 +369,19 @@ def test_pin_attention_vs_rnn():
 
 
 def test_pin_attention_memory():
-    """B = 43, h = 12, n = 3072, fp16 (issue 39: any batch up to 64, even head counts, lengths a multiple of 128):
-    43·12·3072²·2 = 516 × 9,437,184 × 2 = 9,739,173,888 bytes = 9.07 GiB (9.74 GB)."""
+    """B = 43, h = 12, n = 3074, fp16 (issue 39: any batch up to 64, even head counts, any length up to 4096):
+    43·12·3074²·2 = 516 × 9,449,476 × 2 = 9,751,859,232 bytes = 9.08 GiB (9.75 GB)."""
     p = easy("counting.attention_memory")
-    assert (p.given["batch"], p.given["n_heads"], p.given["seq"], p.given["dtype"]) == (43, 12, 3072, "fp16")
-    assert grade(p, 9.07).correct and "gb_vs_gib" in grade(p, 9.74).misconception.id.split("+")
+    assert (p.given["batch"], p.given["n_heads"], p.given["seq"], p.given["dtype"]) == (43, 12, 3074, "fp16")
+    assert grade(p, 9.08).correct and "gb_vs_gib" in grade(p, 9.75).misconception.id.split("+")
 
 
 def test_pin_kv_cache():
-    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 52, n = 6656 (issue 39: any batch up to 64, lengths a multiple
-    of 128), bf16: 2·40·52·6656·40·128·2 = 283,534,950,400 bytes = 264.06 GiB; K only 132.03."""
+    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 52, n = 6694 (issue 39: any batch up to 64, any length from 512
+    to 32,768), bf16: 2·40·52·6694·40·128·2 = 285,153,689,600 bytes = 265.57 GiB; K only 132.79."""
     p = easy("counting.kv_cache")
-    assert (p.given["preset"], p.given["batch"], p.given["seq"], p.given["unit"]) == ("llama2-13b", 52, 6656, "GiB")
-    assert grade(p, 264.06).correct and "forgot_k_and_v" in grade(p, 132.03).misconception.id.split("+")
+    assert (p.given["preset"], p.given["batch"], p.given["seq"], p.given["unit"]) == ("llama2-13b", 52, 6694, "GiB")
+    assert grade(p, 265.57).correct and "forgot_k_and_v" in grade(p, 132.79).misconception.id.split("+")
 
 
 def test_pin_training_memory():

@@ -26,7 +26,11 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
 - the key's rank among the sorted options is drawn first, uniformly, and the choice is uniform over
   every ordered pair of the draw's mistakes and the directions that give it that rank (those whose
   options lie within a factor √10 of the key, when the draw has any): the key's letter is uniform and
-  "the largest / smallest / middle value" scores at chance;
+  "the largest / smallest / middle value" scores at chance. Issue 39 narrows the choice, each step
+  only when the draw has such pairs: two slips that can each go either way (a named inverse) before
+  one-way slips, which tell the key's side; then the span; then slips whose diagonals look alike
+  (:func:`_even_diagonals`). A rank no pair of the draw's slips reaches falls back to the nearest
+  reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %;
 - the options are written as the statement asks for the answer: rounded to its decimals *with*
   trailing zeros ("60.00", "43.0 %"), without thousands separators (``7087872``, as GATE prints
   options), with the key's unit; a round key is then no shorter than a distractor;
@@ -405,12 +409,14 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     # this loop was three quarters of `qkv bank validate`); the answers are those of _same and _blank.
     text, same = _sameness(key)
     unfit: dict[float, bool] = {}
+    # issue 39: no option a quantity of its kind cannot take: a share of a whole ("%" with the key at most 100) above 100 %
+    ceiling = 100.0 if getattr(key, "unit", None) == "%" and kv <= 100 else math.inf
 
     def unfit_alone(v: float) -> bool:
         r = unfit.get(v)
         if r is None:
             r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
-                            or any(same(v, x) for x in avoid))
+                            or any(same(v, x) for x in avoid) or v > ceiling)
         return r
 
     good = []
@@ -433,6 +439,12 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:
         return None
+    # issue 39: a slip that can move the key one way only (no named inverse) says on which side the key lies
+    # (the option ×4/3 above another is never the key when that slip always adds a third): two slips that can each
+    # go either way are taken when the draw has them
+    either = {m.id for _, m in ws if m.inverse}
+    both_ways = [g for g in good if g[1][0] in either and g[2][0] in either]
+    good = both_ways or good
     near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
     good = near or good
     if not isinstance(key, IntegerKey):
@@ -456,6 +468,13 @@ def _build(base: Any, d: Any) -> Problem:
                 raise
             continue
         chosen = _choose(d, p, rank)
+        if chosen is None and attempt >= TRIES // 2:
+            # the drawn rank is out of reach of this family's slips (every slip that can go down is larger than
+            # every slip that can go up, say): the key at another rank rather than no question
+            for other in sorted(set(range(N_OPTIONS)) - {rank}, key=lambda r: abs(r - rank)):
+                chosen = _choose(d, p, other)
+                if chosen is not None:
+                    break
         if chosen is not None:
             break
     if chosen is None:

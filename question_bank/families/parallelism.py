@@ -168,9 +168,9 @@ def pipeline_bubble(d: Draw) -> Problem:
     # (remembering the easy answers answered 86 % of medium): easy, p a power of two and m a multiple of 4;
     # medium, p not a power of two and any m; hard, m a multiple of p. Wider ranges: ≥ 50 problems a level.
     for _ in range(300):
-        # issue 39: more stage counts and any number of microbatches up to 96, so that keys repeat less across draws
+        # issue 39: more stage counts and any number of microbatches up to 200, so that keys repeat less across draws
         p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 9, 10, 12, 14), (2, 4, 8))[d.level])
-        m = d.pick((range(4, 97), range(5, 97), range(2 * p, 97, p))[d.level])
+        m = d.pick((range(4, 201), range(5, 201), range(2 * p, 201, p))[d.level])
         schedule = ("gpipe", "1f1b", "interleaved")[d.level]
         v = d.pick((2, 3, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:
@@ -182,18 +182,23 @@ def pipeline_bubble(d: Draw) -> Problem:
     wrongs = [
         Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
               "Of the whole step, the idle part is (p − 1) slots out of m + p − 1.",
-              float(r.breakdown["bubble_over_ideal"]) * 100),
+              float(r.breakdown["bubble_over_ideal"]) * 100,
+              inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(v·m + 2(p − 1))",
+              inverse_value=100 * (p - 1) / (v * m + 2 * (p - 1))),
         Wrong("swapped_m_p", "swapped m and p", "p is the number of stages, m the number of microbatches.",
               float(bubble(m, p).answer) * 100) if schedule != "interleaved" else None,
         Wrong("forgot_chunks", "ignored the v chunks per stage", "Interleaving divides the bubble by v.",
               float(bubble(p, m).answer) * 100) if schedule == "interleaved" else None,
-        Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p)),
+        Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p),
+              inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 and schedule != "interleaved" else None,
+              inverse_value=100 * (p - 2) / (m + p - 2) if p > 2 and schedule != "interleaved" else None),
         Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
               "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
               float(r.answer) * 50, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
         Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
               "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
-              100 * (p - 1) / (v * m + p)),
+              100 * (p - 1) / (v * m + p), inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+              inverse_value=100 * (p - 1) / (v * m + p - 2)),
         Wrong("chunks_twice", "divided the bubble by v² (the chunks counted twice)", "Interleaving divides the bubble "
               "slots by v once: (p − 1)/(v·m + p − 1).", float(bubble(p, m * v, schedule="interleaved", chunks=v).answer) * 100)
         if schedule == "interleaved" else None,

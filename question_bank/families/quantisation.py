@@ -55,7 +55,8 @@ def ggml_bytes(d: Draw) -> Problem:
             Wrong("fp32_scale", "took the block scale as fp32", "ggml stores the block scale d as fp16 (2 bytes).",
                   (r.answer + 2 * r.breakdown["blocks"]) / div, inverse="took the block scale as one byte (fp8)",
                   inverse_value=(r.answer - r.breakdown["blocks"]) / div) if fmt in ("q4_0", "q8_0") else None,
-            Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div),
+            Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div,
+                  inverse=f"converted to {unit} twice (× {other_div / div:.4g} once more)"),
         ]
         key = nat_key(value, 2, unit=unit)
         break

@@ -23,6 +23,7 @@ the solver's SymPy path only inside their generator, so importing the registry i
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,17 @@ class Draw:
 
     def pick(self, seq: Sequence[Any]) -> Any:
         v = seq[self.rng.randrange(len(seq))]
+        return self.trace.value(v) if self.trace is not None else v
+
+    def log_uniform(self, lo: float, hi: float, sig: int | None = 3) -> float:
+        """A value drawn log-uniformly in [lo, hi], rounded to ``sig`` significant figures (None: not
+        rounded). Issue 39: a key that is a product of figures drawn this way has a flat density in log
+        space, so an option one slip away (×2, ×4/3) is as likely a key as the key itself; a linear
+        draw puts the mass at the top of its range, and slips above it are never keys."""
+        # the untraced stream: the trace logs the rounded value, the one a teacher's edit replaces
+        v = 10 ** random.Random.uniform(self.rng, math.log10(lo), math.log10(hi))
+        if sig is not None:
+            v = float(f"{v:.{sig}g}")
         return self.trace.value(v) if self.trace is not None else v
 
     def problem(

@@ -70,12 +70,24 @@ class Misconception:
     """A typical wrong path, computed by the solver with the mistake applied.
 
     ``value`` has the shape of the key's value (a number, a matrix as rows, or for choice
-    problems the option index the mistake leads to)."""
+    problems the option index the mistake leads to).
+
+    ``inverse`` (issue 38) names the mistake made the other way round, when that is a mistake a
+    student makes in its own right: the label of the value a numeric MCQ offers on the other side
+    of the key (:func:`question_bank.numeric_mcq.mirror`: ``k²/v`` for a NAT key, ``2k − v`` for an
+    integer key), e.g. "forgot to divide by h" ↔ "divided by h twice". None: the mistake has no
+    such inverse and is not mirrored; ``inverse_value`` is that mistake's value when the family computes
+    it (a slip that adds or drops a term), else the mirror's. Not part of equality (an export does not
+    carry them)."""
 
     id: str  # stable: "no_sqrt_dk_scaling"
     label: str  # short: "forgot to divide by √dₖ"
     feedback: str  # to the student: "This is the result without dividing by √dₖ."
     value: Any
+    inverse: str | None = field(default=None, compare=False)  # "divided by √dₖ twice"
+    #: the inverse mistake's own value, when the family computes it (an additive slip: "counted the scales
+    #: twice" for "forgot the scales"); None: ``mirror`` of ``value``
+    inverse_value: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -84,15 +96,19 @@ class Wrong:
     label, the feedback sentence, and the value the solver computes with the mistake applied.
 
     It becomes a problem's :class:`Misconception` with :meth:`misconception`; a choice problem
-    passes the index of the option the mistake picks as ``value``."""
+    passes the index of the option the mistake picks as ``value``; ``inverse`` labels the mistake made
+    the other way round (:attr:`Misconception.inverse`)."""
 
     id: str
     label: str
     feedback: str
     value: Any
+    inverse: str | None = None
+    inverse_value: Any = None
 
     def misconception(self, value: Any = None) -> Misconception:
-        return Misconception(self.id, self.label, self.feedback, self.value if value is None else value)
+        return Misconception(self.id, self.label, self.feedback, self.value if value is None else value, self.inverse,
+                             self.inverse_value)
 
 
 #: Kinds of :class:`Erratum` (issue 12: a paper's rounding is not an error, and is shown apart).

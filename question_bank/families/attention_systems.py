@@ -41,9 +41,11 @@ def flash_tiling(d: Draw) -> Problem:
     # Levels (disjoint): easy, the number of key/value blocks T_c; medium, FlashAttention-1's HBM accesses of one
     # head (millions of elements); hard, how many times fewer accesses than standard attention (two decimals).
     for _ in range(300):
-        N = d.pick((1024, 1536, 2048, 3072, 4096, 6144, 8192) if d.level else (1000, 1536, 2048, 3000, 4096, 5000))
-        dh = d.pick((64, 96, 128))
-        M = d.pick((16_384, 24_576, 32_768, 49_152, 65_536, 98_304))
+        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 128 above easy) and any SRAM size in
+        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws
+        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 128 * round(d.log_uniform(4, 256, None))
+        dh = d.pick((64, 80, 96, 128))
+        M = 1024 * d.pick(range(16, 129))
         br, bc = block_sizes(M, dh)
         r = flash_attention(N, dh, sram=M)
         tc = r.breakdown["col_blocks"]
@@ -61,6 +63,8 @@ def flash_tiling(d: Draw) -> Problem:
     std = standard_hbm(N, dh)
     fl = flash_hbm(N, dh, br, bc)
     no_stats = 2 * N * dh + tc * 2 * N * dh + (tc + 1) * N * dh  # ℓ, m forgotten
+    total = fl["reads"] + fl["writes"]
+    fa2 = sum(flash_hbm(N, dh, br, bc, version="2").values())
     st = Doc()
     st.p(f"FlashAttention (Dao et al. 2022, Algorithm 1) runs one attention head with sequence length $N = {N}$ and "
          f"head size $d = {dh}$ on a chip with on-chip SRAM of $M = {M}$ elements. It picks blocks of "
@@ -70,11 +74,17 @@ def flash_tiling(d: Draw) -> Problem:
         key = nat_key(value, 0, unit="blocks")
         wrongs = [
             Wrong("forgot_four", "used B_c = ⌈M/d⌉ (forgot the 4: Q, K, V and O share the SRAM)",
-                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / dh))),
+                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / dh)),
+                  inverse="used B_c = ⌈M/16d⌉ (divided by 4 twice)",
+                  inverse_value=math.ceil(N / max(1, math.ceil(M / (16 * dh))))),
             Wrong("row_blocks", "divided N by B_r (the query blocks)", "T_c counts key/value blocks of B_c rows.",
                   math.ceil(N / br)) if br != bc else None,
             Wrong("floor_blocks", "rounded N/B_c down", "A last, partial block is still a block: ⌈N/B_c⌉.",
                   N // bc) if N % bc else None,
+            Wrong("kv_only", "used B_c = ⌈M/2d⌉ (only K and V in the SRAM)",
+                  "The SRAM holds four blocks (Q_i, K_j, V_j, O_i): B_c = ⌈M/4d⌉.", math.ceil(N / math.ceil(M / (2 * dh))),
+                  inverse="used B_c = ⌈M/8d⌉ (each of the four blocks counted twice)",
+                  inverse_value=math.ceil(N / max(1, math.ceil(M / (8 * dh))))),
         ]
         notes = [f"$B_c = \\lceil {M}/(4 \\times {dh}) \\rceil = {bc}$ (and $B_r = \\min({bc}, {dh}) = {br}$).",
                  f"$T_c = \\lceil {N}/{bc} \\rceil = {tc}$."]
@@ -82,12 +92,16 @@ def flash_tiling(d: Draw) -> Problem:
         wrongs_common = [
             Wrong("forgot_stats", "left out the running statistics ℓ and m",
                   "Algorithm 1 reads and writes ℓ_i and m_i (N each) with O_i on every outer step.",
-                  no_stats / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / no_stats),
+                  no_stats / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / no_stats,
+                  inverse="counted the statistics ℓ and m twice", inverse_value=(2 * total - no_stats) / 1e6 if d.level == 1
+                  else (4 * N * dh + 4 * N * N) / (2 * total - no_stats)),
             Wrong("q_once", "read Q and O once (FlashAttention-2's loop order)",
                   "In Algorithm 1 the outer loop is over K/V blocks: Q_i, O_i, ℓ_i, m_i are loaded again on each of "
                   "the T_c outer steps.",
                   sum(flash_hbm(N, dh, br, bc, version="2").values()) / 1e6 if d.level == 1 else
-                  (4 * N * dh + 4 * N * N) / sum(flash_hbm(N, dh, br, bc, version="2").values())),
+                  (4 * N * dh + 4 * N * N) / sum(flash_hbm(N, dh, br, bc, version="2").values()),
+                  inverse="counted the reloads of Q, O, ℓ and m twice on each outer step",
+                  inverse_value=(2 * total - fa2) / 1e6 if d.level == 1 else (4 * N * dh + 4 * N * N) / (2 * total - fa2)),
         ]
         if d.level == 1:
             st.p("Counting every element Algorithm 1 loads from or stores to HBM (line 2's initial writes of "
@@ -145,10 +159,12 @@ def paged_blocks(d: Draw) -> Problem:
                 break
             continue
         L = d.rng.randint(300, 3000)
-        X = d.pick((131_072, 163_840, 327_680, 524_288))
+        # issue 39: any KV footprint per token in multiples of 16 KiB (64 KiB to 640 KiB) and any budget of 8 to 80
+        # units, so that keys rarely repeat across draws
+        X = 16_384 * d.pick(range(4, 41))
         Lmax = d.pick((4096, 8192))
         unit = "GB" if d.level == 1 else "GiB"
-        Kb = d.pick((10, 16, 20, 24, 40)) * (10**9 if unit == "GB" else 2**30)
+        Kb = round(d.log_uniform(8, 80, None)) * (10**9 if unit == "GB" else 2**30)
         r = paged_kv([L], B, X, budget=Kb, max_len=Lmax)
         value = r.breakdown["paged_sequences"] - (r.breakdown["contiguous_sequences"] if d.level == 2 else 0)
         if value > 1 and value not in (L, B, Lmax):
@@ -186,10 +202,15 @@ def paged_blocks(d: Draw) -> Problem:
              "more sequences fit at once with paging than without?")
         key = nat_key(value, 0, unit="sequences")
         gb = paged_kv([L], B, X, budget=Kb * 10**9 // 2**30, max_len=Lmax)
+        big_gib = paged_kv([L], B, X, budget=Kb * 2**30 // 10**9, max_len=Lmax)
         wrongs = [Wrong("gib_as_gb", "took a GiB for 10^9 bytes", "1 GiB = 2^30 bytes.",
-                        gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"]),
+                        gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"],
+                        inverse="converted the GiB budget the wrong way (× 2^30/10^9 once more)",
+                        inverse_value=big_gib.breakdown["paged_sequences"] - big_gib.breakdown["contiguous_sequences"]),
                   Wrong("no_blocks", "ignored the block rounding in the paged count",
-                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"])]
+                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"],
+                        inverse="gave each sequence one block too many (⌈L/B⌉ + 1 blocks)",
+                        inverse_value=phys // (nb + 1) - r.breakdown["contiguous_sequences"])]
     notes = [f"Physical blocks: $\\lfloor {big(Kb)} / ({B} \\times {big(X)}) \\rfloor = {big(phys)}$.",
              f"Blocks per sequence: $\\lceil {L}/{B} \\rceil = {nb}$; sequences: $\\lfloor {phys}/{nb} \\rfloor = "
              f"{r.breakdown['paged_sequences']}$."]
@@ -567,13 +588,15 @@ def ring_overlap(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bytes sent per step (MB); medium, one step's time with the send overlapped (ms);
     # hard, the smallest chunk per device whose send hides (grouped K/V heads, tokens, rounded up).
     for _ in range(300):
+        # issue 39: chunks, heads, chip and link figures drawn wide (log-uniform where they multiply into the key), so
+        # that keys rarely repeat across draws and a slip's factor leaves no trace in the key's size
         P = d.pick((2, 4, 8, 16, 32, 64))
-        c = d.pick((1024, 2048, 4096, 8192, 16384, 32768)) if d.level < 2 else 1024
-        h = d.pick((32, 64))
-        hk = h if d.level < 2 else d.pick((8, 4))
-        dh = d.pick((64, 128)) if d.level == 0 else 128
-        F = d.pick((300, 400, 600, 800, 989)) * 10**12
-        beta = d.pick((25, 50, 100, 200)) * 10**9
+        c = 256 * round(d.log_uniform(4, 256, None)) if d.level < 2 else 1024
+        h = d.pick((16, 24, 32, 40, 48, 64, 96, 128))
+        hk = h if d.level < 2 else d.pick(tuple(k for k in (1, 2, 4, 8, 16) if k < h))
+        dh = d.pick((64, 80, 96, 128)) if d.level == 0 else 128
+        F = d.log_uniform(100, 2000) * 10**12
+        beta = d.log_uniform(10, 900, 2) * 10**9
         r = ring_attention(P * c, P, h, dh, kv_heads=hk, link_bandwidth=beta, peak_flops=F)
         if d.level == 0:
             value = float(r.answer) / 1e6
@@ -594,7 +617,8 @@ def ring_overlap(d: Draw) -> Problem:
     if d.level == 0:
         st.p("How many bytes does a device send per step? Give MB ($10^6$ bytes), rounded off to two decimal places.")
         key = nat_key(value, 2, unit="MB")
-        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2),
+        wrongs = [Wrong("k_only", "sent K only", "The block passed on holds K and V.", value / 2,
+                        inverse="counted K and V twice each (a factor 4)"),
                   Wrong("whole_sequence", "sent K/V of the whole sequence", "A device holds and sends its block of "
                         "c = N/P tokens.", value * P),
                   Wrong("query_heads", "used the query heads for K/V", "K/V have h_kv heads.", value * h / hk)
@@ -608,9 +632,15 @@ def ring_overlap(d: Draw) -> Problem:
         key = nat_key(value, 2, unit="ms")
         tc, tm = float(r.breakdown["compute_s"]) * 1e3, float(r.breakdown["send_s"]) * 1e3
         wrongs = [Wrong("no_overlap", "added compute and send", "They overlap: the step takes the longer of the two.",
-                      tc + tm),
+                      tc + tm, inverse="took the longer minus the shorter (the overlap subtracted)",
+                      inverse_value=abs(tc - tm)),
                   Wrong("send_only", "took the send time", "The compute is part of the step.", tm) if tm < tc else
-                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc)]
+                  Wrong("compute_only", "took the compute time", "The send is longer: it sets the step.", tc),
+                  Wrong("k_only", "sent K only", "The block passed on holds K and V.", max(tc, tm / 2),
+                        inverse="sent K and V twice each", inverse_value=max(tc, 2 * tm)),
+                  Wrong("one_matmul", "counted 2c²hd_h FLOPs (QKᵀ only)", "AV is a second matmul of the same size: "
+                        "4c²hd_h.", max(tc / 2, tm), inverse="counted 8c²hd_h FLOPs (each matmul twice)",
+                        inverse_value=max(2 * tc, tm))]
         notes = [f"Compute: $4 \\times {c}^2 \\times {h} \\times {dh} / {F:.3g} = {tc:.5f}$ ms.",
                  f"Send: $2 \\times {c} \\times {hk} \\times {dh} \\times 2 / {beta:.3g} = {tm:.5f}$ ms.",
                  f"Step: the longer, {value:.5f} ms."]
@@ -622,8 +652,10 @@ def ring_overlap(d: Draw) -> Problem:
         cstar = float(r.breakdown["min_chunk_to_hide"])
         wrongs = [Wrong("query_heads", "used the query heads for K/V (as if no GQA)", "K/V have h_kv heads.",
                         math.ceil(cstar * h / hk)),
-                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2)),
-                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar))
+                  Wrong("k_only", "counted K only in the send", "K and V are both sent.", math.ceil(cstar / 2),
+                        inverse="counted K and V twice each in the send", inverse_value=math.ceil(2 * cstar)),
+                  Wrong("floor", "rounded down", "Below c* the send is exposed: round up.", math.floor(cstar),
+                        inverse="rounded up and added one (⌈c*⌉ + 1)", inverse_value=math.ceil(cstar) + 1)
                   if cstar != int(cstar) else None]
         notes = ["Hide when $4 c^2 h d_h / F \\ge 2 c h_{kv} d_h b / \\beta$, i.e. $c \\ge F h_{kv} b / (2 h \\beta)$.",
                  f"$c^* = {F:.3g} \\times {hk} \\times 2 / (2 \\times {h} \\times {beta:.3g}) = {cstar:.4f}$; rounded up: "
@@ -738,17 +770,23 @@ def disaggregation_handover(d: Draw) -> Problem:
     # Levels (disjoint): easy, the KV bytes one prompt hands over (GB); medium, the time over the link (ms); hard,
     # the time left exposed when each layer's K, V leave as soon as that layer's prefill is done (ms).
     for _ in range(300):
-        L = d.pick((24, 28, 32, 36, 40, 48, 64, 80))
-        hk = d.pick((2, 4, 8, 16))
-        dh = d.pick((64, 96, 128, 256))
+        # issue 39: any layer count, prompt length, link and prefill time (log-uniform, two significant figures), so
+        # that keys rarely repeat across draws
+        L = d.pick(range(16, 97))
+        hk = d.pick((1, 2, 4, 8, 16))
+        dh = d.pick((64, 80, 96, 128, 256))
         # prompts of any length (powers of two made every 2^30 slip a round number, told apart by its digits)
-        P = d.pick((1500, 2000, 2500, 3000, 5000, 6000, 10000, 12000, 20000, 25000, 30000))
-        beta = d.pick((12.5, 25, 50, 100, 200, 400)) * 10**9
-        tpf = d.pick((0.1, 0.2, 0.5, 1.0))
+        P = round(d.log_uniform(1000, 32000, 2))
+        beta = d.log_uniform(10, 400, 2) * 10**9
+        tpf = d.log_uniform(0.05, 2.0, 2)
         X = kv_bytes_per_token(L, hk, dh, "bf16")
         r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
         value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
                  else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        # the 2^30 slip a whole number ("1.00 GB") is the odd one out
+        slip = value * 1e9 / 2**30
+        if round(slip, 2) == round(slip):
+            continue
         # hard: at least 0.5 ms (a share of a few hundredths of a ms, given to two decimals, is one digit)
         if safe_for_rounding(value, 2, 0.1) and value > (0.5 if d.level == 2 else 0.05):
             break
@@ -760,8 +798,10 @@ def disaggregation_handover(d: Draw) -> Problem:
     if d.level == 0:
         st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
         key = nat_key(value, 2, unit="GB")
-        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2),
-                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30),
+        wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2,
+                        inverse="counted K and V twice each (a factor 4)"),
+                  Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30,
+                        inverse="multiplied the GB by 1.0737 (converted GiB to GB the wrong way)"),
                   Wrong("one_layer", "counted one layer", "Every layer has its own K and V.", value / L)]
         notes = [f"Per token: $2 \\cdot L \\cdot h_{{kv}} \\cdot d_h \\cdot 2 = 2 \\times {L} \\times {hk} \\times {dh} "
                  f"\\times 2 = {big(int(X))}$ bytes.", f"Prompt: ${P} \\times {big(int(X))} = {big(int(nbytes))}$ bytes "
@@ -773,8 +813,10 @@ def disaggregation_handover(d: Draw) -> Problem:
             st.p("How long does the transfer take after the prefill? Give milliseconds, rounded off to two decimal "
                  "places.")
             key = nat_key(value, 2, unit="ms")
-            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8),
-                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2),
+            wrongs = [Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.", tm * 8,
+                            inverse="divided the time by 8 (took the bytes for bits)"),
+                      Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2,
+                            inverse="counted K and V twice each (a factor 4)"),
                       Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
             notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
                      f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
@@ -846,7 +888,8 @@ def window_receptive_field(d: Draw) -> Problem:
         st.p("Information from how many positions back (at most) can reach a token through the whole stack?")
         key = nat_key(value, 0, unit="positions")
         wrongs = [Wrong("span", "counted L·W", "Each layer reaches W − 1 positions back, not W (the window counts the "
-                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W),
+                        "query itself); L·W is Mistral's rounded 'k × W'.", L * W,
+                        inverse="took W − 2 positions per layer (left out both ends of the window)", inverse_value=L * (W - 2)),
                   Wrong("one_layer", "took one layer's reach", "Layers compose: each adds W − 1.", W - 1)]
         notes = [f"One layer: $W - 1 = {W - 1}$ positions back.", f"$L$ layers: $L (W - 1) = {L} \\times {W - 1} = "
                  f"{field}$."]
@@ -856,12 +899,14 @@ def window_receptive_field(d: Draw) -> Problem:
         st.p(f"A sequence has $n = {n}$ tokens (positions 0 … {n - 1}).{sink} How many earlier positions can have no "
              "influence at all on the last token's output?")
         key = nat_key(value, 0, unit="positions")
-        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s)),
+        wrongs = [Wrong("span", "used the field L·W", "Each layer reaches W − 1 back.", max(0, n - 1 - L * W - s),
+                        inverse="took W − 2 positions per layer (left out both ends of the window)",
+                        inverse_value=n - 1 - L * (W - 2) - s),
                   Wrong("self_counted", "left out the token itself", "Positions before the last one: n − 1 of them.",
-                        value + 1)]
+                        value + 1, inverse="took n − 2 earlier positions (one too few)", inverse_value=value - 1)]
         if s:
             wrongs.append(Wrong("forgot_sinks", "forgot the sinks", "Sink tokens are visible from every query.",
-                                n - 1 - field))
+                                n - 1 - field, inverse="subtracted the sinks twice", inverse_value=value - s))
         notes = [f"Field: $L (W - 1) = {field}$ positions before the last token ({n - 1 - field} … {n - 2}).",
                  f"Earlier positions: $n - 1 = {n - 1}$; out of reach: ${n - 1} - {field}" + (f" - {s}" if s else "")
                  + f" = {value}$."]
@@ -889,17 +934,19 @@ def ulysses_all_to_all(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bytes a device sends per layer with full multi-head attention (MB); medium, the
     # same with grouped K/V heads and a batch (MB); hard, the forward pass's all-to-all time over L layers (ms).
     for _ in range(300):
+        # issue 39: lengths, head shapes, batches, layers and link figures drawn wide (log-uniform where they multiply
+        # into the key), so that keys rarely repeat across draws
         P = d.pick((2, 4, 8, 16) if d.level == 0 else (2, 4, 8))
-        h = d.pick((16, 32, 64))
-        hk = h if d.level == 0 else d.pick((8, 16))
+        h = d.pick((16, 24, 32, 40, 48, 64, 96))
+        hk = h if d.level == 0 else d.pick((8, 16, 24, 32))
         if h % P or hk % P or (d.level and hk >= h):
             continue
-        dh = d.pick((64, 128))
-        N = d.pick((8192, 16384, 32768, 65536, 131072)) if d.level < 2 else d.pick((32768, 65536, 131072))
-        B = 1 if d.level == 0 else d.pick((1, 2, 4))
-        L = d.pick((24, 32, 48, 80)) if d.level == 2 else 1
-        beta = d.pick((50, 100, 200, 400)) * 10**9 if d.level == 2 else None
-        alpha = d.pick((5, 10, 20)) * 1e-6 if d.level == 2 else 0
+        dh = d.pick((64, 80, 96, 128))
+        N = 1024 * round(d.log_uniform(8, 128, None)) if d.level < 2 else 1024 * round(d.log_uniform(32, 128, None))
+        B = 1 if d.level == 0 else d.pick(range(1, 9))
+        L = d.pick(range(16, 97)) if d.level == 2 else 1
+        beta = d.log_uniform(25, 900, 2) * 10**9 if d.level == 2 else None
+        alpha = d.pick(range(2, 31)) * 1e-6 if d.level == 2 else 0
         r = ulysses(N, P, h, dh, kv_heads=hk, batch=B, link_bandwidth=beta, latency=alpha)
         value = float(r.answer) / 1e6 if d.level < 2 else L * float(r.breakdown["time_s"]) * 1e3
         if safe_for_rounding(value, 2, 0.1):
@@ -924,9 +971,10 @@ def ulysses_all_to_all(d: Draw) -> Problem:
                         "Q, K and V go in (h + 2·h_kv heads of d_h) and O comes back (h heads): four tensors' worth "
                         "when K/V have all the heads.", float(r.breakdown["o_bytes_sent"]) / 1e6),
                   Wrong("count_local", "forgot the factor (P − 1)/P", "A 1/P share of each tensor already sits on the "
-                        "device that needs it: it is not sent.", everything / 1e6),
+                        "device that needs it: it is not sent.", everything / 1e6,
+                        inverse="applied (P − 1)/P twice"),
                   Wrong("total", "gave the total over all devices", "The question asks what one device sends.",
-                        sent * P / 1e6),
+                        sent * P / 1e6, inverse="divided by the P devices once more"),
                   Wrong("no_output", "left out the output all-to-all", "O is sent back to sequence shards after "
                         "attention.", qkv / 1e6)]
         if hk != h:
@@ -949,9 +997,11 @@ def ulysses_all_to_all(d: Draw) -> Problem:
     wrongs = [Wrong("one_layer", "gave one layer's time", f"Every one of the {L} layers runs both all-to-alls.",
                     per_layer),
               Wrong("count_local", "forgot the factor (P − 1)/P", "The device's own 1/P share is not sent.",
-                    L * (2 * alpha + everything / beta) * 1e3),
+                    L * (2 * alpha + everything / beta) * 1e3, inverse="applied (P − 1)/P twice",
+                    inverse_value=L * (2 * alpha + sent * (P - 1) / P / beta) * 1e3),
               Wrong("one_latency", "paid the latency once per layer", "Two all-to-alls per layer, each pays α.",
-                    L * (alpha + sent / beta) * 1e3),
+                    L * (alpha + sent / beta) * 1e3, inverse="paid the latency three times per layer",
+                    inverse_value=L * (3 * alpha + sent / beta) * 1e3),
               Wrong("bits", "took the link figure in bits per second", "GB/s is bytes per second.",
                     L * (2 * alpha + 8 * sent / beta) * 1e3),
               Wrong("no_output", "left out the output all-to-all", "O goes back to sequence shards: that is the second "

@@ -68,6 +68,8 @@ def sparse_chip(name: str, dtype: str = "bf16") -> Any:
 
 _SPARSE = ("sparse_peak", "used the with-sparsity peak", "The datasheet's figure with 2:4 sparsity is twice the dense peak; "
            "a dense matmul gets only half of it.")
+#: issue 38: the sparse-peak mistake made the other way round, a mistake of its own (the dense peak halved)
+SPARSE_INVERSE = "halved the dense peak (took it for the with-sparsity figure)"
 
 
 _MATMUL_D = (2048, 3072, 4096, 5120, 8192, 12288, 16384)
@@ -371,28 +373,32 @@ def gpu_days(d: Draw) -> Problem:
     for _ in range(300):
         # issue 22: nine sizes, seven token counts, four chips and six chip counts (three sizes, three token counts,
         # two chips and four counts held 72 easy problems: a learned attacker met the same keys again at 400 draws)
-        n_b, t_b = d.pick(_GD_SIZES), d.pick(_GD_TOKENS)
+        # issue 39: sizes, token counts and chip counts drawn log-uniformly (two significant figures; chips a multiple
+        # of 8) and any MFU of 30 to 65 %, so that keys rarely repeat and a slip's factor leaves no trace in the size
+        n_b, t_b = d.log_uniform(1, 500, 2), d.log_uniform(100, 20000, 2)
         if d.level == 2:
-            per_param = d.pick((10, 15, 20, 25, 30, 50, 100))
+            per_param = d.pick(range(5, 201))
             t_b = per_param * n_b
         N, D = round(n_b * 10**9), round(t_b * 10**9)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "b200"))
-        chips = d.pick((512, 256, 1024, 2048, 4096, 8192))
+        chips = 8 * round(d.log_uniform(8, 2048, None))
         # not 0.5: ignoring it would equal the sparse-peak mistake
-        mfu = d.pick((0.35, 0.45, 0.55, 0.6)) if d.level else 0.4
+        mfu = d.pick(tuple(x / 100 for x in range(30, 66) if x != 50)) if d.level else 0.4
         chip = resolved_chip(hw)
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
         if 1 <= value < 5000 and safe_for_rounding(value, 2, 0.1):
             break
     wrongs = [
-        Wrong(*_SPARSE, float(train(N, tokens=D, chip=sparse_chip(hw), chips=chips, mfu=mfu).breakdown["days"])),
+        Wrong(*_SPARSE, float(train(N, tokens=D, chip=sparse_chip(hw), chips=chips, mfu=mfu).breakdown["days"]),
+              inverse=SPARSE_INVERSE),
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token, not 2N.",
               prefill(N, D, chip, chips=chips, mfu=mfu).answer / DAY),
         Wrong("forgot_mfu", "ignored the MFU", f"Only {mfu:.0%} of the peak is achieved: divide by the MFU.",
-              float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"])),
+              float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"]),
+              inverse="divided by the MFU twice"),
         Wrong("gpu_days", "gave GPU-days", "The question asks for wall-clock days: the chips work in parallel.",
-              value * chips),
+              value * chips, inverse="divided by the number of chips twice"),
         Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
               "The backward pass computes gradients for both the activations and the weights: 4N FLOPs per token, "
               "twice the forward's 2N, so training costs 6N.",

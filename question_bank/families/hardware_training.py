@@ -197,7 +197,8 @@ def kaplan_forward(d: Draw) -> Problem:
         # QKᵀ and A·V over half the context on average also make 2·n_layer·n_ctx·d_attn is ours, and said so
         Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan et al.'s Table 1 counts 2·n_layer·n_ctx·d_attn "
               "per token for attention (its row for the QKᵀ logits). (A reading of ours, not the paper's: QKᵀ and A·V "
-              "together over a causal average of half the context give the same 2·n_layer·n_ctx·d_attn.)", figure(doubled)),
+              "together over a causal average of half the context give the same 2·n_layer·n_ctx·d_attn.)", figure(doubled),
+              inverse="used n_layer·n_ctx·d_attn (halved the context twice)", inverse_value=figure(kaplan(n_ctx=n_ctx / 2))),
     ]
     if ask == "flops":
         wrongs += [

@@ -344,11 +344,12 @@ def fsdp_overlap_family(d: Draw) -> Problem:
     f = (n - 1) / n
     if d.level == 0:
         wrongs = [Wrong("bidirectional", "divided by the bidirectional link figure", "Each rank sends at the "
-                        "per-direction bandwidth: the printed bidirectional figure is twice it.", value / 2),
+                        "per-direction bandwidth: the printed bidirectional figure is twice it.", value / 2,
+                        inverse="halved the per-direction bandwidth again (a quarter of the printed figure)"),
                   Wrong("no_ring_factor", "left out (n − 1)/n", "A ring all-gather sends (n − 1)/n of the gathered bytes.",
-                        value / f),
+                        value / f, inverse="applied (n − 1)/n twice"),
                   Wrong("fp32_params", "gathered 4 bytes per parameter", "The parameters are gathered in bf16 (2 bytes).",
-                        value * 2),
+                        value * 2, inverse="gathered 1 byte per parameter"),
                   Wrong("shard_only", "moved only the local shard, 2P/n bytes", "Each rank receives the n − 1 shards it "
                         "lacks: (n − 1)/n of the gathered 2P bytes.", 2 * P / n / beta * 1e3)]
     elif d.level == 1:
@@ -452,10 +453,11 @@ def grad_accum_bubble(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bubble (percent) with the accumulation steps given; medium, the bubble from the
     # global batch, micro-batch and data-parallel degree; hard, the same with the global batch given in tokens.
     for _ in range(300):
-        p = d.pick((4, 8, 16, 32))
+        # issue 39: more stage counts and up to 128 micro-batches, so that keys rarely repeat across draws
+        p = d.pick((2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32))
         b = d.pick((1, 2, 4))
         dp = d.pick((8, 16, 32, 64, 128))
-        m = d.rng.randint(2, 64)
+        m = d.rng.randint(2, 128)
         B = m * b * dp
         seq = d.pick((2048, 4096, 8192))
         r = grad_accumulation(B, b, dp, stages=p)
@@ -463,12 +465,22 @@ def grad_accum_bubble(d: Draw) -> Problem:
         if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [p, b, dp, m, B]):
             break
     wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
-                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100),
+                    "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100,
+                    inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(m + 2(p − 1))",
+                    inverse_value=(p - 1) / (m + 2 * (p - 1)) * 100),
               Wrong("dp_not_divided", "took m = B/b, forgetting the data-parallel replicas",
                     "Each of the d replicas takes B/d sequences: m = B/(b·d).", (p - 1) / (B // b + p - 1) * 100)
               if d.level else None,
               Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
-                    p / (m + p) * 100)]
+                    p / (m + p) * 100, inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 else None,
+                    inverse_value=(p - 2) / (m + p - 2) * 100 if p > 2 else None),
+              Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
+                    "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
+                    value / 2, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+              Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
+                    "The step is m + p − 1 slots long: m micro-batches through the first stage, then p − 1 to drain.",
+                    (p - 1) / (m + p) * 100, inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+                    inverse_value=(p - 1) / (m + p - 2) * 100)]
     key = nat_key(value, 2, unit="%")
     st = Doc()
     if d.level == 0:
@@ -564,10 +576,12 @@ def block_bytes(d: Draw) -> Problem:
     _, eb, k, sb, kind, src = BLOCK_FORMATS[fmt_name]
     naive = (N * eb / 8 + 2 * rest) / div
     wrongs = [Wrong("scales_forgotten", f"counted {eb} bits per weight, forgetting the scales",
-                    f"Each block of {k} shares one {sb}-bit scale: {sb}/{k} bits more per weight.", naive),
+                    f"Each block of {k} shares one {sb}-bit scale: {sb}/{k} bits more per weight.", naive,
+                    inverse="counted the scales twice", inverse_value=2 * value - naive),
               Wrong("scale_per_weight", "gave every weight its own scale", f"One scale per block of {k}.",
                     (N * (eb + sb) / 8 + 2 * rest) / div),
-              Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.", float(total) / 10**9)
+              Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.", float(total) / 10**9,
+                    inverse="converted to GiB twice (× 0.9313 once more)")
               if unit == "GiB" else None]
     key = nat_key(value, 2, unit=unit)
     st = Doc()

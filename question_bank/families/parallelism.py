@@ -29,6 +29,8 @@ _LINK_WORDS = {"nvlink3": "NVLink 3 (A100)", "nvlink4": "NVLink 4 (H100 SXM)", "
 
 BIDIRECTIONAL = ("bidirectional_bandwidth", "divided by the bidirectional (printed) bandwidth",
                  "NVIDIA prints NVLink and PCIe as both directions added; a rank sends at half of it.")
+#: issue 38: the same mistake made the other way round, a mistake of its own
+BIDIRECTIONAL_INVERSE = "halved the per-direction bandwidth again (a quarter of the printed figure)"
 
 
 def _link(name: str):
@@ -59,9 +61,12 @@ def allreduce_time(d: Draw) -> Problem:
         # n = 2: the ring factor is 1, misconceptions collide. Issue 21: one NVLink or PCIe ring spans the GPUs of one
         # machine (an HGX/DGX board or a PCIe server holds 8), so 16 to 64 GPUs are drawn on InfiniBand only
         # issue 22: more ring sizes and message sizes (the easy level held 18 problems in 1,000 draws)
-        n = d.pick((3, 4, 6, 8) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 16, 32, 64))
-        size_mb = d.pick((64, 128, 256, 384, 512, 768, 1000, 1500, 2000, 4000))
-        alpha_us = 0 if d.level < 2 else d.pick((2, 5, 10))
+        # issue 39: any buffer of 50 MB to 4 GB and any ring size, so that keys (and slips) rarely repeat across draws
+        n = d.pick(range(3, 9) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 12, 16, 24, 32, 48, 64))
+        # the buffer in GB with up to three decimals: S/β is then not a printed number's quotient in ms (a blind reader
+        # spotted the 'forgot the factor' option as S/β in the printed units)
+        size_mb = round(d.log_uniform(100, 20000))  # log-uniform: a slip of ×2 leaves no trace in the size
+        alpha_us = 0 if d.level < 2 else d.pick(range(1, 11))
         S, beta = size_mb * 10**6, _link(name).per_direction
         r = collective("all-reduce", S, n, beta, latency=alpha_us * 1e-6, link_name=name)
         value = r.answer * 1e3
@@ -70,20 +75,22 @@ def allreduce_time(d: Draw) -> Problem:
     a = alpha_us * 1e-6
     ms = 1e3
     wrongs = [
-        Wrong(*BIDIRECTIONAL, collective("all-reduce", S, n, 2 * beta, latency=a).answer * ms)
+        Wrong(*BIDIRECTIONAL, collective("all-reduce", S, n, 2 * beta, latency=a).answer * ms, inverse=BIDIRECTIONAL_INVERSE)
         if name.startswith(("nvlink", "pcie")) else None,
         Wrong("forgot_factor", "took t = S/β (forgot the ring's 2(n−1)/n)",
               "A ring all-reduce is a reduce-scatter and an all-gather: each rank sends 2(n−1)/n·S bytes.",
-              (2 * (n - 1) * a + S / beta) * ms),
+              (2 * (n - 1) * a + S / beta) * ms, inverse="applied the ring's factor 2(n−1)/n twice"),
         Wrong("all_gather_factor", "used (n−1)/n (the all-gather's factor)",
               "All-reduce = reduce-scatter + all-gather: twice (n−1)/n·S.",
-              collective("all-gather", S, n, beta, latency=a).answer * ms),
+              collective("all-gather", S, n, beta, latency=a).answer * ms,
+              inverse="counted both passes twice (4(n−1)/n)"),
         Wrong("gigabits", "read Gb/s as GB/s", "InfiniBand rates are in gigabits: divide by 8 for bytes.",
-              collective("all-reduce", S, n, 8 * beta, latency=a).answer * ms) if name.startswith("ib") else None,
+              collective("all-reduce", S, n, 8 * beta, latency=a).answer * ms,
+              inverse="divided by 8 twice (converted bytes to bits again)") if name.startswith("ib") else None,
     ]
     key = nat_key(value, 3, unit="ms")
     st = Doc()
-    st.p(f"{n} GPUs all-reduce a buffer of $S$ = {size_mb:,} MB ($10^6$ bytes) with a ring algorithm; each GPU's link is "
+    st.p(f"{n} GPUs all-reduce a buffer of $S$ = {size_mb / 1000:g} GB ($10^9$ bytes) with a ring algorithm; each GPU's link is "
          f"{_link_text(name)}.")
     lat = (f"a latency of $\\alpha = {alpha_us}$ µs per step" if alpha_us else "no latency ($\\alpha = 0$)")
     st.p(f"Use the α-β model with {lat}; a step moves one chunk on every link at once, and every GPU sends and receives "
@@ -110,24 +117,29 @@ def bus_bandwidth(d: Draw) -> Problem:
         op = ("all-reduce" if d.level == 0 else d.pick(("all-gather", "reduce-scatter")) if d.level == 1 else
               d.pick(("all-reduce", "all-gather", "reduce-scatter")))
         n = d.pick((4, 8, 16) if d.level < 2 else (3, 6, 12, 32))
-        size_mb = d.pick((128, 256, 1024, 4096))
-        t_ms = d.pick((1.2, 2.5, 3.6, 4.8, 7.5, 9.6, 12.8, 25.0))
+        # issue 39: any buffer of 64 MiB to 8 GiB and a measured time that gives a bus bandwidth a link can carry
+        # (5 to 400 GB/s), to three significant figures, so that keys rarely repeat across draws
+        size_mb = round(d.log_uniform(64, 16384))
         S = size_mb * 2**20
-        alg = S / (t_ms * 1e-3) / 1e9
         factor = float(BUS_FACTOR[op](n))
+        raw = S * factor / (d.log_uniform(5.0, 400.0, None) * 1e9) * 1e3
+        t_ms = float(f"{raw:.3g}")
+        alg = S / (t_ms * 1e-3) / 1e9
         value = alg * factor
-        if safe_for_rounding(value, asked_decimals(value, 2), 0.1) and 1 <= value <= 2000:
+        if safe_for_rounding(value, asked_decimals(value, 2), 0.1) and 5 <= value <= 450:
             break
     other = "all-gather" if op == "all-reduce" else "all-reduce"
     wrongs = [
         Wrong("algbw", "reported the algorithm bandwidth S/t", "nccl-tests' busbw corrects algbw by the collective's "
-              "factor so that it compares with the link's bandwidth.", alg),
+              "factor so that it compares with the link's bandwidth.", alg, inverse="multiplied S/t by the factor twice"),
         Wrong("wrong_factor", f"used the {other}'s factor", "All-reduce: 2(n−1)/n; all-gather and reduce-scatter: (n−1)/n.",
-              alg * float(BUS_FACTOR[other](n))),
+              alg * float(BUS_FACTOR[other](n)),
+              inverse="used 4(n−1)/n (the all-reduce's factor counted twice)" if op == "all-reduce" else
+              "used (n−1)/(2n) (half the factor)"),
         Wrong("inverted_factor", "divided by the factor", "busbw = algbw × factor (it is at least algbw for all-reduce).",
               alg / factor),
         Wrong("forgot_factor_n", "used 2(n−1) or (n−1) without dividing by n", "The factor is (n−1)/n per pass, not n−1.",
-              alg * factor * n) if n > 2 else None,
+              alg * factor * n, inverse="divided by n twice") if n > 2 else None,
     ]
     key = nat_key(value, 2, unit="GB/s", digits_rule=True)  # issue 22: at most 4 significant figures
     st = Doc()
@@ -156,8 +168,9 @@ def pipeline_bubble(d: Draw) -> Problem:
     # (remembering the easy answers answered 86 % of medium): easy, p a power of two and m a multiple of 4;
     # medium, p not a power of two and any m; hard, m a multiple of p. Wider ranges: ≥ 50 problems a level.
     for _ in range(300):
-        p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 12), (2, 4, 8))[d.level])
-        m = d.pick((range(4, 65, 4), range(5, 65), range(2 * p, 65, p))[d.level])
+        # issue 39: more stage counts and any number of microbatches up to 200, so that keys repeat less across draws
+        p = d.pick(((2, 4, 8, 16, 32), (3, 5, 6, 7, 9, 10, 12, 14), (2, 4, 8))[d.level])
+        m = d.pick((range(4, 201), range(5, 201), range(2 * p, 201, p))[d.level])
         schedule = ("gpipe", "1f1b", "interleaved")[d.level]
         v = d.pick((2, 3, 4)) if schedule == "interleaved" else 1
         if schedule == "interleaved" and m % p:
@@ -169,12 +182,26 @@ def pipeline_bubble(d: Draw) -> Problem:
     wrongs = [
         Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
               "Of the whole step, the idle part is (p − 1) slots out of m + p − 1.",
-              float(r.breakdown["bubble_over_ideal"]) * 100),
+              float(r.breakdown["bubble_over_ideal"]) * 100,
+              inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(v·m + 2(p − 1))",
+              inverse_value=100 * (p - 1) / (v * m + 2 * (p - 1))),
         Wrong("swapped_m_p", "swapped m and p", "p is the number of stages, m the number of microbatches.",
               float(bubble(m, p).answer) * 100) if schedule != "interleaved" else None,
         Wrong("forgot_chunks", "ignored the v chunks per stage", "Interleaving divides the bubble by v.",
               float(bubble(p, m).answer) * 100) if schedule == "interleaved" else None,
-        Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p)),
+        Wrong("p_over_m", "took p/(m + p)", "The first stage waits p − 1 slots, not p.", 100 * p / (m + p),
+              inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 and schedule != "interleaved" else None,
+              inverse_value=100 * (p - 2) / (m + p - 2) if p > 2 and schedule != "interleaved" else None),
+        Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
+              "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
+              float(r.answer) * 50, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+        Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
+              "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
+              100 * (p - 1) / (v * m + p), inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+              inverse_value=100 * (p - 1) / (v * m + p - 2)),
+        Wrong("chunks_twice", "divided the bubble by v² (the chunks counted twice)", "Interleaving divides the bubble "
+              "slots by v once: (p − 1)/(v·m + p − 1).", float(bubble(p, m * v, schedule="interleaved", chunks=v).answer) * 100)
+        if schedule == "interleaved" else None,
     ]
     key = nat_key(value, 2, unit="%")
     st = Doc()
@@ -200,9 +227,11 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
     from solver.systems.parallelism import tensor_parallel
 
     for _ in range(300):
-        b = d.pick((1, 2, 4, 8))
-        s = d.pick((1024, 2048, 4096))
-        h = d.pick((4096, 5120, 8192, 12288))
+        # issue 39: any batch up to 16, any sequence length a multiple of 256 and any hidden size a multiple of 512
+        # (2,048 to 16,384), so that keys rarely repeat across draws
+        b = d.pick(range(1, 17))
+        s = d.pick(range(512, 8193, 256))
+        h = d.pick(range(2048, 16385, 512))
         sp = d.level == 2
         ask = "all-reduced" if d.level == 0 else "sent"
         # issue 21: at t = 2 a ring sends 2(t−1)/t = 1 × each tensor, so "sent" would equal "all-reduced" and
@@ -222,10 +251,12 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
         # the forward pass only and one all-reduce per pass both halve the count: one misconception names both
         Wrong("half_the_all_reduces", "counted the forward pass only, or one all-reduce per pass",
               "Attention and MLP each all-reduce once forward (after their row-parallel matmul) and once backward "
-              "(the input gradient of their column-parallel matmul): 4 per layer.", v(mode="forward", sequence_parallel=sp)),
-        Wrong("fp32", "used 4 bytes per value", "Activations are bf16: 2 bytes.", v(dtype="fp32", sequence_parallel=sp)),
+              "(the input gradient of their column-parallel matmul): 4 per layer.", v(mode="forward", sequence_parallel=sp),
+              inverse="counted 8 all-reduces per layer (each pass twice)"),
+        Wrong("fp32", "used 4 bytes per value", "Activations are bf16: 2 bytes.", v(dtype="fp32", sequence_parallel=sp),
+              inverse="used 1 byte per value"),
         Wrong("message_only", "gave the all-reduced tensors' size", "Each rank sends 2(t−1)/t of each tensor on the ring.",
-              4 * m) if ask == "sent" else None,
+              4 * m, inverse="applied the ring's 2(t−1)/t twice") if ask == "sent" else None,
         Wrong("forgot_ring_factor", "took each rank as sending the whole tensor twice", "A ring all-reduce sends "
               "2(t−1)/t of it, not 2×.", 8 * m) if ask == "sent" else None,
     ]
@@ -285,7 +316,8 @@ def mfu_with_recompute(d: Draw) -> Problem:
               "Recomputation is work the hardware does, not progress of the model: MFU counts 6N per token.",
               r.breakdown["hfu"] * 100),
         Wrong("sparse_peak", "used the with-sparsity peak", "A dense model gets the dense peak: half the printed figure.",
-              flops_utilisation(N, tps, chips, sparse, n_layers=L, d_model=h, seq=s).answer * 100),
+              flops_utilisation(N, tps, chips, sparse, n_layers=L, d_model=h, seq=s).answer * 100,
+              inverse="halved the dense peak (took it for the with-sparsity figure)"),
         Wrong("forward_only", "counted 2N per token (forward only)", "Training runs forward (2N) and backward (4N).",
               r.answer * 100 / 3 if not L else flops_utilisation(N, tps, chips, peak, n_layers=L, d_model=h, seq=s)
               .answer * 100 * 2 * N / (6 * N + 12 * L * h * s)),

@@ -53,7 +53,9 @@ def fit_3d_family(d: Draw) -> Problem:
         t = d.pick((2, 4, 8))
         p = d.pick([q for q in (2, 4, 8, 16) if L % q == 0 and q < L])
         dp = d.pick((4, 8, 16, 32, 64))
-        s, b = d.pick((2048, 4096, 8192)), d.pick((1, 2))
+        # issue 39: any sequence length in multiples of 256 (log-uniform) and micro-batches of 1 to 4, so that keys
+        # rarely repeat across draws
+        s, b = 256 * round(d.log_uniform(4, 32, None)), d.pick((1, 2, 3, 4))
         m = d.rng.randint(max(2, p // 2), 4 * p)  # fewer than p now and then: then all m are in flight
         zero = 1 if d.level < 2 else d.pick((1, 2))
         sp = True if d.level < 2 else d.pick((True, False))

@@ -33,9 +33,11 @@ def ggml_bytes(d: Draw) -> Problem:
         fmt = d.pick(("q4_0",) if d.level == 0 else ("q4_0", "q8_0") if d.level == 1 else ("q4_K", "q5_K", "q6_K"))
         # issue 22: eight row and eight column counts (multiples of 256) and more depths: three of each gave
         # fewer than 50 distinct problems per level
-        rows = d.pick((2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192))
-        cols = d.pick((4096, 5632, 8192, 11008, 13824, 14336, 16384, 28672))
-        layers = (1, d.pick((24, 32, 40, 48, 60, 80)), d.pick((1, 32, 40)))[d.level]
+        # issue 39: any shape in multiples of 256 (log-uniform: 1,024 to 16,384 rows, 2,048 to 32,768 columns) and any
+        # layer count, so that keys rarely repeat across draws and a slip leaves no trace in the key's size
+        rows = 256 * round(d.log_uniform(4, 64, None))
+        cols = 256 * round(d.log_uniform(8, 128, None))
+        layers = (1, d.pick(range(12, 97)), d.pick((1, 1, *range(24, 81))))[d.level]
         unit = d.pick(("MiB",) if layers == 1 else ("GiB", "GB"))
         n = rows * cols * layers
         r = gb(n, fmt)
@@ -48,10 +50,13 @@ def ggml_bytes(d: Draw) -> Problem:
         wrongs = [
             Wrong("no_scales", "counted the quantised codes only (no scales)",
                   f"Each block of {f.block} weights also stores its scales: {f.block_bytes} bytes per block, "
-                  f"{float(f.bits_per_weight)} bits per weight.", float(r.breakdown["code_bytes"]) / div),
+                  f"{float(f.bits_per_weight)} bits per weight.", float(r.breakdown["code_bytes"]) / div,
+                  inverse="counted the scales twice", inverse_value=float(2 * r.answer - r.breakdown["code_bytes"]) / div),
             Wrong("fp32_scale", "took the block scale as fp32", "ggml stores the block scale d as fp16 (2 bytes).",
-                  (r.answer + 2 * r.breakdown["blocks"]) / div) if fmt in ("q4_0", "q8_0") else None,
-            Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div),
+                  (r.answer + 2 * r.breakdown["blocks"]) / div, inverse="took the block scale as one byte (fp8)",
+                  inverse_value=(r.answer - r.breakdown["blocks"]) / div) if fmt in ("q4_0", "q8_0") else None,
+            Wrong("unit", f"gave {other_name} for {unit}", f"{unit}: divide by {div:,}.", r.answer / other_div,
+                  inverse=f"converted to {unit} twice (× {other_div / div:.4g} once more)"),
         ]
         key = nat_key(value, 2, unit=unit)
         break
@@ -78,8 +83,9 @@ def group_int4(d: Draw) -> Problem:
     for _ in range(300):
         # issue 22: nine row and eight column counts (multiples of 128): two and three gave fewer than 50
         # distinct problems per level
-        rows = d.pick((1024, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192))
-        cols = d.pick((4096, 5632, 8192, 11008, 13824, 14336, 16384, 28672))
+        # issue 39: any shape in multiples of 256, log-uniform, so that keys rarely repeat across draws
+        rows = 256 * round(d.log_uniform(4, 64, None))
+        cols = 256 * round(d.log_uniform(8, 128, None))
         g = d.pick((128,) if d.level == 0 else (32, 64, 128))
         zero = "fp16" if d.level == 0 else "int4"
         g_idx = d.level == 2
@@ -89,15 +95,18 @@ def group_int4(d: Draw) -> Problem:
             continue
         flat = float(r.breakdown["code_bytes"]) / 2**20
         wrongs = [
-            Wrong("no_scales", "counted the 4-bit codes only", "Every group also stores a scale and a zero point.", flat),
+            Wrong("no_scales", "counted the 4-bit codes only", "Every group also stores a scale and a zero point.", flat,
+                  inverse="counted everything beside the codes twice", inverse_value=2 * value - flat),
             Wrong("no_zeros", "forgot the zero points", "Asymmetric quantisation stores a zero point per group beside the scale.",
-                  float(r.answer - r.breakdown["zero_bytes"]) / 2**20),
+                  float(r.answer - r.breakdown["zero_bytes"]) / 2**20, inverse="counted the zero points twice",
+                  inverse_value=float(r.answer + r.breakdown["zero_bytes"]) / 2**20),
             Wrong("groups_per_matrix", "used one scale per group of the whole matrix's columns only",
                   "Groups run along the input features of every output row: rows × cols/g groups.",
                   float(r.breakdown["code_bytes"] + (r.breakdown["scale_bytes"] + r.breakdown["zero_bytes"]) / rows
                         + r.breakdown["g_idx_bytes"]) / 2**20),
             Wrong("no_g_idx", "forgot the g_idx", "AutoGPTQ also stores each input feature's group index (int32).",
-                  float(r.answer - r.breakdown["g_idx_bytes"]) / 2**20) if g_idx else None,
+                  float(r.answer - r.breakdown["g_idx_bytes"]) / 2**20, inverse="counted g_idx twice (8 bytes per input feature)",
+                  inverse_value=float(r.answer + r.breakdown["g_idx_bytes"]) / 2**20) if g_idx else None,
         ]
         key = nat_key(value, 2, unit="MiB")
         break
@@ -188,7 +197,9 @@ def kv_int8(d: Draw) -> Problem:
         name = d.pick((("llama2-7b",), ("llama3-8b", "mistral-7b"), ("llama2-7b", "llama3-8b", "mistral-7b"))[d.level])
         cfg = get_preset(name).config
         # issue 22: eight batches and eight lengths (four and three gave fewer than 50 distinct problems per level)
-        B, S = d.pick((1, 2, 3, 4, 6, 8, 12, 16)), d.pick((1024, 2048, 3072, 4096, 6144, 8192, 16384, 32768))
+        # issue 39: any batch up to 32 and any length in multiples of 128 up to the model's context (log-uniform), so
+        # that keys rarely repeat across draws
+        B, S = d.pick(range(1, 33)), 128 * round(d.log_uniform(4, {"llama2-7b": 32, "llama3-8b": 64}.get(name, 256), None))
         dtype = "int4" if d.level == 2 else "int8"
         r = kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.kv_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim)
         value = float(r.answer) / 2**30
@@ -196,8 +207,10 @@ def kv_int8(d: Draw) -> Problem:
             break
     flat = float(r.breakdown["code_bytes"]) / 2**30
     wrongs = [
-        Wrong("no_scales", "forgot the scales", "Each token's K and V in each head carry an fp16 scale.", flat),
-        Wrong("only_k", "cached K only", "Both K and V are cached.", value / 2),
+        Wrong("no_scales", "forgot the scales", "Each token's K and V in each head carry an fp16 scale.", flat,
+              inverse="counted the scales twice", inverse_value=2 * value - flat),
+        Wrong("only_k", "cached K only", "Both K and V are cached.", value / 2,
+              inverse="counted K and V twice each (four cached tensors per layer)"),
         Wrong("n_heads", "used the query heads", f"Only {cfg.kv_heads} K/V heads are cached.",
               float(kv_cache_quant_bytes(cfg.n_layers, B, S, cfg.n_heads, cfg.head_dim, dtype, scale_group=cfg.head_dim).answer)
               / 2**30) if cfg.kv_heads != cfg.n_heads else None,

@@ -46,7 +46,8 @@ def max_batch(d: Draw) -> Problem:
         figure = "device" if d.level == 2 else "datasheet"
         chips = 8 if n_b >= 60 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
-        S = d.pick((1024, 2048, 3072, 4096) if name == "Mistral-7B" else (1024, 2048, 3072, 4096, 6144, 8192))
+        # issue 39: any context in multiples of 128 (log-uniform), so that keys rarely repeat across draws
+        S = 128 * round(d.log_uniform(8, 32 if name == "Mistral-7B" else 128, None))
         N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")
@@ -65,16 +66,21 @@ def max_batch(d: Draw) -> Problem:
     wrongs = [
         # issue 21: the slip quoted with the chip's own figure (H200: 141 GB), and only where GB are given
         Wrong("gb_for_gib", "read the capacity in GiB where GB are given",
-              f"{gb} GB is {gb}·10⁹ bytes, not {gb}·2³⁰.", with_hbm(gb * 2**30)) if figure == "datasheet" else None,
+              f"{gb} GB is {gb}·10⁹ bytes, not {gb}·2³⁰.", with_hbm(gb * 2**30),
+              inverse=f"converted the {gb} GB to GiB ({gb * 10**9 / 2**30:.1f}) and used that as GB",
+              inverse_value=with_hbm(round(gb * 10**18 / 2**30))) if figure == "datasheet" else None,
         Wrong("mib_as_mb", "read nvidia-smi's MiB as MB (10⁶ bytes)",
               f"nvidia-smi's MiB are 2²⁰ = 1,048,576 bytes, not 10⁶: {mib:,} MiB = {mib * 2**20:,} bytes.",
               with_hbm(mib * 10**6)) if figure == "device" else None,
         Wrong("datasheet_for_device", "used the datasheet figure where the device's is given",
               "The question gives what nvidia-smi reports; use it.", with_hbm(get_hardware(hw).hbm("datasheet")))
         if figure == "device" else None,
-        Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2)),
+        Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2),
+              inverse="counted K and V twice each (a factor 4)", inverse_value=with_hbm(hbm, 2 * X)),
         Wrong("forgot_weights", "forgot the weights", "The weights sit in HBM beside the cache.",
-              (chips * hbm) // (S * X)),
+              (chips * hbm) // (S * X),
+              inverse="counted the weights in fp32 (4 bytes per parameter)" if 4 * N + S * X < chips * hbm else None,
+              inverse_value=with_hbm(hbm, n_params=2 * N) if 4 * N + S * X < chips * hbm else None),
     ]
     key = nat_key(r.answer, 0, unit="sequences")
     hbm_words = (f"each with {get_hardware(hw).hbm_bytes // 10**9} GB ($10^9$ bytes) of HBM as the datasheet prints it"

@@ -240,7 +240,10 @@ def named(found: list[Misconception]) -> tuple[Misconception, str]:
     count = _NUMBERED[len(ms)] if len(ms) < len(_NUMBERED) else str(len(ms))
     feedback = (f"{count} typical mistakes give this same value; yours is one of them: "
                 + " ".join(f"({i}) {m.feedback}" for i, m in enumerate(ms, start=1)))
-    combined = Misconception("+".join(m.id for m in ms), " or ".join(m.label for m in ms), feedback, ms[0].value)
+    # the inverse mistake of the value (issue 38): that of the first of them that names one, with its value
+    inv = next((m for m in ms if m.inverse), None)
+    combined = Misconception("+".join(m.id for m in ms), " or ".join(m.label for m in ms), feedback, ms[0].value,
+                             inv and inv.inverse, inv and inv.inverse_value)
     return combined, f"Not right. {feedback}"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
@@ -49,11 +50,16 @@ def test_type_mcq_draws_from_offered_families_only():
     assert all(FAMS[e.id].difficulties for e in bank.entries(type="mcq", kind="family"))
 
 
-def _moved(base_key, k: float, w: float, how: str) -> float:
-    """The key moved by one slip, recomputed here: the mistake's own value, or the same step the
-    other way round (k²/w for a NAT key, 2k − w for an integer one)."""
+def _moved(base_key, k: float, m, how: str) -> float:
+    """The key moved by one slip, recomputed here: the mistake's own value, or the inverse mistake the
+    family names beside it (issue 38): its own value when the family computes one, else the same step
+    the other way round (k²/w for a NAT key, 2k − w for an integer one)."""
+    w = float(m.value)
     if how == "own":
         return w
+    assert m.inverse, (m.id, "made the other way round without a named inverse mistake")
+    if m.inverse_value is not None:
+        return float(m.inverse_value)
     return 2 * k - w if isinstance(base_key, IntegerKey) else k * k / w
 
 
@@ -70,7 +76,7 @@ def test_view_keys_and_distractors(view):
         (at,) = p.key.correct
         k = float(base.key.value)
         assert vals[at] == k
-        mistakes = {m.id: float(m.value) for m in base.misconceptions}
+        mistakes = {m.id: m for m in base.misconceptions}
         by_index = {m.value: m for m in p.misconceptions}
         assert set(by_index) == set(range(4)) - {at}
         slips = p.given["option_slips"]
@@ -84,11 +90,19 @@ def test_view_keys_and_distractors(view):
             moved = [_moved(base.key, k, mistakes[sid.split("+")[0]], how) for sid, how in slips[i]]
             if isinstance(base.key, IntegerKey):
                 want = k + sum(w - k for w in moved)
+                # a slip that scales the whole count (× p/q, small whole p and q) scales the other's count too
+                scaled = any(Fraction(int(w), int(k)).numerator <= 128 and Fraction(int(w), int(k)).denominator <= 128
+                             for w in moved)
+                if len(moved) == 2 and scaled and (int(moved[0]) * int(moved[1])) % int(k) == 0:
+                    want = int(moved[0]) * int(moved[1]) // int(k)
             else:
                 want = k * math.prod(w / k for w in moved)
             assert vals[i] == pytest.approx(want, rel=1e-9), (p.id, m.id)
             ids = [sid if how == "own" else f"{sid}_reversed" for sid, how in slips[i]]
             assert m.id == "_and_".join(ids), (p.id, m.id)
+            for sid, how in slips[i]:  # issue 38: each slip is named as a mistake, never "the other way round"
+                named = mistakes[sid.split("+")[0]].label if how == "own" else mistakes[sid.split("+")[0]].inverse
+                assert named and named in m.label and "other way round" not in m.label, (p.id, m.label)
             verdict = grade(p, {i})
             assert not verdict.correct and verdict.misconception.id == m.id
             assert verdict.misconception.feedback
@@ -144,7 +158,7 @@ def _with_mistakes(factors):
 
     p = FAMS["counting.params_model"].generate(0, "easy")
     k = float(p.key.value)
-    ms = [Misconception(f"m{i}", f"mistake {i}", "feedback", k * f) for i, f in enumerate(factors)]
+    ms = [Misconception(f"m{i}", f"mistake {i}", "feedback", k * f, f"mistake {i} inverted") for i, f in enumerate(factors)]
     return dc.replace(p, key=NumericKey(k, k * 0.999, k * 1.001, None), misconceptions=ms)
 
 
@@ -168,3 +182,46 @@ def test_options_stay_within_a_factor_of_root_ten_when_the_slips_allow():
     p = _with_mistakes([0.5, 50.0])
     got = numeric_mcq._choose(D, p, 0)
     assert got is not None and max(v for v, _, _ in got) > 10 * k
+
+
+#: Issue 39: base families whose draws were widened so that keys rarely repeat (key-pool memory beat their views).
+WIDENED = {
+    "parallel.allreduce_time": ("easy", "medium", "hard"), "parallel.bus_bandwidth": ("medium", "hard"),
+    "parallel.tensor_parallel_bytes": ("medium", "hard"), "parallel.pipeline_bubble": ("easy", "medium"),
+    "quantisation.ggml_bytes": ("easy", "medium", "hard"), "quantisation.group_int4": ("easy", "medium", "hard"),
+    "quantisation.kv_int8": ("medium", "hard"), "context.ring_attention": ("medium", "hard"),
+    "flash.tiling_hbm": ("medium",), "hardware.gpu_days": ("easy", "medium", "hard"),
+    "serving.max_batch": ("easy", "medium", "hard"), "training.grad_accum_bubble": ("medium",),
+}
+
+
+@pytest.mark.parametrize("fid", sorted(WIDENED))
+def test_widened_levels_rarely_repeat_a_key(fid):
+    """Issue 39: at least 100 distinct keys in 300 draws at each widened level (the issue asks 100 in 1,000);
+    kv_int8 medium had 16 in 500, tensor_parallel_bytes 35."""
+    for lv in WIDENED[fid]:
+        keys = {FAMS[fid].generate(s, lv).key.value for s in range(300)}
+        assert len(keys) >= 100, (fid, lv, len(keys))
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_no_share_above_one_hundred_percent(view):
+    """Issue 39: a share of a whole (a key in % of at most 100) has no option above 100 %."""
+    for p in _draws(view, 3):
+        base = bank.problem(p.given["base_problem"])
+        if getattr(base.key, "unit", "") == "%" and float(base.key.value) <= 100:
+            assert max(p.given["option_values"]) <= 100, (p.id, p.options)
+
+
+def test_log_uniform_draws_are_in_range_rounded_and_flat_in_log():
+    """Draw.log_uniform: inside [lo, hi] (up to the rounding), to the asked significant figures, and as many
+    draws in each decade of [1, 1000] (a linear draw would put 90 % in the top decade)."""
+    from question_bank.family import Draw
+
+    fam = FAMS["counting.params_model"]
+    d = Draw(fam, 0, "easy")
+    xs = [d.log_uniform(1, 1000, 3) for _ in range(3000)]
+    assert all(0.995 <= x <= 1000.5 for x in xs)
+    assert all(float(f"{x:.3g}") == x for x in xs)
+    per_decade = Counter(min(int(math.log10(x)), 2) for x in xs)
+    assert all(800 <= per_decade[k] <= 1200 for k in range(3)), per_decade

@@ -98,8 +98,9 @@ def test_a_parameter_that_does_not_follow_is_refused(sheet_obj, monkeypatch):
 
     monkeypatch.setattr(rb, "SEARCH_SEEDS", 50)
     obj = copy.deepcopy(sheet_obj)
-    obj["questions"][0]["problem"]["given"]["d_ff"] = 1000  # d_ff is 8·d/3 in this family
-    _refused(obj, "Q1 given:", "d_ff")
+    # every bias is counted at this level (issue 39 draws d_ff on its own, so an edited d_ff now replays)
+    obj["questions"][0]["problem"]["given"]["bias"] = False
+    _refused(obj, "Q1 given:", "bias")
 
 
 def test_a_statement_with_stale_numbers_is_refused(sheet_obj):

@@ -178,8 +178,17 @@ def summary() -> None:
 
 
 def reverdict() -> None:
-    """Write each measured level's verdict (``passes``, ``gated``) again by today's rule, figures unchanged."""
+    """Write each measured level's verdict (``passes``, ``gated``) again by today's rule, figures unchanged;
+    drop the records of levels the bank no longer has (a view left out of ``NUMERIC_MCQ``)."""
+    from question_bank.family import all_families
+
+    fams = all_families()
     data = json.loads(OUT.read_text())
+    for name in list(data["levels"]):
+        fid, lv = name.rsplit("/", 1)
+        if fid not in fams or lv not in fams[fid].levels:
+            print(f"dropped {name}: no such level in the bank")
+            del data["levels"][name]
     for rec in data["levels"].values():
         rec.update(verdict(rec))
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -11,7 +11,6 @@ Levels already in the file with the same draws and the same adversary digest are
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import pathlib
 import subprocess
@@ -24,24 +23,8 @@ OUT = ROOT / "question_bank" / "data" / "choice_attack.json"
 PART = None  # "--part I/N": the I-th of N interleaved shares of the levels, written to its own file
 
 
-def adversary_digest() -> str:
-    """The attack's code (features, learners, rules, the scoring), not the module's prose."""
-    import inspect
-
-    from question_bank import adversary as adv
-
-    parts = [inspect.getsource(o) for o in (adv.option_features, adv.structure_features, adv.fit_logistic, adv.fit_hist_boosted,
-                                            adv._pool_scores, adv._range_scores, adv._near_far_scores, adv._symbol_scores,
-                                            adv._choice_credit, adv.learned_attack)]
-    parts += [repr(sorted(adv.LEARNERS)), repr(sorted(adv.RULES)), repr(adv.FEATURES), repr(adv.STRUCTURE), repr(adv.SIMPLE_RATIOS)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
-
-
-def draws_digest(ps) -> str:
-    h = hashlib.sha256()
-    for p in ps:
-        h.update("\n".join([p.statement_text, *(p.options_text or p.options), repr(sorted(p.key.correct))]).encode())
-    return h.hexdigest()[:12]
+# the digests are question_bank.choice_record's (the bank and `--quality` read the record by them)
+from question_bank.choice_record import adversary_digest, draws_digest  # noqa: E402,F401
 
 
 def _quick(ps, margin: float = 0.10) -> tuple[float, float, bool] | None:
@@ -115,11 +98,11 @@ def main(argv: list[str]) -> None:
     all_views = "--all-views" in argv
     only = [a for a in argv if not a.startswith("--")]
     fams = all_families()
-    todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.difficulties]
+    todo = [(fid, lv) for fid, f in fams.items() if set(f.types) & {"mcq", "msq"} for lv in f.levels]
     if all_views:
         for fid in nm.candidates(fams):
             fams[fid + nm.SUFFIX + "*"] = nm.mcq_view(fams[fid])
-            todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].difficulties
+            todo += [(fid + nm.SUFFIX + "*", lv) for lv in fams[fid].levels
                      if (fid + nm.SUFFIX, lv) not in todo]
     if only:
         todo = [(fid, lv) for fid, lv in todo if fid.rstrip("*") in only or fid in only]
@@ -141,6 +124,7 @@ def main(argv: list[str]) -> None:
         except Exception as e:  # noqa: BLE001 - a level the view cannot draw is recorded as such
             rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
         rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
+        rec.update(verdict(rec))
         levels[name] = rec
         data.update(draws=draws, adversary=dig)
         out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -161,30 +145,14 @@ def merge() -> dict:
         data["levels"].update(d["levels"])
         data.update(draws=d["draws"], adversary=d["adversary"])
         part.unlink()
+    for rec in data["levels"].values():
+        rec.update(verdict(rec))
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 
-def gated(rec: dict) -> tuple[float, str, int]:
-    """The recorded figure a level is gated on (:func:`question_bank.adversary.gated_figures`), the worst."""
-    from question_bank import adversary as adv
-
-    L = adv.Learned(rec["best"], rec["attacker"], rec["draws"], rec["unseen_rate"], rec["unseen_n"], rec["attackers"],
-                    rec["unseen_key_rate"], rec["unseen_key_n"], rec["numeric"])
-    return max(adv.gated_figures(L), key=lambda g: g[0] - passes_margin(rec["chance"], g[2]))
-
-
-def passes_margin(chance: float, n: int) -> float:
-    """How far above chance a figure on ``n`` draws may be: 5 points on 400 draws or more; on a
-    smaller subset (draws whose key was never a key in training) also three standard errors."""
-    from question_bank import adversary as adv
-
-    return adv.LEARNED_MARGIN + (0.0 if n >= 400 else adv.allowance(chance, n))
-
-
-def passes(rec: dict) -> bool:
-    r, _, n = gated(rec)
-    return "best" in rec and r <= rec["chance"] + passes_margin(rec["chance"], n)
+# the rule is question_bank.choice_record's (the bank offers a level by it); re-exported for the tests
+from question_bank.choice_record import gated, passes, passes_margin, verdict  # noqa: E402,F401
 
 
 def summary() -> None:
@@ -209,9 +177,28 @@ def summary() -> None:
             print(f"  pass {k}: {gated(r)[0]:.0%} (chance {r['chance']:.0%}, {gated(r)[1]})")
 
 
+def reverdict() -> None:
+    """Write each measured level's verdict (``passes``, ``gated``) again by today's rule, figures unchanged;
+    drop the records of levels the bank no longer has (a view left out of ``NUMERIC_MCQ``)."""
+    from question_bank.family import all_families
+
+    fams = all_families()
+    data = json.loads(OUT.read_text())
+    for name in list(data["levels"]):
+        fid, lv = name.rsplit("/", 1)
+        if fid not in fams or lv not in fams[fid].levels:
+            print(f"dropped {name}: no such level in the bank")
+            del data["levels"][name]
+    for rec in data["levels"].values():
+        rec.update(verdict(rec))
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--merge"]:
         merge()
+    elif sys.argv[1:2] == ["--verdicts"]:
+        reverdict()
     elif sys.argv[1:2] == ["--summary"]:
         summary()
     else:

@@ -14,6 +14,10 @@ The README's start-up figure is the "ratio to 'import numpy'" line (median over 
 ratio measured in one run holds on a loaded or a fast machine alike, where a time in seconds
 does not (0.2 s on an idle machine, 0.45-0.8 s on a loaded two-core one).
 
+``--instructions`` counts, with valgrind's callgrind, the instructions from start to the first
+problem's header (the quiz ended there) and those of ``import numpy``: a ratio that a loaded
+machine does not move (wall-clock ratios on a shared two-core machine swing by ±20 %).
+
 ``--tty`` measures the same through a pseudo-terminal (the rich view), with pexpect. Then,
 unless ``--no-latency``: from sending an answer to reading its verdict (graded and committed
 to SQLite), over a ``--json`` pipe; target 50 ms.
@@ -85,6 +89,48 @@ def quiz_pipe(seed: int) -> tuple[float, float]:
         return first, total
 
 
+# ``--instructions``: the quiz run until its first problem's header is written, then ended there
+TO_FIRST_PROBLEM = r"""
+import os, sys
+class _Out:
+    def __init__(self, f):
+        self.f = f
+    def write(self, text):
+        n = self.f.write(text)
+        if "Question 1 of" in text:
+            self.f.flush()
+            os._exit(0)
+        return n
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+sys.stdout = _Out(sys.stdout)
+sys.argv = ["qkv", *sys.argv[1:]]
+from drills.cli import main
+main()
+"""
+
+
+def instructions(argv: list[str], stdin: bytes = b"", home: str | None = None) -> int:
+    """User-space instructions of a command (valgrind's callgrind): the same on a loaded machine.
+    Run from an empty folder, so that ``python -c`` finds qkv where the ``qkv`` script does."""
+    import re
+
+    with tempfile.TemporaryDirectory(prefix="qkv-bench-cwd-") as cwd:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=stdin,
+                              capture_output=True, env=child_env(home), timeout=600, cwd=cwd)
+    found = re.search(rb"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not found:
+        raise SystemExit(f"valgrind {' '.join(argv[:3])} failed: {proc.stderr.decode()[-300:]}")
+    return int(found.group(1))
+
+
+def quiz_instructions(seed: int) -> int:
+    """Instructions from start to the first problem's header (a new student, as quiz_pipe)."""
+    with tempfile.TemporaryDirectory(prefix="qkv-bench-") as tmp:
+        return instructions([sys.executable, "-c", TO_FIRST_PROBLEM, "quiz", "--seed", str(seed), "-n", "5",
+                             "--data-dir", tmp], b"quit\n", tmp)
+
+
 def quiz_tty(seed: int) -> float:
     """Seconds to the first problem's header in a pseudo-terminal (rich view)."""
     import pexpect
@@ -146,10 +192,14 @@ def main() -> int:
     parser.add_argument("--no-latency", action="store_true", help="skip the answer-to-verdict timing")
     parser.add_argument("--source-only", action="store_true",
                         help="no bytecode cache: every module (numpy's too) compiled from source in each run")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions instead (valgrind's callgrind): a figure that load does not move")
     args = parser.parse_args()
     global SOURCE_ONLY
     SOURCE_ONLY = args.source_only
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    if args.instructions:
+        return count_instructions(seeds)
     quiz_pipe(seeds[0])  # warm the disk cache
     numpy_seconds()
     base: list[float] = []
@@ -186,6 +236,22 @@ def main() -> int:
               f"{max(lat) * 1000:.1f} ms worst over {len(lat)} answers (target {LATENCY_S * 1000:.0f} ms)")
         ok = ok and statistics.median(lat) <= LATENCY_S
     return 0 if ok else 1
+
+
+def count_instructions(seeds: list[int]) -> int:
+    """The ratio in instructions (start to the first problem / ``import numpy``), per seed."""
+    for s in seeds:
+        quiz_pipe(s)  # once each, as a student's earlier runs: bytecode and dataclass caches written
+    base = instructions([sys.executable, "-c", "import numpy"])
+    print(f"python -c 'import numpy'       : {base / 1e6:7.1f} M instructions")
+    print(f"{'seed':>6} {'first problem':>14} {'ratio':>7}")
+    ratios = []
+    for s in seeds:
+        n = quiz_instructions(s)
+        ratios.append(n / base)
+        print(f"{s:>6} {n / 1e6:9.1f} M {n / base:7.2f}")
+    print(f"ratio to 'import numpy' (instructions): {statistics.median(ratios):5.2f} median, {max(ratios):.2f} worst")
+    return 0 if statistics.median(ratios) <= 1.0 else 1
 
 
 if __name__ == "__main__":

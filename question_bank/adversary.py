@@ -867,7 +867,15 @@ def attack_family(fam: Any, by_level: dict[str, list[Problem]], *, two: bool = T
                 if la.fixed[0] > la.chance + LEARNED_MARGIN + allowance(la.chance, la.fixed[2]):
                     fa.issues.append(f"{where}, {la.kind}): the fixed rule '{la.fixed[1]}' finds the key in {la.fixed[0]:.0%} "
                                      f"of {la.fixed[2]} draws (chance {la.chance:.0%})")
-            if la.learned is not None:
+            from question_bank.choice_record import current, passes, reason
+
+            rec = current(fam.id, lvl, choice)
+            if rec is not None:
+                # the level's record (bench/choice_attack.py: 500 draws, today's adversary, these draws) is the
+                # gate: a figure on a few dozen draws is noise beside it (question_bank.choice_record)
+                if not passes(rec):
+                    fa.issues.append(f"{where}, {la.kind}): {reason(rec)}")
+            elif la.learned is not None:
                 # right statements that repeat (a concept family): held-out seeds show the same statements, and
                 # recognising a right statement seen before is knowing it; the gate is on unseen statements
                 for rate, what, n in gated_figures(la.learned):
@@ -890,7 +898,7 @@ def attack_family(fam: Any, by_level: dict[str, list[Problem]], *, two: bool = T
             if la.ops is not None and la.ops.mode[0] > ONE_NUMBER_LIMIT + allowance(ONE_NUMBER_LIMIT, la.ops.n) and not small_pool:
                 fa.issues.append(f"{where}): typing one remembered number ({la.ops.mode[1]}) gives the key in "
                                  f"{la.ops.mode[0]:.0%} of {la.ops.n} draws")
-        if lvl != "easy" and by_level.get("easy") and lvl in by_level and fam.difficulties[0] == "easy":
+        if lvl != "easy" and by_level.get("easy") and lvl in by_level and fam.levels[0] == "easy":
             la.memory = memory_attack(by_level["easy"], ps)
             numeric = la.kind == "nat" or all(printed_numbers(o) for p in ps for o in (p.options_text or p.options))
             if la.memory is not None and numeric:

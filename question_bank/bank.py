@@ -116,6 +116,8 @@ def entries(topic: str | None = None, type: str | None = None, difficulty: str |
     label alone in ``source_label``)."""
     out: list[Entry] = []
     for f in families().values() if kind != "curated" else ():
+        if not f.difficulties:  # every level withdrawn (question_bank.choice_record): not offered
+            continue
         out.append(Entry(f.id, "family", f.topic, f.types, f.title, "generated", f.title,
                          f.difficulties, f.tags, based_on=f.source))
     for it in curated_index(include_study_only) if kind != "family" else ():
@@ -170,8 +172,8 @@ def problem(item_id: str, seed: int | None = None, difficulty: str | None = None
     _, id_diff, id_seed = parse_problem_id(item_id)
     s = seed if seed is not None else (id_seed if id_seed is not None else 0)
     diff = difficulty or id_diff
-    if diff is not None and diff not in found.difficulties:
-        raise BankError(f"family {found.id} has difficulties {', '.join(found.difficulties)}, not {diff!r}")
+    if diff is not None and diff not in found.levels:
+        raise BankError(f"family {found.id} has difficulties {', '.join(found.levels)}, not {diff!r}")
     return found.generate(s, diff)
 
 
@@ -243,10 +245,10 @@ def validate(seeds: int = VALIDATE_SEEDS, *, variants: int | None = None,
     fams = families()
     rep.families = len(fams)
     for f in fams.values():
-        n_seeds = seeds if variants is None else math.ceil(variants / len(f.difficulties))
+        n_seeds = seeds if variants is None else math.ceil(variants / len(f.levels))
         t0 = time.perf_counter()
         before = rep.generated
-        for diff in f.difficulties:
+        for diff in f.levels:
             for s in range(first_seed, first_seed + n_seeds):
                 try:
                     p = gen(f, s, diff)

@@ -214,18 +214,28 @@ class Family:
     # issue 22: why a level may hold fewer than 50 distinct problems in 1,000 draws (a small table of
     # real chips or models; then the asked quantity varies); empty: the variety check applies.
     small_pool: str = ""
+    # issue 39: the levels a test-wise student games (question_bank.choice_record): not offered (not
+    # drawn by quiz, exam or sheet), still generated for ``bank show``, validation and the record.
+    withdrawn: tuple[str, ...] = ()
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Every level the family generates: the offered ``difficulties`` and the ``withdrawn`` ones."""
+        return tuple(d for d in DIFFICULTIES if d in self.difficulties or d in self.withdrawn) + tuple(
+            d for d in (*self.difficulties, *self.withdrawn) if d not in DIFFICULTIES)
 
     @property
     def default_difficulty(self) -> str:
-        return "medium" if "medium" in self.difficulties else self.difficulties[0]
+        offered = self.difficulties or self.levels
+        return "medium" if "medium" in offered else offered[0]
 
     def generate(self, seed: int, difficulty: str | None = None, trace: Trace | None = None) -> Problem:
         """The problem for ``seed`` at ``difficulty`` (default: medium, or the family's only
         level); the same arguments always give the same problem. ``trace`` records the draw's
         choices (:class:`Trace`)."""
         diff = difficulty or self.default_difficulty
-        if diff not in self.difficulties:
-            raise ValueError(f"family {self.id} has difficulties {', '.join(self.difficulties)}, not {diff!r}")
+        if diff not in self.levels:
+            raise ValueError(f"family {self.id} has difficulties {', '.join(self.levels)}, not {diff!r}")
         # issue 12: a NAT/integer key that typing 0, 1 or a number of the statement would win is drawn
         # again (deterministically: the redraw's random stream is named by the seed and the attempt),
         # unless the family declares that such a key is its point (``blind_key_ok``).
@@ -257,7 +267,7 @@ class Family:
         from question_bank.grading import audit_problem
 
         problems: list[str] = []
-        for diff in self.difficulties:
+        for diff in self.levels:
             for s in seeds:
                 try:
                     p = self.generate(s, diff)
@@ -266,6 +276,18 @@ class Family:
                     continue
                 problems.extend(f"{p.id}: {msg}" for msg in audit_problem(p))
         return problems
+
+
+def offered_levels(fid: str, types: Sequence[str], levels: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(offered, withdrawn)``: a family that offers MCQs or MSQs loses the levels its record in
+    :mod:`question_bank.choice_record` withdraws; any other family offers every level."""
+    levels = tuple(levels)
+    if not set(types) & {"mcq", "msq"}:
+        return levels, ()
+    from question_bank.choice_record import withdrawn
+
+    out = withdrawn(fid, levels)
+    return tuple(lv for lv in levels if lv not in out), out
 
 
 def family(
@@ -289,11 +311,12 @@ def family(
     def deco(fn: Callable[[Draw], Problem]) -> Family:
         if id in FAMILIES:
             raise ValueError(f"family {id!r} registered twice")
+        offered, withdrawn = offered_levels(id, types, difficulties)
         fam = Family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
-            difficulties=tuple(difficulties), marks=marks, source=source,
+            difficulties=offered, marks=marks, source=source,
             description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
-            small_pool=small_pool,
+            small_pool=small_pool, withdrawn=withdrawn,
         )
         FAMILIES[id] = fam
         return fam

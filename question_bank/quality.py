@@ -72,97 +72,10 @@ PENDING: dict[str, frozenset[str]] = {
     # issue 22: the families the adversary (question_bank.adversary) still beats at 200 draws: a learned or
     # fixed rule over chance + 5 points, a one-operation rule, memorised easy answers, one remembered
     # number, or fewer than 50 distinct problems in 1,000 draws at some level.
-    "adversary": frozenset({
-        # issue 39: a test-wise student's adversary (structural learners, key-pool memory, out-of-range, nearest/
-        # farthest and named-symbol rules) beats these MCQ/MSQ families at 500 draws (bench/choice_attack.py,
-        # question_bank/data/choice_attack.json); each level over chance + 5 points, with its worst gated figure.
-        # Still offered: leaving the numeric views out (branch issue-39-delist) left --type mcq 11 families and the
-        # GATE exam paper short of 2-mark MCQs (12 of 17).
-        "attention.one_weight_mcq",  # easy 89% (boosted trees (depth 3), chance 25%); medium 60% (boosted trees (depth 3), chance 25%)
-        "attention.shapes",  # easy 31% (logistic regression, chance 25%); medium 35% (boosted trees, chance 25%)
-        "concept.attention_vs_rnn_sizes",  # hard 58% (learned, unseen key it never saw as a key, chance 9%); medium 36% (key-pool memory, chance 9%)
-        "concept.attention_vs_rnn_sizes_one",  # easy 76% (boosted trees (depth 3), chance 25%); hard 69% (boosted trees (depth 3), chance 25%)
-        "concept.encoder_decoder",  # hard 33% (learned, unseen key it never saw as a key, chance 9%)
-        "concept.encoder_decoder_one",  # medium 39% (learned, unseen key it never saw as a key, chance 25%)
-        "concept.mask_pairs",  # easy 36% (logistic regression, chance 9%); hard 27% (logistic regression, chance 9%); medium 27% (logistic regression, chance 8%)
-        "concept.mask_pairs_one",  # easy 62% (boosted trees, chance 25%); hard 46% (boosted trees, chance 25%); medium 59% (boosted trees, chance 25%)
-        "concept.norm_position",  # hard 37% (key-pool memory, chance 9%); medium 32% (key-pool memory, chance 9%)
-        "concept.norm_position_one",  # hard 35% (boosted trees (depth 3), chance 25%)
-        "context.ring_attention_mcq",  # hard 65% (key-pool memory, chance 25%); medium 92% (key-pool memory, chance 25%)
-        "context.ulysses_mcq",  # easy 75% (key-pool memory, chance 25%); hard 49% (key-pool memory, chance 25%); medium 50% (key-pool memory, chance 25%)
-        "counting.attention_memory_mcq",  # easy 61% (key-pool memory, chance 25%); hard 52% (key-pool memory, chance 25%)
-        "counting.attention_vs_rnn",  # easy 57% (key-pool memory, chance 25%)
-        "counting.flops_attention_mcq",  # easy 78% (key-pool memory, chance 25%); hard 44% (key-pool memory, chance 25%); medium 44% (key-pool memory, chance 25%)
-        "counting.flops_forward_mcq",  # hard 50% (key-pool memory, chance 25%); medium 51% (key-pool memory, chance 25%)
-        "counting.flops_training_mcq",  # hard 54% (key-pool memory, chance 25%)
-        "counting.kv_cache_mcq",  # easy 80% (key-pool memory, chance 25%)
-        "counting.mlp_params_mcq",  # easy 53% (key-pool memory, chance 25%); hard 100% (boosted trees, chance 25%)
-        "counting.params_ffn_mcq",  # hard 39% (key-pool memory, chance 25%); medium 67% (key-pool memory, chance 25%)
-        "counting.params_kv_proj_mcq",  # medium 42% (key-pool memory, chance 25%)
-        "counting.params_layer_mcq",  # medium 93% (key-pool memory, chance 25%)
-        "counting.params_lora_mcq",  # hard 81% (key-pool memory, chance 25%)
-        "counting.params_mha_mcq",  # easy 92% (key-pool memory, chance 25%); hard 86% (boosted trees (depth 3), chance 25%); medium 98% (key-pool memory, chance 25%)
-        "counting.params_model_mcq",  # easy 72% (key-pool memory, chance 25%); hard 74% (key-pool memory, chance 25%); medium 69% (key-pool memory, chance 25%)
-        "counting.params_norm_mcq",  # medium 93% (boosted trees (depth 3), chance 25%)
-        "counting.vit_params_mcq",  # hard 90% (key-pool memory, chance 25%); medium 84% (key-pool memory, chance 25%)
-        "flash.tiling_hbm_mcq",  # easy 87% (boosted trees (depth 3), chance 25%); hard 84% (key-pool memory, chance 25%); medium 89% (key-pool memory, chance 25%)
-        "hardware.activation_memory_mcq",  # hard 46% (key-pool memory, chance 25%); medium 53% (key-pool memory, chance 25%)
-        "hardware.decode_step_mcq",  # hard 44% (key-pool memory, chance 25%); medium 60% (key-pool memory, chance 25%)
-        "hardware.gpu_days_mcq",  # easy 40% (key-pool memory, chance 25%); hard 38% (key-pool memory, chance 25%); medium 36% (key-pool memory, chance 25%)
-        "hardware.kaplan_forward_mcq",  # hard 46% (key-pool memory, chance 25%)
-        "hardware.matmul_bound",  # easy 41% (key-pool memory, chance 25%); hard 46% (key-pool memory, chance 25%); medium 65% (key-pool memory, chance 25%)
-        "hardware.min_chips_mcq",  # hard 37% (boosted trees (depth 3), chance 25%)
-        "hardware.pf_days_mcq",  # easy 46% (key-pool memory, chance 25%); hard 63% (key-pool memory, chance 25%); medium 40% (key-pool memory, chance 25%)
-        "hardware.zero_memory_mcq",  # hard 45% (key-pool memory, chance 25%); medium 45% (key-pool memory, chance 25%)
-        "latent.kv_cache_mcq",  # hard 45% (key-pool memory, chance 25%); medium 41% (key-pool memory, chance 25%)
-        "loss.cross_entropy_mcq",  # medium 49% (boosted trees (depth 3), chance 25%)
-        "measurements.run_flops_mcq",  # hard 41% (learned, unseen key it never saw as a key, chance 25%)
-        "moe.active_params_mcq",  # hard 84% (key-pool memory, chance 25%)
-        "moe.decode_weight_bytes_mcq",  # easy 97% (key-pool memory, chance 25%); hard 54% (key-pool memory, chance 25%); medium 62% (key-pool memory, chance 25%)
-        "msq.attention_vs_recurrence",  # easy 34% (learned, unseen key it never saw as a key, chance 9%); hard 30% (key-pool memory, chance 9%); medium 48% (learned, unseen key it never saw as a key, chance 9%)
-        "msq.kv_cache_below",  # easy 30% (key-pool memory, chance 9%); hard 24% (key-pool memory, chance 8%); medium 65% (learned, unseen key it never saw as a key, chance 9%)
-        "msq.mask_attend",  # easy 25% (key-pool memory, chance 9%); hard 22% (key-pool memory, chance 9%); medium 24% (key-pool memory, chance 9%)
-        "msq.matmul_compute_bound",  # easy 36% (key-pool memory, chance 9%); hard 30% (key-pool memory, chance 8%); medium 36% (key-pool memory, chance 9%)
-        "msq.model_statements",  # easy 36% (key-pool memory, chance 9%); hard 36% (boosted trees (depth 3), chance 9%); medium 35% (key-pool memory, chance 9%)
-        "paged.kv_blocks_mcq",  # hard 30% (boosted trees, chance 25%)
-        "parallel.allreduce_time_mcq",  # easy 52% (key-pool memory, chance 25%); hard 43% (key-pool memory, chance 25%); medium 44% (key-pool memory, chance 25%)
-        "parallel.bus_bandwidth_mcq",  # hard 60% (key-pool memory, chance 25%); medium 77% (key-pool memory, chance 25%)
-        "parallel.mfu_with_recompute_mcq",  # hard 39% (key-pool memory, chance 25%)
-        "parallel.pipeline_bubble_mcq",  # easy 79% (key-pool memory, chance 25%); medium 50% (key-pool memory, chance 25%)
-        "parallel.tensor_parallel_bytes_mcq",  # hard 55% (key-pool memory, chance 25%); medium 56% (key-pool memory, chance 25%)
-        "positional.pe_rotation_mcq",  # easy 94% (key-pool memory, chance 25%)
-        "positional.rope_relative_score_mcq",  # hard 35% (boosted trees (depth 3), chance 25%)
-        "precision.block_bytes_mcq",  # hard 39% (boosted trees (depth 3), chance 25%)
-        "precision.fp8_memory_mcq",  # hard 33% (boosted trees (depth 3), chance 25%); medium 53% (boosted trees (depth 3), chance 25%)
-        "precision.quant_granularity_mcq",  # easy 67% (key-pool memory, chance 25%)
-        "quantisation.ggml_bytes_mcq",  # easy 89% (key-pool memory, chance 25%); hard 54% (key-pool memory, chance 25%); medium 43% (key-pool memory, chance 25%)
-        "quantisation.group_int4_mcq",  # easy 92% (key-pool memory, chance 25%); hard 55% (key-pool memory, chance 25%); medium 68% (key-pool memory, chance 25%)
-        "quantisation.kv_int8_mcq",  # hard 62% (key-pool memory, chance 25%); medium 58% (key-pool memory, chance 25%)
-        "rope.context_extension_mcq",  # hard 78% (key-pool memory, chance 25%); medium 86% (key-pool memory, chance 25%)
-        "scaling.chinchilla_mcq",  # easy 56% (key-pool memory, chance 25%); hard 51% (key-pool memory, chance 25%); medium 38% (key-pool memory, chance 25%)
-        "scaling.compute_optimal_mcq",  # hard 76% (key-pool memory, chance 25%)
-        "serving.continuous_batching_mcq",  # easy 44% (key-pool memory, chance 25%); medium 38% (boosted trees (depth 3), chance 25%)
-        "serving.disaggregation_mcq",  # easy 47% (key-pool memory, chance 25%); medium 48% (key-pool memory, chance 25%)
-        "serving.max_batch_mcq",  # easy 62% (key-pool memory, chance 25%); hard 56% (key-pool memory, chance 25%); medium 61% (key-pool memory, chance 25%)
-        "softmax.temperature_mcq",  # medium 65% (key-pool memory, chance 25%)
-        "training.fit_3d_mcq",  # hard 31% (boosted trees (depth 3), chance 25%); medium 81% (key-pool memory, chance 25%)
-        "training.fsdp_overlap_mcq",  # easy 33% (learned, unseen key it never saw as a key, chance 25%)
-        "training.grad_accum_bubble_mcq",  # medium 54% (key-pool memory, chance 25%)
-        "training.lr_schedule_mcq",  # medium 33% (logistic regression, chance 25%)
-        "window.kv_cache_mcq",  # hard 54% (key-pool memory, chance 25%)
-        "zoo.which_models",  # hard 17% (boosted trees, chance 8%)
-        # (before issue 39: none pending. (attention.why_sqrt_dk left this list when the right and wrong fillers of each slot of its sentence
-        # frames took one length, one word count and one overlap with the statement, every filler right in as many frames
-        # as it is wrong: at 400 draws a learned attacker had found the key in 47 % of the medium draws whose frame it
-        # never saw (dₖ against √dₖ, "variance" against "mean"); now easy 27 % of 101, medium 36 % of 75 (chance 25 %,
-        # the key's drawn position the only feature that differs), 18-46 % of 22-24 at 100 and 20-28 % of 43-49 at 200)
-        # (hardware.matmul_bound left this list when every slip doubled or halved the binding time, so the printed
-        # times are exactly 2x apart in every draw: "exactly 2x: the smaller, memory-bound" was right in half the draws)
-        # (issue 26's computed-statement MSQs, msq.*, left this list when each option became a configuration and a
-        # verdict of one length drawn evenly: they pass at 100, 200 and 400 draws)
-        # (zoo.which_model, precision.nearest_value, complexity.attention_variants and counting.training_memory left
-        # this list with wider draws and keys whose look is drawn first: they pass at 100, 200 and 400 draws)
-    }),
+    # issue 39: none. A choice level the test-wise student's adversary beats at 500 draws (bench/choice_attack.py,
+    # question_bank/data/choice_attack.json) is withdrawn (question_bank.choice_record): not offered, so not checked
+    # here; `bank validate --quality` counts the withdrawn levels and `bank show` gives each one's figure.
+    "adversary": frozenset(),
     # issue 22's numeric MCQs (question_bank.numeric_mcq): the views a learned attacker beat at 100, 200 or 400 draws were
     # left out of numeric_mcq.NUMERIC_MCQ, each with its figure; those issue 39's adversary beats are pending above
 }
@@ -501,6 +414,8 @@ class QualityReport:
     curated_guessing: dict[str, tuple[float, int]] = field(default_factory=dict)
     curated_chance: float = 0.0
     study_only: list[str] = field(default_factory=list)  # curated items shown but never graded
+    # choice levels not offered (question_bank.choice_record): "<family>/<level>: <the figure>"
+    withdrawn: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -511,7 +426,7 @@ class QualityReport:
                 "key_positions": {"families": letter_shares(self.positions_families),
                                   "curated": letter_shares(self.positions_curated)},
                 "curated_guessing": {k: {"rate": r, "applied": n} for k, (r, n) in self.curated_guessing.items()},
-                "curated_chance": self.curated_chance, "study_only": self.study_only,
+                "curated_chance": self.curated_chance, "study_only": self.study_only, "withdrawn": self.withdrawn,
                 "families": [f.to_json() for f in self.families.values()]}
 
 
@@ -535,13 +450,14 @@ def _sink(rep: QualityReport, check: str, fid: str) -> list[str]:
 
 def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, include_curated: bool = True,
                 adversary: bool = True, two_ops: bool = True,
-                generate: Callable[[Any, int, str], Problem] | None = None) -> QualityReport:
+                generate: Callable[[Any, int, str], Problem] | None = None, withdrawn: bool = False) -> QualityReport:
     """Every check above, on ``draws`` problems per family (spread over its difficulties; seeds
     0, 1, ...), and on the curated items. ``families``: only these ids. ``adversary``: also the
     attacks of :mod:`question_bank.adversary` (learned attacker, operation rules, memorised easy
     answers, variety) per family level; ``two_ops``: with the two-operation rules (reported only).
     ``generate(family, seed, difficulty)`` draws each problem (default ``family.generate``; the
-    tests pass one that shares its draws with the validation's)."""
+    tests pass one that shares its draws with the validation's). ``withdrawn``: also the choice levels
+    the record withdraws (question_bank.choice_record); by default only what is offered is checked."""
     from question_bank.family import all_families
 
     gen = generate or (lambda f, s, d: f.generate(s, d))
@@ -550,11 +466,18 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
     for fid, f in fams.items():
         if families is not None and fid not in families:
             continue
+        if f.withdrawn and not withdrawn:
+            from question_bank.choice_record import reason, record
+
+            rep.withdrawn += [f"{fid}/{lv}: {reason(record(fid, lv))}" for lv in f.withdrawn]
+        offered = f.levels if withdrawn else f.difficulties
+        if not offered:  # nothing offered: its keys are validate's to check
+            continue
         t0 = time.perf_counter()
         fq = FamilyQuality(fid, f.types)
-        per_level = math.ceil(draws / len(f.difficulties))
+        per_level = math.ceil(draws / len(offered))
         by_level: dict[str, list[Problem]] = {}
-        for diff in f.difficulties:
+        for diff in offered:
             ps = []
             for s in range(per_level):
                 try:
@@ -593,10 +516,10 @@ def run_quality(draws: int = 200, *, families: Sequence[str] | None = None, incl
         fq.shared_statements, fq.work = difficulty_report(by_level)
         if fq.shared_statements:
             _sink(rep, "difficulty", fid).append(f"family {fid}: {fq.shared_statements} statements are drawn at more than one difficulty")
-        levels = [fq.work[lv] for lv in f.difficulties]
+        levels = [fq.work[lv] for lv in offered]
         if any(b < a for a, b in zip(levels, levels[1:], strict=False)):
             _sink(rep, "difficulty", fid).append(f"family {fid}: the median worked solution shrinks with difficulty "
-                              f"({', '.join(f'{lv} {fq.work[lv]:g}' for lv in f.difficulties)} lines)")
+                              f"({', '.join(f'{lv} {fq.work[lv]:g}' for lv in offered)} lines)")
         if adversary:
             from question_bank.adversary import attack_family
 

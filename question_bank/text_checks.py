@@ -18,11 +18,24 @@ from decimal import ROUND_HALF_UP, Decimal
 TEXTS = {
     "hsm": ("Austin et al., How to Scale Your Model (2025), as in github.com/jax-ml/scaling-book at 0819a7d "
             "(Parts 3, 5, 7) and at 1a55377 (Part 12, gpus.md)", "https://jax-ml.github.io/scaling-book/"),
+    "kipply": ("kipply, Transformer Inference Arithmetic (2022-03-30), as in github.com/kipply/blog at 09819d4 "
+               "(blog/content/endorsed/transformer_inference_arithmetic.md)",
+               "https://kipp.ly/transformer-inference-arithmetic/"),
 }
 
 V5P = "peak=4.59e14 FLOP/s, link=9e10 B/s"  # Part 5: "C=4.6e14 and W=2 * 9e10" (one ICI link, 9e10 each way)
 V5E = "peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"  # Part 7: "1.97E+14 / 8.20E+11"
-H100 = "peak=990e12 FLOP/s, ring=unidirectional"  # Part 12: "990e12", W the GPU's or node's egress, one way
+#: Part 7's pop quiz: 16 v5e chips (a 4x4 slice), 8.1e11 B/s and 1.97e14 FLOP/s each; int8 weights, 100 kB a token
+V5E_16 = "context=8192, kv_per_token=100e3 B, chips=16, peak=1.97e14 FLOP/s, bandwidth=8.1e11 B/s, weight_dtype=int8"
+#: Part 7's LLaMA 2-13B tables: 8 v5e (6.56e12 B/s together), 13e9 bf16 params, 2·2·128·40·40 B a token (or a 5th)
+L13 = "context=8192, kv_per_token=819200 B, chips=8, peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s"
+L13_GQA = L13.replace("819200", "163840")
+H100 = "peak=990e12 FLOP/s, ring=unidirectional"
+#: kipply's A100: "312e12 flops per second and 1.5e12 bytes per second of memory bandwidth", comms 300 GB/s one way
+A100K = "peak=312e12 FLOP/s, bandwidth=1.5e12 B/s"
+#: kipply's 52B model (Anthropic's: d_model 8,192, 64 layers) on 40 GB A100s: 104e9 bytes of weights, a token's cache
+#: 2·2·n_layers·n_heads·d_head = 4·64·8192 bytes
+K52 = "104e9 B, 2 * 2 * 64 * 8192 B, hbm=40e9 B"  # Part 12: "990e12", W the GPU's or node's egress, one way
 
 
 @dataclass(frozen=True)
@@ -155,6 +168,44 @@ CHECKS: tuple[TextCheck, ...] = (
     TextCheck("hsm.p7.tp-decode-64", "hsm_inference.md §Generation",
               "if F is 16,384 and B is 32, we can in theory do model parallelism up to 16384 / (32 * 8) = 64 ways",
               64, 2, "tp_decode_max(16384, 32, bandwidth=8e11 B/s, link=5e10 B/s)"),
+    TextCheck("hsm.p7.quiz-2.5ms", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "our step time to be at least (4 * 819e6 + 30e9) / (16 * 8.1e11) = 2.5 ms", 2.5e-3, 2,
+              f"decode_latency(30e9, 4, {V5E_16})",
+              "rounding: 33.28e9 / 1.296e13 = 2.57 ms, truncated (half up: 2.6 ms)"),
+    TextCheck("hsm.p7.quiz-21ms", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "(256 * 819e6) / (16 * 8.1e11) + (2 * 256 * 30e9) / (16 * 1.97e14) = 21ms", 21e-3, 2,
+              f"decode_latency(30e9, 256, {V5E_16}, step=kv_plus_max)"),
+    TextCheck("hsm.p7.quiz-21ms-max", "hsm_inference.md §Theoretical estimates for LLM latency and throughput",
+              "At 256 tokens ... we have a step time of roughly ... = 21ms", 21e-3, 2,
+              f"decode_latency(30e9, 256, {V5E_16})",
+              "convention: the text adds the cache read to max(weight read, FLOPs) (kv-plus-max, 21.05 ms); one "
+              "roofline for the whole step, max(all bytes, FLOPs), gives 18.5 ms, as the bytes (239.7e9) outlast the "
+              "FLOPs (4.9 ms)"),
+    TextCheck("hsm.p7.13b-4.98ms", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "Batch Size 1 ... Theoretical Step Time (ms) 4.98", 4.98e-3, 3, f"decode_latency(13e9, 1, {L13})",
+              "rounding: the table takes the cache of one sequence as 6.7 GB (it is 6.71e9 bytes) and truncates "
+              "32.7e9 / 6.56e12 = 4.985 ms; exact: 4.986 ms"),
+    TextCheck("hsm.p7.13b-963", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "Batch Size 240 ... Theoretical Throughput (tokens/s) 963.53", 963.53, 5,
+              f"decode_latency(13e9, 240, {L13}).throughput",
+              "rounding: the table's 6.7 GB a sequence (for 6.71e9 bytes) makes the 240 caches 1,608 GB, not 1,610.6 GB; "
+              "exact: 961.99 tokens/s"),
+    TextCheck("hsm.p7.13b-gqa-4.17ms", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "a 5x smaller KV cache ... Batch Size 1 ... Theoretical Step Time (ms) 4.17", 4.17e-3, 3,
+              f"decode_latency(13e9, 1, {L13_GQA})"),
+    TextCheck("hsm.p7.13b-gqa-4529", "hsm_inference.md §Modeling throughput and latency for LLaMA 2-13B",
+              "a 5x smaller KV cache ... Batch Size 240 ... Theoretical Throughput (tokens/s) 4,529.34", 4529.34, 6,
+              f"decode_latency(13e9, 240, {L13_GQA}).throughput",
+              "rounding: 1.34 GB a sequence (for 1.342e9 bytes), so 321.6 GB of caches at 240, not 322.1 GB; exact: "
+              "4,522.55 tokens/s"),
+    TextCheck("hsm.p7.q7-11.3", "hsm_inference.md §Worked Problems, Question 7",
+              "T_2D comms = √128 · BD / (√N · W_ici) ≈ 11.3 BD / (√N · W_ici)", 11.3, 3,
+              "weight_stationary(1, 1, 4, 64, link=0.5 B/s).time_2d_opt * sqrt(64) / (1 s)"),
+    TextCheck("hsm.p7.q7-81", "hsm_inference.md §Worked Problems, Question 7",
+              "T_model parallel comms > T_2D comms ⟺ N > 128 · (3/4)² = 81", 81, 2,
+              "weight_stationary(1, 1024, 4096, 64).crossover_chips",
+              "error: 128 · (3/4)² = 128 · 9/16 = 72 (81 is 144 · 9/16); the text's own general form, N > 32·(F/D)·"
+              "(3/4)², also gives 72 at F = 4D"),
     # ---- Part 12, gpus.md: W_collective is one GPU's (or one node's share of) egress, one way
     TextCheck("hsm.p12.dp-2200", "hsm_gpus.md §Rooflines for LLM Scaling on GPUs, Data Parallelism",
               "Within a node, we just need the per-GPU token batch size > 990e12 / 450e9 = 2200", 2200, 4,
@@ -209,6 +260,17 @@ CHECKS: tuple[TextCheck, ...] = (
               "convention: at 1.76 GHz the datasheet's 989.5 TFLOP/s needs 1,065 FLOPs/cycle per tensor core; 1,024 "
               "(a power of two, 8×8×8 multiply-adds) gives it at 1.83 GHz (gpu_peak(132, 1024, chip=h100)"
               ".clock_for_datasheet), so the text's 1.76 GHz is not the clock of the datasheet peak"),
+    TextCheck("hsm.p12.node-3.6TB", "hsm_gpus.md §Quiz 2: GPU nodes, Question 1",
+              "each GPU can only handle 450GB/s ... we have at most 450e9 * 8 = 3.6TB/s bandwidth", 3.6e12, 2,
+              "node(hgx_h100).nvlink_total"),
+    TextCheck("hsm.p12.node-6.4TB", "hsm_gpus.md §Quiz 2: GPU nodes, Question 1",
+              "Gen4 4xNVSwitches, each with 64 * 25e9=1.6TB/s ... 4 * 1.6e12=6.4e12 bandwidth at the switch level",
+              6.4e12, 2, "node(hgx_h100).switch_total"),
+    TextCheck("hsm.p12.node-ag-1.04ms", "hsm_gpus.md §Quiz 2: GPU nodes, Question 3",
+              "B=4096 * 65536 * 2=512MB, so the total time is 536e6 * (8 - 1) / 3.6e12 = 1.04ms", 1.04e-3, 3,
+              "all_gather(4096 * 65536 * 2 B, ranks=8, link=node(hgx_h100).nvlink, ring=unidirectional)"),
+    TextCheck("hsm.p12.nvl72-egress", "hsm_gpus.md §Beyond the node level, GB200 NVL72s",
+              "we have 4 * 18 * 400 / 8 = 3.6TB/s of bandwidth to the leaf level", 3.6e12, 2, "node(nvl72).egress"),
     TextCheck("hsm.p12.regs-8-warps", "hsm_gpus.md §Memory",
               "you can only fit 8 (256 * 1024 / (4 * 32 * 256)) at a time if each thread uses 256 registers", 8, 1,
               "warps_resident(256)"),
@@ -216,6 +278,66 @@ CHECKS: tuple[TextCheck, ...] = (
               "2250e12 / (148 * 4 * 1.86e9) is about 2048", 2048, 4,
               "1 / gpu_peak(148, 1, clock=1.86 GHz, chip=b200).vs_datasheet",
               "rounding: 2,043.3, read as the nearest power of two"),
+)
+
+#: kipply's worked figures (kipp.ly, 2022), each through the registry; sections as the post names them
+CHECKS += (
+    TextCheck("kipply.kv-flops", "kip_inference_arithmetic.md §kv cache",
+              "2 · 2 · 64 · 8192² = 17,179,869,184 (the flops to compute k and v for all layers, one token)",
+              17179869184, 11, f"decode_latency(2 * 64 * 8192^2, 1, {A100K}).flops"),
+    TextCheck("kipply.ratio-208", "kip_inference_arithmetic.md §kv cache",
+              "we get a distinct ratio here of 208 given this hardware specification", 208, 3,
+              f"decode_batch({A100K})"),
+    TextCheck("kipply.52b-69ms", "kip_inference_arithmetic.md §kv cache",
+              "For a 52B model full forwards pass, that's 12 · 2 · n_layers · d_model² / 1.5e12 ≈ 69 milliseconds for "
+              "up to 208 tokens", 69e-3, 2, f"decode_latency(12 * 64 * 8192^2, 208, {A100K})"),
+    TextCheck("kipply.52b-17ms", "kip_inference_arithmetic.md §kv cache",
+              "in practice, we'd use four GPUs in parallel so it would actually be ~17 milliseconds", 17e-3, 2,
+              f"decode_latency(12 * 64 * 8192^2, 208, chips=4, {A100K})"),
+    TextCheck("kipply.52b-104e12", "kip_inference_arithmetic.md §capacity",
+              "52e12 · 2 = 104e12 bytes ≈ 104GB", 104e12, 3, f"decode_latency(52e9, 1, {A100K}).weight_bytes",
+              "error: 52B parameters are 52e9, and 52e9 · 2 = 104e9 bytes, the 104 GB the line ends with (the e12 is a "
+              "slip of the exponent, twice)"),
+    TextCheck("kipply.16GB", "kip_inference_arithmetic.md §capacity",
+              "That leaves us 120 − 104 = 16GB left for our kv cache", 16e9, 2, f"kv_budget({K52}, chips=3)"),
+    TextCheck("kipply.8000-tokens", "kip_inference_arithmetic.md §capacity",
+              "16/0.002 ≈ 8000 tokens can fit into our kv cache", 8000, 1, f"kv_budget({K52}, chips=3).tokens"),
+    TextCheck("kipply.batch-4", "kip_inference_arithmetic.md §capacity",
+              "or that we could do up to a batch size 4 where each request has up to 2048 tokens", 4, 1,
+              f"kv_budget({K52}, chips=3, context=2048).max_batch",
+              "error: 4 · 2,048 · 2,097,152 B = 17.2e9 B, more than the 16e9 B left; 16e9 / (2,048 · 2,097,152) = "
+              "3.7, so 3 whole sequences (the 8,000 tokens of the line before, from 0.002 GB a token, ÷ 2,048 = 3.9 "
+              "was rounded up)"),
+    TextCheck("kipply.23000", "kip_inference_arithmetic.md §capacity",
+              "For four GPUs, we'd get 56/0.002 ≈ 23000", 23000, 2, f"kv_budget({K52}, chips=4).tokens",
+              "error: 56 / 0.002 = 28,000 (exactly 56e9 / 2,097,152 = 26,702 tokens); 23,000 follows from neither"),
+    TextCheck("kipply.gopher-22ms", "kip_inference_arithmetic.md §latency calculations",
+              "compute = 2 · P / (N · A_bm) = 2 · 260e9 / (16 · 1.5e12) ≈ 0.0217 ≈ 22ms", 0.0217, 3,
+              f"decode_latency(260e9, 1, chips=16, {A100K})"),
+    TextCheck("kipply.gopher-comms-latency", "kip_inference_arithmetic.md §latency calculations",
+              "comms = 2 · 4 · n_layers · 8μs = 4 · 80 · 8μs = 2560μs ≈ 3ms", 2560e-6, 3,
+              "2 * 4 * 80 * transfer(1 B, link=300e9 B/s, latency=8 us)",
+              "error: 2 · 4 · 80 · 8 µs = 5,120 µs; the line's next member, 4 · 80 · 8 µs = 2,560 µs, is the section's "
+              "own formula (comms = 4 · n_layers · 8 µs: four messages a layer), so the leading 2 is a slip "
+              "(4 * 80 * transfer(1 B, link=300e9 B/s, latency=8 us) gives the 2,560 µs)"),
+    TextCheck("kipply.gopher-53ms", "kip_inference_arithmetic.md §latency calculations",
+              "compute = B · 2 · P / (N · A_f) = 512 · 2 · 260e9 / (16 · 312e12) ≈ 0.053 ≈ 53ms", 0.053, 2,
+              f"decode_latency(260e9, 512, chips=16, {A100K})"),
+    TextCheck("kipply.gopher-62ms", "kip_inference_arithmetic.md §latency calculations",
+              "for a total of 53 ms per token generated (per batch, so in the 62ms 512 tokens are generated)", 62e-3, 2,
+              f"decode_latency(260e9, 512, chips=16, {A100K})",
+              "error: the step is the 53 ms of the same sentence (compute-bound: 512 · 2 · 260e9 / (16 · 312e12) = "
+              "53.3 ms, above the 21.7 ms weight read and the 17.9 ms of comms); 62 ms follows from no figure of the "
+              "section"),
+    TextCheck("kipply.gopher-comms-18ms", "kip_inference_arithmetic.md §latency calculations",
+              "comms = B · 2 · 4 · n_layers · d_model / A_c = 512 · 8 · 80 · 16384 / 300e9 ≈ 18ms", 18e-3, 2,
+              "transfer(512 * 8 * 80 * 16384 B, link=300e9 B/s)"),
+    TextCheck("kipply.comms-1040", "kip_inference_arithmetic.md §batch sizes",
+              "312e12 ÷ 300e9 = 1040, which is our flops per byte of comms for our A100s", 1040, 4,
+              "dp_batch(peak=312e12 FLOP/s, link=300e9 B/s, ring=unidirectional)"),
+    TextCheck("kipply.flops-103B", "kip_inference_arithmetic.md §flops counting",
+              "F = 64 · 24 · 8192² = 103079215104 flops", 103079215104, 12,
+              f"decode_latency(12 * 64 * 8192^2, 1, {A100K}).flops"),
 )
 
 

@@ -25,7 +25,7 @@ W_BYTES = {"bf16": 2, "int8": 1, "fp8": 1, "int4": 0.5}
 def variants(fid, per_difficulty=9):
     """The family's problems for seeds 0 .. per_difficulty-1 at each of its difficulties."""
     f = FAMILIES[fid]
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(per_difficulty))
+    return tuple(f.generate(s, diff) for diff in f.levels for s in range(per_difficulty))
 
 
 def easy(fid, seed=0):

@@ -6,13 +6,17 @@ alone, so it imports neither numpy nor torch.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
-import click
+_GC_WAS_ON = gc.isenabled()
+gc.disable()  # no cyclic collection while click loads (allocations, no garbage); as it was at the end
 
-from drills import __version__
-from drills.cli.lazy import LazyGroup
+import click  # noqa: E402
+
+from drills import __version__  # noqa: E402
+from drills.cli.lazy import LazyGroup  # noqa: E402
 
 SOLVE_COMMANDS = {
     # by-hand kernels (issue: foundation)
@@ -93,8 +97,10 @@ SOLVE_COMMANDS = {
     "fsdp-opt": ("drills.cli.registry_command:fsdp_opt", "FSDP degree minimising the comms of FSDP+TP on N chips."),
     "tp-decode-max": ("drills.cli.registry_command:tp_decode_max", "Decode: TP degree above which ICI exceeds weight loading."),
     "decode-batch": ("drills.cli.registry_command:decode_batch", "Batch above which decode is compute-bound (dense, MoE); attention intensity."),
+    "decode-latency": ("drills.cli.registry_command:decode_latency", "Decode latency and tokens/s at a batch; where it turns compute-bound."),
     "kv-budget": ("drills.cli.registry_command:kv_budget", "HBM left for the KV cache; the largest batch or context."),
     "sharded-matmul": ("drills.cli.registry_command:sharded_matmul", "A[I_X,J]·B[J,K_Y] cases: collective, bytes, time."),
+    "weight-stationary": ("drills.cli.registry_command:weight_stationary", "Inference MLP sharding: 2D weight-stationary vs 1D comms; best X."),
     "chip-figures": ("drills.cli.registry_command:chip_figures", "A chip's figures: the preset's or a text's, sparse/dense, one/both ways."),
     "gpu-peak": ("drills.cli.registry_command:gpu_peak", "A GPU's peak from SMs, tensor cores and clock, vs its datasheet."),
     "warps-resident": ("drills.cli.registry_command:warps_resident", "Warps an SM keeps resident (registers, shared memory)."),
@@ -102,6 +108,7 @@ SOLVE_COMMANDS = {
     "reduction": ("drills.cli.registry_command:reduction", "Roofline of a row reduction."),
     "torus": ("drills.cli.registry_command:torus", "A TPU slice's torus: chips, hosts, links, bisection bandwidth."),
     "pod": ("drills.cli.registry_command:pod", "A pod's FLOP/s, HBM and bandwidth from its chips'."),
+    "node": ("drills.cli.registry_command:node", "A GPU node / NVLink domain (HGX H100, B200, GB200 NVL72): links, egress, C/W."),
     "two-level-all-reduce": ("drills.cli.registry_command:two_level_all_reduce", "All-reduce inside nodes, then across nodes."),
     "train-memory": ("drills.cli.registry_command:train_memory", "Training memory by named recipe (bytes per parameter)."),
 }
@@ -125,6 +132,14 @@ COMMANDS = {
 
 class QkvGroup(LazyGroup):
     """The top-level group: turns every error into one line on stderr."""
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if name not in LATE_GC:
+            import gc
+
+            gc.enable()  # main() held it off for the start-up only
+        return name, cmd, rest
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         from solver.errors import SolverInputError
@@ -195,9 +210,28 @@ def solve() -> None:
     """
 
 
-def main() -> None:
-    cli(prog_name="qkv")
+#: commands that turn the cyclic garbage collector back on themselves, once their start-up is done
+#: (the quiz: when its first question is on screen); every other command gets it back before it runs
+LATE_GC = frozenset({"quiz"})
 
+
+def main() -> None:
+    import gc
+
+    from drills.dataclass_cache import install
+
+    # start-up allocates many objects and frees few: no cyclic collection while the modules load
+    # (a seventh of the quiz's work to its first question); on again before a command runs
+    gc.disable()
+    install()  # the methods dataclasses writes, compiled once and kept (a quarter of the quiz's start-up)
+    try:
+        cli(prog_name="qkv")
+    finally:
+        gc.enable()
+
+
+if _GC_WAS_ON:
+    gc.enable()
 
 if __name__ == "__main__":
     main()

@@ -112,10 +112,23 @@ def show(item_id: str, seed: int | None, difficulty: str | None, as_json: bool) 
         if type(e).__name__ == "CuratedError":
             raise InputError(f"{item_id!r} cannot be looked up: the curated data is malformed ({e})", "ID") from None
         raise
+    note = _withdrawn_note(p)
     if as_json:
-        emit_json(problem_to_json(p))
+        emit_json({**problem_to_json(p), **({"withdrawn": note} if note else {})})
     else:
-        emit(_render(p))
+        emit(_render(p) + (f"\n\nNot offered: {note}." if note else ""))
+
+
+def _withdrawn_note(p) -> str:
+    """Why a family's level is not offered (question_bank.choice_record), or ""."""
+    from question_bank import bank as qb
+
+    fam = qb.families().get(p.family or "") if getattr(p, "family", None) else None
+    if fam is None or p.difficulty not in fam.withdrawn:
+        return ""
+    from question_bank.choice_record import reason, record
+
+    return f"this level is withdrawn as a choice item: {reason(record(fam.id, p.difficulty))}"
 
 
 @bank.command("validate")
@@ -211,7 +224,7 @@ def _validate_with_progress(qb, seeds: int):
     )
 
     fams = qb.families()
-    levels = sum(len(f.difficulties) for f in fams.values())
+    levels = sum(len(f.levels) for f in fams.values())
     console = Console(stderr=True)
     columns = (TextColumn("{task.description:<28.28}"), BarColumn(bar_width=20), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
@@ -277,6 +290,8 @@ def _quality_text(q, draws: int) -> str:
     lines.append(f"  families with a statement at two difficulties: "
                  f"{sum(1 for f in q.families.values() if f.shared_statements)} of {len(q.families)}")
     lines += _adversary_lines(q)
+    if q.withdrawn:
+        lines.append(f"  choice levels withdrawn (a test-wise student games them; not drawn, NAT forms stay): {len(q.withdrawn)}")
     if q.pending:
         lines.append(f"  pending (known, listed in question_bank.quality.PENDING): {len(q.pending)}")
         lines += [f"    {m}" for m in q.pending]

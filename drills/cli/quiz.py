@@ -52,4 +52,7 @@ def quiz(topics: tuple[str, ...], type_: str | None, difficulty: str | None, cou
     try:
         run_quiz(store, opts, view)
     finally:
+        import gc
+
+        gc.enable()  # on since the first question (drills.cli.LATE_GC); also when none was shown
         store.close()

@@ -61,8 +61,9 @@ def make_command(name: str) -> click.Command:
     f = get_formula(name)
     params: list[click.Parameter] = []
     for i in f.inputs:
+        # -h is help in every command: an input whose alias is h (a width named h) keeps it in calc only
         flags = [f"--{i.name.replace('_', '-')}"] + [("-" if len(a) == 1 else "--") + a.replace("_", "-")
-                                                     for a in i.aliases]
+                                                     for a in i.aliases if a != "h"]
         unit = f" [{i.unit}]" if i.unit else ""
         if i.kind in ("quantity", "count", "fraction"):
             typ = QuantityType(i.unit, i.kind != "quantity", i.integer, i.binary_k)
@@ -103,14 +104,17 @@ fsdp_tp_batch = make_command("fsdp_tp_batch")
 fsdp_opt = make_command("fsdp_opt")
 tp_decode_max = make_command("tp_decode_max")
 decode_batch = make_command("decode_batch")
+decode_latency = make_command("decode_latency")
 kv_budget = make_command("kv_budget")
 sharded_matmul = make_command("sharded_matmul")
+weight_stationary = make_command("weight_stationary")
 # machine parts, topology and training memory recipes (solver.systems.parts)
 gpu_peak = make_command("gpu_peak")
 elementwise = make_command("elementwise")
 reduction = make_command("reduction")
 torus = make_command("torus")
 pod = make_command("pod")
+node = make_command("node")
 two_level_all_reduce = make_command("two_level_all_reduce")
 train_memory = make_command("train_memory")
 ep_d_ff = make_command("ep_d_ff")

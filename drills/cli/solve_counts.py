@@ -417,8 +417,10 @@ def memory(what: str, dtype: str | None, batch: int | None, seq: int | None, kv_
 
     spec = pop_model(kw)
     if what == "weights":
-        from drills.cli.solve_hf_meta import hf_quantized_weights
+        from drills.cli.solve_hf_meta import hf_quantized_weights, native_quantized_weights
 
+        if native_quantized_weights(spec, dtype, as_json, plot, explain):  # issue 37: qkv's own layout
+            return
         if hf_quantized_weights(spec, dtype, as_json, plot):  # issue 37: the file's quantization_config
             return
     if what in ("weights", "training"):

@@ -540,18 +540,23 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
     check_plot(plot, as_json)
 
     (spec, cfg), attn = _model(kw, need_params=params is None, need_kv=kv_bytes_per_token is None), 0
+    from drills.cli.solve_hf_meta import layout_of, name_weights, quantized_for
+
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], params)  # issue 37: the file's quantization_config
+    layout = layout_of(quant)
     if cfg is not None and params is None and kv_bytes_per_token is None and \
-            (cfg.is_moe or cfg.sliding_window or cfg.is_mla):  # issue 10: what the step really reads
+            (cfg.is_moe or cfg.sliding_window or cfg.is_mla or layout is not None):  # issue 10: what a step reads
         from solver.systems.decode_read import model_read
 
         dtype = kw["dtype"]
-        read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+        read = model_read(cfg, int(batch), int(context), kw["weight_dtype"] or dtype, dtype, experts, layout)
         B, L = int(batch), cfg.decoder_layers or cfg.n_layers
         per_key = 2 * cfg.n_heads * (cfg.qk_head_dim + cfg.value_head_dim)  # QKᵀ and AV, 2 per multiply-add
         attn = B * per_key * cfg.attended_over(int(context), L)
         r = decode_step(read.flop_params, batch, context, 0, _chip(kw), chips=kw["chips"] or 1,
                         weight_dtype=kw["weight_dtype"] or dtype, attention_flops=attn, read=read,
                         model=decode_model)
+        name_weights(r, quant)
         name_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
         show(r, as_json, explain)
         if plot is not None:
@@ -577,8 +582,12 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
     if kv_bytes_per_token is None:
         raise InputError("give --kv-bytes-per-token (2·layers·kv_heads·d_head·bytes) or --preset",
                          "--kv-bytes-per-token")
+    from drills.cli.solve_hf_meta import weight_bytes_of
+
     r = decode_step(params, batch, context, kv_bytes_per_token, _chip(kw), chips=kw["chips"] or 1,
-                    weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model)
+                    weight_dtype=kw["weight_dtype"] or kw["dtype"], attention_flops=attn, model=decode_model,
+                    weights=weight_bytes_of(quant))
+    name_weights(r, quant)
     name_model(r, spec, cfg, unused)
     show(r, as_json, explain)
     if plot is not None:
@@ -809,6 +818,7 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
     from solver.systems.inference import min_chips
 
     wants_kv = batch is not None and kv_bytes_per_token is None
+    given_params = params
     spec, cfg = _model(kw, need_params=params is None, need_kv=wants_kv)
     unused = {"top_k": "every expert is held, not only the active ones",
               "lora_rank": "the weights held are the base model's"}
@@ -834,7 +844,11 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
         unused.update({k: NO_KV for k in KV_ONLY})
     chip = hbm_chip(kw, hbm_figure)
     hbm = chip.need("hbm")
-    r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv)
+    from drills.cli.solve_hf_meta import name_weights, quantized_for, weight_bytes_of
+
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)  # issue 37: the file's quantization_config
+    r = min_chips(params, kw["weight_dtype"] or kw["dtype"], hbm, kv_bytes=kv, weights=weight_bytes_of(quant))
+    name_weights(r, quant)
     r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
         (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
     name_model(r, spec, cfg, unused)

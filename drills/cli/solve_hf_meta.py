@@ -217,6 +217,79 @@ def quantization_of(spec: Any) -> dict[str, Any] | None:
     return q if isinstance(q, dict) else None
 
 
+def native_quantized(spec: Any, hint: str) -> Any:
+    """Issue 37: the file's weights under its ``quantization_config`` as qkv lays them out
+    (:func:`solver.counting.quantization.quantized_weights`) from the file's native reading, or None
+    when the file has no quantization_config, qkv does not read its type, or the method is not
+    modelled (the caller may then ask transformers' quantizer). A setting qkv cannot honour is refused
+    in one line ending with ``hint``."""
+    from solver.counting.quantization import NotModelled, quantized_weights, scheme_of
+
+    q = quantization_of(spec)
+    if q is None:
+        return None
+    try:
+        scheme_of(q)
+    except NotModelled:
+        return None  # a method qkv does not lay out: transformers' quantizer may (hf_quantized_weights)
+    except SolverInputError:
+        pass  # refused below, with the file's name
+    try:
+        cfg = spec.config()
+    except InputError:
+        return None  # a type without a native reader: transformers' quantizer (hf_quantized_weights)
+    raw = _raw(spec.config_file)
+    try:
+        return quantized_weights(cfg, q, raw)
+    except NotModelled:
+        return None
+    except SolverInputError as e:
+        raise InputError(f"{spec.config_file}: {e.args[0]}; {hint}", "--config") from None
+
+
+def native_quantized_weights(spec: Any, dtype: str | None, as_json: bool, plot: str | None, explain: bool) -> bool:
+    """Issue 37: ``memory --what weights --config FILE`` of a file with a ``quantization_config`` and no
+    ``--dtype``, laid out by qkv (FP8 blocks and their scales, MXFP4 and its shared exponents, int4
+    groups and their scales and zeros); True when answered."""
+    if dtype is not None or quantization_of(spec) is None:
+        return False
+    if spec.given:
+        names = ", ".join("--" + f.replace("_", "-") for f in sorted(spec.given))
+        raise InputError(f"{names}: not read with the file's quantization_config; edit the file or give --dtype",
+                         "--config")
+    qw = native_quantized(spec, "give --dtype for one precision")
+    if qw is None:
+        return False
+    if plot is not None:
+        raise InputError("--plot: not drawn for a quantized checkpoint's layout; give --dtype", "--plot")
+    f = qw.scheme.format
+    how = (f"qkv's layout of {f.name} ({f.source}); every other tensor (embeddings, norms, biases, "
+           f"{'the router, ' if qw.which() == 'the experts' else ''}the LM head unless quantised) at the file's "
+           f"dtype, {qw.stored}")
+    by = qw.by_dtype()
+    if as_json:
+        emit_json({"answer": qw.bytes, "unit": "bytes",
+                   "convention": {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "counted_by": how,
+                                  "weights": qw.summary(), "quantization_config": q_summary(quantization_of(spec)),
+                                  "model": f"config ({spec.config_file})"},
+                   "breakdown": {"by_dtype": {k: {"elements": n, "bytes": b} for k, (n, b) in by.items()},
+                                 "quantization": qw.to_json()}})
+        return True
+    emit(f"answer: {qw.bytes:,} B = {qw.bytes / 1e9:.4g} GB = {qw.bytes / 2**30:.4g} GiB "
+         f"(weights: {qw.summary()})")
+    emit(f"  counted by {how}")
+    for key, (n, b) in by.items():
+        emit(f"  {key:<24} {n:>20,} elements {b:>22,} B")
+    if explain:
+        emit("")
+        emit("by tensor kind (quantised tensors / all):")
+        for i in qw.items:
+            emit(f"  {i.label:<44} {i.quantised:>6}/{i.tensors:<6} {i.bytes:>20,} B")
+        if qw.scheme.skip:
+            emit(f"  left at {qw.stored}: " + ", ".join(qw.scheme.skip))
+    return True
+
+
 def hf_quantized_weights(spec: Any, dtype: str | None, as_json: bool, plot: str | None) -> bool:
     """Issue 37: ``memory --what weights --config FILE`` of a file with a ``quantization_config`` and no
     ``--dtype``: the bytes transformers' quantizer lays out (FP8 weights and their block scales, ...),
@@ -275,3 +348,46 @@ def quant_line(spec: Any, dtype: str | None) -> str | None:
         return None
     return (f"quantization_config ({q_summary(q)}) not applied: every weight at --dtype {dtype} as asked "
             "(without --dtype the file's quantized layout is answered)")
+
+
+def quantized_for(spec: Any, cfg: Any, weight_dtype: str | None, params: Any) -> Any:
+    """Issue 37: the layout of the config file's ``quantization_config`` (qkv's, see
+    ``solver.counting.quantization``) when the weights are the file's own (no --weight-dtype, no --params),
+    for ``serve``, ``generate``, ``decode`` and ``chips``; None otherwise. A quantization_config qkv cannot
+    lay out is never dropped silently: the weights are then at --dtype, and :func:`name_weights` says so
+    (the returned string)."""
+    if cfg is None or params is not None or weight_dtype is not None or quantization_of(spec) is None:
+        return None
+    try:
+        qw = native_quantized(spec, "")
+    except InputError as e:
+        why = e.args[0].split(": quantization_config ", 1)[-1].rstrip("; ")
+        return f"quantization_config {why}: not applied, every weight at --dtype (give --weight-dtype to choose)"
+    if qw is None:
+        return (f"quantization_config ({q_summary(quantization_of(spec))}): its layout is not modelled by qkv: not "
+                "applied, every weight at --dtype (give --weight-dtype to choose)")
+    return qw
+
+
+def layout_of(quant: Any) -> Any:
+    """The layout :func:`quantized_for` gave, or None (none, or not applied)."""
+    return None if isinstance(quant, str) else quant
+
+
+def weight_bytes_of(quant: Any) -> Any:
+    """The :class:`solver.systems.serving.WeightBytes` of a layout (None for None or a note)."""
+    if quant is None or isinstance(quant, str):
+        return None
+    from solver.counting.quantization import weights_line
+    from solver.systems.serving import WeightBytes
+
+    return WeightBytes(quant.bytes, weights_line(quant))
+
+
+def name_weights(r: Any, quant: Any) -> None:
+    """Issue 37: the weights' format in a result's breakdown (``weight_format``), printed with the answer."""
+    if isinstance(quant, str):  # not applied, said so
+        r.breakdown["weight_format"] = quant
+        r.convention["quantization_config"] = quant
+    elif quant is not None:
+        r.breakdown["weight_format"] = quant.summary()

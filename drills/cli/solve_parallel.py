@@ -312,6 +312,9 @@ def dp_comm(params, gpus, stage, grad_dtype, as_json, explain, **kw):
 # ---------------------------------------------------------------------------------------
 
 
+from drills.cli.solve_hf_meta import layout_of, name_weights, quantized_for, weight_bytes_of  # noqa: E402
+
+
 def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int | None = None):
     """``(params, X, spec, cfg, unused)`` of the one ModelConfig of any route (or the figures given):
     X is the model's real cache per position at ``context`` positions (a window, latent attention
@@ -342,7 +345,7 @@ def _serving_inputs(params, kv_bytes_per_token, kw, context: int, longest: int |
     return params, kv_bytes_per_token, spec, cfg, unused
 
 
-def _reads(cfg, kw, params, kv_given, context: int, experts: str):
+def _reads(cfg, kw, params, kv_given, context: int, experts: str, quant=None):
     """``B ↦ ModelRead`` when the model's step reads less than N·w and does fewer than 2·N FLOPs per token
     (a mixture of experts: the experts a batch touches, 2·N_active), as ``qkv solve decode`` prices it;
     None otherwise (or when --params / --kv-bytes-per-token replace the model's own figures)."""
@@ -351,7 +354,7 @@ def _reads(cfg, kw, params, kv_given, context: int, experts: str):
     from solver.systems.decode_read import model_read
 
     dtype = kw["dtype"]
-    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts)
+    return lambda B: model_read(cfg, int(B), int(context), kw["weight_dtype"] or dtype, dtype, experts, quant)
 
 
 _EXPERTS = click.option("--experts", type=click.Choice(["expected", "worst", "all"]), default="expected",
@@ -395,10 +398,13 @@ def serve(params, context, kv_bytes_per_token, batch, price_per_chip_hour, decod
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(context))
     chip = hbm_chip(kw, hbm_figure)
     n = kw["chips"] or 1
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)
+    read_at = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts, layout_of(quant))
     r = solve(params, context, kv, chip, chips=n,
               weight_dtype=kw["weight_dtype"] or kw["dtype"], batch=batch, model=decode_model,
-              price_per_chip_hour=price_per_chip_hour,
-              read_at=_reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(context), experts))
+              price_per_chip_hour=price_per_chip_hour, read_at=read_at,
+              weights=weight_bytes_of(quant))
+    name_weights(r, quant)
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     name_model(r, spec, cfg, unused)
@@ -439,10 +445,17 @@ def generate(params, prompt, new_tokens, batch, kv_bytes_per_token, decode_model
     given_params = params
     params, kv, spec, cfg, unused = _serving_inputs(params, kv_bytes_per_token, kw, int(prompt),
                                                     longest=int(prompt) + int(new_tokens) - 1)
-    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts)
+    quant = quantized_for(spec, cfg, kw["weight_dtype"], given_params)  # issue 37: the file's quantization_config
+    layout = layout_of(quant)
+    reads = _reads(cfg, kw, given_params, kv_bytes_per_token is not None, int(prompt), experts, layout)
+    if layout is not None and reads is None:
+        from solver.systems.decode_read import model_read
+
+        reads = lambda B: model_read(cfg, int(B), int(prompt), kw["dtype"], kw["dtype"], experts, layout)  # noqa: E731
     r = generation(params, prompt, new_tokens, kv, _chip(kw), batch=batch, chips=kw["chips"] or 1,
                    weight_dtype=kw["weight_dtype"] or kw["dtype"], mfu=kw["mfu"] or 1.0, model=decode_model,
                    read=reads(int(batch)) if reads else None)
+    name_weights(r, quant)
     if cfg is not None and cfg.is_moe and given_params is not None:
         unused["top_k"] = "--params given: every weight read, 2·N FLOPs per token"
     name_model(r, spec, cfg, {"sliding_window": "the window holds every position this generation reaches "

@@ -60,6 +60,10 @@ class Row:
     type: str  # mcq | msq | nat
     marks: int  # 1 | 2
     count: int
+    #: the type that makes up the row when the bank offers fewer questions of ``type`` (a GATE paper's
+    #: split between types is the setter's choice; choice levels a test-wise student games are not
+    #: offered, question_bank.choice_record); "" for none: the paper is refused
+    fill: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,8 @@ class Blueprint:
                 "questions": self.questions, "marks": self.marks,
                 "marking": {t: str(f) for t, f in self.penalties.items()}, "partial": list(self.partial),
                 "sections": [{"name": s.name, "topics": list(s.topics), "questions": s.questions, "marks": s.marks,
-                              "rows": [{"type": r.type, "marks": r.marks, "count": r.count} for r in s.rows]}
+                              "rows": [{"type": r.type, "marks": r.marks, "count": r.count, **({"fill": r.fill} if r.fill else {})}
+                                       for r in s.rows]}
                              for s in self.sections]}
 
 
@@ -215,12 +220,15 @@ def _parse_fields(data: dict[str, Any], *, default_name: str = "paper", where: s
             raise BlueprintError(f"{at}: questions: a list of {{ type, marks, count }}")
         for j, r in enumerate(qs, 1):
             rat = f"{at}, row {j}"
-            if not isinstance(r, dict) or set(r) - {"type", "marks", "count"}:
-                raise BlueprintError(f"{rat}: {{ type = \"mcq\", marks = 1, count = 5 }}")
+            if not isinstance(r, dict) or set(r) - {"type", "marks", "count", "fill"}:
+                raise BlueprintError(f"{rat}: {{ type = \"mcq\", marks = 1, count = 5 }} (optionally fill = \"nat\")")
             if r.get("type") not in GATE_TYPES:
                 raise BlueprintError(f"{rat}: type: one of {', '.join(GATE_TYPES)}, not {r.get('type')!r}")
+            fill = r.get("fill", "")
+            if fill and (fill not in GATE_TYPES or fill == r["type"]):
+                raise BlueprintError(f"{rat}: fill: another of {', '.join(GATE_TYPES)}, not {_shown(fill)}")
             marks = _int(r.get("marks"), f"{rat}: marks", min(MARK_VALUES), max(MARK_VALUES))
-            rows.append(Row(r["type"], marks, _int(r.get("count"), f"{rat}: count", 1, 200)))
+            rows.append(Row(r["type"], marks, _int(r.get("count"), f"{rat}: count", 1, 200), fill))
         sections.append(Section(_text(s.get("name") or f"Section {i}", f"{at}: name"), tuple(rows), tuple(topics)))
     return Blueprint(name=_text(data.get("name") or default_name, f"{where}: name"),
                      title=_text(data.get("title") or default_name, f"{where}: title"),
@@ -262,20 +270,23 @@ def assemble(bp: Blueprint, seed: int) -> Any:
     for s in bp.sections:
         pool = _candidates(s.topics, rng)
         rng.shuffle(pool)
-        for row in s.rows:
+
+        def take(rtype: str, count: int, marks: int, *, must: bool, repeat: bool = True, pool: list = pool, s: Any = s) -> int:
+            """Draw up to ``count`` questions of ``rtype`` and ``marks`` marks: how many were found
+            (``repeat``: a skill the paper already asks may be asked again when the bank has no other)."""
             got = 0
             tries = 0
             rounds = 0
-            fits = [c for c in pool if row.type in kinds.get(c.ref, ())]
-            if not fits:  # a topic that matches nothing, or no question of this type on it
+            fits = [c for c in pool if rtype in kinds.get(c.ref, ())]
+            if not fits and must:  # a topic that matches nothing, or no question of this type on it
                 topics = f" on {', '.join(_shown(t) for t in s.topics)}" if s.topics else ""
-                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.type.upper()} questions{topics}; "
+                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {rtype.upper()} questions{topics}; "
                                      "the bank has none (`qkv bank list` shows the topics)")
             queue = [c for c in fits if c.ref not in used]
-            while got < row.count:
+            while got < count:
                 if not queue:
                     rounds += 1
-                    if rounds > 4:
+                    if rounds > 4 or (rounds >= 2 and not repeat):
                         break
                     # more variants of the families (fresh seeds), once each family has been used
                     queue = [_Candidate(c.ref, c.difficulty, rng.randrange(1_000_000)) for c in fits if c.difficulty]
@@ -286,12 +297,12 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                     continue
                 c = queue.pop()
                 tries += 1
-                if tries > _TRIES_PER_QUESTION * row.count * 6:
+                if tries > _TRIES_PER_QUESTION * count * 6:
                     break
                 if rounds == 0 and c.ref in used:
                     continue
                 p = _materialise(c)
-                if p is None or p.marks != row.marks or paper_type(p.type) != row.type or _fingerprint(p) in seen:
+                if p is None or p.marks != marks or paper_type(p.type) != rtype or _fingerprint(p) in seen:
                     continue
                 if rounds < 2 and _skill(c, p) in skills:  # the same skill twice only when the bank has no other
                     continue
@@ -301,9 +312,17 @@ def assemble(bp: Blueprint, seed: int) -> Any:
                 skills.add(_skill(c, p))
                 used.add(c.ref)
                 got += 1
+            return got
+
+        for row in s.rows:
+            # a row with a fill type takes the fill before it asks a skill twice
+            got = take(row.type, row.count, row.marks, must=not row.fill, repeat=not row.fill)
+            if got < row.count and row.fill:
+                got += take(row.fill, row.count - got, row.marks, must=True)
             if got < row.count:
                 topics = f" on {', '.join(s.topics)}" if s.topics else ""
-                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.count} {row.type.upper()} questions "
+                kind = row.type.upper() + (f" (or {row.fill.upper()})" if row.fill else "")
+                raise BlueprintError(f"{bp.name}: section {s.name!r} asks for {row.count} {kind} questions "
                                      f"of {row.marks} mark{'s' if row.marks > 1 else ''}{topics}; the bank gave {got}")
     return Paper(problems=tuple(problems), seed=seed, topics=(), sections=tuple(labels), minutes=bp.minutes,
                  penalties=dict(bp.penalties), blueprint=bp.name, title=bp.title, partial=tuple(bp.partial))

@@ -47,6 +47,8 @@ class Candidate:
     def matches(self, topics: tuple[str, ...], type_: str | None, difficulty: str | None) -> bool:
         from question_bank.bank import matches_topic  # the one --topic rule of quiz, exam and sheet
 
+        if not self.difficulties:  # a family whose every level is withdrawn (question_bank.choice_record)
+            return False
         if topics and not any(matches_topic(t, self.ref, self.topic, self.tags) for t in topics):
             return False
         if type_ and type_ not in self.types:
@@ -104,6 +106,7 @@ class Catalogue:
         else:
             out = [Candidate("family", f.id, f.topic, tuple(f.types), tuple(f.difficulties), tuple(f.tags))
                    for f in self.families.values()]
+        out = [c for c in out if c.difficulties]  # a family whose every level is withdrawn is not offered
         for iid, e in self.items.items():
             out.append(Candidate("item", iid, e.topic, (e.type,), (e.difficulty,), e.tags))
         return out

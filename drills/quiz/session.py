@@ -51,6 +51,7 @@ computations); only the items asked are built.
 
 from __future__ import annotations
 
+import gc
 import random
 import threading
 import time
@@ -59,16 +60,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from drills.answers import (
-    COMMAND_HELP,
-    REPORT_HELP,
-    AnswerParseError,
-    Command,
-    MatrixReader,
-    key_shape,
-    parse_command,
-    read_answer,
-)
 from drills.progress.schema import ProgressError
 from drills.quiz.plan import SEED_RANGE, Catalogue, Pick, QuizOptions, plan
 from drills.quiz.source import (
@@ -76,6 +67,7 @@ from drills.quiz.source import (
 )
 
 if TYPE_CHECKING:
+    from drills.answers import Command
     from drills.progress import ProgressStore
     from question_bank.grading import Verdict
     from question_bank.problem import Part, Problem
@@ -231,6 +223,7 @@ class Quiz:
             if not self._warm:
                 self._warm = True
                 _warm_up()
+                gc.enable()  # held off by drills.cli.main for the start-up: the first question is on screen
             result = self._ask_problem(problem)
             if result == "another":
                 fresh = self._another(problem)
@@ -256,6 +249,7 @@ class Quiz:
 
     def _pause(self, problem: Problem, *, last: bool) -> str:
         """After a verdict (interactive only): Enter goes on; solution, report, quit work here."""
+        from drills.answers import AnswerParseError, parse_command
         while True:
             try:
                 line = self.view.read("pause", last=last)
@@ -304,6 +298,7 @@ class Quiz:
 
     def _ask_parts(self, problem: Problem, targets: list[Any], answers: dict[str, Any], written: dict[str, str],
                    texts: dict[str, str], verdicts: dict[str, Verdict], hints: list[int], problem_start: float) -> str:
+        from drills.answers import AnswerParseError, read_answer
         s = self.summary
         for k, target in enumerate(targets):
             label = target.label if problem.parts else None
@@ -431,6 +426,7 @@ class Quiz:
                      texts: dict[str, str]) -> _Outcome:
         """Read lines until an answer (a whole matrix, maybe row by row) or a command that ends
         the problem; hint, help and report are handled here."""
+        from drills.answers import AnswerParseError, MatrixReader, key_shape, parse_command
         reader = MatrixReader(key_shape(target.key)) if target.type == "matrix" else None
         choice = target.type in CHOICE_TYPES
         while True:
@@ -465,6 +461,7 @@ class Quiz:
                 return _Outcome("answered", joined)
 
     def _command(self, cmd: Command, problem: Problem, hints: list[int], texts: dict[str, str]) -> str | None:
+        from drills.answers import COMMAND_HELP, REPORT_HELP
         if cmd.name == "hint":
             if hints[0] < len(problem.hints):
                 from question_bank.render import latex_to_text
@@ -521,6 +518,7 @@ def problem_score_of(verdicts: dict[str, Verdict], n_parts: int) -> float:
 
 
 def _expected_for(target: Problem | Part, problem: Problem) -> str:
+    from drills.answers import key_shape
     if target.type == "mcq":
         return f"expected one option letter, a to {chr(ord('a') + max(len(problem.options), 1) - 1)}"
     if target.type == "msq":
@@ -532,13 +530,14 @@ def _expected_for(target: Problem | Part, problem: Problem) -> str:
 
 
 def _warm_up() -> None:
-    """Import what grading and recording the first answer need (FSRS) in the background,
-    while the student reads the first problem."""
+    """Import what reading, grading and recording the first answer need (the answer parser,
+    FSRS) in the background, while the student reads the first problem."""
 
     def work() -> None:
         try:
             import fsrs  # noqa: F401
 
+            import drills.answers  # noqa: F401
             import question_bank.grading  # noqa: F401
         except Exception:  # noqa: BLE001 - imported again, with its error, when needed
             pass

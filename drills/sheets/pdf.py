@@ -714,18 +714,25 @@ def _space(i: int, label: str, key: Any, prompt: str) -> str:
     return f"#partline({i}, {_typst_str(label)}, {prompt})"
 
 
-def _answers(sheet) -> list[str]:
+def _answers(sheet) -> tuple[list[str], list[int]]:
+    """The answer key and worked solutions as items joined by blank lines, and the items where a
+    chunk of a long document may start: the page break before the worked solutions, then each
+    solution's heading but the first."""
     out = ["= Answer key", ""]
+    heads: list[int] = []
     cells = []
     for i, p in sheet.numbered():
         ans = " #h(0.8em) ".join((escape_markup(lab) + " " if lab else "") + _key_typst(k, p.options_text) for lab, k in key_lines(p))
         cells.append(f"[Q{i}], [{p.marks}], [{escape_markup(TYPE_NAMES[p.type])}], [{ans}]")
     out.append("#table(columns: (auto, auto, auto, 1fr), stroke: 0.4pt + gray, inset: 5pt, align: left + horizon,\n"
                "  table.header([*Q*], [*Marks*], [*Type*], [*Answer*]),\n  " + ",\n  ".join(cells) + ")")
+    heads.append(len(out) + 1)  # the worked solutions start a page (a chunk may start there)
     out += ["", "#pagebreak(weak: true)", "= Worked solutions", ""]
     for i, p in sheet.numbered():
         _, sol_pics = pictures(p)
         src = "generated" if p.source == "generated" else f"{p.source_label}, {source_shown(p)}"
+        if i > 1:
+            heads.append(len(out))
         out.append(f"== Q{i} #h(0.5em) #text(size: 8pt, weight: \"regular\", fill: rgb(\"#666666\"))[{escape_markup(p.id)} · {escape_markup(src)}]"
                    f"#context [#metadata(({i}, here().page()))<qkv-heading>]")
         # the heading is sticky; this marker, at the start of what follows it, lets a test check they share a page
@@ -741,10 +748,20 @@ def _answers(sheet) -> list[str]:
             out.append(f"#block(inset: (left: 6pt), stroke: (left: 1.5pt + rgb(\"#c0392b\")))[*{erratum_heading(e)}* ({escape_markup(erratum_place(p, e))}): "
                        f"printed {escape_markup(e.printed)}; exact {escape_markup(e.exact)}. {escape_markup(e.reason)}]")
         out.append("")
-    return ["\n\n".join(out)]
+    return out, heads
 
 
 def typst_source(sheet, version: str) -> str:
+    return "".join(typst_pieces(sheet, version)[0])
+
+
+def typst_pieces(sheet, version: str) -> tuple[list[str], int, set[int], list[int]]:
+    """The Typst source of the sheet as pieces (their concatenation is the source), the number of
+    pieces that only set things up (no content: every chunk of a long document starts with them),
+    the pieces where a chunk may start (:mod:`drills.sheets.pdf_chunks`): a question that
+    follows a question, a worked solution that follows a solution; and per piece, how many
+    ``<qkv-heading>`` markers it holds (one per question and per solution), plus 2 where the piece
+    starts a page whatever comes before (the worked solutions, after a page break)."""
     title = sheet.title + (": answers" if version == "answers" else "")
     date = "none"
     parts = [
@@ -757,8 +774,12 @@ def typst_source(sheet, version: str) -> str:
         "#show heading.where(level: 1): set block(above: 1.4em, below: 0.8em)",
         "#show heading: set block(sticky: true)",  # a heading never ends a page: it goes with what follows
         PREAMBLE,
-        f"#align(center)[#text(size: 17pt, weight: \"bold\")[{escape_markup(title)}]]",
     ]
+    head = len(parts)
+    starts: set[int] = set()
+    heading_at: set[int] = set()  # the pieces holding one <qkv-heading> marker
+    new_page: set[int] = set()  # the pieces that start a page whatever comes before
+    parts.append(f"#align(center)[#text(size: 17pt, weight: \"bold\")[{escape_markup(title)}]]")
     info = info_line(sheet)
     parts.append(f"#align(center)[#text(size: 9pt, fill: rgb(\"#555555\"))[{escape_markup(info)}]]")
     if version != "answers":
@@ -770,12 +791,32 @@ def typst_source(sheet, version: str) -> str:
             if sec := sheet.section_at(i):  # a paper's section (issue 26): its one-line heading, kept with Q{i}
                 parts.append("#block(sticky: true, above: 1.4em, below: 0.7em, width: 100%)[#text(size: 11.5pt, "
                              f"weight: \"bold\")[{escape_markup(sec.heading())}]]")
+            elif i > 1:
+                starts.add(len(parts))
+            heading_at.add(len(parts))
             parts.append(_question(i, p))
     if version in ("full", "answers"):
         if version == "full":
             parts.append("#pagebreak()")
-        parts += _answers(sheet)
-    return "\n".join(parts) + "\n"
+        items, heads = _answers(sheet)
+        # the items joined by blank lines, cut before each solution's heading: one piece each
+        cuts = [0, *heads, len(items)]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            if a:
+                starts.add(len(parts))
+            if a == heads[0]:
+                new_page.add(len(parts))
+            if a != 0 and sheet.problems:  # a solution's heading (the first: after "Worked solutions")
+                heading_at.add(len(parts))
+            parts.append("\n\n".join(items[a:b]) + ("\n\n" if b < len(items) else ""))
+    pieces = [p + "\n" for p in parts]
+    # the answers were one part: their cut pieces end in the blank line that joined them, not in "\n"
+    if version in ("full", "answers"):
+        n = len(pieces)
+        k = n - (len(heads) + 1)
+        for j in range(k, n - 1):
+            pieces[j] = parts[j]
+    return pieces, head, starts, [int(j in heading_at) + 2 * int(j in new_page) for j in range(len(pieces))]
 
 
 def compile_typst(source: str, fmt: str = "pdf", ppi: float | None = None) -> bytes | list[bytes]:
@@ -788,6 +829,11 @@ def compile_typst(source: str, fmt: str = "pdf", ppi: float | None = None) -> by
 
 
 def render(sheet, version: str) -> bytes:
-    out = compile_typst(typst_source(sheet, version))
+    from drills.sheets import pdf_chunks
+
+    pieces, head, starts, marks = typst_pieces(sheet, version)
+    if sum(map(len, pieces[head:])) > pdf_chunks.SINGLE_MAX:  # a long sheet: in chunks, memory bounded
+        return pdf_chunks.render(pieces, head, starts, marks)
+    out = compile_typst("".join(pieces))
     assert isinstance(out, bytes)
     return out

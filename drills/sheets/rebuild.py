@@ -219,8 +219,8 @@ def _generated(qn: str, p: Problem, obj: dict[str, Any], notes: list[str]) -> Pr
     if p.family not in fams:
         raise ReconcileError(f"{qn} family: no family {p.family!r} in qkv; {_TEACHER_HINT}")
     fam = fams[p.family]
-    if p.difficulty not in fam.difficulties:
-        raise ReconcileError(f"{qn} difficulty: family {fam.id} has {', '.join(fam.difficulties)}, not {p.difficulty!r}")
+    if p.difficulty not in fam.levels:
+        raise ReconcileError(f"{qn} difficulty: family {fam.id} has {', '.join(fam.levels)}, not {p.difficulty!r}")
     if not isinstance(p.seed, int) or isinstance(p.seed, bool):
         raise ReconcileError(f"{qn} seed: a generated problem has an integer seed, not {p.seed!r}")
     orig = fam.generate(p.seed, p.difficulty)
@@ -356,7 +356,7 @@ def _original(p: Problem) -> Problem | None:
         from question_bank.family import all_families
 
         fam = all_families().get(p.family)
-        if fam is None or p.difficulty not in fam.difficulties or not isinstance(p.seed, int):
+        if fam is None or p.difficulty not in fam.levels or not isinstance(p.seed, int):
             return None
         return fam.generate(p.seed, p.difficulty)
     except Exception:  # noqa: BLE001 - an id qkv cannot rebuild: nothing to compare with

@@ -117,66 +117,66 @@ def _gib(x: float) -> str:
 @family("msq.kv_cache_below", topic="counting", title="KV caches against a budget: which statements are true?",
         types=("msq",), tags=("kv-cache", "memory", "msq"), marks=2, source=_SRC)
 def kv_cache_below(d: Draw) -> Problem:
-    """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against the budget:
-    each option a configuration and a verdict (:func:`claim`: its cache below or above the budget),
-    true when the verdict is the computation's.
+    """KV cache = 2 (K and V) × L × B × n × n_kv × d_h × bytes, each option's against its own budget:
+    each option a configuration, a budget and a verdict (:func:`claim`: its cache below or above the
+    budget), true when the verdict is the computation's.
+
+    Issue 39: each budget stands a factor 1.25 to 2.5 above or below the option's cache (drawn), so a
+    configuration's sizes (a deep, wide model) say nothing of which side its budget is on; with one budget for
+    all four options the largest configurations were the ones above it (boosted trees on the options' numbers
+    found the key in 30 % of draws, chance 9 %). Configurations from wide ranges, so statements rarely repeat.
 
     Levels (disjoint, ordered): easy, multi-head attention (the K/V heads are the heads), fp16, one
     sequence; medium, grouped-query attention (n_kv K/V heads besides the query heads: the query
     heads are the trap), bf16, one sequence; hard, grouped-query attention with each option's own
-    dtype (fp32, bf16, int8) and a batch of sequences. No option lies within 20 % of the budget."""
+    dtype (fp32, bf16, int8) and a batch of sequences."""
     from solver.counting.memory import kv_cache_bytes
 
     k = true_count(d)
-    for _ in range(100):
-        n = d.pick((8192, 16384, 32768) if d.level < 2 else (4096, 8192, 16384))
-        budget = d.pick((1, 2, 4) if d.level < 2 else (4, 8, 16))
-        B = 1 if d.level < 2 else d.pick((2, 4, 8))
-        limit = budget * 2**30
-        pool: list[Statement] = []
-        for _ in range(200):
-            if len(pool) == 16:
-                break
-            L = d.pick((12, 16, 24, 32, 40, 48))
-            dh = d.pick((64, 80, 96))  # sizes of one width, so an option's length says nothing of its size
-            h = d.pick((16, 32, 40, 64))
-            kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
-            dt = "fp16" if d.level == 0 else "bf16" if d.level == 1 else d.pick(("fp32", "bf16", "int8"))
-            size = kv_cache_bytes(L, B, n, kv, dh, dt)
-            # configurations below and above the budget in turn, so that "below" is as often true as "above"
-            if 0.8 < size / limit < 1.25 or (size < limit) != (len(pool) % 2 == 0):
-                continue
-            if d.level == 0:
-                md = f"$L = {L}$ layers, ${h}$ heads of size ${dh}$"
-            elif d.level == 1:
-                md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$"
-            else:
-                md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$, cache in {dt}"
-            side = "below" if size < limit else "above"
-            said, ok = claim(d, size < limit, ("below", "above"))
-            work = (f"$2 \\times {L} \\times {B} \\times {n} \\times {kv} \\times {dh} \\times {_DTYPES[dt]} = "
-                    f"{size:,}$ bytes $= {_gib(size / 2**30)}$ GiB, {side} {budget} GiB (the statement says {said}):"
-                    ).replace(",", "{,}")
-            pool.append(Statement(f"{md}: the KV cache is {said} the budget", ok, work, (L, h, kv, dh, dt, said)))
-        got = computed_msq(d, pool, k)
-        if got is not None:
-            break
-    assert got is not None, "no draw gave configurations on both sides of the budget"
+    dts = ("fp16",) if d.level == 0 else ("bf16",) if d.level == 1 else ("fp32", "bf16", "int8")
+    n = d.pick(range(4096, 32769, 512)) if d.level < 2 else d.pick(range(2048, 16385, 256))
+    B = 1 if d.level < 2 else d.pick(range(2, 17))
+    pool: list[Statement] = []
+    while len(pool) < 16:
+        L = d.pick(range(10, 97))
+        h = d.pick(range(12, 97, 4)) if d.level == 0 else d.pick(range(16, 97, 8))
+        dh = d.pick((32, 48, 64, 80, 96, 112, 128, 160, 192, 256))  # head sizes of real models (GPT-2 64, Gemma 256)
+        kv = h if d.level == 0 else d.pick((1, 2, 4, 8))
+        dt = d.pick(dts)
+        size = kv_cache_bytes(L, B, n, kv, dh, dt)
+        f = d.rng.uniform(1.25, 2.5)
+        # in MiB, three figures: 3 or 4 characters whatever the size (in GiB, a small cache's budget read 0.0xxx)
+        budget = f"{float(f'{size * (f if d.rng.random() < 0.5 else 1 / f) / 2**20:.3g}'):g}"
+        limit = float(budget) * 2**20
+        if d.level == 0:
+            md = f"$L = {L}$ layers, ${h}$ heads of size ${dh}$"
+        elif d.level == 1:
+            md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$"
+        else:
+            md = f"$L = {L}$ layers, ${h}$ query heads and ${kv}$ K/V heads of size ${dh}$, cache in {dt}"
+        side = "below" if size < limit else "above"
+        said, ok = claim(d, size < limit, ("below", "above"))
+        if sum(1 for x in pool if x.true == ok) == 8:  # 8 true and 8 false statements
+            continue
+        work = (f"$2 \\times {L} \\times {B} \\times {n} \\times {kv} \\times {dh} \\times {_DTYPES[dt]} = "
+                f"{size:,}$ bytes $= {_gib(size / 2**20)}$ MiB, {side} {budget} MiB (the statement says {said}):"
+                ).replace(",", "{,}")
+        pool.append(Statement(f"{md}: the KV cache is {said} {budget} MiB", ok, work, (L, h, kv, dh, dt, float(budget), said)))
+    got = computed_msq(d, pool, k)
+    assert got is not None, "8 true and 8 false statements hold 3 of each"
     items, key = got
     st = Doc()
+    budgets = "Each statement sets one configuration's KV cache against a budget in MiB ($2^{20}$ bytes)."
     if d.level == 0:
         st.p(f"A decoder-only model uses multi-head attention and caches K and V in fp16 (2 bytes). It generates one "
-             f"sequence of $n = {n}$ tokens, with a budget of {budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which "
-             f"of these statements are true? Select all that apply.")
+             f"sequence of $n = {n}$ tokens. {budgets} Which of these statements are true? Select all that apply.")
     elif d.level == 1:
         st.p(f"A decoder-only model uses grouped-query attention and caches K and V in bf16 (2 bytes). It generates one "
-             f"sequence of $n = {n}$ tokens, with a budget of {budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which "
-             f"of these statements are true? Select all that apply.")
+             f"sequence of $n = {n}$ tokens. {budgets} Which of these statements are true? Select all that apply.")
     else:
         st.p(f"A decoder-only model uses grouped-query attention and serves a batch of $B = {B}$ sequences of "
-             f"$n = {n}$ tokens each (fp32: 4 bytes, bf16: 2 bytes, int8: 1 byte per element), with a budget of "
-             f"{budget} GiB ($2^{{30}}$ bytes) for its KV cache. Which of these statements are true? Select all that "
-             "apply.")
+             f"$n = {n}$ tokens each (fp32: 4 bytes, bf16: 2 bytes, int8: 1 byte per element). {budgets} Which of "
+             "these statements are true? Select all that apply.")
     notes = []
     if d.level >= 1:
         notes.append("Only the K/V heads are cached: the query heads do not enter the KV cache.")
@@ -184,7 +184,7 @@ def kv_cache_below(d: Draw) -> Problem:
         notes.append(f"Every option's bytes per element are its own dtype's; all {B} sequences are cached.")
     return _msq_problem(d, st, items, key, "KV cache $= 2 \\times L \\times B \\times n \\times n_{kv} \\times d_h "
                         "\\times$ bytes (the 2: both K and V):", notes=notes,
-                        given={"n": n, "batch": B, "budget_gib": budget, "option_values": [s.md for s in items]})
+                        given={"n": n, "batch": B, "option_values": [s.md for s in items]})
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def mask_attend(d: Draw) -> Problem:
     must = {0: None, 1: {"window"}, 2: {"window_both", "prefix"}}[d.level]
     k = true_count(d)
     for _ in range(200):
-        n = d.pick((6, 7, 8, 9, 10))
+        n = d.pick(range(6, 41))  # issue 39: sequences of 6 to 40 tokens, so a statement (mask, entry) rarely repeats
         i = d.rng.randint(1, n)
         j = d.rng.randint(1, n)
         if i == j:
@@ -303,25 +303,39 @@ def matmul_compute_bound(d: Draw) -> Problem:
     (:func:`claim`: its time set by its FLOPs, compute-bound, or by its bytes, memory-bound), true when
     the verdict is the roofline's.
 
-    Levels (disjoint, ordered): easy, a TPU whose dense peak is stated as such, square weights
+    Levels (disjoint, ordered): easy, a TPU (or an MI300X) whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
     weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
-    from question_bank.families.hardware import CHIP_NAMES, _bw_text, peak_text, resolved_chip
+    from question_bank.families.hardware import (
+        _MORE_CHIP_NAMES,
+        CHIP_NAMES,
+        _bw_text,
+        peak_text,
+        resolved_chip,
+    )
     from solver.systems.roofline import matmul
 
-    hw = d.pick(("tpu-v5e", "tpu-v5p") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+    # chips whose I* spans 150-570 FLOP/byte, so no batch size is compute-bound on all of them
+    hw = d.pick(("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "mi300x") if d.level == 0
+                else ("a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200"))
     chip = resolved_chip(hw)
-    sizes = (256, 512, 1024, 2048, 4096, 8192, 16384)
     k = true_count(d)
+
+    def size(lo: int, hi: int, step: int) -> int:
+        """A multiple of ``step`` drawn log-uniformly in [lo, hi] (issue 39: shapes that rarely repeat)."""
+        return max(lo, round(lo * (hi / lo) ** d.rng.random() / step) * step)
+
     for _ in range(100):
         pool: list[Statement] = []
         crit = 0.0
         for _ in range(200):
             if len(pool) == 16:
                 break
-            B = d.pick((16, 64, 128, 256, 512, 1024, 2048, 4096))
-            D = d.pick(sizes)
-            F = D if d.level < 2 else d.pick(tuple(x for x in sizes if x != D))
+            B = size(128, 8192, 16)  # mostly above I*: then D (and F) decide as often as B
+            D = size(128, 16384, 64)
+            F = D if d.level < 2 else size(128, 16384, 64)
+            if d.level == 2 and F == D:
+                continue
             r = matmul(B, D, F, dtype="bf16", chip=chip)
             I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
             # compute-bound and memory-bound shapes in turn, so that either verdict is as often true as not
@@ -340,7 +354,7 @@ def matmul_compute_bound(d: Draw) -> Problem:
     assert got is not None, "no draw gave matmuls on both sides of I*"
     items, key = got
     st = Doc()
-    st.p(f"On the {CHIP_NAMES[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
+    st.p(f"On the {(CHIP_NAMES | _MORE_CHIP_NAMES)[hw]} ({peak_text(hw)}; {_bw_text(hw)}), a bf16 matmul $Y = XW$ multiplies activations "
          "$X$ of shape $B \\times D$ by weights $W$ of shape $D \\times F$. Each operand is read from HBM once and $Y$ "
          "written once; count 2 FLOPs per multiply-add and 2 bytes per element. Each option gives a matmul's shape and "
          "says what sets its time on this chip: its FLOPs (compute-bound) or its bytes (memory-bound). Which of these "
@@ -357,30 +371,39 @@ def matmul_compute_bound(d: Draw) -> Problem:
 
 #: Decoder presets of the zoo whose cache is the plain 2·L·n_kv·d_h per token (no window, no latent) and whose
 #: head size is d_model / n_heads, so the statement's numbers give it (issue 38: GPT-3 XL's 24 heads of 128 in a
-#: width of 2048 do not).
-_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt3-6.7b", "gpt3-175b", "llama2-7b", "llama2-13b",
-           "llama2-70b", "llama3-8b", "mixtral-8x7b", "mixtral-8x22b")
+#: width of 2048 do not), by level: multi-head; grouped-query; mixtures of experts. Issue 39: 15, 7 and 2 of them
+#: (it was 7, 2 and 2), so a model's figures are not a handful an attacker learns from the printed sizes.
+_MODELS_BY_LEVEL = (
+    ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-small", "gpt3-medium", "gpt3-large", "gpt3-2.7b",
+     "gpt3-6.7b", "gpt3-175b", "llama2-7b", "llama2-13b", "olmo2-7b", "pythia-1.4b"),
+    ("llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-405b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-8b"),
+    ("mixtral-8x7b", "mixtral-8x22b"),
+)
+_MODELS = tuple(m for ms in _MODELS_BY_LEVEL for m in ms)
+#: How far a statement's figure stands from the model's (a factor drawn in this range, on either side): never the
+#: half or double a forgotten K or V gives.
+_FACTOR = (1.2, 1.9)
 
 
 @family("msq.model_statements", topic="counting", title="Which statements about this model are true?",
         types=("msq",), tags=("zoo", "kv-cache", "parameters", "msq"), marks=2, source=_SRC)
 def model_statements(d: Draw) -> Problem:
-    """Four statements about one preset (the width of its K projection, its head size, its KV cache
+    """Four statements about one preset (the weights of its K projection, of its attention, its KV cache
     per token, its parameters), each true or false as drawn: each sets the preset's figure against a
-    number 5/8, 3/4, 5/4 or 3/2 of it and says "above" or "below" (the side and the word
-    each drawn evenly, so neither the number nor the word gives the truth away). Typical mistakes
-    land on the wrong side: the query heads taken for the K/V heads (a K width and a cache n_heads /
+    number a factor 1.2 to 1.9 above or below it (drawn, issue 39: thresholds on both sides at varying
+    distances, not at ×0.75 or ×4/3 of a printed figure) and says "above" or "below" (the side and the
+    word each drawn evenly, so neither the number nor the word gives the truth away). Typical mistakes
+    land on the wrong side: the query heads taken for the K/V heads (K weights and a cache n_heads /
     n_kv times too large), K or V forgotten (half the cache), the active experts taken for the
     parameters.
 
-    Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B), the cache in
-    fp16; medium, grouped-query models (Llama 2 70B, Llama 3 8B), bf16; hard, mixtures of experts
-    (Mixtral), where the parameters are the total and the cache in fp8 (1 byte)."""
+    Levels (disjoint, ordered): easy, multi-head models (GPT-2, GPT-3, Llama 2 7B/13B, OLMo 2, Pythia),
+    the cache in fp16; medium, grouped-query models (Llama 2 70B, Llama 3, Qwen 2.5, Qwen 3 8B), bf16;
+    hard, mixtures of experts (Mixtral), where the parameters are the total and the cache in fp8 (1 byte)."""
     from solver.counting.params import param_breakdown
     from solver.counting.presets import get_preset
 
-    names = (_MODELS[:7], _MODELS[7:9], _MODELS[9:])[d.level]
-    name = d.pick(names)
+    name = d.pick(_MODELS_BY_LEVEL[d.level])
     preset = get_preset(name)
     c = preset.config
     dt, nb = (("fp16", 2), ("bf16", 2), ("fp8", 1))[d.level]
@@ -392,47 +415,52 @@ def model_statements(d: Draw) -> Problem:
     truth = [True] * k + [False] * (4 - k)
     d.rng.shuffle(truth)
 
-    def kib(x: float) -> str:
-        return f"{x / 1024:g} KiB"
+    def sig3(x: float) -> str:
+        return f"{float(f'{x:.3g}'):g}"
 
-    def params(x: float) -> str:
-        return f"{x / 1e9:.3g} billion"
-
-    def bound(value: float, ok: bool, fmt) -> tuple[str, float, str]:
-        """A figure on one side of ``value`` (5/8, 3/4, 5/4 or 3/2 of it, never the half or double a
-        forgotten K or V gives; the side drawn) and the word, above or below, that makes the statement
-        ``ok``: which side the figure lies on and which word is said are each drawn evenly, whatever the
-        truth."""
-        f = d.pick((0.625, 0.75)) if d.rng.random() < 0.5 else d.pick((1.25, 1.5))
+    def bound(value: float, ok: bool, fmt, read) -> tuple[str, float, str]:
+        """A figure on one side of ``value`` (issue 39: a factor drawn from 1.2 to 1.9, above or below, so the
+        figure's distance from any printed number says nothing of its side; never the half or double a forgotten
+        K or V gives) and the word, above or below, that makes the statement ``ok``: which side the figure lies
+        on and which word is said are each drawn evenly, whatever the truth. ``read``: the printed figure's value
+        (the statement is judged on the figure as printed)."""
+        f = d.rng.uniform(*_FACTOR)
+        f = f if d.rng.random() < 0.5 else 1 / f
         shown = fmt(value * f)
-        said = ("above" if f < 1 else "below") if ok else ("below" if f < 1 else "above")
-        return shown, value * f, said
+        r = read(shown)
+        said = ("above" if r < value else "below") if ok else ("below" if r < value else "above")
+        return shown, r, said
 
     kinds = []
-    # 1. the K projection's width n_kv · d_h (mistake: the query heads' n_heads · d_h)
-    width = kv * dh
-    shown, r, said = bound(width, truth[0], lambda x: f"{x:g}")
-    kinds.append((f"Each layer's K projection has an output width {said} {shown}.",
-                  f"$n_{{kv}} \\cdot d_h = {kv} \\cdot {dh} = {width}$, {'above' if width > r else 'below'} {shown} "
-                  f"(the statement says {said}):", (1, r, said)))
-    # 2. head size
-    shown, r, said = bound(dh, truth[1], lambda x: f"{x:g}")
-    kinds.append((f"Its head size $d_h$ is {said} {shown}.",
-                  f"$d_h = {dh}$ (d_model = {dm}, {h} heads), {'above' if dh > r else 'below'} {shown} "
-                  f"(the statement says {said}):", (2, r, said)))
+    # 1. the K projection's weights d_model · n_kv · d_h (mistake: the query heads' d_model · n_heads · d_h); its
+    # output width alone is d_model, printed, for multi-head models
+    kw = dm * kv * dh
+    shown, r, said = bound(kw, truth[0], lambda x: sig3(x / 1e6), lambda t: float(t) * 1e6)
+    kinds.append((f"Each layer's K projection holds {said} {shown} million weights.",
+                  f"$d_{{model}} \\cdot n_{{kv}} \\cdot d_h = {dm} \\cdot {kv} \\cdot {dh} = {kw:,}$, "
+                  f"{'above' if kw > r else 'below'} {shown} million (the statement says {said}):".replace(",", "{,}"),
+                  (1, r, said)))
+    # 2. the attention weights of one layer: W_Q and W_O d_model · n_heads · d_h each, W_K and W_V d_model · n_kv · d_h
+    # each (mistake: K and V as wide as Q). Issue 39: it replaces the head size, 128 in every model above easy (a
+    # figure an attacker remembers)
+    aw = 2 * dm * h * dh + 2 * dm * kv * dh
+    shown, r, said = bound(aw, truth[1], lambda x: sig3(x / 1e6), lambda t: float(t) * 1e6)
+    kinds.append((f"Each layer's attention (Q, K, V and O) holds {said} {shown} million weights.",
+                  f"$d_h = {dm} / {h} = {dh}$; $2 \\cdot {dm} \\cdot {h} \\cdot {dh} + 2 \\cdot {dm} \\cdot {kv} \\cdot {dh} = "
+                  f"{aw:,}$ (Q and O, then K and V), {'above' if aw > r else 'below'} {shown} million (the statement says "
+                  f"{said}):".replace(",", "{,}"), (2, r, said)))
     # 3. KV cache per token (mistake: the query heads cached, or K only)
-    shown, r, said = bound(cache, truth[2], kib)
-    kinds.append((f"Its KV cache in {dt} is {said} {shown} per token.",
-                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {kib(cache)}$ per "
-                  f"token, {'above' if cache > r else 'below'} {shown} (the statement says {said}):".replace(",", "{,}"),
+    shown, r, said = bound(cache, truth[2], lambda x: sig3(x / 1024), lambda t: float(t) * 1024)
+    kinds.append((f"Its KV cache in {dt} is {said} {shown} KiB per token.",
+                  f"$2 \\times {L} \\times {kv} \\times {dh} \\times {nb} = {cache:,}$ bytes $= {cache / 1024:g}$ KiB per "
+                  f"token, {'above' if cache > r else 'below'} {shown} KiB (the statement says {said}):".replace(",", "{,}"),
                   (3, r, said)))
     # 4. parameters (mistake: only the active experts for MoE, or without the embeddings); the figure is
     # compared as printed (three significant figures)
-    shown, r, said = bound(total, truth[3], params)
-    r = float(shown.split()[0]) * 1e9
-    kinds.append((f"Its parameter count is {said} {shown}.",
-                  f"exactly {total:,} parameters $\\approx$ {params(total)}, {'above' if total > r else 'below'} "
-                  f"{shown} (the statement says {said}):".replace(",", "{,}"), (4, r, said)))
+    shown, r, said = bound(total, truth[3], lambda x: sig3(x / 1e9), lambda t: float(t) * 1e9)
+    kinds.append((f"Its parameter count is {said} {shown} billion.",
+                  f"exactly {total:,} parameters $\\approx$ {total / 1e9:.3g} billion, {'above' if total > r else 'below'} "
+                  f"{shown} billion (the statement says {said}):".replace(",", "{,}"), (4, r, said)))
     items = []
     for (md, work, prm), ok in zip(kinds, truth, strict=True):
         items.append(Statement(md, ok, work, prm))
@@ -460,9 +488,9 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
     for _ in range(24):
         kind = d.pick(kinds)
         if kind == "reach_rnn":
-            n = d.pick((16, 32, 64, 128))
-            t = d.rng.randint(1, 5)
-            m = d.rng.randint(t + 3, n)
+            # issue 39: tokens anywhere in a sequence of up to 2,000, so a statement rarely repeats across draws
+            t = d.rng.randint(1, 300)
+            m = t + d.rng.randint(3, 1500)
             # half the statements give the right count, the others one step too many or too few (a count
             # equal to a token's number is drawn again: no number is printed twice)
             s = m - t if d.rng.random() < 0.5 else d.pick((m - t - 1, m - t + 1))
@@ -473,35 +501,39 @@ def _recurrence_pool(d: Draw, kinds: list[str]) -> list[tuple[str, Statement]]:
                 s == m - t, f"the state at token {m} depends on token {t} through ${m} - {t} = {m - t}$ steps (one "
                 f"per token after it); stated {s}:", (kind, t, m, s))))
         elif kind == "causal":
-            n = d.pick((8, 16, 32))
-            # tokens before the last (the last, printed twice, would say which way it goes)
-            i, j = d.rng.randint(1, n - 1), d.rng.randint(1, n - 1)
-            if i == j:
-                continue
+            n = d.rng.randint(12, 999)
+            # tokens before the last (the last, printed twice, would say which way it goes); the key as far
+            # before the query as after it, drawn evenly (issue 39: a late query is no likelier to see its key)
+            i = d.rng.randint(2, n - 2)
+            gap = d.rng.randint(1, min(i - 1, n - 1 - i))
+            j = i - gap if d.rng.random() < 0.5 else i + gap
             out.append((kind, Statement(
                 f"In causal self-attention over {n} tokens, token {i} attends to token {j} in one step.",
                 j <= i, f"a causal mask keeps $j \\le i$: $j = {j}$, $i = {i}$:", (kind, i, j))))
         elif kind == "ops":
-            n = d.pick((256, 512, 1024, 4096, 8192, 32768))
-            dm = d.pick((512, 768, 1024, 2048, 4096))
+            # issue 39: n and d from one range (256 to 16,384; n a multiple of 8, d of 64) and printed in a drawn
+            # order, so neither the first number nor its size says which is the sequence
+            n = round(256 * 64 ** d.rng.random() / 8) * 8
+            dm = round(256 * 64 ** d.rng.random() / 64) * 64
             if dm / 4 < n < 4 * dm:  # near each other a constant factor (QKᵀ and AV, W_h and W_x) could flip it
                 continue
             # "less" or "more", drawn: which way the counts go (a long sequence, a narrow width) is the
             # computation's, whether the statement says so is the draw's
             said, ok = claim(d, n < dm, ("less", "more"))
             out.append((kind, Statement(
-                f"For $n = {n}$ tokens of width $d = {dm}$, a self-attention layer needs {said} computation than a "
-                "recurrent layer.", ok,
+                (f"For $n = {n}$ tokens of width $d = {dm}$" if d.rng.random() < 0.5 else
+                 f"For a width of $d = {dm}$ and $n = {n}$ tokens")
+                + f", a self-attention layer needs {said} computation than a recurrent layer.", ok,
                 f"self-attention $n^2 d = {n * n * dm:,}$, recurrent $n d^2 = {n * dm * dm:,}$ (over 4× apart: no "
                 f"constant factor of a convention changes the order), {'less' if n < dm else 'more'} for "
                 f"self-attention (the statement says {said}):".replace(",", "{,}"),
                 (kind, n, dm, said))))
         elif kind == "conv":
-            k = d.pick((3, 5))
-            L = d.rng.randint(2, 6)
+            k = d.pick((2, 3, 4, 5, 7, 9))
+            L = d.rng.randint(2, 24)
             reach = L * (k - 1)
-            # half within the stack's reach (up to 3 positions short of it), half beyond (1 to 4 past it)
-            m = reach - d.rng.randint(0, 3) if d.rng.random() < 0.5 else reach + d.rng.randint(1, 4)
+            # half within the stack's reach (up to 5 positions short of it), half beyond (1 to 6 past it)
+            m = reach - d.rng.randint(0, 5) if d.rng.random() < 0.5 else reach + d.rng.randint(1, 6)
             ok = m <= reach
             out.append((kind, Statement(
                 f"A stack of {L} causal convolutional layers of kernel size {k} lets token {m + 1} depend on token 1.",

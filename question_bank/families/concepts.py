@@ -262,19 +262,21 @@ def draw_mask(d: Draw) -> Context:
     (solver.kernels.masks). Levels (disjoint, by the mask): easy, causal or padding only; medium, a
     causal sliding window or causal with padding; hard, a prefix-LM mask or a bidirectional window."""
     kind = d.pick(_MASK_KINDS[d.level])
-    n = d.rng.randint(6, 9)  # one digit: every option the same length
-    a = d.rng.randint(2, n - 2) if kind != "causal" else 0
+    # issue 39: 20 to 60 tokens, the query and the keys asked all two-digit (tokens 10 on), so a (query, key)
+    # pair rarely repeats across draws and every option has the same length
+    n = d.rng.randint(20, 60)
+    a = d.rng.randint(12, n - 2) if kind != "causal" else 0
     if kind in ("window", "window_both"):
-        a = d.rng.randint(2, max(2, n // 2))
+        a = d.rng.randint(2, max(2, (n - 10) // 2))
     m = mask_matrix(kind, n, a)
     name, rule = _mask_words(kind, n, a)
     # one query per problem (its row of the mask): every option names the same query first, so an
     # option's first number, its words and its length say nothing of its truth
-    i = d.rng.randint(1, n)
+    i = d.rng.randint(10, n)
     row = [str(c + 1) for c in range(n) if m[i - 1, c]]
     pool = []
-    for j in range(1, n + 1):
-        if j == i:  # its own key: kept by every mask here but padding (a giveaway, left out)
+    for j in range(10, n + 1):
+        if j in (i, a):  # its own key (kept by every mask here but padding), or the number the stem prints: giveaways
             continue
         ok = bool(m[i - 1, j - 1])
         said = ("Query token {i} attends to key token {j}.", "Query {i} attends to key {j}.",
@@ -458,12 +460,14 @@ def draw_arch(d: Draw) -> Context:
                                       f"`{p.name}` ({c.n_layers} layers, arch = {c.arch}): {subs}, {total} in all:",
                                       ("count", p.name, "count", x)))
             if c.arch != "encoder-decoder":
-                n = d.rng.randint(5, 9)
+                # issue 39: 8 to 60 tokens, and the input token as far before the position as after it (drawn
+                # evenly), so a late position is no likelier to depend on the token asked
+                n = d.rng.randint(8, 60)
                 r = reach(c, n)
                 for _ in range(3):
-                    i, j = d.rng.randint(1, n), d.rng.randint(1, n)
-                    if i == j:
-                        continue
+                    i = d.rng.randint(2, n - 1)
+                    gap = d.rng.randint(1, min(i - 1, n - i))
+                    j = i - gap if d.rng.random() < 0.5 else i + gap
                     dep = bool(r[i - 1, j - 1])
                     mask = "causal" if c.arch == "decoder" else "none (bidirectional)"
                     work = (f"`{p.name}`: self-attention mask {mask} in each of its {c.n_layers} layers; composed over "
@@ -566,18 +570,12 @@ def draw_norm(d: Draw) -> Context:
     (solver.kernels.residual_graph) built from its formula. Levels (disjoint): easy, one block of
     pre-LN or post-LN (the skip path, the sub-layer's input, the output, a final norm); medium, a
     stack of L layers of pre-LN or post-LN (norms per layer on the skip path, every sub-layer's
-    input, the number of norms); hard, the same for the four forms (sandwich and reordered too) at
-    the depth of a model of the zoo."""
+    input, the number of norms); hard, the same for the four forms (sandwich and reordered too)."""
     forms = ("pre", "post") if d.level < 2 else ("pre", "post", "sandwich", "reordered")
-    if d.level == 2:
-        from question_bank.families.zoo import zoo
-
-        p = d.pick(sorted((p for p in zoo() if p.config.arch == "decoder"), key=lambda p: p.name))
-        L = p.config.n_layers
-        where = f"at the depth of `{p.name}` ($L = {L}$ layers)"
-    else:
-        L = d.rng.randint(2, 48)
-        where = f"with $L = {L}$ layers" if d.level == 1 else ""
+    # issue 39: any depth from 2 to 1,000 layers (DeepNet, Wang et al. 2022, trained 1,000; hard once took a zoo
+    # model's, a few dozen depths), so a statement with its depth rarely repeats across draws
+    L = d.rng.randint(2, 1000)
+    where = f"with $L = {L}$ layers" if d.level >= 1 else ""
     pool: list[Statement] = []
     for form in forms:
         pool += _norm_statements(form, L, d.level)
@@ -645,6 +643,12 @@ def _num(x: int) -> str:
     return f"{x:,}".replace(",", "{,}")
 
 
+def _size(d: Draw, lo: int, hi: int, step: int) -> int:
+    """A multiple of ``step`` drawn log-uniformly in [lo, hi] (issue 39: sizes, and so statements, that rarely
+    repeat across draws)."""
+    return max(lo, round(lo * (hi / lo) ** d.rng.random() / step) * step)
+
+
 def draw_rnn(d: Draw) -> Context:
     """Statements with numbers on why self-attention replaced recurrence, each computed for its own
     sizes from Vaswani et al. 2017, Table 1. Levels (disjoint): easy, sequential steps (and whether
@@ -689,9 +693,8 @@ def draw_rnn(d: Draw) -> Context:
         def subject(st: Statement) -> object:
             return st.params[:3]  # one statement per claim, layer and length: no option mirrors another
     elif d.level == 1:
-        sizes = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
         for _ in range(10):
-            n, dm = d.pick(sizes), d.pick(sizes)
+            n, dm = _size(d, 100, 16384, 4), _size(d, 128, 16384, 64)  # any length of tokens, widths of 64s
             if n == dm:
                 continue
             sa, rnn = table1("self-attention", n, dm)["ops"], table1("recurrent", n, dm)["ops"]
@@ -713,9 +716,18 @@ def draw_rnn(d: Draw) -> Context:
         def subject(st: Statement) -> object:
             return st.params[1:3]  # one statement per pair of sizes
     else:
-        sizes = (256, 512, 1024, 2048, 4096, 8192)
         for _ in range(6):
-            n, dm, k = d.pick(sizes), d.pick(sizes), d.pick((3, 5, 7))
+            # issue 39: the ratio n/d drawn first (3 to 6), then a one-digit kernel at least 1.5 times below or
+            # above it, the side drawn evenly: n/d then says nothing of whether n > k·d (less computation for the
+            # convolution), nor does the kernel's length
+            dm = _size(d, 64, 2048, 64)
+            r = 3 * 2 ** d.rng.random()
+            n = max(64, round(r * dm / 4) * 4)
+            ks = range(2, 10)
+            fewer = d.rng.random() < 0.5
+            k = d.pick([x for x in ks if (x * 1.5 <= n / dm if fewer else x >= 1.5 * n / dm)] or [0])
+            if not k:
+                continue
             sa, conv = table1("self-attention", n, dm)["ops"], table1("convolutional", n, dm, k)["ops"]
             if max(sa, conv) < 1.5 * min(sa, conv):
                 continue
@@ -723,20 +735,22 @@ def draw_rnn(d: Draw) -> Context:
                     f"{_num(conv)}$:")
             sizes_md = (f"$n = {n}$, $d = {dm}$ and $k = {k}$" if d.rng.random() < 0.5
                         else f"$d = {dm}$, $n = {n}$ and $k = {k}$")  # n and d in a drawn order
-            for word, ok in (("fewer", conv < sa), ("more", conv > sa)):
-                pool.append(Statement(f"For {sizes_md}, a convolutional layer does {word} "
-                                      "operations than a self-attention layer.", ok, work,
+            for word, ok in (("less", conv < sa), ("more", conv > sa)):  # words of one length
+                pool.append(Statement(f"For {sizes_md}, a convolutional layer needs {word} "
+                                      "computation than a self-attention layer.", ok, work,
                                       ("conv_ops", (n, dm, k), word)))
         for _ in range(6):
-            k = d.pick((2, 3, 5))
-            m = d.rng.randint(9, 200)
+            k = d.pick((2, 3, 4, 5, 7))
+            m = d.rng.randint(100, 2000)  # 3 or more dilated layers (k ≤ 7): a count one or two off is never below 1
             if conv_layers(m, k, True) == conv_layers(m, k, False):
                 continue
             for dilated in (False, True):
                 true = conv_layers(m, k, dilated)
-                other = conv_layers(m, k, not dilated)
+                # the right count and one off by one or two either way (issue 39: a wrong count as near the
+                # right one as the right one is to it, so the count's size does not say which kind it belongs to)
+                other = true + d.pick((-2, -1, 1, 2))
                 how = "dilated (dilation $k^l$ in layer $l$)" if dilated else "contiguous"
-                for x in (true, other):  # each kind's figure asked of both kinds
+                for x in (true, other):
                     pool.append(Statement(
                         f"With {'dilated' if dilated else 'contiguous'} kernels of size {k}, the fewest layers of "
                         f"causal convolution that let a token depend on the token {m} positions back are {x}.",

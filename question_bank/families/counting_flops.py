@@ -62,40 +62,48 @@ def flops_attention(d: Draw) -> Problem:
     # medium and hard draw from wider sizes (any d_model a multiple of 128 up to 2048, n a power of two or three
     # times one, batches of 3 and 6 too): with the easy level's few sizes, a hard key (both products, × B) was
     # often an easy key again (2·B·n²·d with d or n doubled), and could be recalled rather than worked out
-    widths, lengths = ((256, 512, 768, 1024), (128, 256, 512, 1024, 2048)) if d.level == 0 else (
-        tuple(range(256, 2049, 128)), (128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+    # issue 39: any width that is a multiple of 64 and any length that is a multiple of 64 (four widths and five
+    # lengths gave 16 distinct easy keys in 200 draws, which a test-wise student remembers), batches up to 16
+    widths, lengths = (tuple(range(256, 2049, 64)), tuple(range(128, 2049, 64))) if d.level == 0 else (
+        tuple(range(256, 4097, 64)), tuple(range(128, 8193, 64)))
     while True:
-        d_model, h = d.pick(widths), d.pick((8, 12, 16))
-        if d_model % h == 0:
+        d_model, h = d.pick(widths), d.pick((8, 12, 16, 32))
+        if d_model % h == 0 and d_model // h >= 32:
             break
     n = d.pick(lengths)
-    batch = 1 if d.level == 0 else d.pick(((2, 3, 4, 6, 8), (1, 2, 3, 4, 6, 8))[d.level - 1])
+    batch = 1 if d.level == 0 else d.rng.randint(2 if d.level == 1 else 1, 16)
     ask = "both" if d.level == 2 else d.pick(("qk", "av"))
     cfg = _attn_cfg(d_model, h)
     value = _scores(cfg, batch, n)[ask]
     other = {"qk": "both", "av": "both", "both": "qk"}[ask]
     macs = _scores(cfg, batch, n, "macs")[ask]
+    # issue 38: each mistake's inverse, a mistake of its own, with its value (an integer key's mirror is 2k − v)
     wrongs = [
         Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "One multiply-add is 2 FLOPs; you counted multiply-adds.",
-              macs),
+              macs, inverse="counted 4 FLOPs per multiply-add", inverse_value=2 * value),
         Wrong("one_head_only", "counted one head only", f"Each of the {h} heads has its own n × n product (h·d_h = d_model).",
-              _scores(_attn_cfg(d_model, 1, d_model // h), batch, n)[ask]),
+              _scores(_attn_cfg(d_model, 1, d_model // h), batch, n)[ask],
+              inverse=f"multiplied by the {h} heads twice (d_model per head)", inverse_value=h * value),
         Wrong("qk_only" if other == "qk" else "added_other_product",
               "counted QKᵀ only" if other == "qk" else "added the other product",
               "The question asks for QKᵀ and AV together." if other == "qk" else "The question asks for one of the two products only.",
-              _scores(cfg, batch, n)[other]),
+              _scores(cfg, batch, n)[other],
+              inverse=None if other == "qk" else "counted only the causal half of the n × n entries",
+              inverse_value=None if other == "qk" else value // 2),
         Wrong("projection_cost", "counted n·d² (a projection's cost)", "QKᵀ is (n × d)(d × n): its cost grows with n², not d².",
               (2 if ask == "both" else 1) * rl_matmul(batch * n, d_model, d_model)),
         # a dot product of length d_k as d_k multiplications and d_k − 1 additions: one FLOP fewer per score entry
         Wrong("dot_product_minus_one", "counted 2·d_k − 1 FLOPs per dot product",
               "The stated convention is 2 FLOPs per multiply-add: a dot product of length d_k is 2·d_k FLOPs, "
               "not 2·d_k − 1 (d_k multiplications and d_k − 1 additions).",
-              2 * macs - macs // (d_model // h)),  # 2 FLOPs per multiply-add, one fewer per dot product
+              2 * macs - macs // (d_model // h),  # 2 FLOPs per multiply-add, one fewer per dot product
+              inverse="counted 2·d_k + 1 FLOPs per dot product"),
     ]
     if batch > 1:
         wrongs.append(Wrong("forgot_batch", "counted one sequence, not the batch",
                             f"Each of the B = {batch} sequences has its own n × n scores: multiply by B.",
-                            _scores(cfg, 1, n)[ask]))
+                            _scores(cfg, 1, n)[ask], inverse=f"multiplied by the batch of {batch} twice",
+                            inverse_value=batch * value))
     what = {"qk": r"$QK^\top$", "av": r"the product $AV$ of the attention weights with the values",
             "both": r"$QK^\top$ and $AV$ together"}[ask]
     st = Doc()
@@ -130,12 +138,14 @@ def flops_forward(d: Draw) -> Problem:
 
     mode = "train" if d.level == 2 else "forward"
     for _ in range(200):
-        d_model = d.pick((256, 512, 768))
-        h = d.pick((8, 16) if d_model != 768 else (8, 12))
-        layers = d.pick((2, 4, 6))
-        n = d.pick((128, 256, 512, 1024))
-        batch = 1 if d.level == 0 else d.pick(((2, 4, 8), (1, 2, 4, 8))[d.level - 1])
-        vocab = d.pick((32000, 50000))
+        # issue 39: any width that is a multiple of 64, depths 2 to 12, lengths a multiple of 64, batches up to 16
+        # and any vocabulary size (three of each gave about 130 distinct keys in 200 draws)
+        d_model = d.pick(tuple(range(256, 1025, 64)))
+        h = d.pick(tuple(x for x in (4, 8, 12, 16) if d_model % x == 0 and d_model // x >= 32))
+        layers = d.rng.randint(2, 12)
+        n = d.pick(tuple(range(128, 2049, 64)))
+        batch = 1 if d.level == 0 else d.rng.randint(2 if d.level == 1 else 1, 16)
+        vocab = d.rng.randint(20000, 130000)
         cfg = ModelConfig(arch="decoder", d_model=d_model, n_layers=layers, n_heads=h, d_ff=4 * d_model, ffn="gelu",
                           bias=True, vocab_size=vocab, max_positions=max(1024, n), pos="learned", tied_embeddings=True)
         rep = matmul_flops(cfg, batch, n, mode)
@@ -146,11 +156,13 @@ def flops_forward(d: Draw) -> Problem:
     head = sum(t.total for t in rep.terms if t.name == "lm_head")
     wrongs = [
         Wrong("macs_vs_flops", "counted multiply-adds, not FLOPs", "One multiply-add is 2 FLOPs.",
-              matmul_flops(cfg, batch, n, mode, "macs").total / 1e9),
+              matmul_flops(cfg, batch, n, mode, "macs").total / 1e9, inverse="counted 4 FLOPs per multiply-add"),
+        # issue 38: a dropped term's inverse is the term counted twice, with its own value
         Wrong("forgot_attention_scores", "forgot QKᵀ and AV", "QKᵀ and AV are matmuls too: 4·B·n²·d per layer (forward).",
-              (rep.flops - scores) / 1e9),
+              (rep.flops - scores) / 1e9, inverse="counted QKᵀ and AV twice each", inverse_value=(rep.flops + scores) / 1e9),
         Wrong("forgot_lm_head", "forgot the LM head", "The logits are a d_model × V matmul on every position: 2·B·n·d·V.",
-              (rep.flops - head) / 1e9),
+              (rep.flops - head) / 1e9, inverse="counted the LM head twice (once more for the tied embedding)",
+              inverse_value=(rep.flops + head) / 1e9),
         Wrong("used_2n_rule", "used 2N (or 6N) per token", "2N per token with N non-embedding parameters ignores QKᵀ/AV and the LM head; "
               "the question asks for the exact matmul count.", rep.textbook["rule_value"] / 1e9),
         Wrong("forgot_backward", "forgot the backward pass", "Training adds the backward pass: 2 × the forward matmuls.",
@@ -206,7 +218,12 @@ def flops_training(d: Draw) -> Problem:
 
     ask = "pf_days" if d.level == 2 else "compute"
     for _ in range(200):
-        N, D = d.pick((_NS_SMALL, _NS_LARGE, _NS)[d.level]), d.pick(_DS)
+        # issue 39: any size of two significant figures in the level's range, and any token count of two significant
+        # figures from 20 billion to 15 trillion (ten sizes and sixteen token counts: 121 distinct easy keys in 200 draws)
+        small = d.rng.randint(11, 99) * 10**7 if d.rng.random() < 0.8 else d.rng.randint(10, 13) * 10**8
+        large = d.rng.randint(27, 99) * 10**8 if d.rng.random() < 0.5 else d.rng.randint(10, 70) * 10**9
+        N = (small, large, small if d.rng.random() < 0.5 else large)[d.level]
+        D = d.rng.randint(20, 99) * 10**d.pick((9, 10, 11)) if d.rng.random() < 0.9 else d.rng.randint(10, 15) * 10**12
         r = train(N, tokens=D)
         C = r.answer
         exp = int(math.floor(math.log10(C)))
@@ -216,9 +233,9 @@ def flops_training(d: Draw) -> Problem:
             break
     wrongs = [
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training also runs the backward pass (≈ 4N per token): 6N in all.",
-              matmul_flops(D, N, 1, "forward") / scale),
+              matmul_flops(D, N, 1, "forward") / scale, inverse="applied training = 3 × forward to 6N again (18N per token)"),
         Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "6N counts 2 FLOPs per multiply-add; 3N would be multiply-adds.",
-              per_convention(6 * N * D, "macs") / scale),
+              per_convention(6 * N * D, "macs") / scale, inverse="counted 4 FLOPs per multiply-add (12N per token)"),
         Wrong("forgot_forward", "counted the backward pass only (4N)", "The forward pass (2N) comes on top of the backward (4N).",
               (C - matmul_flops(D, N, 1, "forward")) / scale),
         Wrong("hours_for_days", "used an hour instead of a day", "A petaflop/s-day is 10¹⁵ FLOP/s for 86,400 s.",
@@ -281,8 +298,11 @@ def attention_vs_rnn(d: Draw) -> Problem:
     # which left two options of four.
     gates = 4 if d.level == 2 else 1
     while True:
-        n = d.pick((128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
-        dm, h = d.pick((256, 512, 768, 1024, 1280, 2048)), d.pick((256, 384, 512, 768, 1024, 1536, 2048))
+        if d.level == 0:  # issue 39: the MCQ's sizes as multiples of 64 from wide ranges, so its options rarely repeat
+            n, dm, h = d.pick(range(128, 4097, 64)), d.pick(range(256, 2049, 64)), d.pick(range(256, 2049, 64))
+        else:
+            n = d.pick((128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+            dm, h = d.pick((256, 512, 768, 1024, 1280, 2048)), d.pick((256, 384, 512, 768, 1024, 1536, 2048))
         if h == dm:
             continue
         ratio = 2 * n * dm / (gates * h * (h + dm))  # checked against the FLOP counts below

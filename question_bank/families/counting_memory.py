@@ -26,8 +26,10 @@ _DTYPE_WORD = {"fp32": "fp32 (4 bytes)", "fp16": "fp16 (2 bytes)", "bf16": "bf16
 
 def _unit_wrong(nbytes: int, unit: str) -> Wrong:
     other, div = OTHER_UNIT[unit]
+    # issue 38: its inverse, a mistake of its own: the conversion between the two units applied once too often
     return Wrong("gb_vs_gib", f"gave {other} instead of {unit}",
-                 f"{unit} and {other} differ: 1 GiB = 2³⁰ = 1,073,741,824 bytes, 1 GB = 10⁹ bytes.", nbytes / div)
+                 f"{unit} and {other} differ: 1 GiB = 2³⁰ = 1,073,741,824 bytes, 1 GB = 10⁹ bytes.", nbytes / div,
+                 inverse=f"converted {other} to {unit} twice (the factor 2³⁰/10⁹ once too often)")
 
 
 @family("counting.attention_memory", topic="counting", title="Memory of the attention score matrix",
@@ -39,13 +41,16 @@ def attention_memory(d: Draw) -> Problem:
     for _ in range(300):
         # issue 22: more batches, head counts and lengths at easy and medium (easy held 40 distinct problems in
         # 1,000 draws); hard draws as before (the README's transcript shows hard/44272)
-        batch = d.pick((1, 2, 3, 4, 6, 8) if d.level < 2 else (4, 8, 16, 32))
-        h = d.pick((8, 12, 16, 20, 24, 32) if d.level < 2 else (8, 12, 16, 32))
-        # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n = 8192 or 16384 in GB or
+        # issue 39: any batch up to 64, any even head count up to 64 and any length in the level's range (a few of
+        # each gave 39 distinct easy keys in 200 draws; lengths a multiple of 128 left a GiB key with a short binary
+        # fraction, "472.50", beside GB slips that have none)
+        batch = d.rng.randint(1, 64) if d.level < 2 else d.rng.randint(2, 64)
+        h = d.pick(tuple(range(4, 65, 2)))
+        # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n from 8192 to 16384 in GB or
         # GiB (larger numbers, either unit); hard, every layer of the model (× L).
-        n = d.pick(((1024, 1536, 2048, 3072, 4096), (8192, 16384), (2048, 4096, 8192, 16384))[d.level])
+        n = d.rng.randint(*((1024, 4096), (8192, 16384), (2048, 16384))[d.level])
         dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
-        layers = d.pick((12, 24, 32)) if d.level == 2 else 1
+        layers = d.rng.randint(6, 96) if d.level == 2 else 1
         unit = d.pick(("GB", "GiB") if d.level else ("GiB",))
         nbytes = layers * attention_scores_bytes(batch, h, n, dtype)
         value = nbytes / BYTE_UNITS[unit][0]
@@ -53,16 +58,20 @@ def attention_memory(d: Draw) -> Problem:
             break
     div = BYTE_UNITS[unit][0]
     other_dtype = "fp16" if dtype == "fp32" else "fp32"
+    # issue 38: each mistake's inverse, a mistake of its own (its value the mirror k²/v: the same factor the other way)
     wrongs = [
         _unit_wrong(nbytes, unit),
         Wrong("forgot_heads", "forgot the heads", f"Each of the {h} heads has its own n × n matrix.",
-              layers * attention_scores_bytes(batch, 1, n, dtype) / div),
+              layers * attention_scores_bytes(batch, 1, n, dtype) / div, inverse=f"multiplied by the {h} heads twice"),
         Wrong("wrong_dtype_bytes", f"used {_BYTES[other_dtype]} bytes per value", f"{dtype} takes {_BYTES[dtype]} bytes per value.",
-              layers * attention_scores_bytes(batch, h, n, other_dtype) / div),
+              layers * attention_scores_bytes(batch, h, n, other_dtype) / div,
+              inverse="used 8 bytes per value (fp64)" if dtype == "fp32" else "used 1 byte per value (as for int8)"),
         Wrong("forgot_batch", "forgot the batch", f"Each of the {batch} sequences has its own matrices.",
-              layers * attention_scores_bytes(1, h, n, dtype) / div) if batch > 1 else None,
+              layers * attention_scores_bytes(1, h, n, dtype) / div, inverse=f"multiplied by the batch of {batch} twice")
+        if batch > 1 else None,
         Wrong("forgot_layers", "counted one layer only", f"All {layers} layers keep their scores.",
-              attention_scores_bytes(batch, h, n, dtype) / div) if layers > 1 else None,
+              attention_scores_bytes(batch, h, n, dtype) / div, inverse=f"multiplied by the {layers} layers twice")
+        if layers > 1 else None,
     ]
     wrongs = [w for w in wrongs if w is not None]
     key = nat_key(value, 2, unit=unit)
@@ -101,8 +110,10 @@ def kv_cache(d: Draw) -> Problem:
         name = d.pick((easy_models, tuple(m for m in _KV_PRESETS if m not in easy_models), _KV_PRESETS)[d.level])
         cfg = get_preset(name).config
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        batch = d.pick((1, 4, 8, 16, 32) if d.level else (1, 1, 4))
-        n = d.pick((2048, 4096, 8192, 32768))
+        # issue 39: any batch up to 64 and any length from 512 to 32,768 (three batches and four
+        # lengths gave 17 distinct easy keys in 200 draws)
+        batch = d.rng.randint(1, 64)
+        n = d.rng.randint(512, 32768)
         dtype = "int8" if d.level == 2 else d.pick(("fp16", "bf16"))
         unit = d.pick(("GB", "GiB"))
         W = cfg.sliding_window  # issue 10: a windowed model (Mistral 7B) keeps min(n, W) positions per layer
@@ -114,16 +125,18 @@ def kv_cache(d: Draw) -> Problem:
     div = BYTE_UNITS[unit][0]
     wrongs = [
         Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both the keys AND the values are cached: a factor 2.",
-              kv_cache_bytes(L, batch, held, kv, dh, dtype) / 2 / div),
+              kv_cache_bytes(L, batch, held, kv, dh, dtype) / 2 / div,
+              inverse="counted K and V twice each (a factor 4)"),
         Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only the {kv} K/V head(s) are cached, not all {h} query heads.",
               kv_cache_bytes(L, batch, held, h, dh, dtype) / div) if kv != h else None,
         _unit_wrong(nbytes, unit),
         Wrong("forgot_batch", "forgot the batch", f"Each of the {batch} sequences has its own cache.",
-              kv_cache_bytes(L, 1, held, kv, dh, dtype) / div) if batch > 1 else None,
+              kv_cache_bytes(L, 1, held, kv, dh, dtype) / div, inverse=f"multiplied by the batch of {batch} twice")
+        if batch > 1 else None,
         Wrong("bits_as_bytes", "took 8 bytes (bits) per int8 value", "int8 is 8 bits = 1 byte per value.",
               kv_cache_bytes(L, batch, held, kv, dh, "fp64") / div) if dtype == "int8" else None,
         Wrong("forgot_layers", "counted one layer only", f"Every one of the {L} layers caches its own K and V.",
-              kv_cache_bytes(1, batch, held, kv, dh, dtype) / div),
+              kv_cache_bytes(1, batch, held, kv, dh, dtype) / div, inverse=f"multiplied by the {L} layers twice"),
         Wrong("window_ignored", "cached all n positions (ignored the sliding window)",
               f"With a window of W = {W} a layer's rolling buffer keeps only the last min(n, W) = {held} positions.",
               kv_cache_bytes(L, batch, n, kv, dh, dtype) / div) if held != n else None,

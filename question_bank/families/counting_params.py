@@ -73,6 +73,9 @@ def _finish(d: Draw, st: Doc, sol: Doc, value: int, wrongs: list[Wrong], given: 
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis, given=given, hints=hints)
 
 
+#: issue 38: the inverse of each bias slip, a mistake of its own (None: none that a student makes)
+_BIAS_INVERSE = {True: "counted every bias twice", False: None}
+
 _BIAS_WRONG = {
     True: ("forgot_biases", "forgot the biases", "The statement says the layers have biases: add one bias entry per output."),
     False: ("counted_biases", "counted biases that are not there", "These layers have no biases: count the weight matrices only."),
@@ -83,25 +86,30 @@ _BIAS_WRONG = {
         types=("integer",), tags=("parameters", "multi-head", "biases"), source=_SRC)
 def params_mha(d: Draw) -> Problem:
     """W_Q, W_K, W_V, W_O of d × d each: 4d² weights, plus 4d biases when there are biases."""
-    d_model, h = _width(d, 4, 40) if d.level < 2 else _width(d, 8, 64)
+    # issue 39: any width that is a multiple of 64 up to 8,192 (up to 2,560 gave 37 distinct easy keys in 200 draws)
+    d_model, h = _width(d, 4, 128, (8, 12, 16, 32, 64)) if d.level < 2 else _width(d, 8, 128, (8, 12, 16, 32, 64))
     # Levels (issue 12: disjoint, ordered): easy, one layer without biases (4d²); medium, one layer
     # with biases (+4d); hard, several layers with biases (× L).
     d.rng.random()  # the former bias coin, kept so that the draws after it stay as they were
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
-    layers = d.pick((6, 8, 12, 16, 18, 24, 32, 40)) if d.level == 2 else 1
+    layers = d.pick(tuple(range(4, 97))) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=h, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",))
     bid, blabel, bfb = _BIAS_WRONG[bias]
     wrongs = [
-        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("attention",))),
+        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("attention",)), inverse=_BIAS_INVERSE[bias]),
         Wrong("forgot_output_projection", "forgot the output projection W_O",
               "Multi-head attention ends with W_O (h·dₖ × d_model) that mixes the heads.",
               _count(cfg, ("attention",), skip=(".o.",))),
         Wrong("full_width_heads", "gave every head d_model-wide projections",
               "The heads split d_model: each head's W_Qᵢ is d_model × d_model/h, so all heads together are d_model × d_model.",
-              _count(cfg.replace(d_head=d_model), ("attention",))),
+              _count(cfg.replace(d_head=d_model), ("attention",)),
+              inverse="counted one head's projections only (d_model × d_k each)",
+              inverse_value=_count(cfg.replace(d_head=d_model // h, n_heads=1), ("attention",), skip=(".bias",))
+              if not bias else None),
         Wrong("forgot_layers", "counted one layer only", f"There are {layers} layers: multiply by {layers}.",
-              _count(cfg.replace(n_layers=1), ("attention",)) if layers > 1 else None),
+              _count(cfg.replace(n_layers=1), ("attention",)) if layers > 1 else None,
+              inverse=f"multiplied by the {layers} layers twice", inverse_value=_count(cfg, ("attention",)) * layers),
     ]
     st = Doc()
     what = "A multi-head self-attention layer" if layers == 1 else f"Each of the {layers} layers of an encoder has a multi-head self-attention sub-layer; it"
@@ -133,19 +141,21 @@ def params_ffn(d: Draw) -> Problem:
     # issue 22: any width that is a multiple of 96 (SwiGLU: 8d/3 whole) or 64, and more depths (four fixed
     # widths gave fewer than 50 distinct problems per level)
     if kind == "swiglu":
+        # issue 39: d_ff any multiple of 64 near 8d/3 (LLaMA rounds 8d/3 up to a multiple of 256: 11,008 for
+        # d = 4,096), so that the key is not fixed by d alone (105 distinct medium keys in 200 draws)
         d_model = d.pick(tuple(range(384, 12289, 96)))
-        d_ff = 8 * d_model // 3
+        d_ff = d.pick(tuple(range(64 * -(-5 * d_model // 128), 64 * (7 * d_model // 128) + 1, 64)))  # traced: an edit replays
     else:
         d_model = d.pick(tuple(range(256, 2561, 64)))
         d_ff = 4 * d_model
     coin = d.rng.random() < (0.3 if kind == "swiglu" else 0.6)
     bias = coin if d.level == 0 else True  # medium and hard: every bias to count as well
-    layers = d.pick((4, 6, 8, 12, 16, 24, 32, 40)) if d.level == 2 else 1
+    layers = d.pick(tuple(range(4, 81))) if d.level == 2 else 1
     cfg = _cfg(d_model=d_model, n_heads=1, d_ff=d_ff, ffn=kind, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("ffn",))
     bid, blabel, bfb = _BIAS_WRONG[bias]
     wrongs = [
-        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("ffn",))),
+        Wrong(bid, blabel, bfb, _count(cfg.replace(bias=not bias), ("ffn",)), inverse=_BIAS_INVERSE[bias]),
         Wrong("swiglu_two_matrices", "counted SwiGLU with two matrices",
               "SwiGLU has three matrices: the gate W₁ and the up projection W₃ (d → d_ff) and the down projection W₂.",
               _count(cfg.replace(ffn="gelu"), ("ffn",)) if kind == "swiglu" else None),
@@ -154,7 +164,8 @@ def params_ffn(d: Draw) -> Problem:
         Wrong("one_matrix", "counted one matrix only", "The FFN expands to d_ff and projects back: count both directions.",
               _count(cfg, ("ffn",), skip=("down", "gate"))),
         Wrong("forgot_layers", "counted one layer only", f"There are {layers} layers: multiply by {layers}.",
-              _count(cfg.replace(n_layers=1), ("ffn",)) if layers > 1 else None),
+              _count(cfg.replace(n_layers=1), ("ffn",)) if layers > 1 else None,
+              inverse=f"multiplied by the {layers} layers twice", inverse_value=_count(cfg, ("ffn",)) * layers),
         # every bias taken d_ff long: the down projection's bias has d entries (one per output), not d_ff
         Wrong("down_bias_d_ff", "gave the down projection a d_ff-long bias",
               f"A bias has one entry per output: W₂ maps back to d = {d_model}, so its bias has {d_model} entries, not d_ff.",
@@ -162,7 +173,8 @@ def params_ffn(d: Draw) -> Problem:
         # the biases of a two-matrix FFN (d_ff + d) carried over to SwiGLU: the gate's bias left out
         Wrong("forgot_gate_bias", "forgot the gate's bias (counted d_ff + d biases)",
               "SwiGLU's gate W₁ and up projection W₃ each have a d_ff-long bias: 2·d_ff + d biases per layer.",
-              _count(cfg, ("ffn",), skip=("gate.bias",)) if bias and kind == "swiglu" else None),
+              _count(cfg, ("ffn",), skip=("gate.bias",)) if bias and kind == "swiglu" else None,
+              inverse="counted the gate's d_ff-long bias twice"),
     ]
     st = Doc()
     if kind == "swiglu":
@@ -198,7 +210,7 @@ def params_norm(d: Draw) -> Problem:
     if d.level == 0:
         layers, final = 1, False
     else:  # levels (issue 12: disjoint, ordered): medium, 2 norms per layer; hard, plus a final norm
-        layers = d.pick((4, 6, 8, 12, 16, 24, 28, 32, 40, 48, 60, 80))
+        layers = d.pick(tuple(range(4, 97)))  # issue 39: any depth (twelve gave 351 distinct medium keys in 500 draws)
         d.rng.random()  # the former final-norm coin, kept so that the draws after it stay as they were
         final = d.level == 2
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=8, d_ff=4 * d_model, norm=norm, n_layers=layers,
@@ -212,14 +224,16 @@ def params_norm(d: Draw) -> Problem:
         return sum(p.per for p in parts) if d.level == 0 else sum(p.count for p in parts)
 
     wrongs = [
+        # issue 38: each slip's inverse, where a student makes it, named as that mistake is named here
         Wrong("layernorm_without_beta", "counted LayerNorm with γ only", "LayerNorm has a scale γ AND a shift β: 2·d per norm.",
-              norms(cfg.replace(norm_bias=False)) if norm == "layernorm" else None),
+              norms(cfg.replace(norm_bias=False)) if norm == "layernorm" else None,
+              inverse="counted a running mean and variance (as in BatchNorm)", inverse_value=2 * norms(cfg)),
         Wrong("rmsnorm_with_beta", "gave RMSNorm a β", "RMSNorm has only the scale γ (no mean subtraction, no shift): d per norm.",
               norms(cfg.replace(norm="layernorm", norm_bias=True)) if norm == "rmsnorm" else None),
         Wrong("forgot_final_norm", "forgot the final norm", "A pre-norm model has one more norm after the last layer.",
               norms(cfg.replace(final_norm=False)) if final else None),
         Wrong("one_norm_per_layer", "counted one norm per layer", "Each layer has two norms: before attention and before the FFN.",
-              (norms(cfg) - layers * per) if d.level else None),
+              (norms(cfg) - layers * per) if d.level else None, inverse="counted three norms per layer"),
         Wrong("counted_d_squared", "counted a d × d matrix", "A norm's parameters are vectors of length d, not matrices.",
               d_model * d_model if d.level == 0 else None),
         # BatchNorm's running mean and variance (buffers, not trainable, and LayerNorm/RMSNorm keep none) counted
@@ -234,7 +248,7 @@ def params_norm(d: Draw) -> Problem:
               norms(cfg) + layers * per if d.level else None),
         Wrong("added_final_norm", "added a final norm the statement rules out",
               "The statement says there is no final norm: count the two norms of each layer only.",
-              norms(cfg.replace(final_norm=True)) if d.level and not final else None),
+              norms(cfg.replace(final_norm=True)) if d.level and not final else None, inverse="counted one norm too few"),
     ]
     st = Doc()
     name = "LayerNorm" if norm == "layernorm" else "RMSNorm"
@@ -270,8 +284,10 @@ def params_layer(d: Draw) -> Problem:
     the weight matrices and γ); medium, an encoder layer with every bias and β (twice the terms);
     hard, a decoder layer of an encoder-decoder (a second attention block and a third norm to
     remember), with every bias in about 7 draws in 10 and without biases (γ only) in the others."""
-    d_model, h = _width(d, 4, 32)
-    d_ff = d.pick((4 * d_model, 2048)) if d_model == 512 else 4 * d_model
+    # issue 39: any width that is a multiple of 64 up to 4,096 and any d_ff that is a multiple of 64 from 2d to 4d
+    # (d_ff = 4d fixed the key by d alone: 29 distinct medium keys in 200 draws)
+    d_model, h = _width(d, 4, 64)
+    d_ff = d.pick(tuple(range(2 * d_model, 4 * d_model + 1, 64)))  # traced: an edit replays
     kind = "decoder" if d.level == 2 else "encoder"
     bias = d.level == 1 or (d.level == 2 and d.rng.random() < 0.7)
     if kind == "encoder":
@@ -286,14 +302,17 @@ def params_layer(d: Draw) -> Problem:
     wrongs = [
         Wrong("forgot_norm_params", "forgot the LayerNorm parameters",
               "Each LayerNorm has γ and β of d_model each" + ("." if bias else " (γ only here)."),
-              _count(cfg, groups[:-1])),
+              _count(cfg, groups[:-1]),
+              inverse=("counted a running mean and variance in every LayerNorm (as in BatchNorm)" if bias
+                       else "gave the γ-only LayerNorms a β as well")),
         Wrong("forgot_biases", "forgot the biases", "Every linear map and LayerNorm here has a bias.",
-              _count(cfg.replace(bias=False), groups) if bias else None),
+              _count(cfg.replace(bias=False), groups) if bias else None, inverse="counted every bias twice"),
         Wrong("forgot_cross_attention", "forgot the cross-attention sub-layer",
               "A decoder layer of an encoder-decoder also attends to the encoder output: a second MHA and a third norm.",
               _count(enc_like, ("attention", "ffn", "norm")) if kind == "decoder" else None),
         Wrong("forgot_ffn_biases_only", "counted the FFN without biases", "The FFN's two linear maps have biases too.",
-              _count(cfg, groups, skip=("ffn.up.bias", "ffn.down.bias")) if bias else None),
+              _count(cfg, groups, skip=("ffn.up.bias", "ffn.down.bias")) if bias else None,
+              inverse="counted the FFN's two biases twice"),
     ]
     st = Doc()
     b = ("every linear map has a bias and every LayerNorm has γ and β" if bias
@@ -335,11 +354,15 @@ def params_model(d: Draw) -> Problem:
     # embedding, the layers' matrices and γ's, the head; medium, learned positions, every bias and β,
     # a tied head (a position table, biases and the tying to track); hard, the same with an untied
     # head of its own, and wider or deeper models.
-    d_model, h = _dims(d, (256, 512, 768) if d.level < 2 else (512, 768, 1024))
-    layers = d.pick((2, 4, 6) if d.level < 2 else (6, 12, 24))
-    vocab = d.pick((30000, 32000, 50000))
+    # issue 39: any width that is a multiple of 64, any depth in a range, a vocabulary of any size (a tokeniser's
+    # is any count: GPT-2's 50,257, BERT's 30,522) and more context lengths: three widths, three depths and three
+    # vocabularies gave about 70 distinct keys in 500 draws, which a test-wise student remembers; and the count's
+    # last digits (its factors of 2) no longer tell the key from a slip that adds or drops the odd norm term.
+    d_model, h = _width(d, 4, 16, (4, 8, 16)) if d.level < 2 else _width(d, 8, 24, (8, 12, 16))
+    layers = d.pick(tuple(range(2, 9)) if d.level < 2 else tuple(range(6, 33)))
+    vocab = d.rng.randint(20000, 130000)
     pos = "rope" if d.level == 0 else "learned"
-    n_ctx = d.pick((512, 1024, 2048))
+    n_ctx = d.pick((512, 1024, 1536, 2048, 4096))
     coin = d.rng.random() < 0.5
     tied = coin if d.level == 0 else d.level == 1
     bias = pos == "learned"
@@ -347,20 +370,29 @@ def params_model(d: Draw) -> Problem:
                       norm="layernorm", norm_position="pre", final_norm=True, bias=bias, vocab_size=vocab,
                       max_positions=n_ctx, pos=pos, tied_embeddings=tied, lm_head=True)
     pb = param_breakdown(cfg)
+    norms = pb.by_group().get("norm", 0)
+    # issue 38: a mistake made the other way round is offered only with its own name (``inverse``), each a
+    # mistake a student makes: the norms' parameters counted twice over is a β given to γ-only LayerNorms
+    # (easy: +d per norm), or BatchNorm's running mean and variance counted (medium, hard: +2d per norm)
     wrongs = [
         Wrong("tied_counted_twice", "counted the tied embedding twice",
               "The LM head IS the token embedding matrix (tied): count it once.",
-              param_breakdown(cfg.replace(tied_embeddings=False)).total if tied else None),
+              param_breakdown(cfg.replace(tied_embeddings=False)).total if tied else None,
+              inverse="left the tied embedding matrix out altogether (counted neither it nor the head)"),
         Wrong("forgot_lm_head", "forgot the untied LM head", "The LM head has its own d_model × V matrix here (not tied).",
-              param_breakdown(cfg.replace(tied_embeddings=True)).total if not tied else None),
+              param_breakdown(cfg.replace(tied_embeddings=True)).total if not tied else None,
+              inverse="counted the untied head's V × d_model matrix twice"),
         Wrong("forgot_position_table", "forgot the position embedding", "A learned position table has max_positions × d_model entries.",
-              param_breakdown(cfg.replace(pos="none")).total if pos == "learned" else None),
+              param_breakdown(cfg.replace(pos="none")).total if pos == "learned" else None,
+              inverse="counted the position table twice (once with the embeddings, once more)"),
         Wrong("forgot_norm_params", "forgot the LayerNorm parameters", "Every LayerNorm has parameters (2 per layer plus the final one).",
-              pb.total - pb.by_group().get("norm", 0)),
+              pb.total - norms,
+              inverse=("gave the γ-only LayerNorms a β as well" if not bias
+                       else "counted a running mean and variance in every LayerNorm (as in BatchNorm)")),
         Wrong("forgot_biases", "forgot the biases", "The linear maps and LayerNorms have biases here.",
-              param_breakdown(cfg.replace(bias=False)).total if bias else None),
+              param_breakdown(cfg.replace(bias=False)).total if bias else None, inverse="counted every bias twice"),
         Wrong("forgot_embeddings", "counted the layers only", "The token embedding is V × d_model parameters.",
-              pb.non_embedding),
+              pb.non_embedding, inverse=None if tied else "counted the embedding and the untied head twice each"),
     ]
     st = Doc()
     st.p(f"A decoder-only (GPT-style) Transformer has a vocabulary of $V = {big(vocab)}$ tokens, $d_{{model}} = {d_model}$, "
@@ -392,9 +424,11 @@ def params_lora(d: Draw) -> Problem:
     from solver.counting.config import ModelConfig
     from solver.counting.params import param_breakdown
 
-    d_model = d.pick((512, 768, 1024, 2048, 4096))
-    h = d.pick((8, 16, 32) if d_model >= 1024 else (8, 16))
-    layers = d.pick((12, 24, 32))
+    # issue 39: any width that is a multiple of 256 and any depth from 12 to 80 (five widths and three depths gave
+    # 62 distinct hard keys in 200 draws)
+    d_model = d.pick(tuple(range(512, 8193, 256)))
+    h = d.pick((8, 16, 32) if d_model % 512 == 0 else (8, 16))
+    layers = d.pick(tuple(range(12, 81)))
     # Levels (issue 12: disjoint, ordered): easy, ranks 4 or 8 on W_Q and W_V of an MHA model; medium,
     # ranks 16 or 32 (larger products); hard, a GQA/MQA model (W_K, W_V are d × h_kv·d_h, not square).
     r = d.pick(((4, 8), (16, 32), (4, 8, 16, 32))[d.level])
@@ -409,7 +443,8 @@ def params_lora(d: Draw) -> Problem:
         Wrong("one_factor_only", "counted only one of A and B", "LoRA adds two matrices per target: A (r × d_in) and B (d_out × r).",
               sum(c.count for c in lora if c.key.endswith(".A"))),
         Wrong("forgot_layers", "counted one layer only", f"Every one of the {layers} layers gets its adapters.",
-              param_breakdown(cfg.replace(n_layers=1)).lora),
+              param_breakdown(cfg.replace(n_layers=1)).lora,
+              inverse=f"multiplied by the {layers} layers twice", inverse_value=value * layers),
         Wrong("all_four_projections", "adapted all four projections", "Only the listed projections get adapters.",
               param_breakdown(cfg.replace(lora_targets=("q", "k", "v", "o"))).lora if targets == ("q", "v") else None),
         Wrong("full_matrices", "counted the full matrices", "The adapters are low-rank: r·(d_in + d_out), not d_in·d_out.",
@@ -443,21 +478,31 @@ def params_kv_proj(d: Draw) -> Problem:
     counted that the statement rules out (+ 2·h_kv·d_h per layer)."""
     # issue 22: any width that is a multiple of 512 up to 8,192 and 16 to 64 query heads (three widths gave
     # fewer than 50 distinct problems per level)
-    d_model = d.pick(tuple(range(1024, 8193, 512)))
+    # issue 39: any multiple of 16·h (heads of a multiple of 16 wide; widths a step of 512 gave 280 distinct medium
+    # keys in 500 draws)
     h = d.pick((16, 32, 64))
+    d_model = d.pick(tuple(range(1024, 8193, max(128, 16 * h))))
     # Levels (issue 12: disjoint, ordered): easy, one layer with MQA or 8 K/V heads; medium, the same over
     # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.
     kv = d.pick((2, 4)) if d.level == 2 else d.pick((1, 8))
-    layers = 1 if d.level == 0 else d.pick((16, 22, 24, 26, 28, 32, 36, 40, 48, 60, 80))
+    layers = 1 if d.level == 0 else d.pick(tuple(range(12, 97)))
     cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
     comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))
     wrongs = [
         Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only {kv} K/V head(s) are projected, not {h}.",
               _count(cfg.replace(n_kv_heads=None), ("attention",), skip=(".q.", ".o."))),
         Wrong("forgot_k_and_v", "counted K or V only", "Both W_K and W_V are needed: two matrices.",
-              _count(cfg, ("attention",), skip=(".q.", ".o.", ".v."))),
+              _count(cfg, ("attention",), skip=(".q.", ".o.", ".v.")),
+              inverse="counted four matrices (W_Q, W_K, W_V, W_O) at the K/V width",
+              inverse_value=2 * _count(cfg, ("attention",), skip=(".q.", ".o."))),
         Wrong("forgot_layers", "counted one layer only", f"Multiply by the {layers} layers.",
-              _count(cfg.replace(n_layers=1), ("attention",), skip=(".q.", ".o.")) if layers > 1 else None),
+              _count(cfg.replace(n_layers=1), ("attention",), skip=(".q.", ".o.")) if layers > 1 else None,
+              inverse=f"multiplied by the {layers} layers twice",
+              inverse_value=layers * _count(cfg, ("attention",), skip=(".q.", ".o."))),
+        # issue 39: a fencepost slip, each way (a small step down and up, so that the key can be the largest option)
+        Wrong("one_layer_too_few", "counted one layer too few", f"There are {layers} layers, not {layers - 1}.",
+              _count(cfg.replace(n_layers=layers - 1), ("attention",), skip=(".q.", ".o.")) if layers > 1 else None,
+              inverse="counted one layer too many"),
         Wrong("one_head_width", "used d_head alone for W_K", "The K/V width is n_kv_heads·d_head.",
               _count(cfg.replace(n_kv_heads=1), ("attention",), skip=(".q.", ".o.")) if kv > 1 else None),
         # the group size (query heads per K/V head, h/h_kv) taken for the number of K/V heads

@@ -34,6 +34,12 @@ _NS_B = tuple(range(1, 71)) + (1.3, 1.5, 2.7, 6.7, 72, 100, 175, 280, 405, 540)
 _NS_B_LOG = tuple(float(f"{10 ** (-1 + math.log10(3600) * i / 77):.2g}") for i in range(78)) + (405, 450)
 
 
+#: issue 38: the inverse slips of "forgot the backward pass" (2N per token) and "forgot the 20" (D = N), each a
+#: mistake of its own whose value is the mirror (the same factor the other way)
+_TIMES_3_AGAIN = "applied training = 3 × forward to 6N again (18N per token)"
+_TWENTY_TWICE = "multiplied by 20 twice (400 tokens per parameter)"
+
+
 @family("scaling.chinchilla", topic="scaling", title="Chinchilla arithmetic: 20 tokens per parameter, C = 6ND",
         types=("nat",), tags=("scaling-laws", "chinchilla", "6ND"), source="issue 4 (scaling-law arithmetic); Hoffmann et al. 2022")
 def chinchilla(d: Draw) -> Problem:
@@ -45,7 +51,8 @@ def chinchilla(d: Draw) -> Problem:
     # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).
     ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
-        n_b = d.pick(_NS_B_LOG if ask == "compute" else _NS_B)
+        # issue 39: sizes of three significant figures, log-uniform (80 sizes gave 121 distinct easy keys in 200 draws)
+        n_b = d.log_uniform(0.1, 450, 3) if ask == "compute" else d.log_uniform(1, 540, 3)
         N = round(n_b * 10**9)
         if ask == "compute":
             C = train(N, tokens=TOKENS_PER_PARAM * N).answer
@@ -53,12 +60,12 @@ def chinchilla(d: Draw) -> Problem:
             exp = int(math.floor(math.log10(C))) + d.pick((1, 0, -1, -2))
             value, scale = C / 10**exp, 10**exp
         elif ask == "tokens":
-            C = d.pick((1, 2, 3, 5)) * 10 ** d.pick((21, 22, 23))
+            C = d.rng.randint(10, 99) * 10 ** d.pick((20, 21, 22))
             value = float(train(N, compute=C).breakdown["tokens"]) / 10**9
             scale = 10**9
         else:  # a budget of two significant figures, 10^21 to 9.9·10^25 FLOPs (N ≈ 2.9 to 910 billion), its
             # leading digits spread evenly in log (as N's then are)
-            C = min(99, round(10 ** (1 + d.rng.random()))) * 10 ** (d.pick((21, 22, 23, 24, 25)) - 1)
+            C = min(999, round(10 ** (2 + d.rng.random()))) * 10 ** (d.pick((21, 22, 23, 24, 25)) - 2)
             value = math.sqrt(C / (6 * TOKENS_PER_PARAM)) / 10**9
             N = round(value * 10**9)
             scale = 10**9
@@ -73,23 +80,28 @@ def chinchilla(d: Draw) -> Problem:
         return math.sqrt(C / (k * TOKENS_PER_PARAM)) / scale
 
     slips = [Wrong("macs_vs_flops", "counted multiply-adds (3N per token)",
-                   "FLOP counts take 2 FLOPs per multiply-add: training costs 6N FLOPs per token, not 3N.", per_token(3)),
+                   "FLOP counts take 2 FLOPs per multiply-add: training costs 6N FLOPs per token, not 3N.", per_token(3),
+                   inverse="counted 4 FLOPs per multiply-add (12N per token)", inverse_value=per_token(12)),
              Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
                    "The backward pass computes gradients for both the activations and the weights: 4N per token, "
                    "twice the forward's 2N, so training costs 6N.", per_token(4))]
     if ask == "compute":
         wrongs = [Wrong("forgot_backward", "used 2N per token", "Training costs 6N per token (forward 2N + backward 4N).",
-                        matmul_flops(TOKENS_PER_PARAM * N, N, 1, "forward") / scale),
+                        matmul_flops(TOKENS_PER_PARAM * N, N, 1, "forward") / scale, inverse=_TIMES_3_AGAIN,
+                        inverse_value=per_token(18)),
                   Wrong("forgot_twenty", "trained on N tokens", "Chinchilla-optimal is about 20 tokens per parameter.",
-                        train(N, tokens=N).answer / scale)]
+                        train(N, tokens=N).answer / scale, inverse=_TWENTY_TWICE)]
     elif ask == "tokens":
         wrongs = [Wrong("forgot_backward", "used C = 2ND", "C = 6ND: the budget buys a third of C/(2N).",
-                        3 * float(train(N, compute=C).breakdown["tokens"]) / scale),
+                        3 * float(train(N, compute=C).breakdown["tokens"]) / scale, inverse=_TIMES_3_AGAIN,
+                        inverse_value=per_token(18)),
                   Wrong("twenty_n", "answered 20·N", "The question asks what the budget buys, not the Chinchilla-optimal D.",
                         TOKENS_PER_PARAM * N / scale)]
     else:
-        wrongs = [Wrong("forgot_backward", "used C = 2ND", "C = 6ND = 120N²: N = √(C/120).", math.sqrt(C / 40) / scale),
-                  Wrong("forgot_twenty", "took D = N", "D ≈ 20N, so C = 120N², not 6N².", math.sqrt(C / 6) / scale),
+        wrongs = [Wrong("forgot_backward", "used C = 2ND", "C = 6ND = 120N²: N = √(C/120).", math.sqrt(C / 40) / scale,
+                        inverse=_TIMES_3_AGAIN, inverse_value=per_token(18)),
+                  Wrong("forgot_twenty", "took D = N", "D ≈ 20N, so C = 120N², not 6N².", math.sqrt(C / 6) / scale,
+                        inverse=_TWENTY_TWICE),
                   Wrong("no_square_root", "forgot the square root", "C = 120N² gives N² = C/120: take the square root.",
                         C / 120 / scale)]
     wrongs += slips

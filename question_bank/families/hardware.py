@@ -76,6 +76,11 @@ _MATMUL_D = (2048, 3072, 4096, 5120, 8192, 12288, 16384)
 _MATMUL_F = (2048, 4096, 8192, 11008, 14336, 16384, 28672)
 
 
+def _log_multiple(d: Draw, lo: int, hi: int, step: int) -> int:
+    """A multiple of ``step`` drawn log-uniformly in [lo, hi]."""
+    return max(lo, round(lo * (hi / lo) ** d.rng.random() / step) * step)
+
+
 @family("hardware.matmul_bound", topic="hardware", title="Is this matmul compute- or memory-bound?",
         types=("mcq",), tags=("roofline", "arithmetic-intensity", "hardware"), marks=2, source=_SRC)
 def matmul_bound(d: Draw) -> Problem:
@@ -116,9 +121,13 @@ def matmul_bound(d: Draw) -> Problem:
     band = d.pick(range(4))  # (from 0.8 until I had to be 2x from I*: a compute-bound time under 12 µs is then rare)
     for _ in range(3000):
         hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
-        D = d.pick(_MATMUL_D)
-        F = d.pick((_MATMUL_F, (D,), tuple(f for f in _MATMUL_F if f != D))[d.level])
-        B = d.pick((16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+        # issue 39: sizes drawn log-uniformly as multiples of 256 (D from 2,048 to 16,384, F to 28,672) and B as a
+        # multiple of 16 from 16 to 4,096, so a shape and its times rarely repeat across draws
+        D = _log_multiple(d, 2048, 16384, 256)
+        F = (_log_multiple(d, 2048, 28672, 256), D, _log_multiple(d, 2048, 28672, 256))[d.level]
+        if d.level == 2 and F == D:
+            continue
+        B = _log_multiple(d, 16, 4096, 16)
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
         t = float(r.breakdown["time_s"])

@@ -86,12 +86,17 @@ def heads(d: Draw) -> Problem:
     source="000_77b679b0197eab2d.txt, 001_8ec5306c4a732c7b.txt (shapes)",
 )
 def shapes(d: Draw) -> Problem:
-    """The shape of QKᵀ, of the weights or of the output, for Q n×dₖ, K m×dₖ, V m×d_v."""
+    """The shape of QKᵀ, of the weights or of the output, for Q n×dₖ, K m×dₖ, V m×d_v.
+
+    Levels (disjoint, issue 39: easy seed 434 and medium seed 401 were once the same problem): easy, the
+    shape of QKᵀ or of the attention weights (one product, n × m); medium, the shape of the output (two
+    products, n × d_v). All four sizes from 2 to 48, so a shape rarely repeats."""
     while True:
-        n, m, d_k, d_v = (d.pick((2, 3, 4, 5, 6, 8, 10, 16)) for _ in range(4))
+        # all four from one range: a dimension's size says nothing of which it is
+        n, m, d_k, d_v = (d.pick(range(2, 49)) for _ in range(4))
         if len({n, m, d_k, d_v}) == 4:
             break
-    ask = d.pick(("weights", "output") if d.level else ("scores", "output"))
+    ask = d.pick(("weights", "scores")) if d.level == 0 else "output"
     right = (n, m) if ask in ("scores", "weights") else (n, d_v)
     cands = [
         Wrong("transposed", "transposed the shape", "Rows belong to the queries: the first dimension is n.", (right[1], right[0])),

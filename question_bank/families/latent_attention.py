@@ -30,12 +30,15 @@ def kv_cache(d: Draw) -> Problem:
     # sequence, in GB; medium, drawn widths (d_c = 256 or 1024, d_R = 32 or 64) and a batch of B > 1, in GB;
     # hard, the same in GiB (one unit conversion more to track, a note more in the solution).
     for _ in range(300):
-        dc = d.pick((512,) if d.level == 0 else (256, 1024))
-        dr = d.pick((64,) if d.level == 0 else (32, 64))
+        # issue 39: medium and hard draw any latent width that is a multiple of 64 from 128 to 1,024, rotary widths
+        # of 32, 64 or 128, batches of 2 to 32 and lengths a multiple of 256 (two widths each and three batches gave
+        # 341 distinct keys in 500 draws, which a test-wise student remembers)
+        dc = d.pick((512,) if d.level == 0 else tuple(range(128, 1025, 64)))
+        dr = d.pick((64,) if d.level == 0 else (32, 64, 128))
         cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
-        B = 1 if d.level == 0 else d.pick((4, 8, 16))
+        B = 1 if d.level == 0 else d.rng.randint(2, 32)
         # issue 22: any length that is a multiple of 1,024 up to 128 Ki (four lengths gave 4 easy problems)
-        n = d.pick(tuple(range(1024, 131073, 1024)))
+        n = d.pick(tuple(range(1024, 131073, 1024 if d.level == 0 else 256)))
         unit = "GiB" if d.level == 2 else "GB"
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
         value = nbytes / BYTE_UNITS[unit][0]
@@ -50,15 +53,18 @@ def kv_cache(d: Draw) -> Problem:
         Wrong("counted_as_mha", "counted the cache as MHA's (K and V of every head)",
               "MLA caches the compressed latent, not per-head keys and values.", per_token(2 * h * dh)),
         Wrong("forgot_rope_key", "left out the decoupled rotary key", "RoPE cannot pass through the latent: one "
-              f"rotary key of d_R = {dr} per token is cached beside it.", per_token(dc)),
+              f"rotary key of d_R = {dr} per token is cached beside it.", per_token(dc),
+              inverse="cached the rotary key twice (once for K, once for V)", inverse_value=per_token(dc + 2 * dr)),
         Wrong("rope_per_head", "cached a rotary key per head", "The rotary key is shared by all heads.",
               per_token(dc + h * dr)),
         Wrong("latent_twice", "cached the latent twice (for K and for V)", "K and V are both re-expanded from the "
-              "same latent.", per_token(2 * dc + dr)),
+              "same latent.", per_token(2 * dc + dr),
+              inverse="cached the rotary key only (left out the latent)", inverse_value=per_token(dr)),
     ]
+    wrongs = [w for w in wrongs if w is not None]
     if unit == "GiB":
         wrongs.append(Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",
-                            nbytes / 10**9))
+                            nbytes / 10**9, inverse="converted GB to GiB twice (the factor 10⁹/2³⁰ once too often)"))
     key = nat_key(value, 2, unit=unit)
     st = Doc()
     st.p(f"A decoder with multi-head latent attention (as DeepSeek-V2) has $L = {L}$ layers and $h = {h}$ heads of "

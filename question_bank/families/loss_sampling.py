@@ -43,8 +43,11 @@ def cross_entropy(d: Draw) -> Problem:
         lse = float(tr["logsumexp"].value[0])
         nll = float(tr["nll"].value[0])
         wrongs = [
-            Wrong("log2", "used log base 2", "PyTorch's cross-entropy is in nats: natural log.", value / math.log(2)),
-            Wrong("log10", "used log base 10", "Cross-entropy uses the natural log.", value / math.log(10)),
+            # issue 38: each base slip's inverse, a mistake of its own: the change of base applied the other way
+            Wrong("log2", "used log base 2", "PyTorch's cross-entropy is in nats: natural log.", value / math.log(2),
+                  inverse="multiplied by ln 2 (converted between bits and nats the wrong way)"),
+            Wrong("log10", "used log base 10", "Cross-entropy uses the natural log.", value / math.log(10),
+                  inverse="multiplied by ln 10 (converted from log base 10 the wrong way)"),
             Wrong("forgot_logsumexp", "took −z_y without normalising", "The loss is −ln softmax(z)_y = logsumexp(z) − z_y.",
                   -z[y]),
             Wrong("forgot_target_logit", "gave logsumexp(z) without subtracting z_y",

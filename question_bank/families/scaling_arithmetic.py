@@ -8,7 +8,8 @@ cookbook): one family per area of issue 36, each keyed by a registered formula
 - ``gpu.peak_from_parts``: a GPU's dense peak from SMs, tensor cores and clock;
 - ``roofline.elementwise``: the time of a chain of elementwise kernels, fused or not;
 - ``memory.recipe``: training memory per chip under a named recipe;
-- ``inference.decode_batch``: the batch above which decode's weight matmuls are compute-bound.
+- ``inference.decode_batch``: the batch above which decode's weight matmuls are compute-bound;
+- ``inference.decode_latency``: a decode step's latency, its throughput, and where it turns compute-bound.
 
 Misconceptions are the same formula with the named slip applied.
 """
@@ -409,4 +410,105 @@ def decode_batch(d: Draw) -> Problem:
         notes.append("At a large batch every expert is read, but each computes for only B·k/E tokens.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"peak_tflops": tf, "hbm_gbs": gbs, "weight_dtype": wd,
                                                            "experts": E, "top_k": k},
+                       notes=notes)
+
+
+# ---- inference: latency against throughput at a batch -------------------------------------------------------
+
+_N_DENSE = (7e9, 8e9, 13e9, 30e9, 34e9, 70e9, 175e9)  # parameters of dense decoders people quote
+_N_MOE = ((47e9, 13e9), (141e9, 39e9), (236e9, 21e9), (671e9, 37e9), (235e9, 22e9))  # (total, active)
+
+
+@family("inference.decode_latency", topic="hardware", title="Decode latency and throughput at a batch",
+        types=("nat",), tags=("decode", "latency", "throughput", "roofline", "kv-cache", "moe"), marks=2,
+        source=_BOOK + ", Part 7 'Inference' ('Theoretical estimates for LLM latency and throughput')")
+def decode_latency(d: Draw) -> Problem:
+    """A decode step takes T = max((N·w + B·S·X)/(n·W_hbm), 2·N_active·B/(n·C)); each sequence waits T for its
+    token, the chips make B/T tokens a second.
+
+    Levels (disjoint, ordered): easy, the per-token latency (ms) of a dense model at a small batch, the cache
+    neglected; medium, the throughput (tokens/s) with each sequence's cache read; hard, the batch at which a
+    mixture of experts' step turns compute-bound with the cache read (N_active FLOPs, all N weights read)."""
+    for _ in range(400):
+        tf, gbs = d.pick(tuple(range(200, 2501, 50))), d.pick(tuple(range(1000, 8001, 100)))
+        C, W = tf * 1e12, gbs * 1e9
+        n = d.pick((1, 2, 4, 8))
+        wd = d.pick(("bf16", "int8"))
+        S, X_kib = 0, 0
+        if d.level == 2:
+            N, Na = d.pick(_N_MOE)
+        else:
+            N = Na = d.pick(_N_DENSE)
+        if d.level == 0:
+            B = d.pick((1, 2, 4, 8, 16))
+            r = _run("decode_latency", {"kv": "ignored"}, params=N, batch=B, chips=n, peak=C, bandwidth=W,
+                     weight_dtype=wd)
+            value, unit, lo, hi = float(r.answer) * 1e3, "ms", 0.5, 2000
+            t_math = float(r.breakdown["compute_time_s"]) * 1e3
+            wrongs = [Wrong("compute_time", "gave the FLOPs' time", "At a small batch the step waits on HBM: "
+                            "T = max(bytes/W, FLOPs/C).", t_math),
+                      Wrong("one_chip", "forgot the chips", f"The weights are read by {n} chips at once.", value * n)
+                      if n > 1 else None,
+                      Wrong("one_byte_weight", "took one byte a bf16 weight", "bf16 is 2 bytes a weight.",
+                            value / 2) if wd == "bf16" else None]
+        else:
+            B = d.pick((8, 16, 32, 64, 128, 256, 512)) if d.level == 1 else 1  # hard: B* does not depend on B
+            S, X_kib = d.pick((1024, 2048, 4096, 8192, 16384, 32768)), d.pick((32, 64, 128, 160, 256, 320, 512, 800))
+            X = X_kib * 1024
+            r = _run("decode_latency", params=N, active_params=Na, batch=B, context=S, kv_per_token=X, chips=n,
+                     peak=C, bandwidth=W, weight_dtype=wd)
+            no_kv = _run("decode_latency", {"kv": "ignored"}, params=N, active_params=Na, batch=B, chips=n, peak=C,
+                         bandwidth=W, weight_dtype=wd)
+            if d.level == 1:
+                value, unit, lo, hi = float(r.breakdown["tokens_per_second"]), "tokens/s", 10, 1e6
+                wrongs = [Wrong("no_kv", "left out the cache's read", "Each sequence's S·X bytes of cache are read "
+                                "every step too.", float(no_kv.breakdown["tokens_per_second"])),
+                          Wrong("per_sequence", "gave one sequence's tokens/s", "The batch makes B tokens a step: "
+                                "throughput = B/T.", value / B)]
+            else:
+                crit = r.breakdown.get("critical_batch")
+                if crit is None:
+                    continue
+                value, unit, lo, hi = float(crit), "sequences", 10, 1e5
+                wrongs = [Wrong("no_kv", "left out the cache's read", "The cache read grows with B as the FLOPs do: "
+                                "B* = N·w/W ÷ (2·N_active/C − S·X/W).", float(no_kv.breakdown["critical_batch"])),
+                          Wrong("total_flops", "counted every expert's FLOPs", "A token multiplies only its k experts: "
+                                "2·N_active FLOPs, while all N weights are read.",
+                                float(_run("decode_latency", params=N, batch=B, context=S, kv_per_token=X, chips=n,
+                                           peak=C, bandwidth=W, weight_dtype=wd).breakdown.get("critical_batch")
+                                      or 0) or None)]
+                wrongs = [x for x in wrongs if x.value]
+        if _ok(value, lo, hi):
+            break
+    key = nat_key(value, 2, unit=unit, digits_rule=True)
+    st = Doc()
+    model = (f"a {N / 1e9:g}B-parameter dense decoder" if N == Na else
+             f"a mixture-of-experts decoder of {N / 1e9:g}B parameters, {Na / 1e9:g}B of them active per token")
+    st.p((f"{n} accelerators, each doing" if n > 1 else "One accelerator doing") + f" {tf:g} TFLOP/s (bf16, dense) "
+         f"and reading HBM at {gbs:,} GB/s, serve{'' if n > 1 else 's'} {model}, its weights in {wd}"
+         + (" and computed in bf16" if wd != "bf16" else "")
+         + (", spread evenly over the chips (no communication time)." if n > 1 else "."))
+    if d.level == 0:
+        st.p(f"A decode step generates one token for each of B = {B} sequence{'s' if B > 1 else ''}; the KV cache's "
+             "bytes are negligible. "
+             "Assuming the weights' reads and the FLOPs overlap perfectly, what is each sequence's latency per "
+             f"token, in ms? {round_off(key.decimals)}")
+    else:
+        st.p((f"B = {B} sequences decode together" if d.level == 1 else "Sequences decode together")
+             + f", each with S = {S:,} cached tokens of {X_kib} KiB each (all layers); every step reads all the "
+             "weights and every sequence's cache, and a step's time is the larger of its HBM time and its FLOP time "
+             "(2 FLOPs per active weight per token; attention's FLOPs neglected).")
+        st.p(("What throughput, in tokens per second, do the chips sustain?" if d.level == 1 else
+              "Above what batch (sequences) does the step become compute-bound?") + f" {round_off(key.decimals)}")
+    notes = ["The step's time is the larger of bytes ÷ HBM bandwidth and FLOPs ÷ peak; each sequence gets one token "
+             "a step, so the per-token latency is the step's time and the throughput B ÷ step."]
+    if d.level >= 1:
+        notes.append("The cache's bytes grow with the batch as the FLOPs do, so they count in the HBM time at every "
+                     "batch: the throughput tends to chips ÷ max(2·N_active/C, S·X/W_hbm) and never passes it.")
+    if d.level == 2:
+        notes.append("The weights are read once a step whatever B is; the cache grows with B just as the FLOPs do, so "
+                     "it raises the crossover batch (and with a long enough cache there is none).")
+    return nat_problem(d, st, key, r.steps, wrongs,
+                       given={"peak_tflops": tf, "hbm_gbs": gbs, "chips": n, "weight_dtype": wd, "params": N,
+                              "active_params": Na, "batch": B, "context": S, "kv_kib": X_kib},
                        notes=notes)

@@ -29,13 +29,16 @@ def kv_cache(d: Draw) -> Problem:
     # medium, local and global layers alternating (as Gemma 2: two kinds of layer to count), in GB; hard, the
     # same in GiB (a unit conversion more, a note more in the solution).
     for _ in range(300):
-        L = d.pick((26, 32, 42))
-        kv, dh = d.pick(((8, 128), (4, 256), (16, 128)))
-        W = d.pick((4096,) if d.level == 0 else (1024, 2048, 4096))
+        # issue 39: any even depth from 24 to 64, 2 to 16 K/V heads of 64 to 256, more windows, any length that is a
+        # multiple of 500 and batches up to 16 (three models, three windows and eight lengths gave 197 distinct hard
+        # keys in 500 draws, which a test-wise student remembers)
+        L = d.pick(tuple(range(24, 65, 2)))
+        kv, dh = d.pick((2, 4, 8, 16)), d.pick((64, 128, 256))
+        W = d.pick((4096,) if d.level == 0 else (512, 1024, 2048, 4096, 8192))
         every = 0 if d.level == 0 else 2
         # contexts of any length (with powers of two only, a GiB key was a round number: "5.00", "10.00")
-        n = d.pick((6000, 8000, 10000, 12000, 16000, 20000, 24000, 30000))
-        B = d.pick((1, 2, 3, 4, 8))
+        n = 500 * d.rng.randint(2 * W // 500 + 1, 64)
+        B = d.rng.randint(1, 16)
         unit = "GiB" if d.level == 2 else "GB"
         cfg = ModelConfig(d_model=kv * dh * 2, n_layers=L, n_heads=2 * kv, n_kv_heads=kv, d_head=dh, d_ff=8,
                           pos="rope", sliding_window=W, global_every=every)
@@ -55,8 +58,10 @@ def kv_cache(d: Draw) -> Problem:
         Wrong("window_everywhere", "applied the window to the global layers too",
               "The global layers attend to (and cache) every position.", 2 * B * kv * dh * 2 * L * W / div)
         if local < L else None,
-        Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both K and V are cached.", cache(W, n, 1)),
-        Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.", nbytes / 10**9)
+        Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both K and V are cached.", cache(W, n, 1),
+              inverse="counted K and V twice each (a factor 4)"),
+        Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.", nbytes / 10**9,
+              inverse="converted GB to GiB twice (the factor 10⁹/2³⁰ once too often)")
         if unit == "GiB" else None,
     ]
     key = nat_key(value, 2, unit=unit)

@@ -29,16 +29,20 @@ def mlp_params(d: Draw) -> Problem:
     flops = d.level == 2
     for _ in range(300):
         depth = 2 if d.level == 0 else d.pick((3, 4))
-        sizes = [d.pick((784, 100, 64, 32, 10, 256, 128))] + [d.pick((512, 256, 128, 64, 32, 16)) for _ in range(depth - 1)]
-        sizes.append(d.pick((10, 2, 1, 5)))
-        batch = d.pick((16, 32, 64, 100))
+        # issue 39: any widths in a range and any batch up to 256 (seven inputs, six hidden widths and four batches gave
+        # 116 distinct easy keys in 200 draws, which a test-wise student remembers)
+        sizes = [d.rng.randint(8, 1024)] + [d.rng.randint(8, 512) for _ in range(depth - 1)]
+        sizes.append(d.rng.randint(1, 20))
+        batch = d.rng.randint(8, 256)
         if flops:
             r = mlp_flops(sizes, batch=batch)
             wrongs = [
                 Wrong("macs", "counted one FLOP per multiply-add", "A multiply-add is 2 FLOPs (a multiply and an add).",
-                      mlp_flops(sizes, batch=batch, convention="macs").answer),
+                      mlp_flops(sizes, batch=batch, convention="macs").answer,
+                      inverse="counted 4 FLOPs per multiply-add", inverse_value=2 * mlp_flops(sizes, batch=batch).answer),
                 Wrong("one_example", "forgot the batch", f"Every one of the {batch} examples goes through the network.",
-                      mlp_flops(sizes).answer),
+                      mlp_flops(sizes).answer, inverse=f"multiplied by the batch of {batch} twice",
+                      inverse_value=batch * mlp_flops(sizes, batch=batch).answer),
                 Wrong("params_times_two", "used 2 × parameters per example, biases included",
                       "Biases cost additions, not multiply-adds; the question leaves them out.", 2 * batch * count(sizes).answer),
             ]
@@ -46,7 +50,10 @@ def mlp_params(d: Draw) -> Problem:
             r = count(sizes)
             wrongs = [
                 Wrong("no_biases", "forgot the biases", "Every neuron of a hidden or output layer has a bias.",
-                      count(sizes, bias=False).answer),
+                      count(sizes, bias=False).answer, inverse="counted every bias twice"),
+                Wrong("output_no_bias", "left out the output layer's biases",
+                      "The output layer's neurons have biases too: every layer 1 … k has one per neuron.",
+                      r.answer - sizes[-1]),
                 Wrong("input_biases", "gave the input layer biases too", "The input layer has no neurons to bias: biases sit on "
                       "layers 1 … k only.", r.answer + sizes[0]),
                 Wrong("neurons_only", "counted neurons instead of connections",
@@ -92,8 +99,10 @@ def vit_params(d: Draw) -> Problem:
     name = d.pick(tuple(VIT_PRESETS))
     cfg = VIT_PRESETS[name]
     while True:
+        # issue 39: any image side that is a whole number of patches from 96 to 640 pixels (six sizes gave 54 distinct
+        # medium keys in 200 draws, which a test-wise student remembers)
         P = d.pick((8, 14, 16, 32))
-        image = d.pick((224, 256, 336, 384, 448, 512))
+        image = P * d.rng.randint(-(-96 // P), 640 // P)
         if image % P == 0:
             break
     cfg = replace(cfg, image_size=image, patch_size=P, channels=d.pick((1, 3, 4)) if d.level == 0 else 3)
@@ -111,24 +120,27 @@ def vit_params(d: Draw) -> Problem:
         value = b["patch_embedding"] + b["cls_token"] + b["position_table"]
         ask = "the embeddings: patch projection (with bias), the [class] token and the learned position table"
         # issue 21: three slips each cost exactly d; the judge names all three for that value
+        # issue 38: each slip's inverse, a fencepost or a double count a student makes (+d, +2d)
         wrongs = [Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too: N + 1 rows.",
-                        value - dm),
+                        value - dm, inverse="gave the position table N + 2 rows"),
                   Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
                   Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm),
                   Wrong("no_cls_at_all", "forgot the [class] token and its position",
                         "The [class] token is d parameters and has its own row of the position table: 2d in all.",
-                        value - 2 * dm)]
+                        value - 2 * dm, inverse="counted the [class] token and its position row twice")]
     else:
         value = r.answer
         ask = "the whole encoder (no classification head): embeddings, layers and the final layer norm"
         wrongs = [Wrong("no_biases", "forgot the biases of the attention and MLP", "ViT's linear layers all have biases.",
-                        value - cfg.n_layers * (4 * dm + cfg.d_ff + dm)),
-                  Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too.", value - dm),
+                        value - cfg.n_layers * (4 * dm + cfg.d_ff + dm), inverse="counted the attention and MLP biases twice"),
+                  Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too.", value - dm,
+                        inverse="gave the position table N + 2 rows"),
                   Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
                   Wrong("no_patch_bias", "left out the patch projection's bias", "The patch projection has d biases.",
                         value - dm),
                   Wrong("no_norms", "forgot the layer norms", "Two per layer and a final one, each 2d.",
-                        value - b["layer_norms"] - b["final_norm"])]
+                        value - b["layer_norms"] - b["final_norm"],
+                        inverse="counted a running mean and variance in every layer norm (as in BatchNorm)")]
     key = integer_key(value, unit="parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()

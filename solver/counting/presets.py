@@ -104,6 +104,14 @@ def _gemma2(d: int, L: int, h: int, kv: int, d_head: int, d_ff: int) -> ModelCon
         d_head=d_head, tied_embeddings=True, norm_position="sandwich", sliding_window=4096, global_every=2)
 
 
+def _gemma3(d: int, L: int, h: int, kv: int, d_ff: int, vocab: int, n_ctx: int, window: int) -> ModelConfig:
+    # Gemma 3: Gemma 2's sandwich of four RMSNorms and GeGLU, RMSNorm on each head's Q and K (QK-norm), head 256,
+    # tied head; five windowed layers to one global (every 6th layer global)
+    return _llama(d, L, h, kv, d_ff, vocab, n_ctx, eps=1e-6).replace(
+        d_head=256, tied_embeddings=True, norm_position="sandwich", qk_norm="head", sliding_window=window,
+        global_every=6)
+
+
 def _qwen25(d: int, L: int, h: int, kv: int, d_ff: int) -> ModelConfig:
     # Qwen2.5: Llama's structure with Q/K/V biases (none on O), vocab 152064, untied
     return _llama(d, L, h, kv, d_ff, 152064, 131072, eps=1e-6).replace(attn_bias=True, attn_out_bias=False)
@@ -325,6 +333,24 @@ _LIST: list[Preset] = [
            "head_dim 128)",
            "1,026,408,209,408 exact (the card's 1T rounds down by 2.6%). Active 32,861,477,888 with every embedding "
            "counted; the card's 32B rounds down.", 0.03, "deepseek", 32_000_000_000, "32B", 0.03),
+    Preset("gemma3-1b", _gemma3(1152, 26, 4, 1, 6912, 262144, 32768, 512), 1_000_000_000, "1B",
+           "Gemma Team 2025, Gemma 3 Technical Report (arXiv 2503.19786), Table 1 (1B: no vision encoder, 302M "
+           "embedding + 698M non-embedding parameters); google/gemma-3-1b-it config.json (26 layers, d 1152, 4 heads, "
+           "1 KV head, head 256, intermediate 6912, vocab 262144, window 512, sliding_window_pattern 6; copy: "
+           "mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 79d603f, see tests/solver/counting/configs/corpus/"
+           "SOURCES.md)",
+           "999,885,952 exact = 301,989,888 embedding (the report's 302M) + 697,896,064 non-embedding (its 698M).",
+           0.001, "gemma"),
+    Preset("gemma3-4b", _gemma3(2560, 34, 8, 4, 10240, 262208, 131072, 1024), 3_884_000_000, "3,884M",
+           "Gemma Team 2025, Gemma 3 Technical Report (arXiv 2503.19786), Table 1 (4B: 417M vision encoder, 675M "
+           "embedding, 3,209M non-embedding parameters); google/gemma-3-4b-it config.json (text_config: 34 layers, "
+           "d 2560, intermediate 10240, window 1024; heads 8, KV heads 4, head 256 and vocab 262208 are transformers' "
+           "Gemma3TextConfig defaults the file leaves out; copy: sdpython/onnx-diagnostic "
+           "onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py @ cc937c2)",
+           "The language model only (what Gemma3ForCausalLM loads): 3,880,263,168 exact = 671,252,480 embedding + "
+           "3,209,010,688 non-embedding, the report's 3,209M to the million; its 675M embedding figure is 0.6% "
+           "above 262208 × 2560. The file's whole checkpoint (qkv solve params --config) adds the SigLIP tower "
+           "(416,866,032, the report's 417M) and the projector (2,950,272): 4,300,079,472.", 0.002, "gemma"),
     Preset("phi3-mini", _llama(3072, 32, 32, 32, 8192, 32064, 4096).replace(sliding_window=2047), 3_800_000_000,
            "3.8B",
            "Abdin et al. 2024, Phi-3 Technical Report (arXiv 2404.14219), §2 (3.8B, 32 layers, hidden 3072, 32 heads, "
@@ -423,6 +449,7 @@ ALIASES = {"gpt2-small": "gpt2", "gpt-2": "gpt2", "bert": "bert-base", "llama-2-
            "phi-3-mini": "phi3-mini", "olmo-2-7b": "olmo2-7b", "gpt-oss-20": "gpt-oss-20b",
            # issue 37
            "qwen-3-8b": "qwen3-8b", "qwen-3-32b": "qwen3-32b", "kimi-k2-instruct": "kimi-k2",
+           "gemma-3-1b": "gemma3-1b", "gemma-3-4b": "gemma3-4b",
            # DeepSeek-R1 is DeepSeek-V3's architecture and sizes (post-trained from DeepSeek-V3-Base; the answer
            # names deepseek-v3)
            "deepseek-r1": "deepseek-v3"}

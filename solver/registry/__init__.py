@@ -15,7 +15,7 @@ from solver.registry.formula import Choice, Convention, Formula, Input, Output, 
 #: the modules whose ``FORMULAS`` make up the registry, in the order ``qkv calc --list`` shows them
 MODULES = ("solver.counting.formulas", "solver.systems.collectives", "solver.systems.training",
            "solver.systems.roofline", "solver.systems.moe_systems", "solver.systems.sharding",
-           "solver.systems.parts",
+           "solver.systems.parts", "solver.systems.nodes",
            "solver.systems.inference", "solver.systems.parallelism", "solver.systems.serving",
            "solver.systems.training_scale", "solver.systems.measurements", "solver.systems.lr_schedules",
            "solver.systems.flash_attention", "solver.counting.mla_decode", "solver.systems.context_parallel",

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver.counting.config import ModelConfig
 from solver.counting.memory import kv_cache_report
 from solver.counting.params import param_breakdown
 from solver.errors import SolverInputError
 from solver.units import dtype_bytes
+
+if TYPE_CHECKING:  # issue 37
+    from solver.counting.quantization import QuantWeights
 
 EXPERT_CASES = ("expected", "worst", "all")
 
@@ -76,15 +79,21 @@ class ModelRead:
 
 
 def model_read(cfg: ModelConfig, batch: int, context: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-               experts: str = "expected") -> ModelRead:
+               experts: str = "expected", quant: QuantWeights | None = None) -> ModelRead:
     """The weights and cache one decode step of ``batch`` sequences at ``context`` cached
-    positions (the new token's own included) reads, and 2·N_active FLOPs per token."""
+    positions (the new token's own included) reads, and 2·N_active FLOPs per token.
+
+    ``quant`` (issue 37): a quantised checkpoint's layout (:func:`solver.counting.quantization.quantized_weights`):
+    each tensor kind read at its own bytes (the experts a batch touches at the experts' bytes per expert,
+    the embedding rows at the file's dtype) instead of N·w."""
     if experts not in EXPERT_CASES:
         raise SolverInputError(f"must be one of {', '.join(EXPERT_CASES)} (got {experts!r})", param="experts")
     pb = param_breakdown(cfg)
     w = dtype_bytes(weight_dtype)
     kv = kv_cache_report(cfg, batch, context, kv_dtype)
     conv: dict[str, Any] = {"kv_cache": kv.convention}
+    if quant is not None:
+        return _quant_read(cfg, pb, quant, batch, experts, kv, conv)
     if not cfg.is_moe:
         return ModelRead(pb.total * w, "weight bytes = N·w", f"{pb.total:,} × {w}", Fraction(kv.bytes),
                          f"KV bytes = {kv.formula}", " + ".join(i.formula for i in kv.items) or "0",
@@ -116,3 +125,35 @@ def model_read(cfg: ModelConfig, batch: int, context: int, weight_dtype: str = "
         sub = (f"({pb.total:,} − {routed_all:,} + {moe_layers} × {float(touched):.6g} × {per_expert}) × {w}")
     return ModelRead(read_params * w, formula, sub, Fraction(kv.bytes), f"KV bytes = {kv.formula}",
                      " + ".join(i.formula for i in kv.items) or "0", pb.active, touched, conv)
+
+
+def _quant_read(cfg: ModelConfig, pb: Any, quant: QuantWeights, batch: int, experts: str, kv: Any,
+                conv: dict[str, Any]) -> ModelRead:
+    """Issue 37: :func:`model_read` of a quantised checkpoint: the bytes of each tensor kind as the
+    layout stores them; the routed experts a step touches at their bytes per expert, a lookup table's
+    rows at the file's dtype."""
+    conv["weights"] = quant.summary()
+    kv_formula, kv_sub = f"KV bytes = {kv.formula}", " + ".join(i.formula for i in kv.items) or "0"
+    if not cfg.is_moe:
+        return ModelRead(Fraction(quant.bytes), "weight bytes = the quantised checkpoint's bytes", f"{quant.bytes:,}",
+                         Fraction(kv.bytes), kv_formula, kv_sub, pb.total, None, conv)
+    by = {i.key: i.bytes for i in quant.items}
+    E, k = cfg.n_experts, cfg.top_k
+    moe_layers = cfg.n_layers - cfg.dense_layers_of(cfg.n_layers)
+    routed = sum(b for key, b in by.items() if key.split(".", 1)[-1].startswith("ffn.expert.")
+                 or key.startswith("ffn.expert."))
+    per_expert = Fraction(routed, moe_layers * E) if moe_layers else Fraction(0)
+    touched = {"expected": expected_distinct_experts(E, k, batch), "worst": Fraction(worst_case_experts(E, k, batch)),
+               "all": Fraction(E)}[experts]
+    table = 0 if cfg.tied_embeddings else by.get("token_embedding", 0)
+    rows = min(batch, cfg.vocab_size) * cfg.d_model * quant.stored_bytes if table else 0
+    read = quant.bytes - routed - table + rows + moe_layers * touched * per_expert
+    conv["experts"] = {"expected": "E·(1 − (1 − k/E)^B) experts per layer (uniform routing, expected)",
+                       "worst": "min(E, B·k) experts per layer (worst case)",
+                       "all": "all E experts per layer (dense reading, an upper bound)"}[experts]
+    conv["flops"] = f"2 per multiply-add on the active parameters (top_k = {k} of E = {E} routed experts)"
+    formula = ("weight bytes = W − W_routed" + (" − W_embedding + B·d_model·w" if table else "")
+               + " + L_M · experts_read · W_expert (W: the quantised checkpoint's bytes)")
+    sub = (f"{quant.bytes:,} − {routed:,}" + (f" − {table:,} + {rows:,}" if table else "")
+           + f" + {moe_layers} × {float(touched):.6g} × {float(per_expert):.6g}")
+    return ModelRead(read, formula, sub, Fraction(kv.bytes), kv_formula, kv_sub, pb.active, touched, conv)

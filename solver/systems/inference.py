@@ -19,6 +19,7 @@ from solver.units import dtype_bytes
 
 if TYPE_CHECKING:  # issue 10
     from solver.systems.decode_read import ModelRead
+    from solver.systems.serving import WeightBytes
 
 
 def _positive(name: str, value, integer: bool = True):
@@ -86,7 +87,7 @@ DECODE_MODELS = ("total", "kv-plus-max")
 
 def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *,
                 chips: int = 1, weight_dtype: str = "bf16", attention_flops: int = 0,
-                model: str = "total", read: ModelRead | None = None) -> Result:
+                model: str = "total", read: ModelRead | None = None, weights: WeightBytes | None = None) -> Result:
     """Lower bound of one decode step, in either of :data:`DECODE_MODELS` (both in the breakdown).
 
     total: max((N·w + B·S·X) / (chips·bw), FLOPs / (chips·peak)).
@@ -115,7 +116,13 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
                                                         " (attention FLOPs not included)"),
         "sharding": "weights and KV cache spread evenly over the chips; no communication time",
         "hardware": chip.origin})
-    if read is None:
+    if weights is not None:  # issue 37: a quantised checkpoint's bytes (solver.systems.serving.WeightBytes)
+        r.convention["weights"] = weights.text
+    if read is None and weights is not None:
+        wb = r.step("weight bytes = the quantised checkpoint's bytes", f"{weights.bytes:,}", Fraction(weights.bytes),
+                    "bytes")
+        kv = r.step("KV bytes = B·S·X", f"{B} × {fmt(S)} × {fmt(X)}", B * S * X, "bytes")
+    elif read is None:
         wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
         kv = r.step("KV bytes = B·S·X", f"{B} × {fmt(S)} × {fmt(X)}", B * S * X, "bytes")
     else:  # issue 10: what a MoE / windowed / latent-attention model reads (solver.systems.decode_read)
@@ -160,9 +167,10 @@ def decode_step(params: int, batch: int, context: int, kv_bytes_token: Fraction 
 
 
 def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction | int = 0,
-              reserved_bytes: Fraction | int = 0) -> Result:
+              reserved_bytes: Fraction | int = 0, weights: WeightBytes | None = None) -> Result:
     """Fewest chips whose HBM holds the weights plus the KV cache: ⌈(N·w + KV) / (HBM − reserved)⌉, where
-    ``reserved_bytes`` of each chip's HBM are kept by the runtime (0: all of HBM usable)."""
+    ``reserved_bytes`` of each chip's HBM are kept by the runtime (0: all of HBM usable). ``weights``
+    (issue 37): a quantised checkpoint's bytes in place of N·w."""
     N = _positive("params", params)
     hbm = _positive("hbm", hbm, integer=False)
     w = dtype_bytes(weight_dtype)
@@ -174,7 +182,12 @@ def min_chips(params: int, weight_dtype: str, hbm: float, *, kv_bytes: Fraction 
                                                               if weight_dtype.lower() == "int4" else ""),
         "memory": ("all of HBM usable" if not reserved_bytes else "HBM less the runtime's reserve usable")
         + "; no activations, workspace or fragmentation"})
-    wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    if weights is None:
+        wb = r.step("weight bytes = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    else:
+        r.convention["weights"] = weights.text
+        wb = r.step("weight bytes = the quantised checkpoint's bytes", f"{weights.bytes:,}", Fraction(weights.bytes),
+                    "bytes")
     total = wb + Fraction(kv_bytes)
     if kv_bytes:
         r.step("total = weights + KV cache", f"{fmt(wb)} + {fmt(kv_bytes)}", total, "bytes")

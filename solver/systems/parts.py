@@ -282,22 +282,36 @@ def _pod(chips, chip, dtype, peak, hbm, bandwidth):
 @formula("two_level_all_reduce", "An all-reduce over nodes of g GPUs: reduce-scatter inside each node, all-reduce "
          "each 1/g shard across the m nodes, all-gather inside the node (rings, (n−1)/n factors kept).",
          (Input("size", "S: the buffer on each GPU", unit="B", aliases=("S", "bytes")),
-          Input("gpus_per_node", "g: GPUs per node (8 in an HGX node)", kind="count", integer=True, minimum=1,
-                aliases=("g",)),
+          Input("gpus_per_node", "g: GPUs per node (8 in an HGX node; or a node=)", kind="count", integer=True,
+                default=None, minimum=1, aliases=("g",)),
           Input("nodes", "m: nodes", kind="count", integer=True, minimum=1, aliases=("m",)),
-          Input("intra", "β inside a node, per GPU per direction (NVLink 4: 450 GB/s)", unit="B/s",
-                aliases=("nvlink",)),
-          Input("inter", "β across nodes, per GPU per direction (one 400 Gb/s NIC per GPU: 50 GB/s)", unit="B/s",
-                aliases=("network", "dcn"))),
+          Input("intra", "β inside a node, per GPU per direction (NVLink 4: 450 GB/s; or a node=)", unit="B/s",
+                default=None, aliases=("nvlink",)),
+          Input("inter", "β across nodes, per GPU per direction (one 400 Gb/s NIC per GPU: 50 GB/s; or a node=)",
+                unit="B/s", default=None, aliases=("network", "dcn")),
+          Input("node", "a node preset (hgx-h100, hgx-b200, gb200-nvl72): g, its NVLink per GPU and its egress per "
+                "GPU, where not given", kind="choice", default=None)),
          (Output("time", "s", "intra reduce-scatter + inter all-reduce + intra all-gather", key="time_s"),
           Output("intra_time", "s", "the two steps inside the node"),
           Output("inter_time", "s", "the all-reduce across nodes of S/g per GPU"),
           Output("flat_time", "s", "one flat ring over all g·m GPUs at the inter-node β (for comparison)")),
          solve="two-level-all-reduce", source="NCCL's hierarchical (tree/ring) all-reduce; nccl-tests "
          "doc/PERFORMANCE.md for the ring's (n−1)/n")
-def _two_level(size, gpus_per_node, nodes, intra, inter):
+def _two_level(size, gpus_per_node, nodes, intra, inter, node=None):
     r = Result(answer=None, unit="s", convention={
         "model": "bandwidth terms only (no α); each GPU's NIC carries its own shard across nodes"})
+    if node is not None:
+        from solver.systems.nodes import get_node
+
+        n = get_node(node)
+        gpus_per_node = n.gpus if gpus_per_node is None else gpus_per_node
+        intra = n.nvlink if intra is None else intra
+        inter = Fraction(int(n.egress), n.gpus) if inter is None else inter
+        r.convention["node"] = f"{n.name}: g = {n.gpus}, NVLink {fmt(n.nvlink)} B/s and egress {fmt(n.egress)} B/s " \
+                               f"÷ {n.gpus} GPUs, one direction"
+    for name, v in (("gpus_per_node", gpus_per_node), ("intra", intra), ("inter", inter)):
+        if v is None:
+            raise SolverInputError(f"give {name} (or node=)", param=name)
     S, g, m = _num(size), gpus_per_node, nodes
     _pos("size", S)
     _pos("intra", intra)
@@ -335,6 +349,16 @@ RECIPE = Convention("recipe", "What each parameter costs in training (model stat
     "sgd-momentum": Choice("bf16 weights 2 + gradients 2 + fp32 master 4 + momentum 4 = 12 bytes", _COOKBOOK)},
     "mixed-fp32-master")
 
+_KORTHIKANTI = ("Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models' (Eq. 1 and "
+                "§4: 16-bit activations, 1-byte dropout masks, no tensor or sequence parallelism)")
+CHECKPOINTING = Convention("checkpointing", "Which activations each layer keeps for the backward pass (with seq=, "
+                           "micro_batch=, d_model=, heads=, layers=).", {
+    "none": Choice("every activation kept: s·b·h·(34 + 5·a·s/h) bytes a layer", _KORTHIKANTI + ", Eq. 1"),
+    "selective": Choice("the attention core (QKᵀ, softmax, dropout, ·V) recomputed: 34·s·b·h bytes a layer",
+                        _KORTHIKANTI + ", §4.2 'Selective Activation Recomputation'"),
+    "full": Choice("every layer's input only (the whole layer recomputed): 2·s·b·h bytes a layer",
+                   _KORTHIKANTI + ", §4 (full recomputation, 'store the input activations of each layer')")}, "none")
+
 _RECIPE_BYTES = {"bf16-adam": (2, 0, 0, 8), "mixed-fp32-master": (2, 2, 4, 8), "fp32-grads": (2, 4, 4, 8),
                  "fp32-adam": (4, 4, 0, 8), "adam-8bit": (2, 2, 4, 2), "sgd-momentum": (2, 2, 4, 4)}
 
@@ -344,13 +368,31 @@ _RECIPE_BYTES = {"bf16-adam": (2, 0, 0, 8), "mixed-fp32-master": (2, 2, 4, 8), "
          (Input("params", "N: parameters", kind="count", integer=True, minimum=1, aliases=("N", "n_params")),
           Input("chips", "chips the states are sharded over (ZeRO-3 / FSDP; 1 = none)", kind="count", integer=True,
                 default=1, minimum=1, aliases=("gpus",)),
-          Input("hbm", "HBM bytes per chip, for the largest model that fits", unit="B", default=None)),
+          Input("hbm", "HBM bytes per chip, for the largest model that fits", unit="B", default=None),
+          Input("seq", "s: tokens per sequence, for the activations", kind="count", integer=True, default=None,
+                minimum=1, binary_k=True, aliases=("s",)),
+          Input("micro_batch", "b: sequences per chip in one forward pass, for the activations", kind="count",
+                integer=True, default=1, minimum=1, aliases=("b",)),
+          Input("d_model", "h: the model width, for the activations", kind="count", integer=True, default=None,
+                minimum=1, aliases=("h",)),
+          Input("heads", "a: attention heads, for the activations", kind="count", integer=True, default=None,
+                minimum=1, aliases=("a", "n_heads")),
+          Input("layers", "L: transformer layers, for the activations", kind="count", integer=True, default=None,
+                minimum=1, aliases=("L", "n_layers"))),
          (Output("bytes", "B", "N · bytes per parameter", key="total_bytes"),
           Output("per_param", "B", "bytes per parameter"),
           Output("per_chip", "B", "total / chips"),
-          Output("max_params", "", "the most parameters whose states fit in chips · HBM", ("hbm",))),
-         conventions=(RECIPE,), solve="train-memory", source="each recipe's source (--recipe help)")
-def _train_memory(params, chips, hbm, recipe="mixed-fp32-master"):
+          Output("max_params", "", "the most parameters whose states fit in chips · HBM", ("hbm",)),
+          Output("activations", "B", "L layers' activations of one chip's micro-batch, by the checkpointing policy",
+                 ("seq", "d_model", "heads", "layers"), key="activation_bytes"),
+          Output("activations_per_layer", "B", "one layer's, by the policy",
+                 ("seq", "d_model", "heads"), key="activation_per_layer_bytes"),
+          Output("per_chip_with_activations", "B", "states per chip + activations",
+                 ("seq", "d_model", "heads", "layers"), key="per_chip_with_activations_bytes")),
+         conventions=(RECIPE, CHECKPOINTING), solve="train-memory",
+         source="each recipe's source (--recipe help); " + _KORTHIKANTI)
+def _train_memory(params, chips, hbm, seq=None, micro_batch=1, d_model=None, heads=None, layers=None,
+                  recipe="mixed-fp32-master", checkpointing="none"):
     w, g, m, o = _RECIPE_BYTES[recipe]
     r = Result(answer=None, unit="B", convention={"recipe": recipe, "source": RECIPE.choices[recipe].source,
                                                    "counts": "model states only: no activations or buffers"})
@@ -365,7 +407,36 @@ def _train_memory(params, chips, hbm, recipe="mixed-fp32-master"):
         _pos("hbm", hbm)
         r.breakdown["max_params"] = r.step("N_max = chips · HBM / bytes per param", f"{chips} · {fmt(hbm)} / {per}",
                                            chips * _num(hbm) / per)
+    given = [v is not None for v in (seq, d_model, heads)]
+    if any(given) and not all(given):
+        missing = [n for n, v in (("seq", seq), ("d_model", d_model), ("heads", heads)) if v is None][0]
+        raise SolverInputError("the activations need seq, d_model and heads (and layers for the total)",
+                               param=missing)
+    if all(given):
+        _activation_recipe(r, seq, micro_batch, d_model, heads, layers, checkpointing)
     return r
+
+
+def _activation_recipe(r: Result, s, b, h, a, L, policy):
+    """Korthikanti et al.'s bytes a layer under the policy, per chip (its micro-batch), added to the states."""
+    r.convention.update(checkpointing=policy, activations=CHECKPOINTING.choices[policy].source + "; the score "
+                        "matrix term 5·a·s²·b is the softmax output 2, its dropout mask 1 and the dropout output 2 "
+                        "bytes an element")
+    if policy == "none":
+        per = r.step("activations a layer = s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b",
+                     f"34·{s}·{b}·{h} + 5·{a}·{s}²·{b}", 34 * s * b * h + 5 * a * s * s * b, "B")
+    elif policy == "selective":
+        per = r.step("activations a layer = 34·s·b·h (the attention core recomputed)", f"34·{s}·{b}·{h}",
+                     34 * s * b * h, "B")
+    else:
+        per = r.step("activations a layer = 2·s·b·h (the layer's 16-bit input)", f"2·{s}·{b}·{h}", 2 * s * b * h, "B")
+    r.breakdown["activation_per_layer_bytes"] = per
+    if L is not None:
+        total = r.step("activations = L · a layer's", f"{L} · {fmt(per)}", L * per, "B")
+        r.breakdown["activation_bytes"] = total
+        r.breakdown["per_chip_with_activations_bytes"] = r.step(
+            "per chip = states per chip + activations", f"{fmt(r.breakdown['per_chip'])} + {fmt(total)}",
+            r.breakdown["per_chip"] + total, "B")
 
 
 # ---- a chip's figures, as the preset stores them or as a text prints them ---------------------------------

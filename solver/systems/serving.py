@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,15 @@ from solver.units import GB, GiB, dtype_bytes
 
 if TYPE_CHECKING:  # issue 20
     from solver.systems.decode_read import ModelRead
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """Issue 37: the bytes every weight of a quantised checkpoint takes, and those words for people
+    (``MXFP4 (4.25 bits) for the experts, bf16 elsewhere``)."""
+
+    bytes: int
+    text: str
+
 
 #: Hoffmann et al. 2022 (Chinchilla), §3.3 eq. (10): approach 3's fitted parametric loss
 CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
@@ -72,8 +82,11 @@ def _hbm_text(chip: Chip) -> str:
 
 
 def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
-              weight_dtype: str = "bf16") -> Result:
-    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋: sequences of S tokens whose caches fit beside the weights."""
+              weight_dtype: str = "bf16", weights: WeightBytes | None = None) -> Result:
+    """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋: sequences of S tokens whose caches fit beside the weights.
+
+    ``weights`` (issue 37): the weight bytes of a quantised checkpoint (its quantization_config laid out,
+    :func:`solver.counting.quantization.quantized_weights`) in place of N·w."""
     N, S, n = _int("params", params), _int("context", context), _int("chips", chips)
     X = Fraction(kv_bytes_token)
     if X < 0:
@@ -83,8 +96,14 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
     r = Result(answer=None, unit="sequences", convention={
         "hbm": _hbm_text(chip), "weights": f"{weight_dtype} ({fmt(w)} bytes/param), sharded over the chips",
         "kv": "X bytes per token (2·layers·kv_heads·d_head·bytes), S tokens per sequence"})
+    if weights is not None:
+        r.convention["weights"] = f"{weights.text}, sharded over the chips"
     total = r.step("HBM in all = chips·HBM", f"{n} × {fmt(hbm)}", n * Fraction(hbm), "bytes")
-    wb = r.step("weights = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    if weights is None:
+        wb = r.step("weights = N·w", f"{fmt(N)} × {fmt(w)}", N * w, "bytes")
+    else:
+        wb = r.step("weights = the quantised checkpoint's bytes", f"{weights.bytes:,}", Fraction(weights.bytes),
+                    "bytes")
     free = r.step("left for the cache = chips·HBM − N·w", f"{fmt(total)} − {fmt(wb)}", total - wb, "bytes")
     if free <= 0:
         raise SolverInputError(f"the weights ({float(wb) / GB:.4g} GB) do not fit in {n} × {float(hbm) / GB:.4g} GB "
@@ -105,7 +124,8 @@ def max_batch(params: int, context: int, kv_bytes_token: Fraction | int, chip: C
 
 def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip, *, chips: int = 1,
           weight_dtype: str = "bf16", batch: int | None = None, model: str = "total",
-          price_per_chip_hour: float | None = None, read_at: Callable[[int], ModelRead] | None = None) -> Result:
+          price_per_chip_hour: float | None = None, read_at: Callable[[int], ModelRead] | None = None,
+          weights: WeightBytes | None = None) -> Result:
     """Tokens/s at a batch (default: the largest that fits) on ``chips`` chips, from a decode model.
 
     Also the per-token latency (one step), the batch at which a step turns compute-bound in the
@@ -119,7 +139,7 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     if model not in DECODE_MODELS:
         raise SolverInputError(f"must be one of {', '.join(DECODE_MODELS)} (got {model!r})", param="model")
     n = _int("chips", chips)
-    fit = max_batch(params, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype)
+    fit = max_batch(params, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, weights=weights)
     if fit.answer is None and batch is None:
         raise SolverInputError("with no KV cache (0 bytes per token) every batch fits beside the weights: give "
                                "--batch", param="batch")
@@ -132,7 +152,7 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
                                param="batch")
     read = read_at(B) if read_at is not None else None
     step = decode_step(params, B, context, kv_bytes_token, chip, chips=n, weight_dtype=weight_dtype, model=model,
-                       read=read)
+                       read=read, weights=weights)
     r = Result(answer=None, unit="tokens/s", convention=dict(fit.convention) | {
         "batch": "the largest that fits" if batch is None else "given", **step.convention})
     r.steps = list(fit.steps) if batch is None else []
@@ -144,7 +164,7 @@ def serve(params: int, context: int, kv_bytes_token: Fraction | int, chip: Chip,
     N, S, X, w = params, context, Fraction(kv_bytes_token), dtype_bytes(weight_dtype)
     denom = 2 * N / peak - float(S * X) / bw
     # issue 20: a step that never turns compute-bound has no such batch: None (JSON null), said so
-    b_c = float(N * w) / bw / denom if denom > 0 else None
+    b_c = float(N * w if weights is None else weights.bytes) / bw / denom if denom > 0 else None
     if read is not None and read.experts_per_layer is not None:
         b_c = None
         r.breakdown["compute_bound_note"] = ("no closed form with experts: the weights a step reads grow with B "

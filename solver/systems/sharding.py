@@ -311,6 +311,139 @@ def _decode_batch(chip, peak, bandwidth, weight_dtype, dtype, experts, top_k, he
     return r
 
 
+KV_READ = Convention("kv", "Whether the step reads the batch's KV cache (bytes that grow with the batch).", {
+    "counted": Choice("bytes = weights + B·S·X: each sequence's whole cache read every step", PART7 + ", 'What about "
+                      "attention?'"),
+    "ignored": Choice("bytes = weights only: the text's B_crit rule (its 'B ≪ D, F', short contexts)",
+                      PART7 + ", 'Linear operations: what bottlenecks us?'")}, "counted")
+
+STEP = Convention("step", "How the step's reads and FLOPs combine.", {
+    "max": Choice("T = max((N·w + B·S·X)/W_hbm, FLOPs/C): one roofline for the step, every read overlapping the "
+                  "FLOPs", "Williams et al. 2009 (roofline)"),
+    "kv-plus-max": Choice("T = B·S·X/W_hbm + max(N·w/W_hbm, FLOPs/C): attention (the cache read) never compute-bound "
+                          "and not overlapped; the MLP's weights read against its FLOPs",
+                          PART7 + ", 'Theoretical estimates for LLM latency and throughput'")}, "max")
+
+
+@formula("decode_latency", "Latency against throughput of a decode step at batch B: step time = max(bytes / HBM "
+         "bandwidth, FLOPs / peak), bytes = weights (+ the batch's KV cache), FLOPs = 2·N_active·B; the per-token "
+         "latency, tokens/s, and the batch where the step turns compute-bound.",
+         (Input("params", "N: parameters read each step (an MoE: all experts'; or a model)", kind="count",
+                default=None, minimum=1, aliases=("N",)),
+          Input("batch", "B: sequences decoding together (one token each per step)", kind="count", integer=True,
+                minimum=1, aliases=("B",)),
+          Input("active_params", "N_active: parameters each token uses (an MoE's shared + k experts'; default N)",
+                kind="count", default=None, minimum=1, aliases=("N_active", "active")),
+          Input("context", "S: cached tokens per sequence (8k = 8,192)", kind="count", integer=True, default=0,
+                minimum=0, binary_k=True, aliases=("S", "seq")),
+          Input("kv_per_token", "X: KV-cache bytes per cached token, all layers (MHA, GQA: 2·L·K·d_h·bytes; MLA: "
+                "L·(d_c + d_r)·bytes)", unit="B", default=0, aliases=("kv_bytes_per_token", "X")),
+          _CHIP, _PEAK, _BW,
+          Input("chips", "chips the weights, cache and FLOPs are spread over (no communication time)", kind="count",
+                integer=True, default=1, minimum=1, aliases=("n_chips", "gpus")),
+          Input("weight_dtype", "the weights' element type (bf16, int8, fp8, int4)", kind="dtype", default="bf16"),
+          Input("dtype", "the compute dtype whose peak C is used (and the cache's, with a model)", kind="dtype",
+                default="bf16"),
+          Input("model", "a model preset or config: N, N_active and X from it (GQA, latent attention, windows, "
+                "experts as qkv solve memory counts them)", kind="model", default=None, aliases=("preset",))),
+         (Output("time", "s", "the step: max(T_mem, T_math); each sequence's per-token latency", key="time_s"),
+          Output("throughput", "tokens/s", "B / step time", key="tokens_per_second"),
+          Output("memory_time", "s", "(N·w + B·S·X) / (chips·W_hbm)", key="memory_time_s"),
+          Output("compute_time", "s", "2·N_active·B / (chips·C)", key="compute_time_s"),
+          Output("critical_batch", "", "the B where T_math = T_mem: N·w·C / (2·N_active·W_hbm − S·X·C); none "
+                 "when one sequence's cache read outlasts its FLOPs"),
+          Output("max_throughput", "tokens/s", "the ceiling as B grows: chips / max(2·N_active/C, S·X/W_hbm)"),
+          Output("weight_bytes", "B", "N·w"),
+          Output("kv_bytes", "B", "B·S·X (0 when ignored)"),
+          Output("flops", "FLOP", "2·N_active·B")),
+         conventions=(KV_READ, STEP), solve="decode-latency", source=PART7 + ", 'Linear operations' and 'What about "
+         "attention?'; Williams et al. 2009 (roofline)")
+def _decode_latency(params, batch, active_params, context, kv_per_token, chip, peak, bandwidth, chips, weight_dtype,
+                    dtype, model=None, kv="counted", step="max"):
+    from solver.units import dtype_bytes
+
+    r = Result(answer=None, unit="s", convention={
+        "model": "2 FLOPs per weight per token; attention's own FLOPs and the activations' bytes not counted",
+        "kv": kv, "step": STEP.choices[step].meaning,
+        "latency": "every sequence gets one token per step: per-token latency = step time", "source": PART7})
+    c = _chip_figures(chip, dtype, peak, None, bandwidth)
+    C = _num(peak) if peak is not None else c.need("peak_flops")
+    W = _num(bandwidth) if bandwidth is not None else c.need("bandwidth")
+    _pos("peak", C)
+    _pos("bandwidth", W)
+    if model is not None:
+        from solver.systems.decode_read import model_read
+        from solver.systems.inference import kv_bytes_per_token_at
+        from solver.units import dtype_bytes as _db
+
+        if isinstance(model, str):  # the registry-made command passes the preset's name
+            from solver.counting.presets import get_config
+
+            model = get_config(model)
+        read = model_read(model, batch, max(context, 1), weight_dtype, dtype, experts="all")
+        if params is None:
+            params = read.weight_bytes / _db(weight_dtype)
+        if active_params is None:
+            active_params = read.flop_params
+        if not kv_per_token and context:
+            kv_per_token = kv_bytes_per_token_at(model, context, dtype)
+        r.convention["from_model"] = ("N: the weights one step reads (every expert; the input embedding a lookup of "
+                                      "B rows), N_active: the parameters a token's FLOPs use, X: the cache a "
+                                      "sequence of S positions holds ÷ S (grouped heads, latent attention, windows)")
+    if params is None:
+        raise SolverInputError("give params= (N) or a model", param="params")
+    N, Na = _num(params), _num(params if active_params is None else active_params)
+    _pos("params", N)
+    if Na > N:
+        raise SolverInputError(f"active_params ({fmt(Na)}) exceeds params ({fmt(N)})", param="active_params")
+    B, n = batch, chips
+    w = dtype_bytes(weight_dtype)
+    X = _num(kv_per_token) if kv == "counted" else 0
+    _pos("kv_per_token", X, zero=True)
+    S = context if kv == "counted" else 0
+    wb = r.step("weight bytes = N·w", f"{fmt(N)} · {fmt(w)}", N * w, "B")
+    kvb = r.step("KV bytes = B·S·X" + ("" if kv == "counted" else " (ignored)"), f"{B} · {S} · {fmt(X)}", B * S * X,
+                 "B")
+    fl = r.step("FLOPs = 2·N_active·B", f"2 · {fmt(Na)} · {B}", 2 * Na * B, "FLOP")
+    tm = r.step("T_mem = (N·w + B·S·X) / (chips·W_hbm)", f"({fmt(wb)} + {fmt(kvb)}) / ({n} · {fmt(W)})",
+                (wb + kvb) / (n * W), "s")
+    tc = r.step("T_math = FLOPs / (chips·C)", f"{fmt(fl)} / ({n} · {fmt(C)})", fl / (n * C), "s")
+    if step == "max":
+        t = r.step("T = max(T_mem, T_math): the step, and each sequence's per-token latency",
+                   f"max({fmt(tm)}, {fmt(tc)})", max(tm, tc), "s")
+    else:
+        tk = r.step("T_KV = B·S·X / (chips·W_hbm)", f"{fmt(kvb)} / ({n} · {fmt(W)})", kvb / (n * W), "s")
+        tw = r.step("T_weights = N·w / (chips·W_hbm)", f"{fmt(wb)} / ({n} · {fmt(W)})", wb / (n * W), "s")
+        t = r.step("T = T_KV + max(T_weights, T_math): the step, and each sequence's per-token latency",
+                   f"{fmt(tk)} + max({fmt(tw)}, {fmt(tc)})", tk + max(tw, tc), "s")
+    tps = r.step("throughput = B / T", f"{B} / {fmt(t)}", B / t, "tokens/s")
+    r.answer = t
+    r.convention["bound"] = "compute" if tc > (tm if step == "max" else wb / (n * W)) else "memory"
+    r.breakdown.update(time_s=t, tokens_per_second=tps, memory_time_s=tm, compute_time_s=tc, weight_bytes=wb,
+                       kv_bytes=kvb, flops=fl, peak_flops=C, hbm_bandwidth=W, bound=r.convention["bound"])
+    per_seq_math, per_seq_kv = 2 * Na / C, S * X / W  # seconds per sequence (times chips) each adds
+    if step == "kv-plus-max":  # the MLP turns compute-bound where its FLOPs outlast the weights' read
+        r.breakdown["critical_batch"] = r.step("B* = (N·w/W_hbm) / (2·N_active/C) (the cache read is apart)",
+                                               f"({fmt(wb)}/{fmt(W)}) / (2·{fmt(Na)}/{fmt(C)})",
+                                               wb / W / per_seq_math, "sequences")
+        r.breakdown["max_throughput"] = r.step("throughput → chips / (2·N_active/C + S·X/W_hbm) as B grows",
+                                               f"{n} / ({fmt(per_seq_math)} + {fmt(per_seq_kv)})",
+                                               n / (per_seq_math + per_seq_kv), "tokens/s")
+        return r
+    den = r.step("2·N_active/C − S·X/W_hbm (each sequence's compute time minus its cache-read time)",
+                 f"2·{fmt(Na)}/{fmt(C)} − {S}·{fmt(X)}/{fmt(W)}", per_seq_math - per_seq_kv, "s")
+    if den > 0:
+        r.breakdown["critical_batch"] = r.step("B* = (N·w/W_hbm) / (2·N_active/C − S·X/W_hbm)",
+                                               f"({fmt(wb)}/{fmt(W)}) / {fmt(den)}", wb / W / den, "sequences")
+    else:
+        r.convention["critical_batch"] = ("none: one sequence's cache read takes at least its compute time, so the "
+                                          "step stays memory-bound at every batch")
+    r.breakdown["max_throughput"] = r.step("throughput → chips / max(2·N_active/C, S·X/W_hbm) as B grows",
+                                           f"{n} / max({fmt(per_seq_math)}, {fmt(per_seq_kv)})",
+                                           n / max(per_seq_math, per_seq_kv), "tokens/s")
+    return r
+
+
 @formula("kv_budget", "The HBM left for the KV cache after the weights, and the largest batch or context it holds.",
          (Input("weights", "the weights' bytes (weights(model, dtype=...))", unit="B"),
           Input("kv_per_token", "KV-cache bytes per cached token, all layers (kv_cache(...).per_token)", unit="B"),
@@ -417,6 +550,88 @@ def _sharded_matmul(i, j, k, dtype, chip, link, axes, case="none", ring="bidirec
     return r
 
 
+@formula("weight_stationary", "An MLP layer in inference sharded weight-stationary over N chips: the 2D layout "
+         "(W_in[D_X, F_YZ]: all-gather the input over YZ, all-reduce over X, reduce-scatter the output over YZ) against "
+         "the 1D (Megatron) one; each one's communication time, the best X, and the chips above which 2D moves less.",
+         (Input("batch", "B: tokens in the step (a decode batch: sequences)", kind="count", minimum=1, aliases=("B",)),
+          Input("d_model", "D: the model width", kind="count", integer=True, minimum=1, aliases=("D",)),
+          _DFF, Input("chips", "N = X·Y·Z: chips the weights are sharded over", kind="count", integer=True, minimum=1,
+                      aliases=("N", "n_chips")),
+          Input("x", "X: the ways D is sharded (default: the best, √(N·D/(2F)), a real number)", kind="count",
+                default=None, minimum=1, aliases=("X",)),
+          Input("dtype", "the activations' element type", kind="dtype", default="bf16"),
+          _CHIP, _LINK, _PEAK,
+          Input("axes_x", "mesh axes X spans (the text: 1 of a 3D torus)", kind="count", default=1, minimum=1),
+          Input("axes_yz", "mesh axes YZ spans (the text: 2)", kind="count", default=2, minimum=1),
+          Input("axes_1d", "mesh axes the 1D layout's collectives run over (the text: 3)", kind="count", default=3,
+                minimum=1)),
+         (Output("time_2d", "s", "b·B·D/(X·W·axes_yz) · 2 (gather in, scatter out) + 2·b·B·F/(YZ·W·axes_x) "
+                 "(the all-reduce)", ("link",), key="time_2d_s"),
+          Output("time_1d", "s", "2·b·B·D/(W·axes_1d): all-gather the input, reduce-scatter the output", ("link",),
+                 key="time_1d_s"),
+          Output("bytes_2d", "B", "per chip: the gathered input b·B·D/X, twice, and the all-reduced b·B·F/YZ"),
+          Output("bytes_1d", "B", "per chip: the gathered input b·B·D, twice"),
+          Output("x_opt", "", "the X minimising the 2D time, √(N·D·axes_x/(F·axes_yz)) (the text: √(N/8) at F = 4D)"),
+          Output("yz", "", "Y·Z = N / X"),
+          Output("time_2d_opt", "s", "the 2D time at X_opt", ("link",), key="time_2d_opt_s"),
+          Output("crossover_chips", "", "N above which 2D at its best moves less than 1D, 4·axes_1d²·F/(D·axes_x·axes_yz) "
+                 "(the text's axes: 18F/D)"),
+          Output("math_time", "s", "4·B·D·F / (N·C): the layer's FLOPs, fully sharded", ("peak",), key="math_time_s")),
+         conventions=(RING,), solve="weight-stationary", source=PART7 + ", Question 7 and Appendix B; Pope et al. 2022 "
+         "(Efficiently Scaling Transformer Inference), §3.2")
+def _weight_stationary(batch, d_model, d_ff, chips, x, dtype, chip, link, peak, axes_x, axes_yz, axes_1d,
+                       ring="bidirectional"):
+    from solver.units import dtype_bytes
+
+    b = dtype_bytes(dtype)
+    B, D, F, N = _num(batch), d_model, d_ff, chips
+    for name, v in (("batch", B), ("axes_x", axes_x), ("axes_yz", axes_yz), ("axes_1d", axes_1d)):
+        _pos(name, v)
+    r = Result(answer=None, unit="s", convention={
+        "layout": "2D: In[B, D_XYZ] → AllGather_YZ → In[B, D_X]; W_in[D_X, F_YZ] → AllReduce_X → Tmp[B, F_YZ]; "
+                  "W_out[F_YZ, D_X] → ReduceScatter_YZ → Out[B, D_XYZ]. 1D: weights sharded over F only, the input "
+                  "all-gathered and the output reduce-scattered over every axis",
+        "time": "bytes / (W · axes) per collective, an all-reduce twice an all-gather ((n−1)/n dropped)",
+        "ring": ring, "source": PART7})
+    opt = r.step("X_opt = √(N·D·axes_x / (F·axes_yz)) (where the two terms of T_2D are equal)",
+                 f"√({N}·{D}·{fmt(axes_x)} / ({F}·{fmt(axes_yz)}))", math.sqrt(N * D * float(axes_x) / (F * float(axes_yz))))
+    X = opt if x is None else _num(x)
+    if X > N:
+        raise SolverInputError(f"x ({fmt(X)}) exceeds the chips ({N})", param="x")
+    yz = r.step("Y·Z = N / X", f"{N} / {fmt(X)}", N / X)
+    gath = r.step("gathered input per chip = b·B·D/X", f"{fmt(b)}·{fmt(B)}·{D}/{fmt(X)}", b * B * D / X, "B")
+    red = r.step("all-reduced partial sums per chip = b·B·F/(Y·Z)", f"{fmt(b)}·{fmt(B)}·{F}/{fmt(yz)}", b * B * F / yz,
+                 "B")
+    one = r.step("1D: the gathered input per chip = b·B·D", f"{fmt(b)}·{fmt(B)}·{D}", b * B * D, "B")
+    cross = r.step("N* = 4·axes_1d²·F / (D·axes_x·axes_yz) (T_1D = T_2D at X_opt; axes 1, 2, 3: 18·F/D)",
+                   f"4·{fmt(axes_1d)}²·{F} / ({D}·{fmt(axes_x)}·{fmt(axes_yz)})",
+                   4 * _num(axes_1d) ** 2 * F / (D * _num(axes_x) * _num(axes_yz)))
+    r.answer = 2 * gath + red
+    r.breakdown.update(bytes_2d=2 * gath + red, bytes_1d=2 * one, x_opt=opt, x=X, yz=yz, crossover_chips=cross)
+    c = _chip_figures(chip, dtype, peak, link)
+    beta = _num(link) if link is not None else c.link_bandwidth
+    if beta is not None:
+        _pos("link", beta)
+        dirs = 2 if ring == "bidirectional" else 1
+        W = r.step("W = directions · β (one mesh axis)", f"{dirs} · {fmt(beta)}", dirs * _num(beta), "B/s")
+        t2 = r.step("T_2D = 2 · b·B·D/(X·W·axes_yz) + 2 · b·B·F/(YZ·W·axes_x)",
+                    f"2·{fmt(gath)}/({fmt(W)}·{fmt(axes_yz)}) + 2·{fmt(red)}/({fmt(W)}·{fmt(axes_x)})",
+                    2 * gath / (W * _num(axes_yz)) + 2 * red / (W * _num(axes_x)), "s")
+        t1 = r.step("T_1D = 2 · b·B·D/(W·axes_1d)", f"2·{fmt(one)}/({fmt(W)}·{fmt(axes_1d)})",
+                    2 * one / (W * _num(axes_1d)), "s")
+        yo = N / opt
+        topt = r.step("T_2D at X_opt", f"X = {fmt(opt)}",
+                      2 * b * B * D / opt / (W * _num(axes_yz)) + 2 * b * B * F / yo / (W * _num(axes_x)), "s")
+        r.breakdown.update(time_2d_s=t2, time_1d_s=t1, time_2d_opt_s=topt)
+        r.answer = t2
+    C = _num(peak) if peak is not None else c.peak_flops
+    if C is not None:
+        _pos("peak", C)
+        r.breakdown["math_time_s"] = r.step("T_math = 4·B·D·F / (N·C)", f"4·{fmt(B)}·{D}·{F} / ({N}·{fmt(C)})",
+                                            4 * B * D * F / (N * C), "s")
+    return r
+
+
 PART12 = BOOK + ", Part 12 'How to Think About GPUs'"
 
 
@@ -508,4 +723,5 @@ def _pipeline_batch(stages, bubble, chunks, microbatch, dp, schedule="1f1b"):
 
 
 FORMULAS = (_pipeline_batch.formula, _ep_d_ff.formula, _dp_batch.formula, _tp_max.formula, _fsdp_tp_batch.formula, _fsdp_opt.formula, _tp_decode_max.formula,
-            _decode_batch.formula, _kv_budget.formula, _sharded_matmul.formula)
+            _decode_batch.formula, _decode_latency.formula, _kv_budget.formula, _sharded_matmul.formula,
+            _weight_stationary.formula)

@@ -129,7 +129,7 @@ def _inputs(fid: str, given: dict) -> dict[str, float]:
 def test_every_drawn_input_is_in_the_statement(level):
     missing = []
     for fid, f in sorted(FAMS.items()):
-        if level not in f.difficulties:
+        if level not in f.levels:
             continue
         p = f.generate(0, level)
         numbers = printed_numbers(p.statement_text + "\n" + "\n".join(p.options_text or []))

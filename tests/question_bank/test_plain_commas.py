@@ -29,7 +29,7 @@ def test_plain_commas_only_outside_math():
 @pytest.mark.parametrize("fid", SEEN)
 def test_no_literal_thousands_braces(fid):
     f = FAMS[fid]
-    for level in f.difficulties:
+    for level in f.levels:
         for seed in range(2):
             p = f.generate(seed, level)
             for md in (p.statement_md, p.solution_md or "", *(p.options or [])):

@@ -44,7 +44,7 @@ def _bad(p):
 def test_no_family_text_holds_a_control_character_or_raw_latex():
     bad = []
     for _fid, fam in sorted(all_families().items()):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             for s in SEEDS:
                 bad += _bad(fam.generate(s, diff))
     assert not bad, bad[:15]
@@ -66,6 +66,6 @@ def test_the_renderer_converts_what_showed_raw():
 @pytest.mark.parametrize("fid", sorted(f for f in all_families() if f.startswith("softmax.")))
 def test_softmax_solutions_state_the_answer(fid):
     fam = all_families()[fid]
-    for diff in fam.difficulties:
+    for diff in fam.levels:
         p = fam.generate(3, diff)
         assert "Answer:" in p.solution_text, p.id

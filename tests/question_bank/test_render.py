@@ -172,7 +172,7 @@ def test_built_curated_statements_are_clean():
 @pytest.mark.parametrize("fid", sorted(all_families()))
 def test_family_text_has_no_mangled_names_or_leftover_latex(fid: str):
     fam = all_families()[fid]
-    for diff in fam.difficulties:
+    for diff in fam.levels:
         for seed in (0, 3):
             p = fam.generate(seed, diff)
             md = "\n".join([p.statement_md, *p.options, *(pt.prompt_md for pt in p.parts)])

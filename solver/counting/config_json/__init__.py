@@ -504,9 +504,24 @@ def _deepseek_v2(raw: dict, get, refused: list[str]) -> tuple[dict, list[str]]:
         norm_eps=float(get("rms_norm_eps", 1e-6)), n_experts=_req(get, "n_routed_experts"),
         top_k=_req(get, "num_experts_per_tok"), n_shared_experts=get("n_shared_experts") or 0,
         d_ff_expert=_req(get, "moe_intermediate_size"), first_dense_layers=get("first_k_dense_replace") or 0,
-        kv_lora_rank=_req(get, "kv_lora_rank"), q_lora_rank=get("q_lora_rank") or 0,
+        kv_lora_rank=_req(get, "kv_lora_rank"), q_lora_rank=q_lora_rank(raw, get, notes, "DeepseekV2Config"),
         qk_rope_head_dim=_req(get, "qk_rope_head_dim"), v_head_dim=_req(get, "v_head_dim"))
     return fields, notes
+
+
+#: The query compression rank transformers' DeepseekV2Config and DeepseekV3Config take when a file
+#: leaves ``q_lora_rank`` out (transformers 5.x, both classes' ``__init__`` default); ``null`` means none.
+Q_LORA_RANK_DEFAULT = 1536
+
+
+def q_lora_rank(raw: dict, get, notes: list[str], cls: str) -> int:
+    """The file's ``q_lora_rank`` (``null``: queries not compressed, 0); absent, the class's default,
+    named in the notes (the model transformers builds from the file has it)."""
+    if "q_lora_rank" not in raw:
+        get("q_lora_rank")
+        notes.append(f"q_lora_rank not given: {Q_LORA_RANK_DEFAULT}, {cls}'s default, as transformers builds the file")
+        return Q_LORA_RANK_DEFAULT
+    return get("q_lora_rank") or 0
 
 
 def _gpt2(raw: dict, get, refused: list[str]) -> tuple[dict, list[str]]:

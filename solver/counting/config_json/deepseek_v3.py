@@ -18,6 +18,9 @@ NEUTRAL = frozenset({"num_nextn_predict_layers", "rope_interleave", "rms_norm_ep
 
 
 def read(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], list[str]]:
+    from solver.counting.config_json import q_lora_rank
+
+    early: list[str] = []
     h = req(get, "num_attention_heads")
     if kv_heads(get, h) is not None:
         refused.append("num_key_value_heads != num_attention_heads (latent attention has no K/V groups)")
@@ -33,11 +36,11 @@ def read(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], list[str]]
         norm_eps=float(get("rms_norm_eps") or 1e-6), n_experts=req(get, "n_routed_experts"),
         top_k=req(get, "num_experts_per_tok"), n_shared_experts=get("n_shared_experts") or 0,
         d_ff_expert=req(get, "moe_intermediate_size"), first_dense_layers=get("first_k_dense_replace") or 0,
-        kv_lora_rank=req(get, "kv_lora_rank"), q_lora_rank=get("q_lora_rank") or 0,
+        kv_lora_rank=req(get, "kv_lora_rank"), q_lora_rank=q_lora_rank(raw, get, early, "DeepseekV3Config"),
         qk_rope_head_dim=req(get, "qk_rope_head_dim"), v_head_dim=req(get, "v_head_dim"))
     notes = ["latent attention: the cache holds kv_lora_rank + qk_rope_head_dim per token and layer",
              "DeepSeek-V3: the router's e_score_correction_bias is a buffer (not counted); the multi-token-prediction "
-             "layers (num_nextn_predict_layers) are not part of the model transformers builds (not counted)"]
+             "layers (num_nextn_predict_layers) are not part of the model transformers builds (not counted)", *early]
     return fields, notes
 
 

@@ -36,7 +36,8 @@ def read(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], list[str]]
     notes = ["gpt-oss: every layer MoE (experts with biases, a router with a bias), one sink logit per head and "
              "layer; the sinks add nothing to the KV cache"]
     if raw.get("quantization_config"):
-        notes.append("quantization_config (how the checkpoint stores the experts): counted as parameters, not bytes")
+        notes.append("quantization_config (how the checkpoint stores the experts): counted as parameters here; its bytes in "
+                     "qkv solve memory and serve")
     return fields, notes
 
 

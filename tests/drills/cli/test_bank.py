@@ -101,7 +101,7 @@ def test_validate_merges_its_first_seed_and_the_rest(runner, monkeypatch):
     monkeypatch.setattr(qb, "curated", lambda: [])
     few = {fid: f for fid, f in qb.families().items() if fid in ("attention.heads", "msq.mask_attend")}
     monkeypatch.setattr(qb, "families", lambda: few)
-    levels = sum(len(f.difficulties) for f in few.values())
+    levels = sum(len(f.levels) for f in few.values())
     for n in (1, 2, 4):
         r = runner.invoke(bank, ["validate", "--seeds", str(n), "--json"])
         out = json.loads(r.output)
@@ -219,7 +219,7 @@ def test_quality_counts_the_families_each_type_draws_from():
     from question_bank.numeric_mcq import NUMERIC_MCQ, SUFFIX
 
     base = next(iter(NUMERIC_MCQ))  # a listed view's base family (NAT or integer)
-    rep = quality.run_quality(20, families=[base, base + SUFFIX, "msq.mask_attend"], include_curated=False)
+    rep = quality.run_quality(20, families=[base, base + SUFFIX, "msq.mask_attend"], include_curated=False, withdrawn=True)
     by = families_by_type(rep)
     assert (by["mcq"], by["numeric-mcq"], by["msq"], by["nat"] + by["integer"]) == (1, 1, 1, 1)
 
@@ -232,7 +232,7 @@ def test_no_worked_solution_starts_with_a_blank_line(runner):
     from drills.cli.bank import _render
 
     problems = [qb.problem(fid, seed=0, difficulty=diff)
-                for fid, f in qb.families().items() for diff in f.difficulties] + qb.curated()
+                for fid, f in qb.families().items() for diff in f.levels] + qb.curated()
     bad = []
     for p in problems:
         shown = _render(p).split("\nWorked solution:\n\n", 1)[1]

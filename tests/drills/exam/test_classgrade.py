@@ -161,14 +161,17 @@ def _cli(args, cwd):
 def test_cli_files_escaped_and_one_line_errors(tmp_path, key_data, key):
     (tmp_path / "k.json").write_bytes(key_data)
     v2 = key.students["s2"]
+    # the formula answers a choice question (a row not read); "-3" answers a NAT question (read)
+    qf = next(q.number for q in key.versions[v2].questions if q.paper_type in ("mcq", "msq"))
+    qc = next(q.number for q in key.versions[v2].questions if q.paper_type == "nat")
     (tmp_path / "a.csv").write_text("student,version,question,answer\n"
-                                    f"s2,{v2},1,=HYPERLINK(\"http://x\")\n"
-                                    f"s2,{v2},2,\"-3\"\n")
+                                    f"s2,{v2},{qf},=HYPERLINK(\"http://x\")\n"
+                                    f"s2,{v2},{qc},\"-3\"\n")
     r = _cli(["grade", "k.json", "a.csv", "-o", "r.csv", "--report", "r.md"], tmp_path)
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.questions.csv").read_text())))
     answers = {row["question"]: row["answer"] for row in rows}
-    assert answers["1"] == "'=HYPERLINK(\"http://x\")" and answers["2"] == "'-3"
+    assert answers[str(qf)] == "'=HYPERLINK(\"http://x\")" and answers[str(qc)] == "'-3"
     students = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
     assert [s["student"] for s in students] == ["s2", "s1", "s3", "s4"]  # the absent listed, with no score
     assert students[1]["score"] == ""

@@ -71,7 +71,7 @@ def pool() -> tuple:
     for f in bank.families().values():
         if not set(f.types) & set(AS_GATE):
             continue
-        for d in f.difficulties:
+        for d in f.levels:
             for s in (0, 1):
                 p = f.generate(s, d)
                 if p.type in AS_GATE and not p.parts:

@@ -233,7 +233,7 @@ def test_panel_titles_are_never_cut_at_80_columns(catalogue):
 
 def test_a_long_id_is_drawn_whole_and_panels_share_one_width(catalogue):
     fam = next(f for f in catalogue.families.values() if len(f.id) >= 28)
-    short = fam.generate(1, fam.difficulties[0])
+    short = fam.generate(1, fam.levels[0])
     for width in (80, 200):
         view = _rich_view(width)
         header = {"index": 1, "total": 2, "score": 0, "asked": 0, "marks_scored": 0, "max_marks": 0}
@@ -369,7 +369,7 @@ def test_numeric_mcq_hint_says_the_value_may_be_typed():
     from question_bank.numeric_mcq import NUMERIC_MCQ, SUFFIX
 
     view = fams[next(iter(NUMERIC_MCQ)) + SUFFIX]  # a listed view (issue 39 keeps only those a test-wise student cannot game)
-    numeric = view.generate(0, view.difficulties[0])
+    numeric = view.generate(0, view.levels[0])
     words = fams["attention.why_sqrt_dk"].generate(0, "easy")
     assert "value" in answer_hint(numeric, numeric)
     assert "value" not in answer_hint(words, words)

@@ -56,7 +56,7 @@ def test_every_why_sqrt_dk_frame_is_gate_q4_s_question():
 
     gate = qb.problem("004.gate.q4")
     fam = get_family("attention.why_sqrt_dk")
-    for lvl, diff in enumerate(fam.difficulties):
+    for lvl, diff in enumerate(fam.levels):
         keys = set()
         for s in range(60):
             p = fam.generate(s, diff)

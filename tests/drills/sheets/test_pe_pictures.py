@@ -30,7 +30,7 @@ def draws():
     out = []
     for fid in ("positional.pe_value", "positional.pe_rotation"):
         f = get_family(fid)
-        out += [f.generate(s, d) for d in f.difficulties for s in range(40)]
+        out += [f.generate(s, d) for d in f.levels for s in range(40)]
     return out
 
 

@@ -98,8 +98,9 @@ def test_a_parameter_that_does_not_follow_is_refused(sheet_obj, monkeypatch):
 
     monkeypatch.setattr(rb, "SEARCH_SEEDS", 50)
     obj = copy.deepcopy(sheet_obj)
-    obj["questions"][0]["problem"]["given"]["d_ff"] = 1000  # d_ff is 8·d/3 in this family
-    _refused(obj, "Q1 given:", "d_ff")
+    # every bias is counted at this level (issue 39 draws d_ff on its own, so an edited d_ff now replays)
+    obj["questions"][0]["problem"]["given"]["bias"] = False
+    _refused(obj, "Q1 given:", "bias")
 
 
 def test_a_statement_with_stale_numbers_is_refused(sheet_obj):
@@ -188,7 +189,7 @@ def test_every_family_and_curated_item_reads_back_unchanged():
     from question_bank import bank as qb
     from question_bank.family import all_families
 
-    ps = [f.generate(7, d) for f in all_families().values() for d in f.difficulties]
+    ps = [f.generate(7, d) for f in all_families().values() for d in f.levels]
     ps += [p for p in qb.curated() if not p.study_only]
     for k in range(0, len(ps), 60):
         data = render(Sheet("all", ps[k:k + 60], 0, {}), "json", "full")

@@ -380,7 +380,7 @@ def test_whole_bank_typesets():
 
     ps = list(qb.curated())
     for f in qb.families().values():
-        ps += [f.generate(0, d) for d in f.difficulties]
+        ps += [f.generate(0, d) for d in f.levels]
     pdf = compile_typst(typst_source(Sheet("Everything", ps, 0), "full"))
     assert pdf.startswith(b"%PDF-")
 
@@ -439,7 +439,7 @@ def test_markdown_math_survives_github():
     assert inline_math("\\begin{bmatrix}1\\\\2\\end{bmatrix}") == "$`\\begin{bmatrix}1\\\\2\\end{bmatrix}`$"
     assert github_md("a\n$$\nx = 1\n$$\nb") == "a\n```math\nx = 1\n```\nb"
     ps = [qb.problem(i) for i in ("004.gate.q4",)] + [f.generate(0, d) for k, f in qb.families().items()
-                                                      for d in f.difficulties if k.startswith("attention")][:12]
+                                                      for d in f.levels if k.startswith("attention")][:12]
     md = render(Sheet("x", ps, 0, {}), "md", "full").decode()
     plain = _re.sub(r"\$`[^`]*`\$", "", md)
     for body in _re.findall(r"(?<![$`])\$([^$`\n]+)\$(?!`)", plain):

@@ -12,6 +12,8 @@ Plus: 1 to 3 of the 4 options true, sound (audit), deterministic, and one pinned
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -49,11 +51,13 @@ def _meta_cache_bytes(L, B, n, kv, dh, dtype):
 def test_kv_cache_truth_from_meta_tensors():
     for p in variants("msq.kv_cache_below", per_difficulty=8):
         g = p.given
-        for (L, h, kv, dh, dt, said), truth in zip(g["option_params"], truths(p), strict=True):
+        for (L, h, kv, dh, dt, budget_mib, said), truth in zip(g["option_params"], truths(p), strict=True):
             if p.difficulty == "easy":
                 assert kv == h  # multi-head attention: every head caches K and V
             size = _meta_cache_bytes(L, g["batch"], g["n"], kv, dh, dt)
-            below = size < g["budget_gib"] * 2**30
+            below = size < budget_mib * 2**20
+            # issue 39: the budget a factor 1.25 to 2.5 from the cache, either side (within its 3 printed figures)
+            assert 1.24 <= max(size, budget_mib * 2**20) / min(size, budget_mib * 2**20) <= 2.52, (p.id, size, budget_mib)
             assert said in ("below", "above")
             assert (below == (said == "below")) == truth, (p.id, L, kv, dh, dt, said)
 
@@ -143,10 +147,12 @@ def _reference_figures(name, nbytes):
     m = build_model(cfg)
     shapes = dict((n, tuple(p.shape)) for n, p in m.named_parameters())
     q_out = shapes["decoder.layers.0.attn.q.weight"][0]
-    k_out = shapes["decoder.layers.0.attn.k.weight"][0]
+    k_out, k_in = shapes["decoder.layers.0.attn.k.weight"]
     layers = sum(1 for n in shapes if n.endswith(".attn.k.weight"))
     d_h = q_out // cfg.n_heads
-    return {1: k_out, 2: d_h, 3: 2 * layers * k_out * nbytes,
+    attn = sum(math.prod(shapes[f"decoder.layers.0.attn.{w}.weight"]) for w in ("q", "k", "v", "o"))
+    assert d_h == q_out // cfg.n_heads
+    return {1: k_out * k_in, 2: attn, 3: 2 * layers * k_out * nbytes,
             4: sum(p.numel() for p in m.parameters())}
 
 
@@ -159,8 +165,10 @@ def test_model_statements_from_the_reference_model():
         ref = cache.setdefault(name, _reference_figures(name, nbytes))
         for (kind, figure, said), truth, text in zip(p.given["option_params"], truths(p), p.options_text, strict=True):
             assert said in ("above", "below") and said in text
-            # the figure stands a quarter to a half away from the reference's (never a slip's half or double)
-            assert 0.6 <= figure / ref[kind] <= 0.76 or 1.24 <= figure / ref[kind] <= 1.51, (p.id, kind, figure)
+            # the figure stands a factor 1.2 to 1.9 away from the reference's, either side (never a slip's half or
+            # double; issue 39: at varying distances), within the rounding of the printed figure
+            ratio = figure / ref[kind]
+            assert 1 / 1.92 <= ratio <= 1 / 1.19 or 1.19 <= ratio <= 1.92, (p.id, kind, figure)
             assert ((ref[kind] > figure) == (said == "above")) == truth, (p.id, kind, figure, said, ref[kind])
 
 

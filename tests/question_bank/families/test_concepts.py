@@ -115,7 +115,8 @@ def rnn_truth(params):
         return abs(x - n / d) < 1e-6
     if claim == "conv_ops":
         (n, d, k), word = params[1], params[2]
-        return (k * n * d * d < n * n * d) == (word == "fewer")
+        assert word in ("less", "more")  # issue 39: one length, "fewer" was one letter longer
+        return (k * n * d * d < n * n * d) == (word == "less")
     if claim == "conv_layers":
         (k, m), dilated, x = params[1], params[2], params[3]
         return x == receptive_layers(m, k, dilated)
@@ -234,13 +235,13 @@ def test_conv_layers_against_the_simulation():
 
 
 def test_pinned_mask_pairs():
-    """Padding only, the first five tokens real; query 4 sees keys 1-5: keys 3 and 2 kept, 6 and 7
-    (padding) blocked."""
+    """Padding only, the first 23 tokens real; query 25 sees keys 1-23 (issue 39: 20 to 60 tokens, the keys asked
+    from token 10 on): keys 19 and 14 kept, 26 and 24 (padding) blocked."""
     p = FAMILIES["concept.mask_pairs"].generate(0, "easy")
-    assert "first five tokens are real" in p.statement_text and "query token 4" in p.statement_text
-    assert p.options_text == ["Query token 4 attends to key token 6.", "Query token 4 attends to key token 3.",
-                              "Query token 4 attends to key token 2.", "Query token 4 attends to key token 7."]
-    assert p.key.correct == {1, 2}
+    assert "first 23 tokens are real" in p.statement_text and "query token 25" in p.statement_text
+    assert p.options_text == ["Query token 25 attends to key token 19.", "Query token 25 attends to key token 26.",
+                              "Query token 25 attends to key token 14.", "Query token 25 attends to key token 24."]
+    assert p.key.correct == {0, 2}
 
 
 def test_pinned_attention_vs_rnn():

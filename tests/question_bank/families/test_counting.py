@@ -277,11 +277,11 @@ def test_chinchilla_vs_formula():
 
 
 def test_pin_params_mha():
-    """d = 2,304 (issue 22: any multiple of 64), h = 12, no biases: 4·2304² = 4 × 5,308,416 = 21,233,664 (with
-    biases + 4·2304 = 9,216 → 21,242,880)."""
+    """d = 5,440 (issue 39: any multiple of 64 up to 8,192), h = 64, no biases: 4·5440² = 4 × 29,593,600 =
+    118,374,400 (with biases + 4·5440 = 21,760 → 118,396,160)."""
     p = easy("counting.params_mha")
-    assert (p.given["d_model"], p.given["bias"]) == (2304, False)
-    assert grade(p, 21_233_664).correct and "counted_biases" in grade(p, 21_242_880).misconception.id.split("+")
+    assert (p.given["d_model"], p.given["bias"]) == (5440, False)
+    assert grade(p, 118_374_400).correct and "counted_biases" in grade(p, 118_396_160).misconception.id.split("+")
 
 
 def test_pin_params_ffn():
@@ -301,86 +301,88 @@ def test_pin_params_norm():
 
 
 def test_pin_params_layer():
-    """Encoder layer d = 960 (issue 22: any multiple of 64), d_ff = 3,840, no biases (easy), LayerNorms γ only:
-    attention 4·960² = 3,686,400; FFN 2·960·3840 = 7,372,800; two LayerNorms 2·960 = 1,920; total 11,061,120
-    (without the norms 11,059,200)."""
+    """Encoder layer d = 1,664 (issue 39: any multiple of 64), d_ff = 4,928 (any multiple of 64 from 2d to 4d), no
+    biases (easy), LayerNorms γ only: attention 4·1664² = 11,075,584; FFN 2·1664·4928 = 16,400,384; two LayerNorms
+    2·1664 = 3,328; total 27,479,296 (without the norms 27,475,968)."""
     p = easy("counting.params_layer")
-    assert p.given["kind"] == "encoder" and p.given["d_model"] == 960 and not p.given["bias"]
-    assert grade(p, 11_061_120).correct and "forgot_norm_params" in grade(p, 11_059_200).misconception.id.split("+")
+    assert p.given["kind"] == "encoder" and (p.given["d_model"], p.given["d_ff"]) == (1664, 4928) and not p.given["bias"]
+    assert grade(p, 27_479_296).correct and "forgot_norm_params" in grade(p, 27_475_968).misconception.id.split("+")
 
 
 def test_pin_params_model():
-    """V = 50,000, d = 512, L = 4, RoPE (no table), tied, no biases, LayerNorms γ only (easy): 25,600,000
-    + 4 × (4·512² + 2·512·2048 + 2·512 = 1,048,576 + 2,097,152 + 1,024) + 512 = 38,187,520; counting the
-    tied head again adds 25,600,000 → 63,787,520."""
+    """V = 99,976 (issue 39: any vocabulary size), d = 576, L = 5, RoPE (no table), tied, no biases, LayerNorms γ
+    only (easy): 99,976·576 = 57,586,176 + 5 × (4·576² + 2·576·2304 + 2·576 = 1,327,104 + 2,654,208 + 1,152) + 576
+    = 77,499,072; counting the tied head again adds 57,586,176 → 135,085,248."""
     p = easy("counting.params_model")
-    assert p.given["config"]["vocab_size"] == 50000 and p.given["config"]["pos"] == "rope"
-    assert grade(p, 38_187_520).correct and "tied_counted_twice" in grade(p, 63_787_520).misconception.id.split("+")
+    assert p.given["config"]["vocab_size"] == 99976 and p.given["config"]["pos"] == "rope"
+    assert grade(p, 77_499_072).correct and "tied_counted_twice" in grade(p, 135_085_248).misconception.id.split("+")
 
 
 def test_pin_params_lora():
-    """d = 2048, L = 32, r = 4 on W_Q, W_V: 4·(2048 + 2048) = 16,384 per matrix × 2 × 32 = 1,048,576;
-    A or B only: 524,288."""
+    """d = 3584, L = 41 (issue 39: any multiple of 256, any depth from 12 to 80), r = 8 on W_Q, W_V:
+    8·(3584 + 3584) = 57,344 per matrix × 2 × 41 = 4,702,208; A or B only: 2,351,104."""
     p = easy("counting.params_lora")
-    assert grade(p, 1_048_576).correct and "one_factor_only" in grade(p, 524_288).misconception.id.split("+")
+    assert grade(p, 4_702_208).correct and "one_factor_only" in grade(p, 2_351_104).misconception.id.split("+")
 
 
 def test_pin_params_kv_proj():
-    """d = 1024, h = 32 (d_h = 32), 8 K/V heads: W_K, W_V are 1024 × 256: 2 × 262,144 = 524,288; with n_heads
-    2 × 1024² = 2,097,152."""
+    """d = 4864, h = 16 (d_h = 304), 8 K/V heads: W_K, W_V are 4864 × 2432: 2 × 11,829,248 = 23,658,496; with
+    n_heads 2 × 4864² = 47,316,992."""
     p = easy("counting.params_kv_proj")
-    assert grade(p, 524_288).correct and "used_n_heads" in grade(p, 2_097_152).misconception.id.split("+")
+    assert grade(p, 23_658_496).correct and "used_n_heads" in grade(p, 47_316_992).misconception.id.split("+")
 
 
 def test_pin_flops_attention():
-    """n = 1024, d = 512, B = 1, AV only (easy asks one product): 2·1024²·512 = 1,073,741,824;
-    multiply-adds 1024²·512 = 536,870,912."""
+    """n = 1344, d = 1152 (issue 39: any multiple of 64), B = 1, QKᵀ only (easy asks one product): 2·1344²·1152 =
+    4,161,798,144; multiply-adds 1344²·1152 = 2,080,899,072."""
     p = easy("counting.flops_attention")
-    assert p.given["ask"] == "av"
-    assert grade(p, 1_073_741_824).correct and "macs_vs_flops" in grade(p, 536_870_912).misconception.id.split("+")
+    assert (p.given["ask"], p.given["n"], p.given["d_model"]) == ("qk", 1344, 1152)
+    assert grade(p, 4_161_798_144).correct and "macs_vs_flops" in grade(p, 2_080_899_072).misconception.id.split("+")
 
 
 def test_pin_flops_forward():
-    """V = 32,000, d = 256, L = 4, n = 512, B = 1: per layer projections 4·2·512·256² = 268,435,456, QKᵀ+AV
-    2·2·512²·256 = 268,435,456, FFN 2·2·512·256·1024 = 536,870,912 → 1,073,741,824 × 4 = 4,294,967,296;
-    LM head 2·512·256·32,000 = 8,388,608,000; total 12,683,575,296 → 12.68 GFLOPs."""
+    """V = 33,728, d = 448, L = 7, n = 640, B = 1 (issue 39: wider draws): per layer projections 4·2·640·448² =
+    1,027,604,480, QKᵀ+AV 2·2·640²·448 = 734,003,200, FFN 2·2·640·448·1792 = 2,055,208,960 → 3,816,816,640 × 7 =
+    26,717,716,480; LM head 2·640·448·33,728 = 19,340,984,320; total 46,058,700,800 → 46.06 GFLOPs."""
     p = easy("counting.flops_forward")
-    assert p.given["seq"] == 512 and grade(p, 12.68).correct
+    assert p.given["seq"] == 640 and grade(p, 46.06).correct
 
 
 def test_pin_flops_training():
-    """N = 110M, D = 250B (issue 22: more sizes): 6 × 1.1e8 × 2.5e11 = 1.65e20 → 1.65 (×10²⁰); 2ND = 0.55."""
+    """N = 1.0B, D = 77B (issue 39: any two significant figures): 6 × 1e9 × 7.7e10 = 4.62e20 → 4.62 (×10²⁰);
+    2ND = 1.54."""
     p = easy("counting.flops_training")
-    assert (p.given["params"], p.given["tokens"]) == (110_000_000, 250_000_000_000)
-    assert grade(p, 1.65).correct and "forgot_backward" in grade(p, 0.55).misconception.id.split("+")
+    assert (p.given["params"], p.given["tokens"]) == (1_000_000_000, 77_000_000_000)
+    assert grade(p, 4.62).correct and "forgot_backward" in grade(p, 1.54).misconception.id.split("+")
 
 
 def test_pin_attention_vs_rnn():
-    """n = 3072, d = 1280, hidden width h = 1024 (issue 22: h ≠ d): attention 4n²d = 4·3072²·1280 =
-    48,318,382,080; RNN 2nh(h + d) = 2·3072·1024·2304 = 14,495,514,624: the RNN is cheaper, attention needs
-    10/3 = 3.33 times its FLOPs. The slip drawn (W_hh only: RNN 2nh² = 6,442,450,944) gives 7.5 times; the
-    options cross {3.33, 7.5} with the two directions."""
+    """n = 2496, d = 1792, hidden width h = 1280 (issue 22: h ≠ d; issue 39: multiples of 64 from wide ranges):
+    attention 4n²d = 4·2496²·1792 = 44,656,754,688; RNN 2nh(h + d) = 2·2496·1280·3072 = 19,629,342,720: the RNN is
+    cheaper, attention needs 2nd/(h(h + d)) = 8,945,664/3,932,160 = 2.275 times its FLOPs, printed 2.27 (2.275 is
+    2.27499... in binary). The slip drawn (W_hh only: RNN 2nh² = 8,178,892,800) gives 5.46 times; the options cross
+    {2.27, 5.46} with the two directions."""
     p = easy("counting.attention_vs_rnn")
     (ci,) = p.key.correct
-    assert (p.given["n"], p.given["d"], p.given["h"]) == (3072, 1280, 1024)
-    assert p.options[ci] == "The RNN is cheaper: self-attention needs 3.33 times its FLOPs"
-    assert "only_w_hh" in grade(p, p.options.index("The RNN is cheaper: self-attention needs 7.5 times its FLOPs")).misconception.id.split("+")
+    assert (p.given["n"], p.given["d"], p.given["h"]) == (2496, 1792, 1280)
+    assert p.options[ci] == "The RNN is cheaper: self-attention needs 2.27 times its FLOPs"
+    assert "only_w_hh" in grade(p, p.options.index("The RNN is cheaper: self-attention needs 5.46 times its FLOPs")).misconception.id.split("+")
 
 
 def test_pin_attention_memory():
-    """B = 1, h = 24, n = 4096, fp32 (issue 22: more batches and heads): 1·24·4096²·4 = 24 × 16,777,216 × 4 =
-    1,610,612,736 bytes = 1.5 GiB (1.61 GB)."""
+    """B = 43, h = 12, n = 3074, fp16 (issue 39: any batch up to 64, even head counts, any length up to 4096):
+    43·12·3074²·2 = 516 × 9,449,476 × 2 = 9,751,859,232 bytes = 9.08 GiB (9.75 GB)."""
     p = easy("counting.attention_memory")
-    assert (p.given["batch"], p.given["n_heads"], p.given["dtype"]) == (1, 24, "fp32")
-    assert grade(p, 1.50).correct and "gb_vs_gib" in grade(p, 1.61).misconception.id.split("+")
+    assert (p.given["batch"], p.given["n_heads"], p.given["seq"], p.given["dtype"]) == (43, 12, 3074, "fp16")
+    assert grade(p, 9.08).correct and "gb_vs_gib" in grade(p, 9.75).misconception.id.split("+")
 
 
 def test_pin_kv_cache():
-    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 4, n = 2048, fp16: 2·40·4·2048·40·128·2 = 6,710,886,400 bytes
-    = 6.71 GB; K only 3.36. (Seed 0's first draw, 1.00 GiB, is drawn again: a key of 1 is a blind guess, issue 12.)"""
+    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 52, n = 6694 (issue 39: any batch up to 64, any length from 512
+    to 32,768), bf16: 2·40·52·6694·40·128·2 = 285,153,689,600 bytes = 265.57 GiB; K only 132.79."""
     p = easy("counting.kv_cache")
-    assert 2 * 40 * 4 * 2048 * 40 * 128 * 2 == 6_710_886_400
-    assert grade(p, 6.71).correct and "forgot_k_and_v" in grade(p, 3.36).misconception.id.split("+")
+    assert (p.given["preset"], p.given["batch"], p.given["seq"], p.given["unit"]) == ("llama2-13b", 52, 6694, "GiB")
+    assert grade(p, 265.57).correct and "forgot_k_and_v" in grade(p, 132.79).misconception.id.split("+")
 
 
 def test_pin_training_memory():
@@ -394,12 +396,13 @@ def test_pin_training_memory():
 
 
 def test_pin_chinchilla():
-    """N = 405B (easy, seed 0), D = 20N = 8.1e12: C = 6·4.05e11·8.1e12 = 1.9683e25 → 1.97 (×10²⁵); with 2N: 0.6561 → 0.66;
-    D = N tokens: 6·(4.05e11)² = 9.8415e23 = 0.098 (×10²⁵) → 0.10."""
+    """N = 17B (easy, seed 0; issue 39: three significant figures, log-uniform), D = 20N = 3.4e11:
+    C = 6·1.7e10·3.4e11 = 3.468e22 → 3.47 (×10²²); with 2N: 1.156 → 1.16; D = N tokens: 6·(1.7e10)² = 1.734e21
+    = 0.1734 (×10²²) → 0.17."""
     p = easy("scaling.chinchilla")
-    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 25
-    assert grade(p, 1.97).correct and "forgot_backward" in grade(p, 0.66).misconception.id.split("+")
-    assert "forgot_twenty" in grade(p, 0.10).misconception.id.split("+")
+    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 22 and p.given["params"] == 17 * 10**9
+    assert grade(p, 3.47).correct and "forgot_backward" in grade(p, 1.16).misconception.id.split("+")
+    assert "forgot_twenty" in grade(p, 0.17).misconception.id.split("+")
 
 
 def test_families_import_no_torch():

@@ -25,8 +25,8 @@ SEEDS_PER_FAMILY = 30
 def variants(fid):
     """30 problems per family, spread over its difficulties."""
     f = FAMS[fid]
-    per = max(1, SEEDS_PER_FAMILY // len(f.difficulties))
-    return tuple(f.generate(s, diff) for diff in f.difficulties for s in range(per))
+    per = max(1, SEEDS_PER_FAMILY // len(f.levels))
+    return tuple(f.generate(s, diff) for diff in f.levels for s in range(per))
 
 
 def key_array(key):
@@ -51,7 +51,7 @@ def test_family_is_sound(fid):
 @pytest.mark.parametrize("fid", sorted(FAMS))
 def test_deterministic(fid):
     f = FAMS[fid]
-    a, b = f.generate(7, f.difficulties[-1]), f.generate(7, f.difficulties[-1])
+    a, b = f.generate(7, f.levels[-1]), f.generate(7, f.levels[-1])
     assert (a.statement_md, a.key, a.id) == (b.statement_md, b.key, b.id)
 
 
@@ -315,10 +315,10 @@ def test_pin_masked_weights():
 
 
 def test_pin_shapes():
-    """Q 10×8, K 3×8: QKᵀ is 10×3."""
+    """Q 40×45, K 21×45 (issue 39: sizes 2 to 48): QKᵀ and the weights are 40×21, one row per query."""
     p = gen("attention.shapes")
     (ci,) = p.key.correct
-    assert (p.given["n"], p.given["m"], p.given["ask"]) == (10, 3, "scores") and p.options[ci] == r"$10 \times 3$"
+    assert (p.given["n"], p.given["m"], p.given["ask"]) == (40, 21, "weights") and p.options[ci] == r"$40 \times 21$"
 
 
 def test_pin_heads():

@@ -130,7 +130,7 @@ def test_decode_steps_fit_in_the_chips():
     (before: llama2-13b, B = 64, S = 8192 on 4 × 80 GB needed 456 GB). A sliding-window model (Mistral 7B)
     holds only min(S, W) positions per layer (issue 10's rolling buffer)."""
     f = FAMILIES["hardware.decode_step"]
-    for p in (f.generate(s, diff) for diff in f.difficulties for s in range(40)):
+    for p in (f.generate(s, diff) for diff in f.levels for s in range(40)):
         g = p.given
         kv_per_token = 2 * g["n_layers"] * g["n_kv_heads"] * g["d_head"] * 2
         held = min(g["context"], g["window"]) if g["window"] else g["context"]

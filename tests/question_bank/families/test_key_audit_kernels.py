@@ -27,7 +27,7 @@ SEEDS = range(8)
 
 def _problems(fid):
     f = FAMS[fid]
-    return [f.generate(s, diff) for diff in f.difficulties for s in SEEDS]
+    return [f.generate(s, diff) for diff in f.levels for s in SEEDS]
 
 
 def _distance_to_boundary(x: float, decimals: int) -> float:

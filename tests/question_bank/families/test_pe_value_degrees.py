@@ -20,7 +20,7 @@ def _degree_mode(p) -> float:
 def test_the_key_rounded_coarser_is_never_called_degrees():
     f = get_family("positional.pe_value")
     fired = 0
-    for diff in f.difficulties:
+    for diff in f.levels:
         for s in range(120):
             p = f.generate(s, diff)
             d = p.key.decimals

@@ -242,7 +242,9 @@ def test_vit_against_huggingface():
 
 
 def test_mlp_pinned():
-    """32 → 512 → 1: 32·512 + 512 + 512·1 + 1 = 17,409; without biases 16,896."""
+    """454 → 17 → 11 (issue 39: any widths): 454·17 + 17 + 17·11 + 11 = 7,718 + 17 + 187 + 11 = 7,933; without
+    biases 7,905; without the output layer's biases 7,922."""
     p = easy("counting.mlp_params")
-    assert p.given["sizes"] == [32, 512, 1] and p.key.value == 17_409
-    assert "no_biases" in grade(p, 16_896).misconception.id.split("+")
+    assert p.given["sizes"] == [454, 17, 11] and p.key.value == 7_933
+    assert "no_biases" in grade(p, 7_905).misconception.id.split("+")
+    assert "output_no_bias" in grade(p, 7_922).misconception.id.split("+")

@@ -67,6 +67,33 @@ def test_decode_batch_keys_by_hand():
         assert p.key.value == pytest.approx(want, rel=1e-9), p.id
 
 
+def test_decode_latency_keys_by_hand():
+    """T = max((N·w + B·S·X)/(n·W), 2·N_active·B/(n·C)) written out; easy: the latency in ms without the cache;
+    medium: B/T; hard: the B where the two times meet, N·w/W ÷ (2·N_active/C − S·X/W)."""
+    for lv, p in draws("inference.decode_latency"):
+        g = p.given
+        C, W, n = g["peak_tflops"] * 1e12, g["hbm_gbs"] * 1e9, g["chips"]
+        w, N, Na, B = {"bf16": 2, "int8": 1}[g["weight_dtype"]], g["params"], g["active_params"], g["batch"]
+        SX = g["context"] * g["kv_kib"] * 1024
+        t = max((N * w + B * SX) / (n * W), 2 * Na * B / (n * C))
+        want = {"easy": t * 1e3, "medium": B / t, "hard": N * w / W / (2 * Na / C - SX / W)}[lv]
+        assert p.key.value == pytest.approx(want, rel=1e-9), p.id
+        if lv == "easy":
+            assert SX == 0 and N == Na
+        if lv == "hard":
+            assert Na < N
+
+
+def test_decode_latency_pinned():
+    """Part 7's LLaMA 2-13B row as a medium draw would pose it: 8 v5e chips (197 TFLOP/s, 820 GB/s), 13e9 bf16 params,
+    8 sequences of 8,192 tokens at 800 KiB a token: (26e9 + 8·8192·819,200)/(8·8.2e11) = 12.15 ms, 658.6 tokens/s."""
+    from solver.registry import get_formula
+
+    r = get_formula("decode_latency").run(dict(params=13e9, batch=8, context=8192, kv_per_token=800 * 1024, chips=8,
+                                               peak=197e12, bandwidth=820e9), {})
+    assert float(r.breakdown["tokens_per_second"]) == pytest.approx(8 / ((26e9 + 8 * 8192 * 819200) / 6.56e12))
+
+
 def test_pinned_draws():
     # Part 5's own figures as a draw would state them: v5p 459 TFLOP/s, 90 GB/s → 2,550 tokens per chip
     from solver.registry import get_formula
@@ -74,6 +101,6 @@ def test_pinned_draws():
     assert get_formula("dp_batch").run({"peak": 459e12, "link": 90e9}, {}).answer == 2550
     # every family's worked solution ends with its answer, and each slip is rejected (audit in test_every_family)
     for fid in ("sharding.dp_batch", "topology.torus_bisection", "gpu.peak_from_parts", "roofline.elementwise",
-                "memory.recipe", "inference.decode_batch"):
+                "memory.recipe", "inference.decode_batch", "inference.decode_latency"):
         p = FAMS[fid].generate(0, "medium")
         assert "Answer:" in p.solution_text and p.misconceptions, fid

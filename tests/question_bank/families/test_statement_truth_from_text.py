@@ -63,11 +63,11 @@ def rnn_sizes_truth(stem: str, opt: str) -> bool:
         v = dict(re.findall(r"([nd]) = (\d+)", m[1]))
         sa, rnn = int(v["n"]) ** 2 * int(v["d"]), int(v["n"]) * int(v["d"]) ** 2
         return abs(float(m[2]) - sa / rnn) <= 1e-5 * sa / rnn
-    if m := re.match(r"For (.*), a convolutional layer does (fewer|more) operations than a self-attention layer\.$",
+    if m := re.match(r"For (.*), a convolutional layer needs (less|more) computation than a self-attention layer\.$",
                      opt):
         v = {a: int(b) for a, b in re.findall(r"([ndk]) = (\d+)", m[1])}
         sa, conv = v["n"] ** 2 * v["d"], v["k"] * v["n"] * v["d"] ** 2
-        return conv < sa if m[2] == "fewer" else conv > sa
+        return conv < sa if m[2] == "less" else conv > sa
     if m := re.match(r"With (dilated|contiguous) kernels of size (\d+), the fewest layers of causal convolution that "
                      r"let a token depend on the token (\d+) positions back are (\d+)\.$", opt):
         assert "L layers reach L(k - 1)" in stem and "L layers reach k^L - 1" in stem  # the stem states the rules
@@ -83,10 +83,10 @@ def recurrence_truth(stem: str, opt: str) -> bool:
     if m := re.match(r"In causal self-attention over (\d+) tokens, token (\d+) attends to token (\d+) in one step\.$",
                      opt):
         return int(m[3]) <= int(m[2])
-    if m := re.match(r"For n = (\d+) tokens of width d = (\d+), a self-attention layer needs (less|more) computation "
-                     r"than a recurrent layer\.$", opt):
-        n, dm = int(m[1]), int(m[2])
-        return (n * n * dm < n * dm * dm) == (m[3] == "less")
+    if m := re.match(r"For (n = \d+ tokens of width d = \d+|a width of d = \d+ and n = \d+ tokens), a self-attention "
+                     r"layer needs (less|more) computation than a recurrent layer\.$", opt):
+        n, dm = int(re.search(r"n = (\d+)", m[1])[1]), int(re.search(r"d = (\d+)", m[1])[1])
+        return (n * n * dm < n * dm * dm) == (m[2] == "less")
     if m := re.match(r"A stack of (\d+) causal convolutional layers of kernel size (\d+) lets token (\d+) depend on "
                      r"token 1\.$", opt):
         return _fewest_layers(int(m[3]) - 1, int(m[2]), False) <= int(m[1])
@@ -108,8 +108,12 @@ def model_truth(stem: str, opt: str) -> bool | None:
 
     if opt.startswith("Its head size"):
         return judged(dh)
-    if opt.startswith("Each layer's K projection"):
-        return judged(kv * dh)
+    if opt.startswith("Each layer's attention (Q, K, V and O) holds"):
+        # W_Q, W_O: d_model x (heads x d_h) each; W_K, W_V: d_model x (K/V heads x d_h) each; in millions
+        return judged((2 * dm * h * dh + 2 * dm * kv * dh) / 1e6)
+    if opt.startswith("Each layer's K projection holds"):
+        assert "million weights" in opt
+        return judged(dm * kv * dh / 1e6)  # d_model inputs to n_kv heads of d_h outputs, in millions
     if c := re.match(r"Its KV cache in (fp16|bf16|fp8) is", opt):
         nbytes = {"fp16": 2, "bf16": 2, "fp8": 1}[c[1]]
         return judged(2 * L * kv * dh * nbytes / 1024)  # the option's figure is in KiB
@@ -168,18 +172,19 @@ def mask_attend_truth(stem: str, opt: str) -> bool:
 
 
 def kv_budget_truth(stem: str, opt: str) -> bool:
-    """msq.kv_cache_below: 2 (K and V) x L x K/V heads x head size x tokens x sequences x bytes, against the budget."""
+    """msq.kv_cache_below: 2 (K and V) x L x K/V heads x head size x tokens x sequences x bytes, against the
+    option's own budget in MiB (the stem says a MiB is 2^20 bytes)."""
     n = int(re.search(r"n = (\d+) tokens", stem)[1])
     b = re.search(r"batch of B = (\d+) sequences", stem)
     seqs = int(b[1]) if b else 1
-    g = re.search(r"budget of ([\d.]+) (GiB|GB)", stem)
-    budget = float(g[1]) * (2**30 if g[2] == "GiB" else 1e9)
+    assert "a budget in MiB (2²⁰ bytes)" in stem
     m = re.match(r"L = (\d+) layers, (\d+) (?:query )?heads(?: and (\d+) K/V heads)? of size (\d+)(?:, cache in "
-                 r"(\w+))?: the KV cache is (below|above) the budget$", opt)
+                 r"(\w+))?: the KV cache is (below|above) ([\d.]+) MiB$", opt)
     L, kv, dh = int(m[1]), int(m[3] or m[2]), int(m[4])  # MHA: the K/V heads are the heads
     dtype = m[5] or re.search(r"caches K and V in (\w+)", stem)[1]
     nbytes = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp8": 1}[dtype]
     cache = 2 * L * kv * dh * n * seqs * nbytes
+    budget = float(m[7]) * 2**20
     return cache < budget if m[6] == "below" else cache > budget
 
 

@@ -75,7 +75,7 @@ def test_the_learned_attacker_is_at_chance_on_unseen_frames_at_400_draws():
     At issue 39's standard, 500 draws per level (its stronger learners reach 45 % of 75 at 200 draws, 23 % of
     the medium draws at 500: question_bank/data/choice_attack.json)."""
     f = all_families()[FID]
-    by_level = {diff: [f.generate(s, diff) for s in range(500)] for diff in f.difficulties}
+    by_level = {diff: [f.generate(s, diff) for s in range(500)] for diff in f.levels}
     fa = adv.attack_family(f, by_level, two=False)
     assert not fa.issues, fa.issues
     for la in fa.levels.values():

@@ -100,7 +100,7 @@ def test_family_states_the_rule_and_takes_four_sig_figs(fid):
     the stated places are both right."""
     f = get_family(fid)
     seen = set()
-    for diff in f.difficulties:
+    for diff in f.levels:
         for s in range(40):
             p = f.generate(s, diff)
             k = p.key

@@ -23,7 +23,7 @@ EXTREMES = ["1e-300", "-1e-300", "5e-324", "1e300", "-1e300", "1.7e308", "0", "1
 
 def _numeric_problems():
     for _fid, fam in sorted(bank.families().items()):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             try:
                 p = fam.generate(1, diff)
             except Exception:  # noqa: BLE001 - a family that cannot draw seed 1 at this level is not this test's

@@ -27,7 +27,7 @@ from question_bank.grading import (
 )
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the repository
 
 
 def qkv(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -211,7 +211,7 @@ SEEDS = (3, 11)
 
 def _draws():
     for fid, fam in sorted(all_families().items()):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             for s in SEEDS:
                 yield fid, diff, s
 
@@ -385,7 +385,7 @@ def test_allreduce_rings_fit_one_machine():
 def test_nf4_keys_are_clear_of_a_rounding_edge():
     fam = all_families()["quantisation.nf4_bits"]
     for seed in range(20):
-        for diff in fam.difficulties:
+        for diff in fam.levels:
             p = fam.generate(seed, diff)
             assert safe_for_rounding(p.key.value, p.key.decimals, 0.1), p.id
 
@@ -510,7 +510,8 @@ def test_by_hand_worked_solution_computes_o_from_exact_weights():
 
 
 def test_quiz_takes_an_option_typed_as_its_text(home):
-    """``4x5`` for the option "4 × 5" is that option (attention.shapes/easy/683155 keys (c) 4 × 5)."""
+    """``12x47`` for the option "12 × 47" is that option (attention.shapes/easy/683155 keys (b) 12 × 47: Q 12 × 3,
+    K 47 × 3, QKᵀ one row per query)."""
     out = qkv("quiz", "--topic", "attention.shapes", "--difficulty", "easy", "-n", "1", "--plain", "--seed", "2",
-              stdin="4x5\n\n")
+              stdin="12x47\n\n")
     assert "attention.shapes/easy/683155" in out.stdout and "✓ Correct" in out.stdout, out.stdout

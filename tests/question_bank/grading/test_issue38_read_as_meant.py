@@ -25,7 +25,7 @@ def test_negative_power_units_take_every_form():
     for fid in ("training.lr_schedule", "moe.router_losses"):
         if fid not in FAMS:
             continue
-        for level in FAMS[fid].difficulties:
+        for level in FAMS[fid].levels:
             p = FAMS[fid].generate(0, level)
             m = re.search(r"units of 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", p.statement_text)
             if not m or not isinstance(p.key, NumericKey) or not m[1].startswith("⁻"):

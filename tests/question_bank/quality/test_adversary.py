@@ -245,14 +245,14 @@ def test_run_quality_attacks_each_level_and_the_cli_prints_the_figures():
     from drills.cli.bank import _quality_text
     from question_bank import quality
 
-    rep = quality.run_quality(60, families=["attention.heads", "hardware.matmul_bound"], include_curated=False)
-    for fid in ("attention.heads", "hardware.matmul_bound"):
+    rep = quality.run_quality(60, families=["attention.heads", "complexity.attention_variants"], include_curated=False)
+    for fid in ("attention.heads", "complexity.attention_variants"):
         fq = rep.families[fid]
         assert set(fq.attack) == {"easy", "medium", "hard"}
         levels = {a["level"]: a for a in fq.to_json()["adversary"]}
         assert all(a["distinct_in_1000"] > 0 for a in levels.values())
     assert "one_op" in levels_of(rep, "attention.heads")["medium"]
-    assert "learned" in levels_of(rep, "hardware.matmul_bound")["medium"]
+    assert "learned" in levels_of(rep, "complexity.attention_variants")["medium"]
     text = _quality_text(rep, 60)
     assert "adversary (issue 22" in text
     assert any(line.split()[:2] == ["attention.heads", "hard"] and "one op" in line for line in text.splitlines())
@@ -283,7 +283,7 @@ def test_the_attacks_issue_22_found_are_gone(fid):
     from question_bank.family import all_families
 
     f = all_families()[fid]
-    by_level = {diff: [f.generate(s, diff) for s in range(90)] for diff in f.difficulties}
+    by_level = {diff: [f.generate(s, diff) for s in range(90)] for diff in f.levels}
     fa = adv.attack_family(f, by_level, two=False)
     bad = [m for m in fa.issues if any(w in m for w in FIXED[fid])]
     assert not bad, bad
@@ -295,7 +295,7 @@ def test_why_sqrt_dk_softmax_and_dk_rule_is_near_chance():
     from question_bank.family import all_families
 
     f = all_families()["attention.why_sqrt_dk"]
-    for diff in f.difficulties:
+    for diff in f.levels:
         credit, n = 0.0, 100
         for s in range(n):
             p = f.generate(s, diff)

@@ -39,7 +39,7 @@ REDEFINED = [
 
 def _by_level(fid, draws=60):
     f = all_families()[fid]
-    return f, {diff: [f.generate(s, diff) for s in range(draws)] for diff in f.difficulties}
+    return f, {diff: [f.generate(s, diff) for s in range(draws)] for diff in f.levels}
 
 
 @pytest.mark.parametrize("fid", sorted(REDEFINED))
@@ -56,7 +56,7 @@ def test_median_worked_solution_does_not_shrink(fid):
     6 lines (medium) to 5 (hard), params_layer's from 24 to 13."""
     f, by_level = _by_level(fid)
     _, medians = quality.difficulty_report(by_level)
-    lines = [medians[diff] for diff in f.difficulties]
+    lines = [medians[diff] for diff in f.levels]
     assert lines == sorted(lines), (fid, medians)
 
 
@@ -73,7 +73,7 @@ def test_no_key_is_won_blind(fid):
 def test_top_p_level_keys_are_not_one_value():
     """A level whose key is almost always the same count is a guess too: no count holds more than 3/4 of a level."""
     f = all_families()["sampling.top_p"]
-    for diff in f.difficulties:
+    for diff in f.levels:
         c = Counter(f.generate(s, diff).key.value for s in range(40))
         assert max(c.values()) <= 30, (diff, c)
 
@@ -161,6 +161,6 @@ def test_levels_that_repeated_at_600_draws_are_disjoint(fid):
     """issue 22: at `--draws 600` (200 a level) rope drew 27 statements at two levels, masked_weights 12, rmsnorm 4
     (medium and hard were the same problem) and shapes 1."""
     f = all_families()[fid]
-    by_level = {diff: [f.generate(s, diff) for s in range(600 // len(f.difficulties))] for diff in f.difficulties}
+    by_level = {diff: [f.generate(s, diff) for s in range(600 // len(f.levels))] for diff in f.levels}
     shared, _ = quality.difficulty_report(by_level)
     assert shared == 0

@@ -72,7 +72,7 @@ def _value_reading(value, decimals: list[int]) -> tuple:
 @given(data=st.data(), seed=st.integers(0, 10**9))
 def test_choice_options_fair(fid, data, seed):
     fam = all_families()[fid]
-    difficulty = data.draw(st.sampled_from(fam.difficulties), label="difficulty")
+    difficulty = data.draw(st.sampled_from(fam.levels), label="difficulty")
     p = fam.generate(seed, difficulty)
     assume(p.type in ("mcq", "msq"))
 

@@ -68,7 +68,7 @@ def test_every_family_validates_on_a_window_that_moves_with_the_commit():
              f"this window again)")
     assert rep.ok, _failure(rep, where)
     fams = qb.families()
-    assert rep.per_family == {fid: WINDOW * len(f.difficulties) for fid, f in fams.items()}, where
+    assert rep.per_family == {fid: WINDOW * len(f.levels) for fid, f in fams.items()}, where
 
 
 def test_the_window_moves_with_the_commit(monkeypatch):

@@ -19,14 +19,17 @@ from pathlib import Path
 import pytest
 
 from solver.counting import param_breakdown
-from solver.counting.config_json import read_hf_config, unread_of
+from solver.counting.config_json import read_hf_config, reads_type, type_of, unread_of
 
 transformers = pytest.importorskip("transformers", minversion="5.0")
 torch = pytest.importorskip("torch")
 
 HERE = Path(__file__).parent / "configs"
+#: Vision-language types whose native reader counts the text model only, with the note it prints: checked
+#: against the named class less its vision tower and projector (issue 37 asks for the whole checkpoint:
+#: a gap these readers name, not a silent one)
+TEXT_ONLY = {"llama4": "the text model only"}
 FILES = sorted(HERE.glob("*.json")) + sorted((HERE / "corpus").glob("*.json"))
-NOT_NATIVE = {"mistral3", "jamba", "falcon_mamba"}  # types in the corpus qkv does not read: counted by the class the file names
 
 
 def test_mistral_small_3_1_counts_its_untied_head_and_vision_tower():
@@ -47,7 +50,9 @@ def test_the_corpus_is_what_its_sources_say():
         assert f"`{path.name}`" in listed, path.name
     for path in HERE.glob("*.json"):
         assert f"`{path.name}`" in (HERE / "README.md").read_text(), path.name
-    assert len(FILES) >= 33
+    # issue 37: at least 60 published files over at least 30 model types
+    assert len(FILES) >= 60
+    assert len({json.loads(p.read_text())["model_type"] for p in FILES}) >= 30
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +85,7 @@ def built():
 def test_every_published_file_counts_as_the_class_it_names(path, built):
     raw = json.loads(path.read_text())
     total, active = built(path)
-    if raw["model_type"] in NOT_NATIVE:  # counted by transformers' named class: its parts sum to the total
+    if not reads_type(type_of(raw)):  # a type qkv does not read: counted by the class the file names, parts summed
         from solver.counting.hf_meta import count_with_transformers
 
         theirs = count_with_transformers(raw)
@@ -88,6 +93,12 @@ def test_every_published_file_counts_as_the_class_it_names(path, built):
         return
     cfg, notes = read_hf_config(raw)
     pb = param_breakdown(cfg)
+    if type_of(raw) in TEXT_ONLY:  # the reader counts text_config and says so: the class's text part
+        from solver.counting.hf_meta import count_with_transformers
+
+        assert any(TEXT_ONLY[type_of(raw)] in n for n in notes), notes
+        rest = total - count_with_transformers(raw).parts["text model"]
+        total, active = total - rest, (None if active is None else active - rest)
     assert pb.total == total, (path.name, pb.total, total)
     if cfg.is_moe:
         assert pb.active == active, (path.name, pb.active, active)
@@ -113,3 +124,60 @@ def test_hybrid_and_state_space_files_against_their_model_cards():
     mamba = json.loads((HERE / "corpus" / "falcon-mamba-7b.json").read_text())
     assert count_with_transformers(mamba).total == 7_272_665_088
     assert sum(b for _, b, _ in kv_layout(mamba).bytes(1, 1000, 2)) == 0
+
+
+#: Parameter counts published for a corpus file's model, as printed, with their source: what ``qkv solve params
+#: --config FILE --json`` answers must round to each (to half a unit of its last printed digit; a sum of
+#: several printed figures to the sum of their half units). ``non_embedding``: total less vocab × hidden.
+PUBLISHED = {
+    "qwen1.5-moe-a2.7b-chat.json": {"total": ["14.3B"], "active": ["2.7B"],
+                                    "source": "Qwen Team 2024, Qwen1.5-MoE-A2.7B model card (14.3B total, 2.7B activated)"},
+    "mixtral-8x7b-v0.1.json": {"total": ["46.7B"], "active": ["12.9B"],
+                               "source": "Mistral AI 2023, 'Mixtral of experts' (46.7B total, 12.9B per token)"},
+    "deepseek-v2-lite.json": {"total": ["15.7B"],
+                              "source": "DeepSeek-AI 2024, DeepSeek-V2 (arXiv 2405.04434), Appendix B (15.7B total)"},
+    "gemma-3-1b-it.json": {"total": ["302M", "698M"],
+                           "source": "Gemma Team 2025, Gemma 3 report (arXiv 2503.19786), Table 1 (302M embedding + 698M "
+                                     "non-embedding)"},
+    "gemma-3-4b-it.json": {"total": ["417M", "675M", "3209M"],
+                           "source": "Gemma 3 report, Table 1 (417M vision encoder + 675M embedding + 3,209M non-embedding)"},
+    "stablelm-3b-4e1t.json": {"total": ["2795443200"],
+                              "source": "Stability AI 2023, stablelm-3b-4e1t model card (parameters 2,795,443,200)"},
+    "exaone-4.0-32b.json": {"total": ["32.0B"], "source": "LG AI Research 2025, EXAONE-4.0-32B model card (32.0B)"},
+    "qwen3-0.6b.json": {"total": ["0.6B"], "non_embedding": ["0.44B"],
+                        "source": "Qwen Team 2025, Qwen3-0.6B model card (0.6B; 0.44B non-embedding)"},
+    "qwen3-1.7b.json": {"total": ["1.7B"], "non_embedding": ["1.4B"],
+                        "source": "Qwen Team 2025, Qwen3-1.7B model card (1.7B; 1.4B non-embedding)"},
+}
+
+
+def _printed(texts: list[str]) -> tuple[float, float]:
+    """(value, half a unit of the last printed digit, summed) of printed figures such as '14.3B', '302M'."""
+    value = half = 0.0
+    for text in texts:
+        scale = {"B": 1e9, "M": 1e6}.get(text[-1], 1.0)
+        digits = text.rstrip("BM")
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        value += float(digits) * scale
+        half += 0.5 * 10 ** -decimals * scale
+    return value, half
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_corpus_counts_round_to_the_published_figures(name):
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    path = HERE / "corpus" / name
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    raw = json.loads(path.read_text())
+    mine = {"total": out["answer"], "active": out.get("active", out["breakdown"].get("active"))}
+    if "non_embedding" in PUBLISHED[name]:
+        mine["non_embedding"] = out["answer"] - raw["vocab_size"] * raw["hidden_size"]
+    for key, texts in PUBLISHED[name].items():
+        if key != "source":
+            value, half = _printed(texts)
+            assert abs(mine[key] - value) <= half, (name, key, mine[key], texts, PUBLISHED[name]["source"])

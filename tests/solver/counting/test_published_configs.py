@@ -36,6 +36,7 @@ FILES = {
     "gemma2-27b": "gemma-2-27b.json",
     "phi3-mini": "phi-3-mini-4k-instruct.json",
     "olmo2-7b": "olmo-2-1124-7b-instruct.json",  # the -Instruct checkpoint's file (see configs/README.md)
+    "gemma3-1b": "corpus/gemma-3-1b-it.json",  # issue 37 (source: configs/corpus/SOURCES.md)
 }
 
 
@@ -94,3 +95,26 @@ def test_published_file_against_transformers_meta(name):
     assert param_breakdown(cfg).total == sum(p.numel() for p in model.parameters())
     if name == "phi3-mini":
         assert not any(n.endswith(".bias") for n, _ in model.named_parameters())
+
+
+def test_gemma3_4b_preset_is_the_language_model_of_the_published_file():
+    """google/gemma-3-4b-it's file names Gemma3ForConditionalGeneration (qkv counts it with transformers); the
+    ``gemma3-4b`` preset is its language model: the preset's count equals transformers' Gemma3ForCausalLM
+    built from the file's ``text_config`` (its defaults filling what the file leaves out) and the text part
+    of the whole-checkpoint count; non-embedding parameters are the Gemma 3 report's 3,209M (Table 1) and
+    the vision tower its 417M; the KV cache at 32,768 tokens is the one transformers' config gives."""
+    transformers = pytest.importorskip("transformers", minversion="5.0")
+    torch = pytest.importorskip("torch")
+    from solver.counting.hf_meta import count_with_transformers, kv_layout
+
+    raw = json.loads((CONFIGS / "corpus" / "gemma-3-4b-it.json").read_text())
+    text = transformers.Gemma3TextConfig.from_dict(raw["text_config"])
+    with torch.device("meta"):
+        lm = transformers.Gemma3ForCausalLM(text)
+    preset = PRESETS["gemma3-4b"]
+    whole = count_with_transformers(raw)
+    assert preset.exact() == sum(p.numel() for p in lm.parameters()) == whole.parts["text model"]
+    non_embedding = preset.exact() - text.vocab_size * text.hidden_size
+    assert abs(non_embedding - 3_209_000_000) < 500_000 and abs(whole.parts["vision tower"] - 417_000_000) < 500_000
+    layout = sum(b for _, b, _ in kv_layout(raw).bytes(1, 32768, 2))
+    assert kv_cache_bytes_cfg(preset.config, 1, 32768, "bf16") == layout

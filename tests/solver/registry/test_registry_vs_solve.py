@@ -216,6 +216,27 @@ def _decode_batch(d):
 
 
 @st.composite
+def _decode_latency(d):
+    N, B, S, X = d(st.integers(10**6, 10**12)), d(st.integers(1, 4096)), d(st.integers(0, 131072)), d(st.integers(0, 2**20))
+    Na = d(st.integers(1, N))
+    kv, step, n = d(st.sampled_from(["counted", "ignored"])), d(st.sampled_from(["max", "kv-plus-max"])), d(st.integers(1, 64))
+    wd = d(st.sampled_from(["bf16", "int8", "int4"]))
+    chip, flags = d(st.sampled_from([("chip=h100", ["--chip", "h100"]), ("chip=tpu-v5e", ["--chip", "tpu-v5e"]),
+                                     ("peak=1e15 FLOP/s, bandwidth=3e12 B/s", ["--peak", "1e15", "--bandwidth", "3e12"])]))
+    out = d(st.sampled_from([("", None), (".throughput", "tokens_per_second"), (".max_throughput", "max_throughput")]))
+    if d(st.booleans()):
+        m = d(st.sampled_from(MODELS))
+        return (f"decode_latency(model={m}, batch={B}, context={S}, chips={n}, weight_dtype={wd}, {chip}, kv={kv}, "
+                f"step={step.replace('-', '_')}){out[0]}",
+                ["decode-latency", "--preset", m, "-B", str(B), "-S", str(S), "--chips", str(n), "--weight-dtype", wd,
+                 *flags, "--kv", kv, "--step", step], out[1])
+    return (f"decode_latency({N}, {B}, active_params={Na}, context={S}, kv_per_token={X} B, chips={n}, weight_dtype={wd}, "
+            f"{chip}, kv={kv}, step={step.replace('-', '_')}){out[0]}",
+            ["decode-latency", "-N", str(N), "-B", str(B), "--active-params", str(Na), "-S", str(S), "--kv-per-token",
+             str(X), "--chips", str(n), "--weight-dtype", wd, *flags, "--kv", kv, "--step", step], out[1])
+
+
+@st.composite
 def _kv_budget(d):
     hbm, n = d(st.integers(10**9, 2 * 10**11)), d(st.integers(1, 64))
     w = d(st.integers(0, hbm * n - 1))
@@ -233,6 +254,19 @@ def _sharded_matmul(d):
     return (f"sharded_matmul({i}, {j}, {k}, dtype={dt}, link={b} B/s, case={case.replace('-', '_')}, ring={ring}).time",
             ["sharded-matmul", "-I", str(i), "-J", str(j), "-K", str(k), "--dtype", dt, "--link", str(b), "--case", case,
              "--ring", ring], "time_s")
+
+
+@st.composite
+def _weight_stationary(d):
+    B, D, F, N = d(st.integers(1, 4096)), d(st.integers(1, 65536)), d(st.integers(1, 262144)), d(st.integers(1, 4096))
+    x = d(st.one_of(st.none(), st.integers(1, N)))
+    dt, b, ring = d(st.sampled_from(DTYPES)), d(links), d(rings)
+    out = d(st.sampled_from([("", None), (".time_1d", "time_1d_s"), (".time_2d_opt", "time_2d_opt_s"),
+                             (".crossover_chips", "crossover_chips")]))
+    xs, xf = ("", []) if x is None else (f", x={x}", ["-X", str(x)])
+    return (f"weight_stationary({B}, {D}, {F}, {N}{xs}, dtype={dt}, link={b} B/s, ring={ring}){out[0]}",
+            ["weight-stationary", "-B", str(B), "-D", str(D), "-F", str(F), "-N", str(N), *xf, "--dtype", dt, "--link",
+             str(b), "--ring", ring], out[1])
 
 
 @st.composite
@@ -283,8 +317,23 @@ def _pod(d):
 
 
 @st.composite
+def _node(d):
+    name = d(st.sampled_from(["hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72", "dgx-h100", "nvl72"]))
+    figures = "hsm" if name in ("hgx-h100", "hgx-b200", "gb200-nvl72") and d(st.booleans()) else "preset"
+    out = d(st.sampled_from([("", None), (".egress", "egress_bandwidth"), (".alpha_inter", "alpha_inter"),
+                             (".host_load_time", "host_load_time_s"), (".flops", "peak_flops")]))
+    dt = d(st.sampled_from(["bf16", "fp8"]))
+    return (f"node(\"{name}\", dtype={dt}, figures={figures}){out[0]}",
+            ["node", "--node", name, "--dtype", dt, "--figures", figures], out[1])
+
+
+@st.composite
 def _two_level(d):
     S, g, m, a, b = d(sizes), d(st.integers(1, 16)), d(st.integers(1, 512)), d(links), d(links)
+    if d(st.booleans()):
+        node = d(st.sampled_from(["hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"]))
+        return (f"two_level_all_reduce({S} B, nodes={m}, node=\"{node}\")",
+                ["two-level-all-reduce", "--size", str(S), "-m", str(m), "--node", node])
     return (f"two_level_all_reduce({S} B, {g}, {m}, {a} B/s, {b} B/s)",
             ["two-level-all-reduce", "--size", str(S), "-g", str(g), "-m", str(m), "--intra", str(a), "--inter",
              str(b)])
@@ -295,6 +344,14 @@ def _train_memory(d):
     N, n = d(st.integers(1, 10**13)), d(st.integers(1, 10**5))
     recipe = d(st.sampled_from(["bf16-adam", "mixed-fp32-master", "fp32-adam", "adam-8bit", "sgd-momentum",
                                 "fp32-grads"]))
+    if d(st.booleans()):
+        sq, b, h, a, L = d(st.integers(1, 32768)), d(st.integers(1, 64)), d(st.integers(1, 16384)), \
+            d(st.integers(1, 128)), d(st.integers(1, 128))
+        pol = d(st.sampled_from(["none", "selective", "full"]))
+        return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}, seq={sq}, micro_batch={b}, "
+                f"d_model={h}, heads={a}, layers={L}, checkpointing={pol}).per_chip_with_activations",
+                ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe, "--seq", str(sq), "-b", str(b),
+                 "-h", str(h), "-a", str(a), "-L", str(L), "--checkpointing", pol], "per_chip_with_activations_bytes")
     return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}).per_chip",
             ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
 
@@ -334,10 +391,10 @@ ADAPTERS = {
     "pipeline_batch": _pipeline_batch(),
     "chip_figures": _chip_figures(),
     "gpu_peak": _gpu_peak(), "elementwise": _elementwise(), "reduction": _reduction(), "torus": _torus(),
-    "pod": _pod(), "two_level_all_reduce": _two_level(), "train_memory": _train_memory(),
+    "pod": _pod(), "two_level_all_reduce": _two_level(), "node": _node(), "train_memory": _train_memory(),
     "dp_batch": _dp_batch(), "ep_d_ff": _ep_d_ff(), "tp_max": _tp_max(), "fsdp_tp_batch": _fsdp_tp_batch(), "fsdp_opt": _fsdp_opt(),
-    "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "kv_budget": _kv_budget(),
-    "sharded_matmul": _sharded_matmul(),
+    "tp_decode_max": _tp_decode_max(), "decode_batch": _decode_batch(), "decode_latency": _decode_latency(), "kv_budget": _kv_budget(),
+    "sharded_matmul": _sharded_matmul(), "weight_stationary": _weight_stationary(),
     "params": _model_count("params"), "weights": _model_count("weights"), "kv_cache": _model_count("kv_cache"),
     "flops": _model_count("flops"), "all_gather": _collective("all-gather"),
     "reduce_scatter": _collective("reduce-scatter"), "all_reduce": _collective("all-reduce"),

@@ -167,6 +167,22 @@ def test_recipes_against_zero_and_the_text():
     assert calc("train_memory(1, recipe=fp32_grads).per_param") == 2 + 4 + 12
 
 
+def test_checkpointing_policies_by_hand():
+    """Korthikanti et al. 2022 for GPT-3 175B (s = 2,048, h = 12,288, a = 96, L = 96), one sequence a GPU, no
+    tensor parallelism: 34 + 5·a·s/h = 34 + 5·96·2048/12288 = 34 + 80 = 114 bytes per s·b·h with nothing
+    recomputed; 34 with the attention core recomputed; 2 (the layer's bf16 input) with each layer recomputed."""
+    args = "175e9, seq=2048, d_model=12288, heads=96, layers=96"
+    sbh = 2048 * 12288
+    for policy, per in (("none", 114), ("selective", 34), ("full", 2)):
+        assert calc(f"train_memory({args}, checkpointing={policy}).activations_per_layer") == per * sbh
+        assert calc(f"train_memory({args}, checkpointing={policy}).activations") == 96 * per * sbh
+        assert calc(f"train_memory({args}, chips=64, checkpointing={policy}).per_chip_with_activations") == \
+            175e9 * 16 / 64 + 96 * per * sbh
+    # two micro-batch sequences double the activations, not the states; without seq nothing is added
+    assert calc(f"train_memory({args}, micro_batch=2).activations") == 2 * 96 * 114 * sbh
+    assert "activation_bytes" not in get_formula("train_memory").run({"params": 7}, {}).breakdown
+
+
 # ---- a chip's figures: the preset's against the vendors' printed figures, and the text's table --------------
 
 

@@ -283,3 +283,163 @@ def test_pipeline_batch_is_the_least_m_the_simulation_keeps_under_f(p, f, schedu
     assert pipeline_timeline(p, m, schedule=schedule, chunks=v).idle_fraction <= Fraction(repr(f))
     if m - step >= 1:
         assert pipeline_timeline(p, m - step, schedule=schedule, chunks=v).idle_fraction > Fraction(repr(f))
+
+
+# ---- decode: latency against throughput at a batch ------------------------------------------------------
+
+def _step_by_hand(N, Na, B, S, X, w, C, W, n=1, kv=True, split=False):
+    """The step written out from Part 7: weights N·w and (kv) each sequence's S·X cache read, 2·N_active FLOPs
+    per token; 'max' overlaps everything, 'split' adds the cache read to max(weight read, FLOPs)."""
+    t_w, t_kv, t_c = N * w / (n * W), (B * S * X / (n * W) if kv else 0), 2 * Na * B / (n * C)
+    return t_kv + max(t_w, t_c) if split else max(t_w + t_kv, t_c)
+
+
+def test_decode_latency_llama2_13b_on_8_v5e_by_hand():
+    """Part 7's LLaMA 2-13B table: 13e9 bf16 params, X = 2·2·128·40·40 = 819,200 B a token, 8,192 cached tokens,
+    8 v5e chips (8.2e11 B/s, 1.97e14 FLOP/s each): batch 1 reads 26e9 + 6.71e9 bytes at 6.56e12 B/s."""
+    X = 2 * 2 * 128 * 40 * 40
+    for B in (1, 8, 16, 32, 64, 240):
+        want = (26e9 + B * 8192 * X) / 6.56e12
+        got = calc(f"decode_latency(13e9, {B}, context=8192, kv_per_token={X} B, chips=8, peak=1.97e14 FLOP/s, "
+                   "bandwidth=8.2e11 B/s)")
+        assert got == pytest.approx(want, rel=1e-12)
+        assert calc(f"decode_latency(13e9, {B}, context=8192, kv_per_token={X} B, chips=8, peak=1.97e14 FLOP/s, "
+                    "bandwidth=8.2e11 B/s).throughput") == pytest.approx(B / want, rel=1e-12)
+    # 1.97e14 · 2 / (2 · 8.2e11) = 240.24 without the cache (the text's B_crit); with an 8k cache never compute-bound
+    assert calc("decode_latency(13e9, 1, peak=1.97e14 FLOP/s, bandwidth=8.2e11 B/s).critical_batch") == \
+        pytest.approx(1.97e14 / 8.2e11, rel=1e-12)
+    assert run("decode_latency", params=13e9, batch=1, context=8192, kv_per_token=X, peak=1.97e14,
+               bandwidth=8.2e11).breakdown.get("critical_batch") is None
+
+
+def test_decode_latency_pop_quiz_both_step_models():
+    """Part 7's pop quiz: 30e9 int8 params, 100 kB a token at 8,192 tokens, 16 v5e chips (8.1e11 B/s, 1.97e14)."""
+    args = "context=8192, kv_per_token=100e3 B, chips=16, peak=1.97e14 FLOP/s, bandwidth=8.1e11 B/s, weight_dtype=int8"
+    W16, C16 = 16 * 8.1e11, 16 * 1.97e14
+    assert calc(f"decode_latency(30e9, 4, {args})") == pytest.approx((4 * 819.2e6 + 30e9) / W16)
+    split = 256 * 819.2e6 / W16 + 2 * 256 * 30e9 / C16  # the text's 21 ms: compute-bound MLP plus the cache read
+    assert calc(f"decode_latency(30e9, 256, {args}, step=kv_plus_max)") == pytest.approx(split)
+    assert calc(f"decode_latency(30e9, 256, {args})") == pytest.approx((256 * 819.2e6 + 30e9) / W16)
+
+
+@pytest.mark.parametrize("kv_model", [("counted", "total"), ("counted", "kv-plus-max")])
+def test_decode_latency_matches_the_decode_command(kv_model):
+    """The decode formula (solver.systems.inference.decode_step) is the second way for the dense case."""
+    step = "max" if kv_model[1] == "total" else "kv-plus-max"
+    for B, S, X in ((1, 4096, 524288), (64, 8192, 131072), (512, 1, 0), (2048, 32768, 4096)):
+        a = calc(f"decode_latency(7e9, {B}, context={S}, kv_per_token={X} B, chip=h100, chips=2, "
+                 f"step={step.replace('-', '_')})")
+        b = calc(f"decode(7e9, {B}, {S}, {X} B, chip=h100, chips=2, model=\"{kv_model[1]}\")")
+        assert a == pytest.approx(b, rel=1e-12)
+
+
+@pytest.mark.parametrize("E,k", [(1, 1), (8, 2), (64, 6), (256, 8)])
+def test_decode_latency_without_the_cache_turns_where_decode_batch_says(E, k):
+    """kv=ignored, N/N_active = E/k (the weights all read, k of E experts' FLOPs): B* is decode_batch's B_crit."""
+    Na = 1e9 * k
+    got = calc(f"decode_latency({1e9 * E}, 1, active_params={Na}, chip=h100, kv=ignored).critical_batch")
+    assert got == pytest.approx(calc(f"decode_batch(chip=h100, experts={E}, top_k={k})"), rel=1e-12)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(N=st.integers(10**6, 10**12), frac=st.fractions(0, 1).filter(lambda f: f > 0), S=st.integers(0, 65536),
+       X=st.integers(0, 2**19), n=st.integers(1, 16), C=st.integers(10**13, 10**16), W=st.integers(10**11, 10**13),
+       B=st.integers(1, 4096), step=st.sampled_from(["max", "kv-plus-max"]))
+def test_decode_latency_hypo(N, frac, S, X, n, C, W, B, step):
+    """Throughput never falls as the batch grows; the step is the hand-written one; without the cache the latency
+    is flat up to B* and 2·N_active·B/(n·C), a line through 0, above it; at B* the two times meet."""
+    Na = max(1, int(N * frac))
+    kw = dict(params=N, active_params=Na, context=S, kv_per_token=X, chips=n, peak=C, bandwidth=W, step=step)
+    r1, r2 = run("decode_latency", batch=B, **kw), run("decode_latency", batch=B + 1, **kw)
+    assert float(r1.answer) == pytest.approx(_step_by_hand(N, Na, B, S, X, 2, C, W, n, split=step != "max"), rel=1e-9)
+    assert r2.breakdown["tokens_per_second"] >= r1.breakdown["tokens_per_second"] * (1 - 1e-12)
+    assert r1.breakdown["tokens_per_second"] <= r1.breakdown["max_throughput"] * (1 + 1e-12)
+    flat = run("decode_latency", batch=1, **{**kw, "step": "max"}, kv="ignored")
+    bstar = float(flat.breakdown["critical_batch"])
+    t = float(run("decode_latency", batch=B, **{**kw, "step": "max"}, kv="ignored").answer)
+    if B <= bstar:
+        assert t == pytest.approx(float(flat.answer), rel=1e-12)
+    else:
+        assert t == pytest.approx(2 * Na * B / (n * C), rel=1e-12)
+    crit = run("decode_latency", batch=B, **kw).breakdown.get("critical_batch")
+    if crit is not None and step == "max":  # T_mem and T_math meet at B* (the line through it)
+        b = float(crit)
+        assert (N * 2 + b * S * X) / (n * W) == pytest.approx(2 * Na * b / (n * C), rel=1e-9)
+
+
+# ---- inference: the 2D weight-stationary layout (Part 7, Question 7 and Appendix B) ---------------------------
+
+
+@pytest.mark.parametrize("B,D,F,N,X", [(256, 8192, 32768, 128, 4), (32, 4096, 14336, 64, 4), (1, 1024, 4096, 64, 8),
+                                       (512, 12288, 49152, 256, 16)])
+def test_weight_stationary_2d_is_its_three_collectives(B, D, F, N, X):
+    """The algorithm's collectives, each timed by solver.systems.collectives (bidirectional ring, (n−1)/n dropped,
+    a collective over k axes given k links; rings of 3 or more, as a ring of 2 has one link):
+    AllGather_YZ of In[B, D_X], AllReduce_X of Tmp[B, F_YZ],
+    ReduceScatter_YZ back to Out[B, D_XYZ]; and the 1D layout's all-gather and reduce-scatter over all 3 axes."""
+    from solver.systems.collectives import collective
+
+    beta, YZ = 4.5e10, N // X
+
+    def t(op, size, ranks, axes):
+        return collective(op, size, ranks, beta * axes, ring="bidirectional", asymptotic=True).answer
+
+    two_d = t("all-gather", 2 * B * D / X, YZ, 2) + t("all-reduce", 2 * B * F / YZ, X, 1) + \
+        t("reduce-scatter", 2 * B * D / X, YZ, 2)
+    one_d = t("all-gather", 2 * B * D, N, 3) + t("reduce-scatter", 2 * B * D, N, 3)
+    r = run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, x=X, link=beta)
+    assert float(r.breakdown["time_2d_s"]) == pytest.approx(float(two_d), rel=1e-12)
+    assert float(r.breakdown["time_1d_s"]) == pytest.approx(float(one_d), rel=1e-12)
+
+
+@pytest.mark.parametrize("D,F,N", [(8192, 32768, 128), (4096, 14336, 512), (1024, 4096, 72), (5120, 13824, 256)])
+def test_weight_stationary_best_x_minimises_and_the_text_closed_form(D, F, N):
+    """X_opt beats every X on a fine grid; at F = 4D the text's T = √128·B·D/(√N·W_ici)."""
+    B, beta = 128, 4.5e10
+    r = run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, link=beta)
+    best = float(r.breakdown["time_2d_opt_s"])
+    for i in range(1, 400):
+        X = 1 + (N - 1) * i / 400
+        assert float(run("weight_stationary", batch=B, d_model=D, d_ff=F, chips=N, x=X, link=beta).answer) >= \
+            best * (1 - 1e-12)
+    if F == 4 * D:
+        assert best == pytest.approx(math.sqrt(128) * B * D / (math.sqrt(N) * 2 * beta), rel=1e-12)
+        assert float(r.breakdown["x_opt"]) == pytest.approx(math.sqrt(N / 8), rel=1e-12)
+
+
+def test_weight_stationary_crossover_is_where_the_layouts_tie():
+    """18·F/D chips (the text's 'N > 32·(F/D)·(3/4)²'): 72 at F = 4D, where 1D and the best 2D tie."""
+    D, F = 1024, 4096
+    assert calc(f"weight_stationary(64, {D}, {F}, 8).crossover_chips") == 72
+    for N, sign in ((71, -1), (72, 0), (73, 1)):
+        r = run("weight_stationary", batch=64, d_model=D, d_ff=F, chips=N, link=4.5e10)
+        diff = float(r.breakdown["time_1d_s"]) - float(r.breakdown["time_2d_opt_s"])
+        assert (diff == pytest.approx(0, abs=1e-18)) if sign == 0 else (diff * sign > 0)
+
+
+@pytest.mark.parametrize("model,X", [("llama2-7b", 2 * 32 * 32 * 128 * 2),  # MHA: 2·L·K·d_h·bytes, K = 32
+                                     ("mistral-7b", 2 * 32 * 8 * 128 * 2),  # GQA: 8 KV heads
+                                     ("deepseek-v2-lite", 27 * (512 + 64) * 2)])  # MLA: L·(d_c + d_r)·bytes
+def test_decode_latency_from_a_model_reads_its_cache_by_hand(model, X):
+    """With a model the cache a token adds is the hand formula of its attention (a short context, so no window
+    applies), and the step equals the one given those figures by hand."""
+    r = run("decode_latency", model=model, batch=16, context=2048, peak=989.5e12, bandwidth=3.35e12)
+    assert r.breakdown["kv_bytes"] == 16 * 2048 * X
+    by_hand = run("decode_latency", params=float(r.breakdown["weight_bytes"]) / 2,
+                  active_params=float(r.breakdown["flops"]) / 32, batch=16, context=2048, kv_per_token=X,
+                  peak=989.5e12, bandwidth=3.35e12)
+    assert float(r.answer) == pytest.approx(float(by_hand.answer), rel=1e-12)
+
+
+def test_decode_latency_from_a_moe_model_uses_its_active_parameters():
+    """Mixtral 8x7B: every expert read, 2 of 8 used: N_active = N − 6 experts · 32 layers · 3 · 4096 · 14336."""
+    from solver.counting import param_count
+    from solver.counting.presets import get_config
+
+    N = param_count(get_config("mixtral-8x7b"))
+    r = run("decode_latency", model="mixtral-8x7b", batch=1, peak=989.5e12, bandwidth=3.35e12)
+    assert r.breakdown["flops"] == 2 * (N - 6 * 32 * 3 * 4096 * 14336)

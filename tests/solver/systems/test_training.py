@@ -128,3 +128,91 @@ def test_train_needs_tokens_or_compute():
         train(10, tokens=1, compute=6.0)
     with pytest.raises(SolverInputError):
         train(10, tokens=1, gpu_hours=1.0, chip=Chip())
+
+
+# ---- activation checkpointing: the bytes autograd really keeps -----------------------------------------
+
+
+def _dropout(t, p=0.1):
+    return torch.native_dropout(t, p, True)[0]
+
+
+class _Block(torch.nn.Module):
+    """The GPT layer Korthikanti et al. count (their Fig. 2): LN → QKV → QKᵀ·(1/√d) → softmax → dropout → ·V →
+    out-proj → dropout → residual → LN → h→4h → GeLU → 4h→h → dropout → residual; (s, b, h) in and out, 16-bit.
+    ``checkpoint``: None, "selective" (the attention core recomputed), or "full" (the whole layer). Dropout is
+    ``torch.native_dropout``, which saves a 1-byte bool mask, as F.dropout does on CUDA (on the CPU F.dropout
+    multiplies by a noise tensor of the input's dtype, 2 bytes an element in bf16)."""
+
+    def __init__(self, h, a, checkpoint=None):
+        super().__init__()
+        self.h, self.a, self.checkpoint = h, a, checkpoint
+        self.ln1, self.ln2 = torch.nn.LayerNorm(h), torch.nn.LayerNorm(h)
+        self.qkv, self.proj = torch.nn.Linear(h, 3 * h), torch.nn.Linear(h, h)
+        self.fc1, self.fc2 = torch.nn.Linear(h, 4 * h), torch.nn.Linear(4 * h, h)
+
+    def core(self, q, k, v):
+        s, b, h = q.shape
+        d = h // self.a
+        q, k, v = (t.reshape(s, b, self.a, d).permute(1, 2, 0, 3) for t in (q, k, v))  # (b, a, s, d)
+        p = _dropout(torch.softmax(q @ k.transpose(-1, -2) * d ** -0.5, dim=-1))
+        return (p @ v).permute(2, 0, 1, 3).reshape(s, b, h)
+
+    def layer(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        q, k, v = self.qkv(self.ln1(x)).split(self.h, dim=-1)
+        if self.checkpoint == "selective":
+            c = checkpoint(self.core, q, k, v, use_reentrant=True)
+        else:
+            c = self.core(q, k, v)
+        x = x + _dropout(self.proj(c))
+        m = self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+        return x + _dropout(m)
+
+    def forward(self, x):
+        if self.checkpoint == "full":
+            from torch.utils.checkpoint import checkpoint
+
+            return checkpoint(self.layer, x, use_reentrant=True)
+        return self.layer(x)
+
+
+def _saved_bytes(block, x):
+    """Bytes of the distinct storages autograd saves for the backward pass in one forward of ``block``, less the
+    parameters; and, apart, LayerNorm's mean and 1/σ, shape (s, b, 1) (which Korthikanti et al. leave out)."""
+    params = {p.untyped_storage().data_ptr() for p in block.parameters()}
+    seen: dict[int, tuple[int, torch.dtype, tuple]] = {}  # one entry a storage: q, k, v may share one
+
+    def pack(t):
+        st = t.untyped_storage()
+        if st.data_ptr() not in params:
+            seen[st.data_ptr()] = (st.nbytes(), t.dtype, tuple(t.shape))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        block(x)
+    stats = sum(n for n, _, shape in seen.values() if shape[-1:] == (1,))
+    return sum(n for n, _, _ in seen.values()) - stats, stats
+
+
+@pytest.mark.parametrize("policy", ["none", "selective", "full"])
+@pytest.mark.parametrize("s,b,h,a", [(16, 2, 32, 4), (24, 3, 48, 6), (8, 1, 64, 2)])
+def test_activation_bytes_are_what_autograd_saves(policy, s, b, h, a):
+    """One layer's saved tensors, counted with torch.autograd.graph.saved_tensors_hooks on a bf16 block in
+    training mode (dropout on, its masks 1-byte bools): s·b·h·(34 + 5·a·s/h) with no recomputation, 34·s·b·h with
+    the attention core checkpointed, 2·s·b·h with the layer checkpointed (its input only); plus, when kept,
+    LayerNorm's statistics, 2 norms × 2 × s·b elements, which the paper does not count."""
+    from solver.registry import get_formula
+
+    torch.manual_seed(0)
+    block = _Block(h, a, checkpoint=None if policy == "none" else policy).to(torch.bfloat16).train()
+    x = torch.randn(s, b, h, dtype=torch.bfloat16, requires_grad=True)
+    got, stats = _saved_bytes(block, x)
+    assert stats in ((0,) if policy == "full" else (2 * 2 * s * b * 2, 2 * 2 * s * b * 4))  # bf16 (CPU) or fp32
+    want = {"none": s * b * h * 34 + 5 * a * s * s * b, "selective": 34 * s * b * h, "full": 2 * s * b * h}[policy]
+    assert got == want
+    r = get_formula("train_memory").run(dict(params=1, seq=s, micro_batch=b, d_model=h, heads=a, layers=1),
+                                        {"checkpointing": policy})
+    assert r.breakdown["activation_bytes"] == got
+    assert activations(s, b, h, a, recompute=policy).answer == got

@@ -1,0 +1,124 @@
+"""The test-wise student's record: which choice levels the bank offers.
+
+``question_bank/data/choice_attack.json`` holds, per MCQ/MSQ family level, the adversary's figure at
+500 draws (:mod:`question_bank.adversary`, measured by ``bench/choice_attack.py``). A level whose
+worst gated figure sits above chance + 5 points does not measure what it claims: a student who never
+computes picks its key more often than one who guesses. Such a level is **withdrawn**: it is not
+drawn by ``qkv quiz``, ``qkv exam`` or ``qkv sheet``, nor listed by ``qkv bank list``; ``qkv bank
+show`` still shows it, with the figure that withdrew it, and ``bank validate`` still checks its keys.
+A numeric family's NAT form is a family of its own and stays offered when its MCQ view is withdrawn.
+
+This module is the one place for the rule (:func:`passes`) and for the list (:func:`withdrawn`),
+read lazily: a family that offers no choice item never reads the record.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import pathlib
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["RECORD", "passes", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
+           "adversary_digest", "draws_digest"]
+
+RECORD = pathlib.Path(__file__).resolve().parent / "data" / "choice_attack.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _levels() -> dict[str, dict[str, Any]]:
+    try:
+        return dict(json.loads(RECORD.read_text(encoding="utf-8"))["levels"])
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def passes_margin(chance: float, n: int) -> float:
+    """How far above chance a figure on ``n`` draws may be: 5 points on 400 draws or more; on a
+    smaller subset (draws whose key was never a key in training) also three standard errors."""
+    from question_bank import adversary as adv
+
+    return adv.LEARNED_MARGIN + (0.0 if n >= 400 else adv.allowance(chance, n))
+
+
+def gated(rec: dict[str, Any]) -> tuple[float, str, int]:
+    """The recorded figure a level is gated on (:func:`question_bank.adversary.gated_figures`): the
+    worst, as ``(rate, what, draws)``."""
+    from question_bank import adversary as adv
+
+    L = adv.Learned(rec["best"], rec["attacker"], rec["draws"], rec["unseen_rate"], rec["unseen_n"], rec["attackers"],
+                    rec["unseen_key_rate"], rec["unseen_key_n"], rec["numeric"])
+    return max(adv.gated_figures(L), key=lambda g: g[0] - passes_margin(rec["chance"], g[2]))
+
+
+def passes(rec: dict[str, Any]) -> bool:
+    """A measured level within chance + 5 points at 400 draws or more."""
+    if "best" not in rec or rec.get("draws", 0) < 400:
+        return False
+    r, _, n = gated(rec)
+    return r <= rec["chance"] + passes_margin(rec["chance"], n)
+
+
+def verdict(rec: dict[str, Any]) -> dict[str, Any]:
+    """The fields ``bench/choice_attack.py`` writes beside a measured level's figures: ``passes`` and its
+    ``gated`` figure ``[rate, what, draws]``, so that reading the record imports no NumPy (a quiz's
+    start-up reads it)."""
+    if "best" not in rec:
+        return {}
+    return {"passes": passes(rec), "gated": list(gated(rec))}
+
+
+def _fails(rec: dict[str, Any]) -> bool:
+    # "0 of 200 draws are choice items": a level a mixed family draws as NAT, not a choice level
+    return "best" in rec and not rec["passes"]
+
+
+def reason(rec: dict[str, Any]) -> str:
+    """One line: the figure that withdrew a level."""
+    r, what, n = rec["gated"]
+    return f"a test-wise student scores {r:.0%} against a chance of {rec['chance']:.0%} ({what}, {n} draws)"
+
+
+def withdrawn(family_id: str, levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The levels of ``family_id`` (a family that offers MCQs or MSQs) that its record withdraws."""
+    rec = _levels()
+    return tuple(lv for lv in levels if _fails(rec.get(f"{family_id}/{lv}", {})))
+
+
+def record(family_id: str, level: str) -> dict[str, Any]:
+    """The level's record (empty when not measured)."""
+    return dict(_levels().get(f"{family_id}/{level}", {}))
+
+
+@functools.lru_cache(maxsize=1)
+def adversary_digest() -> str:
+    """The attack's code (features, learners, rules, the scoring), not the module's prose: a record
+    measured by another adversary is not today's."""
+    import inspect
+
+    from question_bank import adversary as adv
+
+    parts = [inspect.getsource(o) for o in (adv.option_features, adv.structure_features, adv.fit_logistic, adv.fit_hist_boosted,
+                                            adv._pool_scores, adv._range_scores, adv._near_far_scores, adv._symbol_scores,
+                                            adv._choice_credit, adv.learned_attack)]
+    parts += [repr(sorted(adv.LEARNERS)), repr(sorted(adv.RULES)), repr(adv.FEATURES), repr(adv.STRUCTURE), repr(adv.SIMPLE_RATIOS)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def draws_digest(ps: Sequence[Any]) -> str:
+    """The draws a figure was measured on (statements, options, keys), as a short digest."""
+    h = hashlib.sha256()
+    for p in ps:
+        h.update("\n".join([p.statement_text, *(p.options_text or p.options), repr(sorted(p.key.correct))]).encode())
+    return h.hexdigest()[:12]
+
+
+def current(family_id: str, level: str, first_draws: Sequence[Any]) -> dict[str, Any] | None:
+    """The level's record when it was measured by today's adversary on these draws (``first_draws``:
+    the level's choice draws from seed 0, at least 20), else None."""
+    rec = record(family_id, level)
+    if "best" not in rec or len(first_draws) < 20 or rec.get("adversary") != adversary_digest():
+        return None
+    return rec if draws_digest(first_draws[:20]) == rec.get("first20") else None

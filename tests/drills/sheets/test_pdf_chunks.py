@@ -1,0 +1,137 @@
+"""A long sheet's PDF typeset in chunks (drills.sheets.pdf_chunks): the same pages as one compile.
+
+The chunk size is made small here, so that a 20-question sheet is cut in several chunks; what is
+checked against one compile of the whole source (as every sheet under SINGLE_MAX is made): each
+page drawn as SVG by Typst (body, header, "k / N" footer), the text of each PDF page, the outline
+(bookmarks), and that two runs give the same bytes. The memory it saves is measured by
+bench/sheet_memory.py (qkv sheet -n 400: 680 MB before, 221 MB after, whole command).
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from drills.sheets import Sheet, render
+from drills.sheets import pdf_chunks as pc
+from drills.sheets.pdf import compile_typst, typst_pieces, typst_source
+from drills.sheets.select import select_problems
+
+BUDGET = 18_000  # this sheet: 3 chunks, each cut where a page starts
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    sel = select_problems(20, 1)
+    return Sheet("Chunk test", sel.problems, 1, {"n": 20})
+
+
+@pytest.fixture(scope="module")
+def pieces(sheet):
+    return typst_pieces(sheet, "full")
+
+
+def _outline(data: bytes) -> list[tuple[int, str, int]]:
+    import pypdf
+
+    return pc._outline(pypdf.PdfReader(io.BytesIO(data)))
+
+
+def _untagged(source: str) -> bytes:
+    """One compile without accessibility tags, as the chunks are (tags add math's alternative text)."""
+    import typst
+
+    return typst.compile(source.encode(), format="pdf", ignore_system_fonts=True, pdf_tags=False)
+
+
+def _texts(data: bytes) -> list[str]:
+    import pypdf
+
+    return [pg.extract_text() for pg in pypdf.PdfReader(io.BytesIO(data)).pages]
+
+
+def _words(data: bytes) -> list[list[str]]:
+    """Each page's words and numbers of 3 characters or more: what reading the text depends on. (A
+    chunk embeds its own font subsets, so the text extraction's guesses differ around math: spaces
+    around "=", the codes of a tall bracket's pieces; the pages themselves are drawn the same, as
+    the SVG test checks.)"""
+    import re
+
+    return [re.findall(r"[A-Za-z0-9]{3,}", t) for t in _texts(data)]
+
+
+def test_pieces_are_the_source(sheet, pieces):
+    """The pieces put together are the source a one-piece compile gets, in every version."""
+    for version in ("student", "full", "answers"):
+        ps, head, starts, marks = typst_pieces(sheet, version)
+        assert "".join(ps) == typst_source(sheet, version)
+        assert len(marks) == len(ps) and head < min(starts)
+    ps, head, starts, marks = pieces
+    assert sum(m & 1 for m in marks) == 2 * len(sheet.problems)  # a heading marker per question and per solution
+    def heading(p: str) -> bool:  # a question (its heading marker is in the preamble's #question) or a solution
+        return p.startswith("#question(") or "<qkv-heading>" in p
+
+    assert [i for i in range(head, len(ps)) if heading(ps[i])] == [i for i, m in enumerate(marks) if m & 1]
+    assert [i for i, m in enumerate(marks) if m & 2] == [min(i for i in range(head, len(ps)) if "= Worked solutions" in ps[i])]
+
+
+def test_chunked_pages_are_those_of_one_compile(pieces):
+    """Cut where a page starts, each chunk numbered from the previous one's end out of the total:
+    every page, drawn as SVG, is the one-piece compile's."""
+    ps, head, starts, marks = pieces
+    chunks = pc.plan(ps, head, starts, marks, BUDGET)
+    assert len(chunks) >= 3 and all(c.lookahead for c in chunks[:-1])  # this sheet: cut at page starts only
+    single = compile_typst("".join(ps), "svg")
+    single = [p.decode() for p in ([single] if isinstance(single, bytes) else single)]
+    chunked = pc.render(ps, head, starts, marks, budget=BUDGET, fmt="svg")
+    assert len(chunked) == len(single) == sum(c.pages for c in chunks)
+    differ = [i + 1 for i, (a, b) in enumerate(zip(single, chunked, strict=True)) if a != b]
+    assert differ == [], f"pages {differ} differ"
+
+
+def test_chunked_pdf_reads_as_one_compile(pieces):
+    """The merged PDF: the same words on each page (footers "k / N" included) and bookmarks as one
+    compile, and the same bytes from one run to the next."""
+    ps, head, starts, marks = pieces
+    single = _untagged("".join(ps))
+    merged = pc.render(ps, head, starts, marks, budget=BUDGET)
+    assert _words(merged) == _words(single)
+    assert _outline(merged) == _outline(single) and len(_outline(single)) == 2 + 20
+    assert pc.render(ps, head, starts, marks, budget=BUDGET) == merged
+
+
+def test_a_long_sheet_is_compiled_in_chunks(sheet, monkeypatch):
+    """render() goes through the chunks above SINGLE_MAX (made small here) and its pages read as
+    the one-piece compile's; typst is never imported in the process that holds the sheet."""
+    calls = []
+    child = pc._compile_child
+    monkeypatch.setattr(pc, "SINGLE_MAX", 10_000)
+    monkeypatch.setattr(pc, "CHUNK_BYTES", BUDGET)
+    monkeypatch.setattr(pc, "_compile_child", lambda src, mode: calls.append(mode) or child(src, mode))
+    data = render(sheet, "pdf", "answers")
+    assert calls.count("pdf") >= 2 and calls.count("layout") == calls.count("pdf")
+    assert _words(data) == _words(_untagged(typst_source(sheet, "answers")))
+
+
+def test_a_sheet_under_single_max_is_one_compile(sheet, monkeypatch):
+    monkeypatch.setattr(pc, "_compile_child", lambda src, mode: pytest.fail("compiled in chunks"))
+    assert sum(map(len, typst_pieces(sheet, "student")[0])) < pc.SINGLE_MAX
+    assert render(sheet, "pdf", "student") == compile_typst(typst_source(sheet, "student"))
+
+
+def test_a_chunk_with_no_page_start_ends_a_page(pieces):
+    """Smaller chunks, some with no question or solution at a page's top: the next chunk starts a
+    new page (a page ends early, the only difference); pages are numbered 1 / N to N / N and every
+    question and solution comes once, in order."""
+    import re
+
+    ps, head, starts, marks = pieces
+    chunks = pc.plan(ps, head, starts, marks, 10_000)
+    assert not all(c.lookahead for c in chunks[:-1])  # the case
+    texts = _texts(pc.render(ps, head, starts, marks, budget=10_000))
+    n = len(texts)
+    assert n >= len(_texts(compile_typst("".join(ps))))
+    assert [t.strip().splitlines()[-1] for t in texts] == [f"{k} / {n}" for k in range(1, n + 1)]
+    assert re.findall(r"^\[\d+ marks?\]Q(\d+)\.", "\n".join(texts), re.M) == [str(i) for i in range(1, 21)]
+    assert re.findall(r"^Q(\d+) \S+ · ", "\n".join(texts), re.M) == [str(i) for i in range(1, 21)]  # the solutions

@@ -1,0 +1,204 @@
+"""Issue 37: the KV cache of every model type in the corpus of published config.json files
+(configs/*.json and configs/corpus/*.json), against the cache transformers builds.
+
+For each model type, the corpus's first file of that type is shrunk by the rule in ``SHRINK`` below (data,
+not code: layers, heads, widths and experts made tiny; the attention pattern kept: ``layer_types`` cut to
+the tiny depth, the window made ``W``, the ratio of query heads to KV heads, latent ranks, the
+state-space layers and their period). The class the file names is built from the tiny file on the CPU
+with random weights; it runs a prefill of ``n − 1 > W`` tokens and one decode step, and the bytes of the
+keys and values its cache then holds (every cache layer's ``keys``/``values``, or a hybrid cache's
+``key_cache``/``value_cache``) are compared with qkv's answer to
+
+    qkv solve memory --what kv-cache --config TINY.json --batch B --seq n --dtype fp32 --json
+
+(the command a user runs on the real file: qkv's native reader for the types it reads, transformers'
+config for the others). As in test_kv_cache_against_transformers.py, transformers' sliding-window layer
+keeps ``W − 1`` positions besides the new token where qkv counts a rolling buffer of ``W`` (Mistral 7B
+§2): qkv is asked about the same tiny file with ``sliding_window`` (Llama 4: ``attention_chunk_size``) ``W − 1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+transformers = pytest.importorskip("transformers", minversion="5.0")
+torch = pytest.importorskip("torch")
+
+from drills.cli import cli  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+
+HERE = Path(__file__).parent / "configs"
+W, BATCH, N = 3, 2, 7  # window, sequences, positions (n − 1 > W: every windowed layer is full)
+
+#: The text model made tiny: keys set wherever the file (or its ``text_config``) has them.
+TINY_TEXT = {"hidden_size": 16, "intermediate_size": 8, "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8,
+             "intermediate_size_mlp": 8, "vocab_size": 32, "max_position_embeddings": 64, "n_positions": 64,
+             "n_embd": 16, "n_inner": 8, "max_window_layers": 1, "num_experts": 4, "num_local_experts": 4,
+             "n_routed_experts": 4, "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1,
+             "first_k_dense_replace": 1, "kv_lora_rank": 6, "qk_rope_head_dim": 2, "qk_nope_head_dim": 4,
+             "v_head_dim": 4, "mamba_d_state": 4, "mamba_dt_rank": 2, "state_size": 4, "time_step_rank": 2,
+             "rotary_dim": 4, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0}
+#: The vision tower made tiny (built, never run: the forward is text only).
+TINY_VISION = {"hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+               "depth": 1, "num_heads": 2, "projection_dim": 16, "image_size": 28, "patch_size": 14, "head_dim": 8}
+
+#: Per model type: ``layers`` (the tiny depth: a multiple of the file's period of local/global or
+#: attention/state-space layers), ``head_dim`` (wide enough for partial rotary), ``kv`` (tiny KV heads;
+#: query heads keep the file's ratio up to 4), and ``set``/``drop`` (keys the tiny model needs set or
+#: removed, each with its reason), ``vision`` (keys of the tiny vision tower), ``forward`` (the submodule
+#: that runs, where the class's own forward cannot), ``no_cache`` (why the type has none to compare).
+SHRINK: dict[str, dict] = {
+    "bert": {"no_cache": "an encoder: no KV cache (qkv refuses the question in one line)"},
+    "cohere": {}, "gemma": {}, "gpt_neox": {}, "llama": {}, "mistral": {}, "mixtral": {}, "olmo2": {},
+    "qwen2": {}, "qwen3": {}, "qwen3_moe": {}, "qwen2_moe": {}, "starcoder2": {}, "gpt2": {}, "gpt_bigcode": {},
+    "gptj": {},
+    "gpt_oss": {"layers": 2},  # sliding, full
+    "gemma2": {"layers": 2},  # sliding, full
+    "gemma3_text": {"layers": 6},  # 5 sliding : 1 full (sliding_window_pattern 6)
+    "gemma3": {"layers": 6, "set": {"mm_tokens_per_image": 4}, "vision": {"head_dim": 8}},  # 2×2 image tokens of 2×2 patches
+    "phi3": {"drop": ["rope_scaling"]},  # longrope factors are per rotary frequency of the real head_dim
+    "stablelm": {"head_dim": 8},  # partial_rotary_factor 0.25 of a head of 8: 2 rotary dims
+    "deepseek_v2": {"layers": 2, "set": {"q_lora_rank": None}},  # one dense layer, one MoE layer
+    "deepseek_v3": {"layers": 2, "set": {"q_lora_rank": 5}},
+    "kimi_k2": {"layers": 2, "set": {"q_lora_rank": 5, "head_dim": 2}},  # the copy's head_dim is its rotary width
+    "jamba": {"layers": 8, "set": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
+                                   "expert_layer_offset": 1, "use_mamba_kernels": False}},
+    "falcon_mamba": {"layers": 2, "set": {"expand": 2}},
+    "exaone4": {"layers": 4},  # 3 sliding : 1 full (sliding_window_pattern 4)
+    "llama4": {"layers": 4, "set": {"attention_chunk_size": W},  # 3 chunked : 1 global NoPE, MoE every 2nd layer
+               "vision": {"projector_input_dim": 16, "projector_output_dim": 16, "vision_output_dim": 16},
+               # transformers 5.24's Llama4ForConditionalGeneration.forward fails on every input (it reads
+               # image_outputs from its language model's output); the class's own language_model runs the decoder
+               "forward": "language_model"},
+    "llava": {"layers": 2},
+    "mistral3": {"layers": 2, "vision": {"head_dim": 8}},
+    "qwen2_5_vl": {"head_dim": 8, "set": {"rope_scaling": {"type": "mrope", "mrope_section": [1, 1, 2]}},
+                   "vision": {"out_hidden_size": 32, "fullatt_block_indexes": [0], "window_size": 28}},
+    "glm4v_moe": {"head_dim": 8, "set": {"rope_scaling": {"rope_type": "default", "mrope_section": [1, 0, 1]}},
+                  "vision": {"out_hidden_size": 32}},
+}
+
+
+def _first_file_of_each_type() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(HERE.glob("*.json")) + sorted((HERE / "corpus").glob("*.json")):
+        out.setdefault(json.loads(path.read_text())["model_type"], path)
+    return out
+
+
+FILES = _first_file_of_each_type()
+
+
+def shrink(raw: dict, rule: dict) -> dict:
+    """The tiny file of ``raw`` by ``rule`` (see ``SHRINK``); same classes, same attention pattern."""
+    raw = copy.deepcopy(raw)
+    text = raw["text_config"] if isinstance(raw.get("text_config"), dict) else raw
+    layers = rule.get("layers", 2)
+    # heads as transformers reads the file (its defaults where the file is silent)
+    conf = getattr(transformers, raw["architectures"][0]).config_class.from_dict(
+        {k: v for k, v in raw.items() if k != "model_type"}).get_text_config()
+    heads = getattr(conf, "num_attention_heads", None) or getattr(conf, "n_head", None) or 1  # 1: no attention
+    kv_file = getattr(conf, "num_key_value_heads", None) or (1 if getattr(conf, "multi_query", False) else heads)
+    kv = rule.get("kv", min(kv_file, 2))
+    heads_tiny = kv * min(heads // kv_file, 4)
+    head_dim = rule.get("head_dim", 4)
+    for key, value in TINY_TEXT.items():
+        if key in text:
+            text[key] = value
+    text.update({"num_hidden_layers": layers, "num_attention_heads": heads_tiny, "hidden_size": heads_tiny * head_dim})
+    if "n_layer" in text or "n_head" in text:  # GPT-2 / GPT-J / GPTBigCode names
+        text.update({"n_layer": layers, "n_head": heads_tiny, "n_embd": heads_tiny * head_dim})
+        text.pop("num_hidden_layers"), text.pop("num_attention_heads"), text.pop("hidden_size")
+    if "num_key_value_heads" in text or kv != kv_file:
+        text["num_key_value_heads"] = kv
+    if "head_dim" in text or text.get("model_type") in ("gemma3_text", "gemma2", "gemma"):
+        text["head_dim"] = head_dim
+    if text.get("sliding_window") is not None:
+        text["sliding_window"] = W
+    if isinstance(text.get("layer_types"), list):
+        text["layer_types"] = text["layer_types"][:layers]
+    if isinstance(text.get("mlp_only_layers"), list):
+        text["mlp_only_layers"] = [i for i in text["mlp_only_layers"] if i < layers]
+    for key in rule.get("drop", ()):
+        text.pop(key, None)
+    for key, value in rule.get("set", {}).items():
+        (raw if key in raw and key not in text else text)[key] = value
+    if isinstance(raw.get("vision_config"), dict):
+        vision, extra = raw["vision_config"], rule.get("vision", {})
+        for key, value in {**TINY_VISION, **extra}.items():
+            if key in vision or key in extra:
+                vision[key] = value
+        vision["hidden_size"] = TINY_VISION["hidden_size"]
+        if "out_hidden_size" in vision:
+            vision["out_hidden_size"] = text["hidden_size"]
+    for key in ("image_token_index", "image_token_id", "video_token_id"):
+        if key in raw:
+            raw[key] = 1
+    for conf in (raw, text, raw.get("vision_config") or {}):  # fp32 throughout: the question asks fp32
+        conf.pop("torch_dtype", None), conf.pop("dtype", None)
+    return raw
+
+
+def measured_cache(raw: dict, forward: str | None = None) -> int:
+    """Bytes of keys and values in transformers' cache after a prefill of N − 1 tokens and one decode step
+    (of the class the file names, or of its submodule ``forward``)."""
+    cls = getattr(transformers, raw["architectures"][0])
+    conf = cls.config_class.from_dict({k: v for k, v in raw.items() if k != "model_type"})
+    torch.manual_seed(0)
+    model = cls(conf).eval()
+    if forward:
+        model = getattr(model, forward)
+    ids = torch.zeros(BATCH, N, dtype=torch.long)
+    with torch.no_grad():
+        out = model(input_ids=ids[:, : N - 1], use_cache=True)
+        out = model(input_ids=ids[:, N - 1:], past_key_values=out.past_key_values, use_cache=True)
+    cache = out.past_key_values
+    tensors = []
+    for layer in getattr(cache, "layers", ()):
+        tensors += [getattr(layer, "keys", None), getattr(layer, "values", None)]
+    tensors += list(getattr(cache, "key_cache", ())) + list(getattr(cache, "value_cache", ()))
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor) and t.dim() == 4)
+
+
+def qkv_answer(raw: dict, tmp_path: Path) -> int:
+    """qkv's KV cache of the tiny file (window W − 1: transformers' convention, see the module docstring)."""
+    raw = copy.deepcopy(raw)
+    text = raw["text_config"] if isinstance(raw.get("text_config"), dict) else raw
+    for key in ("sliding_window", "attention_chunk_size"):  # a chunk is a window for the cache (llama4)
+        if text.get(key) is not None:
+            text[key] -= 1
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(path), "--batch", str(BATCH),
+                                 "--seq", str(N), "--dtype", "fp32", "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["answer"]
+
+
+def test_every_type_in_the_corpus_has_a_shrink_rule():
+    assert sorted(FILES) == sorted(SHRINK)
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in FILES if "no_cache" not in SHRINK.get(k, {})))
+def test_kv_cache_of_each_corpus_type_equals_transformers_cache(kind, tmp_path):
+    raw = shrink(json.loads(FILES[kind].read_text()), SHRINK[kind])
+    assert qkv_answer(raw, tmp_path) == measured_cache(raw, SHRINK[kind].get("forward")), (kind, FILES[kind].name)
+
+
+def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
+    """BERT (all-MiniLM-L6-v2): no KV cache; the question is refused in one error line (after the reader's notes)."""
+    raw = json.loads(FILES["bert"].read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(path), "--batch", "1",
+                                 "--seq", "8", "--dtype", "fp32"])
+    errors = [line for line in r.output.splitlines() if line.startswith("qkv: error:")]
+    assert r.exit_code == 2 and len(errors) == 1 and "an encoder has no KV cache" in errors[0], r.output

@@ -1,5 +1,6 @@
 """The session's problems, built on demand: the first one on screen under an import guard (no
-SymPy or torch: the quiz starts in well under a second), the next ones in a background thread."""
+NumPy, SymPy or torch: the quiz shows its first question in about the time of ``import numpy``),
+the next ones in a background thread."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from drills.quiz.plan import Catalogue, Pick
 if TYPE_CHECKING:
     pass
 
-SLOW_MODULES = frozenset({"sympy", "torch", "matplotlib", "scipy"})
+SLOW_MODULES = frozenset({"numpy", "sympy", "torch", "matplotlib", "scipy"})
 FIRST_TRIES = 8  # problems tried under the import guard for the first one on screen
 
 

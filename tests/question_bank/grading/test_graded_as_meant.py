@@ -510,8 +510,14 @@ def test_by_hand_worked_solution_computes_o_from_exact_weights():
 
 
 def test_quiz_takes_an_option_typed_as_its_text(home):
-    """``12x47`` for the option "12 × 47" is that option (attention.shapes/easy/683155 keys (b) 12 × 47: Q 12 × 3,
-    K 47 × 3, QKᵀ one row per query)."""
-    out = qkv("quiz", "--topic", "attention.shapes", "--difficulty", "easy", "-n", "1", "--plain", "--seed", "2",
-              stdin="12x47\n\n")
-    assert "attention.shapes/easy/683155" in out.stdout and "✓ Correct" in out.stdout, out.stdout
+    """``40x44`` for the option "40 × 44" is that option (attention.shapes/medium/683155, the quiz's draw
+    for seed 2: Q 40 × 34, V 29 × 44, the output one row per query and d_v columns: (c) 40 × 44). The
+    option typed is the key's text as the bank draws it, written the way people type a shape."""
+    from question_bank import bank as qb
+
+    p = qb.problem("attention.shapes/medium/683155")
+    typed = p.options_text[min(p.key.correct)].replace(" × ", "x")
+    assert typed == "40x44"  # the draw this docstring works by hand
+    out = qkv("quiz", "--topic", "attention.shapes", "--difficulty", "medium", "-n", "1", "--plain", "--seed", "2",
+              stdin=f"{typed}\n\n")
+    assert "attention.shapes/medium/683155" in out.stdout and "✓ Correct" in out.stdout, out.stdout

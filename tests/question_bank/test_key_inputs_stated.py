@@ -47,6 +47,10 @@ NOT_INPUTS = {
 #: entries of one family that are not inputs of the key at the level drawn (the family, the name, why)
 NOT_INPUTS_OF = {
     ("window.receptive_field", "n"): "the easy level asks the reach, which needs only L and W",
+    ("concept.mask_pairs", "n"): "the sequence's length: every verdict turns on the printed query, key and mask",
+    ("concept.mask_pairs_one", "n"): "the sequence's length: every verdict turns on the printed query, key and mask",
+    ("training.fit_3d", "s"): "the easy level asks the model states, which need no sequence length",
+    ("training.fit_3d_mcq", "s"): "the easy level asks the model states, which need no sequence length",
     ("paged.kv_blocks", "L_max"): "the medium level does not reserve the maximum length",
     ("pretraining.bert_masking", "n_tokens"): "sequences × tokens per sequence, both printed",
     ("training.grad_accum_bubble", "B"): "the global batch in sequences, from printed figures or not asked",

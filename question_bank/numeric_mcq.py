@@ -69,7 +69,7 @@ from typing import Any
 from question_bank.problem import ChoiceKey, IntegerKey, Misconception, NumericKey, Problem
 
 __all__ = ["NUMERIC_MCQ", "SUFFIX", "TRIES", "mcq_view", "register", "option_text", "wrong_values", "base_of",
-           "candidates", "mirror", "meets_standard"]
+           "candidates", "mirror", "meets_standard", "inverse_mistakes"]
 
 #: The id of a family's MCQ view: ``<family id>`` + this (not a dotted child: ``--topic <family id>``
 #: still names the family itself, the view being its own family).
@@ -311,7 +311,7 @@ def _reversed(key: NumericKey | IntegerKey, v: float, m: Misconception) -> Misco
         how = f"× {v / k:.4g} of the right value"
     return Misconception(
         f"{m.id}_reversed", m.inverse,
-        f"This option is the value when you {m.inverse} ({how}): the inverse slip of "
+        f"This is the value when you {m.inverse} ({how}): the inverse slip of "
         f"\u201c{m.label}\u201d. Check that step, applied once and the right way round.", None)
 
 
@@ -324,6 +324,26 @@ def _slip(key: NumericKey | IntegerKey, v: float, m: Misconception, own: bool) -
         return None
     r = mirror(key, v) if m.inverse_value is None else float(m.inverse_value)
     return None if r is None or not r > 0 else (r, _reversed(key, r, m))
+
+
+def inverse_mistakes(key: NumericKey | IntegerKey, misconceptions: Iterable[Misconception]) -> list[Misconception]:
+    """Each named inverse of ``misconceptions`` (:attr:`Misconception.inverse`) as a mistake of its own,
+    its value the one a numeric MCQ offers for it (:func:`_slip`): the NAT form's grader names a typed
+    value as the MCQ names the option (issue 38: one mistake, one diagnosis in quiz, exam and check)."""
+    out = []
+    for m in misconceptions:
+        v = to_number(m.value)
+        got = _slip(key, v, m, own=False) if v is not None and m.inverse else None
+        if got is not None:
+            out.append(dataclasses.replace(got[1], value=got[0]))
+    return out
+
+
+def to_number(v: Any) -> float | None:
+    """A misconception's value as a finite float, or None (a matrix, an option index, text)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v) if math.isfinite(v) else None
 
 
 def _offset(key: NumericKey | IntegerKey, v: float) -> str:
@@ -454,6 +474,18 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     return [(*trio[0], (sa,)), (*trio[1], (sb,)), (*trio[2], (sa, sb))]
 
 
+def _as_graded(p: Problem, v: float, m: Misconception | None) -> Misconception | None:
+    """A wrong option named as the NAT form's grader names its value (issue 38: one mistake, one
+    diagnosis in quiz, exam and check): an inverse slip whose value is also a mistake of the family's
+    own is that mistake; a value the grader names no mistake for (two slips at once) keeps its slips."""
+    if m is None:
+        return None
+    from question_bank.grading import grade
+
+    g = grade(p, v)
+    return m if g.correct or g.misconception is None else g.misconception
+
+
 def _build(base: Any, d: Any) -> Problem:
     from question_bank.grading import LETTERS
 
@@ -483,6 +515,7 @@ def _build(base: Any, d: Any) -> Problem:
     assert isinstance(key, NumericKey | IntegerKey)
     rows: list[tuple[float, Misconception | None, tuple[tuple[str, bool], ...]]] = sorted(
         [(float(key.value), None, ()), *chosen], key=lambda r: r[0])
+    rows = [(v, _as_graded(p, v, m), sl) for v, m, sl in rows]
     options = [option_text(key, v) for v, _, _ in rows]
     at = next(i for i, (_, m, _) in enumerate(rows) if m is None)
     mis = [dataclasses.replace(m, value=i) for i, (_, m, _) in enumerate(rows) if m is not None]

@@ -167,6 +167,15 @@ def invalid(message: str, key: Key, accepted: str = "") -> Verdict:
 
 
 
+def _inverses(key: NumericKey | IntegerKey, misconceptions: list[Misconception]) -> list[Misconception]:
+    """The inverse slips a family names (a numeric MCQ offers each as an option), as mistakes."""
+    if not any(m.inverse for m in misconceptions):
+        return []
+    from question_bank.numeric_mcq import inverse_mistakes
+
+    return inverse_mistakes(key, misconceptions)
+
+
 def grade(target: Problem | Part | Key, value: Any, *, written: str | None = None,
           unit: GivenUnit | None = None) -> Verdict:
     """Grade one answer against a problem's key (for a multi-part problem: the final part's
@@ -186,8 +195,14 @@ def grade(target: Problem | Part | Key, value: Any, *, written: str | None = Non
         written = str(value)
     if isinstance(key, NumericKey):
         v = _grade_numeric(key, value, written, misconceptions)
+        if not v.correct and v.misconception is None and (inv := _inverses(key, misconceptions)):
+            w = _grade_numeric(key, value, written, inv)  # a named inverse slip, after the mistakes themselves
+            v = w if w.misconception is not None else v
     elif isinstance(key, IntegerKey):
         v = _grade_integer(key, value, misconceptions)
+        if not v.correct and v.misconception is None and (inv := _inverses(key, misconceptions)):
+            w = _grade_integer(key, value, inv)
+            v = w if w.misconception is not None else v
     elif isinstance(key, MatrixKey):
         v = _grade_matrix(key, value, misconceptions)
     elif isinstance(key, ChoiceKey):

@@ -99,6 +99,12 @@ def test_view_keys_and_distractors(view):
                 want = k * math.prod(w / k for w in moved)
             assert vals[i] == pytest.approx(want, rel=1e-9), (p.id, m.id)
             ids = [sid if how == "own" else f"{sid}_reversed" for sid, how in slips[i]]
+            own = grade(base, vals[i]).misconception  # a value the NAT form names as one of its mistakes
+            if own is not None and m.id != "_and_".join(ids):
+                # issue 38, one mistake one diagnosis: an inverse slip (or two slips) landing on a value the
+                # family's own mistake gives is named as the NAT form names that value
+                assert m.id == own.id and "other way round" not in m.label, (p.id, m.id, own.id)
+                continue
             assert m.id == "_and_".join(ids), (p.id, m.id)
             for sid, how in slips[i]:  # issue 38: each slip is named as a mistake, never "the other way round"
                 named = mistakes[sid.split("+")[0]].label if how == "own" else mistakes[sid.split("+")[0]].inverse

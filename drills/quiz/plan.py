@@ -139,6 +139,25 @@ class Catalogue:
         return self._built[pick.ref]
 
 
+def _withdrawn_line(catalogue: Catalogue, opts: QuizOptions) -> str:
+    """Why a family asked for by id offers nothing at the asked level: withdrawn as a choice item
+    (question_bank.choice_record), with its figure and the NAT form that stays; "" otherwise."""
+    for t in opts.topics:
+        if t not in catalogue.families:
+            continue
+        fam = catalogue.families[t]
+        levels = [lv for lv in fam.withdrawn if not opts.difficulty or lv == opts.difficulty]
+        if not levels:
+            continue
+        from question_bank.choice_record import reason, record
+        from question_bank.numeric_mcq import base_of
+
+        nat = base_of(t)
+        return (f"{t} is not offered at {levels[0]}: {reason(record(t, levels[0]))}"
+                + (f"; its NAT form is `--topic {nat}`" if nat else "") + f" (`qkv bank show {t} --difficulty {levels[0]}` shows it)")
+    return ""
+
+
 def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: datetime | None = None) -> list[Pick]:
     """The session's questions, in order (see the module docstring). Raises
     :class:`~drills.output.InputError` when the filters match nothing."""
@@ -149,7 +168,7 @@ def plan(catalogue: Catalogue, store: ProgressStore, opts: QuizOptions, now: dat
     if not cands:
         what = ", ".join(f"{n} {v}" for n, v in (("--topic", "/".join(opts.topics)), ("--type", opts.type),
                                                    ("--difficulty", opts.difficulty)) if v)
-        raise InputError(f"no problems match {what}; topics: {', '.join(catalogue.topics())}")
+        raise InputError(_withdrawn_line(catalogue, opts) or f"no problems match {what}; topics: {', '.join(catalogue.topics())}")
     cands.sort(key=lambda c: (c.kind, c.ref))
     by_key = {(c.kind, c.ref): c for c in cands}
     rng = random.Random(f"qkv-quiz:{opts.seed}")

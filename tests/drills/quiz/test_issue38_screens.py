@@ -13,13 +13,14 @@ pytest.importorskip("pyte")
 
 
 def test_tall_numeric_mcq_shows_its_first_line(tmp_path):
-    """moe.decode_weight_bytes_mcq hard (the bank's tallest numeric MCQ: 29 rows in a panel before)."""
-    term = Terminal(["quiz", "--topic", "moe.decode_weight_bytes_mcq", "--difficulty", "hard", "-n", "1",
+    """context.ulysses_mcq hard (the tallest numeric MCQ the bank offers, 870 characters of statement
+    and options at seed 0; moe.decode_weight_bytes_mcq hard, 29 rows in a panel before, is withdrawn)."""
+    term = Terminal(["quiz", "--topic", "context.ulysses_mcq", "--difficulty", "hard", "-n", "1",
                      "--seed", "0"], tmp_path)
     try:
         term.wait_for(r"answer ›")
         screen = " ".join(term.text.split())
-        assert "Question 1 of 1" in screen and "A variant of" in screen, term.text  # the header and first line
+        assert "Question 1 of 1" in screen and "DeepSpeed-Ulysses spreads" in screen, term.text  # header, first line
         assert "(a)" in screen and "(d)" in screen
     finally:
         term.close()

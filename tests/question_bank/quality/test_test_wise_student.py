@@ -153,7 +153,7 @@ def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_dra
     assert not bad, "\n".join(bad)
 
 
-def test_a_withdrawn_level_is_drawn_by_no_quiz_exam_or_sheet():
+def test_a_withdrawn_level_is_drawn_by_no_quiz_exam_or_sheet(tmp_path):
     """The withdrawn levels are in no listing, no quiz plan, no sheet and no paper; `bank show` still
     shows one, with the figure that withdrew it."""
     from click.testing import CliRunner
@@ -180,6 +180,12 @@ def test_a_withdrawn_level_is_drawn_by_no_quiz_exam_or_sheet():
     fid, lv = sorted(out)[0]
     r = CliRunner().invoke(cli, ["bank", "show", fid, "--seed", "1", "--difficulty", lv])
     assert r.exit_code == 0 and "Not offered: this level is withdrawn as a choice item: a test-wise student scores" in r.output
+    # asked for by id, the quiz says why in one line (and where the NAT form is)
+    view = next((f, v) for f, v in sorted(out) if f.endswith("_mcq"))
+    r = CliRunner().invoke(cli, ["quiz", "--topic", view[0], "--difficulty", view[1], "-n", "1", "--plain",
+                                 "--data-dir", str(tmp_path)], input="quit\n")
+    assert r.exit_code != 0 and f"{view[0]} is not offered at {view[1]}: a test-wise student scores" in r.output
+    assert f"its NAT form is `--topic {view[0][:-4]}`" in r.output and "Traceback" not in r.output
 
 
 def test_a_sampled_withdrawn_level_is_gamed_on_fresh_draws():

@@ -351,7 +351,7 @@ def _train_memory(d):
         return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}, seq={sq}, micro_batch={b}, "
                 f"d_model={h}, heads={a}, layers={L}, checkpointing={pol}).per_chip_with_activations",
                 ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe, "--seq", str(sq), "-b", str(b),
-                 "-h", str(h), "-a", str(a), "-L", str(L), "--checkpointing", pol], "per_chip_with_activations_bytes")
+                 "--d-model", str(h), "-a", str(a), "-L", str(L), "--checkpointing", pol], "per_chip_with_activations_bytes")
     return (f"train_memory({N}, chips={n}, recipe={recipe.replace('-', '_')}).per_chip",
             ["train-memory", "-N", str(N), "--chips", str(n), "--recipe", recipe], "per_chip")
 

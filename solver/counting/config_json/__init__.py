@@ -310,7 +310,7 @@ FAMILIES = {
     "gpt_neox": "gpt_neox", "gptj": "gptj", "falcon": "falcon", "phi": "phi", "phi3": "phi", "opt": "opt",
     "bloom": "bloom", "olmo": "olmo", "olmo2": "olmo", "gemma2": "gemma", "gemma3_text": "gemma",
     "qwen3": "qwen", "qwen3_moe": "qwen", "qwen2_moe": "qwen", "deepseek_v3": "deepseek_v3",
-    "gpt_oss": "gpt_oss", "granite": "granite", "llama4_text": "llama4", "llama4": "llama4",
+    "gpt_oss": "gpt_oss", "granite": "granite", "llama4_text": "llama4",
 }
 
 
@@ -328,7 +328,7 @@ ARCH_TYPES = {
     "GPT2LMHeadModel": "gpt2", "BertModel": "bert", "GPTNeoXForCausalLM": "gpt_neox", "GPTJForCausalLM": "gptj",
     "FalconForCausalLM": "falcon", "PhiForCausalLM": "phi", "Phi3ForCausalLM": "phi3", "OPTForCausalLM": "opt",
     "BloomForCausalLM": "bloom", "OlmoForCausalLM": "olmo", "Olmo2ForCausalLM": "olmo2", "GptOssForCausalLM": "gpt_oss",
-    "GraniteForCausalLM": "granite", "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4",
+    "GraniteForCausalLM": "granite", "Llama4ForCausalLM": "llama4_text",
 }
 
 
@@ -347,8 +347,6 @@ def type_of(raw: dict[str, Any]) -> Any:
     by_class = ARCH_TYPES.get(named) if named else None
     if by_class is None or by_class == kind:
         return kind
-    if kind == "llama4" and by_class == "llama4_text" or kind == "llama4_text" and by_class == "llama4":
-        return kind  # the wrapper's reader reads both
     return by_class
 
 

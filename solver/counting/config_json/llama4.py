@@ -81,4 +81,4 @@ def read_llama4(raw: dict, get, refused: list[str]) -> tuple[dict[str, Any], lis
 WRAPPER_NEUTRAL = frozenset({"vision_config", "boi_token_index", "eoi_token_index", "image_token_index",
                              "vision_feature_layer", "vision_feature_select_strategy", "tie_word_embeddings"})
 
-READERS = {"llama4_text": read, "llama4": read_llama4}
+READERS = {"llama4_text": read}

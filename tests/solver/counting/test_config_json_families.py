@@ -235,14 +235,31 @@ def test_reader_counts_as_transformers_hypo(kind, tmp_path_factory):
     check()
 
 
-def test_llama4_wrapper_counts_its_text_model():
-    """``llama4`` (the multimodal config): its ``text_config`` is read, counted as Llama4ForCausalLM, and the
-    notes say the vision tower is not counted."""
+def test_llama4_wrapper_counts_the_whole_checkpoint(tmp_path):
+    """``llama4`` (the multimodal config, ``Llama4ForConditionalGeneration``): the whole checkpoint is
+    counted, vision tower and projector included, by the class the file names (issue 37), and its parts
+    are given; ``llama4_text`` is still read natively."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
     text = dict(vocab_size=11, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                 head_dim=4, intermediate_size=8, intermediate_size_mlp=12, num_local_experts=2, num_experts_per_tok=1)
-    hf_config = transformers.Llama4Config(text_config=text)
-    cfg, notes = read_hf_config(json.loads(json.dumps(hf_config.to_dict(), default=str)))
+    vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8, image_size=28,
+                  patch_size=14, vision_output_dim=16, projector_input_dim=16, projector_output_dim=16)
+    hf_config = transformers.Llama4Config(text_config=text, vision_config=vision)
+    raw = json.loads(json.dumps(hf_config.to_dict(), default=str))
+    raw["architectures"] = ["Llama4ForConditionalGeneration"]
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(raw))
     with torch.device("meta"):
-        model = transformers.Llama4ForCausalLM(hf_config.text_config)
-    assert param_breakdown(cfg).total == sum(p.numel() for p in model.parameters())
-    assert any("vision" in n for n in notes)
+        model = transformers.Llama4ForConditionalGeneration(hf_config)
+    r = CliRunner().invoke(cli, ["solve", "params", "--config", str(f), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["answer"] == sum(p.numel() for p in model.parameters())
+    plain = CliRunner().invoke(cli, ["solve", "params", "--config", str(f)]).output
+    assert "vision tower" in plain and "Llama4ForConditionalGeneration" in plain
+    cfg, _ = read_hf_config({**raw["text_config"], "model_type": "llama4_text"})
+    with torch.device("meta"):
+        text_model = transformers.Llama4ForCausalLM(hf_config.text_config)
+    assert param_breakdown(cfg).total == sum(p.numel() for p in text_model.parameters())

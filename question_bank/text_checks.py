@@ -21,6 +21,10 @@ TEXTS = {
     "kipply": ("kipply, Transformer Inference Arithmetic (2022-03-30), as in github.com/kipply/blog at 09819d4 "
                "(blog/content/endorsed/transformer_inference_arithmetic.md)",
                "https://kipp.ly/transformer-inference-arithmetic/"),
+    "tm101": ("Anthony, Biderman & Schoelkopf, Transformer Math 101 (EleutherAI blog, 2023-04-18): the compute "
+              "section as stored from blog.eleuther.ai/transformer-math/, the memory sections through two full "
+              "translations of the post (the blog's own source was not reachable)",
+              "https://blog.eleuther.ai/transformer-math/"),
 }
 
 V5P = "peak=4.59e14 FLOP/s, link=9e10 B/s"  # Part 5: "C=4.6e14 and W=2 * 9e10" (one ICI link, 9e10 each way)
@@ -338,6 +342,70 @@ CHECKS += (
     TextCheck("kipply.flops-103B", "kip_inference_arithmetic.md §flops counting",
               "F = 64 · 24 · 8192² = 103079215104 flops", 103079215104, 12,
               f"decode_latency(12 * 64 * 8192^2, 1, {A100K}).flops"),
+)
+
+
+#: Transformer Math 101's figures. The post prints rules per parameter or per token, not a worked model, so each
+#: check instantiates the rule at one parameter (one token, unit sizes) or at the instance named in ``printed``.
+#: Its mixed-precision model memory is 2 bytes/param, the fp32 copy (4) counted in the optimizer's 12; gradients
+#: take the model's dtype (2 in fp16 mixed precision), so its mixed-precision AdamW total is qkv's 16-byte recipe.
+ZERO1 = "zero(params=1, gpus=1, stage=0)"  # mixed-precision Adam: weights 2, gradients 2, optimizer 12 (ZeRO §3.1)
+CHECKS += (
+    TextCheck("tm101.pf-day", "tm1_transformer_math.md §Compute Requirements",
+              "Scaling laws papers tend to report values in PetaFLOP-days, or 10^15 × 24 × 3600 total floating point "
+              "operations", 1, 3, "train(params=1e15, tokens=24 * 3600 / 6).pf_days"),
+    TextCheck("tm101.6pd", "tm1_transformer_math.md §Compute Requirements",
+              "C ≈ τT = 6PD (6 FLOPs a parameter and a token)", 6, 1, "train(params=1, tokens=1).compute"),
+    TextCheck("tm101.forward-2pd", "tm1_transformer_math.md §Compute Requirements",
+              "C_forward ≈ 2PD", 2, 1, "prefill(params=1, tokens=1, peak=1 FLOP/s).flops"),
+    TextCheck("tm101.recompute-4pd", "tm1_transformer_math.md §Activations and Batch Size",
+              "the updated forward pass cost is 2PD ≤ C_forward ≤ 4PD (at most a full extra forward pass)", 4, 1,
+              "train(params=1, tokens=1, recompute=full).compute - train(params=1, tokens=1).compute "
+              "+ prefill(params=1, tokens=1, peak=1 FLOP/s).flops"),
+    # Chinchilla's D = 20P is its approaches 1 and 2, rounded; qkv's default (approach 3's fitted loss, eq. 10)
+    # gives 93 tokens a parameter at Chinchilla's budget, Besiroglu et al.'s refit of it 18.4, 20 to the one figure
+    TextCheck("tm101.d-20p", "tm1_transformer_math.md §Parameter vs Dataset Tradeoffs",
+              "A compute-optimal language model has a number of parameters and a dataset size that satisfies the "
+              "approximation D = 20P (at Chinchilla's budget, 6 · 70e9 · 1.4e12 FLOP)", 20, 1,
+              "compute_optimal(6 * 70e9 * 1.4e12 FLOP, method=besiroglu).tokens_per_param"),
+    TextCheck("tm101.int8", "tm1_transformer_math.md §Inference",
+              "In int8, memory_model = (1 byte/param) · (No. params)", 1, 1,
+              f"decode_latency(1, 1, {A100K}, weight_dtype=int8).weight_bytes"),
+    TextCheck("tm101.fp32", "tm1_transformer_math.md §Inference",
+              "In fp32, memory_model = (4 bytes/param) · (No. params)", 4, 1,
+              f"decode_latency(1, 1, {A100K}, weight_dtype=fp32).weight_bytes"),
+    TextCheck("tm101.mixed-model-2", "tm1_transformer_math.md §Model Parameters",
+              "Mixed-precision (fp16/bf16 and fp32), memory_model = (2 bytes/param) · (No. params), plus an "
+              "additional size (4 bytes/param) · (#params) copy of the model that we count in our optimizer states",
+              2, 1, f"{ZERO1}.weights"),
+    TextCheck("tm101.adamw-12", "tm1_transformer_math.md §Optimizer States",
+              "For vanilla AdamW, memory_optimizer = (12 bytes/param) · (No. params): fp32 copy 4, momentum 4, "
+              "variance 4", 12, 2, f"{ZERO1}.optimizer"),
+    TextCheck("tm101.adam8-6", "tm1_transformer_math.md §Optimizer States",
+              "For 8-bit optimizers like bitsandbytes, memory_optimizer = (6 bytes/param) · (No. params): fp32 copy "
+              "4, momentum 1, variance 1", 6, 1,
+              f'train_memory(1, recipe="adam-8bit").per_param - {ZERO1}.weights - {ZERO1}.gradients'),
+    TextCheck("tm101.sgd-8", "tm1_transformer_math.md §Optimizer States",
+              "For SGD-like optimizers with momentum, memory_optimizer = (8 bytes/param) · (No. params): fp32 copy 4, "
+              "momentum 4", 8, 1,
+              f'train_memory(1, recipe="sgd-momentum").per_param - {ZERO1}.weights - {ZERO1}.gradients'),
+    TextCheck("tm101.act-none", "tm1_transformer_math.md §Activations and Batch Size",
+              "memory_activations^No Recomputation = sbhL(10 + 24/t + 5as/(ht)) bytes (at s = b = h = L = a = t = 1: "
+              "10 + 24 + 5)", 39, 2, "activations(seq=1, batch=1, d_model=1, n_heads=1).bytes"),
+    TextCheck("tm101.act-selective-t8", "tm1_transformer_math.md §Activations and Batch Size",
+              "memory_activations^Selective Recomputation = sbhL(10 + 24/t) bytes (at t = 8 and unit s, b, h, L: "
+              "10 + 3)", 13, 2, "activations(seq=1, batch=1, d_model=1, n_heads=1, tp=8, recompute=selective).bytes"),
+    TextCheck("tm101.act-full", "tm1_transformer_math.md §Activations and Batch Size",
+              "memory_activations^Full Recomputation = 2 · sbhL bytes (at t = 8 too: the layer inputs are not split)",
+              2, 1, "activations(seq=1, batch=1, d_model=1, n_heads=1, tp=8, recompute=full).bytes"),
+    TextCheck("tm101.zero1", "tm1_transformer_math.md §Sharded Optimizers",
+              "For ZeRO-1, Total Memory ≈ Model Memory + Optimizer Memory / (No. GPUs) + Activation Memory + Gradient "
+              "Memory (mixed precision and Adam, one parameter, 64 GPUs, activations aside: 2 + 12/64 + 2)", 4.1875, 5,
+              "zero(params=1, gpus=64, stage=1).bytes"),
+    TextCheck("tm101.zero3", "tm1_transformer_math.md §Sharded Optimizers",
+              "For ZeRO-3, Total Memory ≈ Activation Memory + (Model Memory + Optimizer Memory + Gradient Memory) / "
+              "(No. GPUs) + (ZeRO-3 Live Params) (one parameter, 64 GPUs, activations and live parameters aside: "
+              "16/64)", 0.25, 2, "zero(params=1, gpus=64, stage=3).bytes"),
 )
 
 

@@ -15,7 +15,6 @@ read lazily: a family that offers no choice item never reads the record.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import pathlib
 from collections.abc import Sequence
@@ -96,6 +95,7 @@ def record(family_id: str, level: str) -> dict[str, Any]:
 def adversary_digest() -> str:
     """The attack's code (features, learners, rules, the scoring), not the module's prose: a record
     measured by another adversary is not today's."""
+    import hashlib
     import inspect
 
     from question_bank import adversary as adv
@@ -109,6 +109,8 @@ def adversary_digest() -> str:
 
 def draws_digest(ps: Sequence[Any]) -> str:
     """The draws a figure was measured on (statements, options, keys), as a short digest."""
+    import hashlib
+
     h = hashlib.sha256()
     for p in ps:
         h.update("\n".join([p.statement_text, *(p.options_text or p.options), repr(sorted(p.key.correct))]).encode())

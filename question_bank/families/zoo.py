@@ -23,7 +23,6 @@ from question_bank.families.computed_statements import Statement, _msq_problem, 
 from question_bank.family import Draw, family
 from question_bank.grading import LETTERS, answer_text
 from question_bank.problem import ChoiceKey, Problem
-from question_bank.quality import printed_numbers
 from question_bank.render import Doc, latex_to_text
 
 _SRC = "issue 26 (concept questions from the zoo); solver.counting.presets (each preset's source)"
@@ -134,6 +133,8 @@ def _balanced(d: Draw, right: list[Statement], wrong: list[Statement], rank: int
     """A key from ``right`` and ``n - 1`` distractors from ``wrong`` such that the key is the
     ``rank``-th shortest option (ties excluded), ``numbered`` options print a number (``7b`` in
     ``llama2-7b``), the key among them when ``key_numbered``; None if the pool cannot."""
+    from question_bank.quality import printed_numbers  # the one rule of what counts as a printed number
+
     size = lambda s: len(latex_to_text(s.md))  # noqa: E731 - what the student sees
     has_num = lambda s: bool(printed_numbers(latex_to_text(s.md)))  # noqa: E731
     combos = []

@@ -194,10 +194,11 @@ def test_a_sampled_withdrawn_level_is_gamed_on_fresh_draws():
     from tests.question_bank.quality.test_validate_many import window_start
 
     fams = all_families()
-    # the clearly beaten (15 points or more at 500 draws): one barely over the line may fall under it on 200 draws
-    clear = sorted((f, lv) for f, lv in _withdrawn() if choice_attack.gated(_record(f, lv))[0] - _record(f, lv)["chance"] >= 0.15)
+    # the clearly beaten (20 points or more at 500 draws), attacked on 400 fresh draws as the record was:
+    # a learned attacker trained on 100 draws falls to +5 on a level it beats by +16 on 500 (seen in CI)
+    clear = sorted((f, lv) for f, lv in _withdrawn() if choice_attack.gated(_record(f, lv))[0] - _record(f, lv)["chance"] >= 0.20)
     fid, lv = random.Random(window_start()[0] + 1).choice(clear)
-    ps = [p for p in (fams[fid].generate(s, lv) for s in range(20_000, 20_200)) if p.type in ("mcq", "msq")]
+    ps = [p for p in (fams[fid].generate(s, lv) for s in range(20_000, 20_400)) if p.type in ("mcq", "msq")]
     L = adv.learned_attack(ps)
     chance = adv.choice_chance(ps)
     assert L is not None

@@ -327,13 +327,18 @@ def fsdp_overlap_family(d: Draw) -> Problem:
     # needed to hide the forward gather, T*.
     for _ in range(300):
         # the all-gather time (easy) only depends on β, P and n: five chips (issue 26: with three chips
-        # its MCQ's keys sat where a learned attacker expected them from P), in an order that keeps the pinned
-        # easy draw of seed 0 (H100)
+        # its MCQ's keys sat where a learned attacker expected them from P)
         hw = d.pick(("a100-80gb", "b200", "mi300x", "h100-sxm", "tpu-v5p") if d.level == 0 else
                     ("a100-80gb", "h100-sxm", "b200") if d.level == 1 else ("h100-sxm", "b200", "mi300x", "tpu-v5p"))
         h = get_hardware(hw)
-        P = d.pick((50, 100, 200, 400, 800)) * 10**6 + d.rng.randint(1, 99) * 10**5
-        n = d.pick((8, 16, 32, 64, 128))
+        if d.level == 0:
+            # issue 39: any layer of 20 M to 2 B parameters (12·d² for d = 1,300 to 13,000), to four figures, and more
+            # ring sizes: five size clusters made the keys a lattice whose ends a learned attacker read off
+            P = int(d.log_uniform(2e7, 2e9, 4))
+            n = d.pick((8, 12, 16, 24, 32, 48, 64, 96, 128))
+        else:
+            P = d.pick((50, 100, 200, 400, 800)) * 10**6 + d.rng.randint(1, 99) * 10**5
+            n = d.pick((8, 16, 32, 64, 128))
         T = d.pick((512, 1024, 2048, 4096))
         r = fsdp_overlap(P, n, T, link_bandwidth=h.link_bandwidth, peak_flops=h.peak("bf16"))
         ag, cf = r.breakdown["all_gather_time_s"], r.breakdown["forward_compute_s"]

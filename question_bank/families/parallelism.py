@@ -33,6 +33,16 @@ BIDIRECTIONAL = ("bidirectional_bandwidth", "divided by the bidirectional (print
 BIDIRECTIONAL_INVERSE = "halved the per-direction bandwidth again (a quarter of the printed figure)"
 
 
+def log_trapezoid(d: Draw, lo: float, hi: float, ramp: float = 6.0) -> float:
+    """A value in [lo, hi] whose log has a trapezoidal density: flat in the middle, falling linearly to
+    zero over a factor ``ramp`` at each end (the product of a log-uniform draw on [lo, hi/ramp] and one on
+    [1, ramp]). Issue 39: a key drawn log-uniformly stops dead at its range's ends, so an option one slip
+    (×2) past an end is never the key and one inside it rarely is; on a linear ramp the key is as likely
+    as its two mirrored slips on either side (the mean of a linear density at x·s and x/s is its value
+    at x), and only the few draws at the very ends tell."""
+    return d.log_uniform(lo, hi / ramp, None) * d.log_uniform(1.0, ramp, None)
+
+
 def _link(name: str):
     from solver.systems.interconnect import get_link
 
@@ -116,17 +126,19 @@ def bus_bandwidth(d: Draw) -> Problem:
     for _ in range(300):
         op = ("all-reduce" if d.level == 0 else d.pick(("all-gather", "reduce-scatter")) if d.level == 1 else
               d.pick(("all-reduce", "all-gather", "reduce-scatter")))
-        n = d.pick((4, 8, 16) if d.level < 2 else (3, 6, 12, 32))
+        # issue 39: medium leaves out n = 4, whose factor 3/4 and the all-reduce's ×2 make the key's diagonal of the
+        # options a ×8/3 pair beside the other diagonal's ×1.5 (which options are simple multiples told the key)
+        n = d.pick((4, 8, 16) if d.level == 0 else (8, 16, 24, 48) if d.level == 1 else (3, 6, 12, 32))
         # issue 39: any buffer of 64 MiB to 8 GiB and a measured time that gives a bus bandwidth a link can carry
         # (5 to 400 GB/s), to three significant figures, so that keys rarely repeat across draws
         size_mb = round(d.log_uniform(64, 16384))
         S = size_mb * 2**20
         factor = float(BUS_FACTOR[op](n))
-        raw = S * factor / (d.log_uniform(5.0, 400.0, None) * 1e9) * 1e3
+        raw = S * factor / (log_trapezoid(d, 1.0, 900.0, 3.0) * 1e9) * 1e3
         t_ms = float(f"{raw:.3g}")
         alg = S / (t_ms * 1e-3) / 1e9
         value = alg * factor
-        if safe_for_rounding(value, asked_decimals(value, 2), 0.1) and 5 <= value <= 450:
+        if safe_for_rounding(value, asked_decimals(value, 2 if d.level == 0 else 1), 0.1) and 1 <= value <= 900:
             break
     other = "all-gather" if op == "all-reduce" else "all-reduce"
     wrongs = [
@@ -141,7 +153,11 @@ def bus_bandwidth(d: Draw) -> Problem:
         Wrong("forgot_factor_n", "used 2(n−1) or (n−1) without dividing by n", "The factor is (n−1)/n per pass, not n−1.",
               alg * factor * n, inverse="divided by n twice") if n > 2 else None,
     ]
-    key = nat_key(value, 2, unit="GB/s", digits_rule=True)  # issue 22: at most 4 significant figures
+    # issue 22: at most 4 significant figures. Issue 39: the choice levels are asked to one place, which the rule
+    # keeps for every busbw below 1,000 GB/s: asked to two places, a key of 100 GB/s or more took one, and the
+    # options (written to the key's places) told the key's decade (a ×2 option at 120.24 was never the key)
+    places = 2 if d.level == 0 else 1
+    key = nat_key(value, places, unit="GB/s", digits_rule=True)
     st = Doc()
     st.p(f"nccl-tests runs {'a' if op == 'reduce-scatter' else 'an'} {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
          f"measured time is {t_ms} ms.")

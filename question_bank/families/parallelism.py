@@ -134,11 +134,11 @@ def bus_bandwidth(d: Draw) -> Problem:
         size_mb = round(d.log_uniform(64, 16384))
         S = size_mb * 2**20
         factor = float(BUS_FACTOR[op](n))
-        raw = S * factor / (log_trapezoid(d, 1.0, 900.0, 3.0) * 1e9) * 1e3
+        raw = S * factor / (log_trapezoid(d, 2.0, 800.0, 6.0) * 1e9) * 1e3
         t_ms = float(f"{raw:.3g}")
         alg = S / (t_ms * 1e-3) / 1e9
         value = alg * factor
-        if safe_for_rounding(value, asked_decimals(value, 2 if d.level == 0 else 1), 0.1) and 1 <= value <= 900:
+        if safe_for_rounding(value, asked_decimals(value, 2 if d.level == 0 else 1), 0.1) and 2 <= value <= 800:
             break
     other = "all-gather" if op == "all-reduce" else "all-reduce"
     wrongs = [

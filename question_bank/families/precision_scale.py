@@ -297,6 +297,7 @@ def run_flops_family(d: Draw) -> Problem:
     per token in place of 6N."""
     import math
 
+    from question_bank.families.parallelism import log_trapezoid
     from solver.systems.chips import get_hardware
     from solver.systems.measurements import run_flops
 
@@ -313,7 +314,16 @@ def run_flops_family(d: Draw) -> Problem:
             r = run_flops(peak, mfu, gpu_hours=gh)
             days = chips = None
         else:
-            days, chips = d.rng.randint(5, 120), d.pick((256, 512, 1024, 2048, 4096, 8192, 16384))
+            chips = d.pick((256, 512, 1024, 2048, 4096, 8192, 16384))
+            if d.level < 2:
+                days = d.rng.randint(5, 120)
+            else:
+                # issue 39: the tokens drawn first, log-uniformly on a trapezoid (10 billion to 40 trillion, ramps of ×4),
+                # the days they take then worked out: drawn as days × chips, the keys piled up at the top of the range
+                # and an option ×2 or ÷MFU above them was never the key
+                days = round(log_trapezoid(d, 10e9, 40e12, 4.0) * 6 * N / (86400 * chips * peak * mfu))
+                if not 3 <= days <= 150:
+                    continue
             r = run_flops(peak, mfu, days=days, chips=chips, params=N)
             gh = None
         if d.level < 2:
@@ -324,7 +334,7 @@ def run_flops_family(d: Draw) -> Problem:
             value, unit = r.breakdown["tokens"] / 1e9, "billion tokens"
         printed = [x for x in (gh, days, chips, mfu * 100, peak / 1e12, N / 1e9 if N else None) if x]
         dec = 2 if d.level < 2 else 1
-        sane = d.level < 2 or 100 <= value <= 20_000  # a plausible run: 0.1 to 20 trillion tokens
+        sane = d.level < 2 or 10 <= value <= 40_000  # a plausible run: 10 billion to 40 trillion tokens
         if sane and safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), printed):
             break
     sparse = h.vendor == "NVIDIA" and d.level >= 1

@@ -201,3 +201,13 @@ def test_pinned_easy_variants():
     assert round(easy("measurements.mfu_step").key.value, 2) == 51.90
     assert round(easy("precision.block_bytes").key.value, 2) == 21.41
     assert round(easy("precision.smoothquant").key.value, 3) == 7.687
+
+
+def test_fsdp_overlap_easy_draws_spread():
+    """Issue 39: easy's layer sizes cover 20 M to 2 B parameters (12·d² for d ≈ 1,300 to 13,000), not five clusters,
+    on nine ring sizes, so that its MCQ's keys form no lattice whose ends a learned attacker reads."""
+    gs = [FAMILIES["training.fsdp_overlap"].generate(s, "easy").given for s in range(200)]
+    P = np.array([g["P"] for g in gs], dtype=float)
+    assert P.min() >= 2e7 and P.max() <= 2e9 and P.max() / P.min() > 30
+    assert len({g["n"] for g in gs}) >= 8
+    assert len(set(P)) > 190

@@ -141,3 +141,24 @@ def test_mfu_with_recompute_vs_formula():
         model = 6 * g["params"] + 12 * g["n_layers"] * g["d_model"] * g["seq"]
         mfu = model * g["tokens_per_second"] / (g["chips"] * CHIPS[g["hw"]][0])
         assert p.key.value == pytest.approx(100 * mfu, rel=1e-12), p.id
+
+
+@pytest.mark.parametrize("level", ["medium", "hard"])
+def test_bus_bandwidth_choice_levels_ask_one_place_at_every_size(level):
+    """Issue 39: a busbw below 100 GB/s and one above are asked to the same places (one), so that an MCQ's
+    options, written to the key's places, do not tell the key's decade (to two places, a key of 100 GB/s or
+    more took one and a ×2 option at 120.24 could never be the key)."""
+    keys = [FAMILIES["parallel.bus_bandwidth"].generate(s, level).key for s in range(80)]
+    assert {k.decimals for k in keys} == {1}
+    assert min(k.value for k in keys) < 100 <= max(k.value for k in keys)
+
+
+def test_bus_bandwidth_keys_spread_over_links():
+    """Issue 39: busbw from a few GB/s (PCIe, Ethernet) to hundreds (NVLink), denser in the middle than at the ends
+    (a log trapezoid): an option a slip past the range's end is as rarely there as the key."""
+    vals = np.log10([FAMILIES["parallel.bus_bandwidth"].generate(s, "medium").key.value for s in range(300)])
+    assert vals.min() >= np.log10(2) and vals.max() <= np.log10(800)
+    assert vals.max() - vals.min() > 2.0  # more than two decades
+    lo, hi = np.log10(2), np.log10(800)
+    ends = np.mean((vals < lo + 0.2) | (vals > hi - 0.2))  # the outer 0.2 decade of each end
+    assert ends < 0.08  # flat would put 2 × 0.2 / 2.6 = 15 % there

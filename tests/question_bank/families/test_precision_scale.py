@@ -232,3 +232,14 @@ def test_pinned_easy_variants():
     q = easy("precision.quant_granularity")
     assert q.given["W"][0] == ["113/100", "-11/10", "217/100", "-63/100"]
     assert round(q.key.value, 4) == 0.14
+
+
+def test_run_flops_hard_tokens_on_ramps():
+    """Issue 39: hard's runs are drawn by their tokens (10 billion to 40 trillion, log trapezoid), the days worked
+    out from them (3 to 150): runs of fewer than 100 billion tokens occur, and the keys do not pile up at the top."""
+    ps = [FAMILIES["measurements.run_flops"].generate(s, "hard") for s in range(300)]
+    tokens = np.log10([p.key.value for p in ps])  # billions
+    assert all(3 <= p.given["days"] <= 150 for p in ps)
+    assert tokens.min() >= 1 and tokens.max() <= np.log10(40_000)
+    assert np.mean(tokens < 2) > 0.03  # below 100 billion: none before
+    assert np.mean(tokens > np.log10(20_000)) < 0.05  # the top ramp: thin

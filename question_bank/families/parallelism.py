@@ -43,6 +43,29 @@ def log_trapezoid(d: Draw, lo: float, hi: float, ramp: float = 6.0) -> float:
     return d.log_uniform(lo, hi / ramp, None) * d.log_uniform(1.0, ramp, None)
 
 
+def even_spans(key: float, wrongs: list) -> list:
+    """``wrongs`` with the named inverse of a slip dropped (it stays a mistake of its own, made one way only) where,
+    with a smaller slip that can go either way, it spans more than a factor √10 made the same way as that slip but
+    not made the other way. Issue 39: the numeric MCQ keeps options within √10 of the key when a draw allows it, so
+    such a pair was offered only made in opposite directions, and a cross whose options spread more than √10 had
+    the key among its two middle options."""
+    import dataclasses
+
+    def size(w) -> float:
+        vs = [w.value] + ([w.inverse_value] if w.inverse_value is not None else [])
+        return max(abs(math.log10(v / key)) for v in vs if v > 0)
+
+    out = list(wrongs)
+    kept: list[float] = []
+    for i in sorted((i for i, w in enumerate(out) if w is not None and w.inverse and w.value > 0), key=lambda i: size(out[i])):
+        x = size(out[i])
+        if any(x + y > 0.5 and x <= 0.5 for y in kept):
+            out[i] = dataclasses.replace(out[i], inverse=None, inverse_value=None)
+        else:
+            kept.append(x)
+    return out
+
+
 def _link(name: str):
     from solver.systems.interconnect import get_link
 
@@ -128,7 +151,11 @@ def bus_bandwidth(d: Draw) -> Problem:
               d.pick(("all-reduce", "all-gather", "reduce-scatter")))
         # issue 39: medium leaves out n = 4, whose factor 3/4 and the all-reduce's ×2 make the key's diagonal of the
         # options a ×8/3 pair beside the other diagonal's ×1.5 (which options are simple multiples told the key)
-        n = d.pick((4, 8, 16) if d.level == 0 else (8, 16, 24, 48) if d.level == 1 else (3, 6, 12, 32))
+        # hard: an all-reduce on 3 or 6 GPUs only: on 12 or 32 its factor 2(n−1)/n is nearly 2, and algbw (busbw ÷ the
+        # factor) nearly the all-gather factor's value (busbw ÷ 2): two such slips cross only made the same way, the
+        # key then the largest or smallest option
+        n = d.pick((4, 8, 16) if d.level == 0 else (8, 16, 24, 48) if d.level == 1 else
+                   (3, 6) if op == "all-reduce" else (3, 6, 12, 32))
         # issue 39: any buffer of 64 MiB to 8 GiB and a measured time that gives a bus bandwidth a link can carry
         # (5 to 400 GB/s), to three significant figures, so that keys rarely repeat across draws
         size_mb = round(d.log_uniform(64, 16384))
@@ -153,6 +180,7 @@ def bus_bandwidth(d: Draw) -> Problem:
         Wrong("forgot_factor_n", "used 2(n−1) or (n−1) without dividing by n", "The factor is (n−1)/n per pass, not n−1.",
               alg * factor * n, inverse="divided by n twice") if n > 2 else None,
     ]
+    wrongs = even_spans(value, wrongs)
     # issue 22: at most 4 significant figures. Issue 39: the choice levels are asked to one place, which the rule
     # keeps for every busbw below 1,000 GB/s: asked to two places, a key of 100 GB/s or more took one, and the
     # options (written to the key's places) told the key's decade (a ×2 option at 120.24 was never the key)

@@ -17,6 +17,8 @@ Independent references:
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import question_bank.families.parallelism  # noqa: F401 - registers
 import question_bank.families.serving  # noqa: F401 - registers
@@ -162,3 +164,41 @@ def test_bus_bandwidth_keys_spread_over_links():
     lo, hi = np.log10(2), np.log10(800)
     ends = np.mean((vals < lo + 0.2) | (vals > hi - 0.2))  # the outer 0.2 decade of each end
     assert ends < 0.08  # flat would put 2 × 0.2 / 2.6 = 15 % there
+
+
+def _spans(key, ms):
+    """|log10| of each two-way slip's value against the key (its inverse's too, when named)."""
+    out = []
+    for m in ms:
+        if m.inverse:
+            vs = [m.value] + ([m.inverse_value] if m.inverse_value is not None else [])
+            out.append(max(abs(np.log10(v / key)) for v in vs))
+    return out
+
+
+def test_bus_bandwidth_two_way_slips_span_evenly():
+    """Issue 39: the numeric MCQ keeps options within √10 of the key when it can; two slips that can each go either
+    way and span more than √10 together but not apart were offered made in opposite directions only, the key then
+    a middle option. On every level, any two two-way slips span at most √10 together, or more than √10 alone."""
+    for level in ("easy", "medium", "hard"):
+        for s in range(60):
+            p = FAMILIES["parallel.bus_bandwidth"].generate(s, level)
+            xs = _spans(p.key.value, p.misconceptions)
+            for i, x in enumerate(xs):
+                for y in xs[i + 1:]:
+                    assert x + y <= 0.5 + 1e-12 or max(x, y) > 0.5, (p.id, xs)
+
+
+@given(st.lists(st.tuples(st.floats(0.01, 100), st.booleans()), min_size=1, max_size=6))
+def test_even_spans_property(slips):
+    """even_spans keeps every mistake and its value, only ever drops a named inverse, and leaves no two two-way
+    slips spanning more than √10 together unless one does alone (an independent check of the rule)."""
+    from question_bank.families.parallelism import even_spans
+    from question_bank.problem import Wrong
+
+    ws = [Wrong(f"w{i}", "l", "f", v, inverse="inv" if two else None) for i, (v, two) in enumerate(slips)]
+    got = even_spans(1.0, ws)
+    assert [(w.id, w.value) for w in got] == [(w.id, w.value) for w in ws]
+    assert all(g.inverse in (None, w.inverse) for g, w in zip(got, ws, strict=True))
+    xs = [abs(np.log10(w.value)) for w in got if w.inverse]
+    assert all(x + y <= 0.5 or max(x, y) > 0.5 for i, x in enumerate(xs) for y in xs[i + 1:])

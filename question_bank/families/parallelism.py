@@ -139,8 +139,9 @@ def bus_bandwidth(d: Draw) -> Problem:
     """algbw = S/t; busbw = algbw · 2(n−1)/n (all-reduce) or (n−1)/n (all-gather, reduce-scatter).
 
     Levels (issue 12: disjoint, ordered): easy, an all-reduce on 4, 8 or 16 GPUs; medium, an
-    all-gather or reduce-scatter (the other factor to know) on 4, 8 or 16 GPUs; hard, any of the
-    three on 3, 6, 12 or 32 GPUs (factors that are not round: 2·5/6, 11/12, …)."""
+    all-gather or reduce-scatter (the other factor to know) on 8, 16, 24 or 48 GPUs, asked to one place;
+    hard, an all-reduce on 3 or 6 GPUs or an all-gather or reduce-scatter on 3, 6, 12 or 32 (factors
+    that are not round: 2·5/6, 11/12, …), asked to one place."""
     from fractions import Fraction
 
     from solver.result import Step

@@ -52,12 +52,33 @@ def gated(rec: dict[str, Any]) -> tuple[float, str, int]:
     return max(adv.gated_figures(L), key=lambda g: g[0] - passes_margin(rec["chance"], g[2]))
 
 
-def passes(rec: dict[str, Any]) -> bool:
-    """A measured level within chance + 5 points at 400 draws or more."""
+#: The fresh block a level that passes on seeds 0-499 must pass too: seeds from here, never used to
+#: tune a family (the record's own block was: a level tuned until it passes there can sit on the line).
+HOLDOUT_FROM = 50_000
+
+
+def _passes_block(rec: dict[str, Any]) -> bool:
     if "best" not in rec or rec.get("draws", 0) < 400:
         return False
     r, _, n = gated(rec)
     return r <= rec["chance"] + passes_margin(rec["chance"], n)
+
+
+def passes(rec: dict[str, Any]) -> bool:
+    """A measured level within chance + 5 points at 400 draws or more, on its record's draws (seeds
+    0-499) and on a fresh block of as many (``rec["holdout"]``, seeds from :data:`HOLDOUT_FROM`): no
+    holdout, no pass."""
+    return _passes_block(rec) and _passes_block(rec.get("holdout") or {})
+
+
+def _gated_either(rec: dict[str, Any]) -> tuple[float, str, int, float]:
+    """The failing block's gated figure (the record's own first), with that block's chance."""
+    if _passes_block(rec) and "best" in (rec.get("holdout") or {}):
+        h = rec["holdout"]
+        r, what, n = gated(h)
+        return r, f"{what}, on fresh draws (seeds {HOLDOUT_FROM}+)", n, h["chance"]
+    r, what, n = gated(rec)
+    return r, what, n, rec["chance"]
 
 
 def verdict(rec: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +87,11 @@ def verdict(rec: dict[str, Any]) -> dict[str, Any]:
     start-up reads it)."""
     if "best" not in rec:
         return {}
-    return {"passes": passes(rec), "gated": list(gated(rec))}
+    r, what, n, chance = _gated_either(rec)
+    out: dict[str, Any] = {"passes": passes(rec), "gated": [r, what, n]}
+    if chance != rec["chance"]:
+        out["gated_chance"] = chance
+    return out
 
 
 def _fails(rec: dict[str, Any]) -> bool:
@@ -77,7 +102,9 @@ def _fails(rec: dict[str, Any]) -> bool:
 def reason(rec: dict[str, Any]) -> str:
     """One line: the figure that withdrew a level."""
     r, what, n = rec["gated"]
-    return f"a test-wise student scores {r:.0%} against a chance of {rec['chance']:.0%} ({what}, {n} draws)"
+    if _passes_block(rec) and "holdout" not in rec:
+        return "its figure on fresh draws is not measured yet (python bench/choice_attack.py --holdout)"
+    return f"a test-wise student scores {r:.0%} against a chance of {rec.get('gated_chance', rec['chance']):.0%} ({what}, {n} draws)"
 
 
 def withdrawn(family_id: str, levels: tuple[str, ...]) -> tuple[str, ...]:

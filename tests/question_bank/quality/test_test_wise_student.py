@@ -148,7 +148,8 @@ def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_dra
             bad.append(f"{fid}/{lv}: withdrawn, but its record passes or is missing")
     # the verdict written beside the figures (read without NumPy) is today's rule on them
     for name, rec in json.loads(DATA.read_text())["levels"].items():
-        if "best" in rec and (rec.get("passes"), rec.get("gated")) != (choice_attack.passes(rec), list(choice_attack.gated(rec))):
+        written = {k: rec[k] for k in ("passes", "gated", "gated_chance") if k in rec}
+        if "best" in rec and written != choice_attack.verdict(rec):
             bad.append(f"{name}: its written verdict is not today's rule (python bench/choice_attack.py --verdicts)")
     assert not bad, "\n".join(bad)
 
@@ -279,3 +280,28 @@ def test_a_repeated_right_statement_excuses_memory_but_not_an_answer_blind_rule(
            "attackers": attackers, "unseen_key_rate": None, "unseen_key_n": None, "numeric": False, "chance": 0.0837}
     assert not choice_attack.passes(rec)
     assert choice_attack.passes({**rec, "attackers": {**attackers, "the symbols the statement names": 0.10}})
+
+
+def test_a_level_passes_only_when_its_fresh_block_passes_too():
+    """A level tuned until it passes on seeds 0-499 can sit on the line there: it is offered only
+    when a fresh block (seeds from HOLDOUT_FROM, measured by ``--holdout``) passes as well; a level
+    with no fresh block is not offered, and the reason says so."""
+    from question_bank import choice_record as cr
+
+    block = {"best": 0.27, "attacker": "boosted trees", "draws": 500, "unseen_rate": None, "unseen_n": 0,
+             "attackers": {"boosted trees": 0.27}, "unseen_key_rate": None, "unseen_key_n": None, "numeric": True,
+             "chance": 0.25}
+    assert cr._passes_block(block) and not cr.passes(block)
+    assert "not measured yet" in cr.reason({**block, **cr.verdict(block)})
+    fresh_bad = {**block, "best": 0.33, "attackers": {"boosted trees": 0.33}}
+    rec = {**block, "holdout": fresh_bad}
+    assert not cr.passes(rec)
+    v = cr.verdict(rec)
+    assert v["passes"] is False and v["gated"][0] == 0.33 and "fresh draws" in v["gated"][1]
+    assert "33%" in cr.reason({**rec, **v})
+    assert cr.passes({**block, "holdout": block})
+    # and the record: every offered level has a fresh block that passes, of today's adversary
+    for fid, lv in _offered():
+        r = _record(fid, lv)
+        if "best" in r:
+            assert r.get("holdout", {}).get("adversary") == r["adversary"] and cr._passes_block(r["holdout"]), (fid, lv)

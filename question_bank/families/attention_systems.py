@@ -776,19 +776,22 @@ def disaggregation_handover(d: Draw) -> Problem:
         hk = d.pick((1, 2, 4, 8, 16))
         dh = d.pick((64, 80, 96, 128, 256))
         # prompts of any length (powers of two made every 2^30 slip a round number, told apart by its digits)
-        P = round(d.log_uniform(1000, 32000, 2))
+        P = round(d.log_uniform(1000, 32000, 3))
         beta = d.log_uniform(10, 400, 2) * 10**9
         tpf = d.log_uniform(0.05, 2.0, 2)
         X = kv_bytes_per_token(L, hk, dh, "bf16")
         r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
         value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
                  else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        # easy: three decimals of a GB (issue 39: two decimals of the many prompts of a few tenths of a GB repeated
+        # across draws, and a student who remembered earlier keys picked them)
+        dec = 3 if d.level == 0 else 2
         # the 2^30 slip a whole number ("1.00 GB") is the odd one out
         slip = value * 1e9 / 2**30
-        if round(slip, 2) == round(slip):
+        if round(slip, dec) == round(slip):
             continue
         # hard: at least 0.5 ms (a share of a few hundredths of a ms, given to two decimals, is one digit)
-        if safe_for_rounding(value, 2, 0.1) and value > (0.5 if d.level == 2 else 0.05):
+        if safe_for_rounding(value, dec, 0.1) and value > (0.5 if d.level == 2 else 0.05):
             break
     nbytes = float(r.breakdown["kv_bytes"])
     st = Doc()
@@ -796,8 +799,8 @@ def disaggregation_handover(d: Draw) -> Problem:
          f"$h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, KV cache in bf16 (2 bytes), and hands the whole KV "
          "cache to a decode machine.")
     if d.level == 0:
-        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
-        key = nat_key(value, 2, unit="GB")
+        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to three decimal places.")
+        key = nat_key(value, dec, unit="GB")
         wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2,
                         inverse="counted K and V twice each (a factor 4)"),
                   Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30,
@@ -817,7 +820,8 @@ def disaggregation_handover(d: Draw) -> Problem:
                             inverse="divided the time by 8 (took the bytes for bits)"),
                       Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2,
                             inverse="counted K and V twice each (a factor 4)"),
-                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
+                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30,
+                            inverse="converted β to GiB/s (÷ 1.0737) but counted the bytes in GB (mixed GiB and GB)")]
             notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
                      f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
         else:

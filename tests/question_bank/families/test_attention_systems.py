@@ -268,10 +268,12 @@ def test_disaggregation_keys():
 
 
 def test_disaggregation_pinned():
-    """Seed 2, easy: 2,500 tokens × 2·95·16·96·2 = 583,680 bytes = 1,459,200,000 bytes → 1.46 GB. (Issue 39 drew
-    layers, prompts and heads wider; the seed's old draw was 20,000 tokens of 98,304 bytes, 1.97 GB.)"""
+    """Seed 2, easy: 4,010 tokens × 2·48·8·64·2 = 98,304 bytes = 394,199,040 bytes → 0.394 GB (three decimals).
+    (Issue 39 drew layers, prompts and heads wider, then prompts to three significant figures and the GB to three
+    decimals; the seed's earlier draws were 20,000 tokens of 98,304 bytes, 1.97 GB, and 2,500 × 583,680, 1.46 GB.)"""
     p = FAMILIES["serving.disaggregation"].generate(2, "easy")
-    assert key(p) == pytest.approx(1.4592)
+    assert (p.given["P"], p.given["L"], p.given["h_kv"], p.given["d_h"]) == (4010, 48, 8, 64)
+    assert key(p) == pytest.approx(0.39419904) and p.key.decimals == 3
 
 
 def test_window_keys_by_layerwise_frontier():

@@ -11,6 +11,7 @@ factor forgotten, the wrong convention), so it is computed, never typed in.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from question_bank.families.counting_common import big, nat_problem, sci
@@ -41,9 +42,10 @@ def flash_tiling(d: Draw) -> Problem:
     # Levels (disjoint): easy, the number of key/value blocks T_c; medium, FlashAttention-1's HBM accesses of one
     # head (millions of elements); hard, how many times fewer accesses than standard attention (two decimals).
     for _ in range(300):
-        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 128 above easy) and any SRAM size in
-        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws
-        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 128 * round(d.log_uniform(4, 256, None))
+        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 8 above easy) and any SRAM size in
+        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws (with multiples of 128,
+        # the short sequences of one block gave a few dozen medium keys, which a student remembered)
+        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 8 * round(d.log_uniform(64, 4096, None))
         dh = d.pick((64, 80, 96, 128))
         M = 1024 * d.pick(range(16, 129))
         br, bc = block_sizes(M, dh)
@@ -108,7 +110,16 @@ def flash_tiling(d: Draw) -> Problem:
                  "$O$, $\\ell$, $m$ included; no dropout, no mask), how many HBM accesses does the forward pass make? "
                  "Give millions of elements, rounded off to two decimal places.")
             key = nat_key(value, 2, unit="million elements")
+            no_init = sum(flash_hbm(N, dh, br, bc, count_init=False).values())
+            # issue 39: at this level two small slips that go either way by nearly the same factor (ℓ, m and line
+            # 2's writes); reading Q once is made its own way only here: "counted the reloads twice" adds what it
+            # removes, so its two sides sat at unequal factors and the wider gap told which pair held the key
+            wrongs_common[1] = dataclasses.replace(wrongs_common[1], inverse=None, inverse_value=None)
             wrongs = [*wrongs_common,
+                      Wrong("forgot_init", "left out line 2's initial writes of O, ℓ and m",
+                            "Line 2 writes O = 0, ℓ = 0 and m = −∞ to HBM before the loops: Nd + 2N elements.",
+                            no_init / 1e6, inverse="counted line 2's initial writes of O, ℓ and m twice",
+                            inverse_value=(2 * total - no_init) / 1e6),
                       Wrong("standard_count", "counted standard attention (S and P through HBM)",
                             "That is Algorithm 0's 4Nd + 4N²; Algorithm 1 never writes S or P.",
                             (std["reads"] + std["writes"]) / 1e6)]

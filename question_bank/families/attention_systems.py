@@ -613,6 +613,14 @@ def ring_overlap(d: Draw) -> Problem:
             value = float(r.answer) / 1e6
         elif d.level == 1:
             value = float(max(r.breakdown["compute_s"], r.breakdown["send_s"])) * 1e3
+            # issue 39: one side clearly sets the step (the other at most a fifth of it): adding the two, or taking
+            # the longer minus the shorter, then moves the key by nearly one factor either way, and each ×2 slip
+            # (one matmul, K only) falls on the side that sets it; with the two sides close, the difference sat far
+            # below the key and the sum at most twice above it, and the wider gap told which pair held the key; and at
+            # least 0.3 ms, so that two slips down (a fifth and a half of it) still read as a number, not 0.00 ms
+            tc_s, tm_s = float(r.breakdown["compute_s"]), float(r.breakdown["send_s"])
+            if min(tc_s, tm_s) > 0.2 * max(tc_s, tm_s) or value < 0.3:
+                continue
         else:
             value = math.ceil(r.breakdown["min_chunk_to_hide"])
         if (d.level == 2 and value > 2 and value not in (P, h, hk, dh)) or (d.level < 2 and safe_for_rounding(value, 2, 0.1)):

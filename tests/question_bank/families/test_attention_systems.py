@@ -245,6 +245,21 @@ def test_ring_keys():
         assert key(p) == pytest.approx(want, rel=1e-12), p.id
 
 
+def test_ring_medium_one_side_sets_the_step():
+    """Issue 39: at medium the shorter of compute and send is at most a fifth of the longer, and the step at least
+    0.3 ms: adding the two or subtracting them moves the key by factors 1 + r and 1 − r with r ≤ 0.2 (nearly one
+    distance either way in log space, within a third of each other), recomputed here from the statement's figures."""
+    for seed in range(80):
+        p = FAMILIES["context.ring_attention"].generate(seed, "medium")
+        g = p.given
+        c = g["N"] // g["P"]
+        compute = 4 * c * c * g["h"] * g["d_h"] / g["F"]
+        send = 4 * c * g["h_kv"] * g["d_h"] / g["beta"]
+        r = min(compute, send) / max(compute, send)
+        assert r <= 0.2 and key(p) >= 0.3, (p.id, r)
+        assert math.log(1 / (1 - r)) <= 4 / 3 * math.log(1 + r)
+
+
 def slot_schedule(outs, B):
     """Continuous batching as a min-heap of slot free times: request i starts when the earliest slot frees."""
     import heapq

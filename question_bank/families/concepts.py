@@ -206,8 +206,12 @@ def mask_matrix(kind: str, n: int, a: int):
 
     if kind == "causal":
         return masks.causal_mask(n)
+    if kind == "reversed_causal":  # a right-to-left decoder: the causal mask of the reversed sequence
+        return masks.causal_mask(n)[::-1, ::-1]
     if kind == "padding":
         return np.broadcast_to(masks.padding_mask([a], n)[0], (n, n))
+    if kind == "left_padding":  # the first a tokens padding (as batched generation pads on the left), the rest real
+        return np.broadcast_to(masks.padding_mask([n - a], n)[0][..., ::-1], (n, n))
     if kind == "causal_padding":
         return masks.combine(masks.causal_mask(n), masks.padding_mask([a], n)[0])
     if kind == "window":
@@ -228,8 +232,12 @@ def _mask_words(kind: str, n: int, a: int) -> tuple[str, str]:
     w = _WORDS.get(a, str(a))
     return {
         "causal": ("a causal mask (as in a decoder)", "a causal mask keeps key $j$ for query $i$ when $j \\le i$"),
+        "reversed_causal": ("a reversed causal mask (as in a right-to-left decoder, which reads the sequence from its "
+                            "end)", "a reversed causal mask keeps key $j$ for query $i$ when $j \\ge i$"),
         "padding": (f"a padding mask only (no causal mask): the first {w} tokens are real, the rest padding",
                     f"a padding mask keeps the real keys, $j \\le {a}$, for every query"),
+        "left_padding": (f"a padding mask only (no causal mask), padded on the left: the first {w} tokens are "
+                         "padding, the rest real", f"a left-padding mask keeps the real keys, $j > {a}$, for every query"),
         "causal_padding": (f"a causal mask combined with a padding mask: the first {w} tokens are real, the rest "
                            "padding", f"the two together keep $j \\le i$ and $j \\le {a}$"),
         "window": (f"a causal sliding window of {w} tokens (each query sees itself and the tokens just before it, "
@@ -242,7 +250,10 @@ def _mask_words(kind: str, n: int, a: int) -> tuple[str, str]:
     }[kind]
 
 
-_MASK_KINDS = {0: ("causal", "padding"), 1: ("window", "causal_padding"), 2: ("prefix", "window_both")}
+# issue 39: easy mirrors each mask (causal and right-to-left, padding on the right and on the left), so that a key
+# below the query, or a small key, is kept as often as a key above it: with the causal and right-padding masks alone,
+# the one true pair was always the option with the smallest key (and the one false pair the largest)
+_MASK_KINDS = {0: ("causal", "reversed_causal", "padding", "left_padding"), 1: ("window", "causal_padding"), 2: ("prefix", "window_both")}
 _MASK_NOTES = {
     0: ["A mask's entry (query $i$, key $j$) is 1 (kept) or 0 (blocked: the score is set to $-\\infty$ before the "
         "softmax, so the weight is 0)."],
@@ -265,7 +276,7 @@ def draw_mask(d: Draw) -> Context:
     # issue 39: 20 to 60 tokens, the query and the keys asked all two-digit (tokens 10 on), so a (query, key)
     # pair rarely repeats across draws and every option has the same length
     n = d.rng.randint(20, 60)
-    a = d.rng.randint(12, n - 2) if kind != "causal" else 0
+    a = d.rng.randint(12, n - 2) if kind not in ("causal", "reversed_causal") else 0
     if kind in ("window", "window_both"):
         a = d.rng.randint(2, max(2, (n - 10) // 2))
     m = mask_matrix(kind, n, a)

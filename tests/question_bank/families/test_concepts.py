@@ -36,7 +36,9 @@ def mask_truth(kind, a, i, j):
     """Written from each mask's definition, not from solver.kernels.masks."""
     return {
         "causal": j <= i,
+        "reversed_causal": j >= i,
         "padding": j <= a,
+        "left_padding": j > a,
         "causal_padding": j <= i and j <= a,
         "window": i - a < j <= i,
         "window_both": abs(i - j) < a,
@@ -203,7 +205,8 @@ def test_residual_graph_norm_counts_match_the_reference_model():
 def test_mask_matrix_matches_the_definitions():
     from question_bank.families.concepts import mask_matrix
 
-    for kind in ("causal", "padding", "causal_padding", "window", "window_both", "prefix"):
+    for kind in ("causal", "reversed_causal", "padding", "left_padding", "causal_padding", "window", "window_both",
+                 "prefix"):
         for n in (6, 9):
             for a in (2, 4):
                 m = mask_matrix(kind, n, a)
@@ -235,13 +238,28 @@ def test_conv_layers_against_the_simulation():
 
 
 def test_pinned_mask_pairs():
-    """Padding only, the first 23 tokens real; query 25 sees keys 1-23 (issue 39: 20 to 60 tokens, the keys asked
-    from token 10 on): keys 19 and 14 kept, 26 and 24 (padding) blocked."""
+    """Padding only, on the left: the first 23 tokens are padding, tokens 24 on real; query 25 sees keys 24-28 (issue
+    39: easy mirrors each mask, so a late key is kept as often as an early one): keys 28 and 27 kept, 17 and 21
+    (padding) blocked."""
     p = FAMILIES["concept.mask_pairs"].generate(0, "easy")
-    assert "first 23 tokens are real" in p.statement_text and "query token 25" in p.statement_text
-    assert p.options_text == ["Query token 25 attends to key token 19.", "Query token 25 attends to key token 26.",
-                              "Query token 25 attends to key token 14.", "Query token 25 attends to key token 24."]
-    assert p.key.correct == {0, 2}
+    assert "the first 23 tokens are padding, the rest real" in p.statement_text and "query token 25" in p.statement_text
+    assert p.options_text == ["Query token 25 attends to key token 28.", "Query token 25 attends to key token 17.",
+                              "Query token 25 attends to key token 21.", "Query token 25 attends to key token 27."]
+    assert p.key.correct == {0, 3}
+
+
+def test_easy_masks_keep_early_and_late_keys_alike():
+    """Issue 39: over easy's draws the mask keeps the smallest key asked about as often as the largest (within a
+    third): with the causal and right-padding masks alone only early keys were kept, and the one true pair of the
+    MCQ was always its smallest key. Truths from mask_truth, not the solver's masks."""
+    low = high = 0
+    for seed in range(200):
+        p = FAMILIES["concept.mask_pairs"].generate(seed, "easy")
+        prm = [tuple(x) for x in p.given["option_params"]]
+        js = sorted(prm, key=lambda x: x[5])
+        low += mask_truth(js[0][1], js[0][3], js[0][4], js[0][5])
+        high += mask_truth(js[-1][1], js[-1][3], js[-1][4], js[-1][5])
+    assert min(low, high) >= 0.75 * max(low, high), (low, high)
 
 
 def test_pinned_attention_vs_rnn():

@@ -41,6 +41,8 @@ def mask_truth(kind, a, i, j):
         "left_padding": j > a,
         "causal_padding": j <= i and j <= a,
         "window": i - a < j <= i,
+        "reversed_window": i <= j < i + a,
+        "reversed_causal_padding": j >= i and j > a,
         "window_both": abs(i - j) < a,
         "prefix": j <= i or j <= a,
     }[kind]
@@ -205,8 +207,8 @@ def test_residual_graph_norm_counts_match_the_reference_model():
 def test_mask_matrix_matches_the_definitions():
     from question_bank.families.concepts import mask_matrix
 
-    for kind in ("causal", "reversed_causal", "padding", "left_padding", "causal_padding", "window", "window_both",
-                 "prefix"):
+    for kind in ("causal", "reversed_causal", "padding", "left_padding", "causal_padding", "reversed_causal_padding",
+                 "window", "reversed_window", "window_both", "prefix"):
         for n in (6, 9):
             for a in (2, 4):
                 m = mask_matrix(kind, n, a)
@@ -238,23 +240,25 @@ def test_conv_layers_against_the_simulation():
 
 
 def test_pinned_mask_pairs():
-    """Padding only, on the left: the first 23 tokens are padding, tokens 24 on real; query 25 sees keys 24-28 (issue
-    39: easy mirrors each mask, so a late key is kept as often as an early one): keys 28 and 27 kept, 17 and 21
-    (padding) blocked."""
+    """Padding only, on the left: the first 35 tokens are padding, tokens 36 on real; query 25 sees keys 36 and 37
+    (issue 39: easy mirrors each mask, so a late key is kept as often as an early one; 20 to 99 tokens): keys 37 and 36
+    kept, 32 and 24 (padding) blocked."""
     p = FAMILIES["concept.mask_pairs"].generate(0, "easy")
-    assert "the first 23 tokens are padding, the rest real" in p.statement_text and "query token 25" in p.statement_text
-    assert p.options_text == ["Query token 25 attends to key token 28.", "Query token 25 attends to key token 17.",
-                              "Query token 25 attends to key token 21.", "Query token 25 attends to key token 27."]
-    assert p.key.correct == {0, 3}
+    assert "the first 35 tokens are padding, the rest real" in p.statement_text and "query token 25" in p.statement_text
+    assert p.options_text == ["Query token 25 attends to key token 37.", "Query token 25 attends to key token 32.",
+                              "Query token 25 attends to key token 36.", "Query token 25 attends to key token 24."]
+    assert p.key.correct == {0, 2}
 
 
-def test_easy_masks_keep_early_and_late_keys_alike():
-    """Issue 39: over easy's draws the mask keeps the smallest key asked about as often as the largest (within a
-    third): with the causal and right-padding masks alone only early keys were kept, and the one true pair of the
-    MCQ was always its smallest key. Truths from mask_truth, not the solver's masks."""
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_masks_keep_early_and_late_keys_alike(level):
+    """Issue 39: over easy's and medium's draws the mask keeps the smallest key asked about as often as the largest
+    (within a quarter): with the causal and right-padding masks alone (easy), or the causal window and causal mask
+    with padding (medium), only keys up to the query were kept, and easy's one true pair of the MCQ was always its
+    smallest key. Truths from mask_truth, not the solver's masks."""
     low = high = 0
     for seed in range(200):
-        p = FAMILIES["concept.mask_pairs"].generate(seed, "easy")
+        p = FAMILIES["concept.mask_pairs"].generate(seed, level)
         prm = [tuple(x) for x in p.given["option_params"]]
         js = sorted(prm, key=lambda x: x[5])
         low += mask_truth(js[0][1], js[0][3], js[0][4], js[0][5])

@@ -341,6 +341,10 @@ def matmul_compute_bound(d: Draw) -> Problem:
             # compute-bound and memory-bound shapes in turn, so that either verdict is as often true as not
             if abs(I - crit) / crit < 0.2 or (I > crit) != (len(pool) % 2 == 0):
                 continue
+            # issue 39: within a factor 1.8 of I* (easy and medium), so that a shape's size alone does not say which
+            # side it is on: a batch of 8,192 is compute-bound on every chip, one of 128 memory-bound on every chip
+            if d.level < 2 and not crit / 1.8 < I < crit * 1.8:
+                continue
             said, ok = claim(d, I > crit, ("FLOPs", "bytes"))
             md = f"$B = {B}$, $D = {D}$, $F = {F}$: its time is set by its {said}"
             work = (f"$I = \\frac{{2 \\cdot {B} \\cdot {D} \\cdot {F}}}{{2({B} \\cdot {D} + {D} \\cdot {F} + "

@@ -305,7 +305,8 @@ def matmul_compute_bound(d: Draw) -> Problem:
 
     Levels (disjoint, ordered): easy, a TPU (or an MI300X) whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
-    weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
+    weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*; at easy and medium none beyond a factor
+    1.8 of it (issue 39: a shape far from the ridge is on the same side of it on every chip)."""
     from question_bank.families.hardware import (
         _MORE_CHIP_NAMES,
         CHIP_NAMES,

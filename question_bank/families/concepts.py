@@ -542,14 +542,17 @@ _FORM_TEX = {
 _FORM_NAME = {"pre": "pre-LN", "post": "post-LN", "sandwich": "sandwich norm", "reordered": "reordered norm"}
 
 
-def _norm_statements(form: str, L: int, level: int) -> list[Statement]:
+def _norm_statements(form: str, L: int, level: int, letter: str | None = None) -> list[Statement]:
     from solver.kernels.residual_graph import analyse, stack_graph
 
     a = analyse(stack_graph(form, L))
     one = analyse(stack_graph(form, 1, 1))
-    f = f"${_FORM_TEX[form]}$"
+    # hard names each form by the letter the stem gives it (drawn per problem), as the encoder/decoder statements
+    # name a model: the statement's formula no longer tells which form it is without reading the stem
+    f = f"form {letter}" if letter else f"${_FORM_TEX[form]}$"
+    tex = f"${_FORM_TEX[form]}$"
     out: list[Statement] = []
-    work = (f"the graph of {L} layer{'s' if L > 1 else ''} of {f} (2 sub-layers each): {a.norms} norms, "
+    work = (f"the graph of {L} layer{'s' if L > 1 else ''} of {tex} (2 sub-layers each): {a.norms} norms, "
             f"{a.skip_norms} on the skip path, {a.normalised_inputs} of {a.sublayers} sub-layers read a norm's "
             f"output, the last node {'is' if a.output_normalised else 'is not'} a norm;")
     if level == 0:
@@ -604,10 +607,14 @@ def draw_norm(d: Draw) -> Context:
     # model's, a few dozen depths), so a statement with its depth rarely repeats across draws
     L = d.rng.randint(2, 1000)
     where = f"with $L = {L}$ layers" if d.level >= 1 else ""
+    # issue 39: hard names the four forms by letters drawn per problem (the stem says which is which): a statement
+    # that wrote its formula was judged by a test-wise student from the formula's look and the claim's words
+    letters = dict(zip(forms, d.rng.sample("ABCD", 4), strict=True)) if d.level == 2 else {}
     pool: list[Statement] = []
     for form in forms:
-        pool += _norm_statements(form, L, d.level)
-    forms_md = "; ".join(f"{_FORM_NAME[f]} ${_FORM_TEX[f]}$" for f in forms)
+        pool += _norm_statements(form, L, d.level, letters.get(form))
+    forms_md = "; ".join(f"{_FORM_NAME[f]} ${_FORM_TEX[f]}$" + (f" (form {letters[f]})" if letters else "")
+                         for f in forms)
     stem = {0: f"A residual block wraps a sub-layer $F$ (attention or feed-forward) and a norm $\\mathrm{{N}}$ "
                f"(LayerNorm or RMSNorm) in one of two forms: {forms_md}.",
             1: f"A Transformer stack {where} has two sub-layers per layer (attention, feed-forward), each wrapped "

@@ -279,6 +279,25 @@ def test_pinned_attention_vs_rnn():
     assert p.key.correct == {0, 1}
 
 
+def test_hard_norm_statements_name_forms_by_the_stems_letters():
+    """Issue 39: at hard each statement names its form by a letter, and the stem maps the letters to the four formulas,
+    drawn per problem (a formula written in the statement, with the claim's words, gave its truth to a student who
+    had learned which look goes with which answer). The letter a statement names is its form's, read from the stem."""
+    letters_seen = set()
+    for seed in range(40):
+        p = FAMILIES["concept.norm_position"].generate(seed, "hard")
+        stem = {m[2]: m[1] for m in re.finditer(r"\$([^$]*)\$ \(form ([A-D])\)", p.statement_md)}
+        assert len(stem) == 4, p.id
+        tex = {"pre": "y = x + F(\\mathrm{N}(x))", "post": "y = \\mathrm{N}(x + F(x))",
+               "sandwich": "y = x + \\mathrm{N}_2(F(\\mathrm{N}_1(x)))", "reordered": "y = x + \\mathrm{N}(F(x))"}
+        for prm, text in zip(p.given["option_params"], p.options_text, strict=True):
+            letter = re.search(r"form ([A-D])", text)[1]
+            assert stem[letter] == tex[prm[1]], (p.id, text)
+            assert "N(" not in text and "F(" not in text
+        letters_seen.add(tuple(sorted(stem, key=stem.get)))
+    assert len(letters_seen) > 10
+
+
 def test_pinned_norm_position():
     """Asked for the false one: in pre-LN the skip path x -> y crosses no norm (y = x + F(N(x)))."""
     p = FAMILIES["concept.norm_position_one"].generate(0, "easy")

@@ -11,6 +11,7 @@ factor forgotten, the wrong convention), so it is computed, never typed in.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from question_bank.families.counting_common import big, nat_problem, sci
@@ -41,9 +42,10 @@ def flash_tiling(d: Draw) -> Problem:
     # Levels (disjoint): easy, the number of key/value blocks T_c; medium, FlashAttention-1's HBM accesses of one
     # head (millions of elements); hard, how many times fewer accesses than standard attention (two decimals).
     for _ in range(300):
-        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 128 above easy) and any SRAM size in
-        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws
-        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 128 * round(d.log_uniform(4, 256, None))
+        # issue 39: any sequence length (log-uniform, 512 to 32k; a multiple of 8 above easy) and any SRAM size in
+        # multiples of 1,024 elements (16k to 128k), so that keys rarely repeat across draws (with multiples of 128,
+        # the short sequences of one block gave a few dozen medium keys, which a student remembered)
+        N = round(d.log_uniform(512, 32768, None)) if d.level == 0 else 8 * round(d.log_uniform(64, 4096, None))
         dh = d.pick((64, 80, 96, 128))
         M = 1024 * d.pick(range(16, 129))
         br, bc = block_sizes(M, dh)
@@ -108,7 +110,16 @@ def flash_tiling(d: Draw) -> Problem:
                  "$O$, $\\ell$, $m$ included; no dropout, no mask), how many HBM accesses does the forward pass make? "
                  "Give millions of elements, rounded off to two decimal places.")
             key = nat_key(value, 2, unit="million elements")
+            no_init = sum(flash_hbm(N, dh, br, bc, count_init=False).values())
+            # issue 39: at this level two small slips that go either way by nearly the same factor (ℓ, m and line
+            # 2's writes); reading Q once is made its own way only here: "counted the reloads twice" adds what it
+            # removes, so its two sides sat at unequal factors and the wider gap told which pair held the key
+            wrongs_common[1] = dataclasses.replace(wrongs_common[1], inverse=None, inverse_value=None)
             wrongs = [*wrongs_common,
+                      Wrong("forgot_init", "left out line 2's initial writes of O, ℓ and m",
+                            "Line 2 writes O = 0, ℓ = 0 and m = −∞ to HBM before the loops: Nd + 2N elements.",
+                            no_init / 1e6, inverse="counted line 2's initial writes of O, ℓ and m twice",
+                            inverse_value=(2 * total - no_init) / 1e6),
                       Wrong("standard_count", "counted standard attention (S and P through HBM)",
                             "That is Algorithm 0's 4Nd + 4N²; Algorithm 1 never writes S or P.",
                             (std["reads"] + std["writes"]) / 1e6)]
@@ -602,6 +613,14 @@ def ring_overlap(d: Draw) -> Problem:
             value = float(r.answer) / 1e6
         elif d.level == 1:
             value = float(max(r.breakdown["compute_s"], r.breakdown["send_s"])) * 1e3
+            # issue 39: one side clearly sets the step (the other at most a fifth of it): adding the two, or taking
+            # the longer minus the shorter, then moves the key by nearly one factor either way, and each ×2 slip
+            # (one matmul, K only) falls on the side that sets it; with the two sides close, the difference sat far
+            # below the key and the sum at most twice above it, and the wider gap told which pair held the key; and at
+            # least 0.3 ms, so that two slips down (a fifth and a half of it) still read as a number, not 0.00 ms
+            tc_s, tm_s = float(r.breakdown["compute_s"]), float(r.breakdown["send_s"])
+            if min(tc_s, tm_s) > 0.2 * max(tc_s, tm_s) or value < 0.3:
+                continue
         else:
             value = math.ceil(r.breakdown["min_chunk_to_hide"])
         if (d.level == 2 and value > 2 and value not in (P, h, hk, dh)) or (d.level < 2 and safe_for_rounding(value, 2, 0.1)):
@@ -776,19 +795,22 @@ def disaggregation_handover(d: Draw) -> Problem:
         hk = d.pick((1, 2, 4, 8, 16))
         dh = d.pick((64, 80, 96, 128, 256))
         # prompts of any length (powers of two made every 2^30 slip a round number, told apart by its digits)
-        P = round(d.log_uniform(1000, 32000, 2))
+        P = round(d.log_uniform(1000, 32000, 3))
         beta = d.log_uniform(10, 400, 2) * 10**9
         tpf = d.log_uniform(0.05, 2.0, 2)
         X = kv_bytes_per_token(L, hk, dh, "bf16")
         r = disaggregation(P, X, beta, n_layers=L, prefill_time=tpf)
         value = (float(r.breakdown["kv_bytes"]) / 1e9 if d.level == 0 else float(r.answer) * 1e3 if d.level == 1
                  else float(r.breakdown["layerwise_exposed_s"]) * 1e3)
+        # easy: three decimals of a GB (issue 39: two decimals of the many prompts of a few tenths of a GB repeated
+        # across draws, and a student who remembered earlier keys picked them)
+        dec = 3 if d.level == 0 else 2
         # the 2^30 slip a whole number ("1.00 GB") is the odd one out
         slip = value * 1e9 / 2**30
-        if round(slip, 2) == round(slip):
+        if round(slip, dec) == round(slip):
             continue
         # hard: at least 0.5 ms (a share of a few hundredths of a ms, given to two decimals, is one digit)
-        if safe_for_rounding(value, 2, 0.1) and value > (0.5 if d.level == 2 else 0.05):
+        if safe_for_rounding(value, dec, 0.1) and value > (0.5 if d.level == 2 else 0.05):
             break
     nbytes = float(r.breakdown["kv_bytes"])
     st = Doc()
@@ -796,8 +818,8 @@ def disaggregation_handover(d: Draw) -> Problem:
          f"$h_{{kv}} = {hk}$ key/value heads of size $d_h = {dh}$, KV cache in bf16 (2 bytes), and hands the whole KV "
          "cache to a decode machine.")
     if d.level == 0:
-        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to two decimal places.")
-        key = nat_key(value, 2, unit="GB")
+        st.p("How many bytes does it send? Give GB ($10^9$ bytes), rounded off to three decimal places.")
+        key = nat_key(value, dec, unit="GB")
         wrongs = [Wrong("forgot_kv_two", "forgot the factor 2 (K and V)", "Both K and V are cached.", value / 2,
                         inverse="counted K and V twice each (a factor 4)"),
                   Wrong("gib", "divided by 2^30", "GB is 10^9 bytes.", nbytes / 2**30,
@@ -817,7 +839,8 @@ def disaggregation_handover(d: Draw) -> Problem:
                             inverse="divided the time by 8 (took the bytes for bits)"),
                       Wrong("forgot_kv_two", "sent K only", "K and V are both sent.", tm / 2,
                             inverse="counted K and V twice each (a factor 4)"),
-                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30)]
+                      Wrong("gib", "took a GB as 2^30 bytes", "GB/s is 10^9 bytes per second.", tm * 1e9 / 2**30,
+                            inverse="converted β to GiB/s (÷ 1.0737) but counted the bytes in GB (mixed GiB and GB)")]
             notes = [f"Bytes: $P \\cdot 2 L h_{{kv}} d_h \\cdot 2 = {big(int(nbytes))}$.",
                      f"Time: ${big(int(nbytes))} / {beta:.3g} = {tm:.5f}$ ms."]
         else:

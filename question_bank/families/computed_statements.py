@@ -305,7 +305,8 @@ def matmul_compute_bound(d: Draw) -> Problem:
 
     Levels (disjoint, ordered): easy, a TPU (or an MI300X) whose dense peak is stated as such, square weights
     (D = F); medium, an NVIDIA GPU (the datasheet's with-sparsity figure to halve first), square
-    weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*."""
+    weights; hard, an NVIDIA GPU with D ≠ F. No option within 20 % of I*; at easy and medium none beyond a factor
+    1.5 of it (issue 39: a shape far from the ridge is on the same side of it on every chip)."""
     from question_bank.families.hardware import (
         _MORE_CHIP_NAMES,
         CHIP_NAMES,
@@ -331,8 +332,8 @@ def matmul_compute_bound(d: Draw) -> Problem:
         for _ in range(200):
             if len(pool) == 16:
                 break
-            B = size(128, 8192, 16)  # mostly above I*: then D (and F) decide as often as B
-            D = size(128, 16384, 64)
+            B = size(128, 8192, 16 if d.level == 2 else 8)  # mostly above I*: then D (and F) decide as often as B
+            D = size(128, 16384, 64 if d.level == 2 else 32)
             F = D if d.level < 2 else size(128, 16384, 64)
             if d.level == 2 and F == D:
                 continue
@@ -340,6 +341,11 @@ def matmul_compute_bound(d: Draw) -> Problem:
             I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
             # compute-bound and memory-bound shapes in turn, so that either verdict is as often true as not
             if abs(I - crit) / crit < 0.2 or (I > crit) != (len(pool) % 2 == 0):
+                continue
+            # issue 39: within a factor 1.5 of I* (easy and medium), so that a shape's size alone does not say which
+            # side it is on: a batch of 8,192 is compute-bound on every chip, one of 128 memory-bound on every chip
+            # (and batches in multiples of 8, widths of 32 there, so that a shape in that band rarely repeats)
+            if d.level < 2 and not crit / 1.5 < I < crit * 1.5:
                 continue
             said, ok = claim(d, I > crit, ("FLOPs", "bytes"))
             md = f"$B = {B}$, $D = {D}$, $F = {F}$: its time is set by its {said}"

@@ -6,7 +6,8 @@ Four concepts, each an MSQ family ("which of these are true? select all") and an
 often a true statement as a false one):
 
 - ``concept.mask_pairs`` / ``concept.mask_pairs_one``: what a mask lets a query see. A drawn mask
-  (causal, padding, causal sliding window, causal with padding, prefix-LM, bidirectional window),
+  (causal, padding, causal sliding window, causal with padding, each also reversed as a right-to-left decoder
+  reads, or padded on the left; prefix-LM, bidirectional window),
   sequence length and query; the options are (query, key) pairs of that query's row, each judged by
   the KEEP matrix of ``solver.kernels.masks``.
 - ``concept.encoder_decoder`` / ``concept.encoder_decoder_one``: encoder-only, decoder-only and
@@ -206,12 +207,20 @@ def mask_matrix(kind: str, n: int, a: int):
 
     if kind == "causal":
         return masks.causal_mask(n)
+    if kind == "reversed_causal":  # a right-to-left decoder: the causal mask of the reversed sequence
+        return masks.causal_mask(n)[::-1, ::-1]
     if kind == "padding":
         return np.broadcast_to(masks.padding_mask([a], n)[0], (n, n))
+    if kind == "left_padding":  # the first a tokens padding (as batched generation pads on the left), the rest real
+        return np.broadcast_to(masks.padding_mask([n - a], n)[0][..., ::-1], (n, n))
     if kind == "causal_padding":
         return masks.combine(masks.causal_mask(n), masks.padding_mask([a], n)[0])
     if kind == "window":
         return masks.sliding_window_mask(n, a, causal=True)
+    if kind == "reversed_window":  # a right-to-left decoder's window: the causal window of the reversed sequence
+        return masks.sliding_window_mask(n, a, causal=True)[::-1, ::-1]
+    if kind == "reversed_causal_padding":  # the causal mask with padding, the sequence reversed: a right-to-left decoder
+        return masks.combine(masks.causal_mask(n), masks.padding_mask([n - a], n)[0])[::-1, ::-1]  # padded on the left
     if kind == "window_both":
         return masks.sliding_window_mask(n, a, causal=False)
     if kind == "prefix":  # prefix LM: the first a tokens see each other; the rest are causal
@@ -228,13 +237,23 @@ def _mask_words(kind: str, n: int, a: int) -> tuple[str, str]:
     w = _WORDS.get(a, str(a))
     return {
         "causal": ("a causal mask (as in a decoder)", "a causal mask keeps key $j$ for query $i$ when $j \\le i$"),
+        "reversed_causal": ("a reversed causal mask (as in a right-to-left decoder, which reads the sequence from its "
+                            "end)", "a reversed causal mask keeps key $j$ for query $i$ when $j \\ge i$"),
         "padding": (f"a padding mask only (no causal mask): the first {w} tokens are real, the rest padding",
                     f"a padding mask keeps the real keys, $j \\le {a}$, for every query"),
+        "left_padding": (f"a padding mask only (no causal mask), padded on the left: the first {w} tokens are "
+                         "padding, the rest real", f"a left-padding mask keeps the real keys, $j > {a}$, for every query"),
         "causal_padding": (f"a causal mask combined with a padding mask: the first {w} tokens are real, the rest "
                            "padding", f"the two together keep $j \\le i$ and $j \\le {a}$"),
         "window": (f"a causal sliding window of {w} tokens (each query sees itself and the tokens just before it, "
                    f"{w} in all)",
                    f"the window keeps $i - {a} < j \\le i$"),
+        "reversed_window": (f"a reversed causal sliding window of {w} tokens (as in a right-to-left decoder: each query "
+                            f"sees itself and the tokens just after it, {w} in all)",
+                            f"the window keeps $i \\le j < i + {a}$"),
+        "reversed_causal_padding": (f"a reversed causal mask (as in a right-to-left decoder) combined with a padding mask "
+                                    f"padded on the left: the first {w} tokens are padding, the rest real",
+                                    f"the two together keep $j \\ge i$ and $j > {a}$"),
         "window_both": (f"a bidirectional sliding window: a query sees the keys fewer than {w} positions away, "
                         "on either side", f"the window keeps $|i - j| < {a}$"),
         "prefix": (f"a prefix-LM mask with a prefix of {w} tokens (bidirectional within the prefix, causal after it)",
@@ -242,13 +261,20 @@ def _mask_words(kind: str, n: int, a: int) -> tuple[str, str]:
     }[kind]
 
 
-_MASK_KINDS = {0: ("causal", "padding"), 1: ("window", "causal_padding"), 2: ("prefix", "window_both")}
+# issue 39: easy mirrors each mask (causal and right-to-left, padding on the right and on the left), so that a key
+# below the query, or a small key, is kept as often as a key above it: with the causal and right-padding masks alone,
+# the one true pair was always the option with the smallest key (and the one false pair the largest); medium the
+# same with a right-to-left decoder's window and its mask on a sequence padded on the left (the kept keys just after
+# the query, or from the later of the query and the first real token on)
+_MASK_KINDS = {0: ("causal", "reversed_causal", "padding", "left_padding"),
+               1: ("window", "reversed_window", "causal_padding", "reversed_causal_padding"), 2: ("prefix", "window_both")}
 _MASK_NOTES = {
     0: ["A mask's entry (query $i$, key $j$) is 1 (kept) or 0 (blocked: the score is set to $-\\infty$ before the "
         "softmax, so the weight is 0)."],
     1: ["A mask's entry (query $i$, key $j$) is 1 (kept) or 0 (blocked: the score is set to $-\\infty$ before the "
         "softmax, so the weight is 0).",
-        "A window or a padding mask only removes keys: whatever it keeps, a plain causal mask keeps too."],
+        "A window or a padding mask only removes keys: whatever it keeps, the plain causal mask of the same "
+        "direction keeps too (left to right, or right to left)."],
     2: ["A mask's entry (query $i$, key $j$) is 1 (kept) or 0 (blocked: the score is set to $-\\infty$ before the "
         "softmax, so the weight is 0).",
         "Prefix-LM (T5's and UniLM's prefix language model): the prefix is read bidirectionally, the rest generated "
@@ -259,14 +285,16 @@ _MASK_NOTES = {
 
 def draw_mask(d: Draw) -> Context:
     """(query, key) pairs under one mask, each judged by the solver's KEEP matrix
-    (solver.kernels.masks). Levels (disjoint, by the mask): easy, causal or padding only; medium, a
-    causal sliding window or causal with padding; hard, a prefix-LM mask or a bidirectional window."""
+    (solver.kernels.masks). Levels (disjoint, by the mask): easy, causal or padding only (each either way: a
+    right-to-left decoder's reversed causal mask, padding on the left); medium, a causal sliding window or causal
+    with padding (each also a right-to-left decoder's, the padding then on the left); hard, a prefix-LM mask or a
+    bidirectional window."""
     kind = d.pick(_MASK_KINDS[d.level])
-    # issue 39: 20 to 60 tokens, the query and the keys asked all two-digit (tokens 10 on), so a (query, key)
+    # issue 39: 20 to 99 tokens, the query and the keys asked all two-digit (tokens 10 on), so a (query, key)
     # pair rarely repeats across draws and every option has the same length
-    n = d.rng.randint(20, 60)
-    a = d.rng.randint(12, n - 2) if kind != "causal" else 0
-    if kind in ("window", "window_both"):
+    n = d.rng.randint(20, 99 if d.level < 2 else 60)  # hard: 20 to 60 (its record's draws; 99 drew its keys wider apart)
+    a = d.rng.randint(12, n - 2) if kind not in ("causal", "reversed_causal") else 0
+    if kind in ("window", "reversed_window", "window_both"):
         a = d.rng.randint(2, max(2, (n - 10) // 2))
     m = mask_matrix(kind, n, a)
     name, rule = _mask_words(kind, n, a)
@@ -514,14 +542,17 @@ _FORM_TEX = {
 _FORM_NAME = {"pre": "pre-LN", "post": "post-LN", "sandwich": "sandwich norm", "reordered": "reordered norm"}
 
 
-def _norm_statements(form: str, L: int, level: int) -> list[Statement]:
+def _norm_statements(form: str, L: int, level: int, letter: str | None = None) -> list[Statement]:
     from solver.kernels.residual_graph import analyse, stack_graph
 
     a = analyse(stack_graph(form, L))
     one = analyse(stack_graph(form, 1, 1))
-    f = f"${_FORM_TEX[form]}$"
+    # hard names each form by the letter the stem gives it (drawn per problem), as the encoder/decoder statements
+    # name a model: the statement's formula no longer tells which form it is without reading the stem
+    f = f"form {letter}" if letter else f"${_FORM_TEX[form]}$"
+    tex = f"${_FORM_TEX[form]}$"
     out: list[Statement] = []
-    work = (f"the graph of {L} layer{'s' if L > 1 else ''} of {f} (2 sub-layers each): {a.norms} norms, "
+    work = (f"the graph of {L} layer{'s' if L > 1 else ''} of {tex} (2 sub-layers each): {a.norms} norms, "
             f"{a.skip_norms} on the skip path, {a.normalised_inputs} of {a.sublayers} sub-layers read a norm's "
             f"output, the last node {'is' if a.output_normalised else 'is not'} a norm;")
     if level == 0:
@@ -576,10 +607,14 @@ def draw_norm(d: Draw) -> Context:
     # model's, a few dozen depths), so a statement with its depth rarely repeats across draws
     L = d.rng.randint(2, 1000)
     where = f"with $L = {L}$ layers" if d.level >= 1 else ""
+    # issue 39: hard names the four forms by letters drawn per problem (the stem says which is which): a statement
+    # that wrote its formula was judged by a test-wise student from the formula's look and the claim's words
+    letters = dict(zip(forms, d.rng.sample("ABCD", 4), strict=True)) if d.level == 2 else {}
     pool: list[Statement] = []
     for form in forms:
-        pool += _norm_statements(form, L, d.level)
-    forms_md = "; ".join(f"{_FORM_NAME[f]} ${_FORM_TEX[f]}$" for f in forms)
+        pool += _norm_statements(form, L, d.level, letters.get(form))
+    forms_md = "; ".join(f"{_FORM_NAME[f]} ${_FORM_TEX[f]}$" + (f" (form {letters[f]})" if letters else "")
+                         for f in forms)
     stem = {0: f"A residual block wraps a sub-layer $F$ (attention or feed-forward) and a norm $\\mathrm{{N}}$ "
                f"(LayerNorm or RMSNorm) in one of two forms: {forms_md}.",
             1: f"A Transformer stack {where} has two sub-layers per layer (attention, feed-forward), each wrapped "

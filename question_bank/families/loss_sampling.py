@@ -30,12 +30,27 @@ def cross_entropy(d: Draw) -> Problem:
     from solver.kernels.loss import cross_entropy as ce
 
     decimals = 3
+    # issue 39: medium first draws the loss's size, log-uniform from 0.03 to 13 nats with soft edges (a sum of two
+    # uniforms in log10), then logits from −4 to 6 until the loss falls within 0.05 decades of it. Logits from −2 to
+    # 3 gave losses bunched below 5.4 nats, a slip ×2.3 (log base 10 the wrong way) above that was never the key, and
+    # the key sat among the statement's small numbers more often than the slips did
+    target = d.rng.uniform(-1.5, 0.5) + d.rng.uniform(0, 0.6) if d.level == 1 else None
     for _ in range(300):
         C = 3 if d.level == 0 else 4
         # issue 26: medium and hard draw logits to one decimal (integer logits from −2 to 3 gave about a hundred
         # distinct keys over 400 draws, which a learned attacker memorised); easy keeps small whole numbers
         z = [d.rng.randint(-2, 3) if d.level == 0 else d.rng.randint(-20, 30) / 10 for _ in range(C)]
         y = d.rng.randrange(C)
+        if target is not None:
+            for _ in range(5000):
+                z = [d.rng.randint(-40, 60) / 10 for _ in range(C)]
+                y = d.rng.randrange(C)
+                m = max(z)
+                loss = m + math.log(sum(math.exp(v - m) for v in z)) - z[y]  # a first look; the solver's is the key
+                # and not within 2 % of a logit or of y: with a target logit near 0 the loss is about the largest
+                # logit, a number the statement prints, and "the option nearest a printed number" found the key
+                if abs(math.log10(loss) - target) < 0.05 and all(abs(loss - v) > 0.02 * loss for v in (*z, y)):
+                    break
         eps = d.pick((0.1, 0.2)) if d.level == 2 else 0.0
         value, tr = ce([z], [y], label_smoothing=eps, return_trace=True)
         if not safe_for_rounding(value, decimals, 0.15):
@@ -69,12 +84,17 @@ def cross_entropy(d: Draw) -> Problem:
         if len(mis) >= 2:
             break
     st = Doc()
-    st.p(f"A classifier outputs the logits $z = {latex_matrix(z)}$ over {C} classes (numbered from 0); the target class is $y = {y}$.")
+    # issue 39: the class count and the decimals in words: a printed 3 or 4 that a loss of about 3 or 4 nats sat next
+    # to pointed a test-wise student at the key ("the option nearest a number in the statement")
+    words = {3: "three", 4: "four"}
+    st.p(f"A classifier outputs the logits $z = {latex_matrix(z)}$ over {words[C]} classes (numbered from 0); the target "
+         f"class is $y = {y}$.")
     if eps:
         st.p(f"Compute the cross-entropy loss with label smoothing $\\varepsilon = {eps}$ (PyTorch's: the target distribution is "
-             f"$(1-\\varepsilon)$ on $y$ plus $\\varepsilon/C$ on every class), in nats. Round off to {decimals} decimal places.")
+             f"$(1-\\varepsilon)$ on $y$ plus $\\varepsilon/C$ on every class), in nats. Round off to {words[decimals]} decimal places.")
     else:
-        st.p(f"Compute the cross-entropy loss $-\\ln \\mathrm{{softmax}}(z)_y$ in nats. Round off to {decimals} decimal places.")
+        st.p(f"Compute the cross-entropy loss $-\\ln \\mathrm{{softmax}}(z)_y$ in nats. Round off to {words[decimals]} decimal "
+             "places.")
     sol = Doc()
     sol.p(f"$\\mathrm{{logsumexp}}(z) = \\ln \\sum_c e^{{z_c}} = {lse:.6f}$.")
     sol.p(f"$-\\ln p_y = \\mathrm{{logsumexp}}(z) - z_y = {lse:.6f} - ({z[y]}) = {nll:.6f}$.")

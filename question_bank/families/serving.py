@@ -46,8 +46,9 @@ def max_batch(d: Draw) -> Problem:
         figure = "device" if d.level == 2 else "datasheet"
         chips = 8 if n_b >= 60 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
-        # issue 39: any context in multiples of 128 (log-uniform), so that keys rarely repeat across draws
-        S = 128 * round(d.log_uniform(8, 32 if name == "Mistral-7B" else 128, None))
+        # issue 39: any context in multiples of 16 (log-uniform, 1k to 16k tokens), so that keys rarely repeat across
+        # draws (multiples of 128 left 229 distinct easy keys in 500 draws, which a student remembered)
+        S = 16 * round(d.log_uniform(64, 256 if name == "Mistral-7B" else 1024, None))
         N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")
@@ -75,8 +76,12 @@ def max_batch(d: Draw) -> Problem:
         Wrong("datasheet_for_device", "used the datasheet figure where the device's is given",
               "The question gives what nvidia-smi reports; use it.", with_hbm(get_hardware(hw).hbm("datasheet")))
         if figure == "device" else None,
+        # issue 39: made the other way round only at hard. A whole-number key's cross adds the slips' counts, and this
+        # one adds k (×2) or removes k/2 (×1/2): the two sides sat at unequal distances and told which pair held the
+        # key; at easy and medium the cross is of the weights and the GB slips, each ± about the same count
         Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2),
-              inverse="counted K and V twice each (a factor 4)", inverse_value=with_hbm(hbm, 2 * X)),
+              inverse="counted K and V twice each (a factor 4)" if d.level == 2 else None,
+              inverse_value=with_hbm(hbm, 2 * X) if d.level == 2 else None),
         Wrong("forgot_weights", "forgot the weights", "The weights sit in HBM beside the cache.",
               (chips * hbm) // (S * X),
               inverse="counted the weights in fp32 (4 bytes per parameter)" if 4 * N + S * X < chips * hbm else None,

@@ -101,6 +101,19 @@ def test_matmul_truth_from_roofline_times():
             assert ((t_compute > t_memory) == (said == "FLOPs")) == truth, (p.id, B, D, F, said)
 
 
+def test_matmul_shapes_sit_near_the_ridge_below_hard():
+    """Issue 39: at easy and medium each option's compute and memory times (from the chip's table here, not the
+    solver) are within a factor 1.5 of each other (and at least 1.2 apart): a shape far from the ridge (a batch of
+    8,192, or of 128) is compute- or memory-bound on every chip, and its size alone gave the verdict away."""
+    for p in variants("msq.matmul_compute_bound", per_difficulty=10):
+        if p.difficulty == "hard":
+            continue
+        peak, bw, _ = CHIPS[p.given["hw"]]
+        for B, D, F, _said in p.given["option_params"]:
+            ratio = (2 * B * D * F / peak) / (2 * (B * D + D * F + B * F) / bw)
+            assert 1 / 1.5 < ratio < 1.5 and not 1 / 1.2 < ratio < 1.2, (p.id, B, D, F, ratio)
+
+
 def test_levels_ask_what_they_say():
     """Medium windows, hard prefix-LM or bidirectional windows: each level brings its own masks."""
     for p in variants("msq.mask_attend", per_difficulty=10):

@@ -36,9 +36,13 @@ def mask_truth(kind, a, i, j):
     """Written from each mask's definition, not from solver.kernels.masks."""
     return {
         "causal": j <= i,
+        "reversed_causal": j >= i,
         "padding": j <= a,
+        "left_padding": j > a,
         "causal_padding": j <= i and j <= a,
         "window": i - a < j <= i,
+        "reversed_window": i <= j < i + a,
+        "reversed_causal_padding": j >= i and j > a,
         "window_both": abs(i - j) < a,
         "prefix": j <= i or j <= a,
     }[kind]
@@ -203,7 +207,8 @@ def test_residual_graph_norm_counts_match_the_reference_model():
 def test_mask_matrix_matches_the_definitions():
     from question_bank.families.concepts import mask_matrix
 
-    for kind in ("causal", "padding", "causal_padding", "window", "window_both", "prefix"):
+    for kind in ("causal", "reversed_causal", "padding", "left_padding", "causal_padding", "reversed_causal_padding",
+                 "window", "reversed_window", "window_both", "prefix"):
         for n in (6, 9):
             for a in (2, 4):
                 m = mask_matrix(kind, n, a)
@@ -235,13 +240,30 @@ def test_conv_layers_against_the_simulation():
 
 
 def test_pinned_mask_pairs():
-    """Padding only, the first 23 tokens real; query 25 sees keys 1-23 (issue 39: 20 to 60 tokens, the keys asked
-    from token 10 on): keys 19 and 14 kept, 26 and 24 (padding) blocked."""
+    """Padding only, on the left: the first 35 tokens are padding, tokens 36 on real; query 25 sees keys 36 and 37
+    (issue 39: easy mirrors each mask, so a late key is kept as often as an early one; 20 to 99 tokens): keys 37 and 36
+    kept, 32 and 24 (padding) blocked."""
     p = FAMILIES["concept.mask_pairs"].generate(0, "easy")
-    assert "first 23 tokens are real" in p.statement_text and "query token 25" in p.statement_text
-    assert p.options_text == ["Query token 25 attends to key token 19.", "Query token 25 attends to key token 26.",
-                              "Query token 25 attends to key token 14.", "Query token 25 attends to key token 24."]
+    assert "the first 35 tokens are padding, the rest real" in p.statement_text and "query token 25" in p.statement_text
+    assert p.options_text == ["Query token 25 attends to key token 37.", "Query token 25 attends to key token 32.",
+                              "Query token 25 attends to key token 36.", "Query token 25 attends to key token 24."]
     assert p.key.correct == {0, 2}
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_masks_keep_early_and_late_keys_alike(level):
+    """Issue 39: over easy's and medium's draws the mask keeps the smallest key asked about as often as the largest
+    (within a quarter): with the causal and right-padding masks alone (easy), or the causal window and causal mask
+    with padding (medium), only keys up to the query were kept, and easy's one true pair of the MCQ was always its
+    smallest key. Truths from mask_truth, not the solver's masks."""
+    low = high = 0
+    for seed in range(200):
+        p = FAMILIES["concept.mask_pairs"].generate(seed, level)
+        prm = [tuple(x) for x in p.given["option_params"]]
+        js = sorted(prm, key=lambda x: x[5])
+        low += mask_truth(js[0][1], js[0][3], js[0][4], js[0][5])
+        high += mask_truth(js[-1][1], js[-1][3], js[-1][4], js[-1][5])
+    assert min(low, high) >= 0.75 * max(low, high), (low, high)
 
 
 def test_pinned_attention_vs_rnn():
@@ -255,6 +277,25 @@ def test_pinned_attention_vs_rnn():
         "Over n = 1488 tokens, the attention layer links the first token to the last in 1487 steps.",
         "Over n = 242 tokens, the recurrent layer can compute the 242 outputs at the same time."]
     assert p.key.correct == {0, 1}
+
+
+def test_hard_norm_statements_name_forms_by_the_stems_letters():
+    """Issue 39: at hard each statement names its form by a letter, and the stem maps the letters to the four formulas,
+    drawn per problem (a formula written in the statement, with the claim's words, gave its truth to a student who
+    had learned which look goes with which answer). The letter a statement names is its form's, read from the stem."""
+    letters_seen = set()
+    for seed in range(40):
+        p = FAMILIES["concept.norm_position"].generate(seed, "hard")
+        stem = {m[2]: m[1] for m in re.finditer(r"\$([^$]*)\$ \(form ([A-D])\)", p.statement_md)}
+        assert len(stem) == 4, p.id
+        tex = {"pre": "y = x + F(\\mathrm{N}(x))", "post": "y = \\mathrm{N}(x + F(x))",
+               "sandwich": "y = x + \\mathrm{N}_2(F(\\mathrm{N}_1(x)))", "reordered": "y = x + \\mathrm{N}(F(x))"}
+        for prm, text in zip(p.given["option_params"], p.options_text, strict=True):
+            letter = re.search(r"form ([A-D])", text)[1]
+            assert stem[letter] == tex[prm[1]], (p.id, text)
+            assert "N(" not in text and "F(" not in text
+        letters_seen.add(tuple(sorted(stem, key=stem.get)))
+    assert len(letters_seen) > 10
 
 
 def test_pinned_norm_position():

@@ -102,6 +102,31 @@ def test_max_batch_vs_cache_tensors():
         assert g["model"] != "Mistral-7B" or g["context"] <= 4096, p.id
 
 
+def test_max_batch_cross_of_slips_that_go_either_way_by_one_count():
+    """Issue 39: at easy and medium "cached K only" is made its own way only (it doubles the batch, and its inverse
+    would halve it: unequal counts either side of the key, which told a test-wise student the key's pair); at hard it
+    keeps its inverse. Forgetting the weights and counting them in fp32 move the batch by the same count either way
+    (2N bytes of room, found here by hand from the statement's figures, ±1 for the floors)."""
+    for level in ("easy", "medium", "hard"):
+        for seed in range(30):
+            p = FAMILIES["serving.max_batch"].generate(seed, level)
+            by_id = {m.id: m for m in p.misconceptions}
+            assert (by_id["only_k"].inverse is not None) == (level == "hard"), p.id
+            g = p.given
+            per_seq = cache_bytes(g["layers"], g["kv_heads"], g["d_head"], 1, g["context"])
+            w = by_id.get("forgot_weights")
+            if w is not None and w.inverse is not None:
+                up, down = w.value - p.key.value, p.key.value - w.inverse_value
+                assert abs(up - 2 * g["params"] / per_seq) <= 1 and abs(up - down) <= 2, p.id
+
+
+def test_max_batch_contexts_are_not_only_multiples_of_128():
+    """Issue 39: contexts in multiples of 16 (multiples of 128 left 229 distinct easy keys in 500 draws)."""
+    contexts = [FAMILIES["serving.max_batch"].generate(s, "easy").given["context"] for s in range(60)]
+    assert all(c % 16 == 0 and 1024 <= c <= 16384 for c in contexts)
+    assert sum(c % 128 != 0 for c in contexts) >= 30
+
+
 def test_speculative_vs_sum():
     for p in variants("serving.speculative_tokens"):
         g = p.given

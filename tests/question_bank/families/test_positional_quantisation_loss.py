@@ -111,6 +111,21 @@ def test_cross_entropy_against_torch():
         assert p.key.value == pytest.approx(want, rel=1e-12)
 
 
+def test_cross_entropy_medium_losses_spread_in_log_space():
+    """Issue 39: medium's losses spread over two and a half decades (logits from −4 to 6, the loss's size drawn
+    log-uniform first): logits from −2 to 3 kept every loss below 5.4 nats, so a slip ×2.3 above that was never the
+    key. The class count and the decimals are written in words (a printed 3 or 4 sat next to losses of 3 or 4), and no
+    loss sits within 2 % of a printed logit."""
+    ps = [FAMILIES["loss.cross_entropy"].generate(s, "medium") for s in range(200)]
+    losses = [F.cross_entropy(torch.tensor([p.given["z"]], dtype=torch.float64), torch.tensor([p.given["y"]])).item()
+              for p in ps]
+    assert sum(x > 5.4 for x in losses) >= 8 and sum(x < 0.2 for x in losses) >= 20
+    assert all(-4 <= v <= 6 for p in ps for v in p.given["z"])
+    assert all("over four classes" in p.statement_text and "three decimal places" in p.statement_text for p in ps)
+    # no loss within 2 % of a number the statement prints (a logit, y): a target logit near 0 made it the largest logit
+    assert all(abs(x - v) > 0.02 * x for p, x in zip(ps, losses, strict=True) for v in (*p.given["z"], p.given["y"]))
+
+
 def test_cross_entropy_pinned():
     """z = (3, −2, −1), y = 1: ln(e³ + e⁻² + e⁻¹) = 3.024745; CE = 3.024745 + 2 = 5.025."""
     p = easy("loss.cross_entropy")

@@ -131,6 +131,16 @@ _WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eig
 
 def _keeps(mask: str, q: int, k: int) -> bool:
     """Whether ``mask`` (as the text describes it) keeps query q's weight on key k, from each mask's definition."""
+    if m := re.match(r"a padding mask only \(no causal mask\), padded on the left: the first (\w+) tokens are padding",
+                     mask):
+        return k > _int(m[1])
+    if m := re.match(r"a reversed causal sliding window of (\w+) tokens", mask):  # itself and the a − 1 after it
+        return q <= k < q + _int(m[1])
+    if m := re.match(r"a reversed causal mask \(as in a right-to-left decoder\) combined with a padding mask padded on "
+                     r"the left: the first (\w+) tokens are padding", mask):
+        return k >= q and k > _int(m[1])
+    if re.match(r"a reversed causal mask", mask):  # a right-to-left decoder: a query sees itself and the later tokens
+        return k >= q
     if m := re.match(r"(?:a )?padding mask (?:for a sequence of (\w+) real tokens|only \(no causal mask\): the first "
                      r"(\w+) tokens are real)", mask):
         return k <= _int(m[1] or m[2])

@@ -114,7 +114,9 @@ def pf_days(d: Draw) -> Problem:
             D = d.rng.randint(20, 99) * 10**d.pick((9, 10, 11)) if d.rng.random() < 0.9 else d.rng.randint(10, 15) * 10**12
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
-        if safe_for_rounding(value, 1, 0.1):
+        # a run of at least one PF-day: below it the slips' values (a third, a half of the key) fall within one
+        # rounding of each other at one decimal, and a grader cannot tell them apart
+        if value >= 1 and safe_for_rounding(value, 1, 0.1):
             break
 
     def pfd(compute) -> float:

@@ -257,3 +257,19 @@ def test_activation_statements_say_what_selective_drops_and_read_well():
         assert "does all" not in p.statement_text, p.id
     for p in variants("hardware.decode_attention_intensity"):
         assert "B = 1 sequences" not in p.statement_text, p.id
+
+
+def test_activation_memory_keys_vary_and_the_batch_slip_goes_both_ways():
+    """Issue 39: above easy any length a multiple of 256 (and any depth from 24 to 48 at hard): the tables gave 100
+    distinct hard keys in 200 draws, which a test-wise student remembers. Forgetting the micro-batch (÷ b) has its
+    inverse, the batch counted twice (× b), named by the grader: recomputed here as b × the key."""
+    fam = FAMILIES["hardware.activation_memory"]
+    hard = [fam.generate(s, "hard") for s in range(200)]
+    assert len({p.key.value for p in hard}) >= 180
+    seen = 0
+    for p in [fam.generate(s, "medium") for s in range(30)]:
+        b = p.given["batch"]
+        v = grade(p, round(b * p.key.value, 2))
+        assert "forgot_batch_reversed" in {m.id for m in v.misconceptions}, p.id
+        seen += 1
+    assert seen

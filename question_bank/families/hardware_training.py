@@ -84,15 +84,6 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
                        notes=notes)
 
 
-_M, _B = 10**6, 10**9
-#: hardware.pf_days: the models of each level (easy up to 1.3 billion parameters, medium 6.7 to 175 billion, hard any)
-_PF_SIZES = ((125 * _M, 250 * _M, 1_100 * _M, 410 * _M, 560 * _M, 760 * _M, 1 * _B, 1_300 * _M, 160 * _M, 350 * _M,
-              1_200 * _M, 70 * _M, 300 * _M, 900 * _M),
-             (6_700 * _M, 7 * _B, 8 * _B, 13 * _B, 30 * _B, 34 * _B, 65 * _B, 70 * _B, 175 * _B, 14 * _B, 20 * _B,
-              40 * _B, 72 * _B, 110 * _B, 12 * _B),
-             (1_300 * _M, 2_700 * _M, 7 * _B, 8 * _B, 13 * _B, 34 * _B, 70 * _B, 175 * _B))
-#: hardware.pf_days: training tokens, in billions
-_PF_TOKENS = (100, 200, 500, 400, 300, 600, 800, 1000, 1400, 2000, 150, 250, 700, 1200, 1800, 2500)
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
@@ -109,15 +100,23 @@ def pf_days(d: Draw) -> Problem:
     for _ in range(300):
         # issue 22: more sizes, token counts and ratios (each level held 10 to 12 problems in 1,000 draws; 80 to 90
         # problems a level still let a learned attacker meet the same keys again in 200 draws)
-        N = d.pick(_PF_SIZES[d.level])
+        # issue 39: any size of two significant figures in the level's range (three from 100 billion) and any token
+        # count of two significant figures from 20 billion to 15 trillion (the tables gave 95 to 132 distinct keys
+        # in 200 draws, which a test-wise student remembers)
+        small = d.rng.randint(7, 99) * 10**7 if d.rng.random() < 0.85 else d.rng.randint(10, 13) * 10**8
+        large = d.rng.randint(67, 99) * 10**8 if d.rng.random() < 0.2 else d.rng.randint(10, 175) * 10**9
+        # hard: D = r·N, from 1.0 billion parameters up (a smaller model trained on 5N tokens is a fraction of a PF-day)
+        N = (small, large, d.rng.randint(10, 66) * 10**8 if d.rng.random() < 0.3 else large)[d.level]
         if d.level == 2:
             per_param = d.pick((5, 8, 10, 12, 15, 20, 25, 30, 40, 50))
             D = per_param * N
         else:
-            D = d.pick(_PF_TOKENS) * 10**9
+            D = d.rng.randint(20, 99) * 10**d.pick((9, 10, 11)) if d.rng.random() < 0.9 else d.rng.randint(10, 15) * 10**12
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
-        if safe_for_rounding(value, 1, 0.1):
+        # a run of at least one PF-day: below it the slips' values (a third, a half of the key) fall within one
+        # rounding of each other at one decimal, and a grader cannot tell them apart
+        if value >= 1 and safe_for_rounding(value, 1, 0.1):
             break
 
     def pfd(compute) -> float:
@@ -125,9 +124,11 @@ def pf_days(d: Draw) -> Problem:
 
     wrongs = [
         Wrong("forgot_backward", "used 2N per token (forward only)", "Training costs 6N FLOPs per token: forward 2N, backward 4N.",
-              pfd(2 * N * D)),
+              pfd(2 * N * D), inverse="applied training = 3 × forward to 6N again (18N per token)",
+              inverse_value=pfd(18 * N * D)),
+        # issue 38/39: each mistake's inverse, a mistake of its own (one-way slips told the key's side)
         Wrong("macs_vs_flops", "counted multiply-adds (3N per token)", "A petaflop/s counts 2 FLOPs per multiply-add.",
-              pfd(3 * N * D)),
+              pfd(3 * N * D), inverse="counted 4 FLOPs per multiply-add (12N per token)", inverse_value=pfd(12 * N * D)),
         Wrong("pf_hours", "divided by 3,600 s (PF-hours)", "A PF-day is 10¹⁵ FLOP/s for 86,400 s (24 hours).",
               pfd(6 * N * D * 24)),
         Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
@@ -258,6 +259,12 @@ def activation_memory(d: Draw) -> Problem:
         b = d.pick(((1,), (2, 4, 8), (1, 2, 4, 8))[d.level])
         recompute = d.pick(("none", "selective"))
         L = d.pick((24, 32, 48)) if d.level == 2 else 1
+        # issue 39: above easy any length a multiple of 256 up to 8192, any micro-batch of 2 to 8 (medium) and any
+        # depth from 24 to 48 (hard): the tables gave 93 and 100 distinct keys in 200 draws, remembered as keys
+        if d.level == 1:
+            s, b = d.pick(tuple(range(512, 8193, 256))), d.rng.randint(2, 8)
+        elif d.level == 2:
+            s, L = d.pick(tuple(range(512, 8193, 256))), d.rng.randint(24, 48)
         binary = d.level == 0 or d.rng.random() < 0.5
         r = activations(s, b, h, a, recompute=recompute, n_layers=L)
         small = r.answer < (2**30 if binary else 10**9)  # below a GiB (GB): in MiB (MB)
@@ -287,7 +294,8 @@ def activation_memory(d: Draw) -> Problem:
         Wrong("one_layer", "gave one layer", f"The question asks for all {L} layers.",
               activations(s, b, h, a, recompute=recompute).answer / div) if L > 1 else None,
         Wrong("forgot_batch", "forgot the micro-batch", f"Every one of the b = {b} sequences stores its own activations.",
-              activations(s, 1, h, a, recompute=recompute, n_layers=L).answer / div) if b > 1 else None,
+              activations(s, 1, h, a, recompute=recompute, n_layers=L).answer / div,
+              inverse=f"multiplied by the micro-batch of {b} twice", inverse_value=b * value) if b > 1 else None,
     ]
     key = nat_key(value, 2, unit=unit)
     rec = ("no recomputation (every activation is stored)" if recompute == "none"

@@ -104,6 +104,38 @@ def _one_per_family(d: Draw, presets: list, fact: Fact) -> list[Statement]:
     return [_statement(fact, d.pick(ps)) for _, ps in sorted(by_fam.items())]
 
 
+def _even_odds(d: Draw, pool: list[Statement], facts: list[Fact], k: int, n: int = 4) -> list[Statement] | None:
+    """``k`` true and ``n - k`` false options of ``pool``, each model drawn with odds that even out how often
+    it is offered as a true and as a false option over the level's facts (issue 39: among the hard facts
+    ``deepseek-v3`` holds three of five and ``gpt2`` one, so a test-wise student who remembers which names
+    were keys before, reading nothing of the question, found the key set 19 % of the time against 8 %).
+    A true option is drawn with weight 1/(the facts its model has)², a false one with 1/(the facts it lacks)²;
+    models that have none or all of the level's facts are left out. None when the pool cannot."""
+    from solver.counting.presets import PRESETS
+
+    def odds(s: Statement) -> tuple[int, int]:
+        c = PRESETS[s.params[0]].config
+        has = sum(1 for f in facts if f.holds(c))
+        return has, len(facts) - has
+
+    def draw(items: list[Statement], weight: list[float], m: int) -> list[Statement] | None:
+        items, weight, out = list(items), list(weight), []
+        if len(items) < m:
+            return None
+        for _ in range(m):
+            i = d.rng.choices(range(len(items)), weights=weight)[0]
+            out.append(items.pop(i))
+            weight.pop(i)
+        return out
+
+    pool = [s for s in pool if 0 not in odds(s)]
+    trues = [s for s in pool if s.true]
+    falses = [s for s in pool if not s.true]
+    t = draw(trues, [1 / odds(s)[0] ** 2 for s in trues], k)
+    f = draw(falses, [1 / odds(s)[1] ** 2 for s in falses], n - k)
+    return None if t is None or f is None else t + f
+
+
 @family("zoo.which_models", topic="architecture", title="Which of these models …? (facts of the zoo)",
         types=("msq",), tags=("zoo", "architecture", "msq", "concept"), source=_SRC)
 def which_models(d: Draw) -> Problem:
@@ -116,7 +148,10 @@ def which_models(d: Draw) -> Problem:
     facts = [f for f in FACTS if f.level == d.level]
     for _ in range(200):
         fact = d.pick(facts)
-        got = computed_msq(d, _one_per_family(d, zoo(), fact), k)
+        pool = _one_per_family(d, zoo(), fact)
+        if d.level == 2:
+            pool = _even_odds(d, pool, facts, k)
+        got = computed_msq(d, pool, k) if pool is not None else None
         if got is not None:
             break
     assert got is not None, "every fact holds for some families and not for others"

@@ -187,11 +187,14 @@ def test_pin_mfu():
 
 
 def test_pin_pf_days():
-    """350M × 300B tokens (easy, seed 0): 6 × 3.5e8 × 3e11 = 6.3e20 / 8.64e19 = 7.29 → 7.3 PF-days; 2N: 2.43 → 2.4;
-    PF-hours (÷ 3,600 s): 175.0."""
+    """930M × 12T tokens (easy, seed 0; issue 39: any two significant figures): 6 × 9.3e8 × 1.2e13 = 6.696e22 /
+    8.64e19 = 775.0 PF-days; 2N: 258.33 → 258.3; PF-hours (÷ 3,600 s): 18600.0; 18N (training = 3 × forward applied
+    to 6N again): 2325.0."""
     p = easy("hardware.pf_days")
-    assert grade(p, 7.3).correct and "forgot_backward" in grade(p, 2.4).misconception.id.split("+")
-    assert "pf_hours" in grade(p, 175.0).misconception.id.split("+")
+    assert (p.given["params"], p.given["tokens"]) == (930_000_000, 12_000_000_000_000)
+    assert grade(p, 775.0).correct and "forgot_backward" in grade(p, 258.3).misconception.id.split("+")
+    assert "pf_hours" in grade(p, 18600.0).misconception.id.split("+")
+    assert "forgot_backward_reversed" in grade(p, 2325.0).misconception.id.split("+")
 
 
 def test_pin_kaplan():
@@ -254,3 +257,19 @@ def test_activation_statements_say_what_selective_drops_and_read_well():
         assert "does all" not in p.statement_text, p.id
     for p in variants("hardware.decode_attention_intensity"):
         assert "B = 1 sequences" not in p.statement_text, p.id
+
+
+def test_activation_memory_keys_vary_and_the_batch_slip_goes_both_ways():
+    """Issue 39: above easy any length a multiple of 256 (and any depth from 24 to 48 at hard): the tables gave 100
+    distinct hard keys in 200 draws, which a test-wise student remembers. Forgetting the micro-batch (÷ b) has its
+    inverse, the batch counted twice (× b), named by the grader: recomputed here as b × the key."""
+    fam = FAMILIES["hardware.activation_memory"]
+    hard = [fam.generate(s, "hard") for s in range(200)]
+    assert len({p.key.value for p in hard}) >= 180
+    seen = 0
+    for p in [fam.generate(s, "medium") for s in range(30)]:
+        b = p.given["batch"]
+        v = grade(p, round(b * p.key.value, 2))
+        assert "forgot_batch_reversed" in {m.id for m in v.misconceptions}, p.id
+        seen += 1
+    assert seen

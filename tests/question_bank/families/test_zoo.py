@@ -102,3 +102,22 @@ def test_pinned_gqa_question():
     gqa = next(f for f in FACTS if f.id == "gqa")
     got = {n for n in ("gpt2", "llama2-70b", "mistral-7b", "bert-base") if gqa.holds(get_preset(n).config)}
     assert got == {"llama2-70b", "mistral-7b"}
+
+
+def test_hard_models_are_keys_about_as_often_as_not():
+    """Issue 39: a test-wise student who never reads the question remembers which model names were keys.
+    Over 400 hard draws every model offered 30 times or more is a true option in 20 % to 70 % of its
+    appearances (without the even odds ``bert-large`` was never true, ``gpt-oss-20b`` true 80 % of the time)."""
+    from collections import Counter
+
+    from question_bank.family import FAMILIES
+
+    shown, true = Counter(), Counter()
+    for seed in range(400):
+        p = FAMILIES["zoo.which_models"].generate(seed, "hard")
+        for i, name in enumerate(p.given["option_values"]):
+            shown[name] += 1
+            true[name] += i in p.key.correct
+    rates = {name: true[name] / n for name, n in shown.items() if n >= 30}
+    assert len(rates) >= 10
+    assert all(0.2 <= r <= 0.7 for r in rates.values()), sorted(rates.items(), key=lambda kv: kv[1])

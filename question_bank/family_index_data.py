@@ -136,7 +136,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'counting.kv_cache_mcq': ('counting_memory', 'counting', ('mcq',), ('easy',), ('memory', 'kv-cache', 'gqa', 'mqa', 'numeric-mcq'), 'counting.kv_cache'),
     'counting.params_mha_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'multi-head', 'biases', 'numeric-mcq'), 'counting.params_mha'),
     'counting.params_layer_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'encoder', 'decoder', 'cross-attention', 'numeric-mcq'), 'counting.params_layer'),
-    'counting.params_model_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'embeddings', 'tied-embeddings', 'lm-head', 'numeric-mcq'), 'counting.params_model'),
+    'counting.params_model_mcq': ('counting_params', 'counting', ('mcq',), ('medium', 'hard'), ('parameters', 'embeddings', 'tied-embeddings', 'lm-head', 'numeric-mcq'), 'counting.params_model'),
     'counting.params_lora_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'lora', 'fine-tuning', 'numeric-mcq'), 'counting.params_lora'),
     'hardware.decode_step_mcq': ('hardware', 'hardware', ('mcq',), (), ('inference', 'decode', 'kv-cache', 'memory-bound', 'numeric-mcq'), 'hardware.decode_step'),
     'hardware.zero_memory_mcq': ('hardware', 'hardware', ('mcq',), (), ('training', 'zero', 'memory', 'data-parallel', 'numeric-mcq'), 'hardware.zero_memory'),

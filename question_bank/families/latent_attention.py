@@ -33,8 +33,11 @@ def kv_cache(d: Draw) -> Problem:
         # issue 39: medium and hard draw any latent width that is a multiple of 64 from 128 to 1,024, rotary widths
         # of 32, 64 or 128, batches of 2 to 32 and lengths a multiple of 256 (two widths each and three batches gave
         # 341 distinct keys in 500 draws, which a test-wise student remembers)
-        dc = d.pick((512,) if d.level == 0 else tuple(range(128, 1025, 64)))
         dr = d.pick((64,) if d.level == 0 else (32, 64, 128))
+        # issue 39: a latent at least 4 × the rotary width (DeepSeek-V2: 512 and 64), so that the rotary key is at most
+        # a fifth of the cache: with d_c = 128 and d_R = 64 the slips moved the key by ×1.5 or ×4/3, exact simple
+        # ratios between options that said which way the slip went
+        dc = d.pick((512,) if d.level == 0 else tuple(range(max(128, 4 * dr + 64), 1025, 64)))
         cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
         B = 1 if d.level == 0 else d.rng.randint(2, 32)
         # issue 22: any length that is a multiple of 1,024 up to 128 Ki (four lengths gave 4 easy problems)
@@ -59,8 +62,18 @@ def kv_cache(d: Draw) -> Problem:
               per_token(dc + h * dr)),
         Wrong("latent_twice", "cached the latent twice (for K and for V)", "K and V are both re-expanded from the "
               "same latent.", per_token(2 * dc + dr),
-              inverse="cached the rotary key only (left out the latent)", inverse_value=per_token(dr)),
+              # issue 39: its inverse (the rotary key only, a tenth of the cache or less) is offered at easy only: above
+              # it the options sit within a factor √10 of the key, so only the slip made upwards was ever crossed, and
+              # it told the key's side
+              inverse="cached the rotary key only (left out the latent)" if d.level == 0 else None,
+              inverse_value=per_token(dr) if d.level == 0 else None),
     ]
+    if d.level == 1:
+        # issue 39: at medium (GB) the one slip that goes either way beside the rotary key's: 4 bytes per value (fp32)
+        # where the cache is bf16, or 1 (as for an int8 or fp8 cache); with no second such slip the view crossed a
+        # one-way slip, which told the key's side (78 %)
+        wrongs.append(Wrong("wrong_dtype_bytes", "used 4 bytes per value (fp32)", "The cache is bf16: 2 bytes per value.",
+                            2 * nbytes / div, inverse="used 1 byte per value (as for an int8 or fp8 cache)"))
     wrongs = [w for w in wrongs if w is not None]
     if unit == "GiB":
         wrongs.append(Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",

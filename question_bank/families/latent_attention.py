@@ -29,7 +29,12 @@ def kv_cache(d: Draw) -> Problem:
     # Levels (issue 12: disjoint, ordered): easy, DeepSeek-V2-Lite's own widths (d_c = 512, d_R = 64), one
     # sequence, in GB; medium, drawn widths (d_c = 256 or 1024, d_R = 32 or 64) and a batch of B > 1, in GB;
     # hard, the same in GiB (one unit conversion more to track, a note more in the solution).
-    for _ in range(300):
+    for attempt in range(3000):
+        if attempt % 150 == 0:
+            # issue 39: at medium, the answer's size drawn first, flat in log space (0.3 to about 250 GB, with a soft
+            # edge of 0.6 decades), and the length solved for it: a batch and a length drawn uniformly put most answers
+            # near the top of the range, where an option ×2 above was never the key
+            target = 10 ** (d.rng.uniform(-0.5, 1.8) + d.rng.uniform(0, 0.6))
         # issue 39: medium and hard draw any latent width that is a multiple of 64 from 128 to 1,024, rotary widths
         # of 32, 64 or 128, batches of 2 to 32 and lengths a multiple of 256 (two widths each and three batches gave
         # 341 distinct keys in 500 draws, which a test-wise student remembers)
@@ -41,8 +46,13 @@ def kv_cache(d: Draw) -> Problem:
         cfg = base.replace(kv_lora_rank=dc, qk_rope_head_dim=dr)
         B = 1 if d.level == 0 else d.rng.randint(2, 32)
         # issue 22: any length that is a multiple of 1,024 up to 128 Ki (four lengths gave 4 easy problems)
-        n = d.pick(tuple(range(1024, 131073, 1024 if d.level == 0 else 256)))
         unit = "GiB" if d.level == 2 else "GB"
+        if d.level == 1:
+            n = 256 * round(target * BYTE_UNITS[unit][0] / kv_cache_bytes_cfg(cfg, B, 256, "bf16"))
+            if not 1024 <= n <= 131072:
+                continue
+        else:
+            n = d.pick(tuple(range(1024, 131073, 1024 if d.level == 0 else 256)))
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
         value = nbytes / BYTE_UNITS[unit][0]
         if 0.01 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):

@@ -112,7 +112,10 @@ def matmul_bound(d: Draw) -> Problem:
     above = d.rng.random() < 0.5
 
     def us(t: float) -> str:
-        return f"{t * 1e6:.3g}"
+        # issue 39: the times in ms (0.0126 to 0.4), below every size the statement prints: in µs (12.6 to 400) they
+        # sat among the batch sizes of memory-bound draws (B of 16 to 100) and above those of compute-bound ones, so
+        # an option's distance to the nearest printed number told the verdict (easy 39 %)
+        return f"{t * 1e3:.3g}"
 
     # issue 22 (second round): boosted trees on the options' times found the verdict at hard (55 %, chance 25 %):
     # compute-bound shapes took longer than memory-bound ones. The smaller of the options' two times is now drawn in
@@ -176,7 +179,7 @@ def matmul_bound(d: Draw) -> Problem:
 
     def fmt(v: tuple[float, str]) -> str:
         tt, b = v
-        return f"{b.capitalize()}-bound, taking at least {shown(tt)} µs"
+        return f"{b.capitalize()}-bound, taking at least {shown(tt)} ms"
 
     wrongs = [
         Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
@@ -197,16 +200,16 @@ def matmul_bound(d: Draw) -> Problem:
     # them, so the solution leaves them out (B reaches 2048 here, not small beside D = 4096).
     result_steps(sol, [s for s in r.steps if not s.formula.startswith(("I ≈", "B* =", "B* ≈"))])
     sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**, "
-          f"and takes at least {shown(t)} µs.",
+          f"and takes at least {shown(t)} ms.",
           f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound, "
-          f"and takes at least {shown(t)} µs.")
+          f"and takes at least {shown(t)} ms.")
     ans = answer_text(key, options_text)
     sol.p(f"**Answer:** {ans}", f"Answer: {ans}")
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options_text,
                      misconceptions=mis,
                      given={"hw": hw, "batch": B, "d_in": D, "d_out": F, "bound": which, "intensity": I,
                             "critical_intensity": crit,
-                            "option_values": [[tt * 1e6, b] for tt, b in values]})  # µs, as the options show them
+                            "option_values": [[tt * 1e3, b] for tt, b in values]})  # ms, as the options show them
 
 
 @family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",

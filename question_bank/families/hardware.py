@@ -126,11 +126,13 @@ def matmul_bound(d: Draw) -> Problem:
         hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
         # issue 39: sizes drawn log-uniformly as multiples of 256 (D from 2,048 to 16,384, F to 28,672) and B as a
         # multiple of 16 from 16 to 4,096, so a shape and its times rarely repeat across draws
-        D = _log_multiple(d, 2048, 16384, 256)
+        # issue 39: at medium (square weights, one size fewer) D a multiple of 128 and B of 8: with the coarser steps its
+        # shapes repeated, and remembering which option texts had been keys scored 30 %
+        D = _log_multiple(d, 2048, 16384, 128 if d.level == 1 else 256)
         F = (_log_multiple(d, 2048, 28672, 256), D, _log_multiple(d, 2048, 28672, 256))[d.level]
         if d.level == 2 and F == D:
             continue
-        B = _log_multiple(d, 16, 4096, 16)
+        B = _log_multiple(d, 16, 4096, 8 if d.level == 1 else 16)
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
         t = float(r.breakdown["time_s"])

@@ -122,8 +122,18 @@ def matmul_bound(d: Draw) -> Problem:
     # one of four bands of log10(t/µs), 1.1 to 2.3, the same for both verdicts and for a key above or below the
     # slip, over wider sizes (D, F from 2,048 to 28,672).
     band = d.pick(range(4))  # (from 0.8 until I had to be 2x from I*: a compute-bound time under 12 µs is then rare)
-    for _ in range(3000):
-        hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+    # issue 39: at easy the bands start at 10^1.4 = 25 µs (from 12.6 µs, a compute-bound matmul reached the lowest band
+    # only on the TPU v5p, whose critical intensity is lowest: the band and the chip told the verdict); above easy a
+    # memory-bound square matmul (medium) never takes 200 µs on an H200, so the bands start at 12.6 µs as before
+    base = 1.4 if d.level == 0 else 1.1
+    for attempt in range(6000):
+        if d.level > 0 or attempt % 1500 == 0:
+            # issue 39: at easy the chip drawn before the shapes, and again only when 1,500 shapes gave none in the band:
+            # drawn with each shape, a chip whose critical intensity is low (TPU v5p, 166) met compute-bound shapes more
+            # often (171 of 237 easy draws) and one with a high one (v5e) memory-bound shapes, so the chip's figures in
+            # the statement told the verdict (easy 33 %); above easy (GPUs) with each shape, as before (a memory-bound
+            # square matmul reaches the top band only on the A100)
+            hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
         # issue 39: sizes drawn log-uniformly as multiples of 256 (D from 2,048 to 16,384, F to 28,672) and B as a
         # multiple of 16 from 16 to 4,096, so a shape and its times rarely repeat across draws
         # issue 39: at medium (square weights, one size fewer) D a multiple of 128 and B of 8: with the coarser steps its
@@ -159,7 +169,7 @@ def matmul_bound(d: Draw) -> Problem:
         # time alone put a slip outside the range in a fifth of the draws, and a time outside it was never the key
         slips = [w for w in slips if us(float(w.value.breakdown["time_s"])) != us(t)
                  and (float(w.value.breakdown["time_s"]) > t) == above
-                 and 1.1 + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < 1.4 + 0.3 * band]
+                 and base + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < base + 0.3 * (band + 1)]
         if slips:
             break
     else:  # never met: every (verdict, band) pair is reachable at every level (tests: 1,000 seeds)

@@ -188,7 +188,7 @@ def test_matmul_bound_times_do_not_tell_the_verdict():
             p = FAMILIES["hardware.matmul_bound"].generate(s, diff)
             (ci,) = p.key.correct
             times = sorted({v[0] for v in p.given["option_values"]})
-            assert 0.8 <= math.log10(times[0] * 1e3) < 2.3, p.id  # in µs (the options print ms)
+            assert 0.8 <= math.log10(times[0] * 1e3) < 2.6, p.id  # in µs (the options print ms; easy's bands to 2.6)
             ts[p.given["bound"]].append(math.log10(p.given["option_values"][ci][0]))
             low_is_key += p.given["option_values"][ci][0] == times[0]
         assert abs(statistics.median(ts["memory"]) - statistics.median(ts["compute"])) < 0.35, diff
@@ -262,3 +262,18 @@ def test_matmul_bound_times_sit_apart_from_the_printed_sizes():
             for o in p.options_text:
                 t = float(o.split("least ")[1].split(" ")[0])
                 assert math.log10(smallest) - math.log10(t) >= 1, (p.id, o)
+
+
+def test_matmul_bound_easy_chip_does_not_tell_the_verdict():
+    """issue 39: at easy each TPU's keys are compute-bound in 35-65 % of its draws. With the chip drawn again with every
+    shape, the v5p (critical intensity 166) held 171 of its 237 draws compute-bound and the v5e 28 of 128, and the
+    chip's figures in the statement told the verdict (boosted trees 33 %)."""
+    from collections import Counter
+
+    got, n = Counter(), Counter()
+    for s in range(300):
+        g = FAMILIES["hardware.matmul_bound"].generate(s, "easy").given
+        n[g["hw"]] += 1
+        got[g["hw"]] += g["bound"] == "compute"
+    for hw in n:
+        assert 0.35 <= got[hw] / n[hw] <= 0.65, (hw, got[hw], n[hw])

@@ -51,7 +51,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'counting.params_lora': ('counting_params', 'counting', ('integer',), ('easy', 'medium', 'hard'), ('parameters', 'lora', 'fine-tuning'), ''),
     'counting.params_kv_proj': ('counting_params', 'counting', ('integer',), ('easy', 'medium', 'hard'), ('parameters', 'mqa', 'gqa'), ''),
     'scaling.chinchilla': ('counting_scaling', 'scaling', ('nat',), ('easy', 'medium', 'hard'), ('scaling-laws', 'chinchilla', '6ND'), ''),
-    'hardware.matmul_bound': ('hardware', 'hardware', ('mcq',), ('medium', 'hard'), ('roofline', 'arithmetic-intensity', 'hardware'), ''),
+    'hardware.matmul_bound': ('hardware', 'hardware', ('mcq',), ('easy', 'medium', 'hard'), ('roofline', 'arithmetic-intensity', 'hardware'), ''),
     'hardware.critical_intensity': ('hardware', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('roofline', 'critical-intensity', 'hardware'), ''),
     'hardware.decode_step': ('hardware', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('inference', 'decode', 'kv-cache', 'memory-bound'), ''),
     'hardware.gpu_days': ('hardware', 'hardware', ('nat',), ('easy', 'medium', 'hard'), ('training', 'mfu', '6ND', 'hardware'), ''),

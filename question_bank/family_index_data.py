@@ -155,7 +155,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'training.fit_3d_mcq': ('precision_scale', 'parallelism', ('mcq',), (), ('3d-parallelism', 'zero', 'sequence-parallelism', '1f1b', 'memory', 'numeric-mcq'), 'training.fit_3d'),
     'precision.fp8_memory_mcq': ('precision_scale', 'quantisation', ('mcq',), (), ('fp8', 'mixed-precision', 'memory', 'zero', 'training', 'numeric-mcq'), 'precision.fp8_memory'),
     'quantisation.ggml_bytes_mcq': ('quantisation', 'quantisation', ('mcq',), (), ('quantisation', 'gguf', 'memory', 'numeric-mcq'), 'quantisation.ggml_bytes'),
-    'quantisation.group_int4_mcq': ('quantisation', 'quantisation', ('mcq',), (), ('quantisation', 'gptq', 'awq', 'memory', 'numeric-mcq'), 'quantisation.group_int4'),
+    'quantisation.group_int4_mcq': ('quantisation', 'quantisation', ('mcq',), ('hard',), ('quantisation', 'gptq', 'awq', 'memory', 'numeric-mcq'), 'quantisation.group_int4'),
     'quantisation.kv_int8_mcq': ('quantisation', 'quantisation', ('mcq',), (), ('quantisation', 'kv-cache', 'memory', 'numeric-mcq'), 'quantisation.kv_int8'),
     'softmax.temperature_mcq': ('scaling', 'attention', ('mcq',), (), ('softmax', 'temperature', 'sampling', 'numeric-mcq'), 'softmax.temperature'),
     'serving.max_batch_mcq': ('serving', 'serving', ('mcq',), (), ('serving', 'kv-cache', 'hbm', 'batch', 'numeric-mcq'), 'serving.max_batch'),

@@ -55,3 +55,10 @@ def test_latent_rotary_key_at_most_a_fifth(level):
     assert ("latent_twice", "reversed") not in got
     if level == "medium":
         assert ("wrong_dtype_bytes", "reversed") in got and ("wrong_dtype_bytes", "own") in got
+
+
+def test_window_medium_crosses_two_slips_that_go_either_way():
+    """At medium (GB) the unit slip (2³⁰ for 10⁹) goes either way beside the factor 2 of K and V, so the view never
+    needs the one-way window slips, which told the key's side (53 %)."""
+    got = _slips("window.kv_cache_mcq", "medium")
+    assert {("gib_for_gb", "own"), ("gib_for_gb", "reversed"), ("forgot_k_and_v", "own"), ("forgot_k_and_v", "reversed")} <= got

@@ -166,7 +166,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'training.fsdp_overlap_mcq': ('low_precision', 'parallelism', ('mcq',), (), ('fsdp', 'zero-3', 'all-gather', 'overlap', 'communication', 'numeric-mcq'), 'training.fsdp_overlap'),
     'serving.disaggregation_mcq': ('attention_systems', 'serving', ('mcq',), (), ('serving', 'disaggregation', 'kv-cache', 'interconnect', 'numeric-mcq'), 'serving.disaggregation'),
     'moe.active_params_mcq': ('moe', 'counting', ('mcq',), (), ('moe', 'parameters', 'active-parameters', 'numeric-mcq'), 'moe.active_params'),
-    'window.kv_cache_mcq': ('sliding_window', 'counting', ('mcq',), (), ('memory', 'kv-cache', 'sliding-window', 'mistral', 'gemma', 'numeric-mcq'), 'window.kv_cache'),
+    'window.kv_cache_mcq': ('sliding_window', 'counting', ('mcq',), ('medium',), ('memory', 'kv-cache', 'sliding-window', 'mistral', 'gemma', 'numeric-mcq'), 'window.kv_cache'),
     'parallel.mfu_with_recompute_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('mfu', 'hfu', 'recomputation', 'training', 'numeric-mcq'), 'parallel.mfu_with_recompute'),
     'counting.flops_attention_mcq': ('counting_flops', 'counting', ('mcq',), (), ('flops', 'attention', 'macs', 'numeric-mcq'), 'counting.flops_attention'),
     'counting.params_ffn_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'ffn', 'swiglu', 'numeric-mcq'), 'counting.params_ffn'),

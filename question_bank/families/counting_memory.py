@@ -68,6 +68,8 @@ def attention_memory(d: Draw) -> Problem:
         value = nbytes / BYTE_UNITS[unit][0]
         if safe_for_rounding(value, 2, 0.1):
             break
+    else:  # never met (none in 2,000 seeds per level): a draw's figures and its key always belong together
+        raise RuntimeError(f"attention_memory: no draw in 3000 tries at level {d.level}")
     div = BYTE_UNITS[unit][0]
     other_dtype = "fp16" if dtype == "fp32" else "fp32"
     # issue 38: each mistake's inverse, a mistake of its own (its value the mirror k²/v: the same factor the other way)
@@ -141,6 +143,8 @@ def kv_cache(d: Draw) -> Problem:
         value = nbytes / BYTE_UNITS[unit][0]
         if safe_for_rounding(value, 2, 0.1):
             break
+    else:  # never met (none in 2,000 seeds per level): a draw's figures and its key always belong together
+        raise RuntimeError(f"kv_cache: no draw in 3000 tries at level {d.level}")
     div = BYTE_UNITS[unit][0]
     wrongs = [
         Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both the keys AND the values are cached: a factor 2.",

@@ -57,6 +57,8 @@ def kv_cache(d: Draw) -> Problem:
         value = nbytes / BYTE_UNITS[unit][0]
         if 0.01 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
             break
+    else:  # never met (none in 2,000 seeds per level): a draw's figures and its key always belong together
+        raise RuntimeError(f"latent.kv_cache: no draw in 3000 tries at level {d.level}")
     L, h, dh, div = cfg.n_layers, cfg.n_heads, cfg.head_dim, BYTE_UNITS[unit][0]
 
     def per_token(width: int) -> float:

@@ -574,7 +574,9 @@ def gated_figures(L: Learned) -> list[tuple[float, str, int]]:
       and the learners on the draws whose key the other half never had as a key.
     - Options that are sentences: remembering a right statement is knowing it, so key-pool memory is
       left out; the best other attacker on every held-out draw, unless the right statements repeat
-      (then the learners on held-out right statements), and the learners on unseen keys."""
+      (then the learners on held-out right statements, and the answer-blind rules of :data:`RULES`
+      on every held-out draw: picking the option whose symbol the statement names learns nothing, so
+      a repeated right statement is no excuse for it), and the learners on unseen keys."""
     out: list[tuple[float, str, int]] = []
     if L.numeric:
         out.append((L.rate, f"the best attacker ({L.model}) on held-out draws", L.n))
@@ -584,6 +586,10 @@ def gated_figures(L: Learned) -> list[tuple[float, str, int]]:
         out.append((rest[name], f"the best attacker ({name}) on held-out draws", L.n))
     else:
         out.append((L.unseen_rate, "a learned attacker on draws whose right statement it never saw", L.unseen_n))
+        rules = {k: v for k, v in L.attackers.items() if k in RULES}
+        if rules:
+            name = max(rules, key=lambda k: rules[k])
+            out.append((rules[name], f"the best answer-blind rule ({name}) on held-out draws", L.n))
     if L.unseen_key_rate is not None:
         out.append((L.unseen_key_rate, "a learned attacker on draws whose key it never saw as a key", L.unseen_key_n))
     return out

@@ -81,11 +81,14 @@ def kv_cache(d: Draw) -> Problem:
               inverse_value=per_token(dr) if d.level == 0 else None),
     ]
     if d.level == 1:
-        # issue 39: at medium (GB) the one slip that goes either way beside the rotary key's: 4 bytes per value (fp32)
-        # where the cache is bf16, or 1 (as for an int8 or fp8 cache); with no second such slip the view crossed a
-        # one-way slip, which told the key's side (78 %)
+        # issue 39: at medium (GB) two slips that go either way beside the rotary key's: 4 bytes per value (fp32)
+        # where the cache is bf16, or 1 (as for an int8 or fp8 cache), and 2^30 for 10^9 (GiB for GB) or the other way:
+        # with no second such slip the view crossed a one-way slip, which told the key's side (78 %); with the bytes
+        # alone beside the rotary key (whose two ways, d_c and d_c + 2 d_R, are not one factor) 30 %
         wrongs.append(Wrong("wrong_dtype_bytes", "used 4 bytes per value (fp32)", "The cache is bf16: 2 bytes per value.",
                             2 * nbytes / div, inverse="used 1 byte per value (as for an int8 or fp8 cache)"))
+        wrongs.append(Wrong("gib_for_gb", "divided by 2^30 (GiB) where GB was asked", "1 GB is 10^9 bytes.", nbytes / 2**30,
+                            inverse="converted GiB to GB twice (the factor 2³⁰/10⁹ once too often)"))
     wrongs = [w for w in wrongs if w is not None]
     if unit == "GiB":
         wrongs.append(Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.",

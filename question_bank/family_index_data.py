@@ -143,7 +143,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'hardware.min_chips_mcq': ('hardware', 'hardware', ('mcq',), (), ('inference', 'quantisation', 'memory', 'hardware', 'numeric-mcq'), 'hardware.min_chips'),
     'hardware.kaplan_forward_mcq': ('hardware_training', 'hardware', ('mcq',), (), ('flops', 'scaling-laws', 'scaling', 'kaplan', 'long-context', 'numeric-mcq'), 'hardware.kaplan_forward'),
     'hardware.activation_memory_mcq': ('hardware_training', 'hardware', ('mcq',), (), ('training', 'memory', 'activations', 'recomputation', 'numeric-mcq'), 'hardware.activation_memory'),
-    'latent.kv_cache_mcq': ('latent_attention', 'counting', ('mcq',), ('hard',), ('memory', 'kv-cache', 'mla', 'deepseek', 'numeric-mcq'), 'latent.kv_cache'),
+    'latent.kv_cache_mcq': ('latent_attention', 'counting', ('mcq',), ('medium', 'hard'), ('memory', 'kv-cache', 'mla', 'deepseek', 'numeric-mcq'), 'latent.kv_cache'),
     'training.lr_schedule_mcq': ('low_precision', 'pretraining', ('mcq',), ('medium',), ('learning-rate', 'warmup', 'cosine', 'schedule', 'numeric-mcq'), 'training.lr_schedule'),
     'training.grad_accum_bubble_mcq': ('low_precision', 'parallelism', ('mcq',), ('medium',), ('gradient-accumulation', 'pipeline', 'bubble', 'micro-batch', 'numeric-mcq'), 'training.grad_accum_bubble'),
     'precision.block_bytes_mcq': ('low_precision', 'quantisation', ('mcq',), (), ('mxfp4', 'nvfp4', 'block-scaling', 'memory', 'numeric-mcq'), 'precision.block_bytes'),

@@ -102,7 +102,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "context.ulysses": ('easy', 'medium', 'hard'),
     "counting.flops_forward": ('medium', 'hard'),
     "counting.flops_training": ('hard',),
-    "counting.attention_memory": ('easy', 'hard'),
+    "counting.attention_memory": ("easy", "medium", "hard"),  # issue 39: medium too, once its answers were spread flat in log space
     "counting.kv_cache": ('easy',),
     "counting.params_mha": ('easy', 'medium', 'hard'),
     "counting.params_layer": ('medium',),
@@ -137,7 +137,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "training.fsdp_overlap": ('easy',),  # left out: medium: at 200 draws boosted trees 52 %; hard: at 100 draws memorised easy answers 65 %
     "serving.disaggregation": ('easy', 'medium'),  # left out: hard: at 200 draws boosted trees 46 % of 100 held-out draws
     "moe.active_params": ('hard',),
-    "window.kv_cache": ('hard',),
+    "window.kv_cache": ("medium", "hard"),  # issue 39: medium too, once a second slip there went either way
     "parallel.mfu_with_recompute": ('hard',),  # left out: easy: at 200 draws boosted trees 49 %; medium: at 100 draws 72 % (the MFU key sits in a narrow band and the x2 slips leave it)
     "counting.flops_attention": ('easy', 'medium', 'hard'),
     "counting.params_ffn": ('medium', 'hard'),  # left out: easy: at 200 draws boosted trees 48 % of 100 held-out draws

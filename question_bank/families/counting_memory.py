@@ -14,12 +14,18 @@ mixed-precision Adam holds 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (ZeRO §3.
 
 from __future__ import annotations
 
+import math
+
 from question_bank.families.counting_common import BYTE_UNITS, OTHER_UNIT, big, tokens_text
 from question_bank.family import Draw, Wrong, family, keep_distinct
 from question_bank.grading import answer_text, nat_key, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
+#: issue 39: the decades (log10 of the answer in the statement's unit) over which each level's answer is spread,
+#: before a soft upper edge of 0.6 decades: easy 0.1 to about 250 GiB, medium 1 to about 8,000, hard 3 to about 80,000
+#: (all the scores of every layer, the memory that fused attention never materialises).
+_ATT_DECADES = ((-1.0, 1.8), (0.0, 3.3), (0.5, 4.3))
 _BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp8": 1}
 _DTYPE_WORD = {"fp32": "fp32 (4 bytes)", "fp16": "fp16 (2 bytes)", "bf16": "bf16 (2 bytes)", "int8": "int8 (1 byte)"}
 
@@ -38,24 +44,32 @@ def attention_memory(d: Draw) -> Problem:
     """One layer's scores: B·h·n²·bytes per element (the n × n matrix of every head and sequence)."""
     from solver.counting.memory import attention_scores_bytes
 
-    for _ in range(300):
-        # issue 22: more batches, head counts and lengths at easy and medium (easy held 40 distinct problems in
-        # 1,000 draws); hard draws as before (the README's transcript shows hard/44272)
-        # issue 39: any batch up to 64, any even head count up to 64 and any length in the level's range (a few of
-        # each gave 39 distinct easy keys in 200 draws; lengths a multiple of 128 left a GiB key with a short binary
-        # fraction, "472.50", beside GB slips that have none)
+    # Levels (issue 12: disjoint, ordered): easy, n from 1024 to 4096 in GiB; medium, n from 8192 to 16384 in GB or
+    # GiB (larger numbers, either unit); hard, every layer of the model (× L).
+    n_lo, n_hi = ((1024, 4096), (8192, 16384), (2048, 16384))[d.level]
+    for attempt in range(3000):
+        if attempt % 150 == 0:
+            # issue 39: the answer's size drawn first, flat in log space over the decades the level's figures reach
+            # (with a soft edge of 0.6 decades), and the length n solved for it: with every figure drawn uniformly the
+            # answers piled up at the top of their range (a product of uniform draws), so that an option ×2 above
+            # the largest answers was never the key, and a test-wise student picked by size alone (30 % easy)
+            target = 10 ** (d.rng.uniform(*_ATT_DECADES[d.level]) + d.rng.uniform(0, 0.6))
+        # issue 22: more batches, head counts and lengths at easy and medium; issue 39: any batch up to 64, any even
+        # head count up to 64 and any length in the level's range
         batch = d.rng.randint(1, 64) if d.level < 2 else d.rng.randint(2, 64)
         h = d.pick(tuple(range(4, 65, 2)))
-        # Levels (issue 12: disjoint, ordered): easy, n up to 4096 in GiB; medium, n from 8192 to 16384 in GB or
-        # GiB (larger numbers, either unit); hard, every layer of the model (× L).
-        n = d.rng.randint(*((1024, 4096), (8192, 16384), (2048, 16384))[d.level])
         dtype = d.pick(("fp32", "fp16") if d.level == 0 else ("fp32", "fp16", "bf16"))
         layers = d.rng.randint(6, 96) if d.level == 2 else 1
         unit = d.pick(("GB", "GiB") if d.level else ("GiB",))
+        n = round(math.sqrt(target * BYTE_UNITS[unit][0] / (layers * batch * h * _BYTES[dtype])))
+        if not n_lo <= n <= n_hi:
+            continue
         nbytes = layers * attention_scores_bytes(batch, h, n, dtype)
         value = nbytes / BYTE_UNITS[unit][0]
-        if 0.1 <= value < 10_000 and safe_for_rounding(value, 2, 0.1):
+        if safe_for_rounding(value, 2, 0.1):
             break
+    else:  # never met (none in 2,000 seeds per level): a draw's figures and its key always belong together
+        raise RuntimeError(f"attention_memory: no draw in 3000 tries at level {d.level}")
     div = BYTE_UNITS[unit][0]
     other_dtype = "fp16" if dtype == "fp32" else "fp32"
     # issue 38: each mistake's inverse, a mistake of its own (its value the mirror k²/v: the same factor the other way)
@@ -103,25 +117,34 @@ def kv_cache(d: Draw) -> Problem:
     from solver.counting.memory import kv_cache_bytes
     from solver.counting.presets import get_preset
 
-    for _ in range(300):
+    easy_models = ("llama2-7b", "gpt3-6.7b", "llama2-13b")
+    for attempt in range(3000):
+        if attempt % 150 == 0:
+            # issue 39: the answer's size drawn first, flat in log space (0.3 GB to about 1 TB, with a soft edge of
+            # 0.6 decades), and the length n solved for it: a batch and a length drawn uniformly put most answers near
+            # the top of the range, where an option ×2 above was never the key (34 % easy by size alone)
+            target = 10 ** (d.rng.uniform(-0.5, 2.4) + d.rng.uniform(0, 0.6))
         # Levels (issue 12: disjoint, ordered): easy, an MHA model of 7-13B in fp16/bf16; medium, the other
         # presets (most with GQA: h_kv < h to track) in fp16/bf16; hard, any of them with an int8 cache.
-        easy_models = ("llama2-7b", "gpt3-6.7b", "llama2-13b")
         name = d.pick((easy_models, tuple(m for m in _KV_PRESETS if m not in easy_models), _KV_PRESETS)[d.level])
         cfg = get_preset(name).config
         L, h, kv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.head_dim
         # issue 39: any batch up to 64 and any length from 512 to 32,768 (three batches and four
         # lengths gave 17 distinct easy keys in 200 draws)
         batch = d.rng.randint(1, 64)
-        n = d.rng.randint(512, 32768)
         dtype = "int8" if d.level == 2 else d.pick(("fp16", "bf16"))
         unit = d.pick(("GB", "GiB"))
+        n = round(target * BYTE_UNITS[unit][0] / kv_cache_bytes(L, batch, 1, kv, dh, dtype))
+        if not 512 <= n <= 32768:
+            continue
         W = cfg.sliding_window  # issue 10: a windowed model (Mistral 7B) keeps min(n, W) positions per layer
         held = min(n, W) if W else n
         nbytes = kv_cache_bytes(L, batch, held, kv, dh, dtype)
         value = nbytes / BYTE_UNITS[unit][0]
-        if 0.1 <= value < 100_000 and safe_for_rounding(value, 2, 0.1):
+        if safe_for_rounding(value, 2, 0.1):
             break
+    else:  # never met (none in 2,000 seeds per level): a draw's figures and its key always belong together
+        raise RuntimeError(f"kv_cache: no draw in 3000 tries at level {d.level}")
     div = BYTE_UNITS[unit][0]
     wrongs = [
         Wrong("forgot_k_and_v", "forgot the factor 2 for K and V", "Both the keys AND the values are cached: a factor 2.",

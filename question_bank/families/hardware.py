@@ -112,22 +112,37 @@ def matmul_bound(d: Draw) -> Problem:
     above = d.rng.random() < 0.5
 
     def us(t: float) -> str:
-        return f"{t * 1e6:.3g}"
+        # issue 39: the times in ms (0.0126 to 0.4), below every size the statement prints: in µs (12.6 to 400) they
+        # sat among the batch sizes of memory-bound draws (B of 16 to 100) and above those of compute-bound ones, so
+        # an option's distance to the nearest printed number told the verdict (easy 39 %)
+        return f"{t * 1e3:.3g}"
 
     # issue 22 (second round): boosted trees on the options' times found the verdict at hard (55 %, chance 25 %):
     # compute-bound shapes took longer than memory-bound ones. The smaller of the options' two times is now drawn in
     # one of four bands of log10(t/µs), 1.1 to 2.3, the same for both verdicts and for a key above or below the
     # slip, over wider sizes (D, F from 2,048 to 28,672).
     band = d.pick(range(4))  # (from 0.8 until I had to be 2x from I*: a compute-bound time under 12 µs is then rare)
-    for _ in range(3000):
-        hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
+    # issue 39: at easy the bands start at 10^1.4 = 25 µs (from 12.6 µs, a compute-bound matmul reached the lowest band
+    # only on the TPU v5p, whose critical intensity is lowest: the band and the chip told the verdict); above easy a
+    # memory-bound square matmul (medium) never takes 200 µs on an H200, so the bands start at 12.6 µs as before
+    base = 1.4 if d.level == 0 else 1.1
+    for attempt in range(6000):
+        if d.level > 0 or attempt % 1500 == 0:
+            # issue 39: at easy the chip drawn before the shapes, and again only when 1,500 shapes gave none in the band:
+            # drawn with each shape, a chip whose critical intensity is low (TPU v5p, 166) met compute-bound shapes more
+            # often (171 of 237 easy draws) and one with a high one (v5e) memory-bound shapes, so the chip's figures in
+            # the statement told the verdict (easy 33 %); above easy (GPUs) with each shape, as before (a memory-bound
+            # square matmul reaches the top band only on the A100)
+            hw = d.pick(("tpu-v5e", "tpu-v5p", "tpu-v4") if d.level == 0 else ("a100-80gb", "h100-sxm", "h200"))
         # issue 39: sizes drawn log-uniformly as multiples of 256 (D from 2,048 to 16,384, F to 28,672) and B as a
         # multiple of 16 from 16 to 4,096, so a shape and its times rarely repeat across draws
-        D = _log_multiple(d, 2048, 16384, 256)
+        # issue 39: at medium (square weights, one size fewer) D a multiple of 128 and B of 8: with the coarser steps its
+        # shapes repeated, and remembering which option texts had been keys scored 30 %
+        D = _log_multiple(d, 2048, 16384, 128 if d.level == 1 else 256)
         F = (_log_multiple(d, 2048, 28672, 256), D, _log_multiple(d, 2048, 28672, 256))[d.level]
         if d.level == 2 and F == D:
             continue
-        B = _log_multiple(d, 16, 4096, 16)
+        B = _log_multiple(d, 16, 4096, 8 if d.level == 1 else 16)
         r = matmul(B, D, F, dtype="bf16", chip=resolved_chip(hw))
         I, crit = float(r.breakdown["intensity"]), float(r.breakdown["critical_intensity"])
         t = float(r.breakdown["time_s"])
@@ -154,7 +169,7 @@ def matmul_bound(d: Draw) -> Problem:
         # time alone put a slip outside the range in a fifth of the draws, and a time outside it was never the key
         slips = [w for w in slips if us(float(w.value.breakdown["time_s"])) != us(t)
                  and (float(w.value.breakdown["time_s"]) > t) == above
-                 and 1.1 + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < 1.4 + 0.3 * band]
+                 and base + 0.3 * band <= math.log10(min(t, float(w.value.breakdown["time_s"])) * 1e6) < base + 0.3 * (band + 1)]
         if slips:
             break
     else:  # never met: every (verdict, band) pair is reachable at every level (tests: 1,000 seeds)
@@ -176,7 +191,7 @@ def matmul_bound(d: Draw) -> Problem:
 
     def fmt(v: tuple[float, str]) -> str:
         tt, b = v
-        return f"{b.capitalize()}-bound, taking at least {shown(tt)} µs"
+        return f"{b.capitalize()}-bound, taking at least {shown(tt)} ms"
 
     wrongs = [
         Wrong("bandwidth_compute_confusion", "confused memory-bound with compute-bound",
@@ -197,16 +212,16 @@ def matmul_bound(d: Draw) -> Problem:
     # them, so the solution leaves them out (B reaches 2048 here, not small beside D = 4096).
     result_steps(sol, [s for s in r.steps if not s.formula.startswith(("I ≈", "B* =", "B* ≈"))])
     sol.p(f"$I = {I:.1f}$ is {'below' if I < crit else 'above'} $I^* = {crit:.1f}$: the matmul is **{which}-bound**, "
-          f"and takes at least {shown(t)} µs.",
+          f"and takes at least {shown(t)} ms.",
           f"I = {I:.1f} is {'below' if I < crit else 'above'} I* = {crit:.1f}: the matmul is {which}-bound, "
-          f"and takes at least {shown(t)} µs.")
+          f"and takes at least {shown(t)} ms.")
     ans = answer_text(key, options_text)
     sol.p(f"**Answer:** {ans}", f"Answer: {ans}")
     return d.problem(type="mcq", statement=st, key=key, solution=sol, options=options, options_text=options_text,
                      misconceptions=mis,
                      given={"hw": hw, "batch": B, "d_in": D, "d_out": F, "bound": which, "intensity": I,
                             "critical_intensity": crit,
-                            "option_values": [[tt * 1e6, b] for tt, b in values]})  # µs, as the options show them
+                            "option_values": [[tt * 1e3, b] for tt, b in values]})  # ms, as the options show them
 
 
 @family("hardware.critical_intensity", topic="hardware", title="Critical intensity and critical batch of a chip",

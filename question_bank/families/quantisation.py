@@ -95,8 +95,12 @@ def group_int4(d: Draw) -> Problem:
             continue
         flat = float(r.breakdown["code_bytes"]) / 2**20
         wrongs = [
+            # issue 39: not mirrored at hard, where the g_idx slip goes either way too: the scales' share of the bytes
+            # is one of three fixed fractions (one per group size), and k·(1 + s) one way against k·(1 − s) the other
+            # told which way the slip went
             Wrong("no_scales", "counted the 4-bit codes only", "Every group also stores a scale and a zero point.", flat,
-                  inverse="counted everything beside the codes twice", inverse_value=2 * value - flat),
+                  inverse="counted everything beside the codes twice" if not g_idx else None,
+                  inverse_value=2 * value - flat if not g_idx else None),
             Wrong("no_zeros", "forgot the zero points", "Asymmetric quantisation stores a zero point per group beside the scale.",
                   float(r.answer - r.breakdown["zero_bytes"]) / 2**20, inverse="counted the zero points twice",
                   inverse_value=float(r.answer + r.breakdown["zero_bytes"]) / 2**20),

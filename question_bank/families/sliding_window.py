@@ -62,7 +62,12 @@ def kv_cache(d: Draw) -> Problem:
               inverse="counted K and V twice each (a factor 4)"),
         Wrong("gb_for_gib", "divided by 10^9 (GB) where GiB was asked", "1 GiB is 2^30 bytes.", nbytes / 10**9,
               inverse="converted GB to GiB twice (the factor 10⁹/2³⁰ once too often)")
-        if unit == "GiB" else None,
+        if unit == "GiB" else
+        # issue 39: at medium (GB) the unit slip the other way, so that two slips go either way (with the factor 2 of K
+        # and V alone the view crossed a one-way slip, the window ignored, which told the key's side: 53 %)
+        Wrong("gib_for_gb", "divided by 2^30 (GiB) where GB was asked", "1 GB is 10^9 bytes.", nbytes / 2**30,
+              inverse="converted GiB to GB twice (the factor 2³⁰/10⁹ once too often)")
+        if d.level == 1 else None,
     ]
     key = nat_key(value, 2, unit=unit)
     layers = (f"every one of its $L = {L}$ layers uses a sliding window of $W = {W}$" if not every else

@@ -371,19 +371,22 @@ def test_pin_attention_vs_rnn():
 
 
 def test_pin_attention_memory():
-    """B = 43, h = 12, n = 3074, fp16 (issue 39: any batch up to 64, even head counts, any length up to 4096):
-    43·12·3074²·2 = 516 × 9,449,476 × 2 = 9,751,859,232 bytes = 9.08 GiB (9.75 GB)."""
+    """B = 21, h = 14, n = 1231, fp32 (issue 39: the answer's size drawn first, the length solved for it):
+    21·14·1231²·4 = 294 × 1,515,361 × 4 = 1,782,064,536 bytes = 1.66 GiB (1.78 GB); in fp16 half, 0.83."""
     p = easy("counting.attention_memory")
-    assert (p.given["batch"], p.given["n_heads"], p.given["seq"], p.given["dtype"]) == (43, 12, 3074, "fp16")
-    assert grade(p, 9.08).correct and "gb_vs_gib" in grade(p, 9.75).misconception.id.split("+")
+    assert (p.given["batch"], p.given["n_heads"], p.given["seq"], p.given["dtype"]) == (21, 14, 1231, "fp32")
+    assert grade(p, 1.66).correct and "gb_vs_gib" in grade(p, 1.78).misconception.id.split("+")
+    assert "wrong_dtype_bytes" in grade(p, 0.83).misconception.id.split("+")
 
 
 def test_pin_kv_cache():
-    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 52, n = 6694 (issue 39: any batch up to 64, any length from 512
-    to 32,768), bf16: 2·40·52·6694·40·128·2 = 285,153,689,600 bytes = 265.57 GiB; K only 132.79."""
+    """Llama 2 13B: L = 40, 40 K/V heads × 128, B = 37, n = 14,948 (issue 39: the answer's size drawn first, the
+    length solved for it), bf16: 2·40·37·14948·40·128·2 = 44,246,080 × 10,240 = 453,079,859,200 bytes
+    = 421.96 GiB (453.08 GB); K only 210.98."""
     p = easy("counting.kv_cache")
-    assert (p.given["preset"], p.given["batch"], p.given["seq"], p.given["unit"]) == ("llama2-13b", 52, 6694, "GiB")
-    assert grade(p, 265.57).correct and "forgot_k_and_v" in grade(p, 132.79).misconception.id.split("+")
+    assert (p.given["preset"], p.given["batch"], p.given["seq"], p.given["unit"]) == ("llama2-13b", 37, 14948, "GiB")
+    assert grade(p, 421.96).correct and "forgot_k_and_v" in grade(p, 210.98).misconception.id.split("+")
+    assert "gb_vs_gib" in grade(p, 453.08).misconception.id.split("+")
 
 
 def test_pin_training_memory():

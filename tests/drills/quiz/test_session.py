@@ -92,6 +92,7 @@ def predict(catalogue: Catalogue, tmp: Path, opts: QuizOptions) -> list:
 def find_session(catalogue: Catalogue, tmp: Path, ptype: str):
     """A seed (and difficulty) whose first problem of ``ptype`` is single-part with a
     misconception: (opts, [first, second])."""
+    fallback = None
     for difficulty in (None, "hard", "medium", "easy"):
         for seed in range(40):
             opts = QuizOptions(type=ptype, difficulty=difficulty, count=2, seed=seed)
@@ -99,6 +100,12 @@ def find_session(catalogue: Catalogue, tmp: Path, ptype: str):
             first = problems[0]
             if not first.parts and first.misconceptions:
                 return opts, problems
+            if fallback is None and not first.parts and ptype == "msq":
+                fallback = opts, problems
+    # the offered MSQ levels name no mistake of their own (the one that did, complexity.attention_variants
+    # hard, is withdrawn): a wrong set without a name is asked instead
+    if fallback is not None:
+        return fallback
     pytest.fail(f"no {ptype} problem with a misconception in the bank")
 
 
@@ -117,8 +124,12 @@ def cli_args(opts: QuizOptions, data: Path) -> list[str]:
 def test_scripted_quiz_per_type(ptype, catalogue, tmp_path):
     opts, (first, second) = find_session(catalogue, tmp_path, ptype)
     assert first.type == ptype
-    mis = first.misconceptions[0]
-    mis_text = text_for(first.key, mis.value)
+    mis = first.misconceptions[0] if first.misconceptions else None
+    if mis is not None:
+        mis_text = text_for(first.key, mis.value)
+    else:  # an MSQ with one option's verdict wrong
+        wrong = set(first.key.correct) ^ {0}
+        mis_text = text_for(first.key, wrong or set(first.key.correct) ^ {1})
     bad = UNREADABLE[ptype]
     script = [bad, mis_text, *right_lines(second)]
     data = tmp_path / "data"
@@ -129,8 +140,9 @@ def test_scripted_quiz_per_type(ptype, catalogue, tmp_path):
     assert out.count("nothing counted; answer again") == 1
     assert out.index(f"answer> {bad}\n") < out.index("nothing counted") < out.index(f"answer> {mis_text}\n")
     # the misconception is diagnosed by id and its feedback shown
-    assert f"[{mis.id}]" in out
-    assert mis.feedback in out
+    if mis is not None:
+        assert f"[{mis.id}]" in out
+        assert mis.feedback in out
     assert "Worked solution:" in out  # after the wrong answer
     assert "Session over: 1 of 2 right" in out
     with ProgressStore.open(data) as store:
@@ -139,7 +151,10 @@ def test_scripted_quiz_per_type(ptype, catalogue, tmp_path):
     assert all(r["answer"] != bad for r in rows)
     r = rows[0]
     assert (r["problem_id"], r["type"], r["answer"], r["correct"]) == (first.id, ptype, mis_text, 0)
-    assert r["misconception"] == mis.id and r["misconception_label"] == mis.label
+    if mis is not None:
+        assert r["misconception"] == mis.id and r["misconception_label"] == mis.label
+    else:
+        assert r["misconception"] is None
     assert r["seed"] == first.seed and r["family"] == first.family
     assert r["time_ms"] is not None and r["time_ms"] >= 0
     assert r["rating"] == 1  # wrong: Again

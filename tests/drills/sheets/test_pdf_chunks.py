@@ -18,13 +18,32 @@ from drills.sheets import pdf_chunks as pc
 from drills.sheets.pdf import compile_typst, typst_pieces, typst_source
 from drills.sheets.select import select_problems
 
-BUDGET = 18_000  # this sheet: 3 chunks, each cut where a page starts
+BUDGETS = (18_000, 16_000, 20_000)
 
 
 @pytest.fixture(scope="module")
-def sheet():
-    sel = select_problems(20, 1)
-    return Sheet("Chunk test", sel.problems, 1, {"n": 20})
+def chosen():
+    """The first 20-question sheet (seed 1, 2, ...) and chunk budget that cut it in 3 chunks or more,
+    each where a page starts: which seed does depends on the bank's draws, so it is searched for
+    (a sheet with a forced cut, a question longer than a chunk, is the documented exception)."""
+    for seed in range(1, 21):
+        sheet = Sheet("Chunk test", select_problems(20, seed).problems, seed, {"n": 20})
+        ps, head, starts, marks = typst_pieces(sheet, "full")
+        for budget in BUDGETS:
+            chunks = pc.plan(ps, head, starts, marks, budget)
+            if len(chunks) >= 3 and all(c.lookahead for c in chunks[:-1]):
+                return sheet, budget
+    pytest.fail("no sheet of seeds 1-20 is cut at page starts only")
+
+
+@pytest.fixture(scope="module")
+def sheet(chosen):
+    return chosen[0]
+
+
+@pytest.fixture(scope="module")
+def BUDGET(chosen):  # noqa: N802 - the chunk budget the tests below cut with
+    return chosen[1]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +98,7 @@ def test_pieces_are_the_source(sheet, pieces):
     assert [i for i, m in enumerate(marks) if m & 2] == [min(i for i in range(head, len(ps)) if "= Worked solutions" in ps[i])]
 
 
-def test_chunked_pages_are_those_of_one_compile(pieces):
+def test_chunked_pages_are_those_of_one_compile(pieces, BUDGET):
     """Cut where a page starts, each chunk numbered from the previous one's end out of the total:
     every page, drawn as SVG, is the one-piece compile's."""
     ps, head, starts, marks = pieces
@@ -93,7 +112,7 @@ def test_chunked_pages_are_those_of_one_compile(pieces):
     assert differ == [], f"pages {differ} differ"
 
 
-def test_chunked_pdf_reads_as_one_compile(pieces):
+def test_chunked_pdf_reads_as_one_compile(pieces, BUDGET):
     """The merged PDF: the same words on each page (footers "k / N" included) and bookmarks as one
     compile, and the same bytes from one run to the next."""
     ps, head, starts, marks = pieces
@@ -104,7 +123,7 @@ def test_chunked_pdf_reads_as_one_compile(pieces):
     assert pc.render(ps, head, starts, marks, budget=BUDGET) == merged
 
 
-def test_a_long_sheet_is_compiled_in_chunks(sheet, monkeypatch):
+def test_a_long_sheet_is_compiled_in_chunks(sheet, monkeypatch, BUDGET):
     """render() goes through the chunks above SINGLE_MAX (made small here) and its pages read as
     the one-piece compile's; typst is never imported in the process that holds the sheet."""
     calls = []

@@ -245,14 +245,14 @@ def test_run_quality_attacks_each_level_and_the_cli_prints_the_figures():
     from drills.cli.bank import _quality_text
     from question_bank import quality
 
-    rep = quality.run_quality(60, families=["attention.heads", "complexity.attention_variants"], include_curated=False)
-    for fid in ("attention.heads", "complexity.attention_variants"):
+    rep = quality.run_quality(60, families=["attention.heads", "msq.attention_vs_recurrence"], include_curated=False)
+    for fid in ("attention.heads", "msq.attention_vs_recurrence"):
         fq = rep.families[fid]
         assert set(fq.attack) == {"easy", "medium", "hard"}
         levels = {a["level"]: a for a in fq.to_json()["adversary"]}
         assert all(a["distinct_in_1000"] > 0 for a in levels.values())
     assert "one_op" in levels_of(rep, "attention.heads")["medium"]
-    assert "learned" in levels_of(rep, "complexity.attention_variants")["medium"]
+    assert "learned" in levels_of(rep, "msq.attention_vs_recurrence")["medium"]
     text = _quality_text(rep, 60)
     assert "adversary (issue 22" in text
     assert any(line.split()[:2] == ["attention.heads", "hard"] and "one op" in line for line in text.splitlines())

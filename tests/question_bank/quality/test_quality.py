@@ -109,7 +109,9 @@ def choice_report():
 
 
 def test_choice_families_pass_key_positions_and_blind_rules(choice_report):
-    bad = [m for m in choice_report.issues if "blind rule" in m or "key positions" in m]
+    # issue 12's fixed rules and key positions; the test-wise student's verdicts (which may name its
+    # "answer-blind rule") are test_test_wise_student.py's
+    bad = [m for m in choice_report.issues if ("blind rule" in m or "key positions" in m) and "a test-wise student scores" not in m]
     assert not bad, bad
 
 

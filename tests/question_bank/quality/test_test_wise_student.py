@@ -278,8 +278,9 @@ def test_a_repeated_right_statement_excuses_memory_but_not_an_answer_blind_rule(
     assert all(r != 0.60 for r, _, _ in figures)  # memory of a repeated right statement is not gated
     rec = {"best": 0.60, "attacker": "key-pool memory", "draws": 500, "unseen_rate": 0.10, "unseen_n": 245,
            "attackers": attackers, "unseen_key_rate": None, "unseen_key_n": None, "numeric": False, "chance": 0.0837}
-    assert not choice_attack.passes(rec)
-    assert choice_attack.passes({**rec, "attackers": {**attackers, "the symbols the statement names": 0.10}})
+    fair = {**rec, "attackers": {**attackers, "the symbols the statement names": 0.10}}
+    assert not choice_attack.passes({**rec, "holdout": fair})
+    assert choice_attack.passes({**fair, "holdout": fair})
 
 
 def test_a_level_passes_only_when_its_fresh_block_passes_too():

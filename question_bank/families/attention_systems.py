@@ -178,7 +178,8 @@ def paged_blocks(d: Draw) -> Problem:
         Kb = round(d.log_uniform(8, 80, None)) * (10**9 if unit == "GB" else 2**30)
         r = paged_kv([L], B, X, budget=Kb, max_len=Lmax)
         value = r.breakdown["paged_sequences"] - (r.breakdown["contiguous_sequences"] if d.level == 2 else 0)
-        if value > 1 and value not in (L, B, Lmax):
+        # hard: L not a whole number of blocks, so that rounding the blocks down is a slip of its own
+        if value > 1 and value not in (L, B, Lmax) and (d.level < 2 or L % B):
             break
     st = Doc()
     if d.level == 0:
@@ -218,10 +219,17 @@ def paged_blocks(d: Draw) -> Problem:
                         gb.breakdown["paged_sequences"] - gb.breakdown["contiguous_sequences"],
                         inverse="converted the GiB budget the wrong way (× 2^30/10^9 once more)",
                         inverse_value=big_gib.breakdown["paged_sequences"] - big_gib.breakdown["contiguous_sequences"]),
-                  Wrong("no_blocks", "ignored the block rounding in the paged count",
-                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"],
+                  # issue 39: ignoring the rounding moves the count up by a part of B/L that varies with the draw, its
+                  # inverse (a block too many) down by about B/L: the unequal sides told which held the key (+14
+                  # points on fresh draws). Rounding the blocks down (⌊L/B⌋) and one block too many move it by
+                  # about B/L either way; ignoring the rounding stays, one way only
+                  Wrong("floor_blocks", "rounded the blocks per sequence down (⌊L/B⌋ blocks)",
+                        "The last, partly filled block is a whole block: ⌈L/B⌉ blocks per sequence.",
+                        phys // (L // B) - r.breakdown["contiguous_sequences"],
                         inverse="gave each sequence one block too many (⌈L/B⌉ + 1 blocks)",
-                        inverse_value=phys // (nb + 1) - r.breakdown["contiguous_sequences"])]
+                        inverse_value=phys // (nb + 1) - r.breakdown["contiguous_sequences"]),
+                  Wrong("no_blocks", "ignored the block rounding in the paged count",
+                        "Each sequence holds ⌈L/B⌉ whole blocks.", int(Kb // (L * X)) - r.breakdown["contiguous_sequences"])]
     notes = [f"Physical blocks: $\\lfloor {big(Kb)} / ({B} \\times {big(X)}) \\rfloor = {big(phys)}$.",
              f"Blocks per sequence: $\\lceil {L}/{B} \\rceil = {nb}$; sequences: $\\lfloor {phys}/{nb} \\rfloor = "
              f"{r.breakdown['paged_sequences']}$."]

@@ -261,6 +261,11 @@ def lr_schedule(d: Draw) -> Problem:
             t = d.rng.randint(w + 1, T - 1)
             r = learning_rate("cosine", t, peak=peak, warmup=w, total=T, min_lr=floor)
             p_wrong = t / T
+            c = (1 + math.cos(math.pi * (t - w) / (T - w))) / 2
+            # issue 39: no option outside the range the schedule stated can take during the decay, [floor, peak]:
+            # forgetting the ½ past the peak, or decaying to 0 below the floor, would mark itself wrong (a learned
+            # attacker read the key as never above the printed peak), so those two slips are offered only where they
+            # land inside it
             wrongs = [Wrong("progress_from_zero", "took the progress as t/T (the warmup not taken off)",
                             "The cosine starts after the warmup: p = (t − w)/(T − w).",
                             floor + (peak - floor) * (1 + math.cos(math.pi * p_wrong)) / 2,
@@ -270,11 +275,12 @@ def lr_schedule(d: Draw) -> Problem:
                       Wrong("floor_ignored", "decayed to 0 instead of the floor", "lr = min + (peak − min)(1 + cos πp)/2.",
                             peak * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2, inverse="decayed to twice the floor",
                             inverse_value=2 * floor + (peak - 2 * floor) * (1 + math.cos(math.pi * (t - w) / (T - w))) / 2)
-                      if floor else None,
+                      if floor and peak * c > floor else None,
                       Wrong("no_half", "forgot the ½: (peak − min)(1 + cos πp)", "At p = 0 the rate must be the peak.",
                             floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))),
                             inverse="divided by 4 instead of 2: (peak − min)(1 + cos πp)/4",
-                            inverse_value=floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))) / 4)]
+                            inverse_value=floor + (peak - floor) * (1 + math.cos(math.pi * (t - w) / (T - w))) / 4)
+                      if floor + (peak - floor) * 2 * c < peak else None]
             given = {"schedule": "cosine", "peak": peak, "warmup": w, "total": T, "min_lr": floor, "step": t}
         else:
             dm, w = d.pick((512, 768, 1024, 2048)), d.pick((2000, 4000, 8000))
@@ -466,16 +472,21 @@ def grad_accum_bubble(d: Draw) -> Problem:
     # Levels (disjoint): easy, the bubble (percent) with the accumulation steps given; medium, the bubble from the
     # global batch, micro-batch and data-parallel degree; hard, the same with the global batch given in tokens.
     for _ in range(300):
-        # issue 39: more stage counts and up to 128 micro-batches, so that keys rarely repeat across draws
-        p = d.pick((2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32))
+        # issue 39: more stage counts and up to 256 micro-batches, so that keys rarely repeat across draws (stages
+        # 2-32 with micro-batches to 128 held about 350 distinct medium keys in 500 draws, and a student who
+        # remembered keys beat chance by 6 points on fresh draws)
+        p = d.pick((2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 18, 20, 22, 24, 26, 28, 30, 32))
         b = d.pick((1, 2, 4))
         dp = d.pick((8, 16, 32, 64, 128))
-        m = d.rng.randint(2, 128)
+        m = d.rng.randint(2, 256)
         B = m * b * dp
         seq = d.pick((2048, 4096, 8192))
         r = grad_accumulation(B, b, dp, stages=p)
         value = float(r.breakdown["bubble_fraction"]) * 100
-        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [p, b, dp, m, B]):
+        # issue 39: the bubble depends on m/(p − 1) alone, and a fraction 1/k comes back from every m a multiple of
+        # p − 1 (1/3, 1/9 and 1/36 held six draws in 500 each): the reduced fraction's numerator is 2 or more
+        if Fraction(p - 1, m + p - 1).numerator > 1 and safe_for_rounding(value, 2, 0.1) and \
+                _blind_ok(round(value, 2), [p, b, dp, m, B]):
             break
     wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
                     "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100,

@@ -453,3 +453,29 @@ def test_router_pinned():
     p = FAMILIES["moe.router_losses"].generate(0, "easy")
     assert p.given["logits"] == [[4, 1, 0, 3], [3, 0, 1, -2]]
     assert key(p) == pytest.approx(14.5548, abs=1e-4) and p.key.lo < 14.555 < p.key.hi
+
+
+def test_paged_hard_block_slip_goes_either_way_by_about_b_over_l():
+    """Issue 39: on the hard level a block-rounding slip moves the count up (⌊L/B⌋ blocks) and its named inverse down
+    (⌈L/B⌉ + 1 blocks), each by about the count × B/L; ignoring the rounding went up by a part of that which varied
+    with the draw, against a full block down, and the unequal sides told a learned attacker which option held the
+    key (+14 points on fresh draws). Recomputed here from the printed budget, B, L, X and L_max."""
+    both = 0
+    for s in range(120):
+        p = FAMILIES["paged.kv_blocks"].generate(s, "hard")
+        g = p.given
+        B, L, X = g["B"], g["L"], g["X"]
+        assert L % B, p.id  # a partly filled last block, so that rounding down is a slip
+        phys, contig = g["budget"] // (B * X), g["budget"] // (g["L_max"] * X)
+        k = phys // -(-L // B) - contig
+        assert key(p) == k, p.id
+        m = {x.id: x for x in p.misconceptions}.get("floor_blocks")
+        if m is None:
+            continue
+        up, down = m.value - k, k - m.inverse_value
+        assert (up, down) == (phys // (L // B) - contig - k, k - phys // (-(-L // B) + 1) + contig), p.id
+        assert up > 0 and down >= 0, p.id
+        if down:
+            both += 1
+            assert 1 / 3 <= up / down <= 3, (p.id, up, down)
+    assert both >= 30

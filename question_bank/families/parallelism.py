@@ -169,7 +169,15 @@ def bus_bandwidth(d: Draw) -> Problem:
         t_ms = float(f"{raw:.3g}")
         alg = S / (t_ms * 1e-3) / 1e9
         value = alg * factor
-        if safe_for_rounding(value, asked_decimals(value, 2 if d.level == 0 else 1), 0.1) and 2 <= value <= 800:
+        # issue 39, round 2: medium and hard (the choice levels) keep the key 0.03 of a unit from a rounding boundary,
+        # not 0.1. The key alone was held off the boundary (its rounding error within ±0.4 of a unit, every other
+        # option's within ±0.5), so its text was exactly twice or half another option's (the other collective's
+        # factor, × 2 or ÷ 2) more often than any other option's text was: 50 % of keys against 47 % of the other
+        # options at seeds 0-599 (medium and hard), which the learned attacker read. At 0.03 the two are alike, and
+        # the attacker's best fell from +5.0/+2.8 to +3.2/+2.6 points over chance at medium and from +6.8/+6.8 to
+        # +5.2/+4.6 at hard (seeds 20,000-20,999, two blocks of 500). The NAT key is the same rounding interval.
+        margin = 0.1 if d.level == 0 else 0.03
+        if safe_for_rounding(value, asked_decimals(value, 2 if d.level == 0 else 1), margin) and 2 <= value <= 800:
             break
     other = "all-gather" if op == "all-reduce" else "all-reduce"
     wrongs = [

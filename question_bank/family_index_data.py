@@ -149,7 +149,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'precision.block_bytes_mcq': ('low_precision', 'quantisation', ('mcq',), (), ('mxfp4', 'nvfp4', 'block-scaling', 'memory', 'numeric-mcq'), 'precision.block_bytes'),
     'moe.decode_weight_bytes_mcq': ('moe', 'hardware', ('mcq',), (), ('moe', 'decode', 'memory-bandwidth', 'inference', 'numeric-mcq'), 'moe.decode_weight_bytes'),
     'parallel.allreduce_time_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('collectives', 'all-reduce', 'nvlink', 'bandwidth', 'numeric-mcq'), 'parallel.allreduce_time'),
-    'parallel.bus_bandwidth_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('collectives', 'nccl-tests', 'busbw', 'algbw', 'numeric-mcq'), 'parallel.bus_bandwidth'),
+    'parallel.bus_bandwidth_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium', 'hard'), ('collectives', 'nccl-tests', 'busbw', 'algbw', 'numeric-mcq'), 'parallel.bus_bandwidth'),
     'parallel.pipeline_bubble_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('pipeline', 'bubble', '1f1b', 'numeric-mcq'), 'parallel.pipeline_bubble'),
     'parallel.tensor_parallel_bytes_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('tensor-parallel', 'megatron', 'all-reduce', 'numeric-mcq'), 'parallel.tensor_parallel_bytes'),
     'training.fit_3d_mcq': ('precision_scale', 'parallelism', ('mcq',), (), ('3d-parallelism', 'zero', 'sequence-parallelism', '1f1b', 'memory', 'numeric-mcq'), 'training.fit_3d'),

@@ -130,7 +130,7 @@ def main(argv: list[str]) -> None:
             h = measure(fams[fid], lv, draws, first=HOLDOUT_FROM)
             h.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat())
             rec = {**old, "holdout": h}
-            rec.pop("gated_chance", None)
+            _clear_verdict(rec)
             rec.update(verdict(rec))
             levels[name] = rec
             data.update(draws=draws, adversary=dig)
@@ -167,14 +167,22 @@ def merge() -> dict:
         data.update(draws=d["draws"], adversary=d["adversary"])
         part.unlink()
     for rec in data["levels"].values():
-        rec.pop("gated_chance", None)
+        _clear_verdict(rec)
         rec.update(verdict(rec))
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 
 # the rule is question_bank.choice_record's (the bank offers a level by it); re-exported for the tests
-from question_bank.choice_record import HOLDOUT_FROM, _passes_block, gated, passes, passes_margin, verdict  # noqa: E402,F401
+from question_bank.choice_record import (  # noqa: E402,F401
+    HOLDOUT_FROM,
+    VERDICT_KEYS,
+    _passes_block,
+    gated,
+    passes,
+    passes_margin,
+    verdict,
+)
 
 
 def summary() -> None:
@@ -204,6 +212,11 @@ def summary() -> None:
             print(f"  {len(held)} more pass on seeds 0-499 but not on fresh draws (or are not measured there): {', '.join(held)}")
 
 
+def _clear_verdict(rec: dict) -> None:
+    for k in VERDICT_KEYS[2:]:  # the optional fields; passes and gated are always written again
+        rec.pop(k, None)
+
+
 def reverdict() -> None:
     """Write each measured level's verdict (``passes``, ``gated``) again by today's rule, figures unchanged;
     drop the records of levels the bank no longer has (a view left out of ``NUMERIC_MCQ``)."""
@@ -217,7 +230,7 @@ def reverdict() -> None:
             print(f"dropped {name}: no such level in the bank")
             del data["levels"][name]
     for rec in data["levels"].values():
-        rec.pop("gated_chance", None)
+        _clear_verdict(rec)
         rec.update(verdict(rec))
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["RECORD", "passes", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
-           "adversary_digest", "draws_digest"]
+           "adversary_digest", "draws_digest", "VERDICT_KEYS"]
 
 RECORD = pathlib.Path(__file__).resolve().parent / "data" / "choice_attack.json"
 
@@ -81,16 +81,23 @@ def _gated_either(rec: dict[str, Any]) -> tuple[float, str, int, float]:
     return r, what, n, rec["chance"]
 
 
+#: The fields :func:`verdict` writes beside a level's figures.
+VERDICT_KEYS = ("passes", "gated", "gated_chance", "holdout_pending")
+
+
 def verdict(rec: dict[str, Any]) -> dict[str, Any]:
     """The fields ``bench/choice_attack.py`` writes beside a measured level's figures: ``passes`` and its
     ``gated`` figure ``[rate, what, draws]``, so that reading the record imports no NumPy (a quiz's
-    start-up reads it)."""
+    start-up reads it), and ``holdout_pending`` where the level passes its own block but its fresh block
+    is not measured yet."""
     if "best" not in rec:
         return {}
     r, what, n, chance = _gated_either(rec)
     out: dict[str, Any] = {"passes": passes(rec), "gated": [r, what, n]}
     if chance != rec["chance"]:
         out["gated_chance"] = chance
+    if "holdout" not in rec and _passes_block(rec):
+        out["holdout_pending"] = True  # passes seeds 0-499; its fresh block is not measured yet
     return out
 
 
@@ -100,9 +107,9 @@ def _fails(rec: dict[str, Any]) -> bool:
 
 
 def reason(rec: dict[str, Any]) -> str:
-    """One line: the figure that withdrew a level."""
+    """One line: the figure that withdrew a level, read from the written verdict (no NumPy)."""
     r, what, n = rec["gated"]
-    if _passes_block(rec) and "holdout" not in rec:
+    if rec.get("holdout_pending"):
         return "its figure on fresh draws is not measured yet (python bench/choice_attack.py --holdout)"
     return f"a test-wise student scores {r:.0%} against a chance of {rec.get('gated_chance', rec['chance']):.0%} ({what}, {n} draws)"
 

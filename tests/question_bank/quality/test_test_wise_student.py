@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from question_bank import adversary as adv
+from question_bank import choice_record
 from question_bank.family import Draw, Family, all_families
 from question_bank.grading import choice_key
 from question_bank.render import Doc
@@ -148,7 +149,7 @@ def test_every_offered_choice_level_is_within_chance_plus_five_points_at_500_dra
             bad.append(f"{fid}/{lv}: withdrawn, but its record passes or is missing")
     # the verdict written beside the figures (read without NumPy) is today's rule on them
     for name, rec in json.loads(DATA.read_text())["levels"].items():
-        written = {k: rec[k] for k in ("passes", "gated", "gated_chance") if k in rec}
+        written = {k: rec[k] for k in choice_record.VERDICT_KEYS if k in rec}
         if "best" in rec and written != choice_attack.verdict(rec):
             bad.append(f"{name}: its written verdict is not today's rule (python bench/choice_attack.py --verdicts)")
     assert not bad, "\n".join(bad)
@@ -306,3 +307,19 @@ def test_a_level_passes_only_when_its_fresh_block_passes_too():
         r = _record(fid, lv)
         if "best" in r:
             assert r.get("holdout", {}).get("adversary") == r["adversary"] and cr._passes_block(r["holdout"]), (fid, lv)
+
+
+def test_the_reason_a_level_is_withdrawn_is_read_without_numpy():
+    """The quiz's one-line refusal for a withdrawn level reads the written verdict: it imports neither
+    the adversary nor NumPy (the quiz starts in well under a second)."""
+    import subprocess
+
+    code = ("import sys, json\n"
+            "from question_bank import choice_record as cr\n"
+            "levels = json.loads(cr.RECORD.read_text())['levels']\n"
+            "lines = [cr.reason(r) for r in levels.values() if 'best' in r and not r['passes']]\n"
+            "assert lines and all(l.strip() for l in lines), lines[:3]\n"
+            "print(len(lines), 'numpy' in sys.modules, 'question_bank.adversary' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=pathlib.Path(__file__).resolve().parents[3]).stdout.split()
+    assert int(out[0]) > 0 and out[1:] == ["False", "False"], out

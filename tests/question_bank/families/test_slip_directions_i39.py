@@ -36,11 +36,56 @@ def test_params_model_embedding_slips_one_way(level):
     assert any(how == "reversed" for _, how in got)  # the small slips still go either way
 
 
-def test_group_int4_hard_codes_only_one_way():
-    """At hard the codes-only slip (the scales' share, one of three fixed fractions) is never made the other way."""
+def test_group_int4_hard_fixed_shares_one_way():
+    """At hard the codes-only and the zero-point slips (shares fixed by the group size) are never made the other way;
+    the g_idx slip (its share varies with the rows) and the unit go either way."""
     got = _slips("quantisation.group_int4_mcq", "hard")
-    assert ("no_scales", "reversed") not in got
-    assert {("no_zeros", "reversed"), ("no_g_idx", "reversed")} <= got
+    assert not {("no_scales", "reversed"), ("no_zeros", "reversed")} & got
+    assert {("no_g_idx", "own"), ("no_g_idx", "reversed"), ("mb_for_mib", "own"), ("mb_for_mib", "reversed")} <= got
+
+
+def test_group_int4_unit_slip_each_way_by_the_same_factor():
+    """The unit slip's two options are the bytes over 10^6 and the MiB over 1.048576 once more, recomputed from the
+    shape (codes, fp16 scales, packed zeros, int32 g_idx), each as the NAT form's grader names it."""
+    from question_bank.grading import grade
+
+    fam = get_family("quantisation.group_int4")
+    seen = set()
+    for s in range(40):
+        for level in ("easy", "medium", "hard"):
+            p = fam.generate(s, level)
+            g = p.given
+            rows, cols, gs = g["rows"], g["cols"], g["group_size"]
+            assert rows % 128 == 0 and cols % 128 == 0 and 2048 <= rows <= 16384 and 2048 <= cols <= 32768
+            groups = rows * cols // gs
+            total = rows * cols // 2 + 2 * groups + (2 * groups if g["zero"] == "fp16" else groups // 2) + 4 * cols * g["g_idx"]
+            for v, want in ((total / 10**6, "mb_for_mib"), (total / 2**20 * 10**6 / 2**20, "mb_for_mib_reversed")):
+                got = grade(p, v).misconception
+                assert got is not None and got.id == want, (p.id, v, got)
+                seen.add(want)
+    assert seen == {"mb_for_mib", "mb_for_mib_reversed"}
+
+
+def test_params_ffn_hard_biases_one_way_layers_either_way():
+    """At hard the biases slip (the weights hold more factors of 2 than the biases, so dropping them or doubling them
+    both raise the count's power of 2) is never made the other way; the gate's bias and the fencepost on the layers go
+    either way, and one layer too few or too many is (L ∓ 1)/L of the count."""
+    got = _slips("counting.params_ffn_mcq", "hard")
+    assert ("forgot_biases", "reversed") not in got
+    assert {("forgot_gate_bias", "own"), ("forgot_gate_bias", "reversed"), ("one_layer_too_few", "own"),
+            ("one_layer_too_few", "reversed")} <= got
+    view = get_family("counting.params_ffn_mcq")
+    for s in range(30):
+        p = view.generate(s, "hard")
+        g = p.given
+        L, d, ff = g["n_layers"], g["d_model"], g["d_ff"]
+        per_layer = 3 * d * ff + 2 * ff + d  # SwiGLU with every bias
+        vals = p.given["option_values"]
+        for row, v in zip(g["option_slips"], vals, strict=True):
+            if row == [["one_layer_too_few", "own"]]:
+                assert v == (L - 1) * per_layer, p.id
+            if row == [["one_layer_too_few", "reversed"]]:
+                assert v == (L + 1) * per_layer, p.id
 
 
 @pytest.mark.parametrize("level", ["medium", "hard"])

@@ -110,9 +110,9 @@ def group_int4(d: Draw) -> Problem:
                   # slip, whose share varies with the rows, and the unit go either way
                   inverse="counted the zero points twice" if not g_idx else None,
                   inverse_value=float(r.answer + r.breakdown["zero_bytes"]) / 2**20 if not g_idx else None),
-            # issue 39, round 3: the unit, either way by the same factor (1.048576 = 2^20/10^6): decimal megabytes, or the
+            # issue 39, round 3: the unit, either way by the same factor (1.048576 = 2²⁰/10⁶): decimal megabytes, or the
             # MiB divided by 1.048576 once more, as one who converts "to MiB" a figure already in MiB
-            Wrong("mb_for_mib", "gave MB (10^6 bytes) for MiB", "MiB: divide the bytes by 2^20 = 1,048,576, not by 10^6.",
+            Wrong("mb_for_mib", "gave MB (10⁶ bytes) for MiB", "MiB: divide the bytes by 2²⁰ = 1,048,576, not by 10⁶.",
                   float(r.answer) / 10**6, inverse="converted to MiB twice (÷ 1.048576 once more)"),
             Wrong("groups_per_matrix", "used one scale per group of the whole matrix's columns only",
                   "Groups run along the input features of every output row: rows × cols/g groups.",

@@ -132,9 +132,9 @@ def params_ffn(d: Draw) -> Problem:
     """ReLU/GELU: 2·d·d_ff (+ d_ff + d biases); SwiGLU: 3·d·d_ff (+ 2·d_ff + d biases).
 
     Misconceptions: the biases forgotten (or counted where there are none), SwiGLU with two matrices
-    (or a ReLU/GELU FFN with three), one matrix only, one layer only, the down projection's bias taken
-    d_ff long (+ (d_ff − d) per layer), and SwiGLU's gate bias forgotten (the d_ff + d biases of a
-    two-matrix FFN: − d_ff per layer)."""
+    (or a ReLU/GELU FFN with three), one matrix only, one layer only (or one layer too few or too many),
+    the down projection's bias taken d_ff long (+ (d_ff − d) per layer), and SwiGLU's gate bias forgotten
+    (the d_ff + d biases of a two-matrix FFN: − d_ff per layer)."""
     # Levels (issue 12: disjoint, ordered): easy, one ReLU/GELU FFN (two matrices); medium, one SwiGLU
     # FFN (three matrices, d_ff = 8d/3) with biases; hard, the same over several layers (× L).
     kind = d.pick((("relu", "gelu"), ("swiglu",), ("swiglu",))[d.level])

@@ -77,7 +77,11 @@ def group_int4(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by the conventions to track): easy, groups of 128 with an
     fp16 zero point (4 bytes per group); medium, groups of 32, 64 or 128 with a packed 4-bit zero
     (half a byte per group); hard, the same plus AutoGPTQ's g_idx (one int32 per input feature: a
-    term more)."""
+    term more).
+
+    Misconceptions: the codes only, the zero points forgotten (or counted twice), MB for MiB (or the MiB
+    divided by 1.048576 once more), one scale per group of the matrix's columns only, and at hard the
+    g_idx forgotten (or counted twice)."""
     from solver.systems.quant import group_quant_bytes as gq
 
     for _ in range(300):

@@ -233,7 +233,9 @@ def pipeline_bubble(d: Draw) -> Problem:
             continue
         r = bubble(p, m, schedule=schedule, chunks=v)
         value = float(r.answer) * 100
-        if safe_for_rounding(value, 2, 0.1) and p != m:
+        # issue 39, round 3: the key 0.03 of a unit from a rounding boundary, not 0.1 (as parallel.bus_bandwidth): held
+        # further off it than any other option, the key's text was more often exactly twice or half another option's
+        if safe_for_rounding(value, 2, 0.03) and p != m:
             break
     wrongs = [
         Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
@@ -250,7 +252,14 @@ def pipeline_bubble(d: Draw) -> Problem:
               inverse_value=100 * (p - 2) / (m + p - 2) if p > 2 and schedule != "interleaved" else None),
         Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
               "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
-              float(r.answer) * 50, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+              float(r.answer) * 50),
+        # issue 39, round 3: the fill and the drain each counted as p − 1 slots is a mistake of its own (it doubles the
+        # bubble), not the numeric MCQ's inverse of "fill_only": a slip of exactly ×1/2 or ×2 made the options' texts
+        # exact halves and doubles whose digits told the key (best attacker +6.6 and +5.4 points over chance at medium,
+        # seeds 20,000-20,999), so the MCQ crosses the slips whose factors vary with p and m, made either way
+        Wrong("fill_and_drain_twice", "counted 2(p − 1) idle slots (the fill and the drain each as p − 1)",
+              "The fill and the drain together are p − 1 slots of the step: p − 1 in all, not each.",
+              float(r.answer) * 200),
         Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
               "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
               100 * (p - 1) / (v * m + p), inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",

@@ -252,3 +252,40 @@ def test_even_spans_property(slips):
     assert all(g.inverse in (None, w.inverse) for g, w in zip(got, ws, strict=True))
     xs = [abs(np.log10(w.value)) for w in got if w.inverse]
     assert all(x + y <= 0.5 or max(x, y) > 0.5 for i, x in enumerate(xs) for y in xs[i + 1:])
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_pipeline_bubble_mcq_crosses_slips_whose_factor_varies(level):
+    """Issue 39, round 3: the pipeline bubble's numeric MCQ crosses slips whose factors vary with p and m (made either
+    way), not "counted the fill only" (exactly ×1/2) made the other way round (exactly ×2): such options were exact
+    halves and doubles of each other, and their digits told the key. Counting 2(p − 1) idle slots stays a mistake
+    the NAT form names, worked out here from p and m."""
+    from question_bank.family import all_families
+
+    view = all_families()["parallel.pipeline_bubble_mcq"]
+    exact = 0
+    for s in range(80):
+        p = view.generate(s, level)
+        assert all(sl != ["fill_only", "reversed"] for slips in p.given["option_slips"] for sl in slips), p.id
+        vs = sorted(p.given["option_values"])
+        exact += any(abs(b / a - 2) < 1e-9 for i, a in enumerate(vs) for b in vs[i + 1:])
+    assert exact <= 16, exact  # a fallback cross of the one-way slips now and then (p = 2 at easy); 48 of 80 before
+    for s in range(40):
+        base = FAMILIES["parallel.pipeline_bubble"].generate(s, level)
+        P, m = base.given["stages"], base.given["microbatches"]
+        twice = {mc.id: mc.value for mc in base.misconceptions}["fill_and_drain_twice"]
+        assert twice == pytest.approx(100 * 2 * (P - 1) / (m + P - 1), rel=1e-12), base.id
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_pipeline_bubble_key_off_rounding_boundaries_like_any_value(level):
+    """Issue 39, round 3: the key is held only 0.03 of a unit off a rounding boundary (the NAT grader's margin), not
+    0.1: held further off than any other option, its text was exactly twice or half another option's more often.
+    Some keys lie between 0.03 and 0.1 of a unit from the boundary (about 14 % of any value's)."""
+    near = 0
+    for s in range(300):
+        v = FAMILIES["parallel.pipeline_bubble"].generate(s, level).key.value * 100
+        frac = v - np.floor(v)
+        assert abs(frac - 0.5) >= 0.03 - 1e-9, (s, v)
+        near += abs(frac - 0.5) < 0.1
+    assert near >= 10, near

@@ -17,6 +17,17 @@ from question_bank.render import Doc
 
 _SRC = "issue 10 (vision and plain networks; Dosovitskiy et al. 2021, ViT)"
 
+#: (width d, layers L, heads, MLP width) of the published ViT sizes, by the name the papers give them: Ti and S from
+#: Steiner et al. 2022 ("How to train your ViT?", Table 1), B, L and H from Dosovitskiy et al. 2021 (Table 1), g and G
+#: from Zhai et al. 2022 ("Scaling Vision Transformers", Table 2: MLP 6144 and 8192).
+_VIT_SIZES = {"Ti": (192, 12, 3, 768), "S": (384, 12, 6, 1536), "B": (768, 12, 12, 3072), "L": (1024, 24, 16, 4096),
+              "H": (1280, 32, 16, 5120), "g": (1408, 40, 16, 6144), "G": (1664, 48, 16, 8192)}
+#: patch sizes: 14, 16 and 32 (Dosovitskiy et al. 2021), 8 (DINO, Caron et al. 2021), and the sizes FlexiViT trains
+#: with (Beyer et al. 2023: 8 to 48 pixels)
+_VIT_PATCHES = (8, 10, 12, 14, 16, 20, 24, 28, 32)
+#: channels of the images: grayscale, RGB, RGBA, and Sentinel-2's 13 spectral bands (as satellite ViTs take them)
+_VIT_CHANNELS = {1: "grayscale", 3: "RGB", 4: "RGBA", 13: "13-band multispectral"}
+
 
 @family("counting.mlp_params", topic="counting", title="Parameters (and forward FLOPs) of a fully connected network",
         types=("integer",), tags=("parameters", "flops", "mlp"), source=_SRC)
@@ -85,10 +96,11 @@ def mlp_params(d: Draw) -> Problem:
 
 @family("counting.vit_params", topic="counting", title="Vision Transformer: patch embedding, class token, position table",
         types=("integer",), tags=("parameters", "vit", "vision"), source=_SRC,
-        small_pool="three real ViT sizes (B, L, H): the patch embedding of easy depends only on the patch size, the "
-                   "channels and d, so easy varies the patch size (8, 14, 16, 32) and the channels (1, 3, 4)")
+        small_pool="the patch embedding of easy depends only on the patch size, the channels and d, so easy varies the "
+                   "ViT size (seven), the patch size (nine) and the channels (four)")
 def vit_params(d: Draw) -> Problem:
-    """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions; hard: the whole ViT."""
+    """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions (half the draws also
+    DeiT's distillation token and N + 2 positions); hard: the whole encoder of a ViT width at any depth."""
     from dataclasses import replace
 
     from solver.counting.vit import VIT_PRESETS
@@ -96,19 +108,22 @@ def vit_params(d: Draw) -> Problem:
 
     # issue 22: hard held one problem (ViT-B/16 at 224) and easy a handful: the width and depth stay a real
     # ViT's, and the image size, the patch size and the channels vary (then the asked count varies)
-    name = d.pick(tuple(VIT_PRESETS))
-    cfg = VIT_PRESETS[name]
-    while True:
-        # issue 39: any image side that is a whole number of patches from 96 to 640 pixels (six sizes gave 54 distinct
-        # medium keys in 200 draws, which a test-wise student remembers)
-        P = d.pick((8, 14, 16, 32))
-        image = P * d.rng.randint(-(-96 // P), 640 // P)
-        if image % P == 0:
-            break
-    # issue 39: grayscale, RGB and RGBA images at every level (RGB only above easy: a whole ViT's count then depended
-    # on the preset and the number of patches alone, 251 distinct keys in 400 hard draws, remembered as keys)
-    cfg = replace(cfg, image_size=image, patch_size=P, channels=d.pick((1, 3, 4)))
-    name = f"{name.split('/')[0]}/{P}"
+    # issue 39 (round 3): seven real ViT sizes, not three (Ti to G), nine patch sizes, four channel counts and any
+    # whole number of patches per side (three widths, four patches and three channels gave 361 distinct medium keys
+    # in 500 draws: a test-wise student met the same key again)
+    tag = d.pick(tuple(_VIT_SIZES))
+    dm, n_layers, n_heads, d_ff = _VIT_SIZES[tag]
+    if d.level == 2:
+        # hard: a ViT of that width with any depth from 6 to 48 layers (as SigLIP's So400m has 27): with the published
+        # depths (all multiples of 4) the count over d was 1 or 2 mod 4, and the options one d away showed the key by
+        # their trailing binary zeros
+        n_layers = d.rng.randint(6, 48)
+    P = d.pick(_VIT_PATCHES)
+    image = P * d.rng.randint(-(-96 // P), 640 // P)
+    cfg = replace(VIT_PRESETS["vit-b/16"], d_model=dm, n_layers=n_layers, n_heads=n_heads, d_ff=d_ff,
+                  image_size=image, patch_size=P, channels=d.pick(tuple(_VIT_CHANNELS)))
+    name = f"vit-{tag}/{P}"
+    deit = d.level == 1 and d.rng.random() < 0.5
     r = count(cfg)
     b = r.breakdown
     P, C, dm = cfg.patch_size, cfg.channels, cfg.d_model
@@ -119,17 +134,37 @@ def vit_params(d: Draw) -> Problem:
                   Wrong("no_channels", "forgot the colour channels", f"A flattened patch has P·P·C = {P * P * C} values.",
                         P * P * dm + dm)]
     elif d.level == 1:
-        value = b["patch_embedding"] + b["cls_token"] + b["position_table"]
-        ask = "the embeddings: patch projection (with bias), the [class] token and the learned position table"
-        # issue 21: three slips each cost exactly d; the judge names all three for that value
-        # issue 38: each slip's inverse, a fencepost or a double count a student makes (+d, +2d)
-        wrongs = [Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too: N + 1 rows.",
-                        value - dm, inverse="gave the position table N + 2 rows"),
-                  Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
-                  Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm),
-                  Wrong("no_cls_at_all", "forgot the [class] token and its position",
-                        "The [class] token is d parameters and has its own row of the position table: 2d in all.",
-                        value - 2 * dm, inverse="counted the [class] token and its position row twice")]
+        # issue 39 (round 3): half the models carry DeiT's distillation token beside the [class] token (Touvron et al.
+        # 2021: one more learned token and one more row of the position table): the count over d is P²C + N + 3, or
+        # + 5 with it, so it is any whole number mod 4 (with the [class] token alone it was 0 or 3 mod 4, and the options
+        # one d away showed the key by their trailing binary zeros)
+        value = b["patch_embedding"] + b["cls_token"] + b["position_table"] + (2 * dm if deit else 0)
+        if deit:
+            ask = ("the embeddings: patch projection (with bias), the [class] token, the distillation token and the learned "
+                   "position table")
+            rows = "N + 2"
+            wrongs = [Wrong("no_cls_position", "gave the position table N + 1 rows",
+                            "The [class] and the distillation token each have a position: N + 2 rows.",
+                            value - dm, inverse="gave the position table N + 3 rows"),
+                      Wrong("no_distillation_token", "forgot the distillation token", "The learned distillation token is d "
+                            "parameters.", value - dm),
+                      Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
+                      Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm),
+                      Wrong("no_cls_at_all", "forgot the distillation token and its position",
+                            "The distillation token is d parameters and has its own row of the position table: 2d in all.",
+                            value - 2 * dm, inverse="counted the distillation token and its position row twice")]
+        else:
+            ask = "the embeddings: patch projection (with bias), the [class] token and the learned position table"
+            rows = "N + 1"
+            # issue 21: three slips each cost exactly d; the judge names all three for that value
+            # issue 38: each slip's inverse, a fencepost or a double count a student makes (+d, +2d)
+            wrongs = [Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too: N + 1 rows.",
+                            value - dm, inverse="gave the position table N + 2 rows"),
+                      Wrong("no_cls_token", "forgot the [class] token", "The learned [class] token is d parameters.", value - dm),
+                      Wrong("no_bias", "left out the projection's bias", "The projection has d biases.", value - dm),
+                      Wrong("no_cls_at_all", "forgot the [class] token and its position",
+                            "The [class] token is d parameters and has its own row of the position table: 2d in all.",
+                            value - 2 * dm, inverse="counted the [class] token and its position row twice")]
     else:
         value = r.answer
         ask = "the whole encoder (no classification head): embeddings, layers and the final layer norm"
@@ -146,15 +181,25 @@ def vit_params(d: Draw) -> Problem:
     key = integer_key(value, unit="parameters")
     mis = keep_distinct(key, [w for w in wrongs if w])
     st = Doc()
-    colour = {1: "grayscale", 3: "RGB", 4: "RGBA"}[C]
-    st.p(f"ViT-{name[4:].upper()} takes ${cfg.image_size} \\times {cfg.image_size}$ {colour} images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
+    colour = _VIT_CHANNELS[C]
+    st.p(("A Vision Transformer" if d.level == 2 else f"ViT-{tag}/{P}" + (" with a distillation token (as DeiT)" if deit else ""))
+         + f" takes ${cfg.image_size} \\times {cfg.image_size}$ {colour} images ($C = {C}$) cut into ${P} \\times {P}$ patches, "
          f"with width $d = {dm}$" + (f", $L = {cfg.n_layers}$ pre-norm layers, MLP width {cfg.d_ff}, and biases in every linear layer."
                                      if d.level == 2 else "."))
     st.p(f"How many parameters are in {ask}?")
     sol = Doc()
     steps = [s for s in r.steps if d.level == 2 or s.formula.split(" =")[0] in
              (("patches N", "patch embedding") if d.level == 0 else ("patches N", "patch embedding", "class token", "position table"))]
-    sol.bullets([f"{s.formula} = {s.substitution} = ${big(s.value)}$" for s in steps])
+    lines = [f"{s.formula} = {s.substitution} = ${big(s.value)}$" for s in steps]
+    if deit:
+        N = cfg.n_patches
+        lines = [x for x in lines if not x.startswith("position table")] + [
+            f"distillation token = d = ${big(dm)}$",
+            f"position table = ({rows})·d = ({N} + 2) × {dm} = ${big((N + 2) * dm)}$",
+            f"total = ${big(value)}$"]
+    sol.bullets(lines)
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"preset": name, "image_size": cfg.image_size, "patch_size": P, "channels": C, "level": d.level})
+                     given={"preset": name, "d_model": dm, "n_layers": n_layers, "n_heads": n_heads, "d_ff": d_ff,
+                            "image_size": cfg.image_size, "patch_size": P, "channels": C, "level": d.level,
+                            "distillation_token": deit})

@@ -236,17 +236,26 @@ def test_mlp_against_sequential():
 
 
 def test_vit_against_huggingface():
-    for p in variants("counting.vit_params", 3):
+    """Every level's key is the parameter count of HuggingFace's ViTModel (DeiTModel where the draw has DeiT's
+    distillation token) built from the draw's figures; the width and MLP of each named size are the papers'."""
+    # (width, heads, MLP) of ViT-Ti and -S (Steiner et al. 2022, Table 1), -B, -L, -H (Dosovitskiy et al. 2021, Table 1),
+    # -g and -G (Zhai et al. 2022, Table 2); issue 22: the image size, the patch size and the channels vary; issue 39:
+    # the depth varies at hard
+    sizes = {"Ti": (192, 3, 768), "S": (384, 6, 1536), "B": (768, 12, 3072), "L": (1024, 16, 4096), "H": (1280, 16, 5120),
+             "g": (1408, 16, 6144), "G": (1664, 16, 8192)}
+    seen_deit = 0
+    for p in variants("counting.vit_params", 6):
         g = p.given
-        # (width, layers, heads, MLP) of ViT-B, -L, -H (Dosovitskiy et al. 2021, Table 1); issue 22: the image
-        # size, the patch size and the channels vary
-        d, n_layers, heads, ff = {"b": (768, 12, 12, 3072), "l": (1024, 24, 16, 4096), "h": (1280, 32, 16, 5120)}[
-            g["preset"][4]]
-        cfg = transformers.ViTConfig(image_size=g["image_size"], patch_size=g["patch_size"], num_channels=g["channels"],
-                                     hidden_size=d, num_hidden_layers=n_layers, num_attention_heads=heads,
-                                     intermediate_size=ff)
+        d, heads, ff = sizes[g["preset"][4:].split("/")[0]]
+        assert (g["d_model"], g["n_heads"], g["d_ff"]) == (d, heads, ff), p.id
+        kw = dict(image_size=g["image_size"], patch_size=g["patch_size"], num_channels=g["channels"], hidden_size=d,
+                  num_hidden_layers=g["n_layers"], num_attention_heads=heads, intermediate_size=ff)
         with torch.device("meta"):
-            m = transformers.ViTModel(cfg, add_pooling_layer=False)
+            if g.get("distillation_token"):
+                m = transformers.DeiTModel(transformers.DeiTConfig(**kw), add_pooling_layer=False)
+                seen_deit += 1
+            else:
+                m = transformers.ViTModel(transformers.ViTConfig(**kw), add_pooling_layer=False)
         if g["level"] == 0:
             want = sum(q.numel() for q in m.embeddings.patch_embeddings.parameters())
         elif g["level"] == 1:
@@ -254,6 +263,7 @@ def test_vit_against_huggingface():
         else:
             want = sum(q.numel() for q in m.parameters())
         assert p.key.value == want, p.id
+    assert seen_deit
 
 
 def test_mlp_pinned():

@@ -15,9 +15,6 @@ from question_bank.grading import nat_key, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
-#: the unit as the statement names it (GB in words: no 10⁹ printed beside the draw's numbers)
-_UNIT_WORDS = {"GB": "GB (a billion bytes)", "GiB": "GiB (1,073,741,824 bytes)"}
-
 _SRC = "issue 10 (sliding window); Mistral 7B (Jiang et al. 2023) §2; Gemma 2 (Gemma Team 2024) §2"
 
 
@@ -47,13 +44,7 @@ def kv_cache(d: Draw) -> Problem:
                           pos="rope", sliding_window=W, global_every=every)
         nbytes = kv_cache_bytes_cfg(cfg, B, n, "bf16")
         value = nbytes / BYTE_UNITS[unit][0]
-        # issue 39: at least 0.5 (GB or GiB), so that the unit slip (× 1.074) still moves the key by a hundredth or more
-        # and the view can cross it with the factor 2 of K and V at every rank (a key of 0.06 GB left the view only the
-        # one-way window slips, which told the key's side)
-        # and, above easy, its third decimal as far from 0 as from 5: a key safe from the rounding boundary (x.xx5)
-        # only was exactly twice its ×2 option (its text doubled) in 5 draws of 8, other pairs in 1 of 2, which told
-        # the key's pair
-        if safe_for_rounding(value, 2, 0.1) and (d.level == 0 or (value >= 0.5 and safe_for_rounding(value + 0.005, 2, 0.1))):
+        if safe_for_rounding(value, 2, 0.1):
             break
     local = cfg.local_layers_of(L)
     div = BYTE_UNITS[unit][0]
@@ -80,16 +71,14 @@ def kv_cache(d: Draw) -> Problem:
     ]
     key = nat_key(value, 2, unit=unit)
     layers = (f"every one of its $L = {L}$ layers uses a sliding window of $W = {W}$" if not every else
-              f"its $L = {L}$ layers alternate: the odd-numbered ones (first, third, …) attend within a sliding window of "
+              f"its $L = {L}$ layers alternate: the odd-numbered ones (1st, 3rd, …) attend within a sliding window of "
               f"$W = {W}$, the even-numbered ones globally")
     st = Doc()
-    # issue 39: no small number printed beside the draw's own (the ordinals, W − 1, 10⁹ were the nearest printed
-    # numbers of many options, an anchor a test-wise student measured the options against)
     st.p(f"A decoder has grouped-query attention with $h_{{kv}} = {kv}$ K/V heads of size $d_h = {dh}$; {layers} (a "
-         "token sees itself and the positions before it, W in all, and a windowed layer's cache is a rolling buffer "
-         "of the last W positions).")
+         "token sees itself and the W − 1 positions before it, and a windowed layer's cache is a rolling buffer of "
+         "the last W positions).")
     st.p(f"How large is the KV cache in bf16 (2 bytes per value) for $B = {B}$ sequence{'s' if B > 1 else ''} "
-         f"of $n = {n}$ positions? Give it in {_UNIT_WORDS[unit]}, rounded off to two decimal places.")
+         f"of $n = {n}$ positions? Give it in {BYTE_UNITS[unit][1]}, rounded off to two decimal places.")
     notes = [f"Windowed layers: {local}, each $\\min(n, W) = {min(n, W)}$ positions; global layers: {L - local}, "
              f"each {n}.",
              f"$2 \\cdot B \\cdot h_{{kv}} \\cdot d_h \\cdot 2 \\cdot ({local} \\times {min(n, W)} + {L - local} \\times {n}) "

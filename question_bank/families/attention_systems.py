@@ -621,7 +621,7 @@ def ring_overlap(d: Draw) -> Problem:
             value = float(r.answer) / 1e6
         elif d.level == 1:
             value = float(max(r.breakdown["compute_s"], r.breakdown["send_s"])) * 1e3
-            # issue 39: one side clearly sets the step (the other at most a fifth of it): adding the two, or taking
+            # issue 39: one side clearly sets the step (the other at most a tenth of it, below): adding the two, or taking
             # the longer minus the shorter, then moves the key by nearly one factor either way, and each ×2 slip
             # (one matmul, K only) falls on the side that sets it; with the two sides close, the difference sat far
             # below the key and the sum at most twice above it, and the wider gap told which pair held the key; and at

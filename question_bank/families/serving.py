@@ -34,7 +34,7 @@ def max_batch(d: Draw) -> Problem:
     """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋, X = 2·layers·kv_heads·d_head·bytes.
 
     Levels (issue 12: disjoint, ordered by conventions): easy, one GPU with the datasheet's GB; medium,
-    2, 4 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, 1 to 8 GPUs with
+    2, 4 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, the same with
     the MiB nvidia-smi reports (a unit to convert, and not the datasheet's figure). Above easy the
     weights fill at most 7.5 % of the HBM and the batch is at least 40 (issue 39)."""
     from solver.systems.chips import Chip, get_hardware
@@ -46,7 +46,7 @@ def max_batch(d: Draw) -> Problem:
         name, L, G, H, n_b = d.pick(tuple(m for m in _MODELS if m[4] < 60))
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
-        chips = 1 if d.level == 0 else d.pick((2, 4, 8)) if d.level == 1 else d.pick((1, 2, 4, 8))
+        chips = d.pick((2, 4, 8)) if d.level else 1  # one GPU holds no model here within that share
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
         # issue 39: any context in multiples of 16 (log-uniform, 1k to 16k tokens), so that keys rarely repeat across
         # draws (multiples of 128 left 229 distinct easy keys in 500 draws, which a student remembered)

@@ -131,7 +131,7 @@ def test_max_batch_weights_leave_most_of_the_hbm_above_easy():
     """Issue 39: above easy the weights (2N bytes, from the statement) fill at most 7.5 % of the HBM of all chips, and
     the batch is at least 40: from about 8 % the lengths of the weights slip's and the GB slip's steps (both set by that
     share) told a learned attacker the key's corner, and on a batch of 15 one sequence is a step as large as the GB slip.
-    Every model but the 70B ones, on 2, 4 or 8 GPUs at medium."""
+    Every model but the 70B ones, on 2, 4 or 8 GPUs."""
     chips = set()
     for level in ("medium", "hard"):
         for seed in range(40):
@@ -140,7 +140,7 @@ def test_max_batch_weights_leave_most_of_the_hbm_above_easy():
             assert 2 * g["params"] <= 0.075 * g["chips"] * HBM[(g["hw"], g["hbm_figure"])], p.id
             assert p.key.value >= 40, p.id
             chips.add((level, g["chips"]))
-    assert {c for lv, c in chips if lv == "medium"} == {2, 4, 8}
+    assert {c for lv, c in chips if lv == "medium"} == {c for lv, c in chips if lv == "hard"} == {2, 4, 8}
 
 
 def test_max_batch_contexts_are_not_only_multiples_of_128():

@@ -34,17 +34,19 @@ def max_batch(d: Draw) -> Problem:
     """B_max = ⌊(chips·HBM − N·w) / (S·X)⌋, X = 2·layers·kv_heads·d_head·bytes.
 
     Levels (issue 12: disjoint, ordered by conventions): easy, one GPU with the datasheet's GB; medium,
-    2 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, 1 to 8 GPUs with
-    the MiB nvidia-smi reports (a unit to convert, and not the datasheet's figure)."""
+    2, 4 or 8 GPUs sharing weights and cache, datasheet GB (the sum over chips); hard, the same with
+    the MiB nvidia-smi reports (a unit to convert, and not the datasheet's figure). Above easy the
+    weights fill at most 7.5 % of the HBM and the batch is at least 40 (issue 39)."""
     from solver.systems.chips import Chip, get_hardware
     from solver.systems.inference import kv_bytes_per_token
     from solver.systems.serving import max_batch as solve
 
     for _ in range(300):
-        name, L, G, H, n_b = d.pick(_MODELS if d.level else tuple(m for m in _MODELS if m[4] < 60))
+        # the 70B models need more than eight GPUs to keep their weights within the share below (and one GPU at easy)
+        name, L, G, H, n_b = d.pick(tuple(m for m in _MODELS if m[4] < 60))
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
-        chips = 8 if n_b >= 60 else 1 if d.level == 0 else 2 if d.level == 1 else d.pick((1, 2))
+        chips = d.pick((2, 4, 8)) if d.level else 1  # one GPU holds no model here within that share
         # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
         # issue 39: any context in multiples of 16 (log-uniform, 1k to 16k tokens), so that keys rarely repeat across
         # draws (multiples of 128 left 229 distinct easy keys in 500 draws, which a student remembered)
@@ -54,9 +56,17 @@ def max_batch(d: Draw) -> Problem:
         X = kv_bytes_per_token(L, G, H, "bf16")
         if 2 * N + S * X > chips * hbm:
             continue
+        # issue 39: above easy the weights take at most 7.5 % of the HBM (w). Both crossed slips move the count by steps
+        # that depend on w: "forgot the weights" up by ×1/(1 − w), its inverse (fp32 weights) down by ×(1 − 2w)/(1 − w),
+        # a third longer at w = 22 % (70B on 8 × 80 GB), and the GB slip by ×(1 ± 0.07/(1 − w)); from w ≈ 8 % the two
+        # sides' lengths told the key's corner (a learned attacker 39 % on those draws, 26 % on w below 7.5 %)
+        if d.level and 2 * N > 0.075 * chips * hbm:
+            continue
         chip = Chip(hbm=hbm, origin={"hbm": hw, "hbm_figure": figure})
         r = solve(N, S, X, chip, chips=chips)
-        if r.answer >= 2:
+        # issue 39: a batch of at least 40 above easy: on a batch of 15 one sequence is 7 %, as much as the GB slip, and
+        # which slips gave four distinct whole numbers told which way they went
+        if r.answer >= (40 if d.level else 2):
             break
 
     def with_hbm(h, x=X, n_params=N):
@@ -70,18 +80,19 @@ def max_batch(d: Draw) -> Problem:
               f"{gb} GB is {gb}·10⁹ bytes, not {gb}·2³⁰.", with_hbm(gb * 2**30),
               inverse=f"converted the {gb} GB to GiB ({gb * 10**9 / 2**30:.1f}) and used that as GB",
               inverse_value=with_hbm(round(gb * 10**18 / 2**30))) if figure == "datasheet" else None,
+        # issue 39: with its inverse (the conversion made the wrong way round), as the GB slip has
         Wrong("mib_as_mb", "read nvidia-smi's MiB as MB (10⁶ bytes)",
               f"nvidia-smi's MiB are 2²⁰ = 1,048,576 bytes, not 10⁶: {mib:,} MiB = {mib * 2**20:,} bytes.",
-              with_hbm(mib * 10**6)) if figure == "device" else None,
+              with_hbm(mib * 10**6),
+              inverse=f"converted the {mib:,} MiB to MB ({mib * 2**20 / 10**6:,.0f}) and used that as MiB",
+              inverse_value=with_hbm(round(mib * 2**40 / 10**6))) if figure == "device" else None,
         Wrong("datasheet_for_device", "used the datasheet figure where the device's is given",
               "The question gives what nvidia-smi reports; use it.", with_hbm(get_hardware(hw).hbm("datasheet")))
         if figure == "device" else None,
-        # issue 39: made the other way round only at hard. A whole-number key's cross adds the slips' counts, and this
-        # one adds k (×2) or removes k/2 (×1/2): the two sides sat at unequal distances and told which pair held the
-        # key; at easy and medium the cross is of the weights and the GB slips, each ± about the same count
-        Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2),
-              inverse="counted K and V twice each (a factor 4)" if d.level == 2 else None,
-              inverse_value=with_hbm(hbm, 2 * X) if d.level == 2 else None),
+        # issue 39: one way only, at every level (its inverse, K and V counted twice, was offered at hard): crossed with the
+        # weights slip its ×2 and ×1/2 of a whole count, each rounded down, let a learned attacker find the key in 45 % of
+        # draws; the cross is of the weights and the GB (MiB at hard) slips, each of which goes either way
+        Wrong("only_k", "cached K only", "Both K and V are cached: the factor 2.", with_hbm(hbm, X / 2)),
         Wrong("forgot_weights", "forgot the weights", "The weights sit in HBM beside the cache.",
               (chips * hbm) // (S * X),
               inverse="counted the weights in fp32 (4 bytes per parameter)" if 4 * N + S * X < chips * hbm else None,

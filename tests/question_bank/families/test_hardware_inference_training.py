@@ -273,3 +273,14 @@ def test_activation_memory_keys_vary_and_the_batch_slip_goes_both_ways():
         assert "forgot_batch_reversed" in {m.id for m in v.misconceptions}, p.id
         seen += 1
     assert seen
+
+
+def test_activation_memory_hard_micro_batch_keeps_the_options_within_the_keys_range():
+    """Issue 39: at hard the micro-batch is 2 or 3 (with b up to 8 the "forgot the micro-batch" slip, made either way,
+    moved options 0.9 decades past the level's keys, and a learned attacker told the key's pair from that), the depth
+    any of 12 to 96 layers and the length any multiple of 16 from 512 to 8192, so that keys spread and rarely repeat."""
+    given = [FAMILIES["hardware.activation_memory"].generate(s, "hard").given for s in range(80)]
+    assert {g["batch"] for g in given} == {2, 3}
+    assert all(12 <= g["n_layers"] <= 96 and g["seq"] % 16 == 0 and 512 <= g["seq"] <= 8192 for g in given)
+    assert sum(g["seq"] % 256 != 0 for g in given) >= 40 and len({g["n_layers"] for g in given}) >= 30
+    assert any(g["n_layers"] < 24 for g in given) and any(g["n_layers"] > 48 for g in given)

@@ -26,6 +26,15 @@ def _blind_ok(value: float, printed: list[float]) -> bool:
     return value not in (0, 1) and all(abs(value - p) > 1e-12 for p in printed)
 
 
+def _even_rounding(value: float, decimals: int, margin: float = 0.1) -> bool:
+    """``safe_for_rounding`` with a band of the same width kept out around the whole units too (the last digit's
+    fraction in [0.1, 0.4] or [0.6, 0.9]). Issue 39: keeping out only the keys near a half made a doubled key round
+    to exactly twice the key's text more often (62 % against 50 %), so the option an exact ×2 or ÷2 away from
+    another was the key more often than not; with both bands out, as often as any other option."""
+    frac = abs(value) * 10**decimals % 1
+    return margin <= frac <= 0.5 - margin or 0.5 + margin <= frac <= 1 - margin
+
+
 # ---------------------------------------------------------------------------------------
 # Does a 3D-parallel configuration fit?
 # ---------------------------------------------------------------------------------------
@@ -285,6 +294,9 @@ def fp8_memory_family(d: Draw) -> Problem:
 # ---------------------------------------------------------------------------------------
 
 _RUN_CHIPS = ("a100-80gb", "h100-sxm", "h200", "mi300x", "tpu-v5p")
+_RUN_CHIP_COUNTS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+#: dense model sizes (parameters): Llama 2 7B/13B/34B/70B, Llama 3 8B/70B/405B, GPT-3 175B
+_RUN_SIZES = tuple(n * 10**9 for n in (7, 8, 13, 34, 70, 175, 405))
 
 
 @family("measurements.run_flops", topic="hardware", title="A run's FLOPs from GPU-hours or days × chips",
@@ -307,23 +319,30 @@ def run_flops_family(d: Draw) -> Problem:
         hw = d.pick(_RUN_CHIPS if d.level == 0 else _RUN_CHIPS[:3] if d.level == 1 else _RUN_CHIPS)
         h = get_hardware(hw)
         peak = h.peak("bf16")
-        mfu = d.rng.randint(25, 62) / 100
-        N = d.pick((7, 8, 13, 34, 70, 175, 405)) * 10**9 if d.level == 2 else None
+        # hard: MFU to a tenth of a percent (as papers report it: Llama 3's 38-43 %), so that runs rarely repeat
+        mfu = d.rng.randint(25, 62) / 100 if d.level < 2 else d.rng.randint(250, 620) / 1000
+        N = None
         if d.level == 0:
             gh = d.rng.randint(20, 6000) * 1000
             r = run_flops(peak, mfu, gpu_hours=gh)
             days = chips = None
         else:
-            chips = d.pick((256, 512, 1024, 2048, 4096, 8192, 16384))
             if d.level < 2:
+                chips = d.pick(_RUN_CHIP_COUNTS)
                 days = d.rng.randint(5, 120)
             else:
-                # issue 39: the tokens drawn first, log-uniformly on a trapezoid (10 billion to 40 trillion, ramps of ×4),
-                # the days they take then worked out: drawn as days × chips, the keys piled up at the top of the range
-                # and an option ×2 or ÷MFU above them was never the key
-                days = round(log_trapezoid(d, 10e9, 40e12, 4.0) * 6 * N / (86400 * chips * peak * mfu))
-                if not 3 <= days <= 150:
+                # issue 39: the tokens drawn first, log-uniformly (10 billion to 40 trillion, short ramps of ×1.5: a
+                # Bayes attacker who knows the keys' density gains less from sharp ends than from long ramps, which tell
+                # a key's side all along them), then a model size and a chip count among those that take 3 to 150 days
+                # for them. Drawn as days × chips, the keys piled up at the top of the range; drawn as tokens with the
+                # size and the chips drawn before them (a run outside 3-150 days drawn again), they still did
+                D = log_trapezoid(d, 10e9, 40e12, 1.5)
+                fits = [(n, c) for n in _RUN_SIZES for c in _RUN_CHIP_COUNTS
+                        if 3 <= round(D * 6 * n / (86400 * c * peak * mfu)) <= 150]
+                if not fits:
                     continue
+                N, chips = d.pick(fits)
+                days = round(D * 6 * N / (86400 * chips * peak * mfu))
             r = run_flops(peak, mfu, days=days, chips=chips, params=N)
             gh = None
         if d.level < 2:
@@ -335,7 +354,8 @@ def run_flops_family(d: Draw) -> Problem:
         printed = [x for x in (gh, days, chips, mfu * 100, peak / 1e12, N / 1e9 if N else None) if x]
         dec = 2 if d.level < 2 else 1
         sane = d.level < 2 or 10 <= value <= 40_000  # a plausible run: 10 billion to 40 trillion tokens
-        if sane and safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), printed):
+        even = d.level < 2 or _even_rounding(value, dec)
+        if sane and even and safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), printed):
             break
     sparse = h.vendor == "NVIDIA" and d.level >= 1
     scale = (1e9 * 6 * N) if d.level == 2 else 10**exp  # FLOPs -> the answer's unit

@@ -234,12 +234,25 @@ def test_pinned_easy_variants():
     assert round(q.key.value, 4) == 0.14
 
 
-def test_run_flops_hard_tokens_on_ramps():
-    """Issue 39: hard's runs are drawn by their tokens (10 billion to 40 trillion, log trapezoid), the days worked
-    out from them (3 to 150): runs of fewer than 100 billion tokens occur, and the keys do not pile up at the top."""
+def test_run_flops_hard_tokens_spread():
+    """Issue 39: hard's runs are drawn by their tokens (10 billion to 40 trillion, log-uniform with short ramps), the
+    model size, the chips and the days (3 to 150) fitted to them: the keys spread over the whole range in log space,
+    neither piled at the top nor thin at the bottom."""
     ps = [FAMILIES["measurements.run_flops"].generate(s, "hard") for s in range(300)]
     tokens = np.log10([p.key.value for p in ps])  # billions
     assert all(3 <= p.given["days"] <= 150 for p in ps)
     assert tokens.min() >= 1 and tokens.max() <= np.log10(40_000)
-    assert np.mean(tokens < 2) > 0.03  # below 100 billion: none before
-    assert np.mean(tokens > np.log10(20_000)) < 0.05  # the top ramp: thin
+    thirds = np.histogram(tokens, bins=np.linspace(1, np.log10(40_000), 4))[0] / len(ps)
+    assert thirds.min() > 0.25, thirds  # about a third in each third of the decades
+
+
+def test_run_flops_hard_key_fraction_uniform_near_whole_units():
+    """Issue 39: keeping out only the keys whose last digit sits near a half (so that they round one way) left the
+    fraction within 1/4 of a whole unit in 62 % of the keys, and a doubled key then rounded to exactly twice the key's
+    text more often than any other option did: in the MCQ view the option with an exact ×2 partner was the key. The
+    fraction is near a whole unit in about half the keys now, as for any number."""
+    ps = [FAMILIES["measurements.run_flops"].generate(s, "hard") for s in range(400)]
+    off = [min(f, 1 - f) for f in (p.key.value * 10 % 1 for p in ps)]
+    assert max(off) <= 0.4  # still safe for rounding
+    share = np.mean([o < 0.25 for o in off])
+    assert 0.42 < share < 0.58, share

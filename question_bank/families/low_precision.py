@@ -507,9 +507,13 @@ def grad_accum_bubble(d: Draw) -> Problem:
               Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
                     p / (m + p) * 100, inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 else None,
                     inverse_value=(p - 2) / (m + p - 2) * 100 if p > 2 else None),
+              # issue 39, round 3: no inverse ("counted 2(p − 1) idle slots", × 2): a slip of a fixed factor, × 1/2 or
+              # × 2, makes two sides of the MCQ's cross the same in every draw, and a test-wise student placed the key
+              # among the options by their size (4-5 points above chance on two blocks of 500 draws, +3 or less
+              # without it); the other slips' factors vary with p and m
               Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
                     "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
-                    value / 2, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+                    value / 2),
               Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
                     "The step is m + p − 1 slots long: m micro-batches through the first stage, then p − 1 to drain.",
                     (p - 1) / (m + p) * 100, inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",

@@ -263,3 +263,17 @@ def test_block_bytes_hard_options_do_not_end_in_round_digits():
                 round_ += text.split()[0][-1] in "05"
     assert both >= 30
     assert round_ / both < 0.35, (round_, both)
+
+
+def test_grad_accum_bubble_mirrored_slips_move_the_key_by_factors_that_vary():
+    """Issue 39, round 3: a slip the MCQ view may make either way (one with a named inverse) and that moves the key by
+    a fixed factor ("counted the fill only", × 1/2, mirrored × 2) makes two sides of the options' cross alike in every
+    draw, and the key's corner readable from the options' sizes. Every mirrored slip's factor varies with the draw."""
+    factors: dict[str, set[float]] = {}
+    for s in range(100):
+        p = FAMILIES["training.grad_accum_bubble"].generate(s, "medium")
+        for m in p.misconceptions:
+            if m.inverse:
+                factors.setdefault(m.id, set()).add(round(float(m.value) / float(p.key.value), 6))
+    assert len(factors) >= 2
+    assert all(len(f) > 10 for f in factors.values()), {k: sorted(f)[:3] for k, f in factors.items()}

@@ -8,6 +8,7 @@ each misconception is the same solver call with the mistake applied.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from question_bank.families.counting_common import nat_problem
@@ -463,6 +464,10 @@ def nccl_busbw_family(d: Draw) -> Problem:
 # ---------------------------------------------------------------------------------------
 
 
+#: decimals of the bubble's percent (issue 39, round 3: three, so that keys rarely repeat across draws)
+_BUBBLE_DEC = 3
+
+
 @family("training.grad_accum_bubble", topic="parallelism", title="Gradient accumulation and the pipeline bubble",
         types=("nat",), tags=("gradient-accumulation", "pipeline", "bubble", "micro-batch"), source=_SRC)
 def grad_accum_bubble(d: Draw) -> Problem:
@@ -484,9 +489,13 @@ def grad_accum_bubble(d: Draw) -> Problem:
         r = grad_accumulation(B, b, dp, stages=p)
         value = float(r.breakdown["bubble_fraction"]) * 100
         # issue 39: the bubble depends on m/(p − 1) alone, and a fraction 1/k comes back from every m a multiple of
-        # p − 1 (1/3, 1/9 and 1/36 held six draws in 500 each): the reduced fraction's numerator is 2 or more
-        if Fraction(p - 1, m + p - 1).numerator > 1 and safe_for_rounding(value, 2, 0.1) and \
-                _blind_ok(round(value, 2), [p, b, dp, m, B]):
+        # p − 1 (1/3, 1/9 and 1/36 held six draws in 500 each): the reduced fraction's numerator is 2 or more. Round
+        # 3: m and p − 1 share no factor, so that each bubble comes from one (p, m) pair only (2/9 came back from
+        # p − 1 = 2, 4, 6, ...); and the percent has three decimals, not two: most bubbles lie between 1 % and 10 %,
+        # where two decimals give 900 texts, and 500 draws held only 422-438 distinct keys, which a student who
+        # remembered keys beat chance with by 5.5 points on fresh draws (460-464 now)
+        if math.gcd(p - 1, m) == 1 and p > 2 and safe_for_rounding(value, _BUBBLE_DEC, 0.1) and \
+                _blind_ok(round(value, _BUBBLE_DEC), [p, b, dp, m, B]):
             break
     wrongs = [Wrong("over_ideal", "divided by m instead of m + p − 1 (bubble over the ideal time)",
                     "As a fraction of the step, the bubble is (p − 1)/(m + p − 1).", (p - 1) / m * 100,
@@ -498,14 +507,18 @@ def grad_accum_bubble(d: Draw) -> Problem:
               Wrong("p_not_minus_one", "used p/(m + p)", "The first and last stages idle p − 1 slots, not p.",
                     p / (m + p) * 100, inverse="counted p − 2 idle slots: (p − 2)/(m + p − 2)" if p > 2 else None,
                     inverse_value=(p - 2) / (m + p - 2) * 100 if p > 2 else None),
+              # issue 39, round 3: no inverse ("counted 2(p − 1) idle slots", × 2): a slip of a fixed factor, × 1/2 or
+              # × 2, makes two sides of the MCQ's cross the same in every draw, and a test-wise student placed the key
+              # among the options by their size (4-5 points above chance on two blocks of 500 draws, +3 or less
+              # without it); the other slips' factors vary with p and m
               Wrong("fill_only", "counted the fill only: (p − 1)/2 idle slots for an average stage",
                     "A stage idles while the pipeline fills and while it drains: p − 1 slots in all, whichever stage.",
-                    value / 2, inverse="counted 2(p − 1) idle slots (the fill and the drain each as p − 1)"),
+                    value / 2),
               Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
                     "The step is m + p − 1 slots long: m micro-batches through the first stage, then p − 1 to drain.",
                     (p - 1) / (m + p) * 100, inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
                     inverse_value=(p - 1) / (m + p - 2) * 100)]
-    key = nat_key(value, 2, unit="%")
+    key = nat_key(value, _BUBBLE_DEC, unit="%")
     st = Doc()
     if d.level == 0:
         st.p(f"A model is split over $p = {p}$ pipeline stages with the 1F1B schedule; each optimizer step runs "
@@ -516,7 +529,7 @@ def grad_accum_bubble(d: Draw) -> Problem:
     else:
         st.p(f"A run uses a global batch of ${B * seq:,}$ tokens of sequences of ${seq:,}$ tokens, micro-batches of "
              f"$b = {b}$ sequences, $d = {dp}$ data-parallel replicas and $p = {p}$ pipeline stages (1F1B).")
-    st.p("What fraction of each step do the stages sit idle (the pipeline bubble)? Give percent, rounded off to two "
+    st.p("What fraction of each step do the stages sit idle (the pipeline bubble)? Give percent, rounded off to three "
          "decimal places.")
     notes = [f"Micro-batches per step: $m = {m}$; bubble $= (p - 1)/(m + p - 1) = {p - 1}/{m + p - 1}$."]
     return nat_problem(d, st, key, r.steps, wrongs, given={"p": p, "b": b, "d": dp, "m": m, "B": B, "seq": seq},
@@ -585,17 +598,29 @@ def block_bytes(d: Draw) -> Problem:
     # experts are MXFP4 and the rest bf16 (as gpt-oss stores its checkpoints), in GiB.
     for _ in range(300):
         fmt_name = "mxfp4" if d.level != 1 else d.pick(("mxfp8-e4m3", "nvfp4"))
-        N = d.rng.randint(10, 1200) * 10**8
         if d.level < 2:
+            N = d.rng.randint(10, 1200) * 10**8
             r = block_format_bytes(fmt_name, N)
             total, div, unit = r.answer, 10**9, "GB"
             rest = 0
         else:
-            rest = d.rng.randint(10, 90) * 10**8
+            # issue 39, round 3: hard gives the experts as layers × experts per layer × weights per expert (gpt-oss-120b's
+            # config.json: 36 layers of 128 experts, each 3 × 2880 × 2880 = 24.9 million weights), not their total: with
+            # the total printed, the key sat at about half of it (0.49 N + 1.86 rest, rest ≪ N) and a test-wise student
+            # read the key's side off the printed figure; and with the weights in tenths of a billion, the value a
+            # student gets who forgets the scales and divides by 10^9 (N/2 + 2·rest) always ended in 0 or 5, which told
+            # that option, and the key diagonally across from it, in 3 draws of 10
+            layers, experts = d.rng.randint(12, 64), d.pick((8, 16, 32, 64, 128, 256))
+            per = d.rng.randint(40, 1800)  # tenths of a million weights per expert: 4.0 M (Qwen3-30B-A3B) to 180 M
+            N = layers * experts * per * 10**5
+            if not 10**9 <= N <= 12 * 10**11:
+                continue
+            rest = d.rng.randint(50, 1500) * 10**7  # attention, embeddings, norms, router: 0.5 to 15 billion
             r = block_format_bytes("mxfp4", N)
             total, div, unit = r.answer + 2 * rest, 2**30, "GiB"
         value = float(total) / div
-        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [N / 1e9, rest / 1e9]):
+        shown = [N / 1e9, rest / 1e9] if d.level < 2 else [layers, experts, per / 10, rest / 1e9]
+        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), shown):
             break
     _, eb, k, sb, kind, src = BLOCK_FORMATS[fmt_name]
     naive = (N * eb / 8 + 2 * rest) / div
@@ -616,10 +641,12 @@ def block_bytes(d: Draw) -> Problem:
         st.p(f"A model's {N / 1e9:g} billion weights are stored in {desc[fmt_name]}.")
         st.p("How many bytes do they take? Give GB ($10^9$ bytes), rounded off to two decimal places.")
     else:
-        st.p(f"A mixture-of-experts checkpoint stores its {N / 1e9:g} billion expert weights in {desc['mxfp4']} and its "
-             f"other {rest / 1e9:g} billion weights in bf16, as gpt-oss does.")
+        st.p(f"A mixture-of-experts checkpoint has {layers} layers of {experts} experts, each expert {per / 10:g} million "
+             f"weights, stored in {desc['mxfp4']}; its other {rest / 1e9:g} billion weights are in bf16, as gpt-oss does.")
         st.p("How large is it? Give GiB ($2^{30}$ bytes), rounded off to two decimal places.")
-    return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "N": N, "rest": rest, "unit": unit})
+    return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "rest": rest, "unit": unit,
+                                                           **({"layers": layers, "experts": experts, "per_expert": per * 10**5}
+                                                              if d.level == 2 else {"N": N})})
 
 
 # ---------------------------------------------------------------------------------------

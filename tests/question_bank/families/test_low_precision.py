@@ -171,8 +171,10 @@ def test_block_bytes_and_smoothquant_keys():
     for p in variants("precision.block_bytes", per_difficulty=8):
         g = p.given
         eb, k, sb = BLOCKS[g["format"]]
-        blocks = -(-g["N"] // k)  # one scale per started block
-        total = g["N"] * eb / 8 + blocks * sb / 8 + 2 * g["rest"]
+        # hard gives the experts as layers × experts per layer × weights per expert (issue 39, round 3)
+        n = g["N"] if "N" in g else g["layers"] * g["experts"] * g["per_expert"]
+        blocks = -(-n // k)  # one scale per started block
+        total = n * eb / 8 + blocks * sb / 8 + 2 * g["rest"]
         assert p.key.value == pytest.approx(total / (2**30 if g["unit"] == "GiB" else 1e9), rel=1e-12), p.id
     for p in variants("precision.smoothquant", per_difficulty=8):
         g = p.given
@@ -231,12 +233,47 @@ def test_lr_schedule_medium_slips_stay_between_floor_and_peak():
 def test_grad_accum_bubble_keys_rarely_repeat():
     """Issue 39: the bubble (p − 1)/(m + p − 1) depends on m/(p − 1) alone; with few stage counts, micro-batches to
     128 and fractions 1/k (any m a multiple of p − 1) about 350 of 500 medium draws had distinct keys, and a student
-    who remembered earlier keys beat chance by 6 points on fresh draws."""
+    who remembered earlier keys beat chance by 6 points on fresh draws. Round 3: with two decimals of a percent and
+    one bubble from several (p, m) pairs, still 422-438 distinct keys as the student reads them (5.5 points on fresh
+    draws); each bubble is now a reduced fraction of its own (p, m), asked to three decimals."""
     keys, fr = set(), []
     for s in range(500):
-        g = FAMILIES["training.grad_accum_bubble"].generate(s, "medium").given
-        f = Fraction(g["p"] - 1, g["m"] + g["p"] - 1)
-        fr.append(f)
-        keys.add(round(float(f) * 100, 2))
-    assert all(f.numerator > 1 for f in fr)
-    assert len(keys) >= 400
+        p = FAMILIES["training.grad_accum_bubble"].generate(s, "medium")
+        g = p.given
+        fr.append((g["p"] - 1, g["m"]))
+        keys.add(round(p.key.value, p.key.decimals))
+    assert all(math.gcd(a, m) == 1 and a > 1 for a, m in fr)
+    assert len(keys) >= 450, len(keys)
+
+
+def test_block_bytes_hard_options_do_not_end_in_round_digits():
+    """Issue 39, round 3: with the expert weights in tenths of a billion, the value of "forgot the scales" and
+    "divided by 10^9" together (N/2 + 2·rest, in GB) always ended in 0 or 5 at two decimals: that option, and the key
+    diagonally across the cross from it, were told by their last digit. Now as often as any other option's (1 in 5
+    by chance)."""
+    from question_bank import numeric_mcq as nm
+
+    view = nm.mcq_view(FAMILIES["precision.block_bytes"])
+    both, round_ = 0, 0
+    for seed in range(300):
+        p = view.generate(seed, "hard")
+        for text, slips in zip(p.options_text, p.given["option_slips"], strict=True):
+            if sorted(s[0] for s in slips) == ["gb_for_gib", "scales_forgotten"]:
+                both += 1
+                round_ += text.split()[0][-1] in "05"
+    assert both >= 30
+    assert round_ / both < 0.35, (round_, both)
+
+
+def test_grad_accum_bubble_mirrored_slips_move_the_key_by_factors_that_vary():
+    """Issue 39, round 3: a slip the MCQ view may make either way (one with a named inverse) and that moves the key by
+    a fixed factor ("counted the fill only", × 1/2, mirrored × 2) makes two sides of the options' cross alike in every
+    draw, and the key's corner readable from the options' sizes. Every mirrored slip's factor varies with the draw."""
+    factors: dict[str, set[float]] = {}
+    for s in range(100):
+        p = FAMILIES["training.grad_accum_bubble"].generate(s, "medium")
+        for m in p.misconceptions:
+            if m.inverse:
+                factors.setdefault(m.id, set()).add(round(float(m.value) / float(p.key.value), 6))
+    assert len(factors) >= 2
+    assert all(len(f) > 10 for f in factors.values()), {k: sorted(f)[:3] for k, f in factors.items()}

@@ -200,6 +200,8 @@ def vit_params(d: Draw) -> Problem:
     sol.bullets(lines)
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="integer", statement=st, key=key, solution=sol, misconceptions=mis,
-                     given={"preset": name, "d_model": dm, "n_layers": n_layers, "n_heads": n_heads, "d_ff": d_ff,
+                     given={"preset": name, "d_model": dm,
+                            # the encoder's (L, heads, MLP width): inputs of the hard count only (heads of none)
+                            "encoder": (n_layers, n_heads, d_ff), **({"n_layers": n_layers, "d_ff": d_ff} if d.level == 2 else {}),
                             "image_size": cfg.image_size, "patch_size": P, "channels": C, "level": d.level,
                             "distillation_token": deit})

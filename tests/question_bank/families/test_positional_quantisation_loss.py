@@ -247,9 +247,10 @@ def test_vit_against_huggingface():
     for p in variants("counting.vit_params", 6):
         g = p.given
         d, heads, ff = sizes[g["preset"][4:].split("/")[0]]
-        assert (g["d_model"], g["n_heads"], g["d_ff"]) == (d, heads, ff), p.id
+        layers, h_, ff_ = g["encoder"]
+        assert (g["d_model"], h_, ff_) == (d, heads, ff), p.id
         kw = dict(image_size=g["image_size"], patch_size=g["patch_size"], num_channels=g["channels"], hidden_size=d,
-                  num_hidden_layers=g["n_layers"], num_attention_heads=heads, intermediate_size=ff)
+                  num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=ff)
         with torch.device("meta"):
             if g.get("distillation_token"):
                 m = transformers.DeiTModel(transformers.DeiTConfig(**kw), add_pooling_layer=False)

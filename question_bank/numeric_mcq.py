@@ -84,6 +84,13 @@ _MAX_MISTAKES = 10
 #: √10 ≈ 3.2): a learned attacker fits the key's size to the printed numbers, and a slip that moves
 #: the key by a large factor is told apart by size alone (:func:`_choose`).
 _SPAN = 0.5
+#: Issue 39, opt-in per family: the only slips its view crosses (every other view crosses all its draw's slips).
+#: hardware.zero_memory: the two middle stages swapped (stage 1 for 2 gives the same pair of values as 2 for 1, so the
+#: swap moves the key up or down with the stage asked) and GB for GiB either way; no ZeRO (exactly 16Ψ) and stage 3
+#: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
+VIEW_SLIPS: dict[str, tuple[str, ...]] = {
+    "hardware.zero_memory": ("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"),
+}
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
@@ -423,6 +430,8 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
         return None
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
+    if p.family in VIEW_SLIPS:
+        ws = [w for w in ws if set(w[1].id.split("+")) & set(VIEW_SLIPS[p.family])]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
     # The same few values recur across the pairs (each slip's value, made or reversed), so each
     # value's text, roundings and clash with the avoided numbers are worked out once (issue 40:

@@ -448,15 +448,24 @@ def zero_memory(d: Draw) -> Problem:
     """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam).
 
     Levels (issue 12: disjoint, ordered): easy, stage 3 (one term, 16Ψ/N_d) in GB; medium, stage 1
-    or 2 (a replicated and a partitioned term) in GB; hard, any stage in GiB (a unit to convert)."""
+    or 2 (a replicated and a partitioned term) in GB; hard, stage 1 or 2 in GiB (a unit to convert)."""
     from solver.systems.training import zero
 
     for _ in range(300):
         # issue 22: eleven sizes on eleven data-parallel widths (six on five held 18 easy problems in 1,000 draws)
-        psi = d.pick((Fraction(13, 10), Fraction(27, 10), Fraction(15, 2), 1, 3, 7, 8, 13, 34, 70, 175)) * 10**9
-        psi = int(psi)
-        gpus = d.pick((4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256))
-        stage = 3 if d.level == 0 else d.pick((1, 2) if d.level == 1 else (1, 2, 3))
+        if d.level == 0:
+            psi = int(d.pick((Fraction(13, 10), Fraction(27, 10), Fraction(15, 2), 1, 3, 7, 8, 13, 34, 70, 175)) * 10**9)
+            gpus = d.pick((4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256))
+        else:
+            # issue 39: 11 sizes on 11 widths left 128 distinct medium keys in 500 draws (key-pool memory won 44 %);
+            # any size from 1 to 200 billion (to 0.1 billion) on any multiple of 8 GPUs from 8 to 1,024, log-uniform
+            # and the exact count printed, as a model card gives it (6,738,415,616 for Llama 2 7B): "50.9 billion" made
+            # the no-ZeRO option exactly 16 × a printed number and the stage-3 one 16 × it over N_d
+            psi = int(10 ** (9 + math.log10(200) * d.rng.random()))
+            gpus = max(8, round(8 * 128 ** d.rng.random() / 8) * 8)
+        # issue 39: hard is stage 1 or 2 in GiB (stage 3 is the easy level's one term; in hard its options sat a factor
+        # N_d below every other stage's, which told the key's corner); the unit is the step above medium
+        stage = 3 if d.level == 0 else d.pick((1, 2))
         unit = "GiB" if d.level == 2 else "GB"
         r = zero(psi, gpus, stage)
         value = float(r.breakdown[unit])
@@ -470,11 +479,16 @@ def zero_memory(d: Draw) -> Problem:
             what = {1: "optimizer states only", 2: "optimizer states and gradients", 3: "optimizer states, gradients and parameters"}[s]
             wrongs.append(Wrong(f"stage_{s}_partitioning", f"partitioned as stage {s}",
                                 f"Stage {s} partitions the {what}; stage {stage} is asked.", float(zero(psi, gpus, s).breakdown[unit])))
+    # issue 39: the conversion made the wrong way round (× 2³⁰/10⁹ where it divides, or the reverse) is a mistake of
+    # its own, so the unit slip can move the key either way and does not tell on which side of its partner the key lies
     wrongs.append(Wrong("gb_vs_gib", f"gave {other} instead of {unit}", "1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes.",
-                        float(zero(psi, gpus, stage).breakdown[other])))
+                        float(zero(psi, gpus, stage).breakdown[other]),
+                        inverse=f"converted between {other} and {unit} the wrong way round (multiplied by 2³⁰/10⁹ where "
+                                "it divides, or the reverse)",
+                        inverse_value=value ** 2 / float(zero(psi, gpus, stage).breakdown[other])))
     key = nat_key(value, 2, unit=unit)
     st = Doc()
-    zmd = (f"A model with $\\Psi$ = {tokens_text(psi)} parameters is trained with mixed-precision Adam (2-byte weights and "
+    zmd = (f"A model with $\\Psi$ = {tokens_text(psi) if d.level == 0 else big(psi)} parameters is trained with mixed-precision Adam (2-byte weights and "
            "gradients; 12 bytes of optimizer state per parameter: fp32 master weights, momentum, variance) on "
            f"$N_d = {gpus}$ data-parallel GPUs with **ZeRO stage {stage}**.")
     st.p(zmd, latex_to_text(zmd).replace("Psi", "Ψ"))

@@ -277,3 +277,44 @@ def test_matmul_bound_easy_chip_does_not_tell_the_verdict():
         got[g["hw"]] += g["bound"] == "compute"
     for hw in n:
         assert 0.35 <= got[hw] / n[hw] <= 0.65, (hw, got[hw], n[hw])
+
+
+def test_zero_memory_view_options_are_the_stage_swap_and_the_unit_either_way():
+    """issue 39: the MCQ view of zero_memory crosses only the swap of the two middle stages and GB for GiB, made either
+    way, so every option is a stage-1 or stage-2 figure in one of the two units; recomputed here from the paper's
+    formula (zero_bytes) and both unit divisors, and the key's place among the sorted options is not one side."""
+    from question_bank.family import all_families
+
+    view = all_families()["hardware.zero_memory_mcq"]
+    ranks = set()
+    for diff in ("medium", "hard"):
+        for s in range(40):
+            p = view.generate(s, diff)
+            g = p.given
+            assert g["stage"] in (1, 2), p.id
+            assert {sid for slips in g["option_slips"] for sid, _ in slips} <= {
+                "gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"}, p.id
+            unit = {"GB": 1e9, "GiB": 2**30}[g["unit"]]
+            other = 2**30 if unit == 1e9 else 1e9
+            swapped = 3 - g["stage"]
+            for v, slips in zip(g["option_values"], g["option_slips"], strict=True):
+                stage = swapped if any(sid.startswith("stage_") for sid, _ in slips) else g["stage"]
+                b = zero_bytes(g["params"], g["gpus"], stage)
+                uslip = [how for sid, how in slips if sid == "gb_vs_gib"]
+                want = b / unit if not uslip else b / other if uslip[0] == "own" else b / unit * (other / unit)
+                assert v == pytest.approx(want, rel=1e-9), p.id
+            k = min(p.key.correct)
+            ranks.add(sorted(g["option_values"]).index(g["option_values"][k]))
+    assert ranks == {0, 1, 2, 3}
+
+
+def test_zero_memory_draws_are_wide_above_easy():
+    """issue 39: eleven sizes on eleven widths left 128 distinct medium keys in 500 draws (an attacker remembering
+    keys won 44 % of the view's draws); sizes and widths are now drawn from ranges, printed as exact counts."""
+    f = FAMILIES["hardware.zero_memory"]
+    for diff in ("medium", "hard"):
+        ps = [f.generate(s, diff) for s in range(150)]
+        assert len({p.key.value for p in ps}) >= 140, diff
+        for p in ps:
+            assert 10**9 <= p.given["params"] <= 2 * 10**11 and p.given["gpus"] % 8 == 0 and 8 <= p.given["gpus"] <= 1024
+            assert f"{p.given['params']:,}" in p.statement_text, p.id

@@ -172,9 +172,24 @@ def kaplan_forward(d: Draw) -> Problem:
         # issue 22: eight contexts per level (two held 10 to 23 problems in 1,000 draws)
         short, long = (128, 256, 384, 512, 768, 1024, 1536, 2048), (3072, 4096, 5120, 6144, 8192, 12288, 16384, 32768)
         n_ctx = d.pick((short, long, short + long)[d.level])
-        N = 2 * dm * L * (2 * dm + 4 * dm)  # Kaplan's N with d_attn = d_model, d_ff = 4·d_model (given data)
+        d_ff, d_attn = 4 * dm, dm
+        if d.level == 2:
+            # issue 39: hard draws its own shape (66 distinct keys in 500 draws from the table were memorised): any
+            # multiple of 64 for d_model from 768 to 8192, 12 to 96 layers, an attention width n_head·d_head (d_head
+            # 64, or 128 from d_model 2048, up to 128 heads) of 1/2 to 2 d_model, log-uniform, other than d_model (as T5's d_kv·n_heads need not be d_model), a
+            # two-matrix MLP of 2 to 6 d_model in steps of 256, and a context of 512 to 16k tokens in steps of 128
+            name, L, dm = "A decoder", d.pick(range(12, 97)), 64 * d.pick(range(12, 129))
+            d_head = d.pick((64, 128)) if dm >= 2048 else 64
+            # d_attn/d_model log-uniform, so d_model in its place moves the key up as often and as far as down
+            n_head = min(max(round(dm * d.log_uniform(0.5, 2, None) / d_head), 4), 128)
+            if n_head * d_head == dm:
+                continue
+            d_attn = n_head * d_head
+            d_ff = 256 * d.pick(range(-(-2 * dm // 256), 6 * dm // 256 + 1))
+            n_ctx = 128 * round(d.log_uniform(512, 16384, None) / 128)
+        N = 2 * dm * L * (2 * d_attn + d_ff)  # Kaplan's N (given data)
         ask = "percent" if d.level == 2 else "flops"
-        r = kaplan_forward_flops(N, L, n_ctx, dm)
+        r = kaplan_forward_flops(N, L, n_ctx, d_attn)
         total = r.answer
         unit, scale = ("MFLOP", 10**6) if total < 10**10 else ("GFLOP", 10**9)
         value = total / scale if ask == "flops" else 100 * r.breakdown["attention_flops"] / r.breakdown["weights_flops"]
@@ -182,7 +197,7 @@ def kaplan_forward(d: Draw) -> Problem:
             break
 
     def kaplan(**kw):
-        args = dict(n_params=N, n_layer=L, n_ctx=n_ctx, d_attn=dm) | kw
+        args = dict(n_params=N, n_layer=L, n_ctx=n_ctx, d_attn=d_attn) | kw
         return kaplan_forward_flops(**args).breakdown
 
     def figure(b) -> float:
@@ -193,7 +208,7 @@ def kaplan_forward(d: Draw) -> Problem:
     doubled = kaplan(n_ctx=2 * n_ctx)  # 4·n_layer·n_ctx·d_attn: the full, not the causal-average, context
     wrongs = [
         Wrong("one_layer", "counted the context term for one layer", "Every layer attends over the context: 2·n_layer·n_ctx·d_attn.",
-              figure(kaplan(n_layer=1))),
+              figure(kaplan(n_layer=1))) if ask == "flops" else None,  # issue 39: at hard ÷n_layer, always below, told the key
         # issue 21: Kaplan et al.'s Table 1 gives the term without a word on causal averaging; the reading that
         # QKᵀ and A·V over half the context on average also make 2·n_layer·n_ctx·d_attn is ours, and said so
         Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan et al.'s Table 1 counts 2·n_layer·n_ctx·d_attn "
@@ -201,6 +216,13 @@ def kaplan_forward(d: Draw) -> Problem:
               "together over a causal average of half the context give the same 2·n_layer·n_ctx·d_attn.)", figure(doubled),
               inverse="used n_layer·n_ctx·d_attn (halved the context twice)", inverse_value=figure(kaplan(n_ctx=n_ctx / 2))),
     ]
+    if d_attn != dm:
+        # issue 39: the context term's width is the attention's, n_head·d_head; d_model there moves the key up or down
+        # with the draw (the share of C_forward, always below the key by a factor of the key itself, told an
+        # attacker the key, and is no longer offered)
+        wrongs.append(Wrong("d_model_for_d_attn", "used d_model for d_attn in the context term", "The context term "
+                            "is 2·n_layer·n_ctx·d_attn with d_attn = n_head·d_head, the attention's width, here not d_model.",
+                            figure(kaplan(d_attn=dm))))
     if ask == "flops":
         wrongs += [
             Wrong("two_n_rule", "used the 2N rule (no context term)", "C_forward adds 2·n_layer·n_ctx·d_attn to 2N for attention.",
@@ -208,12 +230,12 @@ def kaplan_forward(d: Draw) -> Problem:
             Wrong("counted_backward", "gave the training cost (×3)", "The forward pass alone is asked; training adds the "
                   "backward pass (2 × forward).", r.breakdown["training_per_token"] / scale),
         ]
-    else:
-        wrongs.append(Wrong("share_of_total", "gave the share of C_forward", "The question asks how much larger than 2N: "
-                            "divide the context term by 2N, not by the total.", 100 * float(r.breakdown["attention_share"])))
     key = nat_key(value, 2, unit=unit if ask == "flops" else "%", digits_rule=True)  # issue 22: at most 4 s.f.
     st = Doc()
-    st.p(f"{name} has $n_{{layer}} = {L}$ layers with $d_{{model}} = d_{{attn}} = {dm}$ and $d_{{ff}} = 4 d_{{model}}$, so "
+    shape = (f"$d_{{model}} = d_{{attn}} = {dm}$ and $d_{{ff}} = 4 d_{{model}}$" if d_attn == dm and d_ff == 4 * dm else
+             f"$d_{{model}} = {dm}$, {n_head} attention heads of $d_{{head}} = {d_head}$ (so $d_{{attn}} = {d_attn}$) and "
+             f"$d_{{ff}} = {d_ff}$")
+    st.p(f"{name} has $n_{{layer}} = {L}$ layers with {shape}, so "
          f"Kaplan et al.'s non-embedding parameter count is $N = 2 d_{{model}} n_{{layer}} (2 d_{{attn}} + d_{{ff}}) = {big(N)}$. "
          f"It runs with a context of $n_{{ctx}} = {n_ctx}$ tokens.")
     if ask == "flops":
@@ -232,7 +254,8 @@ def kaplan_forward(d: Draw) -> Problem:
               f"{big(r.breakdown['weights_flops'])} = {value:.4f}$ %.")
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, [w for w in wrongs if w]),
-                     given={"model": name, "n_layer": L, "d_model": dm, "n_ctx": n_ctx, "params": N, "ask": ask})
+                     given={"model": name, "n_layer": L, "d_model": dm, "n_ctx": n_ctx, "params": N, "ask": ask}
+                     | ({"d_attn": d_attn, "d_ff": d_ff} if d.level == 2 else {}))
 
 
 #: unit -> (bytes, how the statement spells it)

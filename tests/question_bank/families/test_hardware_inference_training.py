@@ -121,9 +121,14 @@ def test_kaplan_vs_table_1():
     for p in variants("hardware.kaplan_forward"):
         g = p.given
         L, d, n = g["n_layer"], g["d_model"], g["n_ctx"]
-        N = 12 * L * d * d  # Kaplan's N = 2·d·L·(2·d_attn + d_ff) with d_attn = d, d_ff = 4d
+        d_attn, d_ff = g.get("d_attn", d), g.get("d_ff", 4 * d)  # hard draws its own widths (printed, tested below)
+        N = 2 * d * L * (2 * d_attn + d_ff)  # Kaplan et al. Table 1: N = 2·d_model·n_layer·(2·d_attn + d_ff)
         assert g["params"] == N
-        extra = 2 * L * n * d
+        if "d_attn" not in g:
+            assert N == 12 * L * d * d
+        else:
+            assert f"d_{{attn}} = {d_attn}$" in p.statement_md and f"d_{{ff}} = {d_ff}$" in p.statement_md, p.id
+        extra = 2 * L * n * d_attn
         want = (2 * N + extra) / {"MFLOP": 1e6, "GFLOP": 1e9}[p.key.unit] if g["ask"] == "flops" else 100 * extra / (2 * N)
         assert p.key.value == pytest.approx(want, rel=1e-12), p.id
 
@@ -284,3 +289,21 @@ def test_activation_memory_hard_micro_batch_keeps_the_options_within_the_keys_ra
     assert all(12 <= g["n_layers"] <= 96 and g["seq"] % 16 == 0 and 512 <= g["seq"] <= 8192 for g in given)
     assert sum(g["seq"] % 256 != 0 for g in given) >= 40 and len({g["n_layers"] for g in given}) >= 30
     assert any(g["n_layers"] < 24 for g in given) and any(g["n_layers"] > 48 for g in given)
+
+
+def test_kaplan_hard_keys_are_many_and_its_width_slip_goes_both_ways():
+    """Issue 39: hard draws its own widths, so its keys do not repeat (61 distinct in 500 draws from the
+    GPT-3 table were memorised), and d_model in d_attn's place moves the key up in some draws and down in others."""
+    fam = FAMILIES["hardware.kaplan_forward"]
+    keys, ups, downs = set(), 0, 0
+    for seed in range(300):
+        p = fam.generate(seed, "hard")
+        g = p.given
+        keys.add(p.key.value)
+        (slip,) = [m for m in p.misconceptions if m.id == "d_model_for_d_attn"]
+        # recomputed from the printed shape: the context term with d_model over 2N
+        want = 100 * 2 * g["n_layer"] * g["n_ctx"] * g["d_model"] / (2 * g["params"])
+        assert float(slip.value) == pytest.approx(want, rel=1e-12), p.id
+        ups += float(slip.value) > p.key.value
+        downs += float(slip.value) < p.key.value
+    assert len(keys) >= 270 and min(ups, downs) >= 100, (len(keys), ups, downs)

@@ -90,6 +90,10 @@ _SPAN = 0.5
 #: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
 VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     "hardware.zero_memory": ("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"),
+    # hardware.kaplan_forward (hard, the context term as a share of 2N): the full context (or half of it twice) and
+    # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
+    # the key itself
+    "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -208,7 +208,7 @@ def kaplan_forward(d: Draw) -> Problem:
     doubled = kaplan(n_ctx=2 * n_ctx)  # 4·n_layer·n_ctx·d_attn: the full, not the causal-average, context
     wrongs = [
         Wrong("one_layer", "counted the context term for one layer", "Every layer attends over the context: 2·n_layer·n_ctx·d_attn.",
-              figure(kaplan(n_layer=1))) if ask == "flops" else None,  # issue 39: at hard ÷n_layer, always below, told the key
+              figure(kaplan(n_layer=1))),
         # issue 21: Kaplan et al.'s Table 1 gives the term without a word on causal averaging; the reading that
         # QKᵀ and A·V over half the context on average also make 2·n_layer·n_ctx·d_attn is ours, and said so
         Wrong("no_causal_average", "used 4·n_layer·n_ctx·d_attn", "Kaplan et al.'s Table 1 counts 2·n_layer·n_ctx·d_attn "
@@ -218,11 +218,15 @@ def kaplan_forward(d: Draw) -> Problem:
     ]
     if d_attn != dm:
         # issue 39: the context term's width is the attention's, n_head·d_head; d_model there moves the key up or down
-        # with the draw (the share of C_forward, always below the key by a factor of the key itself, told an
-        # attacker the key, and is no longer offered)
+        # with the draw
         wrongs.append(Wrong("d_model_for_d_attn", "used d_model for d_attn in the context term", "The context term "
                             "is 2·n_layer·n_ctx·d_attn with d_attn = n_head·d_head, the attention's width, here not d_model.",
                             figure(kaplan(d_attn=dm))))
+    if ask != "flops":
+        # the hard level's MCQ view crosses neither this nor one_layer (numeric_mcq.VIEW_SLIPS): each sits below the key
+        # by a factor of the key itself, which told an attacker the key; the typed answer still names both
+        wrongs.append(Wrong("share_of_total", "gave the share of C_forward", "The question asks how much larger than 2N: "
+                            "divide the context term by 2N, not by the total.", 100 * float(r.breakdown["attention_share"])))
     if ask == "flops":
         wrongs += [
             Wrong("two_n_rule", "used the 2N rule (no context term)", "C_forward adds 2·n_layer·n_ctx·d_attn to 2N for attention.",

@@ -380,8 +380,11 @@ def gpu_days(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 35 to 60 % and D
     given; hard, MFU 35 to 60 % and D given as tokens per parameter (one more step, D = r·N).
+    The chip count is the cluster a lab would size for the run: the chips that finish it in a planned time
+    (issue 39, round 3), so the key is spread flat in log space rather than piled against its floor of 1 day.
     Misconceptions: the with-sparsity peak, 2N per token (forward only), 4N (the backward pass taken as
-    costly as the forward), 8N (recomputation counted), the MFU ignored or multiplied by, GPU-days."""
+    costly as the forward), 8N (recomputation counted), the MFU ignored or multiplied by, GPU-days, the chips
+    divided by twice."""
     from solver.systems.inference import prefill
     from solver.systems.training import DAY, train
 

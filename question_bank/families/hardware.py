@@ -380,8 +380,11 @@ def gpu_days(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, MFU 40 % and D given; medium, MFU 35 to 60 % and D
     given; hard, MFU 35 to 60 % and D given as tokens per parameter (one more step, D = r·N).
+    The chip count is the cluster a lab would size for the run: the chips that finish it in a planned time
+    (issue 39, round 3), so the key is spread flat in log space rather than piled against its floor of 1 day.
     Misconceptions: the with-sparsity peak, 2N per token (forward only), 4N (the backward pass taken as
-    costly as the forward), 8N (recomputation counted), the MFU ignored or multiplied by, GPU-days."""
+    costly as the forward), 8N (recomputation counted), the MFU ignored or multiplied by, GPU-days, the chips
+    divided by twice."""
     from solver.systems.inference import prefill
     from solver.systems.training import DAY, train
 
@@ -397,10 +400,19 @@ def gpu_days(d: Draw) -> Problem:
             t_b = per_param * n_b
         N, D = round(n_b * 10**9), round(t_b * 10**9)
         hw = d.pick(("a100-80gb", "h100-sxm", "h200", "b200"))
-        chips = 8 * round(d.log_uniform(8, 2048, None))
         # not 0.5: ignoring it would equal the sparse-peak mistake
         mfu = d.pick(tuple(x / 100 for x in range(30, 66) if x != 50)) if d.level else 0.4
         chip = resolved_chip(hw)
+        # issue 39, round 3: the cluster is sized for the run, as a lab sizes it: the chips that finish it in a
+        # planned time T (a multiple of 8). T is the product of two log-uniform draws (1.3 to 400 days, times 1 to
+        # 6.3), flat in log space from about 8 to 400 days and tapering off to 1.3 and 2,500 at the ends; with the chip
+        # count drawn apart from the run's size the key piled up against its floor of 1 day, and an option below
+        # 1 day was never the key
+        planned = d.log_uniform(1.26, 400, None) * d.log_uniform(1, 6.3, None)
+        chip_days = float(train(N, tokens=D, chip=chip, chips=1, mfu=mfu).breakdown["days"])
+        chips = 8 * round(chip_days / planned / 8)
+        if not 8 <= chips <= 16384:
+            continue
         r = train(N, tokens=D, chip=chip, chips=chips, mfu=mfu)
         value = float(r.breakdown["days"])
         if 1 <= value < 5000 and safe_for_rounding(value, 2, 0.1):
@@ -414,7 +426,13 @@ def gpu_days(d: Draw) -> Problem:
               float(train(N, tokens=D, chip=chip, chips=chips, mfu=1.0).breakdown["days"]),
               inverse="divided by the MFU twice"),
         Wrong("gpu_days", "gave GPU-days", "The question asks for wall-clock days: the chips work in parallel.",
-              value * chips, inverse="divided by the number of chips twice"),
+              value * chips),
+        # issue 39: dividing by the chips twice is a mistake of its own, not gave-GPU-days' declared inverse: as an
+        # inverse it was crossed with the sparse peak and the MFU, and its factor of 1/chips (8 to 16,384) put that
+        # option far off the others in log space, the key's side told by the printed chip count
+        Wrong("chips_twice", "divided by the number of chips twice",
+              "The chips share the work once: the total FLOPs divided by (chips × per-chip rate), not by chips again.",
+              value / chips),
         Wrong("backward_as_forward", "took the backward pass as costly as the forward (4N per token)",
               "The backward pass computes gradients for both the activations and the weights: 4N FLOPs per token, "
               "twice the forward's 2N, so training costs 6N.",

@@ -217,12 +217,14 @@ def test_pin_decode_step():
 
 
 def test_pin_gpu_days():
-    """3.1B on 6.1T tokens: C = 6 × 3.1e9 × 6.1e12 = 1.1346e23; 1,856 A100 × 312e12 × 0.4 × 86,400 = 2.00127e22
-    FLOPs/day → 5.67 days; with the sparse peak 2.83; ignoring the MFU (× 0.4) 2.27. (Issue 39 drew sizes, tokens
-    and chip counts wider; the seed's old draw was 70B on 15T tokens on 512 A100s.)"""
+    """49B on 2.7T tokens: C = 6 × 49e9 × 2.7e12 = 7.938e23; 56 H100 × 989.5e12 (dense: half the printed 1979)
+    × 0.4 × 86,400 = 1.91504e21 FLOPs/day → 414.51 days; with the sparse peak 207.25; ignoring the MFU (× 0.4)
+    165.80; dividing by the 56 chips twice 7.40. (Issue 39, round 3, sized the cluster for a planned time; the
+    seed's earlier draw was 3.1B on 6.1T tokens on 1,856 A100s.)"""
     p = easy("hardware.gpu_days")
-    assert grade(p, 5.67).correct and "sparse_peak" in grade(p, 2.83).misconception.id.split("+")
-    assert "forgot_mfu" in grade(p, 2.27).misconception.id.split("+")
+    assert grade(p, 414.51).correct and "sparse_peak" in grade(p, 207.25).misconception.id.split("+")
+    assert "forgot_mfu" in grade(p, 165.80).misconception.id.split("+")
+    assert "chips_twice" in grade(p, 7.40).misconception.id.split("+")
 
 
 def test_pin_zero_memory():

@@ -164,3 +164,29 @@ def test_run_flops_tokens_per_token_slips():
             assert merged[0].value == pytest.approx(flops / (k * g["N"]) / 1e9, rel=1e-9), (p.id, mid)
             seen.add(mid)
     assert len(seen) == 3
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_gpu_days_chips_twice_is_a_mistake_of_its_own(level):
+    """Issue 39, round 3: dividing by the chips twice is a named one-way mistake (key / chips), no longer the declared
+    inverse of giving GPU-days, so the MCQ view never crosses a ×chips factor with the small slips."""
+    for p in draws("hardware.gpu_days", level, range(30)):
+        mis = mistakes(p)
+        assert mis["chips_twice"] == pytest.approx(p.key.value / p.given["chips"], rel=1e-12), p.id
+        assert mis["gpu_days"] == pytest.approx(p.key.value * p.given["chips"], rel=1e-12), p.id
+        assert not next(m for m in p.misconceptions if m.id == "gpu_days").inverse, p.id
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_gpu_days_keys_spread_flat_in_log_space(level):
+    """Issue 39, round 3: the chips are sized for the run, so the key is no longer piled against its floor of 1 day
+    (an option below 1 day was never the key): at most 8 % of keys under 3 days, and in each decade from 10 to 1,000
+    days between a fifth and a half of them. Independent of the code: the counts of the drawn keys."""
+    keys = [p.key.value for p in draws("hardware.gpu_days", level, range(300))]
+    assert all(1 <= k < 5000 for k in keys)
+    assert sum(k < 3 for k in keys) <= 0.08 * len(keys)
+    for lo in (10, 100):
+        share = sum(lo <= k < 10 * lo for k in keys) / len(keys)
+        assert 0.2 <= share <= 0.5, (level, lo, share)
+    chips = [p.given["chips"] for p in draws("hardware.gpu_days", level, range(300))]
+    assert all(c % 8 == 0 and 8 <= c <= 16384 for c in chips) and len(set(chips)) > 100

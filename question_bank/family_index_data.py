@@ -126,7 +126,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'flash.tiling_hbm_mcq': ('attention_systems', 'attention', ('mcq',), ('medium',), ('flash-attention', 'hbm', 'io-aware', 'tiling', 'numeric-mcq'), 'flash.tiling_hbm'),
     'paged.kv_blocks_mcq': ('attention_systems', 'serving', ('mcq',), ('hard',), ('paged-attention', 'vllm', 'kv-cache', 'serving', 'numeric-mcq'), 'paged.kv_blocks'),
     'rope.context_extension_mcq': ('attention_systems', 'positional', ('mcq',), (), ('rope', 'long-context', 'yarn', 'ntk', 'position-interpolation', 'numeric-mcq'), 'rope.context_extension'),
-    'context.ring_attention_mcq': ('attention_systems', 'parallelism', ('mcq',), (), ('ring-attention', 'context-parallel', 'long-context', 'overlap', 'numeric-mcq'), 'context.ring_attention'),
+    'context.ring_attention_mcq': ('attention_systems', 'parallelism', ('mcq',), ('medium',), ('ring-attention', 'context-parallel', 'long-context', 'overlap', 'numeric-mcq'), 'context.ring_attention'),
     'serving.continuous_batching_mcq': ('attention_systems', 'serving', ('mcq',), (), ('serving', 'continuous-batching', 'static-batching', 'throughput', 'numeric-mcq'), 'serving.continuous_batching'),
     'window.receptive_field_mcq': ('attention_systems', 'attention', ('mcq',), ('medium', 'hard'), ('sliding-window', 'receptive-field', 'attention-sinks', 'long-context', 'numeric-mcq'), 'window.receptive_field'),
     'context.ulysses_mcq': ('attention_systems', 'parallelism', ('mcq',), ('hard',), ('ulysses', 'sequence-parallel', 'all-to-all', 'long-context', 'numeric-mcq'), 'context.ulysses'),

@@ -12,6 +12,7 @@ factor forgotten, the wrong convention), so it is computed, never typed in.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 from question_bank.families.counting_common import big, nat_problem, sci
@@ -723,12 +724,20 @@ def continuous_batching(d: Draw) -> Problem:
     for _ in range(300):
         B = d.pick((2, 3))
         n = d.pick((5, 6, 7))
-        outs = [d.rng.randint(1, 12) for _ in range(n)]
+        # issue 39: easy and medium draw output lengths from 16 to 400 tokens (a chat reply's range), so that the
+        # iteration counts are not a pool of a few dozen small numbers; hard keeps its short requests
+        outs = [d.rng.randint(1, 12) if d.level == 2 else d.rng.randint(16, 400) for _ in range(n)]
         tp = 0 if d.level < 2 else d.pick((1, 2, 3))
         r = batching(outs, B, 1, t_prefill=tp)
         static_it, cont_it = r.breakdown["static_iterations"], r.breakdown["iterations"]
         value = static_it if d.level == 0 else cont_it if d.level == 1 else float(r.breakdown["continuous_speedup"])
-        if d.level < 2 and value not in outs and value not in (B, n) and static_it != cont_it:
+        # issue 39: nor a key that one operation on two printed numbers gives (two requests' lengths added: a student
+        # spots the sum without scheduling anything); the key is then a sum of three or more lengths
+        printed = [B, n, *outs]
+        one_op = {f(a, b) for a, b in itertools.permutations(printed, 2)
+                  for f in (lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b)} | {2 * a for a in printed}
+        if (d.level < 2 and value not in outs and value not in (B, n) and static_it != cont_it
+                and value not in one_op):
             break
         if d.level == 2 and safe_for_rounding(value, 2, 0.1) and abs(value - 1) > 0.02:
             break
@@ -743,7 +752,20 @@ def continuous_batching(d: Draw) -> Problem:
              "have finished), how many iterations does it take to serve every request?")
         key = nat_key(value, 0, unit="iterations")
         mean_batches = sum(round(sum(outs[k:k + B]) / len(outs[k:k + B])) for k in range(0, n, B))
-        wrongs = [Wrong("mean_not_max", "took each batch's mean length", "A static batch lasts as long as its "
+        batches = -(-n // B)
+        # issue 39: the two off-by-one slips come with their real inverses (each moves the key by a count that varies
+        # with the draw, either way), so that the options sit around the key; the mean and perfect-packing slips stay
+        # for the grader's diagnosis
+        wrongs = [Wrong("decode_only", "counted o − 1 iterations per request (left out the prefill's token)",
+                        "The prefill iteration gives the first token: a request holds its slot for o iterations.",
+                        batching([o - 1 for o in outs], B, 1).breakdown["static_iterations"],
+                        inverse="counted o + 1 iterations per request (a prefill iteration before the first token)",
+                        inverse_value=batching([o + 1 for o in outs], B, 1).breakdown["static_iterations"]),
+                  Wrong("batch_gap", "left an idle iteration between one batch and the next",
+                        "The next batch starts in the iteration right after the last one ends.", value + batches - 1,
+                        inverse="started the next batch in the iteration the last one ended",
+                        inverse_value=value - (batches - 1)),
+                  Wrong("mean_not_max", "took each batch's mean length", "A static batch lasts as long as its "
                         "longest request.", mean_batches),
                   Wrong("perfect_packing", "divided the tokens by the slots", "That is perfect packing, which static "
                         "batching does not do.", perfect)]
@@ -753,7 +775,22 @@ def continuous_batching(d: Draw) -> Problem:
         st.p("With continuous batching (a slot freed at the end of an iteration takes the next waiting request in "
              "the following iteration), how many iterations does it take to serve every request?")
         key = nat_key(value, 0, unit="iterations")
-        wrongs = [Wrong("perfect_packing", "divided the tokens by the slots", "Slots idle at the end, while the last "
+        # issue 39: the two off-by-one slips come with their real inverses (each moves the key by a count that varies
+        # with the draw, either way), so that the options sit around the key; static batching and perfect packing
+        # stay for the grader's diagnosis
+        def refilled(step: int) -> int:
+            return batching(outs[:B] + [o + step for o in outs[B:]], B, 1).breakdown["iterations"]
+
+        wrongs = [Wrong("decode_only", "counted o − 1 iterations per request (left out the prefill's token)",
+                        "The prefill iteration gives the first token: a request holds its slot for o iterations.",
+                        batching([o - 1 for o in outs], B, 1).breakdown["iterations"],
+                        inverse="counted o + 1 iterations per request (a prefill iteration before the first token)",
+                        inverse_value=batching([o + 1 for o in outs], B, 1).breakdown["iterations"]),
+                  Wrong("refill_gap", "left a freed slot idle for one iteration before it takes the next request",
+                        "The freed slot takes the next request in the very next iteration.", refilled(1),
+                        inverse="let a freed slot take the next request in the iteration it was freed",
+                        inverse_value=refilled(-1)),
+                  Wrong("perfect_packing", "divided the tokens by the slots", "Slots idle at the end, while the last "
                         "requests finish.", perfect),
                   Wrong("static", "batched statically", "Continuous batching refills a slot at once.", static_it)]
         from solver.systems.paged_serving import schedule

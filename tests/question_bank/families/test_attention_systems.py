@@ -302,9 +302,43 @@ def test_batching_keys():
 
 
 def test_batching_pinned():
-    """Seed 2, easy: B = 3, outputs 7 4 10 | 12 1 2 | 11: static takes 10 + 12 + 11 = 33 iterations."""
+    """Seed 2, easy: B = 3, outputs 232 129 314 | 399 46 64 | 337: static takes 314 + 399 + 337 = 1,050 iterations.
+    (Issue 39 drew easy and medium's lengths from 16 to 400 tokens; the seed's earlier draw was 7 4 10 | 12 1 2 | 11,
+    33 iterations.)"""
     p = FAMILIES["serving.continuous_batching"].generate(2, "easy")
-    assert p.given["outputs"] == [7, 4, 10, 12, 1, 2, 11] and key(p) == 33
+    assert p.given["outputs"] == [232, 129, 314, 399, 46, 64, 337] and key(p) == 1050
+
+
+def test_batching_slips_recomputed():
+    """Issue 39: the off-by-one slips and their inverses, by hand: o ∓ 1 for every request (static: one per batch;
+    continuous: the slot heap on the changed lengths), an idle iteration between batches or before a refill (static:
+    one per batch boundary; continuous: the heap with the refilled requests one longer or shorter)."""
+    for p in variants("serving.continuous_batching"):
+        if p.difficulty == "hard":
+            continue
+        g = p.given
+        outs, B = g["outputs"], g["B"]
+        by_id = {m.id: m for m in p.misconceptions}
+        if p.difficulty == "easy":
+            batches = [outs[k:k + B] for k in range(0, len(outs), B)]
+            static = sum(map(max, batches))
+            want = {"decode_only": (static - len(batches), static + len(batches)),
+                    "batch_gap": (static + len(batches) - 1, static - len(batches) + 1)}
+        else:
+            want = {"decode_only": (slot_schedule([o - 1 for o in outs], B), slot_schedule([o + 1 for o in outs], B)),
+                    "refill_gap": (slot_schedule(outs[:B] + [o + 1 for o in outs[B:]], B),
+                                   slot_schedule(outs[:B] + [o - 1 for o in outs[B:]], B))}
+        for mid, (made, inverse) in want.items():
+            assert (by_id[mid].value, by_id[mid].inverse_value) == (made, inverse), (p.id, mid)
+
+
+def test_batching_key_is_no_sum_of_two_printed_lengths():
+    """Issue 39: a key that two printed lengths add up to is spotted without scheduling (a test-wise student's
+    shortcut); easy and medium draw again then."""
+    for p in variants("serving.continuous_batching"):
+        if p.difficulty != "hard":
+            outs = p.given["outputs"]
+            assert all(key(p) != a + b for i, a in enumerate(outs) for b in outs[i + 1:]), p.id
 
 
 def test_disaggregation_keys():

@@ -127,7 +127,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'paged.kv_blocks_mcq': ('attention_systems', 'serving', ('mcq',), ('hard',), ('paged-attention', 'vllm', 'kv-cache', 'serving', 'numeric-mcq'), 'paged.kv_blocks'),
     'rope.context_extension_mcq': ('attention_systems', 'positional', ('mcq',), (), ('rope', 'long-context', 'yarn', 'ntk', 'position-interpolation', 'numeric-mcq'), 'rope.context_extension'),
     'context.ring_attention_mcq': ('attention_systems', 'parallelism', ('mcq',), ('medium',), ('ring-attention', 'context-parallel', 'long-context', 'overlap', 'numeric-mcq'), 'context.ring_attention'),
-    'serving.continuous_batching_mcq': ('attention_systems', 'serving', ('mcq',), (), ('serving', 'continuous-batching', 'static-batching', 'throughput', 'numeric-mcq'), 'serving.continuous_batching'),
+    'serving.continuous_batching_mcq': ('attention_systems', 'serving', ('mcq',), ('easy',), ('serving', 'continuous-batching', 'static-batching', 'throughput', 'numeric-mcq'), 'serving.continuous_batching'),
     'window.receptive_field_mcq': ('attention_systems', 'attention', ('mcq',), ('medium', 'hard'), ('sliding-window', 'receptive-field', 'attention-sinks', 'long-context', 'numeric-mcq'), 'window.receptive_field'),
     'context.ulysses_mcq': ('attention_systems', 'parallelism', ('mcq',), ('hard',), ('ulysses', 'sequence-parallel', 'all-to-all', 'long-context', 'numeric-mcq'), 'context.ulysses'),
     'counting.flops_forward_mcq': ('counting_flops', 'counting', ('mcq',), ('medium', 'hard'), ('flops', 'forward-pass', '2N-rule', 'numeric-mcq'), 'counting.flops_forward'),

@@ -747,6 +747,14 @@ def continuous_batching(d: Draw) -> Problem:
          "request's first iteration, its prefill, gives its first token), so a request wanting $o$ tokens holds a "
          "slot for $o$ iterations.")
     perfect = -(-sum(outs) // B)
+    def prefill_off_by_one(count: str) -> Wrong:
+        """o − 1 iterations per request, or o + 1: the schedule's ``count`` (static or continuous) either way."""
+        return Wrong("decode_only", "counted o − 1 iterations per request (left out the prefill's token)",
+                     "The prefill iteration gives the first token: a request holds its slot for o iterations.",
+                     batching([o - 1 for o in outs], B, 1).breakdown[count],
+                     inverse="counted o + 1 iterations per request (a prefill iteration before the first token)",
+                     inverse_value=batching([o + 1 for o in outs], B, 1).breakdown[count])
+
     if d.level == 0:
         st.p("With static batching (the first B requests run together; the next batch starts only when all of them "
              "have finished), how many iterations does it take to serve every request?")
@@ -756,11 +764,7 @@ def continuous_batching(d: Draw) -> Problem:
         # issue 39: the two off-by-one slips come with their real inverses (each moves the key by a count that varies
         # with the draw, either way), so that the options sit around the key; the mean and perfect-packing slips stay
         # for the grader's diagnosis
-        wrongs = [Wrong("decode_only", "counted o − 1 iterations per request (left out the prefill's token)",
-                        "The prefill iteration gives the first token: a request holds its slot for o iterations.",
-                        batching([o - 1 for o in outs], B, 1).breakdown["static_iterations"],
-                        inverse="counted o + 1 iterations per request (a prefill iteration before the first token)",
-                        inverse_value=batching([o + 1 for o in outs], B, 1).breakdown["static_iterations"]),
+        wrongs = [prefill_off_by_one("static_iterations"),
                   Wrong("batch_gap", "left an idle iteration between one batch and the next",
                         "The next batch starts in the iteration right after the last one ends.", value + batches - 1,
                         inverse="started the next batch in the iteration the last one ended",
@@ -781,11 +785,7 @@ def continuous_batching(d: Draw) -> Problem:
         def refilled(step: int) -> int:
             return batching(outs[:B] + [o + step for o in outs[B:]], B, 1).breakdown["iterations"]
 
-        wrongs = [Wrong("decode_only", "counted o − 1 iterations per request (left out the prefill's token)",
-                        "The prefill iteration gives the first token: a request holds its slot for o iterations.",
-                        batching([o - 1 for o in outs], B, 1).breakdown["iterations"],
-                        inverse="counted o + 1 iterations per request (a prefill iteration before the first token)",
-                        inverse_value=batching([o + 1 for o in outs], B, 1).breakdown["iterations"]),
+        wrongs = [prefill_off_by_one("iterations"),
                   Wrong("refill_gap", "left a freed slot idle for one iteration before it takes the next request",
                         "The freed slot takes the next request in the very next iteration.", refilled(1),
                         inverse="let a freed slot take the next request in the iteration it was freed",

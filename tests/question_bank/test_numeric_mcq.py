@@ -231,3 +231,21 @@ def test_log_uniform_draws_are_in_range_rounded_and_flat_in_log():
     assert all(float(f"{x:.3g}") == x for x in xs)
     per_decade = Counter(min(int(math.log10(x)), 2) for x in xs)
     assert all(800 <= per_decade[k] <= 1200 for k in range(3)), per_decade
+
+
+@pytest.mark.parametrize("fid", sorted(numeric_mcq.VIEW_SLIPS))
+def test_view_slips_name_slips_the_family_draws_and_the_view_crosses_only_them(fid):
+    """A family's ``VIEW_SLIPS`` entry names mistakes its draws make (a renamed slip would drop out of the
+    view unnoticed), and each option of its view is the key moved by those slips alone (or by a mistake that
+    gives the same value, named beside it)."""
+    fams = all_families()
+    listed = set(numeric_mcq.VIEW_SLIPS[fid])
+    seen: set[str] = set()
+    for lv in numeric_mcq.NUMERIC_MCQ[fid]:
+        for s in range(30):
+            base = fams[fid].generate(s, lv)
+            seen |= {i for _, m in numeric_mcq.wrong_values(base) for i in m.id.split("+")} & listed
+            p = fams[fid + numeric_mcq.SUFFIX].generate(s, lv)
+            for slips in p.given["option_slips"]:  # a value two mistakes share is one slip named "a+b"
+                assert all(set(name.split("+")) & listed for name, _ in slips), (p.id, slips)
+    assert seen == listed, f"{fid}: VIEW_SLIPS names {sorted(listed - seen)}, which no draw makes"

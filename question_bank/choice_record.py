@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["RECORD", "passes", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
-           "adversary_digest", "draws_digest", "VERDICT_KEYS"]
+           "adversary_digest", "draws_digest", "VERDICT_KEYS", "MIN_DISTINCT_KEYS"]
 
 RECORD = pathlib.Path(__file__).resolve().parent / "data" / "choice_attack.json"
 
@@ -57,8 +57,19 @@ def gated(rec: dict[str, Any]) -> tuple[float, str, int]:
 HOLDOUT_FROM = 50_000
 
 
+#: A numeric level draws its keys from a wide range: at least this many distinct keys in a block of
+#: 400-500 draws (stricter than 100 in 1,000). A smaller pool is one a student learns by heart; the
+#: key-pool attacker reads it too, but only once a key repeats within the half it trains on.
+MIN_DISTINCT_KEYS = 100
+
+
+def _few_keys(rec: dict[str, Any]) -> bool:
+    return (bool(rec.get("numeric")) and rec.get("draws", 0) >= 400
+            and rec.get("distinct_keys", MIN_DISTINCT_KEYS) < MIN_DISTINCT_KEYS)
+
+
 def _passes_block(rec: dict[str, Any]) -> bool:
-    if "best" not in rec or rec.get("draws", 0) < 400:
+    if "best" not in rec or rec.get("draws", 0) < 400 or _few_keys(rec):
         return False
     r, _, n = gated(rec)
     return r <= rec["chance"] + passes_margin(rec["chance"], n)
@@ -82,7 +93,7 @@ def _gated_either(rec: dict[str, Any]) -> tuple[float, str, int, float]:
 
 
 #: The fields :func:`verdict` writes beside a level's figures.
-VERDICT_KEYS = ("passes", "gated", "gated_chance", "holdout_pending")
+VERDICT_KEYS = ("passes", "gated", "gated_chance", "holdout_pending", "few_keys")
 
 
 def verdict(rec: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +109,9 @@ def verdict(rec: dict[str, Any]) -> dict[str, Any]:
         out["gated_chance"] = chance
     if "holdout" not in rec and _passes_block(rec):
         out["holdout_pending"] = True  # passes seeds 0-499; its fresh block is not measured yet
+    few = next((b for b in (rec, rec.get("holdout") or {}) if "best" in b and _few_keys(b)), None)
+    if few is not None:
+        out["few_keys"] = [few["distinct_keys"], few["draws"]]
     return out
 
 
@@ -109,6 +123,9 @@ def _fails(rec: dict[str, Any]) -> bool:
 def reason(rec: dict[str, Any]) -> str:
     """One line: the figure that withdrew a level, read from the written verdict (no NumPy)."""
     r, what, n = rec["gated"]
+    if rec.get("few_keys"):
+        k, d = rec["few_keys"]
+        return f"its keys repeat: {k} distinct keys in {d} draws, where a numeric level needs {MIN_DISTINCT_KEYS}"
     if rec.get("holdout_pending"):
         return "its figure on fresh draws is not measured yet (python bench/choice_attack.py --holdout)"
     return f"a test-wise student scores {r:.0%} against a chance of {rec.get('gated_chance', rec['chance']):.0%} ({what}, {n} draws)"

@@ -323,3 +323,28 @@ def test_the_reason_a_level_is_withdrawn_is_read_without_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=pathlib.Path(__file__).resolve().parents[3]).stdout.split()
     assert int(out[0]) > 0 and out[1:] == ["False", "False"], out
+
+
+def test_a_numeric_level_whose_keys_repeat_is_not_offered():
+    """A numeric level draws its keys from a wide range: a block of 500 draws with fewer than
+    ``MIN_DISTINCT_KEYS`` distinct keys fails, whatever the attackers score (a pool a student can learn by
+    heart), on either block, and the one-line reason says so; a text level's fixed statements do not count."""
+    from question_bank import choice_record as cr
+
+    block = {"best": 0.26, "attacker": "boosted trees", "draws": 500, "unseen_rate": None, "unseen_n": 0,
+             "attackers": {"boosted trees": 0.26}, "unseen_key_rate": None, "unseen_key_n": None, "numeric": True,
+             "chance": 0.25, "distinct_keys": 400}
+    assert cr.passes({**block, "holdout": block})
+    few = {**block, "distinct_keys": cr.MIN_DISTINCT_KEYS - 1}
+    for rec in ({**few, "holdout": block}, {**block, "holdout": few}):
+        v = cr.verdict(rec)
+        assert not cr.passes(rec) and v["passes"] is False and v["few_keys"] == [cr.MIN_DISTINCT_KEYS - 1, 500]
+        assert f"{cr.MIN_DISTINCT_KEYS - 1} distinct keys in 500 draws" in cr.reason({**rec, **v})
+    text = {**few, "numeric": False}
+    assert cr.passes({**text, "holdout": text})
+    # and the record: every offered numeric level drew at least that many distinct keys on both blocks
+    for fid, lv in _offered():
+        r = _record(fid, lv)
+        for b in (r, r.get("holdout") or {}):
+            if b.get("numeric"):
+                assert b["distinct_keys"] >= cr.MIN_DISTINCT_KEYS, (fid, lv, b["distinct_keys"])

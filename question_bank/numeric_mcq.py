@@ -94,6 +94,9 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
     # the key itself
     "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
+    # window.kv_cache (medium, hard): the factor 2 of K and V and the unit (GB for GiB or GiB for GB), each either way,
+    # kept inside the keys' range (``given["key_range"]``): a window slip goes one way only and told the key's side
+    "window.kv_cache": ("forgot_k_and_v", "gib_for_gb", "gb_for_gib"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -444,12 +447,15 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     unfit: dict[float, bool] = {}
     # issue 39: no option a quantity of its kind cannot take: a share of a whole ("%" with the key at most 100) above 100 %
     ceiling = 100.0 if getattr(key, "unit", None) == "%" and kv <= 100 else math.inf
+    # issue 39, opt-in (a base family that names the range its keys are drawn from, ``given["key_range"]``, in the
+    # answer's unit): no option outside that range, where no key lies; a rank whose options leave it draws again
+    lo_key, hi_key = p.given.get("key_range") or (-math.inf, math.inf)
 
     def unfit_alone(v: float) -> bool:
         r = unfit.get(v)
         if r is None:
             r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
-                            or any(same(v, x) for x in avoid) or v > ceiling)
+                            or any(same(v, x) for x in avoid) or v > ceiling or not lo_key <= v <= hi_key)
         return r
 
     good = []

@@ -95,18 +95,26 @@ def test_params_kv_proj_group_size_and_biases():
         g = p.given
         d, h, kv, L = g["d_model"], g["n_heads"], g["n_kv_heads"], g["n_layers"]
         dh = d // h
-        assert p.key.value == 2 * L * d * kv * dh, p.id
+        weights, biases = 2 * L * d * kv * dh, 2 * L * kv * dh
         m = mistakes(p)
-        assert m["counted_biases"] == 2 * L * (d * kv * dh + kv * dh), p.id
-        assert diagnosed(p, "counted_biases")
+        # issue 39: biases on W_K and W_V or not, as the statement says; the slip is the other reading of it
+        if g["bias"]:
+            assert "have a bias vector" in p.statement_text and "no biases" not in p.statement_text, p.id
+            assert p.key.value == weights + biases and m["forgot_biases"] == weights, p.id
+            assert "counted_biases" not in m and diagnosed(p, "forgot_biases")
+        else:
+            assert "no biases" in p.statement_text and "bias vector" not in p.statement_text, p.id
+            assert p.key.value == weights and m["counted_biases"] == weights + biases, p.id
+            assert "forgot_biases" not in m and diagnosed(p, "counted_biases")
+        seen.add(("bias", g["bias"]))
         group = h // kv
         if group == kv:  # the group size equals the K/V head count: the slip gives the key, no mistake to name
             assert "group_size_for_kv_heads" not in m
         else:
-            assert m["group_size_for_kv_heads"] == 2 * L * d * group * dh, p.id
+            assert m["group_size_for_kv_heads"] == 2 * L * (d * group * dh + (group * dh if g["bias"] else 0)), p.id
             assert diagnosed(p, "group_size_for_kv_heads")
             seen.add("group")
-    assert seen == {"group"}
+    assert seen == {"group", ("bias", True), ("bias", False)}
 
 
 def test_params_norm_count_slips():

@@ -190,3 +190,30 @@ def test_heads_counted_bias():
             assert diagnosed(p, "counted_bias")
             seen += 1
     assert seen > 20
+
+
+@pytest.mark.parametrize("level", ["medium", "hard"])
+def test_params_kv_proj_view_moves_the_key_either_way_with_the_biases(level):
+    """Issue 39 (round 4): "K or V only" (× 1/2) put an option one power of two below the key (or the key one below
+    the "four matrices" option), and the key's power of two and magnitude showed which of the two was the key. The
+    view crosses the biases instead: left out where the statement gives them (the option below the key) and counted
+    where it rules them out (above), so the key is the larger of the two as often as the smaller, and its power of
+    two (the count without biases has the higher one) says nothing."""
+    from question_bank import numeric_mcq as nm
+
+    view = nm.mcq_view(FAMILIES["counting.params_kv_proj"], (level,))
+    above = higher_pow2 = n = 0
+    for s in range(200):
+        p = view.generate(s, level)
+        vals = p.given["option_values"]
+        key = vals[next(iter(p.key.correct))]
+        slips = [{sid for sid, _ in sl} for sl in p.given["option_slips"]]
+        assert not any(sl & {"forgot_k_and_v", "used_n_heads", "forgot_layers"} for sl in slips), p.id
+        (alone,) = [v for v, sl in zip(vals, slips, strict=True) if sl in ({"counted_biases"}, {"forgot_biases"})]
+        # the statement says which way: its biases are in the key
+        assert (alone > key) == ("no biases" in p.statement_text), p.id
+        above += alone > key
+        v2 = lambda x: (int(x) & -int(x)).bit_length()  # noqa: E731
+        higher_pow2 += v2(key) > v2(alone)
+        n += 1
+    assert 0.35 < above / n < 0.65 and 0.35 < higher_pow2 / n < 0.65, (above, higher_pow2, n)

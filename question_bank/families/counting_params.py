@@ -494,7 +494,8 @@ def params_lora(d: Draw) -> Problem:
         types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
 def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer, plus 2·h_kv·d_h when the
-    projections have biases (as Qwen2's do; GPT-2's and OPT's attention has them too).
+    projections have biases (as Qwen2's do: Qwen2-7B prints ``k_proj: Linear(in_features=3584, out_features=512,
+    bias=True)``, source: the module printout in github.com/Retruth/deontic nlp_models/qwen2/README.md).
 
     Misconceptions: n_heads used for n_kv_heads, K or V only, one layer only, one head's width
     (d_head) for the K/V width, the group size h/h_kv taken for the number of K/V heads, and biases

@@ -97,6 +97,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # window.kv_cache (medium, hard): the factor 2 of K and V and the unit (GB for GiB or GiB for GB), each either way,
     # kept inside the keys' range (``given["key_range"]``): a window slip goes one way only and told the key's side
     "window.kv_cache": ("forgot_k_and_v", "gib_for_gb", "gb_for_gib"),
+    # counting.params_kv_proj: one layer too few (or too many) and the biases left out where the statement gives them
+    # or counted where it rules them out (each statement one way, half the draws each); "K or V only" (× 1/2, an
+    # option one power of two below the key and 0.3 decades off a bounded range) and the × h, × L slips left out
+    "counting.params_kv_proj": ("one_layer_too_few", "counted_biases", "forgot_biases"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -155,7 +159,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "parallel.mfu_with_recompute": ('hard',),  # left out: easy: at 200 draws boosted trees 49 %; medium: at 100 draws 72 % (the MFU key sits in a narrow band and the x2 slips leave it)
     "counting.flops_attention": ('easy', 'medium', 'hard'),
     "counting.params_ffn": ('medium', 'hard'),  # left out: easy: at 200 draws boosted trees 48 % of 100 held-out draws
-    "counting.params_kv_proj": ('medium',),  # left out: easy and hard: at 200 draws boosted trees 46 % and 44 %
+    "counting.params_kv_proj": ('medium', 'hard'),  # left out: easy: one layer, so no layer to miscount: its view (VIEW_SLIPS) has one slip
     "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
     "scaling.chinchilla": ('easy', 'medium', 'hard'),
     "hardware.gpu_days": ('hard',),  # left out (issue 39, round 3): easy and medium: boosted trees +5 to +8 points on some blocks of 500 (the key's size in log space; easy's MFU is fixed at 40 %)

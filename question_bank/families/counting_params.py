@@ -493,11 +493,13 @@ def params_lora(d: Draw) -> Problem:
 @family("counting.params_kv_proj", topic="counting", title="K/V projection parameters with MQA and GQA",
         types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
 def params_kv_proj(d: Draw) -> Problem:
-    """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer (no biases).
+    """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer, plus 2·h_kv·d_h when the
+    projections have biases (as Qwen2's do: Qwen2-7B prints ``k_proj: Linear(in_features=3584, out_features=512,
+    bias=True)``, source: the module printout in github.com/Retruth/deontic nlp_models/qwen2/README.md).
 
     Misconceptions: n_heads used for n_kv_heads, K or V only, one layer only, one head's width
     (d_head) for the K/V width, the group size h/h_kv taken for the number of K/V heads, and biases
-    counted that the statement rules out (+ 2·h_kv·d_h per layer)."""
+    counted that the statement rules out or left out that it gives (2·h_kv·d_h per layer)."""
     # issue 22: any width that is a multiple of 512 up to 8,192 and 16 to 64 query heads (three widths gave
     # fewer than 50 distinct problems per level)
     # issue 39: any multiple of 16·h (heads of a multiple of 16 wide; widths a step of 512 gave 280 distinct medium
@@ -508,7 +510,14 @@ def params_kv_proj(d: Draw) -> Problem:
     # L layers (× L); hard, L layers of GQA with 2 or 4 K/V heads.
     kv = d.pick((2, 4)) if d.level == 2 else d.pick((1, 8))
     layers = 1 if d.level == 0 else d.pick(tuple(range(12, 97)))
-    cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=False, n_layers=layers)
+    # issue 39 (round 4): biases on the projections or not, a coin drawn last (the draws before it stay as they were).
+    # The K/V count is d·h_kv·d_h·2L, a multiple of a high power of two, and "K or V only" (× 1/2) puts its option one
+    # power of two below the key and 0.3 decades off a bounded range: with the options' positions, the key's power of
+    # two and magnitude gave it away (about +3 points each on 4,000 draws). The bias term 2L·h_kv·d_h is 1/d of the
+    # count; left out where the statement gives it or counted where it rules it out, it moves the key down or up as the
+    # statement says, and the option without biases is the key as often as the one with them.
+    bias = d.pick((False, True))
+    cfg = _cfg(arch="decoder", d_model=d_model, n_heads=h, n_kv_heads=kv, d_ff=4 * d_model, bias=bias, n_layers=layers)
     comps = _parts(cfg, ("attention",), skip=(".q.", ".o."))
     wrongs = [
         Wrong("used_n_heads", "used n_heads instead of n_kv_heads", f"Only {kv} K/V head(s) are projected, not {h}.",
@@ -533,17 +542,22 @@ def params_kv_proj(d: Draw) -> Problem:
               _count(cfg.replace(n_kv_heads=h // kv), ("attention",), skip=(".q.", ".o."))),
         Wrong("counted_biases", "counted biases that are not there",
               "The projections have no biases: count the weight matrices only.",
-              _count(cfg.replace(bias=True), ("attention",), skip=(".q.", ".o."))),
+              None if bias else _count(cfg.replace(bias=True), ("attention",), skip=(".q.", ".o."))),
+        Wrong("forgot_biases", "forgot the biases",
+              f"The projections have biases: b_K and b_V add {kv}·d_h entries each per layer.",
+              _count(cfg.replace(bias=False), ("attention",), skip=(".q.", ".o.")) if bias else None),
     ]
     name = "multi-query attention (MQA)" if kv == 1 else f"grouped-query attention (GQA) with {kv} key/value heads"
     st = Doc()
     who = "A decoder layer uses" if layers == 1 else f"Each of the {layers} layers of a decoder uses"
     st.p(f"{who} {name}: $d_{{model}} = {d_model}$, $h = {h}$ query heads of size "
-         f"$d_h = {cfg.head_dim}$; the projections have no biases.")
+         f"$d_h = {cfg.head_dim}$; " + ("$W_K$ and $W_V$ each have a bias vector." if bias else "the projections have no biases."))
     st.p("How many parameters do the key and value projections $W_K$ and $W_V$ hold"
          + (f" in all {layers} layers together?" if layers > 1 else " in this layer?"))
     sol = Doc()
     sol.p(f"$W_K$ and $W_V$ map $d_{{model}} \\to h_{{kv}} \\cdot d_h = {kv} \\times {cfg.head_dim} = {big(cfg.kv_dim)}$:")
     value = add_components(sol, comps)
-    return _finish(d, st, sol, value, wrongs, {"d_model": d_model, "n_heads": h, "n_kv_heads": kv, "n_layers": layers},
-                   ["K and V: 2 × d_model × (n_kv_heads · d_head) per layer."])
+    return _finish(d, st, sol, value, wrongs,
+                   {"d_model": d_model, "n_heads": h, "n_kv_heads": kv, "n_layers": layers, "bias": bias},
+                   ["K and V: 2 × d_model × (n_kv_heads · d_head) per layer"
+                    + (", plus 2 × n_kv_heads · d_head biases." if bias else ".")])

@@ -139,7 +139,7 @@ def test_params_kv_proj_vs_linear():
     for p in variants("counting.params_kv_proj"):
         g = p.given
         kv_dim = g["n_kv_heads"] * g["d_model"] // g["n_heads"]
-        wk, wv = (nn.Linear(g["d_model"], kv_dim, bias=False, device=META) for _ in range(2))
+        wk, wv = (nn.Linear(g["d_model"], kv_dim, bias=g["bias"], device=META) for _ in range(2))
         assert p.key.value == g["n_layers"] * numel(wk, wv), p.id
 
 

@@ -95,18 +95,26 @@ def test_params_kv_proj_group_size_and_biases():
         g = p.given
         d, h, kv, L = g["d_model"], g["n_heads"], g["n_kv_heads"], g["n_layers"]
         dh = d // h
-        assert p.key.value == 2 * L * d * kv * dh, p.id
+        weights, biases = 2 * L * d * kv * dh, 2 * L * kv * dh
         m = mistakes(p)
-        assert m["counted_biases"] == 2 * L * (d * kv * dh + kv * dh), p.id
-        assert diagnosed(p, "counted_biases")
+        # issue 39: biases on W_K and W_V or not, as the statement says; the slip is the other reading of it
+        if g["bias"]:
+            assert "have a bias vector" in p.statement_text and "no biases" not in p.statement_text, p.id
+            assert p.key.value == weights + biases and m["forgot_biases"] == weights, p.id
+            assert "counted_biases" not in m and diagnosed(p, "forgot_biases")
+        else:
+            assert "no biases" in p.statement_text and "bias vector" not in p.statement_text, p.id
+            assert p.key.value == weights and m["counted_biases"] == weights + biases, p.id
+            assert "forgot_biases" not in m and diagnosed(p, "counted_biases")
+        seen.add(("bias", g["bias"]))
         group = h // kv
         if group == kv:  # the group size equals the K/V head count: the slip gives the key, no mistake to name
             assert "group_size_for_kv_heads" not in m
         else:
-            assert m["group_size_for_kv_heads"] == 2 * L * d * group * dh, p.id
+            assert m["group_size_for_kv_heads"] == 2 * L * (d * group * dh + (group * dh if g["bias"] else 0)), p.id
             assert diagnosed(p, "group_size_for_kv_heads")
             seen.add("group")
-    assert seen == {"group"}
+    assert seen == {"group", ("bias", True), ("bias", False)}
 
 
 def test_params_norm_count_slips():
@@ -182,3 +190,30 @@ def test_heads_counted_bias():
             assert diagnosed(p, "counted_bias")
             seen += 1
     assert seen > 20
+
+
+@pytest.mark.parametrize("level", ["medium", "hard"])
+def test_params_kv_proj_view_moves_the_key_either_way_with_the_biases(level):
+    """Issue 39 (round 4): "K or V only" (× 1/2) put an option one power of two below the key (or the key one below
+    the "four matrices" option), and the key's power of two and magnitude showed which of the two was the key. The
+    view crosses the biases instead: left out where the statement gives them (the option below the key) and counted
+    where it rules them out (above), so the key is the larger of the two as often as the smaller, and its power of
+    two (the count without biases has the higher one) says nothing."""
+    from question_bank import numeric_mcq as nm
+
+    view = nm.mcq_view(FAMILIES["counting.params_kv_proj"], (level,))
+    above = higher_pow2 = n = 0
+    for s in range(200):
+        p = view.generate(s, level)
+        vals = p.given["option_values"]
+        key = vals[next(iter(p.key.correct))]
+        slips = [{sid for sid, _ in sl} for sl in p.given["option_slips"]]
+        assert not any(sl & {"forgot_k_and_v", "used_n_heads", "forgot_layers"} for sl in slips), p.id
+        (alone,) = [v for v, sl in zip(vals, slips, strict=True) if sl in ({"counted_biases"}, {"forgot_biases"})]
+        # the statement says which way: its biases are in the key
+        assert (alone > key) == ("no biases" in p.statement_text), p.id
+        above += alone > key
+        v2 = lambda x: (int(x) & -int(x)).bit_length()  # noqa: E731
+        higher_pow2 += v2(key) > v2(alone)
+        n += 1
+    assert 0.35 < above / n < 0.65 and 0.35 < higher_pow2 / n < 0.65, (above, higher_pow2, n)

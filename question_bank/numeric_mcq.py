@@ -94,6 +94,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
     # the key itself
     "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
+    # measurements.run_flops (hard, the tokens trained): the MFU and the peak's or the 6N's factor of 2, each either
+    # way. Near an end of the plausible range (option_range) those crosses do not fit and the draw is made again; a
+    # one-way slip (4N, 8N, 2N, days as hours) taken there instead would say which side of it the key lies
+    "measurements.run_flops": ("no_mfu", "sparse_peak", "macs_vs_flops"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -444,12 +448,19 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     unfit: dict[float, bool] = {}
     # issue 39: no option a quantity of its kind cannot take: a share of a whole ("%" with the key at most 100) above 100 %
     ceiling = 100.0 if getattr(key, "unit", None) == "%" and kv <= 100 else math.inf
+    # opt-in: a base family that names its answer's plausible range (``given["option_range"]``, in the answer's unit;
+    # the key is drawn inside it) has no option outside it either. Issue 39: with the key alone kept in range, an
+    # option past an end was never the key; with every option kept in, no option's place in the range tells the key
+    floor = -math.inf
+    if p.given.get("option_range"):
+        floor, top = p.given["option_range"]
+        ceiling = min(ceiling, top)
 
     def unfit_alone(v: float) -> bool:
         r = unfit.get(v)
         if r is None:
             r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
-                            or any(same(v, x) for x in avoid) or v > ceiling)
+                            or any(same(v, x) for x in avoid) or v > ceiling or v < floor)
         return r
 
     good = []

@@ -295,8 +295,14 @@ def fp8_memory_family(d: Draw) -> Problem:
 
 _RUN_CHIPS = ("a100-80gb", "h100-sxm", "h200", "mi300x", "tpu-v5p")
 _RUN_CHIP_COUNTS = (256, 512, 1024, 2048, 4096, 8192, 16384)
-#: dense model sizes (parameters): Llama 2 7B/13B/34B/70B, Llama 3 8B/70B/405B, GPT-3 175B
-_RUN_SIZES = tuple(n * 10**9 for n in (7, 8, 13, 34, 70, 175, 405))
+#: hard: a cluster of 256 to 16,384 chips (Llama 3 405B trained on up to 16,384 H100s: Dubey et al. 2024,
+#: arXiv:2407.21783, section 3.3), any multiple of 32 in between. Issue 39, measured: from 64 to 32,768, no better
+_RUN_CLUSTER = (256, 16384)
+#: dense model sizes (parameters): GPT-3 1.3B/2.7B/6.7B/13B/175B (Brown et al. 2020, table 2.1), LLaMA 33B/65B,
+#: Llama 2 7B/34B/70B, Llama 3 8B/70B/405B and Llama 3.2 1B/3B (Meta's model cards), Qwen2.5 14B/32B/72B (Qwen2.5
+#: Technical Report), Falcon 40B/180B, PaLM 62B/540B (Chowdhery et al. 2022), Gopher 280B (Rae et al. 2021)
+_RUN_SIZES = tuple(round(n * 10**9) for n in (1, 1.3, 2.7, 3, 6.7, 7, 8, 13, 14, 32, 33, 34, 40, 62, 65, 70, 72, 175,
+                                                180, 280, 405, 540))
 #: a pre-training run's tokens, in billions: 100 billion (a third of GPT-3's 300 billion: Brown et al. 2020,
 #: arXiv:2005.14165, section 2.2) to 40 trillion (Qwen3's 36 trillion, the largest published pre-training set: Qwen3
 #: Technical Report, arXiv:2505.09388). Issue 39: from 10 billion, a key below 100 had three significant figures and
@@ -344,10 +350,11 @@ def run_flops_family(d: Draw) -> Problem:
                 # too (given["option_range"]), so no option's place in it tells the key; ramps (×1.5, then) only
                 # made a key near an end rarer than its options. The chips from seven powers of two made the FLOPs
                 # without the MFU (days × chips × peak / 6N) take few values: that option's text recurred across
-                # draws and, a recurring text being no key, key-pool memory struck it out (+3 points)
+                # draws and, a recurring text being no key, key-pool memory struck it out (+3 points). Sizes from 22
+                # published models (1B to 540B, not 7): the key's ratio to each printed figure spreads wider
                 D = d.log_uniform(_RUN_TOKENS[0] * 1e9, _RUN_TOKENS[1] * 1e9, None)
                 chip_days = {n: D * 6 * n / (86400 * peak * mfu) for n in _RUN_SIZES}
-                spans = {n: (max(256, cd / 150), min(16384, cd / 3)) for n, cd in chip_days.items()}
+                spans = {n: (max(_RUN_CLUSTER[0], cd / 150), min(_RUN_CLUSTER[1], cd / 3)) for n, cd in chip_days.items()}
                 sizes = [n for n, (lo, hi) in spans.items() if math.ceil(lo / 32) <= math.floor(hi / 32)]
                 if not sizes:
                     continue

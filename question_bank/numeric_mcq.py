@@ -30,7 +30,8 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   only when the draw has such pairs: two slips that can each go either way (a named inverse) before
   one-way slips, which tell the key's side; then the span; then slips whose diagonals look alike
   (:func:`_even_diagonals`). A rank no pair of the draw's slips reaches falls back to the nearest
-  reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %;
+  reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %, nor
+  outside the plausible range a base family names for its answer (``given["option_range"]``, opt-in);
 - the options are written as the statement asks for the answer: rounded to its decimals *with*
   trailing zeros ("60.00", "43.0 %"), without thousands separators (``7087872``, as GATE prints
   options), with the key's unit; a round key is then no shorter than a distractor;

@@ -30,7 +30,8 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   only when the draw has such pairs: two slips that can each go either way (a named inverse) before
   one-way slips, which tell the key's side; then the span; then slips whose diagonals look alike
   (:func:`_even_diagonals`). A rank no pair of the draw's slips reaches falls back to the nearest
-  reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %;
+  reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %, nor
+  outside the range a base family draws its keys from (``given["key_range"]``, opt-in);
 - the options are written as the statement asks for the answer: rounded to its decimals *with*
   trailing zeros ("60.00", "43.0 %"), without thousands separators (``7087872``, as GATE prints
   options), with the key's unit; a round key is then no shorter than a distractor;
@@ -101,6 +102,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # or counted where it rules them out (each statement one way, half the draws each); "K or V only" (× 1/2, an
     # option one power of two below the key and 0.3 decades off a bounded range) and the × h, × L slips left out
     "counting.params_kv_proj": ("one_layer_too_few", "counted_biases", "forgot_biases"),
+    # measurements.run_flops (hard, the tokens trained): the MFU and the peak's or the 6N's factor of 2, each either
+    # way. Near an end of the plausible range (key_range) those crosses do not fit and the draw is made again; a
+    # one-way slip (4N, 8N, 2N, days as hours) taken there instead would say which side of it the key lies
+    "measurements.run_flops": ("no_mfu", "sparse_peak", "macs_vs_flops"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -451,15 +456,20 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     unfit: dict[float, bool] = {}
     # issue 39: no option a quantity of its kind cannot take: a share of a whole ("%" with the key at most 100) above 100 %
     ceiling = 100.0 if getattr(key, "unit", None) == "%" and kv <= 100 else math.inf
-    # issue 39, opt-in (a base family that names the range its keys are drawn from, ``given["key_range"]``, in the
-    # answer's unit): no option outside that range, where no key lies; a rank whose options leave it draws again
-    lo_key, hi_key = p.given.get("key_range") or (-math.inf, math.inf)
+    # opt-in (issue 39): a base family that names the range its keys are drawn from (``given["key_range"]``, in the
+    # answer's unit) has no option outside it either: with the key alone kept in range, an option past an end was
+    # never the key; with every option kept in, no option's place in the range tells the key. A rank whose options
+    # leave the range draws again (whether a draw is kept depends on the set of options, not on which is the key)
+    floor = -math.inf
+    if p.given.get("key_range"):
+        floor, top = p.given["key_range"]
+        ceiling = min(ceiling, top)
 
     def unfit_alone(v: float) -> bool:
         r = unfit.get(v)
         if r is None:
             r = unfit[v] = (not math.isfinite(v) or v <= 0 or not text(v).split(" ")[0].strip("0.,-")
-                            or any(same(v, x) for x in avoid) or v > ceiling or not lo_key <= v <= hi_key)
+                            or any(same(v, x) for x in avoid) or v > ceiling or v < floor)
         return r
 
     good = []

@@ -295,8 +295,19 @@ def fp8_memory_family(d: Draw) -> Problem:
 
 _RUN_CHIPS = ("a100-80gb", "h100-sxm", "h200", "mi300x", "tpu-v5p")
 _RUN_CHIP_COUNTS = (256, 512, 1024, 2048, 4096, 8192, 16384)
-#: dense model sizes (parameters): Llama 2 7B/13B/34B/70B, Llama 3 8B/70B/405B, GPT-3 175B
-_RUN_SIZES = tuple(n * 10**9 for n in (7, 8, 13, 34, 70, 175, 405))
+#: hard: a cluster of 256 to 16,384 chips (Llama 3 405B trained on up to 16,384 H100s: Dubey et al. 2024,
+#: arXiv:2407.21783, section 3.3), any multiple of 32 in between. Issue 39, measured: from 64 to 32,768, no better
+_RUN_CLUSTER = (256, 16384)
+#: dense model sizes (parameters): GPT-3 1.3B/2.7B/6.7B/13B/175B (Brown et al. 2020, table 2.1), LLaMA 33B/65B,
+#: Llama 2 7B/34B/70B, Llama 3 8B/70B/405B and Llama 3.2 1B/3B (Meta's model cards), Qwen2.5 14B/32B/72B (Qwen2.5
+#: Technical Report), Falcon 40B/180B, PaLM 62B/540B (Chowdhery et al. 2022), Gopher 280B (Rae et al. 2021)
+_RUN_SIZES = tuple(round(n * 10**9) for n in (1, 1.3, 2.7, 3, 6.7, 7, 8, 13, 14, 32, 33, 34, 40, 62, 65, 70, 72, 175,
+                                                180, 280, 405, 540))
+#: a pre-training run's tokens, in billions: 100 billion (a third of GPT-3's 300 billion: Brown et al. 2020,
+#: arXiv:2005.14165, section 2.2) to 40 trillion (Qwen3's 36 trillion, the largest published pre-training set: Qwen3
+#: Technical Report, arXiv:2505.09388). Issue 39: from 10 billion, a key below 100 had three significant figures and
+#: 1 in 40 keys repeated another's text, which key-pool memory then picked (+1 to +3 points)
+_RUN_TOKENS = (100.0, 40_000.0)
 
 
 @family("measurements.run_flops", topic="hardware", title="A run's FLOPs from GPU-hours or days × chips",
@@ -309,7 +320,6 @@ def run_flops_family(d: Draw) -> Problem:
     per token in place of 6N."""
     import math
 
-    from question_bank.families.parallelism import log_trapezoid
     from solver.systems.chips import get_hardware
     from solver.systems.measurements import run_flops
 
@@ -331,18 +341,29 @@ def run_flops_family(d: Draw) -> Problem:
                 chips = d.pick(_RUN_CHIP_COUNTS)
                 days = d.rng.randint(5, 120)
             else:
-                # issue 39: the tokens drawn first, log-uniformly (10 billion to 40 trillion, short ramps of ×1.5: a
-                # Bayes attacker who knows the keys' density gains less from sharp ends than from long ramps, which tell
-                # a key's side all along them), then a model size and a chip count among those that take 3 to 150 days
-                # for them. Drawn as days × chips, the keys piled up at the top of the range; drawn as tokens with the
-                # size and the chips drawn before them (a run outside 3-150 days drawn again), they still did
-                D = log_trapezoid(d, 10e9, 40e12, 1.5)
-                fits = [(n, c) for n in _RUN_SIZES for c in _RUN_CHIP_COUNTS
-                        if 3 <= round(D * 6 * n / (86400 * c * peak * mfu)) <= 150]
-                if not fits:
+                # issue 39: the tokens drawn first, log-uniformly over the plausible range (_RUN_TOKENS), then a model
+                # size among those some cluster of 256 to 16,384 chips trains on them in 3 to 150 days, and the chips,
+                # log-uniformly in that span, a multiple of 32 (a cluster is whole nodes: OPT's 992 A100s, BLOOM's
+                # 384, Llama 3's 16,384 H100s). Drawn as days × chips, the keys piled up at the top of the range;
+                # drawn as tokens with the size and the chips drawn before them (a run outside 3-150 days drawn
+                # again), they still did. The range's ends are hard: the MCQ view keeps its options inside the range
+                # too (given["key_range"]), so no option's place in it tells the key; ramps (×1.5, then) only
+                # made a key near an end rarer than its options. The chips from seven powers of two made the FLOPs
+                # without the MFU (days × chips × peak / 6N) take few values: that option's text recurred across
+                # draws and, a recurring text being no key, key-pool memory struck it out (+3 points). Sizes from 22
+                # published models (1B to 540B, not 7): the key's ratio to each printed figure spreads wider
+                D = d.log_uniform(_RUN_TOKENS[0] * 1e9, _RUN_TOKENS[1] * 1e9, None)
+                chip_days = {n: D * 6 * n / (86400 * peak * mfu) for n in _RUN_SIZES}
+                spans = {n: (max(_RUN_CLUSTER[0], cd / 150), min(_RUN_CLUSTER[1], cd / 3)) for n, cd in chip_days.items()}
+                sizes = [n for n, (lo, hi) in spans.items() if math.ceil(lo / 32) <= math.floor(hi / 32)]
+                if not sizes:
                     continue
-                N, chips = d.pick(fits)
-                days = round(D * 6 * N / (86400 * chips * peak * mfu))
+                N = d.pick(sizes)
+                lo, hi = spans[N]
+                chips = 32 * min(max(round(d.log_uniform(lo, hi, None) / 32), math.ceil(lo / 32)), math.floor(hi / 32))
+                days = round(chip_days[N] / chips)
+                if not 3 <= days <= 150:
+                    continue
             r = run_flops(peak, mfu, days=days, chips=chips, params=N)
             gh = None
         if d.level < 2:
@@ -353,7 +374,7 @@ def run_flops_family(d: Draw) -> Problem:
             value, unit = r.breakdown["tokens"] / 1e9, "billion tokens"
         printed = [x for x in (gh, days, chips, mfu * 100, peak / 1e12, N / 1e9 if N else None) if x]
         dec = 2 if d.level < 2 else 1
-        sane = d.level < 2 or 10 <= value <= 40_000  # a plausible run: 10 billion to 40 trillion tokens
+        sane = d.level < 2 or _RUN_TOKENS[0] <= value <= _RUN_TOKENS[1]
         even = d.level < 2 or _even_rounding(value, dec)
         if sane and even and safe_for_rounding(value, dec, 0.1) and _blind_ok(round(value, dec), printed):
             break
@@ -415,7 +436,7 @@ def run_flops_family(d: Draw) -> Problem:
         notes.append(f"${r.answer:.4e}$ FLOPs = ${value:.2f} \\times 10^{{{exp}}}$.")
     return nat_problem(d, st, key, r.steps, wrongs, notes=notes,
                        given={"hw": hw, "mfu": mfu, "gpu_hours": gh, "days": days, "chips": chips, "N": N, "exp": exp,
-                              "sparse_printed": sparse})
+                              "sparse_printed": sparse, **({"key_range": _RUN_TOKENS} if d.level == 2 else {})})
 
 
 # ---------------------------------------------------------------------------------------

@@ -235,15 +235,44 @@ def test_pinned_easy_variants():
 
 
 def test_run_flops_hard_tokens_spread():
-    """Issue 39: hard's runs are drawn by their tokens (10 billion to 40 trillion, log-uniform with short ramps), the
-    model size, the chips and the days (3 to 150) fitted to them: the keys spread over the whole range in log space,
-    neither piled at the top nor thin at the bottom."""
+    """Issue 39: hard's runs are drawn by their tokens (100 billion to 40 trillion, log-uniform), the model size, the
+    chips (any multiple of 32 from 256 to 16,384) and the days (3 to 150) fitted to them: the keys spread over the
+    whole range in log space, neither piled at the top nor thin at the bottom."""
     ps = [FAMILIES["measurements.run_flops"].generate(s, "hard") for s in range(300)]
     tokens = np.log10([p.key.value for p in ps])  # billions
     assert all(3 <= p.given["days"] <= 150 for p in ps)
-    assert tokens.min() >= 1 and tokens.max() <= np.log10(40_000)
-    thirds = np.histogram(tokens, bins=np.linspace(1, np.log10(40_000), 4))[0] / len(ps)
+    assert all(256 <= p.given["chips"] <= 16384 and p.given["chips"] % 32 == 0 for p in ps)
+    assert tokens.min() >= 2 and tokens.max() <= np.log10(40_000)
+    thirds = np.histogram(tokens, bins=np.linspace(2, np.log10(40_000), 4))[0] / len(ps)
     assert thirds.min() > 0.25, thirds  # about a third in each third of the decades
+
+
+def test_run_flops_hard_runs_do_not_repeat_without_their_mfu():
+    """Issue 39: with the chips among seven powers of two and the model among seven sizes, the FLOPs a run would
+    compute at full peak (days × chips × peak, the MCQ's "left out the MFU" option) took few values, and the same
+    option text came back in draw after draw, never as the key. Recomputed here from the run's figures: few
+    repeats in 400 draws now."""
+    ps = [FAMILIES["measurements.run_flops"].generate(s, "hard") for s in range(400)]
+    full_peak = [round(p.given["days"] * 86400 * p.given["chips"] * PEAK[p.given["hw"]] / (6 * p.given["N"]) / 1e9, 1)
+                 for p in ps]
+    assert len(set(full_peak)) >= 370, len(set(full_peak))  # 336 with the powers of two
+    assert len({p.given["N"] for p in ps}) >= 15  # model sizes from 1 to 540 billion parameters
+
+
+def test_run_flops_hard_mcq_options_stay_in_the_plausible_range():
+    """Issue 39: the hard level's tokens are a plausible pre-training run's, 100 billion to 40 trillion; its MCQ
+    view offers no option outside that range either (an option of 30 billion or 200 trillion tokens, one slip past an
+    end, was never the key), and crosses the MFU with the factor 2 (the with-sparsity peak or 3N), each either way."""
+    fam = FAMILIES["measurements.run_flops_mcq"]
+    ends = 0
+    for s in range(150):
+        p = fam.generate(s, "hard")
+        vals = [float(o.split()[0]) for o in p.options_text]
+        assert all(100 <= v <= 40_000 for v in vals), (p.id, vals)
+        ends += min(vals) < 200 or max(vals) > 20_000
+        for slips in p.given["option_slips"]:
+            assert {name for name, _ in slips} <= {"no_mfu", "sparse_peak+macs_vs_flops", "macs_vs_flops"}, slips
+    assert ends >= 10  # options reach near both ends: the bound is met, not avoided
 
 
 def test_run_flops_hard_key_fraction_uniform_near_whole_units():

@@ -94,6 +94,12 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
     # the key itself
     "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
+    # precision.block_bytes (hard, MXFP4 experts beside bf16 weights, in GiB): GB for GiB and the bf16 weights left out
+    # or stored in fp32, each either way. Not the scales (forgotten: 4 bits, or counted twice: 4.5 bits, against 4.25):
+    # the step down, ln(1 + s), is larger than the step up, ln(1 + 2s) − ln(1 + s), and s, the scales' share of the
+    # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
+    # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
+    "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -659,9 +659,12 @@ def block_bytes(d: Draw) -> Problem:
         st.p(f"A mixture-of-experts checkpoint has {layers} layers of {experts} experts, each expert {per / 10:g} million "
              f"weights, stored in {desc['mxfp4']}; its other {rest / 1e9:g} billion weights are in bf16, as gpt-oss does.")
         st.p("How large is it? Give GiB ($2^{30}$ bytes), rounded off to two decimal places.")
+    # hard: the solver's steps count the experts' bytes; the bf16 weights and the GiB follow as a note
+    notes = [f"The other weights in bf16: $2 \\times {rest:,} = {2 * rest:,}$ bytes; in all "
+             f"${int(r.answer) + 2 * rest:,}$ bytes $/ 2^{{30}} = {value:.2f}$ GiB."] if d.level == 2 else []
     return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "rest": rest, "unit": unit,
                                                            **({"layers": layers, "experts": experts, "per_expert": per * 10**5}
-                                                              if d.level == 2 else {"N": N})})
+                                                              if d.level == 2 else {"N": N})}, notes=notes)
 
 
 # ---------------------------------------------------------------------------------------

@@ -106,6 +106,12 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # way. Near an end of the plausible range (key_range) those crosses do not fit and the draw is made again; a
     # one-way slip (4N, 8N, 2N, days as hours) taken there instead would say which side of it the key lies
     "measurements.run_flops": ("no_mfu", "sparse_peak", "macs_vs_flops"),
+    # precision.block_bytes (hard, MXFP4 experts beside bf16 weights, in GiB): GB for GiB and the bf16 weights left out
+    # or stored in fp32, each either way. Not the scales (forgotten: 4 bits, or counted twice: 4.5 bits, against 4.25):
+    # the step down, ln(1 + s), is larger than the step up, ln(1 + 2s) − ln(1 + s), and s, the scales' share of the
+    # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
+    # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
+    "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

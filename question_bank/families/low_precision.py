@@ -613,9 +613,19 @@ def block_bytes(d: Draw) -> Problem:
             layers, experts = d.rng.randint(12, 64), d.pick((8, 16, 32, 64, 128, 256))
             per = d.rng.randint(40, 1800)  # tenths of a million weights per expert: 4.0 M (Qwen3-30B-A3B) to 180 M
             N = layers * experts * per * 10**5
-            if not 10**9 <= N <= 12 * 10**11:
+            if not 10**10 <= N <= 12 * 10**11:
                 continue
-            rest = d.rng.randint(50, 1500) * 10**7  # attention, embeddings, norms, router: 0.5 to 15 billion
+            # The other weights (attention, embeddings, norms, router) as a share q of the checkpoint's bytes, drawn
+            # log-triangular between 1 % and 10 % (gpt-oss-120b's 2.1 billion beside 114.7 billion expert weights:
+            # 6.5 %; DeepSeek-V3's 17 billion beside 654 billion: 9 %; Mixtral 8x7B's 1.6 billion beside 45 billion:
+            # 12 %). Issue 39, round 4: the hard MCQ offers "left out the bf16 weights" (the key less the bf16 bytes)
+            # and its mirror "stored them in fp32" (the key plus them), a step of ln 1/(1 − q) down or ln(1 + q) up:
+            # with q spread smoothly over a decade and at most 10 %, the two steps' sizes overlap and do not say which
+            # way the slip went (the scales' slip, 4 against 4.5 bits, cannot: see the view's slips in numeric_mcq)
+            q = math.exp(math.log(0.01) + math.log(10) * (d.rng.random() + d.rng.random()) / 2)
+            rest = round(q / (1 - q) * (N * 4.25 / 8) / 2 / 10**7) * 10**7
+            if not 2 * 10**8 <= rest <= 4 * 10**10:
+                continue
             r = block_format_bytes("mxfp4", N)
             total, div, unit = r.answer + 2 * rest, 2**30, "GiB"
         value = float(total) / div
@@ -631,7 +641,12 @@ def block_bytes(d: Draw) -> Problem:
                     (N * (eb + sb) / 8 + 2 * rest) / div),
               Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.", float(total) / 10**9,
                     inverse="converted to GiB twice (× 0.9313 once more)")
-              if unit == "GiB" else None]
+              if unit == "GiB" else None,
+              Wrong("bf16_left_out", "counted the MXFP4 experts only, leaving out the bf16 weights",
+                    "The other weights are stored too, at 2 bytes each (bf16).", float(total - 2 * rest) / div,
+                    inverse="stored the other weights in fp32 (4 bytes each), not bf16",
+                    inverse_value=float(total + 2 * rest) / div)
+              if rest else None]
     key = nat_key(value, 2, unit=unit)
     st = Doc()
     desc = {"mxfp4": "MXFP4 (FP4 E2M1 elements, one 8-bit E8M0 power-of-two scale per block of 32)",
@@ -644,9 +659,12 @@ def block_bytes(d: Draw) -> Problem:
         st.p(f"A mixture-of-experts checkpoint has {layers} layers of {experts} experts, each expert {per / 10:g} million "
              f"weights, stored in {desc['mxfp4']}; its other {rest / 1e9:g} billion weights are in bf16, as gpt-oss does.")
         st.p("How large is it? Give GiB ($2^{30}$ bytes), rounded off to two decimal places.")
+    # hard: the solver's steps count the experts' bytes; the bf16 weights and the GiB follow as a note
+    notes = [f"The other weights in bf16: $2 \\times {rest:,} = {2 * rest:,}$ bytes; in all "
+             f"${int(r.answer) + 2 * rest:,}$ bytes $/ 2^{{30}} = {value:.2f}$ GiB."] if d.level == 2 else []
     return nat_problem(d, st, key, r.steps, wrongs, given={"format": fmt_name, "rest": rest, "unit": unit,
                                                            **({"layers": layers, "experts": experts, "per_expert": per * 10**5}
-                                                              if d.level == 2 else {"N": N})})
+                                                              if d.level == 2 else {"N": N})}, notes=notes)
 
 
 # ---------------------------------------------------------------------------------------

@@ -146,7 +146,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'latent.kv_cache_mcq': ('latent_attention', 'counting', ('mcq',), ('hard',), ('memory', 'kv-cache', 'mla', 'deepseek', 'numeric-mcq'), 'latent.kv_cache'),
     'training.lr_schedule_mcq': ('low_precision', 'pretraining', ('mcq',), ('medium',), ('learning-rate', 'warmup', 'cosine', 'schedule', 'numeric-mcq'), 'training.lr_schedule'),
     'training.grad_accum_bubble_mcq': ('low_precision', 'parallelism', ('mcq',), ('medium',), ('gradient-accumulation', 'pipeline', 'bubble', 'micro-batch', 'numeric-mcq'), 'training.grad_accum_bubble'),
-    'precision.block_bytes_mcq': ('low_precision', 'quantisation', ('mcq',), (), ('mxfp4', 'nvfp4', 'block-scaling', 'memory', 'numeric-mcq'), 'precision.block_bytes'),
+    'precision.block_bytes_mcq': ('low_precision', 'quantisation', ('mcq',), ('hard',), ('mxfp4', 'nvfp4', 'block-scaling', 'memory', 'numeric-mcq'), 'precision.block_bytes'),
     'moe.decode_weight_bytes_mcq': ('moe', 'hardware', ('mcq',), (), ('moe', 'decode', 'memory-bandwidth', 'inference', 'numeric-mcq'), 'moe.decode_weight_bytes'),
     'parallel.allreduce_time_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('collectives', 'all-reduce', 'nvlink', 'bandwidth', 'numeric-mcq'), 'parallel.allreduce_time'),
     'parallel.bus_bandwidth_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium', 'hard'), ('collectives', 'nccl-tests', 'busbw', 'algbw', 'numeric-mcq'), 'parallel.bus_bandwidth'),
@@ -175,6 +175,6 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'scaling.chinchilla_mcq': ('counting_scaling', 'scaling', ('mcq',), (), ('scaling-laws', 'chinchilla', '6ND', 'numeric-mcq'), 'scaling.chinchilla'),
     'hardware.gpu_days_mcq': ('hardware', 'hardware', ('mcq',), ('hard',), ('training', 'mfu', '6ND', 'hardware', 'numeric-mcq'), 'hardware.gpu_days'),
     'hardware.pf_days_mcq': ('hardware_training', 'hardware', ('mcq',), (), ('training', '6ND', 'compute', 'numeric-mcq'), 'hardware.pf_days'),
-    'measurements.run_flops_mcq': ('precision_scale', 'hardware', ('mcq',), (), ('flops', 'mfu', 'gpu-hours', 'compute-budget', 'measurement', 'numeric-mcq'), 'measurements.run_flops'),
+    'measurements.run_flops_mcq': ('precision_scale', 'hardware', ('mcq',), ('hard',), ('flops', 'mfu', 'gpu-hours', 'compute-budget', 'measurement', 'numeric-mcq'), 'measurements.run_flops'),
     'precision.quant_granularity_mcq': ('precision_scale', 'quantisation', ('mcq',), (), ('int4', 'absmax', 'per-channel', 'per-block', 'quantisation-error', 'numeric-mcq'), 'precision.quant_granularity'),
 }

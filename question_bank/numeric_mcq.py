@@ -94,6 +94,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
     # the key itself
     "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
+    # loss.cross_entropy: log base 2 (either way: bits for nats, or ×ln 2) crossed with the class number off by one
+    # (the logit before or after the target's): log 2 × log 10 made the four options the key times fixed factors, and
+    # the key, the only one of its kind (lse − z_c), sat nearest the printed logits
+    "loss.cross_entropy": ("log2", "one_based_target", "class_after_target"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -112,6 +112,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
     # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
     "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
+    # loss.cross_entropy: log base 2 (either way: bits for nats, or ×ln 2) crossed with the class number off by one
+    # (the logit before or after the target's): log 2 × log 10 made the four options the key times fixed factors, and
+    # the key, the only one of its kind (lse − z_c), sat nearest the printed logits
+    "loss.cross_entropy": ("log2", "one_based_target", "class_after_target"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

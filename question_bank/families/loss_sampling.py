@@ -4,8 +4,8 @@ perplexity and bits per character from a loss, and the top-p (nucleus) set with 
 Keys come from ``solver.kernels.loss`` and ``solver.kernels.sampling`` (HuggingFace's conventions: the token
 that crosses p is in the nucleus). Misconceptions: log base 2 or 10 for a natural-log loss,
 the target's logit without the log-sum-exp, the log-sum-exp without the target's logit, the
-classes counted from 1; smoothing ignored, spread over the wrong classes, its uniform term dropped
-or the target weighted 1 instead of 1 − ε;
+classes counted from 1 (or 1 added to the class number); smoothing ignored, spread over the wrong
+classes, its uniform term dropped or the target weighted 1 instead of 1 − ε;
 perplexity as 2^loss for a loss in nats, bits per token for bits per character; the crossing
 token left out, the temperature ignored or multiplied in.
 """
@@ -20,36 +20,54 @@ from question_bank.problem import Problem
 from question_bank.render import Doc, latex_matrix
 
 _SRC = "issue 10 (loss and sampling)"
+_AFTER = "added 1 to the class number (took the logit after the target's)"
 
 
 @family("loss.cross_entropy", topic="loss", title="Cross-entropy of logits for a target",
         types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
 def cross_entropy(d: Draw) -> Problem:
-    """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε. Logits: whole numbers at easy, one
-    decimal at medium and hard."""
+    """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε. Logits: whole numbers at easy, three
+    decimals at medium, one at hard."""
     from solver.kernels.loss import cross_entropy as ce
 
     decimals = 3
-    # issue 39: medium first draws the loss's size, log-uniform from 0.03 to 13 nats with soft edges (a sum of two
-    # uniforms in log10), then logits from −4 to 6 until the loss falls within 0.05 decades of it. Logits from −2 to
-    # 3 gave losses bunched below 5.4 nats, a slip ×2.3 (log base 10 the wrong way) above that was never the key, and
-    # the key sat among the statement's small numbers more often than the slips did
-    target = d.rng.uniform(-1.5, 0.5) + d.rng.uniform(0, 0.6) if d.level == 1 else None
     for _ in range(300):
         C = 3 if d.level == 0 else 4
         # issue 26: medium and hard draw logits to one decimal (integer logits from −2 to 3 gave about a hundred
         # distinct keys over 400 draws, which a learned attacker memorised); easy keeps small whole numbers
         z = [d.rng.randint(-2, 3) if d.level == 0 else d.rng.randint(-20, 30) / 10 for _ in range(C)]
         y = d.rng.randrange(C)
-        if target is not None:
+        if d.level == 1:
+            # issue 39, round 4: medium's numeric MCQ crosses log base 2 (either way) with the class number off by one
+            # (the loss of the class before the target's, or after it when y = 0): a value of the key's own kind. The
+            # logits are built from two losses drawn alike (log-uniform from about 0.02 to 16 nats, soft edges), one
+            # the target's and one its neighbour's, the rest of the probability split between the other two classes,
+            # all shifted by 6 to 12: the key and that slip are then alike in size, in digits and in how near they
+            # sit to the printed logits. Before, the key alone was drawn log-uniform and its options were the key times
+            # the fixed factors ln 2 and ln 10: "the option nearest a printed number" and the key's size against the
+            # options' span found it (+6 to +11 points over chance on three blocks of 500 draws). Logits to three
+            # decimals: to one decimal the neighbour's loss differed from the key by a difference of printed logits
+            # and shared its last two digits. The pair is kept when the neighbour's loss lies within a factor 10^0.34
+            # of the key (every cross the view may make lies within half a decade of the key) or beyond 10^0.5 (none
+            # does): in between the view's preference for options near the key set the log base's direction by the
+            # side the neighbour lies on, and with it the key's place in its pair
             for _ in range(5000):
-                z = [d.rng.randint(-40, 60) / 10 for _ in range(C)]
+                t_key, t_slip = (10 ** (d.rng.uniform(-1.8, 0.5) + d.rng.uniform(0, 0.7)) for _ in range(2))
+                rest = 1 - math.exp(-t_key) - math.exp(-t_slip)
+                if rest < 0.02:
+                    continue
                 y = d.rng.randrange(C)
+                c = y - 1 if y else 1
+                share = d.rng.uniform(0.1, 0.9)
+                others = [o for o in range(C) if o not in (y, c)]
+                p = {y: math.exp(-t_key), c: math.exp(-t_slip), others[0]: rest * share, others[1]: rest * (1 - share)}
+                shift = d.rng.uniform(6, 12)
+                z = [round(math.log(p[o]) + shift, 3) for o in range(C)]
                 m = max(z)
-                loss = m + math.log(sum(math.exp(v - m) for v in z)) - z[y]  # a first look; the solver's is the key
-                # and not within 2 % of a logit or of y: with a target logit near 0 the loss is about the largest
-                # logit, a number the statement prints, and "the option nearest a printed number" found the key
-                if abs(math.log10(loss) - target) < 0.05 and all(abs(loss - v) > 0.02 * loss for v in (*z, y)):
+                lse0 = m + math.log(sum(math.exp(v - m) for v in z))  # a first look; the solver's is the key
+                loss, slip = lse0 - z[y], lse0 - z[c]
+                r = abs(math.log10(slip / loss)) if min(slip, loss) > 0 else 0.0
+                if min(loss, slip) >= 0.01 and (math.log10(1.03) < r <= 0.34 or r > 0.5):
                     break
         eps = d.pick((0.1, 0.2)) if d.level == 2 else 0.0
         value, tr = ce([z], [y], label_smoothing=eps, return_trace=True)
@@ -67,8 +85,12 @@ def cross_entropy(d: Draw) -> Problem:
                   -z[y]),
             Wrong("forgot_target_logit", "gave logsumexp(z) without subtracting z_y",
                   "−ln softmax(z)_y = logsumexp(z) − z_y: the target's logit is taken off.", lse),
+            # issue 39, round 4: the class number off by one: counted from 1 (the logit before the target's) or, for
+            # y = 0 where there is none before, 1 added to y (the logit after it)
             Wrong("one_based_target", "counted the classes from 1 (took the logit before the target's)",
                   "The classes are numbered from 0: z_y is entry y + 1 of the list.", lse - z[y - 1]) if y else None,
+            Wrong("class_after_target", _AFTER, "The classes are numbered from 0: z_y is entry y + 1 of the list, "
+                  "not entry y + 2.", lse - z[y + 1]) if not y else None,
             Wrong("no_smoothing", "ignored the label smoothing", f"With ε = {eps} the target puts ε/C on every class.",
                   nll) if eps else None,
             Wrong("smoothing_others", "spread ε over the other C − 1 classes only",

@@ -111,19 +111,42 @@ def test_cross_entropy_against_torch():
         assert p.key.value == pytest.approx(want, rel=1e-12)
 
 
-def test_cross_entropy_medium_losses_spread_in_log_space():
-    """Issue 39: medium's losses spread over two and a half decades (logits from −4 to 6, the loss's size drawn
-    log-uniform first): logits from −2 to 3 kept every loss below 5.4 nats, so a slip ×2.3 above that was never the
-    key. The class count and the decimals are written in words (a printed 3 or 4 sat next to losses of 3 or 4), and no
-    loss sits within 2 % of a printed logit."""
-    ps = [FAMILIES["loss.cross_entropy"].generate(s, "medium") for s in range(200)]
-    losses = [F.cross_entropy(torch.tensor([p.given["z"]], dtype=torch.float64), torch.tensor([p.given["y"]])).item()
-              for p in ps]
-    assert sum(x > 5.4 for x in losses) >= 8 and sum(x < 0.2 for x in losses) >= 20
-    assert all(-4 <= v <= 6 for p in ps for v in p.given["z"])
-    assert all("over four classes" in p.statement_text and "three decimal places" in p.statement_text for p in ps)
-    # no loss within 2 % of a number the statement prints (a logit, y): a target logit near 0 made it the largest logit
-    assert all(abs(x - v) > 0.02 * x for p, x in zip(ps, losses, strict=True) for v in (*p.given["z"], p.given["y"]))
+def _ce(z, c) -> float:
+    return F.cross_entropy(torch.tensor([z], dtype=torch.float64), torch.tensor([c])).item()
+
+
+def test_cross_entropy_medium_key_and_class_slip_drawn_alike():
+    """Issue 39, round 4: medium's numeric MCQ crosses log base 2 with the class off by one (the class before the
+    target's, or after it for y = 0), so the logits are built from two losses drawn alike, the target's and that
+    neighbour's. Checked here with F.cross_entropy: both spread over more than two decades (a key bunched in size
+    gave away which options were slips); their sizes match (the attacker cannot tell the key from the neighbour's
+    loss by size); the logits have three decimals, so the two losses do not share their last two printed digits (to
+    one decimal their difference was a difference of printed logits); each neighbour's loss lies within a factor
+    10^0.34 of the key or beyond 10^0.5 (the view's preference for options near the key then picks no direction)."""
+    ps = [FAMILIES["loss.cross_entropy"].generate(s, "medium") for s in range(300)]
+    keys, slips, shared = [], [], 0
+    for p in ps:
+        z, y = p.given["z"], p.given["y"]
+        c = y - 1 if y else 1
+        k, s = _ce(z, y), _ce(z, c)
+        keys.append(k)
+        slips.append(s)
+        shared += f"{k:.3f}"[-2:] == f"{s:.3f}"[-2:]
+        r = abs(math.log10(s / k))
+        assert math.log10(1.03) < r <= 0.34 or r > 0.5, (z, y)
+        assert all(round(v, 3) == v for v in z)
+        assert "over four classes" in p.statement_text and "three decimal places" in p.statement_text
+    assert shared <= 0.05 * len(ps)
+    for xs in (keys, slips):
+        assert sum(x > 5.4 for x in xs) >= 30 and sum(x < 0.2 for x in xs) >= 30
+    qk, qs = (np.quantile(np.log10(xs), [0.1, 0.25, 0.5, 0.75, 0.9]) for xs in (keys, slips))
+    assert np.all(np.abs(qk - qs) < 0.2), (qk, qs)
+    # the view offers those two slips alone: log 2 (either way) and the class off by one
+    mcq = FAMILIES["loss.cross_entropy_mcq"]
+    for s in range(40):
+        for slips_of in mcq.generate(s, "medium").given["option_slips"]:
+            for sid, _ in slips_of:
+                assert set(sid.split("+")) & {"log2", "one_based_target", "class_after_target"}, sid
 
 
 def test_cross_entropy_pinned():

@@ -43,6 +43,9 @@ def test_cross_entropy_new_mistakes(level):
         if "one_based_target" in mis:
             assert y >= 1
             assert mis["one_based_target"] == pytest.approx(lse - z[y - 1], rel=1e-12, abs=1e-12)
+        if "class_after_target" in mis:  # issue 39, round 4: 1 added to the class number, where none is before
+            assert y == 0
+            assert mis["class_after_target"] == pytest.approx(lse - z[1], rel=1e-12, abs=1e-12)
         if eps:
             # the key is (1 − ε)·nll + ε·mean(−ln p): dropping the uniform term leaves (1 − ε)·nll, weighting the
             # target 1 adds ε·nll to the key
@@ -55,7 +58,7 @@ def test_cross_entropy_new_mistakes(level):
         else:
             assert "dropped_uniform" not in mis and "target_weight_one" not in mis
         seen |= mis.keys()
-    assert "forgot_target_logit" in seen and "one_based_target" in seen
+    assert "forgot_target_logit" in seen and "one_based_target" in seen and "class_after_target" in seen
     if level == "hard":
         assert {"dropped_uniform", "target_weight_one"} <= seen
 

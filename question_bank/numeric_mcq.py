@@ -89,6 +89,9 @@ _SPAN = 0.5
 #: swap moves the key up or down with the stage asked) and GB for GiB either way; no ZeRO (exactly 16Ψ) and stage 3
 #: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
 VIEW_SLIPS: dict[str, tuple[str, ...]] = {
+    # scaling.chinchilla: the FLOPs per multiply-add and the backward pass, each either way (the box its draws place
+    # in each level's range); "forgot the 20" either way (×20) spans more than the range allows a box to move in
+    "scaling.chinchilla": ("macs_vs_flops", "forgot_backward"),
     "hardware.zero_memory": ("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"),
     # hardware.kaplan_forward (hard, the context term as a share of 2N): the full context (or half of it twice) and
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of

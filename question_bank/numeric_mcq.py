@@ -90,6 +90,9 @@ _SPAN = 0.5
 #: swap moves the key up or down with the stage asked) and GB for GiB either way; no ZeRO (exactly 16Ψ) and stage 3
 #: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
 VIEW_SLIPS: dict[str, tuple[str, ...]] = {
+    # scaling.chinchilla: the FLOPs per multiply-add and the backward pass, each either way (the box its draws place
+    # in each level's range); "forgot the 20" either way (×20) spans more than the range allows a box to move in
+    "scaling.chinchilla": ("macs_vs_flops", "forgot_backward"),
     "hardware.zero_memory": ("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"),
     # hardware.kaplan_forward (hard, the context term as a share of 2N): the full context (or half of it twice) and
     # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
@@ -438,7 +441,7 @@ def _even_diagonals(k: float, va: float, vb: float) -> bool:
     return _simple_ratio(ra * rb) == _simple_ratio(ra / rb)
 
 
-def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, tuple[tuple[str, bool], ...]]] | None:
+def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
     """Three distractors that with the key make the 2×2 cross of two slips (made or not): slip A,
     slip B, and both; the key at ``rank`` (0 = smallest) among the four. Each slip moves the key up
     or down, as the family makes it or the other way round (:func:`mirror`). In log space (a NAT key)
@@ -448,7 +451,12 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     ordered pair of the draw's mistakes and both directions of each that give the key that rank,
     among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
-    with its slips: (the base family's mistake id, made as the family makes it)."""
+    with its slips: (the base family's mistake id, made as the family makes it).
+
+    Opt-in per family (issue 39): a base draw whose ``given`` names an ``option_range`` (lo, hi), in the key's
+    unit, is offered only crosses of two either-way slips whose options all lie in it (None when there is none at
+    this rank); ``probe`` says whether there is one, drawing nothing (:func:`_build` then draws the rank among
+    those there are)."""
     from question_bank.blind_keys import numbers_in
 
     key = p.key
@@ -508,6 +516,14 @@ def _choose(d: Any, p: Problem, rank: int) -> list[tuple[float, Misconception, t
     either = {m.id for _, m in ws if m.inverse}
     both_ways = [g for g in good if g[1][0] in either and g[2][0] in either]
     good = both_ways or good
+    within = p.given.get("option_range") if isinstance(p.given, dict) else None
+    if within is not None:
+        lo, hi = within
+        good = [g for g in good if g in both_ways and all(lo <= v <= hi for v, _ in g[0])]
+        if not good:
+            return None
+    if probe:
+        return True
     near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
     good = near or good
     if not isinstance(key, IntegerKey):
@@ -542,6 +558,15 @@ def _build(base: Any, d: Any) -> Problem:
             if attempt == 0:
                 raise
             continue
+        if isinstance(p.given, dict) and p.given.get("option_range") is not None:
+            # opt-in (issue 39): the key's rank drawn among those whose options all lie in the draw's range. The base
+            # family draws its key with a density proportional to how many ranks it can take there (a corner of a
+            # box of slips placed uniformly in the range), so that every corner of an offered box is the key as often:
+            # a key drawn flat and a rank drawn blind made the option past an end of the range never the key
+            ranks = [r for r in range(N_OPTIONS) if _choose(d, p, r, probe=True)]
+            if not ranks:
+                continue
+            rank = ranks[d.rng.randrange(len(ranks))]
         chosen = _choose(d, p, rank)
         if chosen is None and attempt >= TRIES // 2:
             # the drawn rank is out of reach of this family's slips (every slip that can go down is larger than

@@ -8,8 +8,12 @@ compute-optimal D ≈ 20·N, so C = 6·N·20N = 120·N² and N = √(C/120). Key
 parameters on 20N tokens and the tokens a budget buys are ``train(...)``'s figures; for the
 optimal N the family draws a budget of two significant figures and keys √(C/120) (``train`` of the
 rounded N at 20N tokens gives the budget back, a check the solution shows). The compute is asked in units of a power of ten
-drawn so that the answer lies in [0.1, 1), [1, 10), [10, 100) or [100, 1000) (not always a mantissa in
+drawn so that the answer lies in [1, 10), [10, 100), [100, 1000) or [1000, 10,000) (not always a mantissa in
 [1, 10), which an MCQ's options would give away).
+Issue 39: each level's answer is drawn as a corner, at random, of the box of options its MCQ view offers (the
+FLOPs per multiply-add and the backward pass, each either way: ``numeric_mcq.VIEW_SLIPS``), the box placed
+log-uniformly in the level's range, which the draw names (``given["option_range"]``) for the view to keep its
+options in; so that whatever place the options have in the range, any of them is the key as often.
 Misconceptions: 2N in place of 6N (forgot the backward pass), 3N (counted multiply-adds, not FLOPs),
 4N (took the backward pass as costly as the forward), and D = N (forgot the 20), or the Chinchilla D
 in place of the tokens a budget buys, or N² for N (forgot the square root).
@@ -26,6 +30,12 @@ from question_bank.problem import Problem
 from question_bank.render import Doc
 
 TOKENS_PER_PARAM = 20
+#: the easy question's compute, in its unit 10^exp FLOPs (1 to 10,000 units)
+COMPUTE_RANGE = (1.0, 10_000.0)
+#: the medium question's tokens, in billions (1 billion to 40 trillion: Llama 3 trained on 15 trillion)
+TOKENS_RANGE = (1.0, 40_000.0)
+#: the hard question's compute-optimal N, in billions: √(C/120) for a budget of 10^22 to 10^26 FLOPs
+OPTIMAL_N_RANGE = (math.sqrt(1e22 / 120) / 1e9, math.sqrt(1e26 / 120) / 1e9)
 #: billions of parameters (issue 22: eleven sizes held 9 to 11 problems per level in 1,000 draws; now every whole
 #: number of billions to 70 and ten published sizes beyond or between)
 _NS_B = tuple(range(1, 71)) + (1.3, 1.5, 2.7, 6.7, 72, 100, 175, 280, 405, 540)
@@ -51,25 +61,52 @@ def chinchilla(d: Draw) -> Problem:
     # medium, the tokens a budget buys (a division); hard, the compute-optimal N (solve C = 120N²).
     ask = ("compute", "tokens", "optimal_n")[d.level]
     for _ in range(300):
-        # issue 39: sizes of three significant figures, log-uniform (80 sizes gave 121 distinct easy keys in 200 draws)
-        n_b = d.log_uniform(0.1, 450, 3) if ask == "compute" else d.log_uniform(1, 540, 3)
-        N = round(n_b * 10**9)
         if ask == "compute":
+            # issue 39: the answer in its unit drawn first, a corner (at random) of the box its view offers (the key,
+            # ×2 or ÷2 for the FLOPs per multiply-add, ×3 or ÷3 for the backward pass) placed log-uniformly in
+            # COMPUTE_RANGE, then a unit 10^exp among those that give a size of 0.1 to 450 billion, the size rounded
+            # to three significant figures. Drawn as a size and a unit putting C in [0.1, 1), ... [100, 1000), the keys
+            # below 1 had two significant figures (90 texts, which key-pool memory read: +10 points over chance), and
+            # a corner past an end of the range was never the key
+            v = d.log_uniform(COMPUTE_RANGE[0] * 1.012, COMPUTE_RANGE[1] / 6 / 1.012, None) * d.pick((1, 2, 3, 6))
+            exp = d.pick([e for e in range(16, 28) if 0.1 <= math.sqrt(v * 10**e / 120) / 10**9 <= 450])
+            N = round(float(f"{math.sqrt(v * 10**exp / 120):.4g}"))
             C = train(N, tokens=TOKENS_PER_PARAM * N).answer
-            # the unit's power of ten puts C in [0.1, 1), [1, 10), [10, 100) or [100, 1000) units of it
-            exp = int(math.floor(math.log10(C))) + d.pick((1, 0, -1, -2))
             value, scale = C / 10**exp, 10**exp
-        elif ask == "tokens":
-            C = d.rng.randint(10, 99) * 10 ** d.pick((20, 21, 22))
+            if not 0.1e9 <= N <= 450e9:
+                continue
+        else:  # the size, three significant figures, log-uniform (hard draws it too, then keys its own N)
+            N = round(d.log_uniform(1, 540, 3) * 10**9)
+        if ask == "tokens":
+            # issue 39: the tokens drawn first, the budget then 6·N·D to three significant figures. Drawn as a budget
+            # of 10^21 to 10^24 and a size, D = C/6N had ramps of ×540 at each end (the convolution of two log-uniform
+            # draws), and an option ×6 above a key on the top ramp was rarely the key. D is a corner, drawn at random,
+            # of the box its view offers (the key, ×2 or ÷2 for the FLOPs per multiply-add, ×3 or ÷3 for the backward
+            # pass: ×1, ×2, ×3 or ×6 its smallest corner), the box placed log-uniformly in 1 billion to 40 trillion
+            # tokens (TOKENS_RANGE); the view draws the key's place among the places whose box lies in that range
+            D = d.log_uniform(TOKENS_RANGE[0], TOKENS_RANGE[1] / 6, None) * d.pick((1, 2, 3, 6))
+            C = float(f"{6 * N * D * 10**9:.3g}")
             value = float(train(N, compute=C).breakdown["tokens"]) / 10**9
             scale = 10**9
-        else:  # a budget of two significant figures, 10^21 to 9.9·10^25 FLOPs (N ≈ 2.9 to 910 billion), its
-            # leading digits spread evenly in log (as N's then are)
-            C = min(999, round(10 ** (2 + d.rng.random()))) * 10 ** (d.pick((21, 22, 23, 24, 25)) - 2)
+        elif ask == "optimal_n":  # a budget of four significant figures, 10^22 to 10^26 FLOPs (N ≈ 9.1 to 913 billion)
+            # issue 39: N is a corner, drawn at random, of the box its view offers (the key, ×√2 or ÷√2 for the FLOPs
+            # per multiply-add, ×√3 or ÷√3 for the backward pass: ×1, ×√2, ×√3 or ×√6 its smallest corner), the box
+            # placed log-uniformly in OPTIMAL_N_RANGE, and the view draws the key's place among the places whose box
+            # lies in that range: drawn flat, a corner past an end of the range was never the key. From 10^21 FLOPs
+            # (N from 2.9 billion), the budget's printed mantissa (1 to 10) sat among the options (3 to 9) and
+            # gave the key away (√(m·10^21/120) grows with m): +33 points over chance on those draws. Four significant
+            # figures, not three: of 3,600 budgets the keys repeated, and an option ×√2 above a key (twice a budget of
+            # three figures) was often another draw's key, which key-pool memory read (+5 to +8 points)
+            n_b = d.log_uniform(OPTIMAL_N_RANGE[0] * 1.005, OPTIMAL_N_RANGE[1] / math.sqrt(6) / 1.005, None)
+            C = float(f"{6 * TOKENS_PER_PARAM * (n_b * math.sqrt(d.pick((1, 2, 3, 6))) * 10**9) ** 2:.4g}")
             value = math.sqrt(C / (6 * TOKENS_PER_PARAM)) / 10**9
             N = round(value * 10**9)
             scale = 10**9
-        if safe_for_rounding(value, 2, 0.1) and 0.01 <= value < 100_000:
+        # issue 39: the compute and the tokens (one product or division of printed figures, no rounded intermediate)
+        # held 0.03 of a unit off a rounding boundary (the NAT grader's margin), not 0.1, as parallel.bus_bandwidth:
+        # held further off than any other option, the key's text was an exact multiple (×2, ×3, ×6) of another
+        # option's more or less often
+        if safe_for_rounding(value, 2, 0.1 if ask == "optimal_n" else 0.03) and 0.01 <= value < 100_000:
             break
     def per_token(k: int) -> float:
         """The answer, in its unit, when training is taken to cost k·N FLOPs per token (C = k·N·D), not 6N."""
@@ -127,7 +164,12 @@ def chinchilla(d: Draw) -> Problem:
     key = nat_key(value, 2, scale=exp if ask == "compute" else 9)  # units of 10^exp FLOPs, or billions
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
-                     given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None},
+                     given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None,
+                            # the range the view's options lie in (numeric_mcq): the budget's rounding moves D by 0.5 %
+                            # at most, N by 0.03 %
+                            **({"option_range": (TOKENS_RANGE[0] / 1.01, TOKENS_RANGE[1] * 1.01)} if ask == "tokens" else
+                               {"option_range": COMPUTE_RANGE} if ask == "compute" else
+                               {"option_range": OPTIMAL_N_RANGE} if ask == "optimal_n" else {})},
                      hints=[_HINTS[ask]])
 
 

@@ -400,13 +400,13 @@ def test_pin_training_memory():
 
 
 def test_pin_chinchilla():
-    """N = 17B (easy, seed 0; issue 39: three significant figures, log-uniform), D = 20N = 3.4e11:
-    C = 6·1.7e10·3.4e11 = 3.468e22 → 3.47 (×10²²); with 2N: 1.156 → 1.16; D = N tokens: 6·(1.7e10)² = 1.734e21
-    = 0.1734 (×10²²) → 0.17."""
+    """N = 124.1 million (easy, seed 0; issue 39: the answer in its unit drawn first, N to four significant figures),
+    D = 20N = 2.482e9: C = 6·1.241e8·2.482e9 = 1.8480972e18 = 184.80972 (×10¹⁶) → 184.81; with 2N: 61.60324 → 61.60;
+    D = N tokens: 6·(1.241e8)² = 9.240486e16 → 9.24."""
     p = easy("scaling.chinchilla")
-    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 22 and p.given["params"] == 17 * 10**9
-    assert grade(p, 3.47).correct and "forgot_backward" in grade(p, 1.16).misconception.id.split("+")
-    assert "forgot_twenty" in grade(p, 0.17).misconception.id.split("+")
+    assert p.given["ask"] == "compute" and p.given["unit_exponent"] == 16 and p.given["params"] == 124_100_000
+    assert grade(p, 184.81).correct and "forgot_backward" in grade(p, 61.60).misconception.id.split("+")
+    assert "forgot_twenty" in grade(p, 9.24).misconception.id.split("+")
 
 
 def test_families_import_no_torch():

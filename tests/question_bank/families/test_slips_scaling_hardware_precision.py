@@ -45,25 +45,56 @@ def test_chinchilla_per_token_slips(level):
 
 
 def test_chinchilla_compute_unit_varies_over_four_decades():
-    """The compute's unit 10^e puts C in [0.1, 1), [1, 10), [10, 100) or [100, 1000): every one is drawn."""
+    """The compute's unit 10^e puts C in [1, 10), [10, 100), [100, 1000) or [1000, 10,000) units of it: every one is
+    drawn (issue 39: from 0.1, the keys below 1 had two significant figures and repeated)."""
     seen = set()
     for p in draws("scaling.chinchilla", "easy", range(80)):
         g = p.given
         assert p.key.value == pytest.approx(g["compute"] / 10 ** g["unit_exponent"], rel=1e-12), p.id
-        assert 0.1 <= p.key.value < 1000, p.id
+        assert 1 <= p.key.value < 10_000, p.id
         assert f"10^{{{g['unit_exponent']}}}" in p.statement_md, p.id
         seen.add(math.floor(math.log10(p.key.value)))
-    assert seen == {-1, 0, 1, 2}
+    assert seen == {0, 1, 2, 3}
 
 
 def test_chinchilla_hard_budget_is_stated_and_keyed():
     for p in draws("scaling.chinchilla", "hard"):
         C = p.given["compute"]
         mant = C / 10 ** math.floor(math.log10(C))
-        # three significant figures (issue 39: two gave 240 distinct hard keys in 500 draws)
-        assert 1 <= mant < 10 and round(mant * 100) == pytest.approx(mant * 100), p.id
+        # four significant figures (issue 39: two gave 240 distinct hard keys in 500 draws; three, keys that repeated
+        # and options that were other draws' keys); 10^22 to 10^26 FLOPs
+        assert 1 <= mant < 10 and round(mant * 1000) == pytest.approx(mant * 1000), p.id
+        assert 1e22 <= C <= 1e26, p.id
         assert p.key.value == pytest.approx(math.sqrt(C / 120) / 1e9, rel=1e-12), p.id
         assert 120 * (p.given["params"] / 1e9) ** 2 == pytest.approx(C / 1e18, rel=1e-9), p.id
+
+
+@pytest.mark.parametrize("level, lo, hi", [("easy", 1.0, 10_000.0), ("medium", 1.0, 40_000.0),
+                                           ("hard", (1e22 / 120) ** 0.5 / 1e9, (1e26 / 120) ** 0.5 / 1e9)])
+def test_chinchilla_choice_options_lie_in_range_and_every_corner_is_the_key_as_often(level, lo, hi):
+    """Issue 39: the view's four options (the key, ×2 or ÷2 and ×3 or ÷3 of it: √ of those at hard) all lie in the
+    level's range (C 1 to 10,000 of its unit; tokens 1 billion to 40 trillion; N for 10^22 to 10^26 FLOPs), and wherever the options lie in it
+    the key is any of them about as often. Drawn flat with the key's place drawn blind, options past the range's ends
+    were offered and, near an end, the option nearest it was rarely the key."""
+    from collections import Counter
+
+    view = all_families()["scaling.chinchilla_mcq"]
+    by_place = {0: Counter(), 1: Counter(), 2: Counter()}
+    for s in range(600):
+        p = view.generate(s, level)
+        vals = p.given["option_values"]
+        assert all(lo / 1.011 <= v <= hi * 1.011 for v in vals), (p.id, vals)
+        k = vals[next(iter(p.key.correct))]
+        C, N = p.given["compute"], p.given["params"]
+        want = {"easy": 6 * N * 20 * N / 10 ** (p.given["unit_exponent"] or 0), "medium": C / (6 * N) / 1e9,
+                "hard": (C / 120) ** 0.5 / 1e9}[level]
+        assert k == pytest.approx(want, rel=1e-6 if level != "medium" else 5e-3), p.id
+        # the options' place in the range, in thirds of its log width, and the key's rank among them
+        place = min(2, max(0, int(3 * math.log(min(vals) / lo) / math.log(hi / lo))))
+        by_place[place][sorted(vals).index(k)] += 1
+    for place, c in by_place.items():
+        n = sum(c.values())
+        assert n >= 60 and all(c[r] >= 0.14 * n for r in range(4)), (place, c)
 
 
 # ------------------------------------------------------------------ hardware.gpu_days

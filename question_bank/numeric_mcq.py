@@ -453,10 +453,11 @@ def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
     None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
     with its slips: (the base family's mistake id, made as the family makes it).
 
-    Opt-in per family (issue 39): a base draw whose ``given`` names an ``option_range`` (lo, hi), in the key's
-    unit, is offered only crosses of two either-way slips whose options all lie in it (None when there is none at
-    this rank); ``probe`` says whether there is one, drawing nothing (:func:`_build` then draws the rank among
-    those there are)."""
+    Opt-in per family (issue 39): a base draw whose ``given`` names a ``key_range`` (lo, hi), in the key's unit,
+    is offered no option outside it; one that also says ``key_as_corner`` (its key drawn as a corner of the view's
+    box of options) is offered only crosses of two either-way slips (None when there is none at this rank);
+    ``probe`` says whether there is one, drawing nothing (:func:`_build` then draws the rank among those there
+    are)."""
     from question_bank.blind_keys import numbers_in
 
     key = p.key
@@ -516,10 +517,8 @@ def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
     either = {m.id for _, m in ws if m.inverse}
     both_ways = [g for g in good if g[1][0] in either and g[2][0] in either]
     good = both_ways or good
-    within = p.given.get("option_range") if isinstance(p.given, dict) else None
-    if within is not None:
-        lo, hi = within
-        good = [g for g in good if g in both_ways and all(lo <= v <= hi for v, _ in g[0])]
+    if p.given.get("key_as_corner"):  # only crosses of two either-way slips (their options in key_range, above)
+        good = [g for g in good if g in both_ways]
         if not good:
             return None
     if probe:
@@ -558,8 +557,8 @@ def _build(base: Any, d: Any) -> Problem:
             if attempt == 0:
                 raise
             continue
-        if isinstance(p.given, dict) and p.given.get("option_range") is not None:
-            # opt-in (issue 39): the key's rank drawn among those whose options all lie in the draw's range. The base
+        if p.given.get("key_as_corner"):
+            # opt-in (issue 39): the key's rank drawn among those whose options all lie in the draw's key_range. The base
             # family draws its key with a density proportional to how many ranks it can take there (a corner of a
             # box of slips placed uniformly in the range), so that every corner of an offered box is the key as often:
             # a key drawn flat and a rank drawn blind made the option past an end of the range never the key

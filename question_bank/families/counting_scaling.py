@@ -12,7 +12,7 @@ drawn so that the answer lies in [1, 10), [10, 100), [100, 1000) or [1000, 10,00
 [1, 10), which an MCQ's options would give away).
 Issue 39: each level's answer is drawn as a corner, at random, of the box of options its MCQ view offers (the
 FLOPs per multiply-add and the backward pass, each either way: ``numeric_mcq.VIEW_SLIPS``), the box placed
-log-uniformly in the level's range, which the draw names (``given["option_range"]``) for the view to keep its
+log-uniformly in the level's range, which the draw names (``given["key_range"]``, with ``key_as_corner``) for the view to keep its
 options in; so that whatever place the options have in the range, any of them is the key as often.
 Misconceptions: 2N in place of 6N (forgot the backward pass), 3N (counted multiply-adds, not FLOPs),
 4N (took the backward pass as costly as the forward), and D = N (forgot the 20), or the Chinchilla D
@@ -165,11 +165,12 @@ def chinchilla(d: Draw) -> Problem:
     sol.p(f"**Answer: {answer_text(key)}**")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=keep_distinct(key, wrongs),
                      given={"ask": ask, "params": N, "compute": C, "unit_exponent": exp if ask == "compute" else None,
-                            # the range the view's options lie in (numeric_mcq): the budget's rounding moves D by 0.5 %
-                            # at most, N by 0.03 %
-                            **({"option_range": (TOKENS_RANGE[0] / 1.01, TOKENS_RANGE[1] * 1.01)} if ask == "tokens" else
-                               {"option_range": COMPUTE_RANGE} if ask == "compute" else
-                               {"option_range": OPTIMAL_N_RANGE} if ask == "optimal_n" else {})},
+                            # the range the view's options lie in, the key a corner of their box (numeric_mcq): the
+                            # budget's rounding moves D by 0.5 % at most, N by 0.03 %
+                            **({"key_range": (TOKENS_RANGE[0] / 1.01, TOKENS_RANGE[1] * 1.01), "key_as_corner": True}
+                               if ask == "tokens" else
+                               {"key_range": COMPUTE_RANGE, "key_as_corner": True} if ask == "compute" else
+                               {"key_range": OPTIMAL_N_RANGE, "key_as_corner": True} if ask == "optimal_n" else {})},
                      hints=[_HINTS[ask]])
 
 

@@ -190,16 +190,16 @@ def test_options_stay_within_a_factor_of_root_ten_when_the_slips_allow():
     assert got is not None and max(v for v, _, _ in got) > 10 * k
 
 
-def test_a_declared_option_range_keeps_every_option_in_it_and_says_which_ranks_fit():
-    """Opt-in (issue 39): a draw whose ``given`` names an ``option_range`` is offered only crosses of two either-way
-    slips whose options all lie in it. Slips ×2 and ×3 (each with an inverse) in (k/3.01, 3.01k): the key can be the
+def test_a_declared_key_range_with_the_key_as_a_corner_keeps_every_option_in_it_and_says_which_ranks_fit():
+    """Opt-in (issue 39): a draw whose ``given`` names a ``key_range`` and ``key_as_corner`` is offered only crosses
+    of two either-way slips whose options all lie in the range. Slips ×2 and ×3 (each with an inverse) in (k/3.01, 3.01k): the key can be the
     second (k/2, 3k/2, 3k) or third (k/3, 2k/3, 2k) of the sorted options, never the first (6k) or the last (k/6)."""
     import dataclasses as dc
     import random
 
     p = _with_mistakes([2.0, 3.0])
     k = float(p.key.value)
-    p = dc.replace(p, given={**p.given, "option_range": (k / 3.01, 3.01 * k)})
+    p = dc.replace(p, given={**p.given, "key_range": (k / 3.01, 3.01 * k), "key_as_corner": True})
 
     class D:
         rng = random.Random(3)
@@ -212,7 +212,7 @@ def test_a_declared_option_range_keeps_every_option_in_it_and_says_which_ranks_f
             assert sum(v < k for v in vals) == rank
     assert numeric_mcq._choose(D, p, 0) is None and numeric_mcq._choose(D, p, 3) is None
     # without the range, the same draw can put the key first (its options 2k, 3k and 6k)
-    free = dc.replace(p, given={x: v for x, v in p.given.items() if x != "option_range"})
+    free = dc.replace(p, given={x: v for x, v in p.given.items() if x not in ("key_range", "key_as_corner")})
     assert numeric_mcq._choose(D, free, 0) is not None
 
 

@@ -7,7 +7,7 @@
 - matmuls: the roofline times, FLOPs / peak against bytes / bandwidth, with the chips' figures
   typed from their datasheets (``tests.family_helpers.CHIPS``).
 
-Plus: 1 to 3 of the 4 options true, sound (audit), deterministic, and one pinned hand-worked variant.
+Plus: 1 to 4 of the 4 options true (every size, weighted as the 15 non-empty sets are), sound (audit), deterministic, and one pinned hand-worked variant.
 """
 
 from __future__ import annotations
@@ -27,6 +27,27 @@ IDS = ("msq.kv_cache_below", "msq.mask_attend", "msq.matmul_compute_bound", "msq
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.int8}
 
 
+def test_key_sets_of_every_size_each_set_as_likely():
+    """A key set is drawn uniformly from the 15 non-empty sets of four options: sizes 1 to 4 in the ratio
+    C(4, k) = 4 : 6 : 4 : 1, all true included (a chi-squared bound at 3,000 draws; an even draw of the size,
+    1 to 3, fails it), and in each MSQ family's own draws every size occurs."""
+    from question_bank.families.computed_statements import true_count
+    from question_bank.family import Draw
+
+    d = Draw(FAMILIES["msq.kv_cache_below"], 7, "easy")
+    n = 3000
+    seen = [0] * 5
+    for _ in range(n):
+        seen[true_count(d)] += 1
+    assert seen[0] == 0
+    expected = [n * math.comb(4, k) / 15 for k in range(1, 5)]
+    chi2 = sum((o - e) ** 2 / e for o, e in zip(seen[1:], expected))
+    assert chi2 < 16.3, (seen, chi2)  # 3 degrees of freedom, p = 0.001
+    for fid in IDS:
+        sizes = {len(FAMILIES[fid].generate(s, "easy").key.correct) for s in range(120)}
+        assert sizes == {1, 2, 3, 4}, (fid, sizes)
+
+
 def truths(p):
     return [i in p.key.correct for i in range(len(p.options))]
 
@@ -35,10 +56,10 @@ def truths(p):
 def test_sound_msq(fid):
     for p in variants(fid, per_difficulty=6):
         assert p.type == "msq" and len(p.options) == 4, p.id
-        assert 1 <= len(p.key.correct) <= 3, p.id
+        assert 1 <= len(p.key.correct) <= 4, p.id
         assert audit_problem(p) == [], p.id
         assert grade(p, set(p.key.correct)).correct
-        assert not grade(p, set(range(4))).correct
+        assert len(p.key.correct) == 4 or not grade(p, set(range(4))).correct
         again = FAMILIES[fid].generate(p.seed, p.difficulty)
         assert (again.statement_md, again.options, again.key) == (p.statement_md, p.options, p.key)
 

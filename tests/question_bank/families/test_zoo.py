@@ -74,7 +74,7 @@ def test_keys_are_the_presets_fields(fid):
         if p.type == "mcq":
             assert len(p.key.correct) == 1
         else:
-            assert 1 <= len(p.key.correct) <= 3
+            assert 1 <= len(p.key.correct) <= 4
         for name in p.given["option_values"]:
             assert get_preset(name).source.split(",")[0] in p.solution_text  # each option cites its source
 

@@ -112,6 +112,11 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
     # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
     "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
+    # quantisation.ggml_bytes (hard, the K-quants): the unit (GB for GiB, MB for MiB) and the fp16 super-block scales
+    # taken as fp32 or left out, each either way by alike steps. Not the scales forgotten (Q4_K's 144 bytes a block as
+    # 128) or counted twice (160): a fixed share s per format, and the step down, ln 1/(1 − s), larger than the step
+    # up, ln(1 + s), told the slip's way and the key's corner
+    "quantisation.ggml_bytes": ("unit", "fp32_scale"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -89,6 +89,7 @@ _SPAN = 0.5
 #: hardware.zero_memory: the two middle stages swapped (stage 1 for 2 gives the same pair of values as 2 for 1, so the
 #: swap moves the key up or down with the stage asked) and GB for GiB either way; no ZeRO (exactly 16Ψ) and stage 3
 #: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
+#: A key "family/level" (opt-in) holds for that level alone, and the family's other levels cross all their slips.
 VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # scaling.chinchilla: the FLOPs per multiply-add and the backward pass, each either way (the box its draws place
     # in each level's range); "forgot the 20" either way (×20) spans more than the range allows a box to move in
@@ -119,6 +120,11 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # (the logit before or after the target's): log 2 × log 10 made the four options the key times fixed factors, and
     # the key, the only one of its kind (lse − z_c), sat nearest the printed logits
     "loss.cross_entropy": ("log2", "one_based_target", "class_after_target"),
+    # quantisation.ggml_bytes (hard, the K-quants): the unit (GB for GiB, MB for MiB) and the fp16 super-block scales
+    # taken as fp32 or left out, each either way by alike steps. Not the scales forgotten (Q4_K's 144 bytes a block as
+    # 128) or counted twice (160): a fixed share s per format, and the step down, ln 1/(1 − s), larger than the step
+    # up, ln(1 + s), told the slip's way and the key's corner
+    "quantisation.ggml_bytes/hard": ("unit", "fp32_scale"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -465,8 +471,9 @@ def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
         return None
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
-    if p.family in VIEW_SLIPS:
-        ws = [w for w in ws if set(w[1].id.split("+")) & set(VIEW_SLIPS[p.family])]
+    only = VIEW_SLIPS.get(f"{p.family}/{p.difficulty}") or VIEW_SLIPS.get(p.family)
+    if only:
+        ws = [w for w in ws if set(w[1].id.split("+")) & set(only)]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]
     # The same few values recur across the pairs (each slip's value, made or reversed), so each
     # value's text, roundings and clash with the avoided numbers are worked out once (issue 40:

@@ -199,6 +199,41 @@ def test_ggml_bytes_against_structured_layout():
         assert p.key.value == pytest.approx(arr.nbytes / div, rel=1e-12), p.id
 
 
+def test_ggml_hard_view_slips_go_either_way_by_alike_steps():
+    """Issue 39, round 4b: the hard MCQ (the K-quants) crosses the unit with the fp16 super-block scales (d, and dmin
+    in Q4_K/Q5_K) taken as fp32 or left out: the block's layout with those fields as "<f4" or dropped (NumPy, typed
+    above), so the step up and the step down are the same bytes and alike in log size (within 0.1 %). The scales'
+    slip (the codes only, or everything beside them counted twice) is left out of the view: its step down is always
+    larger than its step up, by a tenth of itself at Q4_K, and that told the slip's way."""
+    from question_bank import numeric_mcq
+
+    assert set(numeric_mcq.VIEW_SLIPS["quantisation.ggml_bytes/hard"]) == {"unit", "fp32_scale"}
+    assert "quantisation.ggml_bytes" not in numeric_mcq.VIEW_SLIPS  # easy and medium cross all their slips, as before
+    view = numeric_mcq.mcq_view(FAMILIES["quantisation.ggml_bytes"])
+    gaps = []
+    for s in range(150):
+        p = FAMILIES["quantisation.ggml_bytes"].generate(s, "hard")
+        g = p.given
+        n = g["rows"] * g["cols"] * g["layers"]
+        div = {"MiB": 2**20, "GiB": 2**30, "GB": 10**9}[g["unit"]]
+        fields = GGML_DTYPES[g["format"]]
+        up = np.dtype([(f[0], "<f4", *f[2:]) if f[0] in ("d", "dmin") else f for f in fields]).itemsize * (n // 256) / div
+        down = np.dtype([f for f in fields if f[0] not in ("d", "dmin")]).itemsize * (n // 256) / div
+        m = next((m for m in p.misconceptions if m.id == "fp32_scale"), None)
+        if m is None:  # a small key, d's bytes within its rounding: a mistake not told from the key (the view draws again)
+            assert abs(up - float(p.key.value)) < 0.01, p.id
+            continue
+        assert m.value == pytest.approx(up, rel=1e-12) and m.inverse_value == pytest.approx(down, rel=1e-12), p.id
+        k = float(p.key.value)
+        gaps.append(abs(math.log(up / k) - math.log(k / down)) / math.log(up / k))
+        scales = next(m for m in p.misconceptions if m.id == "no_scales")
+        assert math.log(k / scales.value) > 1.04 * math.log(scales.inverse_value / k), p.id
+    assert len(gaps) >= 100 and max(gaps) < 0.06  # the share of d (and dmin): at most 4/144; the two steps differ by about that share
+    for s in range(40):
+        slips = {x[0] for o in view.generate(s, "hard").given["option_slips"] for x in o}
+        assert slips == {"unit", "fp32_scale"}, s
+
+
 def test_ggml_pinned():
     """Q4_0 is 18 bytes per 32 weights: a 4096 × 4096 matrix is 524,288 blocks × 18 = 9,437,184 bytes = 9.00 MiB,
     not the flat 8.00 MiB."""

@@ -112,6 +112,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
     # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
     "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
+    # hardware.pf_days: 2N (forward only) or 18N (training's ×3 applied to 6N again), and multiply-adds (3N) or 4 FLOPs
+    # per multiply-add (12N): each either way by the same step (×3 or ×1/3, ×2 or ×1/2). PF-hours (×24), 4N and 8N move
+    # the key one way only
+    "hardware.pf_days": ("forgot_backward", "macs_vs_flops"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

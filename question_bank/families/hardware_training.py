@@ -86,6 +86,11 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
 
 
 
+#: The easy level's answers, in PF-days (issue 39): a model of 70 million to 1.3 billion parameters on 20 billion to 15
+#: trillion tokens, from one PF-day (below it the slips' values fall within one rounding of each other) to a thousand.
+_PFD_EASY = (10.0, 1000.0)
+
+
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
         types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
 def pf_days(d: Draw) -> Problem:
@@ -103,6 +108,32 @@ def pf_days(d: Draw) -> Problem:
         # issue 39: any size of two significant figures in the level's range (three from 100 billion) and any token
         # count of two significant figures from 20 billion to 15 trillion (the tables gave 95 to 132 distinct keys
         # in 200 draws, which a test-wise student remembers)
+        if d.level == 0:
+            # issue 39 (round 4b): easy draws its answer first, log-uniformly over _PFD_EASY, then a model size of
+            # two significant figures (as before) and the token count that gives that answer, to two significant
+            # figures, inside 20 billion to 15 trillion (a size with no such count is drawn again, the answer
+            # kept: redrawing the answer would thin out its ends). Drawn from the sizes and counts, the answers
+            # piled up in the middle of their span, and an option far from it was rarely the key; the MCQ view
+            # keeps its options inside the same range (given["key_range"])
+            target = d.log_uniform(*_PFD_EASY, None)
+            for _ in range(200):
+                # the exact count of a GPT-style shape, as papers print it (GPT-2 small: 124,439,808): 12·L·d² in the
+                # blocks (Kaplan et al. 2020, eq. 2.1: N ≈ 12·n_layer·d_model²) plus the token embedding V·d, any
+                # multiple of 64 for d, with a published vocabulary (GPT-2 50,257; Pythia 50,304; LLaMA 32,000;
+                # Llama 3 128,256). A round N (two significant figures) made every option a fraction of ninths
+                # (6·N·D / 8.64e19 = N·D / 1.44e19): the ×3 and ×1/3 slips left their own rounding patterns
+                L, dm, V = d.rng.randint(6, 36), 64 * d.rng.randint(8, 32), d.pick((50257, 50304, 32000, 128256))
+                N = 12 * L * dm * dm + V * dm
+                if not 70 * 10**6 <= N <= 13 * 10**8:
+                    continue
+                D = int(float(f"{target * 86400e15 / (6 * N):.3g}"))
+                if 20 * 10**9 <= D <= 15 * 10**12:
+                    break
+            r = train(N, tokens=D)
+            value = float(r.breakdown["pf_days"])
+            if _PFD_EASY[0] <= value <= _PFD_EASY[1] and safe_for_rounding(value, 1, 0.1):
+                break
+            continue
         small = d.rng.randint(7, 99) * 10**7 if d.rng.random() < 0.85 else d.rng.randint(10, 13) * 10**8
         large = d.rng.randint(67, 99) * 10**8 if d.rng.random() < 0.2 else d.rng.randint(10, 175) * 10**9
         # hard: D = r·N, from 1.0 billion parameters up (a smaller model trained on 5N tokens is a fraction of a PF-day)
@@ -142,12 +173,13 @@ def pf_days(d: Draw) -> Problem:
     st = Doc()
     data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
             else f"{per_param} tokens per parameter ($D = {per_param}N$)")
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data}. "
+    st.p(f"A dense model with $N$ = {tokens_text(N) if N % 10**6 == 0 else big(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
     notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
-    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param},
+    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param,
+                                                           **({"key_range": list(_PFD_EASY)} if d.level == 0 else {})},
                        notes=notes)
 
 

@@ -131,7 +131,10 @@ def pf_days(d: Draw) -> Problem:
                     break
             r = train(N, tokens=D)
             value = float(r.breakdown["pf_days"])
-            if _PFD_EASY[0] <= value <= _PFD_EASY[1] and safe_for_rounding(value, 1, 0.1):
+            # the key 0.03 of a unit off a rounding boundary (the NAT grader's margin, as parallel.bus_bandwidth), not
+            # 0.1: held further off than any option, its text was an exact whole multiple of another option's more
+            # often than any other option's was (+4.6 standard errors on 2,000 draws), which a learned attacker read
+            if _PFD_EASY[0] <= value <= _PFD_EASY[1] and safe_for_rounding(value, 1, 0.03):
                 break
             continue
         small = d.rng.randint(7, 99) * 10**7 if d.rng.random() < 0.85 else d.rng.randint(10, 13) * 10**8
@@ -171,9 +174,12 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+    # easy (issue 39, round 4b): D written out in full, as N is. Its count fitted to the answer, "8.41 trillion" printed
+    # a number (8.41) a fixed factor from the key for a given N, and the option nearest it in log space was the key
+    # more often than not (+5 points over chance on 2,000 draws)
+    data = (f"$D$ = {big(D) if d.level == 0 else tokens_text(D)} tokens" if per_param is None
             else f"{per_param} tokens per parameter ($D = {per_param}N$)")
-    st.p(f"A dense model with $N$ = {tokens_text(N) if N % 10**6 == 0 else big(N)} parameters is trained on {data}. "
+    st.p(f"A dense model with $N$ = {tokens_text(N) if d.level else big(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")

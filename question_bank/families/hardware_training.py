@@ -86,9 +86,12 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
 
 
 
-#: The easy level's answers, in PF-days (issue 39): a model of 70 million to 1.3 billion parameters on 20 billion to 15
-#: trillion tokens, from one PF-day (below it the slips' values fall within one rounding of each other) to a thousand.
-_PFD_EASY = (10.0, 1000.0)
+#: The answers of the levels that give D (issue 39, round 4b), in PF-days, and their models' sizes and shapes: easy, 70
+#: million to 1.3 billion parameters (6 to 36 layers, d_model 512 to 2,048), 10 to 1,000 PF-days; medium, 6.7 to 175
+#: billion (24 to 96 layers, d_model 4,096 to 12,288: GPT-3 175B is 96 × 12,288, Brown et al. 2020, Table 2.1), 100 to
+#: 30,000 PF-days (GPT-3 175B on 300 billion tokens: 3,640, ibid. Table D.1). From 20 billion to 15 trillion tokens.
+_PFD_RANGE = ((10.0, 1000.0), (100.0, 30_000.0))
+_PFD_SHAPES = (((6, 36), (8, 32), 64, (70 * 10**6, 13 * 10**8)), ((24, 96), (32, 96), 128, (67 * 10**8, 175 * 10**9)))
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
@@ -108,33 +111,37 @@ def pf_days(d: Draw) -> Problem:
         # issue 39: any size of two significant figures in the level's range (three from 100 billion) and any token
         # count of two significant figures from 20 billion to 15 trillion (the tables gave 95 to 132 distinct keys
         # in 200 draws, which a test-wise student remembers)
-        if d.level == 0:
-            # issue 39 (round 4b): easy draws its answer first, log-uniformly over _PFD_EASY, then a model size of
-            # two significant figures (as before) and the token count that gives that answer, to two significant
-            # figures, inside 20 billion to 15 trillion (a size with no such count is drawn again, the answer
-            # kept: redrawing the answer would thin out its ends). Drawn from the sizes and counts, the answers
-            # piled up in the middle of their span, and an option far from it was rarely the key; the MCQ view
-            # keeps its options inside the same range (given["key_range"])
-            target = d.log_uniform(*_PFD_EASY, None)
-            for _ in range(200):
+        if d.level < 2:
+            # issue 39 (round 4b): easy and medium draw the answer first, log-uniformly over the level's _PFD_RANGE,
+            # then a model and the token count that gives that answer, to three significant figures, inside 20
+            # billion to 15 trillion (a model with no such count is drawn again, the answer kept: redrawing the
+            # answer would thin out its ends). Drawn from the sizes and counts, the answers piled up in the middle
+            # of their span, and an option far from it was rarely the key; the MCQ view keeps its options inside
+            # the same range (given["key_range"])
+            lo, hi = _PFD_RANGE[d.level]
+            (l_lo, l_hi), (k_lo, k_hi), step, (n_lo, n_hi) = _PFD_SHAPES[d.level]
+            target = d.log_uniform(lo, hi, None)
+            for _ in range(300):
                 # the exact count of a GPT-style shape, as papers print it (GPT-2 small: 124,439,808): 12·L·d² in the
                 # blocks (Kaplan et al. 2020, eq. 2.1: N ≈ 12·n_layer·d_model²) plus the token embedding V·d, any
-                # multiple of 64 for d, with a published vocabulary (GPT-2 50,257; Pythia 50,304; LLaMA 32,000;
+                # multiple of 64 (128) for d, with a published vocabulary (GPT-2 50,257; Pythia 50,304; LLaMA 32,000;
                 # Llama 3 128,256). A round N (two significant figures) made every option a fraction of ninths
                 # (6·N·D / 8.64e19 = N·D / 1.44e19): the ×3 and ×1/3 slips left their own rounding patterns
-                L, dm, V = d.rng.randint(6, 36), 64 * d.rng.randint(8, 32), d.pick((50257, 50304, 32000, 128256))
-                N = 12 * L * dm * dm + V * dm
-                if not 70 * 10**6 <= N <= 13 * 10**8:
+                L, dm = d.rng.randint(l_lo, l_hi), step * d.rng.randint(k_lo, k_hi)
+                N = 12 * L * dm * dm + d.pick((50257, 50304, 32000, 128256)) * dm
+                if not n_lo <= N <= n_hi:
                     continue
                 D = int(float(f"{target * 86400e15 / (6 * N):.3g}"))
                 if 20 * 10**9 <= D <= 15 * 10**12:
                     break
+            else:
+                continue
             r = train(N, tokens=D)
             value = float(r.breakdown["pf_days"])
             # the key 0.03 of a unit off a rounding boundary (the NAT grader's margin, as parallel.bus_bandwidth), not
             # 0.1: held further off than any option, its text was an exact whole multiple of another option's more
             # often than any other option's was (+4.6 standard errors on 2,000 draws), which a learned attacker read
-            if _PFD_EASY[0] <= value <= _PFD_EASY[1] and safe_for_rounding(value, 1, 0.03):
+            if lo <= value <= hi and safe_for_rounding(value, 1, 0.03):
                 break
             continue
         small = d.rng.randint(7, 99) * 10**7 if d.rng.random() < 0.85 else d.rng.randint(10, 13) * 10**8
@@ -174,18 +181,18 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    # easy (issue 39, round 4b): D written out in full, as N is. Its count fitted to the answer, "8.41 trillion" printed
+    # easy and medium (issue 39, round 4b): D written out in full, as N is. Its count fitted to the answer, "8.41 trillion" printed
     # a number (8.41) a fixed factor from the key for a given N, and the option nearest it in log space was the key
     # more often than not (+5 points over chance on 2,000 draws)
-    data = (f"$D$ = {big(D) if d.level == 0 else tokens_text(D)} tokens" if per_param is None
+    data = (f"$D$ = {big(D) if d.level < 2 else tokens_text(D)} tokens" if per_param is None
             else f"{per_param} tokens per parameter ($D = {per_param}N$)")
-    st.p(f"A dense model with $N$ = {tokens_text(N) if d.level else big(N)} parameters is trained on {data}. "
+    st.p(f"A dense model with $N$ = {tokens_text(N) if d.level == 2 else big(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
     notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
     return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param,
-                                                           **({"key_range": list(_PFD_EASY)} if d.level == 0 else {})},
+                                                           **({"key_range": list(_PFD_RANGE[d.level])} if d.level < 2 else {})},
                        notes=notes)
 
 

@@ -178,7 +178,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
     "scaling.chinchilla": ('easy', 'medium', 'hard'),
     "hardware.gpu_days": ('hard',),  # left out (issue 39, round 3): easy and medium: boosted trees +5 to +8 points on some blocks of 500 (the key's size in log space; easy's MFU is fixed at 40 %)
-    "hardware.pf_days": ('easy', 'medium', 'hard'),
+    "hardware.pf_days": ('easy', 'medium', 'hard'),  # issue 39, round 4b: the answer drawn first (key_range), N and D in full; VIEW_SLIPS
     "measurements.run_flops": ('hard',),  # left out: easy and medium: test_run_flops_keys pins the key in [1, 10); easy has two slips
     "precision.quant_granularity": ('easy',),  # left out: medium: at 200 draws boosted trees 46 %; hard: at 100 draws 52 % of 50 held out
     # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):

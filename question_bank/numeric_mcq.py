@@ -125,6 +125,10 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # 128) or counted twice (160): a fixed share s per format, and the step down, ln 1/(1 − s), larger than the step
     # up, ln(1 + s), told the slip's way and the key's corner
     "quantisation.ggml_bytes/hard": ("unit", "fp32_scale"),
+    # hardware.pf_days: 2N (forward only) or 18N (training's ×3 applied to 6N again), and multiply-adds (3N) or 4 FLOPs
+    # per multiply-add (12N): each either way by the same step (×3 or ×1/3, ×2 or ×1/2). PF-hours (×24), 4N and 8N move
+    # the key one way only
+    "hardware.pf_days": ("forgot_backward", "macs_vs_flops"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
@@ -187,7 +191,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
     "scaling.chinchilla": ('easy', 'medium', 'hard'),
     "hardware.gpu_days": ('hard',),  # left out (issue 39, round 3): easy and medium: boosted trees +5 to +8 points on some blocks of 500 (the key's size in log space; easy's MFU is fixed at 40 %)
-    "hardware.pf_days": ('easy', 'medium', 'hard'),
+    "hardware.pf_days": ('easy', 'medium', 'hard'),  # issue 39, round 4b: the answer drawn first (key_range), N and D in full; VIEW_SLIPS
     "measurements.run_flops": ('hard',),  # left out: easy and medium: test_run_flops_keys pins the key in [1, 10); easy has two slips
     "precision.quant_granularity": ('easy',),  # left out: medium: at 200 draws boosted trees 46 %; hard: at 100 draws 52 % of 50 held out
     # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):

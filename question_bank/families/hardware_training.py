@@ -14,6 +14,8 @@ recomputation setting, GB for GiB, one layer for all, one head's score matrix fo
 
 from __future__ import annotations
 
+import math
+
 from question_bank.families.counting_common import big, nat_problem, result_steps, tokens_text
 from question_bank.families.hardware import CHIP_NAMES, peak_text, resolved_chip, sparse_chip
 from question_bank.families.hardware_inference import SPARSE_OR_MACS
@@ -86,6 +88,14 @@ def mfu_from_gpu_hours(d: Draw) -> Problem:
 
 
 
+#: The answers of the levels that give D (issue 39, round 4b), in PF-days, and their models' sizes and shapes: easy, 70
+#: million to 1.3 billion parameters (6 to 36 layers, d_model 512 to 2,048), 10 to 1,000 PF-days; medium, 6.7 to 175
+#: billion (24 to 96 layers, d_model 4,096 to 12,288: GPT-3 175B is 96 × 12,288, Brown et al. 2020, Table 2.1), 100 to
+#: 30,000 PF-days (GPT-3 175B on 300 billion tokens: 3,640, ibid. Table D.1). From 20 billion to 15 trillion tokens.
+_PFD_RANGE = ((10.0, 1000.0), (100.0, 30_000.0), (10.0, 30_000.0))
+_PFD_SHAPES = (((6, 36), (8, 32), 64, (70 * 10**6, 13 * 10**8)), ((24, 96), (32, 96), 128, (67 * 10**8, 175 * 10**9)))
+
+
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
         types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
 def pf_days(d: Draw) -> Problem:
@@ -93,7 +103,9 @@ def pf_days(d: Draw) -> Problem:
 
     Levels (issue 12: disjoint, ordered): easy, a model up to 1.3 billion parameters and D given;
     medium, 6.7 to 175 billion parameters (larger exponents to carry) and D given; hard, D given as
-    tokens per parameter (one more step, D = r·N) for any of the models."""
+    tokens per parameter (one more step, D = r·N) for a model of 1 to 175 billion. Issue 39 (round 4b):
+    each level draws its answer first, log-uniformly over its range (_PFD_RANGE, given["key_range"]),
+    and the model (an exact GPT-style count) and tokens to fit it."""
     from solver.systems.training import train
 
     per_param = None
@@ -103,20 +115,62 @@ def pf_days(d: Draw) -> Problem:
         # issue 39: any size of two significant figures in the level's range (three from 100 billion) and any token
         # count of two significant figures from 20 billion to 15 trillion (the tables gave 95 to 132 distinct keys
         # in 200 draws, which a test-wise student remembers)
-        small = d.rng.randint(7, 99) * 10**7 if d.rng.random() < 0.85 else d.rng.randint(10, 13) * 10**8
-        large = d.rng.randint(67, 99) * 10**8 if d.rng.random() < 0.2 else d.rng.randint(10, 175) * 10**9
-        # hard: D = r·N, from 1.0 billion parameters up (a smaller model trained on 5N tokens is a fraction of a PF-day)
-        N = (small, large, d.rng.randint(10, 66) * 10**8 if d.rng.random() < 0.3 else large)[d.level]
-        if d.level == 2:
+        if d.level < 2:
+            # issue 39 (round 4b): easy and medium draw the answer first, log-uniformly over the level's _PFD_RANGE,
+            # then a model and the token count that gives that answer, to three significant figures, inside 20
+            # billion to 15 trillion (a model with no such count is drawn again, the answer kept: redrawing the
+            # answer would thin out its ends). Drawn from the sizes and counts, the answers piled up in the middle
+            # of their span, and an option far from it was rarely the key; the MCQ view keeps its options inside
+            # the same range (given["key_range"])
+            lo, hi = _PFD_RANGE[d.level]
+            (l_lo, l_hi), (k_lo, k_hi), step, (n_lo, n_hi) = _PFD_SHAPES[d.level]
+            target = d.log_uniform(lo, hi, None)
+            for _ in range(300):
+                # the exact count of a GPT-style shape, as papers print it (GPT-2 small: 124,439,808): 12·L·d² in the
+                # blocks (Kaplan et al. 2020, eq. 2.1: N ≈ 12·n_layer·d_model²) plus the token embedding V·d, any
+                # multiple of 64 (128) for d, with a published vocabulary (GPT-2 50,257; Pythia 50,304; LLaMA 32,000;
+                # Llama 3 128,256). A round N (two significant figures) made every option a fraction of ninths
+                # (6·N·D / 8.64e19 = N·D / 1.44e19): the ×3 and ×1/3 slips left their own rounding patterns
+                L, dm = d.rng.randint(l_lo, l_hi), step * d.rng.randint(k_lo, k_hi)
+                N = 12 * L * dm * dm + d.pick((50257, 50304, 32000, 128256)) * dm
+                if not n_lo <= N <= n_hi:
+                    continue
+                D = int(float(f"{target * 86400e15 / (6 * N):.3g}"))
+                if 20 * 10**9 <= D <= 15 * 10**12:
+                    break
+            else:
+                continue
+            r = train(N, tokens=D)
+            value = float(r.breakdown["pf_days"])
+            # the key 0.03 of a unit off a rounding boundary (the NAT grader's margin, as parallel.bus_bandwidth), not
+            # 0.1: held further off than any option, its text was an exact whole multiple of another option's more
+            # often than any other option's was (+4.6 standard errors on 2,000 draws), which a learned attacker read
+            if lo <= value <= hi and safe_for_rounding(value, 1, 0.03):
+                break
+            continue
+        # hard (issue 39, round 4b): D = r·N, the answer drawn first as at the other levels (_PFD_RANGE), then the
+        # tokens per parameter, a depth and the width (a multiple of 64) whose exact GPT-style count gives that answer
+        # to within 3 % (the model's size follows from the answer and r: N = √(answer · 1.44e19 / r))
+        lo, hi = _PFD_RANGE[2]
+        target = d.log_uniform(lo, hi, None)
+        for _ in range(300):
             per_param = d.pick((5, 8, 10, 12, 15, 20, 25, 30, 40, 50))
-            D = per_param * N
+            L, V = d.rng.randint(12, 96), d.pick((50257, 50304, 32000, 128256))
+            want = math.sqrt(target * 86400e15 / (6 * per_param))
+            dm = 64 * max(8, round(math.sqrt(want / (12 * L)) / 64))
+            N = 12 * L * dm * dm + V * dm
+            # a shape of 64 to 256 d_model per layer (GPT-3's 12,288 / 96 = 128; GPT-2 small's 768 / 12 = 64)
+            if 10**9 <= N <= 175 * 10**9 and 64 * L <= dm <= 256 * L and \
+                    abs(math.log(6 * per_param * N * N / 86400e15 / target)) < 0.03:
+                break
         else:
-            D = d.rng.randint(20, 99) * 10**d.pick((9, 10, 11)) if d.rng.random() < 0.9 else d.rng.randint(10, 15) * 10**12
+            continue
+        D = per_param * N
         r = train(N, tokens=D)
         value = float(r.breakdown["pf_days"])
-        # a run of at least one PF-day: below it the slips' values (a third, a half of the key) fall within one
-        # rounding of each other at one decimal, and a grader cannot tell them apart
-        if value >= 1 and safe_for_rounding(value, 1, 0.1):
+        # 0.1 of a unit off a rounding edge here (0.03 read 1 point better on 2,000 draws, but tests/question_bank/
+        # grading/test_graded_as_meant.py holds every family's key at seeds 3 and 11 to 0.1, and seed 11 fell between)
+        if lo <= value <= hi and safe_for_rounding(value, 1, 0.1):
             break
 
     def pfd(compute) -> float:
@@ -140,14 +194,18 @@ def pf_days(d: Draw) -> Problem:
     ]
     key = nat_key(value, 1, unit="PF-days")
     st = Doc()
-    data = (f"$D$ = {tokens_text(D)} tokens" if per_param is None
+    # easy and medium (issue 39, round 4b): D written out in full, as N is. Its count fitted to the answer, "8.41 trillion" printed
+    # a number (8.41) a fixed factor from the key for a given N, and the option nearest it in log space was the key
+    # more often than not (+5 points over chance on 2,000 draws)
+    data = (f"$D$ = {big(D)} tokens" if per_param is None
             else f"{per_param} tokens per parameter ($D = {per_param}N$)")
-    st.p(f"A dense model with $N$ = {tokens_text(N)} parameters is trained on {data}. "
+    st.p(f"A dense model with $N$ = {big(N)} parameters is trained on {data}. "
          "With the standard count of training FLOPs (2 FLOPs per multiply-add; forward and backward pass; ignore "
          "attention's sequence-length term), how much compute is that in petaflop/s-days "
          "(1 PF-day = $10^{15}$ FLOP/s sustained for 86,400 s)? Round off to one decimal place.")
-    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {tokens_text(N)} = {tokens_text(D)}$ tokens.)"]
-    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param},
+    notes = [] if per_param is None else [f"(Here $D = {per_param} \\times {big(N)} = {big(D)}$ tokens.)"]
+    return nat_problem(d, st, key, r.steps, wrongs, given={"params": N, "tokens": D, "tokens_per_param": per_param,
+                                                           "key_range": list(_PFD_RANGE[d.level])},
                        notes=notes)
 
 

@@ -192,14 +192,16 @@ def test_pin_mfu():
 
 
 def test_pin_pf_days():
-    """930M × 12T tokens (easy, seed 0; issue 39: any two significant figures): 6 × 9.3e8 × 1.2e13 = 6.696e22 /
-    8.64e19 = 775.0 PF-days; 2N: 258.33 → 258.3; PF-hours (÷ 3,600 s): 18600.0; 18N (training = 3 × forward applied
-    to 6N again): 2325.0."""
+    """289,603,584 parameters × 8.41T tokens (easy, seed 0; issue 39, round 4b: the answer drawn first, an exact GPT-style
+    count): 289,603,584 × 8.41 = 2,435,566,141.44, so 6·N·D = 1.461339684864e22 FLOP / 8.64e19 = 169.1365 → 169.1
+    PF-days; 2N: 56.379 → 56.4; PF-hours (÷ 3,600 s): 4059.28 → 4059.3; 18N (training = 3 × forward applied to 6N
+    again): 507.41 → 507.4."""
     p = easy("hardware.pf_days")
-    assert (p.given["params"], p.given["tokens"]) == (930_000_000, 12_000_000_000_000)
-    assert grade(p, 775.0).correct and "forgot_backward" in grade(p, 258.3).misconception.id.split("+")
-    assert "pf_hours" in grade(p, 18600.0).misconception.id.split("+")
-    assert "forgot_backward_reversed" in grade(p, 2325.0).misconception.id.split("+")
+    assert (p.given["params"], p.given["tokens"]) == (289_603_584, 8_410_000_000_000)
+    assert grade(p, 169.1).correct and "forgot_backward" in grade(p, 56.4).misconception.id.split("+")
+    assert "pf_hours" in grade(p, 4059.3).misconception.id.split("+")
+    assert "forgot_backward_reversed" in grade(p, 507.4).misconception.id.split("+")
+    assert not grade(p, 169.3).correct
 
 
 def test_pin_kaplan():

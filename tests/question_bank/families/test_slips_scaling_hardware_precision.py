@@ -138,6 +138,48 @@ def test_pf_days_new_slips(level):
         assert mis["backward_as_forward"] == pytest.approx(p.key.value * 2 / 3, rel=1e-9), p.id
 
 
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_pf_days_answers_spread_flat_over_their_range(level):
+    """Issue 39, round 4b: each level draws its answer first, log-uniformly over a named range, and the MCQ view offers
+    no option outside it. The key recomputed as 6·N·D / (10¹⁵ · 86,400) from the printed N and D (in full, digits
+    only) lies in the range; its quartiles in log space sit near a quarter, a half and three quarters of the range
+    (drawn from the sizes and counts, the keys piled up in the middle); every option lies in the range too."""
+    import re
+
+    fam, view = all_families()["hardware.pf_days"], all_families()["hardware.pf_days_mcq"]
+    spots = []
+    for s in range(300):
+        p = fam.generate(s, level)
+        lo, hi = p.given["key_range"]
+        n = int(re.search(r"N = ([\d,]+) parameters", p.statement_text).group(1).replace(",", ""))
+        m = re.search(r"D = ([\d,]+) tokens", p.statement_text)
+        d = int(m.group(1).replace(",", "")) if m else int(re.search(r"(\d+) tokens per parameter", p.statement_text).group(1)) * n
+        key = 6 * n * d / (1e15 * 86400)
+        assert key == pytest.approx(p.key.value, rel=1e-12) and lo <= key <= hi, p.id
+        spots.append(math.log(key / lo) / math.log(hi / lo))
+        if s < 60:
+            q = view.generate(s, level)
+            opts = [float(o.split()[0]) for o in (q.options_text or q.options)]
+            assert all(lo - 0.05 <= v <= hi + 0.05 for v in opts), (q.id, opts)
+    spots.sort()
+    for i, want in ((75, 0.25), (150, 0.5), (225, 0.75)):
+        assert abs(spots[i] - want) < 0.1, (level, i, spots[i])
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_pf_days_keys_as_near_a_rounding_edge_as_any_value(level):
+    """Issue 39, round 4b: easy and medium hold the key only 0.03 of a unit off a rounding boundary, not 0.1 (held
+    further off than any option, its text was a whole multiple of another option's more often): some keys lie
+    between 0.03 and 0.1 of a unit from one (about 14 % of any value's)."""
+    near = 0
+    for s in range(300):
+        v = all_families()["hardware.pf_days"].generate(s, level).key.value * 10
+        frac = v - math.floor(v)
+        assert abs(frac - 0.5) >= 0.03 - 1e-9, (s, v)
+        near += abs(frac - 0.5) < 0.1
+    assert near >= 10, near
+
+
 # ------------------------------------------------------------------ precision.quant_granularity
 
 

@@ -112,6 +112,11 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
     # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
     "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
+    # parallel.tensor_parallel_bytes (medium, hard: the bytes each GPU sends): half or twice the all-reduces (or the
+    # bytes per value) and the ring's 2(t−1)/t left out or applied twice, each either way by the same step; not the
+    # whole tensor sent twice (× t/(t − 1), one way only), which near an end of the keys' range (key_range) stood in
+    # for a cross that did not fit and put the key at the bottom or third of the four options
+    "parallel.tensor_parallel_bytes": ("half_the_all_reduces", "fp32", "message_only"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -129,6 +129,11 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # per multiply-add (12N): each either way by the same step (×3 or ×1/3, ×2 or ×1/2). PF-hours (×24), 4N and 8N move
     # the key one way only
     "hardware.pf_days": ("forgot_backward", "macs_vs_flops"),
+    # parallel.tensor_parallel_bytes (medium, hard: the bytes each GPU sends): half or twice the all-reduces (or the
+    # bytes per value) and the ring's 2(t−1)/t left out or applied twice, each either way by the same step; not the
+    # whole tensor sent twice (× t/(t − 1), one way only), which near an end of the keys' range (key_range) stood in
+    # for a cross that did not fit and put the key at the bottom or third of the four options
+    "parallel.tensor_parallel_bytes": ("half_the_all_reduces", "fp32", "message_only"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -280,6 +280,11 @@ def pipeline_bubble(d: Draw) -> Problem:
                                                                 "chunks": v})
 
 
+#: The range the bytes of parallel.tensor_parallel_bytes are drawn from, in MiB (issue 39): a 1,024-wide layer on a
+#: few thousand tokens to a 16,384-wide one on a few hundred thousand
+_TP_MIB = (16.0, 65536.0)
+
+
 @family("parallel.tensor_parallel_bytes", topic="parallelism", title="Bytes a tensor-parallel layer all-reduces",
         types=("nat",), tags=("tensor-parallel", "megatron", "all-reduce"), marks=2, source=_SRC)
 def tensor_parallel_bytes(d: Draw) -> Problem:
@@ -292,20 +297,41 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
     from solver.systems.parallelism import tensor_parallel
 
     for _ in range(300):
-        # issue 39: any batch up to 16, any sequence length a multiple of 256 and any hidden size a multiple of 512
-        # (2,048 to 16,384), so that keys rarely repeat across draws
-        b = d.pick(range(1, 17))
-        s = d.pick(range(512, 8193, 256))
-        h = d.pick(range(2048, 16385, 512))
+        # issue 39: the answer's size is drawn first, log-uniform over _TP_MIB (MiB), and the layer fitted to
+        # it: any sequence length a multiple of 8 (256 to 16,384: packed or truncated documents, not only powers of
+        # two), a batch of 1 to 64 sequences and a hidden size a multiple of 128 (1,024 to 16,384). Drawn as
+        # independent picks (b ≤ 16, s a multiple of 256, h of 512), the key was a product of three draws: its size
+        # piled up near the printed s and h (the option nearest a printed number was the key in 34 % of draws), and
+        # its MiB were whole or half, so the ×1/2 and ×2/3 slips gave finer fractions than the ×2 and ×3/2 ones
         sp = d.level == 2
         ask = "all-reduced" if d.level == 0 else "sent"
         # issue 21: at t = 2 a ring sends 2(t−1)/t = 1 × each tensor, so "sent" would equal "all-reduced" and
         # the ring-factor mistakes vanish: the bytes sent are asked for t = 4 or 8 only
         t = d.pick((2, 4, 8) if ask == "all-reduced" else (4, 8))
+        per = (4 if ask == "all-reduced" else 8 * (t - 1) / t) * 2 / 2**20  # MiB per token per unit of h
+        # log-uniform, no ramps: the view keeps every option inside _TP_MIB (key_range), so a draw near an end is kept
+        # or drawn again by its set of options alone, and a key as likely at each corner of that set
+        target = d.log_uniform(*_TP_MIB, None)
+        for _ in range(60):  # the size stays as drawn: only the layer's figures are drawn again
+            s = round(d.log_uniform(256, 16384, None))
+            bh = target / (per * s)
+            lo, hi = max(1.0, bh / 16384), min(64.0, bh / 1024)
+            if lo <= hi:
+                break
+        else:
+            continue
+        b = min(64, max(1, round(d.log_uniform(lo, hi, None))))
+        h = 128 * round(bh / b / 128)
+        if not 1024 <= h <= 16384:
+            continue
         r = tensor_parallel(b, s, h, t, sequence_parallel=sp)
         field = "all_reduced_bytes" if ask == "all-reduced" else "bytes_sent_per_rank"
         value = float(r.breakdown[field]) / 2**20
-        if safe_for_rounding(value, 2, 0.1):
+        if not _TP_MIB[0] <= value <= _TP_MIB[1]:
+            continue
+        # issue 39 (as parallel.bus_bandwidth): the choice levels keep the key 0.03 of a unit off a rounding boundary,
+        # not 0.1; held further off than any option, its text was exactly half or twice another option's more often
+        if safe_for_rounding(value, 2, 0.1 if d.level == 0 else 0.03):
             break
 
     def v(**kw):
@@ -341,7 +367,8 @@ def tensor_parallel_bytes(d: Draw) -> Problem:
         steps.append(Step("sequence parallel: per all-reduce, RS (t−1)/t·M + AG (t−1)/t·M = 2(t−1)/t·M, 4 per layer",
                           f"4 × ({t - 1}/{t} × {M:,} + {t - 1}/{t} × {M:,})", 4 * 2 * (t - 1) * M / t, "bytes"))
     return nat_problem(d, st, key, steps, wrongs,
-                       given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask},
+                       given={"batch": b, "seq": s, "d_model": h, "tp": t, "sequence_parallel": sp, "ask": ask,
+                              **({"key_range": list(_TP_MIB)} if ask == "sent" else {})},
                        notes=[f"In MiB: ${float(r.breakdown[field]):,.0f} / 2^{{20}} = {value:.4f}$."])
 
 

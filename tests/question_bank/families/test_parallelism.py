@@ -312,3 +312,37 @@ def test_pipeline_bubble_key_off_rounding_boundaries_like_any_value(level):
         assert abs(frac - 0.5) >= 0.03 - 1e-9, (s, v)
         near += abs(frac - 0.5) < 0.1
     assert near >= 10, near
+
+
+@pytest.mark.parametrize("level", ["medium", "hard"])
+def test_tensor_parallel_bytes_mcq_keys_are_not_told_by_the_printed_figures_or_digits(level):
+    """Issue 39, round 4b: the bytes each GPU sends were b·s·h·2(t−1)/t·8 B for picks b ≤ 16, s a multiple of 256 and
+    h of 512: the key piled up near the printed s and h (the option nearest a printed figure, in log space, was the key
+    in 34 % of draws against 25 % by chance) and was a whole or half MiB in most draws, so the ×1/2 and ×2/3 slips gave
+    finer fractions than ×2 and ×3/2. The key's size is now drawn first (log-uniform over the range the view keeps
+    every option in) and the layer fitted to it. The cross is of slips that go either way by one step (× 2 or 1/2, the
+    ring's 2(t−1)/t left out or applied twice): the sorted options are x, r·x, 2x, 2r·x with r = 2(t−1)/t, whatever
+    option is the key, and never the one-way "whole tensor sent twice" (× t/(t − 1)). Found here from the statement's
+    figures (given) and the options' values alone."""
+    view = FAMILIES["parallel.tensor_parallel_bytes_mcq"]
+    nearest_is_key = whole = one_way = 0
+    n = 400
+    for s in range(n):
+        p = view.generate(s, level)
+        g = p.given
+        vals = [float(v) for v in g["option_values"]]
+        key = vals[next(iter(p.key.correct))]
+        lo, hi = g.get("key_range", (0, np.inf))
+        assert all(lo <= v <= hi for v in vals), p.id
+        t = g["tp"]
+        r = 2 * (t - 1) / t
+        x = min(vals)
+        one_way += any(sl[0] == "forgot_ring_factor" for slips in g["option_slips"] for sl in slips)
+        one_way += sorted(vals) != pytest.approx([x, r * x, 2 * x, 2 * r * x], rel=2e-3)
+        printed = [g["batch"], g["seq"], g["d_model"], t]
+        near = min(vals, key=lambda v: min(abs(np.log10(v / q)) for q in printed))
+        nearest_is_key += near == key
+        whole += round(key * 100) % 100 == 0
+    assert nearest_is_key / n <= 0.31, nearest_is_key
+    assert whole / n <= 0.05, whole
+    assert one_way == 0, one_way

@@ -111,14 +111,23 @@ def allreduce_time(d: Draw) -> Problem:
             # factor forgotten, the latency paid on one pass) now move the time by factors that vary with the draw
             # a measured latency of 1 to 10 µs to three figures: with whole microseconds the slip 'latency on one pass'
             # moved the key by a whole (n−1)·α, and that option's text shared the key's last digit
-            alpha_us = d.log_uniform(1, 10, 3)
-            share = d.rng.uniform(0.1, 0.9)
+            # the time drawn first, its log on a trapezoid over 50 µs to 12.6 ms (a peaked spread of times made the
+            # option nearest a printed figure, mid-range, the key more often than one in four), then α inside what
+            # keeps the latency's share in 10-90 % of it
+            t_us = log_trapezoid(d, 50.0, 12600.0, 4.0)
+            lo, hi = max(1.0, 0.1 * t_us / (2 * (n - 1))), min(10.0, 0.9 * t_us / (2 * (n - 1)))
+            if lo >= hi:
+                continue
+            alpha_us = float(f"{d.log_uniform(lo, hi, None):.3g}")
+            share = 2 * (n - 1) * alpha_us / t_us
             S = int(float(f"{alpha_us * 1e-6 * beta * n * (1 - share) / share:.3g}"))
+            if not 0.1 <= share <= 0.9 or S < 1000:
+                continue
         r = collective("all-reduce", S, n, beta, latency=alpha_us * 1e-6, link_name=name)
         # hard: in microseconds to one place (a time of 50 µs to 13 ms: in ms to three places a few hundred values recurred)
         ms, places, unit = (1e3, 3, "ms") if d.level < 2 else (1e6, 1, "µs")
         value = r.answer * ms
-        if safe_for_rounding(value, places, 0.1) and value >= (0.01 if d.level < 2 else 50):
+        if safe_for_rounding(value, places, 0.1) and (value >= 0.01 if d.level < 2 else 50 <= value <= 12600):
             break
     a = alpha_us * 1e-6
     wrongs = [

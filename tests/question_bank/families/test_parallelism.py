@@ -353,5 +353,5 @@ def test_allreduce_time_hard_latency_share_varies():
         g = FAMILIES["parallel.allreduce_time"].generate(s, "hard").given
         n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
         shares.append(2 * (n - 1) * a / (2 * (n - 1) * a + 2 * (n - 1) / n * S / beta))
-    assert min(shares) < 0.15 and max(shares) > 0.85
-    assert sum(0.3 < x < 0.7 for x in shares) >= 100
+    assert all(0.1 <= x <= 0.9 for x in shares) and min(shares) < 0.15 and max(shares) > 0.8
+    assert sum(0.3 < x < 0.7 for x in shares) >= 40

@@ -85,7 +85,7 @@ def allreduce_time(d: Draw) -> Problem:
     Levels (issue 12: disjoint, ordered by conventions and terms): easy, NVLink on 3 to 8 GPUs, no
     latency (halve the printed bidirectional figure); medium, PCIe or InfiniBand (InfiniBand's
     gigabits to convert) on 4 to 64 GPUs, no latency; hard, any link with a latency α per step (the
-    2(n−1)·α term as well)."""
+    2(n−1)·α term as well, 10-90 % of a time of 50 µs to 12.6 ms, asked in µs)."""
     from solver.systems.collectives import collective
 
     for _ in range(300):
@@ -98,15 +98,38 @@ def allreduce_time(d: Draw) -> Problem:
         n = d.pick(range(3, 9) if d.level == 0 or name.startswith(("nvlink", "pcie")) else (4, 8, 12, 16, 24, 32, 48, 64))
         # the buffer in GB with up to three decimals: S/β is then not a printed number's quotient in ms (a blind reader
         # spotted the 'forgot the factor' option as S/β in the printed units)
-        size_mb = round(d.log_uniform(100, 20000))  # log-uniform: a slip of ×2 leaves no trace in the size
-        alpha_us = 0 if d.level < 2 else d.pick(range(1, 11))
-        S, beta = size_mb * 10**6, _link(name).per_direction
+        beta = _link(name).per_direction
+        if d.level < 2:
+            size_mb = round(d.log_uniform(100, 20000))  # log-uniform: a slip of ×2 leaves no trace in the size
+            alpha_us, S = 0, size_mb * 10**6
+        else:
+            # issue 39, round 4b: hard (the level with a latency) draws the latency's share of the time, 10 % to 90 %, and
+            # the buffer that gives it (three significant figures: 10 kB to a few hundred MB, a tensor-parallel
+            # activation or a DDP bucket). With a buffer of 0.1-20 GB the time was S over one of six bandwidths, nearly
+            # all of it the bandwidth's term, and an option's ratio to the printed S told the key (a lookup on
+            # log(option/S) alone found it in 70 % of 2,000 draws); the two terms' slips the view crosses (the ring's
+            # factor forgotten, the latency paid on one pass) now move the time by factors that vary with the draw
+            # a measured latency of 1 to 10 µs to three figures: with whole microseconds the slip 'latency on one pass'
+            # moved the key by a whole (n−1)·α, and that option's text shared the key's last digit
+            # the time drawn first, its log on a trapezoid over 50 µs to 12.6 ms (a peaked spread of times made the
+            # option nearest a printed figure, mid-range, the key more often than one in four), then α inside what
+            # keeps the latency's share in 10-90 % of it
+            t_us = log_trapezoid(d, 50.0, 12600.0, 4.0)
+            lo, hi = max(1.0, 0.1 * t_us / (2 * (n - 1))), min(10.0, 0.9 * t_us / (2 * (n - 1)))
+            if lo >= hi:
+                continue
+            alpha_us = float(f"{d.log_uniform(lo, hi, None):.3g}")
+            share = 2 * (n - 1) * alpha_us / t_us
+            S = int(float(f"{alpha_us * 1e-6 * beta * n * (1 - share) / share:.3g}"))
+            if not 0.1 <= share <= 0.9 or S < 1000:
+                continue
         r = collective("all-reduce", S, n, beta, latency=alpha_us * 1e-6, link_name=name)
-        value = r.answer * 1e3
-        if safe_for_rounding(value, 3, 0.1) and value >= 0.01:
+        # hard: in microseconds to one place (a time of 50 µs to 13 ms: in ms to three places a few hundred values recurred)
+        ms, places, unit = (1e3, 3, "ms") if d.level < 2 else (1e6, 1, "µs")
+        value = r.answer * ms
+        if safe_for_rounding(value, places, 0.1) and (value >= 0.01 if d.level < 2 else 50 <= value <= 12600):
             break
     a = alpha_us * 1e-6
-    ms = 1e3
     wrongs = [
         Wrong(*BIDIRECTIONAL, collective("all-reduce", S, n, 2 * beta, latency=a).answer * ms, inverse=BIDIRECTIONAL_INVERSE)
         if name.startswith(("nvlink", "pcie")) else None,
@@ -117,19 +140,34 @@ def allreduce_time(d: Draw) -> Problem:
               "All-reduce = reduce-scatter + all-gather: twice (n−1)/n·S.",
               collective("all-gather", S, n, beta, latency=a).answer * ms,
               inverse="counted both passes twice (4(n−1)/n)"),
+        # issue 39, round 4b (hard, with a latency): the latency paid on the reduce-scatter's n − 1 steps only. Its share
+        # of the time varies with the draw (nothing for a large buffer, most of it for a small one), as the ring factor's
+        # share does; the MCQ view crosses the two (VIEW_SLIPS), each either way
+        Wrong("latency_one_pass", "paid the latency on n − 1 steps (the reduce-scatter's only)",
+              "Both passes pay α: a ring all-reduce takes 2(n−1) steps, n − 1 to reduce-scatter and n − 1 to all-gather.",
+              collective("all-reduce", S, n, beta, latency=a / 2).answer * ms,
+              inverse="paid the latency on 4(n−1) steps (each pass counted twice)") if a > 0 else None,
         Wrong("gigabits", "read Gb/s as GB/s", "InfiniBand rates are in gigabits: divide by 8 for bytes.",
               collective("all-reduce", S, n, 8 * beta, latency=a).answer * ms,
               inverse="divided by 8 twice (converted bytes to bits again)") if name.startswith("ib") else None,
     ]
-    key = nat_key(value, 3, unit="ms")
+    key = nat_key(value, places, unit=unit)
     st = Doc()
-    st.p(f"{n} GPUs all-reduce a buffer of $S$ = {size_mb / 1000:g} GB ($10^9$ bytes) with a ring algorithm; each GPU's link is "
+    # hard: the buffer in MB or kB, as one speaks of a 25 MB bucket
+    size_text = (f"{S / 10**9:g} GB ($10^9$ bytes)" if d.level < 2 else f"{S / 10**6:,g} MB ($10^6$ bytes)" if S >= 10**6
+                 else f"{S / 1000:,g} kB ($10^3$ bytes)")
+    st.p(f"{n} GPUs all-reduce a buffer of $S$ = {size_text} with a ring algorithm; each GPU's link is "
          f"{_link_text(name)}.")
     lat = (f"a latency of $\\alpha = {alpha_us}$ µs per step" if alpha_us else "no latency ($\\alpha = 0$)")
     st.p(f"Use the α-β model with {lat}; a step moves one chunk on every link at once, and every GPU sends and receives "
-         "at the same time. How long does the all-reduce take? Give it in milliseconds, rounded off to three decimal places.")
+         "at the same time. How long does the all-reduce take? Give it in " + ("milliseconds, rounded off to three decimal places." if d.level < 2 else
+         "microseconds, rounded off to one decimal place."))
     return nat_problem(d, st, key, r.steps[:3], wrongs,
-                       given={"link": name, "ranks": n, "size_bytes": S, "latency_s": a},
+                       given={"link": name, "ranks": n, "size_bytes": S, "latency_s": a,
+                              # hard: the range its keys are drawn from, in µs (50 µs up to 2·63·10 µs over a share of
+                              # 0.1): its MCQ view offers no option outside it (numeric_mcq, opt-in), so an option below
+                              # 50 µs, never the key, does not tell which options might be
+                              **({"key_range": (50.0, 12600.0)} if d.level == 2 else {})},
                        notes=[f"$\\beta$ is the per-direction figure: {_link(name).per_direction / 1e9:g} GB/s."])
 
 

@@ -151,7 +151,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'parallel.allreduce_time_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('collectives', 'all-reduce', 'nvlink', 'bandwidth', 'numeric-mcq'), 'parallel.allreduce_time'),
     'parallel.bus_bandwidth_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium', 'hard'), ('collectives', 'nccl-tests', 'busbw', 'algbw', 'numeric-mcq'), 'parallel.bus_bandwidth'),
     'parallel.pipeline_bubble_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium',), ('pipeline', 'bubble', '1f1b', 'numeric-mcq'), 'parallel.pipeline_bubble'),
-    'parallel.tensor_parallel_bytes_mcq': ('parallelism', 'parallelism', ('mcq',), (), ('tensor-parallel', 'megatron', 'all-reduce', 'numeric-mcq'), 'parallel.tensor_parallel_bytes'),
+    'parallel.tensor_parallel_bytes_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium', 'hard'), ('tensor-parallel', 'megatron', 'all-reduce', 'numeric-mcq'), 'parallel.tensor_parallel_bytes'),
     'training.fit_3d_mcq': ('precision_scale', 'parallelism', ('mcq',), (), ('3d-parallelism', 'zero', 'sequence-parallelism', '1f1b', 'memory', 'numeric-mcq'), 'training.fit_3d'),
     'precision.fp8_memory_mcq': ('precision_scale', 'quantisation', ('mcq',), (), ('fp8', 'mixed-precision', 'memory', 'zero', 'training', 'numeric-mcq'), 'precision.fp8_memory'),
     'quantisation.ggml_bytes_mcq': ('quantisation', 'quantisation', ('mcq',), ('hard',), ('quantisation', 'gguf', 'memory', 'numeric-mcq'), 'quantisation.ggml_bytes'),
@@ -174,7 +174,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'counting.params_norm_mcq': ('counting_params', 'counting', ('mcq',), (), ('parameters', 'layernorm', 'rmsnorm', 'numeric-mcq'), 'counting.params_norm'),
     'scaling.chinchilla_mcq': ('counting_scaling', 'scaling', ('mcq',), ('easy', 'medium', 'hard'), ('scaling-laws', 'chinchilla', '6ND', 'numeric-mcq'), 'scaling.chinchilla'),
     'hardware.gpu_days_mcq': ('hardware', 'hardware', ('mcq',), ('hard',), ('training', 'mfu', '6ND', 'hardware', 'numeric-mcq'), 'hardware.gpu_days'),
-    'hardware.pf_days_mcq': ('hardware_training', 'hardware', ('mcq',), (), ('training', '6ND', 'compute', 'numeric-mcq'), 'hardware.pf_days'),
+    'hardware.pf_days_mcq': ('hardware_training', 'hardware', ('mcq',), ('easy', 'medium', 'hard'), ('training', '6ND', 'compute', 'numeric-mcq'), 'hardware.pf_days'),
     'measurements.run_flops_mcq': ('precision_scale', 'hardware', ('mcq',), ('hard',), ('flops', 'mfu', 'gpu-hours', 'compute-budget', 'measurement', 'numeric-mcq'), 'measurements.run_flops'),
     'precision.quant_granularity_mcq': ('precision_scale', 'quantisation', ('mcq',), (), ('int4', 'absmax', 'per-channel', 'per-block', 'quantisation-error', 'numeric-mcq'), 'precision.quant_granularity'),
 }

@@ -555,8 +555,16 @@ def params_kv_proj(d: Draw) -> Problem:
     st.p("How many parameters do the key and value projections $W_K$ and $W_V$ hold"
          + (f" in all {layers} layers together?" if layers > 1 else " in this layer?"))
     sol = Doc()
+    if d.level == 2:  # grouped-query attention: which heads are projected
+        sol.p(f"The $h = {h}$ query heads share $h_{{kv}} = {kv}$ key/value heads, {h // kv} query heads to each: $W_K$ "
+              f"and $W_V$ project the {kv} K/V heads only, and the group size {h // kv} enters no count.")
     sol.p(f"$W_K$ and $W_V$ map $d_{{model}} \\to h_{{kv}} \\cdot d_h = {kv} \\times {cfg.head_dim} = {big(cfg.kv_dim)}$:")
     value = add_components(sol, comps)
+    if d.level == 2:
+        per = 2 * d_model * cfg.kv_dim + (2 * cfg.kv_dim if bias else 0)
+        sol.p(f"Check, layer by layer: $2 \\times {big(d_model)} \\times {big(cfg.kv_dim)}"
+              + (f" + 2 \\times {big(cfg.kv_dim)}" if bias else "") + f" = {big(per)}$ per layer, "
+              f"$\\times {layers}$ layers $= {big(per * layers)}$.")
     return _finish(d, st, sol, value, wrongs,
                    {"d_model": d_model, "n_heads": h, "n_kv_heads": kv, "n_layers": layers, "bias": bias},
                    ["K and V: 2 × d_model × (n_kv_heads · d_head) per layer"

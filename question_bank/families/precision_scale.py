@@ -239,8 +239,11 @@ def fp8_memory_family(d: Draw) -> Problem:
         fair = [value] if not d.level else [
             per_gpu(*_fp8_states(rc, N)[:2], unit_div=u) for rc in ("fp8-te", "fp8-deepseek-v3")
             for u in (div, other, div * div / other)]
+        # hard: each model-parallel rank holds a billion parameters or more (a model is split as far as it must be:
+        # Llama 3 405B over t·p = 128 ranks, 3.2 billion each); issue 39: a 1-billion-parameter model over 128 ranks
+        # gave keys of a few hundredths of a GiB that repeated across draws
         if all(safe_for_rounding(v, 2, 0.1) and _blind_ok(round(v, 2), [N / 1e9, dp, t, p]) and v >= 0.05
-               for v in fair):
+               for v in fair) and N >= t * p * 10**9 * (d.level == 2):
             break
     rows = FP8_RECIPES[recipe]
 

@@ -139,6 +139,14 @@ VIEW_SLIPS: dict[str, tuple[str, ...]] = {
     # the buffer (2 MB to 4 GB). Not the bidirectional figure (×2) or gigabits (×8), fixed factors an attacker fits
     # against the printed numbers, nor the all-gather's factor, which for large rings is the forgotten factor again
     "parallel.allreduce_time": ("forgot_factor", "latency_one_pass"),
+    # precision.fp8_memory (medium, hard: per GPU, in GB or GiB, named in words): the unit's slip and Adam's moments in
+    # the other recipe's precision, each going the way the statement's words say. GiB asked: GB given, up × 1.0737; GB
+    # asked: GiB given, down; Transformer Engine's fp32 moments taken as bf16: down, DeepSeek-V3's bf16 as fp32: up, by
+    # the same factor (5 + 12/d)/(5 + 8/d). Every option is then a value of the same printed figures in one of the
+    # units and recipes, and neither step's size tells its way. Not "t only" (× p or ÷ p: an exact multiple of a
+    # printed number between the options' two columns), the ZeRO slips (one way, by factors of 1.5 to 3) nor ±1 byte of
+    # FP8 weights (1 + 1/K up against 1/(1 − 1/K) down with K in 5 to 6.5 bytes: the step's size told its way)
+    "precision.fp8_memory": ("gb_for_gib", "gib_for_gb", "moments_bf16", "moments_fp32"),
 }
 
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:

@@ -177,8 +177,10 @@ _RECIPE_TEXT = {
     "fp8-te": "NVIDIA Transformer Engine's FP8 recipe: the matmuls read an FP8 copy of the weights (cast once per "
               "step), while the bf16 weights, the fp32 master weights, the bf16 gradients and Adam's fp32 moments "
               "m and v are kept as in bf16 mixed precision",
-    "fp8-deepseek-v3": "DeepSeek-V3's FP8 recipe (technical report §3.3): the weights the matmuls read are FP8, the "
-                       "master weights and the gradients are fp32, and Adam's moments m and v are bf16",
+    # DeepSeek-V3 technical report, section 3.3. Issue 39: the section's number is not printed: a number in one
+    # recipe's text alone told the recipe, and with it which way the moments' slip goes (below)
+    "fp8-deepseek-v3": "DeepSeek-V3's FP8 recipe: the weights the matmuls read are FP8, the master weights and the "
+                       "gradients are fp32, and Adam's moments m and v are bf16",
 }
 #: the optimizer's tensors (ZeRO-1 shards them): the fp32 master weights and Adam's moments
 _SHARDED = ("fp32_master_weights_bytes", "adam_m_bytes", "adam_v_bytes")
@@ -210,8 +212,18 @@ def fp8_memory_family(d: Draw) -> Problem:
     for _ in range(300):
         recipe = d.pick(("fp8-te", "fp8-deepseek-v3"))
         N = d.rng.randint(10, 200 if d.level == 1 else 1800) * 10**8  # ZeRO-1 alone: a model that could fit
+        if d.level:
+            # Issue 39: per GPU, to hundredths of a billion (Llama 3.1 70B has 70.55 billion): with tenths, the GB
+            # figures often came out whole or half-way (57.00), which told the unit's slip from its inverse
+            N += d.rng.randrange(10) * 10**7
         dp = d.pick((8, 16, 32, 64, 128)) if d.level else 1
         t, p = (d.pick((2, 4, 8)), d.pick((2, 4, 8))) if d.level == 2 else (1, 1)
+        if d.level:
+            # Issue 39: any number of replicas from 8 to 128 and any number of pipeline stages from 2 to 16 (Llama 3
+            # 405B: 16 stages; Dubey et al. 2024, arXiv:2407.21783, table 4): with powers of two alone, an option's
+            # distance from N in log space, t·p a power of two, told the GB figure from the key
+            dp = d.rng.randint(8, 128)
+            p = d.rng.randint(2, 16) if d.level == 2 else 1
         div, unit = (2**30, "GiB") if d.level == 2 else (10**9, "GB")
         rep, shd, r = _fp8_states(recipe, N)
 
@@ -219,7 +231,19 @@ def fp8_memory_family(d: Draw) -> Problem:
             return float(Fraction(rep_ + Fraction(shd_, shard), mp)) / unit_div
 
         value = per_gpu(rep, shd)
-        if safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [N / 1e9, dp, t, p]) and value >= 0.05:
+        # Issue 39: per GPU, the answer of each recipe in each unit (the MCQ's four options: the unit's slip and the
+        # moments' slip turn one into another) passes the same checks as the key, so whether a draw is kept says
+        # nothing of which of the four was asked (the key alone kept off a half-way digit left the other recipe's GB
+        # figure there, an even last digit a learned attacker struck out)
+        other = 2**30 if div == 10**9 else 10**9
+        fair = [value] if not d.level else [
+            per_gpu(*_fp8_states(rc, N)[:2], unit_div=u) for rc in ("fp8-te", "fp8-deepseek-v3")
+            for u in (div, other, div * div / other)]
+        # hard: each model-parallel rank holds a billion parameters or more (a model is split as far as it must be:
+        # Llama 3 405B over t·p = 128 ranks, 3.2 billion each); issue 39: a 1-billion-parameter model over 128 ranks
+        # gave keys of a few hundredths of a GiB that repeated across draws
+        if all(safe_for_rounding(v, 2, 0.1) and _blind_ok(round(v, 2), [N / 1e9, dp, t, p]) and v >= 0.05
+               for v in fair) and N >= t * p * 10**9 * (d.level == 2):
             break
     rows = FP8_RECIPES[recipe]
 
@@ -240,11 +264,22 @@ def fp8_memory_family(d: Draw) -> Problem:
         wrongs.append(Wrong("fp8_copy_forgotten", "forgot the FP8 weight copy",
                             "Transformer Engine keeps the bf16 weights and casts an FP8 copy for the matmuls: both exist.",
                             mistake(lambda row: (row[0], 0, row[2]) if row[0].startswith("fp8") else row)))
+        # Issue 39: each recipe's moments in the other's precision: Transformer Engine's fp32 m and v taken as bf16
+        # (DeepSeek-V3's), or DeepSeek-V3's bf16 as fp32. Either slip turns one recipe's bytes per parameter into the
+        # other's (5 + 12/d against 5 + 8/d), so both move the key by the same factor, one down, one up, with the
+        # recipe (named in words, no figure) saying which
+        wrongs.append(Wrong("moments_bf16", "kept Adam's moments in bf16 (2 bytes each)",
+                            "Transformer Engine keeps Adam's m and v in fp32 (4 bytes each), as in bf16 mixed precision.",
+                            mistake(lambda row: (row[0], 2, row[2]) if row[0].startswith("Adam") else row)))
     else:
         wrongs.append(Wrong("moments_fp32", "kept Adam's moments in fp32",
                             "DeepSeek-V3 stores m and v in bf16 (2 bytes each).",
                             mistake(lambda row: (row[0], 4, row[2]) if row[0].startswith("Adam") else row)))
     if d.level:
+        # the MCQ's slip first: where the key is small, the master weights in FP8 (3/d bytes less) print as the moments
+        # in bf16 (4/d less) and the two are one option, at the first one's value (issue 39: the other recipe's figure)
+        moments = next(w for w in wrongs if w.id in ("moments_bf16", "moments_fp32"))
+        wrongs = [moments, *(w for w in wrongs if w is not moments)]
         wrongs += [Wrong("master_not_sharded", "sharded only Adam's m and v, not the fp32 master weights",
                          "ZeRO-1's optimizer states are the master weights and both moments: all are split over d.",
                          per_gpu(rep + 4 * N, shd - 4 * N)),
@@ -252,6 +287,9 @@ def fp8_memory_family(d: Draw) -> Problem:
                          "d data-parallel ranks.", per_gpu(rep, shd, shard=1)),
                    Wrong("zero3", "divided everything by d", "ZeRO-1 shards the optimizer states only; the weights "
                          "and gradients stay whole on every rank.", per_gpu(Fraction(rep, dp), shd))]
+    if d.level == 1:
+        wrongs.append(Wrong("gib_for_gb", "divided by 2^30 where GB was asked", "1 GB = 10^9 bytes.",
+                            per_gpu(rep, shd, unit_div=2**30), inverse="converted to GB twice (× 1.0737 once more)"))
     if d.level == 2:
         wrongs += [Wrong("gb_for_gib", "divided by 10^9 where GiB was asked", "1 GiB = 2^30 bytes.",
                          per_gpu(rep, shd, unit_div=10**9), inverse="converted to GiB twice (× 0.9313 once more)"),

@@ -153,7 +153,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'parallel.pipeline_bubble_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium',), ('pipeline', 'bubble', '1f1b', 'numeric-mcq'), 'parallel.pipeline_bubble'),
     'parallel.tensor_parallel_bytes_mcq': ('parallelism', 'parallelism', ('mcq',), ('medium', 'hard'), ('tensor-parallel', 'megatron', 'all-reduce', 'numeric-mcq'), 'parallel.tensor_parallel_bytes'),
     'training.fit_3d_mcq': ('precision_scale', 'parallelism', ('mcq',), (), ('3d-parallelism', 'zero', 'sequence-parallelism', '1f1b', 'memory', 'numeric-mcq'), 'training.fit_3d'),
-    'precision.fp8_memory_mcq': ('precision_scale', 'quantisation', ('mcq',), (), ('fp8', 'mixed-precision', 'memory', 'zero', 'training', 'numeric-mcq'), 'precision.fp8_memory'),
+    'precision.fp8_memory_mcq': ('precision_scale', 'quantisation', ('mcq',), ('medium', 'hard'), ('fp8', 'mixed-precision', 'memory', 'zero', 'training', 'numeric-mcq'), 'precision.fp8_memory'),
     'quantisation.ggml_bytes_mcq': ('quantisation', 'quantisation', ('mcq',), ('hard',), ('quantisation', 'gguf', 'memory', 'numeric-mcq'), 'quantisation.ggml_bytes'),
     'quantisation.group_int4_mcq': ('quantisation', 'quantisation', ('mcq',), ('hard',), ('quantisation', 'gptq', 'awq', 'memory', 'numeric-mcq'), 'quantisation.group_int4'),
     'quantisation.kv_int8_mcq': ('quantisation', 'quantisation', ('mcq',), (), ('quantisation', 'kv-cache', 'memory', 'numeric-mcq'), 'quantisation.kv_int8'),

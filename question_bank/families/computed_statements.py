@@ -352,7 +352,10 @@ def matmul_compute_bound(d: Draw) -> Problem:
             if d.level < 2 and not crit / 1.5 < I < crit * 1.5:
                 continue
             said, ok = claim(d, I > crit, ("FLOPs", "bytes"))
-            md = f"$B = {B}$, $D = {D}$, $F = {F}$: its time is set by its {said}"
+            # issue 39: each option names both words, the claimed one first ("… its FLOPs, not its bytes"), so every
+            # option has the same words: which options share a verdict (with the shapes' sizes, the key up to its
+            # complement) is no longer read off the words the options have in common
+            md = f"$B = {B}$, $D = {D}$, $F = {F}$: its time is set by its {said}, not its {'bytes' if said == 'FLOPs' else 'FLOPs'}"
             work = (f"$I = \\frac{{2 \\cdot {B} \\cdot {D} \\cdot {F}}}{{2({B} \\cdot {D} + {D} \\cdot {F} + "
                     f"{B} \\cdot {F})}} = {I:.1f}$, {'above' if I > crit else 'below'} $I^* = {crit:.1f}$, "
                     f"{'compute' if I > crit else 'memory'}-bound, its time set by its {'FLOPs' if I > crit else 'bytes'} "

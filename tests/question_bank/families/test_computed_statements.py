@@ -135,6 +135,21 @@ def test_matmul_shapes_sit_near_the_ridge_below_hard():
             assert 1 / 1.5 < ratio < 1.5 and not 1 / 1.2 < ratio < 1.2, (p.id, B, D, F, ratio)
 
 
+def test_matmul_options_share_every_word():
+    """Issue 39: each option names both verdicts, the claimed one first ("its FLOPs, not its bytes"), so all four
+    options of a draw are made of the same words (numbers aside) and of the same length up to their digits: which
+    options share a verdict is not read off their common words (with the shapes' sizes that gave the key up to its
+    complement, and a learned attacker 6 points over chance)."""
+    import re
+
+    for p in variants("msq.matmul_compute_bound", per_difficulty=10):
+        words = [sorted(re.findall(r"[A-Za-z]+", re.sub(r"\d+", "", o))) for o in p.options_text]
+        assert all(w == words[0] for w in words), (p.id, p.options_text)
+        for (_B, _D, _F, said), text in zip(p.given["option_params"], p.options_text, strict=True):
+            other = "bytes" if said == "FLOPs" else "FLOPs"
+            assert text.endswith(f"its {said}, not its {other}"), (p.id, text)
+
+
 def test_levels_ask_what_they_say():
     """Medium windows, hard prefix-LM or bidirectional windows: each level brings its own masks."""
     for p in variants("msq.mask_attend", per_difficulty=10):

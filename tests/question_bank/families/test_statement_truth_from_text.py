@@ -205,7 +205,8 @@ def matmul_bound_truth(stem: str, opt: str) -> bool:
     peak = float(dense[1]) if dense else float(re.search(r"as ([\d.]+) TFLOP/s with 2:4 structured sparsity",
                                                          stem)[1]) / 2
     bw = float(re.search(r"HBM bandwidth ([\d.]+) TB/s", stem)[1])
-    m = re.match(r"B = (\d+), D = (\d+), F = (\d+): its time is set by its (FLOPs|bytes)$", opt)
+    m = re.match(r"B = (\d+), D = (\d+), F = (\d+): its time is set by its (FLOPs|bytes), not its (FLOPs|bytes)$", opt)
+    assert m[4] != m[5], opt  # the claimed word first, the other one after "not"
     B, D, Fd = int(m[1]), int(m[2]), int(m[3])
     compute = 2 * B * D * Fd / (peak * 1e12)
     memory = 2 * (B * D + D * Fd + B * Fd) / (bw * 1e12)

@@ -41,7 +41,7 @@ def test_key_sets_of_every_size_each_set_as_likely():
         seen[true_count(d)] += 1
     assert seen[0] == 0
     expected = [n * math.comb(4, k) / 15 for k in range(1, 5)]
-    chi2 = sum((o - e) ** 2 / e for o, e in zip(seen[1:], expected))
+    chi2 = sum((o - e) ** 2 / e for o, e in zip(seen[1:], expected, strict=True))
     assert chi2 < 16.3, (seen, chi2)  # 3 degrees of freedom, p = 0.001
     for fid in IDS:
         sizes = {len(FAMILIES[fid].generate(s, "easy").key.correct) for s in range(120)}

@@ -25,7 +25,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'complexity.attention_variants': ('complexity', 'complexity', ('mcq', 'msq'), ('easy',), ('complexity', 'efficient-attention', 'conceptual'), ''),
     'msq.kv_cache_below': ('computed_statements', 'counting', ('msq',), ('easy', 'medium', 'hard'), ('kv-cache', 'memory', 'msq'), ''),
     'msq.mask_attend': ('computed_statements', 'attention', ('msq',), ('easy', 'medium', 'hard'), ('masks', 'causal-mask', 'msq'), ''),
-    'msq.matmul_compute_bound': ('computed_statements', 'hardware', ('msq',), (), ('roofline', 'arithmetic-intensity', 'msq'), ''),
+    'msq.matmul_compute_bound': ('computed_statements', 'hardware', ('msq',), ('easy', 'medium', 'hard'), ('roofline', 'arithmetic-intensity', 'msq'), ''),
     'msq.model_statements': ('computed_statements', 'counting', ('msq',), (), ('zoo', 'kv-cache', 'parameters', 'msq'), ''),
     'msq.attention_vs_recurrence': ('computed_statements', 'architecture', ('msq',), ('easy', 'medium', 'hard'), ('rnn', 'path-length', 'causal-mask', 'msq', 'concept'), ''),
     'concept.mask_pairs': ('concepts', 'attention', ('msq',), (), ('masks', 'causal-mask', 'msq', 'concept'), ''),

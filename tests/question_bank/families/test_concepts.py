@@ -333,3 +333,22 @@ def test_quality_checks_pass_and_levels_vary():
                 for w in set(ot) | set(of):
                     share = ot[w] / (ot[w] + of[w])
                     assert ot[w] + of[w] < 20 or 0.25 <= share <= 0.75, (fid, lv, w, share)
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_mask_pairs_true_options_not_sorted_by_their_numbers(level):
+    """Issue 39 (round 4c): with one query row per problem every mask here keeps an interval of keys, so in an MSQ
+    with two true options of four they were always the two smallest keys or the two largest (a test-wise student
+    sorts the options by their printed numbers and guesses only the side). Sorted by the ratio of an option's second
+    number to its first (what the bank's adversary reads), the two true options are now the lowest or the highest
+    pair about as often as chance (2 of the 6 pairs, 33 %), well under the old 100 %."""
+    ends = total = 0
+    for seed in range(400):
+        p = FAMILIES["concept.mask_pairs"].generate(seed, level)
+        if len(p.key.correct) != 2:
+            continue
+        ratio = [int(b) / int(a) for a, b in (re.findall(r"\d+", o) for o in p.options_text)]
+        order = sorted(range(4), key=lambda k: ratio[k])
+        total += 1
+        ends += set(p.key.correct) in ({order[0], order[1]}, {order[2], order[3]})
+    assert total >= 100 and ends / total <= 0.5, (ends, total)

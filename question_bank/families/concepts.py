@@ -349,8 +349,9 @@ def draw_mask_pairs(d: Draw) -> Context:
         i, j = d.rng.randint(10, n), d.rng.randint(10, n)
         if kind in ("window", "reversed_window", "window_both"):
             # a window keeps the keys near the query: pairs of any distance would make every far pair false, so
-            # the distance is drawn on both sides of the window's edge, just inside it or just past it
-            j = i + d.rng.choice((-1, 1)) * d.rng.randint(max(1, a // 2) if kind == "window_both" else 1, a + max(2, a // 2))
+            # the distance is drawn on both sides of the window's edge, inside it or just past it (at most a quarter
+            # of the window beyond it: the farther the pairs past the edge, the more of them the distance alone rules out)
+            j = i + d.rng.choice((-1, 1)) * d.rng.randint(max(1, a // 2) if kind == "window_both" else 1, a + max(1, a // 4))
             if not 10 <= j <= n:
                 continue
         if i == j or a in (i, j) or (i, j) in seen:  # its own key, or the number the stem prints: giveaways

@@ -174,12 +174,13 @@ def _mcq(d: Draw, draw: Callable[[Draw], Context], tags: tuple[str, ...]) -> Pro
 
 
 def _pair(draw: Callable[[Draw], Context], *, stem: str, topic: str, title: str, tags: tuple[str, ...],
-          source: str) -> None:
-    """Register the MSQ family ``stem`` and the MCQ family ``stem_one`` (or the given names)."""
+          source: str, msq_draw: Callable[[Draw], Context] | None = None) -> None:
+    """Register the MSQ family ``stem`` and the MCQ family ``stem_one`` (or the given names); the MSQ
+    draws its situations with ``msq_draw`` when given."""
     msq_id, mcq_id = stem, (stem + "_one")
 
     def build_msq(dd: Draw) -> Problem:
-        return _msq(dd, draw, ("concept",))
+        return _msq(dd, msq_draw or draw, ("concept",))
 
     def build_mcq(dd: Draw) -> Problem:
         return _mcq(dd, draw, ("concept",))
@@ -320,9 +321,60 @@ def draw_mask(d: Draw) -> Context:
                    list(_MASK_NOTES[d.level]), {"mask": kind, "n": n, "a": a, "query": i})
 
 
+# issue 39 (round 4c): the MSQ's options are pairs of any row, each named from the query's side or from the key's
+# ("query token 30 reads key token 12", "key token 12 feeds query token 30": one length, one set of words). With one
+# row per problem, every mask here keeps an interval of keys, so the true options were always the smallest keys asked
+# or the largest (a set a test-wise student picks by sorting the keys, guessing only the side); with a query of its own
+# per option, named first or second, the order of the printed numbers no longer sorts the options by truth.
+_MSQ_FRAMES = (("Query token {i} reads key token {j}.", "Key token {j} feeds query token {i}."),
+               ("Query {i} reads key {j}.", "Key {j} feeds query {i}."),
+               ("Token {i} reads token {j}.", "Token {j} feeds token {i}."))
+
+
+def draw_mask_pairs(d: Draw) -> Context:
+    """(query, key) pairs under one mask, each of its own row, each judged by the solver's KEEP matrix
+    (solver.kernels.masks); the levels' masks as :func:`draw_mask`'s. Each pair is named from the query's
+    side ("query token i reads key token j") or the key's ("key token j feeds query token i"), drawn half and
+    half."""
+    kind = d.pick(_MASK_KINDS[d.level])
+    n = d.rng.randint(20, 99 if d.level < 2 else 60)
+    a = d.rng.randint(12, n - 2) if kind not in ("causal", "reversed_causal") else 0
+    if kind in ("window", "reversed_window", "window_both"):
+        a = d.rng.randint(2, max(2, (n - 10) // 2))
+    m = mask_matrix(kind, n, a)
+    name, rule = _mask_words(kind, n, a)
+    pool = []
+    seen: set[tuple[int, int]] = set()
+    for _ in range(48):
+        i, j = d.rng.randint(10, n), d.rng.randint(10, n)
+        if kind in ("window", "reversed_window", "window_both"):
+            # a window keeps the keys near the query: pairs of any distance would make every far pair false, so
+            # the distance is drawn on both sides of the window's edge, inside it or just past it (at most a quarter
+            # of the window beyond it: the farther the pairs past the edge, the more of them the distance alone rules out)
+            j = i + d.rng.choice((-1, 1)) * d.rng.randint(max(1, a // 2) if kind == "window_both" else 1, a + max(1, a // 4))
+            if not 10 <= j <= n:
+                continue
+        if i == j or a in (i, j) or (i, j) in seen:  # its own key, or the number the stem prints: giveaways
+            continue
+        seen.add((i, j))
+        ok = bool(m[i - 1, j - 1])
+        said = _MSQ_FRAMES[d.level][d.rng.randrange(2)]
+        row = [str(c + 1) for c in range(n) if m[i - 1, c]]
+        pool.append(Statement(
+            said.format(i=i, j=j), ok,
+            f"row {i} of the mask keeps keys {{{', '.join(row)}}}; key {j} is {'kept' if ok else 'blocked'}:",
+            ("row", kind, n, a, i, j)))
+    stem = (f"A sequence of tokens, numbered in order, goes through self-attention with {name}. "
+            "Look at each pair below: query token $i$ *reads* key token $j$ (said the other way, key token $j$ "
+            "*feeds* query token $i$) when the mask keeps that pair (its attention weight is not forced to 0).")
+    return Context(stem, f"The rule: {rule}. Each pair against its query's row of the mask:", pool,
+                   list(_MASK_NOTES[d.level]), {"mask": kind, "n": n, "a": a},
+                   subject=lambda st: st.params[4:])
+
+
 _pair(draw_mask, stem="concept.mask_pairs", topic="attention",
       title="Which of these pairs does the mask let attend?", tags=("masks", "causal-mask"),
-      source=_SRC + "; solver.kernels.masks (KEEP masks)")
+      source=_SRC + "; solver.kernels.masks (KEEP masks)", msq_draw=draw_mask_pairs)
 
 
 # --------------------------------------------------------------------------------------------

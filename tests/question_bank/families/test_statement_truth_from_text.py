@@ -168,8 +168,12 @@ def _int(w: str) -> int:
 def mask_pairs_truth(stem: str, opt: str) -> bool:
     """concept.mask_pairs: the stem names one mask, the option one (query, key) pair of its row."""
     mask = re.search(r"goes through self-attention with (.*?)\. Look at", stem)[1]
-    q, k = (int(x) for x in re.match(r"(?:Query|Token)(?: token)? (\d+) attends to (?:key )?(?:token )?(\d+)\.$",
-                                      opt).groups())
+    m = re.match(r"(?:Query|Token)(?: token)? (\d+) (?:attends to|reads) (?:key )?(?:token )?(\d+)\.$", opt)
+    if m:
+        q, k = int(m[1]), int(m[2])
+    else:  # the MSQ also names a pair from the key's side: "key token j feeds query token i"
+        k, q = (int(x) for x in re.match(r"(?:Key|Token)(?: token)? (\d+) feeds (?:query )?(?:token )?(\d+)\.$",
+                                         opt).groups())
     return _keeps(mask.lower(), q, k)
 
 

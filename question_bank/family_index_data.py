@@ -28,7 +28,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'msq.matmul_compute_bound': ('computed_statements', 'hardware', ('msq',), ('easy', 'medium', 'hard'), ('roofline', 'arithmetic-intensity', 'msq'), ''),
     'msq.model_statements': ('computed_statements', 'counting', ('msq',), (), ('zoo', 'kv-cache', 'parameters', 'msq'), ''),
     'msq.attention_vs_recurrence': ('computed_statements', 'architecture', ('msq',), ('easy', 'medium', 'hard'), ('rnn', 'path-length', 'causal-mask', 'msq', 'concept'), ''),
-    'concept.mask_pairs': ('concepts', 'attention', ('msq',), (), ('masks', 'causal-mask', 'msq', 'concept'), ''),
+    'concept.mask_pairs': ('concepts', 'attention', ('msq',), ('easy', 'medium'), ('masks', 'causal-mask', 'msq', 'concept'), ''),
     'concept.mask_pairs_one': ('concepts', 'attention', ('mcq',), (), ('masks', 'causal-mask', 'concept'), ''),
     'concept.encoder_decoder': ('concepts', 'architecture', ('msq',), ('easy', 'medium', 'hard'), ('encoder-decoder', 'zoo', 'msq', 'concept'), ''),
     'concept.encoder_decoder_one': ('concepts', 'architecture', ('mcq',), ('easy', 'hard'), ('encoder-decoder', 'zoo', 'concept'), ''),

@@ -408,7 +408,10 @@ def attention_one_weight(d: Draw) -> Problem:
     sol.p(f"So $\\alpha_{{{i + 1}{j + 1}}} = {num(value, 6)} \\approx$ **{answer_text(key)}**.")
     return d.problem(type="nat", statement=st, key=key, solution=sol, misconceptions=mis,
                      given={"q": inp["q"], "k": inp["k"], "d_k": inp["d_k"], "mask": inp["mask"], "i": i, "j": j,
-                            "trace": [s.name for s in trace]},
+                            "trace": [s.name for s in trace],
+                            # an attention weight lies in [0, 1]: the MCQ view offers no option outside it (a slip such
+                            # as a missed scale or a sign can give 1.03, which no softmax weight can be)
+                            "key_range": (0.0, 1.0)},
                      hints=["Compute only row i of QKᵀ, scale it, and take its softmax."])
 
 

@@ -276,3 +276,13 @@ def test_view_slips_name_slips_the_family_draws_and_the_view_crosses_only_them(f
             for slips in p.given["option_slips"]:  # a value two mistakes share is one slip named "a+b"
                 assert all(set(name.split("+")) & listed for name, _ in slips), (p.id, slips)
     assert seen == listed, f"{fid}: VIEW_SLIPS names {sorted(listed - seen)}, which no draw makes"
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_no_attention_weight_option_above_one(level):
+    """Issue 39: an attention weight is a softmax output, in [0, 1]; the view offered 1.03 (seed 1, easy) from a
+    slip, an option a student strikes out without computing. Read from the options as printed."""
+    view = all_families()["attention.one_weight_mcq"]
+    for s in range(150):
+        p = view.generate(s, level)
+        assert all(0 < float(o.split()[0]) <= 1 for o in p.options_text), (p.id, p.options_text)

@@ -367,15 +367,37 @@ def test_allreduce_time_view_crosses_a_slip_of_each_term_only():
         n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
         key = 2 * (n - 1) * a + 2 * (n - 1) / n * S / beta
         own = {"forgot_factor": 2 * (n - 1) * a + S / beta, "latency_one_pass": (n - 1) * a + 2 * (n - 1) / n * S / beta}
+        # each made the other way round, as its inverse's label says: the factor applied twice, α paid on 4(n−1) steps
+        rev = {"forgot_factor": 2 * (n - 1) * a + (2 * (n - 1) / n) ** 2 * S / beta,
+               "latency_one_pass": 4 * (n - 1) * a + 2 * (n - 1) / n * S / beta}
         for v, slips in zip(g["option_values"], g["option_slips"], strict=True):
             want = key * 1e6  # hard asks microseconds
             for sid, how in slips:  # a value two mistakes share is one slip named "a+b"
-                f = own[next(x for x in sid.split("+") if x in own)] / key
-                want *= f if how == "own" else 1 / f
+                x = next(x for x in sid.split("+") if x in own)
+                want *= (own if how == "own" else rev)[x] / key
             assert v == pytest.approx(want, rel=1e-9), (p.id, slips)
         ranks[g["option_slips"].index([])] += 1
         assert all(50 <= v <= 12600 for v in g["option_values"]), p.id  # the keys' range, no option outside it
     assert all(18 <= ranks[r] <= 42 for r in range(4)), ranks
+
+
+def test_allreduce_time_inverse_slips_named_at_their_own_values():
+    """With a latency (hard) a slip made the other way round is not the key's mirror key²/v: the time has two terms
+    and a slip moves one. A student who applies the ring's factor twice, or pays α on 4(n−1) steps, and types that
+    time to the asked place, is told that mistake (NAT form); the right time typed is correct."""
+    from question_bank.grading import grade
+
+    for s in range(40):
+        p = FAMILIES["parallel.allreduce_time"].generate(s, "hard")
+        g = p.given
+        n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
+        ring = 2 * (n - 1) / n
+        typed = {"forgot_factor_reversed": 2 * (n - 1) * a + ring**2 * S / beta,
+                 "latency_one_pass_reversed": 4 * (n - 1) * a + ring * S / beta}
+        for mid, t in typed.items():
+            r = grade(p, round(t * 1e6, 1))
+            assert not r.correct and r.misconception is not None and r.misconception.id == mid, (p.id, mid, t, r)
+        assert grade(p, round((2 * (n - 1) * a + ring * S / beta) * 1e6, 1)).correct, p.id
 
 
 def test_allreduce_time_hard_latency_share_varies():

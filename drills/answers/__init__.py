@@ -13,6 +13,9 @@ Numbers (:func:`parse_number`)::
 - Operators ``+ - * / ^ **`` (also ``− × · ÷``), brackets, ``sqrt``/``√``, ``exp``, ``ln``,
   ``log2``, ``log10``, the constants ``pi``/``π`` and ``e``. A number may be followed directly
   by ``(``, ``√``, a function or ``π`` to multiply (``2√2``, ``3pi``); ``-2^2`` is -4.
+- Scientific notation as written by hand is one literal: ``4.25 × 10^9``, ``4.25x10^9``, ``4.25*10**9``,
+  ``4.2467×10⁹``, ``3·10^{-4}`` read as ``4.25e9`` (three significant figures, not an exact product). ``~`` or
+  ``≈`` before a figure and a full stop after its unit are dropped (``~4.25 GB.``).
 - Commas are thousands separators only in groups of three (``1,048,576``); ``1,5`` is refused
   (write ``1.5``).
 - Count suffixes after a number (case-sensitive except ``k``): ``K``/``k`` = 10³, ``M`` = 10⁶,
@@ -23,7 +26,8 @@ Numbers (:func:`parse_number`)::
   dimension of their own: 8 bits = 1 byte); ``FLOP(s)`` with K/M/G/T/P/E prefixes
   (``TFLOPs``); ``FLOP/s`` likewise (``TFLOP/s``); rates of bytes and bits (``B/s``,
   ``GB/s``, ``TB/s``, ``GiB/s``, ``bytes/s``, ``Gb/s`` is bits) and ``tokens/s``; time
-  ``s ms us µs ns min h``; the words ``params``, ``parameters`` and ``tokens`` (no unit).
+  ``s ms us µs ns min h``; the words written out (``gigabytes``, ``gibibytes``, ``milliseconds``,
+  ``seconds``, ``hours`` ...); the words ``params``, ``parameters`` and ``tokens`` (no unit).
   ``%`` divides by 100.
 - A count suffix for a key asked in a scaled unit (billions, GB, units of 10²⁰) is read in that
   unit: ``12.88B`` is 12.88 for a key in billions, with its digits counted there; a full count

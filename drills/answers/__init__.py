@@ -207,7 +207,7 @@ def _key_unit(unit: str) -> tuple[str, Fraction] | None:
 
 def _literal(parsed: Parsed) -> str | None:
     """The number as typed when it is one plain literal (``0.60``), for its digits."""
-    return parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
+    return (parsed.plain or parsed.text) if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
 
 
 def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem | Part) -> tuple[Any, str | None]:
@@ -228,7 +228,7 @@ def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem |
         return [list(r) for r in parsed.rows], None
     key_unit = getattr(target.key, "unit", "") or ""
     if parsed.unit == "%" and key_unit.split("(")[0].strip() == "%":
-        written = parsed.text.rstrip().removesuffix("%").strip() if parsed.decimals is not None else None
+        written = (parsed.plain or parsed.text).rstrip().removesuffix("%").strip() if parsed.decimals is not None else None
         return (parsed.exact * 100 if parsed.exact is not None else parsed.magnitude), written
     unit = _key_unit(key_unit)
     if parsed.dimension:
@@ -263,7 +263,7 @@ def _scaled(parsed: Parsed, key: Any) -> tuple[Any, str | None]:
         from drills.answers.units import COUNT_SUFFIXES
 
         suffix = next((f for c, f in COUNT_SUFFIXES.values() if c == parsed.scale), 1)
-        mantissa = parsed.text.strip()
+        mantissa = (parsed.plain or parsed.text).strip()
         m = re.match(r"[+\-]?[\d,_]*\.?\d*(?:[eE][+\-]?\d+)?", mantissa)
         lit = m.group(0) if m else ""
         frac, _, exp = lit.replace(",", "").replace("_", "").lower().partition("e")

@@ -49,6 +49,9 @@ class Parsed:
     scale: str = ""  # the count suffix used, canonical: "K", "M", "B", "T"
     decimals: int | None = None
     sig_digits: int | None = None
+    #: ``text`` as read, the ways of writing by hand made plain (``~4.25 × 10^9 GB.`` -> ``4.25e9 GB``): the
+    #: digits a precision rule counts
+    plain: str = ""
 
     kind = "number"
 
@@ -481,7 +484,8 @@ def parse_number(text: str) -> Parsed:
         sign, whole, frac = comma.group(1), comma.group(2), comma.group(3)
         raise AnswerParseError(f"{shown(raw)} has a decimal comma: write {sign}{whole}.{frac} with a point "
                                "(commas group thousands, in threes: 1,048,576)")
-    tokens = _tokenize(_as_written(raw))
+    plain = _as_written(raw)
+    tokens = _tokenize(plain)
     body, unit = _split_unit(tokens, len(tokens) - 1)
     if not body:
         raise AnswerParseError(f"expected {NUMBER_EXPECTED}")
@@ -516,7 +520,8 @@ def parse_number(text: str) -> Parsed:
             decimals, sig = _literal_precision(literal.text)
     exact = value if isinstance(value, Fraction) else None
     return Parsed(text=raw, value=_as_float(value), exact=exact, magnitude=_as_float(magnitude),
-                  unit=canonical, dimension=dimension, scale=parser.scale, decimals=decimals, sig_digits=sig)
+                  unit=canonical, dimension=dimension, scale=parser.scale, decimals=decimals, sig_digits=sig,
+                  plain=plain)
 
 
 _INFINITY = re.compile(r"([-−+]?)\s*(?:inf(?:inity)?|∞)", re.IGNORECASE)

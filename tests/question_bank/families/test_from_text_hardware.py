@@ -195,6 +195,13 @@ def test_keys_from_text_any_seed(seed, case):
     check(disagreements, case[0], seed, case[1])
 
 
+def test_matmul_bound_easy_seed_70287_draws():
+    """The audit's sweep found a seed the family could not draw (compute-bound in the lowest band of times, on a chip
+    drawn four times among the two whose critical intensity is high): it drew nothing and raised, and
+    `qkv bank show hardware.matmul_bound --seed 70287 --difficulty easy` said "internal error"."""
+    check(disagreements, "hardware.matmul_bound", 70287, "easy")
+
+
 def test_min_chips_kv_bytes_check_can_fail():
     """The auditor's own check of the printed KV total rejects a wrong total."""
     t = ("m has N = 1,000 parameters, stored in bf16. Each X has 16 GB (10⁹ bytes each) of HBM. Serving also keeps a bf16 "

@@ -164,7 +164,8 @@ def torus_bisection(d: Draw) -> Problem:
     kind = "torus (every axis wraps around)" if wrap == "yes" else "mesh (no wraparound links)"
     st.p(f"A TPU slice of shape {' × '.join(map(str, shape))} is wired as a {kind}; each link carries "
          f"β = {beta} GB/s in each direction.")
-    st.p(f"What is its bisection bandwidth, one way across the narrowest cut that splits the chips in two, in TB/s? "
+    st.p(f"What is its bisection bandwidth, one way across the narrowest cut that splits the chips into two equal halves, "
+         f"in TB/s? "
          f"{round_off(key.decimals)}")
     notes = [f"The narrowest cut halves the longest axis ({kmax}): N/k_max = {n}/{kmax} = {n // kmax} lines of chips "
              f"cross it{', each a ring cut twice' if wrap == 'yes' else ''}: {links} links."]
@@ -322,7 +323,9 @@ def elementwise(d: Draw) -> Problem:
 
 _RECIPE_TEXT = {"mixed-fp32-master": "mixed precision with Adam: bf16 weights and gradients, an fp32 master copy and "
                                      "fp32 Adam moments",
-                "bf16-adam": "bf16 weights with fp32 Adam moments (no fp32 master copy, gradients not kept whole)",
+                # the audit from the text: "gradients not kept whole" left open what the gradients cost (nothing)
+                "bf16-adam": "bf16 weights with fp32 Adam moments (no fp32 master copy; each gradient is applied as "
+                             "it is computed, never stored)",
                 "adam-8bit": "mixed precision with an 8-bit Adam: bf16 weights and gradients, an fp32 master copy, "
                              "1-byte moments",
                 "sgd-momentum": "mixed precision with SGD and momentum: bf16 weights and gradients, an fp32 master "

@@ -86,6 +86,7 @@ def torus_bisection(t: str) -> float:
     shape = [int(x) for x in m[1].split("×")]
     wrap = m[2].startswith("torus")
     beta = number(r"β = (\d+) GB/s in each direction", t) * 1e9
+    grab(r"the narrowest cut that splits the chips into two equal halves", t, "that the cut halves the chips")
     n = math.prod(shape)
     cuts = []
     for k in shape:
@@ -129,7 +130,8 @@ def elementwise(t: str) -> float:
 def _recipe_bytes(words: str) -> float:
     table = {
         "mixed precision with Adam: bf16 weights and gradients, an fp32 master copy and fp32 Adam moments": 2 + 2 + 4 + 2 * 4,
-        "bf16 weights with fp32 Adam moments (no fp32 master copy, gradients not kept whole)": 2 + 2 * 4,
+        "bf16 weights with fp32 Adam moments (no fp32 master copy; each gradient is applied as it is computed, never "
+        "stored)": 2 + 2 * 4,
         "mixed precision with an 8-bit Adam: bf16 weights and gradients, an fp32 master copy, 1-byte moments":
             2 + 2 + 4 + 2 * 1,
         "mixed precision with SGD and momentum: bf16 weights and gradients, an fp32 master copy and an fp32 momentum":
@@ -260,8 +262,10 @@ def test_torus_bisection_hard_seeds_whose_longest_axis_was_odd():
 
 def test_torus_bisection_of_an_odd_shape_by_hand():
     """5 × 4 × 3 mesh: halving the 4-axis cuts 5·3 = 15 links; at 150 GB/s, 2.25 TB/s."""
-    t = "A TPU slice of shape 5 × 4 × 3 is wired as a mesh (no wraparound links); each link carries β = 150 GB/s in each"
-    assert torus_bisection(t + " direction.") == pytest.approx(2.25)
+    t = ("A TPU slice of shape 5 × 4 × 3 is wired as a mesh (no wraparound links); each link carries β = 150 GB/s in each "
+         "direction. What is its bisection bandwidth, one way across the narrowest cut that splits the chips into two "
+         "equal halves, in TB/s?")
+    assert torus_bisection(t) == pytest.approx(2.25)
 
 
 def test_dp_batch_statement_names_its_accounting():

@@ -172,3 +172,34 @@ def sweep(disagreements, cases, n: int) -> None:
                 if bad <= 3:
                     print(report(p, v, problems), "\n")
         print(f"{fid} {level}: {2 * n} draws, {bad} disagreements", flush=True)
+
+
+def mistake_disagreements(p, value, mistakes) -> tuple[int, list[str]]:
+    """The stretch of the audit: for each misconception of ``p`` that ``mistakes`` (id -> f(text, value)) knows,
+    its ``m.value`` must be the wrong value the label names, recomputed from the text (``value`` is the right one,
+    recomputed from the text). Returns (how many were checked, the disagreements)."""
+    checked, out = 0, []
+    for m in p.misconceptions:
+        if m.id not in mistakes:
+            continue
+        want = mistakes[m.id](p.statement_text, value)
+        checked += 1
+        if not math.isclose(float(m.value), float(want), rel_tol=1e-9, abs_tol=1e-12):
+            out.append(f"misconception {m.id} ({m.label}) has value {m.value!r}; the text gives {want!r}")
+    return checked, out
+
+
+def check_mistakes(disagreements, mistakes, fid: str, seeds, levels) -> None:
+    """Every named mistake of ``mistakes[fid]`` checked on the seeds; at least one of them met."""
+    from question_bank.family import FAMILIES
+
+    checked = 0
+    for level in levels:
+        for seed in seeds:
+            p = FAMILIES[fid].generate(seed, level)
+            v, problems = disagreements(p)
+            assert not problems, report(p, v, problems)
+            n, bad = mistake_disagreements(p, v, mistakes[fid])
+            checked += n
+            assert not bad, report(p, v, bad)
+    assert checked, f"{fid}: none of {sorted(mistakes[fid])} met"

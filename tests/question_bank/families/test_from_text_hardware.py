@@ -29,6 +29,7 @@ from tests.question_bank.families.from_text_hardware import (
     Unreadable,
     asked_decimals,
     check,
+    check_mistakes,
     dense_peak,
     grab,
     hbm_bw,
@@ -63,7 +64,7 @@ def critical_intensity(t: str) -> float:
     return i_star * w / 2
 
 
-def decode_step(t: str) -> float:
+def decode_step(t: str, *, kv: bool = True, time: str = "roofline") -> float:
     """max(bytes / bandwidth, FLOPs / peak) over the chips, in ms: all weights and every sequence's K and V
     of min(S, W) positions read once (2 bytes each), 2N FLOPs per sequence."""
     N = number(r"N = ([\d,]+) parameters", t)
@@ -82,8 +83,9 @@ def decode_step(t: str) -> float:
         positions = min(S, int(w[1]))
     else:
         assert "window" not in t.lower(), t
-    byts = 2 * N + B * L * 2 * g * dh * positions * 2
-    return max(byts / (chips * hbm_bw(t)), 2 * N * B / (chips * dense_peak(t))) * 1e3
+    byts = 2 * N + (B * L * 2 * g * dh * positions * 2 if kv else 0)
+    memory, compute = byts / (chips * hbm_bw(t)), 2 * N * B / (chips * dense_peak(t))
+    return {"roofline": max(memory, compute), "compute": compute}[time] * 1e3
 
 
 def _tokens(t: str) -> tuple[float, float]:
@@ -102,21 +104,24 @@ def gpu_days(t: str) -> float:
     return 6 * N * D / (chips * dense_peak(t) * mfu) / 86400
 
 
-def zero_memory(t: str) -> float:
+def zero_memory(t: str, *, stage: int | None = None, other_unit: bool = False) -> float:
     """ZeRO (Rajbhandari et al. 2020) with 2 + 2 + 12 bytes per parameter: stage 1 shards the 12, stage 2 the
     gradients too, stage 3 everything."""
     assert "2-byte weights and gradients; 12 bytes of optimizer state per parameter" in t
     psi = number(r"Ψ = ([\d,.]+(?: (?:million|billion|trillion))?) parameters", t)
     nd = int(number(r"N_d = (\d+)", t))
-    stage = int(number(r"ZeRO stage (\d)", t))
+    stage = stage if stage is not None else int(number(r"ZeRO stage (\d)", t))
     weights, grads, opt = 2 * psi, 2 * psi, 12 * psi
-    per_gpu = {1: weights + grads + opt / nd, 2: weights + (grads + opt) / nd, 3: (weights + grads + opt) / nd}[stage]
+    per_gpu = {0: weights + grads + opt, 1: weights + grads + opt / nd, 2: weights + (grads + opt) / nd,
+               3: (weights + grads + opt) / nd}[stage]
     unit = {"GB (10⁹ bytes)": 1e9, "GiB (2³⁰ bytes)": 2**30}[grab(r"answer in (GB \(10⁹ bytes\)|GiB \(2³⁰ bytes\))",
                                                                  t, "the unit")[1]]
+    if other_unit:
+        unit = 2**30 if unit == 1e9 else 1e9
     return per_gpu / unit
 
 
-def min_chips(t: str) -> int:
+def min_chips(t: str, *, reserve_kept: bool = True, rounding=math.ceil) -> int:
     """⌈(N·w + KV bytes) / (HBM − reserve)⌉, exactly (fractions)."""
     m = grab(r"N = ([\d,]+) parameters, stored in (\w+)\.", t, "N and its type")
     N, w = int(num(m[1])), Fraction(DTYPE_BYTES[m[2]])
@@ -125,6 +130,7 @@ def min_chips(t: str) -> int:
     assert (m[3] == "10⁹") == (m[2] == "GB"), t
     hbm = int(m[1]) * unit
     reserve = int(r[1]) * unit if (r := re.search(rf"the runtime keeps (\d+) {m[2]} for itself", t)) else 0
+    reserve = reserve if reserve_kept else 0
     kv = 0
     if k := re.search(r"bf16 KV cache for B = (\d+) sequences of S = (\d+) tokens \(L = (\d+) layers, (\d+) K/V heads "
                       r"of size (\d+)\): ([\d,]+) bytes", t):
@@ -134,7 +140,7 @@ def min_chips(t: str) -> int:
         assert kv == 2 * L * B * S * g * dh * 2, f"the KV bytes printed ({kv:,}) are not 2·L·B·S·g·dₕ·2\n{t}"
         assert "the weights and the KV cache" in t
     total = N * w + kv
-    return math.ceil(total / (hbm - reserve))
+    return rounding(total / (hbm - reserve))
 
 
 AUDIT = {
@@ -193,6 +199,52 @@ def test_keys_from_text(fid, level):
 @given(st.integers(0, 10**6), st.sampled_from(CASES))
 def test_keys_from_text_any_seed(seed, case):
     check(disagreements, case[0], seed, case[1])
+
+
+def _mfu(t: str) -> float:
+    return number(r"MFU\) of (\d+)%", t) / 100
+
+
+def _chips(t: str) -> int:
+    return int(m[1]) if (m := re.search(r"on (\d+) × ", t)) else 1
+
+
+def _nvidia(t: str) -> bool:
+    return "with 2:4 structured sparsity" in t
+
+
+#: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
+MISTAKES = {
+    "hardware.gpu_days": {
+        "sparse_peak": lambda t, v: v / 2 if _nvidia(t) else math.nan,  # the with-sparsity figure as the dense peak
+        "forgot_mfu": lambda t, v: v * _mfu(t),
+        "gpu_days": lambda t, v: v * _chips(t),
+        "forgot_backward": lambda t, v: v / 3,  # 2N per token, not 6N
+    },
+    "hardware.zero_memory": {
+        "no_sharding": lambda t, v: zero_memory(t, stage=0),
+        "gb_vs_gib": lambda t, v: zero_memory(t, other_unit=True),
+        "stage_1_partitioning": lambda t, v: zero_memory(t, stage=1),
+        "stage_2_partitioning": lambda t, v: zero_memory(t, stage=2),
+        "stage_3_partitioning": lambda t, v: zero_memory(t, stage=3),
+    },
+    "hardware.min_chips": {
+        "rounded_down": lambda t, v: min_chips(t, rounding=math.floor),
+        "forgot_reserve": lambda t, v: min_chips(t, reserve_kept=False),
+    },
+    "hardware.critical_intensity": {"sparse_peak": lambda t, v: 2 * v if _nvidia(t) else math.nan},
+    "hardware.decode_step": {
+        "forgot_kv_cache": lambda t, v: decode_step(t, kv=False),
+        "compute_bound_time": lambda t, v: decode_step(t, time="compute"),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", sorted(MISTAKES))
+def test_named_mistakes_from_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
+    with that mistake made."""
+    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
 
 
 def test_matmul_bound_easy_seed_70287_draws():

@@ -13,6 +13,7 @@ family module are not read. Script mode sweeps many seeds::
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 
@@ -26,6 +27,7 @@ from tests.question_bank.families.from_text_hardware import (
     Unreadable,
     asked_decimals,
     check,
+    check_mistakes,
     dense_peak,
     grab,
     nat_disagreements,
@@ -41,11 +43,11 @@ def _kv_heads(t: str, n_heads: int) -> int:
     return n_heads if m[1].startswith("multi-head") else 1 if m[1].startswith("multi-query") else int(m[2])
 
 
-def attention_crossover(t: str) -> float:
+def attention_crossover(t: str, *, kv_heads_as_query: bool = False) -> float:
     """S at which 4·S·N·H (QKᵀ and A·V for one query) equals the other matmuls' FLOPs for one token."""
     d, N = int(number(r"d = (\d+)", t)), int(number(r"N = (\d+) query heads of size H = d/N", t))
     H = d / N
-    G = _kv_heads(t, N)
+    G = N if kv_heads_as_query else _kv_heads(t, N)
     assert "2 FLOPs per multiply-add; all S keys counted, no causal halving" in t
     proj = 2 * d * (N * H) * 2 + 2 * d * (G * H) * 2  # Q and O: d × NH; K and V: d × GH
     d_ff = int(number(r"d_ff = (\d+)", t))
@@ -63,10 +65,10 @@ def attention_crossover(t: str) -> float:
     return other / (4 * N * H)
 
 
-def decode_attention_intensity(t: str) -> float:
+def decode_attention_intensity(t: str, *, kv_heads_as_query: bool = False) -> float:
     """FLOPs of QKᵀ and A·V over bytes of Q, cached K and V, and O, for one decode step of a batch."""
     N, H = (int(x) for x in grab(r"N = (\d+) query heads of size H = (\d+)", t, "N and H").groups())
-    G = _kv_heads(t, N)
+    G = N if kv_heads_as_query else _kv_heads(t, N)
     B = int(number(r"batch of B = (\d+) sequences?", t))
     S = int(number(r"S = (\d+) cached tokens", t))
     m = grab(r"All tensors are (\w+) \((\d+) bytes? per value\)", t, "the bytes per value")
@@ -127,6 +129,35 @@ def test_keys_from_text(fid, level):
 @given(st.integers(0, 10**6), st.sampled_from(CASES))
 def test_keys_from_text_any_seed(seed, case):
     check(disagreements, case[0], seed, case[1])
+
+
+def _nvidia(t: str) -> bool:
+    return "with 2:4 structured sparsity" in t
+
+
+#: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
+MISTAKES = {
+    "hardware.prefill_time": {
+        "sparse_peak": lambda t, v: v / 2 if _nvidia(t) else math.nan,
+        "forgot_mfu": lambda t, v: v * number(r"MFU\) of (\d+)%", t) / 100,
+        "one_chip": lambda t, v: v * int(number(r"on (\d+) × ", t)),
+    },
+    "hardware.attention_crossover": {
+        "used_n_heads": lambda t, v: attention_crossover(t, kv_heads_as_query=True),
+        "forgot_av": lambda t, v: 2 * v,  # half the attention FLOPs: S doubles
+    },
+    "hardware.decode_attention_intensity": {
+        "macs_vs_flops": lambda t, v: v / 2,
+        "used_n_heads": lambda t, v: decode_attention_intensity(t, kv_heads_as_query=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", sorted(MISTAKES))
+def test_named_mistakes_from_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
+    with that mistake made."""
+    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
 
 
 def test_crossover_pinned():

@@ -14,6 +14,7 @@ sweeps many seeds::
 
 from __future__ import annotations
 
+import math
 import sys
 
 import pytest
@@ -26,6 +27,7 @@ from tests.question_bank.families.from_text_hardware import (
     Unreadable,
     asked_decimals,
     check,
+    check_mistakes,
     dense_peak,
     grab,
     nat_disagreements,
@@ -85,7 +87,7 @@ def kaplan_forward(t: str) -> float:
     return (2 * N + attn) / (1e6 if unit.startswith("M") else 1e9)
 
 
-def activation_memory(t: str) -> float:
+def activation_memory(t: str, *, other_unit: bool = False) -> float:
     h, a = int(number(r"hidden size h = (\d+)", t)), int(number(r"a = (\d+) attention heads", t))
     s, b = int(number(r"sequence length s = (\d+)", t)), int(number(r"micro-batch b = (\d+)", t))
     assert "16-bit activations and 1-byte dropout masks, no tensor or sequence parallelism" in t
@@ -102,6 +104,8 @@ def activation_memory(t: str) -> float:
         layers = int(number(r"do all L = (\d+) layers store", t, "the layers"))
     unit = {"MiB (2²⁰ bytes)": 2**20, "GiB (2³⁰ bytes)": 2**30, "GB (10⁹ bytes)": 1e9, "MB (10⁶ bytes)": 1e6}[
         grab(r"Give it in (MiB \(2²⁰ bytes\)|GiB \(2³⁰ bytes\)|GB \(10⁹ bytes\)|MB \(10⁶ bytes\))", t, "the unit")[1]]
+    if other_unit:
+        unit = {2**20: 1e6, 1e6: 2**20, 2**30: 1e9, 1e9: 2**30}[unit]
     return per_layer * layers / unit
 
 
@@ -142,6 +146,27 @@ def test_keys_from_text(fid, level):
 @given(st.integers(0, 10**6), st.sampled_from(CASES))
 def test_keys_from_text_any_seed(seed, case):
     check(disagreements, case[0], seed, case[1])
+
+
+#: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
+MISTAKES = {
+    "hardware.pf_days": {"forgot_backward": lambda t, v: v / 3, "macs_vs_flops": lambda t, v: v / 2},
+    "hardware.mfu_from_gpu_hours": {
+        "sparse_peak": lambda t, v: v / 2 if "with 2:4 structured sparsity" in t else math.nan,
+        "forgot_backward": lambda t, v: v / 3,
+    },
+    "hardware.activation_memory": {
+        "gb_vs_gib": lambda t, v: activation_memory(t, other_unit=True),
+        "forgot_batch": lambda t, v: v / int(number(r"micro-batch b = (\d+)", t)),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", sorted(MISTAKES))
+def test_named_mistakes_from_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
+    with that mistake made."""
+    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
 
 
 def test_activation_memory_pinned():

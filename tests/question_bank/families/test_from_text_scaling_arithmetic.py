@@ -40,6 +40,7 @@ from tests.question_bank.families.from_text_hardware import (
     Unreadable,
     asked_decimals,
     check,
+    check_mistakes,
     grab,
     nat_disagreements,
     num,
@@ -238,6 +239,34 @@ def test_keys_from_text(fid, level):
 @given(st.integers(0, 10**6), st.sampled_from(CASES))
 def test_keys_from_text_any_seed(seed, case):
     check(disagreements, case[0], seed, case[1])
+
+
+def _read_write_share(t: str) -> float:
+    """The share of the bytes that are reads: one of two, or (a fused add) two of three."""
+    return 2 / 3 if "adds a second tensor" in t else 1 / 2
+
+
+#: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
+MISTAKES = {
+    "sharding.dp_batch": {"one_way": lambda t, v: v * (4 if "FSDP over 2 mesh axes" in t else 2)},  # W = β: α doubles
+    "topology.torus_bisection": {
+        "both_directions": lambda t, v: 2 * v,
+        "wraparound": lambda t, v: v / 2 if "wired as a torus" in t else 2 * v,
+    },
+    "roofline.elementwise": {"reads_only": lambda t, v: v * _read_write_share(t)},
+    "memory.recipe": {
+        "gib": lambda t, v: v * 1e9 / 2**30,
+        "not_sharded": lambda t, v: v * int(number(r"sharded evenly over (\d+) chips", t)),
+    },
+    "inference.decode_batch": {"one_flop_per_weight": lambda t, v: 2 * v},
+}
+
+
+@pytest.mark.parametrize("fid", sorted(MISTAKES))
+def test_named_mistakes_from_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
+    with that mistake made."""
+    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
 
 
 def test_dp_batch_matches_the_books_figure():

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
+import question_bank.families  # noqa: F401 (registers the families)
 from question_bank.family import FAMILIES
 from question_bank.grading import grade
 from question_bank.problem import ChoiceKey, IntegerKey, NumericKey, Problem

@@ -221,7 +221,9 @@ def quant_error(d: Draw) -> Problem:
            "clamped to 0 … 15, dequantised $(q - z)\\cdot\\text{scale}$")
     st.p(f"Quantise the vector $x = ({xs_text})$ with {how}; rounding is half to even.")
     if d.level == 0:
-        st.p(f"What is element {j + 1} after dequantisation ($q \\times$ scale)? Round off to four decimal places.")
+        # the element named by its value too (an outsider's audit: "element 2" alone reads as x[2] to a programmer)
+        st.p(f"What is element {j + 1} (${float(xs[j]):g}$) after dequantisation ($q \\times$ scale)? Round off to four "
+             "decimal places.")
     else:
         st.p("What is the largest absolute error $\\max_i |\\hat x_i - x_i|$ after dequantisation? Round off to four "
              "decimal places.")

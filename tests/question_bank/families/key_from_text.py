@@ -113,7 +113,7 @@ def audit(p: Problem, recompute: Callable[[Problem], float]) -> str | None:
     """A report of the disagreement between ``p``'s key and ``recompute(p)`` (the text's value), or None."""
     try:
         value = recompute(p)
-    except LookupError as e:
+    except (LookupError, AssertionError) as e:
         return f"{p.id}: {e}\n{p.statement_text}"
     why = disagreement(p, value)
     return None if why is None else f"{p.id}: from the text {value!r}; {why}\n{p.statement_text}"

@@ -9,11 +9,13 @@ whether the key agrees with that value, the way a student would be graded:
 - a numeric MCQ must key exactly the one option whose printed figure is the value rounded to the option's
   own decimals (no second option within that half unit).
 
-Nothing here reads ``given``, the solution or the misconceptions, nor imports the solver or a family module.
+Nothing here reads ``given`` or the solution, nor imports the solver or a family module; the misconceptions are read
+only by ``misconception_disagreements``, which checks their values against the text's.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
@@ -127,3 +129,23 @@ def audit_many(fid: str, level: str, seeds: Iterable[int], recompute: Callable[[
 def question(text: str) -> str:
     """The paragraph that asks the question (the last with a question mark), where the unit is named."""
     return [para for para in text.split("\n\n") if "?" in para][-1]
+
+
+def misconception_disagreements(fid: str, seeds: Iterable[int], wrongs: dict[str, Callable[[Problem], float]],
+                                rel: float = 1e-9) -> tuple[int, list[str]]:
+    """(values checked, reports): each misconception of ``fid``'s draws whose id ``wrongs`` names must have the value
+    that mistake gives on the numbers printed (``wrongs[id](p)``, recomputed from the text), so that the feedback is
+    right for the numbers on the screen."""
+    f, checked, bad = FAMILIES[fid], 0, []
+    for level in f.levels:
+        for s in seeds:
+            p = f.generate(s, level)
+            for m in p.misconceptions:
+                if m.id not in wrongs:
+                    continue
+                checked += 1
+                want = wrongs[m.id](p)
+                if not math.isclose(float(m.value), want, rel_tol=rel, abs_tol=1e-12):
+                    bad.append(f"{p.id}: misconception {m.id} ({m.label}) has {m.value!r}; from the text {want!r}\n"
+                               f"{p.statement_text}")
+    return checked, bad

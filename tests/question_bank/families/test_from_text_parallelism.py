@@ -32,7 +32,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.key_from_text import audit, audit_many, find, num, views
+from tests.question_bank.families.key_from_text import (
+    audit,
+    audit_many,
+    find,
+    misconception_disagreements,
+    num,
+    views,
+)
 
 UNIT = {"GB": 1e9, "MB": 1e6, "kB": 1e3, "MiB": 2**20}
 
@@ -53,50 +60,53 @@ def ring_allreduce_steps(n: int) -> tuple[int, float]:
     return steps + (n - 1), sent + (n - 1) / n  # the all-gather: n - 1 steps of one chunk each
 
 
-def allreduce_time(p) -> float:
+def allreduce_time(p, all_gather: bool = False, factor=None, halve: bool = True, bits: bool = True) -> float:
     t = p.statement_text
     n = int(find(r"^(\d+) GPUs all-reduce", t)[1])
     m = find(r"S = ([\d,.]+) (GB|MB|kB) \(10(?:⁹|⁶|³) bytes\)", t)
     size = num(m[1]) * UNIT[m[2]]
     if m := re.search(r"printed as ([\d.]+) GB/s \(bidirectional", t):
-        bw = num(m[1]) * 1e9 / 2
+        bw = num(m[1]) * 1e9 / (2 if halve else 1)
     else:
-        bw = num(find(r"printed as ([\d.]+) Gb/s per port \(each direction\)", t)[1]) * 1e9 / 8
+        bw = num(find(r"printed as ([\d.]+) Gb/s per port \(each direction\)", t)[1]) * 1e9 / (8 if bits else 1)
     alpha = 0.0 if "no latency (α = 0)" in t else num(find(r"latency of α = ([\d.]+) µs per step", t)[1]) * 1e-6
     steps, sent = ring_allreduce_steps(n)
     assert (steps, round(sent * n)) == (2 * (n - 1), 2 * (n - 1))
-    seconds = steps * alpha + sent * size / bw
+    if all_gather:  # the all-gather's time: n - 1 steps, (n - 1)/n of the buffer
+        steps, sent = n - 1, (n - 1) / n
+    seconds = steps * alpha + (sent if factor is None else factor(n)) * size / bw
     return seconds * (1e3 if "in milliseconds" in t else 1e6 if "in microseconds" in t else float("nan"))
 
 
-def bus_bandwidth(p) -> float:
+def bus_bandwidth(p, factor=None) -> float:
     t = p.statement_text
     m = find(r"runs an? (all-reduce|reduce-scatter|all-gather) on (\d+) GPUs", t)
     op, n = m[1], int(m[2])
     size = num(find(r"S = ([\d,.]+) MiB \(2²⁰ bytes\)", t)[1]) * 2**20
     m = find(r"measured time is ([\d,.]+) (ms|µs|s)\b", t)
     secs = num(m[1]) * {"ms": 1e-3, "µs": 1e-6, "s": 1.0}[m[2]]
-    factor = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
+    right = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
+    factor = right if factor is None else factor(right, n)
     find(r"in GB/s \(10⁹ bytes/s\)", t)
     return size / secs * factor / 1e9
 
 
-def mfu_with_recompute(p) -> float:
+def mfu_with_recompute(p, chips: bool = True, dense: bool = True, attention: bool = True) -> float:
     t = p.statement_text
     n_params = num(find(r"N = ([\d.]+) billion parameters", t)[1]) * 1e9
     gpus = int(find(r"trains on (\d+) × NVIDIA", t)[1])
     sparse = num(find(r"BF16 tensor throughput as ([\d.]+) TFLOP/s with 2:4 structured sparsity", t)[1]) * 1e12
     tokens = num(find(r"at ([\d,]+) tokens per second in all", t)[1])
     per_token = 6 * n_params
-    if "12 L h s" in t:
+    if "12 L h s" in t and attention:
         m = find(r"L = (\d+) layers, h = ([\d,]+), s = ([\d,]+) \(PaLM's convention\)", t)
         per_token += 12 * int(m[1]) * num(m[2]) * num(m[3])
-    else:
+    elif attention:
         find(r"Count 6N FLOPs per token", t)
-    return 100 * per_token * tokens / (gpus * sparse / 2)
+    return 100 * per_token * tokens / ((gpus if chips else 1) * sparse / (2 if dense else 1))
 
 
-def pipeline_bubble(p) -> float:
+def pipeline_bubble(p, share=lambda bubble, m: bubble / (m + bubble)) -> float:
     t = p.statement_text
     stages, micro = int(find(r"p = (\d+) pipeline stages", t)[1]), int(find(r"m = (\d+) microbatches", t)[1])
     if "interleaved 1F1B" in t:
@@ -105,21 +115,31 @@ def pipeline_bubble(p) -> float:
     else:
         find(r"the (GPipe|1F1B) schedule", t)
         bubble = stages - 1
-    return 100 * bubble / (micro + bubble)
+    return 100 * share(bubble, micro)
 
 
-def tensor_parallel_bytes(p) -> float:
+def bubble_by_label(p, label: str) -> float:
+    """The percentage the label's own formula gives on the printed p, m (and v): "took (p − 1)/(v·m + p)"."""
+    t = p.statement_text
+    stages, micro = int(find(r"p = (\d+) pipeline stages", t)[1]), int(find(r"m = (\d+) microbatches", t)[1])
+    v = int(m[1]) if (m := re.search(r"v = (\d+) model chunks", t)) else 1
+    f = find(r"(?:took|gave) \(p − 1\)/\(?((?:v·)?m)(?: \+ p\))?", label)
+    slots = v * micro if f[1] == "v·m" else micro
+    return 100 * (stages - 1) / (slots + stages if f[0].endswith(")") else slots)
+
+
+def tensor_parallel_bytes(p, width: int = 2, count: int = 4, per_gpu: bool = True, ring: bool = True) -> float:
     t = p.statement_text
     h, tp = int(find(r"hidden size h = (\d+)", t)[1]), int(find(r"t = (\d+) GPUs", t)[1])
     b, s = int(find(r"b = (\d+) sequences? of", t)[1]), int(find(r"s = (\d+) tokens", t)[1])
     find(r"activations are bf16", t)
-    tensor = b * s * h * 2  # bytes of one all-reduced activation
+    tensor = b * s * h * width  # bytes of one all-reduced activation
     if "counting each all-reduced tensor once" in t:
-        total = 4 * tensor
+        total = count * tensor
     else:
         find(r"How many bytes does each GPU send .* with ring collectives", t)
         _, sent = ring_allreduce_steps(tp)  # a reduce-scatter plus an all-gather: the same bytes
-        total = 4 * sent * tensor
+        total = count * (sent if ring else 2) * tensor if per_gpu else count * tensor
     find(r"in MiB \(2²⁰ bytes\)", t)
     return total / 2**20
 
@@ -137,6 +157,34 @@ def test_key_agrees_with_the_text(fid, base, level):
     """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
     bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
     assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
+
+
+#: the commonest mistakes, each recomputed from the text with the slip its label names
+WRONGS = {
+    "parallel.allreduce_time": {"forgot_factor": lambda p: allreduce_time(p, factor=lambda n: 1),
+                                "all_gather_factor": lambda p: allreduce_time(p, all_gather=True),
+                                "bidirectional_bandwidth": lambda p: allreduce_time(p, halve=False),
+                                "gigabits": lambda p: allreduce_time(p, bits=False)},
+    "parallel.bus_bandwidth": {"algbw": lambda p: bus_bandwidth(p, factor=lambda f, n: 1),
+                               "inverted_factor": lambda p: bus_bandwidth(p, factor=lambda f, n: 1 / f),
+                               "forgot_factor_n": lambda p: bus_bandwidth(p, factor=lambda f, n: f * n)},
+    "parallel.mfu_with_recompute": {"one_chip": lambda p: mfu_with_recompute(p, chips=False),
+                                    "sparse_peak": lambda p: mfu_with_recompute(p, dense=False),
+                                    "forgot_attention_term": lambda p: mfu_with_recompute(p, attention=False)},
+    "parallel.pipeline_bubble": {"ideal_ratio": lambda p, label: bubble_by_label(p, label),
+                                 "one_slot_more": lambda p, label: bubble_by_label(p, label)},
+    "parallel.tensor_parallel_bytes": {"fp32": lambda p: tensor_parallel_bytes(p, width=4),
+                                       "half_the_all_reduces": lambda p: tensor_parallel_bytes(p, count=2),
+                                       "message_only": lambda p: tensor_parallel_bytes(p, per_gpu=False),
+                                       "forgot_ring_factor": lambda p: tensor_parallel_bytes(p, ring=False)},
+}
+
+
+@pytest.mark.parametrize("fid", sorted(WRONGS))
+def test_misconception_values_agree_with_the_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them."""
+    checked, bad = misconception_disagreements(fid, range(15), WRONGS[fid])
+    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 @given(st.sampled_from(CASES), st.integers(0, 10**6))

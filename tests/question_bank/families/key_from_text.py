@@ -144,8 +144,8 @@ def misconception_disagreements(fid: str, seeds: Iterable[int], wrongs: dict[str
                 if m.id not in wrongs:
                     continue
                 checked += 1
-                fn = wrongs[m.id]  # (p) or, for a value the label's own formula names, (p, label)
-                want = fn(p, m.label) if fn.__code__.co_argcount == 2 else fn(p)
+                fn = wrongs[m.id]  # (p) or, marked ``reads_label``, (p, label): the value the label's own formula names
+                want = fn(p, m.label) if getattr(fn, "reads_label", False) else fn(p)
                 if not math.isclose(float(m.value), want, rel_tol=rel, abs_tol=1e-12):
                     bad.append(f"{p.id}: misconception {m.id} ({m.label}) has {m.value!r}; from the text {want!r}\n"
                                f"{p.statement_text}")

@@ -128,6 +128,9 @@ def bubble_by_label(p, label: str) -> float:
     return 100 * (stages - 1) / (slots + stages if f[0].endswith(")") else slots)
 
 
+bubble_by_label.reads_label = True
+
+
 def tensor_parallel_bytes(p, width: int = 2, count: int = 4, per_gpu: bool = True, ring: bool = True) -> float:
     t = p.statement_text
     h, tp = int(find(r"hidden size h = (\d+)", t)[1]), int(find(r"t = (\d+) GPUs", t)[1])
@@ -171,8 +174,7 @@ WRONGS = {
     "parallel.mfu_with_recompute": {"one_chip": lambda p: mfu_with_recompute(p, chips=False),
                                     "sparse_peak": lambda p: mfu_with_recompute(p, dense=False),
                                     "forgot_attention_term": lambda p: mfu_with_recompute(p, attention=False)},
-    "parallel.pipeline_bubble": {"ideal_ratio": lambda p, label: bubble_by_label(p, label),
-                                 "one_slot_more": lambda p, label: bubble_by_label(p, label)},
+    "parallel.pipeline_bubble": {"ideal_ratio": bubble_by_label, "one_slot_more": bubble_by_label},
     "parallel.tensor_parallel_bytes": {"fp32": lambda p: tensor_parallel_bytes(p, width=4),
                                        "half_the_all_reduces": lambda p: tensor_parallel_bytes(p, count=2),
                                        "message_only": lambda p: tensor_parallel_bytes(p, per_gpu=False),

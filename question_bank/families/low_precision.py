@@ -450,8 +450,9 @@ def nccl_busbw_family(d: Draw) -> Problem:
     key = nat_key(value, dec, unit="GB/s" if d.level < 2 else "%")
     st = Doc()
     if d.level < 2:
+        # the time as computed with (an outsider's audit: ':g' printed 292838.7 as 292839, six digits)
         st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints, for size $S = {S:,}$ bytes, a time of "
-             f"${t_us:g}$ µs.")
+             f"${t_us:.10g}$ µs.")
         st.p("What bus bandwidth (busbw) does it report? Give GB/s ($10^9$ bytes/s), rounded off to two decimal places.")
     else:
         st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints an algorithm bandwidth of ${alg:g}$ GB/s. "

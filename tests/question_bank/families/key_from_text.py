@@ -88,6 +88,8 @@ def disagreement(p: Problem, value: float) -> str | None:
     assert isinstance(key, NumericKey), f"{p.id}: a key of type {type(key).__name__}"
     if not grade(p, value).correct:
         return f"key [{key.lo}, {key.hi}] (value {key.value}) does not accept the exact {value!r}"
+    if not math.isclose(key.value, value, rel_tol=1e-9, abs_tol=1e-12):
+        return f"key value {key.value!r} is not what the printed numbers give, {value!r} (though its range accepts it)"
     d = asked_decimals(p.statement_text)
     if d is not None:
         r = rounded(value, d)

@@ -29,6 +29,7 @@ Nothing is read from ``given``, the solution or the misconceptions; nothing is i
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -39,12 +40,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.key_from_text import audit, audit_many, find, num, question, views
+from tests.question_bank.families.key_from_text import (
+    audit,
+    audit_many,
+    find,
+    misconception_disagreements,
+    num,
+    question,
+    views,
+)
 
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
 
-def mfu_step(p) -> float:
+def mfu_step(p, chips_on: bool = True, peak_x: float = 1, per_token: int = 6) -> float:
     t = p.statement_text
     n = num(find(r"A (\d+(?:\.\d+)?)B-parameter model", t)[1]) * 1e9
     m = find(r"trains on ([\d,]+) × [\w-]+ \(dense bf16 peak ([\d,.]+) TFLOP/s per chip\)", t)
@@ -56,20 +65,24 @@ def mfu_step(p) -> float:
         tokens = num(m[1]) * num(m[2])
     secs = num(find(r"the log shows (\d+(?:\.\d+)?) s per step", t)[1])
     find(r"6N FLOPs per token, attention left out\)\? Give percent", t)
-    return 100 * 6 * n * tokens / secs / (chips * peak)
+    return 100 * per_token * n * tokens / secs / ((chips if chips_on else 1) * peak * peak_x)
 
 
 BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "reduce_scatter": lambda n: (n - 1) / n,
               "all_gather": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
 
 
-def nccl_busbw(p) -> float:
+def nccl_busbw(p, slip: str = "") -> float:
     t = p.statement_text
     m = find(r"nccl-tests' (\w+)_perf on n = (\d+) GPUs", t)
     factor = BUS_FACTOR[m[1]](int(m[2]))
+    if slip == "algbw":
+        factor = 1
+    elif slip == "other_factor":  # all_reduce's for the others, theirs for all_reduce
+        factor = BUS_FACTOR["all_gather" if m[1] == "all_reduce" else "all_reduce"](int(m[2]))
     if m := re.search(r"for size S = ([\d,]+) bytes, a time of ([\d.,]+) µs", t):
         find(r"Give GB/s \(10⁹ bytes/s\)", t)
-        return num(m[1]) / (num(m[2]) * 1e-6) * factor / 1e9
+        return num(m[1]) / (num(m[2]) * (1e-3 if slip == "ms" else 1e-6)) * factor / 1e9
     algbw = num(find(r"prints an algorithm bandwidth of ([\d.,]+) GB/s", t)[1])
     link = num(find(r"link is rated ([\d.,]+) GB/s per direction", t)[1])
     find(r"What fraction of the link does the bus bandwidth reach\? Give percent", t)
@@ -79,15 +92,16 @@ def nccl_busbw(p) -> float:
 ELEMENT_BITS = {"FP4 E2M1": 4, "FP8 E4M3": 8, "FP8 E5M2": 8, "FP6 E2M3": 6, "FP6 E3M2": 6}
 
 
-def _bits_per_weight(t: str) -> float:
+def _bits_per_weight(t: str, scale_every: int | None = None) -> float:
     m = find(r"\((FP\d E\dM\d) elements, one (8-bit E8M0|FP8 E4M3)(?: power-of-two)? scale per block of (\d+)", t)
-    return ELEMENT_BITS[m[1]] + 8 / int(m[3])
+    return ELEMENT_BITS[m[1]] + (8 / int(m[3]) if scale_every is None else 8 / scale_every if scale_every else 0)
 
 
-def block_bytes(p) -> float:
+def block_bytes(p, scale_every: int | None = None, bf16: bool = True, other_unit: bool = False) -> float:
     t = p.statement_text
-    bits = _bits_per_weight(t)
+    bits = _bits_per_weight(t, scale_every)
     unit = {"GB": 1e9, "GiB": 2**30}[find(r"Give (GB|GiB) \(", question(t))[1]]
+    unit = {1e9: 2**30, 2**30: 1e9}[unit] if other_unit else unit
     if m := re.search(r"A model's (\d+(?:\.\d+)?) billion weights are stored in", t):
         if "NVFP4" in t:
             find(r"ignore the per-tensor fp32 scale", t)
@@ -95,7 +109,7 @@ def block_bytes(p) -> float:
     m = find(r"has (\d+) layers of (\d+) experts, each expert (\d+(?:\.\d+)?) million weights", t)
     experts = int(m[1]) * int(m[2]) * num(m[3]) * 1e6
     other = num(find(r"its other (\d+(?:\.\d+)?) billion weights are in bf16", t)[1]) * 1e9
-    return (experts * bits / 8 + other * 2) / unit
+    return (experts * bits / 8 + other * 2 * bf16) / unit
 
 
 def format_values(e_bits: int, m_bits: int, bias: int, ieee: bool, largest: Fraction | None) -> list[tuple[Fraction, int]]:
@@ -158,7 +172,7 @@ def _vector(t: str) -> list[Fraction]:
     return [Fraction(s.strip()) for s in find(r"x = \(([-\d., ]+)\)", t)[1].split(",")]
 
 
-def quant_error(p) -> float:
+def quant_error(p, qmax_slip: bool = False, rnd=round) -> float:
     t = p.statement_text
     x = _vector(t)
     find(r"rounding is half to even", t)
@@ -166,15 +180,16 @@ def quant_error(p) -> float:
         m = find(r"int(\d+): scale = max\|x\| / (\d+), codes q = round\(x/scale\) in −(\d+) … (\d+)", t)
         qmax = int(m[2])
         assert int(m[3]) == int(m[4]) == qmax
+        qmax += qmax_slip  # the slip: codes taken to run to 2^(b-1), not 2^(b-1) - 1
         scale = max(abs(v) for v in x) / qmax
-        xhat = [max(-qmax, min(qmax, round(v / scale))) * scale for v in x]
+        xhat = [max(-qmax, min(qmax, rnd(v / scale))) * scale for v in x]
     else:
         m = find(r"the range \[min, max\] widened to hold 0, scale = \(max - min\)/(\d+), zero point z = round\(-min/scale\), "
                  r"codes q = round\(x/scale\) \+ z clamped to 0 … (\d+), dequantised \(q - z\)·scale", t)
         levels = int(m[1])
         assert int(m[2]) == levels
         lo, hi = min(min(x), 0), max(max(x), 0)
-        scale = (hi - lo) / levels
+        scale = (hi - lo) / (levels + 1 if qmax_slip else levels)
         z = round(-lo / scale)
         xhat = [(max(0, min(levels, round(v / scale) + z)) - z) * scale for v in x]
     q = question(t)
@@ -186,38 +201,42 @@ def quant_error(p) -> float:
     return float(max(abs(a - b) for a, b in zip(xhat, x, strict=True)))
 
 
-def smoothquant(p) -> float:
+def smoothquant(p, slip: str = "") -> float:
     t = p.statement_text
     alpha = num(find(r"α = (\d+(?:\.\d+)?)", t)[1])
     if m := re.search(r"max\|Xⱼ\| = (\d+(?:\.\d+)?) and weight maximum max\|Wⱼ\| = (\d+(?:\.\d+)?)", t):
         find(r"What is the smoothing factor sⱼ\?", t)
-        return num(m[1]) ** alpha / num(m[2]) ** (1 - alpha)
+        x, w = num(m[1]), num(m[2])
+        return {"": x**alpha / w ** (1 - alpha), "ratio": x / w, "swapped": w**alpha / x ** (1 - alpha),
+                "alpha_swapped": x ** (1 - alpha) / w**alpha}[slip]
     chans = re.findall(r"channel \d: max\|X\| = (\d+(?:\.\d+)?), max\|W\| = (\d+(?:\.\d+)?)", t)
     assert len(chans) == 3, "three channels printed"
     find(r"largest activation maximum over the three channels", t)
-    return max(num(x) / (num(x) ** alpha / num(w) ** (1 - alpha)) for x, w in chans)
+    smooth = [(num(x), num(x) ** alpha / num(w) ** (1 - alpha)) for x, w in chans]
+    return max({"": x / s, "before": x, "multiplied": x * s}[slip] for x, s in smooth)
 
 
-def fsdp_overlap(p) -> float:
+def fsdp_overlap(p, link_x: float = 1, width: int = 2, ring: bool = True, shard_only: bool = False,
+                 fwd: int = 2, total: bool = False) -> float:
     t = p.statement_text
     m = find(r"over n = (\d+) (?:GPUs|TPU chips) \([\w-]+: dense bf16 peak ([\d.,]+) TFLOP/s, link ([\d.,]+) GB/s per "
              r"direction\)", t)
-    n, peak, link = int(m[1]), num(m[2]) * 1e12, num(m[3]) * 1e9
+    n, peak, link = int(m[1]), num(m[2]) * 1e12, num(m[3]) * 1e9 * link_x
     find(r"its bf16 parameters \(2 bytes each\) are all-gathered with a ring", t)
     params = num(find(r"one layer has P = ([\d,]+) parameters", t)[1])
-    gather = (n - 1) / n * 2 * params / link
+    gather = (1 / n if shard_only else (n - 1) / n if ring else 1) * width * params / link
     q = question(t)
-    if "How long does one layer's all-gather take" in q:
+    if "How long does one layer's all-gather take" in q or total:
         return gather * 1e3
     find(r"\(2·P FLOPs per token forward, at the peak\)", t)
     if "left exposed" in q:
         tokens = num(find(r"each (?:GPU|TPU chip) runs T = ([\d,]+) tokens", t)[1])
-        return max(0.0, gather - 2 * params * tokens / peak) * 1e3
+        return max(0.0, gather - fwd * params * tokens / peak) * 1e3
     find(r"How many tokens per (?:GPU|TPU chip) must a layer's forward process", q)
-    return gather * peak / (2 * params)
+    return gather * peak / (fwd * params)
 
 
-def grad_accum_bubble(p) -> float:
+def grad_accum_bubble(p, share=lambda p, m: (p - 1) / (m + p - 1), dp: bool = True) -> float:
     t = p.statement_text
     stages = int(find(r"p = (\d+) pipeline stages", t)[1])
     find(r"1F1B", t)
@@ -230,29 +249,32 @@ def grad_accum_bubble(p) -> float:
             m = find(r"global batch of ([\d,]+) tokens of sequences of ([\d,]+) tokens", t)
             seqs = num(m[1]) / num(m[2])
         b, d = int(find(r"micro-batches of b = (\d+) sequences?", t)[1]), int(find(r"d = (\d+) data-parallel", t)[1])
-        micro = seqs / (b * d)
+        micro = seqs / (b * (d if dp else 1))
         assert micro == int(micro), f"the global batch is not whole micro-batches: m = {micro}"
-    return 100 * (stages - 1) / (micro + stages - 1)
+    return 100 * share(stages, micro)
 
 
-def lr_schedule(p) -> float:
+def lr_schedule(p, slip: str = "") -> float:
     t = p.statement_text
     step = num(find(r"at step t = ([\d,]+)\?", t)[1])
     exp = int(find(r"in units of 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", t)[1].translate(SUPERSCRIPT))
     if m := re.search(r"d_model = ([\d,]+) and warmup_steps = ([\d,]+) \(steps count from 1\)", t):
         d, w = num(m[1]), num(m[2])
-        lr = d**-0.5 * min(step**-0.5, step * w**-1.5)
+        branches = (step**-0.5, step * w**-1.5)
+        branch = max(branches) if slip == "wrong_branch" else min(branches)
+        lr = (1 if slip == "no_dmodel" else d**-0.5) * branch
     elif "HuggingFace's linear schedule; steps count from 0" in t:
         m = find(r"from 0 to ([\d.e-]+) over the first w = ([\d,]+) steps, then decays it linearly to 0 at step T = ([\d,]+)", t)
         top, w, total = float(m[1]), num(m[2]), num(m[3])
-        lr = top * step / w if step < w else top * max(0.0, (total - step) / (total - w))
+        lr = top * step / w if step < w else top * max(0.0, (total - step) / (total if slip == "decay_from_zero" else total - w))
     else:
         m = find(r"warms up linearly to ([\d.e-]+) over w = ([\d,]+) steps, then follows a cosine decay to ([\d.e-]+) at step "
                  r"T = ([\d,]+): η = ηₘᵢₙ \+ \(ηₘₐₓ - ηₘᵢₙ\)\(1 \+ cos πp\)/2 with p the fraction of the decay done", t)
         top, w, low, total = float(m[1]), num(m[2]), float(m[3]), num(m[4])
         assert step >= w, f"step {step} is in the warmup, whose start the text does not give"
-        frac = (step - w) / (total - w)
-        lr = low + (top - low) * (1 + math.cos(math.pi * frac)) / 2
+        frac = step / total if slip == "progress_from_zero" else (step - w) / (total - w)
+        low = 0.0 if slip == "floor_ignored" else low
+        lr = low + (top - low) * (1 + math.cos(math.pi * frac)) / (1 if slip == "no_half" else 2)
     return lr / 10.0**exp
 
 
@@ -270,6 +292,44 @@ def test_key_agrees_with_the_text(fid, base, level):
     """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
     bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
     assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
+
+
+def _trunc(x: Fraction) -> int:
+    return int(x)  # toward zero
+
+
+#: the commonest mistakes, each recomputed from the text with the slip its label names
+WRONGS = {
+    "measurements.mfu_step": {"one_chip": lambda p: mfu_step(p, chips_on=False), "two_n": lambda p: mfu_step(p, per_token=2),
+                              "sparse_peak": lambda p: mfu_step(p, peak_x=2)},
+    "measurements.nccl_busbw": {"algbw_as_busbw": lambda p: nccl_busbw(p, "algbw"), "ms_for_us": lambda p: nccl_busbw(p, "ms"),
+                                "wrong_factor": lambda p: nccl_busbw(p, "other_factor")},
+    "precision.block_bytes": {"scales_forgotten": lambda p: block_bytes(p, scale_every=0),
+                              "scale_per_weight": lambda p: block_bytes(p, scale_every=1),
+                              "bf16_left_out": lambda p: block_bytes(p, bf16=False),
+                              "gb_for_gib": lambda p: block_bytes(p, other_unit=True)},
+    "precision.quant_error": {"qmax_power_of_two": lambda p: quant_error(p, qmax_slip=True),
+                              "truncated": lambda p: quant_error(p, rnd=_trunc)},
+    "precision.smoothquant": {s: functools.partial(smoothquant, slip=s) for s in
+                              ("ratio", "swapped", "alpha_swapped", "before", "multiplied")},
+    "training.fsdp_overlap": {"bidirectional": lambda p: fsdp_overlap(p, link_x=2), "fp32_params": lambda p: fsdp_overlap(p, width=4),
+                              "no_ring_factor": lambda p: fsdp_overlap(p, ring=False),
+                              "shard_only": lambda p: fsdp_overlap(p, shard_only=True),
+                              "fwd_6pt": lambda p: fsdp_overlap(p, fwd=6), "total_not_exposed": lambda p: fsdp_overlap(p, total=True)},
+    "training.grad_accum_bubble": {"over_ideal": lambda p: grad_accum_bubble(p, share=lambda s, m: (s - 1) / m),
+                                   "one_slot_more": lambda p: grad_accum_bubble(p, share=lambda s, m: (s - 1) / (m + s)),
+                                   "p_not_minus_one": lambda p: grad_accum_bubble(p, share=lambda s, m: s / (m + s)),
+                                   "dp_not_divided": lambda p: grad_accum_bubble(p, dp=False)},
+    "training.lr_schedule": {s: functools.partial(lr_schedule, slip=s) for s in
+                             ("decay_from_zero", "no_dmodel", "wrong_branch", "progress_from_zero", "no_half", "floor_ignored")},
+}
+
+
+@pytest.mark.parametrize("fid", sorted(WRONGS))
+def test_misconception_values_agree_with_the_text(fid):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them."""
+    checked, bad = misconception_disagreements(fid, range(15), WRONGS[fid])
+    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 @given(st.sampled_from(CASES), st.integers(0, 10**6))

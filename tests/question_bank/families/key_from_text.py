@@ -148,7 +148,12 @@ def misconception_disagreements(fid: str, seeds: Iterable[int], wrongs: dict[str
                 checked += 1
                 fn = wrongs[m.id]  # (p) or, marked ``reads_label``, (p, label): the value the label's own formula names
                 want = fn(p, m.label) if getattr(fn, "reads_label", False) else fn(p)
-                if not math.isclose(float(m.value), want, rel_tol=rel, abs_tol=1e-12):
+                if isinstance(p.key, ChoiceKey):  # the option the mistake picks shows the mistake's value
+                    v, d = option_values(p)[m.value]
+                    if abs(v - want) > 0.5 * 10.0 ** -d + 1e-9 * max(1.0, abs(want)):
+                        bad.append(f"{p.id}: misconception {m.id} ({m.label}) picks option {p.options_text[m.value]!r}; "
+                                   f"from the text {want!r}\n{p.statement_text}")
+                elif not math.isclose(float(m.value), want, rel_tol=rel, abs_tol=1e-12):
                     bad.append(f"{p.id}: misconception {m.id} ({m.label}) has {m.value!r}; from the text {want!r}\n"
                                f"{p.statement_text}")
     return checked, bad

@@ -246,10 +246,11 @@ WRONGS = {
 }
 
 
-@pytest.mark.parametrize("fid", sorted(WRONGS))
-def test_misconception_values_agree_with_the_text(fid):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them."""
-    checked, bad = misconception_disagreements(fid, range(15), WRONGS[fid])
+@pytest.mark.parametrize("fid,base", [(fid, base) for fid, base in VIEWS if base in WRONGS])
+def test_misconception_values_agree_with_the_text(fid, base):
+    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them (in
+    an MCQ view, the option the mistake picks shows that value)."""
+    checked, bad = misconception_disagreements(fid, range(15), WRONGS[base])
     assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
 
 

@@ -287,9 +287,11 @@ def pipeline_bubble(d: Draw) -> Problem:
         # further off it than any other option, the key's text was more often exactly twice or half another option's
         if safe_for_rounding(value, 2, 0.03) and p != m:
             break
+    vm = "v·m" if v > 1 else "m"
     wrongs = [
-        Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
-              "Of the whole step, the idle part is (p − 1) slots out of m + p − 1.",
+        # an outsider's audit: at hard (interleaved) the slots are chunk slots, v·m of them, and the labels say so
+        Wrong("ideal_ratio", f"gave (p − 1)/{vm} (bubble over the ideal time, not over the step)",
+              f"Of the whole step, the idle part is (p − 1) slots out of {vm} + p − 1.",
               float(r.breakdown["bubble_over_ideal"]) * 100,
               inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(v·m + 2(p − 1))",
               inverse_value=100 * (p - 1) / (v * m + 2 * (p - 1))),
@@ -310,9 +312,10 @@ def pipeline_bubble(d: Draw) -> Problem:
         Wrong("fill_and_drain_twice", "counted 2(p − 1) idle slots (the fill and the drain each as p − 1)",
               "The fill and the drain together are p − 1 slots of the step: p − 1 in all, not each.",
               float(r.answer) * 200),
-        Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
-              "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
-              100 * (p - 1) / (v * m + p), inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+        Wrong("one_slot_more", f"took (p − 1)/({vm} + p) (one slot too many in the step)",
+              f"The step is {vm} + p − 1 slots long: {vm} {'chunk passes' if v > 1 else 'microbatches'} through the first "
+              "stage, then p − 1 to drain.",
+              100 * (p - 1) / (v * m + p), inverse=f"took (p − 1)/({vm} + p − 2) (one slot too few in the step)",
               inverse_value=100 * (p - 1) / (v * m + p - 2)),
         Wrong("chunks_twice", "divided the bubble by v² (the chunks counted twice)", "Interleaving divides the bubble "
               "slots by v once: (p − 1)/(v·m + p − 1).", float(bubble(p, m * v, schedule="interleaved", chunks=v).answer) * 100)

@@ -63,7 +63,11 @@ def ring_attention(t: str) -> Fr:
     if "smallest chunk c" in t:
         F, beta = fnum(t, "F") * 10**12, fnum(t, "β") * 10**9
         # compute 4 c² h dₕ / F ≥ send 2 c hₖᵥ dₕ b / β  <=>  c ≥ hₖᵥ b F / (2 h β)
-        return Fr(math.ceil(hkv * b * F / (2 * h * beta)))
+        cstar = hkv * b * F / (2 * h * beta)
+        if cstar.denominator == 1 and "(takes no longer than it)" not in t:
+            raise Unreadable(f"at c = {cstar} the send takes exactly as long as the compute, and the text does not "
+                             "say whether that counts as hidden")
+        return Fr(math.ceil(cstar))
     c = fnum(t, "N") / fnum(t, "P")
     send = 2 * c * hkv * dh * b  # the K and V block
     if "How many bytes does a device send per step" in t:
@@ -628,6 +632,19 @@ def test_key_agrees_with_the_text(fid, level):
 def test_key_agrees_with_the_text_hypo(seed, case):
     fid, level = case
     msg = audit(FAMILIES[fid].generate(seed, level), _answer(fid))
+    assert msg is None, msg
+
+
+@pytest.mark.parametrize(("fid", "seed"), [("context.ring_attention", 153), ("context.ring_attention", 70167),
+                                         ("context.ring_attention_mcq", 30), ("context.ring_attention_mcq", 208)])
+def test_ring_attention_tie_is_stated(fid, seed):
+    """Draws whose c* is a whole number (send = compute at c = c*): the text must say that a send taking as long
+    as the compute is hidden, or a student who reads "hides" strictly answers c* + 1. (Found by this audit.)"""
+    p = _draw(fid, seed, "hard")
+    t = p.statement_text
+    cstar = fnum(t, "hₖᵥ") * 2 * fnum(t, "F") * 10**12 / (2 * fnum(t, "h") * fnum(t, "β") * 10**9)
+    assert cstar.denominator == 1, f"{p.id} is not a tie: c* = {float(cstar)}"
+    msg = audit(p, ring_attention)
     assert msg is None, msg
 
 

@@ -182,6 +182,26 @@ def test_key_agrees_with_the_text_hypo(seed, case):
     assert msg is None, msg
 
 
+#: models with a sliding window of 4096 positions (config.json: "sliding_window": 4096; Gemma 2 on every other
+#: layer, Gemma Team 2024, arXiv 2408.00118, Table 1): a longer sequence's cache is not the full one the text counts
+WINDOW = {"Mistral-7B": 4096, "Gemma-2-9B": 4096}
+
+
+@pytest.mark.parametrize("level", FAMILIES["serving.max_batch"].levels)
+def test_max_batch_sequences_fit_the_named_models_window(level):
+    """Every layer caches the whole sequence (as the statement's count has it) only up to the model's window: a
+    statement naming Mistral-7B or Gemma-2-9B asks for at most 4096 tokens. (Found by this audit: Gemma-2-9B was
+    asked up to 16k tokens, where its 21 sliding-window layers keep 4096.)"""
+    bad = []
+    for s in SEEDS + tuple(range(100, 400)):
+        t = _draw("serving.max_batch", s, level).statement_text
+        name = t.split(" (N = ")[0]
+        n = int(search(t, r"How many sequences of (\d+) tokens", "the length")[1])
+        if n > WINDOW.get(name, n):
+            bad.append(f"serving.max_batch/{level}/{s}: {name}, {n} tokens")
+    assert not bad, f"{len(bad)} draws ask beyond the window, e.g. {bad[:3]}"
+
+
 @pytest.mark.parametrize(("fid", "level"), [(f, lv) for f in WRONG for lv in FAMILIES[f].levels])
 def test_misconception_values_follow_the_text(fid, level):
     """The commonest mistakes' values are what the label's slip gives on the statement's own numbers."""

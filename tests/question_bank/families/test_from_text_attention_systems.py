@@ -425,14 +425,28 @@ def ulysses_wrong(t: str) -> dict:
 
 
 def online_softmax_wrong(t: str) -> dict:
-    if "What is ell after the second block" not in t:
-        return {}
     m = search(t, r"x⁽¹⁾ = \(([^)]*)\) then x⁽²⁾ = \(([^)]*)\)", "the two blocks")
     x1, x2 = [float(v) for v in _tuple(m[1])], [float(v) for v in _tuple(m[2])]
     m1, m2 = max(x1), max(x1 + x2)
     ell1 = sum(math.exp(x - m1) for x in x1)
     new = sum(math.exp(x - m2) for x in x2)
-    return {"no_rescale": ell1 + new, "rescale_up": ell1 * math.exp(m2 - m1) + new}
+    if "What is ell after the second block" in t:
+        return {"no_rescale": ell1 + new, "rescale_up": ell1 * math.exp(m2 - m1) + new}
+    if q := re.search(r"weight of score number (\d+)", t):
+        k = int(q[1]) - 1
+        own = x1 if k < len(x1) else x2
+        x = (x1 + x2)[k]
+        return {"block_weight": math.exp(x - max(own)) / sum(math.exp(y - max(own)) for y in own),
+                "no_rescale": math.exp(x - m2) / (ell1 + new),
+                "rescale_up": math.exp(x - m2) / (ell1 * math.exp(m2 - m1) + new)}
+    v = [float(a) for a in _tuple(search(t, r"v = \(([^)]*)\)", "v")[1])]
+    v1, v2 = v[: len(x1)], v[len(x1):]
+    o1 = sum(math.exp(x - m1) * y for x, y in zip(x1, v1, strict=True))
+    o2 = sum(math.exp(x - m2) * y for x, y in zip(x2, v2, strict=True))
+    ell2 = sum(math.exp(x - max(x2)) for x in x2)
+    o2_own = sum(math.exp(x - max(x2)) * y for x, y in zip(x2, v2, strict=True))
+    return {"average_blocks": (o1 / ell1 + o2_own / ell2) / 2,
+            "no_rescale_o": (o1 + o2) / (ell1 * math.exp(m1 - m2) + new)}
 
 
 def tiling_hbm_wrong(t: str) -> dict:

@@ -635,11 +635,17 @@ def _answer(fid: str):
     return ANSWERS[fid.removesuffix("_mcq")]
 
 
+#: families whose drawing is slow (about 50 ms a draw: the retries of the batch schedules) check every other seed
+SLOW = ("serving.continuous_batching",)
+
+
 @pytest.mark.parametrize(("fid", "level"), CASES)
 def test_key_agrees_with_the_text(fid, level):
-    """A fixed block of 40 seeds per level: the key accepts what the statement's own numbers give."""
-    bad = [msg for s in SEEDS if (msg := audit(_draw(fid, s, level), _answer(fid)))]
-    assert not bad, f"{len(bad)} of {len(SEEDS)} draws disagree; the first:\n{bad[0]}"
+    """A fixed block of 40 seeds per level (20 for a slow family): the key accepts what the statement's own
+    numbers give."""
+    seeds = SEEDS[::2] if fid.removesuffix("_mcq") in SLOW else SEEDS
+    bad = [msg for s in seeds if (msg := audit(_draw(fid, s, level), _answer(fid)))]
+    assert not bad, f"{len(bad)} of {len(seeds)} draws disagree; the first:\n{bad[0]}"
 
 
 @given(st.integers(0, 10**6), st.sampled_from(CASES))

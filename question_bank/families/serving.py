@@ -47,10 +47,12 @@ def max_batch(d: Draw) -> Problem:
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
         chips = d.pick((2, 4, 8)) if d.level else 1  # one GPU holds no model here within that share
-        # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
+        # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache, and so
+        # would Gemma-2-9B's on every other layer (config.json of each: "sliding_window": 4096): at most 4096 tokens,
+        # where every layer caches the whole sequence as the statement counts it
         # issue 39: any context in multiples of 16 (log-uniform, 1k to 16k tokens), so that keys rarely repeat across
         # draws (multiples of 128 left 229 distinct easy keys in 500 draws, which a student remembered)
-        S = 16 * round(d.log_uniform(64, 256 if name == "Mistral-7B" else 1024, None))
+        S = 16 * round(d.log_uniform(64, 256 if name in ("Mistral-7B", "Gemma-2-9B") else 1024, None))
         N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")

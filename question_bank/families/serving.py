@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from question_bank.families.counting_common import nat_problem, sci, tokens_text
 from question_bank.family import Draw, Wrong, family
-from question_bank.grading import nat_key, safe_for_rounding
+from question_bank.grading import asked_decimals, nat_key, rounded_off, safe_for_rounding
 from question_bank.problem import Problem
 from question_bank.render import Doc
 
@@ -175,36 +175,41 @@ def compute_optimal(d: Draw) -> Problem:
         method = "rule-20" if d.level == 0 else "fitted"
         ask = "tokens" if d.level == 2 else "params"
         r = solve(C, method=method)
-        value = (r.answer if ask == "params" else r.breakdown["tokens"]) / 1e9
-        if safe_for_rounding(value, 2, 0.1) and value >= 0.1:
+        count = r.answer if ask == "params" else r.breakdown["tokens"]
+        # in trillions from a thousand billion, to two decimals, never past four significant figures (the digit rule):
+        # 107,862.26 billion tokens asked eight, which no hand working of G·(C/6)^(β/(α+β)) with rounded steps reaches
+        scale, word = (1e12, "trillion") if count >= 1e12 else (1e9, "billion")
+        value = count / scale
+        places = asked_decimals(value, 2)
+        if safe_for_rounding(value, places, 0.1) and value >= 0.1:
             break
     field = "params" if ask == "params" else "tokens"
     swapped_n = (0.34 * 406.4 / (0.28 * 410.7)) ** (1 / 0.62) * (C / 6) ** (0.34 / 0.62)
     wrongs = [
         Wrong("rule_for_fit", "used the 20-tokens-per-parameter rule", "The question asks for the fitted law's optimum, "
-              "which is not D = 20N.", solve(C, method="rule-20").breakdown[field] / 1e9) if method == "fitted" else None,
+              "which is not D = 20N.", solve(C, method="rule-20").breakdown[field] / scale) if method == "fitted" else None,
         Wrong("c_2nd", "used C = 2ND", "Training costs 6 FLOPs per parameter per token: C = 6ND.",
-              solve(3 * C, method=method).breakdown[field] / 1e9),
+              solve(3 * C, method=method).breakdown[field] / scale),
         Wrong("gave_params", "gave N_opt, not the tokens D_opt", "The question asks for the tokens: D_opt = (C/6)/N_opt.",
-              r.answer / 1e9) if ask == "tokens" else None,
-        Wrong("no_square_root", "forgot the square root", "C = 120N² gives N = √(C/120).", C / 120 / 1e9)
+              r.answer / scale) if ask == "tokens" else None,
+        Wrong("no_square_root", "forgot the square root", "C = 120N² gives N = √(C/120).", C / 120 / scale)
         if method == "rule-20" else None,
         Wrong("swapped_exponent", "used α/(α+β) as the exponent", "N_opt grows as C^(β/(α+β)) (and D as C^(α/(α+β))).",
-              (swapped_n if ask == "params" else C / 6 / swapped_n) / 1e9) if method == "fitted" else None,
+              (swapped_n if ask == "params" else C / 6 / swapped_n) / scale) if method == "fitted" else None,
     ]
-    key = nat_key(value, 2, unit="billion parameters" if ask == "params" else "billion tokens")
+    key = nat_key(value, places, unit=f"{word} parameters" if ask == "params" else f"{word} tokens")
     st = Doc()
     st.p(f"A training budget is $C = {sci(C)}$ FLOPs, with $C = 6ND$ ($N$ parameters, $D$ tokens).")
     if method == "rule-20":
         st.p("Using the rule of thumb that compute-optimal training uses $D = 20N$ tokens (a rounded reading of Hoffmann "
              "et al. 2022, not their approach-3 fitted law; Besiroglu et al.'s 2024 refit of that law lands near it), what is "
-             "the compute-optimal $N$? Give it in billions, rounded off to two decimal places.")
+             f"the compute-optimal $N$? Give it in {word}s, {rounded_off(places)}.")
     else:
         st.p("Chinchilla's fitted loss (Hoffmann et al. 2022, approach 3) is $L(N, D) = E + A/N^{\\alpha} + B/D^{\\beta}$ "
              "with $E = 1.69$, $A = 406.4$, $B = 410.7$, $\\alpha = 0.34$, $\\beta = 0.28$. "
              + ("Which $N$ minimises $L$ for this budget?" if ask == "params" else
                 "How many training tokens $D$ does the model that minimises $L$ for this budget see?")
-             + " Give it in billions, rounded off to two decimal places.")
+             + f" Give it in {word}s, {rounded_off(places)}.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"compute": C, "method": method, "ask": ask},
                        notes=[f"$D = {sci(r.breakdown['tokens'])}$ tokens, "
                               f"{r.breakdown['tokens_per_param']:.1f} tokens per parameter."])

@@ -44,6 +44,11 @@ def _budget(t: str) -> float:
     return float(m[1]) * 10 ** int(m[2].translate(_SUP))
 
 
+def _unit(t: str) -> float:
+    """The count one unit of the answer stands for, as the statement asks it ("Give it in billions" or trillions)."""
+    return {"billions": 1e9, "trillions": 1e12}[search(t, r"Give it in (billions|trillions)", "the unit asked")[1]]
+
+
 def _bisect_log(g, lo: float, hi: float) -> float:
     """The root of g(e^x) on [lo, hi] by bisection (g rises through 0 once there)."""
     assert g(math.exp(lo)) < 0 < g(math.exp(hi))
@@ -56,8 +61,8 @@ def _bisect_log(g, lo: float, hi: float) -> float:
 def compute_optimal(t: str) -> float:
     C = _budget(t)
     if "rule of thumb that compute-optimal training uses D = 20N tokens" in t:
-        assert "what is the compute-optimal N? Give it in billions" in t
-        return math.sqrt(C / (6 * 20)) / 1e9  # C = 6 N (20 N)
+        assert "what is the compute-optimal N? Give it in" in t
+        return math.sqrt(C / (6 * 20)) / _unit(t)  # C = 6 N (20 N)
     if "L(N, D) = E + A/N^α + B/D^β" in t:
         E, A, B = (float(field(t, k)) for k in ("E", "A", "B"))
         a, b = float(field(t, "α")), float(field(t, "β"))
@@ -68,10 +73,10 @@ def compute_optimal(t: str) -> float:
             return math.log(b * B) + b * math.log(6 * N / C) - (math.log(a * A) - a * math.log(N))
 
         N = _bisect_log(slope, math.log(1.0), math.log(C / 6))  # D ≥ 1 token, N ≥ 1 parameter
-        if "Which N minimises L for this budget? Give it in billions" in t:
-            return N / 1e9
-        if "How many training tokens D does the model that minimises L for this budget see? Give it in billions" in t:
-            return C / (6 * N) / 1e9
+        if "Which N minimises L for this budget? Give it in" in t:
+            return N / _unit(t)
+        if "How many training tokens D does the model that minimises L for this budget see? Give it in" in t:
+            return C / (6 * N) / _unit(t)
     raise Unreadable("a question this audit does not know")
 
 
@@ -111,11 +116,11 @@ def speculative_tokens(t: str) -> Fr:
 def compute_optimal_wrong(t: str) -> dict:
     C = _budget(t)
     if "rule of thumb" in t:
-        return {"c_2nd": math.sqrt(C / 40) / 1e9, "no_square_root": C / 120 / 1e9}
+        return {"c_2nd": math.sqrt(C / 40) / _unit(t), "no_square_root": C / 120 / _unit(t)}
     rule = math.sqrt(C / 120)
     if "Which N minimises L" in t:
-        return {"rule_for_fit": rule / 1e9}
-    return {"rule_for_fit": 20 * rule / 1e9, "gave_params": compute_optimal(t.replace(
+        return {"rule_for_fit": rule / _unit(t)}
+    return {"rule_for_fit": 20 * rule / _unit(t), "gave_params": compute_optimal(t.replace(
         "How many training tokens D does the model that minimises L for this budget see?", "Which N minimises L for this budget?"))}
 
 

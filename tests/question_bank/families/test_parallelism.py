@@ -204,14 +204,29 @@ def test_compute_optimal_vs_search():
     for p in variants("scaling.compute_optimal"):
         C = p.given["compute"]
         if p.given["method"] == "rule-20":
-            assert p.key.value == pytest.approx(np.sqrt(C / 120) / 1e9, rel=1e-12)
+            assert p.key.value * (1e12 if p.key.unit.startswith("trillion") else 1e9) == pytest.approx(np.sqrt(C / 120), rel=1e-12)
             continue
-        guess = p.key.value * 1e9 if p.given["ask"] == "params" else C / (6 * p.key.value * 1e9)
+        unit = 1e12 if p.key.unit.startswith("trillion") else 1e9  # D past a thousand billion is asked in trillions
+        guess = p.key.value * unit if p.given["ask"] == "params" else C / (6 * p.key.value * unit)
         Ns = np.logspace(np.log10(guess) - 0.5, np.log10(guess) + 0.5, 20001)
         loss = 1.69 + 406.4 / Ns**0.34 + 410.7 / (C / (6 * Ns)) ** 0.28
         n_opt = Ns[int(np.argmin(loss))]
         expected = n_opt if p.given["ask"] == "params" else C / (6 * n_opt)
-        assert p.key.value * 1e9 == pytest.approx(expected, rel=1e-4), p.id
+        assert p.key.value * unit == pytest.approx(expected, rel=1e-4), p.id
+
+
+def test_compute_optimal_asks_at_most_four_significant_figures():
+    """A key of 107,862.26 billion tokens asked eight figures: now D past a thousand billion is in trillions and no
+    key needs more than four significant figures (the digit rule), at every level."""
+    import math
+
+    for level in ("easy", "medium", "hard"):
+        for seed in range(150):
+            p = FAMILIES["scaling.compute_optimal"].generate(seed, level)
+            k = p.key
+            figures = math.floor(math.log10(abs(k.value))) + 1 + k.decimals
+            assert figures <= 4 or k.decimals == 0 and k.value < 10**4, (p.id, k)
+            assert ("trillion" in k.unit) == ("in trillions" in p.statement_text), p.id
 
 
 def test_pin_pipeline_bubble():

@@ -11,7 +11,6 @@ test_from_text_counting_params``) to sweep 300 seeds per level and print every d
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -127,19 +126,18 @@ def audit(fid: str, seed: int, level: str, recompute: Callable[[str, Problem], f
     return disagreement(p, value)
 
 
-def sweep(fids: Iterable[str], recompute_for: Callable[[str], Callable], seeds=SWEEP_SEEDS) -> int:
-    """Print every disagreement over ``seeds`` at every level; return how many there were."""
-    bad = checked = 0
+def sweep(fids: Iterable[str], check: Callable[[str, int, str], str | None], seeds=SWEEP_SEEDS) -> int:
+    """Print every disagreement ``check(fid, seed, level)`` reports over ``seeds`` at every level of
+    each family and its MCQ view (the first three in full); return how many there were."""
+    bad = 0
     for fid in with_views(fids):
         n_bad = 0
         for _, s, lv in draws([fid], seeds):
-            checked += 1
-            if (msg := audit(fid, s, lv, recompute_for(fid))) is not None:
+            if (msg := check(fid, s, lv)) is not None:
                 n_bad += 1
                 if n_bad <= 3:
-                    print(msg, "\n", file=sys.stdout)
-        n = len(tuple(seeds)) * len(FAMILIES[fid].levels)
-        print(f"{fid}: {n} draws, {n_bad} disagreements")
+                    print(msg, "\n")
+        print(f"{fid}: {len(tuple(seeds)) * len(FAMILIES[fid].levels)} draws, {n_bad} disagreements")
         bad += n_bad
-    print(f"{checked} draws, {bad} disagreements")
+    print(f"{bad} disagreements in all")
     return bad

@@ -1,0 +1,124 @@
+"""The memory keys (question_bank/families/counting_memory.py), recomputed from the text.
+
+Sizes, bytes per value (as the statement prints them: "bf16 (2 bytes)") and the unit asked ("GiB (1 GiB
+= 2³⁰ bytes)" or "GB (1 GB = 10⁹ bytes)") are parsed from the plain statement with regular expressions;
+the bytes are counted here:
+
+* attention scores: B·h·n² values per layer, times the layers when "in all L layers";
+* KV cache: K and V for every layer, sequence, cached position and K/V head (all heads under multi-head
+  attention, nₖᵥ under grouped-query attention), each dₕ values; a sliding window of W keeps min(n, W)
+  positions per layer;
+* training model states: weights, gradients and Adam's momentum and variance at the precisions the
+  statement names (fp32 4 bytes; fp16/bf16 2 bytes), plus fp32 master weights under mixed precision;
+  plain data parallelism keeps all of them on each GPU.
+
+For the KV cache the count is also checked against the size torch gives the cache itself: the K and V
+tensors of one layer built on the meta device (``nbytes``). Exact integers until the division by the
+unit; the key must accept the value rounded as asked (MCQ: the keyed option is the one option printing
+it). Nothing here reads ``given`` or imports the solver. ``python -m tests.question_bank.families.
+test_from_text_counting_memory`` sweeps 300 seeds per level from 0 and from 70,000.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, sweep, with_views
+
+TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": torch.int8}
+
+
+def unit(text: str) -> int:
+    """The unit the answer is asked in, as the statement defines it."""
+    if "GiB (1 GiB = 2³⁰ bytes)" in text:
+        return 2**30
+    assert "GB (1 GB = 10⁹ bytes)" in text, f"no unit defined:\n{text}"
+    return 10**9
+
+
+def stored_bytes(text: str) -> int:
+    """'stored in fp16 (2 bytes)', 'in int8 (1 byte)': the bytes per value, as printed."""
+    return num(r"(?:fp32|fp16|bf16|int8|fp8) \((\d+) bytes?\)", text)
+
+
+def in_unit(nbytes: int, text: str) -> float:
+    return float(Fraction(nbytes, unit(text)))
+
+
+def attention_memory(text: str, p=None) -> float:
+    B, n, h = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text), num(r"h = (\d+) heads", text)
+    layers = num(r"in all (\d+) layers", text) if has(r"in all \d+ layers", text) else 1
+    assert layers > 1 or "in one layer" in text, f"how many layers is not said:\n{text}"
+    return in_unit(B * h * n * n * stored_bytes(text) * layers, text)
+
+
+def kv_cache(text: str, p=None) -> float:
+    L, h, dh = num(r"L = (\d+) layers", text), num(r"h = (\d+) query heads", text), num(r"dₕ = (\d+)", text)
+    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
+    if "multi-head attention (every head has its own K and V)" in text:
+        kv = h
+    else:
+        kv = num(r"nₖᵥ = (\d+) K/V heads", text)
+    kept = n
+    if "sliding-window attention" in text:
+        W = num(r"\(W = ([\d,]+)\) in every layer", text)
+        assert "rolling buffer of the last W positions" in text
+        kept = min(n, W)
+    per_value = stored_bytes(text)
+    count = 2 * L * B * kept * kv * dh * per_value
+    dtype = re.search(r"KV cache in (\w+) \(", text)[1]
+    if dtype in TORCH_DTYPE:  # one layer's K and V as tensors: torch's size agrees with the count
+        k = torch.empty(B, kv, kept, dh, dtype=TORCH_DTYPE[dtype], device="meta")
+        assert 2 * L * k.nbytes == count, (k.nbytes, count)
+    return in_unit(count, text)
+
+
+def training_memory(text: str, p=None) -> float:
+    N = num(r"N = ([\d,]+) parameters", text)
+    assert "trained with Adam" in text
+    if "in full fp32 precision" in text:
+        assert "fp32 (4 bytes) weights, gradients, momentum and variance" in text and "no separate master copy" in text
+        per_param = 4 + 4 + 4 + 4
+    else:
+        m = re.search(r"(fp16|bf16) weights and gradients, and fp32 master weights, momentum and variance", text)
+        assert m and "mixed precision" in text, f"precisions not said:\n{text}"
+        per_param = 2 + 2 + 4 + 4 + 4
+    if has(r"plain data parallelism on \d+ GPUs \(no ZeRO, no sharding\)", text):
+        assert "on each GPU" in text  # every GPU keeps a full copy: the GPU count does not divide
+    return in_unit(N * per_param, text)
+
+
+RECOMPUTE = {
+    "counting.attention_memory": attention_memory, "counting.kv_cache": kv_cache,
+    "counting.training_memory": training_memory,
+}
+FIDS = with_views(RECOMPUTE)
+
+
+def check(fid: str, seed: int, level: str) -> str | None:
+    return audit(fid, seed, level, RECOMPUTE[fid.removesuffix("_mcq")])
+
+
+@pytest.mark.parametrize("fid", FIDS)
+def test_key_matches_bytes_from_text(fid):
+    """Seeds 0..39 at every level: the key accepts the size recomputed from the statement."""
+    bad = [m for lv in FAMILIES[fid].levels for s in FIXED_SEEDS if (m := check(fid, s, lv)) is not None]
+    assert not bad, f"{len(bad)} disagreements; the first:\n{bad[0]}"
+
+
+@given(st.sampled_from(FIDS), st.integers(0, 10**6), st.data())
+def test_key_matches_bytes_from_text_any_seed(fid, seed, data):
+    """Any seed and level: the same check."""
+    lv = data.draw(st.sampled_from(FAMILIES[fid].levels))
+    assert (msg := check(fid, seed, lv)) is None, msg
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep(RECOMPUTE, check) > 0)

@@ -141,3 +141,38 @@ def sweep(fids: Iterable[str], check: Callable[[str, int, str], str | None], see
         bad += n_bad
     print(f"{bad} disagreements in all")
     return bad
+
+
+def slip_disagreements(p: Problem, wrongs: dict[str, Callable[[str], float | int]]) -> tuple[int, list[str]]:
+    """The misconceptions of ``p`` named in ``wrongs`` (a slip id -> the wrong value that slip gives,
+    recomputed from the statement text): how many were checked, and one paragraph for each whose value is
+    not that (NAT: the exact wrong value, or the same after the asked rounding; MCQ: the option it names
+    prints the wrong value). A merged id ('a+b') passes when any named slip gives its value (NAT only)."""
+    checked, bad = 0, []
+    ndp = asked_decimals(p.statement_text)
+    for m in p.misconceptions:
+        ids = [i for i in m.id.split("+") if i in wrongs]
+        if not ids or isinstance(p.key, ChoiceKey) and m.id not in wrongs:
+            continue  # an MCQ option named after several slips, or after a slip reversed, is not judged here
+        checked += 1
+        wants = [wrongs[i](p.statement_text) for i in ids]
+        if isinstance(p.key, ChoiceKey):
+            shown = option_number(p.options_text[m.value])
+            ok = any(shown == (Decimal(int(w)) if ndp is None else rounded(w, ndp)) for w in wants)
+        else:
+            ok = any(abs(float(m.value) - float(w)) <= 1e-9 * max(1.0, abs(float(w))) for w in wants) or (
+                ndp is not None and any(rounded(float(m.value), ndp) == rounded(w, ndp) for w in wants))
+        if not ok:
+            bad.append(f"{describe(p)}\nmisconception {m.id} ({m.label}): value {m.value!r}, "
+                       f"recomputed from the text {wants!r}")
+    return checked, bad
+
+
+def slip_block(fids: Iterable[str], wrongs_for: Callable[[str], dict], seeds: Iterable[int]) -> tuple[int, list[str]]:
+    """slip_disagreements over every level of ``fids`` at ``seeds``: (slips checked, disagreements)."""
+    checked, bad = 0, []
+    for fid, s, lv in draws(fids, seeds):
+        c, b = slip_disagreements(FAMILIES[fid].generate(s, lv), wrongs_for(fid))
+        checked += c
+        bad += b
+    return checked, bad

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
 
 META = torch.device("meta")
 
@@ -52,18 +52,21 @@ def ln_beta(text: str) -> bool:
     return True
 
 
-def ffn(text: str, p=None) -> int:
+def ffn(text: str, p=None, *, bias: bool | None = None) -> int:
     """A ReLU/GELU FFN d → d_ff → d, or a SwiGLU one with W₁, W₃: d → d_ff and W₂ back."""
-    d, dff, b = num(r"d = ([\d,]+)", text), num(r"d_ff = ([\d,]+)", text), linear_bias(text)
+    d, dff = num(r"d = ([\d,]+)", text), num(r"d_ff = ([\d,]+)", text)
+    b = linear_bias(text) if bias is None else bias
     mats = [linear(d, dff, b), linear(dff, d, b)]
     if "SwiGLU" in text:
         mats.append(linear(d, dff, b))
     return layer_count(text) * numel(*mats)
 
 
-def kv_proj(text: str, p=None) -> int:
+def kv_proj(text: str, p=None, *, all_heads: bool = False) -> int:
     d, dh = num(r"d_model = ([\d,]+)", text), num(r"dₕ = ([\d,]+)", text)
     g = 1 if "multi-query attention (MQA)" in text else num(r"with (\d+) key/value heads", text)
+    if all_heads:  # the slip: as many K/V heads as query heads
+        g = num(r"h = (\d+) query heads", text)
     b = linear_bias(text)
     return layer_count(text) * numel(linear(d, g * dh, b), linear(d, g * dh, b))
 
@@ -73,7 +76,7 @@ def mha(text: str, p=None) -> int:
     return layer_count(text) * numel(nn.MultiheadAttention(d, h, bias=b, device=META))
 
 
-def encoder_layer(text: str, p=None) -> int:
+def encoder_layer(text: str, p=None, *, norms: bool = True) -> int:
     """Vaswani et al.'s encoder layer (self-attention, FFN, two LayerNorms), or its decoder layer
     (masked self-attention, cross-attention, FFN, three LayerNorms)."""
     d, h = num(r"d_model = ([\d,]+)", text), num(r"h = (\d+)", text)
@@ -84,11 +87,11 @@ def encoder_layer(text: str, p=None) -> int:
     assert has(rf"{('two', 'three')[decoder]} LayerNorms", text)
     mods = [nn.MultiheadAttention(d, h, bias=b, device=META) for _ in range(n_att)]
     mods += [linear(d, dff, b), linear(dff, d, b)]
-    mods += [nn.LayerNorm(d, bias=beta, device=META) for _ in range(n_ln)]
+    mods += [nn.LayerNorm(d, bias=beta, device=META) for _ in range(n_ln * norms)]
     return numel(*mods)
 
 
-def lora(text: str, p=None) -> int:
+def lora(text: str, p=None, *, full: bool = False) -> int:
     """Every adapted dᵢₙ → dₒᵤₜ matrix gains A (r × dᵢₙ) and B (dₒᵤₜ × r)."""
     L, d = num(r"L = (\d+) layers", text), num(r"d_model = ([\d,]+)", text)
     h, dh, r = num(r"h = (\d+) heads", text), num(r"dₕ = (\d+)", text), num(r"rank r = (\d+)", text)
@@ -98,6 +101,8 @@ def lora(text: str, p=None) -> int:
     assert m, f"which matrices are adapted is not said:\n{text}"
     adapted = m[1].split(", ")
     adapters = [mod for w in adapted for mod in (linear(shapes[w][0], r, False), linear(r, shapes[w][1], False))]
+    if full:  # the slip: the adapted matrices themselves
+        adapters = [linear(*shapes[w], False) for w in adapted]
     return L * numel(*adapters)
 
 
@@ -123,22 +128,23 @@ def model(text: str, p=None) -> int:
     return numel(*mods) + L * numel(*layer)  # the L layers are alike: one built, counted L times
 
 
-def norms(text: str, p=None) -> int:
+def norms(text: str, p=None, *, beta: bool | None = None, final: bool = True) -> int:
     d = num(r"d_model = ([\d,]+)", text)
     if has(r"one LayerNorm over d_model", text):
         assert "usual elementwise affine" in text
-        return numel(nn.LayerNorm(d, device=META))
+        return numel(nn.LayerNorm(d, bias=beta is not False, device=META))
     if has(r"one RMSNorm over d_model", text):
         assert "learned scale" in text
         return numel(nn.RMSNorm(d, device=META))
     L = num(r"has (\d+) layers", text)
-    final = 1 if has(r"and a final (LayerNorm|RMSNorm) after the last layer", text) else 0
-    assert final or "there is no final norm" in text, f"final norm not said:\n{text}"
+    stated_final = 1 if has(r"and a final (LayerNorm|RMSNorm) after the last layer", text) else 0
+    assert stated_final or "there is no final norm" in text, f"final norm not said:\n{text}"
+    final = stated_final and final
     if "RMSNorm" in text:
         assert "learned scale" in text
         one = nn.RMSNorm(d, device=META)
     else:
-        one = nn.LayerNorm(d, bias=ln_beta(text), device=META)
+        one = nn.LayerNorm(d, bias=ln_beta(text) if beta is None else beta, device=META)
     return (2 * L + final) * numel(one)
 
 
@@ -152,6 +158,53 @@ FIDS = with_views(RECOMPUTE)
 
 def recompute_for(fid: str):
     return RECOMPUTE[fid.removesuffix("_mcq")]
+
+
+def _model_sizes(text: str) -> tuple[int, int, int]:
+    positions = re.search(r"learned position embedding for ([\d,]+) positions", text)
+    return (num(r"V = ([\d,]+) tokens", text), num(r"d_model = ([\d,]+)", text),
+            int(positions[1].replace(",", "")) if positions else 0)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "counting.params_ffn": {
+        "forgot_biases": lambda t: ffn(t, bias=False),
+        "forgot_layers": lambda t: ffn(t) // layer_count(t),
+    },
+    "counting.params_kv_proj": {
+        "used_n_heads": lambda t: kv_proj(t, all_heads=True),
+        "forgot_k_and_v": lambda t: kv_proj(t) // 2,
+        "forgot_layers": lambda t: kv_proj(t) // layer_count(t),
+    },
+    "counting.params_mha": {
+        "forgot_output_projection": lambda t: mha(t) * 3 // 4,
+        "forgot_layers": lambda t: mha(t) // layer_count(t),
+    },
+    "counting.params_layer": {"forgot_norm_params": lambda t: encoder_layer(t, norms=False)},
+    "counting.params_lora": {
+        "full_matrices": lambda t: lora(t, full=True),
+        "forgot_layers": lambda t: lora(t) // num(r"L = (\d+) layers", t),
+    },
+    "counting.params_model": {
+        "forgot_position_table": lambda t: model(t) - _model_sizes(t)[2] * _model_sizes(t)[1],
+        "tied_counted_twice": lambda t: model(t) + _model_sizes(t)[0] * _model_sizes(t)[1],
+        "forgot_lm_head": lambda t: model(t) - _model_sizes(t)[0] * _model_sizes(t)[1],
+    },
+    "counting.params_norm": {
+        "layernorm_without_beta": lambda t: norms(t, beta=False),
+        "forgot_final_norm": lambda t: norms(t, final=False),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 @pytest.mark.parametrize("fid", FIDS)

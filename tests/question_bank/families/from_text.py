@@ -152,8 +152,9 @@ def slip_disagreements(p: Problem, wrongs: dict[str, Callable[[str], float | int
     ndp = asked_decimals(p.statement_text)
     for m in p.misconceptions:
         ids = [i for i in m.id.split("+") if i in wrongs]
-        if not ids or isinstance(p.key, ChoiceKey) and m.id not in wrongs:
-            continue  # an MCQ option named after several slips, or after a slip reversed, is not judged here
+        if not ids or isinstance(p.key, ChoiceKey) and (
+                m.id not in wrongs or not re.match(r"\s*-?[\d,]*\.?\d", p.options_text[m.value])):
+            continue  # an MCQ option named after several slips or a slip reversed, or a claim in words: not judged here
         checked += 1
         wants = [wrongs[i](p.statement_text) for i in ids]
         if isinstance(p.key, ChoiceKey):

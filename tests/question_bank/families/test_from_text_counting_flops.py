@@ -33,6 +33,7 @@ from tests.question_bank.families.from_text import (
     describe,
     has,
     num,
+    slip_block,
     sweep,
     with_views,
 )
@@ -80,7 +81,7 @@ def flops_attention(text: str, p=None) -> int:
     return av
 
 
-def flops_forward(text: str, p=None) -> float:
+def flops_forward(text: str, p=None, *, head: bool = True, scores: bool = True, per_mac: int = 2) -> float:
     """GFLOPs of the forward pass (or 3× it for a training step): per token and layer the four d × d
     projections, the FFN's two matrices, QKᵀ and A·V over n keys; then the LM head d × V."""
     V, d = num(r"vocabulary V = ([\d,]+)", text), num(r"d_model = ([\d,]+)", text)
@@ -89,8 +90,8 @@ def flops_forward(text: str, p=None) -> float:
     B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text)
     assert "LM head" in text and "logits at every position" in text and "full n × n score matrix" in text
     tokens = B * n
-    macs_per_token = L * (4 * d * d + 2 * d * dff + n * d + n * d) + d * V
-    flops = 2 * tokens * macs_per_token
+    macs_per_token = L * (4 * d * d + 2 * d * dff + (n * d + n * d) * scores) + d * V * head
+    flops = per_mac * tokens * macs_per_token
     if "one training step" in text:
         assert "each matmul's backward is two matmuls of its size" in text
         flops *= 3
@@ -100,12 +101,12 @@ def flops_forward(text: str, p=None) -> float:
     return float(Fraction(flops, 10**9))
 
 
-def flops_training(text: str, p=None) -> float:
+def flops_training(text: str, p=None, *, per_token: int = 6) -> float:
     """C = 6ND (2 FLOPs per multiply-add forward, 4 backward), in the unit the statement asks."""
     m = re.search(r"N = ([\d.,]+) (million|billion|trillion) parameters", text)
     k = re.search(r"D = ([\d.,]+) (million|billion|trillion) tokens", text)
     assert m and k, f"N or D not given:\n{text}"
-    C = 6 * exact(m[1]) * SCALE[m[2]] * exact(k[1]) * SCALE[k[2]]
+    C = per_token * exact(m[1]) * SCALE[m[2]] * exact(k[1]) * SCALE[k[2]]
     if u := re.search(r"units of 10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+) FLOPs", text):
         return float(C / Fraction(10) ** int(u[1].translate(SUP)))
     assert "petaflop/s-days (10¹⁵ FLOP/s sustained for one day)" in text, f"unit not said:\n{text}"
@@ -128,6 +129,49 @@ def three_figures(x: Fraction) -> Fraction:
     while x * Fraction(10) ** e >= 1000:
         e -= 1
     return Fraction(int(x * Fraction(10) ** e + Fraction(1, 2))) / Fraction(10) ** e
+
+
+def _rnn_sizes(text: str) -> tuple[int, int, int, int]:
+    gates = 4 if "LSTM layer" in text else 1
+    return num(r"n = ([\d,]+) tokens", text), num(r"width d = ([\d,]+)", text), num(r"hidden width h = ([\d,]+)", text), gates
+
+
+def _heads_batch(text: str) -> tuple[int, int]:
+    return num(r"h = (\d+) heads", text), num(r"B = (\d+) sequences?", text)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "counting.attention_vs_rnn": {
+        "swapped_complexities": lambda t: float(1 / rnn_ratio(t)),
+        "forgot_av": lambda t: float(rnn_ratio(t) / 2),
+        "only_w_hh": lambda t: (lambda n, d, h, g: 4 * n * n * d / (g * 2 * n * h * h))(*_rnn_sizes(t)),
+    },
+    "counting.flops_attention": {
+        "macs_vs_flops": lambda t: flops_attention(t) // 2,
+        "one_head_only": lambda t: flops_attention(t) // _heads_batch(t)[0],
+        "forgot_batch": lambda t: flops_attention(t) // _heads_batch(t)[1],
+    },
+    "counting.flops_forward": {
+        "macs_vs_flops": lambda t: flops_forward(t, per_mac=1),
+        "forgot_lm_head": lambda t: flops_forward(t, head=False),
+        "forgot_attention_scores": lambda t: flops_forward(t, scores=False),
+    },
+    "counting.flops_training": {
+        "forgot_backward": lambda t: flops_training(t, per_token=2),
+        "macs_vs_flops": lambda t: flops_training(t, per_token=3),
+        "forgot_forward": lambda t: flops_training(t, per_token=4),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def rnn_choice(text: str, p) -> str | None:

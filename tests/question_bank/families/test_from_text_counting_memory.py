@@ -30,17 +30,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": torch.int8}
 
 
-def unit(text: str) -> int:
-    """The unit the answer is asked in, as the statement defines it."""
+def unit(text: str, *, swapped: bool = False) -> int:
+    """The unit the answer is asked in, as the statement defines it (``swapped``: the other one)."""
     if "GiB (1 GiB = 2³⁰ bytes)" in text:
-        return 2**30
+        return 10**9 if swapped else 2**30
     assert "GB (1 GB = 10⁹ bytes)" in text, f"no unit defined:\n{text}"
-    return 10**9
+    return 2**30 if swapped else 10**9
 
 
 def stored_bytes(text: str) -> int:
@@ -48,21 +48,21 @@ def stored_bytes(text: str) -> int:
     return num(r"(?:fp32|fp16|bf16|int8|fp8) \((\d+) bytes?\)", text)
 
 
-def in_unit(nbytes: int, text: str) -> float:
-    return float(Fraction(nbytes, unit(text)))
+def in_unit(nbytes: int, text: str, swapped: bool = False) -> float:
+    return float(Fraction(nbytes, unit(text, swapped=swapped)))
 
 
-def attention_memory(text: str, p=None) -> float:
+def attention_memory(text: str, p=None, *, swapped: bool = False) -> float:
     B, n, h = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text), num(r"h = (\d+) heads", text)
     layers = num(r"in all (\d+) layers", text) if has(r"in all \d+ layers", text) else 1
     assert layers > 1 or "in one layer" in text, f"how many layers is not said:\n{text}"
-    return in_unit(B * h * n * n * stored_bytes(text) * layers, text)
+    return in_unit(B * h * n * n * stored_bytes(text) * layers, text, swapped)
 
 
-def kv_cache(text: str, p=None) -> float:
+def kv_cache(text: str, p=None, *, swapped: bool = False, all_heads: bool = False) -> float:
     L, h, dh = num(r"L = (\d+) layers", text), num(r"h = (\d+) query heads", text), num(r"dₕ = (\d+)", text)
     B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
-    if "multi-head attention (every head has its own K and V)" in text:
+    if all_heads or "multi-head attention (every head has its own K and V)" in text:
         kv = h
     else:
         kv = num(r"nₖᵥ = (\d+) K/V heads", text)
@@ -77,22 +77,22 @@ def kv_cache(text: str, p=None) -> float:
     if dtype in TORCH_DTYPE:  # one layer's K and V as tensors: torch's size agrees with the count
         k = torch.empty(B, kv, kept, dh, dtype=TORCH_DTYPE[dtype], device="meta")
         assert 2 * L * k.nbytes == count, (k.nbytes, count)
-    return in_unit(count, text)
+    return in_unit(count, text, swapped)
 
 
-def training_memory(text: str, p=None) -> float:
+def training_memory(text: str, p=None, *, swapped: bool = False, gradients: bool = True) -> float:
     N = num(r"N = ([\d,]+) parameters", text)
     assert "trained with Adam" in text
     if "in full fp32 precision" in text:
         assert "fp32 (4 bytes) weights, gradients, momentum and variance" in text and "no separate master copy" in text
-        per_param = 4 + 4 + 4 + 4
+        per_param = 4 + 4 * gradients + 4 + 4
     else:
         m = re.search(r"(fp16|bf16) weights and gradients, and fp32 master weights, momentum and variance", text)
         assert m and "mixed precision" in text, f"precisions not said:\n{text}"
-        per_param = 2 + 2 + 4 + 4 + 4
+        per_param = 2 + 2 * gradients + 4 + 4 + 4
     if has(r"plain data parallelism on \d+ GPUs \(no ZeRO, no sharding\)", text):
         assert "on each GPU" in text  # every GPU keeps a full copy: the GPU count does not divide
-    return in_unit(N * per_param, text)
+    return in_unit(N * per_param, text, swapped)
 
 
 RECOMPUTE = {
@@ -100,6 +100,45 @@ RECOMPUTE = {
     "counting.training_memory": training_memory,
 }
 FIDS = with_views(RECOMPUTE)
+
+
+def _sizes(text: str) -> dict[str, int]:
+    """The plain integers the statement names (B, h, L, n, N, layers), for the slips' divisions."""
+    out = {k: int(v.replace(",", "")) for k, v in re.findall(r"\b(B|h|L|N) = ([\d,]+)", text)}
+    if m := re.search(r"in all (\d+) layers", text):
+        out["layers"] = int(m[1])
+    return out
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "counting.attention_memory": {
+        "forgot_heads": lambda t: attention_memory(t) / _sizes(t)["h"],
+        "forgot_batch": lambda t: attention_memory(t) / _sizes(t)["B"],
+        "forgot_layers": lambda t: attention_memory(t) / _sizes(t)["layers"],
+        "gb_vs_gib": lambda t: attention_memory(t, swapped=True),
+    },
+    "counting.kv_cache": {
+        "forgot_k_and_v": lambda t: kv_cache(t) / 2,
+        "forgot_layers": lambda t: kv_cache(t) / _sizes(t)["L"],
+        "gb_vs_gib": lambda t: kv_cache(t, swapped=True),
+        "used_n_heads": lambda t: kv_cache(t, all_heads=True),
+    },
+    "counting.training_memory": {
+        "forgot_gradients": lambda t: training_memory(t, gradients=False),
+        "weights_only": lambda t: in_unit((4 if "full fp32" in t else 2) * _sizes(t)["N"], t),  # the working copy
+        "gb_vs_gib": lambda t: training_memory(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def check(fid: str, seed: int, level: str) -> str | None:

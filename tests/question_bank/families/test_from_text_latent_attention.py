@@ -21,17 +21,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, num, slip_block, sweep, with_views
 
 
-def unit(text: str) -> int:
+def unit(text: str, swapped: bool = False) -> int:
     if "GiB (1 GiB = 2³⁰ bytes)" in text:
-        return 2**30
+        return 10**9 if swapped else 2**30
     assert "GB (1 GB = 10⁹ bytes)" in text, f"no unit defined:\n{text}"
-    return 10**9
+    return 2**30 if swapped else 10**9
 
 
-def mla_cache(text: str, p=None) -> float:
+def mla_cache(text: str, p=None, *, per_position=None, swapped: bool = False) -> float:
+    """``per_position(d_c, d_R, h, dₕ)``: the values cached per layer and position (a slip's, or the
+    statement's d_c + d_R)."""
     L, dc, dr = num(r"L = (\d+) layers", text), num(r"latent of d_c = (\d+)", text), num(r"rotary key of d_R = (\d+)", text)
     B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
     per_value = num(r"in bf16 \((\d+) bytes per value\)", text)
@@ -40,11 +42,36 @@ def mla_cache(text: str, p=None) -> float:
     latent = torch.empty(B, n, dc, dtype=torch.bfloat16, device="meta")
     rope_key = torch.empty(B, n, dr, dtype=torch.bfloat16, device="meta")
     assert per_value != 2 or L * (latent.nbytes + rope_key.nbytes) == count
-    return float(Fraction(count, unit(text)))
+    if per_position is not None:
+        h, dh = num(r"h = (\d+) heads", text), num(r"dₕ = (\d+)", text)
+        count = L * B * n * per_position(dc, dr, h, dh) * per_value
+    return float(Fraction(count, unit(text, swapped)))
 
 
 RECOMPUTE = {"latent.kv_cache": mla_cache}
 FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "latent.kv_cache": {
+        "counted_as_mha": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: 2 * h * dh),
+        "forgot_rope_key": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: dc),
+        "latent_twice": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: 2 * dc + dr),
+        "rope_per_head": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: dc + h * dr),
+        "gb_for_gib": lambda t: mla_cache(t, swapped=True),
+        "gib_for_gb": lambda t: mla_cache(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def check(fid: str, seed: int, level: str) -> str | None:

@@ -28,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
 
 
 def experts(text: str) -> tuple[int, int, int]:
@@ -45,21 +45,27 @@ def moe_layers(text: str) -> int:
     return L - dense
 
 
-def active_params(text: str, p=None) -> float:
+def active_params(text: str, p=None, *, held_experts: str = "E", active_share: str = "k/E") -> float:
+    """``held_experts``: 'E' (the statement's) or 'k' (a slip's: only the active ones held);
+    ``active_share``: 'k/E' (the statement's) or '1' (a slip's: every expert active)."""
     E, k, one = experts(text)
     if "How many parameters does the model hold in all?" in text:
         outside = num(r"Outside the routed experts it has ([\d,]+) parameters", text)
         stated_one = num(r"one routed expert of one layer has ([\d,]+)", text)
         M = num(r"and (\d+) layers are MoE layers", text)
         assert stated_one == one and M == moe_layers(text), (stated_one, one, M)
-        return float(Fraction(outside + E * M * one, 10**9))
+        return float(Fraction(outside + (E if held_experts == "E" else k) * M * one, 10**9))
     assert "How many parameters does one token use" in text and "embeddings and head counted whole" in text
     N, routed = num(r"holds N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
     assert routed == E * moe_layers(text) * one, (routed, E, moe_layers(text), one)
-    return float(Fraction(N - routed, 10**9) + Fraction(routed * k, E * 10**9))
+    share = Fraction(k, E) if active_share == "k/E" else 1
+    return float(Fraction(N - routed, 10**9) + routed * share / 10**9)
 
 
-def decode_bytes(text: str, p=None) -> float:
+def decode_bytes(text: str, p=None, *, experts_read: str = "expected", embedding: str = "rows",
+                 swapped: bool = False) -> float:
+    """``experts_read``: 'expected' (the statement's), 'all' or 'k' (slips: every expert, one token's k);
+    ``embedding``: 'rows' (the statement's lookup) or 'whole' (a slip's: the whole table read)."""
     E, k, one = experts(text)
     N, routed = num(r"has N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
     M = num(r"spread evenly over (\d+) MoE layers", text)
@@ -70,17 +76,42 @@ def decode_bytes(text: str, p=None) -> float:
     B, per_param = num(r"batch of B = (\d+) tokens", text), num(r"in bf16 \((\d+) bytes per parameter\)", text)
     assert has(rf"picks its {k} experts? uniformly at random, independently of the other tokens", text)
     miss_one = Fraction(math.comb(E - 1, k), math.comb(E, k))
-    expected_params = (N - routed - emb) + B * d + routed * (1 - miss_one**B)
+    share = {"expected": 1 - miss_one**B, "all": 1, "k": Fraction(k, E)}[experts_read]
+    expected_params = (N - routed - emb) + (B * d if embedding == "rows" else emb) + routed * share
     if "GiB (1 GiB = 2³⁰ bytes)" in text:
-        u = 2**30
+        u = 10**9 if swapped else 2**30
     else:
         assert "GB (1 GB = 10⁹ bytes)" in text
-        u = 10**9
+        u = 2**30 if swapped else 10**9
     return float(expected_params * per_param / u)
 
 
 RECOMPUTE = {"moe.active_params": active_params, "moe.decode_weight_bytes": decode_bytes}
 FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "moe.active_params": {
+        "only_active_held": lambda t: active_params(t, held_experts="k"),
+        "every_expert_active": lambda t: active_params(t, active_share="1"),
+    },
+    "moe.decode_weight_bytes": {
+        "every_expert_read": lambda t: decode_bytes(t, experts_read="all"),
+        "only_k_read": lambda t: decode_bytes(t, experts_read="k"),
+        "whole_embedding_read": lambda t: decode_bytes(t, embedding="whole"),
+        "gb_for_gib": lambda t: decode_bytes(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def check(fid: str, seed: int, level: str) -> str | None:

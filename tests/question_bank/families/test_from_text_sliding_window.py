@@ -21,14 +21,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, num, slip_block, sweep, with_views
 
 
-def unit(text: str) -> int:
+def unit(text: str, swapped: bool = False) -> int:
     if "GiB (1 GiB = 2³⁰ bytes)" in text:
-        return 2**30
+        return 10**9 if swapped else 2**30
     assert "GB (1 GB = 10⁹ bytes)" in text, f"no unit defined:\n{text}"
-    return 10**9
+    return 2**30 if swapped else 10**9
 
 
 @functools.cache
@@ -39,7 +39,8 @@ def positions_kept(n: int, window: int | None) -> int:
     return len(buf)
 
 
-def window_cache(text: str, p=None) -> float:
+def window_cache(text: str, p=None, *, windowed_layers: str | None = None, swapped: bool = False) -> float:
+    """``windowed_layers``: 'none' or 'all' for a slip's reading; None for the statement's."""
     kv, dh = num(r"hₖᵥ = (\d+) K/V heads", text), num(r"of size dₕ = (\d+)", text)
     L, W = num(r"L = (\d+) layers", text), num(r"sliding window of W = ([\d,]+)", text)
     B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
@@ -51,12 +52,35 @@ def window_cache(text: str, p=None) -> float:
         assert "the odd-numbered ones (1st, 3rd, …) attend within a sliding window" in text
         assert "the even-numbered ones globally" in text
         windowed = [i for i in range(1, L + 1) if i % 2 == 1]
+    if windowed_layers is not None:
+        windowed = list(range(1, L + 1)) if windowed_layers == "all" else []
     kept = sum(positions_kept(n, W if i in windowed else None) for i in range(1, L + 1))
-    return float(Fraction(2 * B * kept * kv * dh * per_value, unit(text)))
+    return float(Fraction(2 * B * kept * kv * dh * per_value, unit(text, swapped)))
 
 
 RECOMPUTE = {"window.kv_cache": window_cache}
 FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "window.kv_cache": {
+        "window_ignored": lambda t: window_cache(t, windowed_layers="none"),
+        "window_everywhere": lambda t: window_cache(t, windowed_layers="all"),
+        "forgot_k_and_v": lambda t: window_cache(t) / 2,
+        "gb_for_gib": lambda t: window_cache(t, swapped=True),
+        "gib_for_gb": lambda t: window_cache(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def check(fid: str, seed: int, level: str) -> str | None:

@@ -29,7 +29,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, sweep, with_views
+from tests.question_bank.families.from_text import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
 
 META = torch.device("meta")
 
@@ -38,20 +38,20 @@ def numel(*modules: nn.Module) -> int:
     return sum(p.numel() for m in modules for p in m.parameters())
 
 
-def mlp(text: str, p=None) -> int:
+def mlp(text: str, p=None, *, bias: bool = True, per_mac: int = 2, batch: int | None = None) -> int:
     m = re.search(r"layer widths ((?:\d+ → )+\d+) \(an input layer of (\d+), then (\d+) fully connected layers, "
                   r"each with weights and biases\)", text)
     assert m, f"the widths are not given:\n{text}"
     widths = [int(w) for w in m[1].split(" → ")]
     assert widths[0] == int(m[2]) and len(widths) - 1 == int(m[3])
-    net = nn.Sequential(*(nn.Linear(a, b, device=META) for a, b in zip(widths, widths[1:], strict=False)))
+    net = nn.Sequential(*(nn.Linear(a, b, bias=bias, device=META) for a, b in zip(widths, widths[1:], strict=False)))
     if "How many trainable parameters" in text:
         return numel(net)
-    batch = num(r"a forward pass of a batch of (\d+) examples", text)
+    batch = num(r"a forward pass of a batch of (\d+) examples", text) if batch is None else batch
     assert "Count 2 FLOPs per multiply-add; ignore the bias additions and the activations" in text
     with FlopCounterMode(display=False) as counter:
         net(torch.empty(batch, widths[0], device=META))
-    return counter.get_total_flops()
+    return counter.get_total_flops() * per_mac // 2
 
 
 def vit(text: str, p=None) -> int:
@@ -77,6 +77,30 @@ def vit(text: str, p=None) -> int:
 
 RECOMPUTE = {"counting.mlp_params": mlp, "counting.vit_params": vit}
 FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "counting.mlp_params": {
+        "no_biases": lambda t: mlp(t, bias=False),
+        "macs": lambda t: mlp(t, per_mac=1),
+        "one_example": lambda t: mlp(t, batch=1),
+    },
+    "counting.vit_params": {  # each of these leaves out d parameters: the bias, the token, its position row
+        "no_bias": lambda t: vit(t) - num(r"width d = (\d+)", t),
+        "no_cls_token": lambda t: vit(t) - num(r"width d = (\d+)", t),
+        "no_cls_position": lambda t: vit(t) - num(r"width d = (\d+)", t),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
 
 def check(fid: str, seed: int, level: str) -> str | None:

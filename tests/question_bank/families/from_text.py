@@ -126,10 +126,18 @@ def audit(fid: str, seed: int, level: str, recompute: Callable[[str, Problem], f
     return disagreement(p, value)
 
 
-def sweep(fids: Iterable[str], check: Callable[[str, int, str], str | None], seeds=SWEEP_SEEDS) -> int:
+def sweep(fids: Iterable[str], check: Callable[[str, int, str], str | None], seeds=SWEEP_SEEDS,
+          slips: dict[str, dict] | None = None) -> int:
     """Print every disagreement ``check(fid, seed, level)`` reports over ``seeds`` at every level of
-    each family and its MCQ view (the first three in full); return how many there were."""
+    each family and its MCQ view (the first three in full), then those of the misconceptions named in
+    ``slips`` (family id -> slip id -> wrong value from the text); return how many there were."""
     bad = 0
+    for fid, wrongs in (slips or {}).items():
+        checked, found = slip_block(with_views([fid]), lambda f, w=wrongs: w, seeds)
+        for msg in found[:3]:
+            print(msg, "\n")
+        print(f"{fid} misconceptions: {checked} checked, {len(found)} disagreements")
+        bad += len(found)
     for fid in with_views(fids):
         n_bad = 0
         for _, s, lv in draws([fid], seeds):

@@ -223,4 +223,4 @@ def test_key_matches_count_from_text_any_seed(fid, seed, data):
 
 
 if __name__ == "__main__":
-    raise SystemExit(sweep(RECOMPUTE, lambda fid, s, lv: audit(fid, s, lv, recompute_for(fid))) > 0)
+    raise SystemExit(sweep(RECOMPUTE, lambda fid, s, lv: audit(fid, s, lv, recompute_for(fid)), slips=SLIPS) > 0)

@@ -102,4 +102,4 @@ def test_key_matches_cache_from_text_any_seed(fid, seed, data):
 
 
 if __name__ == "__main__":
-    raise SystemExit(sweep(RECOMPUTE, check) > 0)
+    raise SystemExit(sweep(RECOMPUTE, check, slips=SLIPS) > 0)

@@ -8,8 +8,8 @@ the bytes are counted here:
 * KV cache: K and V for every layer, sequence, cached position and K/V head (all heads under multi-head
   attention, nₖᵥ under grouped-query attention), each dₕ values; a sliding window of W keeps min(n, W)
   positions per layer;
-* training model states: weights, gradients and Adam's momentum and variance at the precisions the
-  statement names (fp32 4 bytes; fp16/bf16 2 bytes), plus fp32 master weights under mixed precision;
+* training model states: weights, gradients and Adam's momentum and variance at the bytes the statement
+  prints for each precision, plus fp32 master weights under mixed precision;
   plain data parallelism keeps all of them on each GPU.
 
 For the KV cache the count is also checked against the size torch gives the cache itself: the K and V
@@ -87,9 +87,11 @@ def training_memory(text: str, p=None, *, swapped: bool = False, gradients: bool
         assert "fp32 (4 bytes) weights, gradients, momentum and variance" in text and "no separate master copy" in text
         per_param = 4 + 4 * gradients + 4 + 4
     else:
-        m = re.search(r"(fp16|bf16) weights and gradients, and fp32 master weights, momentum and variance", text)
-        assert m and "mixed precision" in text, f"precisions not said:\n{text}"
-        per_param = 2 + 2 * gradients + 4 + 4 + 4
+        m = re.search(r"(?:fp16|bf16) \((\d) bytes\) weights and gradients, and fp32 \((\d) bytes\) master weights, "
+                      r"momentum and variance", text)
+        assert m and "mixed precision" in text, f"precisions or their bytes not said:\n{text}"
+        half, full = int(m[1]), int(m[2])
+        per_param = half + half * gradients + 3 * full
     if has(r"plain data parallelism on \d+ GPUs \(no ZeRO, no sharding\)", text):
         assert "on each GPU" in text  # every GPU keeps a full copy: the GPU count does not divide
     return in_unit(N * per_param, text, swapped)
@@ -127,7 +129,7 @@ SLIPS = {
     },
     "counting.training_memory": {
         "forgot_gradients": lambda t: training_memory(t, gradients=False),
-        "weights_only": lambda t: in_unit((4 if "full fp32" in t else 2) * _sizes(t)["N"], t),  # the working copy
+        "weights_only": lambda t: in_unit(num(r"(?:fp32|fp16|bf16) \((\d) bytes\) weights", t) * _sizes(t)["N"], t),
         "gb_vs_gib": lambda t: training_memory(t, swapped=True),
     },
 }

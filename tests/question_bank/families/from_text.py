@@ -4,8 +4,10 @@ from the plain text a student reads, and asking the key whether it accepts a rec
 Nothing here reads ``p.given``, the worked solution or the misconceptions, and nothing is imported from
 the solver or from a family's module: the audits recompute every key from ``statement_text`` (and
 ``options_text``) with formulas written in the test files, so that they share no reading of the problem
-with the code under test. Run a test file as a script (``python -m tests.question_bank.families.
-test_from_text_counting_params``) to sweep 300 seeds per level and print every disagreement.
+with the code under test. The same files check the misconceptions too: each named slip's value must be
+the wrong value that slip gives on the numbers in the statement (:func:`slip_disagreements`). Run a test
+file as a script (``python -m tests.question_bank.families.test_from_text_counting_params``) to sweep 300
+seeds per level from 0 and from 70,000 and print every disagreement.
 """
 
 from __future__ import annotations

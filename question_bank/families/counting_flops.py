@@ -19,6 +19,7 @@ ratio is n/d: attention is cheaper exactly when n < d.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -279,6 +280,17 @@ def flops_training(d: Draw) -> Problem:
                      hints=["Forward 2N, backward 4N FLOPs per token."])
 
 
+def _three_figures(x: Fraction) -> str:
+    """x to three significant figures, half away from zero as on paper, from the exact value (2.275 ->
+    2.28, where the double 2.275 gives 2.27), written as ``:g`` writes it (92, 13.6)."""
+    with localcontext() as c:
+        c.prec = 40
+        exact = Decimal(x.numerator) / Decimal(x.denominator)
+        c.rounding = ROUND_HALF_UP
+        r = exact.quantize(Decimal(1).scaleb(exact.adjusted() - 2))
+    return f"{float(r):.3g}"
+
+
 def _slips_both_sides(n: int, dm: int, h: int) -> bool:
     """The MCQ's two slips (QKᵀ only: ratio/2; W_hh only: ratio·(h + d)/h) give one factor above the key's
     and one below, neither 1 nor 2 (the statement prints "2 FLOPs"), all three distinct as printed, so that
@@ -367,7 +379,7 @@ def attention_vs_rnn(d: Draw) -> Problem:
         sid, slabel, sfeed, sq = d.pick(slips)
 
         def claim(ratio: Fraction) -> tuple[str, str]:
-            return ("attention" if ratio < 1 else "rnn", f"{float(factor(ratio)):.3g}")
+            return ("attention" if ratio < 1 else "rnn", _three_figures(factor(ratio)))
 
         def text(c: tuple[str, str]) -> str:
             if c[0] == "attention":

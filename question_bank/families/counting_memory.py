@@ -199,9 +199,10 @@ _TRAIN_PRESETS = ("transformer-base", "transformer-big", "bert-base", "bert-larg
                   "olmo2-7b", "pythia-1.4b")
 #: How the statement describes the precision: mixed with bf16 or with fp16 halves (2 bytes either way), or full fp32.
 _MODE_TEXT = {
-    "bf16": ("mixed", "mixed precision: bf16 weights and gradients, and fp32 master weights, momentum and variance"),
-    "fp16": ("mixed", "mixed precision (fp16 with loss scaling): fp16 weights and gradients, and fp32 master weights, "
-                      "momentum and variance"),
+    "bf16": ("mixed", "mixed precision: bf16 (2 bytes) weights and gradients, and fp32 (4 bytes) master weights, momentum "
+                      "and variance"),
+    "fp16": ("mixed", "mixed precision (fp16 with loss scaling): fp16 (2 bytes) weights and gradients, and fp32 (4 bytes) "
+                      "master weights, momentum and variance"),
     "fp32": ("fp32", "full fp32 precision: fp32 (4 bytes) weights, gradients, momentum and variance, and no separate "
                      "master copy"),
 }

@@ -167,7 +167,8 @@ def vit_params(d: Draw) -> Problem:
                             value - 2 * dm, inverse="counted the [class] token and its position row twice")]
     else:
         value = r.answer
-        ask = "the whole encoder (no classification head): embeddings, layers and the final layer norm"
+        ask = ("the whole encoder (no classification head): the embeddings (patch projection with bias, the [class] token "
+               "and the learned position table), the layers and the final layer norm")
         wrongs = [Wrong("no_biases", "forgot the biases of the attention and MLP", "ViT's linear layers all have biases.",
                         value - cfg.n_layers * (4 * dm + cfg.d_ff + dm), inverse="counted the attention and MLP biases twice"),
                   Wrong("no_cls_position", "gave the position table N rows", "The [class] token has a position too.", value - dm,

@@ -360,13 +360,14 @@ def test_pin_flops_training():
 def test_pin_attention_vs_rnn():
     """n = 2496, d = 1792, hidden width h = 1280 (issue 22: h ≠ d; issue 39: multiples of 64 from wide ranges):
     attention 4n²d = 4·2496²·1792 = 44,656,754,688; RNN 2nh(h + d) = 2·2496·1280·3072 = 19,629,342,720: the RNN is
-    cheaper, attention needs 2nd/(h(h + d)) = 8,945,664/3,932,160 = 2.275 times its FLOPs, printed 2.27 (2.275 is
-    2.27499... in binary). The slip drawn (W_hh only: RNN 2nh² = 8,178,892,800) gives 5.46 times; the options cross
-    {2.27, 5.46} with the two directions."""
+    cheaper, attention needs 2nd/(h(h + d)) = 8,945,664/3,932,160 = 2.275 times its FLOPs, printed 2.28 (three
+    figures, half up as on paper, from the exact ratio: the double 2.275 is 2.27499... and once printed 2.27). The
+    slip drawn (W_hh only: RNN 2nh² = 8,178,892,800) gives 5.46 times; the options cross {2.28, 5.46} with the two
+    directions."""
     p = easy("counting.attention_vs_rnn")
     (ci,) = p.key.correct
     assert (p.given["n"], p.given["d"], p.given["h"]) == (2496, 1792, 1280)
-    assert p.options[ci] == "The RNN is cheaper: self-attention needs 2.27 times its FLOPs"
+    assert p.options[ci] == "The RNN is cheaper: self-attention needs 2.28 times its FLOPs"
     assert "only_w_hh" in grade(p, p.options.index("The RNN is cheaper: self-attention needs 5.46 times its FLOPs")).misconception.id.split("+")
 
 

@@ -1,0 +1,96 @@
+"""The multi-head latent attention cache keys (question_bank/families/latent_attention.py), recomputed
+from the text.
+
+The statement says what is cached: per layer and position, the latent of d_c values and the decoupled
+rotary key of d_R values shared by all heads (the heads' own K and V are not cached, so h and dₕ do not
+enter). The cache is L·B·n·(d_c + d_R) values at the printed bytes per value; its size is also taken from
+torch (the per-layer latent and rotary-key tensors built on the meta device, ``nbytes``). The unit is the
+one the statement defines (GB = 10⁹ bytes, GiB = 2³⁰ bytes). The key must accept the value rounded as
+asked (MCQ: the keyed option is the one option printing it). Nothing here reads ``given`` or imports the
+solver. ``python -m tests.question_bank.families.test_from_text_latent_attention`` sweeps 300 seeds per
+level from 0 and from 70,000.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, num, slip_block, sweep, with_views
+
+
+def unit(text: str, swapped: bool = False) -> int:
+    if "GiB (1 GiB = 2³⁰ bytes)" in text:
+        return 10**9 if swapped else 2**30
+    assert "GB (1 GB = 10⁹ bytes)" in text, f"no unit defined:\n{text}"
+    return 2**30 if swapped else 10**9
+
+
+def mla_cache(text: str, p=None, *, per_position=None, swapped: bool = False) -> float:
+    """``per_position(d_c, d_R, h, dₕ)``: the values cached per layer and position (a slip's, or the
+    statement's d_c + d_R)."""
+    L, dc, dr = num(r"L = (\d+) layers", text), num(r"latent of d_c = (\d+)", text), num(r"rotary key of d_R = (\d+)", text)
+    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
+    per_value = num(r"in bf16 \((\d+) bytes per value\)", text)
+    assert "at inference only these are cached" in text and "shared by all heads" in text
+    count = L * B * n * (dc + dr) * per_value
+    latent = torch.empty(B, n, dc, dtype=torch.bfloat16, device="meta")
+    rope_key = torch.empty(B, n, dr, dtype=torch.bfloat16, device="meta")
+    assert per_value != 2 or L * (latent.nbytes + rope_key.nbytes) == count
+    if per_position is not None:
+        h, dh = num(r"h = (\d+) heads", text), num(r"dₕ = (\d+)", text)
+        count = L * B * n * per_position(dc, dr, h, dh) * per_value
+    return float(Fraction(count, unit(text, swapped)))
+
+
+RECOMPUTE = {"latent.kv_cache": mla_cache}
+FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "latent.kv_cache": {
+        "counted_as_mha": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: 2 * h * dh),
+        "forgot_rope_key": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: dc),
+        "latent_twice": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: 2 * dc + dr),
+        "rope_per_head": lambda t: mla_cache(t, per_position=lambda dc, dr, h, dh: dc + h * dr),
+        "gb_for_gib": lambda t: mla_cache(t, swapped=True),
+        "gib_for_gb": lambda t: mla_cache(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
+
+
+def check(fid: str, seed: int, level: str) -> str | None:
+    return audit(fid, seed, level, RECOMPUTE[fid.removesuffix("_mcq")])
+
+
+@pytest.mark.parametrize("fid", FIDS)
+def test_key_matches_cache_from_text(fid):
+    """Seeds 0..39 at every level: the key accepts the size recomputed from the statement."""
+    bad = [m for lv in FAMILIES[fid].levels for s in FIXED_SEEDS if (m := check(fid, s, lv)) is not None]
+    assert not bad, f"{len(bad)} disagreements; the first:\n{bad[0]}"
+
+
+@given(st.sampled_from(FIDS), st.integers(0, 10**6), st.data())
+def test_key_matches_cache_from_text_any_seed(fid, seed, data):
+    """Any seed and level: the same check."""
+    lv = data.draw(st.sampled_from(FAMILIES[fid].levels))
+    assert (msg := check(fid, seed, lv)) is None, msg
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep(RECOMPUTE, check, slips=SLIPS) > 0)

@@ -1,0 +1,136 @@
+"""The mixture-of-experts keys (question_bank/families/moe.py), recomputed from the text.
+
+The sizes are parsed from the plain statement with regular expressions; the text's own figures are first
+checked against each other (a routed expert is three d × width matrices, no biases; the routed experts
+are E of them in each MoE layer; the input embedding is V × d), then:
+
+* the model's total: the parameters outside the routed experts plus E experts in each MoE layer;
+* the active parameters: everything outside the routed experts (embeddings, head, shared experts,
+  dense FFNs, routers) plus k of the E routed experts, i.e. k/E of the routed parameters;
+* the expected weight bytes of a decode step: everything outside the routed experts except the input
+  embedding, B rows of the embedding (a lookup), and each routed expert with the probability that at
+  least one of the B tokens picked it; a token picks k of E uniformly, so it misses a given expert with
+  probability C(E−1, k)/C(E, k) (``math.comb``), and all B miss it with that to the B-th power.
+
+Exact arithmetic (``fractions``) until the unit (billions, GB = 10⁹ bytes, GiB = 2³⁰ bytes). The key
+must accept the value rounded as asked (MCQ: the keyed option is the one option printing it). Nothing
+here reads ``given`` or imports the solver. ``python -m tests.question_bank.families.test_from_text_moe``
+sweeps 300 seeds per level from 0 and from 70,000.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
+
+
+def experts(text: str) -> tuple[int, int, int]:
+    """(E, k, parameters of one routed expert) as the text describes the expert: three d × width matrices."""
+    E, k = num(r"E = (\d+) routed SwiGLU experts", text), num(r"uses the top k = (\d+)", text)
+    width, d = num(r"experts of width (\d+)", text), num(r"matrices, d = (\d+)\)", text)
+    assert has(rf"three d × {width} matrices", text)
+    return E, k, 3 * d * width
+
+
+def moe_layers(text: str) -> int:
+    L = num(r"has L = (\d+) layers", text)
+    dense = num(r"the first (\d+) layers? keeps? one dense FFN", text) if "dense FFN" in text else 0
+    return L - dense
+
+
+def active_params(text: str, p=None, *, held_experts: str = "E", active_share: str = "k/E") -> float:
+    """``held_experts``: 'E' (the statement's) or 'k' (a slip's: only the active ones held);
+    ``active_share``: 'k/E' (the statement's) or '1' (a slip's: every expert active)."""
+    E, k, one = experts(text)
+    if "How many parameters does the model hold in all?" in text:
+        outside = num(r"Outside the routed experts it has ([\d,]+) parameters", text)
+        stated_one = num(r"one routed expert of one layer has ([\d,]+)", text)
+        M = num(r"and (\d+) layers are MoE layers", text)
+        assert stated_one == one and M == moe_layers(text), (stated_one, one, M)
+        return float(Fraction(outside + (E if held_experts == "E" else k) * M * one, 10**9))
+    assert "How many parameters does one token use" in text and "embeddings and head counted whole" in text
+    N, routed = num(r"holds N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
+    assert routed == E * moe_layers(text) * one, (routed, E, moe_layers(text), one)
+    share = Fraction(k, E) if active_share == "k/E" else 1
+    return float(Fraction(N - routed, 10**9) + routed * share / 10**9)
+
+
+def decode_bytes(text: str, p=None, *, experts_read: str = "expected", embedding: str = "rows",
+                 swapped: bool = False) -> float:
+    """``experts_read``: 'expected' (the statement's), 'all' or 'k' (slips: every expert, one token's k);
+    ``embedding``: 'rows' (the statement's lookup) or 'whole' (a slip's: the whole table read)."""
+    E, k, one = experts(text)
+    N, routed = num(r"has N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
+    M = num(r"spread evenly over (\d+) MoE layers", text)
+    assert M == moe_layers(text) and routed == M * E * one
+    V, d, emb = num(r"a table of V = ([\d,]+) rows", text), num(r"rows of d = (\d+) values", text), \
+        num(r"values, ([\d,]+) parameters, separate from the LM head", text)
+    assert emb == V * d
+    B, per_param = num(r"batch of B = (\d+) tokens", text), num(r"in bf16 \((\d+) bytes per parameter\)", text)
+    assert has(rf"picks its {k} experts? uniformly at random, independently of the other tokens", text)
+    miss_one = Fraction(math.comb(E - 1, k), math.comb(E, k))
+    share = {"expected": 1 - miss_one**B, "all": 1, "k": Fraction(k, E)}[experts_read]
+    expected_params = (N - routed - emb) + (B * d if embedding == "rows" else emb) + routed * share
+    if "GiB (1 GiB = 2³⁰ bytes)" in text:
+        u = 10**9 if swapped else 2**30
+    else:
+        assert "GB (1 GB = 10⁹ bytes)" in text
+        u = 2**30 if swapped else 10**9
+    return float(expected_params * per_param / u)
+
+
+RECOMPUTE = {"moe.active_params": active_params, "moe.decode_weight_bytes": decode_bytes}
+FIDS = with_views(RECOMPUTE)
+
+
+#: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right
+#: for the numbers on the screen)
+SLIPS = {
+    "moe.active_params": {
+        "only_active_held": lambda t: active_params(t, held_experts="k"),
+        "every_expert_active": lambda t: active_params(t, active_share="1"),
+    },
+    "moe.decode_weight_bytes": {
+        "every_expert_read": lambda t: decode_bytes(t, experts_read="all"),
+        "only_k_read": lambda t: decode_bytes(t, experts_read="k"),
+        "whole_embedding_read": lambda t: decode_bytes(t, embedding="whole"),
+        "gb_for_gib": lambda t: decode_bytes(t, swapped=True),
+    },
+}
+
+
+@pytest.mark.parametrize("fid", SLIPS)
+def test_misconception_values_from_text(fid):
+    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
+    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
+    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
+    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
+
+
+def check(fid: str, seed: int, level: str) -> str | None:
+    return audit(fid, seed, level, RECOMPUTE[fid.removesuffix("_mcq")])
+
+
+@pytest.mark.parametrize("fid", FIDS)
+def test_key_matches_moe_from_text(fid):
+    """Seeds 0..39 at every level: the key accepts the value recomputed from the statement."""
+    bad = [m for lv in FAMILIES[fid].levels for s in FIXED_SEEDS if (m := check(fid, s, lv)) is not None]
+    assert not bad, f"{len(bad)} disagreements; the first:\n{bad[0]}"
+
+
+@given(st.sampled_from(FIDS), st.integers(0, 10**6), st.data())
+def test_key_matches_moe_from_text_any_seed(fid, seed, data):
+    """Any seed and level: the same check."""
+    lv = data.draw(st.sampled_from(FAMILIES[fid].levels))
+    assert (msg := check(fid, seed, lv)) is None, msg
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep(RECOMPUTE, check, slips=SLIPS) > 0)

@@ -9,7 +9,8 @@ A level that passes on seeds 0-499 is offered only when it passes on a fresh blo
 (seeds from ``choice_record.HOLDOUT_FROM``, never used to tune a family): ``--holdout`` measures that
 block for every level that passes on its own and has none of today's adversary.
 
-Levels already in the file with the same draws and the same adversary digest are kept (resumable);
+Levels already in the file with the same draws (the digest of their first 20) and the same adversary digest are
+kept (resumable); a level whose family changed since is measured again;
 ``--all-views`` also measures every level of every numeric family's MCQ view, listed or not.
 """
 
@@ -83,6 +84,19 @@ def measure(fam, level: str, draws: int, first: int = 0) -> dict:
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
+def _same_draws(fam, level: str, rec: dict) -> bool:
+    """Whether a record is of today's draws: its first 20 draws' digest (a family changed since is measured again)."""
+    if "first20" not in rec:
+        return True  # a level the view could not draw: nothing to compare
+    ps: list = []
+    seed = 0
+    while len(ps) < 20 and seed < 200:  # the first 20 choice draws from seed 0, as measure() takes them
+        p = fam.generate(seed, level)
+        ps += [p] if p.type in ("mcq", "msq") else []
+        seed += 1
+    return draws_digest(ps) == rec["first20"]
+
+
 def main(argv: list[str]) -> None:
     from question_bank import numeric_mcq as nm
     from question_bank.family import all_families
@@ -138,7 +152,8 @@ def main(argv: list[str]) -> None:
             print(f"{name} fresh draws: best {h['best']:.0%} ({h['attacker']}) chance {h['chance']:.0%} "
                   f"{'passes' if rec['passes'] else 'withdrawn'} {h['seconds']}s", flush=True)
             continue
-        if old and old.get("draws") in (draws, 200) and old.get("adversary") == dig and ("best" in old or "error" in old and "choice items" in old["error"]):
+        if old and old.get("draws") in (draws, 200) and old.get("adversary") == dig and \
+                ("best" in old or "error" in old and "choice items" in old["error"]) and _same_draws(fams[fid], lv, old):
             continue
         try:
             rec = measure(fams[fid], lv, draws)

@@ -157,3 +157,22 @@ def misconception_disagreements(fid: str, seeds: Iterable[int], wrongs: dict[str
                     bad.append(f"{p.id}: misconception {m.id} ({m.label}) has {m.value!r}; from the text {want!r}\n"
                                f"{p.statement_text}")
     return checked, bad
+
+
+#: the sweep's seeds per level: two blocks of 300 (600 draws per level)
+SWEEP_SEEDS = (*range(300), *range(70_000, 70_300))
+
+
+def sweep(cases, recompute: dict[str, Callable[[Problem], float]], seeds: Iterable[int] = SWEEP_SEEDS) -> int:
+    """Every case (family, base family, level) over ``seeds``: prints the draws and disagreements per level and the
+    first report of each, and returns the number of disagreements (``python -m tests.question_bank.families.<module>``)."""
+    seeds = tuple(seeds)
+    total = bad_total = 0
+    for fid, base, level in cases:
+        bad = audit_many(fid, level, seeds, recompute[base])
+        total, bad_total = total + len(seeds), bad_total + len(bad)
+        print(f"{fid}/{level}: {len(seeds)} draws, {len(bad)} disagreements", flush=True)
+        if bad:
+            print("  " + bad[0].replace("\n", "\n  "))
+    print(f"{total} draws, {bad_total} disagreements")
+    return bad_total

@@ -30,7 +30,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
+from tests.question_bank.families.from_text_counting import (
+    FIXED_SEEDS,
+    audit,
+    has,
+    num,
+    slip_block,
+    sweep,
+    with_views,
+)
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": torch.int8}
 

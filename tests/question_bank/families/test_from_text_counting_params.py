@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 from torch import nn
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
+from tests.question_bank.families.from_text_counting import (
+    FIXED_SEEDS,
+    audit,
+    has,
+    num,
+    slip_block,
+    sweep,
+    with_views,
+)
 
 META = torch.device("meta")
 

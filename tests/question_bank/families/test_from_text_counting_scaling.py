@@ -21,7 +21,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, num, slip_block, sweep, with_views
+from tests.question_bank.families.from_text_counting import (
+    FIXED_SEEDS,
+    audit,
+    num,
+    slip_block,
+    sweep,
+    with_views,
+)
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 SCALE = {"million": 10**6, "billion": 10**9, "trillion": 10**12}

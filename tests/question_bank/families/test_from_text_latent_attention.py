@@ -21,7 +21,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, num, slip_block, sweep, with_views
+from tests.question_bank.families.from_text_counting import (
+    FIXED_SEEDS,
+    audit,
+    num,
+    slip_block,
+    sweep,
+    with_views,
+)
 
 
 def unit(text: str, swapped: bool = False) -> int:

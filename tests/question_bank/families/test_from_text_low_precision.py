@@ -347,3 +347,9 @@ def test_format_enumeration_matches_torch():
     assert max(v for v, _ in e4m3) == torch.finfo(torch.float8_e4m3fn).max
     assert max(v for v, _ in e5m2) == torch.finfo(torch.float8_e5m2).max
     assert min(v for v, _ in e4m3 if v > 0) == torch.finfo(torch.float8_e4m3fn).smallest_normal / 8
+
+
+if __name__ == "__main__":
+    from tests.question_bank.families.key_from_text import sweep
+
+    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)

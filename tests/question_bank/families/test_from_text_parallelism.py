@@ -201,3 +201,9 @@ def test_key_agrees_with_the_text_hypo(case, seed):
 def test_ring_simulation_counts_steps_and_bytes(n):
     """The simulated ring: 2(n - 1) steps, and each GPU sends 2(n - 1)/n of the buffer."""
     assert ring_allreduce_steps(n) == (2 * (n - 1), pytest.approx(2 * (n - 1) / n))
+
+
+if __name__ == "__main__":
+    from tests.question_bank.families.key_from_text import sweep
+
+    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)

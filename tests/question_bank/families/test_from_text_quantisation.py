@@ -149,3 +149,9 @@ def test_key_agrees_with_the_text_hypo(case, seed):
     fid, base, level = case
     bad = audit(FAMILIES[fid].generate(seed, level), RECOMPUTE[base])
     assert bad is None, bad
+
+
+if __name__ == "__main__":
+    from tests.question_bank.families.key_from_text import sweep
+
+    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)

@@ -29,7 +29,15 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import FIXED_SEEDS, audit, has, num, slip_block, sweep, with_views
+from tests.question_bank.families.from_text_counting import (
+    FIXED_SEEDS,
+    audit,
+    has,
+    num,
+    slip_block,
+    sweep,
+    with_views,
+)
 
 META = torch.device("meta")
 

@@ -11,6 +11,7 @@ that names the problem, quotes the statement and gives both values (:func:`repor
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
@@ -184,3 +185,34 @@ def audit_one(p: Problem, audit) -> list[str]:
 def audit_all(fid: str, audit, seeds=BLOCK) -> list[str]:
     """Every disagreement of ``audit`` over ``seeds`` at every level of the family."""
     return [line for p in draws(fid, seeds) for line in audit_one(p, audit)]
+
+
+def spoiled(p: Problem) -> Problem:
+    """A copy of ``p`` whose key is wrong by more than its tolerance (the last part's too, for a multi-part
+    problem): an audit must report it, which shows the audit can fail."""
+
+    def bad(key):
+        if isinstance(key, NumericKey):
+            step = 3 * 10.0 ** -(key.decimals or 0) + 0.01 * abs(key.value)
+            return replace(key, value=key.value + step, lo=key.lo + step, hi=key.hi + step)
+        if isinstance(key, IntegerKey):
+            return replace(key, value=key.value + 1 + int(abs(key.value) * 0.02))
+        if isinstance(key, MatrixKey):
+            rows = [list(r) for r in key.value]
+            rows[0][0] += 0.1 + 10 * key.abs_tol
+            return replace(key, value=tuple(tuple(r) for r in rows))
+        if isinstance(key, ChoiceKey):
+            n = len(key.correct) if len(key.correct) > 1 else 0
+            return replace(key, correct=frozenset({(i + 1) % 4 for i in key.correct}) if not n else
+                           key.correct ^ {0})
+        raise TypeError(type(key).__name__)
+
+    if p.parts:
+        last = replace(p.parts[-1], key=bad(p.parts[-1].key))
+        return replace(p, key=last.key, parts=[*p.parts[:-1], last])
+    return replace(p, key=bad(p.key))
+
+
+def audit_catches_wrong_keys(audits: dict, seeds=range(3)) -> list[str]:
+    """The problems (fid, id) whose spoiled key some audit did not report."""
+    return [p.id for fid, audit in audits.items() for p in draws(fid, seeds) if not audit_one(spoiled(p), audit)]

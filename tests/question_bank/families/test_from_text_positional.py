@@ -24,6 +24,7 @@ from question_bank.family import FAMILIES
 from tests.question_bank.families.from_text import (
     Unreadable,
     audit_all,
+    audit_catches_wrong_keys,
     audit_one,
     check_matrix,
     check_nat,
@@ -129,3 +130,8 @@ def test_drawn_keys_agree_with_the_text(seed, case):
     fid, lv = case
     problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
     assert not problems, "\n".join(problems)
+
+
+def test_the_audit_catches_a_wrong_key():
+    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
+    assert audit_catches_wrong_keys(AUDITS) == []

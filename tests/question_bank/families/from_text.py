@@ -15,6 +15,8 @@ from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
+import numpy as np
+
 import question_bank.families  # noqa: F401  (registers every family)
 from question_bank.family import FAMILIES
 from question_bank.grading import grade
@@ -216,3 +218,28 @@ def spoiled(p: Problem) -> Problem:
 def audit_catches_wrong_keys(audits: dict, seeds=range(3)) -> list[str]:
     """The problems (fid, id) whose spoiled key some audit did not report."""
     return [p.id for fid, audit in audits.items() for p in draws(fid, seeds) if not audit_one(spoiled(p), audit)]
+
+
+def check_mistakes(p: Problem, mistakes: dict, seen: set | None = None) -> list[str]:
+    """The feedback is right for the numbers on the screen: each misconception that ``mistakes`` (id ->
+    text -> value, None where the mistake does not apply) knows carries the value the mistake it names
+    gives, recomputed from the text; the ids compared are added to ``seen``."""
+    out = []
+    for m in p.misconceptions:
+        if m.id in mistakes:
+            mine = mistakes[m.id](p.statement_text)
+            if mine is None:
+                continue
+            if seen is not None:
+                seen.add(m.id)
+            if not np.allclose(np.asarray(m.value, dtype=float), np.asarray(mine, dtype=float), rtol=1e-9, atol=1e-9):
+                out.append(report(p, f"misconception {m.id} ({m.label})", mine, m.value))
+    return out
+
+
+def mistakes_all(fid: str, mistakes: dict, seeds=BLOCK) -> list[str]:
+    """Every misconception of the table that disagrees with the text over ``seeds``; a table entry never
+    compared in these draws is reported too (the check would be empty)."""
+    seen: set = set()
+    out = [line for p in draws(fid, seeds) for line in audit_one(p, lambda q: check_mistakes(q, mistakes, seen))]
+    return out + [f"{fid}: misconception {k} was never compared over these seeds" for k in mistakes if k not in seen]

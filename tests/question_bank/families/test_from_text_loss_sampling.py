@@ -30,6 +30,7 @@ from tests.question_bank.families.from_text import (
     check_int,
     check_nat,
     find,
+    mistakes_all,
     vector,
 )
 
@@ -121,3 +122,43 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _ce_plain(text: str) -> float | None:
+    return None if "label smoothing" in text else cross_entropy(text)
+
+
+def _top_p_at(text: str, t_of) -> int:
+    """The nucleus size with the temperature replaced by ``t_of(T)`` (None: the text's T is unchanged)."""
+    t = find(rf"temperature T = {NUM}", text) if "temperature" in text else None
+    if t is None:
+        return None
+    z = torch.tensor(vector("z", text), dtype=torch.float64) / t_of(t)
+    p = find(rf"sampling at p = {NUM}", text)
+    return int((torch.softmax(z, dim=0).sort(descending=True).values.cumsum(0) < p).sum()) + 1
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {
+    "loss.cross_entropy": {
+        "log2": lambda t: cross_entropy(t) / math.log(2),
+        "log10": lambda t: cross_entropy(t) / math.log(10),
+        "forgot_logsumexp": lambda t: None if "label smoothing" in t else
+        -vector("z", t)[find(r"target class is y = (\d+)", t, int)],
+    },
+    "loss.perplexity": {
+        "wrong_base": lambda t: math.exp(find(rf"is {NUM} \(log base 2", t) / find(r"over the (\d+) tokens", t, int))
+        if "log base 2" in t and "perplexity" in t else None,
+    },
+    "sampling.top_p": {
+        "crossing_excluded": lambda t: top_p(t) - 1,
+        "ignored_temperature": lambda t: _top_p_at(t, lambda T: 1.0),
+        "multiplied_temperature": lambda t: _top_p_at(t, lambda T: 1 / T),
+    },
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

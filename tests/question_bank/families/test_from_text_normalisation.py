@@ -24,6 +24,7 @@ from tests.question_bank.families.from_text import (
     audit_one,
     check_matrix,
     find,
+    mistakes_all,
     number,
     vector,
 )
@@ -99,3 +100,32 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _x_gamma_beta(text: str):
+    x = torch.tensor(vector("x", text), dtype=torch.float64)
+    return x, _param("γ", text, x.numel()), (_param("β", text, x.numel()) if "β = " in text else 0)
+
+
+def _layernorm_var(text: str, var_of) -> list[float]:
+    x, g, b = _x_gamma_beta(text)
+    return (g * (x - x.mean()) / var_of(x) + b).tolist()
+
+
+#: fid -> misconception id -> the value its label names, from the text (ε = 0 in every draw)
+MISTAKES = {
+    "normalisation.layernorm": {
+        "unbiased_variance": lambda t: [_layernorm_var(t, lambda x: x.var(correction=1).sqrt())],
+        "divided_by_variance": lambda t: [_layernorm_var(t, lambda x: x.var(correction=0))],
+    },
+    "normalisation.rmsnorm": {
+        "no_sqrt": lambda t: [(lambda x, g, _: (g * x / (x**2).mean()).tolist())(*_x_gamma_beta(t))],
+        "l2_norm": lambda t: [(lambda x, g, _: (g * x / x.norm()).tolist())(*_x_gamma_beta(t))],
+    },
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

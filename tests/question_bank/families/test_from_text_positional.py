@@ -29,6 +29,7 @@ from tests.question_bank.families.from_text import (
     check_matrix,
     check_nat,
     find,
+    mistakes_all,
     round_half_up,
     vector,
 )
@@ -135,3 +136,41 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _pe_slip(text: str, degrees: bool = False, swapped: bool = False) -> float:
+    """PE(pos, j) with the angle read in degrees, or with sin and cos swapped."""
+    d = find(r"d = d_model = (\d+)", text, int)
+    pos, j = (int(x) for x in re.search(r"compute PE\((\d+), (\d+)\)", text).groups())
+    angle = pos / 10000 ** (2 * (j // 2) / d)
+    angle = math.radians(angle) if degrees else angle
+    return math.sin(angle) if (j % 2 == 0) != swapped else math.cos(angle)
+
+
+def rope_at(text: str, sign: int = 1) -> list[float]:
+    """RoPE as the text states it, written out pair by pair, with the angle's sign flipped for sign = -1."""
+    p = find(r"at position p = (\d+)", text, int)
+    x = vector("x", text)
+    d = len(x)
+    out = list(x)
+    pairs = [(2 * i, 2 * i + 1) for i in range(d // 2)] if "(x₂ᵢ, x₂ᵢ₊₁)" in text else \
+        [(i, i + d // 2) for i in range(d // 2)]
+    for i, (u, v) in enumerate(pairs):
+        phi = sign * p * 10000 ** (-2 * i / d)
+        out[u] = x[u] * math.cos(phi) - x[v] * math.sin(phi)
+        out[v] = x[u] * math.sin(phi) + x[v] * math.cos(phi)
+    return out
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {
+    "positional.pe_value": {"degrees": lambda t: _pe_slip(t, degrees=True),
+                            "sin_cos_swapped": lambda t: _pe_slip(t, swapped=True)},
+    "positional.rope": {"rotated_backwards": lambda t: [rope_at(t, sign=-1)]},
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

@@ -29,6 +29,7 @@ from tests.question_bank.families.from_text import (
     check_nat,
     check_truths,
     find,
+    mistakes_all,
     number,
     vector,
 )
@@ -159,3 +160,30 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _temperature_at(text: str, t_of) -> float:
+    """The probability asked with the temperature T replaced by ``t_of(T)``."""
+    t = find(r"temperature T = ([\d./]+):", text)
+    z = torch.tensor(vector("z", text), dtype=torch.float64)
+    i = find(r"probability of token (\d+) \(logit", text, int)
+    return float(torch.softmax(z / t_of(t), dim=0)[i - 1])
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {
+    "softmax.temperature": {
+        "ignored_temperature": lambda t: _temperature_at(t, lambda T: 1.0),
+        "multiplied_by_t": lambda t: _temperature_at(t, lambda T: 1 / T),
+    },
+    "attention.variance_qk": {
+        # the same question for components in ℝ¹: no factor d
+        "no_dk": lambda t: variance_qk(re.sub(r"ℝ[⁰¹²³⁴⁵⁶⁷⁸⁹]+ ", "ℝ¹ ", t)) if "√d_model" not in t else None,
+    },
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
+from question_bank.grading import grade_parts
 from tests.question_bank.families.from_text import (
     Unreadable,
     audit_all,
@@ -26,9 +27,12 @@ from tests.question_bank.families.from_text import (
     check_choice,
     check_matrix,
     check_nat,
+    draws,
     find,
     matrices,
+    mistakes_all,
     report,
+    round_half_up,
     vector,
 )
 
@@ -120,7 +124,7 @@ AUDITS = {
 CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
 #: the families draw with exact (SymPy) arithmetic, about 0.1 s a draw: a short fixed block here; the sweep of
 #: seeds 0..299 and 70,000..70,299 at every level (1,800 draws a family) found no disagreement
-BLOCK = range(8)
+BLOCK = range(6)
 
 
 def test_by_hand_pinned():
@@ -148,3 +152,62 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _weight_with(text: str, divisor) -> float | None:
+    """The weight asked with the scores divided by ``divisor(dₖ)`` instead of the text's scaling."""
+    if not _scaled(text):
+        return None
+    m = re.search(r"that token (\d+) gives to token (\d+)", text)
+    mats = matrices(text)
+    q, k = torch.tensor(mats["Q"], dtype=torch.float64), torch.tensor(mats["K"], dtype=torch.float64)
+    s = q @ k.T / divisor(find(r"dₖ = (\d+)", text, int))
+    a = torch.softmax(s.masked_fill(~_allowed(text, s.shape[0]), float("-inf")), dim=-1)
+    return float(a[int(m[1]) - 1, int(m[2]) - 1])
+
+
+def _masked_slip(text: str, how: str) -> list[list[float]]:
+    """The weights of attention.masked_weights with the mask ignored, or blocked scores set to 0."""
+    sp = torch.tensor(matrices(text)["S'"], dtype=torch.float64)
+    if how == "no_mask":
+        return torch.softmax(sp, dim=-1).tolist()
+    return torch.softmax(sp.masked_fill(~_allowed(text, sp.shape[0]), 0.0), dim=-1).tolist()
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {
+    "attention.one_weight": {
+        "no_scaling": lambda t: _weight_with(t, lambda dk: 1.0),
+        "divided_by_dk": lambda t: _weight_with(t, lambda dk: dk),
+    },
+    "attention.masked_weights": {
+        "no_mask": lambda t: _masked_slip(t, "no_mask"),
+        "mask_zero": lambda t: _masked_slip(t, "mask_zero"),
+    },
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_a_student_who_rounds_each_part_as_asked_is_right():
+    """attention.by_hand: (b) rounded to two places, (c) computed from that rounded (b) and rounded, (d) from
+    that rounded (c): every part is marked right (the parts' carried-rounding rule)."""
+    def r(t):
+        return torch.tensor([[float(round_half_up(x, 2)) for x in row] for row in t.tolist()], dtype=torch.float64)
+
+    wrong = []
+    for p in draws("attention.by_hand", BLOCK):
+        text = p.statement_text
+        mats = matrices(text)
+        q, k, v = (torch.tensor(mats[x], dtype=torch.float64) for x in "QKV")
+        s = q @ k.T
+        b = r(s / q.shape[1] ** 0.5) if _scaled(text) else s
+        c = r(torch.softmax(b.masked_fill(~_allowed(text, s.shape[0]), float("-inf")), dim=-1))
+        steps = [s, b, c, r(c @ v)] if _scaled(text) else [s, c, r(c @ v)]
+        verdicts = grade_parts(p, {pt.label: t.tolist() for pt, t in zip(p.parts, steps, strict=True)})
+        wrong += [f"{p.id} ({lab}): {vd.message}" for lab, vd in verdicts.items() if not vd.correct]
+    assert not wrong, "\n".join(wrong[:10])

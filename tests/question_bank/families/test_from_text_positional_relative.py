@@ -29,6 +29,7 @@ from tests.question_bank.families.from_text import (
     check_int,
     check_nat,
     find,
+    mistakes_all,
     vector,
 )
 
@@ -152,3 +153,25 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {
+    "positional.alibi_bias": {"positive_sign": lambda t: -alibi_bias(t)},
+    "positional.rope_relative_score": {
+        "no_rotation": lambda t: sum(a * b for a, b in zip(vector("q", t), vector("k", t), strict=True)),
+        # rotated by (n - m)θ: the score with the two positions exchanged
+        "reversed_offset": lambda t: rope_score(re.sub(r"position m = (\d+)(.*)position n = (\d+)",
+                                                       lambda m: f"position m = {m[3]}{m[2]}position n = {m[1]}", t,
+                                                       flags=re.S)),
+    },
+    "positional.t5_bias_params": {
+        "per_layer": lambda t: t5_bias_params(t) * find(r"L = (\d+) layers in each stack", t, int),
+    },
+}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

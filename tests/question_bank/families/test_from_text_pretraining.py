@@ -22,6 +22,7 @@ from tests.question_bank.families.from_text import (
     audit_catches_wrong_keys,
     audit_one,
     check_nat,
+    mistakes_all,
 )
 
 RULE = re.compile(r"selects (\d+(?:\.\d+)?) % of the token positions .*?of the selected positions (\d+(?:\.\d+)?) % "
@@ -91,3 +92,20 @@ def test_drawn_keys_agree_with_the_text(seed, case):
 def test_the_audit_catches_a_wrong_key():
     """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
     assert audit_catches_wrong_keys(AUDITS) == []
+
+
+def _all_selected_masked(text: str) -> float | None:
+    """The [MASK] count with every selected position taken as [MASK]."""
+    if "replaced by the [MASK] token" not in text:
+        return None
+    return _positions(text) * float(RULE.search(text)[1]) / 100
+
+
+#: fid -> misconception id -> the value its label names, from the text
+MISTAKES = {"pretraining.bert_masking": {"all_selected_masked": _all_selected_masked}}
+
+
+def test_named_mistakes_match_the_text():
+    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
+    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
+    assert not problems, "\n".join(problems[:10])

@@ -223,7 +223,8 @@ def audit_catches_wrong_keys(audits: dict, seeds=range(3)) -> list[str]:
 def check_mistakes(p: Problem, mistakes: dict, seen: set | None = None) -> list[str]:
     """The feedback is right for the numbers on the screen: each misconception that ``mistakes`` (id ->
     text -> value, None where the mistake does not apply) knows carries the value the mistake it names
-    gives, recomputed from the text; the ids compared are added to ``seen``."""
+    gives, recomputed from the text (for an MCQ: the option it points to prints that value, rounded as
+    asked); the ids compared are added to ``seen``."""
     out = []
     for m in p.misconceptions:
         if m.id in mistakes:
@@ -232,7 +233,13 @@ def check_mistakes(p: Problem, mistakes: dict, seen: set | None = None) -> list[
                 continue
             if seen is not None:
                 seen.add(m.id)
-            if not np.allclose(np.asarray(m.value, dtype=float), np.asarray(mine, dtype=float), rtol=1e-9, atol=1e-9):
+            if p.type == "mcq":  # the value is the option the mistake leads to: it must print the mistake's value
+                r = round_half_up(mine, decimals_asked(p.statement_text))
+                if not (isinstance(m.value, int) and 0 <= m.value < len(p.options_text)
+                        and Decimal(p.options_text[m.value].strip()) == r):
+                    out.append(report(p, f"misconception {m.id} ({m.label}) leads to {r}, options {p.options_text}",
+                                      r, m.value))
+            elif not np.allclose(np.asarray(m.value, dtype=float), np.asarray(mine, dtype=float), rtol=1e-9, atol=1e-9):
                 out.append(report(p, f"misconception {m.id} ({m.label})", mine, m.value))
     return out
 

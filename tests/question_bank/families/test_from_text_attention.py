@@ -185,6 +185,7 @@ MISTAKES = {
         "mask_zero": lambda t: _masked_slip(t, "mask_zero"),
     },
 }
+MISTAKES["attention.one_weight_mcq"] = MISTAKES["attention.one_weight"]  # the MCQ view: the option each mistake leads to
 
 
 def test_named_mistakes_match_the_text():

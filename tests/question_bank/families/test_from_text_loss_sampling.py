@@ -156,6 +156,8 @@ MISTAKES = {
         "multiplied_temperature": lambda t: _top_p_at(t, lambda T: 1 / T),
     },
 }
+# the MCQ view: the option each mistake leads to (its options offer the log-base-2 slip)
+MISTAKES["loss.cross_entropy_mcq"] = {"log2": MISTAKES["loss.cross_entropy"]["log2"]}
 
 
 def test_named_mistakes_match_the_text():

@@ -181,6 +181,7 @@ MISTAKES = {
         "no_dk": lambda t: variance_qk(re.sub(r"ℝ[⁰¹²³⁴⁵⁶⁷⁸⁹]+ ", "ℝ¹ ", t)) if "√d_model" not in t else None,
     },
 }
+MISTAKES["softmax.temperature_mcq"] = MISTAKES["softmax.temperature"]  # the MCQ view: the option each mistake leads to
 
 
 def test_named_mistakes_match_the_text():

@@ -79,6 +79,16 @@ CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
 BLOCK = range(40)
 
 
+def test_pinned():
+    """Full attention's n×n scores cost n²d; with w keys per query the band is nwd; only the latter two of
+    these four are linear in n (d, w, k fixed)."""
+    assert VARIANTS[_variant("full self-attention (n×n query–key scores)")][0] == "n² d"
+    linear = [POWER_OF_N[VARIANTS[_variant(v)][0]] == 1 for v in (
+        "Full self-attention (n×n query–key scores)", "Strided sparse attention (√n keys per query)",
+        "Sliding-window attention (w keys per query)", "Linformer (keys, values cut to k rows)")]
+    assert linear == [False, False, True, True]
+
+
 def test_every_key_agrees_with_the_text():
     problems = [line for fid, a in AUDITS.items() for line in audit_all(fid, a, BLOCK)]
     assert not problems, "\n".join(problems[:10])

@@ -17,6 +17,7 @@ import cmath
 import math
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ from tests.question_bank.families.from_text import (
     audit_one,
     check_int,
     check_nat,
+    draws,
     find,
     mistakes_all,
     vector,
@@ -175,3 +177,20 @@ def test_named_mistakes_match_the_text():
     """A misconception's value is the mistake its label names, made on the numbers the text prints."""
     problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
     assert not problems, "\n".join(problems[:10])
+
+
+def test_t5_buckets_agree_with_transformers():
+    """The keys of positional.t5_bucket against transformers' own T5Attention._relative_position_bucket, run
+    on the n_b, D, direction and r the text prints (skipped where transformers is not installed)."""
+    torch = pytest.importorskip("torch")
+    t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+    wrong = []
+    for p in draws("positional.t5_bucket", BLOCK):
+        text = p.statement_text
+        r = torch.tensor([find(r"Which bucket does r = (-?\d+) fall in", text, int)])
+        got = t5.T5Attention._relative_position_bucket(r, bidirectional="bidirectional" in text,
+                                                       num_buckets=find(r"n_b = (\d+) buckets", text, int),
+                                                       max_distance=find(r"max distance D = (\d+)", text, int))
+        if int(got) != p.key.value:
+            wrong.append(f"{p.id}: transformers gives {int(got)}, key {p.key.value}\n    statement: {text!r}")
+    assert not wrong, "\n".join(wrong)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
 from question_bank.grading import grade_parts
-from tests.question_bank.families.from_text import (
+from tests.question_bank.families.from_text_kernels import (
     Unreadable,
     audit_all,
     audit_catches_wrong_keys,

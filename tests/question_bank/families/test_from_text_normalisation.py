@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text import (
+from tests.question_bank.families.from_text_kernels import (
     Unreadable,
     audit_all,
     audit_catches_wrong_keys,

@@ -1,11 +1,13 @@
-"""An outsider's reading of a problem: numbers parsed from the text a student sees, and the key asked
-whether it accepts the answer a student would write.
+"""An outsider's reading of a problem, for the audits of the attention, norm, positional, loss, sampling and
+complexity families (``test_from_text_<module>.py``): numbers and ⎡ ⎤-drawn matrices parsed from the text a
+student sees, and the key asked whether it accepts the answer a student would write.
 
-Used by the ``test_from_text_<module>.py`` audits. Nothing here reads a problem's ``given``, its
-solution or its misconceptions, and nothing is imported from ``solver`` or from the families' modules:
-the numbers come from ``statement_text`` (and ``options_text``, a part's ``prompt_text``) by regular
-expressions, and the formulas are written in each audit file. A disagreement is returned as one line
-that names the problem, quotes the statement and gives both values (:func:`report`).
+Nothing here reads a problem's ``given``, its solution or its misconceptions (except
+:func:`check_mistakes`, which checks them), and nothing is imported from ``solver`` or from the families'
+modules: the numbers come from ``statement_text`` (and ``options_text``, a part's ``prompt_text``) by
+regular expressions, and the formulas are written in each audit file. A disagreement is returned as one
+line that names the problem, quotes the statement and gives both values (:func:`report`). (The audits of
+the counting, hardware and serving families share ``from_text.py``.)
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ FAMILY_INDEX: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[
     'quantisation.group_int4_mcq': ('quantisation', 'quantisation', ('mcq',), ('hard',), ('quantisation', 'gptq', 'awq', 'memory', 'numeric-mcq'), 'quantisation.group_int4'),
     'quantisation.kv_int8_mcq': ('quantisation', 'quantisation', ('mcq',), (), ('quantisation', 'kv-cache', 'memory', 'numeric-mcq'), 'quantisation.kv_int8'),
     'softmax.temperature_mcq': ('scaling', 'attention', ('mcq',), (), ('softmax', 'temperature', 'sampling', 'numeric-mcq'), 'softmax.temperature'),
-    'serving.max_batch_mcq': ('serving', 'serving', ('mcq',), ('hard',), ('serving', 'kv-cache', 'hbm', 'batch', 'numeric-mcq'), 'serving.max_batch'),
+    'serving.max_batch_mcq': ('serving', 'serving', ('mcq',), ('medium',), ('serving', 'kv-cache', 'hbm', 'batch', 'numeric-mcq'), 'serving.max_batch'),
     'scaling.compute_optimal_mcq': ('serving', 'scaling', ('mcq',), (), ('scaling-laws', 'chinchilla', 'numeric-mcq'), 'scaling.compute_optimal'),
     'counting.mlp_params_mcq': ('vision_mlp', 'counting', ('mcq',), (), ('parameters', 'flops', 'mlp', 'numeric-mcq'), 'counting.mlp_params'),
     'counting.vit_params_mcq': ('vision_mlp', 'counting', ('mcq',), ('medium', 'hard'), ('parameters', 'vit', 'vision', 'numeric-mcq'), 'counting.vit_params'),

@@ -64,6 +64,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import random
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -469,28 +470,34 @@ def _even_diagonals(k: float, va: float, vb: float) -> bool:
     return _simple_ratio(ra * rb) == _simple_ratio(ra / rb)
 
 
-def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
-    """Three distractors that with the key make the 2×2 cross of two slips (made or not): slip A,
-    slip B, and both; the key at ``rank`` (0 = smallest) among the four. Each slip moves the key up
-    or down, as the family makes it or the other way round (:func:`mirror`). In log space (a NAT key)
-    or on the number line (an integer key) the four options are the corners of one parallelogram
-    {0, a, b, a+b} whatever corner the key is: the options' spacing, their near-equal pairs and
-    shared leading digits are the same seen from every option. The choice is uniform over every
-    ordered pair of the draw's mistakes and both directions of each that give the key that rank,
-    among those whose options all lie within :data:`_SPAN` decades of the key when there are any.
-    None when none does (too few mistakes, or no four distinct fair options). Each distractor comes
-    with its slips: (the base family's mistake id, made as the family makes it).
+#: An option beside the key: its value, the mistake a student who picks it made, and its slips (each
+#: the base family's mistake id, made as the family makes it or not).
+Row = tuple[float, Misconception | None, tuple[tuple[str, bool], ...]]
+#: A cross of two slips: its three wrong options (value, mistake) and the two slips.
+_Cross = tuple[list[tuple[float, Misconception]], tuple[str, bool], tuple[str, bool]]
+
+
+def _crosses(p: Problem, rank: int) -> list[_Cross]:
+    """Every cross of two slips (made or not) a draw may offer with the key at ``rank`` (0 = smallest)
+    among the four options: slip A, slip B, and both. Each slip moves the key up or down, as the family
+    makes it or the other way round (:func:`mirror`). In log space (a NAT key) or on the number line (an
+    integer key) the four options are the corners of one parallelogram {0, a, b, a+b} whatever corner the
+    key is: the options' spacing, their near-equal pairs and shared leading digits are the same seen from
+    every option. Every ordered pair of the draw's mistakes and both directions of each that give the key
+    that rank are listed, with four distinct fair options; crosses of two slips that can each go either
+    way only, when there are any. Empty when there is none (too few mistakes, or no four distinct fair
+    options). Each distractor comes with its slips: (the base family's mistake id, made as the family
+    makes it). Nothing is drawn here: :func:`_build` may draw the rank among those that have a cross,
+    and :func:`_choose` draws one cross.
 
     Opt-in per family (issue 39): a base draw whose ``given`` names a ``key_range`` (lo, hi), in the key's unit,
     is offered no option outside it; one that also says ``key_as_corner`` (its key drawn as a corner of the view's
-    box of options) is offered only crosses of two either-way slips (None when there is none at this rank);
-    ``probe`` says whether there is one, drawing nothing (:func:`_build` then draws the rank among those there
-    are)."""
+    box of options) is offered only crosses of two either-way slips (none when there is none at this rank)."""
     from question_bank.blind_keys import numbers_in
 
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey):
-        return None
+        return []
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
     only = VIEW_SLIPS.get(f"{p.family}/{p.difficulty}") or VIEW_SLIPS.get(p.family)
@@ -539,7 +546,7 @@ def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
                 continue
             good.append((trio, (ma.id, own_a), (mb.id, own_b)))
     if not good:
-        return None
+        return []
     # issue 39: a slip that can move the key one way only (no named inverse) says on which side the key lies
     # (the option ×4/3 above another is never the key when that slip always adds a third): two slips that can each
     # go either way are taken when the draw has them
@@ -547,17 +554,25 @@ def _choose(d: Any, p: Problem, rank: int, *, probe: bool = False) -> Any:
     both_ways = [g for g in good if g[1][0] in either and g[2][0] in either]
     good = both_ways or good
     if p.given.get("key_as_corner"):  # only crosses of two either-way slips (their options in key_range, above)
-        good = [g for g in good if g in both_ways]
-        if not good:
-            return None
-    if probe:
-        return True
+        return [g for g in good if g in both_ways]
+    return good
+
+
+def _choose(rng: random.Random, p: Problem, rank: int) -> list[Row] | None:
+    """The three wrong options of one cross of :func:`_crosses` at ``rank``, drawn with ``rng``: among
+    those whose options lie within :data:`_SPAN` decades of the key when there are any, and (a NAT key)
+    whose diagonals are even when there are any. None when there is no cross at this rank."""
+    good = _crosses(p, rank)
+    if not good:
+        return None
+    assert isinstance(p.key, NumericKey | IntegerKey)  # _crosses is empty for any other key
+    kv = float(p.key.value)
     near = [g for g in good if max(abs(math.log10(v / kv)) for v, _ in g[0]) <= _SPAN]
     good = near or good
-    if not isinstance(key, IntegerKey):
+    if not isinstance(p.key, IntegerKey):
         even = [g for g in good if _even_diagonals(kv, g[0][0][0], g[0][1][0])]
         good = even or good
-    trio, sa, sb = good[d.rng.randrange(len(good))]
+    trio, sa, sb = good[rng.randrange(len(good))]
     return [(*trio[0], (sa,)), (*trio[1], (sb,)), (*trio[2], (sa, sb))]
 
 
@@ -591,16 +606,16 @@ def _build(base: Any, d: Any) -> Problem:
             # family draws its key with a density proportional to how many ranks it can take there (a corner of a
             # box of slips placed uniformly in the range), so that every corner of an offered box is the key as often:
             # a key drawn flat and a rank drawn blind made the option past an end of the range never the key
-            ranks = [r for r in range(N_OPTIONS) if _choose(d, p, r, probe=True)]
+            ranks = [r for r in range(N_OPTIONS) if _crosses(p, r)]
             if not ranks:
                 continue
             rank = ranks[d.rng.randrange(len(ranks))]
-        chosen = _choose(d, p, rank)
+        chosen = _choose(d.rng, p, rank)
         if chosen is None and attempt >= TRIES // 2:
             # the drawn rank is out of reach of this family's slips (every slip that can go down is larger than
             # every slip that can go up, say): the key at another rank rather than no question
             for other in sorted(set(range(N_OPTIONS)) - {rank}, key=lambda r: abs(r - rank)):
-                chosen = _choose(d, p, other)
+                chosen = _choose(d.rng, p, other)
                 if chosen is not None:
                     break
         if chosen is not None:
@@ -609,7 +624,7 @@ def _build(base: Any, d: Any) -> Problem:
         raise ValueError(f"{base.id}: no draw in {TRIES} has {N_OPTIONS - 1} distinct mistakes to offer")
     key = p.key
     assert isinstance(key, NumericKey | IntegerKey)
-    rows: list[tuple[float, Misconception | None, tuple[tuple[str, bool], ...]]] = sorted(
+    rows: list[Row] = sorted(
         [(float(key.value), None, ()), *chosen], key=lambda r: r[0])
     rows = [(v, _as_graded(p, v, m), sl) for v, m, sl in rows]
     options = [option_text(key, v) for v, _, _ in rows]

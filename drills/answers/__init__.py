@@ -13,6 +13,9 @@ Numbers (:func:`parse_number`)::
 - Operators ``+ - * / ^ **`` (also ``− × · ÷``), brackets, ``sqrt``/``√``, ``exp``, ``ln``,
   ``log2``, ``log10``, the constants ``pi``/``π`` and ``e``. A number may be followed directly
   by ``(``, ``√``, a function or ``π`` to multiply (``2√2``, ``3pi``); ``-2^2`` is -4.
+- Scientific notation as written by hand is one literal: ``4.25 × 10^9``, ``4.25x10^9``, ``4.25*10**9``,
+  ``4.2467×10⁹``, ``3·10^{-4}`` read as ``4.25e9`` (three significant figures, not an exact product). ``~`` or
+  ``≈`` before a figure and a full stop after its unit are dropped (``~4.25 GB.``).
 - Commas are thousands separators only in groups of three (``1,048,576``); ``1,5`` is refused
   (write ``1.5``).
 - Count suffixes after a number (case-sensitive except ``k``): ``K``/``k`` = 10³, ``M`` = 10⁶,
@@ -23,7 +26,8 @@ Numbers (:func:`parse_number`)::
   dimension of their own: 8 bits = 1 byte); ``FLOP(s)`` with K/M/G/T/P/E prefixes
   (``TFLOPs``); ``FLOP/s`` likewise (``TFLOP/s``); rates of bytes and bits (``B/s``,
   ``GB/s``, ``TB/s``, ``GiB/s``, ``bytes/s``, ``Gb/s`` is bits) and ``tokens/s``; time
-  ``s ms us µs ns min h``; the words ``params``, ``parameters`` and ``tokens`` (no unit).
+  ``s ms us µs ns min h``; the words written out (``gigabytes``, ``gibibytes``, ``milliseconds``,
+  ``seconds``, ``hours`` ...); the words ``params``, ``parameters`` and ``tokens`` (no unit).
   ``%`` divides by 100.
 - A count suffix for a key asked in a scaled unit (billions, GB, units of 10²⁰) is read in that
   unit: ``12.88B`` is 12.88 for a key in billions, with its digits counted there; a full count
@@ -203,7 +207,7 @@ def _key_unit(unit: str) -> tuple[str, Fraction] | None:
 
 def _literal(parsed: Parsed) -> str | None:
     """The number as typed when it is one plain literal (``0.60``), for its digits."""
-    return parsed.text if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
+    return (parsed.plain or parsed.text) if (parsed.decimals is not None and not parsed.unit and not parsed.scale) else None
 
 
 def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem | Part) -> tuple[Any, str | None]:
@@ -224,7 +228,7 @@ def graded_value(parsed: Parsed | ParsedMatrix | ParsedChoice, target: Problem |
         return [list(r) for r in parsed.rows], None
     key_unit = getattr(target.key, "unit", "") or ""
     if parsed.unit == "%" and key_unit.split("(")[0].strip() == "%":
-        written = parsed.text.rstrip().removesuffix("%").strip() if parsed.decimals is not None else None
+        written = (parsed.plain or parsed.text).rstrip().removesuffix("%").strip() if parsed.decimals is not None else None
         return (parsed.exact * 100 if parsed.exact is not None else parsed.magnitude), written
     unit = _key_unit(key_unit)
     if parsed.dimension:
@@ -259,7 +263,7 @@ def _scaled(parsed: Parsed, key: Any) -> tuple[Any, str | None]:
         from drills.answers.units import COUNT_SUFFIXES
 
         suffix = next((f for c, f in COUNT_SUFFIXES.values() if c == parsed.scale), 1)
-        mantissa = parsed.text.strip()
+        mantissa = (parsed.plain or parsed.text).strip()
         m = re.match(r"[+\-]?[\d,_]*\.?\d*(?:[eE][+\-]?\d+)?", mantissa)
         lit = m.group(0) if m else ""
         frac, _, exp = lit.replace(",", "").replace("_", "").lower().partition("e")

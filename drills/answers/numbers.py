@@ -49,6 +49,9 @@ class Parsed:
     scale: str = ""  # the count suffix used, canonical: "K", "M", "B", "T"
     decimals: int | None = None
     sig_digits: int | None = None
+    #: ``text`` as read, the ways of writing by hand made plain (``~4.25 × 10^9 GB.`` -> ``4.25e9 GB``): the
+    #: digits a precision rule counts
+    plain: str = ""
 
     kind = "number"
 
@@ -443,6 +446,30 @@ def _split_unit(tokens: list[_Tok], end: int) -> tuple[list[_Tok], str]:
 _DECIMAL_COMMA = re.compile(r"([+\-−]?)(\d+),(\d+)(?![\d,])")
 
 
+#: ``4.25 × 10^9``, ``4.25x10^9``, ``4.25*10**9``, ``4.2467×10⁹``, ``3 · 10^{-4}``: a number in scientific notation as
+#: people write it by hand, read as the literal ``4.25e9`` (its significant figures those of ``4.25``); what follows
+#: (a unit) is kept
+_SCIENTIFIC = re.compile(r"([+\-−]?\s*(?:\d[\d,_]*(?:\.\d*)?|\.\d+))\s*[x×X*·⋅]\s*10\s*"
+                         r"(?:(?:\^|\*\*)\s*\{?\s*\(?\s*([+\-−]?\s*\d+)\s*\)?\s*\}?|([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+#: ``~4.25 GB``, ``≈ 4.25 GB``: "about" before a figure a student rounded
+_ABOUT = re.compile(r"^(?:~|≈|∼)\s*")
+
+
+def _as_written(raw: str) -> str:
+    """``raw`` with the ways people write one number by hand made plain: "about" (``~``, ``≈``) before it dropped, a
+    full stop after a unit dropped (``4.25 GB.``), and scientific notation (:data:`_SCIENTIFIC`) as one literal, so
+    that ``4.25 × 10^9`` states three significant figures as ``4.25e9`` does (it was read as an exact product)."""
+    text = _ABOUT.sub("", raw)
+    if text.endswith(".") and len(text) > 1 and text[-2].isalpha():
+        text = text[:-1]
+    m = _SCIENTIFIC.match(text)
+    if m:
+        mantissa = m.group(1).replace(" ", "").replace("−", "-")
+        exponent = (m.group(2) or m.group(3).translate(_SUPERSCRIPTS)).replace(" ", "").replace("−", "-")
+        text = f"{mantissa}e{exponent}{text[m.end():]}"
+    return text
+
+
 def parse_number(text: str) -> Parsed:
     """One number, possibly with a count suffix, a unit or ``%`` (see the module docstring)."""
     if not isinstance(text, str):
@@ -457,7 +484,8 @@ def parse_number(text: str) -> Parsed:
         sign, whole, frac = comma.group(1), comma.group(2), comma.group(3)
         raise AnswerParseError(f"{shown(raw)} has a decimal comma: write {sign}{whole}.{frac} with a point "
                                "(commas group thousands, in threes: 1,048,576)")
-    tokens = _tokenize(raw)
+    plain = _as_written(raw)
+    tokens = _tokenize(plain)
     body, unit = _split_unit(tokens, len(tokens) - 1)
     if not body:
         raise AnswerParseError(f"expected {NUMBER_EXPECTED}")
@@ -492,7 +520,8 @@ def parse_number(text: str) -> Parsed:
             decimals, sig = _literal_precision(literal.text)
     exact = value if isinstance(value, Fraction) else None
     return Parsed(text=raw, value=_as_float(value), exact=exact, magnitude=_as_float(magnitude),
-                  unit=canonical, dimension=dimension, scale=parser.scale, decimals=decimals, sig_digits=sig)
+                  unit=canonical, dimension=dimension, scale=parser.scale, decimals=decimals, sig_digits=sig,
+                  plain=plain)
 
 
 _INFINITY = re.compile(r"([-−+]?)\s*(?:inf(?:inity)?|∞)", re.IGNORECASE)

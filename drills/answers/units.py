@@ -25,6 +25,13 @@ def _build_units() -> dict[str, tuple[str, str, Fraction]]:
         units[word] = ("bytes", "bytes", Fraction(1))
     for word in ("bit", "bits"):
         units[word] = ("bits", "bits", Fraction(1))
+    # the words written out: kilobytes .. petabytes (decimal), kibibytes .. pebibytes (binary)
+    for i, (si, binary) in enumerate((("kilo", "kibi"), ("mega", "mebi"), ("giga", "gibi"), ("tera", "tebi"),
+                                      ("peta", "pebi")), start=1):
+        p = "KMGTP"[i - 1]
+        for s in ("", "s"):
+            units[f"{si}byte{s}"] = (f"{p}B", "bytes", Fraction(10 ** (3 * i)))
+            units[f"{binary}byte{s}"] = (f"{p}iB", "bytes", Fraction(2 ** (10 * i)))
     for i, p in enumerate("KMGTP", start=1):
         units[f"{p}B".lower()] = (f"{p}B", "bytes", Fraction(10 ** (3 * i)))
         units[f"{p}iB".lower()] = (f"{p}iB", "bytes", Fraction(2 ** (10 * i)))
@@ -38,8 +45,14 @@ def _build_units() -> dict[str, tuple[str, str, Fraction]]:
         units[f"{p}FLOPS".lower()] = (f"{p}FLOPs", "FLOPs", Fraction(f))  # same lower-case key
     for spelling, factor in (("s", 1), ("sec", 1), ("ms", Fraction(1, 10**3)), ("us", Fraction(1, 10**6)),
                              ("µs", Fraction(1, 10**6)), ("μs", Fraction(1, 10**6)),
-                             ("ns", Fraction(1, 10**9)), ("min", 60), ("h", 3600)):
-        canonical = {"sec": "s", "µs": "us", "μs": "us"}.get(spelling, spelling)
+                             ("ns", Fraction(1, 10**9)), ("min", 60), ("h", 3600),
+                             ("second", 1), ("seconds", 1), ("millisecond", Fraction(1, 10**3)),
+                             ("milliseconds", Fraction(1, 10**3)), ("microsecond", Fraction(1, 10**6)),
+                             ("microseconds", Fraction(1, 10**6)), ("nanosecond", Fraction(1, 10**9)),
+                             ("nanoseconds", Fraction(1, 10**9)), ("minute", 60), ("minutes", 60),
+                             ("hour", 3600), ("hours", 3600)):
+        canonical = {"sec": "s", "µs": "us", "μs": "us"}.get(spelling) or {1: "s", 60: "min", 3600: "h"}.get(
+            factor) or {Fraction(1, 10**3): "ms", Fraction(1, 10**6): "us", Fraction(1, 10**9): "ns"}.get(factor, spelling)
         units[spelling] = (canonical, "s", Fraction(factor))
     for word in ("params", "parameters", "tokens"):
         units[word] = ("", "", Fraction(1))

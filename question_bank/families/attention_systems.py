@@ -682,8 +682,8 @@ def ring_overlap(d: Draw) -> Problem:
                  f"Step: the longer, {value:.5f} ms."]
     else:
         st.p(f"Each device runs at $F = {F / 1e12:g}$ TFLOP/s and its link sends $\\beta = {beta / 1e9:g}$ GB/s. What "
-             "is the smallest chunk $c$ (tokens per device) for which the send hides behind the compute? Give a whole "
-             "number of tokens.")
+             "is the smallest chunk $c$ (tokens per device) for which the send hides behind the compute (takes no longer "
+             "than it)? Give a whole number of tokens.")
         key = nat_key(value, 0, unit="tokens")
         cstar = float(r.breakdown["min_chunk_to_hide"])
         wrongs = [Wrong("query_heads", "used the query heads for K/V (as if no GQA)", "K/V have h_kv heads.",

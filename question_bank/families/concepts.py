@@ -232,6 +232,24 @@ def mask_matrix(kind: str, n: int, a: int):
 _WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
+def _runs(keys: list[int]) -> str:
+    """The keys a mask's row keeps, as a reader says them: runs of three or more as "9 to 21" (a causal row keeps up
+    to 99 keys), "keys 1 to 4 and 9 to 12", "key 5", "no key"."""
+    runs: list[list[int]] = []
+    for k in keys:
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    parts = []
+    for r in runs:
+        parts += [f"{r[0]} to {r[-1]}"] if len(r) >= 3 else [str(k) for k in r]
+    if not parts:
+        return "no key"
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return ("key " if len(keys) == 1 else "keys ") + said
+
+
 def _mask_words(kind: str, n: int, a: int) -> tuple[str, str]:
     """(how the stem names the mask, the rule the working states). The stem writes the mask's size in
     words: a printed number that an option's key token repeats would point at it."""
@@ -302,7 +320,7 @@ def draw_mask(d: Draw) -> Context:
     # one query per problem (its row of the mask): every option names the same query first, so an
     # option's first number, its words and its length say nothing of its truth
     i = d.rng.randint(10, n)
-    row = [str(c + 1) for c in range(n) if m[i - 1, c]]
+    row = [c + 1 for c in range(n) if m[i - 1, c]]
     pool = []
     for j in range(10, n + 1):
         if j in (i, a):  # its own key (kept by every mask here but padding), or the number the stem prints: giveaways
@@ -312,7 +330,7 @@ def draw_mask(d: Draw) -> Context:
                 "Token {i} attends to token {j}.")[d.level]  # a wording per level: nothing to remember across
         pool.append(Statement(
             said.format(i=i, j=j), ok,
-            f"row {i} of the mask keeps keys {{{', '.join(row)}}}; key {j} is {'kept' if ok else 'blocked'}:",
+            f"row {i} of the mask keeps {_runs(row)}; key {j} is {'kept' if ok else 'blocked'}:",
             ("row", kind, n, a, i, j)))
     stem = (f"A sequence of tokens, numbered in order, goes through self-attention with {name}. "
             f"Look at the row of query token {i}: a query *attends to* a key when the mask keeps that pair (its "
@@ -359,10 +377,10 @@ def draw_mask_pairs(d: Draw) -> Context:
         seen.add((i, j))
         ok = bool(m[i - 1, j - 1])
         said = _MSQ_FRAMES[d.level][d.rng.randrange(2)]
-        row = [str(c + 1) for c in range(n) if m[i - 1, c]]
+        row = [c + 1 for c in range(n) if m[i - 1, c]]
         pool.append(Statement(
             said.format(i=i, j=j), ok,
-            f"row {i} of the mask keeps keys {{{', '.join(row)}}}; key {j} is {'kept' if ok else 'blocked'}:",
+            f"row {i} of the mask keeps {_runs(row)}; key {j} is {'kept' if ok else 'blocked'}:",
             ("row", kind, n, a, i, j)))
     stem = (f"A sequence of tokens, numbered in order, goes through self-attention with {name}. "
             "Look at each pair below: query token $i$ *reads* key token $j$ (said the other way, key token $j$ "

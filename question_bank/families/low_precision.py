@@ -221,7 +221,9 @@ def quant_error(d: Draw) -> Problem:
            "clamped to 0 … 15, dequantised $(q - z)\\cdot\\text{scale}$")
     st.p(f"Quantise the vector $x = ({xs_text})$ with {how}; rounding is half to even.")
     if d.level == 0:
-        st.p(f"What is element {j + 1} after dequantisation ($q \\times$ scale)? Round off to four decimal places.")
+        # the element named by its value too (an outsider's audit: "element 2" alone reads as x[2] to a programmer)
+        st.p(f"What is element {j + 1} (${float(xs[j]):g}$) after dequantisation ($q \\times$ scale)? Round off to four "
+             "decimal places.")
     else:
         st.p("What is the largest absolute error $\\max_i |\\hat x_i - x_i|$ after dequantisation? Round off to four "
              "decimal places.")
@@ -448,8 +450,9 @@ def nccl_busbw_family(d: Draw) -> Problem:
     key = nat_key(value, dec, unit="GB/s" if d.level < 2 else "%")
     st = Doc()
     if d.level < 2:
+        # the time as computed with (an outsider's audit: ':g' printed 292838.7 as 292839, six digits)
         st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints, for size $S = {S:,}$ bytes, a time of "
-             f"${t_us:g}$ µs.")
+             f"${t_us:.10g}$ µs.")
         st.p("What bus bandwidth (busbw) does it report? Give GB/s ($10^9$ bytes/s), rounded off to two decimal places.")
     else:
         st.p(f"nccl-tests' {op.replace('-', '_')}_perf on $n = {n}$ GPUs prints an algorithm bandwidth of ${alg:g}$ GB/s. "

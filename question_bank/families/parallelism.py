@@ -130,26 +130,38 @@ def allreduce_time(d: Draw) -> Problem:
         if safe_for_rounding(value, places, 0.1) and (value >= 0.01 if d.level < 2 else 50 <= value <= 12600):
             break
     a = alpha_us * 1e-6
+
+    def t(bw: float, lat: float = a, op: str = "all-reduce") -> float:
+        return collective(op, S, n, bw, latency=lat).answer * ms
+
+    def exact(v: float) -> float | None:
+        """An inverse slip's own value where the latency's term makes it differ from the key's mirror
+        key²/v (which the numeric MCQ offers when none is named): with no latency every slip here only
+        scales the time, and the mirror is exact."""
+        return v if a > 0 else None
+
+    ring = 2 * (n - 1) / n
     wrongs = [
-        Wrong(*BIDIRECTIONAL, collective("all-reduce", S, n, 2 * beta, latency=a).answer * ms, inverse=BIDIRECTIONAL_INVERSE)
+        Wrong(*BIDIRECTIONAL, t(2 * beta), inverse=BIDIRECTIONAL_INVERSE, inverse_value=exact(t(beta / 2)))
         if name.startswith(("nvlink", "pcie")) else None,
         Wrong("forgot_factor", "took t = S/β (forgot the ring's 2(n−1)/n)",
               "A ring all-reduce is a reduce-scatter and an all-gather: each rank sends 2(n−1)/n·S bytes.",
-              (2 * (n - 1) * a + S / beta) * ms, inverse="applied the ring's factor 2(n−1)/n twice"),
+              (2 * (n - 1) * a + S / beta) * ms, inverse="applied the ring's factor 2(n−1)/n twice",
+              inverse_value=exact((2 * (n - 1) * a + ring**2 * S / beta) * ms)),
         Wrong("all_gather_factor", "used (n−1)/n (the all-gather's factor)",
               "All-reduce = reduce-scatter + all-gather: twice (n−1)/n·S.",
-              collective("all-gather", S, n, beta, latency=a).answer * ms,
-              inverse="counted both passes twice (4(n−1)/n)"),
+              t(beta, op="all-gather"),
+              inverse="counted both passes twice (4(n−1)/n)"),  # half the time, latency too: the mirror 2t is exact
         # issue 39, round 4b (hard, with a latency): the latency paid on the reduce-scatter's n − 1 steps only. Its share
         # of the time varies with the draw (nothing for a large buffer, most of it for a small one), as the ring factor's
         # share does; the MCQ view crosses the two (VIEW_SLIPS), each either way
         Wrong("latency_one_pass", "paid the latency on n − 1 steps (the reduce-scatter's only)",
               "Both passes pay α: a ring all-reduce takes 2(n−1) steps, n − 1 to reduce-scatter and n − 1 to all-gather.",
-              collective("all-reduce", S, n, beta, latency=a / 2).answer * ms,
-              inverse="paid the latency on 4(n−1) steps (each pass counted twice)") if a > 0 else None,
+              t(beta, a / 2), inverse="paid the latency on 4(n−1) steps (each pass counted twice)",
+              inverse_value=t(beta, 2 * a)) if a > 0 else None,
         Wrong("gigabits", "read Gb/s as GB/s", "InfiniBand rates are in gigabits: divide by 8 for bytes.",
-              collective("all-reduce", S, n, 8 * beta, latency=a).answer * ms,
-              inverse="divided by 8 twice (converted bytes to bits again)") if name.startswith("ib") else None,
+              t(8 * beta), inverse="divided by 8 twice (converted bytes to bits again)",
+              inverse_value=exact(t(beta / 8))) if name.startswith("ib") else None,
     ]
     key = nat_key(value, places, unit=unit)
     st = Doc()
@@ -275,9 +287,11 @@ def pipeline_bubble(d: Draw) -> Problem:
         # further off it than any other option, the key's text was more often exactly twice or half another option's
         if safe_for_rounding(value, 2, 0.03) and p != m:
             break
+    vm = "v·m" if v > 1 else "m"
     wrongs = [
-        Wrong("ideal_ratio", "gave (p − 1)/m (bubble over the ideal time, not over the step)",
-              "Of the whole step, the idle part is (p − 1) slots out of m + p − 1.",
+        # an outsider's audit: at hard (interleaved) the slots are chunk slots, v·m of them, and the labels say so
+        Wrong("ideal_ratio", f"gave (p − 1)/{vm} (bubble over the ideal time, not over the step)",
+              f"Of the whole step, the idle part is (p − 1) slots out of {vm} + p − 1.",
               float(r.breakdown["bubble_over_ideal"]) * 100,
               inverse="added the p − 1 bubble slots to the step twice: (p − 1)/(v·m + 2(p − 1))",
               inverse_value=100 * (p - 1) / (v * m + 2 * (p - 1))),
@@ -298,9 +312,10 @@ def pipeline_bubble(d: Draw) -> Problem:
         Wrong("fill_and_drain_twice", "counted 2(p − 1) idle slots (the fill and the drain each as p − 1)",
               "The fill and the drain together are p − 1 slots of the step: p − 1 in all, not each.",
               float(r.answer) * 200),
-        Wrong("one_slot_more", "took (p − 1)/(m + p) (one slot too many in the step)",
-              "The step is m + p − 1 slots long: m microbatches through the first stage, then p − 1 to drain.",
-              100 * (p - 1) / (v * m + p), inverse="took (p − 1)/(m + p − 2) (one slot too few in the step)",
+        Wrong("one_slot_more", f"took (p − 1)/({vm} + p) (one slot too many in the step)",
+              f"The step is {vm} + p − 1 slots long: {vm} {'chunk passes' if v > 1 else 'microbatches'} through the first "
+              "stage, then p − 1 to drain.",
+              100 * (p - 1) / (v * m + p), inverse=f"took (p − 1)/({vm} + p − 2) (one slot too few in the step)",
               inverse_value=100 * (p - 1) / (v * m + p - 2)),
         Wrong("chunks_twice", "divided the bubble by v² (the chunks counted twice)", "Interleaving divides the bubble "
               "slots by v once: (p − 1)/(v·m + p − 1).", float(bubble(p, m * v, schedule="interleaved", chunks=v).answer) * 100)

@@ -94,7 +94,12 @@ def dp_batch(d: Draw) -> Problem:
     st = Doc()
     st.p(f"A chip does $C$ = {C / 1e12:g} TFLOP/s (bf16, dense); each ICI link carries β = {beta / 1e9:g} GB/s in each "
          "direction, and a ring collective sends half its bytes each way (W = 2β per axis). Count only the MLP's two "
-         "matmuls, as the text does.")
+         "matmuls and their bf16 weights, as Austin et al.'s How to Scale Your Model does in its chapter on training"
+         # the audit from the text (tests/.../test_from_text_scaling_arithmetic.py): "as the text does" named no text,
+         # and which pass the comms overlap sets the threshold (the whole step's FLOPs would give two thirds of C/W)
+         + ("; the gradients' all-reduce overlaps the backward pass, so compare it with the backward pass's FLOPs."
+            if d.level < 2 else ", and model the forward pass only: FSDP all-gathers the weights, tensor parallelism "
+            "all-gathers and reduce-scatters the activations, and both overlap the FLOPs."))
     if d.level == 0:
         st.p(f"With pure data parallelism over one axis, what is the least batch per chip (tokens) for a training "
              f"step to stay compute-bound? {round_off(key.decimals)}")
@@ -126,13 +131,16 @@ def torus_bisection(d: Draw) -> Problem:
     ring is cut twice); bandwidth one way = links · β.
 
     Levels (disjoint, ordered): easy, a 2D torus with wraparound; medium, a 3D torus with
-    wraparound; hard, a 3D mesh without wraparound, in an odd shape (the longest axis to find)."""
+    wraparound; hard, a 3D mesh without wraparound, in an odd shape (the longest axis to find; it is even, so that a
+    plane across it halves the chips)."""
     for _ in range(400):
         if d.level == 0:
             shape = [d.pick((4, 8, 16, 32)), d.pick((4, 8, 16, 32))]
         else:
             shape = [d.pick((2, 4, 8, 16) if d.level == 1 else (3, 4, 5, 6, 8, 10, 12, 16)) for _ in range(3)]
-            if d.level == 2 and len(set(shape)) < 3:
+            # the audit from the text: the narrowest cut halves the longest axis only when it is even; a plane across
+            # an odd one (5 × 4 × 3: 12 links) leaves 24 chips on one side and 36 on the other, not a bisection (15)
+            if d.level == 2 and (len(set(shape)) < 3 or max(shape) % 2):
                 continue
         wrap = "no" if d.level == 2 else "yes"
         beta = d.pick(tuple(range(20, 255, 5)))
@@ -156,7 +164,8 @@ def torus_bisection(d: Draw) -> Problem:
     kind = "torus (every axis wraps around)" if wrap == "yes" else "mesh (no wraparound links)"
     st.p(f"A TPU slice of shape {' × '.join(map(str, shape))} is wired as a {kind}; each link carries "
          f"β = {beta} GB/s in each direction.")
-    st.p(f"What is its bisection bandwidth, one way across the narrowest cut that splits the chips in two, in TB/s? "
+    st.p(f"What is its bisection bandwidth, one way across the narrowest cut that splits the chips into two equal halves, "
+         f"in TB/s? "
          f"{round_off(key.decimals)}")
     notes = [f"The narrowest cut halves the longest axis ({kmax}): N/k_max = {n}/{kmax} = {n // kmax} lines of chips "
              f"cross it{', each a ring cut twice' if wrap == 'yes' else ''}: {links} links."]
@@ -314,7 +323,9 @@ def elementwise(d: Draw) -> Problem:
 
 _RECIPE_TEXT = {"mixed-fp32-master": "mixed precision with Adam: bf16 weights and gradients, an fp32 master copy and "
                                      "fp32 Adam moments",
-                "bf16-adam": "bf16 weights with fp32 Adam moments (no fp32 master copy, gradients not kept whole)",
+                # the audit from the text: "gradients not kept whole" left open what the gradients cost (nothing)
+                "bf16-adam": "bf16 weights with fp32 Adam moments (no fp32 master copy; each gradient is applied as "
+                             "it is computed, never stored)",
                 "adam-8bit": "mixed precision with an 8-bit Adam: bf16 weights and gradients, an fp32 master copy, "
                              "1-byte moments",
                 "sgd-momentum": "mixed precision with SGD and momentum: bf16 weights and gradients, an fp32 master "

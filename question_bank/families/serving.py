@@ -19,13 +19,19 @@ from question_bank.render import Doc
 
 _SRC = "issue 11 (parallelism, communication and serving)"
 #: (name, layers, kv heads, d_head, billions of parameters) of GQA models as published
-_MODELS = (("Llama-2-70B", 80, 8, 128, 70), ("Llama-3-8B", 32, 8, 128, 8), ("Llama-2-13B", 40, 40, 128, 13),
-           ("Mistral-7B", 32, 8, 128, 7),
-           # issue 22: more models (four held 15 to 23 problems per level in 1,000 draws); config.json of each:
-           # Llama-2-7B (32 layers, MHA), Qwen2.5-7B (28 layers, 4 K/V heads), Gemma-2-9B (42 layers, 8 K/V heads of 256),
-           # Qwen2.5-14B (48 layers, 8 K/V heads), Llama-3-70B (80 layers, 8 K/V heads)
-           ("Llama-2-7B", 32, 32, 128, 7), ("Qwen2.5-7B", 28, 4, 128, 7.6), ("Gemma-2-9B", 42, 8, 256, 9.2),
-           ("Qwen2.5-14B", 48, 8, 128, 14.7), ("Llama-3-70B", 80, 8, 128, 70.6))
+#: (name, layers, K/V heads, head size, N in billions to three figures, the longest context its cache holds in every
+#: layer). From each model's config.json (num_hidden_layers, num_key_value_heads, head_dim or hidden_size /
+#: num_attention_heads, max_position_embeddings) and its parameter count (qkv's presets, asserted against them in
+#: tests/question_bank/families/test_parallelism.py; Qwen2.5-14B: 14,770,033,664 on its model card). The context:
+#: Llama 2's 4,096 positions, Llama 3's 8,192, Qwen2.5's 32,768 (its native length; longer needs YaRN), and 4,096 for
+#: Mistral-7B and Gemma-2-9B, whose sliding window ("sliding_window": 4096) caps a longer context's cache in some or
+#: all layers, where the statement counts the whole sequence in every layer
+_MODELS = (("Llama-2-70B", 80, 8, 128, 69.0, 4096), ("Llama-3-8B", 32, 8, 128, 8.03, 8192),
+           ("Llama-2-13B", 40, 40, 128, 13.0, 4096), ("Mistral-7B", 32, 8, 128, 7.24, 4096),
+           # issue 22: more models (four held 15 to 23 problems per level in 1,000 draws)
+           ("Llama-2-7B", 32, 32, 128, 6.74, 4096), ("Qwen2.5-7B", 28, 4, 128, 7.62, 32768),
+           ("Gemma-2-9B", 42, 8, 256, 9.24, 4096), ("Qwen2.5-14B", 48, 8, 128, 14.8, 32768),
+           ("Llama-3-70B", 80, 8, 128, 70.6, 8192))
 
 
 @family("serving.max_batch", topic="serving", title="Largest batch that fits in HBM at a context length",
@@ -43,14 +49,14 @@ def max_batch(d: Draw) -> Problem:
 
     for _ in range(300):
         # the 70B models need more than eight GPUs to keep their weights within the share below (and one GPU at easy)
-        name, L, G, H, n_b = d.pick(tuple(m for m in _MODELS if m[4] < 60))
+        name, L, G, H, n_b, context = d.pick(tuple(m for m in _MODELS if m[4] < 60))
         hw = d.pick(("h100-sxm", "a100-80gb", "h200"))
         figure = "device" if d.level == 2 else "datasheet"
         chips = d.pick((2, 4, 8)) if d.level else 1  # one GPU holds no model here within that share
-        # Mistral-7B's sliding window (4096 positions, rolling-buffer cache) would cap a longer context's cache
+        # no longer than the model's context (a Llama 2 was asked for 16k tokens), nor past a sliding window (_MODELS)
         # issue 39: any context in multiples of 16 (log-uniform, 1k to 16k tokens), so that keys rarely repeat across
         # draws (multiples of 128 left 229 distinct easy keys in 500 draws, which a student remembered)
-        S = 16 * round(d.log_uniform(64, 256 if name == "Mistral-7B" else 1024, None))
+        S = 16 * round(d.log_uniform(64, min(1024, context // 16), None))
         N = round(n_b * 10**9)
         hbm = get_hardware(hw).hbm(figure)
         X = kv_bytes_per_token(L, G, H, "bf16")

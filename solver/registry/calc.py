@@ -8,7 +8,8 @@ Grammar (a hand-written recursive-descent parser; one token of look-ahead)::
     sum        := product (("+" | "-") product)*
     product    := unary (("*" | "×" | "·" | "/" | "÷") unary)*
     unary      := ("-" | "+") unary | power
-    power      := postfix (("^" | "**") unary)?
+    power      := postfix (("^" | "**") unary unit_expr?)?   (a NUMBER in the exponent takes no unit:
+                                                        "2^40 B" is (2^40) B)
     postfix    := atom ("." NAME)*
     atom       := NUMBER unit_expr? | NAME "(" arguments? ")" | NAME | STRING
                 | "(" sum ")" | "[" sum ("," sum)* "]"
@@ -181,6 +182,7 @@ class Parser:
         self.tokens = tokenize(text)
         self.i = 0
         self.depth = 0
+        self.exponent = False  # reading an exponent: a unit after it belongs to the whole power (2^40 B)
 
     # helpers
     @property
@@ -269,9 +271,23 @@ class Parser:
         if self.is_op("^"):
             self.take()
             self.deeper()
+            outer, self.exponent = self.exponent, True
             node = Node("bin", "^", [node, self.unary()])
+            self.exponent = outer
             self.depth -= 1
+            # "2^40 B", "4.25 × 10^9 B": the unit is the power's, as it is read (an exponent has no unit)
+            u = None if self.exponent else self.unit_expr()
+            if u is not None:
+                node = Node("bin", "*", [node, u])
         return node
+
+    def _grouped(self, read):
+        """``read()`` inside brackets or a call's arguments: units attach to numbers there again."""
+        outer, self.exponent = self.exponent, False
+        try:
+            return read()
+        finally:
+            self.exponent = outer
 
     def postfix(self) -> Node:
         node = self.atom()
@@ -314,7 +330,7 @@ class Parser:
         if t.kind == "NUMBER":
             self.take()
             node = Node("num", t.text, suffix=t.suffix)
-            u = self.unit_expr()
+            u = None if self.exponent else self.unit_expr()
             return Node("bin", "*", [node, u]) if u is not None else node
         if t.kind == "STRING":
             self.take()
@@ -335,11 +351,11 @@ class Parser:
                             self.take()
                             if key in kwargs:
                                 raise CalcError(f"{key}= is given twice")
-                            kwargs[key] = self.sum()
+                            kwargs[key] = self._grouped(self.sum)
                         else:
                             if kwargs:
                                 raise CalcError("a positional argument after a keyword argument")
-                            args.append(self.sum())
+                            args.append(self._grouped(self.sum))
                         if self.is_op(","):
                             self.take()
                             continue
@@ -350,15 +366,15 @@ class Parser:
             return Node("name", t.text)
         if t.kind == "OP" and t.text == "(":
             self.take()
-            node = self.sum()
+            node = self._grouped(self.sum)
             self.expect(")")
             return node
         if t.kind == "OP" and t.text == "[":
             self.take()
-            items = [self.sum()]
+            items = [self._grouped(self.sum)]
             while self.is_op(","):
                 self.take()
-                items.append(self.sum())
+                items.append(self._grouped(self.sum))
             self.expect("]")
             return Node("list", None, items)
         if t.kind == "OP" and t.text == "%":

@@ -234,16 +234,24 @@ def _torus(shape, link, chips_per_host, wraparound="yes"):
     diam = sum(s // 2 if wrap else s - 1 for s in shape)
     r.step("diameter = Σ ⌊k/2⌋ (wraparound) or Σ (k − 1)", str(shape), diam, "hops")
     kmax = max(shape)
+    cut: int | None
     if kmax == 1:
         cut = 0
+    elif kmax % 2:
+        # a cut across an odd side leaves unequal parts (5x4x3: 24 and 36 chips), so it bisects nothing; the least
+        # cut into equal halves is then no straight cut in general (a 7x2 mesh: 3 links by a staircase, 7 straight
+        # across the side of 2), so none is given rather than a wrong one (TPU slices have even sides)
+        cut = None
+        r.convention["bisection"] = (f"not given: the longest side ({kmax}) is odd, so no straight cut across it "
+                                     "halves the slice (qkv gives the bisection of a slice whose longest side is even)")
     else:
         cut = n // kmax * (2 if wrap and kmax > 2 else 1)
-    r.step("links cut = (N/k_max) · (2 with wraparound: each ring is cut twice)", f"({n}/{kmax}) · "
-           f"{2 if wrap and kmax > 2 else 1}", cut)
+        r.step("links cut = (N/k_max) · (2 with wraparound: each ring is cut twice)", f"({n}/{kmax}) · "
+               f"{2 if wrap and kmax > 2 else 1}", cut)
     hosts = r.step("hosts = ⌈chips / chips per host⌉", f"⌈{n} / {chips_per_host}⌉", -(-n // chips_per_host))
     r.answer = n
     r.breakdown.update(chips=n, hosts=hosts, links=links, diameter=diam, bisection_links=cut)
-    if link is not None:
+    if link is not None and cut is not None:
         _pos("link", link)
         r.breakdown["bisection_bandwidth"] = r.step("bisection = links cut · β", f"{cut} · {fmt(link)}",
                                                     cut * _num(link), "B/s")

@@ -527,3 +527,43 @@ def test_a_number_is_not_read_as_an_option_of_words_or_products():
     options, or "2" among "2 heads" and words, is the option number as before."""
     assert parse_choice_or_text("4", 4, ["2 × 3", "3 × 4", "5 × 2", "4 × 5"]).indices == frozenset({3})
     assert parse_choice_or_text("2", 4, ["2 heads", "one head", "8 heads", "no heads"]).indices == frozenset({1})
+
+
+# Scientific notation as written by hand, "about", a closing full stop, units written out: each read as the
+# plain literal it means (4.25 × 10^9 states three significant figures, as 4.25e9 does; it was an exact product).
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+@given(st.integers(1, 99999), st.integers(0, 4), st.integers(-12, 15), st.sampled_from(["×", "x", "*", "·", " × ", " x "]),
+       st.sampled_from(["^{}", "^({})", "**{}", "^{{{}}}", "sup"]), st.sampled_from(["", " bytes", " GB", " s"]))
+def test_scientific_notation_as_written_by_hand_is_one_literal(digits, point, exp, times, power, unit):
+    text = str(digits)
+    mantissa = text if point == 0 or point >= len(text) else text[:-point] + "." + text[-point:]
+    written_exp = str(exp).translate(_SUP) if power == "sup" else power.format(exp)
+    written = f"{mantissa}{times}10{written_exp if power == 'sup' else written_exp}{unit}"
+    p = parse_number(written)
+    want = Fraction(mantissa) * Fraction(10) ** exp  # worked out here from the digits, not by the parser
+    scale = {"": 1, " bytes": 1, " GB": 10**9, " s": 1}[unit]
+    assert p.exact == want * scale, written
+    assert p.sig_digits == len(mantissa.replace(".", "").lstrip("0")), written
+    assert p.sig_digits == parse_number(f"{mantissa}e{exp}{unit}").sig_digits
+
+
+@pytest.mark.parametrize("written, value, unit", [
+    ("~4.25 GB", 4.25e9, "GB"), ("≈ 4.25 GB", 4.25e9, "GB"), ("4.25 GB.", 4.25e9, "GB"),
+    ("4.25 gigabytes", 4.25e9, "GB"), ("1 kilobyte", 1e3, "KB"), ("3 gibibytes", 3 * 2**30, "GiB"),
+    ("2 mebibytes", 2 * 2**20, "MiB"), ("12 milliseconds", 0.012, "ms"), ("3 microseconds", 3e-6, "us"),
+    ("1.5 seconds", 1.5, "s"), ("2 hours", 7200, "h"), ("5 minutes", 300, "min"),
+])
+def test_numbers_as_people_write_them(written, value, unit):
+    p = parse_number(written)
+    assert p.value == pytest.approx(value, rel=1e-15) and p.unit == unit, (written, p)
+
+
+@pytest.mark.parametrize("written", ["4.25 × 10", "1.5e9 x 2", "~", "4.25 GB..", "10^9 × 4.25"])
+def test_what_is_not_one_number_in_scientific_notation_is_not_read_as_one(written):
+    try:
+        p = parse_number(written)
+    except AnswerParseError:
+        return
+    assert p.sig_digits is None, (written, p)  # an expression, judged exactly

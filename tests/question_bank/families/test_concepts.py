@@ -10,6 +10,8 @@ import re
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES, all_families
 
@@ -352,3 +354,36 @@ def test_mask_pairs_true_options_not_sorted_by_their_numbers(level):
         total += 1
         ends += set(p.key.correct) in ({order[0], order[1]}, {order[2], order[3]})
     assert total >= 100 and ends / total <= 0.5, (ends, total)
+
+
+def _expand(said: str) -> list[int]:
+    """The keys a "row keeps ..." phrase names, read back independently: "keys 1 to 4, 7 and 9 to 12"."""
+    said = said.removeprefix("keys ").removeprefix("key ")
+    if said == "no key":
+        return []
+    out: list[int] = []
+    for part in re.split(r", | and ", said):
+        lo, _, hi = part.partition(" to ")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+@given(st.sets(st.integers(1, 120), max_size=60))
+def test_a_mask_row_is_said_as_runs_that_read_back_to_its_keys(keys):
+    from question_bank.families.concepts import _runs
+
+    said = _runs(sorted(keys))
+    assert _expand(said) == sorted(keys), said
+    assert len(said) <= 12 * (1 + sum(1 for k in keys if k - 1 not in keys)), said  # a run costs a few words, not its length
+
+
+def test_mask_pair_explanations_name_rows_briefly():
+    """A causal row keeps up to 99 keys: each option's explanation says them as runs (it printed every key)."""
+    for fid in ("concept.mask_pairs", "concept.mask_pairs_one"):
+        f = FAMILIES[fid]
+        for lv in f.levels:
+            for s in range(15):
+                p = f.generate(s, lv)
+                for line in p.solution_text.splitlines():
+                    if "of the mask keeps" in line:
+                        assert len(line) < 160, (p.id, line)

@@ -103,6 +103,46 @@ def test_max_batch_vs_cache_tensors():
         assert g["model"] != "Mistral-7B" or g["context"] <= 4096, p.id
 
 
+#: the serving models as qkv's presets (config.json figures); Qwen2.5-14B has none: its config.json and model card
+#: (48 layers, 8 K/V heads of 128, 14,770,033,664 parameters, 32,768 native positions) typed here
+_PRESET = {"Llama-2-70B": "llama2-70b", "Llama-3-8B": "llama3-8b", "Llama-2-13B": "llama2-13b", "Mistral-7B": "mistral-7b",
+           "Llama-2-7B": "llama2-7b", "Qwen2.5-7B": "qwen2.5-7b", "Gemma-2-9B": "gemma2-9b", "Llama-3-70B": "llama3-70b"}
+
+
+def _model_figures(name):
+    """(layers, K/V heads, head size, parameters, longest context every layer caches whole) of a served model."""
+    if name == "Qwen2.5-14B":
+        return 48, 8, 128, 14_770_033_664, 32768
+    from solver.counting import param_breakdown
+    from solver.counting.presets import get_preset
+
+    cfg = get_preset(_PRESET[name]).config
+    d_head = cfg.d_head or cfg.d_model // cfg.n_heads
+    # Qwen2.5's config.json says 131,072 positions; 32,768 is its native length (longer needs YaRN)
+    limit = min(cfg.max_positions, cfg.sliding_window or cfg.max_positions, 32768)
+    return cfg.n_layers, cfg.n_kv_heads or cfg.n_heads, d_head, param_breakdown(cfg).total_with_lora, limit
+
+
+def test_max_batch_models_as_their_configs_say_and_no_longer_than_their_context():
+    """A model named in the statement is that model: its layers, K/V heads and head size as its config.json, N as its
+    parameter count to three figures (Llama-2-7B was "7 billion", 6.74), and sequences no longer than it takes (a
+    Llama 2 was asked about 16k tokens; Mistral's and Gemma 2's windows cap a longer one's cache)."""
+    import re
+
+    seen = set()
+    for level in ("easy", "medium", "hard"):
+        for seed in range(120):
+            p = FAMILIES["serving.max_batch"].generate(seed, level)
+            g = p.given
+            L, G, H, N, limit = _model_figures(g["model"])
+            assert (g["layers"], g["kv_heads"], g["d_head"]) == (L, G, H), p.id
+            printed = round(float(re.search(r"\$N\$ = ([\d.]+) billion", p.statement_md).group(1)) * 1000) * 10**6
+            assert printed == int(float(f"{N:.3g}")) and g["params"] == printed, (p.id, printed, N)
+            assert g["context"] <= limit, (p.id, g["model"], g["context"])
+            seen.add(g["model"])
+    assert len(seen) >= 6, seen
+
+
 def test_max_batch_cross_of_slips_that_go_either_way_by_one_count():
     """Issue 39: "cached K only" is made its own way only, at every level (it doubles the batch, and its inverse
     would halve it; crossed with the weights slip at hard, the rounded-down ×2 and ×1/2 let a learned attacker find
@@ -367,15 +407,37 @@ def test_allreduce_time_view_crosses_a_slip_of_each_term_only():
         n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
         key = 2 * (n - 1) * a + 2 * (n - 1) / n * S / beta
         own = {"forgot_factor": 2 * (n - 1) * a + S / beta, "latency_one_pass": (n - 1) * a + 2 * (n - 1) / n * S / beta}
+        # each made the other way round, as its inverse's label says: the factor applied twice, α paid on 4(n−1) steps
+        rev = {"forgot_factor": 2 * (n - 1) * a + (2 * (n - 1) / n) ** 2 * S / beta,
+               "latency_one_pass": 4 * (n - 1) * a + 2 * (n - 1) / n * S / beta}
         for v, slips in zip(g["option_values"], g["option_slips"], strict=True):
             want = key * 1e6  # hard asks microseconds
             for sid, how in slips:  # a value two mistakes share is one slip named "a+b"
-                f = own[next(x for x in sid.split("+") if x in own)] / key
-                want *= f if how == "own" else 1 / f
+                x = next(x for x in sid.split("+") if x in own)
+                want *= (own if how == "own" else rev)[x] / key
             assert v == pytest.approx(want, rel=1e-9), (p.id, slips)
         ranks[g["option_slips"].index([])] += 1
         assert all(50 <= v <= 12600 for v in g["option_values"]), p.id  # the keys' range, no option outside it
     assert all(18 <= ranks[r] <= 42 for r in range(4)), ranks
+
+
+def test_allreduce_time_inverse_slips_named_at_their_own_values():
+    """With a latency (hard) a slip made the other way round is not the key's mirror key²/v: the time has two terms
+    and a slip moves one. A student who applies the ring's factor twice, or pays α on 4(n−1) steps, and types that
+    time to the asked place, is told that mistake (NAT form); the right time typed is correct."""
+    from question_bank.grading import grade
+
+    for s in range(40):
+        p = FAMILIES["parallel.allreduce_time"].generate(s, "hard")
+        g = p.given
+        n, S, a, beta = g["ranks"], g["size_bytes"], g["latency_s"], PER_DIRECTION[g["link"]]
+        ring = 2 * (n - 1) / n
+        typed = {"forgot_factor_reversed": 2 * (n - 1) * a + ring**2 * S / beta,
+                 "latency_one_pass_reversed": 4 * (n - 1) * a + ring * S / beta}
+        for mid, t in typed.items():
+            r = grade(p, round(t * 1e6, 1))
+            assert not r.correct and r.misconception is not None and r.misconception.id == mid, (p.id, mid, t, r)
+        assert grade(p, round((2 * (n - 1) * a + ring * S / beta) * 1e6, 1)).correct, p.id
 
 
 def test_allreduce_time_hard_latency_share_varies():

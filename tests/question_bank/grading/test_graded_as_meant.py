@@ -282,6 +282,39 @@ def test_a_key_typed_in_every_scale_form_is_accepted_and_every_slip_named():
     assert not unnamed, unnamed[:10]
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _by_hand(form: str) -> list[str]:
+    """An e-notation form (``4.25e9``, ``1.073741824e+09``) as people write it by hand, and any form with "about"
+    before it: each must be graded as the form itself is."""
+    out = [f"~{form}", f"≈ {form}"]
+    mantissa, e, exp = form.partition("e")
+    if e and mantissa.replace(".", "").replace(",", "").lstrip("-").isdigit():
+        k = int(exp)
+        out += [f"{mantissa} × 10^{k}", f"{mantissa}x10^{k}", f"{mantissa}*10**{k}", f"{mantissa}×10{str(k).translate(_SUPERSCRIPT)}",
+                f"{mantissa} · 10^{{{k}}}"]
+    return out
+
+
+def test_a_key_written_by_hand_is_graded_as_its_plain_form():
+    """Scientific notation as written on paper (4.25 × 10^9, 4.25x10^9, 4.25×10⁹) and "about" (~, ≈) before a figure:
+    the same verdict and the same words as the plain form (× 10^9 was an exact product: digits not counted)."""
+    differ = []
+    for fid, diff, s in _draws():
+        p = all_families()[fid].generate(s, diff)
+        for t in _targets(p):
+            if not isinstance(t.key, NumericKey | IntegerKey) or t.key.value == 0:
+                continue
+            for form in _scale_forms(t.key):
+                want = graded(p, form, t)
+                for hand in _by_hand(form):
+                    got = graded(p, hand, t)
+                    if (got.correct, got.status, got.message) != (want.correct, want.status, want.message):
+                        differ.append((p.id, form, hand, want.message, got.message))
+    assert not differ, differ[:5]
+
+
 def test_misconceptions_that_give_the_same_value_are_all_named():
     """On a sample of draws of every family, every misconception's value is graded, and every other
     misconception of the same value (under the key's rule) is named in that verdict too."""

@@ -125,3 +125,19 @@ def test_any_unicode_text_is_an_answer_or_one_line(text):
         Evaluator().run(text)
     except SolverInputError as e:
         assert "\n" not in str(e)
+
+
+@given(st.integers(2, 16), st.integers(0, 40), st.sampled_from([("B", 1), ("KiB", 1024), ("ms", Fraction(1, 1000))]))
+def test_a_unit_after_a_power_is_the_powers(base, exp, unit):
+    """``2^40 B`` is 2^40 bytes, as it is read (it was refused: the exponent took the unit, 40 B); the
+    same written as a product, ``4.25 × 10^9 B``, is 4.25e9 bytes."""
+    name, factor = unit
+    base_unit = "B" if name != "ms" else "s"
+    assert value(f"{base}^{exp} {name} -> {base_unit}") == Fraction(base) ** exp * factor
+    assert value(f"3 * {base}^{exp} {name} -> {base_unit}") == 3 * Fraction(base) ** exp * factor
+
+
+def test_units_inside_an_exponent_s_brackets_still_attach_to_their_numbers():
+    assert value("2^(log2(1 GiB / 1 B)) B -> GiB") == 1
+    assert value("4.25 × 10^9 B -> GB") == Fraction(17, 4)
+    assert value("2^3^2 B -> B") == 2**9

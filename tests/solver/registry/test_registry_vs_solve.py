@@ -302,7 +302,9 @@ def _reduction(d):
 def _torus(d):
     shape = d(st.lists(st.integers(1, 32), min_size=1, max_size=3))
     wrap, b, per = d(st.sampled_from(["yes", "no"])), d(links), d(st.sampled_from([4, 8]))
-    out = d(st.sampled_from(["", ".hosts", ".links", ".diameter", ".bisection"]))
+    # a slice whose longest side is odd has no straight bisection: neither calc nor solve gives one (test_parts)
+    even = max(shape) == 1 or max(shape) % 2 == 0
+    out = d(st.sampled_from(["", ".hosts", ".links", ".diameter", *([".bisection"] if even else [])]))
     key = {"": None, ".hosts": "hosts", ".links": "links", ".diameter": "diameter",
            ".bisection": "bisection_bandwidth"}[out]
     return (f"torus({shape}, link={b} B/s, chips_per_host={per}, wraparound={wrap}){out}",

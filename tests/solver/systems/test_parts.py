@@ -114,11 +114,46 @@ def test_torus_against_its_graph(shape, wrap):
     assert b["chips"] == len(nodes)
     assert b["links"] == len(edges)
     assert b["diameter"] == _diameter(nodes, edges)
+    if max(shape) % 2:  # a cut across an odd longest side is no bisection (3x5: 6 and 9 chips): none is given
+        assert b["bisection_links"] is None and "bisection_bandwidth" not in b
+        return
     ax = shape.index(max(shape))
     half = max(shape) // 2
     cut = sum(1 for e in edges if len({v[ax] < half for v in e}) == 2)
+    assert len([v for v in nodes if v[ax] < half]) * 2 == len(nodes)  # the cut halves the slice
     assert b["bisection_links"] == cut
     assert b["bisection_bandwidth"] == cut * 10**11
+
+
+def _least_bisection(shape, wrap):
+    """The fewest links cut by any split of the chips into two equal halves, by trying every half with chip 0."""
+    nodes, edges = _graph(shape, wrap)
+    index = {v: i for i, v in enumerate(nodes)}
+    pairs = [tuple(index[v] for v in e) for e in edges]
+    n = len(nodes)
+    best = None
+    for rest in itertools.combinations(range(1, n), n // 2 - 1):
+        half = {0, *rest}
+        cut = sum((a in half) != (b in half) for a, b in pairs)
+        best = cut if best is None else min(best, cut)
+    return best
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (4, 4), (2, 2, 4), (2, 6), (4, 3), (2, 2, 2), (8, 2)])
+@pytest.mark.parametrize("wrap", ["yes", "no"])
+def test_torus_bisection_is_the_least_cut_into_halves(shape, wrap):
+    """The bisection the torus formula gives is the least cut into two equal halves of any shape (every half tried),
+    not only the straight cut the formula makes; a 5x4x3 mesh (the longest side odd) has no straight bisection
+    across that side, and a 7x2 mesh's least one is a staircase of 3 links, not the 7 across the side of 2."""
+    r = get_formula("torus").run({"shape": shape, "link": None, "chips_per_host": 4}, {"wraparound": wrap})
+    assert r.breakdown["bisection_links"] == _least_bisection(shape, wrap == "yes")
+
+
+def test_torus_with_an_odd_longest_side_gives_no_bisection():
+    assert _least_bisection((7, 2), False) == 3  # why no straight cut is given: it would say 7
+    for shape in ((5, 4, 3), (7, 2), (3, 3)):
+        r = get_formula("torus").run({"shape": shape, "link": 10**11, "chips_per_host": 4}, {"wraparound": "no"})
+        assert r.breakdown["bisection_links"] is None and "odd" in r.convention["bisection"]
 
 
 def test_torus_hosts_and_pod_totals():

@@ -6,8 +6,8 @@ Nothing here reads a problem's ``given``, its solution or its misconceptions (ex
 :func:`check_mistakes`, which checks them), and nothing is imported from ``solver`` or from the families'
 modules: the numbers come from ``statement_text`` (and ``options_text``, a part's ``prompt_text``) by
 regular expressions, and the formulas are written in each audit file. A disagreement is returned as one
-line that names the problem, quotes the statement and gives both values (:func:`report`). (The audits of
-the counting, hardware and serving families share ``from_text.py``.)
+line that names the problem, quotes the statement and gives both values (:func:`report`). (The other
+from-text audits share ``from_text.py``, ``from_text_hardware.py`` and ``key_from_text.py``.)
 """
 
 from __future__ import annotations

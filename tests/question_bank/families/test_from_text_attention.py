@@ -7,6 +7,10 @@ padding: the key mask m printed in the text) and the weight asked (α_ij, "token
 are read from the words. The attention is then run by torch (``softmax`` with blocked scores at -∞), and
 the key (each part's, for the multi-part problem) must accept the result written to the decimals the
 text asks; the MCQ's keyed option must be the only one equal to it. Nothing is read from ``given``.
+
+Also: a student who rounds each part of ``attention.by_hand`` as asked and carries the rounded values is
+marked right in every part (``grade_parts``); the named mistakes (no √dₖ, ÷dₖ, mask ignored, blocked scores
+set to 0) carry the value the text gives them, and in the MCQ view point to the option that prints it.
 """
 
 from __future__ import annotations

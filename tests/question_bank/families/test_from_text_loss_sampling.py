@@ -8,6 +8,10 @@ the loss in nats. ``perplexity``: the mean loss in nats (perplexity e^H), a sum 
 H·tokens/(characters·ln 2)), as the text gives them. ``top_p``: z, T (1 when none is given) and p are
 parsed, torch's softmax(z/T) is sorted, and the nucleus is the shortest prefix whose sum reaches p; a sum
 within 1e-9 of p would make the count depend on rounding and is reported.
+
+The named mistakes (log base 2 or 10, no log-sum-exp, e^loss for bits, the crossing token left out, the
+temperature ignored or multiplied) are recomputed from the text too; in the MCQ view they point to the
+option that prints their value.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ x, γ, β (a scalar or a vector each) and ε are parsed from ``statement_text``;
 checked to be stated (the biased variance 1/d Σ (xᵢ - μ)² for LayerNorm, no mean subtraction for
 RMSNorm), and torch computes the result: ``torch.nn.functional.layer_norm`` (which uses the biased
 variance) and ``torch.nn.functional.rms_norm``. The key must accept it written to the decimals asked.
+
+The named mistakes (unbiased variance, divided by the variance, no square root, the L2 norm) are recomputed
+from the text too.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ and rounded to four decimals; then sin(ω(p+k)) = sin ωp cos ωk + cos ωp sin 
 for an odd dimension), and the printed figures are checked to be the sin and cos of ωp to four decimals.
 ``rope``: x, p, d and the pairing the text states ((x₂ᵢ, x₂ᵢ₊₁) interleaved, or (xᵢ, x_(i+d/2)) halves) are
 parsed and each pair is rotated as a complex number (torch.polar) by p·θᵢ.
+
+The named mistakes (degrees, sin/cos swapped, rotated backwards) are recomputed from the text too.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ dot product of the rotated vectors. ``t5_bias_params``: one table of n_b × h sc
 says), times the stacks asked, times the bytes per parameter when asked. ``t5_bucket``: the text's bucket
 rule for its direction (bidirectional: n = n_b/2 per side, offset n for keys after the query; causal: all
 n_b for keys before, later keys at distance 0), with the floor of the real logarithm ratio.
+
+The named mistakes (ALiBi's sign, no rotation, the offset reversed, a table per layer) are recomputed from
+the text too, and the buckets are checked against transformers' ``T5Attention`` where it is installed.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ number of positions (one sequence, or a batch of B sequences of n tokens) are pa
 ``statement_text``; the expected count the question names is the positions times the probability the
 text's rule gives it (selected: s; [MASK]: s·m; random: s·r; unchanged: s·u; not [MASK] in the input:
 1 - s·m). The rule is also run as a simulation in the pinned test.
+
+The named mistake "took all 15 % as [MASK]" is recomputed from the text too.
 """
 
 from __future__ import annotations

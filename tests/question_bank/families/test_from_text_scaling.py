@@ -9,6 +9,9 @@ scores; the standard deviation is its square root. ``softmax.temperature``: z, T
 probability. ``attention.why_sqrt_dk``: each option is one of thirteen claims with interchangeable words
 (scores/values, blow up/die out, dₖ/√dₖ/one, ...); this file states which words make each claim true, from
 Var(qᵢkᵢ) = 1, Var(q·k) = dₖ, sd √dₖ, and a saturated (peaked) softmax whose gradients vanish.
+
+The named mistakes (temperature ignored or multiplied, the factor d forgotten) are recomputed from the text
+too, and in the MCQ view point to the option that prints their value.
 """
 
 from __future__ import annotations

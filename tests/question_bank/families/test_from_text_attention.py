@@ -30,6 +30,7 @@ from tests.question_bank.families.from_text_kernels import (
     audit_one,
     check_choice,
     check_matrix,
+    check_mistakes,
     check_nat,
     draws,
     find,
@@ -216,3 +217,13 @@ def test_a_student_who_rounds_each_part_as_asked_is_right():
         verdicts = grade_parts(p, {pt.label: t.tolist() for pt, t in zip(p.parts, steps, strict=True)})
         wrong += [f"{p.id} ({lab}): {vd.message}" for lab, vd in verdicts.items() if not vd.correct]
     assert not wrong, "\n".join(wrong[:10])
+
+
+def test_an_option_named_for_a_mistake_prints_that_mistake_s_value():
+    """attention.one_weight_mcq medium 219: dividing by dₖ gives 0.2447 (0.24), on a rounding boundary; the
+    option 0.25 (forgot √dₖ and took the softmax over the wrong axis: 0.2520) was labelled "divided by dₖ".
+    Each labelled option now prints the value its mistake gives on the numbers shown."""
+    for seed in (219, 299, 70225):
+        p = FAMILIES["attention.one_weight_mcq"].generate(seed, "medium")
+        problems = audit_one(p, lambda q: check_mistakes(q, MISTAKES["attention.one_weight_mcq"]))
+        assert not problems, "\n".join(problems)

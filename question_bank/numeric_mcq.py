@@ -579,13 +579,20 @@ def _choose(rng: random.Random, p: Problem, rank: int) -> list[Row] | None:
 def _as_graded(p: Problem, v: float, m: Misconception | None) -> Misconception | None:
     """A wrong option named as the NAT form's grader names its value (issue 38: one mistake, one
     diagnosis in quiz, exam and check): an inverse slip whose value is also a mistake of the family's
-    own is that mistake; a value the grader names no mistake for (two slips at once) keeps its slips."""
+    own is that mistake; a value the grader names no mistake for (two slips at once) keeps its slips.
+    So does a value the grader names only because that mistake's value lies on a rounding boundary, where
+    its range takes in both roundings: the option must print what the named mistake gives on these
+    numbers (attention.one_weight_mcq medium 219 printed 0.25 for "divided by dₖ", which gives 0.2447)."""
     if m is None:
         return None
     from question_bank.grading import grade
 
     g = grade(p, v)
-    return m if g.correct or g.misconception is None else g.misconception
+    if g.correct or g.misconception is None:
+        return m
+    named = to_number(g.misconception.value)
+    assert isinstance(p.key, NumericKey | IntegerKey)
+    return g.misconception if named is None or option_text(p.key, named) == option_text(p.key, v) else m
 
 
 def _build(base: Any, d: Any) -> Problem:

@@ -100,6 +100,8 @@ def test_view_keys_and_distractors(view):
             assert vals[i] == pytest.approx(want, rel=1e-9), (p.id, m.id)
             ids = [sid if how == "own" else f"{sid}_reversed" for sid, how in slips[i]]
             own = grade(base, vals[i]).misconception  # a value the NAT form names as one of its mistakes
+            if own is not None and numeric_mcq.option_text(base.key, float(own.value)) != p.options[i]:
+                own = None  # named only through a boundary's two roundings: the option does not print its value
             if own is not None and m.id != "_and_".join(ids):
                 # issue 38, one mistake one diagnosis: an inverse slip (or two slips) landing on a value the
                 # family's own mistake gives is named as the NAT form names that value

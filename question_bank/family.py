@@ -62,6 +62,14 @@ FAMILIES: dict[str, Family] = {}
 _REDRAWS = 8
 
 
+class Kept(list):
+    """The mistakes :func:`keep_distinct` keeps (a list of :class:`Misconception`), and the ids of those it left out
+    because they give the key (``coinciding``: a student who makes one would be marked right). :meth:`Family.generate`
+    draws again when one of the family's ``told_apart`` is among them in the problem it returns."""
+
+    coinciding: tuple[str, ...] = ()
+
+
 class _Tracing(random.Random):
     """A ``random.Random`` whose ``randint``/``uniform`` results are logged in the draw's trace
     and may be replaced (see :class:`Trace`); the stream itself is unchanged."""
@@ -166,7 +174,8 @@ class Draw:
             from question_bank.grading import answer_text
 
             solution.p(f"**Answer: {answer_text(key, options_text)}**")
-        mis = [m.misconception() if isinstance(m, Wrong) else m for m in misconceptions]
+        mis = Kept(m.misconception() if isinstance(m, Wrong) else m for m in misconceptions)
+        mis.coinciding = getattr(misconceptions, "coinciding", ())  # what keep_distinct left out (Family.generate)
         return Problem(
             id=f"{self.family.id}/{self.difficulty}/{self.seed}",
             family=self.family.id,
@@ -217,6 +226,9 @@ class Family:
     # issue 39: the levels a test-wise student games (question_bank.choice_record): not offered (not
     # drawn by quiz, exam or sheet), still generated for ``bank show``, validation and the record.
     withdrawn: tuple[str, ...] = ()
+    # the mistakes the family's lesson is about: a draw in which one of them gives the key (ignoring the temperature
+    # changes no count, forgetting √dₖ changes nothing at dₖ = 1) is drawn again, as a blind-guess key is
+    told_apart: tuple[str, ...] = ()
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -246,7 +258,7 @@ class Family:
                 trace.log.clear()
                 trace.redraw = redraw
             p = self.build(Draw(self, seed, diff, redraw, trace))
-            if self.blind_key_ok or blind_key_guess(p) is None:
+            if (self.blind_key_ok or blind_key_guess(p) is None) and not coinciding(p) & set(self.told_apart):
                 break
         if p.type not in self.types:
             raise AssertionError(f"family {self.id} produced type {p.type}, declared {self.types}")
@@ -302,6 +314,7 @@ def family(
     source: str = "",
     blind_key_ok: str = "",
     small_pool: str = "",
+    told_apart: Sequence[str] = (),
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
     """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
     for t in types:
@@ -316,7 +329,7 @@ def family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
             difficulties=offered, marks=marks, source=source,
             description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
-            small_pool=small_pool, withdrawn=withdrawn,
+            small_pool=small_pool, withdrawn=withdrawn, told_apart=tuple(told_apart),
         )
         FAMILIES[id] = fam
         return fam
@@ -463,7 +476,7 @@ def letter(i: int) -> str:
     return LETTERS[i]
 
 
-def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> list[Misconception]:
+def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> Kept:
     """The mistakes a grader can tell from the key: drops any whose value coincides (under the
     key's tolerance) with the key, or could not be computed (None), or repeats an id. Mistakes
     that give the same wrong value are all kept: the judge names them all together when a student
@@ -471,14 +484,23 @@ def keep_distinct(key: Key, wrongs: Sequence[Wrong]) -> list[Misconception]:
     from question_bank.grading import grade, stored_key_value
 
     kept: list[Wrong] = []
+    left_out: list[str] = []
     kv = stored_key_value(key)
     for w in wrongs:
         if w.value is None or any(k.id == w.id for k in kept):
             continue
         if values_coincide(w.value, kv, key) or values_coincide(kv, w.value, key) or grade(key, w.value).correct:
+            left_out.append(w.id)
             continue
         kept.append(w)
-    return [w.misconception() for w in kept]
+    out = Kept(w.misconception() for w in kept)
+    out.coinciding = tuple(left_out)
+    return out
+
+
+def coinciding(p: Problem) -> set[str]:
+    """The ids of the mistakes :func:`keep_distinct` left out of ``p`` (and of its parts) because they give the key."""
+    return {i for ms in (p.misconceptions, *(pt.misconceptions for pt in p.parts)) for i in getattr(ms, "coinciding", ())}
 
 
 def safe_call(fn: Callable[[], Any]) -> Any:

@@ -179,6 +179,7 @@ def _out_rows_shown(w: list[list[float]], v: list[list[int]],
     tags=("attention", "by-hand", "softmax", "mask", "multi-part"),
     marks=2,
     source="004_83489721195aedaa.txt §12 Worked Example 1",
+    told_apart=("no_scaling", "divided_by_dk"),  # dₖ = 1 made the scaling a step with nothing to do
 )
 def attention_by_hand(d: Draw) -> Problem:
     """Scaled dot-product attention of small integer Q, K, V in four parts (QKᵀ, scaled,
@@ -348,6 +349,7 @@ def attention_by_hand(d: Draw) -> Problem:
     types=("nat",),
     tags=("attention", "softmax", "nat"),
     source="004_83489721195aedaa.txt §12 Worked Example 1",
+    told_apart=("no_scaling", "divided_by_dk", "mask_zero"),  # two equal scores made every scaling give 0.5
 )
 def attention_one_weight(d: Draw) -> Problem:
     """A single attention weight α_ij = softmax_j(q_i·k_j/√dₖ), rounded to two (hard: three)

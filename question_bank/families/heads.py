@@ -21,6 +21,7 @@ from question_bank.render import Doc, latex_to_text
     types=("integer",),
     tags=("multi-head", "d_k", "bookkeeping"),
     source="004_83489721195aedaa.txt GATE Q1",
+    told_apart=("n_times_dk_heads", "n_times_d"),  # n = dₖ gave the key to a student who mixed them up
 )
 def heads(d: Draw) -> Problem:
     """dₖ from d_model and h; one head's W_Q entries; the score entries of a layer."""

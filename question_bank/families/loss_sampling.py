@@ -198,7 +198,8 @@ def perplexity(d: Draw) -> Problem:
 
 
 @family("sampling.top_p", topic="sampling", title="The nucleus (top-p) set with a temperature",
-        types=("integer",), tags=("sampling", "top-p", "nucleus", "temperature"), source=_SRC)
+        types=("integer",), tags=("sampling", "top-p", "nucleus", "temperature"), source=_SRC,
+        told_apart=("ignored_temperature", "multiplied_temperature"))  # the temperature changed no count in 1 of 4
 def top_p(d: Draw) -> Problem:
     """How many tokens the nucleus keeps: sort by probability, keep while the mass before the token is < p
     (the crossing token included, as HuggingFace's TopPLogitsWarper); medium/hard: a temperature first."""

@@ -29,6 +29,7 @@ def _vec(d: Draw, dim: int) -> list[int]:
     types=("matrix",),
     tags=("layernorm", "normalisation"),
     source="004_83489721195aedaa.txt formula sheet (LayerNorm)",
+    told_apart=("no_centering",),  # a row of mean 0 gave the key to a student who skipped the mean
 )
 def layernorm(d: Draw) -> Problem:
     """LayerNorm of a small integer vector (mean an integer), with γ and β at medium/hard."""

@@ -221,7 +221,8 @@ def alibi_bias(d: Draw) -> Problem:
 
 
 @family("positional.rope_relative_score", topic="positional", title="RoPE inside attention: the score depends on m − n",
-        types=("nat",), tags=("rope", "rotary", "relative-position"), source=_SRC)
+        types=("nat",), tags=("rope", "rotary", "relative-position"), source=_SRC,
+        told_apart=("reversed_offset",))
 def rope_relative_score(d: Draw) -> Problem:
     """q·k after rotating q to position m and k to n: Σ (ac + bd)cos((m − n)θ) − (bc − ad) sin((m − n)θ).
 

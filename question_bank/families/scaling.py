@@ -95,6 +95,7 @@ def softmax_temperature(d: Draw) -> Problem:
     types=("nat",),
     tags=("sqrt-dk", "variance", "score-scaling"),
     source="004_83489721195aedaa.txt GATE Q4, §derivations",
+    told_apart=("sum_not_product", "std_for_variance"),
 )
 def variance_qk(d: Draw) -> Problem:
     """Var(q·k) = dₖσ_q²σ_k² for independent zero-mean components; after the 1/√dₖ scaling

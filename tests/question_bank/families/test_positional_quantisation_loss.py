@@ -332,3 +332,20 @@ def test_mlp_pinned():
     assert p.given["sizes"] == [454, 17, 11] and p.key.value == 7_933
     assert "no_biases" in grade(p, 7_905).misconception.id.split("+")
     assert "output_no_bias" in grade(p, 7_922).misconception.id.split("+")
+
+
+def test_t5_bucket_log_position_clear_of_both_bucket_edges():
+    """The logarithmic position ln(δ/e)/ln(D/e)·(n/2 − e) (e the exact region, n/2 the buckets of a direction) is at
+    least 0.02 from a whole number on both sides, so that logs to three places give the same bucket (hard seed 70049
+    floored 1.9967)."""
+    import math
+
+    for lv in ("easy", "medium", "hard"):
+        for s in [*range(120), 70049]:
+            g = FAMILIES["positional.t5_bucket"].generate(s, lv).given
+            n = g["num_buckets"] // 2 if g["bidirectional"] else g["num_buckets"]
+            e, dist = n // 2, abs(g["r"])
+            if dist < e:
+                continue
+            x = math.log(dist / e) / math.log(g["max_distance"] / e) * (n - e)
+            assert min(x - math.floor(x), math.ceil(x) - x) >= 0.02 or x >= n - e, (s, lv, x)

@@ -121,8 +121,9 @@ def attention_variants(d: Draw) -> Problem:
     key = ChoiceKey(frozenset({ci}))
     mis = [Wrong("confused_with_" + _slug(v), f"confused with {latex_to_text(v)}", _wrong_for(latex_to_text(v), column), i).misconception()
            for i, (_, v) in enumerate(chosen) if v is not None]
-    what = "time complexity" if column == 0 else ("working memory (what it holds besides its inputs, a KV cache "
-                                                   "included, its weights and its output)")
+    # "its inputs, a KV cache included" read to some as counting the cache in the working memory: the cache is an input
+    what = "time complexity" if column == 0 else ("working memory (what it holds besides its inputs (a KV cache counts "
+                                                   "as an input), its weights and its output)")
     st = Doc().p(f"What is the {what} of {variant} for a sequence of $n$ tokens of width $d$?")
     sol = Doc()
     if column == 1:

@@ -59,7 +59,7 @@ def truth(p):
     text = p.statement_text
     if m := re.match(r"What is the (time complexity|working memory) (?:\(.*?\) )?of (.*) for a sequence of n tokens "
                      r"of width d\?", text):
-        if m[1] == "working memory" and "a KV cache included" not in text:
+        if m[1] == "working memory" and "a KV cache counts as an input" not in text:
             raise Unreadable("the working memory is not defined")
         want = "O({})".format(VARIANTS[_variant(m[2])][0 if m[1] == "time complexity" else 1])
         return lambda o: o.strip() == want

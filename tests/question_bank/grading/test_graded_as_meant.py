@@ -537,8 +537,9 @@ def test_bank_show_max_batch_feedback_uses_the_chips_figure():
 
 def test_by_hand_worked_solution_computes_o_from_exact_weights():
     """The issue's repro: row 3 of attention.by_hand/hard/838475 printed [0.666, 0.999] (from the weights
-    rounded to 0.333); the exact values are [0.667, 1.000]."""
-    out = qkv("bank", "show", "attention.by_hand/hard/838475")
+    rounded to 0.333); the exact values are [0.667, 1.000]. That draw (K of equal rows: every scaling gave the
+    same weights) is now drawn again (``told_apart``); 839035 has a row of weights 1/3 too."""
+    out = qkv("bank", "show", "attention.by_hand/hard/839035")
     assert out.returncode == 0
     assert "= [0.667, 1.000]" in out.stdout and "[0.666, 0.999]" not in out.stdout, out.stdout
 

@@ -103,6 +103,7 @@ def layernorm(d: Draw) -> Problem:
     types=("matrix",),
     tags=("rmsnorm", "normalisation", "llama"),
     source="003_f22b31e216cc5b5a.txt (RMSNorm in modern LLMs)",
+    told_apart=("forgot_gamma",),  # where γ is given, a γ of ones left it untested
 )
 def rmsnorm(d: Draw) -> Problem:
     """RMSNorm of a small integer vector, γ at medium/hard; hard has six entries (issue 22: medium and hard

@@ -34,6 +34,7 @@ from question_bank.render import Doc, latex_matrix, num
     types=("nat",),
     tags=("positional-encoding", "sinusoidal"),
     source="004_83489721195aedaa.txt formula sheet; 001_8ec5306c4a732c7b.txt (PE)",
+    told_apart=("concat_layout",),  # an index where the interleaved and concatenated layouts agree tests neither
 )
 def pe_value(d: Draw) -> Problem:
     """PE(pos, dim) for a small d_model, to three (hard: four) decimal places."""

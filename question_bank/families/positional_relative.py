@@ -155,7 +155,8 @@ def _pow2_below(h: int) -> int:
 
 
 @family("positional.alibi_bias", topic="positional", title="ALiBi: a head's slope and bias",
-        types=("nat",), tags=("alibi", "relative-position", "positional-encoding"), source=_SRC)
+        types=("nat",), tags=("alibi", "relative-position", "positional-encoding"), source=_SRC,
+        told_apart=("base_ignores_heads",))  # 8 heads made the slopes' base the same whether or not it was scaled
 def alibi_bias(d: Draw) -> Problem:
     """Bias −m_h·(i − j) for head h (1-based), query i, key j ≤ i; hard: h not a power of two.
 

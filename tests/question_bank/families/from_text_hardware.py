@@ -203,3 +203,48 @@ def check_mistakes(disagreements, mistakes, fid: str, seeds, levels) -> None:
             checked += n
             assert not bad, report(p, v, bad)
     assert checked, f"{fid}: none of {sorted(mistakes[fid])} met"
+
+
+def text_audit(audit):
+    """``disagreements(p)`` for a module whose families (and their MCQ views) each have one recomputation in
+    ``audit`` (family id -> f(text)): NAT keys against the value, MCQ views against their options."""
+
+    def disagreements(p) -> tuple[object, list[str]]:
+        try:
+            v = audit[p.family.removesuffix("_mcq")](p.statement_text)
+            if p.family.endswith("_mcq"):
+                return v, numeric_mcq_disagreements(p, v, asked_decimals(p.statement_text))
+            return v, nat_disagreements(p, v)
+        except Unreadable as e:
+            return None, [f"unreadable: {e}"]
+
+    return disagreements
+
+
+def key_tests(disagreements, fids, module: str):
+    """The three key tests of an audit file, for its module's families ``fids`` (bound to module-level ``test_``
+    names there, so pytest collects them in that file): every family of ``question_bank.families.<module>`` is
+    audited; a fixed block of 40 seeds per level; any seed (hypothesis)."""
+    import pytest
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from question_bank.family import FAMILIES
+
+    cases = [(fid, lv) for fid in fids for lv in FAMILIES[fid].levels]
+
+    def test_every_family_of_the_module_is_audited():
+        mod = {f for f, fam in FAMILIES.items() if fam.build.__module__ == f"question_bank.families.{module}"}
+        assert mod <= set(fids), mod - set(fids)
+
+    @pytest.mark.parametrize(("fid", "level"), cases)
+    def test_keys_from_text(fid, level):
+        """A fixed block of seeds per level: the key is what the text gives."""
+        for seed in range(40):
+            check(disagreements, fid, seed, level)
+
+    @given(st.integers(0, 10**6), st.sampled_from(cases))
+    def test_keys_from_text_any_seed(seed, case):
+        check(disagreements, case[0], seed, case[1])
+
+    return cases, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed

@@ -19,8 +19,6 @@ import sys
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import question_bank.families  # noqa: F401 - registers every family
 from question_bank.family import FAMILIES
@@ -34,6 +32,7 @@ from tests.question_bank.families.from_text_hardware import (
     grab,
     hbm_bw,
     integer_disagreements,
+    key_tests,
     nat_disagreements,
     num,
     number,
@@ -179,26 +178,8 @@ def disagreements(p) -> tuple[object, list[str]]:
 FIDS = ["hardware.matmul_bound", *AUDIT, "hardware.min_chips",
         *(f"{f}_mcq" for f in ("hardware.decode_step", "hardware.gpu_days", "hardware.zero_memory", "hardware.min_chips",
                                "hardware.critical_intensity", "hardware.matmul_bound") if f"{f}_mcq" in FAMILIES)]
-CASES = [(fid, lv) for fid in FIDS for lv in FAMILIES[fid].levels]
-
-
-
-
-def test_every_family_of_the_module_is_audited():
-    mod = {f for f, fam in FAMILIES.items() if fam.build.__module__ == "question_bank.families.hardware"}
-    assert mod <= set(FIDS), mod - set(FIDS)
-
-
-@pytest.mark.parametrize(("fid", "level"), CASES)
-def test_keys_from_text(fid, level):
-    """A fixed block of seeds per level: the key is what the text gives."""
-    for seed in range(40):
-        check(disagreements, fid, seed, level)
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_keys_from_text_any_seed(seed, case):
-    check(disagreements, case[0], seed, case[1])
+CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
+    disagreements, FIDS, "hardware")
 
 
 def _mfu(t: str) -> float:

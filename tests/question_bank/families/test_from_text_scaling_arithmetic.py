@@ -30,23 +30,20 @@ import re
 import sys
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import question_bank.families  # noqa: F401 - registers every family
 from question_bank.family import FAMILIES
 from tests.question_bank.families.from_text_hardware import (
     DTYPE_BYTES,
     Unreadable,
-    asked_decimals,
     check,
     check_mistakes,
     grab,
-    nat_disagreements,
+    key_tests,
     num,
     number,
-    numeric_mcq_disagreements,
     sweep,
+    text_audit,
 )
 
 
@@ -210,35 +207,10 @@ AUDIT = {
 }
 
 
-def disagreements(p) -> tuple[object, list[str]]:
-    try:
-        v = AUDIT[p.family.removesuffix("_mcq")](p.statement_text)
-        if p.family.endswith("_mcq"):
-            return v, numeric_mcq_disagreements(p, v, asked_decimals(p.statement_text))
-        return v, nat_disagreements(p, v)
-    except Unreadable as e:
-        return None, [f"unreadable: {e}"]
-
-
+disagreements = text_audit(AUDIT)
 FIDS = [*AUDIT, *(f"{f}_mcq" for f in AUDIT if f"{f}_mcq" in FAMILIES)]
-CASES = [(fid, lv) for fid in FIDS for lv in FAMILIES[fid].levels]
-
-
-def test_every_family_of_the_module_is_audited():
-    mod = {f for f, fam in FAMILIES.items() if fam.build.__module__ == "question_bank.families.scaling_arithmetic"}
-    assert mod <= set(FIDS), mod - set(FIDS)
-
-
-@pytest.mark.parametrize(("fid", "level"), CASES)
-def test_keys_from_text(fid, level):
-    """A fixed block of seeds per level: the key is what the text gives."""
-    for seed in range(40):
-        check(disagreements, fid, seed, level)
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_keys_from_text_any_seed(seed, case):
-    check(disagreements, case[0], seed, case[1])
+CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
+    disagreements, FIDS, "scaling_arithmetic")
 
 
 def _read_write_share(t: str) -> float:

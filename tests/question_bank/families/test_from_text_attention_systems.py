@@ -14,27 +14,27 @@ Run as a script (``python -m tests.question_bank.families.test_from_text_attenti
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-import sys
 from fractions import Fraction as Fr
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import question_bank.families  # noqa: F401  (registers the families)
 from question_bank.family import FAMILIES
 from tests.question_bank.families.from_text import (
+    fnum,
+    frac,
+    search,
+)
+from tests.question_bank.families.from_text_audit import (
     SEEDS,
     Unreadable,
     audit,
-    fnum,
-    frac,
-    misconception_mismatches,
-    search,
+    key_tests,
+    sweep_main,
+    with_views,
 )
 
 MB, GB = 10**6, 10**9
@@ -621,38 +621,12 @@ WRONG = {
     "softcap.gemma2": gemma2_wrong,
     "window.receptive_field": receptive_field_wrong,
 }
-FIDS = sorted(f for base in ANSWERS for f in (base, base + "_mcq") if f in FAMILIES)
-CASES = [(fid, lv) for fid in FIDS for lv in FAMILIES[fid].levels]
+FIDS = with_views(ANSWERS)
 
-
-@functools.cache
-def _draw(fid: str, seed: int, level: str):
-    """One draw, shared by the key test and the misconception test (drawing is most of their time)."""
-    return FAMILIES[fid].generate(seed, level)
-
-
-def _answer(fid: str):
-    return ANSWERS[fid.removesuffix("_mcq")]
-
-
-#: families whose drawing is slow (about 50 ms a draw: the retries of the batch schedules) check every other seed
-SLOW = ("serving.continuous_batching",)
-
-
-@pytest.mark.parametrize(("fid", "level"), CASES)
-def test_key_agrees_with_the_text(fid, level):
-    """A fixed block of 40 seeds per level (20 for a slow family): the key accepts what the statement's own
-    numbers give."""
-    seeds = SEEDS[::2] if fid.removesuffix("_mcq") in SLOW else SEEDS
-    bad = [msg for s in seeds if (msg := audit(_draw(fid, s, level), _answer(fid)))]
-    assert not bad, f"{len(bad)} of {len(seeds)} draws disagree; the first:\n{bad[0]}"
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_key_agrees_with_the_text_hypo(seed, case):
-    fid, level = case
-    msg = audit(FAMILIES[fid].generate(seed, level), _answer(fid))
-    assert msg is None, msg
+#: drawing serving.continuous_batching is slow (about 50 ms a draw: the retries of the batch schedules): every other
+#: seed of the block
+globals().update(key_tests(ANSWERS, FIDS, "attention_systems", mistakes=WRONG,
+                           seeds_for={"serving.continuous_batching": SEEDS[::2]}))
 
 
 @pytest.mark.parametrize(("fid", "seed"), [("context.ring_attention", 153), ("context.ring_attention", 70167),
@@ -660,7 +634,7 @@ def test_key_agrees_with_the_text_hypo(seed, case):
 def test_ring_attention_tie_is_stated(fid, seed):
     """Draws whose c* is a whole number (send = compute at c = c*): the text must say that a send taking as long
     as the compute is hidden, or a student who reads "hides" strictly answers c* + 1. (Found by this audit.)"""
-    p = _draw(fid, seed, "hard")
+    p = FAMILIES[fid].generate(seed, "hard")
     t = p.statement_text
     cstar = fnum(t, "hₖᵥ") * 2 * fnum(t, "F") * 10**12 / (2 * fnum(t, "h") * fnum(t, "β") * 10**9)
     assert cstar.denominator == 1, f"{p.id} is not a tie: c* = {float(cstar)}"
@@ -668,27 +642,5 @@ def test_ring_attention_tie_is_stated(fid, seed):
     assert msg is None, msg
 
 
-@pytest.mark.parametrize(("fid", "level"), [(f, lv) for f in WRONG for lv in FAMILIES[f].levels])
-def test_misconception_values_follow_the_text(fid, level):
-    """The commonest mistakes' values are what the label's slip gives on the statement's own numbers."""
-    bad = []
-    for s in SEEDS[::2]:
-        p = _draw(fid, s, level)
-        bad += misconception_mismatches(p, WRONG[fid](p.statement_text))
-    assert not bad, f"{len(bad)} disagree; the first:\n{bad[0]}"
-
-
-def sweep(seeds=tuple(range(300)) + tuple(range(70_000, 70_300)), fids=FIDS) -> int:
-    n_bad = 0
-    for fid in fids:
-        for lv in FAMILIES[fid].levels:
-            bad = [m for s in seeds if (m := audit(FAMILIES[fid].generate(s, lv), _answer(fid)))]
-            n_bad += len(bad)
-            print(f"{fid:34} {lv:6} {len(seeds)} draws, {len(bad)} disagree", flush=True)
-            for m in bad[:3]:
-                print("   ", m.replace("\n", "\n    "))
-    return n_bad
-
-
 if __name__ == "__main__":
-    sys.exit(1 if sweep(fids=[f for f in FIDS if not sys.argv[1:] or any(f.startswith(a) for a in sys.argv[1:])]) else 0)
+    raise SystemExit(sweep_main(ANSWERS, FIDS, WRONG))

@@ -15,31 +15,21 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from fractions import Fraction
 
 import pytest
 
 import question_bank.families  # noqa: F401 - registers every family
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_hardware import (
-    DTYPE_BYTES,
-    Unreadable,
-    asked_decimals,
+from tests.question_bank.families.from_text_audit import (
     check,
-    check_mistakes,
-    dense_peak,
-    grab,
-    hbm_bw,
-    integer_disagreements,
     key_tests,
-    nat_disagreements,
-    num,
-    number,
-    numeric_mcq_disagreements,
-    option_number,
-    sweep,
+    printed_number,
+    shown,
+    sweep_main,
+    with_right_value,
+    with_views,
 )
+from tests.question_bank.families.from_text_hardware import DTYPE_BYTES, dense_peak, grab, hbm_bw, num, number
 
 # --- one function per family: the answer from the text -------------------------------------------------
 
@@ -142,44 +132,23 @@ def min_chips(t: str, *, reserve_kept: bool = True, rounding=math.ceil) -> int:
     return rounding(total / (hbm - reserve))
 
 
-AUDIT = {
+@shown
+def matmul_bound_options(p) -> set[int]:
+    """The options that name the bound and print the roofline time (to 0.6 %) the text gives."""
+    bound, ms = matmul_bound(p.statement_text)
+    return {i for i, o in enumerate(p.options_text)
+            if o.lower().startswith(bound) and math.isclose(float(printed_number(o)), ms, rel_tol=0.006)}
+
+
+RECOMPUTE = {
+    "hardware.matmul_bound": matmul_bound_options,
     "hardware.critical_intensity": critical_intensity,
     "hardware.decode_step": decode_step,
     "hardware.gpu_days": gpu_days,
     "hardware.zero_memory": zero_memory,
+    "hardware.min_chips": min_chips,
 }
-
-
-def disagreements(p) -> tuple[object, list[str]]:
-    """The value recomputed from the text, and how the key disagrees with it ([] when it does not)."""
-    t = p.statement_text
-    fid = p.family
-    try:
-        if fid == "hardware.matmul_bound":
-            bound, ms = matmul_bound(t)
-            match = [i for i, o in enumerate(p.options_text)
-                     if o.lower().startswith(bound) and math.isclose(option_number(o), ms, rel_tol=0.006)]
-            return (bound, ms), ([] if match == sorted(p.key.correct) else
-                                 [f"options matching {bound}-bound, {ms:.4g} ms: {match}, keyed {sorted(p.key.correct)}"])
-        if fid.removesuffix("_mcq") == "hardware.min_chips":
-            v = min_chips(t)
-            if fid.endswith("_mcq"):
-                return v, numeric_mcq_disagreements(p, v, 0)
-            return v, integer_disagreements(p, v)
-        base = fid.removesuffix("_mcq")
-        v = AUDIT[base](t)
-        if fid.endswith("_mcq"):
-            return v, numeric_mcq_disagreements(p, v, asked_decimals(t))
-        return v, nat_disagreements(p, v)
-    except Unreadable as e:
-        return None, [f"unreadable: {e}"]
-
-
-FIDS = ["hardware.matmul_bound", *AUDIT, "hardware.min_chips",
-        *(f"{f}_mcq" for f in ("hardware.decode_step", "hardware.gpu_days", "hardware.zero_memory", "hardware.min_chips",
-                               "hardware.critical_intensity", "hardware.matmul_bound") if f"{f}_mcq" in FAMILIES)]
-CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
-    disagreements, FIDS, "hardware")
+FIDS = with_views(RECOMPUTE)
 
 
 def _mfu(t: str) -> float:
@@ -195,7 +164,7 @@ def _nvidia(t: str) -> bool:
 
 
 #: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
-MISTAKES = {
+_MISTAKES = {
     "hardware.gpu_days": {
         "sparse_peak": lambda t, v: v / 2 if _nvidia(t) else math.nan,  # the with-sparsity figure as the dense peak
         "forgot_mfu": lambda t, v: v * _mfu(t),
@@ -221,18 +190,15 @@ MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("fid", sorted(MISTAKES))
-def test_named_mistakes_from_text(fid):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
-    with that mistake made."""
-    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
+MISTAKES = with_right_value(_MISTAKES, RECOMPUTE)
+globals().update(key_tests(RECOMPUTE, FIDS, "hardware", mistakes=MISTAKES))
 
 
 def test_matmul_bound_easy_seed_70287_draws():
     """The audit's sweep found a seed the family could not draw (compute-bound in the lowest band of times, on a chip
     drawn four times among the two whose critical intensity is high): it drew nothing and raised, and
     `qkv bank show hardware.matmul_bound --seed 70287 --difficulty easy` said "internal error"."""
-    check(disagreements, "hardware.matmul_bound", 70287, "easy")
+    check(RECOMPUTE, "hardware.matmul_bound", 70287, "easy")
 
 
 def test_min_chips_kv_bytes_check_can_fail():
@@ -246,4 +212,4 @@ def test_min_chips_kv_bytes_check_can_fail():
 
 
 if __name__ == "__main__":
-    sweep(disagreements, CASES, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

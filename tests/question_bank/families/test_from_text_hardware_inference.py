@@ -15,20 +15,18 @@ from __future__ import annotations
 
 import math
 import re
-import sys
-
-import pytest
 
 import question_bank.families  # noqa: F401 - registers every family
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    sweep_main,
+    with_right_value,
+    with_views,
+)
 from tests.question_bank.families.from_text_hardware import (
-    check_mistakes,
     dense_peak,
     grab,
-    key_tests,
     number,
-    sweep,
-    text_audit,
 )
 
 
@@ -88,17 +86,14 @@ def prefill_time(t: str) -> float:
     return 2 * N * T / (chips * dense_peak(t) * mfu) * 1e3
 
 
-AUDIT = {
+RECOMPUTE = {
     "hardware.attention_crossover": attention_crossover,
     "hardware.decode_attention_intensity": decode_attention_intensity,
     "hardware.prefill_time": prefill_time,
 }
 
 
-disagreements = text_audit(AUDIT)
-FIDS = [*AUDIT, *(f"{f}_mcq" for f in AUDIT if f"{f}_mcq" in FAMILIES)]
-CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
-    disagreements, FIDS, "hardware_inference")
+FIDS = with_views(RECOMPUTE)
 
 
 def _nvidia(t: str) -> bool:
@@ -106,7 +101,7 @@ def _nvidia(t: str) -> bool:
 
 
 #: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
-MISTAKES = {
+_MISTAKES = {
     "hardware.prefill_time": {
         "sparse_peak": lambda t, v: v / 2 if _nvidia(t) else math.nan,
         "forgot_mfu": lambda t, v: v * number(r"MFU\) of (\d+)%", t) / 100,
@@ -123,11 +118,8 @@ MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("fid", sorted(MISTAKES))
-def test_named_mistakes_from_text(fid):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
-    with that mistake made."""
-    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
+MISTAKES = with_right_value(_MISTAKES, RECOMPUTE)
+globals().update(key_tests(RECOMPUTE, FIDS, "hardware_inference", mistakes=MISTAKES))
 
 
 def test_crossover_pinned():
@@ -142,4 +134,4 @@ def test_crossover_pinned():
 
 
 if __name__ == "__main__":
-    sweep(disagreements, CASES, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -15,21 +15,19 @@ sweeps many seeds::
 from __future__ import annotations
 
 import math
-import sys
-
-import pytest
 
 import question_bank.families  # noqa: F401 - registers every family
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    sweep_main,
+    with_right_value,
+    with_views,
+)
 from tests.question_bank.families.from_text_hardware import (
-    check_mistakes,
     dense_peak,
     grab,
-    key_tests,
     num,
     number,
-    sweep,
-    text_audit,
 )
 
 _BIG = r"([\d,.]+(?: (?:million|billion|trillion))?)"
@@ -104,7 +102,7 @@ def activation_memory(t: str, *, other_unit: bool = False) -> float:
     return per_layer * layers / unit
 
 
-AUDIT = {
+RECOMPUTE = {
     "hardware.activation_memory": activation_memory,
     "hardware.kaplan_forward": kaplan_forward,
     "hardware.mfu_from_gpu_hours": mfu_from_gpu_hours,
@@ -112,14 +110,11 @@ AUDIT = {
 }
 
 
-disagreements = text_audit(AUDIT)
-FIDS = [*AUDIT, *(f"{f}_mcq" for f in AUDIT if f"{f}_mcq" in FAMILIES)]
-CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
-    disagreements, FIDS, "hardware_training")
+FIDS = with_views(RECOMPUTE)
 
 
 #: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
-MISTAKES = {
+_MISTAKES = {
     "hardware.pf_days": {"forgot_backward": lambda t, v: v / 3, "macs_vs_flops": lambda t, v: v / 2},
     "hardware.mfu_from_gpu_hours": {
         "sparse_peak": lambda t, v: v / 2 if "with 2:4 structured sparsity" in t else math.nan,
@@ -132,11 +127,8 @@ MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("fid", sorted(MISTAKES))
-def test_named_mistakes_from_text(fid):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
-    with that mistake made."""
-    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
+MISTAKES = with_right_value(_MISTAKES, RECOMPUTE)
+globals().update(key_tests(RECOMPUTE, FIDS, "hardware_training", mistakes=MISTAKES))
 
 
 def test_activation_memory_pinned():
@@ -151,4 +143,4 @@ def test_activation_memory_pinned():
 
 
 if __name__ == "__main__":
-    sweep(disagreements, CASES, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

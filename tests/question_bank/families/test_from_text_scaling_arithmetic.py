@@ -27,23 +27,24 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 
 import pytest
 
 import question_bank.families  # noqa: F401 - registers every family
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_hardware import (
-    DTYPE_BYTES,
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
     check,
-    check_mistakes,
-    grab,
     key_tests,
+    sweep_main,
+    with_right_value,
+    with_views,
+)
+from tests.question_bank.families.from_text_hardware import (
+    DTYPE_BYTES,
+    grab,
     num,
     number,
-    sweep,
-    text_audit,
 )
 
 
@@ -196,7 +197,7 @@ def decode_latency(t: str) -> float:
     return N * w / denom
 
 
-AUDIT = {
+RECOMPUTE = {
     "sharding.dp_batch": dp_batch,
     "topology.torus_bisection": torus_bisection,
     "gpu.peak_from_parts": peak_from_parts,
@@ -207,10 +208,7 @@ AUDIT = {
 }
 
 
-disagreements = text_audit(AUDIT)
-FIDS = [*AUDIT, *(f"{f}_mcq" for f in AUDIT if f"{f}_mcq" in FAMILIES)]
-CASES, test_every_family_of_the_module_is_audited, test_keys_from_text, test_keys_from_text_any_seed = key_tests(
-    disagreements, FIDS, "scaling_arithmetic")
+FIDS = with_views(RECOMPUTE)
 
 
 def _read_write_share(t: str) -> float:
@@ -219,7 +217,7 @@ def _read_write_share(t: str) -> float:
 
 
 #: the stretch: the wrong value each of the commonest mistakes gives, from the text (the right value v)
-MISTAKES = {
+_MISTAKES = {
     "sharding.dp_batch": {"one_way": lambda t, v: v * (4 if "FSDP over 2 mesh axes" in t else 2)},  # W = β: α doubles
     "topology.torus_bisection": {
         "both_directions": lambda t, v: 2 * v,
@@ -234,11 +232,8 @@ MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("fid", sorted(MISTAKES))
-def test_named_mistakes_from_text(fid):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the one the text gives
-    with that mistake made."""
-    check_mistakes(disagreements, MISTAKES, fid, range(8), FAMILIES[fid].levels)
+MISTAKES = with_right_value(_MISTAKES, RECOMPUTE)
+globals().update(key_tests(RECOMPUTE, FIDS, "scaling_arithmetic", mistakes=MISTAKES))
 
 
 def test_dp_batch_matches_the_books_figure():
@@ -258,7 +253,7 @@ def test_torus_bisection_hard_seeds_whose_longest_axis_was_odd():
     (60/5), a cut leaving 24 chips on one side and 36 on the other; the bisection halves the 4-axis (15 links).
     These seeds now draw a shape whose longest axis is even."""
     for seed in (47, 78, 95):
-        check(disagreements, "topology.torus_bisection", seed, "hard")
+        check(RECOMPUTE, "topology.torus_bisection", seed, "hard")
 
 
 def test_torus_bisection_of_an_odd_shape_by_hand():
@@ -273,8 +268,8 @@ def test_dp_batch_statement_names_its_accounting():
     """The statement named "the text" whose accounting it follows without saying which, nor which pass the comms
     overlap (the whole step's FLOPs would give two thirds of C/W): both are stated at every level."""
     for level in FAMILIES["sharding.dp_batch"].levels:
-        check(disagreements, "sharding.dp_batch", 3, level)
+        check(RECOMPUTE, "sharding.dp_batch", 3, level)
 
 
 if __name__ == "__main__":
-    sweep(disagreements, CASES, int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

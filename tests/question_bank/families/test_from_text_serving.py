@@ -14,25 +14,24 @@ Run as a script to sweep 300 seeds per level (0..299 and 70,000..70,299) and pri
 
 from __future__ import annotations
 
-import functools
 import math
-import sys
 from fractions import Fraction as Fr
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import question_bank.families  # noqa: F401  (registers the families)
 from question_bank.family import FAMILIES
 from tests.question_bank.families.from_text import (
-    SEEDS,
-    Unreadable,
-    audit,
     field,
     frac,
-    misconception_mismatches,
     search,
+)
+from tests.question_bank.families.from_text_audit import (
+    SEEDS,
+    Unreadable,
+    key_tests,
+    sweep_main,
+    with_views,
 )
 
 _SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
@@ -159,32 +158,10 @@ WRONG = {
     "serving.max_batch": max_batch_wrong,
     "serving.speculative_tokens": speculative_tokens_wrong,
 }
-FIDS = sorted(f for base in ANSWERS for f in (base, base + "_mcq") if f in FAMILIES)
-CASES = [(fid, lv) for fid in FIDS for lv in FAMILIES[fid].levels]
+FIDS = with_views(ANSWERS)
 
 
-@functools.cache
-def _draw(fid: str, seed: int, level: str):
-    """One draw, shared by the key test and the misconception test (drawing is most of their time)."""
-    return FAMILIES[fid].generate(seed, level)
-
-
-def _answer(fid: str):
-    return ANSWERS[fid.removesuffix("_mcq")]
-
-
-@pytest.mark.parametrize(("fid", "level"), CASES)
-def test_key_agrees_with_the_text(fid, level):
-    """A fixed block of 40 seeds per level: the key accepts what the statement's own numbers give."""
-    bad = [msg for s in SEEDS if (msg := audit(_draw(fid, s, level), _answer(fid)))]
-    assert not bad, f"{len(bad)} of {len(SEEDS)} draws disagree; the first:\n{bad[0]}"
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_key_agrees_with_the_text_hypo(seed, case):
-    fid, level = case
-    msg = audit(FAMILIES[fid].generate(seed, level), _answer(fid))
-    assert msg is None, msg
+globals().update(key_tests(ANSWERS, FIDS, "serving", mistakes=WRONG))
 
 
 #: models with a sliding window of 4096 positions (config.json: "sliding_window": 4096; Gemma 2 on every other
@@ -198,8 +175,8 @@ def test_max_batch_sequences_fit_the_named_models_window(level):
     statement naming Mistral-7B or Gemma-2-9B asks for at most 4096 tokens. (Found by this audit: Gemma-2-9B was
     asked up to 16k tokens, where its 21 sliding-window layers keep 4096.)"""
     bad = []
-    for s in SEEDS + tuple(range(100, 400)):
-        t = _draw("serving.max_batch", s, level).statement_text
+    for s in (*SEEDS, *range(100, 400)):
+        t = FAMILIES["serving.max_batch"].generate(s, level).statement_text
         name = t.split(" (N = ")[0]
         n = int(search(t, r"How many sequences of (\d+) tokens", "the length")[1])
         if n > WINDOW.get(name, n):
@@ -207,27 +184,5 @@ def test_max_batch_sequences_fit_the_named_models_window(level):
     assert not bad, f"{len(bad)} draws ask beyond the window, e.g. {bad[:3]}"
 
 
-@pytest.mark.parametrize(("fid", "level"), [(f, lv) for f in WRONG for lv in FAMILIES[f].levels])
-def test_misconception_values_follow_the_text(fid, level):
-    """The commonest mistakes' values are what the label's slip gives on the statement's own numbers."""
-    bad = []
-    for s in SEEDS[::2]:
-        p = _draw(fid, s, level)
-        bad += misconception_mismatches(p, WRONG[fid](p.statement_text))
-    assert not bad, f"{len(bad)} disagree; the first:\n{bad[0]}"
-
-
-def sweep(seeds=tuple(range(300)) + tuple(range(70_000, 70_300)), fids=FIDS) -> int:
-    n_bad = 0
-    for fid in fids:
-        for lv in FAMILIES[fid].levels:
-            bad = [m for s in seeds if (m := audit(FAMILIES[fid].generate(s, lv), _answer(fid)))]
-            n_bad += len(bad)
-            print(f"{fid:34} {lv:6} {len(seeds)} draws, {len(bad)} disagree", flush=True)
-            for m in bad[:3]:
-                print("   ", m.replace("\n", "\n    "))
-    return n_bad
-
-
 if __name__ == "__main__":
-    sys.exit(1 if sweep() else 0)
+    raise SystemExit(sweep_main(ANSWERS, FIDS, WRONG))

@@ -86,9 +86,10 @@ def _whole(x) -> bool:
     return Fraction(x).denominator == 1 if isinstance(x, int | Fraction) else float(x).is_integer()
 
 
-def printed_number(option: str) -> Decimal | None:
-    """The first number an option prints ('1,024 GB' -> 1024), or None for an option in words."""
-    m = _NUM.search(option)
+def printed_number(option: str, *, leading: bool = False) -> Decimal | None:
+    """The first number an option prints ('1,024 GB' -> 1024), or None for an option in words (with ``leading``:
+    one that does not begin with its number)."""
+    m = _NUM.match(option.strip()) if leading else _NUM.search(option)
     return Decimal(m[0].replace(",", "").replace("−", "-")) if m else None
 
 
@@ -278,16 +279,19 @@ def mistake_disagreements(p: Problem, table, seen: set | None = None) -> tuple[i
     known = _mistake_values(p, table)
     asked = asked_decimals(p.statement_text)
     checked, out = 0, []
+    choice = isinstance(p.key, ChoiceKey)
     for m in p.misconceptions:
-        ids = [i for i in m.id.split("+") if i in known]
+        # a merged NAT id ('a+b': mistakes that give the same value) passes when any of them gives it; an option's id
+        # joined from several ('a+b_reversed_and_c') names mistakes made together: judged only when the table knows it
+        ids = ([m.id] if m.id in known else []) if choice else [i for i in m.id.split("+") if i in known]
         if not ids or m.value is None:
             continue
         wants = [w for i in ids if (w := known[i] if callable(table) else _want(known[i], p, m)) is not None
                  and not (isinstance(w, float) and math.isnan(w))]
         if not wants:
             continue
-        if isinstance(p.key, ChoiceKey):
-            x = printed_number(p.options_text[m.value]) if isinstance(m.value, int) and \
+        if choice:
+            x = printed_number(p.options_text[m.value], leading=True) if isinstance(m.value, int) and \
                 0 <= m.value < len(p.options_text) else None
             if x is None:
                 continue  # an option that states a claim in words: not judged here
@@ -330,6 +334,12 @@ def mistakes_many(fid: str, table, seeds: Iterable[int]) -> tuple[int, list[str]
             checked += n
             out += [report(p, None, [r]) for r in reasons]
     return checked, out, seen
+
+
+def mistake_views(mistakes: Mapping, fid: str) -> list[str]:
+    """The families whose named mistakes ``mistakes[fid]`` checks: ``fid`` and its MCQ view, unless the table gives
+    the view a table of its own."""
+    return [fid, *(v for v in with_views([fid])[1:] if v not in mistakes)]
 
 
 # --- a key made wrong on purpose -------------------------------------------------------------------------------
@@ -377,7 +387,8 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     - ``test_keys_from_text_any_seed``: any seed, level and family (hypothesis);
     - ``test_the_audit_catches_a_wrong_key[fid]``: every key of a few draws moved past its tolerance is reported;
     - ``test_named_mistakes_from_text[fid]`` (with ``mistakes``, fid -> that family's table): the named mistakes
-      carry the value the text gives with that mistake made, and at least one is met.
+      carry the value the text gives with that mistake made, in the family and its MCQ view (unless the table
+      gives the view its own), and at least one is met.
     """
     import pytest
     from hypothesis import given
@@ -425,7 +436,10 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
             """The feedback is right for the numbers on the screen: each named mistake carries the value the text
             gives with that mistake made."""
             block = tuple(seeds_for.get(fid.removesuffix("_mcq"), mistake_seeds))
-            checked, bad, _ = mistakes_many(fid, mistakes[fid], block)
+            checked, bad = 0, []
+            for view in mistake_views(mistakes, fid):
+                n, b, _ = mistakes_many(view, mistakes[fid], block)
+                checked, bad = checked + n, bad + b
             assert checked and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 
         tests[test_named_mistakes_from_text.__name__] = test_named_mistakes_from_text
@@ -450,7 +464,10 @@ def sweep(recompute: Mapping[str, Callable], fids: Iterable[str], *, mistakes: M
             for msg in bad[:3]:
                 print("    " + msg.replace("\n", "\n    "), file=out)
     for fid, table in (mistakes or {}).items():
-        checked, bad, _ = mistakes_many(fid, table, seeds)
+        checked, bad = 0, []
+        for view in mistake_views(mistakes, fid):
+            n, b, _ = mistakes_many(view, table, seeds)
+            checked, bad = checked + n, bad + b
         total += len(bad)
         print(f"{fid} named mistakes: {checked} checked, {len(bad)} disagreements", file=out, flush=True)
         for msg in bad[:3]:
@@ -476,3 +493,9 @@ def check(recompute: Mapping[str, Callable], fid: str, seed: int, level: str) ->
     """Draw (fid, seed, level) and fail with :func:`report`'s message when the key disagrees with the text."""
     msg = audit(FAMILIES[fid].generate(seed, level), recompute_for(recompute, fid))
     assert msg is None, msg
+
+
+
+def shown_all(table: Mapping) -> dict:
+    """``table`` (fid -> f, or fid -> mistake id -> f) with every f marked :func:`shown` (it reads the problem)."""
+    return {k: shown_all(v) if isinstance(v, Mapping) else shown(v) for k, v in table.items()}

@@ -18,24 +18,19 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
-from question_bank.family import FAMILIES
-from question_bank.problem import ChoiceKey
-from tests.question_bank.families.from_text_counting import (
-    FIXED_SEEDS,
+from tests.question_bank.families.from_text_audit import (
     asked_decimals,
-    audit,
-    describe,
+    key_tests,
+    shown,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_counting import (
     has,
     num,
-    slip_block,
-    sweep,
-    with_views,
 )
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -113,8 +108,33 @@ def flops_training(text: str, p=None, *, per_token: int = 6) -> float:
     return float(C / (10**15 * 86_400))
 
 
+def rnn_choice(text: str, p) -> set[int]:
+    """The easy level of counting.attention_vs_rnn is a choice: which is cheaper, and by what factor
+    (the dearer one's FLOPs over the cheaper one's). The statement asks no rounding; the options print
+    three significant figures (2.27, 13.6, 92): an option's factor is right when it is the exact factor
+    rounded half up to the figures it prints, and a factor printed as a whole number (1, 92) to three."""
+    assert asked_decimals(text) is None
+    r = rnn_ratio(text)
+    cheaper, factor = ("The RNN", r) if r > 1 else ("Self-attention", 1 / r)
+    hits = set()
+    for i, o in enumerate(p.options_text):
+        m = re.match(r"(Self-attention|The RNN) is cheaper: (?:the RNN|self-attention) needs ([\d.]+) times its FLOPs", o)
+        assert m, f"an option this file cannot read: {o!r}"
+        if m[1] == cheaper and exact(m[2]) == three_figures(factor):
+            hits.add(i)
+    return hits
+
+
+@shown
+def attention_vs_rnn(p) -> float | set[int]:
+    """The ratio of the FLOPs, or (the choice of the easy level) the options the text makes true."""
+    if p.options_text and " is cheaper: " in p.options_text[0]:
+        return rnn_choice(p.statement_text, p)
+    return float(rnn_ratio(p.statement_text))
+
+
 RECOMPUTE = {
-    "counting.attention_vs_rnn": lambda text, p=None: float(rnn_ratio(text)),
+    "counting.attention_vs_rnn": attention_vs_rnn,
     "counting.flops_attention": flops_attention, "counting.flops_forward": flops_forward,
     "counting.flops_training": flops_training,
 }
@@ -166,38 +186,7 @@ SLIPS = {
 }
 
 
-@pytest.mark.parametrize("fid", SLIPS)
-def test_misconception_values_from_text(fid):
-    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
-    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
-    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
-    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
-
-
-def rnn_choice(text: str, p) -> str | None:
-    """The easy level of counting.attention_vs_rnn is a choice: which is cheaper, and by what factor
-    (the dearer one's FLOPs over the cheaper one's). The statement asks no rounding; the options print
-    three significant figures (2.27, 13.6, 92): an option's factor is right when it is the exact factor
-    rounded half up to the figures it prints, and a factor printed as a whole number (1, 92) to three."""
-    r = rnn_ratio(text)
-    cheaper, factor = ("The RNN", r) if r > 1 else ("Self-attention", 1 / r)
-    hits = set()
-    for i, o in enumerate(p.options_text):
-        m = re.match(r"(Self-attention|The RNN) is cheaper: (?:the RNN|self-attention) needs ([\d.]+) times its FLOPs", o)
-        assert m, f"an option this file cannot read: {o!r}"
-        if m[1] == cheaper and exact(m[2]) == three_figures(factor):
-            hits.add(i)
-    if hits != set(p.key.correct):
-        return f"{describe(p)}\nkeyed {sorted(p.key.correct)}; {cheaper} is cheaper by {float(factor)!r}: options {sorted(hits)}"
-    return None
-
-
-def check(fid: str, seed: int, level: str) -> str | None:
-    p = FAMILIES[fid].generate(seed, level)
-    if fid == "counting.attention_vs_rnn" and isinstance(p.key, ChoiceKey):
-        assert asked_decimals(p.statement_text) is None
-        return rnn_choice(p.statement_text, p)
-    return audit(fid, seed, level, RECOMPUTE[fid.removesuffix("_mcq")])
+globals().update(key_tests(RECOMPUTE, FIDS, "counting_flops", mistakes=SLIPS))
 
 
 def test_attention_products_counted_by_torch():
@@ -205,19 +194,5 @@ def test_attention_products_counted_by_torch():
     assert attention_products(2, 5, 12, 3) == (2 * 2 * 3 * 25 * 4, 2 * 2 * 3 * 25 * 4)
 
 
-@pytest.mark.parametrize("fid", FIDS)
-def test_key_matches_flops_from_text(fid):
-    """Seeds 0..39 at every level: the key accepts the FLOPs recomputed from the statement."""
-    bad = [m for lv in FAMILIES[fid].levels for s in FIXED_SEEDS if (m := check(fid, s, lv)) is not None]
-    assert not bad, f"{len(bad)} disagreements; the first:\n{bad[0]}"
-
-
-@given(st.sampled_from(FIDS), st.integers(0, 10**6), st.data())
-def test_key_matches_flops_from_text_any_seed(fid, seed, data):
-    """Any seed and level: the same check."""
-    lv = data.draw(st.sampled_from(FAMILIES[fid].levels))
-    assert (msg := check(fid, seed, lv)) is None, msg
-
-
 if __name__ == "__main__":
-    raise SystemExit(sweep(RECOMPUTE, check, slips=SLIPS) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, SLIPS))

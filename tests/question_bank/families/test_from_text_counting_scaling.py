@@ -15,19 +15,15 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-import pytest
 import sympy
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_counting import (
-    FIXED_SEEDS,
-    audit,
-    num,
-    slip_block,
-    sweep,
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    sweep_main,
     with_views,
+)
+from tests.question_bank.families.from_text_counting import (
+    num,
 )
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -75,31 +71,11 @@ SLIPS = {
 }
 
 
-@pytest.mark.parametrize("fid", SLIPS)
-def test_misconception_values_from_text(fid):
-    """Seeds 0..19 at every level: each misconception named in SLIPS carries the wrong value that slip
-    gives on the numbers in the statement (MCQ view: the option it names prints it)."""
-    checked, bad = slip_block(with_views([fid]), lambda f: SLIPS[f.removesuffix("_mcq")], range(20))
-    assert checked > 0 and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
+globals().update(key_tests(RECOMPUTE, FIDS, "counting_scaling", mistakes=SLIPS))
 
 
-def check(fid: str, seed: int, level: str) -> str | None:
-    return audit(fid, seed, level, RECOMPUTE[fid.removesuffix("_mcq")])
 
-
-@pytest.mark.parametrize("fid", FIDS)
-def test_key_matches_chinchilla_from_text(fid):
-    """Seeds 0..39 at every level: the key accepts the value recomputed from the statement."""
-    bad = [m for lv in FAMILIES[fid].levels for s in FIXED_SEEDS if (m := check(fid, s, lv)) is not None]
-    assert not bad, f"{len(bad)} disagreements; the first:\n{bad[0]}"
-
-
-@given(st.sampled_from(FIDS), st.integers(0, 10**6), st.data())
-def test_key_matches_chinchilla_from_text_any_seed(fid, seed, data):
-    """Any seed and level: the same check."""
-    lv = data.draw(st.sampled_from(FAMILIES[fid].levels))
-    assert (msg := check(fid, seed, lv)) is None, msg
 
 
 if __name__ == "__main__":
-    raise SystemExit(sweep(RECOMPUTE, check, slips=SLIPS) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, SLIPS))

@@ -34,20 +34,18 @@ import math
 import re
 from fractions import Fraction
 
-import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    shown_all,
+    sweep_main,
+    with_views,
+)
 from tests.question_bank.families.key_from_text import (
-    audit,
-    audit_many,
     find,
-    misconception_disagreements,
     num,
     question,
-    views,
 )
 
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -278,20 +276,12 @@ def lr_schedule(p, slip: str = "") -> float:
     return lr / 10.0**exp
 
 
-RECOMPUTE = {"measurements.mfu_step": mfu_step, "measurements.nccl_busbw": nccl_busbw, "precision.block_bytes": block_bytes,
+RECOMPUTE = shown_all({"measurements.mfu_step": mfu_step, "measurements.nccl_busbw": nccl_busbw, "precision.block_bytes": block_bytes,
              "precision.nearest_value": nearest_value, "precision.quant_error": quant_error,
              "precision.smoothquant": smoothquant, "training.fsdp_overlap": fsdp_overlap,
-             "training.grad_accum_bubble": grad_accum_bubble, "training.lr_schedule": lr_schedule}
-VIEWS = views(RECOMPUTE)
-CASES = [(fid, base, level) for fid, base in VIEWS for level in FAMILIES[fid].levels]
-SEEDS = range(40)
+             "training.grad_accum_bubble": grad_accum_bubble, "training.lr_schedule": lr_schedule})
+FIDS = with_views(RECOMPUTE)
 
-
-@pytest.mark.parametrize("fid,base,level", CASES)
-def test_key_agrees_with_the_text(fid, base, level):
-    """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
-    bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
-    assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 def _trunc(x: Fraction) -> int:
@@ -299,7 +289,7 @@ def _trunc(x: Fraction) -> int:
 
 
 #: the commonest mistakes, each recomputed from the text with the slip its label names
-WRONGS = {
+WRONGS = shown_all({
     "measurements.mfu_step": {"one_chip": lambda p: mfu_step(p, chips_on=False), "two_n": lambda p: mfu_step(p, per_token=2),
                               "sparse_peak": lambda p: mfu_step(p, peak_x=2)},
     "measurements.nccl_busbw": {"algbw_as_busbw": lambda p: nccl_busbw(p, "algbw"), "ms_for_us": lambda p: nccl_busbw(p, "ms"),
@@ -322,22 +312,11 @@ WRONGS = {
                                    "dp_not_divided": lambda p: grad_accum_bubble(p, dp=False)},
     "training.lr_schedule": {s: functools.partial(lr_schedule, slip=s) for s in
                              ("decay_from_zero", "no_dmodel", "wrong_branch", "progress_from_zero", "no_half", "floor_ignored")},
-}
+})
 
 
-@pytest.mark.parametrize("fid,base", [(fid, base) for fid, base in VIEWS if base in WRONGS])
-def test_misconception_values_agree_with_the_text(fid, base):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them (in
-    an MCQ view, the option the mistake picks shows that value)."""
-    checked, bad = misconception_disagreements(fid, range(15), WRONGS[base])
-    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
+globals().update(key_tests(RECOMPUTE, FIDS, "low_precision", mistakes=WRONGS))
 
-
-@given(st.sampled_from(CASES), st.integers(0, 10**6))
-def test_key_agrees_with_the_text_hypo(case, seed):
-    fid, base, level = case
-    bad = audit(FAMILIES[fid].generate(seed, level), RECOMPUTE[base])
-    assert bad is None, bad
 
 
 def test_format_enumeration_matches_torch():
@@ -350,6 +329,4 @@ def test_format_enumeration_matches_torch():
 
 
 if __name__ == "__main__":
-    from tests.question_bank.families.key_from_text import sweep
-
-    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, WRONGS))

@@ -28,17 +28,16 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    shown_all,
+    sweep_main,
+    with_views,
+)
 from tests.question_bank.families.key_from_text import (
-    audit,
-    audit_many,
     find,
-    misconception_disagreements,
     num,
-    views,
 )
 
 UNIT = {"GB": 1e9, "MB": 1e6, "kB": 1e3, "MiB": 2**20}
@@ -147,23 +146,15 @@ def tensor_parallel_bytes(p, width: int = 2, count: int = 4, per_gpu: bool = Tru
     return total / 2**20
 
 
-RECOMPUTE = {"parallel.allreduce_time": allreduce_time, "parallel.bus_bandwidth": bus_bandwidth,
+RECOMPUTE = shown_all({"parallel.allreduce_time": allreduce_time, "parallel.bus_bandwidth": bus_bandwidth,
              "parallel.mfu_with_recompute": mfu_with_recompute, "parallel.pipeline_bubble": pipeline_bubble,
-             "parallel.tensor_parallel_bytes": tensor_parallel_bytes}
-VIEWS = views(RECOMPUTE)
-CASES = [(fid, base, level) for fid, base in VIEWS for level in FAMILIES[fid].levels]
-SEEDS = range(40)
+             "parallel.tensor_parallel_bytes": tensor_parallel_bytes})
+FIDS = with_views(RECOMPUTE)
 
-
-@pytest.mark.parametrize("fid,base,level", CASES)
-def test_key_agrees_with_the_text(fid, base, level):
-    """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
-    bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
-    assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 #: the commonest mistakes, each recomputed from the text with the slip its label names
-WRONGS = {
+WRONGS = shown_all({
     "parallel.allreduce_time": {"forgot_factor": lambda p: allreduce_time(p, factor=lambda n: 1),
                                 "all_gather_factor": lambda p: allreduce_time(p, all_gather=True),
                                 "bidirectional_bandwidth": lambda p: allreduce_time(p, halve=False),
@@ -179,22 +170,11 @@ WRONGS = {
                                        "half_the_all_reduces": lambda p: tensor_parallel_bytes(p, count=2),
                                        "message_only": lambda p: tensor_parallel_bytes(p, per_gpu=False),
                                        "forgot_ring_factor": lambda p: tensor_parallel_bytes(p, ring=False)},
-}
+})
 
 
-@pytest.mark.parametrize("fid,base", [(fid, base) for fid, base in VIEWS if base in WRONGS])
-def test_misconception_values_agree_with_the_text(fid, base):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them (in
-    an MCQ view, the option the mistake picks shows that value)."""
-    checked, bad = misconception_disagreements(fid, range(15), WRONGS[base])
-    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
+globals().update(key_tests(RECOMPUTE, FIDS, "parallelism", mistakes=WRONGS))
 
-
-@given(st.sampled_from(CASES), st.integers(0, 10**6))
-def test_key_agrees_with_the_text_hypo(case, seed):
-    fid, base, level = case
-    bad = audit(FAMILIES[fid].generate(seed, level), RECOMPUTE[base])
-    assert bad is None, bad
 
 
 @pytest.mark.parametrize("n", [2, 3, 8])
@@ -204,6 +184,4 @@ def test_ring_simulation_counts_steps_and_bytes(n):
 
 
 if __name__ == "__main__":
-    from tests.question_bank.families.key_from_text import sweep
-
-    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, WRONGS))

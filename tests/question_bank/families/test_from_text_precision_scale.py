@@ -26,19 +26,16 @@ import functools
 import re
 from fractions import Fraction
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    shown_all,
+    sweep_main,
+    with_views,
+)
 from tests.question_bank.families.key_from_text import (
-    audit,
-    audit_many,
     find,
-    misconception_disagreements,
     num,
     question,
-    views,
 )
 
 BYTES = {"FP8": 1, "fp8": 1, "bf16": 2, "fp16": 2, "fp32": 4}
@@ -212,22 +209,14 @@ def fit_3d(p, unit: float = 1e9, **slip) -> float:
     return (capacity - (_states(t, **states) + _activations(t, **acts)) * 1e9 / unit) / 1e9
 
 
-RECOMPUTE = {"measurements.run_flops": run_flops, "precision.fp8_memory": fp8_memory,
-             "precision.quant_granularity": quant_granularity, "training.fit_3d": fit_3d}
-VIEWS = views(RECOMPUTE)
-CASES = [(fid, base, level) for fid, base in VIEWS for level in FAMILIES[fid].levels]
-SEEDS = range(40)
+RECOMPUTE = shown_all({"measurements.run_flops": run_flops, "precision.fp8_memory": fp8_memory,
+             "precision.quant_granularity": quant_granularity, "training.fit_3d": fit_3d})
+FIDS = with_views(RECOMPUTE)
 
-
-@pytest.mark.parametrize("fid,base,level", CASES)
-def test_key_agrees_with_the_text(fid, base, level):
-    """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
-    bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
-    assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 #: the commonest mistakes, each recomputed from the text with the slip its label names
-WRONGS = {
+WRONGS = shown_all({
     "measurements.run_flops": {"no_mfu": lambda p: run_flops(p, mfu_on=False), "sparse_peak": lambda p: run_flops(p, dense=False),
                                "one_chip": lambda p: run_flops(p, chips=False), "days_as_hours": lambda p: run_flops(p, day=3600),
                                "two_n": lambda p: run_flops(p, per_token=2), "macs_vs_flops": lambda p: run_flops(p, per_token=3)},
@@ -243,25 +232,12 @@ WRONGS = {
                         "all_layers": lambda p: fit_3d(p, all_layers=True), "all_microbatches": lambda p: fit_3d(p, all_micro=True),
                         "gib": lambda p: fit_3d(p, unit=2**30), "sp_ignored": lambda p: fit_3d(p, sp=False),
                         "sp_assumed": lambda p: fit_3d(p, sp=True)},
-}
+})
 
 
-@pytest.mark.parametrize("fid,base", [(fid, base) for fid, base in VIEWS if base in WRONGS])
-def test_misconception_values_agree_with_the_text(fid, base):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them (in
-    an MCQ view, the option the mistake picks shows that value)."""
-    checked, bad = misconception_disagreements(fid, range(15), WRONGS[base])
-    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
+globals().update(key_tests(RECOMPUTE, FIDS, "precision_scale", mistakes=WRONGS))
 
-
-@given(st.sampled_from(CASES), st.integers(0, 10**6))
-def test_key_agrees_with_the_text_hypo(case, seed):
-    fid, base, level = case
-    bad = audit(FAMILIES[fid].generate(seed, level), RECOMPUTE[base])
-    assert bad is None, bad
 
 
 if __name__ == "__main__":
-    from tests.question_bank.families.key_from_text import sweep
-
-    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, WRONGS))

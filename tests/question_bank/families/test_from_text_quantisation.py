@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from question_bank.family import FAMILIES
+from tests.question_bank.families.from_text_audit import (
+    key_tests,
+    shown_all,
+    sweep_main,
+    with_views,
+)
 from tests.question_bank.families.key_from_text import (
-    audit,
-    audit_many,
     find,
-    misconception_disagreements,
     num,
     question,
-    views,
 )
 
 #: bytes of one block of each ggml format, from llama.cpp ggml/src/ggml-common.h (the static_asserts on
@@ -109,22 +106,14 @@ def nf4_bits(p, first: int = 8, second: bool = True) -> float:
     return bits
 
 
-RECOMPUTE = {"quantisation.ggml_bytes": ggml_bytes, "quantisation.group_int4": group_int4,
-             "quantisation.kv_int8": kv_int8, "quantisation.nf4_bits": nf4_bits}
-VIEWS = views(RECOMPUTE)
-CASES = [(fid, base, level) for fid, base in VIEWS for level in FAMILIES[fid].levels]
-SEEDS = range(40)
+RECOMPUTE = shown_all({"quantisation.ggml_bytes": ggml_bytes, "quantisation.group_int4": group_int4,
+             "quantisation.kv_int8": kv_int8, "quantisation.nf4_bits": nf4_bits})
+FIDS = with_views(RECOMPUTE)
 
-
-@pytest.mark.parametrize("fid,base,level", CASES)
-def test_key_agrees_with_the_text(fid, base, level):
-    """Over 40 seeds: the key accepts the value recomputed from the statement (the MCQ keys its option)."""
-    bad = audit_many(fid, level, SEEDS, RECOMPUTE[base])
-    assert not bad, f"{len(bad)} of {len(SEEDS)} disagree; first:\n" + "\n\n".join(bad[:3])
 
 
 #: the commonest mistakes, each recomputed from the text with the slip its label names
-WRONGS = {
+WRONGS = shown_all({
     "quantisation.ggml_bytes": {"no_scales": lambda p: ggml_bytes(p, codes_only=True),
                                 "unit": lambda p: ggml_bytes(p, other_unit=True)},
     "quantisation.group_int4": {"no_zeros": lambda p: group_int4(p, zeros=False), "no_g_idx": lambda p: group_int4(p, g_idx=False),
@@ -133,25 +122,12 @@ WRONGS = {
     "quantisation.nf4_bits": {"flat_4bit": lambda p: nf4_bits(p, first=0, second=False),
                               "no_double_quant": lambda p: nf4_bits(p, first=32, second=False),
                               "forgot_second_level": lambda p: nf4_bits(p, second=False)},
-}
+})
 
 
-@pytest.mark.parametrize("fid,base", [(fid, base) for fid, base in VIEWS if base in WRONGS])
-def test_misconception_values_agree_with_the_text(fid, base):
-    """The feedback is right for the numbers on the screen: each named mistake's value is the slip applied to them (in
-    an MCQ view, the option the mistake picks shows that value)."""
-    checked, bad = misconception_disagreements(fid, range(15), WRONGS[base])
-    assert checked and not bad, f"{len(bad)} of {checked} disagree; first:\n" + "\n\n".join(bad[:3])
+globals().update(key_tests(RECOMPUTE, FIDS, "quantisation", mistakes=WRONGS))
 
-
-@given(st.sampled_from(CASES), st.integers(0, 10**6))
-def test_key_agrees_with_the_text_hypo(case, seed):
-    fid, base, level = case
-    bad = audit(FAMILIES[fid].generate(seed, level), RECOMPUTE[base])
-    assert bad is None, bad
 
 
 if __name__ == "__main__":
-    from tests.question_bank.families.key_from_text import sweep
-
-    raise SystemExit(sweep(CASES, RECOMPUTE) > 0)
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, WRONGS))

@@ -63,11 +63,17 @@ class Unreadable(AssertionError):
 
 
 def asked_decimals(text: str) -> int | None:
-    """The decimals the text asks for: "rounded off to two decimal places", "(3 decimal places)", "to the nearest
-    integer" or "a whole number" (0); None when it asks for no rounding."""
-    if m := re.search(r"\b(zero|one|two|three|four|five|six|\d) decimal places?\b", text, re.I):
-        w = m[1].lower()
-        return _WORDS[w] if w in _WORDS else int(w)
+    """The decimals the text asks the answer in: "Round off to 3 decimal places", "(two decimal places)", "to the
+    nearest integer" or "a whole number" (0); None when it asks for no rounding. An instruction to round wins over
+    a precision stated for a step ("cos(ωk) computed to four decimal places")."""
+    if re.search(r"[Rr]ound(?:ed)?(?: it)?(?: off)? to (?:the nearest (?:integer|whole number)|a whole number)", text):
+        return 0
+    for pattern in (r"[Rr]ound(?:ed)?(?: it)?(?: off)? to (\w+) decimal places?", r"\((\w+) decimal places?\)",
+                    r"\bto (\w+) decimal places?", r"\b(\w+) decimal places?"):
+        for m in re.finditer(pattern, text):
+            w = m[1].lower()
+            if w in _WORDS or w.isdigit():
+                return _WORDS[w] if w in _WORDS else int(w)
     if re.search(r"whole number|nearest integer|[Rr]ound(?:ed)? off to the nearest\b", text):
         return 0
     return None
@@ -499,3 +505,8 @@ def check(recompute: Mapping[str, Callable], fid: str, seed: int, level: str) ->
 def shown_all(table: Mapping) -> dict:
     """``table`` (fid -> f, or fid -> mistake id -> f) with every f marked :func:`shown` (it reads the problem)."""
     return {k: shown_all(v) if isinstance(v, Mapping) else shown(v) for k, v in table.items()}
+
+
+def true_options(p: Problem, truth: Callable[[str], bool]) -> set[int]:
+    """The indices of the options that ``truth(option_text)`` finds true: a choice item judged option by option."""
+    return {i for i, o in enumerate(p.options_text) if truth(o)}

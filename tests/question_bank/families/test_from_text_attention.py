@@ -18,26 +18,22 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
 from question_bank.grading import grade_parts
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_choice,
-    check_matrix,
-    check_mistakes,
-    check_nat,
-    draws,
+    audit,
+    key_tests,
+    mistake_disagreements,
+    rounded,
+    shown,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
     matrices,
-    mistakes_all,
-    report,
-    round_half_up,
     vector,
 )
 
@@ -80,25 +76,23 @@ def _attention(text: str):
     return s, scaled, a, out
 
 
-def audit_by_hand(p) -> list[str]:
+@shown
+def by_hand(p) -> dict[str, list[list[float]]]:
+    """Each part's matrix, as its prompt names it."""
     s, scaled, a, out = _attention(p.statement_text)
     wanted = {"score matrix": s, "scaled scores": scaled, "attention weights": a, "output AV": out}
-    problems = []
+    values = {}
     for part in p.parts:
         names = [w for w in wanted if w in part.prompt_text]
         if len(names) != 1:
             raise Unreadable(f"part ({part.label}) asks for {part.prompt_text!r}")
-        problems += check_matrix(p, wanted[names[0]].tolist(), target=part)
-    if [pt.key for pt in p.parts][-1:] != [p.key]:
-        problems.append(report(p, "the problem's key is not its last part's", None, p.key))
-    return problems
+        values[part.label] = wanted[names[0]].tolist()
+    return values
 
 
-def audit_masked_weights(p) -> list[str]:
-    text = p.statement_text
+def masked_weights(text: str) -> list[list[float]]:
     sp = torch.tensor(matrices(text)["S'"], dtype=torch.float64)
-    a = torch.softmax(sp.masked_fill(~_allowed(text, sp.shape[0]), float("-inf")), dim=-1)
-    return check_matrix(p, a.tolist())
+    return torch.softmax(sp.masked_fill(~_allowed(text, sp.shape[0]), float("-inf")), dim=-1).tolist()
 
 
 def one_weight(text: str) -> float:
@@ -112,21 +106,8 @@ def one_weight(text: str) -> float:
     return float(a[i - 1, j - 1])
 
 
-def audit_one_weight(p) -> list[str]:
-    return check_nat(p, one_weight(p.statement_text))
-
-
-def audit_one_weight_mcq(p) -> list[str]:
-    return check_choice(p, one_weight(p.statement_text))
-
-
-AUDITS = {
-    "attention.by_hand": audit_by_hand,
-    "attention.masked_weights": audit_masked_weights,
-    "attention.one_weight": audit_one_weight,
-    "attention.one_weight_mcq": audit_one_weight_mcq,
-}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
+RECOMPUTE = {"attention.by_hand": by_hand, "attention.masked_weights": masked_weights, "attention.one_weight": one_weight}
+FIDS = with_views(RECOMPUTE)
 #: the families draw with exact (SymPy) arithmetic, about 0.1 s a draw: a short fixed block here; the sweep of
 #: seeds 0..299 and 70,000..70,299 at every level (1,800 draws a family) found no disagreement
 BLOCK = range(6)
@@ -139,24 +120,7 @@ def test_by_hand_pinned():
     s, scaled, a, out = _attention(p.statement_text)
     assert s.tolist() == [[4.0, 3.0], [3.0, 2.0]]
     assert round(float(a[0, 0]), 2) == 0.62 and round(float(out[0, 0]), 2) == 1.38
-    assert audit_by_hand(p) == []
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
+    assert audit(p, by_hand) is None
 
 
 def _weight_with(text: str, divisor) -> float | None:
@@ -193,20 +157,17 @@ MISTAKES = {
 MISTAKES["attention.one_weight_mcq"] = MISTAKES["attention.one_weight"]  # the MCQ view: the option each mistake leads to
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "attention", mistakes=MISTAKES, seeds_for=dict.fromkeys(RECOMPUTE, BLOCK)))
 
 
 def test_a_student_who_rounds_each_part_as_asked_is_right():
     """attention.by_hand: (b) rounded to two places, (c) computed from that rounded (b) and rounded, (d) from
     that rounded (c): every part is marked right (the parts' carried-rounding rule)."""
     def r(t):
-        return torch.tensor([[float(round_half_up(x, 2)) for x in row] for row in t.tolist()], dtype=torch.float64)
+        return torch.tensor([[float(rounded(x, 2)) for x in row] for row in t.tolist()], dtype=torch.float64)
 
     wrong = []
-    for p in draws("attention.by_hand", BLOCK):
+    for p in (FAMILIES["attention.by_hand"].generate(s, lv) for lv in FAMILIES["attention.by_hand"].levels for s in BLOCK):
         text = p.statement_text
         mats = matrices(text)
         q, k, v = (torch.tensor(mats[x], dtype=torch.float64) for x in "QKV")
@@ -225,5 +186,9 @@ def test_an_option_named_for_a_mistake_prints_that_mistake_s_value():
     Each labelled option now prints the value its mistake gives on the numbers shown."""
     for seed in (219, 299, 70225):
         p = FAMILIES["attention.one_weight_mcq"].generate(seed, "medium")
-        problems = audit_one(p, lambda q: check_mistakes(q, MISTAKES["attention.one_weight_mcq"]))
-        assert not problems, "\n".join(problems)
+        checked, problems = mistake_disagreements(p, MISTAKES["attention.one_weight_mcq"])
+        assert checked and not problems, (p.id, problems)
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -21,16 +21,13 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_truths,
+    key_tests,
+    shown,
+    sweep_main,
+    true_options,
+    with_views,
 )
 
 #: mechanism as the text describes it -> (time, working memory), as printed in O(...)
@@ -70,13 +67,8 @@ def truth(p):
     raise Unreadable("a question this audit cannot read")
 
 
-def audit(p) -> list[str]:
-    return check_truths(p, truth(p))
-
-
-AUDITS = {"complexity.attention_variants": audit}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+RECOMPUTE = {"complexity.attention_variants": shown(lambda p: true_options(p, truth(p)))}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -89,18 +81,8 @@ def test_pinned():
     assert linear == [False, False, True, True]
 
 
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, a in AUDITS.items() for line in audit_all(fid, a, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "complexity"))
 
 
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS))

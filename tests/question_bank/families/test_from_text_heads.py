@@ -12,17 +12,16 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_int,
-    check_truths,
+    key_tests,
+    shown,
+    sweep_main,
+    true_options,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
 )
 
@@ -41,10 +40,6 @@ def heads_count(text: str) -> int:
     raise Unreadable("a question this audit cannot read")
 
 
-def audit_heads(p) -> list[str]:
-    return check_int(p, heads_count(p.statement_text))
-
-
 def shape_asked(text: str) -> str:
     dims = {m[1]: (int(m[2]), int(m[3])) for m in re.finditer(r"\b([QKV]) is (\d+) × (\d+)", text)}
     if set(dims) != {"Q", "K", "V"}:
@@ -59,14 +54,14 @@ def shape_asked(text: str) -> str:
     return "{} × {}".format(*hit[0].shape)
 
 
-def audit_shapes(p) -> list[str]:
+@shown
+def shape_options(p) -> set[int]:
+    """The options that print the shape the text asks for."""
     want = shape_asked(p.statement_text)
-    return check_truths(p, lambda o: o.strip() == want)
+    return true_options(p, lambda o: o.strip() == want)
 
 
-AUDITS = {"attention.heads": audit_heads, "attention.shapes": audit_shapes}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+RECOMPUTE = {"attention.heads": heads_count, "attention.shapes": shape_options}
 
 
 def test_pinned():
@@ -77,18 +72,8 @@ def test_pinned():
                        "attention weights softmax(QKᵀ/√dₖ)?") == "40 × 21"
 
 
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, with_views(RECOMPUTE), "heads"))
 
 
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, with_views(RECOMPUTE)))

@@ -21,20 +21,15 @@ import re
 
 import torch
 import torch.nn.functional as F
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_choice,
-    check_int,
-    check_nat,
+    key_tests,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
-    mistakes_all,
     vector,
 )
 
@@ -89,14 +84,8 @@ def top_p(text: str) -> int:
     return int((cum < p).sum()) + 1
 
 
-AUDITS = {
-    "loss.cross_entropy": lambda p: check_nat(p, cross_entropy(p.statement_text)),
-    "loss.cross_entropy_mcq": lambda p: check_choice(p, cross_entropy(p.statement_text)),
-    "loss.perplexity": lambda p: check_nat(p, perplexity(p.statement_text)),
-    "sampling.top_p": lambda p: check_int(p, top_p(p.statement_text)),
-}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+RECOMPUTE = {"loss.cross_entropy": cross_entropy, "loss.perplexity": perplexity, "sampling.top_p": top_p}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -109,23 +98,6 @@ def test_pinned():
                             "nats).\n\nWhat is its perplexity?"), 2) == 4.76
     assert round(perplexity("A language model's cross-entropy summed over the 200 tokens of a test text is 280 (log "
                             "base 2, bits).\n\nWhat is its perplexity?"), 2) == 2.64
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
 
 
 def _ce_plain(text: str) -> float | None:
@@ -164,7 +136,8 @@ MISTAKES = {
 MISTAKES["loss.cross_entropy_mcq"] = {"log2": MISTAKES["loss.cross_entropy"]["log2"]}
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "loss_sampling", mistakes=MISTAKES))
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -16,18 +16,15 @@ import re
 
 import torch
 import torch.nn.functional as F
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_matrix,
+    key_tests,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
-    mistakes_all,
     number,
     vector,
 )
@@ -61,17 +58,9 @@ def rmsnorm(text: str) -> list[float]:
     return F.rms_norm(x, (x.numel(),), _param("γ", text, x.numel()), eps=eps).tolist()
 
 
-def audit_layernorm(p) -> list[str]:
-    return check_matrix(p, [layernorm(p.statement_text)])
-
-
-def audit_rmsnorm(p) -> list[str]:
-    return check_matrix(p, [rmsnorm(p.statement_text)])
-
-
-AUDITS = {"normalisation.layernorm": audit_layernorm, "normalisation.rmsnorm": audit_rmsnorm}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+#: the key is a one-row matrix
+RECOMPUTE = {"normalisation.layernorm": lambda t: [layernorm(t)], "normalisation.rmsnorm": lambda t: [rmsnorm(t)]}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -86,23 +75,6 @@ def test_pinned():
     z = rmsnorm("RMSNorm computes y = γ⊙ x/(√(1/dΣᵢ xᵢ² + ε)) (no mean subtraction, no β). Take ε = 0.\n\nCompute y "
                 "for x = [1 3 3 6] with γ = 1.")
     assert round(z[0], 2) == 0.27
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
 
 
 def _x_gamma_beta(text: str):
@@ -128,7 +100,8 @@ MISTAKES = {
 }
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "normalisation", mistakes=MISTAKES))
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -19,20 +19,16 @@ import math
 import re
 
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_matrix,
-    check_nat,
+    key_tests,
+    rounded,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
-    mistakes_all,
-    round_half_up,
     vector,
 )
 
@@ -59,12 +55,12 @@ def pe_rotation(text: str) -> float:
     sp = find(r"= sin\(ωp\) = (-?\d+(?:\.\d+)?)", text)
     cp = find(r"= cos\(ωp\) = (-?\d+(?:\.\d+)?)", text)
     for printed, exact in ((sp, math.sin(omega * p)), (cp, math.cos(omega * p))):
-        if float(round_half_up(exact, 4)) != printed:
+        if float(rounded(exact, 4)) != printed:
             raise Unreadable(f"a printed figure {printed} is not the exact {exact:.6f} to four decimals")
     if "cos(ωk) = " in text:
         ck, sk = find(r"cos\(ωk\) = (-?\d+(?:\.\d+)?)", text), find(r"sin\(ωk\) = (-?\d+(?:\.\d+)?)", text)
     elif "computed to four decimal places" in text:
-        ck, sk = (float(round_half_up(f(omega * k), 4)) for f in (math.cos, math.sin))
+        ck, sk = (float(rounded(f(omega * k), 4)) for f in (math.cos, math.sin))
     else:
         raise Unreadable("cos(ωk), sin(ωk) are neither printed nor asked to a precision")
     m = re.search(r"compute PE\(p \+ k, (\d+)\) = PE\((\d+), (\d+)\)", text)
@@ -94,22 +90,10 @@ def rope(text: str) -> list[float]:
     return out.tolist()
 
 
-def audit_pe_value(p) -> list[str]:
-    return check_nat(p, pe_value(p.statement_text))
-
-
-def audit_pe_rotation(p) -> list[str]:
-    return check_nat(p, pe_rotation(p.statement_text))
-
-
-def audit_rope(p) -> list[str]:
-    return check_matrix(p, [rope(p.statement_text)])
-
-
-AUDITS = {"positional.pe_value": audit_pe_value, "positional.pe_rotation": audit_pe_rotation,
-          "positional.rope": audit_rope}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+#: RoPE's key is a one-row matrix
+RECOMPUTE = {"positional.pe_value": pe_value, "positional.pe_rotation": pe_rotation,
+             "positional.rope": lambda t: [rope(t)]}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -121,23 +105,6 @@ def test_pinned():
              "by the angle p θᵢ, θᵢ = 10000^(-2i/d): (a, b) → (a cos φ - b sin φ, a sin φ + b cos φ) (radians).\n\n"
              "Apply RoPE to x = [1 1] at position p = 1.")
     assert [round(v, 2) for v in y] == [-0.30, 1.38]
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
 
 
 def _pe_slip(text: str, degrees: bool = False, swapped: bool = False) -> float:
@@ -172,7 +139,8 @@ MISTAKES = {
 }
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "positional", mistakes=MISTAKES))
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -21,20 +21,17 @@ import math
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
+    SEEDS,
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_int,
-    check_nat,
-    draws,
+    key_tests,
+    sweep_main,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
-    mistakes_all,
     vector,
 )
 
@@ -105,26 +102,9 @@ def t5_bucket(text: str) -> int:
     return offset + min(n - 1, exact + math.floor(math.log(dist / exact) / math.log(big_d / exact) * (n - exact)))
 
 
-def audit_alibi(p) -> list[str]:
-    return check_nat(p, alibi_bias(p.statement_text))
-
-
-def audit_rope_score(p) -> list[str]:
-    return check_nat(p, rope_score(p.statement_text))
-
-
-def audit_t5_params(p) -> list[str]:
-    return check_int(p, t5_bias_params(p.statement_text))
-
-
-def audit_t5_bucket(p) -> list[str]:
-    return check_int(p, t5_bucket(p.statement_text))
-
-
-AUDITS = {"positional.alibi_bias": audit_alibi, "positional.rope_relative_score": audit_rope_score,
-          "positional.t5_bias_params": audit_t5_params, "positional.t5_bucket": audit_t5_bucket}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+RECOMPUTE = {"positional.alibi_bias": alibi_bias, "positional.rope_relative_score": rope_score,
+             "positional.t5_bias_params": t5_bias_params, "positional.t5_bucket": t5_bucket}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -143,23 +123,6 @@ def test_pinned():
     assert math.isclose(alibi_bias(alibi), -4 * 2 ** -0.25)
 
 
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
-
-
 #: fid -> misconception id -> the value its label names, from the text
 MISTAKES = {
     "positional.alibi_bias": {"positive_sign": lambda t: -alibi_bias(t)},
@@ -176,10 +139,7 @@ MISTAKES = {
 }
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "positional_relative", mistakes=MISTAKES))
 
 
 def test_t5_buckets_agree_with_transformers():
@@ -188,7 +148,8 @@ def test_t5_buckets_agree_with_transformers():
     torch = pytest.importorskip("torch")
     t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
     wrong = []
-    for p in draws("positional.t5_bucket", BLOCK):
+    for p in (FAMILIES["positional.t5_bucket"].generate(s, lv) for lv in FAMILIES["positional.t5_bucket"].levels
+              for s in SEEDS):
         text = p.statement_text
         r = torch.tensor([find(r"Which bucket does r = (-?\d+) fall in", text, int)])
         got = t5.T5Attention._relative_position_bucket(r, bidirectional="bidirectional" in text,
@@ -197,3 +158,7 @@ def test_t5_buckets_agree_with_transformers():
         if int(got) != p.key.value:
             wrong.append(f"{p.id}: transformers gives {int(got)}, key {p.key.value}\n    statement: {text!r}")
     assert not wrong, "\n".join(wrong)
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

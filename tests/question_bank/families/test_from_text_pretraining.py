@@ -14,17 +14,11 @@ from __future__ import annotations
 import random
 import re
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_nat,
-    mistakes_all,
+    key_tests,
+    sweep_main,
+    with_views,
 )
 
 RULE = re.compile(r"selects (\d+(?:\.\d+)?) % of the token positions .*?of the selected positions (\d+(?:\.\d+)?) % "
@@ -60,13 +54,8 @@ def expected_count(text: str) -> float:
     return _positions(text) * asked[0]
 
 
-def audit(p) -> list[str]:
-    return check_nat(p, expected_count(p.statement_text))
-
-
-AUDITS = {"pretraining.bert_masking": audit}
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+RECOMPUTE = {"pretraining.bert_masking": expected_count}
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned_by_simulation():
@@ -77,23 +66,6 @@ def test_pinned_by_simulation():
     rng = random.Random(0)
     masked = sum(rng.random() < 0.15 and rng.random() < 0.8 for _ in range(400_000))
     assert abs(masked - expected_count(text)) < 0.003 * 400_000
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, a in AUDITS.items() for line in audit_all(fid, a, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
 
 
 def _all_selected_masked(text: str) -> float | None:
@@ -107,7 +79,8 @@ def _all_selected_masked(text: str) -> float | None:
 MISTAKES = {"pretraining.bert_masking": {"all_selected_masked": _all_selected_masked}}
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "pretraining", mistakes=MISTAKES))
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -19,20 +19,17 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from question_bank.family import FAMILIES
-from tests.question_bank.families.from_text_kernels import (
+from tests.question_bank.families.from_text_audit import (
     Unreadable,
-    audit_all,
-    audit_catches_wrong_keys,
-    audit_one,
-    check_choice,
-    check_nat,
-    check_truths,
+    key_tests,
+    shown,
+    sweep_main,
+    true_options,
+    with_views,
+)
+from tests.question_bank.families.from_text_kernels import (
     find,
-    mistakes_all,
     number,
     vector,
 )
@@ -61,10 +58,6 @@ def variance_qk(text: str) -> float:
     raise Unreadable("neither the variance nor the standard deviation is asked")
 
 
-def audit_variance_qk(p) -> list[str]:
-    return check_nat(p, variance_qk(p.statement_text))
-
-
 def temperature_probability(text: str) -> float:
     z = vector("z", text)
     t = find(r"temperature T = ([\d./]+)", text)
@@ -74,14 +67,6 @@ def temperature_probability(text: str) -> float:
     if m is None or len(z) < int(m[1]) or z[int(m[1]) - 1] != number(m[2]):
         raise Unreadable("the token asked and its logit do not agree with z (tokens counted from 1)")
     return float(torch.softmax(torch.tensor(z, dtype=torch.float64) / t, dim=0)[int(m[1]) - 1])
-
-
-def audit_temperature(p) -> list[str]:
-    return check_nat(p, temperature_probability(p.statement_text))
-
-
-def audit_temperature_mcq(p) -> list[str]:
-    return check_choice(p, temperature_probability(p.statement_text))
 
 
 #: (claim with its interchangeable words as groups, the words that make it true)
@@ -122,20 +107,20 @@ def sqrt_dk_truth(option: str) -> bool:
     raise Unreadable(f"a claim this audit cannot read: {option!r}")
 
 
-def audit_why_sqrt_dk(p) -> list[str]:
+@shown
+def why_sqrt_dk(p) -> set[int]:
+    """The claims the text makes true."""
     if "independent, standardised random variables" not in p.statement_text:
         raise Unreadable("the stem does not standardise q and k")
-    return check_truths(p, sqrt_dk_truth)
+    return true_options(p, sqrt_dk_truth)
 
 
-AUDITS = {
-    "attention.variance_qk": audit_variance_qk,
-    "attention.why_sqrt_dk": audit_why_sqrt_dk,
-    "softmax.temperature": audit_temperature,
-    "softmax.temperature_mcq": audit_temperature_mcq,
+RECOMPUTE = {
+    "attention.variance_qk": variance_qk,
+    "attention.why_sqrt_dk": why_sqrt_dk,
+    "softmax.temperature": temperature_probability,
 }
-CASES = [(fid, lv) for fid in AUDITS for lv in FAMILIES[fid].levels]
-BLOCK = range(40)
+FIDS = with_views(RECOMPUTE)
 
 
 def test_pinned():
@@ -146,23 +131,6 @@ def test_pinned():
                                 "Sampling uses softmax with temperature T = 2: pᵢ = e^(zᵢ/T) / Σⱼ e^(zⱼ/T). What is "
                                 "the probability of token 2 (logit -1)?")
     assert round(p, 4) == 0.0900
-
-
-def test_every_key_agrees_with_the_text():
-    problems = [line for fid, audit in AUDITS.items() for line in audit_all(fid, audit, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
-
-
-@given(st.integers(0, 10**6), st.sampled_from(CASES))
-def test_drawn_keys_agree_with_the_text(seed, case):
-    fid, lv = case
-    problems = audit_one(FAMILIES[fid].generate(seed, lv), AUDITS[fid])
-    assert not problems, "\n".join(problems)
-
-
-def test_the_audit_catches_a_wrong_key():
-    """Each key moved past its tolerance (the keyed option moved, for a choice item) is reported."""
-    assert audit_catches_wrong_keys(AUDITS) == []
 
 
 def _temperature_at(text: str, t_of) -> float:
@@ -187,7 +155,8 @@ MISTAKES = {
 MISTAKES["softmax.temperature_mcq"] = MISTAKES["softmax.temperature"]  # the MCQ view: the option each mistake leads to
 
 
-def test_named_mistakes_match_the_text():
-    """A misconception's value is the mistake its label names, made on the numbers the text prints."""
-    problems = [line for fid, table in MISTAKES.items() for line in mistakes_all(fid, table, BLOCK)]
-    assert not problems, "\n".join(problems[:10])
+globals().update(key_tests(RECOMPUTE, FIDS, "scaling", mistakes=MISTAKES))
+
+
+if __name__ == "__main__":
+    raise SystemExit(sweep_main(RECOMPUTE, FIDS, MISTAKES))

@@ -30,10 +30,12 @@ from __future__ import annotations
 import math
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -377,6 +379,14 @@ def spoiled(p: Problem) -> Problem:
     return replace(p, key=bad(p.key, len(p.options_text)))
 
 
+class Audit(NamedTuple):
+    """What an audit file audits, for the sweep: its recomputations, its families, its named mistakes."""
+
+    recompute: Mapping[str, Callable]
+    fids: list[str]
+    mistakes: Mapping
+
+
 # --- the tests of an audit file --------------------------------------------------------------------------------
 
 
@@ -385,7 +395,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
               mistake_seeds=MISTAKE_SEEDS) -> dict:
     """The tests of an audit file, for its families ``fids`` (each recomputed by ``recompute[fid]``, an MCQ view by
     its base family's): bind them in the file with ``globals().update(key_tests(...))`` so that pytest collects
-    them there.
+    them there (with ``CASES``, the (family, level) pairs, and ``AUDIT``, what :func:`sweep` needs).
 
     - ``test_every_family_of_the_module_is_audited`` (with ``module``): every family that
       ``question_bank.families.<module>`` builds is among ``fids``;
@@ -403,7 +413,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     fids = list(fids)
     cases = [(fid, lv) for fid in fids for lv in FAMILIES[fid].levels]
     seeds_for = dict(seeds_for or {})
-    tests: dict[str, Callable] = {"CASES": cases}
+    tests: dict[str, object] = {"CASES": cases, "AUDIT": Audit(recompute, fids, dict(mistakes or {}))}
 
     if module is not None:
         def test_every_family_of_the_module_is_audited():
@@ -456,17 +466,20 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
 
 
 def sweep(recompute: Mapping[str, Callable], fids: Iterable[str], *, mistakes: Mapping | None = None,
-          seeds: Iterable[int] = SWEEP_SEEDS, out=None) -> int:
-    """Every level of every family over ``seeds`` (and the named mistakes, when given): one line per family and
-    level with its draws and disagreements, the first three in full; returns how many disagreements in all."""
+          seeds: Iterable[int] = SWEEP_SEEDS, keys: bool = True, out=None) -> int:
+    """Every level of every family over ``seeds`` (and the named mistakes, when given; only those with ``keys``
+    false): one line per family and level with its draws and disagreements, the first three in full; returns how
+    many disagreements in all."""
     out = out or sys.stdout
     seeds = tuple(seeds)
     draws = total = 0
-    for fid in fids:
+    for fid in fids if keys else ():
         for level in FAMILIES[fid].levels:
+            t0 = time.perf_counter()
             bad = audit_many(fid, level, seeds, recompute)
             draws, total = draws + len(seeds), total + len(bad)
-            print(f"{fid} {level}: {len(seeds)} draws, {len(bad)} disagreements", file=out, flush=True)
+            print(f"{fid} {level}: {len(seeds):,} draws, {len(bad)} disagreements ({time.perf_counter() - t0:.0f} s)",
+                  file=out, flush=True)
             for msg in bad[:3]:
                 print("    " + msg.replace("\n", "\n    "), file=out)
     for fid, table in (mistakes or {}).items():
@@ -474,8 +487,9 @@ def sweep(recompute: Mapping[str, Callable], fids: Iterable[str], *, mistakes: M
         for view in mistake_views(mistakes, fid):
             n, b, _ = mistakes_many(view, table, seeds)
             checked, bad = checked + n, bad + b
+            draws += len(seeds) * len(FAMILIES[view].levels)
         total += len(bad)
-        print(f"{fid} named mistakes: {checked} checked, {len(bad)} disagreements", file=out, flush=True)
+        print(f"{fid} named mistakes: {checked:,} checked, {len(bad)} disagreements", file=out, flush=True)
         for msg in bad[:3]:
             print("    " + msg.replace("\n", "\n    "), file=out)
     print(f"in all: {draws:,} draws, {total} disagreements", file=out)

@@ -263,10 +263,14 @@ def with_views(fids: Iterable[str]) -> list[str]:
     return [f for fid in fids for f in (fid, f"{fid}_mcq") if f in FAMILIES]
 
 
-def audit_many(fid: str, level: str, seeds: Iterable[int], table: Mapping[str, Callable]) -> list[str]:
-    """The failure messages of ``fid`` at ``level`` over ``seeds``."""
-    f, recompute = FAMILIES[fid], recompute_for(table, fid)
-    return [msg for s in seeds if (msg := audit(f.generate(s, level), recompute)) is not None]
+def generate(fid: str, seed: int, level: str) -> Problem:
+    return FAMILIES[fid].generate(seed, level)
+
+
+def audit_many(fid: str, level: str, seeds: Iterable[int], table: Mapping[str, Callable], draw=generate) -> list[str]:
+    """The failure messages of ``fid`` at ``level`` over ``seeds`` (drawn by ``draw(fid, seed, level)``)."""
+    recompute = recompute_for(table, fid)
+    return [msg for s in seeds if (msg := audit(draw(fid, s, level), recompute)) is not None]
 
 
 # --- the named mistakes ----------------------------------------------------------------------------------------
@@ -329,12 +333,12 @@ def with_right_value(table: Mapping[str, Mapping[str, Callable]], recompute: Map
             for fid, mistakes in table.items()}
 
 
-def mistakes_many(fid: str, table, seeds: Iterable[int]) -> tuple[int, list[str], set]:
+def mistakes_many(fid: str, table, seeds: Iterable[int], draw=generate) -> tuple[int, list[str], set]:
     """Every level of ``fid`` over ``seeds``: (mistakes checked, failure messages, the ids met)."""
-    f, seen, checked, out = FAMILIES[fid], set(), 0, []
-    for level in f.levels:
+    seen, checked, out = set(), 0, []
+    for level in FAMILIES[fid].levels:
         for s in seeds:
-            p = f.generate(s, level)
+            p = draw(fid, s, level)
             try:
                 n, reasons = mistake_disagreements(p, table, seen)
             except (Unreadable, LookupError, AssertionError) as e:
@@ -392,7 +396,7 @@ class Audit(NamedTuple):
 
 def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: str | None = None, *,
               mistakes: Mapping | None = None, seeds=SEEDS, seeds_for: Mapping[str, Iterable[int]] | None = None,
-              mistake_seeds=MISTAKE_SEEDS) -> dict:
+              mistake_seeds=MISTAKE_SEEDS, share_draws: bool = False) -> dict:
     """The tests of an audit file, for its families ``fids`` (each recomputed by ``recompute[fid]``, an MCQ view by
     its base family's): bind them in the file with ``globals().update(key_tests(...))`` so that pytest collects
     them there (with ``CASES``, the (family, level) pairs, and ``AUDIT``, what :func:`sweep` needs).
@@ -405,6 +409,9 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     - ``test_named_mistakes_from_text[fid]`` (with ``mistakes``, fid -> that family's table): the named mistakes
       carry the value the text gives with that mistake made, in the family and its MCQ view (unless the table
       gives the view its own), and at least one is met.
+
+    With ``share_draws`` the mistakes test reuses the key test's draws (kept for the process: for a file whose
+    families are slow to draw).
     """
     import pytest
     from hypothesis import given
@@ -413,6 +420,14 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     fids = list(fids)
     cases = [(fid, lv) for fid in fids for lv in FAMILIES[fid].levels]
     seeds_for = dict(seeds_for or {})
+    kept: dict[tuple[str, int, str], Problem] = {}
+
+    def draw(fid: str, seed: int, level: str) -> Problem:
+        if not share_draws:
+            return generate(fid, seed, level)
+        if (fid, seed, level) not in kept:
+            kept[fid, seed, level] = generate(fid, seed, level)
+        return kept[fid, seed, level]
     tests: dict[str, object] = {"CASES": cases, "AUDIT": Audit(recompute, fids, dict(mistakes or {}))}
 
     if module is not None:
@@ -426,7 +441,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     def test_keys_from_text(fid, level):
         """A fixed block of seeds per level: the key is what the text gives."""
         block = tuple(seeds_for.get(fid.removesuffix("_mcq"), seeds))
-        bad = audit_many(fid, level, block, recompute)
+        bad = audit_many(fid, level, block, recompute, draw)
         assert not bad, f"{len(bad)} of {len(block)} draws disagree; the first:\n{bad[0]}"
 
     @given(st.integers(0, 10**6), st.sampled_from(cases))
@@ -454,7 +469,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
             block = tuple(seeds_for.get(fid.removesuffix("_mcq"), mistake_seeds))
             checked, bad = 0, []
             for view in mistake_views(mistakes, fid):
-                n, b, _ = mistakes_many(view, mistakes[fid], block)
+                n, b, _ = mistakes_many(view, mistakes[fid], block, draw)
                 checked, bad = checked + n, bad + b
             assert checked and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
 

@@ -39,6 +39,30 @@ class LazyGroup(click.Group):
             return command
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as e:
+            if args and e.message.startswith("No such command"):
+                near = self.near(ctx, args[0])
+                if near:
+                    e.message += f" Did you mean {', '.join(near[:-1])}{' or ' if len(near) > 1 else ''}{near[-1]}?"
+            raise
+
+    def near(self, ctx: click.Context, name: str) -> list[str]:
+        """The commands a mistyped or guessed ``name`` may mean: those spelled alike, then those whose short help
+        names every word of it (``kv-cache`` finds ``memory``: "Bytes of weights, KV cache, ...")."""
+        import difflib
+        import re
+
+        names = self.list_commands(ctx)
+        alike = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+        words = [w for w in re.split(r"[-_\s]+", name.lower()) if len(w) > 1]
+        helps = {n: (self.lazy[n][1] if n in self.lazy else "") for n in names}
+        about = [n for n in names if words and n not in alike
+                 and all(re.search(rf"(?<![a-z]){re.escape(w)}", helps[n].lower() + " " + n) for w in words)]
+        return (alike + about)[:5]
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):

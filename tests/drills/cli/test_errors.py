@@ -211,3 +211,22 @@ def test_command_line_numbers_refused(text, why):
         parse_number(text, "--x")
     assert e.value.format_message().startswith("--x: ")
     assert why in e.value.format_message()
+
+
+@pytest.mark.parametrize("words, expect", [
+    (["solve", "kv-cache"], "memory"),  # a guessed name: the command whose help names a KV cache
+    (["solve", "softmx"], "softmax"),  # a typo
+    (["solver", "params"], "solve"),
+    (["solve", "roofline-x"], "roofline"),
+])
+def test_an_unknown_command_names_the_ones_meant(words, expect):
+    """``qkv solve kv-cache`` (there is no such command: the KV cache is ``solve memory --what kv-cache``) says which
+    commands the name may mean, in the one error line: those spelled alike, then those whose help names its words."""
+    r = CliRunner().invoke(cli, words)
+    line = [ln for ln in r.output.splitlines() if "No such command" in ln]  # click's runner: stdout and stderr
+    assert r.exit_code == 2 and len(line) == 1 and "Did you mean" in line[0] and expect in line[0].split("Did you mean", 1)[1], line
+
+
+def test_an_unknown_command_with_nothing_near_is_one_plain_line():
+    r = CliRunner().invoke(cli, ["solve", "zzzzqq"])
+    assert r.exit_code == 2 and "Did you mean" not in r.output and "Traceback" not in r.output

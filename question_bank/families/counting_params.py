@@ -491,7 +491,8 @@ def params_lora(d: Draw) -> Problem:
 
 
 @family("counting.params_kv_proj", topic="counting", title="K/V projection parameters with MQA and GQA",
-        types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
+        types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7",
+        told_apart=("group_size_for_kv_heads",))
 def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer, plus 2·h_kv·d_h when the
     projections have biases (as Qwen2's do: Qwen2-7B prints ``k_proj: Linear(in_features=3584, out_features=512,

@@ -529,7 +529,8 @@ _MORE_CHIP_NAMES = {"tpu-v6e": "Google TPU v6e", "b200": "NVIDIA B200", "mi300x"
 
 
 @family("hardware.min_chips", topic="hardware", title="Fewest chips to hold a model (int4 / int8 / bf16)",
-        types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC)
+        types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC,
+        told_apart=("gb_vs_gib", "bf16_weights", "forgot_kv_cache"))
 def min_chips(d: Draw) -> Problem:
     """⌈(N·w + KV bytes) / (HBM − reserved)⌉ with w = 2 (bf16), 1 (int8) or ½ (int4) bytes per weight.
 

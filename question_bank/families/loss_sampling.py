@@ -24,7 +24,8 @@ _AFTER = "added 1 to the class number (took the logit after the target's)"
 
 
 @family("loss.cross_entropy", topic="loss", title="Cross-entropy of logits for a target",
-        types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
+        types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC,
+        told_apart=("forgot_target_logit",))
 def cross_entropy(d: Draw) -> Problem:
     """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε. Logits: whole numbers at easy, three
     decimals at medium, one at hard."""

@@ -261,7 +261,8 @@ def bus_bandwidth(d: Draw) -> Problem:
 
 
 @family("parallel.pipeline_bubble", topic="parallelism", title="Pipeline bubble (GPipe, 1F1B, interleaved)",
-        types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC)
+        types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC,
+        told_apart=("one_slot_more", "ideal_ratio"))
 def pipeline_bubble(d: Draw) -> Problem:
     """Fraction of the step idle: (p − 1)/(m + p − 1); interleaved with v chunks: (p − 1)/(v·m + p − 1).
 

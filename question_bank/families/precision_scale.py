@@ -500,7 +500,8 @@ def _has_tie(rows, bits: int) -> bool:
 
 
 @family("precision.quant_granularity", topic="quantisation", title="Per-tensor, per-channel and per-block int4 scales",
-        types=("nat",), tags=("int4", "absmax", "per-channel", "per-block", "quantisation-error"), source=_SRC)
+        types=("nat",), tags=("int4", "absmax", "per-channel", "per-block", "quantisation-error"), source=_SRC,
+        told_apart=("per_tensor", "per_channel"))
 def quant_granularity(d: Draw) -> Problem:
     """absmax int4 of a matrix W (rows = output channels): scale = max|group| / 7 per tensor (one group), per
     channel (a row) or per block (two consecutive entries of a row); error = max |x̂ − x|, MSE = mean (x̂ − x)².

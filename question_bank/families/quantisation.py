@@ -19,7 +19,8 @@ _SRC = "issue 10 (quantised weights: ggml-common.h; Frantar et al. 2023 GPTQ; De
 
 
 @family("quantisation.ggml_bytes", topic="quantisation", title="Bytes of a weight matrix in a ggml format (Q4_0, Q8_0, K-quants)",
-        types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC)
+        types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC,
+        told_apart=("fp32_scale",))
 def ggml_bytes(d: Draw) -> Problem:
     """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks.
 

@@ -163,6 +163,9 @@ def check_matrix(p: Problem, target, rows, d: int | None = -1) -> list[str]:
     written = [[float(round_half_up(x, d)) if d is not None else x for x in r] for r in rows]
     if not grade(key, written).correct:
         return [report(p, f"{_where(target)}the key refuses the matrix written to {d} decimals", written, key.value)]
+    exact = written == rows  # every entry already has at most d decimals (a mask, integer scores): exact is the same
+    if key.decimals != d and not (key.decimals is None and exact):
+        return [report(p, f"{_where(target)}the text asks {d} decimals, the key keeps {key.decimals}", written, key.value)]
     return []
 
 
@@ -983,6 +986,73 @@ def _(p):
     return check_options(p, [next(v for c, v in truths.items() if c in o) for o in p.options_text])
 
 
+@audit("004.gate.q2")
+def _(p):
+    out = stated(p, "QKᵀ and A·V", "the projections aside")
+
+    def cost(n: int, d: int) -> int:
+        def attention():
+            q, k, v = torch.empty(n, d), torch.empty(n, d), torch.empty(n, d)
+            return torch.softmax(q @ k.T / math.sqrt(d), -1) @ v
+
+        return flops(attention)
+
+    n, d = 64, 32
+    e_n, e_d = math.log2(cost(2 * n, d) / cost(n, d)), math.log2(cost(n, 2 * d) / cost(n, d))
+
+    def exponents(o: str) -> tuple[int, int]:
+        return (2 if "n²" in o else 1), (2 if "d²" in o else 1)
+
+    return out + check_options(p, [exponents(o) == (e_n, e_d) for o in p.options_text])
+
+
+@audit("004.interview.self_attention")
+def _(p):
+    n, d = 5, 3  # n ≠ d: a score row (n entries) is not an output (d entries)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    wq, wk, wv = (torch.randn(d, d, generator=g, dtype=torch.float64) for _ in range(3))
+    q, k, v = x @ wq, x @ wk, x @ wv
+    out = F.scaled_dot_product_attention(q[None], k[None], v[None])[0]  # torch's own kernel
+    scores = q @ k.T
+    candidates = {"most similar token": v[scores.argmax(-1)], "query vector multiplied by each key": scores,
+                  "weighted sum of all value vectors": torch.softmax(scores / math.sqrt(d), -1) @ v,
+                  "average of all token embeddings": x.mean(0).expand(n, d)}
+
+    def same(c: torch.Tensor) -> bool:
+        return c.shape == out.shape and torch.allclose(c, out)
+
+    return check_options(p, [same(next(c for name, c in candidates.items() if name in o)) for o in p.options_text])
+
+
+@audit("004.interview.encoder_walkthrough")
+def _(p):
+    out = stated(p, "original (post-norm) encoder layer")
+    d, h = 8, 2
+    with torch.random.fork_rng(), torch.no_grad():
+        torch.manual_seed(3)
+        layer = nn.TransformerEncoderLayer(d, h, 16, dropout=0.0, dtype=torch.float64)  # norm_first=False: the original
+        for ln in (layer.norm1, layer.norm2):  # distinct γ, β: the two LayerNorms tell apart
+            ln.weight.normal_(), ln.bias.normal_()
+        x = torch.randn(4, d, dtype=torch.float64)
+        ref = layer(x)
+
+        def mha(z):
+            return layer.self_attn(z, z, z, need_weights=False)[0]
+
+        def ffn_(z):
+            return layer.linear2(layer.activation(layer.linear1(z)))
+
+        ln1, ln2 = layer.norm1, layer.norm2
+        y = ln1(x + mha(x))
+        candidates = {"LN(x + MHA(x)) → LN(· + FFN(·))": ln2(y + ffn_(y)),
+                      "x → FFN → MHA → LN": ln1(mha(ffn_(x))),
+                      "with no residuals": ffn_(ln2(mha(ln1(x)))),
+                      "with one residual around both": ln1(x + ffn_(mha(x)))}
+        truths = [torch.allclose(next(c for name, c in candidates.items() if name in o), ref) for o in p.options_text]
+    return out + check_options(p, truths)
+
+
 # --------------------------------------------------------------------------- conceptual items
 
 #: Choice items no computation settles: the reader's verdict (agrees with the key unless it says otherwise).
@@ -997,7 +1067,6 @@ CONCEPTUAL: dict[str, str] = {
     "002.s.rnn_problems": "order → PE; sequential → parallel; vanishing gradients → O(1) path; attention is O(n²) "
                           "in n, so 'costs O(1)' is false.",
     "003.concept.llama_components": "RoPE, RMSNorm, SwiGLU; no BatchNorm.",
-    "004.gate.q2": "O(n²·d) for QKᵀ and AV (the projections add O(n·d²), not offered).",
     "004.gate.q4": "saturation of softmax at large dₖ, vanishing gradients.",
     "004.gate.q5": "bidirectional + MLM at 15%.",
     "004.ex.a1": "self: Q, K, V from one sequence; cross: Q from the decoder, K, V from the encoder.",
@@ -1012,10 +1081,8 @@ CONCEPTUAL: dict[str, str] = {
     "004.s9.layernorm_vs_batchnorm": "no running statistics, per-token statistics, works for one token; γ, β are learned.",
     "004.s18.misconceptions": "no recurrence; Bahdanau on an RNN encoder-decoder; same block, different mask and "
                               "objective; more heads do not always help.",
-    "004.interview.self_attention": "a weighted sum of values, weights softmax(q·kⱼ/√dₖ).",
     "004.interview.why_beat_rnns": "parallel, O(1) path, several relations per head; attention is not cheaper at "
                                    "every length (O(n²·d) against O(n·d²)).",
-    "004.interview.encoder_walkthrough": "post-norm: LN(x + MHA(x)), then LN(· + FFN(·)).",
 }
 
 

@@ -1053,6 +1053,57 @@ def _(p):
     return out + check_options(p, truths)
 
 
+@audit("004.code.broken_attention")
+def _(p):
+    t = p.statement_text
+    assert "scores = Q @ K.T; weights = softmax(scores, axis=0); return weights @ V" in t, p.id
+    g = np.random.default_rng(4)
+    Q, K, V = g.normal(size=(5, 3)), g.normal(size=(5, 3)), g.normal(size=(5, 2))
+
+    def softmax(z, axis):
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def broken(Q, K, V, axis=0, scale=1.0):  # as quoted; axis and scale to try the fixes one at a time
+        return softmax(Q @ K.T * scale, axis=axis) @ V
+
+    ref = F.scaled_dot_product_attention(*(torch.tensor(m)[None] for m in (Q, K, V)))[0].numpy()  # torch's kernel
+    w = softmax(Q @ K.T, axis=0)
+    truths = {"K.T should be K": not np.allclose(Q @ K.T, np.einsum("id,jd->ij", Q, K)),  # q_i·k_j is Q Kᵀ
+              "weights @ V should be V @ weights": not np.allclose(w @ V, np.einsum("ij,jd->id", w, V)),
+              "axis=0 normalises each column": (np.allclose(w.sum(0), 1) and not np.allclose(w.sum(1), 1)
+                                                and not np.allclose(broken(Q, K, V), ref)),
+              "not divided by √dₖ": (not np.allclose(broken(Q, K, V, axis=-1), ref)
+                                     and np.allclose(broken(Q, K, V, axis=-1, scale=Q.shape[1] ** -0.5), ref))}
+    return check_options(p, [next(v for c, v in truths.items() if c in o) for o in p.options_text])
+
+
+@audit("004.s9.layernorm_vs_batchnorm")
+def _(p):
+    d = 6
+    g = torch.Generator().manual_seed(5)
+    ln = nn.LayerNorm(d)
+    x = torch.randn(3, 4, d, generator=g)  # (batch, seq, features)
+    with torch.no_grad():
+        ln.weight.normal_(generator=g), ln.bias.normal_(generator=g)  # trained-looking γ, β
+        ln.train()
+        y_train = ln(x)
+        ln.eval()
+        same_modes = torch.equal(ln(x), y_train) and not list(ln.buffers())
+        padded = torch.cat([x, torch.zeros(3, 5, d)], 1)  # the same tokens with padding appended
+        padding_harmless = torch.allclose(ln(padded)[:, :4], y_train)
+        one_token = torch.allclose(ln(x[:1, -1:]), y_train[:1, -1:])  # batch 1, sequence 1
+        bn = nn.BatchNorm1d(d)  # for contrast: BatchNorm's statistics run over the batch and the positions
+        bn_padding_harmless = torch.allclose(bn(padded.transpose(1, 2)).transpose(1, 2)[:, :4],
+                                             bn(x.transpose(1, 2)).transpose(1, 2))
+    assert not bn_padding_harmless, p.id
+    truths = {"behaves identically in training and inference": same_modes,
+              "no learned parameters": count(ln) == 0,
+              "padding and variable lengths do not corrupt": padding_harmless,
+              "one token at a time": one_token}
+    return check_options(p, [next(v for c, v in truths.items() if c in o) for o in p.options_text])
+
+
 # --------------------------------------------------------------------------- conceptual items
 
 #: Choice items no computation settles: the reader's verdict (agrees with the key unless it says otherwise).
@@ -1077,8 +1128,6 @@ CONCEPTUAL: dict[str, str] = {
     "004.ex.d1": "hierarchical/RAG, sparse, sliding window; removing the scaling or more heads do not help.",
     "004.ex.d2": "50%: too little context; 5%: too few targets.",
     "004.ex.d3": "code-mixed fine-tuning, tokenisation/transliteration, multilingual pre-training; not an RNN.",
-    "004.code.broken_attention": "axis=0 normalises over queries; no 1/√dₖ; K.T and weights @ V are right.",
-    "004.s9.layernorm_vs_batchnorm": "no running statistics, per-token statistics, works for one token; γ, β are learned.",
     "004.s18.misconceptions": "no recurrence; Bahdanau on an RNN encoder-decoder; same block, different mask and "
                               "objective; more heads do not always help.",
     "004.interview.why_beat_rnns": "parallel, O(1) path, several relations per head; attention is not cheaper at "

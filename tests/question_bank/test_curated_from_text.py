@@ -988,7 +988,7 @@ def _(p):
 
 @audit("004.gate.q2")
 def _(p):
-    out = stated(p, "QKᵀ and A·V", "the projections aside")
+    out = stated(p, "softmax(QKᵀ/√d) V from given Q, K, V", "the projections aside")
 
     def cost(n: int, d: int) -> int:
         def attention():

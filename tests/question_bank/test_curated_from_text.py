@@ -3,8 +3,9 @@
 Each curated item (``question_bank/data/seed00N.toml``) is loaded as the quiz shows it: ``statement_text``,
 ``options_text`` and each part's ``prompt_text``. Nothing is read from the TOML ``answer`` spec, from
 ``given`` or from the solution, and nothing is imported from ``solver``: the numbers are parsed from the
-text by regular expressions (a handful of irregular ones are written out below from reading it, each
-beside the sentence it comes from), and the answer is recomputed here, a second way:
+text by regular expressions (where the answer does not depend on a size, as the MQA cache ratio or an
+embedding lookup past its table, any size is taken and the comment says so), and the answer is recomputed
+here, a second way:
 
 - parameter counts: the PyTorch model the statement describes, built on the meta device from
   ``nn.Embedding``, ``nn.Linear``, ``nn.LayerNorm``, ``nn.MultiheadAttention``,
@@ -14,7 +15,8 @@ beside the sentence it comes from), and the answer is recomputed here, a second 
 - attention, softmax, LayerNorm, masks: ``torch.softmax`` / ``F.layer_norm`` / ``torch.tril`` on the
   printed numbers; the NumPy listings the statement quotes are run as quoted;
 - positional encodings, wavelengths, variances, scaling-law factors, MLM and memory arithmetic: the
-  formula, written here.
+  formula, written here;
+- GPT-3's depth, a fact to recall: the published figure (Brown et al. 2020, Table 2.1).
 
 A convention the recomputation needs (biases, LayerNorms, the mask's meaning, the encoding's layout) must
 be stated in the text: :func:`stated` fails, naming the item and the missing words, when it is not.
@@ -26,7 +28,9 @@ can be run) the options are judged by running it, and the options judged true mu
 ones. The purely conceptual ones are listed in :data:`CONCEPTUAL` with the reader's verdict (all agree
 with their keys); :func:`test_every_curated_item_is_audited` keeps every item in one list or the other.
 
-Every failure names the item, quotes the statement and gives both values.
+Every failure names the item, quotes the statement and gives both values. Each audit is also run on a copy of
+its item whose key is wrong by more than its tolerance (``spoiled``): it must report it. The file runs in
+about 7 s (73 items recomputed, 19 judged by reading).
 """
 
 from __future__ import annotations

@@ -25,8 +25,10 @@ the text asks: ``question_bank.grading.grade``), and the key's own rounding must
 
 Choice items: where an option prints something computable (a number, a shape, a matrix, a convention that
 can be run) the options are judged by running it, and the options judged true must be exactly the keyed
-ones. The purely conceptual ones are listed in :data:`CONCEPTUAL` with the reader's verdict (all agree
-with their keys); :func:`test_every_curated_item_is_audited` keeps every item in one list or the other.
+ones. The conceptual ones are listed in :data:`CONCEPTUAL` with the reader's verdict (all agree with their
+keys); those of their options that make a claim one can run (a parameter count, permutation-equivariance,
+the post-/pre-LN formulas, how the cost grows with n) are run too (:data:`RUNNABLE_OPTIONS`).
+:func:`test_every_curated_item_is_audited` keeps every item in one list or the other.
 
 Every failure names the item, quotes the statement and gives both values. Each audit is also run on a copy of
 its item whose key is wrong by more than its tolerance (``spoiled``): it must report it. The file runs in
@@ -1139,6 +1141,98 @@ CONCEPTUAL: dict[str, str] = {
 }
 
 
+# --------------------------------------------------------------------------- conceptual items, the options that run
+
+
+def _permutation_equivariant() -> bool:
+    """Self-attention without positions: shuffling the tokens only shuffles the outputs."""
+    with torch.random.fork_rng(), torch.no_grad():
+        torch.manual_seed(6)
+        mha = nn.MultiheadAttention(8, 2, dtype=torch.float64)
+        x, perm = torch.randn(5, 8, dtype=torch.float64), torch.tensor([3, 0, 4, 1, 2])
+        return torch.allclose(mha(x[perm], x[perm], x[perm])[0], mha(x, x, x)[0][perm])
+
+
+def _attention_flops(n: int, d: int) -> int:
+    """QKᵀ and A·V of one sequence of n tokens (2 FLOPs per multiply-add)."""
+    def attention():
+        q, k, v = torch.empty(n, d), torch.empty(n, d), torch.empty(n, d)
+        return torch.softmax(q @ k.T, -1) @ v
+
+    return flops(attention)
+
+
+def _exponent_in_n(d: int = 16, n: int = 256) -> float:
+    return math.log2(_attention_flops(2 * n, d) / _attention_flops(n, d))
+
+
+def _attention_cheaper_than_rnn_at_every_length(d: int = 16) -> bool:
+    rnn = [n * flops(lambda: torch.empty(d, d) @ torch.empty(d, 1)) for n in (1, 4 * d)]  # one d×d product per step
+    return all(_attention_flops(n, d) < r for n, r in zip((1, 4 * d), rnn, strict=True))
+
+
+def _layers(d: int = 8, h: int = 2) -> tuple[nn.Module, nn.Module]:
+    """A post-LN and a pre-LN ``nn.TransformerEncoderLayer`` with the same weights (dropout 0, float64)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(7)
+        post = nn.TransformerEncoderLayer(d, h, 16, dropout=0.0, dtype=torch.float64)
+        for ln in (post.norm1, post.norm2):
+            nn.init.normal_(ln.weight), nn.init.normal_(ln.bias)
+    pre = nn.TransformerEncoderLayer(d, h, 16, dropout=0.0, dtype=torch.float64, norm_first=True)
+    pre.load_state_dict(post.state_dict())
+    return post, pre
+
+
+def _post_and_pre_ln_formulas() -> bool:
+    """Post-LN: LN(x + Sublayer(x)); Pre-LN: x + Sublayer(LN(x)), for both sub-layers of the executed layers."""
+    post, pre = _layers()
+    x = torch.randn(4, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(8))
+
+    def mha(m, z):
+        return m.self_attn(z, z, z, need_weights=False)[0]
+
+    def ffn_(m, z):
+        return m.linear2(m.activation(m.linear1(z)))
+
+    with torch.no_grad():
+        y = post.norm1(x + mha(post, x))
+        post_ok = torch.allclose(post(x), post.norm2(y + ffn_(post, y)))
+        y = x + mha(pre, pre.norm1(x))
+        pre_ok = torch.allclose(pre(x), y + ffn_(pre, pre.norm2(y)))
+    return post_ok and pre_ok
+
+
+def _norm_position_changes_count() -> bool:
+    post, pre = _layers()
+    return count(post) != count(pre)
+
+
+#: Options of the conceptual items that make a claim one can run: {item: {words of the option: truth}}. The
+#: other options of these items stay judged by reading (:data:`CONCEPTUAL`).
+RUNNABLE_OPTIONS: dict[str, dict[str, Callable[[], bool]]] = {
+    "000.concept.bert_vs_gpt": {"more parameters per layer than BERT because of the mask": _norm_position_changes_count},
+    "001.ex4.pre_vs_post_ln": {"changes the number of parameters": _norm_position_changes_count,
+                               "computes LN(x + Sublayer(x)); Pre-LN computes x + Sublayer(LN(x))": _post_and_pre_ln_formulas},
+    "002.interview.answer": {"permuting the tokens only permutes the outputs": _permutation_equivariant,
+                             "Self-attention is O(n) in sequence length": lambda: _exponent_in_n() == 1},
+    "002.s.rnn_problems": {"self-attention costs O(1) in the sequence length": lambda: _exponent_in_n() == 0},
+    "004.ex.a2": {"permutation-equivariant": _permutation_equivariant},
+    "004.interview.why_beat_rnns": {"costs less than recurrence for every sequence length":
+                                    _attention_cheaper_than_rnn_at_every_length},
+}
+
+
+def runnable_options_disagree(p: Problem, keyed: frozenset[int]) -> list[str]:
+    out = []
+    for words, truth in RUNNABLE_OPTIONS[p.id].items():
+        hits = [i for i, o in enumerate(p.options_text) if words in o]
+        if len(hits) != 1:
+            out.append(report(p, f"{len(hits)} options say {words!r} (options {p.options_text})", words, sorted(keyed)))
+        elif truth() != (hits[0] in keyed):
+            out.append(report(p, f"option {p.options_text[hits[0]]!r} is {truth()} by running it", truth(), sorted(keyed)))
+    return out
+
+
 # --------------------------------------------------------------------------- the tests
 
 
@@ -1156,6 +1250,19 @@ def test_key_recomputed_from_the_text(item_id):
     p = problems()[item_id]
     problems_found = AUDITS[item_id](p)
     assert not problems_found, "\n".join(problems_found)
+
+
+@pytest.mark.parametrize("item_id", sorted(RUNNABLE_OPTIONS))
+def test_runnable_options_of_conceptual_items(item_id):
+    """The options of a conceptual item that can be run are keyed as running them says; a key with any of
+    them flipped is reported."""
+    p = problems()[item_id]
+    assert item_id in CONCEPTUAL
+    found = runnable_options_disagree(p, p.key.correct)
+    assert not found, "\n".join(found)
+    for words in RUNNABLE_OPTIONS[item_id]:
+        i = next(j for j, o in enumerate(p.options_text) if words in o)
+        assert runnable_options_disagree(p, p.key.correct ^ {i}), f"{item_id}: a key with {words!r} flipped passes"
 
 
 @pytest.mark.parametrize("item_id", sorted(AUDITS))

@@ -1252,6 +1252,17 @@ def test_key_recomputed_from_the_text(item_id):
     assert not problems_found, "\n".join(problems_found)
 
 
+def test_an_explanation_never_calls_a_keyed_option_false():
+    """What the worked answer says of an option by its letter ("(b) is false", "so (c) is a myth") agrees with
+    the key the student is marked by (the letters are the shown ones, after the options are shuffled)."""
+    said = [(p, "abcdefgh".index(m[1])) for p in problems().values() if p.type in ("mcq", "msq")
+            for m in re.finditer(r"\(([a-h])\) (?:is false|is a myth|confuses)", p.explanation or "")]
+    assert len(said) >= 5, said  # the explanations do name their false options
+    wrong = [report(p, f"the explanation calls option ({'abcdefgh'[i]}) false, the key marks it right", i,
+                    sorted(p.key.correct)) for p, i in said if i in p.key.correct]
+    assert not wrong, "\n".join(wrong)
+
+
 @pytest.mark.parametrize("item_id", sorted(RUNNABLE_OPTIONS))
 def test_runnable_options_of_conceptual_items(item_id):
     """The options of a conceptual item that can be run are keyed as running them says; a key with any of

@@ -599,7 +599,13 @@ def mfu_step_family(d: Draw) -> Problem:
 
 
 @family("precision.block_bytes", topic="quantisation", title="Bytes of MXFP4 / MXFP8 / NVFP4 weights, scales counted",
-        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC)
+        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC,
+        # issue 39, its MCQ view (hard, MXFP4 experts beside bf16 weights, in GiB): GB for GiB and the bf16 weights left
+        # out or stored in fp32, each either way. Not the scales (forgotten: 4 bits, or counted twice: 4.5 bits, against
+        # 4.25): the step down, ln(1 + s), is larger than the step up, ln(1 + 2s) − ln(1 + s), and s, the scales' share
+        # of the bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker
+        # read the slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
+        view_slips=("gb_for_gib", "bf16_left_out"))
 def block_bytes(d: Draw) -> Problem:
     """bytes = N·(element bits + scale bits / block)/8: MXFP4 4 + 8/32 = 4.25 bits, MXFP8 8.25, NVFP4 4 + 8/16 = 4.5."""
     from solver.kernels.float_formats import BLOCK_FORMATS, block_format_bytes

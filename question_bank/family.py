@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CodeType, FunctionType
 from typing import Any
 
 from question_bank.grading import LETTERS, values_coincide
@@ -58,8 +59,10 @@ __all__ = [
 ]
 
 FAMILIES: dict[str, Family] = {}
-#: How many times Family.generate draws again when a key is a blind guess (issue 12).
-_REDRAWS = 8
+#: How many times Family.generate draws again when a key is a blind guess (issue 12) or a told-apart mistake gives
+#: it. A draw that succeeds sooner is the same whatever this is (the loop stops at the first good draw): 8 left
+#: ``paged.kv_blocks`` medium seed 49 with a request of exactly 165 blocks, where forgetting the blocks gives the key.
+_REDRAWS = 16
 
 
 class Kept(list):
@@ -229,6 +232,14 @@ class Family:
     # the mistakes the family's lesson is about: a draw in which one of them gives the key (ignoring the temperature
     # changes no count, forgetting √dₖ changes nothing at dₖ = 1) is drawn again, as a blind-guess key is
     told_apart: tuple[str, ...] = ()
+    # issue 39: the only mistakes (``Wrong`` ids) its numeric-MCQ view crosses (``question_bank.numeric_mcq``), per
+    # level: ``(level, ids)`` pairs, in the order the levels were declared; a level not named crosses every mistake of
+    # its draw. Declared with ``@family(..., view_slips=...)``, the reason beside it in the family's module.
+    view_slips: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def slips_in_view(self, level: str) -> tuple[str, ...]:
+        """The mistakes the MCQ view of this family crosses at ``level`` (empty: every mistake of the draw)."""
+        return next((ids for lv, ids in self.view_slips if lv == level), ())
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -315,26 +326,98 @@ def family(
     blind_key_ok: str = "",
     small_pool: str = "",
     told_apart: Sequence[str] = (),
+    view_slips: Sequence[str] | Mapping[str, Sequence[str]] = (),
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
-    """Register the decorated ``build(draw) -> Problem`` as family ``id``."""
+    """Register the decorated ``build(draw) -> Problem`` as family ``id``.
+
+    ``view_slips``: the only mistakes its numeric-MCQ view crosses (:attr:`Family.view_slips`), at every level (a
+    sequence of ``Wrong`` ids) or at the levels named (a mapping level -> ids). Refused (ValueError) when an id is
+    spelled nowhere in the family's code (:func:`spelled`: a typo would make the view cross nothing) or a level is
+    not one of the family's."""
     for t in types:
         if t not in PROBLEM_TYPES:
             raise ValueError(f"unknown problem type {t!r}")
+    if isinstance(view_slips, str) or any(isinstance(v, str) for v in (
+            view_slips.values() if isinstance(view_slips, Mapping) else ())):
+        raise TypeError(f"family {id!r}: view_slips takes a sequence of mistake ids, or a mapping level -> ids, not a string")
+    slips_by_level = (tuple((lv, tuple(ids)) for lv, ids in view_slips.items()) if isinstance(view_slips, Mapping)
+                      else tuple((lv, tuple(view_slips)) for lv in difficulties) if view_slips else ())
 
     def deco(fn: Callable[[Draw], Problem]) -> Family:
         if id in FAMILIES:
             raise ValueError(f"family {id!r} registered twice")
+        if slips_by_level:
+            _check_view_slips(id, fn, difficulties, slips_by_level)
         offered, withdrawn = offered_levels(id, types, difficulties)
         fam = Family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
             difficulties=offered, marks=marks, source=source,
             description=(fn.__doc__ or "").strip().split("\n\n")[0], blind_key_ok=blind_key_ok,
-            small_pool=small_pool, withdrawn=withdrawn, told_apart=tuple(told_apart),
+            small_pool=small_pool, withdrawn=withdrawn, told_apart=tuple(told_apart), view_slips=slips_by_level,
         )
         FAMILIES[id] = fam
         return fam
 
     return deco
+
+
+def spelled(fn: Callable[..., Any]) -> set[str]:
+    """Every string constant of ``fn``'s code: its own, that of the code nested in it (inner functions, lambdas,
+    comprehensions), and that of the functions of its module it names, with the strings of the module-level
+    constants (strings, tuples, dicts) they name, transitively, among those defined when it is called. A family's
+    mistake ids are among them (``Wrong("gb_for_gib", ...)``, ``Wrong(*_SPARSE, ...)``); read from the compiled
+    code, no source file is parsed."""
+    found: set[str] = set()
+    names = fn.__globals__
+    seen: set[int] = set()
+    stack: list[Any] = [fn.__code__]
+
+    def strings(v: Any) -> None:
+        if isinstance(v, str):
+            found.add(v)
+        elif isinstance(v, tuple | list | frozenset | set):
+            for x in v:
+                strings(x)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                strings(k)
+                strings(x)
+
+    while stack:
+        code = stack.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        for c in code.co_consts:
+            if isinstance(c, CodeType):
+                stack.append(c)
+            else:
+                strings(c)
+        for name in code.co_names:
+            v = names.get(name)
+            if isinstance(v, FunctionType):
+                if v.__module__ == fn.__module__:
+                    stack.append(v.__code__)
+            elif isinstance(v, str | tuple | list | frozenset | set | dict):
+                strings(v)
+    return found
+
+
+def _check_view_slips(fid: str, fn: Callable[..., Any], levels: Sequence[str],
+                      slips: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    """ValueError when a level of ``view_slips`` is not one of the family's, names no mistake, or a mistake id is
+    spelled nowhere in its code (:func:`spelled`): a typo fails at import, not as a view that crosses nothing."""
+    known = spelled(fn)
+    for lv, ids in slips:
+        if lv not in levels:
+            raise ValueError(f"family {fid!r}: view_slips names level {lv!r}, not one of {', '.join(levels)}")
+        if not ids:
+            raise ValueError(f"family {fid!r}: view_slips names no mistake at {lv}")
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise ValueError(f"family {fid!r}: view_slips names {', '.join(map(repr, unknown))}, which is no mistake "
+                             f"its code makes (spelled nowhere in its build function nor in the helpers of its module "
+                             f"defined before it)")
 
 
 #: Set while ``question_bank.family_index`` imports ``question_bank.families`` without its modules.

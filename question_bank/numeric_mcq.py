@@ -29,7 +29,10 @@ applied), so one mechanism turns any of them into an MCQ, with no code per famil
   "the largest / smallest / middle value" scores at chance. Issue 39 narrows the choice, each step
   only when the draw has such pairs: two slips that can each go either way (a named inverse) before
   one-way slips, which tell the key's side; then the span; then slips whose diagonals look alike
-  (:func:`_even_diagonals`). A rank no pair of the draw's slips reaches falls back to the nearest
+  (:func:`_even_diagonals`). A family may name the only slips its view crosses, at every level or at some
+  (``@family(..., view_slips=...)``, :meth:`~question_bank.family.Family.slips_in_view`, with the reasons beside the
+  declaration in the family's module; an id its code does not spell is refused when it registers); a level that names
+  none crosses every slip of its draw. A rank no pair of the draw's slips reaches falls back to the nearest
   reachable one after half the tries; no option above 100 % when the key is a share of at most 100 %, nor
   outside the range a base family draws its keys from (``given["key_range"]``, opt-in);
 - the options are written as the statement asks for the answer: rounded to its decimals *with*
@@ -86,70 +89,6 @@ _MAX_MISTAKES = 10
 #: √10 ≈ 3.2): a learned attacker fits the key's size to the printed numbers, and a slip that moves
 #: the key by a large factor is told apart by size alone (:func:`_choose`).
 _SPAN = 0.5
-#: Issue 39, opt-in per family: the only slips its view crosses (every other view crosses all its draw's slips).
-#: hardware.zero_memory: the two middle stages swapped (stage 1 for 2 gives the same pair of values as 2 for 1, so the
-#: swap moves the key up or down with the stage asked) and GB for GiB either way; no ZeRO (exactly 16Ψ) and stage 3
-#: (16Ψ/N_d) move the key one way only, by a factor a reader spots from the statement's figures.
-#: A key "family/level" (opt-in) holds for that level alone, and the family's other levels cross all their slips.
-VIEW_SLIPS: dict[str, tuple[str, ...]] = {
-    # scaling.chinchilla: the FLOPs per multiply-add and the backward pass, each either way (the box its draws place
-    # in each level's range); "forgot the 20" either way (×20) spans more than the range allows a box to move in
-    "scaling.chinchilla": ("macs_vs_flops", "forgot_backward"),
-    "hardware.zero_memory": ("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"),
-    # hardware.kaplan_forward (hard, the context term as a share of 2N): the full context (or half of it twice) and
-    # d_model for d_attn, each either way; the share of C_forward and one layer's term sit below the key by a factor of
-    # the key itself
-    "hardware.kaplan_forward": ("no_causal_average", "d_model_for_d_attn"),
-    # window.kv_cache (medium, hard): the factor 2 of K and V and the unit (GB for GiB or GiB for GB), each either way,
-    # kept inside the keys' range (``given["key_range"]``): a window slip goes one way only and told the key's side
-    "window.kv_cache": ("forgot_k_and_v", "gib_for_gb", "gb_for_gib"),
-    # counting.params_kv_proj: one layer too few (or too many) and the biases left out where the statement gives them
-    # or counted where it rules them out (each statement one way, half the draws each); "K or V only" (× 1/2, an
-    # option one power of two below the key and 0.3 decades off a bounded range) and the × h, × L slips left out
-    "counting.params_kv_proj": ("one_layer_too_few", "counted_biases", "forgot_biases"),
-    # measurements.run_flops (hard, the tokens trained): the MFU and the peak's or the 6N's factor of 2, each either
-    # way. Near an end of the plausible range (key_range) those crosses do not fit and the draw is made again; a
-    # one-way slip (4N, 8N, 2N, days as hours) taken there instead would say which side of it the key lies
-    "measurements.run_flops": ("no_mfu", "sparse_peak", "macs_vs_flops"),
-    # precision.block_bytes (hard, MXFP4 experts beside bf16 weights, in GiB): GB for GiB and the bf16 weights left out
-    # or stored in fp32, each either way. Not the scales (forgotten: 4 bits, or counted twice: 4.5 bits, against 4.25):
-    # the step down, ln(1 + s), is larger than the step up, ln(1 + 2s) − ln(1 + s), and s, the scales' share of the
-    # bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker read the
-    # slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
-    "precision.block_bytes": ("gb_for_gib", "bf16_left_out"),
-    # loss.cross_entropy: log base 2 (either way: bits for nats, or ×ln 2) crossed with the class number off by one
-    # (the logit before or after the target's): log 2 × log 10 made the four options the key times fixed factors, and
-    # the key, the only one of its kind (lse − z_c), sat nearest the printed logits
-    "loss.cross_entropy": ("log2", "one_based_target", "class_after_target"),
-    # quantisation.ggml_bytes (hard, the K-quants): the unit (GB for GiB, MB for MiB) and the fp16 super-block scales
-    # taken as fp32 or left out, each either way by alike steps. Not the scales forgotten (Q4_K's 144 bytes a block as
-    # 128) or counted twice (160): a fixed share s per format, and the step down, ln 1/(1 − s), larger than the step
-    # up, ln(1 + s), told the slip's way and the key's corner
-    "quantisation.ggml_bytes/hard": ("unit", "fp32_scale"),
-    # hardware.pf_days: 2N (forward only) or 18N (training's ×3 applied to 6N again), and multiply-adds (3N) or 4 FLOPs
-    # per multiply-add (12N): each either way by the same step (×3 or ×1/3, ×2 or ×1/2). PF-hours (×24), 4N and 8N move
-    # the key one way only
-    "hardware.pf_days": ("forgot_backward", "macs_vs_flops"),
-    # parallel.tensor_parallel_bytes (medium, hard: the bytes each GPU sends): half or twice the all-reduces (or the
-    # bytes per value) and the ring's 2(t−1)/t left out or applied twice, each either way by the same step; not the
-    # whole tensor sent twice (× t/(t − 1), one way only), which near an end of the keys' range (key_range) stood in
-    # for a cross that did not fit and put the key at the bottom or third of the four options
-    "parallel.tensor_parallel_bytes": ("half_the_all_reduces", "fp32", "message_only"),
-    # parallel.allreduce_time (hard, with a latency): the ring's factor 2(n−1)/n forgotten and the latency paid on one
-    # pass's n − 1 steps, each either way; each slip moves one term of t = 2(n−1)·α + 2(n−1)/n·S/β, whose shares vary with
-    # the buffer (2 MB to 4 GB). Not the bidirectional figure (×2) or gigabits (×8), fixed factors an attacker fits
-    # against the printed numbers, nor the all-gather's factor, which for large rings is the forgotten factor again
-    "parallel.allreduce_time": ("forgot_factor", "latency_one_pass"),
-    # precision.fp8_memory (medium, hard: per GPU, in GB or GiB, named in words): the unit's slip and Adam's moments in
-    # the other recipe's precision, each going the way the statement's words say. GiB asked: GB given, up × 1.0737; GB
-    # asked: GiB given, down; Transformer Engine's fp32 moments taken as bf16: down, DeepSeek-V3's bf16 as fp32: up, by
-    # the same factor (5 + 12/d)/(5 + 8/d). Every option is then a value of the same printed figures in one of the
-    # units and recipes, and neither step's size tells its way. Not "t only" (× p or ÷ p: an exact multiple of a
-    # printed number between the options' two columns), the ZeRO slips (one way, by factors of 1.5 to 3) nor ±1 byte of
-    # FP8 weights (1 + 1/K up against 1/(1 − 1/K) down with K in 5 to 6.5 bytes: the step's size told its way)
-    "precision.fp8_memory": ("gb_for_gib", "gib_for_gb", "moments_bf16", "moments_fp32"),
-}
-
 #: The numeric families drawn as MCQs too, with the levels whose draws offer three distinct mistakes:
 #: each view passes the quality checks (``python -m question_bank.numeric_mcq 200`` prints PASS for it).
 NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
@@ -183,7 +122,7 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "training.grad_accum_bubble": ('medium',),
     "precision.block_bytes": ('hard',),
     "moe.decode_weight_bytes": ('easy', 'medium', 'hard'),
-    "parallel.allreduce_time": ('hard',),  # left out (issue 39, round 4b): easy and medium have no latency, so one slip of its view (VIEW_SLIPS)
+    "parallel.allreduce_time": ('hard',),  # left out (issue 39, round 4b): easy and medium have no latency, so one slip of its view (its view_slips)
     "parallel.bus_bandwidth": ('medium', 'hard'),
     "parallel.pipeline_bubble": ('easy', 'medium'),
     "parallel.tensor_parallel_bytes": ('medium', 'hard'),
@@ -206,11 +145,11 @@ NUMERIC_MCQ: dict[str, tuple[str, ...]] = {
     "parallel.mfu_with_recompute": ('hard',),  # left out: easy: at 200 draws boosted trees 49 %; medium: at 100 draws 72 % (the MFU key sits in a narrow band and the x2 slips leave it)
     "counting.flops_attention": ('easy', 'medium', 'hard'),
     "counting.params_ffn": ('medium', 'hard'),  # left out: easy: at 200 draws boosted trees 48 % of 100 held-out draws
-    "counting.params_kv_proj": ('medium', 'hard'),  # left out: easy: one layer, so no layer to miscount: its view (VIEW_SLIPS) has one slip
+    "counting.params_kv_proj": ('medium', 'hard'),  # left out: easy: one layer, so no layer to miscount: its view (its view_slips) has one slip
     "counting.params_norm": ('medium',),  # left out: hard: at 200 draws logistic regression 44 %; easy: the key is d or 2d with d printed
     "scaling.chinchilla": ('easy', 'medium', 'hard'),
     "hardware.gpu_days": ('hard',),  # left out (issue 39, round 3): easy and medium: boosted trees +5 to +8 points on some blocks of 500 (the key's size in log space; easy's MFU is fixed at 40 %)
-    "hardware.pf_days": ('easy', 'medium', 'hard'),  # issue 39, round 4b: the answer drawn first (key_range), N and D in full; VIEW_SLIPS
+    "hardware.pf_days": ('easy', 'medium', 'hard'),  # issue 39, round 4b: the answer drawn first (key_range), N and D in full; its view_slips
     "measurements.run_flops": ('hard',),  # left out: easy and medium: test_run_flops_keys pins the key in [1, 10); easy has two slips
     "precision.quant_granularity": ('easy',),  # left out: medium: at 200 draws boosted trees 46 %; hard: at 100 draws 52 % of 50 held out
     # The numeric families left out, each with the first figure that beat it (python -m question_bank.numeric_mcq):
@@ -494,13 +433,17 @@ def _crosses(p: Problem, rank: int) -> list[_Cross]:
     is offered no option outside it; one that also says ``key_as_corner`` (its key drawn as a corner of the view's
     box of options) is offered only crosses of two either-way slips (none when there is none at this rank)."""
     from question_bank.blind_keys import numbers_in
+    from question_bank.family import FAMILIES
 
     key = p.key
     if not isinstance(key, NumericKey | IntegerKey):
         return []
     kv = float(key.value)
     ws = wrong_values(p)[:_MAX_MISTAKES]
-    only = VIEW_SLIPS.get(f"{p.family}/{p.difficulty}") or VIEW_SLIPS.get(p.family)
+    # issue 39, opt-in per family: the only slips its view crosses at this level, declared with the family
+    # (``@family(..., view_slips=...)``, the reasons beside them); none declared: every slip of the draw
+    base = FAMILIES.get(p.family)
+    only = base.slips_in_view(p.difficulty) if base is not None else ()
     if only:
         ws = [w for w in ws if set(w[1].id.split("+")) & set(only)]
     avoid = [kv, 0.0, 1.0, *numbers_in(p.statement_text)]

@@ -191,7 +191,13 @@ def cli() -> None:
     """
 
 
-@click.group(cls=LazyGroup, lazy=SOLVE_COMMANDS)
+#: names people reach for that another command answers (``qkv check kv-cache`` has a ``solve`` of the same name)
+SOLVE_ALIASES = {
+    "kv-cache": ("memory", ["--what", "kv-cache"], "KV-cache bytes (qkv solve memory --what kv-cache)."),
+}
+
+
+@click.group(cls=LazyGroup, lazy=SOLVE_COMMANDS, aliases=SOLVE_ALIASES)
 def solve() -> None:
     """Compute an answer exactly, with its worked solution.
 

@@ -179,7 +179,8 @@ def _out_rows_shown(w: list[list[float]], v: list[list[int]],
     tags=("attention", "by-hand", "softmax", "mask", "multi-part"),
     marks=2,
     source="004_83489721195aedaa.txt §12 Worked Example 1",
-    told_apart=("no_scaling", "divided_by_dk"),  # dₖ = 1 made the scaling a step with nothing to do
+    # dₖ = 1 made the scaling a step with nothing to do; a symmetric Q·Kᵀ (5 of 40 easy draws) made K·Qᵀ right
+    told_apart=("no_scaling", "divided_by_dk", "kq_transposed"),
 )
 def attention_by_hand(d: Draw) -> Problem:
     """Scaled dot-product attention of small integer Q, K, V in four parts (QKᵀ, scaled,

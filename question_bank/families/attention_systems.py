@@ -153,7 +153,8 @@ def flash_tiling(d: Draw) -> Problem:
 
 
 @family("paged.kv_blocks", topic="serving", title="PagedAttention: KV blocks, fragmentation, sequences that fit",
-        types=("nat",), tags=("paged-attention", "vllm", "kv-cache", "serving"), marks=2, source=_SRC_PA)
+        types=("nat",), tags=("paged-attention", "vllm", "kv-cache", "serving"), marks=2, source=_SRC_PA,
+        told_apart=("no_blocks", "floor_blocks"))
 def paged_blocks(d: Draw) -> Problem:
     """⌈L/B⌉ blocks per sequence, ⌈L/B⌉·B − L empty slots; ⌊K/(B·X)⌋ physical blocks hold ⌊blocks/⌈L/B⌉⌋
     sequences, against ⌊K/(L_max·X)⌋ reserved at the maximum length."""
@@ -882,7 +883,7 @@ def disaggregation_handover(d: Draw) -> Problem:
                  f"\\times 2 = {big(int(X))}$ bytes.", f"Prompt: ${P} \\times {big(int(X))} = {big(int(nbytes))}$ bytes "
                  f"= {value:.4f} GB."]
     else:
-        st.p(f"The link between the machines carries $\\beta = {beta / 1e9:g}$ GB/s (no latency).")
+        st.p(f"The link between the machines carries $\\beta = {beta / 1e9:g}$ GB/s ($10^9$ bytes per second; no latency).")
         tm = nbytes / beta * 1e3
         if d.level == 1:
             st.p("How long does the transfer take after the prefill? Give milliseconds, rounded off to two decimal "

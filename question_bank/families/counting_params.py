@@ -491,7 +491,12 @@ def params_lora(d: Draw) -> Problem:
 
 
 @family("counting.params_kv_proj", topic="counting", title="K/V projection parameters with MQA and GQA",
-        types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7")
+        types=("integer",), tags=("parameters", "mqa", "gqa"), source="004_83489721195aedaa.txt §15.8 (MQA); issue 7",
+        told_apart=("group_size_for_kv_heads",),
+        # issue 39, its MCQ view: one layer too few (or too many) and the biases left out where the statement gives
+        # them or counted where it rules them out (each statement one way, half the draws each); not "K or V only"
+        # (× 1/2, an option one power of two below the key and 0.3 decades off a bounded range) nor the × h, × L slips
+        view_slips=("one_layer_too_few", "counted_biases", "forgot_biases"))
 def params_kv_proj(d: Draw) -> Problem:
     """W_K and W_V map d_model → n_kv_heads·d_head: 2·d·h_kv·d_h per layer, plus 2·h_kv·d_h when the
     projections have biases (as Qwen2's do: Qwen2-7B prints ``k_proj: Linear(in_features=3584, out_features=512,

@@ -11,7 +11,7 @@ rounded N at 20N tokens gives the budget back, a check the solution shows). The 
 drawn so that the answer lies in [1, 10), [10, 100), [100, 1000) or [1000, 10,000) (not always a mantissa in
 [1, 10), which an MCQ's options would give away).
 Issue 39: each level's answer is drawn as a corner, at random, of the box of options its MCQ view offers (the
-FLOPs per multiply-add and the backward pass, each either way: ``numeric_mcq.VIEW_SLIPS``), the box placed
+FLOPs per multiply-add and the backward pass, each either way: its ``view_slips``), the box placed
 log-uniformly in the level's range, which the draw names (``given["key_range"]``, with ``key_as_corner``) for the view to keep its
 options in; so that whatever place the options have in the range, any of them is the key as often.
 Misconceptions: 2N in place of 6N (forgot the backward pass), 3N (counted multiply-adds, not FLOPs),
@@ -51,7 +51,10 @@ _TWENTY_TWICE = "multiplied by 20 twice (400 tokens per parameter)"
 
 
 @family("scaling.chinchilla", topic="scaling", title="Chinchilla arithmetic: 20 tokens per parameter, C = 6ND",
-        types=("nat",), tags=("scaling-laws", "chinchilla", "6ND"), source="issue 4 (scaling-law arithmetic); Hoffmann et al. 2022")
+        types=("nat",), tags=("scaling-laws", "chinchilla", "6ND"), source="issue 4 (scaling-law arithmetic); Hoffmann et al. 2022",
+        # issue 39, its MCQ view: the FLOPs per multiply-add and the backward pass, each either way (the box its draws
+        # place in each level's range); not "forgot the 20", whose ×20 either way spans more than the range lets a box move
+        view_slips=("macs_vs_flops", "forgot_backward"))
 def chinchilla(d: Draw) -> Problem:
     """Compute for N at 20N tokens; tokens a budget buys for N; the compute-optimal N for a budget."""
     from solver.systems.roofline import matmul_flops  # 2·B·D·F: the 2N-per-token forward count as one matmul

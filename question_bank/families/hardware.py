@@ -464,7 +464,12 @@ def gpu_days(d: Draw) -> Problem:
 
 
 @family("hardware.zero_memory", topic="hardware", title="ZeRO: model-state memory per GPU",
-        types=("nat",), tags=("training", "zero", "memory", "data-parallel"), source=_SRC + "; Rajbhandari et al. 2020")
+        types=("nat",), tags=("training", "zero", "memory", "data-parallel"), source=_SRC + "; Rajbhandari et al. 2020",
+        # issue 39, its MCQ view: the two middle stages swapped (stage 1 for 2 gives the same pair of values as 2 for 1,
+        # so the swap moves the key up or down with the stage asked) and GB for GiB either way; not no ZeRO (exactly
+        # 16Ψ) nor stage 3 (16Ψ/N_d), which move the key one way only, by a factor a reader spots from the statement's
+        # figures
+        view_slips=("gb_vs_gib", "stage_1_partitioning", "stage_2_partitioning"))
 def zero_memory(d: Draw) -> Problem:
     """Stage 0: 16Ψ; 1: 4Ψ + 12Ψ/N_d; 2: 2Ψ + 14Ψ/N_d; 3: 16Ψ/N_d bytes per GPU (mixed-precision Adam).
 
@@ -495,10 +500,12 @@ def zero_memory(d: Draw) -> Problem:
     other = "GiB" if unit == "GB" else "GB"
     wrongs = [Wrong("no_sharding", "ignored ZeRO (plain data parallelism)", "ZeRO partitions the model states over the GPUs.",
                     float(zero(psi, gpus, 0).breakdown[unit]))]
-    for s in (1, 2, 3):
+    # each id spelled out whole, as view_slips above names two of them (family.spelled reads the ids from this code)
+    stages = {1: ("stage_1_partitioning", "optimizer states only"), 2: ("stage_2_partitioning", "optimizer states and gradients"),
+              3: ("stage_3_partitioning", "optimizer states, gradients and parameters")}
+    for s, (sid, what) in stages.items():
         if s != stage:
-            what = {1: "optimizer states only", 2: "optimizer states and gradients", 3: "optimizer states, gradients and parameters"}[s]
-            wrongs.append(Wrong(f"stage_{s}_partitioning", f"partitioned as stage {s}",
+            wrongs.append(Wrong(sid, f"partitioned as stage {s}",
                                 f"Stage {s} partitions the {what}; stage {stage} is asked.", float(zero(psi, gpus, s).breakdown[unit])))
     # issue 39: the conversion made the wrong way round (× 2³⁰/10⁹ where it divides, or the reverse) is a mistake of
     # its own, so the unit slip can move the key either way and does not tell on which side of its partner the key lies
@@ -529,7 +536,8 @@ _MORE_CHIP_NAMES = {"tpu-v6e": "Google TPU v6e", "b200": "NVIDIA B200", "mi300x"
 
 
 @family("hardware.min_chips", topic="hardware", title="Fewest chips to hold a model (int4 / int8 / bf16)",
-        types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC)
+        types=("integer",), tags=("inference", "quantisation", "memory", "hardware"), source=_SRC,
+        told_apart=("gb_vs_gib", "bf16_weights", "forgot_kv_cache"))
 def min_chips(d: Draw) -> Problem:
     """⌈(N·w + KV bytes) / (HBM − reserved)⌉ with w = 2 (bf16), 1 (int8) or ½ (int4) bytes per weight.
 

@@ -97,7 +97,11 @@ _PFD_SHAPES = (((6, 36), (8, 32), 64, (70 * 10**6, 13 * 10**8)), ((24, 96), (32,
 
 
 @family("hardware.pf_days", topic="hardware", title="Training compute in petaflop/s-days",
-        types=("nat",), tags=("training", "6ND", "compute"), source=_SRC)
+        types=("nat",), tags=("training", "6ND", "compute"), source=_SRC,
+        # issue 39, its MCQ view: 2N (forward only) or 18N (training's ×3 applied to 6N again), and multiply-adds (3N)
+        # or 4 FLOPs per multiply-add (12N), each either way by the same step (×3 or ×1/3, ×2 or ×1/2); not PF-hours
+        # (×24), 4N nor 8N, which move the key one way only
+        view_slips=("forgot_backward", "macs_vs_flops"))
 def pf_days(d: Draw) -> Problem:
     """PF-days = 6·N·D / (10^15 FLOP/s · 86,400 s).
 
@@ -217,7 +221,11 @@ _GPT3 = (("GPT-3 Small", 12, 768), ("GPT-3 Medium", 24, 1024), ("GPT-3 Large", 2
 
 
 @family("hardware.kaplan_forward", topic="hardware", title="Kaplan's forward FLOPs per token: 2N + 2·n_layer·n_ctx·d_attn",
-        types=("nat",), tags=("flops", "scaling-laws", "scaling", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1")
+        types=("nat",), tags=("flops", "scaling-laws", "scaling", "kaplan", "long-context"), source=_SRC + "; Kaplan et al. 2020, Table 1",
+        # issue 39, its MCQ view (hard, the context term as a share of 2N): the full context (or half of it twice) and
+        # d_model for d_attn, each either way; not the share of C_forward nor one layer's term, which sit below the key
+        # by a factor of the key itself
+        view_slips=("no_causal_average", "d_model_for_d_attn"))
 def kaplan_forward(d: Draw) -> Problem:
     """C_forward = 2N + 2·n_layer·n_ctx·d_attn per token, N = 2·d_model·n_layer·(2·d_attn + d_ff) non-embedding."""
     from solver.systems.training import kaplan_forward_flops
@@ -281,7 +289,7 @@ def kaplan_forward(d: Draw) -> Problem:
                             "is 2·n_layer·n_ctx·d_attn with d_attn = n_head·d_head, the attention's width, here not d_model.",
                             figure(kaplan(d_attn=dm))))
     if ask != "flops":
-        # the hard level's MCQ view crosses neither this nor one_layer (numeric_mcq.VIEW_SLIPS): each sits below the key
+        # the hard level's MCQ view crosses neither this nor one_layer (its view_slips): each sits below the key
         # by a factor of the key itself, which told an attacker the key; the typed answer still names both
         wrongs.append(Wrong("share_of_total", "gave the share of C_forward", "The question asks how much larger than 2N: "
                             "divide the context term by 2N, not by the total.", 100 * float(r.breakdown["attention_share"])))

@@ -24,7 +24,12 @@ _AFTER = "added 1 to the class number (took the logit after the target's)"
 
 
 @family("loss.cross_entropy", topic="loss", title="Cross-entropy of logits for a target",
-        types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC)
+        types=("nat",), tags=("loss", "cross-entropy", "softmax"), source=_SRC,
+        told_apart=("forgot_target_logit",),
+        # issue 39, its MCQ view: log base 2 (either way: bits for nats, or × ln 2) crossed with the class number off by
+        # one (the logit before or after the target's): log 2 × log 10 made the four options the key times fixed
+        # factors, and the key, the only one of its kind (lse − z_c), sat nearest the printed logits
+        view_slips=("log2", "one_based_target", "class_after_target"))
 def cross_entropy(d: Draw) -> Problem:
     """CE = logsumexp(z) − z_y in nats; hard: PyTorch's label smoothing ε. Logits: whole numbers at easy, three
     decimals at medium, one at hard."""

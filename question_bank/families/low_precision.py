@@ -55,7 +55,8 @@ def _truncate(f, x: Fraction) -> Fraction:
 
 
 @family("precision.nearest_value", topic="quantisation", title="Nearest representable value in FP8, BF16, FP16, MXFP4",
-        types=("nat",), tags=("fp8", "bf16", "number-format", "mxfp4", "rounding"), source=_SRC)
+        types=("nat",), tags=("fp8", "bf16", "number-format", "mxfp4", "rounding"), source=_SRC,
+        told_apart=("other_fp8", "no_scale"))
 def nearest_value(d: Draw) -> Problem:
     """Nearest = round(|x| / 2^(E − m)) · 2^(E − m), E = max(⌊log₂|x|⌋, 1 − bias), ties to even; an MX FP4 block
     first divides by its shared scale 2^(⌊log₂ amax⌋ − 2)."""
@@ -147,7 +148,8 @@ def nearest_value(d: Draw) -> Problem:
 
 
 @family("precision.quant_error", topic="quantisation", title="Integer quantisation error of a small vector",
-        types=("nat",), tags=("int8", "int4", "absmax", "zero-point", "quantisation-error"), source=_SRC)
+        types=("nat",), tags=("int8", "int4", "absmax", "zero-point", "quantisation-error"), source=_SRC,
+        told_apart=("qmax_power_of_two",))  # a scale of max/8 for max/7 gave the same error in 6 of 40 medium draws
 def quant_error(d: Draw) -> Problem:
     """absmax: scale = max|x|/(2^(b−1) − 1), x̂ = round(x/scale)·scale; zero-point: scale = (max − min)/(2^b − 1),
     z = round(−min/scale), x̂ = (round(x/scale) + z − z)·scale (clamped); the error is |x̂ − x|."""
@@ -548,6 +550,7 @@ def grad_accum_bubble(d: Draw) -> Problem:
         types=("nat",), tags=("mfu", "step-time", "measurement", "training"), source=_SRC)
 def mfu_step_family(d: Draw) -> Problem:
     """MFU = 6·N·tokens per step / (step time × chips × dense peak)."""
+    from question_bank.families.hardware import peak_text
     from solver.systems.chips import get_hardware
     from solver.systems.measurements import mfu_from_step
 
@@ -569,8 +572,11 @@ def mfu_step_family(d: Draw) -> Problem:
         value = r.answer * 100
         if 5 < value < 90 and safe_for_rounding(value, 2, 0.1) and _blind_ok(round(value, 2), [step, chips]):
             break
+    # The with-sparsity figure is a mistake only where the statement prints it (hard, an NVIDIA chip: the datasheet's
+    # figure, as hardware.peak_text words it); easy and medium print the dense peak alone.
+    sparse_shown = d.level == 2 and h.vendor == "NVIDIA"
     wrongs = [Wrong("sparse_peak", "used the with-sparsity peak", "MFU divides by the dense peak (half NVIDIA's "
-                    "printed tensor figure).", value / 2) if h.vendor == "NVIDIA" else None,
+                    "printed tensor figure).", value / 2) if sparse_shown else None,
               Wrong("two_n", "counted 2N FLOPs per token (the forward only)", "Training is 6N per token: forward 2N, "
                     "backward 4N.", value / 3),
               Wrong("one_chip", "left out the number of chips", "The step runs on all the chips at once.",
@@ -578,8 +584,9 @@ def mfu_step_family(d: Draw) -> Problem:
     key = nat_key(value, 2, unit="%")
     st = Doc()
     tok = (f"{tokens:,} tokens per step" if d.level == 0 else f"a global batch of {batch:,} sequences of {seq:,} tokens")
-    st.p(f"A {N / 1e9:g}B-parameter model trains on {chips:,} × {hw} (dense bf16 peak ${h.peak('bf16') / 1e12:g}$ "
-         f"TFLOP/s per chip) with {tok}; the log shows ${step:g}$ s per step.")
+    chip = (f"{chips:,} × {hw} chips ({peak_text(hw)})" if sparse_shown else
+            f"{chips:,} × {hw} (dense bf16 peak ${h.peak('bf16') / 1e12:g}$ TFLOP/s per chip)")
+    st.p(f"A {N / 1e9:g}B-parameter model trains on {chip} with {tok}; the log shows ${step:g}$ s per step.")
     st.p("What is the model FLOPs utilisation (6N FLOPs per token, attention left out)? Give percent, rounded off to "
          "two decimal places.")
     return nat_problem(d, st, key, r.steps, wrongs, given={"hw": hw, "N": N, "chips": chips, "tokens": tokens,
@@ -592,7 +599,13 @@ def mfu_step_family(d: Draw) -> Problem:
 
 
 @family("precision.block_bytes", topic="quantisation", title="Bytes of MXFP4 / MXFP8 / NVFP4 weights, scales counted",
-        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC)
+        types=("nat",), tags=("mxfp4", "nvfp4", "block-scaling", "memory"), source=_SRC,
+        # issue 39, its MCQ view (hard, MXFP4 experts beside bf16 weights, in GiB): GB for GiB and the bf16 weights left
+        # out or stored in fp32, each either way. Not the scales (forgotten: 4 bits, or counted twice: 4.5 bits, against
+        # 4.25): the step down, ln(1 + s), is larger than the step up, ln(1 + 2s) − ln(1 + s), and s, the scales' share
+        # of the bytes, piles up at its ceiling of 1/17 when the experts are most of the checkpoint; a learned attacker
+        # read the slip's direction off the step's size, and the key's place with it (+4 points over chance on 4,000 draws)
+        view_slips=("gb_for_gib", "bf16_left_out"))
 def block_bytes(d: Draw) -> Problem:
     """bytes = N·(element bits + scale bits / block)/8: MXFP4 4 + 8/32 = 4.25 bits, MXFP8 8.25, NVFP4 4 + 8/16 = 4.5."""
     from solver.kernels.float_formats import BLOCK_FORMATS, block_format_bytes

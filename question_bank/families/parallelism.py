@@ -78,7 +78,13 @@ def _link_text(name: str) -> str:
 
 
 @family("parallel.allreduce_time", topic="parallelism", title="Time of a ring all-reduce (α-β model)",
-        types=("nat",), tags=("collectives", "all-reduce", "nvlink", "bandwidth"), source=_SRC)
+        types=("nat",), tags=("collectives", "all-reduce", "nvlink", "bandwidth"), source=_SRC,
+        # issue 39, its MCQ view (hard, with a latency): the ring's factor 2(n−1)/n forgotten and the latency paid on
+        # one pass's n − 1 steps, each either way; each slip moves one term of t = 2(n−1)·α + 2(n−1)/n·S/β, whose shares
+        # vary with the buffer (2 MB to 4 GB). Not the bidirectional figure (×2) or gigabits (×8), fixed factors an
+        # attacker fits against the printed numbers, nor the all-gather's factor, which for large rings is the
+        # forgotten factor again
+        view_slips=("forgot_factor", "latency_one_pass"))
 def allreduce_time(d: Draw) -> Problem:
     """t = 2(n−1)·α + 2(n−1)/n · S/β with β the per-direction link bandwidth.
 
@@ -154,7 +160,7 @@ def allreduce_time(d: Draw) -> Problem:
               inverse="counted both passes twice (4(n−1)/n)"),  # half the time, latency too: the mirror 2t is exact
         # issue 39, round 4b (hard, with a latency): the latency paid on the reduce-scatter's n − 1 steps only. Its share
         # of the time varies with the draw (nothing for a large buffer, most of it for a small one), as the ring factor's
-        # share does; the MCQ view crosses the two (VIEW_SLIPS), each either way
+        # share does; the MCQ view crosses the two (view_slips), each either way
         Wrong("latency_one_pass", "paid the latency on n − 1 steps (the reduce-scatter's only)",
               "Both passes pay α: a ring all-reduce takes 2(n−1) steps, n − 1 to reduce-scatter and n − 1 to all-gather.",
               t(beta, a / 2), inverse="paid the latency on 4(n−1) steps (each pass counted twice)",
@@ -261,7 +267,8 @@ def bus_bandwidth(d: Draw) -> Problem:
 
 
 @family("parallel.pipeline_bubble", topic="parallelism", title="Pipeline bubble (GPipe, 1F1B, interleaved)",
-        types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC)
+        types=("nat",), tags=("pipeline", "bubble", "1f1b"), source=_SRC,
+        told_apart=("one_slot_more", "ideal_ratio"))
 def pipeline_bubble(d: Draw) -> Problem:
     """Fraction of the step idle: (p − 1)/(m + p − 1); interleaved with v chunks: (p − 1)/(v·m + p − 1).
 
@@ -339,7 +346,12 @@ _TP_MIB = (16.0, 65536.0)
 
 
 @family("parallel.tensor_parallel_bytes", topic="parallelism", title="Bytes a tensor-parallel layer all-reduces",
-        types=("nat",), tags=("tensor-parallel", "megatron", "all-reduce"), marks=2, source=_SRC)
+        types=("nat",), tags=("tensor-parallel", "megatron", "all-reduce"), marks=2, source=_SRC,
+        # issue 39, its MCQ view (medium, hard: the bytes each GPU sends): half or twice the all-reduces (or the bytes
+        # per value) and the ring's 2(t−1)/t left out or applied twice, each either way by the same step; not the whole
+        # tensor sent twice (× t/(t − 1), one way only), which near an end of the keys' range (key_range) stood in for a
+        # cross that did not fit and put the key at the bottom or third of the four options
+        view_slips=("half_the_all_reduces", "fp32", "message_only"))
 def tensor_parallel_bytes(d: Draw) -> Problem:
     """Megatron: 2 all-reduces of b·s·h per layer forward, 2 backward; sequence parallelism sends the same bytes.
 

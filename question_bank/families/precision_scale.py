@@ -200,7 +200,16 @@ def _fp8_states(recipe: str, N: int, *, rows=None):
 
 
 @family("precision.fp8_memory", topic="quantisation", title="Model-state memory of FP8 training",
-        types=("nat",), tags=("fp8", "mixed-precision", "memory", "zero", "training"), source=_SRC)
+        types=("nat",), tags=("fp8", "mixed-precision", "memory", "zero", "training"), source=_SRC,
+        # issue 39, its MCQ view (medium, hard: per GPU, in GB or GiB, named in words): the unit's slip and Adam's
+        # moments in the other recipe's precision, each going the way the statement's words say. GiB asked: GB given,
+        # up × 1.0737; GB asked: GiB given, down; Transformer Engine's fp32 moments taken as bf16: down, DeepSeek-V3's
+        # bf16 as fp32: up, by the same factor (5 + 12/d)/(5 + 8/d). Every option is then a value of the same printed
+        # figures in one of the units and recipes, and neither step's size tells its way. Not "t only" (× p or ÷ p: an
+        # exact multiple of a printed number between the options' two columns), the ZeRO slips (one way, by factors of
+        # 1.5 to 3) nor ±1 byte of FP8 weights (1 + 1/K up against 1/(1 − 1/K) down with K in 5 to 6.5 bytes: the
+        # step's size told its way)
+        view_slips=("gb_for_gib", "gib_for_gb", "moments_bf16", "moments_fp32"))
 def fp8_memory_family(d: Draw) -> Problem:
     """Bytes per parameter: Transformer Engine 2 + 1 + 4 + 2 + 4 + 4 = 17 (bf16 and fp8 weights, fp32 master, bf16
     gradients, fp32 m and v); DeepSeek-V3 1 + 4 + 4 + 2 + 2 = 13. ZeRO-1 divides the master weights and moments
@@ -349,7 +358,11 @@ _RUN_TOKENS = (100.0, 40_000.0)
 
 
 @family("measurements.run_flops", topic="hardware", title="A run's FLOPs from GPU-hours or days × chips",
-        types=("nat",), tags=("flops", "mfu", "gpu-hours", "compute-budget", "measurement"), source=_SRC)
+        types=("nat",), tags=("flops", "mfu", "gpu-hours", "compute-budget", "measurement"), source=_SRC,
+        # issue 39, its MCQ view (hard, the tokens trained): the MFU and the peak's or the 6N's factor of 2, each either
+        # way. Near an end of the plausible range (key_range) those crosses do not fit and the draw is made again; a
+        # one-way slip (4N, 8N, 2N, days as hours) taken there instead would say which side of it the key lies
+        view_slips=("no_mfu", "sparse_peak", "macs_vs_flops"))
 def run_flops_family(d: Draw) -> Problem:
     """FLOPs = GPU-hours × 3,600 × dense peak × MFU, or days × 86,400 × chips × peak × MFU; tokens = FLOPs / (6N).
 
@@ -500,7 +513,8 @@ def _has_tie(rows, bits: int) -> bool:
 
 
 @family("precision.quant_granularity", topic="quantisation", title="Per-tensor, per-channel and per-block int4 scales",
-        types=("nat",), tags=("int4", "absmax", "per-channel", "per-block", "quantisation-error"), source=_SRC)
+        types=("nat",), tags=("int4", "absmax", "per-channel", "per-block", "quantisation-error"), source=_SRC,
+        told_apart=("per_tensor", "per_channel"))
 def quant_granularity(d: Draw) -> Problem:
     """absmax int4 of a matrix W (rows = output channels): scale = max|group| / 7 per tensor (one group), per
     channel (a row) or per block (two consecutive entries of a row); error = max |x̂ − x|, MSE = mean (x̂ − x)².

@@ -19,7 +19,14 @@ _SRC = "issue 10 (quantised weights: ggml-common.h; Frantar et al. 2023 GPTQ; De
 
 
 @family("quantisation.ggml_bytes", topic="quantisation", title="Bytes of a weight matrix in a ggml format (Q4_0, Q8_0, K-quants)",
-        types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC)
+        types=("nat",), tags=("quantisation", "gguf", "memory"), source=_SRC,
+        told_apart=("fp32_scale",),
+        # issue 39, its MCQ view at hard (the K-quants; easy and medium cross every slip of the draw): the unit (GB for
+        # GiB, MB for MiB) and the fp16 super-block scales taken as fp32 or left out, each either way by alike steps.
+        # Not the scales forgotten (Q4_K's 144 bytes a block as 128) or counted twice (160): a fixed share s per
+        # format, and the step down, ln 1/(1 − s), larger than the step up, ln(1 + s), told the slip's way and the
+        # key's corner
+        view_slips={"hard": ("unit", "fp32_scale")})
 def ggml_bytes(d: Draw) -> Problem:
     """n weights in blocks: (n / block) × block bytes; easy: Q4_0 (18 bytes per 32), hard: the K-quants' super-blocks.
 

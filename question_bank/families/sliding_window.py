@@ -63,7 +63,11 @@ def _sized(d: Draw, div: int) -> tuple[tuple[int, int, int], int, int, int]:
 
 
 @family("window.kv_cache", topic="counting", title="KV cache with a sliding window (all layers or alternating)",
-        types=("nat",), tags=("memory", "kv-cache", "sliding-window", "mistral", "gemma"), marks=2, source=_SRC)
+        types=("nat",), tags=("memory", "kv-cache", "sliding-window", "mistral", "gemma"), marks=2, source=_SRC,
+        # issue 39, its MCQ view (medium, hard): the factor 2 of K and V and the unit (GB for GiB or GiB for GB), each
+        # either way, kept inside the keys' range (given["key_range"]); not a window slip, which goes one way only and
+        # told the key's side
+        view_slips=("forgot_k_and_v", "gib_for_gb", "gb_for_gib"))
 def kv_cache(d: Draw) -> Problem:
     """2 · B · h_kv · d_h · bytes · (L_local · min(n, W) + L_global · n): a windowed layer's rolling buffer."""
     from solver.counting.config import ModelConfig

@@ -97,7 +97,8 @@ def mlp_params(d: Draw) -> Problem:
 @family("counting.vit_params", topic="counting", title="Vision Transformer: patch embedding, class token, position table",
         types=("integer",), tags=("parameters", "vit", "vision"), source=_SRC,
         small_pool="the patch embedding of easy depends only on the patch size, the channels and d, so easy varies the "
-                   "ViT size (seven), the patch size (nine) and the channels (four)")
+                   "ViT size (seven), the patch size (nine) and the channels (four)",
+        told_apart=("no_channels",))
 def vit_params(d: Draw) -> Problem:
     """Easy: the patch embedding P·P·C·d + d; medium: + class token + (N + 1)·d positions (half the draws also
     DeiT's distillation token and N + 2 positions); hard: the whole encoder of a ViT width at any depth."""

@@ -150,3 +150,22 @@ def test_the_reading_finds_what_people_write():
     for v in (70e9, 15e12, 1e25, 5e-6, 3e21, 2):
         assert stated(v, nums), v
     assert not stated(32000, printed_numbers("L = 32 layers, d = 4096"))  # a vocabulary never printed
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_the_with_sparsity_mistake_only_where_a_with_sparsity_figure_is_printed(level):
+    """"Used the with-sparsity peak" names a figure the student read: it is offered only on a statement that
+    prints the datasheet's 2:4-sparsity figure (``measurements.mfu_step`` offered it beside a statement that
+    printed the dense peak alone)."""
+    seen = 0
+    for fam in FAMS.values():
+        if level not in fam.levels:
+            continue
+        for seed in range(6):
+            p = fam.generate(seed, level)
+            for text, ms in ((p.statement_text, p.misconceptions),
+                             *((p.statement_text + "\n" + pt.prompt_text, pt.misconceptions) for pt in p.parts)):
+                if any(m.id == "sparse_peak" for m in ms):
+                    seen += 1
+                    assert re.search(r"2:4|sparsity", text), f"{p.id}: {text}"
+    assert seen

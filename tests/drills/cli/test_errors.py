@@ -211,3 +211,33 @@ def test_command_line_numbers_refused(text, why):
         parse_number(text, "--x")
     assert e.value.format_message().startswith("--x: ")
     assert why in e.value.format_message()
+
+
+@pytest.mark.parametrize("words, expect", [
+    (["solve", "kv-bytes"], "memory"),  # a guessed name: the command whose help names KV and bytes
+    (["solve", "softmx"], "softmax"),  # a typo
+    (["solver", "params"], "solve"),
+    (["solve", "roofline-x"], "roofline"),
+])
+def test_an_unknown_command_names_the_ones_meant(words, expect):
+    """``qkv solve kv-bytes`` (no such command: a KV cache's bytes are ``solve memory --what kv-cache``) says which
+    commands the name may mean, in the one error line: those spelled alike, then those whose help names its words."""
+    r = CliRunner().invoke(cli, words)
+    line = [ln for ln in r.output.splitlines() if "No such command" in ln]  # click's runner: stdout and stderr
+    assert r.exit_code == 2 and len(line) == 1 and "Did you mean" in line[0] and expect in line[0].split("Did you mean", 1)[1], line
+
+
+def test_an_unknown_command_with_nothing_near_is_one_plain_line():
+    r = CliRunner().invoke(cli, ["solve", "zzzzqq"])
+    assert r.exit_code == 2 and "Did you mean" not in r.output and "Traceback" not in r.output
+
+
+def test_solve_kv_cache_is_the_memory_command_for_a_kv_cache():
+    """``qkv check kv-cache`` exists, so people type ``qkv solve kv-cache``: it answers as ``solve memory --what
+    kv-cache`` does (the same output for the same flags), and ``qkv solve --help`` lists it."""
+    flags = ["--preset", "llama-2-7b", "--seq", "4096", "--batch", "1", "--dtype", "bf16"]
+    alias = CliRunner().invoke(cli, ["solve", "kv-cache", *flags])
+    full = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", *flags])
+    assert alias.exit_code == full.exit_code == 0 and alias.output == full.output
+    assert "2,147,483,648" in alias.output  # 2 × 32 layers × 4096 × 32 heads × 128 × 2 bytes, as Llama-2-7B's config
+    assert "kv-cache" in CliRunner().invoke(cli, ["solve", "--help"]).output

@@ -114,12 +114,13 @@ BLOCK = range(6)
 
 
 def test_by_hand_pinned():
-    """Seed 0, easy, worked on paper: S = [[4, 3], [3, 2]], S/2 = [[2, 1.5], [1.5, 1]], each row's weights
-    softmax(0.5, 0) = (0.62, 0.38), and AV's first column 0.62·1 + 0.38·2 = 1.38."""
+    """Seed 0, easy, worked on paper: S = [[1, 3], [1, 3]], S/2 = [[0.5, 1.5], [0.5, 1.5]], each row's weights
+    softmax(0.5, 1.5) = (1/(1 + e), e/(1 + e)) = (0.27, 0.73), and AV's first column 0.2689·2 + 0.7311·1 = 1.27.
+    (Its first draw, S = [[4, 3], [3, 2]], was symmetric, so K·Qᵀ gave the key: told apart, it is drawn again.)"""
     p = FAMILIES["attention.by_hand"].generate(0, "easy")
     s, scaled, a, out = _attention(p.statement_text)
-    assert s.tolist() == [[4.0, 3.0], [3.0, 2.0]]
-    assert round(float(a[0, 0]), 2) == 0.62 and round(float(out[0, 0]), 2) == 1.38
+    assert s.tolist() == [[1.0, 3.0], [1.0, 3.0]]
+    assert round(float(a[0, 0]), 2) == 0.27 and round(float(out[0, 0]), 2) == 1.27
     assert audit(p, by_hand) is None
 
 

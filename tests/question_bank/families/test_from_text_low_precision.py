@@ -5,7 +5,8 @@ the answer computed here by the formula or the number format the statement descr
 asks the grader whether the key accepts it, exact and rounded as asked; for an MCQ, whether the keyed option is
 the one it matches):
 
-- ``measurements.mfu_step``: MFU = 6N × tokens per step / (seconds per step × chips × printed dense peak);
+- ``measurements.mfu_step``: MFU = 6N × tokens per step / (seconds per step × chips × printed dense peak, or half the
+  printed with-sparsity figure);
 - ``measurements.nccl_busbw``: nccl-tests' algbw = S / t, busbw = algbw × 2(n - 1)/n for all_reduce and
   × (n - 1)/n for reduce_scatter, all_gather and all_to_all (its PERFORMANCE.md), over the link's rate for the
   fraction;
@@ -54,8 +55,12 @@ SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 def mfu_step(p, chips_on: bool = True, peak_x: float = 1, per_token: int = 6) -> float:
     t = p.statement_text
     n = num(find(r"A (\d+(?:\.\d+)?)B-parameter model", t)[1]) * 1e9
-    m = find(r"trains on ([\d,]+) × [\w-]+ \(dense bf16 peak ([\d,.]+) TFLOP/s per chip\)", t)
-    chips, peak = num(m[1]), num(m[2]) * 1e12
+    if m := re.search(r"trains on ([\d,]+) × [\w-]+ chips \(its datasheet lists BF16 tensor throughput as ([\d,.]+) "
+                      r"TFLOP/s with 2:4 structured sparsity; dense matmuls cannot use sparsity\)", t):
+        chips, peak = num(m[1]), num(m[2]) * 1e12 / 2  # a dense matmul gets half the with-sparsity figure
+    else:
+        m = find(r"trains on ([\d,]+) × [\w-]+ \(dense bf16 peak ([\d,.]+) TFLOP/s per chip\)", t)
+        chips, peak = num(m[1]), num(m[2]) * 1e12
     if m := re.search(r"with ([\d,]+) tokens per step", t):
         tokens = num(m[1])
     else:

@@ -1,7 +1,7 @@
 """The keys of question_bank/families/parallelism.py recomputed from the text a student reads.
 
 For each family and its MCQ view, the numbers are parsed from ``statement_text`` with regular expressions and
-the answer computed here by the textbook formula for what the statement describes (``key_from_text`` then
+the answer computed here by the textbook formula for what the statement describes (``from_text_audit`` then
 asks the grader whether the key accepts it, exact and rounded as asked; for an MCQ, whether the keyed option is
 the one it matches):
 

@@ -1,7 +1,7 @@
 """The keys of question_bank/families/precision_scale.py recomputed from the text a student reads.
 
 For each family and its MCQ view, the numbers are parsed from ``statement_text`` with regular expressions and
-the answer computed here by the formula the statement states (``key_from_text`` then asks the grader whether
+the answer computed here by the formula the statement states (``from_text_audit`` then asks the grader whether
 the key accepts it, exact and rounded as asked; for an MCQ, whether the keyed option is the one it matches):
 
 - ``measurements.run_flops``: FLOPs = chip-seconds × dense peak × MFU, the dense peak being half a datasheet

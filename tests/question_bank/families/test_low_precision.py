@@ -201,9 +201,7 @@ def test_block_bytes_hard_view_slips_do_not_tell_their_direction():
     alike over the draws, so the step a test-wise student measures between two options does not say which way the
     slip went, nor where the key sits. The scales' slip (4 or 4.5 bits against 4.25) is left out of the view: its
     step down is always the larger and piles up at the scales' ceiling share of 1/17, so its size told the way."""
-    from question_bank import numeric_mcq
-
-    assert set(numeric_mcq.VIEW_SLIPS["precision.block_bytes"]) == {"gb_for_gib", "bf16_left_out"}
+    assert set(FAMILIES["precision.block_bytes"].slips_in_view("hard")) == {"gb_for_gib", "bf16_left_out"}
     steps: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in
                                                          ("gb_for_gib", "bf16_left_out", "scales_forgotten")}
     for s in range(400):

@@ -207,8 +207,9 @@ def test_ggml_hard_view_slips_go_either_way_by_alike_steps():
     larger than its step up, by a tenth of itself at Q4_K, and that told the slip's way."""
     from question_bank import numeric_mcq
 
-    assert set(numeric_mcq.VIEW_SLIPS["quantisation.ggml_bytes/hard"]) == {"unit", "fp32_scale"}
-    assert "quantisation.ggml_bytes" not in numeric_mcq.VIEW_SLIPS  # easy and medium cross all their slips, as before
+    fam = FAMILIES["quantisation.ggml_bytes"]
+    assert set(fam.slips_in_view("hard")) == {"unit", "fp32_scale"}
+    assert fam.slips_in_view("easy") == fam.slips_in_view("medium") == ()  # easy and medium cross all their slips, as before
     view = numeric_mcq.mcq_view(FAMILIES["quantisation.ggml_bytes"])
     gaps = []
     for s in range(150):

@@ -75,8 +75,8 @@ def test_the_recipes_print_the_same_numbers():
 
 def test_hard_view_leaves_out_the_pipeline_slip():
     """"t only" (× p) or its inverse (÷ p) put a printed number between the options' two columns."""
-    assert set(numeric_mcq.VIEW_SLIPS["precision.fp8_memory"]) == {"gb_for_gib", "gib_for_gb", "moments_bf16",
-                                                                    "moments_fp32"}
+    assert set(FAMILIES["precision.fp8_memory"].slips_in_view("hard")) == {"gb_for_gib", "gib_for_gb", "moments_bf16",
+                                                                            "moments_fp32"}
     view = numeric_mcq.mcq_view(FAMILIES["precision.fp8_memory"])
     for s in range(40):
         p = view.generate(s, "hard")

@@ -55,7 +55,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from question_bank import curated
 from question_bank.grading import grade
 from question_bank.problem import ChoiceKey, IntegerKey, MatrixKey, NumericKey, Part, Problem
-from tests.question_bank.families.from_text_kernels import spoiled
+from tests.question_bank.families.from_text_audit import spoiled
 
 
 @functools.cache

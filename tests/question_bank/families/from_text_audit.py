@@ -408,7 +408,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     - ``test_the_audit_catches_a_wrong_key[fid]``: every key of a few draws moved past its tolerance is reported;
     - ``test_named_mistakes_from_text[fid]`` (with ``mistakes``, fid -> that family's table): the named mistakes
       carry the value the text gives with that mistake made, in the family and its MCQ view (unless the table
-      gives the view its own), and at least one is met.
+      gives the view its own), and each mistake the table names is met at least once.
 
     With ``share_draws`` the mistakes test reuses the key test's draws (kept for the process: for a file whose
     families are slow to draw).
@@ -467,11 +467,13 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
             """The feedback is right for the numbers on the screen: each named mistake carries the value the text
             gives with that mistake made."""
             block = tuple(seeds_for.get(fid.removesuffix("_mcq"), mistake_seeds))
-            checked, bad = 0, []
+            checked, bad, met = 0, [], set()
             for view in mistake_views(mistakes, fid):
-                n, b, _ = mistakes_many(view, mistakes[fid], block, draw)
-                checked, bad = checked + n, bad + b
+                n, b, seen = mistakes_many(view, mistakes[fid], block, draw)
+                checked, bad, met = checked + n, bad + b, met | seen
             assert checked and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
+            never = [] if callable(mistakes[fid]) else sorted(set(mistakes[fid]) - met)
+            assert not never, f"{fid}: the mistakes {never} were never met over these seeds (the check would be empty)"
 
         tests[test_named_mistakes_from_text.__name__] = test_named_mistakes_from_text
     return tests

@@ -116,6 +116,15 @@ def test_a_part_and_a_misconception_planted_wrong_are_reported():
     assert len(bad) == checked > 0 and "misconception" in bad[0]
 
 
+def test_a_named_mistake_never_met_is_reported():
+    """A table naming a mistake no draw offers would check nothing for it: the factory says so."""
+    table = dict(test_from_text_hardware.MISTAKES["hardware.gpu_days"], no_such_mistake=lambda t: 0.0)
+    test = key_tests({"hardware.gpu_days": GPU_DAYS}, ["hardware.gpu_days"], mistakes={"hardware.gpu_days": table},
+                     mistake_seeds=range(3))["test_named_mistakes_from_text"]
+    with pytest.raises(AssertionError, match=r"\['no_such_mistake'\] were never met"):
+        test("hardware.gpu_days")
+
+
 def test_nat_rule_cases():
     """The NAT rule by hand: a key of 12.5 ± 0.005 asked to two places accepts 12.5 and rejects 12.6; a key keeping
     three places where the text asks two is reported; no rounding asked and a value that is not whole is reported."""

@@ -173,3 +173,24 @@ def test_the_sweep_counts_and_prints_a_planted_key(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert n == 2 * len(FAMILIES["hardware.gpu_days"].levels)
     assert "hardware.gpu_days medium: 2 draws, 2 disagreements" in out and "--- statement ---" in out
+
+
+def test_the_audits_import_neither_the_solver_nor_a_family_module():
+    """Independence is the point: the shared module, the readers and every audit file import no solver, no family's
+    module and not the numeric MCQ builder, and the shared module reads no ``given`` or solution."""
+    import ast
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    files = [here / "from_text_audit.py", here / "key_from_text.py", *here.glob("from_text*.py"),
+             *here.glob("test_from_text_*.py")]
+    bad = []
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{f.name}: {n}" for n in names if n.split(".")[0] == "solver" or n == "question_bank.numeric_mcq"
+                    or n.startswith("question_bank.families.")]
+    assert not bad, bad
+    shared = (here / "from_text_audit.py").read_text()
+    assert ".given" not in shared.replace("``Problem.given``", "") and ".solution" not in shared

@@ -396,7 +396,7 @@ class Audit(NamedTuple):
 
 def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: str | None = None, *,
               mistakes: Mapping | None = None, seeds=SEEDS, seeds_for: Mapping[str, Iterable[int]] | None = None,
-              mistake_seeds=MISTAKE_SEEDS, share_draws: bool = False) -> dict:
+              mistake_seeds=MISTAKE_SEEDS) -> dict:
     """The tests of an audit file, for its families ``fids`` (each recomputed by ``recompute[fid]``, an MCQ view by
     its base family's): bind them in the file with ``globals().update(key_tests(...))`` so that pytest collects
     them there (with ``CASES``, the (family, level) pairs, and ``AUDIT``, what :func:`sweep` needs).
@@ -410,8 +410,8 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
       carry the value the text gives with that mistake made, in the family and its MCQ view (unless the table
       gives the view its own), and each mistake the table names is met at least once.
 
-    With ``share_draws`` the mistakes test reuses the key test's draws (kept for the process: for a file whose
-    families are slow to draw).
+    Drawing is most of their time: the draws of the seeds the later tests use again (the wrong-key seeds and the
+    named mistakes' seeds) are kept from the key test until the last test that reads them has run.
     """
     import pytest
     from hypothesis import given
@@ -420,14 +420,20 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     fids = list(fids)
     cases = [(fid, lv) for fid in fids for lv in FAMILIES[fid].levels]
     seeds_for = dict(seeds_for or {})
+    with_mistakes = {v for f in mistakes or {} for v in mistake_views(mistakes, f)}
+    reused = {*SPOIL_SEEDS, *((*mistake_seeds, *(s for b in seeds_for.values() for s in b)) if with_mistakes else ())}
     kept: dict[tuple[str, int, str], Problem] = {}
 
     def draw(fid: str, seed: int, level: str) -> Problem:
-        if not share_draws:
+        if seed not in reused:
             return generate(fid, seed, level)
         if (fid, seed, level) not in kept:
             kept[fid, seed, level] = generate(fid, seed, level)
         return kept[fid, seed, level]
+
+    def done_with(fid: str) -> None:
+        for k in [k for k in kept if k[0] == fid]:
+            del kept[k]
     tests: dict[str, object] = {"CASES": cases, "AUDIT": Audit(recompute, fids, dict(mistakes or {}))}
 
     if module is not None:
@@ -454,8 +460,11 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
     @pytest.mark.parametrize("fid", fids)
     def test_the_audit_catches_a_wrong_key(fid):
         """The audit can fail: each key of a few draws, moved past its tolerance, is reported."""
-        f, r = FAMILIES[fid], recompute_for(recompute, fid)
-        missed = [p.id for lv in f.levels for s in SPOIL_SEEDS if audit(spoiled(p := f.generate(s, lv)), r) is None]
+        r = recompute_for(recompute, fid)
+        missed = [p.id for lv in FAMILIES[fid].levels for s in SPOIL_SEEDS
+                  if audit(spoiled(p := draw(fid, s, lv)), r) is None]
+        if fid not in with_mistakes:
+            done_with(fid)
         assert not missed, f"a wrong key not reported: {missed}"
 
     tests |= {t.__name__: t for t in (test_keys_from_text, test_keys_from_text_any_seed,
@@ -471,6 +480,7 @@ def key_tests(recompute: Mapping[str, Callable], fids: Iterable[str], module: st
             for view in mistake_views(mistakes, fid):
                 n, b, seen = mistakes_many(view, mistakes[fid], block, draw)
                 checked, bad, met = checked + n, bad + b, met | seen
+                done_with(view)
             assert checked and not bad, f"{len(bad)} of {checked} disagree; the first:\n{bad[0] if bad else ''}"
             never = [] if callable(mistakes[fid]) else sorted(set(mistakes[fid]) - met)
             assert not never, f"{fid}: the mistakes {never} were never met over these seeds (the check would be empty)"

@@ -624,8 +624,8 @@ WRONG = {
 FIDS = with_views(ANSWERS)
 
 #: drawing serving.continuous_batching is slow (about 50 ms a draw: the retries of the batch schedules): every other
-#: seed of the block; the named mistakes are checked on the key tests' draws
-globals().update(key_tests(ANSWERS, FIDS, "attention_systems", mistakes=WRONG, share_draws=True,
+#: seed of the block
+globals().update(key_tests(ANSWERS, FIDS, "attention_systems", mistakes=WRONG,
                            seeds_for={"serving.continuous_batching": SEEDS[::2]}))
 
 

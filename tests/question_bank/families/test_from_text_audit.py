@@ -57,11 +57,10 @@ def _factory_test(fid: str, name: str):
 def test_the_factory_reports_a_key_planted_one_percent_off(monkeypatch):
     """hardware.gpu_days with every key 1 % too high: the fixed-seed test fails, naming the problem, quoting the
     statement and giving both values."""
-    test = _factory_test("hardware.gpu_days", "test_keys_from_text")
-    test("hardware.gpu_days", "medium")  # the real family passes
+    _factory_test("hardware.gpu_days", "test_keys_from_text")("hardware.gpu_days", "medium")  # the real family passes
     monkeypatch.setitem(FAMILIES, "hardware.gpu_days", Planted("hardware.gpu_days", one_percent_up))
     with pytest.raises(AssertionError) as e:
-        test("hardware.gpu_days", "medium")
+        _factory_test("hardware.gpu_days", "test_keys_from_text")("hardware.gpu_days", "medium")
     msg = str(e.value)
     p = FAMILIES["hardware.gpu_days"].generate(0, "medium")
     assert "2 of 2 draws disagree" in msg and p.id in msg and p.statement_text in msg

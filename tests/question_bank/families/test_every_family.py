@@ -288,14 +288,15 @@ def gen(fid, diff="easy", seed=0):
 
 
 def test_pin_attention_by_hand():
-    """Q = [[1,1,2,0],[0,1,2,0]], K = [[1,1,1,1],[1,0,1,1]], V = [[1,1],[2,1]], d_k = 4.
-    S = [[4,3],[3,2]]; S/2 = [[2,1.5],[1.5,1]]; each row's weights = [1/(1+e^-0.5), …] = [0.6225, 0.3775];
-    output row = 0.6225·[1,1] + 0.3775·[2,1] = [1.3775, 1]."""
+    """Q = [[1,1,1,2],[1,1,1,1]], K = [[0,0,1,0],[2,0,1,0]], V = [[2,2],[1,2]], d_k = 4 (seed 0).
+    S = [[1,3],[1,3]]; S/2 = [[0.5,1.5],[0.5,1.5]]; each row's weights = [1/(1+e), e/(1+e)] = [0.2689, 0.7311];
+    output row = 0.2689·[2,2] + 0.7311·[1,2] = [1.2689, 2]. (The first draw of seed 0 had a symmetric
+    S = [[4,3],[3,2]], where K·Qᵀ gives the key: told apart, it is drawn again.)"""
     p = gen("attention.by_hand")
-    assert p.given["q"] == [[1, 1, 2, 0], [0, 1, 2, 0]] and p.given["v"] == [[1, 1], [2, 1]]
-    assert p.parts[0].key.value == ((4, 3), (3, 2))
-    assert grade(p, [[1.38, 1.0], [1.38, 1.0]]).correct
-    assert grade(p.parts[2], [[0.62, 0.38], [0.62, 0.38]]).correct
+    assert p.given["q"] == [[1, 1, 1, 2], [1, 1, 1, 1]] and p.given["v"] == [[2, 2], [1, 2]]
+    assert p.parts[0].key.value == ((1, 3), (1, 3))
+    assert grade(p, [[1.27, 2.0], [1.27, 2.0]]).correct
+    assert grade(p.parts[2], [[0.27, 0.73], [0.27, 0.73]]).correct
 
 
 def test_pin_one_weight():

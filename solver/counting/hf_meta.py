@@ -408,8 +408,40 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
         part = part_of(name)
         parts[part] = parts.get(part, 0) + p.numel()
     active, experts = active_params(model, total)
+    notes += unbuilt_mtp(raw, model)
     return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module, named, fallback,
                        parts, active, experts, tuple(notes))
+
+
+#: Keys that give the number of multi-token-prediction (MTP, "next-n") layers a checkpoint ships after its
+#: decoder layers (GLM-4.5's ``num_nextn_predict_layers``, Qwen3.5's ``mtp_num_hidden_layers``, ...).
+MTP_KEYS = ("num_nextn_predict_layers", "num_mtp_layers", "mtp_num_hidden_layers", "mtp_num_layers")
+
+
+def unbuilt_mtp(raw: dict[str, Any], model: Any) -> list[str]:
+    """Notes on multi-token-prediction (MTP) layers the count leaves out, never silently: each MTP key of the file
+    (or its ``text_config``) set above 0 whose layers the class built does not hold (no parameter named ``mtp`` or
+    ``nextn``, none in a layer at or past ``num_hidden_layers``); else, where the file names none, the class's own
+    rule for dropping MTP weights when it loads a checkpoint (its ``_keys_to_ignore_on_load_unexpected``)."""
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    given = {k: src[k] for src in (raw, text) for k in MTP_KEYS
+             if isinstance(src.get(k), int) and not isinstance(src.get(k), bool) and src[k] > 0}
+    n_layers = text.get("num_hidden_layers") or raw.get("num_hidden_layers")
+    layer_at = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+    for name, _ in model.named_parameters():
+        hit = layer_at.search(name)
+        if "mtp" in name or "nextn" in name or (hit and isinstance(n_layers, int) and int(hit.group(1)) >= n_layers):
+            return []  # the class builds them: counted
+    cls = type(model).__name__
+    if given:
+        return [f"{key}={value}: the checkpoint's {value} multi-token-prediction layer{'s' if value > 1 else ''} "
+                f"(after the {n_layers} decoder layers) {'are' if value > 1 else 'is'} not built by transformers' "
+                f"{cls} (dropped when it loads the weights): not counted" for key, value in given.items()]
+    dropped = [p for p in getattr(type(model), "_keys_to_ignore_on_load_unexpected", None) or ()
+               if isinstance(p, str) and "mtp" in p.lower()]
+    return [f"multi-token prediction: transformers' {cls} drops checkpoint weights matching "
+            f"{', '.join(repr(p) for p in dropped)} when it loads them (the file names no MTP layer count): "
+            "a checkpoint that ships them holds more parameters than this count"] if dropped else []
 
 
 # ---- issue 37: the KV cache of a type qkv does not read, from transformers' own config --------------------

@@ -84,6 +84,16 @@ SHRINK: dict[str, dict] = {
                    "vision": {"out_hidden_size": 32, "fullatt_block_indexes": [0], "window_size": 28}},
     "glm4v_moe": {"head_dim": 8, "set": {"rope_scaling": {"rope_type": "default", "mrope_section": [1, 0, 1]}},
                   "vision": {"out_hidden_size": 32}},
+    "smollm3": {"layers": 4, "set": {"no_rope_layers": [1, 1, 1, 0]}},  # NoPE every 4th layer, as the file's 36
+    "olmoe": {},
+    "glm4_moe": {"layers": 2},  # one dense layer, one MoE layer
+    # 3 Gated DeltaNet layers : 1 full-attention layer (full_attention_interval 4); the linear heads made tiny
+    "qwen3_next": {"layers": 4, "head_dim": 8, "set": {"linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                                       "linear_key_head_dim": 4, "linear_value_head_dim": 4}},
+    # one Mamba-2 layer, one attention layer, one MLP layer (the file's M, *, - of hybrid_override_pattern)
+    "nemotron_h": {"layers": 3, "set": {"hybrid_override_pattern": "M*-", "attention_head_dim": 4, "mamba_num_heads": 4,
+                                        "mamba_head_dim": 4, "n_groups": 1, "ssm_state_size": 4, "chunk_size": 4,
+                                        "use_mamba_kernels": False}},
 }
 
 

@@ -212,3 +212,40 @@ def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
                                  "--seq", "8", "--dtype", "fp32"])
     errors = [line for line in r.output.splitlines() if line.startswith("qkv: error:")]
     assert r.exit_code == 2 and len(errors) == 1 and "an encoder has no KV cache" in errors[0], r.output
+
+
+#: Corpus files added for model types of 2025-2026 (hybrids, MTP, NoPE layers): their KV cache at 4,096 tokens in
+#: bf16, worked out below from the file's own keys alone (no transformers config, no qkv code).
+FROM_THE_FILE = ["smollm3-3b.json", "olmoe-1b-7b-0125-instruct.json", "qwen3-next-80b-a3b-instruct.json",
+                 "glm-4.5-air.json", "nemotron-h-8b-base-8k.json"]
+
+
+def attention_layers_of(raw: dict) -> int:
+    """The layers that keep keys and values, read from the file as its model card describes them: Nemotron-H's
+    ``hybrid_override_pattern`` (``*`` attention, ``M`` Mamba-2, ``-`` MLP), Qwen3-Next's ``full_attention_interval``
+    (every k-th layer full attention, the rest Gated DeltaNet), ``layer_types`` where given, else every layer."""
+    n = raw["num_hidden_layers"]
+    if "hybrid_override_pattern" in raw:
+        assert len(raw["hybrid_override_pattern"]) == n
+        return raw["hybrid_override_pattern"].count("*")
+    if "layer_types" in raw:
+        assert len(raw["layer_types"]) == n
+        return sum(t == "full_attention" for t in raw["layer_types"])
+    if "full_attention_interval" in raw:
+        return sum((i + 1) % raw["full_attention_interval"] == 0 for i in range(n))
+    return n
+
+
+@pytest.mark.parametrize("name", FROM_THE_FILE)
+def test_kv_cache_at_4096_tokens_is_what_the_file_says(name, tmp_path):
+    """K and V (2) × attention layers × KV heads × head size × 4,096 positions × 2 bytes (bf16), batch 1; the head
+    size is ``head_dim`` (Nemotron-H: ``attention_head_dim``), else hidden_size / num_attention_heads."""
+    raw = json.loads((HERE / "corpus" / name).read_text())
+    heads = raw["num_attention_heads"]
+    kv = raw.get("num_key_value_heads") or heads
+    head = raw.get("head_dim") or raw.get("attention_head_dim") or raw["hidden_size"] // heads
+    expected = 2 * attention_layers_of(raw) * kv * head * 4096 * 2
+    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(HERE / "corpus" / name),
+                                 "--seq", "4096", "--batch", "1", "--dtype", "bf16", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["answer"] == expected, (name, expected)

@@ -107,6 +107,17 @@ def sealed() -> Iterator[list[str]]:
         _SEALED.on = False
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """While inside: Python warnings transformers raises on reading a file (a deprecated key such as
+    ``rope_scaling``) are not printed: qkv's output names what it cannot honour itself, in its own lines."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _import_offline():
     """``(torch, transformers)`` with the Hub's offline switches on (also when imported before)."""
     for key, value in OFFLINE_ENV.items():
@@ -344,7 +355,7 @@ def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | 
 
     hook = torch.nn.modules.module.register_module_module_registration_hook(bounded)
     try:
-        with sealed() as blocked:
+        with sealed() as blocked, quiet():
             try:
                 hf_config = config_cls.from_dict(clean)
                 check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
@@ -448,7 +459,7 @@ def unbuilt_mtp(raw: dict[str, Any], model: Any) -> list[str]:
 
 #: Layer kinds that keep a key and a value per position (full), per position within a window, or none
 #: (linear attention and state-space layers keep a fixed-size state, not a KV cache).
-_FULL = ("full_attention", "attention", "global_attention", "global")
+_FULL = ("full_attention", "attention", "global_attention", "global", "indexed_attention")
 _WINDOWED = ("sliding_attention", "chunked_attention", "local_attention", "sliding", "local")
 _NO_KV = ("linear_attention", "mamba", "mamba2", "ssm", "conv", "recurrent", "rwkv", "lightning_attention",
           "short_conv", "moe_linear_attention", "delta_net", "gated_deltanet", "mlp", "moe")
@@ -478,10 +489,18 @@ class HFKVLayout:
                 out.append((f"{kind} layers ({n})", 0, "no KV cache (a fixed-size state, not counted here)"))
                 continue
             pos = seq if window is None else min(seq, window)
-            size = int(2 * n * batch * pos * kv * hd * elem)
             span = f"{pos:,}" if window is None else f"min({seq:,}, window {window:,})"
+            if kind.startswith(LATENT):  # one latent vector per position (its width in the kind), no K and V heads
+                size = int(n * batch * pos * hd * elem)
+                out.append((f"{kind} layers ({n})", size, f"{n} × {batch} × {span} × {hd} × {float(elem):g} B"))
+                continue
+            size = int(2 * n * batch * pos * kv * hd * elem)
             out.append((f"{kind} layers ({n})", size, f"2 × {n} × {batch} × {span} × {kv} × {hd} × {float(elem):g} B"))
         return out
+
+
+#: The kind of a layer whose cache is one latent vector per position (multi-head latent attention).
+LATENT = "latent attention"
 
 
 def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
@@ -500,7 +519,7 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     kind = raw.get("model_type")
     check_layers(raw)
     try:
-        with sealed():
+        with sealed(), quiet():
             config = config_cls.from_dict(_no_downloads(raw))
             text = config.get_text_config(decoder=True)
     except SolverInputError:
@@ -511,15 +530,41 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
 
     def attr(*names: str) -> Any:
         for name in names:
-            value = getattr(text, name, None)
+            try:
+                value = getattr(text, name, None)
+            except Exception:  # noqa: BLE001 - transformers 5.2x refuses a global read of an attribute that varies
+                value = None   # by layer (Gemma 4's KV heads and head size): read per layer below
             if value is not None:
                 return value
         return None
 
-    for key in ("kv_lora_rank", "num_kv_shared_layers", "kv_sharing", "cross_layer_attention"):
+    #: transformers' per-layer view of a heterogeneous config (Gemma 4: sliding layers of 16 KV heads × 256,
+    #: full layers of num_global_key_value_heads × global_head_dim); None where every layer is alike
+    per_layer = attr("per_layer_config")
+
+    def at(i: int, name: str, default: Any) -> Any:
+        """Layer ``i``'s own value of ``name`` (its per-layer config), else ``default``."""
+        if per_layer is None:
+            return default
+        try:
+            value = getattr(per_layer[i], name, None)
+        except Exception:  # noqa: BLE001 - no per-layer value: the global one
+            value = None
+        return default if value is None else value
+
+    for key in ("num_kv_shared_layers", "kv_sharing", "cross_layer_attention"):
         if attr(key):
-            raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (latent attention, layers "
-                                   "sharing another's cache) is not derived for a type qkv does not read", param="config")
+            raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (layers sharing another's "
+                                   "cache) is not derived for a type qkv does not read", param="config")
+    # multi-head latent attention (DeepSeek-V2 §2.1): transformers caches, per attention layer and position, the
+    # compressed c_KV (kv_lora_rank) and the shared RoPE key (qk_rope_head_dim); DeepSeek-V3.2's sparse attention
+    # adds its indexer's key (index_head_dim) per position
+    rank, rope, index = attr("kv_lora_rank"), attr("qk_rope_head_dim"), attr("index_head_dim")
+    latent = None
+    if rank:
+        parts = [rank, rope or 0] + ([index] if index else [])
+        names = "kv_lora_rank + qk_rope_head_dim" + (" + index_head_dim" if index else "")
+        latent = (f"{LATENT} ({names} = {' + '.join(str(p) for p in parts)})", sum(parts))
     n_layers, heads = attr("num_hidden_layers", "n_layer", "num_layers"), attr("num_attention_heads", "n_head")
     if kind in _STATE_SPACE and heads is None and isinstance(n_layers, int):
         # an attention-free state-space model: every layer keeps a fixed-size state, no KV cache
@@ -531,7 +576,7 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     kv = attr("num_key_value_heads", "num_kv_heads") or heads
     hd = attr("head_dim") or attr("hidden_size") // heads
     v_hd = attr("v_head_dim")
-    if v_hd not in (None, hd):
+    if v_hd not in (None, hd) and latent is None:
         raise SolverInputError(f"{kind}: v_head_dim {v_hd} != head_dim {hd}: not derived here", param="config")
     window = attr("sliding_window")
     chunk = attr("attention_chunk_size")
@@ -545,14 +590,18 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     if not isinstance(types, (list, tuple)) or len(types) != n_layers:
         raise SolverInputError(f"{kind}: layer_types needs one entry per layer ({n_layers})", param="config")
     layers = []
-    for t in types:
-        if t in _FULL:
-            layers.append(("full attention", kv, hd, None))
+    for i, t in enumerate(types):
+        kv_i, hd_i = at(i, "num_key_value_heads", kv), at(i, "head_dim", hd)
+        if latent is not None and (t in _FULL or t in _WINDOWED):
+            w = None if t in _FULL else (chunk if t == "chunked_attention" and chunk else window)
+            layers.append((latent[0], 1, latent[1], int(w) if w else None))
+        elif t in _FULL:
+            layers.append(("full attention", kv_i, hd_i, None))
         elif t in _WINDOWED:
             w = chunk if t == "chunked_attention" and chunk else window
             if not w:
                 raise SolverInputError(f"{kind}: layer type {t!r} without a window size", param="config")
-            layers.append((t.replace("_", " "), kv, hd, int(w)))
+            layers.append((t.replace("_", " "), kv_i, hd_i, int(w)))
         elif t in _NO_KV:
             layers.append((t.replace("_", " "), 0, 0, None))
         else:

@@ -94,6 +94,29 @@ SHRINK: dict[str, dict] = {
     "nemotron_h": {"layers": 3, "set": {"hybrid_override_pattern": "M*-", "attention_head_dim": 4, "mamba_num_heads": 4,
                                         "mamba_head_dim": 4, "n_groups": 1, "ssm_state_size": 4, "chunk_size": 4,
                                         "use_mamba_kernels": False}},
+    "minimax_m2": {"set": {"rotary_dim": 2, "attn_type_list": [1, 1]}, "drop": ["quantization_config"]},
+    # latent attention: the cache keeps c_KV (kv_lora_rank) and the RoPE key per position, and DeepSeek-V3.2's
+    # indexer its own key (index_head_dim)
+    "deepseek_v32": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4},
+                     "drop": ["quantization_config"]},
+    "glm4_moe_lite": {"layers": 2, "set": {"q_lora_rank": 5}},
+    # 3 Kimi Delta Attention layers : 1 latent-attention layer (linear_attn_config, 1-based layer numbers)
+    "kimi_linear": {"layers": 4, "set": {"head_dim": 4, "num_experts_per_token": 2, "linear_attn_config": {
+        "full_attn_layers": [4], "kda_layers": [1, 2, 3], "head_dim": 4, "num_heads": 2, "short_conv_kernel_size": 4}}},
+    "qwen3_5": {"layers": 4, "head_dim": 8, "set": {"linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                                    "linear_key_head_dim": 4, "linear_value_head_dim": 4,
+                                                    "rope_parameters": {"rope_type": "default", "mrope_section": [1, 1, 0],
+                                                                        "partial_rotary_factor": 0.25}},
+                "vision": {"out_hidden_size": 32, "depth": 1}},
+    "qwen3_5_moe": {"layers": 4, "head_dim": 8, "set": {"linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                                        "linear_key_head_dim": 4, "linear_value_head_dim": 4,
+                                                        "rope_parameters": {"rope_type": "default",
+                                                                            "mrope_section": [1, 1, 0],
+                                                                            "partial_rotary_factor": 0.25}},
+                    "vision": {"out_hidden_size": 32, "depth": 1}},
+    # 5 sliding : 1 full; full layers of num_global_key_value_heads × global_head_dim, K shared as V (attention_k_eq_v)
+    "gemma4": {"layers": 6, "set": {"global_head_dim": 8, "num_global_key_value_heads": 1},
+               "vision": {"head_dim": 8, "global_head_dim": 8, "position_embedding_size": 64}},
 }
 
 
@@ -115,8 +138,14 @@ def shrink(raw: dict, rule: dict) -> dict:
     # heads as transformers reads the file (its defaults where the file is silent)
     conf = getattr(transformers, raw["architectures"][0]).config_class.from_dict(
         {k: v for k, v in raw.items() if k != "model_type"}).get_text_config()
-    heads = getattr(conf, "num_attention_heads", None) or getattr(conf, "n_head", None) or 1  # 1: no attention
-    kv_file = getattr(conf, "num_key_value_heads", None) or (1 if getattr(conf, "multi_query", False) else heads)
+    def get(name):  # transformers 5.2x refuses a global read of a per-layer attribute (Gemma 4's KV heads)
+        try:
+            return getattr(conf, name, None)
+        except Exception:  # noqa: BLE001
+            return getattr(conf.per_layer_config[0], name, None)
+
+    heads = get("num_attention_heads") or get("n_head") or 1  # 1: no attention
+    kv_file = get("num_key_value_heads") or (1 if get("multi_query") else heads)
     kv = rule.get("kv", min(kv_file, 2))
     heads_tiny = kv * min(heads // kv_file, 4)
     head_dim = rule.get("head_dim", 4)
@@ -171,11 +200,13 @@ def measured_cache(raw: dict, forward: str | None = None) -> int:
         out = model(input_ids=ids[:, : N - 1], use_cache=True)
         out = model(input_ids=ids[:, N - 1:], past_key_values=out.past_key_values, use_cache=True)
     cache = out.past_key_values
-    tensors = []
+    tensors, indexer = [], []
     for layer in getattr(cache, "layers", ()):
         tensors += [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        indexer.append(getattr(layer, "indexer_keys", None))  # DeepSeek-V3.2's sparse-attention indexer: (B, n, d)
     tensors += list(getattr(cache, "key_cache", ())) + list(getattr(cache, "value_cache", ()))
-    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor) and t.dim() == 4)
+    return (sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor) and t.dim() == 4)
+            + sum(t.numel() * t.element_size() for t in indexer if isinstance(t, torch.Tensor)))
 
 
 def qkv_answer(raw: dict, tmp_path: Path) -> int:
@@ -214,38 +245,74 @@ def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
     assert r.exit_code == 2 and len(errors) == 1 and "an encoder has no KV cache" in errors[0], r.output
 
 
-#: Corpus files added for model types of 2025-2026 (hybrids, MTP, NoPE layers): their KV cache at 4,096 tokens in
-#: bf16, worked out below from the file's own keys alone (no transformers config, no qkv code).
+#: Corpus files added for model types of 2025-2026 (hybrids, latent attention, per-layer KV shapes, MTP): their KV
+#: cache at 4,096 tokens in bf16, worked out below from the file's own keys alone (no transformers config, no qkv code).
 FROM_THE_FILE = ["smollm3-3b.json", "olmoe-1b-7b-0125-instruct.json", "qwen3-next-80b-a3b-instruct.json",
-                 "glm-4.5-air.json", "nemotron-h-8b-base-8k.json"]
+                 "glm-4.5-air.json", "nemotron-h-8b-base-8k.json", "minimax-m2.7.json", "deepseek-v3.2.json",
+                 "glm-4.7-flash.json", "kimi-linear-48b-a3b-instruct.json", "qwen3.5-4b.json", "qwen3.5-35b-a3b.json",
+                 "gemma-4-31b-it.json"]
 
 
-def attention_layers_of(raw: dict) -> int:
-    """The layers that keep keys and values, read from the file as its model card describes them: Nemotron-H's
-    ``hybrid_override_pattern`` (``*`` attention, ``M`` Mamba-2, ``-`` MLP), Qwen3-Next's ``full_attention_interval``
-    (every k-th layer full attention, the rest Gated DeltaNet), ``layer_types`` where given, else every layer."""
-    n = raw["num_hidden_layers"]
-    if "hybrid_override_pattern" in raw:
-        assert len(raw["hybrid_override_pattern"]) == n
-        return raw["hybrid_override_pattern"].count("*")
-    if "layer_types" in raw:
-        assert len(raw["layer_types"]) == n
-        return sum(t == "full_attention" for t in raw["layer_types"])
-    if "full_attention_interval" in raw:
-        return sum((i + 1) % raw["full_attention_interval"] == 0 for i in range(n))
-    return n
+def layer_kinds_of(text: dict) -> list[str]:
+    """Per layer, "full", "sliding" or "none" (no KV cache), read from the file as its model card describes it:
+    Nemotron-H's ``hybrid_override_pattern`` (``*`` attention, ``M`` Mamba-2, ``-`` MLP), Kimi-Linear's
+    ``linear_attn_config.full_attn_layers`` (numbered from 1; the rest Kimi Delta Attention), ``layer_types``
+    where given (linear attention keeps none), Qwen3-Next's ``full_attention_interval`` (every k-th layer full, the
+    rest Gated DeltaNet), else every layer full."""
+    n = text["num_hidden_layers"]
+    if "hybrid_override_pattern" in text:
+        assert len(text["hybrid_override_pattern"]) == n
+        return ["full" if c == "*" else "none" for c in text["hybrid_override_pattern"]]
+    if "linear_attn_config" in text:
+        full = {i - 1 for i in text["linear_attn_config"]["full_attn_layers"]}
+        return ["full" if i in full else "none" for i in range(n)]
+    if "layer_types" in text:
+        assert len(text["layer_types"]) == n
+        return [{"full_attention": "full", "sliding_attention": "sliding"}.get(t, "none") for t in text["layer_types"]]
+    if "full_attention_interval" in text:
+        return ["full" if (i + 1) % text["full_attention_interval"] == 0 else "none" for i in range(n)]
+    return ["full"] * n
+
+
+def cache_bytes_from_the_file(raw: dict, seq: int = 4096, elem: int = 2) -> int:
+    """Batch 1. A GQA layer keeps K and V (2) × KV heads × head size per position (a sliding layer at most
+    ``sliding_window`` positions); Gemma 4's full layers use ``num_global_key_value_heads`` × ``global_head_dim``.
+    A latent-attention layer (``kv_lora_rank``, DeepSeek-V2 §2.1) keeps one vector of kv_lora_rank +
+    qk_rope_head_dim per position, DeepSeek-V3.2's also its indexer key (``index_head_dim``). Head size:
+    ``head_dim`` (Nemotron-H: ``attention_head_dim``), else hidden_size / num_attention_heads."""
+    text = raw.get("text_config") or raw
+    heads = text["num_attention_heads"]
+    kv = text.get("num_key_value_heads") or heads
+    head = text.get("head_dim") or text.get("attention_head_dim") or text["hidden_size"] // heads
+    total = 0
+    for kind in layer_kinds_of(text):
+        if kind == "none":
+            continue
+        pos = min(seq, text["sliding_window"]) if kind == "sliding" else seq
+        if text.get("kv_lora_rank"):
+            total += pos * (text["kv_lora_rank"] + text["qk_rope_head_dim"] + text.get("index_head_dim", 0)) * elem
+        elif kind == "full" and text.get("global_head_dim"):
+            total += 2 * pos * text["num_global_key_value_heads"] * text["global_head_dim"] * elem
+        else:
+            total += 2 * pos * kv * head * elem
+    return total
 
 
 @pytest.mark.parametrize("name", FROM_THE_FILE)
-def test_kv_cache_at_4096_tokens_is_what_the_file_says(name, tmp_path):
-    """K and V (2) × attention layers × KV heads × head size × 4,096 positions × 2 bytes (bf16), batch 1; the head
-    size is ``head_dim`` (Nemotron-H: ``attention_head_dim``), else hidden_size / num_attention_heads."""
-    raw = json.loads((HERE / "corpus" / name).read_text())
-    heads = raw["num_attention_heads"]
-    kv = raw.get("num_key_value_heads") or heads
-    head = raw.get("head_dim") or raw.get("attention_head_dim") or raw["hidden_size"] // heads
-    expected = 2 * attention_layers_of(raw) * kv * head * 4096 * 2
-    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(HERE / "corpus" / name),
-                                 "--seq", "4096", "--batch", "1", "--dtype", "bf16", "--json"])
+def test_kv_cache_at_4096_tokens_is_what_the_file_says(name):
+    path = HERE / "corpus" / name
+    expected = cache_bytes_from_the_file(json.loads(path.read_text()))
+    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(path), "--seq", "4096",
+                                 "--batch", "1", "--dtype", "bf16", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["answer"] == expected, (name, expected)
+
+
+def test_the_worked_cache_of_three_files_by_hand():
+    """The rule above, pinned on three files by hand: Qwen3-Next 12 full layers × 2 KV heads × 256 (the other 36
+    Gated DeltaNet); Gemma 4 31B 50 sliding layers × min(4096, 1024) × 16 × 256 and 10 full × 4096 × 4 × 512;
+    DeepSeek-V3.2 61 layers × 4096 × (512 + 64 + 128)."""
+    read = lambda n: json.loads((HERE / "corpus" / n).read_text())  # noqa: E731
+    assert cache_bytes_from_the_file(read("qwen3-next-80b-a3b-instruct.json")) == 2 * 12 * 2 * 256 * 4096 * 2
+    assert cache_bytes_from_the_file(read("gemma-4-31b-it.json")) == (2 * 50 * 1024 * 16 * 256 + 2 * 10 * 4096 * 4 * 512) * 2
+    assert cache_bytes_from_the_file(read("deepseek-v3.2.json")) == 61 * 4096 * (512 + 64 + 128) * 2

@@ -203,6 +203,9 @@ CHECKPOINT_TOTALS = {
     "qwen3.5-35b-a3b.json": 35_951_822_704 - _qwen_mtp(2048, 256, 512, 8192, 512, 4096),
     "qwen3.5-4b.json": 4_659_865_088 - _qwen_mtp(2560, 0, 9216, 8192, 1024, 4096),
     "kimi-linear-48b-a3b-instruct.json": 49_122_681_728 - 26 * 256,  # e_score_correction_bias of 26 MoE layers
+    # buffers in transformers' Gemma 4: one layer_scalar per decoder layer (60), the vision tower's std_bias and
+    # std_scale (1,152 each)
+    "gemma-4-31b-it.json": 31_273_088_876 - 60 - 2 * 1152,
     # FP8 scales of 62 layers: 256 experts × (w1, w2, w3) of 12 × 24 blocks, q/k/v/o of 48×24, 8×24, 8×24, 24×48
     "minimax-m2.7.json": 228_703_644_928 - 62 * (256 * 3 * 12 * 24 + 48 * 24 + 8 * 24 + 8 * 24 + 24 * 48) - 62 * 256,
     "glm-4.7-flash.json": 31_221_488_576 - 47 * 64 - (  # layer 47, the MTP layer: MLA attention, MoE, eh_proj,

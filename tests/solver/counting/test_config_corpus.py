@@ -211,6 +211,10 @@ CHECKPOINT_TOTALS = {
     "glm-4.7-flash.json": 31_221_488_576 - 47 * 64 - (  # layer 47, the MTP layer: MLA attention, MoE, eh_proj,
         2 * 2048 + 512 + 576 * 2048 + 8960 * 512 + 2048 * 5120 + 768 + 768 * 2048 + 5120 * 768  # its own embedding
         + 64 * 3 * 1536 * 2048 + 64 * 2048 + 3 * 1536 * 2048 + 2048 * 4096 + 2 * 154880 * 2048 + 3 * 2048),  # and head
+    "glm-5.1.json": 753_864_139_008 - 76 * 256 - (  # e_score_correction_bias; layer 78, the MTP layer: attention and
+        2 * 6144 + 2 * 128 + 32 * 6144 + 128 * 6144 + 4096 * 2048 + 512 + 576 * 6144 + 28672 * 512 + 6144 * 16384  # indexer,
+        + 2048 + 2048 * 6144 + 16384 * 2048 + 256 * 3 * 2048 * 6144 + 256 * 6144 + 3 * 2048 * 6144  # its MoE,
+        + 6144 * 12288 + 3 * 6144),  # eh_proj, enorm, hnorm, shared_head.norm (no embedding or head of its own)
     "deepseek-v3.2.json": 685_396_921_376 - (
         # FP8 block scales: 3 dense FFNs; 62 layers' indexer wk, wq_b and attention kv_a, kv_b, o, q_a, q_b; 59 MoE
         # layers' 256 experts and shared expert (3 matrices each)

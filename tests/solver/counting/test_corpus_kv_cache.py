@@ -100,6 +100,8 @@ SHRINK: dict[str, dict] = {
     "deepseek_v32": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4},
                      "drop": ["quantization_config"]},
     "glm4_moe_lite": {"layers": 2, "set": {"q_lora_rank": 5}},
+    "glm_moe_dsa": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4,
+                                         "qk_head_dim": 6, "head_dim": 2}},  # the file's head_dim is its RoPE width
     # 3 Kimi Delta Attention layers : 1 latent-attention layer (linear_attn_config, 1-based layer numbers)
     "kimi_linear": {"layers": 4, "set": {"head_dim": 4, "num_experts_per_token": 2, "linear_attn_config": {
         "full_attn_layers": [4], "kda_layers": [1, 2, 3], "head_dim": 4, "num_heads": 2, "short_conv_kernel_size": 4}}},
@@ -250,7 +252,7 @@ def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
 FROM_THE_FILE = ["smollm3-3b.json", "olmoe-1b-7b-0125-instruct.json", "qwen3-next-80b-a3b-instruct.json",
                  "glm-4.5-air.json", "nemotron-h-8b-base-8k.json", "minimax-m2.7.json", "deepseek-v3.2.json",
                  "glm-4.7-flash.json", "kimi-linear-48b-a3b-instruct.json", "qwen3.5-4b.json", "qwen3.5-35b-a3b.json",
-                 "gemma-4-31b-it.json"]
+                 "gemma-4-31b-it.json", "glm-5.1.json"]
 
 
 def layer_kinds_of(text: dict) -> list[str]:

@@ -100,6 +100,9 @@ SHRINK: dict[str, dict] = {
     "deepseek_v32": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4},
                      "drop": ["quantization_config"]},
     "glm4_moe_lite": {"layers": 2, "set": {"q_lora_rank": 5}},
+    # compressed sparse attention (compress_ratios 4 and 128 beside a 128-token window, an indexer on the ratio-4
+    # layers): a cache layout qkv does not derive; refused in one line naming the layer kind
+    "deepseek_v4": {"refused": "heavily_compressed_attention"},
     "glm_moe_dsa": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4,
                                          "qk_head_dim": 6, "head_dim": 2}},  # the file's head_dim is its RoPE width
     # 3 Kimi Delta Attention layers : 1 latent-attention layer (linear_attn_config, 1-based layer numbers)
@@ -230,10 +233,19 @@ def test_every_type_in_the_corpus_has_a_shrink_rule():
     assert sorted(FILES) == sorted(SHRINK)
 
 
-@pytest.mark.parametrize("kind", sorted(k for k in FILES if "no_cache" not in SHRINK.get(k, {})))
+@pytest.mark.parametrize("kind", sorted(k for k in FILES if not {"no_cache", "refused"} & set(SHRINK.get(k, {}))))
 def test_kv_cache_of_each_corpus_type_equals_transformers_cache(kind, tmp_path):
     raw = shrink(json.loads(FILES[kind].read_text()), SHRINK[kind])
     assert qkv_answer(raw, tmp_path) == measured_cache(raw, SHRINK[kind].get("forward")), (kind, FILES[kind].name)
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in FILES if "refused" in SHRINK.get(k, {})))
+def test_a_cache_layout_qkv_does_not_derive_is_refused_in_one_line(kind, tmp_path):
+    r = CliRunner().invoke(cli, ["solve", "memory", "--what", "kv-cache", "--config", str(FILES[kind]), "--batch", "1",
+                                 "--seq", "8", "--dtype", "bf16"])
+    errors = [line for line in r.output.splitlines() if line.startswith("qkv: error:")]
+    assert r.exit_code == 2 and len(errors) == 1 and SHRINK[kind]["refused"] in errors[0], r.output
+    assert "Traceback" not in r.output
 
 
 def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):

@@ -202,6 +202,7 @@ CHECKPOINT_TOTALS = {
     "qwen3-next-80b-a3b-instruct.json": 81_324_862_720 - _qwen_mtp(2048, 512, 512, 8192, 512, 4096),
     "qwen3.5-35b-a3b.json": 35_951_822_704 - _qwen_mtp(2048, 256, 512, 8192, 512, 4096),
     "qwen3.5-4b.json": 4_659_865_088 - _qwen_mtp(2560, 0, 9216, 8192, 1024, 4096),
+    "qwen3-vl-30b-a3b-instruct.json": 31_070_754_032,  # every tensor a parameter of the class (no MTP, no scales)
     "kimi-linear-48b-a3b-instruct.json": 49_122_681_728 - 26 * 256,  # e_score_correction_bias of 26 MoE layers
     # buffers in transformers' Gemma 4: one layer_scalar per decoder layer (60), the vision tower's std_bias and
     # std_scale (1,152 each)

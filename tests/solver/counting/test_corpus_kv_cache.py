@@ -100,6 +100,9 @@ SHRINK: dict[str, dict] = {
     "deepseek_v32": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4},
                      "drop": ["quantization_config"]},
     "glm4_moe_lite": {"layers": 2, "set": {"q_lora_rank": 5}},
+    "qwen3_vl_moe": {"head_dim": 8, "set": {"rope_scaling": {"rope_type": "default", "mrope_section": [2, 1, 1],
+                                                             "mrope_interleaved": True}},
+                     "vision": {"out_hidden_size": 32, "depth": 1, "deepstack_visual_indexes": [0]}},
     # compressed sparse attention (compress_ratios 4 and 128 beside a 128-token window, an indexer on the ratio-4
     # layers): a cache layout qkv does not derive; refused in one line naming the layer kind
     "deepseek_v4": {"refused": "heavily_compressed_attention"},
@@ -264,7 +267,7 @@ def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
 FROM_THE_FILE = ["smollm3-3b.json", "olmoe-1b-7b-0125-instruct.json", "qwen3-next-80b-a3b-instruct.json",
                  "glm-4.5-air.json", "nemotron-h-8b-base-8k.json", "minimax-m2.7.json", "deepseek-v3.2.json",
                  "glm-4.7-flash.json", "kimi-linear-48b-a3b-instruct.json", "qwen3.5-4b.json", "qwen3.5-35b-a3b.json",
-                 "gemma-4-31b-it.json", "glm-5.1.json"]
+                 "gemma-4-31b-it.json", "glm-5.1.json", "qwen3-vl-30b-a3b-instruct.json"]
 
 
 def layer_kinds_of(text: dict) -> list[str]:

@@ -506,9 +506,11 @@ LATENT = "latent attention"
 def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     """The KV cache layout of the decoder transformers builds from ``raw`` (its text config): per layer,
     full or windowed attention (``layer_types``, ``sliding_window``, ``attention_chunk_size``,
-    ``sliding_window_pattern``), grouped heads and ``head_dim``; linear-attention and state-space layers
-    keep none. What no rule here reads (latent attention, layers sharing another's cache, K and V of
-    different widths) is refused in one line."""
+    ``sliding_window_pattern``), grouped heads and ``head_dim``, read per layer where transformers' config
+    varies them by layer (Gemma 4's global layers); a latent-attention layer keeps one vector of
+    ``kv_lora_rank`` + ``qk_rope_head_dim`` (+ a DSA indexer's ``index_head_dim``) per position, as transformers'
+    cache holds it; linear-attention and state-space layers keep none. What no rule here reads (layers sharing
+    another's cache, K and V of different widths, compressed attention) is refused in one line naming it."""
     try:
         _torch, transformers = _import_offline()
     except ImportError:

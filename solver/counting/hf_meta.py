@@ -302,9 +302,20 @@ def _build(transformers: Any, hf_config: Any, raw: dict[str, Any], dtype: Any = 
             except Exception as e:  # noqa: BLE001 - the class refuses this config: say so, count the Auto class
                 why = f"{named} cannot be built from this config ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
     extra = {"dtype": dtype} if dtype is not None else {}
-    try:
-        model = transformers.AutoModelForCausalLM.from_config(hf_config, **extra)
-    except ValueError:  # no causal-LM head for this type: the bare model
+    model = None
+    # the class transformers registers for the type, with its head: a causal LM, else an image-text-to-text model (a
+    # vision-language file whose remote-code class transformers spells otherwise: Kimi-K2.5's
+    # KimiK25ForConditionalGeneration is Kimi_K25ForConditionalGeneration), else the bare model (no head, said below)
+    for auto in ("AutoModelForCausalLM", "AutoModelForImageTextToText"):
+        auto_cls = getattr(transformers, auto, None)
+        if auto_cls is None:
+            continue
+        try:
+            model = auto_cls.from_config(hf_config, **extra)
+            break
+        except ValueError:  # no such head registered for this type
+            continue
+    if model is None:
         model = transformers.AutoModel.from_config(hf_config, **extra)
     if named is None:
         return model, None, None  # nothing named: the Auto class is the count (said in counted_by)

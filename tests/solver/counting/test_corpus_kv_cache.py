@@ -100,6 +100,13 @@ SHRINK: dict[str, dict] = {
     "deepseek_v32": {"layers": 2, "set": {"q_lora_rank": 5, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 4},
                      "drop": ["quantization_config"]},
     "glm4_moe_lite": {"layers": 2, "set": {"q_lora_rank": 5}},
+    # Kimi-K2.5: DeepSeek-V3's latent attention under a vision-language wrapper whose remote-code class name
+    # (KimiK25ForConditionalGeneration) transformers spells Kimi_K25ForConditionalGeneration
+    "kimi_k25": {"class": "Kimi_K25ForConditionalGeneration", "layers": 2, "set": {"q_lora_rank": 5},
+                 "drop": ["quantization_config"],
+                 "vision": {"vt_hidden_size": 16, "vt_intermediate_size": 8, "vt_num_attention_heads": 2,
+                            "vt_num_hidden_layers": 1, "mm_hidden_size": 16, "init_pos_emb_height": 4,
+                            "init_pos_emb_width": 4, "text_hidden_size": 8}},
     "qwen3_vl_moe": {"head_dim": 8, "set": {"rope_scaling": {"rope_type": "default", "mrope_section": [2, 1, 1],
                                                              "mrope_interleaved": True}},
                      "vision": {"out_hidden_size": 32, "depth": 1, "deepstack_visual_indexes": [0]}},
@@ -144,7 +151,7 @@ def shrink(raw: dict, rule: dict) -> dict:
     text = raw["text_config"] if isinstance(raw.get("text_config"), dict) else raw
     layers = rule.get("layers", 2)
     # heads as transformers reads the file (its defaults where the file is silent)
-    conf = getattr(transformers, raw["architectures"][0]).config_class.from_dict(
+    conf = named_class(raw, rule).config_class.from_dict(
         {k: v for k, v in raw.items() if k != "model_type"}).get_text_config()
     def get(name):  # transformers 5.2x refuses a global read of a per-layer attribute (Gemma 4's KV heads)
         try:
@@ -175,7 +182,7 @@ def shrink(raw: dict, rule: dict) -> dict:
     if isinstance(text.get("mlp_only_layers"), list):
         text["mlp_only_layers"] = [i for i in text["mlp_only_layers"] if i < layers]
     for key in rule.get("drop", ()):
-        text.pop(key, None)
+        text.pop(key, None), raw.pop(key, None)
     for key, value in rule.get("set", {}).items():
         (raw if key in raw and key not in text else text)[key] = value
     if isinstance(raw.get("vision_config"), dict):
@@ -194,10 +201,16 @@ def shrink(raw: dict, rule: dict) -> dict:
     return raw
 
 
-def measured_cache(raw: dict, forward: str | None = None) -> int:
+def named_class(raw: dict, rule: dict) -> type:
+    """The class the file names, or the one its rule gives (``class``: a remote-code name transformers spells
+    otherwise)."""
+    return getattr(transformers, rule.get("class", raw["architectures"][0]))
+
+
+def measured_cache(raw: dict, forward: str | None = None, rule: dict | None = None) -> int:
     """Bytes of keys and values in transformers' cache after a prefill of N − 1 tokens and one decode step
     (of the class the file names, or of its submodule ``forward``)."""
-    cls = getattr(transformers, raw["architectures"][0])
+    cls = named_class(raw, rule or {})
     conf = cls.config_class.from_dict({k: v for k, v in raw.items() if k != "model_type"})
     torch.manual_seed(0)
     model = cls(conf).eval()
@@ -239,7 +252,8 @@ def test_every_type_in_the_corpus_has_a_shrink_rule():
 @pytest.mark.parametrize("kind", sorted(k for k in FILES if not {"no_cache", "refused"} & set(SHRINK.get(k, {}))))
 def test_kv_cache_of_each_corpus_type_equals_transformers_cache(kind, tmp_path):
     raw = shrink(json.loads(FILES[kind].read_text()), SHRINK[kind])
-    assert qkv_answer(raw, tmp_path) == measured_cache(raw, SHRINK[kind].get("forward")), (kind, FILES[kind].name)
+    assert qkv_answer(raw, tmp_path) == measured_cache(raw, SHRINK[kind].get("forward"), SHRINK[kind]), (
+        kind, FILES[kind].name)
 
 
 @pytest.mark.parametrize("kind", sorted(k for k in FILES if "refused" in SHRINK.get(k, {})))
@@ -267,7 +281,8 @@ def test_an_encoder_in_the_corpus_is_refused_in_one_line(tmp_path):
 FROM_THE_FILE = ["smollm3-3b.json", "olmoe-1b-7b-0125-instruct.json", "qwen3-next-80b-a3b-instruct.json",
                  "glm-4.5-air.json", "nemotron-h-8b-base-8k.json", "minimax-m2.7.json", "deepseek-v3.2.json",
                  "glm-4.7-flash.json", "kimi-linear-48b-a3b-instruct.json", "qwen3.5-4b.json", "qwen3.5-35b-a3b.json",
-                 "gemma-4-31b-it.json", "glm-5.1.json", "qwen3-vl-30b-a3b-instruct.json"]
+                 "gemma-4-31b-it.json", "glm-5.1.json", "qwen3-vl-30b-a3b-instruct.json",
+                 "kimi-k2.5.json"]
 
 
 def layer_kinds_of(text: dict) -> list[str]:

@@ -190,7 +190,8 @@ def hf_meta_kv(spec: Any, batch: int | None, seq: int | None, dtype: str | None,
     items = layout.bytes(batch, seq, dtype_bytes(dtype))
     total = sum(b for _, b, _ in items)
     counted_by = (f"transformers {layout.transformers_version}: {layout.config_class} (the decoder's config): "
-                  "per layer, K and V of every KV head for each position kept (a window keeps at most W)")
+                  "per layer, K and V of every KV head for each position kept (a window keeps at most W); a latent-"
+                  "attention layer keeps one compressed vector per position")
     if as_json:
         emit_json({"answer": total, "unit": "bytes",
                    "convention": {"unit": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes", "counted_by": counted_by,

@@ -107,6 +107,17 @@ def sealed() -> Iterator[list[str]]:
         _SEALED.on = False
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """While inside: Python warnings transformers raises on reading a file (a deprecated key such as
+    ``rope_scaling``) are not printed: qkv's output names what it cannot honour itself, in its own lines."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _import_offline():
     """``(torch, transformers)`` with the Hub's offline switches on (also when imported before)."""
     for key, value in OFFLINE_ENV.items():
@@ -291,9 +302,20 @@ def _build(transformers: Any, hf_config: Any, raw: dict[str, Any], dtype: Any = 
             except Exception as e:  # noqa: BLE001 - the class refuses this config: say so, count the Auto class
                 why = f"{named} cannot be built from this config ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
     extra = {"dtype": dtype} if dtype is not None else {}
-    try:
-        model = transformers.AutoModelForCausalLM.from_config(hf_config, **extra)
-    except ValueError:  # no causal-LM head for this type: the bare model
+    model = None
+    # the class transformers registers for the type, with its head: a causal LM, else an image-text-to-text model (a
+    # vision-language file whose remote-code class transformers spells otherwise: Kimi-K2.5's
+    # KimiK25ForConditionalGeneration is Kimi_K25ForConditionalGeneration), else the bare model (no head, said below)
+    for auto in ("AutoModelForCausalLM", "AutoModelForImageTextToText"):
+        auto_cls = getattr(transformers, auto, None)
+        if auto_cls is None:
+            continue
+        try:
+            model = auto_cls.from_config(hf_config, **extra)
+            break
+        except ValueError:  # no such head registered for this type
+            continue
+    if model is None:
         model = transformers.AutoModel.from_config(hf_config, **extra)
     if named is None:
         return model, None, None  # nothing named: the Auto class is the count (said in counted_by)
@@ -344,7 +366,7 @@ def build_meta(raw: dict[str, Any], dtype: Any = None) -> tuple[Any, str, str | 
 
     hook = torch.nn.modules.module.register_module_module_registration_hook(bounded)
     try:
-        with sealed() as blocked:
+        with sealed() as blocked, quiet():
             try:
                 hf_config = config_cls.from_dict(clean)
                 check_layers(hf_config.to_dict())  # attribute maps: n_layer read as num_hidden_layers
@@ -408,15 +430,47 @@ def count_with_transformers(raw: dict[str, Any]) -> HFMetaCount:
         part = part_of(name)
         parts[part] = parts.get(part, 0) + p.numel()
     active, experts = active_params(model, total)
+    notes += unbuilt_mtp(raw, model)
     return HFMetaCount(kind, type(model).__name__, transformers.__version__, total, by_module, named, fallback,
                        parts, active, experts, tuple(notes))
+
+
+#: Keys that give the number of multi-token-prediction (MTP, "next-n") layers a checkpoint ships after its
+#: decoder layers (GLM-4.5's ``num_nextn_predict_layers``, Qwen3.5's ``mtp_num_hidden_layers``, ...).
+MTP_KEYS = ("num_nextn_predict_layers", "num_mtp_layers", "mtp_num_hidden_layers", "mtp_num_layers")
+
+
+def unbuilt_mtp(raw: dict[str, Any], model: Any) -> list[str]:
+    """Notes on multi-token-prediction (MTP) layers the count leaves out, never silently: each MTP key of the file
+    (or its ``text_config``) set above 0 whose layers the class built does not hold (no parameter named ``mtp`` or
+    ``nextn``, none in a layer at or past ``num_hidden_layers``); else, where the file names none, the class's own
+    rule for dropping MTP weights when it loads a checkpoint (its ``_keys_to_ignore_on_load_unexpected``)."""
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    given = {k: src[k] for src in (raw, text) for k in MTP_KEYS
+             if isinstance(src.get(k), int) and not isinstance(src.get(k), bool) and src[k] > 0}
+    n_layers = text.get("num_hidden_layers") or raw.get("num_hidden_layers")
+    layer_at = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+    for name, _ in model.named_parameters():
+        hit = layer_at.search(name)
+        if "mtp" in name or "nextn" in name or (hit and isinstance(n_layers, int) and int(hit.group(1)) >= n_layers):
+            return []  # the class builds them: counted
+    cls = type(model).__name__
+    if given:
+        return [f"{key}={value}: the checkpoint's {value} multi-token-prediction layer{'s' if value > 1 else ''} "
+                f"(after the {n_layers} decoder layers) {'are' if value > 1 else 'is'} not built by transformers' "
+                f"{cls} (dropped when it loads the weights): not counted" for key, value in given.items()]
+    dropped = [p for p in getattr(type(model), "_keys_to_ignore_on_load_unexpected", None) or ()
+               if isinstance(p, str) and "mtp" in p.lower()]
+    return [f"multi-token prediction: transformers' {cls} drops checkpoint weights matching "
+            f"{', '.join(repr(p) for p in dropped)} when it loads them (the file names no MTP layer count): "
+            "a checkpoint that ships them holds more parameters than this count"] if dropped else []
 
 
 # ---- issue 37: the KV cache of a type qkv does not read, from transformers' own config --------------------
 
 #: Layer kinds that keep a key and a value per position (full), per position within a window, or none
 #: (linear attention and state-space layers keep a fixed-size state, not a KV cache).
-_FULL = ("full_attention", "attention", "global_attention", "global")
+_FULL = ("full_attention", "attention", "global_attention", "global", "indexed_attention")
 _WINDOWED = ("sliding_attention", "chunked_attention", "local_attention", "sliding", "local")
 _NO_KV = ("linear_attention", "mamba", "mamba2", "ssm", "conv", "recurrent", "rwkv", "lightning_attention",
           "short_conv", "moe_linear_attention", "delta_net", "gated_deltanet", "mlp", "moe")
@@ -446,18 +500,28 @@ class HFKVLayout:
                 out.append((f"{kind} layers ({n})", 0, "no KV cache (a fixed-size state, not counted here)"))
                 continue
             pos = seq if window is None else min(seq, window)
-            size = int(2 * n * batch * pos * kv * hd * elem)
             span = f"{pos:,}" if window is None else f"min({seq:,}, window {window:,})"
+            if kind.startswith(LATENT):  # one latent vector per position (its width in the kind), no K and V heads
+                size = int(n * batch * pos * hd * elem)
+                out.append((f"{kind} layers ({n})", size, f"{n} × {batch} × {span} × {hd} × {float(elem):g} B"))
+                continue
+            size = int(2 * n * batch * pos * kv * hd * elem)
             out.append((f"{kind} layers ({n})", size, f"2 × {n} × {batch} × {span} × {kv} × {hd} × {float(elem):g} B"))
         return out
+
+
+#: The kind of a layer whose cache is one latent vector per position (multi-head latent attention).
+LATENT = "latent attention"
 
 
 def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     """The KV cache layout of the decoder transformers builds from ``raw`` (its text config): per layer,
     full or windowed attention (``layer_types``, ``sliding_window``, ``attention_chunk_size``,
-    ``sliding_window_pattern``), grouped heads and ``head_dim``; linear-attention and state-space layers
-    keep none. What no rule here reads (latent attention, layers sharing another's cache, K and V of
-    different widths) is refused in one line."""
+    ``sliding_window_pattern``), grouped heads and ``head_dim``, read per layer where transformers' config
+    varies them by layer (Gemma 4's global layers); a latent-attention layer keeps one vector of
+    ``kv_lora_rank`` + ``qk_rope_head_dim`` (+ a DSA indexer's ``index_head_dim``) per position, as transformers'
+    cache holds it; linear-attention and state-space layers keep none. What no rule here reads (layers sharing
+    another's cache, K and V of different widths, compressed attention) is refused in one line naming it."""
     try:
         _torch, transformers = _import_offline()
     except ImportError:
@@ -468,7 +532,7 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     kind = raw.get("model_type")
     check_layers(raw)
     try:
-        with sealed():
+        with sealed(), quiet():
             config = config_cls.from_dict(_no_downloads(raw))
             text = config.get_text_config(decoder=True)
     except SolverInputError:
@@ -479,15 +543,41 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
 
     def attr(*names: str) -> Any:
         for name in names:
-            value = getattr(text, name, None)
+            try:
+                value = getattr(text, name, None)
+            except Exception:  # noqa: BLE001 - transformers 5.2x refuses a global read of an attribute that varies
+                value = None   # by layer (Gemma 4's KV heads and head size): read per layer below
             if value is not None:
                 return value
         return None
 
-    for key in ("kv_lora_rank", "num_kv_shared_layers", "kv_sharing", "cross_layer_attention"):
+    #: transformers' per-layer view of a heterogeneous config (Gemma 4: sliding layers of 16 KV heads × 256,
+    #: full layers of num_global_key_value_heads × global_head_dim); None where every layer is alike
+    per_layer = attr("per_layer_config")
+
+    def at(i: int, name: str, default: Any) -> Any:
+        """Layer ``i``'s own value of ``name`` (its per-layer config), else ``default``."""
+        if per_layer is None:
+            return default
+        try:
+            value = getattr(per_layer[i], name, None)
+        except Exception:  # noqa: BLE001 - no per-layer value: the global one
+            value = None
+        return default if value is None else value
+
+    for key in ("num_kv_shared_layers", "kv_sharing", "cross_layer_attention"):
         if attr(key):
-            raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (latent attention, layers "
-                                   "sharing another's cache) is not derived for a type qkv does not read", param="config")
+            raise SolverInputError(f"{kind}: {key}={attr(key)!r}: this cache layout (layers sharing another's "
+                                   "cache) is not derived for a type qkv does not read", param="config")
+    # multi-head latent attention (DeepSeek-V2 §2.1): transformers caches, per attention layer and position, the
+    # compressed c_KV (kv_lora_rank) and the shared RoPE key (qk_rope_head_dim); DeepSeek-V3.2's sparse attention
+    # adds its indexer's key (index_head_dim) per position
+    rank, rope, index = attr("kv_lora_rank"), attr("qk_rope_head_dim"), attr("index_head_dim")
+    latent = None
+    if rank:
+        parts = [rank, rope or 0] + ([index] if index else [])
+        names = "kv_lora_rank + qk_rope_head_dim" + (" + index_head_dim" if index else "")
+        latent = (f"{LATENT} ({names} = {' + '.join(str(p) for p in parts)})", sum(parts))
     n_layers, heads = attr("num_hidden_layers", "n_layer", "num_layers"), attr("num_attention_heads", "n_head")
     if kind in _STATE_SPACE and heads is None and isinstance(n_layers, int):
         # an attention-free state-space model: every layer keeps a fixed-size state, no KV cache
@@ -499,7 +589,7 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     kv = attr("num_key_value_heads", "num_kv_heads") or heads
     hd = attr("head_dim") or attr("hidden_size") // heads
     v_hd = attr("v_head_dim")
-    if v_hd not in (None, hd):
+    if v_hd not in (None, hd) and latent is None:
         raise SolverInputError(f"{kind}: v_head_dim {v_hd} != head_dim {hd}: not derived here", param="config")
     window = attr("sliding_window")
     chunk = attr("attention_chunk_size")
@@ -513,14 +603,18 @@ def kv_layout(raw: dict[str, Any]) -> HFKVLayout:
     if not isinstance(types, (list, tuple)) or len(types) != n_layers:
         raise SolverInputError(f"{kind}: layer_types needs one entry per layer ({n_layers})", param="config")
     layers = []
-    for t in types:
-        if t in _FULL:
-            layers.append(("full attention", kv, hd, None))
+    for i, t in enumerate(types):
+        kv_i, hd_i = at(i, "num_key_value_heads", kv), at(i, "head_dim", hd)
+        if latent is not None and (t in _FULL or t in _WINDOWED):
+            w = None if t in _FULL else (chunk if t == "chunked_attention" and chunk else window)
+            layers.append((latent[0], 1, latent[1], int(w) if w else None))
+        elif t in _FULL:
+            layers.append(("full attention", kv_i, hd_i, None))
         elif t in _WINDOWED:
             w = chunk if t == "chunked_attention" and chunk else window
             if not w:
                 raise SolverInputError(f"{kind}: layer type {t!r} without a window size", param="config")
-            layers.append((t.replace("_", " "), kv, hd, int(w)))
+            layers.append((t.replace("_", " "), kv_i, hd_i, int(w)))
         elif t in _NO_KV:
             layers.append((t.replace("_", " "), 0, 0, None))
         else:

@@ -334,9 +334,10 @@ def _solver_call(fn):
 @solve_command()
 @click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True,
               help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM.")
-@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True,
-              help="Columns of X = rows of W (the contracted size; -K in GEMM notation).")
-@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
+@click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
+              help="Columns of X = rows of W (the contracted size; -K in GEMM notation; a layer size: 4k = 4096).")
+@click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,
+              help="Columns of W (-N in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @click.option("--activations", type=click.Choice(["read", "resident"]), default="read", show_default=True,
               help="read: X is read from HBM (a·B·D bytes counted); resident: X is already on chip (SRAM/VMEM, "

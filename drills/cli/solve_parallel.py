@@ -234,8 +234,10 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
 
 @solve_command("tp-matmul")
 @click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True, help="Rows of X (-M in GEMM notation).")
-@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True, help="Contracted size (-K in GEMM notation).")
-@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
+@click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
+              help="Contracted size (-K in GEMM notation; a layer size: 4k = 4096).")
+@click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,
+              help="Columns of W (-N in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
 @click.option("--link", "link", metavar="NAME", default=None, help="Interconnect preset (per direction).")
 @hardware_options

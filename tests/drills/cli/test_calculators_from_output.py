@@ -36,7 +36,6 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -329,3 +328,178 @@ def test_params_and_weights_from_corpus_config_files(name):
     want = sum(p.numel() for p in model.parameters())
     assert text_answer(solve("params", "--config", str(path))) == want
     assert text_answer(solve("memory", "--config", str(path), "--dtype", "bf16")) == 2 * want
+
+
+# ---------------------------------------------------------------- figures as people type them
+
+
+@st.composite
+def counts(draw, lo: int = 1, hi: int = 10**13) -> tuple[Fraction, str]:
+    """A count and how it is written: 70B, 1.4T, 7e9, 3K or in full (K = 10³, B = 10⁹)."""
+    fits = [(s, sc) for s, sc in [("", 1), ("K", 10**3), ("M", 10**6), ("B", 10**9), ("T", 10**12)]
+            if sc * 999 >= lo and sc <= hi]
+    suffix, scale = draw(st.sampled_from(fits))
+    step = 10 if scale == 1 else 1  # tenths of a whole count only
+    t_lo, t_hi = max(1, -(-lo * 10 // scale)), min(9999, hi * 10 // scale)
+    tenths = draw(st.integers(-(-t_lo // step), t_hi // step)) * step
+    value = Fraction(tenths * scale, 10)
+    style = draw(st.sampled_from(["suffix", "e", "full"]))
+    if style == "suffix":
+        text = f"{tenths / 10:g}{suffix}"
+    elif style == "e":
+        text = f"{int(value):.6e}".replace("e+", "e")
+    else:
+        text = f"{int(value):,}" if draw(st.booleans()) else str(int(value))
+    return value, text
+
+
+@st.composite
+def bandwidths(draw) -> tuple[Fraction, str]:
+    """Bytes per second: 3.35TB/s (10¹²), 900GB/s, 1.5TiB/s (2⁴⁰), or plain 3.35e12."""
+    x = Fraction(draw(st.integers(1, 99999)), 100)
+    unit, scale = draw(st.sampled_from([("TB/s", 10**12), ("GB/s", 10**9), ("TiB/s", 2**40), ("GiB/s", 2**30)]))
+    if draw(st.booleans()):
+        return x * scale, f"{float(x):g}{unit}"
+    assume((x * scale).denominator == 1)
+    return x * scale, str(int(x * scale))
+
+
+@st.composite
+def peaks(draw) -> tuple[Fraction, str]:
+    """Peak FLOP/s: 989T, 989.5e12, 312T."""
+    x = Fraction(draw(st.integers(10, 99999)), 10)
+    return x * 10**12, (f"{float(x):g}T" if draw(st.booleans()) else f"{float(x):g}e12")
+
+
+@st.composite
+def hbms(draw) -> tuple[Fraction, str]:
+    x = draw(st.integers(1, 288))
+    unit, scale = draw(st.sampled_from([("GB", 10**9), ("GiB", 2**30)]))
+    return Fraction(x * scale), f"{x}{unit}"
+
+
+fractions_01 = st.sampled_from([("1/2", Fraction(1, 2)), ("0.4", Fraction(2, 5)), ("2/5", Fraction(2, 5)),
+                                ("3/7", Fraction(3, 7)), ("1", Fraction(1)), ("0.35", Fraction(7, 20))])
+dtypes = st.sampled_from(["fp32", "fp16", "bf16", "fp8", "int8", "int4"])
+sizes = st.one_of(st.integers(1, 5000), st.sampled_from([1024, 4096, 8192, 12288]))
+
+
+def check_time(out: str, args: tuple, want: Fraction) -> None:
+    """The printed answer (6 s.f.) and the JSON answer (full precision) are ``want`` seconds."""
+    assert answer_line(out).split()[1] == "s", out
+    assert close_6sf(text_answer(out), float(want)), (float(want), out)
+    assert math.isclose(solve_json(*args)["answer"], float(want), rel_tol=1e-12)
+
+
+@given(sizes, sizes, sizes, st.booleans(), peaks(), bandwidths(), dtypes, dtypes,
+       st.sampled_from(["forward", "train"]), st.sampled_from(["read", "resident"]))
+@example(3, 5, 7, False, (Fraction(989 * 10**12), "989T"), (Fraction(335 * 10**10), "3.35TB/s"),
+         "fp8", "int4", "forward", "read")
+@example(4096, 4096, 1024, True, (Fraction(989 * 10**12), "989T"), (Fraction(335 * 10**10), "3.35TB/s"),
+         "bf16", "bf16", "forward", "read")  # -K 4k -N 1k: 4,096 and 1,024 (layer sizes), not 4,000
+def test_matmul_roofline_time(m, k, n, k_suffix, peak, bw, act, wt, mode, activations):
+    """X[M,K]·W[K,N]: 2·M·K·N FLOPs; bytes a·M·K (unless resident) + w·K·N + a·M·N; train is 3×
+    both (dX and dW each read two operands and write one); time = max(FLOPs/peak, bytes/bandwidth).
+    -K and -N are layer sizes (4k = 4096)."""
+    if mode == "train" and activations == "resident":
+        mode = "forward"  # refused in one line: resident activations are a forward-pass model
+    a, w = DTYPE_BYTES[act], DTYPE_BYTES[wt]
+    flops = 2 * m * k * n
+    by = (a * m * k if activations == "read" else 0) + w * k * n + a * m * n
+    if mode == "train":
+        flops, by = 3 * flops, 3 * by
+    want = max(flops / peak[0], by / bw[0])
+    args = ("matmul", "-M", str(m), "-K", sized(k, k_suffix), "-N", sized(n, k_suffix), "--peak-flops", peak[1],
+            "--bandwidth", bw[1], "--dtype", act, "--weight-dtype", wt, "--mode", mode, "--activations", activations)
+    out = solve(*args)
+    check_time(out, args, want)
+    assert breakdown(out, "FLOPs") == flops
+    assert ("compute" if flops / peak[0] >= by / bw[0] else "memory") in [
+        ln.split()[-1] for ln in out.splitlines() if ln.strip().startswith("bound ")]
+
+
+@given(peaks(), bandwidths(), dtypes)
+def test_roofline_critical_intensity_and_batch(peak, bw, dtype):
+    """I* = peak / bandwidth FLOP/byte; B* = I*·w/2 (weights of w bytes, the --help's rule)."""
+    istar = peak[0] / bw[0]
+    out = solve("roofline", "--peak-flops", peak[1], "--bandwidth", bw[1], "--dtype", dtype)
+    assert "FLOP/byte" in answer_line(out)
+    assert close_6sf(text_answer(out), float(istar)), out
+    assert close_6sf(breakdown(out, "critical batch"), float(istar * DTYPE_BYTES[dtype] / 2)), out
+
+
+@given(counts(10**6, 10**12), st.integers(1, 70000), st.booleans(), peaks(), st.integers(1, 4096), fractions_01)
+def test_prefill_time_is_2nt_over_chips_peak_mfu(n, tokens, k_suffix, peak, chips, mfu):
+    want = 2 * n[0] * tokens / (chips * peak[0] * mfu[1])
+    args = ("prefill", "-N", n[1], "-T", sized(tokens, k_suffix), "--peak-flops", peak[1], "--chips", str(chips),
+            "--mfu", mfu[0])
+    check_time(solve(*args), args, want)
+
+
+@given(counts(10**6, 10**12), st.integers(1, 512), st.integers(1, 40000), peaks(), bandwidths(), st.integers(1, 64),
+       st.sampled_from(["0", "1/2", "327680", "131072", "1k"]), dtypes, st.sampled_from(["total", "kv-plus-max"]))
+def test_decode_step_lower_bound(n, batch, ctx, peak, bw, chips, kv_text, wt, model):
+    """Bytes: N·w weights + B·S·(KV bytes a token); FLOPs 2·N·B; total: max(bytes/bw, FLOPs/peak);
+    kv-plus-max: KV/bw + max(weights/bw, FLOPs/peak); all over the chips."""
+    kv = Fraction(kv_text.replace("k", "000")) if "/" not in kv_text else Fraction(kv_text)
+    wbytes, kvbytes, flops = n[0] * DTYPE_BYTES[wt], batch * ctx * kv, 2 * n[0] * batch
+    bwc, pkc = chips * bw[0], chips * peak[0]
+    want = (max((wbytes + kvbytes) / bwc, flops / pkc) if model == "total"
+            else kvbytes / bwc + max(wbytes / bwc, flops / pkc))
+    args = ("decode", "-N", n[1], "-B", str(batch), "-S", str(ctx), "--peak-flops", peak[1], "--bandwidth", bw[1],
+            "--chips", str(chips), "--kv-bytes-per-token", kv_text, "--weight-dtype", wt, "--model", model)
+    check_time(solve(*args), args, want)
+
+
+@given(counts(10**6, 10**13), counts(10**6, 10**13), peaks(), st.integers(1, 100000), fractions_01)
+def test_train_compute_and_days(n, d, peak, chips, mfu):
+    """C = 6·N·D FLOPs; days = C / (chips · peak · MFU) / 86,400."""
+    c = 6 * n[0] * d[0]
+    args = ("train", "-N", n[1], "-D", d[1], "--peak-flops", peak[1], "--chips", str(chips), "--mfu", mfu[0])
+    out = solve(*args)
+    assert close_6sf(text_answer(out), float(c)), out
+    assert solve_json(*args)["answer"] == c
+    assert close_6sf(breakdown(out, "days"), float(c / (chips * peak[0] * mfu[1]) / 86400)), out
+
+
+@given(counts(10**6, 10**13), st.integers(1, 1024), st.integers(0, 3), st.integers(1, 16), hbms())
+@example((Fraction(7 * 10**9), "7B"), 3, 2, 12, (Fraction(80 * 2**30), "80GiB"))
+def test_zero_model_states_per_gpu(psi, gpus, stage, k, hbm):
+    """ZeRO (Rajbhandari et al. 2020, Fig. 1): 2Ψ + 2Ψ + KΨ, the optimizer states (stage ≥ 1),
+    gradients (≥ 2) and weights (3) divided over N_d GPUs; what is left of the HBM."""
+    p = psi[0]
+    parts = [2 * p / (gpus if stage >= 3 else 1), 2 * p / (gpus if stage >= 2 else 1),
+             k * p / (gpus if stage >= 1 else 1)]
+    want = sum(parts)
+    args = ("zero", "-N", psi[1], "--gpus", str(gpus), "--stage", str(stage), "-K", str(k), "--hbm", hbm[1])
+    out = solve(*args)
+    assert close_6sf(text_answer(out), float(want)), (float(want), out)
+    assert math.isclose(solve_json(*args)["answer"], float(want), rel_tol=1e-12)
+    left = hbm[0] - want
+    assert close_6sf(breakdown(out, "left GB"), float(left / 10**9)), out
+
+
+@given(counts(10**6, 10**13), hbms(), st.integers(0, 256), st.integers(1, 200000),
+       st.sampled_from(["1/2", "327680", "4096"]), dtypes)
+def test_chips_hold_weights_and_cache(n, hbm, batch, ctx, kv_text, wt):
+    """⌈(N·w + B·S·KV) / HBM⌉ chips, the whole HBM usable as the --help says."""
+    kv = Fraction(kv_text)
+    total = n[0] * DTYPE_BYTES[wt] + batch * ctx * kv
+    want = math.ceil(total / hbm[0])
+    args = ["chips", "-N", n[1], "--hbm", hbm[1], "--weight-dtype", wt]
+    if batch:
+        args += ["-B", str(batch), "-S", str(ctx), "--kv-bytes-per-token", kv_text]
+    out = solve(*args)
+    assert text_answer(out) == want and answer_line(out).split()[1] in ("chip", "chips"), (want, out)
+
+
+@given(counts(10**6, 10**12), counts(1, 10**9), peaks(), st.integers(1, 100000), st.sampled_from(["none", "full"]))
+def test_mfu_against_hfu(n, tps, peak, chips, recompute):
+    """MFU = 6N·tokens/s / (chips·peak); full recomputation adds a forward (8N) to the HFU only."""
+    mfu = 6 * n[0] * tps[0] / (chips * peak[0])
+    hfu = (8 if recompute == "full" else 6) * n[0] * tps[0] / (chips * peak[0])
+    args = ("mfu", "-N", n[1], "--tokens-per-second", tps[1], "--peak-flops", peak[1], "--chips", str(chips),
+            "--recompute", recompute)
+    out = solve(*args)
+    assert close_6sf(text_answer(out), float(mfu)), out
+    assert close_6sf(breakdown(out, "HFU"), float(hfu)), out

@@ -36,6 +36,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -99,6 +100,14 @@ def breakdown(out: str, label: str) -> float:
         if re.match(rf"\s+{re.escape(label)}\s\s", ln):
             return number(ln[len(label) + 2:])
     raise AssertionError(f"no line {label!r} in\n{out}")
+
+
+def rate(out: str, label: str) -> float:
+    """A breakdown line printed as bytes per second (kB/s ... TB/s, SI)."""
+    line = next(ln for ln in out.splitlines() if re.match(rf"\s+{re.escape(label)}\s\s", ln))
+    m = re.search(r"([\d.,e+-]+)\s*([kMGTP]?)B/s", line)
+    assert m, line
+    return float(m.group(1).replace(",", "")) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}[m.group(2)]
 
 
 def vector_answer(out: str) -> list[float]:
@@ -503,3 +512,130 @@ def test_mfu_against_hfu(n, tps, peak, chips, recompute):
     out = solve(*args)
     assert close_6sf(text_answer(out), float(mfu)), out
     assert close_6sf(breakdown(out, "HFU"), float(hfu)), out
+
+
+# ---------------------------------------------------------------- collectives, pipeline, scaling laws
+
+
+def ring_simulation(op: str, n: int) -> tuple[int, Fraction]:
+    """Run a ring collective on n ranks chunk by chunk; return (steps, bytes each rank sends per byte of S).
+
+    Each rank holds n chunks of S/n (all-gather: its own chunk of the gathered S); at every step
+    rank r sends one chunk to r + 1. The values are checked at the end: every rank holds the sum
+    (all-reduce), its reduced chunk (reduce-scatter) or every chunk (all-gather).
+    """
+    rng = np.random.default_rng(n)
+    data = rng.integers(0, 100, size=(n, n))  # data[r, c]: rank r's chunk c
+    want_sum = data.sum(axis=0)
+    if op == "all-gather":  # rank r starts with its own chunk r
+        partial = [{r: int(data[r, r])} for r in range(n)]
+    else:
+        partial = [dict(enumerate(map(int, data[r]))) for r in range(n)]
+    sent, steps = 0, 0
+    phases = {"all-reduce": ["rs", "ag"], "reduce-scatter": ["rs"], "all-gather": ["ag"]}[op]
+    for phase in phases:
+        for s in range(n - 1):
+            msgs = []
+            for r in range(n):
+                c = (r - s) % n if phase == "rs" else (r - s + (1 if op == "all-reduce" else 0)) % n
+                msgs.append(((r + 1) % n, c, partial[r][c]))
+            for dst, c, val in msgs:
+                partial[dst][c] = partial[dst][c] + val if phase == "rs" else val
+            sent += 1  # one chunk of S/n per rank
+            steps += 1
+    for r in range(n):
+        if op == "all-reduce":
+            assert [partial[r][c] for c in range(n)] == list(want_sum)
+        elif op == "reduce-scatter":
+            assert partial[r][(r + 1) % n] == want_sum[(r + 1) % n]
+        else:
+            assert sorted(partial[r]) == list(range(n)) and all(partial[r][c] == data[c, c] for c in range(n))
+    return steps, Fraction(sent, n)
+
+
+@given(st.sampled_from(["all-reduce", "all-gather", "reduce-scatter"]), st.integers(2, 64),
+       st.sampled_from([("1GB", 10**9), ("256MiB", 2**28), ("3.5GiB", 7 * 2**29), ("1e6", 10**6), ("4KiB", 4096)]),
+       bandwidths(), st.sampled_from([("0", 0), ("5e-6", Fraction(5, 10**6)), ("1/1000", Fraction(1, 1000))]),
+       st.sampled_from(["unidirectional", "bidirectional"]), st.booleans(), st.booleans())
+def test_ring_collectives_against_a_simulated_ring(op, n, size, bw, alpha, ring, asymptotic, alias):
+    """t = steps·α + (bytes a rank sends)/β, the bytes counted by running the ring; bidirectional
+    sends half each way (half the time); --asymptotic drops (n−1)/n; busbw = algbw·(bus factor)."""
+    steps, per_byte = ring_simulation(op, n)
+    if asymptotic:
+        per_byte = per_byte * n / (n - 1)
+    # bidirectional: half the bytes each way; two ranks have one link each way, so no gain (stated)
+    bw_time = per_byte * size[1] / bw[0] / (2 if ring == "bidirectional" and n > 2 else 1)
+    want = steps * alpha[1] + bw_time
+    cmd = ["allreduce"] if (alias and op == "all-reduce") else ["collective", "--op", op]
+    args = (*cmd, "-S", size[0], "-n", str(n), "--link-bandwidth", bw[1], "--latency", alpha[0], "--ring", ring,
+            *(["--asymptotic"] if asymptotic else []))
+    out = solve(*args)
+    check_time(out, args, want)
+    assert breakdown(out, "steps") == steps
+    factor = {"all-reduce": Fraction(2 * (n - 1), n)}.get(op, Fraction(n - 1, n))
+    busbw = Fraction(size[1]) / want * factor if want else None
+    if busbw is not None:
+        assert math.isclose(rate(out, "busbw"), float(busbw), rel_tol=1e-3), (float(busbw), out)
+
+
+def gpipe_bubble(p: int, m: int, f: int = 1, b: int = 2) -> Fraction:
+    """Idle share of a GPipe step, simulated: all m forwards through p stages, then all backwards."""
+    end_f = [[0] * m for _ in range(p)]
+    for i in range(p):
+        for j in range(m):
+            end_f[i][j] = max(end_f[i - 1][j] if i else 0, end_f[i][j - 1] if j else 0) + f
+    last_f = max(end_f[i][m - 1] for i in range(p))
+    end_b = [[0] * m for _ in range(p)]
+    for i in reversed(range(p)):
+        for j in range(m):
+            ready = end_b[i + 1][j] if i + 1 < p else last_f
+            end_b[i][j] = max(ready, end_b[i][j - 1] if j else 0, end_f[i][m - 1]) + b
+    makespan = max(end_b[0][m - 1], last_f)
+    return 1 - Fraction(m * (f + b), makespan)
+
+
+@given(st.integers(1, 32), st.integers(1, 64), st.sampled_from(["gpipe", "1f1b"]), st.booleans())
+def test_pipeline_bubble_against_a_simulated_schedule(p, m, schedule, long_flag):
+    """The idle share of a simulated GPipe step; 1F1B idles as long (Narayanan et al. 2021, §2.2)."""
+    want = gpipe_bubble(p, m)
+    args = ("pipeline", "--stages" if long_flag else "-p", str(p), "--microbatches" if long_flag else "-m", str(m),
+            "--schedule", schedule)
+    out = solve(*args)
+    assert close_6sf(text_answer(out), float(want)), (float(want), out)
+    assert close_6sf(breakdown(out, "bubble over ideal"), float(Fraction(p - 1, m))), out
+
+
+@given(st.integers(2, 32), st.integers(1, 8), st.integers(2, 8))
+def test_pipeline_interleaved_bubble(p, k, v):
+    """Interleaved 1F1B: bubble over the ideal time (p − 1)/(v·m) (Narayanan et al. 2021, §2.2);
+    m a multiple of p, as Megatron requires (other m are refused in one line)."""
+    m = p * k
+    over = Fraction(p - 1, v * m)
+    out = solve("pipeline", "-p", str(p), "-m", str(m), "--schedule", "interleaved", "-v", str(v))
+    assert close_6sf(breakdown(out, "bubble over ideal"), float(over)), out
+    assert close_6sf(text_answer(out), float(over / (1 + over))), out
+
+
+# Hoffmann et al. 2022 (Chinchilla), approach 3, eq. 10; Besiroglu et al. 2024 (arXiv:2404.10102) Table 1
+LAWS = {"fitted": (1.69, 406.4, 410.7, 0.34, 0.28), "besiroglu": (1.8172, 482.01, 2085.43, 0.3478, 0.3658)}
+
+
+@given(st.sampled_from(["1e20", "3.14e23", "1e24", "5.76e23", "1e26", "2.5e21"]),
+       st.sampled_from(["fitted", "besiroglu", "rule-20"]), st.booleans())
+def test_compute_optimal_minimises_the_fitted_loss(c_text, method, long_flag):
+    """N minimising E + A/N^α + B/D^β along C = 6·N·D, found numerically; rule-20: D = 20·N."""
+    from scipy.optimize import minimize_scalar
+
+    c = float(c_text)
+    if method == "rule-20":
+        n_opt = math.sqrt(c / 120)
+    else:
+        e, a, b, al, be = LAWS[method]
+        r = minimize_scalar(lambda x: a * math.exp(-al * x) + b * (c / 6) ** -be * math.exp(be * x),
+                            bounds=(math.log(1e3), math.log(1e16)), method="bounded", options={"xatol": 1e-10})
+        n_opt = math.exp(r.x)
+    args = ("compute-optimal", "--flops" if long_flag else "-C", c_text, "--method", method)
+    out = solve(*args)
+    assert math.isclose(text_answer(out), n_opt, rel_tol=2e-5), (n_opt, out)
+    assert math.isclose(solve_json(*args)["answer"], n_opt, rel_tol=1e-6)
+    assert math.isclose(breakdown(out, "tokens"), c / 6 / n_opt, rel_tol=2e-5), out

@@ -639,3 +639,168 @@ def test_compute_optimal_minimises_the_fitted_loss(c_text, method, long_flag):
     assert math.isclose(text_answer(out), n_opt, rel_tol=2e-5), (n_opt, out)
     assert math.isclose(solve_json(*args)["answer"], n_opt, rel_tol=1e-6)
     assert math.isclose(breakdown(out, "tokens"), c / 6 / n_opt, rel_tol=2e-5), out
+
+
+# ---------------------------------------------------------------- the by-hand kernels
+
+ENTRIES = [("1", 1.0), ("-2", -2.0), ("0", 0.0), ("1/2", 0.5), ("-1/3", -1 / 3), ("0.25", 0.25), ("2.5", 2.5),
+           ("3", 3.0), ("-0.7", -0.7), ("7/4", 1.75), ("10", 10.0), ("-12.5", -12.5)]
+entries = st.sampled_from(ENTRIES)
+
+
+def vec_text(v) -> str:
+    return " ".join(t for t, _ in v)
+
+
+def mat_text(rows) -> str:
+    return "; ".join(vec_text(r) for r in rows)
+
+
+def tensor(rows) -> torch.Tensor:
+    return torch.tensor([[x for _, x in r] for r in rows], dtype=torch.float64)
+
+
+def check_vector(out: str, got_json, want: torch.Tensor, digits: int = 4) -> None:
+    """JSON to 1e-9; the printed answer rounded to ``digits`` places (half a unit in the last place)."""
+    want = want.reshape(-1)
+    assert np.allclose(np.ravel(got_json), want.numpy(), rtol=1e-9, atol=1e-9), (got_json, want)
+    printed = np.ravel(vector_answer(out))
+    assert np.allclose(printed, want.numpy(), rtol=0, atol=0.5 * 10**-digits + 1e-12), (printed, want, out)
+
+
+@given(st.lists(entries, min_size=1, max_size=8), st.sampled_from([("1", 1.0), ("1/2", 0.5), ("2", 2.0), ("0.7", 0.7)]))
+def test_softmax_matches_torch(x, t):
+    args = ("softmax", "--x", vec_text(x), "-t", t[0])
+    want = F.softmax(tensor([x])[0] / t[1], dim=-1)
+    check_vector(solve(*args), solve_json(*args)["answer"], want)
+
+
+@st.composite
+def attention_inputs(draw):
+    n, m, dk, dv = (draw(st.integers(1, 4)) for _ in range(4))
+    q = [[draw(entries) for _ in range(dk)] for _ in range(n)]
+    k = [[draw(entries) for _ in range(dk)] for _ in range(m)]
+    v = [[draw(entries) for _ in range(dv)] for _ in range(m)]
+    return q, k, v, draw(st.booleans()), draw(st.sampled_from([None, ("1", 1.0), ("1/2", 0.5)]))
+
+
+@given(attention_inputs())
+def test_attention_matches_scaled_dot_product_attention(inp):
+    """softmax(Q·Kᵀ·scale + M)·V with torch's SDPA; --causal bottom-right aligned when m > n (its help)."""
+    q, k, v, causal, scale = inp
+    n, m = len(q), len(k)
+    mask = None
+    if causal:
+        mask = torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+        if not mask.any(-1).all():  # a query seeing no key: torch gives NaN; skip (m < n, top rows empty)
+            causal, mask = False, None
+    want = F.scaled_dot_product_attention(tensor(q)[None], tensor(k)[None], tensor(v)[None], attn_mask=mask,
+                                          scale=None if scale is None else scale[1])[0]
+    args = ["attention", "--q", mat_text(q), "--k", mat_text(k), "--v", mat_text(v)]
+    args += ["--causal"] if causal else []
+    args += ["--scale", scale[0]] if scale else []
+    check_vector(solve(*args), solve_json(*args)["answer"], want)
+
+
+@given(st.lists(entries, min_size=2, max_size=8).filter(lambda v: len({x for _, x in v}) > 1), st.data())
+def test_layernorm_matches_torch(x, data):
+    d = len(x)
+    gamma = data.draw(st.one_of(st.none(), st.lists(entries, min_size=d, max_size=d)))
+    beta = data.draw(st.one_of(st.none(), st.lists(entries, min_size=d, max_size=d)))
+    eps = data.draw(st.sampled_from([None, ("1e-5", 1e-5), ("0", 0.0), ("1/2", 0.5)]))
+    args = ["layernorm", "--x", vec_text(x)]
+    args += ["--gamma", vec_text(gamma)] if gamma else []
+    args += ["--beta", vec_text(beta)] if beta else []
+    args += ["--eps", eps[0]] if eps else []
+    want = F.layer_norm(tensor([x])[0], (d,), tensor([gamma])[0] if gamma else None,
+                        tensor([beta])[0] if beta else None, eps=eps[1] if eps else 1e-5)
+    check_vector(solve(*args), solve_json(*args)["answer"], want)
+
+
+@given(st.integers(1, 4).flatmap(lambda h: st.lists(entries, min_size=2 * h, max_size=2 * h)),
+       st.integers(0, 5000), st.sampled_from(["interleaved", "half"]), st.sampled_from([10000, 500000, 10]))
+def test_rope_matches_complex_rotation(x, pos, pairing, base):
+    """Pairs as complex numbers, multiplied by e^{i·p·θ_i}, θ_i = base^(−2i/d) (RoFormer eq. 34)."""
+    d = len(x)
+    t = tensor([x])[0]
+    theta = base ** (-torch.arange(0, d // 2, dtype=torch.float64) * 2 / d)
+    rot = torch.polar(torch.ones(d // 2, dtype=torch.float64), pos * theta)
+    if pairing == "interleaved":
+        z = torch.view_as_complex(t.reshape(d // 2, 2).contiguous()) * rot
+        want = torch.view_as_real(z).reshape(d)
+    else:
+        z = torch.complex(t[: d // 2], t[d // 2:]) * rot
+        want = torch.cat([z.real, z.imag])
+    args = ("rope", "--x", vec_text(x), "--pos", str(pos), "--pairing", pairing, "--base", str(base))
+    check_vector(solve(*args), solve_json(*args)["answer"], want)
+
+
+@given(st.integers(0, 10000), st.integers(1, 64), st.sampled_from(["interleaved", "concat"]), st.data())
+def test_pe_matches_the_papers_formula(pos, d, layout, data):
+    """PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(...) (Vaswani et al. 2017, §3.5);
+    concat: all sines, then all cosines; an odd d's last frequency has only its sine."""
+    i = np.arange(0, (d + 1) // 2)
+    ang = pos / 10000 ** (2 * i / d)
+    sines, cosines = np.sin(ang), np.cos(ang)[: d // 2]
+    if layout == "interleaved":
+        full = np.empty(d)
+        full[0::2], full[1::2] = sines, cosines
+    else:
+        full = np.concatenate([sines, cosines])
+    one = data.draw(st.one_of(st.none(), st.integers(0, d - 1)))
+    args = ["pe", "--pos", str(pos), "--d-model", str(d), "--layout", layout]
+    if one is not None:
+        args += ["--dim", str(one)]
+    got = solve_json(*args)["answer"]
+    want = torch.tensor(full if one is None else [full[one]])
+    check_vector(solve(*args), got, want)
+
+
+@given(st.lists(entries, min_size=2, max_size=8), st.data(),
+       st.sampled_from([("0", 0.0), ("0.1", 0.1), ("1/4", 0.25), ("1", 1.0)]))
+def test_cross_entropy_matches_torch(z, data, eps):
+    y = data.draw(st.integers(0, len(z) - 1))
+    want = F.cross_entropy(tensor([z]), torch.tensor([y]), label_smoothing=eps[1]).item()
+    args = ("cross-entropy", "--logits", vec_text(z), "-y", str(y), "--label-smoothing", eps[0])
+    out = solve(*args)
+    assert answer_line(out).endswith("nats") and close_6sf(text_answer(out), want), (want, out)
+    assert math.isclose(solve_json(*args)["answer"], want, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(breakdown(out, "bits"), want / math.log(2), rel_tol=1e-5, abs_tol=1e-6), out
+
+
+def kept_tokens(z: list[float], t: float, k: int | None, p: float | None, include: bool) -> list[int]:
+    """HuggingFace's documented order: temperature, then top-k (ties with the k-th kept), then top-p
+    on the renormalised remainder (the smallest set, by descending probability, whose mass reaches p)."""
+    probs = np.exp(np.array(z) / t - max(z) / t)
+    probs /= probs.sum()
+    keep = set(range(len(z)))
+    if k is not None and k < len(z):
+        kth = sorted(z, reverse=True)[k - 1]
+        keep = {i for i in keep if z[i] >= kth}
+    if p is not None:
+        mass = sum(probs[i] for i in keep)
+        order = sorted(keep, key=lambda i: -probs[i])
+        acc, chosen = 0.0, []
+        for i in order:
+            if acc >= p - 1e-12:
+                break
+            if acc + probs[i] / mass > p + 1e-12 and not include and chosen:
+                break
+            chosen.append(i)
+            acc += probs[i] / mass
+        keep = set(chosen)
+    return sorted(keep)
+
+
+@given(st.lists(st.integers(-40, 40), min_size=2, max_size=8, unique=True), st.sampled_from([1, 0.5, 2, 0.7]),
+       st.one_of(st.none(), st.integers(1, 8)), st.one_of(st.none(), st.sampled_from([0.3, 0.5, 0.9, 0.95, 1])))
+def test_sampling_keeps_the_documented_set(z10, t, k, p):
+    z = [x / 10 for x in z10]
+    want = kept_tokens(z, t, k, p, include=True)
+    args = ["sampling", "--logits", " ".join(f"{x:g}" for x in z), "-t", str(t)]
+    args += ["-k", str(k)] if k else []
+    args += ["-p", str(p)] if p is not None else []
+    out = solve(*args)
+    # listed most probable first (not stated in --help; the set is what is checked)
+    assert sorted(json.loads(answer_line(out).rsplit(" ", 1)[0])) == want, (want, out)
+    assert sorted(solve_json(*args)["answer"]) == want

@@ -804,3 +804,77 @@ def test_sampling_keeps_the_documented_set(z10, t, k, p):
     # listed most probable first (not stated in --help; the set is what is checked)
     assert sorted(json.loads(answer_line(out).rsplit(" ", 1)[0])) == want, (want, out)
     assert sorted(solve_json(*args)["answer"]) == want
+
+
+# ---------------------------------------------------------------- qkv calc
+
+UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30,
+         "TiB": 2**40}
+TIMES = {"s": 1, "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "h": 3600, "days": 86400}
+
+
+def calc(expr: str) -> tuple[float, str, dict]:
+    """The printed value and unit of ``qkv calc EXPR``, and its --json object."""
+    out = run("calc", expr)
+    first = out.splitlines()[0]
+    m = re.match(r"(\S+)\s*(\S*)", first)
+    data = json.loads(run("calc", "--json", expr))
+    return number(m.group(1)), m.group(2), data
+
+
+def check_calc(expr: str, want: Fraction, unit: str) -> None:
+    value, shown_unit, data = calc(expr)
+    assert shown_unit == unit and data["unit"] == unit, (expr, shown_unit, data)
+    assert close_6sf(value, float(want)), (expr, float(want), value)
+    assert math.isclose(data["value"], float(want), rel_tol=1e-12), (expr, data)
+
+
+@given(st.integers(1, 10**6), st.sampled_from(["", "e3", "e9"]), st.integers(1, 16), st.sampled_from(sorted(UNITS)),
+       st.sampled_from(sorted(UNITS)))
+@example(70, "e9", 2, "B", "GiB")
+def test_calc_bytes_convert_si_and_binary(a, exp, b, unit_in, unit_out):
+    """a·b unit_in -> unit_out: k, M, G, T = 10³ⁿ; Ki, Mi, Gi, Ti = 2¹⁰ⁿ."""
+    want = Fraction(a) * 10 ** int(exp[1:] or 0) * b * UNITS[unit_in] / UNITS[unit_out]
+    check_calc(f"{a}{exp} * {b} {unit_in} -> {unit_out}", want, unit_out)
+
+
+@given(st.integers(0, 60), st.sampled_from(sorted(UNITS)))
+@example(40, "TiB")
+def test_calc_power_takes_the_unit(k, unit_out):
+    """2^k B is (2^k) bytes (the unit is the power's, as --help says)."""
+    check_calc(f"2^{k} B -> {unit_out}", Fraction(2**k, UNITS[unit_out]), unit_out)
+
+
+@given(st.integers(1, 1000), st.integers(1, 1000), st.sampled_from(sorted(UNITS)), st.sampled_from(sorted(UNITS)))
+@example(1, 2, "GiB", "MiB")
+def test_calc_a_fraction_in_brackets_takes_its_unit(p, q, unit_in, unit_out):
+    """(1/2) GiB -> MiB is 512 MiB: a unit after a bracket is the bracket's (``1/2 GiB`` alone is
+    1 / (2 GiB), as ``x / 3.35 TB/s`` divides by the bandwidth)."""
+    check_calc(f"({p}/{q}) {unit_in} -> {unit_out}", Fraction(p * UNITS[unit_in], q * UNITS[unit_out]), unit_out)
+
+
+@given(st.integers(1, 10**4), st.sampled_from(["", "e6", "e9"]), st.integers(1, 9999), st.sampled_from(sorted(TIMES)))
+@example(70, "e9", 335, "ms")
+def test_calc_bytes_over_bandwidth_is_a_time(a, exp, bw_centi, unit_out):
+    """a·2 B / (x TB/s) -> unit: the read time of a model's weights."""
+    want = Fraction(a) * 10 ** int(exp[1:] or 0) * 2 / (Fraction(bw_centi, 100) * 10**12) / TIMES[unit_out]
+    assume(Fraction(1, 10**290) < want < 10**290)
+    check_calc(f"{a}{exp} * 2 B / {bw_centi / 100:g} TB/s -> {unit_out}", want, unit_out)
+
+
+def test_calc_presets_in_expressions():
+    """Presets against their sources: Llama 3 8B counted by transformers from the published config
+    (corpus llama3.1-8b.json: the same sizes), the H100 SXM datasheet's 80 GB and 989.5 dense TFLOP/s
+    (1,979 with sparsity, halved), and Llama 3 8B's KV cache 2·L·B·n·h_kv·d_h·2 B."""
+    transformers = pytest.importorskip("transformers")
+    raw = json.loads((CORPUS / "llama3.1-8b.json").read_text())
+    config = transformers.AutoConfig.for_model(raw["model_type"], **{k: v for k, v in raw.items() if k != "model_type"})
+    with torch.device("meta"):
+        n = sum(p.numel() for p in transformers.AutoModelForCausalLM.from_config(config).parameters())
+    check_calc("llama3-8b.params * 2 B -> GiB", Fraction(2 * n, 2**30), "GiB")
+    check_calc("h100.hbm -> GB", Fraction(80), "GB")
+    check_calc("70e9 * 2 * 2e12 FLOP / h100.bf16 -> s", Fraction(70 * 10**9 * 4 * 10**12) / Fraction(9895, 10) / 10**12,
+               "s")
+    for batch in (1, 3, 16):
+        kv = 2 * raw["num_hidden_layers"] * batch * 8192 * raw["num_key_value_heads"] * 128 * 2
+        check_calc(f"kv_cache(llama3-8b, seq=8k, batch={batch}, dtype=bf16) -> B", Fraction(kv), "B")

@@ -178,7 +178,8 @@ def human_value(key: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if key == "bytes" or key.endswith("_bytes") or key == "hbm":
-        return format_bytes(value) if value >= 0 else "−" + format_bytes(-value)
+        # a negative figure (memory left over) carries its sign in every view: −111 GB, not 111 GB
+        return format_bytes(value) if value >= 0 else format_bytes(value).replace("-", "−")
     if key in NEVER and value == float("inf"):
         return NEVER[key]
     if key in _BYTE_VIEWS:

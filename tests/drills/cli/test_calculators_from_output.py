@@ -473,6 +473,7 @@ def test_train_compute_and_days(n, d, peak, chips, mfu):
 
 @given(counts(10**6, 10**13), st.integers(1, 1024), st.integers(0, 3), st.integers(1, 16), hbms())
 @example((Fraction(7 * 10**9), "7B"), 3, 2, 12, (Fraction(80 * 2**30), "80GiB"))
+@example((Fraction(7 * 10**9), "7B"), 1, 3, 12, (Fraction(10**9), "1GB"))  # does not fit: −111 GB left
 def test_zero_model_states_per_gpu(psi, gpus, stage, k, hbm):
     """ZeRO (Rajbhandari et al. 2020, Fig. 1): 2Ψ + 2Ψ + KΨ, the optimizer states (stage ≥ 1),
     gradients (≥ 2) and weights (3) divided over N_d GPUs; what is left of the HBM."""
@@ -486,6 +487,10 @@ def test_zero_model_states_per_gpu(psi, gpus, stage, k, hbm):
     assert math.isclose(solve_json(*args)["answer"], float(want), rel_tol=1e-12)
     left = hbm[0] - want
     assert close_6sf(breakdown(out, "left GB"), float(left / 10**9)), out
+    # bytes, GB and GiB of what is left carry one sign (a model that does not fit: all negative)
+    line = next(ln for ln in out.splitlines() if re.match(r"\s+left\s\s", ln))
+    views = [float(x.replace(",", "").replace("−", "-")) for x in re.findall(r"[−-]?[\d,.]+(?= (?:bytes|GB|GiB|MB|MiB))", line)]
+    assert len(views) >= 3 and all((v < 0) == (left < 0) for v in views if v), (float(left), line)
 
 
 @given(counts(10**6, 10**13), hbms(), st.integers(0, 256), st.integers(1, 200000),

@@ -16,6 +16,7 @@ import click
 
 from drills.cli.help_groups import mark, solve_command
 from drills.cli.model_flags import model_options, name_model, preset_options, preset_spec
+from drills.cli.numbers import Number
 from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
@@ -24,7 +25,6 @@ from drills.cli.solve_hardware import (
     FLOPS,
     INT,
     KV_BYTES,
-    POSITIVE,
     SIZE,
     Int,
     Real,
@@ -39,6 +39,9 @@ from drills.cli.solve_hardware import (
     show,
 )
 from drills.output import InputError, emit
+
+#: tokens per second: a count, read as counts are (K = 10^3, M = 10^6, B = 10^9), not as bytes
+RATE = Number("count")
 
 
 def link_options(f):
@@ -532,8 +535,8 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
 
 @solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters N (or --preset).")
-@click.option("--tokens-per-second", "--tokens-per-sec", "--throughput", "tokens_per_second", type=POSITIVE,
-              required=True, help="Training throughput in tokens/s, all chips together.")
+@click.option("--tokens-per-second", "--tokens-per-sec", "--throughput", "tokens_per_second", type=RATE,
+              required=True, help="Training throughput in tokens/s, all chips together (a count: 1.2M, 0.1B).")
 @click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True,
               is_flag=False, flag_value="full", help="Activation recomputation; --recompute alone means full.")
 @click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=None,
@@ -579,4 +582,11 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
         r.convention["params"] = routed
     name_model(r, spec, cfg, {k: "6N counts weights; the attention term (with --seq) is PaLM's, over the full "
                                  "sequence" for k in ("sliding_window", "global_every")})
+    hfu = float(r.breakdown["hfu"])
+    if hfu > 1:  # more FLOP/s than the chips have: a throughput, a chip count or a peak is off
+        r.convention["warning"] = (f"HFU = {hfu:.6g} > 1: {tokens_per_second:g} tokens/s need more FLOP/s than "
+                                   f"{kw['chips'] or 1} × {chip.need('peak_flops'):.6g} FLOP/s; check --tokens-per-second "
+                                   "(all chips together), --chips and the peak")
     show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")
+    if hfu > 1 and not as_json:
+        click.echo(f"qkv: warning: {r.convention['warning']}", err=True)

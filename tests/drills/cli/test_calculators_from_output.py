@@ -267,6 +267,8 @@ def test_flops_match_flop_counter_mode(c, batch, seq, mode):
 
 
 @given(decoder_configs(), st.sampled_from(sorted(DTYPE_BYTES)))
+@example({"L": 1, "h": 7, "hkv": 1, "dh": 1, "d": 7, "dff": 3, "V": 5, "ffn": "gelu", "norm": "layernorm",
+          "bias": True, "tied": True, "pos": "none", "max_pos": 64, "k_suffix": False}, "int4")  # 257 × 1/2 B
 def test_memory_weights_are_params_times_dtype_bytes(c, dtype):
     """Bytes first, then GB (10⁹) and GiB (2³⁰): the three views of params × bytes per element."""
     exact = ref_params(c) * DTYPE_BYTES[dtype]
@@ -275,6 +277,7 @@ def test_memory_weights_are_params_times_dtype_bytes(c, dtype):
     printed = number(line)
     # int4: half a byte per weight; an odd count is a half byte the text must not hide
     assert printed == math.ceil(exact), (exact, out)
+    assert ("⌈" in out) == (exact.denominator != 1), out  # the rounding up is shown, not hidden
     gb = re.search(r"= ([\d.e+−-]+) GB", line)
     gib = re.search(r"= ([\d.e+−-]+) GiB", line)
     assert gb and gib, line

@@ -85,6 +85,14 @@ def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datash
                         link_bandwidth=kw.get("link_bandwidth"), hbm_figure=hbm_figure)
 
 
+def _name_unused_figures(r, kw: dict[str, Any], unused: dict[str, str]) -> None:
+    """Name, on the ``ignored:`` line, each hardware figure given on the command line that this
+    answer does not use (``{option: why}``), as a model field the count has no use for is named."""
+    given = {f"--{k.replace('_', '-')}": why for k, why in unused.items() if kw.get(k) is not None}
+    if given:
+        r.convention["ignored"] = {**(r.convention.get("ignored") or {}), **given}
+
+
 def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
     """``(spec, cfg)``: the one ModelConfig of --preset, --config and the field flags
     (drills.cli.model_flags), or ``(spec, None)`` when none is given.
@@ -508,6 +516,8 @@ def prefill(params, tokens, as_json, explain, **kw):
         r.convention["mfu"] = "1 (peak; give --mfu for a realistic time)"
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
                                "lora_rank": "the prefill FLOPs are the base model's"})
+    _name_unused_figures(r, kw, {"bandwidth": "a prefill is timed by its FLOPs alone",
+                                 "hbm": "nothing here is held against the HBM"})
     show(r, as_json, explain)
 
 
@@ -560,6 +570,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                         model=decode_model)
         name_weights(r, quant)
         name_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
+        _name_unused_figures(r, kw, {"mfu": "a decode step's lower bound runs at the peak and the full bandwidth",
+                                     "hbm": "nothing here is held against the HBM"})
         show(r, as_json, explain)
         if plot is not None:
             _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -591,6 +603,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                     weights=weight_bytes_of(quant))
     name_weights(r, quant)
     name_model(r, spec, cfg, unused)
+    _name_unused_figures(r, kw, {"mfu": "a decode step's lower bound runs at the peak and the full bandwidth",
+                                 "hbm": "nothing here is held against the HBM"})
     show(r, as_json, explain)
     if plot is not None:
         _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)

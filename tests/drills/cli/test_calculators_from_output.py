@@ -440,12 +440,16 @@ def test_roofline_critical_intensity_and_batch(peak, bw, dtype):
     assert close_6sf(breakdown(out, "critical batch"), float(istar * DTYPE_BYTES[dtype] / 2)), out
 
 
-@given(counts(10**6, 10**12), st.integers(1, 70000), st.booleans(), peaks(), st.integers(1, 4096), fractions_01)
-def test_prefill_time_is_2nt_over_chips_peak_mfu(n, tokens, k_suffix, peak, chips, mfu):
+@given(counts(10**6, 10**12), st.integers(1, 70000), st.booleans(), peaks(), st.integers(1, 4096), fractions_01,
+       st.one_of(st.none(), bandwidths()))
+def test_prefill_time_is_2nt_over_chips_peak_mfu(n, tokens, k_suffix, peak, chips, mfu, bw):
+    """2·N·T / (chips·peak·MFU); a bandwidth given is not used, and said so (ignored: --bandwidth)."""
     want = 2 * n[0] * tokens / (chips * peak[0] * mfu[1])
     args = ("prefill", "-N", n[1], "-T", sized(tokens, k_suffix), "--peak-flops", peak[1], "--chips", str(chips),
-            "--mfu", mfu[0])
-    check_time(solve(*args), args, want)
+            "--mfu", mfu[0], *(["--bandwidth", bw[1]] if bw else []))
+    out = solve(*args)
+    check_time(out, args, want)
+    assert ("ignored: --bandwidth" in out) == (bw is not None), out
 
 
 @given(counts(10**6, 10**12), st.integers(1, 512), st.integers(1, 40000), peaks(), bandwidths(), st.integers(1, 64),
@@ -460,7 +464,9 @@ def test_decode_step_lower_bound(n, batch, ctx, peak, bw, chips, kv_text, wt, mo
             else kvbytes / bwc + max(wbytes / bwc, flops / pkc))
     args = ("decode", "-N", n[1], "-B", str(batch), "-S", str(ctx), "--peak-flops", peak[1], "--bandwidth", bw[1],
             "--chips", str(chips), "--kv-bytes-per-token", kv_text, "--weight-dtype", wt, "--model", model)
-    check_time(solve(*args), args, want)
+    out = solve(*args)
+    check_time(out, args, want)
+    assert "ignored: --mfu" in solve(*args, "--mfu", "1/2"), "an MFU the lower bound does not use is named"
 
 
 @given(counts(10**6, 10**13), counts(10**6, 10**13), peaks(), st.integers(1, 100000), fractions_01)

@@ -42,12 +42,14 @@ from drills.output import InputError, emit
 
 #: tokens per second: a count, read as counts are (K = 10^3, M = 10^6, B = 10^9), not as bytes
 RATE = Number("count")
+#: α of the α-β model: seconds, or a time with its unit (5us)
+LATENCY = Number("seconds", min=0, min_open=False, max=10**6)
 
 
 def link_options(f):
     """--link NAME (interconnect preset), --link-bandwidth (bytes/s per direction), --latency (s per step), --hw."""
-    f = click.option("--latency", "--alpha", "latency", type=Real(0, 10**6), default=0, show_default=True,
-                     help="α: seconds per step (0 to 10^6).")(f)
+    f = click.option("--latency", "--alpha", "latency", type=LATENCY, default=0, show_default=True,
+                     help="α: seconds per step (0 to 10^6; 5e-6, 5us, 1.5ms).")(f)
     f = click.option("--link-bandwidth", type=BANDWIDTH, default=None, help="β: link bytes/s per direction.")(f)
     f = click.option("--link", "link", metavar="NAME", default=None,
                      help="Interconnect preset (nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib-hdr, ib-ndr, xgmi-mi300x, "

@@ -572,8 +572,11 @@ def ring_simulation(op: str, n: int) -> tuple[int, Fraction]:
 
 @given(st.sampled_from(["all-reduce", "all-gather", "reduce-scatter"]), st.integers(2, 64),
        st.sampled_from([("1GB", 10**9), ("256MiB", 2**28), ("3.5GiB", 7 * 2**29), ("1e6", 10**6), ("4KiB", 4096)]),
-       bandwidths(), st.sampled_from([("0", 0), ("5e-6", Fraction(5, 10**6)), ("1/1000", Fraction(1, 1000))]),
+       bandwidths(), st.sampled_from([("0", 0), ("5e-6", Fraction(5, 10**6)), ("1/1000", Fraction(1, 1000)),
+                        ("5us", Fraction(5, 10**6)), ("1.5ms", Fraction(3, 2000))]),
        st.sampled_from(["unidirectional", "bidirectional"]), st.booleans(), st.booleans())
+@example("all-reduce", 8, ("1GB", 10**9), (Fraction(450 * 10**9), "450GB/s"), ("5us", Fraction(5, 10**6)),
+         "unidirectional", False, True)  # α typed with its unit
 def test_ring_collectives_against_a_simulated_ring(op, n, size, bw, alpha, ring, asymptotic, alias):
     """t = steps·α + (bytes a rank sends)/β, the bytes counted by running the ring; bidirectional
     sends half each way (half the time); --asymptotic drops (n−1)/n; busbw = algbw·(bus factor)."""

@@ -898,3 +898,10 @@ def test_calc_presets_in_expressions():
     for batch in (1, 3, 16):
         kv = 2 * raw["num_hidden_layers"] * batch * 8192 * raw["num_key_value_heads"] * 128 * 2
         check_calc(f"kv_cache(llama3-8b, seq=8k, batch={batch}, dtype=bf16) -> B", Fraction(kv), "B")
+
+
+@given(st.integers(1, 10**6), st.sampled_from(sorted(UNITS)), st.sampled_from(sorted(UNITS)))
+@example(1, "B", "GiB")
+def test_calc_an_expression_may_start_with_a_minus(a, unit_in, unit_out):
+    """``qkv calc "-1 B -> GiB"`` is an expression (it was refused as an unknown option '-1')."""
+    check_calc(f"-{a} {unit_in} -> {unit_out}", Fraction(-a * UNITS[unit_in], UNITS[unit_out]), unit_out)

@@ -328,6 +328,23 @@ def test_params_presets_match_transformers_default_configs(preset, model_type):
     assert text_answer(out) == want, out
 
 
+@pytest.mark.parametrize(("preset", "model_type", "head"), [
+    ("gpt2", "gpt2", True), ("bert-base", "bert", False), ("llama2-7b", "llama", True)])
+def test_flops_of_presets_match_transformers_modules(preset, model_type, head):
+    """A forward of B = 2 sequences of 128 tokens through transformers' own class (eager attention),
+    counted by FlopCounterMode on the meta device."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.AutoConfig.for_model(model_type)
+    config._attn_implementation = "eager"
+    with torch.device("meta"):
+        model = (transformers.AutoModelForCausalLM if head else transformers.AutoModel).from_config(config)
+        with FlopCounterMode(display=False) as fc:
+            model(input_ids=torch.zeros(2, 128, dtype=torch.long))
+    args = ("flops", "--preset", preset, "--batch", "2", "--seq", "128")
+    assert text_answer(solve(*args)) == fc.get_total_flops()
+    assert solve_json(*args)["answer"] == fc.get_total_flops()
+
+
 @pytest.mark.parametrize("name", ["qwen3-0.6b.json", "smollm2-135m.json", "llama3.2-1b.json", "gpt-j-6b.json"])
 def test_params_and_weights_from_corpus_config_files(name):
     """--config FILE counts what transformers builds from the same file; bf16 weights are 2 bytes each."""

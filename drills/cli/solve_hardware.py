@@ -365,7 +365,12 @@ def matmul(batch, d_in, d_out, mode, activations, plot, as_json, explain, **kw):
     chip = _chip(kw)
     r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip,
               activations=activations)
+    if kw.get("hw") and chip.peak_flops is None:  # e.g. --hw h100 --dtype int4: the answer is not a time
+        r.convention["note"] = (f"{kw['hw']} has no {kw['dtype']} peak: the answer is the intensity, not the time; "
+                                "give --peak-flops for the time and the bound")
     show(r, as_json, explain)
+    if "note" in r.convention and not as_json:
+        click.echo(f"qkv: note: {r.convention['note']}", err=True)
     if plot is not None:
         _one_point_plot(chip, kw, f"matmul [{batch},{d_in}]@[{d_in},{d_out}] {mode}", r, plot)
 

@@ -447,6 +447,15 @@ def test_matmul_roofline_time(m, k, n, k_suffix, peak, bw, act, wt, mode, activa
         ln.split()[-1] for ln in out.splitlines() if ln.strip().startswith("bound ")]
 
 
+def test_matmul_on_a_chip_without_that_dtypes_peak_says_it_answers_the_intensity():
+    """--hw h100 --dtype int4: no int4 peak on the preset, so no time: the answer is the intensity
+    2·M·K·N / (bytes), and the output says why (it answered a FLOP/byte figure without a word)."""
+    out = solve("matmul", "-M", "3", "-K", "5", "-N", "7", "--hw", "h100", "--dtype", "int4")
+    by = Fraction(1, 2) * (3 * 5 + 5 * 7 + 3 * 7)
+    assert answer_line(out).endswith("FLOP/byte") and close_6sf(text_answer(out), float(2 * 3 * 5 * 7 / by)), out
+    assert "no int4 peak" in out, out
+
+
 @given(peaks(), bandwidths(), dtypes)
 def test_roofline_critical_intensity_and_batch(peak, bw, dtype):
     """I* = peak / bandwidth FLOP/byte; B* = I*·w/2 (weights of w bytes, the --help's rule)."""

@@ -63,7 +63,8 @@ def _answer(ev, value) -> dict[str, Any]:
                                                       q.magnitude.denominator == 1) else int(q.magnitude),
                    "unit": _dims_text(q.dims)}
     out["value_text"] = f"{number(m)} {name}".strip()
-    out["views"] = [] if ev.target is not None else views(q)
+    # other readings, not the answer again ("10 s", not "10 s  = 10 s")
+    out["views"] = [] if ev.target is not None else [v for v in views(q) if v != out["value_text"]]
     return out
 
 

@@ -870,6 +870,9 @@ def calc(expr: str) -> tuple[float, str, dict]:
 
 def check_calc(expr: str, want: Fraction, unit: str) -> None:
     value, shown_unit, data = calc(expr)
+    first = run("calc", expr).splitlines()[0]
+    readings = [part.split("(exactly")[0].strip() for part in first.split("  = ")]
+    assert len(readings) == len(set(readings)), f"a reading printed twice: {first!r}"
     assert shown_unit == unit and data["unit"] == unit, (expr, shown_unit, data)
     assert close_6sf(value, float(want)), (expr, float(want), value)
     assert math.isclose(data["value"], float(want), rel_tol=1e-12), (expr, data)
@@ -889,6 +892,16 @@ def test_calc_bytes_convert_si_and_binary(a, exp, b, unit_in, unit_out):
 def test_calc_power_takes_the_unit(k, unit_out):
     """2^k B is (2^k) bytes (the unit is the power's, as --help says)."""
     check_calc(f"2^{k} B -> {unit_out}", Fraction(2**k, UNITS[unit_out]), unit_out)
+
+
+@given(st.integers(1, 1000), st.sampled_from(sorted(TIMES)), st.integers(1, 9))
+@example(5, "s", 2)
+def test_calc_time_without_a_target(a, unit, k):
+    """``5 s * 2`` prints 10 s once (it printed "10 s  = 10 s")."""
+    check_calc(f"{a} {unit} * {k} -> s", a * k * Fraction(TIMES[unit]), "s")
+    out = run("calc", f"{a} {unit} * {k}").splitlines()[0]
+    readings = [part.split("(exactly")[0].strip() for part in out.split("  = ")]
+    assert len(readings) == len(set(readings)), out
 
 
 @given(st.integers(1, 1000), st.integers(1, 1000), st.sampled_from(sorted(UNITS)), st.sampled_from(sorted(UNITS)))

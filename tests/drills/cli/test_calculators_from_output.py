@@ -839,11 +839,14 @@ def kept_tokens(z: list[float], t: float, k: int | None, p: float | None, includ
 
 
 @given(st.lists(st.integers(-40, 40), min_size=2, max_size=8, unique=True), st.sampled_from([1, 0.5, 2, 0.7]),
-       st.one_of(st.none(), st.integers(1, 8)), st.one_of(st.none(), st.sampled_from([0.3, 0.5, 0.9, 0.95, 1])))
-def test_sampling_keeps_the_documented_set(z10, t, k, p):
+       st.one_of(st.none(), st.integers(1, 8)), st.one_of(st.none(), st.sampled_from([0.3, 0.5, 0.9, 0.95, 1])),
+       st.sampled_from(["include", "exclude"]))
+def test_sampling_keeps_the_documented_set(z10, t, k, p, crossing):
+    """--crossing include: the token that crosses p is kept (HuggingFace's TopPLogitsWarper); exclude:
+    it is not (the most probable token always stays)."""
     z = [x / 10 for x in z10]
-    want = kept_tokens(z, t, k, p, include=True)
-    args = ["sampling", "--logits", " ".join(f"{x:g}" for x in z), "-t", str(t)]
+    want = kept_tokens(z, t, k, p, include=crossing == "include")
+    args = ["sampling", "--logits", " ".join(f"{x:g}" for x in z), "-t", str(t), "--crossing", crossing]
     args += ["-k", str(k)] if k else []
     args += ["-p", str(p)] if p is not None else []
     out = solve(*args)

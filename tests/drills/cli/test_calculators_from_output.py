@@ -947,3 +947,33 @@ def test_calc_presets_in_expressions():
 def test_calc_an_expression_may_start_with_a_minus(a, unit_in, unit_out):
     """``qkv calc "-1 B -> GiB"`` is an expression (it was refused as an unknown option '-1')."""
     check_calc(f"-{a} {unit_in} -> {unit_out}", Fraction(-a * UNITS[unit_in], UNITS[unit_out]), unit_out)
+
+
+@st.composite
+def self_attention_inputs(draw):
+    h, dk, n, d_in = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    x = [[draw(entries) for _ in range(d_in)] for _ in range(n)]
+    w = [[[draw(entries) for _ in range(h * dk)] for _ in range(d_in)] for _ in range(3)]
+    wo = draw(st.one_of(st.none(), st.just([[draw(entries) for _ in range(2)] for _ in range(h * dk)])))
+    return h, x, w, wo, draw(st.booleans())
+
+
+@given(self_attention_inputs())
+def test_multi_head_self_attention_matches_torch(inp):
+    """--x with --wq/--wk/--wv (d_in × h·d_k, Q = X·W_q), --heads h: each head takes its d_k columns
+    (Vaswani et al. 2017, §3.2.2), scale 1/√d_k, heads concatenated, then ·W_o when given."""
+    h, x, (wq, wk, wv), wo, causal = inp
+    X = tensor(x)
+    q, k, v = (X @ tensor(w) for w in (wq, wk, wv))
+    n, dk = X.shape[0], q.shape[1] // h
+    split = (lambda t: t.reshape(n, h, dk).transpose(0, 1))  # (h, n, d_k)
+    mask = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
+    o = F.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=mask)  # (h, n, d_k)
+    want = o.transpose(0, 1).reshape(n, h * dk)
+    if wo is not None:
+        want = want @ tensor(wo)
+    args = ["attention", "--x", mat_text(x), "--wq", mat_text(wq), "--wk", mat_text(wk), "--wv", mat_text(wv),
+            "--heads", str(h)]
+    args += ["--wo", mat_text(wo)] if wo is not None else []
+    args += ["--causal"] if causal else []
+    check_vector(solve(*args), solve_json(*args)["answer"], want)

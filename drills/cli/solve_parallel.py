@@ -514,7 +514,7 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
     if params is not None:
         if compute is not None:
             raise InputError("give --compute, or --params with --tokens, not both", "--compute")
-        show(overtraining(params, tokens), as_json, explain)
+        show(overtraining(params, tokens, method=method), as_json, explain)
         return
     if compute is None:
         raise InputError("give --compute (or --params with --tokens)", "--compute")

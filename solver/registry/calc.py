@@ -891,6 +891,9 @@ class Evaluator:
             return node.value
         if node.kind == "unit":  # a name that is also a unit, read as a choice here
             return unit_text(node.value)
+        if node.kind == "bin" and node.value == "-":  # method=rule-20 reads as rule minus 20
+            raise CalcError(f"{where}: give a name (a choice), not an expression; quote a name that has a "
+                            "dash in it (\"rule-20\")")
         raise CalcError(f"{where}: give a name (a choice), not an expression")
 
     def argument(self, f, inp, node: Node) -> Any:

@@ -966,7 +966,10 @@ def test_multi_head_self_attention_matches_torch(inp):
     X = tensor(x)
     q, k, v = (X @ tensor(w) for w in (wq, wk, wv))
     n, dk = X.shape[0], q.shape[1] // h
-    split = (lambda t: t.reshape(n, h, dk).transpose(0, 1))  # (h, n, d_k)
+
+    def split(t: torch.Tensor) -> torch.Tensor:
+        return t.reshape(n, h, dk).transpose(0, 1)  # (h, n, d_k)
+
     mask = torch.ones(n, n, dtype=torch.bool).tril() if causal else None
     o = F.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=mask)  # (h, n, d_k)
     want = o.transpose(0, 1).reshape(n, h * dk)
@@ -977,3 +980,21 @@ def test_multi_head_self_attention_matches_torch(inp):
     args += ["--wo", mat_text(wo)] if wo is not None else []
     args += ["--causal"] if causal else []
     check_vector(solve(*args), solve_json(*args)["answer"], want)
+
+
+@given(counts(10**8, 10**12), counts(10**9, 10**14), st.sampled_from(["fitted", "besiroglu", "rule-20"]))
+def test_overtraining_factor(n, d, method):
+    """D / D_opt at the same budget C = 6·N·D, D_opt from the minimised fitted loss (or 20·N_opt)."""
+    from scipy.optimize import minimize_scalar
+
+    c = 6 * float(n[0]) * float(d[0])
+    if method == "rule-20":
+        n_opt = math.sqrt(c / 120)
+    else:
+        e, a, b, al, be = LAWS[method]
+        r = minimize_scalar(lambda x: a * math.exp(-al * x) + b * (c / 6) ** -be * math.exp(be * x),
+                            bounds=(math.log(1e3), math.log(1e16)), method="bounded", options={"xatol": 1e-10})
+        n_opt = math.exp(r.x)
+    want = float(d[0]) / (c / 6 / n_opt)
+    out = solve("compute-optimal", "-N", n[1], "-D", d[1], "--method", method)
+    assert math.isclose(text_answer(out), want, rel_tol=2e-5), (want, out)

@@ -368,6 +368,7 @@ def matmul(batch, d_in, d_out, mode, activations, plot, as_json, explain, **kw):
     if kw.get("hw") and chip.peak_flops is None:  # e.g. --hw h100 --dtype int4: the answer is not a time
         r.convention["note"] = (f"{kw['hw']} has no {kw['dtype']} peak: the answer is the intensity, not the time; "
                                 "give --peak-flops for the time and the bound")
+    _name_unused_figures(r, kw, dict.fromkeys(("hbm", "mfu", "chips"), "the roofline of one chip at its peak (no MFU, no capacity)"))
     show(r, as_json, explain)
     if "note" in r.convention and not as_json:
         click.echo(f"qkv: note: {r.convention['note']}", err=True)
@@ -409,6 +410,7 @@ def roofline(compare, mark_batch, mark_d, plot, as_json, explain, **kw):
     chip = _chip(kw)
     wdt = kw["weight_dtype"] or kw["dtype"]
     r = solve(chip, weight_dtype=wdt)
+    _name_unused_figures(r, kw, dict.fromkeys(("hbm", "mfu", "chips"), "the roofline of one chip at its peak (no MFU, no capacity)"))
     show(r, as_json, explain)
     if plot is not None:
         _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
@@ -522,6 +524,7 @@ def prefill(params, tokens, as_json, explain, **kw):
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
                                "lora_rank": "the prefill FLOPs are the base model's"})
     _name_unused_figures(r, kw, {"bandwidth": "a prefill is timed by its FLOPs alone",
+                                 "weight_dtype": "a prefill is timed by its FLOPs alone",
                                  "hbm": "nothing here is held against the HBM"})
     show(r, as_json, explain)
 
@@ -660,6 +663,9 @@ def train(params, tokens, compute, gpu_hours, seq, recompute, plot, as_json, exp
               gpu_hours=gpu_hours, exact_flops_per_token=exact, recompute=recompute, layers=layers,
               seq=None if seq is None else int(seq), d_model=None if d_model is None else int(d_model))
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
+    _name_unused_figures(r, kw, {"bandwidth": "training time is FLOPs / (chips · peak · MFU)",
+                                 "weight_dtype": "training time is FLOPs / (chips · peak · MFU)",
+                                 **({} if plot is not None else {"hbm": "used only by --plot (the memory picture)"})})
     show(r, as_json, explain)
     if plot is not None:
         from solver.systems.training import zero as states
@@ -873,6 +879,8 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
     r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
         (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
     name_model(r, spec, cfg, unused)
+    _name_unused_figures(r, kw, {**dict.fromkeys(("bandwidth", "peak_flops", "mfu"), "holding the bytes needs no "
+                                                 "FLOP/s or bandwidth"), "chips": "the chips are the answer"})
     show(r, as_json, explain)
 
 

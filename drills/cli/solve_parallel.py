@@ -31,6 +31,7 @@ from drills.cli.solve_hardware import (
     _chip,
     _kv_per_token,
     _model,
+    _name_unused_figures,
     _params_or_preset,
     _solver_call,
     hardware_options,
@@ -589,6 +590,8 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
         r.convention["warning"] = (f"HFU = {hfu:.6g} > 1: {tokens_per_second:g} tokens/s need more FLOP/s than "
                                    f"{kw['chips'] or 1} × {chip.need('peak_flops'):.6g} FLOP/s; check --tokens-per-second "
                                    "(all chips together), --chips and the peak")
+    _name_unused_figures(r, kw, {**dict.fromkeys(("bandwidth", "hbm", "weight_dtype"), "MFU counts FLOPs against "
+                                                 "the peak"), "mfu": "the MFU is the answer"})
     show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")
     if hfu > 1 and not as_json:
         click.echo(f"qkv: warning: {r.convention['warning']}", err=True)

@@ -998,3 +998,38 @@ def test_overtraining_factor(n, d, method):
     want = float(d[0]) / (c / 6 / n_opt)
     out = solve("compute-optimal", "-N", n[1], "-D", d[1], "--method", method)
     assert math.isclose(text_answer(out), want, rel_tol=2e-5), (want, out)
+
+
+# ---------------------------------------------------------------- a figure given is used, or named as unused
+
+HW_BASE = {
+    "matmul": "-M 512 -K 4096 -N 4096 --hw h100",
+    "roofline": "--hw h100",
+    "prefill": "-N 7B -T 4k --hw h100",
+    "decode": "-N 7B -B 8 -S 4k --hw h100 --kv-bytes-per-token 131072",
+    "train": "-N 7B -D 1T --hw h100 --chips 64 --mfu 0.4",
+    "chips": "-N 70B --hw h100 -B 8 -S 4k --kv-bytes-per-token 327680",
+    "mfu": "-N 7B --tokens-per-second 1e5 --hw h100 --chips 8",
+}
+HW_EXTRA = ["--bandwidth 1TB/s", "--hbm 1000GB", "--mfu 0.5", "--chips 7", "--weight-dtype int4", "--dtype fp8",
+            "--peak-flops 1e15"]
+
+
+@pytest.mark.parametrize("command", sorted(HW_BASE))
+def test_a_hardware_figure_given_changes_the_answer_or_is_named(command):
+    """Every command takes the same hardware flags; one that its answer does not use is named on the
+    ``ignored:`` line (as a model field is), never dropped without a word (--mfu on a decode step,
+    --bandwidth on a prefill, --peak-flops on chips were)."""
+    import shlex
+
+    base = shlex.split(HW_BASE[command])
+    before = solve_json(command, *base)
+    for extra in HW_EXTRA:
+        flag = extra.split()[0]
+        if flag in base:
+            continue
+        args = (command, *base, *shlex.split(extra))
+        after = solve_json(*args)
+        if (after["answer"], after["breakdown"]) == (before["answer"], before["breakdown"]):
+            assert flag in after["convention"].get("ignored", {}), (command, extra)
+            assert re.search(rf"^ignored: .*{re.escape(flag)} \(", solve(*args), re.M), (command, extra)

@@ -624,6 +624,57 @@ def test_ring_collectives_against_a_simulated_ring(op, n, size, bw, alpha, ring,
         assert math.isclose(rate(out, "busbw"), float(busbw), rel_tol=1e-3), (float(busbw), out)
 
 
+def binomial_tree_allreduce(n: int) -> tuple[int, int, int]:
+    """A binomial-tree reduce to rank 0, then a broadcast back, whole buffers at each hop, run rank by
+    rank: (rounds, the most buffers one rank sends, buffers sent by all ranks)."""
+    sent = [0] * n
+    rounds, span = 0, 1
+    have = {0}
+    while span < n:  # reduce: rank r (a multiple of 2·span) receives from r + span
+        for r in range(0, n, 2 * span):
+            if r + span < n:
+                sent[r + span] += 1
+        span *= 2
+        rounds += 1
+    span //= 2
+    while span >= 1:  # broadcast: the same edges, the other way
+        for r in sorted(have):
+            if r + span < n:
+                sent[r] += 1
+                have = have | {r + span}
+        span //= 2
+    assert have == set(range(n))
+    return 2 * rounds, max(sent), sum(sent)
+
+
+@given(st.integers(2, 200), st.sampled_from([("1GB", 10**9), ("3MiB", 3 * 2**20)]), bandwidths(),
+       st.sampled_from([("0", 0), ("1e-3", Fraction(1, 1000)), ("5us", Fraction(5, 10**6))]))
+def test_tree_allreduce_against_a_simulated_binomial_tree(n, size, bw, alpha):
+    """--algorithm tree: every step α + S/β along the simulated tree (reduce, then broadcast)."""
+    steps, most, total = binomial_tree_allreduce(n)
+    want = steps * (alpha[1] + Fraction(size[1]) / bw[0])
+    args = ("allreduce", "-S", size[0], "-n", str(n), "--link-bandwidth", bw[1], "--latency", alpha[0],
+            "--algorithm", "tree")
+    out = solve(*args)
+    check_time(out, args, want)
+    assert breakdown(out, "steps") == steps
+    assert breakdown(out, "bytes sent max rank") == most * size[1]
+    assert breakdown(out, "bytes sent all ranks") == total * size[1]
+
+
+@given(st.integers(2, 256), st.sampled_from([("1GB", 10**9), ("256MiB", 2**28), ("7e6", 7 * 10**6)]), bandwidths(),
+       st.sampled_from([("0", 0), ("1e-6", Fraction(1, 10**6))]))
+def test_all_to_all_through_a_switch(n, size, bw, alpha):
+    """Pairwise exchange through a switch: n − 1 steps, each rank sending S/n to one other rank each."""
+    per_rank = sum(Fraction(size[1], n) for peer in range(n) if peer != 0)  # rank 0's sends; every rank alike
+    want = (n - 1) * alpha[1] + per_rank / bw[0]
+    args = ("collective", "--op", "all-to-all", "-S", size[0], "-n", str(n), "--link-bandwidth", bw[1],
+            "--latency", alpha[0], "--topology", "switch")
+    out = solve(*args)
+    check_time(out, args, want)
+    assert breakdown(out, "steps") == n - 1
+
+
 def gpipe_bubble(p: int, m: int, f: int = 1, b: int = 2) -> Fraction:
     """Idle share of a GPipe step, simulated: all m forwards through p stages, then all backwards."""
     end_f = [[0] * m for _ in range(p)]

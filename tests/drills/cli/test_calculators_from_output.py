@@ -266,6 +266,15 @@ def test_flops_match_flop_counter_mode(c, batch, seq, mode):
     assert macs * 2 == want
 
 
+@pytest.mark.parametrize(("preset", "seq", "past"), [("gpt2", "1024", False), ("gpt2", "1M", True),
+                                                   ("bert-base", "513", True), ("llama2-7b", "1M", False)])
+def test_flops_past_a_learned_position_table_is_said(preset, seq, past):
+    """GPT-2 has 1,024 learned positions: 1M tokens is not a GPT-2 forward; the count is printed with
+    a note (RoPE models have no table to run past)."""
+    out = solve("flops", "--preset", preset, "--batch", "1", "--seq", seq)
+    assert ("learned positions" in out) == past, out
+
+
 @given(decoder_configs(), st.sampled_from(sorted(DTYPE_BYTES)))
 @example({"L": 1, "h": 7, "hkv": 1, "dh": 1, "d": 7, "dff": 3, "V": 5, "ffn": "gelu", "norm": "layernorm",
           "bias": True, "tied": True, "pos": "none", "max_pos": 64, "k_suffix": False}, "int4")  # 257 × 1/2 B

@@ -30,6 +30,7 @@ significant figures (relative error at most 5·10⁻⁶).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -502,6 +503,33 @@ def test_decode_step_lower_bound(n, batch, ctx, peak, bw, chips, kv_text, wt, mo
     out = solve(*args)
     check_time(out, args, want)
     assert "ignored: --mfu" in solve(*args, "--mfu", "1/2"), "an MFU the lower bound does not use is named"
+
+
+@functools.cache
+def _mixtral():
+    """transformers' MixtralConfig() (Mixtral-8x7B) and its parameter count on the meta device."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.MixtralConfig()
+    with torch.device("meta"):
+        return cfg, sum(p.numel() for p in transformers.MixtralForCausalLM(cfg).parameters())
+
+
+@given(st.integers(1, 256), st.integers(1, 32768))
+@settings(max_examples=15)
+def test_decode_of_a_mixture_of_experts_reads_the_experts_the_batch_touches(batch, ctx):
+    """Mixtral-8x7B (transformers' MixtralConfig defaults, counted on the meta device): the step reads
+    every non-expert weight but the embedding table (a lookup: B rows), E·(1 − (1 − k/E)^B) experts per
+    layer (--help's expected count under uniform routing), and the KV cache 2·L·B·S·h_kv·d_h·2 B."""
+    cfg, total = _mixtral()
+    d, L, E, k = cfg.hidden_size, cfg.num_hidden_layers, cfg.num_local_experts, cfg.num_experts_per_tok
+    per_expert = 3 * d * cfg.intermediate_size
+    dense = total - L * E * per_expert - cfg.vocab_size * d + batch * d
+    experts = E * (1 - (1 - k / E) ** batch)
+    want_weights = 2 * (dense + L * experts * per_expert)
+    want_kv = 2 * L * batch * ctx * cfg.num_key_value_heads * (d // cfg.num_attention_heads) * 2
+    b = solve_json("decode", "--preset", "mixtral-8x7b", "-B", str(batch), "-S", str(ctx), "--hw", "h100")["breakdown"]
+    assert math.isclose(b["weight_bytes"], want_weights, rel_tol=1e-12), (b["weight_bytes"], want_weights)
+    assert b["kv_bytes"] == want_kv
 
 
 @given(counts(10**6, 10**13), counts(10**6, 10**13), peaks(), st.integers(1, 100000), fractions_01)

@@ -341,8 +341,9 @@ def _solver_call(fn):
 
 
 @solve_command()
-@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True,
-              help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM.")
+@click.option("--batch", "-B", "-M", "batch", type=SIZE, required=True,
+              help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM. A matmul's sizes "
+                   "read k = 1024 (-M 4k -K 4k -N 4k is 4096 × 4096 × 4096).")
 @click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
               help="Columns of X = rows of W (the contracted size; -K in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,

@@ -239,7 +239,8 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
 
 
 @solve_command("tp-matmul")
-@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True, help="Rows of X (-M in GEMM notation).")
+@click.option("--batch", "-B", "-M", "batch", type=SIZE, required=True,
+              help="Rows of X (-M in GEMM notation; 4k = 4096, as the matmul's other sizes).")
 @click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
               help="Contracted size (-K in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,

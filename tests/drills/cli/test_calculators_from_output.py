@@ -435,11 +435,11 @@ def check_time(out: str, args: tuple, want: Fraction) -> None:
 @example(3, 5, 7, False, (Fraction(989 * 10**12), "989T"), (Fraction(335 * 10**10), "3.35TB/s"),
          "fp8", "int4", "forward", "read")
 @example(4096, 4096, 1024, True, (Fraction(989 * 10**12), "989T"), (Fraction(335 * 10**10), "3.35TB/s"),
-         "bf16", "bf16", "forward", "read")  # -K 4k -N 1k: 4,096 and 1,024 (layer sizes), not 4,000
+         "bf16", "bf16", "forward", "read")  # -M 4k -K 4k -N 1k: 4,096 and 1,024 (a matmul's sizes), not 4,000
 def test_matmul_roofline_time(m, k, n, k_suffix, peak, bw, act, wt, mode, activations):
     """X[M,K]·W[K,N]: 2·M·K·N FLOPs; bytes a·M·K (unless resident) + w·K·N + a·M·N; train is 3×
     both (dX and dW each read two operands and write one); time = max(FLOPs/peak, bytes/bandwidth).
-    -K and -N are layer sizes (4k = 4096)."""
+    -M, -K and -N are a matmul's sizes (4k = 4096)."""
     if mode == "train" and activations == "resident":
         mode = "forward"  # refused in one line: resident activations are a forward-pass model
     a, w = DTYPE_BYTES[act], DTYPE_BYTES[wt]
@@ -448,7 +448,7 @@ def test_matmul_roofline_time(m, k, n, k_suffix, peak, bw, act, wt, mode, activa
     if mode == "train":
         flops, by = 3 * flops, 3 * by
     want = max(flops / peak[0], by / bw[0])
-    args = ("matmul", "-M", str(m), "-K", sized(k, k_suffix), "-N", sized(n, k_suffix), "--peak-flops", peak[1],
+    args = ("matmul", "-M", sized(m, k_suffix), "-K", sized(k, k_suffix), "-N", sized(n, k_suffix), "--peak-flops", peak[1],
             "--bandwidth", bw[1], "--dtype", act, "--weight-dtype", wt, "--mode", mode, "--activations", activations)
     out = solve(*args)
     check_time(out, args, want)

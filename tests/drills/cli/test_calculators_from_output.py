@@ -1,31 +1,37 @@
 """The calculators audited from the outside: what ``qkv solve ...`` and ``qkv calc`` print.
 
 Each test runs the command through click's CliRunner as a user would type it (sizes written with
-their suffixes: ``8k``, ``70B``, ``80GiB``, ``3.35TB/s``, fractions ``1/2``), reads the number on the
-printed ``answer:`` line (or the printed vector) and, where the command has it, the ``--json``
-answer, and compares both with a figure recomputed here without importing ``solver`` or ``drills``:
+their suffixes: ``8k``, ``70B``, ``80GiB``, ``3.35TB/s``, ``5us``, fractions ``1/2``), reads the number
+on the printed ``answer:`` line (or the printed vector, or a breakdown line) and, where the command
+has it, the ``--json`` answer, and compares both with a figure recomputed here without importing
+``solver`` or ``drills`` (only ``drills.cli.cli``, to run the command):
 
 - ``params``, ``flops``, ``memory``/``kv-cache``: a decoder built in this file with ``torch.nn``
   on the meta device (its ``numel()`` for parameters, ``torch.utils.flop_counter.FlopCounterMode``
-  for the FLOPs of a forward, a decode step and a training step); presets and corpus
-  ``config.json`` files against transformers' own class built on the meta device; the KV cache
-  as 2·L·B·n·h_kv·d_h·bytes (K and V each, every layer), training state as 16 bytes a parameter
-  (mixed-precision Adam, Rajbhandari et al. 2020, ZeRO §3: 2+2+12).
-- ``matmul``, ``roofline``, ``prefill``, ``decode``, ``train``, ``zero``, ``chips``, ``mfu``:
-  the formulas their ``--help`` states (2 FLOPs per multiply-add; bytes of X, W, Y), from figures
-  given on the command line.
-- ``allreduce``/``collective``: a ring simulated chunk by chunk (bytes each rank sends), then
-  α-β time; ``pipeline``: a GPipe schedule simulated tick by tick (the idle share of the step).
-- ``compute-optimal``: Chinchilla's fitted loss (Hoffmann et al. 2022, approach 3: E = 1.69,
-  A = 406.4, B = 410.7, α = 0.34, β = 0.28) minimised numerically along C = 6·N·D (scipy), and the
-  20:1 rule.
-- ``softmax``, ``attention``, ``layernorm``, ``cross-entropy``: ``torch.nn.functional``;
-  ``rope``: rotation by complex multiplication (``torch.polar``); ``pe``: the paper's formula in
-  NumPy; ``sampling``: a top-k / top-p filter written from HuggingFace's documented rule.
-- ``qkv calc``: the same expression in ``fractions.Fraction``.
+  for the FLOPs of a forward, a decode step and a training step: MQA/GQA, odd widths, odd head
+  sizes); presets and corpus ``config.json`` files against transformers' own classes on the meta
+  device (counts, and FLOPs under FlopCounterMode); the KV cache as 2·L·B·n·h_kv·d_h·bytes (K and V,
+  every layer), training state as 16 bytes a parameter (mixed-precision Adam, Rajbhandari et al.
+  2020, ZeRO §3: 2 + 2 + 12), int4 as half a byte rounded up to whole bytes.
+- ``matmul``, ``roofline``, ``prefill``, ``decode`` (and a mixture of experts' expected experts,
+  Mixtral-8x7B from transformers' class), ``train``, ``zero``, ``chips``, ``mfu``: the formulas
+  their ``--help`` states (2 FLOPs per multiply-add; bytes of X, W, Y), from figures given on the
+  command line; every hardware flag given either changes the answer or is named as ignored.
+- ``allreduce``/``collective``: a ring simulated chunk by chunk (the bytes each rank sends, the
+  values reduced), a binomial tree simulated hop by hop, a pairwise all-to-all, then the α-β time;
+  ``pipeline``: a GPipe schedule simulated tick by tick (the idle share of the step).
+- ``compute-optimal`` (and the over-training factor): Chinchilla's fitted loss (Hoffmann et al.
+  2022, approach 3: E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28) and Besiroglu et al. 2024's
+  refit (arXiv:2404.10102, Table 1) minimised numerically along C = 6·N·D (scipy), and the 20:1 rule.
+- ``softmax``, ``attention`` (single and multi-head from ``--x`` and weights), ``layernorm``,
+  ``cross-entropy``: ``torch.nn.functional``; ``rope``: rotation by complex multiplication
+  (``torch.polar``); ``pe``: the paper's formula in NumPy; ``sampling``: a top-k / top-p filter
+  written from HuggingFace's documented rule.
+- ``qkv calc``: the same expression in ``fractions.Fraction`` (SI and binary prefixes, powers,
+  brackets with a unit, a leading minus, presets against transformers and the H100 datasheet).
 
 A text answer is held to the house formatter: whole numbers printed in full, others to 6
-significant figures (relative error at most 5·10⁻⁶).
+significant figures (relative error at most 5·10⁻⁶); the by-hand kernels to their printed decimals.
 """
 
 from __future__ import annotations

@@ -63,7 +63,8 @@ def _answer(ev, value) -> dict[str, Any]:
                                                       q.magnitude.denominator == 1) else int(q.magnitude),
                    "unit": _dims_text(q.dims)}
     out["value_text"] = f"{number(m)} {name}".strip()
-    out["views"] = [] if ev.target is not None else views(q)
+    # other readings, not the answer again ("10 s", not "10 s  = 10 s")
+    out["views"] = [] if ev.target is not None else [v for v in views(q) if v != out["value_text"]]
     return out
 
 
@@ -328,7 +329,16 @@ def _prompt(explain: bool, as_json: bool) -> None:
             pass
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+class _CalcCommand(click.Command):
+    """``qkv calc "-1 B -> GiB"``: an expression that starts with a minus sign is the expression,
+    not an unknown option (a typo such as ``--jsn`` is still refused as an option)."""
+
+    def parse_args(self, ctx, args):
+        args = [(" " + a) if a[:1] == "-" and a[1:2] in "0123456789.( " and a[1:2] else a for a in args]
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_CalcCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("expression", required=False)
 @click.option("--explain", is_flag=True, help="Each formula's worked steps and conventions.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: value, unit, exact form, base units, calls.")
@@ -364,5 +374,6 @@ def calc(expression, explain, as_json, show_list):
     if expression is None:
         _prompt(explain, as_json)
         return
+    expression = expression.strip()
     ev, value = evaluate(expression)
     _print(ev, value, explain, as_json, expression)

@@ -63,7 +63,10 @@ _EXAMPLES = {
     "flops": "989T, 989e12",
     "plain": "2, 0.5, 1e-3, 1/2",
     "exact": "32000",
+    "seconds": "5e-6, 5us, 1.5ms",
 }
+_SECONDS = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "µs": Fraction(1, 10**6),
+            "ns": Fraction(1, 10**9)}
 
 
 def _shown(text: str) -> str:
@@ -78,6 +81,11 @@ def parse_quantity(text: str, kind: str, param: str) -> Fraction:
 
     if len(text) > 200:
         raise InputError(f"{_shown(text)!r}: too long to be a number here", param)
+    if kind == "seconds":  # a time: 5us, 1.5 ms, 2e-6 s, or plain seconds
+        t = re.fullmatch(r"(?P<num>[-+0-9.eE/^,_]+?)\s*(?P<unit>s|ms|us|µs|ns)?", text.strip())
+        if not t:
+            raise InputError(f"{_shown(text)!r} is not a time (examples: {_EXAMPLES['seconds']})", param)
+        return parse_number(t["num"], param) * _SECONDS[t["unit"] or "s"]
     m = _QTY.match(text.strip())
     if not m and kind in ("plain", "exact"):
         return parse_number(text, param)  # the quiz grammar's own message ("1/sqrt(2)": not exact)

@@ -322,6 +322,9 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
     ignored = ignored_fields(cfg, spec, {"sliding_window": span, "global_every": span} if span else {})
     if ignored:
         conv["ignored"] = ignored
+    if cfg.pos == "learned" and cfg.max_positions and seq > cfg.max_positions:  # gpt2 at 1M tokens: not a model
+        conv["note"] = (f"{cfg.name or 'this model'} has {cfg.max_positions:,} learned positions: n = {seq:,} is past "
+                        "its table (counted as if the table were longer)")
     if per_token:  # issue 10: a named per-token rule instead of the exact count
         from solver.counting.conventions import flops_per_token
 
@@ -344,6 +347,8 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
         emit(f"  exact matmul count per token: {format_number(rep.total / (batch * seq))}")
         if ignored:
             emit(ignored_text(ignored))
+        if "note" in conv:
+            emit(f"note: {conv['note']}")
         if explain:
             _emit_conventions(conv)
         return
@@ -363,6 +368,8 @@ def flops(batch: int | None, seq: int | None, src_seq: int | None, mode: str, co
     emit("  gap: " + ", ".join(f"{k.replace('_', ' ')} {v:+,}" for k, v in tb["gap"].items()))
     if ignored:
         emit(ignored_text(ignored))
+    if "note" in conv:
+        emit(f"note: {conv['note']}")
     if explain:
         emit("")
         emit("breakdown (forward formula; terms in " + unit + "):")

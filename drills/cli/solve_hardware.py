@@ -85,6 +85,14 @@ def _chip(kw: dict[str, Any], uses_link: bool = False, hbm_figure: str = "datash
                         link_bandwidth=kw.get("link_bandwidth"), hbm_figure=hbm_figure)
 
 
+def _name_unused_figures(r, kw: dict[str, Any], unused: dict[str, str]) -> None:
+    """Name, on the ``ignored:`` line, each hardware figure given on the command line that this
+    answer does not use (``{option: why}``), as a model field the count has no use for is named."""
+    given = {f"--{k.replace('_', '-')}": why for k, why in unused.items() if kw.get(k) is not None}
+    if given:
+        r.convention["ignored"] = {**(r.convention.get("ignored") or {}), **given}
+
+
 def _model(kw: dict[str, Any], need_params: bool, need_kv: bool):
     """``(spec, cfg)``: the one ModelConfig of --preset, --config and the field flags
     (drills.cli.model_flags), or ``(spec, None)`` when none is given.
@@ -178,7 +186,8 @@ def human_value(key: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if key == "bytes" or key.endswith("_bytes") or key == "hbm":
-        return format_bytes(value) if value >= 0 else "−" + format_bytes(-value)
+        # a negative figure (memory left over) carries its sign in every view: −111 GB, not 111 GB
+        return format_bytes(value) if value >= 0 else format_bytes(value).replace("-", "−")
     if key in NEVER and value == float("inf"):
         return NEVER[key]
     if key in _BYTE_VIEWS:
@@ -332,11 +341,13 @@ def _solver_call(fn):
 
 
 @solve_command()
-@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True,
-              help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM.")
-@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True,
-              help="Columns of X = rows of W (the contracted size; -K in GEMM notation).")
-@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
+@click.option("--batch", "-B", "-M", "batch", type=SIZE, required=True,
+              help="Rows of X (tokens in the batch); -M in the (M×K)·(K×N) notation of GEMM. A matmul's sizes "
+                   "read k = 1024 (-M 4k -K 4k -N 4k is 4096 × 4096 × 4096).")
+@click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
+              help="Columns of X = rows of W (the contracted size; -K in GEMM notation; a layer size: 4k = 4096).")
+@click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,
+              help="Columns of W (-N in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--mode", type=click.Choice(["forward", "train"]), default="forward", show_default=True)
 @click.option("--activations", type=click.Choice(["read", "resident"]), default="read", show_default=True,
               help="read: X is read from HBM (a·B·D bytes counted); resident: X is already on chip (SRAM/VMEM, "
@@ -355,7 +366,13 @@ def matmul(batch, d_in, d_out, mode, activations, plot, as_json, explain, **kw):
     chip = _chip(kw)
     r = solve(batch, d_in, d_out, mode=mode, dtype=kw["dtype"], weight_dtype=kw["weight_dtype"], chip=chip,
               activations=activations)
+    if kw.get("hw") and chip.peak_flops is None:  # e.g. --hw h100 --dtype int4: the answer is not a time
+        r.convention["note"] = (f"{kw['hw']} has no {kw['dtype']} peak: the answer is the intensity, not the time; "
+                                "give --peak-flops for the time and the bound")
+    _name_unused_figures(r, kw, dict.fromkeys(("hbm", "mfu", "chips"), "the roofline of one chip at its peak (no MFU, no capacity)"))
     show(r, as_json, explain)
+    if "note" in r.convention and not as_json:
+        click.echo(f"qkv: note: {r.convention['note']}", err=True)
     if plot is not None:
         _one_point_plot(chip, kw, f"matmul [{batch},{d_in}]@[{d_in},{d_out}] {mode}", r, plot)
 
@@ -394,6 +411,7 @@ def roofline(compare, mark_batch, mark_d, plot, as_json, explain, **kw):
     chip = _chip(kw)
     wdt = kw["weight_dtype"] or kw["dtype"]
     r = solve(chip, weight_dtype=wdt)
+    _name_unused_figures(r, kw, dict.fromkeys(("hbm", "mfu", "chips"), "the roofline of one chip at its peak (no MFU, no capacity)"))
     show(r, as_json, explain)
     if plot is not None:
         _roofline_plot(r, chip, wdt, compare, mark_batch, mark_d, plot, as_json, kw)
@@ -506,6 +524,9 @@ def prefill(params, tokens, as_json, explain, **kw):
         r.convention["mfu"] = "1 (peak; give --mfu for a realistic time)"
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL,
                                "lora_rank": "the prefill FLOPs are the base model's"})
+    _name_unused_figures(r, kw, {"bandwidth": "a prefill is timed by its FLOPs alone",
+                                 "weight_dtype": "a prefill is timed by its FLOPs alone",
+                                 "hbm": "nothing here is held against the HBM"})
     show(r, as_json, explain)
 
 
@@ -558,6 +579,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                         model=decode_model)
         name_weights(r, quant)
         name_model(r, spec, cfg, {"lora_rank": "the step reads the base model's weights"})
+        _name_unused_figures(r, kw, {"mfu": "a decode step's lower bound runs at the peak and the full bandwidth",
+                                     "hbm": "nothing here is held against the HBM"})
         show(r, as_json, explain)
         if plot is not None:
             _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -589,6 +612,8 @@ def decode(params, batch, context, kv_bytes_per_token, decode_model, experts, pl
                     weights=weight_bytes_of(quant))
     name_weights(r, quant)
     name_model(r, spec, cfg, unused)
+    _name_unused_figures(r, kw, {"mfu": "a decode step's lower bound runs at the peak and the full bandwidth",
+                                 "hbm": "nothing here is held against the HBM"})
     show(r, as_json, explain)
     if plot is not None:
         _one_point_plot(_chip(kw), kw, f"decode step B={batch} S={context}", r, plot)
@@ -639,6 +664,9 @@ def train(params, tokens, compute, gpu_hours, seq, recompute, plot, as_json, exp
               gpu_hours=gpu_hours, exact_flops_per_token=exact, recompute=recompute, layers=layers,
               seq=None if seq is None else int(seq), d_model=None if d_model is None else int(d_model))
     name_model(r, spec, cfg, {"sliding_window": SPAN_FULL, "global_every": SPAN_FULL})
+    _name_unused_figures(r, kw, {"bandwidth": "training time is FLOPs / (chips · peak · MFU)",
+                                 "weight_dtype": "training time is FLOPs / (chips · peak · MFU)",
+                                 **({} if plot is not None else {"hbm": "used only by --plot (the memory picture)"})})
     show(r, as_json, explain)
     if plot is not None:
         from solver.systems.training import zero as states
@@ -852,6 +880,8 @@ def chips(params, batch, context, kv_bytes_per_token, hbm_figure, as_json, expla
     r.convention["hbm"] = f"{int(hbm):,} bytes per chip ({chip.origin.get('hbm', 'given')}" + \
         (f", {chip.origin['hbm_figure']} figure" if "hbm_figure" in chip.origin else "") + ")"
     name_model(r, spec, cfg, unused)
+    _name_unused_figures(r, kw, {**dict.fromkeys(("bandwidth", "peak_flops", "mfu"), "holding the bytes needs no "
+                                                 "FLOP/s or bandwidth"), "chips": "the chips are the answer"})
     show(r, as_json, explain)
 
 

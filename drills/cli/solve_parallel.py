@@ -16,6 +16,7 @@ import click
 
 from drills.cli.help_groups import mark, solve_command
 from drills.cli.model_flags import model_options, name_model, preset_options, preset_spec
+from drills.cli.numbers import Number
 from drills.cli.plot_flag import check_plot, draw, plot_option
 from drills.cli.solve_hardware import (
     BANDWIDTH,
@@ -24,13 +25,13 @@ from drills.cli.solve_hardware import (
     FLOPS,
     INT,
     KV_BYTES,
-    POSITIVE,
     SIZE,
     Int,
     Real,
     _chip,
     _kv_per_token,
     _model,
+    _name_unused_figures,
     _params_or_preset,
     _solver_call,
     hardware_options,
@@ -40,11 +41,16 @@ from drills.cli.solve_hardware import (
 )
 from drills.output import InputError, emit
 
+#: tokens per second: a count, read as counts are (K = 10^3, M = 10^6, B = 10^9), not as bytes
+RATE = Number("count")
+#: α of the α-β model: seconds, or a time with its unit (5us)
+LATENCY = Number("seconds", min=0, min_open=False, max=10**6)
+
 
 def link_options(f):
     """--link NAME (interconnect preset), --link-bandwidth (bytes/s per direction), --latency (s per step), --hw."""
-    f = click.option("--latency", "--alpha", "latency", type=Real(0, 10**6), default=0, show_default=True,
-                     help="α: seconds per step (0 to 10^6).")(f)
+    f = click.option("--latency", "--alpha", "latency", type=LATENCY, default=0, show_default=True,
+                     help="α: seconds per step (0 to 10^6; 5e-6, 5us, 1.5ms).")(f)
     f = click.option("--link-bandwidth", type=BANDWIDTH, default=None, help="β: link bytes/s per direction.")(f)
     f = click.option("--link", "link", metavar="NAME", default=None,
                      help="Interconnect preset (nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib-hdr, ib-ndr, xgmi-mi300x, "
@@ -233,9 +239,12 @@ def tp(batch, seq, d_model, tp, sequence_parallel, mode, n_layers, dtype, as_jso
 
 
 @solve_command("tp-matmul")
-@click.option("--batch", "-B", "-M", "batch", type=COUNT, required=True, help="Rows of X (-M in GEMM notation).")
-@click.option("--d-in", "-D", "-K", "d_in", type=COUNT, required=True, help="Contracted size (-K in GEMM notation).")
-@click.option("--d-out", "-F", "-N", "d_out", type=COUNT, required=True, help="Columns of W (-N in GEMM notation).")
+@click.option("--batch", "-B", "-M", "batch", type=SIZE, required=True,
+              help="Rows of X (-M in GEMM notation; 4k = 4096, as the matmul's other sizes).")
+@click.option("--d-in", "-D", "-K", "d_in", type=SIZE, required=True,
+              help="Contracted size (-K in GEMM notation; a layer size: 4k = 4096).")
+@click.option("--d-out", "-F", "-N", "d_out", type=SIZE, required=True,
+              help="Columns of W (-N in GEMM notation; a layer size: 4k = 4096).")
 @click.option("--tp", "-t", type=INT, required=True, help="Tensor-parallel GPUs.")
 @click.option("--link", "link", metavar="NAME", default=None, help="Interconnect preset (per direction).")
 @hardware_options
@@ -507,7 +516,7 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
     if params is not None:
         if compute is not None:
             raise InputError("give --compute, or --params with --tokens, not both", "--compute")
-        show(overtraining(params, tokens), as_json, explain)
+        show(overtraining(params, tokens, method=method), as_json, explain)
         return
     if compute is None:
         raise InputError("give --compute (or --params with --tokens)", "--compute")
@@ -530,8 +539,8 @@ def compute_optimal(compute, method, params, tokens, plot, as_json, explain):
 
 @solve_command()
 @click.option("--params", "-N", type=COUNT, default=None, help="Parameters N (or --preset).")
-@click.option("--tokens-per-second", "--tokens-per-sec", "--throughput", "tokens_per_second", type=POSITIVE,
-              required=True, help="Training throughput in tokens/s, all chips together.")
+@click.option("--tokens-per-second", "--tokens-per-sec", "--throughput", "tokens_per_second", type=RATE,
+              required=True, help="Training throughput in tokens/s, all chips together (a count: 1.2M, 0.1B).")
 @click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="none", show_default=True,
               is_flag=False, flag_value="full", help="Activation recomputation; --recompute alone means full.")
 @click.option("--n-layers", "-L", "--layers", "n_layers", type=INT, default=None,
@@ -577,4 +586,13 @@ def mfu(params, tokens_per_second, recompute, n_layers, d_model, seq, as_json, e
         r.convention["params"] = routed
     name_model(r, spec, cfg, {k: "6N counts weights; the attention term (with --seq) is PaLM's, over the full "
                                  "sequence" for k in ("sliding_window", "global_every")})
+    hfu = float(r.breakdown["hfu"])
+    if hfu > 1:  # more FLOP/s than the chips have: a throughput, a chip count or a peak is off
+        r.convention["warning"] = (f"HFU = {hfu:.6g} > 1: {tokens_per_second:g} tokens/s need more FLOP/s than "
+                                   f"{kw['chips'] or 1} × {chip.need('peak_flops'):.6g} FLOP/s; check --tokens-per-second "
+                                   "(all chips together), --chips and the peak")
+    _name_unused_figures(r, kw, {**dict.fromkeys(("bandwidth", "hbm", "weight_dtype"), "MFU counts FLOPs against "
+                                                 "the peak"), "mfu": "the MFU is the answer"})
     show(r, as_json, explain, answer_label="MFU, model FLOPs utilisation; HFU in the breakdown")
+    if hfu > 1 and not as_json:
+        click.echo(f"qkv: warning: {r.convention['warning']}", err=True)

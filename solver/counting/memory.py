@@ -84,10 +84,17 @@ def weights_report(cfg: ModelConfig, dtype: str = "fp16") -> MemoryReport:
     """
     pb = param_breakdown(cfg)
     b = dtype_bytes(dtype)
-    items = [MemoryItem("base weights", _bytes(pb.total, dtype), f"{pb.total:,} × {_fmt(b)} B")]
+
+    def product(n: int) -> str:  # int4: an odd count's last byte is half used, said as ⌈n × 1/2⌉
+        return f"{n:,} × {_fmt(b)} B" if (n * b).denominator == 1 else f"⌈{n:,} × {_fmt(b)}⌉ B"
+
+    items = [MemoryItem("base weights", _bytes(pb.total, dtype), product(pb.total))]
     if pb.lora:
-        items.append(MemoryItem("LoRA adapters", _bytes(pb.lora, dtype), f"{pb.lora:,} × {_fmt(b)} B"))
-    return MemoryReport("weights", tuple(items), "N × bytes per parameter", f"dtype {dtype}: {_fmt(b)} B/param")
+        items.append(MemoryItem("LoRA adapters", _bytes(pb.lora, dtype), product(pb.lora)))
+    detail = f"dtype {dtype}: {_fmt(b)} B/param"
+    if b.denominator != 1:
+        detail += " (two values a byte: an odd count rounds up to a whole byte)"
+    return MemoryReport("weights", tuple(items), "N × bytes per parameter", detail)
 
 
 # ---- KV cache --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ Grammar (a hand-written recursive-descent parser; one token of look-ahead)::
                                                         "2^40 B" is (2^40) B)
     postfix    := atom ("." NAME)*
     atom       := NUMBER unit_expr? | NAME "(" arguments? ")" | NAME | STRING
-                | "(" sum ")" | "[" sum ("," sum)* "]"
+                | "(" sum ")" unit_expr? | "[" sum ("," sum)* "]"
     arguments  := argument ("," argument)*
     argument   := NAME "=" sum | sum
     unit_expr  := UNIT (("/" | "*" | "·") UNIT | "^" "-"? INTEGER)*
@@ -368,7 +368,9 @@ class Parser:
             self.take()
             node = self._grouped(self.sum)
             self.expect(")")
-            return node
+            # "(1/2) GiB": a unit after a bracket is the bracket's, as after a number
+            u = None if self.exponent else self.unit_expr()
+            return Node("bin", "*", [node, u]) if u is not None else node
         if t.kind == "OP" and t.text == "[":
             self.take()
             items = [self._grouped(self.sum)]
@@ -889,6 +891,9 @@ class Evaluator:
             return node.value
         if node.kind == "unit":  # a name that is also a unit, read as a choice here
             return unit_text(node.value)
+        if node.kind == "bin" and node.value == "-":  # method=rule-20 reads as rule minus 20
+            raise CalcError(f"{where}: give a name (a choice), not an expression; quote a name that has a "
+                            "dash in it (\"rule-20\")")
         raise CalcError(f"{where}: give a name (a choice), not an expression")
 
     def argument(self, f, inp, node: Node) -> Any:

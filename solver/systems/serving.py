@@ -351,16 +351,17 @@ def compute_optimal(compute: float, *, method: str = "fitted") -> Result:
     return r
 
 
-def overtraining(params: float, tokens: float) -> Result:
-    """How far a run is from compute-optimal: D/N against the fitted optimum for the same C = 6ND, and the loss."""
+def overtraining(params: float, tokens: float, *, method: str = "fitted") -> Result:
+    """How far a run is from compute-optimal: D/N against the optimum of ``method`` (as
+    :func:`compute_optimal`) for the same C = 6ND, and the loss under that method's fit."""
     N, D = _pos("params", params), _pos("tokens", tokens)
     C = 6 * N * D
-    opt = compute_optimal(C)
+    opt = compute_optimal(C, method=method)
     r = Result(answer=None, unit="×", convention={"optimum": opt.convention["method"], "compute": "C = 6·N·D"})
     r.step("C = 6·N·D", f"6 × {fmt(N)} × {fmt(D)}", C, "FLOP")
     r.steps += opt.steps
     k = r.step("over-training factor = D / D_opt", f"{fmt(D)} / {fmt(opt.breakdown['tokens'])}", D / opt.breakdown["tokens"], "×")
-    loss = chinchilla_loss(N, D)
+    loss = chinchilla_loss(N, D, FITS.get(method, CHINCHILLA_FIT))
     r.answer = k
     r.breakdown.update(compute=C, optimal_params=opt.answer, optimal_tokens=opt.breakdown["tokens"], loss=loss,
                        optimal_loss=opt.breakdown["loss"], tokens_per_param=D / N)
@@ -489,9 +490,9 @@ def _compute_optimal_formula(compute, method="fitted"):
           Output("optimal_params", "", "N_opt at the same compute"),
           Output("optimal_tokens", "", "D_opt at the same compute"),
           Output("loss", "", "the fitted loss of the run")),
-         solve="compute-optimal", source="Hoffmann et al. 2022 (Chinchilla)")
-def _overtraining_formula(params, tokens):
-    r = overtraining(params, tokens)
+         conventions=(OPTIMAL_METHOD,), solve="compute-optimal", source="Hoffmann et al. 2022 (Chinchilla)")
+def _overtraining_formula(params, tokens, method="fitted"):
+    r = overtraining(params, tokens, method=method)
     r.breakdown["overtraining_factor"] = r.answer
     return r
 

@@ -316,6 +316,12 @@ def _draw_features(d: dict[str, Any]) -> np.ndarray:
     gsets = [_grams(o) for o in opts]
     st_w, st_g = _words(st), _grams(st)
     st_nums = {round(abs(x), 9) for x in numbers(st)}
+    first = []
+    for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", st):
+        x = float(m.group(0).replace(",", ""))
+        if x > 0 and x not in first:
+            first.append(x)
+    st_first = [math.log10(x) for x in first[:3]] + [float("nan")] * (3 - min(3, len(first)))
     rows = []
     for i, o in enumerate(opts):
         others = [j for j in range(k) if j != i]
@@ -337,6 +343,8 @@ def _draw_features(d: dict[str, Any]) -> np.ndarray:
         f["x10_links"] = float(sum(abs(abs(x) % 1.0) < 2e-3 or abs(abs(x) % 1.0 - 1) < 2e-3
                                    for x in diffs if math.isfinite(x) and abs(x) > 0.5))
         f["gib_links"] = float(sum(abs(abs(x) - math.log10(1.073741824)) < 1e-3 for x in diffs if math.isfinite(x)))
+        l2 = math.log2(vals[i]) if numeric[i] else float("nan")
+        f["pow2_close"] = _closeness(abs(l2 - round(l2)) * math.log10(2)) if math.isfinite(l2) else float("nan")
         sd, dec, tz, last = _digits(o)
         f["sig_digits"], f["decimals"], f["trailing_zeros"], f["last_digit"] = float(sd), float(dec), float(tz), float(last)
         f["len"] = lengths[i]
@@ -361,6 +369,10 @@ def _draw_features(d: dict[str, Any]) -> np.ndarray:
         f["onum12"] = lo[1] - lo[2]
         f["onum_last_first"] = (lo[min(3, len(onums) - 1)] - lo[0]) if len(onums) >= 2 else float("nan")
         f["dup_numbers"] = float(len(onums) - len({round(x, 9) for x in onums}))
+        # the option's numbers against the statement's first printed numbers ("under the 15 printed?")
+        for a in range(2):
+            for b in range(3):
+                f[f"onum{a}_vs_printed{b}"] = lo[a] - st_first[b]
         (f["c_single"], f["c_prod2"], f["c_ratio2"], f["c_subset"], f["c_subset_mod"], f["c_single_mod"],
          f["stmt_numbers"]) = sn.features(vals[i]) if numeric[i] else [float("nan")] * 7
         rows.append(f)
@@ -781,6 +793,11 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
         sz = (hold[sb] - c) / se if se else float("nan")
         surface = {"attacker": sb, "validation": round(val[sb][0], 4), "rate": round(hold[sb], 4), "excess": round(hold[sb] - c, 4),
                    "z": round(sz, 2), "beaten": bool(hold[sb] - c > MARGIN and sz > Z_BEATEN)}
+    # the draws whose keyed text never was a key in training: there the attacker cannot have remembered it
+    seen = {frozenset(d["options"][j] for j in d["key"]) for d in train} | {d["options"][j] for d in train for j in d["key"]}
+    unseen = [i for i, d in enumerate(holdout) if not any(d["options"][j] in seen for j in d["key"])]
+    hits = [picks[best][i] == frozenset(d["key"]) for i, d in enumerate(holdout)]
+    un_rate = float(np.mean([hits[i] for i in unseen])) if unseen else None
     examples = [{"id": d.get("id"), "options": d["options"], "key": d["key"], "picked": sorted(picks[best][i])}
                 for i, d in enumerate(holdout) if picks[best][i] == frozenset(d["key"])][:2]
     return {
@@ -790,6 +807,8 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
         "rate": round(rate, 4), "partial_credit": round(partial[best], 4) if both.msq else None,
         "excess": round(rate - c, 4), "z": round(z, 2), "draws": n,
         "beaten": bool(rate - c > MARGIN and z > Z_BEATEN), "surface": surface,
+        "unseen_key": {"draws": len(unseen), "rate": None if un_rate is None else round(un_rate, 4)},
+        "hits": "".join("1" if h else "0" for h in hits),
         "attackers": {nm: {"validation": round(val[nm][0], 4), "heldout": round(hold[nm], 4)} for nm in ranked},
     }
 

@@ -48,20 +48,20 @@ def worded_draws(seeds: range) -> list[dict]:
 
 
 def test_planted_largest_key_is_found():
-    res = oa.attack_level(numeric_draws(range(150), "largest"), numeric_draws(range(10_000, 10_150), "largest"))
+    res = oa.attack_level(numeric_draws(range(120), "largest"), numeric_draws(range(10_000, 10_120), "largest"))
     assert res["beaten"], res
     assert res["rate"] > 0.9, res
 
 
 def test_uniform_random_key_is_not_beaten():
-    res = oa.attack_level(numeric_draws(range(150), "uniform"), numeric_draws(range(10_000, 10_150), "uniform"))
+    res = oa.attack_level(numeric_draws(range(120), "uniform"), numeric_draws(range(10_000, 10_120), "uniform"))
     assert res["chance"] == pytest.approx(0.25)
     assert not res["beaten"], res
 
 
 def test_learners_read_a_planted_wording():
     learners = ["gradient boosting (features)", "text n-grams (logistic)"]
-    res = oa.attack_level(worded_draws(range(150)), worded_draws(range(10_000, 10_150)), only=learners)
+    res = oa.attack_level(worded_draws(range(120)), worded_draws(range(10_000, 10_120)), only=learners)
     assert res["chance"] == pytest.approx(1 / 15, abs=1e-4)
     assert res["attacker"] in learners and res["beaten"], res
 

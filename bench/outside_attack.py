@@ -570,7 +570,10 @@ class TextModel:
             return hstack([A, B, A.multiply(q), B.multiply(q)]).tocsr()
 
         clf = LogisticRegression(C=2.0, max_iter=2000)
-        clf.fit(mat(rows, True), y)
+        try:
+            clf.fit(mat(rows, True), y)
+        except ValueError:  # no n-gram in two options or more: nothing to read
+            return lambda L2, ids2: np.zeros(len(L2.rows(ids2)))
         return lambda L2, ids2: clf.predict_proba(mat(L2.rows(ids2), False))[:, 1]
 
 
@@ -751,16 +754,21 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
     both.y[both.rows(ho_ids)] = 0  # the held-out keys are never seen by a learner
     cands = [(n, f) for n, f in attackers() if only is None or n in only]
     val: dict[str, tuple[float, tuple[str, float]]] = {}
+    failed: dict[str, str] = {}
     for name, fit in cands:
         sc = np.zeros(len(both.rows(tr_ids)))
         rows_all = both.rows(tr_ids)
         pos_of = {r: i for i, r in enumerate(rows_all)}
-        for f in range(folds):
-            fit_ids = [i for i in tr_ids if i % folds != f]
-            v_ids = [i for i in tr_ids if i % folds == f]
-            s = fit(both, fit_ids)(both, v_ids)
-            for r, x in zip(both.rows(v_ids), s, strict=True):
-                sc[pos_of[r]] = x
+        try:
+            for f in range(folds):
+                fit_ids = [i for i in tr_ids if i % folds != f]
+                v_ids = [i for i in tr_ids if i % folds == f]
+                s = fit(both, fit_ids)(both, v_ids)
+                for r, x in zip(both.rows(v_ids), s, strict=True):
+                    sc[pos_of[r]] = x
+        except (ValueError, FloatingPointError) as e:  # an attacker that cannot fit this level is left out of it
+            failed[name] = f"{type(e).__name__}: {e}"[:200]
+            continue
         pol, r = _best_policy(sc, both, tr_ids)
         val[name] = (r, pol)
     if general is not None:
@@ -809,6 +817,7 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
         "beaten": bool(rate - c > MARGIN and z > Z_BEATEN), "surface": surface,
         "unseen_key": {"draws": len(unseen), "rate": None if un_rate is None else round(un_rate, 4)},
         "hits": "".join("1" if h else "0" for h in hits),
+        "failed": failed,
         "attackers": {nm: {"validation": round(val[nm][0], 4), "heldout": round(hold[nm], 4)} for nm in ranked},
     }
 
@@ -866,6 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-general", action="store_true", help="skip the general student trained on all levels")
     ap.add_argument("--cache", type=pathlib.Path, help="keep the draws in this folder (keyed by commit)")
     ap.add_argument("--out", type=pathlib.Path, default=OUT, help=f"where to write the record (default {OUT.relative_to(ROOT)})")
+    ap.add_argument("--resume", action="store_true", help="keep the levels already in --out (same seeds) and do the rest")
     ap.add_argument("--why", action="store_true", help="print what gives the key away for a beaten level")
     args = ap.parse_args(argv)
     try:
@@ -896,14 +906,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         data[nm] = (cached_draw(fid, lv, train_seeds, args.cache), cached_draw(fid, lv, hold_seeds, args.cache))
     print(f"drew {len(data)} levels in {time.time() - t0:.0f} s", file=sys.stderr)
 
+    done: dict[str, Any] = {}
+    if args.resume and args.out.exists():
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        if old.get("train_seeds") == [0, args.train - 1] and old.get("holdout_seeds") == [hold_seeds.start, hold_seeds.stop - 1]:
+            done = old.get("levels", {})
     gen = None
-    if not args.no_general:
+    gpath = None
+    if args.cache is not None and not args.no_general:
+        tag = hashlib.sha1(f"{_generator_digest()}|{args.train}|{hold_seeds.start}|{args.holdout}".encode()).hexdigest()[:12]
+        gpath = args.cache / f"general__{tag}.npz"
+    if gpath is not None and gpath.exists():
+        z = np.load(gpath)
+        gen = General.__new__(General)
+        gen.val = {k[4:]: z[k] for k in z.files if k.startswith("val:")}
+        gen.hold = {k[5:]: z[k] for k in z.files if k.startswith("hold:")}
+    elif not args.no_general:
         t1 = time.time()
         lv_data = {}
         for nm, (tr, ho) in data.items():
             lv_data[nm] = (Level(tr), list(range(len(tr))), Level(ho))
         gen = General(lv_data)
         print(f"general student fitted in {time.time() - t1:.0f} s", file=sys.stderr)
+        if gpath is not None:
+            np.savez(gpath, **{f"val:{k}": v for k, v in gen.val.items()}, **{f"hold:{k}": v for k, v in gen.hold.items()})
 
     record: dict[str, Any] = {
         "date": datetime.date.today().isoformat(), "commit": _commit(), "train_seeds": [0, args.train - 1],
@@ -914,6 +940,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           "  [surface: rate, attacker]")
     for fid, lv in want:
         nm = f"{fid}/{lv}"
+        if nm in done:
+            record["levels"][nm] = done[nm]
+            continue
         tr, ho = data[nm]
         t1 = time.time()
         g = (gen.val[nm], gen.hold[nm]) if gen is not None else None

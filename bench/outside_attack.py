@@ -20,6 +20,12 @@ held-out block that no in-house work used (seeds from ``--holdout-from``, 500 of
   regression on the same features and one on character n-grams of the option text;
 * a general past-paper student: gradient boosting trained on all levels of all families.
 
+Beside the verdict the record gives two narrower figures, to tell a give-away from a good memory: the
+best attacker that remembers no past paper's option text (``surface``: the rules and a gradient
+boosting on the draw's own features; a fixed pool of sentences can still be told apart by their
+lengths), and the chosen attacker's rate on the held-out draws whose keyed text never was a key in
+training (``unseen_key``). ``hits`` marks the held-out draws the chosen attacker got right.
+
 The attacker for a level is chosen on a 3-fold validation split of the training seeds only, then
 refitted on all training draws and scored once on the held-out block. Score: the fraction of
 held-out draws where its answer is the key (MCQ: its top option; MSQ: GATE credit, the keyed set

@@ -1,0 +1,74 @@
+"""The outside attacker (bench/outside_attack.py) finds a planted give-away and does not see one in
+a fair level: run on synthetic family-like draws, so it cannot rot silently."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+from bench import outside_attack as oa  # noqa: E402
+
+WORDS = ["bandwidth", "latency", "tokens", "heads", "layers", "bytes", "cache", "window"]
+
+
+def numeric_draws(seeds: range, key_rule: str) -> list[dict]:
+    """MCQs of four values: ``key_rule`` "largest" keys the largest, "uniform" a letter drawn at random
+    (the options then carry nothing about the key)."""
+    out = []
+    for s in seeds:
+        r = random.Random(s)
+        a, b = r.randint(2, 900), r.randint(2, 900)
+        vals = sorted({round(a * b * r.uniform(0.3, 3.0), 2) for _ in range(4)})
+        while len(vals) < 4:
+            vals = sorted(set(vals) | {round(a * b * r.uniform(0.3, 3.0), 2)})
+        key = len(vals) - 1 if key_rule == "largest" else r.randrange(4)
+        out.append({"id": f"synthetic/{key_rule}/{s}", "type": "mcq",
+                    "statement": f"A layer has a = {a} {r.choice(WORDS)} and b = {b}. How many bytes does it move?",
+                    "options": [f"{v:.2f} GB" for v in vals], "key": [key]})
+    return out
+
+
+def worded_draws(seeds: range) -> list[dict]:
+    """MSQs of four statements whose true ones always say "each" and false ones "every": only a learner
+    that reads the wording finds it (no value, length or position rule does)."""
+    out = []
+    for s in seeds:
+        r = random.Random(s)
+        truth = [r.random() < 0.5 for _ in range(4)]
+        if not any(truth):
+            truth[r.randrange(4)] = True
+        opts = [f"The {r.choice(WORDS)} of {'each' if t else 'every'} {r.choice(WORDS)} grows with {r.randint(2, 99)}."
+                for t in truth]
+        out.append({"id": f"synthetic/worded/{s}", "type": "msq", "statement": "Which of these statements are true?",
+                    "options": opts, "key": [i for i, t in enumerate(truth) if t]})
+    return out
+
+
+def test_planted_largest_key_is_found():
+    res = oa.attack_level(numeric_draws(range(120), "largest"), numeric_draws(range(10_000, 10_120), "largest"))
+    assert res["beaten"], res
+    assert res["rate"] > 0.9, res
+
+
+def test_uniform_random_key_is_not_beaten():
+    res = oa.attack_level(numeric_draws(range(120), "uniform"), numeric_draws(range(10_000, 10_120), "uniform"))
+    assert res["chance"] == pytest.approx(0.25)
+    assert not res["beaten"], res
+
+
+def test_learners_read_a_planted_wording():
+    learners = ["gradient boosting (features)", "text n-grams (logistic)"]
+    res = oa.attack_level(worded_draws(range(120)), worded_draws(range(10_000, 10_120)), only=learners)
+    assert res["chance"] == pytest.approx(1 / 15, abs=1e-4)
+    assert res["attacker"] in learners and res["beaten"], res
+
+
+def test_numbers_read_as_printed():
+    """Values with units and powers read the way the statement prints them."""
+    assert oa.option_value("1.5 GiB") == pytest.approx(1.5 * 2**30)
+    assert oa.option_value("21.00 ms") == pytest.approx(0.021)
+    assert oa.option_value("12 × 4") != oa.option_value("12 × 4")  # not one number: NaN
+    assert oa.numbers("1 GiB = 2³⁰ bytes, n = 1,024") == pytest.approx([2.0**30, 1.0, 2.0, 1024.0])

@@ -250,8 +250,44 @@ def reverdict() -> None:
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
+def outside(paths: list[str]) -> None:
+    """Write the outside attacker's rule verdict (bench/outside_attack.py) beside each level's figures: the fixed
+    rule it chose on its training seeds, with that rule's validation and held-out rates (``outside_rule``, read by
+    ``choice_record.outside_beaten``), and the verdicts again. ``--since REV`` vouches, for a file written before
+    the attacker recorded its draws' digest, that the levels whose record is unchanged since REV drew the same."""
+    since = None
+    if "--since" in paths:
+        i = paths.index("--since")
+        since = json.loads(subprocess.run(["git", "show", f"{paths[i + 1]}:question_bank/data/choice_attack.json"],
+                                          cwd=ROOT, capture_output=True, text=True, check=True).stdout)["levels"]
+        paths = paths[:i] + paths[i + 2:]
+    sys.path.insert(0, str(ROOT / "bench"))
+    from outside_attack import LEARNERS
+
+    data = json.loads(OUT.read_text())
+    for path in paths:
+        for name, res in json.loads(pathlib.Path(path).read_text())["levels"].items():
+            rec = data["levels"].get(name)
+            if rec is None or "best" not in rec:
+                continue
+            digest = res.get("first20")
+            if digest is None and since is not None and since.get(name, {}).get("first20") == rec.get("first20"):
+                digest = rec["first20"]
+            if digest is None:
+                print(f"  {name}: skipped (no digest of its draws; pass --since REV)")
+                continue
+            rules = {a: v for a, v in res["attackers"].items() if a not in LEARNERS and v.get("heldout") is not None}
+            rule = max(sorted(rules), key=lambda a: rules[a]["validation"])
+            rec["outside_rule"] = {"rule": rule, "validation": rules[rule]["validation"], "heldout": rules[rule]["heldout"],
+                                   "chance": res["chance"], "draws": res["draws"], "first20": digest}
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    reverdict()
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--merge"]:
+    if sys.argv[1:2] == ["--outside"]:
+        outside(sys.argv[2:])
+    elif sys.argv[1:2] == ["--merge"]:
         merge()
     elif sys.argv[1:2] == ["--verdicts"]:
         reverdict()

@@ -637,6 +637,20 @@ MEMORY = {"gradient boosting (features)", "gradient boosting (features + templat
           "logistic (features)", "text n-grams (logistic)", "general student (all levels)"}
 
 
+#: the attackers that learn (from past papers or from the draw's features); every other attacker is a fixed rule
+LEARNERS = MEMORY | {"gradient boosting (surface, no memory)"}
+
+
+def first20(fid: str, lv: str) -> str:
+    """The digest of the level's first 20 choice draws, as ``question_bank.choice_record`` writes it beside the
+    in-house figures: the bank reads this attacker's rule verdict only while the level draws as it did here."""
+    from question_bank.choice_record import draws_digest
+    from question_bank.family import all_families
+
+    ps = [all_families()[fid].generate(s, lv) for s in range(20)]
+    return draws_digest([p for p in ps if p.type in ("mcq", "msq")])
+
+
 def attackers() -> list[tuple[str, Callable]]:
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
@@ -954,6 +968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         g = (gen.val[nm], gen.hold[nm]) if gen is not None else None
         res = attack_level(tr, ho, g)
         res["seconds"] = round(time.time() - t1, 1)
+        res["first20"] = first20(fid, lv)
         if res["beaten"]:
             res["why"] = importances(tr)
         record["levels"][nm] = res

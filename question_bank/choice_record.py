@@ -20,7 +20,7 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RECORD", "passes", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
+__all__ = ["RECORD", "passes", "outside_beaten", "gated", "passes_margin", "verdict", "withdrawn", "reason", "record", "current",
            "adversary_digest", "draws_digest", "VERDICT_KEYS", "MIN_DISTINCT_KEYS"]
 
 RECORD = pathlib.Path(__file__).resolve().parent / "data" / "choice_attack.json"
@@ -75,15 +75,37 @@ def _passes_block(rec: dict[str, Any]) -> bool:
     return r <= rec["chance"] + passes_margin(rec["chance"], n)
 
 
+def outside_beaten(rec: dict[str, Any]) -> bool:
+    """The outside attacker's verdict on a level (``bench/outside_attack.py``, an attacker that shares no code
+    with :mod:`question_bank.adversary`, recorded as ``rec["outside_rule"]``): a fixed rule a test-wise student
+    applies without training (the option nearest a product of the printed numbers, the one least like the
+    others), chosen on seeds 0-599, that beats chance + 5 points there and on 500 fresh draws (seeds 90,000+),
+    by more than 2.5 standard errors. Its learners, which learn from past papers what the subject teaches (a
+    comparison the lesson is about, the size of a formula's answer), are recorded in bench/ and do not gate."""
+    o = rec.get("outside_rule")
+    if not o or o.get("first20") != rec.get("first20"):  # none, or measured on other draws than today's record
+        return False
+    c, r, n = o["chance"], o["heldout"], o["draws"]
+    return o["validation"] > c + OUTSIDE_MARGIN and r > c + OUTSIDE_MARGIN and (r - c) > OUTSIDE_Z * (c * (1 - c) / n) ** 0.5
+
+
+#: the outside attacker's margin and standard errors (bench/outside_attack.py: MARGIN, Z_BEATEN)
+OUTSIDE_MARGIN, OUTSIDE_Z = 0.05, 2.5
+
+
 def passes(rec: dict[str, Any]) -> bool:
     """A measured level within chance + 5 points at 400 draws or more, on its record's draws (seeds
     0-499) and on a fresh block of as many (``rec["holdout"]``, seeds from :data:`HOLDOUT_FROM`): no
-    holdout, no pass."""
-    return _passes_block(rec) and _passes_block(rec.get("holdout") or {})
+    holdout, no pass; and no fixed rule of the outside attacker beats it (:func:`outside_beaten`)."""
+    return _passes_block(rec) and _passes_block(rec.get("holdout") or {}) and not outside_beaten(rec)
 
 
 def _gated_either(rec: dict[str, Any]) -> tuple[float, str, int, float]:
     """The failing block's gated figure (the record's own first), with that block's chance."""
+    if outside_beaten(rec) and _passes_block(rec) and _passes_block(rec.get("holdout") or {}):
+        o = rec["outside_rule"]
+        return (o["heldout"], f"the outside attacker's rule '{o['rule']}', on fresh draws (seeds 90000+)", o["draws"],
+                o["chance"])
     if _passes_block(rec) and "best" in (rec.get("holdout") or {}):
         h = rec["holdout"]
         r, what, n = gated(h)

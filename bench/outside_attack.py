@@ -80,8 +80,9 @@ FOLDS = 3
 # What a student sees: one draw is {"id", "type", "statement", "options", "key"}.
 
 
-def offered_levels() -> list[tuple[str, str]]:
-    """Every offered level ``(family, level)`` whose problems are MCQ or MSQ."""
+def offered_levels(withdrawn: bool = False) -> list[tuple[str, str]]:
+    """Every offered level ``(family, level)`` whose problems are MCQ or MSQ (and the withdrawn ones with
+    ``withdrawn``: a level changed to win its place back is measured before it is offered)."""
     import question_bank.families  # noqa: F401  (registers the families)
     from question_bank.family import FAMILIES
 
@@ -89,7 +90,7 @@ def offered_levels() -> list[tuple[str, str]]:
     for fid, fam in sorted(FAMILIES.items()):
         if not any(t in ("mcq", "msq") for t in fam.types):
             continue
-        for lv in fam.difficulties:
+        for lv in (fam.levels if withdrawn else fam.difficulties):
             if fam.generate(0, lv).type in ("mcq", "msq"):
                 out.append((fid, lv))
     return out
@@ -897,6 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=OUT, help=f"where to write the record (default {OUT.relative_to(ROOT)})")
     ap.add_argument("--resume", action="store_true", help="keep the levels already in --out (same seeds) and do the rest")
     ap.add_argument("--why", action="store_true", help="print what gives the key away for a beaten level")
+    ap.add_argument("--withdrawn", action="store_true", help="--levels may name withdrawn levels too")
     args = ap.parse_args(argv)
     try:
         import sklearn  # noqa: F401
@@ -904,7 +906,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("outside_attack: needs scikit-learn (pip install scikit-learn); it is not a qkv dependency", file=sys.stderr)
         return 2
 
-    every = offered_levels()
+    every = offered_levels(args.withdrawn and bool(args.levels))
     if args.levels:
         want = []
         known = {f"{f}/{lv}" for f, lv in every}

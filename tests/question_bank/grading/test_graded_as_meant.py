@@ -335,13 +335,20 @@ def test_misconceptions_that_give_the_same_value_are_all_named():
     assert not bad, bad[:10]
 
 
+#: families whose key sits only 0.03 of a unit from a rounding edge, and why that is safe: the key is one exact
+#: expression of whole numbers, so no intermediate rounding can carry a student across the edge; held 0.1 off it,
+#: the key's text stood out among the options (issue 39, round 3: more often exactly twice or half another's)
+NEAR_EDGE_OK = {"parallel.pipeline_bubble": "(p − 1)/(v·m + p − 1) of whole numbers"}
+
+
 def test_every_family_key_is_a_tenth_of_a_unit_from_a_rounding_edge():
     bad = []
     for fid, diff, s in _draws():
         p = all_families()[fid].generate(s, diff)
+        margin = 0.03 if fid in NEAR_EDGE_OK else 0.1
         for t in [p, *p.parts]:
             k = t.key
-            if isinstance(k, NumericKey) and k.decimals is not None and not safe_for_rounding(k.value, k.decimals, 0.1):
+            if isinstance(k, NumericKey) and k.decimals is not None and not safe_for_rounding(k.value, k.decimals, margin):
                 bad.append((p.id, t is p or t.label, k.value, k.decimals))
     assert not bad, bad
 

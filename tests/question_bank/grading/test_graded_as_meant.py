@@ -338,7 +338,13 @@ def test_misconceptions_that_give_the_same_value_are_all_named():
 #: families whose key sits only 0.03 of a unit from a rounding edge, and why that is safe: the key is one exact
 #: expression of whole numbers, so no intermediate rounding can carry a student across the edge; held 0.1 off it,
 #: the key's text stood out among the options (issue 39, round 3: more often exactly twice or half another's)
-NEAR_EDGE_OK = {"parallel.pipeline_bubble": "(p − 1)/(v·m + p − 1) of whole numbers"}
+NEAR_EDGE_OK = {
+    "parallel.pipeline_bubble": "(p − 1)/(v·m + p − 1) of whole numbers",
+    "parallel.bus_bandwidth": "S/t times 2(n − 1)/n, of the printed size and time (medium and hard)",
+    "parallel.tensor_parallel_bytes": "a product of the printed sizes over 2²⁰ (medium and hard)",
+    "scaling.chinchilla": "the compute or the tokens, one product or division of printed figures (N is held 0.1 off)",
+    "hardware.pf_days": "6·N·D over 8.64 × 10¹⁹, of the printed N and D",
+}
 
 
 def test_every_family_key_is_a_tenth_of_a_unit_from_a_rounding_edge():

@@ -485,22 +485,24 @@ def _bert(V: int, d: int, h: int, dff: int, L: int, S: int, types: int) -> int:
     return count(*meta(build))
 
 
+def _bert_read(t: str, positions: str) -> int:
+    """A BERT's count from a statement that prints its vocabulary, sizes, layers, positions and segment types."""
+    return _bert(val(r"vocabulary {n}", t), val(r"d_model = {n}", t), val(r"h = {n}", t), val(r"d_ff = {n}", t),
+                 val(r"{n} post-norm encoder layers", t), val(positions, t), val(r"{n} segment types", t))
+
+
 @audit("003.s.model_table")
 def _(p):
     t = p.statement_text
     out = stated(p, "post-norm", "embedding LayerNorm", "pooler", "positions", "segment types")
-    n = _bert(val(r"vocabulary {n}", t), val(r"d_model = {n}", t), val(r"h = {n}", t), val(r"d_ff = {n}", t),
-              val(r"{n} post-norm encoder layers", t), val(r"{n} positions", t), val(r"{n} segment types", t))
-    return out + check_int(p, p, n)
+    return out + check_int(p, p, _bert_read(t, r"{n} positions"))
 
 
 @audit("004.s10.bert_base_params")
 def _(p):
     t = p.statement_text
     out = stated(p, "post-norm", "GELU", "biases everywhere", "an embedding LayerNorm", "pooler (768×768 with bias)")
-    n = _bert(val(r"vocabulary {n}", t), val(r"d_model = {n}", t), val(r"h = {n}", t), val(r"d_ff = {n}", t),
-              val(r"{n} post-norm encoder layers", t), val(r"{n} learned positions", t), val(r"{n} segment types", t))
-    return out + check_int(p, p, n)
+    return out + check_int(p, p, _bert_read(t, r"{n} learned positions"))
 
 
 @audit("003.s.mlm")

@@ -760,20 +760,25 @@ def test_pipeline_interleaved_bubble(p, k, v):
 LAWS = {"fitted": (1.69, 406.4, 410.7, 0.34, 0.28), "besiroglu": (1.8172, 482.01, 2085.43, 0.3478, 0.3658)}
 
 
+def _n_opt(c: float, method: str) -> float:
+    """The compute-optimal N at budget C: the fitted loss E + A/N^α + B/D^β minimised along C = 6·N·D (in log N),
+    or √(C/120) for the 20-tokens-per-parameter rule."""
+    from scipy.optimize import minimize_scalar
+
+    if method == "rule-20":
+        return math.sqrt(c / 120)
+    e, a, b, al, be = LAWS[method]
+    r = minimize_scalar(lambda x: a * math.exp(-al * x) + b * (c / 6) ** -be * math.exp(be * x),
+                        bounds=(math.log(1e3), math.log(1e16)), method="bounded", options={"xatol": 1e-10})
+    return math.exp(r.x)
+
+
 @given(st.sampled_from(["1e20", "3.14e23", "1e24", "5.76e23", "1e26", "2.5e21"]),
        st.sampled_from(["fitted", "besiroglu", "rule-20"]), st.booleans())
 def test_compute_optimal_minimises_the_fitted_loss(c_text, method, long_flag):
     """N minimising E + A/N^α + B/D^β along C = 6·N·D, found numerically; rule-20: D = 20·N."""
-    from scipy.optimize import minimize_scalar
-
     c = float(c_text)
-    if method == "rule-20":
-        n_opt = math.sqrt(c / 120)
-    else:
-        e, a, b, al, be = LAWS[method]
-        r = minimize_scalar(lambda x: a * math.exp(-al * x) + b * (c / 6) ** -be * math.exp(be * x),
-                            bounds=(math.log(1e3), math.log(1e16)), method="bounded", options={"xatol": 1e-10})
-        n_opt = math.exp(r.x)
+    n_opt = _n_opt(c, method)
     args = ("compute-optimal", "--flops" if long_flag else "-C", c_text, "--method", method)
     out = solve(*args)
     assert math.isclose(text_answer(out), n_opt, rel_tol=2e-5), (n_opt, out)
@@ -1079,16 +1084,8 @@ def test_multi_head_self_attention_matches_torch(inp):
 @given(counts(10**8, 10**12), counts(10**9, 10**14), st.sampled_from(["fitted", "besiroglu", "rule-20"]))
 def test_overtraining_factor(n, d, method):
     """D / D_opt at the same budget C = 6·N·D, D_opt from the minimised fitted loss (or 20·N_opt)."""
-    from scipy.optimize import minimize_scalar
-
     c = 6 * float(n[0]) * float(d[0])
-    if method == "rule-20":
-        n_opt = math.sqrt(c / 120)
-    else:
-        e, a, b, al, be = LAWS[method]
-        r = minimize_scalar(lambda x: a * math.exp(-al * x) + b * (c / 6) ** -be * math.exp(be * x),
-                            bounds=(math.log(1e3), math.log(1e16)), method="bounded", options={"xatol": 1e-10})
-        n_opt = math.exp(r.x)
+    n_opt = _n_opt(c, method)
     want = float(d[0]) / (c / 6 / n_opt)
     out = solve("compute-optimal", "-N", n[1], "-D", d[1], "--method", method)
     assert math.isclose(text_answer(out), want, rel_tol=2e-5), (want, out)

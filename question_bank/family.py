@@ -330,6 +330,9 @@ def family(
 ) -> Callable[[Callable[[Draw], Problem]], Family]:
     """Register the decorated ``build(draw) -> Problem`` as family ``id``.
 
+    ``told_apart``: the mistakes a draw may not share its key with (:attr:`Family.told_apart`). Refused (ValueError)
+    when an id is spelled nowhere in the family's code, as for ``view_slips``: a typo would tell nothing apart.
+
     ``view_slips``: the only mistakes its numeric-MCQ view crosses (:attr:`Family.view_slips`), at every level (a
     sequence of ``Wrong`` ids) or at the levels named (a mapping level -> ids). Refused (ValueError) when an id is
     spelled nowhere in the family's code (:func:`spelled`: a typo would make the view cross nothing) or a level is
@@ -337,6 +340,8 @@ def family(
     for t in types:
         if t not in PROBLEM_TYPES:
             raise ValueError(f"unknown problem type {t!r}")
+    if isinstance(told_apart, str):
+        raise TypeError(f"family {id!r}: told_apart takes a sequence of mistake ids, not a string")
     if isinstance(view_slips, str) or any(isinstance(v, str) for v in (
             view_slips.values() if isinstance(view_slips, Mapping) else ())):
         raise TypeError(f"family {id!r}: view_slips takes a sequence of mistake ids, or a mapping level -> ids, not a string")
@@ -346,8 +351,8 @@ def family(
     def deco(fn: Callable[[Draw], Problem]) -> Family:
         if id in FAMILIES:
             raise ValueError(f"family {id!r} registered twice")
-        if slips_by_level:
-            _check_view_slips(id, fn, difficulties, slips_by_level)
+        if slips_by_level or told_apart:
+            _check_declared_ids(id, fn, difficulties, slips_by_level, tuple(told_apart))
         offered, withdrawn = offered_levels(id, types, difficulties)
         fam = Family(
             id=id, topic=topic, title=title, types=tuple(types), build=fn, tags=tuple(tags),
@@ -403,21 +408,27 @@ def spelled(fn: Callable[..., Any]) -> set[str]:
     return found
 
 
-def _check_view_slips(fid: str, fn: Callable[..., Any], levels: Sequence[str],
-                      slips: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
-    """ValueError when a level of ``view_slips`` is not one of the family's, names no mistake, or a mistake id is
-    spelled nowhere in its code (:func:`spelled`): a typo fails at import, not as a view that crosses nothing."""
+def _check_declared_ids(fid: str, fn: Callable[..., Any], levels: Sequence[str],
+                        slips: tuple[tuple[str, tuple[str, ...]], ...], told_apart: tuple[str, ...]) -> None:
+    """ValueError when a level of ``view_slips`` is not one of the family's, names no mistake, or a mistake id of
+    ``view_slips`` or ``told_apart`` is spelled nowhere in its code (:func:`spelled`): a typo fails at import, not as a
+    view that crosses nothing or a draw that tells nothing apart."""
     known = spelled(fn)
+
+    def refuse_unknown(what: str, ids: Sequence[str]) -> None:
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise ValueError(f"family {fid!r}: {what} names {', '.join(map(repr, unknown))}, which is no mistake "
+                             f"its code makes (spelled nowhere in its build function nor in the helpers of its module "
+                             f"defined before it)")
+
     for lv, ids in slips:
         if lv not in levels:
             raise ValueError(f"family {fid!r}: view_slips names level {lv!r}, not one of {', '.join(levels)}")
         if not ids:
             raise ValueError(f"family {fid!r}: view_slips names no mistake at {lv}")
-        unknown = [i for i in ids if i not in known]
-        if unknown:
-            raise ValueError(f"family {fid!r}: view_slips names {', '.join(map(repr, unknown))}, which is no mistake "
-                             f"its code makes (spelled nowhere in its build function nor in the helpers of its module "
-                             f"defined before it)")
+        refuse_unknown("view_slips", ids)
+    refuse_unknown("told_apart", told_apart)
 
 
 #: Set while ``question_bank.family_index`` imports ``question_bank.families`` without its modules.

@@ -56,6 +56,17 @@ def test_a_view_slip_the_family_does_not_make_is_refused_when_it_registers(slips
     assert "test.view_slips_typo" not in FAMILIES
 
 
+@pytest.mark.parametrize("ids", [("gb_for_gbi",), ("halved", "doubeld")])
+def test_a_told_apart_id_the_family_does_not_make_is_refused_when_it_registers(ids):
+    """The same check for ``told_apart``: a typo would let a draw keep a mistake that gives its key."""
+    with pytest.raises(ValueError, match="told_apart names .* which is no mistake its code makes"):
+        _register("test.told_apart_typo", told_apart=ids)
+    assert "test.told_apart_typo" not in FAMILIES
+    with pytest.raises(TypeError, match="not a string"):
+        _register("test.told_apart_str", told_apart="halved")
+    assert _register("test.told_apart_ok", told_apart=("halved", "gb_for_gib")).told_apart == ("halved", "gb_for_gib")
+
+
 @pytest.mark.parametrize(("slips", "error", "says"), [
     ({"herd": ("gb_for_gib",)}, ValueError, "level 'herd'"),
     ({"hard": ()}, ValueError, "no mistake at hard"),
@@ -73,7 +84,7 @@ def test_every_registered_declaration_names_ids_its_family_spells():
     family's code (that each is a slip its draws make is tests/question_bank/test_numeric_mcq.py's)."""
     from question_bank.family import all_families
 
-    declared = {fid: f for fid, f in all_families().items() if f.view_slips}
-    assert declared
+    declared = {fid: f for fid, f in all_families().items() if f.view_slips or f.told_apart}
+    assert any(f.view_slips for f in declared.values()) and any(f.told_apart for f in declared.values())
     for fid, f in declared.items():
-        assert {i for _, ids in f.view_slips for i in ids} <= spelled(f.build), fid
+        assert {i for _, ids in f.view_slips for i in ids} | set(f.told_apart) <= spelled(f.build), fid

@@ -9,6 +9,10 @@ A level that passes on seeds 0-499 is offered only when it passes on a fresh blo
 (seeds from ``choice_record.HOLDOUT_FROM``, never used to tune a family): ``--holdout`` measures that
 block for every level that passes on its own and has none of today's adversary.
 
+Each level measured also gets ``bench/outside_attack.py``'s fixed-rule figure on the same draws
+(``outside_rule``, part of the bank's gate; no scikit-learn needed), so a level whose draws change never
+keeps a figure of other draws; ``--outside FILE`` writes the figures of a full outside run instead.
+
 Levels already in the file with the same draws (the digest of their first 20) and the same adversary digest are
 kept (resumable); a level whose family changed since is measured again;
 ``--all-views`` also measures every level of every numeric family's MCQ view, listed or not.
@@ -160,6 +164,8 @@ def main(argv: list[str]) -> None:
         except Exception as e:  # noqa: BLE001 - a level the view cannot draw is recorded as such
             rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
         rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
+        if "best" in rec and not fid.endswith("*"):  # the outside attacker's fixed rules on the same draws
+            rec["outside_rule"] = _outside_rules(fid, lv)
         rec.update(verdict(rec))  # a new figure on seeds 0-499: its fresh block is measured again (--holdout)
         levels[name] = rec
         data.update(draws=draws, adversary=dig)
@@ -171,6 +177,15 @@ def main(argv: list[str]) -> None:
             print(name, rec["error"], flush=True)
 
 
+
+
+def _outside_rules(fid: str, lv: str) -> dict:
+    """bench/outside_attack.py's fixed rules on this level's draws as they are now (no scikit-learn needed; its
+    learners run in that script): the figure ``choice_record.outside_beaten`` reads, with the draws' digest."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from outside_attack import rule_figure
+
+    return rule_figure(fid, lv)
 
 
 def merge() -> dict:
@@ -262,7 +277,7 @@ def outside(paths: list[str]) -> None:
                                           cwd=ROOT, capture_output=True, text=True, check=True).stdout)["levels"]
         paths = paths[:i] + paths[i + 2:]
     sys.path.insert(0, str(ROOT / "bench"))
-    from outside_attack import LEARNERS
+    from outside_attack import rule_verdict
 
     data = json.loads(OUT.read_text())
     for path in paths:
@@ -276,10 +291,7 @@ def outside(paths: list[str]) -> None:
             if digest is None:
                 print(f"  {name}: skipped (no digest of its draws; pass --since REV)")
                 continue
-            rules = {a: v for a, v in res["attackers"].items() if a not in LEARNERS and v.get("heldout") is not None}
-            rule = max(sorted(rules), key=lambda a: rules[a]["validation"])
-            rec["outside_rule"] = {"rule": rule, "validation": rules[rule]["validation"], "heldout": rules[rule]["heldout"],
-                                   "chance": res["chance"], "draws": res["draws"], "first20": digest}
+            rec["outside_rule"] = rule_verdict(res, digest)
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     reverdict()
 

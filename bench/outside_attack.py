@@ -98,6 +98,7 @@ def offered_levels(withdrawn: bool = False) -> list[tuple[str, str]]:
 
 def draw(fid: str, level: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """The draws of one level as a student sees them (plus the key, for training and scoring)."""
+    import question_bank.families  # noqa: F401  (registers the families)
     from question_bank.family import FAMILIES
 
     rows = []
@@ -652,10 +653,27 @@ def first20(fid: str, lv: str) -> str:
     return draws_digest([p for p in ps if p.type in ("mcq", "msq")])
 
 
-def attackers() -> list[tuple[str, Callable]]:
-    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
+def rule_verdict(res: dict[str, Any], digest: str) -> dict[str, Any]:
+    """The level's fixed-rule figure as the bank records it (``outside_rule``, read by
+    ``question_bank.choice_record.outside_beaten``): the rule chosen on the training seeds' validation, with its
+    validation and held-out rates, and the digest of the draws it was measured on."""
+    found = {a: v for a, v in res["attackers"].items() if a not in LEARNERS and a != General.name
+             and v.get("heldout") is not None}
+    rule = max(sorted(found), key=lambda a: found[a]["validation"])
+    return {"rule": rule, "validation": found[rule]["validation"], "heldout": found[rule]["heldout"],
+            "chance": res["chance"], "draws": res["draws"], "first20": digest}
 
+
+def rule_figure(fid: str, lv: str, train: int = 600, holdout_from: int = 90_000) -> dict[str, Any]:
+    """The fixed rules alone on one level (no scikit-learn needed): what ``bench/choice_attack.py`` records when it
+    measures a level whose draws changed, so the bank's gate never reads a figure of other draws."""
+    res = attack_level(draw(fid, lv, range(train)), draw(fid, lv, range(holdout_from, holdout_from + HOLDOUT)),
+                       only=[n for n, _ in rules()])
+    return rule_verdict(res, first20(fid, lv))
+
+
+def rules() -> list[tuple[str, Callable]]:
+    """The fixed rules (no scikit-learn): a letter, a value's rank, length, likeness, printed numbers."""
     out: list[tuple[str, Callable]] = [_letter(j) for j in range(4)]
     out += [("the commonest key letter", _learned_letter)]
     out += [_rule("largest value", "log", 1), _rule("smallest value", "log", -1), ("the geometric middle", _middle),
@@ -665,6 +683,15 @@ def attackers() -> list[tuple[str, Callable]]:
             _rule("nearest a product of printed numbers", "c_subset", 1),
             _rule("nearest a printed number", "c_single", 1),
             _rule("most like the statement", "sim_stmt", 1)]
+    return out
+
+
+def attackers() -> list[tuple[str, Callable]]:
+    """The fixed rules, then the learners (scikit-learn)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    out = rules()
     hgb = Model("gradient boosting (features)", lambda: HistGradientBoostingClassifier(
         max_iter=150, learning_rate=0.08, max_leaf_nodes=15, l2_regularization=1.0, early_stopping=False, random_state=0))
     hgb_cat = Model("gradient boosting (features + template)", lambda n: HistGradientBoostingClassifier(
@@ -773,7 +800,8 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
     nt = len(train)
     tr_ids, ho_ids = list(range(nt)), list(range(nt, nt + len(holdout)))
     both.y[both.rows(ho_ids)] = 0  # the held-out keys are never seen by a learner
-    cands = [(n, f) for n, f in attackers() if only is None or n in only]
+    cands = [(n, f) for n, f in (rules() if only is not None and not set(only) & LEARNERS else attackers())
+             if only is None or n in only]
     val: dict[str, tuple[float, tuple[str, float]]] = {}
     failed: dict[str, str] = {}
     for name, fit in cands:

@@ -72,3 +72,35 @@ def test_numbers_read_as_printed():
     assert oa.option_value("21.00 ms") == pytest.approx(0.021)
     assert oa.option_value("12 × 4") != oa.option_value("12 × 4")  # not one number: NaN
     assert oa.numbers("1 GiB = 2³⁰ bytes, n = 1,024") == pytest.approx([2.0**30, 1.0, 2.0, 1024.0])
+
+
+def test_the_fixed_rules_alone_reproduce_the_recorded_rule_figure():
+    """``rule_figure`` (what ``bench/choice_attack.py`` records when it measures a level again) runs the fixed rules
+    without the learners and gives the figure the full attacker wrote for the same draws: one offered level,
+    its recorded ``outside_rule`` recomputed (the record is the bank's gate, so a drift here is a wrong gate)."""
+    import json
+
+    from question_bank.choice_record import RECORD
+
+    levels = json.loads(RECORD.read_text())["levels"]
+    name = "hardware.pf_days_mcq/easy"
+    rec = levels[name]
+    fid, lv = name.rsplit("/", 1)
+    got = oa.rule_figure(fid, lv)
+    if got["first20"] != rec["outside_rule"]["first20"]:
+        pytest.skip(f"{name} draws otherwise than when recorded (the every-level test reports it)")
+    assert got == rec["outside_rule"]
+
+
+def test_the_fixed_rules_run_without_scikit_learn():
+    """``bench/choice_attack.py`` records the rule figure on any machine that can measure a level: the rules import
+    no scikit-learn (here made unimportable)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['sklearn'] = None; sys.path.insert(0, 'bench'); import outside_attack as oa; "
+            "r = oa.attack_level(oa.draw('hardware.pf_days_mcq', 'easy', range(30)), "
+            "oa.draw('hardware.pf_days_mcq', 'easy', range(90000, 90030)), only=[n for n, _ in oa.rules()]); "
+            "print(sorted(r['attackers']) == sorted(n for n, _ in oa.rules()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=oa.ROOT, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]

@@ -261,8 +261,8 @@ def test_every_offered_level_holds_against_the_outside_attackers_rules():
         if "best" not in rec:
             continue
         if not o or o.get("first20") != rec.get("first20"):
-            bad.append(f"{fid}/{lv}: no outside figure for today's draws (python bench/outside_attack.py --levels "
-                       f"{fid}/{lv}; python bench/choice_attack.py --outside bench/outside_attack.json)")
+            bad.append(f"{fid}/{lv}: no outside figure for today's draws (python bench/choice_attack.py {fid} "
+                       f"measures the level and its rule figure again)")
         elif choice_record.outside_beaten(rec):
             bad.append(f"{fid}/{lv}: offered, but the outside rule '{o['rule']}' scores {o['heldout']:.0%}")
     assert not bad, "\n".join(bad)

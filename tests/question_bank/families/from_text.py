@@ -8,13 +8,9 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from tests.question_bank.families.from_text_audit import Unreadable
+from tests.question_bank.families.from_text_audit import Unreadable, num  # noqa: F401  (num: re-exported)
 
 _NUM = r"-?\d[\d,]*(?:\.\d+)?"
-
-
-def num(s: str) -> float:
-    return float(s.replace(",", ""))
 
 
 def frac(s: str) -> Fraction:

@@ -61,6 +61,32 @@ class Unreadable(AssertionError):
     """The text does not give what the answer needs (a number or a convention is missing)."""
 
 
+# --- reading a number as printed: the one reader every audit uses ------------------------------------------------
+
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_PRINTED = re.compile(r"([-−+]?(?:\d[\d,]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:\s+(thousand|million|billion|trillion))?")
+
+
+def num(s: str) -> float:
+    """A number as a student reads it: '13,015,864,320' -> 13015864320.0, '2.7 trillion' -> 2.7e12, '−0.5' (the
+    minus sign) -> -0.5, '1.5e22'; Unreadable for anything else."""
+    m = _PRINTED.fullmatch(s.strip())
+    if not m or not re.search(r"\d", m[1]):
+        raise Unreadable(f"not a number: {s!r}")
+    x = float(m[1].replace(",", "").replace("−", "-"))
+    return x * _SCALE_WORDS[m[2]] if m[2] else x
+
+
+def number_in(pattern: str, text: str) -> int | float:
+    """The number the first group of ``pattern`` captures in ``text`` (by :func:`num`), an int when printed
+    whole; Unreadable, with the text, when the statement does not give it."""
+    m = re.search(pattern, text)
+    if not m:
+        raise Unreadable(f"the text does not give {pattern!r}:\n{text}")
+    x = num(m[1])
+    return int(x) if re.fullmatch(r"[-−+]?[\d,]+", m[1].strip()) else x
+
+
 # --- reading what the question asks for ------------------------------------------------------------------------
 
 

@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import re
 
-
-def num(pattern: str, text: str) -> int | float:
-    """The number the first group of ``pattern`` captures in ``text`` (commas as thousands
-    separators); fails with the text when the statement does not give it."""
-    m = re.search(pattern, text)
-    assert m, f"the text does not give {pattern!r}:\n{text}"
-    s = m[1].replace(",", "")
-    return float(s) if re.search(r"[.eE]", s) else int(s)
+from tests.question_bank.families.from_text_audit import number_in  # noqa: F401  (re-exported)
 
 
 def has(pattern: str, text: str) -> bool:

@@ -8,22 +8,11 @@ from __future__ import annotations
 
 import re
 
-from tests.question_bank.families.from_text_audit import Unreadable
+from tests.question_bank.families.from_text_audit import Unreadable, num  # noqa: F401  (num: re-exported)
 
 #: bytes per value of each storage type, as a student knows them (not read from qkv)
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 
-
-
-def num(s: str) -> float:
-    """'13,015,864,320' -> 13015864320.0; '2.7 trillion' -> 2.7e12."""
-    s = s.strip()
-    m = re.fullmatch(r"(\d[\d,]*(?:\.\d+)?)(?:\s+(thousand|million|billion|trillion))?", s)
-    if not m:
-        raise Unreadable(f"not a number: {s!r}")
-    x = float(m[1].replace(",", ""))
-    return x * _SCALE_WORDS[m[2]] if m[2] else x
 
 
 def grab(pattern: str, text: str, what: str = "") -> re.Match:

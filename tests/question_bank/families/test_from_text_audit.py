@@ -17,11 +17,14 @@ from question_bank.family import FAMILIES
 from question_bank.problem import ChoiceKey, Misconception, NumericKey
 from tests.question_bank.families import test_from_text_attention, test_from_text_hardware
 from tests.question_bank.families.from_text_audit import (
+    Unreadable,
     asked_decimals,
     audit,
     disagreement,
     key_tests,
     mistake_disagreements,
+    num,
+    number_in,
     rounded,
     sweep,
 )
@@ -164,6 +167,25 @@ def test_rounded_is_half_away_from_zero(x, d):
     scaled = abs(x) * 10**d + Fraction(1, 2)
     want = (1 if x >= 0 else -1) * Fraction(math.floor(scaled), 10**d)
     assert Fraction(rounded(x, d)) == want
+
+
+@given(st.integers(-10**13, 10**13), st.integers(0, 4))
+def test_a_number_reads_back_as_printed_with_separators_signs_and_scale_words(n, d):
+    """The audits' one reader, against Python's own formatting: thousands commas, the minus sign U+2212 a
+    statement prints, decimals, an exponent and a scale word each give the number written."""
+    x = n / 10**d
+    assert num(f"{x:,.{d}f}") == pytest.approx(x, rel=1e-12, abs=1e-12)
+    assert num(f"{x:.{d}f}".replace("-", "\u2212")) == pytest.approx(x, rel=1e-12, abs=1e-12)
+    assert num(f"{x:.6e}") == pytest.approx(float(f"{x:.6e}"))
+    assert num(f"{abs(x):.{d}f} trillion") == pytest.approx(abs(x) * 1e12)
+    got = number_in(r"N = ([\d,]+)", f"a model of N = {abs(n):,} parameters")
+    assert got == abs(n) and isinstance(got, int)
+
+
+@pytest.mark.parametrize("text", ["", "-", "1.2.3", "12 apples", "two", "1,5 e"])
+def test_what_is_no_number_is_unreadable(text):
+    with pytest.raises(Unreadable):
+        num(text)
 
 
 def test_the_sweep_counts_and_prints_a_planted_key(monkeypatch, capsys):

@@ -30,7 +30,7 @@ from tests.question_bank.families.from_text_audit import (
 )
 from tests.question_bank.families.from_text_counting import (
     has,
-    num,
+    number_in,
 )
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -43,7 +43,7 @@ def exact(s: str) -> Fraction:
 
 def rnn_ratio(text: str) -> Fraction:
     """(QKᵀ + AV FLOPs) / (recurrent layer FLOPs): 4·n²·d against n·2·(h² + h·d) per gate."""
-    n, d, h = num(r"n = ([\d,]+) tokens", text), num(r"width d = ([\d,]+)", text), num(r"hidden width h = ([\d,]+)", text)
+    n, d, h = number_in(r"n = ([\d,]+) tokens", text), number_in(r"width d = ([\d,]+)", text), number_in(r"hidden width h = ([\d,]+)", text)
     gates = 4 if has(r"LSTM layer \(four gates", text) else 1
     assert gates == 4 or "tanh(Wₕₕ hₜ₋₁ + Wₓₕ xₜ)" in text
     attention = 2 * n * n * d + 2 * n * n * d
@@ -63,8 +63,8 @@ def attention_products(B: int, n: int, d: int, h: int) -> tuple[int, int]:
 
 
 def flops_attention(text: str, p=None) -> int:
-    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text)
-    d, h = num(r"d_model = ([\d,]+)", text), num(r"h = (\d+) heads", text)
+    B, n = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) tokens", text)
+    d, h = number_in(r"d_model = ([\d,]+)", text), number_in(r"h = (\d+) heads", text)
     assert "2 FLOPs per multiply-add" in text and "full n × n score matrix" in text
     qk, av = 2 * B * h * n * n * (d // h), 2 * B * h * n * n * (d // h)
     assert (qk, av) == attention_products(B, n, d, h)  # our count and torch's agree
@@ -79,10 +79,10 @@ def flops_attention(text: str, p=None) -> int:
 def flops_forward(text: str, p=None, *, head: bool = True, scores: bool = True, per_mac: int = 2) -> float:
     """GFLOPs of the forward pass (or 3× it for a training step): per token and layer the four d × d
     projections, the FFN's two matrices, QKᵀ and A·V over n keys; then the LM head d × V."""
-    V, d = num(r"vocabulary V = ([\d,]+)", text), num(r"d_model = ([\d,]+)", text)
-    L = num(r"L = (\d+) layers", text)
-    dff = num(rf"FFN {d} → ([\d,]+) → {d}", text)
-    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text)
+    V, d = number_in(r"vocabulary V = ([\d,]+)", text), number_in(r"d_model = ([\d,]+)", text)
+    L = number_in(r"L = (\d+) layers", text)
+    dff = number_in(rf"FFN {d} → ([\d,]+) → {d}", text)
+    B, n = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) tokens", text)
     assert "LM head" in text and "logits at every position" in text and "full n × n score matrix" in text
     tokens = B * n
     macs_per_token = L * (4 * d * d + 2 * d * dff + (n * d + n * d) * scores) + d * V * head
@@ -153,11 +153,11 @@ def three_figures(x: Fraction) -> Fraction:
 
 def _rnn_sizes(text: str) -> tuple[int, int, int, int]:
     gates = 4 if "LSTM layer" in text else 1
-    return num(r"n = ([\d,]+) tokens", text), num(r"width d = ([\d,]+)", text), num(r"hidden width h = ([\d,]+)", text), gates
+    return number_in(r"n = ([\d,]+) tokens", text), number_in(r"width d = ([\d,]+)", text), number_in(r"hidden width h = ([\d,]+)", text), gates
 
 
 def _heads_batch(text: str) -> tuple[int, int]:
-    return num(r"h = (\d+) heads", text), num(r"B = (\d+) sequences?", text)
+    return number_in(r"h = (\d+) heads", text), number_in(r"B = (\d+) sequences?", text)
 
 
 #: the wrong values the misconceptions name, recomputed from the text (the stretch: feedback is right

@@ -33,7 +33,7 @@ from tests.question_bank.families.from_text_audit import (
 )
 from tests.question_bank.families.from_text_counting import (
     has,
-    num,
+    number_in,
 )
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int8": torch.int8}
@@ -49,7 +49,7 @@ def unit(text: str, *, swapped: bool = False) -> int:
 
 def stored_bytes(text: str) -> int:
     """'stored in fp16 (2 bytes)', 'in int8 (1 byte)': the bytes per value, as printed."""
-    return num(r"(?:fp32|fp16|bf16|int8|fp8) \((\d+) bytes?\)", text)
+    return number_in(r"(?:fp32|fp16|bf16|int8|fp8) \((\d+) bytes?\)", text)
 
 
 def in_unit(nbytes: int, text: str, swapped: bool = False) -> float:
@@ -57,22 +57,22 @@ def in_unit(nbytes: int, text: str, swapped: bool = False) -> float:
 
 
 def attention_memory(text: str, p=None, *, swapped: bool = False) -> float:
-    B, n, h = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) tokens", text), num(r"h = (\d+) heads", text)
-    layers = num(r"in all (\d+) layers", text) if has(r"in all \d+ layers", text) else 1
+    B, n, h = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) tokens", text), number_in(r"h = (\d+) heads", text)
+    layers = number_in(r"in all (\d+) layers", text) if has(r"in all \d+ layers", text) else 1
     assert layers > 1 or "in one layer" in text, f"how many layers is not said:\n{text}"
     return in_unit(B * h * n * n * stored_bytes(text) * layers, text, swapped)
 
 
 def kv_cache(text: str, p=None, *, swapped: bool = False, all_heads: bool = False) -> float:
-    L, h, dh = num(r"L = (\d+) layers", text), num(r"h = (\d+) query heads", text), num(r"dₕ = (\d+)", text)
-    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
+    L, h, dh = number_in(r"L = (\d+) layers", text), number_in(r"h = (\d+) query heads", text), number_in(r"dₕ = (\d+)", text)
+    B, n = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) positions", text)
     if all_heads or "multi-head attention (every head has its own K and V)" in text:
         kv = h
     else:
-        kv = num(r"nₖᵥ = (\d+) K/V heads", text)
+        kv = number_in(r"nₖᵥ = (\d+) K/V heads", text)
     kept = n
     if "sliding-window attention" in text:
-        W = num(r"\(W = ([\d,]+)\) in every layer", text)
+        W = number_in(r"\(W = ([\d,]+)\) in every layer", text)
         assert "rolling buffer of the last W positions" in text
         kept = min(n, W)
     per_value = stored_bytes(text)
@@ -85,7 +85,7 @@ def kv_cache(text: str, p=None, *, swapped: bool = False, all_heads: bool = Fals
 
 
 def training_memory(text: str, p=None, *, swapped: bool = False, gradients: bool = True) -> float:
-    N = num(r"N = ([\d,]+) parameters", text)
+    N = number_in(r"N = ([\d,]+) parameters", text)
     assert "trained with Adam" in text
     if "in full fp32 precision" in text:
         assert "fp32 (4 bytes) weights, gradients, momentum and variance" in text and "no separate master copy" in text
@@ -133,7 +133,7 @@ SLIPS = {
     },
     "counting.training_memory": {
         "forgot_gradients": lambda t: training_memory(t, gradients=False),
-        "weights_only": lambda t: in_unit(num(r"(?:fp32|fp16|bf16) \((\d) bytes\) weights", t) * _sizes(t)["N"], t),
+        "weights_only": lambda t: in_unit(number_in(r"(?:fp32|fp16|bf16) \((\d) bytes\) weights", t) * _sizes(t)["N"], t),
         "gb_vs_gib": lambda t: training_memory(t, swapped=True),
     },
 }

@@ -23,7 +23,7 @@ from tests.question_bank.families.from_text_audit import (
 )
 from tests.question_bank.families.from_text_counting import (
     has,
-    num,
+    number_in,
 )
 
 META = torch.device("meta")
@@ -39,7 +39,7 @@ def linear(i: int, o: int, bias: bool) -> nn.Linear:
 
 def layer_count(text: str) -> int:
     """'Each of the 58 layers ...' -> 58; a statement about one layer -> 1."""
-    return num(r"Each of the (\d+) layers", text) if has(r"Each of the \d+ layers", text) else 1
+    return number_in(r"Each of the (\d+) layers", text) if has(r"Each of the \d+ layers", text) else 1
 
 
 def linear_bias(text: str) -> bool:
@@ -58,7 +58,7 @@ def ln_beta(text: str) -> bool:
 
 def ffn(text: str, p=None, *, bias: bool | None = None) -> int:
     """A ReLU/GELU FFN d → d_ff → d, or a SwiGLU one with W₁, W₃: d → d_ff and W₂ back."""
-    d, dff = num(r"d = ([\d,]+)", text), num(r"d_ff = ([\d,]+)", text)
+    d, dff = number_in(r"d = ([\d,]+)", text), number_in(r"d_ff = ([\d,]+)", text)
     b = linear_bias(text) if bias is None else bias
     mats = [linear(d, dff, b), linear(dff, d, b)]
     if "SwiGLU" in text:
@@ -67,24 +67,24 @@ def ffn(text: str, p=None, *, bias: bool | None = None) -> int:
 
 
 def kv_proj(text: str, p=None, *, all_heads: bool = False) -> int:
-    d, dh = num(r"d_model = ([\d,]+)", text), num(r"dₕ = ([\d,]+)", text)
-    g = 1 if "multi-query attention (MQA)" in text else num(r"with (\d+) key/value heads", text)
+    d, dh = number_in(r"d_model = ([\d,]+)", text), number_in(r"dₕ = ([\d,]+)", text)
+    g = 1 if "multi-query attention (MQA)" in text else number_in(r"with (\d+) key/value heads", text)
     if all_heads:  # the slip: as many K/V heads as query heads
-        g = num(r"h = (\d+) query heads", text)
+        g = number_in(r"h = (\d+) query heads", text)
     b = linear_bias(text)
     return layer_count(text) * numel(linear(d, g * dh, b), linear(d, g * dh, b))
 
 
 def mha(text: str, p=None) -> int:
-    d, h, b = num(r"d_model = ([\d,]+)", text), num(r"h = (\d+) heads", text), linear_bias(text)
+    d, h, b = number_in(r"d_model = ([\d,]+)", text), number_in(r"h = (\d+) heads", text), linear_bias(text)
     return layer_count(text) * numel(nn.MultiheadAttention(d, h, bias=b, device=META))
 
 
 def encoder_layer(text: str, p=None, *, norms: bool = True) -> int:
     """Vaswani et al.'s encoder layer (self-attention, FFN, two LayerNorms), or its decoder layer
     (masked self-attention, cross-attention, FFN, three LayerNorms)."""
-    d, h = num(r"d_model = ([\d,]+)", text), num(r"h = (\d+)", text)
-    dff = num(rf"feed-forward network {d} → ([\d,]+) → {d}", text)
+    d, h = number_in(r"d_model = ([\d,]+)", text), number_in(r"h = (\d+)", text)
+    dff = number_in(rf"feed-forward network {d} → ([\d,]+) → {d}", text)
     b, beta = linear_bias(text), ln_beta(text)
     decoder = "cross-attention" in text
     n_att, n_ln = (2, 3) if decoder else (1, 2)
@@ -97,9 +97,9 @@ def encoder_layer(text: str, p=None, *, norms: bool = True) -> int:
 
 def lora(text: str, p=None, *, full: bool = False) -> int:
     """Every adapted dᵢₙ → dₒᵤₜ matrix gains A (r × dᵢₙ) and B (dₒᵤₜ × r)."""
-    L, d = num(r"L = (\d+) layers", text), num(r"d_model = ([\d,]+)", text)
-    h, dh, r = num(r"h = (\d+) heads", text), num(r"dₕ = (\d+)", text), num(r"rank r = (\d+)", text)
-    g = num(r"(\d+) key/value heads?", text) if "key/value head" in text else h
+    L, d = number_in(r"L = (\d+) layers", text), number_in(r"d_model = ([\d,]+)", text)
+    h, dh, r = number_in(r"h = (\d+) heads", text), number_in(r"dₕ = (\d+)", text), number_in(r"rank r = (\d+)", text)
+    g = number_in(r"(\d+) key/value heads?", text) if "key/value head" in text else h
     shapes = {"W_Q": (d, h * dh), "W_K": (d, g * dh), "W_V": (d, g * dh), "W_O": (h * dh, d)}
     m = re.search(r"LoRA of rank r = \d+ on ((?:W_[QKVO](?:, )?)+) of every layer", text)
     assert m, f"which matrices are adapted is not said:\n{text}"
@@ -112,13 +112,13 @@ def lora(text: str, p=None, *, full: bool = False) -> int:
 
 def model(text: str, p=None) -> int:
     """A GPT-style decoder: embedding, positions, L layers, final LayerNorm, LM head (tied or not)."""
-    V, d = num(r"V = ([\d,]+) tokens", text), num(r"d_model = ([\d,]+)", text)
-    L = num(r"L = (\d+) layers", text)
-    dff = num(rf"FFN {d} → ([\d,]+) → {d}", text)
+    V, d = number_in(r"V = ([\d,]+) tokens", text), number_in(r"d_model = ([\d,]+)", text)
+    L = number_in(r"L = (\d+) layers", text)
+    dff = number_in(rf"FFN {d} → ([\d,]+) → {d}", text)
     b, beta = linear_bias(text), ln_beta(text)
     mods: list[nn.Module] = [nn.Embedding(V, d, device=META)]
     if has(r"learned position embedding for ([\d,]+) positions", text):
-        mods.append(nn.Embedding(num(r"learned position embedding for ([\d,]+) positions", text), d, device=META))
+        mods.append(nn.Embedding(number_in(r"learned position embedding for ([\d,]+) positions", text), d, device=META))
     else:
         assert "RoPE: no parameters" in text, f"positions not said:\n{text}"
     assert "two LayerNorms" in text and "final LayerNorm" in text
@@ -133,14 +133,14 @@ def model(text: str, p=None) -> int:
 
 
 def norms(text: str, p=None, *, beta: bool | None = None, final: bool = True) -> int:
-    d = num(r"d_model = ([\d,]+)", text)
+    d = number_in(r"d_model = ([\d,]+)", text)
     if has(r"one LayerNorm over d_model", text):
         assert "usual elementwise affine" in text
         return numel(nn.LayerNorm(d, bias=beta is not False, device=META))
     if has(r"one RMSNorm over d_model", text):
         assert "learned scale" in text
         return numel(nn.RMSNorm(d, device=META))
-    L = num(r"has (\d+) layers", text)
+    L = number_in(r"has (\d+) layers", text)
     stated_final = 1 if has(r"and a final (LayerNorm|RMSNorm) after the last layer", text) else 0
     assert stated_final or "there is no final norm" in text, f"final norm not said:\n{text}"
     final = stated_final and final
@@ -166,7 +166,7 @@ def recompute_for(fid: str):
 
 def _model_sizes(text: str) -> tuple[int, int, int]:
     positions = re.search(r"learned position embedding for ([\d,]+) positions", text)
-    return (num(r"V = ([\d,]+) tokens", text), num(r"d_model = ([\d,]+)", text),
+    return (number_in(r"V = ([\d,]+) tokens", text), number_in(r"d_model = ([\d,]+)", text),
             int(positions[1].replace(",", "")) if positions else 0)
 
 
@@ -189,7 +189,7 @@ SLIPS = {
     "counting.params_layer": {"forgot_norm_params": lambda t: encoder_layer(t, norms=False)},
     "counting.params_lora": {
         "full_matrices": lambda t: lora(t, full=True),
-        "forgot_layers": lambda t: lora(t) // num(r"L = (\d+) layers", t),
+        "forgot_layers": lambda t: lora(t) // number_in(r"L = (\d+) layers", t),
     },
     "counting.params_model": {
         "forgot_position_table": lambda t: model(t) - _model_sizes(t)[2] * _model_sizes(t)[1],

@@ -23,7 +23,7 @@ from tests.question_bank.families.from_text_audit import (
     with_views,
 )
 from tests.question_bank.families.from_text_counting import (
-    num,
+    number_in,
 )
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -36,7 +36,7 @@ def power(sup: str) -> Fraction:
 
 def chinchilla(text: str, p=None, *, per_token: int = 6, tokens_per_param: int | None = None) -> float:
     assert "C = 6ND" in text, f"the compute rule is not stated:\n{text}"
-    tpp = num(r"uses about (\d+) tokens per parameter", text)
+    tpp = number_in(r"uses about (\d+) tokens per parameter", text)
     assert tpp == 20
     tpp = tpp if tokens_per_param is None else tokens_per_param
     budget = re.search(r"budget of C = ([\d.]+) × 10([⁰¹²³⁴⁵⁶⁷⁸⁹]+) FLOPs", text)

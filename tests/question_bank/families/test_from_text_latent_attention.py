@@ -23,7 +23,7 @@ from tests.question_bank.families.from_text_audit import (
     with_views,
 )
 from tests.question_bank.families.from_text_counting import (
-    num,
+    number_in,
 )
 
 
@@ -37,16 +37,16 @@ def unit(text: str, swapped: bool = False) -> int:
 def mla_cache(text: str, p=None, *, per_position=None, swapped: bool = False) -> float:
     """``per_position(d_c, d_R, h, dₕ)``: the values cached per layer and position (a slip's, or the
     statement's d_c + d_R)."""
-    L, dc, dr = num(r"L = (\d+) layers", text), num(r"latent of d_c = (\d+)", text), num(r"rotary key of d_R = (\d+)", text)
-    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
-    per_value = num(r"in bf16 \((\d+) bytes per value\)", text)
+    L, dc, dr = number_in(r"L = (\d+) layers", text), number_in(r"latent of d_c = (\d+)", text), number_in(r"rotary key of d_R = (\d+)", text)
+    B, n = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) positions", text)
+    per_value = number_in(r"in bf16 \((\d+) bytes per value\)", text)
     assert "at inference only these are cached" in text and "shared by all heads" in text
     count = L * B * n * (dc + dr) * per_value
     latent = torch.empty(B, n, dc, dtype=torch.bfloat16, device="meta")
     rope_key = torch.empty(B, n, dr, dtype=torch.bfloat16, device="meta")
     assert per_value != 2 or L * (latent.nbytes + rope_key.nbytes) == count
     if per_position is not None:
-        h, dh = num(r"h = (\d+) heads", text), num(r"dₕ = (\d+)", text)
+        h, dh = number_in(r"h = (\d+) heads", text), number_in(r"dₕ = (\d+)", text)
         count = L * B * n * per_position(dc, dr, h, dh) * per_value
     return float(Fraction(count, unit(text, swapped)))
 

@@ -30,21 +30,21 @@ from tests.question_bank.families.from_text_audit import (
 )
 from tests.question_bank.families.from_text_counting import (
     has,
-    num,
+    number_in,
 )
 
 
 def experts(text: str) -> tuple[int, int, int]:
     """(E, k, parameters of one routed expert) as the text describes the expert: three d × width matrices."""
-    E, k = num(r"E = (\d+) routed SwiGLU experts", text), num(r"uses the top k = (\d+)", text)
-    width, d = num(r"experts of width (\d+)", text), num(r"matrices, d = (\d+)\)", text)
+    E, k = number_in(r"E = (\d+) routed SwiGLU experts", text), number_in(r"uses the top k = (\d+)", text)
+    width, d = number_in(r"experts of width (\d+)", text), number_in(r"matrices, d = (\d+)\)", text)
     assert has(rf"three d × {width} matrices", text)
     return E, k, 3 * d * width
 
 
 def moe_layers(text: str) -> int:
-    L = num(r"has L = (\d+) layers", text)
-    dense = num(r"the first (\d+) layers? keeps? one dense FFN", text) if "dense FFN" in text else 0
+    L = number_in(r"has L = (\d+) layers", text)
+    dense = number_in(r"the first (\d+) layers? keeps? one dense FFN", text) if "dense FFN" in text else 0
     return L - dense
 
 
@@ -53,13 +53,13 @@ def active_params(text: str, p=None, *, held_experts: str = "E", active_share: s
     ``active_share``: 'k/E' (the statement's) or '1' (a slip's: every expert active)."""
     E, k, one = experts(text)
     if "How many parameters does the model hold in all?" in text:
-        outside = num(r"Outside the routed experts it has ([\d,]+) parameters", text)
-        stated_one = num(r"one routed expert of one layer has ([\d,]+)", text)
-        M = num(r"and (\d+) layers are MoE layers", text)
+        outside = number_in(r"Outside the routed experts it has ([\d,]+) parameters", text)
+        stated_one = number_in(r"one routed expert of one layer has ([\d,]+)", text)
+        M = number_in(r"and (\d+) layers are MoE layers", text)
         assert stated_one == one and M == moe_layers(text), (stated_one, one, M)
         return float(Fraction(outside + (E if held_experts == "E" else k) * M * one, 10**9))
     assert "How many parameters does one token use" in text and "embeddings and head counted whole" in text
-    N, routed = num(r"holds N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
+    N, routed = number_in(r"holds N = ([\d,]+) parameters", text), number_in(r"the routed experts hold ([\d,]+)", text)
     assert routed == E * moe_layers(text) * one, (routed, E, moe_layers(text), one)
     share = Fraction(k, E) if active_share == "k/E" else 1
     return float(Fraction(N - routed, 10**9) + routed * share / 10**9)
@@ -70,13 +70,13 @@ def decode_bytes(text: str, p=None, *, experts_read: str = "expected", embedding
     """``experts_read``: 'expected' (the statement's), 'all' or 'k' (slips: every expert, one token's k);
     ``embedding``: 'rows' (the statement's lookup) or 'whole' (a slip's: the whole table read)."""
     E, k, one = experts(text)
-    N, routed = num(r"has N = ([\d,]+) parameters", text), num(r"the routed experts hold ([\d,]+)", text)
-    M = num(r"spread evenly over (\d+) MoE layers", text)
+    N, routed = number_in(r"has N = ([\d,]+) parameters", text), number_in(r"the routed experts hold ([\d,]+)", text)
+    M = number_in(r"spread evenly over (\d+) MoE layers", text)
     assert M == moe_layers(text) and routed == M * E * one
-    V, d, emb = num(r"a table of V = ([\d,]+) rows", text), num(r"rows of d = (\d+) values", text), \
-        num(r"values, ([\d,]+) parameters, separate from the LM head", text)
+    V, d, emb = number_in(r"a table of V = ([\d,]+) rows", text), number_in(r"rows of d = (\d+) values", text), \
+        number_in(r"values, ([\d,]+) parameters, separate from the LM head", text)
     assert emb == V * d
-    B, per_param = num(r"batch of B = (\d+) tokens", text), num(r"in bf16 \((\d+) bytes per parameter\)", text)
+    B, per_param = number_in(r"batch of B = (\d+) tokens", text), number_in(r"in bf16 \((\d+) bytes per parameter\)", text)
     assert has(rf"picks its {k} experts? uniformly at random, independently of the other tokens", text)
     miss_one = Fraction(math.comb(E - 1, k), math.comb(E, k))
     share = {"expected": 1 - miss_one**B, "all": 1, "k": Fraction(k, E)}[experts_read]

@@ -22,7 +22,7 @@ from tests.question_bank.families.from_text_audit import (
     with_views,
 )
 from tests.question_bank.families.from_text_counting import (
-    num,
+    number_in,
 )
 
 
@@ -43,10 +43,10 @@ def positions_kept(n: int, window: int | None) -> int:
 
 def window_cache(text: str, p=None, *, windowed_layers: str | None = None, swapped: bool = False) -> float:
     """``windowed_layers``: 'none' or 'all' for a slip's reading; None for the statement's."""
-    kv, dh = num(r"hₖᵥ = (\d+) K/V heads", text), num(r"of size dₕ = (\d+)", text)
-    L, W = num(r"L = (\d+) layers", text), num(r"sliding window of W = ([\d,]+)", text)
-    B, n = num(r"B = (\d+) sequences?", text), num(r"n = ([\d,]+) positions", text)
-    per_value = num(r"in bf16 \((\d+) bytes per value\)", text)
+    kv, dh = number_in(r"hₖᵥ = (\d+) K/V heads", text), number_in(r"of size dₕ = (\d+)", text)
+    L, W = number_in(r"L = (\d+) layers", text), number_in(r"sliding window of W = ([\d,]+)", text)
+    B, n = number_in(r"B = (\d+) sequences?", text), number_in(r"n = ([\d,]+) positions", text)
+    per_value = number_in(r"in bf16 \((\d+) bytes per value\)", text)
     assert "a windowed layer's cache is a rolling buffer of the last W positions" in text
     if "every one of its" in text:
         windowed = list(range(1, L + 1))

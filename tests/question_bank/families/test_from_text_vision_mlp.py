@@ -33,7 +33,7 @@ from tests.question_bank.families.from_text_audit import (
 )
 from tests.question_bank.families.from_text_counting import (
     has,
-    num,
+    number_in,
 )
 
 META = torch.device("meta")
@@ -52,7 +52,7 @@ def mlp(text: str, p=None, *, bias: bool = True, per_mac: int = 2, batch: int | 
     net = nn.Sequential(*(nn.Linear(a, b, bias=bias, device=META) for a, b in zip(widths, widths[1:], strict=False)))
     if "How many trainable parameters" in text:
         return numel(net)
-    batch = num(r"a forward pass of a batch of (\d+) examples", text) if batch is None else batch
+    batch = number_in(r"a forward pass of a batch of (\d+) examples", text) if batch is None else batch
     assert "Count 2 FLOPs per multiply-add; ignore the bias additions and the activations" in text
     with FlopCounterMode(display=False) as counter:
         net(torch.empty(batch, widths[0], device=META))
@@ -60,8 +60,8 @@ def mlp(text: str, p=None, *, bias: bool = True, per_mac: int = 2, batch: int | 
 
 
 def vit(text: str, p=None) -> int:
-    S, P = num(r"takes (\d+) × \d+ ", text), num(r"cut into (\d+) × \d+ patches", text)
-    C, d = num(r"\(C = (\d+)\)", text), num(r"width d = (\d+)", text)
+    S, P = number_in(r"takes (\d+) × \d+ ", text), number_in(r"cut into (\d+) × \d+ patches", text)
+    C, d = number_in(r"\(C = (\d+)\)", text), number_in(r"width d = (\d+)", text)
     patch = nn.Conv2d(C, d, P, stride=P, bias=True, device=META)
     n_patches = patch(torch.empty(1, C, S, S, device=META)).shape[-2:].numel()
     if "How many parameters are in the patch embedding" in text:
@@ -74,7 +74,7 @@ def vit(text: str, p=None) -> int:
         assert "learned position table" in text
         return embeddings
     assert "the whole encoder (no classification head)" in text and "final layer norm" in text
-    L, dff = num(r"L = (\d+) pre-norm layers", text), num(r"MLP width (\d+)", text)
+    L, dff = number_in(r"L = (\d+) pre-norm layers", text), number_in(r"MLP width (\d+)", text)
     assert "biases in every linear layer" in text
     layer = nn.TransformerEncoderLayer(d, 1, dim_feedforward=dff, norm_first=True, bias=True, device=META)
     return embeddings + L * numel(layer) + numel(nn.LayerNorm(d, device=META))
@@ -93,9 +93,9 @@ SLIPS = {
         "one_example": lambda t: mlp(t, batch=1),
     },
     "counting.vit_params": {  # each of these leaves out d parameters: the bias, the token, its position row
-        "no_bias": lambda t: vit(t) - num(r"width d = (\d+)", t),
-        "no_cls_token": lambda t: vit(t) - num(r"width d = (\d+)", t),
-        "no_cls_position": lambda t: vit(t) - num(r"width d = (\d+)", t),
+        "no_bias": lambda t: vit(t) - number_in(r"width d = (\d+)", t),
+        "no_cls_token": lambda t: vit(t) - number_in(r"width d = (\d+)", t),
+        "no_cls_position": lambda t: vit(t) - number_in(r"width d = (\d+)", t),
     },
 }
 

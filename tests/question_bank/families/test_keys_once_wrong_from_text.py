@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 
 from question_bank.family import all_families
+from tests.question_bank.families.from_text_audit import num
 
 FAMS = all_families()
-
-
-def _num(s: str) -> float:
-    return float(s.replace(",", ""))
 
 
 def test_moe_decode_statement_gives_the_embedding_table_it_subtracts():
@@ -21,8 +18,8 @@ def test_moe_decode_statement_gives_the_embedding_table_it_subtracts():
             p = FAMS["moe.decode_weight_bytes"].generate(seed, level)
             t = p.statement_text
             V, dm = (int(x.replace(",", "")) for x in re.search(r"table of V = ([\d,]+) rows of d = (\d+)", t).groups())
-            N = _num(re.search(r"N = ([\d,]+) parameters", t)[1])
-            routed = _num(re.search(r"the routed experts hold ([\d,]+)", t)[1])
+            N = num(re.search(r"N = ([\d,]+) parameters", t)[1])
+            routed = num(re.search(r"the routed experts hold ([\d,]+)", t)[1])
             LM, E = (int(x) for x in re.search(r"over (\d+) MoE layers × (\d+) experts", t).groups())
             k = int(re.search(r"uses the top k = (\d+)", t)[1])
             B = int(re.search(r"batch of B = (\d+)", t)[1])

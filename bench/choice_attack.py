@@ -10,7 +10,8 @@ A level that passes on seeds 0-499 is offered only when it passes on a fresh blo
 block for every level that passes on its own and has none of today's adversary.
 
 Each level measured also gets ``bench/outside_attack.py``'s fixed-rule figure on the same draws
-(``outside_rule``, part of the bank's gate; no scikit-learn needed), so a level whose draws change never
+(``outside_rule``, part of the bank's gate; no scikit-learn needed) and, where its options are numbers,
+its options-only learner's (``outside_options``; scikit-learn), so a level whose draws change never
 keeps a figure of other draws; ``--outside FILE`` writes the figures of a full outside run instead.
 
 Levels already in the file with the same draws (the digest of their first 20) and the same adversary digest are
@@ -165,7 +166,7 @@ def main(argv: list[str]) -> None:
             rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
         rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
         if "best" in rec and not fid.endswith("*"):  # the outside attacker's fixed rules on the same draws
-            rec["outside_rule"] = _outside_rules(fid, lv)
+            rec.update(_outside_figures(fid, lv))
         rec.update(verdict(rec))  # a new figure on seeds 0-499: its fresh block is measured again (--holdout)
         levels[name] = rec
         data.update(draws=draws, adversary=dig)
@@ -179,13 +180,21 @@ def main(argv: list[str]) -> None:
 
 
 
-def _outside_rules(fid: str, lv: str) -> dict:
-    """bench/outside_attack.py's fixed rules on this level's draws as they are now (no scikit-learn needed; its
-    learners run in that script): the figure ``choice_record.outside_beaten`` reads, with the draws' digest."""
+def _outside_figures(fid: str, lv: str) -> dict:
+    """bench/outside_attack.py's fixed rules (no scikit-learn needed) and, where the options are numbers and
+    scikit-learn is installed, its options-only learner, on this level's draws as they are now: the figures
+    ``choice_record.outside_beaten`` reads, with the draws' digest."""
     sys.path.insert(0, str(ROOT / "bench"))
     from outside_attack import rule_figure
 
-    return rule_figure(fid, lv)
+    try:
+        import sklearn  # noqa: F401
+        learner = True
+    except ImportError:
+        print(f"  {fid}/{lv}: the options-only learner needs scikit-learn; its figure is not recorded", flush=True)
+        learner = False
+    rule, options = rule_figure(fid, lv, learner=learner)
+    return {"outside_rule": rule, **({"outside_options": options} if options else {})}
 
 
 def merge() -> dict:
@@ -277,7 +286,7 @@ def outside(paths: list[str]) -> None:
                                           cwd=ROOT, capture_output=True, text=True, check=True).stdout)["levels"]
         paths = paths[:i] + paths[i + 2:]
     sys.path.insert(0, str(ROOT / "bench"))
-    from outside_attack import rule_verdict
+    from outside_attack import options_verdict, rule_verdict
 
     data = json.loads(OUT.read_text())
     for path in paths:
@@ -292,6 +301,11 @@ def outside(paths: list[str]) -> None:
                 print(f"  {name}: skipped (no digest of its draws; pass --since REV)")
                 continue
             rec["outside_rule"] = rule_verdict(res, digest)
+            opts = options_verdict(res, digest)
+            if opts:
+                rec["outside_options"] = opts
+            else:
+                rec.pop("outside_options", None)
     OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     reverdict()
 

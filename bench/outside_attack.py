@@ -503,15 +503,27 @@ def _tmpl_codes(L: Level, fit_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.array([code.get(L.tmpl[r], 200) for r in rows], dtype=float)[:, None]
 
 
+#: the features that read the statement (its words, its printed numbers); an options-only student has none of them
+_READS_STATEMENT = re.compile(r"stmt|printed|^c_|neg_q|neg_x_q")
+
+
+def options_only_columns() -> np.ndarray:
+    """The columns of :func:`feature_names` an options-only student reads: the options' values, digits, words and
+    their standing among one another, nothing of the statement."""
+    return np.array([i for i, c in enumerate(feature_names()) if not _READS_STATEMENT.search(c.removesuffix("-vs-others"))])
+
+
 class Model:
     """A scikit-learn classifier on the per-option features (plus the past-paper memory columns)."""
 
     def __init__(self, name: str, make: Callable[..., Any], scale: bool = False, categorical: bool = False,
-                 memory: bool = True):
+                 memory: bool = True, options_only: bool = False):
         self.name, self.make, self.scale, self.categorical, self.memory = name, make, scale, categorical, memory
+        self.options_only = options_only
 
     def _X(self, L: Level, fit_rows: np.ndarray, rows: np.ndarray, inner: bool) -> np.ndarray:
-        parts = [L.X[rows]] + ([_memory_columns(L, fit_rows, rows, inner)] if self.memory else [])
+        X = L.X[rows][:, options_only_columns()] if self.options_only else L.X[rows]
+        parts = [X] + ([_memory_columns(L, fit_rows, rows, inner)] if self.memory else [])
         if self.categorical:
             parts.append(_tmpl_codes(L, fit_rows, rows))
         return np.hstack(parts)
@@ -639,8 +651,11 @@ MEMORY = {"gradient boosting (features)", "gradient boosting (features + templat
           "logistic (features)", "text n-grams (logistic)", "general student (all levels)"}
 
 
+#: a learner that never reads the statement nor remembers an option text: it sees only the four (or five) options
+#: of the draw, so what it finds is a give-away of the options themselves (their spacing, digits, sizes)
+OPTIONS_ONLY = "gradient boosting (options only, no memory)"
 #: the attackers that learn (from past papers or from the draw's features); every other attacker is a fixed rule
-LEARNERS = MEMORY | {"gradient boosting (surface, no memory)"}
+LEARNERS = MEMORY | {"gradient boosting (surface, no memory)", OPTIONS_ONLY}
 
 
 def first20(fid: str, lv: str) -> str:
@@ -664,12 +679,26 @@ def rule_verdict(res: dict[str, Any], digest: str) -> dict[str, Any]:
             "chance": res["chance"], "draws": res["draws"], "first20": digest}
 
 
-def rule_figure(fid: str, lv: str, train: int = 600, holdout_from: int = 90_000) -> dict[str, Any]:
-    """The fixed rules alone on one level (no scikit-learn needed): what ``bench/choice_attack.py`` records when it
-    measures a level whose draws changed, so the bank's gate never reads a figure of other draws."""
-    res = attack_level(draw(fid, lv, range(train)), draw(fid, lv, range(holdout_from, holdout_from + HOLDOUT)),
-                       only=[n for n, _ in rules()])
-    return rule_verdict(res, first20(fid, lv))
+def options_verdict(res: dict[str, Any], digest: str) -> dict[str, Any] | None:
+    """The options-only learner's figure (:data:`OPTIONS_ONLY`) as the bank records it (``outside_options``), with
+    ``numeric_options``: whether every option is a number, the levels it gates (a fixed pool of true sentences told
+    apart by their look is a pool the student knows, the subject of the item); None where the learner did not run."""
+    v = res["attackers"].get(OPTIONS_ONLY)
+    if v is None:
+        return None
+    return {"attacker": OPTIONS_ONLY, "numeric_options": bool(res.get("numeric_options")), "validation": v["validation"],
+            "heldout": v["heldout"], "chance": res["chance"], "draws": res["draws"], "first20": digest}
+
+
+def rule_figure(fid: str, lv: str, train: int = 600, holdout_from: int = 90_000,
+                learner: bool = True) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The fixed rules on one level, and the options-only learner where the options are numbers and ``learner``
+    (that one needs scikit-learn): what ``bench/choice_attack.py`` records when it measures a level whose draws
+    changed, so the bank's gate never reads a figure of other draws."""
+    only = [n for n, _ in rules()] + ([OPTIONS_ONLY] if learner else [])
+    res = attack_level(draw(fid, lv, range(train)), draw(fid, lv, range(holdout_from, holdout_from + HOLDOUT)), only=only)
+    digest = first20(fid, lv)
+    return rule_verdict(res, digest), options_verdict(res, digest)
 
 
 def rules() -> list[tuple[str, Callable]]:
@@ -681,6 +710,10 @@ def rules() -> list[tuple[str, Callable]]:
             _rule("most like the others", "sim_others", 1), _rule("least like the others", "sim_others", -1),
             _rule("most simple-factor links", "nice_links", 1),
             _rule("nearest a product of printed numbers", "c_subset", 1),
+            _rule("nearest a product of two printed numbers", "c_prod2", 1),
+            _rule("nearest a ratio of two printed numbers", "c_ratio2", 1),
+            _rule("the digits of a product of printed numbers", "c_subset_mod", 1),
+            _rule("the digits of a printed number", "c_single_mod", 1),
             _rule("nearest a printed number", "c_single", 1),
             _rule("most like the statement", "sim_stmt", 1)]
     return out
@@ -703,7 +736,10 @@ def attackers() -> list[tuple[str, Callable]]:
     surface = Model("gradient boosting (surface, no memory)", lambda: HistGradientBoostingClassifier(
         max_iter=150, learning_rate=0.08, max_leaf_nodes=15, l2_regularization=1.0, early_stopping=False, random_state=0),
         memory=False)
-    out += [(m.name, m.fit) for m in (hgb, hgb_cat, rf, lr, surface)]
+    blind = Model(OPTIONS_ONLY, lambda: HistGradientBoostingClassifier(
+        max_iter=150, learning_rate=0.08, max_leaf_nodes=15, l2_regularization=1.0, early_stopping=False, random_state=0),
+        memory=False, options_only=True)
+    out += [(m.name, m.fit) for m in (hgb, hgb_cat, rf, lr, surface, blind)]
     tm = TextModel()
     out += [(tm.name, tm.fit)]
     return out
@@ -860,6 +896,7 @@ def attack_level(train: list[dict[str, Any]], holdout: list[dict[str, Any]], gen
     return {
         "examples": examples,
         "type": holdout[0]["type"] if holdout else None, "chance": round(c, 4), "attacker": best,
+        "numeric_options": bool(len(both.X)) and bool(np.all(both.X[:, FEATURES.index("numeric")] == 1)),
         "policy": list(val[best][1]) if both.msq else None, "validation": round(val[best][0], 4),
         "rate": round(rate, 4), "partial_credit": round(partial[best], 4) if both.msq else None,
         "excess": round(rate - c, 4), "z": round(z, 2), "draws": n,

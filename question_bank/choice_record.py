@@ -81,12 +81,33 @@ def outside_beaten(rec: dict[str, Any]) -> bool:
     applies without training (the option nearest a product of the printed numbers, the one least like the
     others), chosen on seeds 0-599, that beats chance + 5 points there and on 500 fresh draws (seeds 90,000+),
     by more than 2.5 standard errors. Its learners, which learn from past papers what the subject teaches (a
-    comparison the lesson is about, the size of a formula's answer), are recorded in bench/ and do not gate."""
-    o = rec.get("outside_rule")
+    comparison the lesson is about, the size of a formula's answer), are recorded in bench/ and do not gate, but
+    one: where the options are numbers, a learner that reads only the options (``rec["outside_options"]``: no
+    statement, no memory of past option texts) and beats chance + 5 points on the fresh draws has found the key in
+    the options' own look (their spacing, digits, sizes), which no computation gave it."""
+    return _outside_figure(rec) is not None
+
+
+def _beats(o: dict[str, Any] | None, rec: dict[str, Any], chosen: bool) -> bool:
+    """``o`` (an outside figure) measured on today's draws beats chance + 5 points by 2.5 standard errors on its
+    fresh draws (and on validation, where the attacker was ``chosen`` there among several)."""
     if not o or o.get("first20") != rec.get("first20"):  # none, or measured on other draws than today's record
         return False
     c, r, n = o["chance"], o["heldout"], o["draws"]
-    return o["validation"] > c + OUTSIDE_MARGIN and r > c + OUTSIDE_MARGIN and (r - c) > OUTSIDE_Z * (c * (1 - c) / n) ** 0.5
+    return (not chosen or o["validation"] > c + OUTSIDE_MARGIN) and r > c + OUTSIDE_MARGIN and \
+        (r - c) > OUTSIDE_Z * (c * (1 - c) / n) ** 0.5
+
+
+def _outside_figure(rec: dict[str, Any]) -> tuple[float, str, int, float] | None:
+    """The outside figure that beats the level, as ``(rate, what, draws, chance)``; None when none does."""
+    o = rec.get("outside_rule")
+    if _beats(o, rec, chosen=True):
+        return o["heldout"], f"the outside attacker's rule '{o['rule']}', on fresh draws (seeds 90000+)", o["draws"], o["chance"]
+    b = rec.get("outside_options")
+    if b and b.get("numeric_options") and _beats(b, rec, chosen=False):
+        return (b["heldout"], "the outside attacker's options-only learner (it reads no statement), on fresh draws "
+                "(seeds 90000+)", b["draws"], b["chance"])
+    return None
 
 
 #: the outside attacker's margin and standard errors (bench/outside_attack.py: MARGIN, Z_BEATEN)
@@ -103,9 +124,7 @@ def passes(rec: dict[str, Any]) -> bool:
 def _gated_either(rec: dict[str, Any]) -> tuple[float, str, int, float]:
     """The failing block's gated figure (the record's own first), with that block's chance."""
     if outside_beaten(rec) and _passes_block(rec) and _passes_block(rec.get("holdout") or {}):
-        o = rec["outside_rule"]
-        return (o["heldout"], f"the outside attacker's rule '{o['rule']}', on fresh draws (seeds 90000+)", o["draws"],
-                o["chance"])
+        return _outside_figure(rec)  # type: ignore[return-value]
     if _passes_block(rec) and "best" in (rec.get("holdout") or {}):
         h = rec["holdout"]
         r, what, n = gated(h)

@@ -255,11 +255,15 @@ def bus_bandwidth(d: Draw) -> Problem:
     places = 2 if d.level == 0 else 1
     key = nat_key(value, places, unit="GB/s", digits_rule=True)
     st = Doc()
-    st.p(f"nccl-tests runs {'a' if op == 'reduce-scatter' else 'an'} {op} on {n} GPUs; the buffer it reports is $S$ = {size_mb:,} MiB ($2^{{20}}$ bytes) and the "
-         f"measured time is {t_ms} ms.")
+    # the row as nccl-tests prints it: the size in bytes, the time in µs. Printed in MiB and ms, S/t in MiB/ms is
+    # 1.05 GB/s, so for the (n−1)/n collectives on many GPUs the key was the option nearest the ratio of the two printed
+    # numbers (bench/outside_attack.py's rule: 66 % of fresh medium draws, 41 % of hard)
+    t_us = f"{t_ms * 1000:,.3f}".rstrip("0").rstrip(".")
+    st.p(f"nccl-tests runs {'a' if op == 'reduce-scatter' else 'an'} {op} on {n} GPUs; the row it prints gives the "
+         f"buffer size $S$ = {S:,} bytes and the measured time $t$ = {t_us} µs.")
     st.p(f"What bus bandwidth (busbw) does nccl-tests print, in GB/s ($10^9$ bytes/s)? {round_off(key.decimals)}")
     f = Fraction(BUS_FACTOR[op](n))
-    steps = [Step("algbw = S / t", f"{S:,} B / {t_ms} ms", alg, "GB/s"),
+    steps = [Step("algbw = S / t", f"{S:,} B / {t_us} µs", alg, "GB/s"),
              Step(f"busbw = algbw × {'2(n−1)/n' if op == 'all-reduce' else '(n−1)/n'}", f"{alg:.6g} × {f}", value, "GB/s")]
     return nat_problem(d, st, key, steps, wrongs, given={"op": op, "ranks": n, "size_bytes": S, "time_s": t_ms * 1e-3},
                        notes=["busbw is what compares with the per-direction link bandwidth (NVIDIA/nccl-tests, "

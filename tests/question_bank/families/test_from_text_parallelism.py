@@ -81,8 +81,8 @@ def bus_bandwidth(p, factor=None) -> float:
     t = p.statement_text
     m = find(r"runs an? (all-reduce|reduce-scatter|all-gather) on (\d+) GPUs", t)
     op, n = m[1], int(m[2])
-    size = num(find(r"S = ([\d,.]+) MiB \(2²⁰ bytes\)", t)[1]) * 2**20
-    m = find(r"measured time is ([\d,.]+) (ms|µs|s)\b", t)
+    size = num(find(r"S = ([\d,]+) bytes", t)[1])
+    m = find(r"measured time (?:is|\$?t\$? =) ([\d,.]+) (ms|µs|s)\b", t)
     secs = num(m[1]) * {"ms": 1e-3, "µs": 1e-6, "s": 1.0}[m[2]]
     right = 2 * (n - 1) / n if op == "all-reduce" else (n - 1) / n
     factor = right if factor is None else factor(right, n)

@@ -246,25 +246,29 @@ def test_a_sampled_offered_level_holds_its_figure_on_fresh_draws():
 #: goal is 40). Withdrawing every level a test-wise student games left 8; the rebuilt draws brought back 15,
 #: to 44; the outside attacker's rules (bench/outside_attack.py) took 5 away: the views whose key alone is a
 #: product of the printed numbers (attention memory, a KV cache at easy, activation memory) and
-#: attention.why_sqrt_dk, whose key is the option least like the others.
-MCQ_FAMILIES_FLOOR = 39
+#: attention.why_sqrt_dk, whose key is the option least like the others; its four rules on ratios and digits
+#: of the printed numbers and its options-only learner took 5 more to 34: every offered level of Ulysses, the
+#: K/V projections, paged KV blocks, nccl-tests' bus bandwidth and the pipeline bubble (bench/outside_attack.py).
+MCQ_FAMILIES_FLOOR = 34
 
 
 def test_every_offered_level_holds_against_the_outside_attackers_rules():
-    """Every offered MCQ/MSQ level carries the outside attacker's rule figure (bench/outside_attack.py, which
-    shares no code with the in-house adversary), measured on today's draws, and no fixed rule it chose on its
-    training seeds beats chance + 5 points there and on 500 fresh draws; a level it beats is withdrawn."""
+    """Every offered MCQ/MSQ level carries the outside attacker's figures (bench/outside_attack.py, which shares no
+    code with the in-house adversary), measured on today's draws: no fixed rule it chose on its training seeds
+    beats chance + 5 points there and on 500 fresh draws, nor, where the options are numbers, does its learner
+    that reads the options alone; a level either beats is withdrawn."""
     bad = []
     for fid, lv in _offered():
         rec = _record(fid, lv)
-        o = rec.get("outside_rule")
+        o, b = rec.get("outside_rule"), rec.get("outside_options")
         if "best" not in rec:
             continue
-        if not o or o.get("first20") != rec.get("first20"):
-            bad.append(f"{fid}/{lv}: no outside figure for today's draws (python bench/choice_attack.py {fid} "
-                       f"measures the level and its rule figure again)")
+        if not o or o.get("first20") != rec.get("first20") or not b or b.get("first20") != rec.get("first20"):
+            bad.append(f"{fid}/{lv}: no outside figures for today's draws (python bench/choice_attack.py {fid} "
+                       f"measures the level and its outside figures again)")
         elif choice_record.outside_beaten(rec):
-            bad.append(f"{fid}/{lv}: offered, but the outside rule '{o['rule']}' scores {o['heldout']:.0%}")
+            bad.append(f"{fid}/{lv}: offered, but {choice_record.verdict(rec)['gated'][1]} scores "
+                       f"{choice_record.verdict(rec)['gated'][0]:.0%}")
     assert not bad, "\n".join(bad)
 
 
@@ -279,6 +283,19 @@ def test_the_outside_rule_gate(validation, heldout, beaten):
     assert choice_record.outside_beaten(rec) is beaten
     rec["outside_rule"]["first20"] = "other draws"
     assert choice_record.outside_beaten(rec) is False  # a figure of other draws than the record's says nothing
+
+
+@pytest.mark.parametrize("numeric, heldout, beaten", [
+    (True, 0.35, True),  # numbers told apart by their look alone
+    (True, 0.28, False),  # within chance + 5 points
+    (False, 0.90, False),  # sentences: a pool of true statements the student knows, the item's subject
+])
+def test_the_options_only_gate(numeric, heldout, beaten):
+    rec = {"first20": "d", "outside_options": {"attacker": "a", "numeric_options": numeric, "validation": 0.2,
+                                               "heldout": heldout, "chance": 0.25, "draws": 500, "first20": "d"}}
+    assert choice_record.outside_beaten(rec) is beaten  # one learner, not chosen among many: its fresh draws decide
+    rec["outside_options"]["first20"] = "other draws"
+    assert choice_record.outside_beaten(rec) is False
 
 
 def test_type_mcq_draws_from_at_least_the_floor_of_families():

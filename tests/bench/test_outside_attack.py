@@ -106,3 +106,45 @@ def test_the_fixed_rules_run_without_scikit_learn():
             "print(sorted(r['attackers']) == sorted(n for n, _ in oa.rules()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=oa.ROOT, timeout=120)
     assert out.stdout.strip() == "True", out.stderr[-2000:]
+
+
+def _bytes(v: float) -> str:
+    """Bytes to three significant figures in the unit that keeps the number below 1,000 ("12.3 MB")."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if v >= size:
+            return f"{v / size:.3g} {unit}"
+    return f"{v:.3g} bytes"
+
+
+def statement_keyed_draws(seeds: range) -> list[dict]:
+    """MCQs of four values a factor 2 apart whose key is the option equal to a · b, the two printed numbers:
+    only a student who reads the statement (and multiplies) finds it; the options alone are the same geometric
+    ladder in every draw, its lowest rung drawn log-uniformly over nine decades and the key at a random rung (a
+    key drawn as a product of two uniform numbers would have a typical size, which the options alone tell)."""
+    out = []
+    for s in seeds:
+        r = random.Random(s)
+        rung, low = r.randrange(4), 10 ** r.uniform(3, 12)
+        a = r.randint(20, 900)
+        b = low * 2.0**rung / a
+        vals = [a * b * 2.0 ** (i - rung) for i in range(4)]
+        out.append({"id": f"synthetic/statement/{s}", "type": "mcq",
+                    "statement": f"A layer has a = {a} {r.choice(WORDS)} and b = {b:.2f}. How many bytes does it move?",
+                    "options": [_bytes(v) for v in vals], "key": [rung]})
+    return out
+
+
+def test_the_options_only_learner_reads_the_options_and_nothing_else():
+    """It finds a key planted in the options' own look (the largest), and cannot find one that only the statement
+    tells (the product of its printed numbers), which the rule that reads the statement finds."""
+    only = [oa.OPTIONS_ONLY]
+    planted = oa.attack_level(numeric_draws(range(150), "largest"), numeric_draws(range(10_000, 10_150), "largest"),
+                              only=only)
+    assert planted["attackers"][oa.OPTIONS_ONLY]["heldout"] > 0.9 and planted["numeric_options"]
+    told = statement_keyed_draws(range(300)), statement_keyed_draws(range(10_000, 10_300))
+    blind = oa.attack_level(*told, only=only)
+    assert blind["attackers"][oa.OPTIONS_ONLY]["heldout"] < 0.25 + 0.1, blind["attackers"]
+    reads = oa.attack_level(*told, only=["nearest a product of two printed numbers"])
+    assert reads["attackers"]["nearest a product of two printed numbers"]["heldout"] > 0.9
+    assert all(not oa._READS_STATEMENT.search(oa.feature_names()[i].removesuffix("-vs-others"))
+               for i in oa.options_only_columns())

@@ -165,7 +165,7 @@ def main(argv: list[str]) -> None:
         except Exception as e:  # noqa: BLE001 - a level the view cannot draw is recorded as such
             rec = {"draws": draws, "error": f"{type(e).__name__}: {e}"[:200]}
         rec.update(adversary=dig, commit=commit, date=datetime.date.today().isoformat(), offered=not fid.endswith("*"))
-        if "best" in rec and not fid.endswith("*"):  # the outside attacker's fixed rules on the same draws
+        if "best" in rec and not fid.endswith("*"):  # the outside attacker's gating figures on the same draws
             rec.update(_outside_figures(fid, lv))
         rec.update(verdict(rec))  # a new figure on seeds 0-499: its fresh block is measured again (--holdout)
         levels[name] = rec
@@ -185,7 +185,7 @@ def _outside_figures(fid: str, lv: str) -> dict:
     scikit-learn is installed, its options-only learner, on this level's draws as they are now: the figures
     ``choice_record.outside_beaten`` reads, with the draws' digest."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from outside_attack import rule_figure
+    from outside_attack import outside_figures as measure_outside
 
     try:
         import sklearn  # noqa: F401
@@ -193,7 +193,7 @@ def _outside_figures(fid: str, lv: str) -> dict:
     except ImportError:
         print(f"  {fid}/{lv}: the options-only learner needs scikit-learn; its figure is not recorded", flush=True)
         learner = False
-    rule, options = rule_figure(fid, lv, learner=learner)
+    rule, options = measure_outside(fid, lv, learner=learner)
     return {"outside_rule": rule, **({"outside_options": options} if options else {})}
 
 

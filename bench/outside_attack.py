@@ -672,8 +672,7 @@ def rule_verdict(res: dict[str, Any], digest: str) -> dict[str, Any]:
     """The level's fixed-rule figure as the bank records it (``outside_rule``, read by
     ``question_bank.choice_record.outside_beaten``): the rule chosen on the training seeds' validation, with its
     validation and held-out rates, and the digest of the draws it was measured on."""
-    found = {a: v for a, v in res["attackers"].items() if a not in LEARNERS and a != General.name
-             and v.get("heldout") is not None}
+    found = {a: v for a, v in res["attackers"].items() if a not in LEARNERS and v.get("heldout") is not None}
     rule = max(sorted(found), key=lambda a: found[a]["validation"])
     return {"rule": rule, "validation": found[rule]["validation"], "heldout": found[rule]["heldout"],
             "chance": res["chance"], "draws": res["draws"], "first20": digest}
@@ -690,7 +689,7 @@ def options_verdict(res: dict[str, Any], digest: str) -> dict[str, Any] | None:
             "heldout": v["heldout"], "chance": res["chance"], "draws": res["draws"], "first20": digest}
 
 
-def rule_figure(fid: str, lv: str, train: int = 600, holdout_from: int = 90_000,
+def outside_figures(fid: str, lv: str, train: int = 600, holdout_from: int = 90_000,
                 learner: bool = True) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The fixed rules on one level, and the options-only learner where the options are numbers and ``learner``
     (that one needs scikit-learn): what ``bench/choice_attack.py`` records when it measures a level whose draws

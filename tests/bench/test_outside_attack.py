@@ -75,7 +75,7 @@ def test_numbers_read_as_printed():
 
 
 def test_the_fixed_rules_alone_reproduce_the_recorded_rule_figure():
-    """``rule_figure`` (what ``bench/choice_attack.py`` records when it measures a level again) runs the fixed rules
+    """``outside_figures`` (what ``bench/choice_attack.py`` records when it measures a level again) runs the fixed rules
     and the options-only learner without the other learners and gives the figures the full attacker wrote for the
     same draws: one offered level, its recorded ``outside_rule`` and ``outside_options`` recomputed (the record is the
     bank's gate, so a drift here is a wrong gate)."""
@@ -87,7 +87,7 @@ def test_the_fixed_rules_alone_reproduce_the_recorded_rule_figure():
     name = "hardware.pf_days_mcq/easy"
     rec = levels[name]
     fid, lv = name.rsplit("/", 1)
-    rule, options = oa.rule_figure(fid, lv)
+    rule, options = oa.outside_figures(fid, lv)
     if rule["first20"] != rec["outside_rule"]["first20"]:
         pytest.skip(f"{name} draws otherwise than when recorded (the every-level test reports it)")
     assert rule == rec["outside_rule"]

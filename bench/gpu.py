@@ -13,13 +13,16 @@ to qkv's estimate). The stages, in order of value, each with a share of the time
    bytes, each against the analytic count (exact integers). A preset whose full depth does not fit (or
    would run past verify's 120 s) is built at a reduced depth that keeps every kind of layer it has
    (dense first layers, MoE, local and global attention), as the meta path measures train FLOPs on
-   1- and 2-layer slices: the counts are exact for the depth built, which the record names.
+   1- and 2-layer slices: the counts are exact for the depth built, which the record names. An MoE
+   whose fp32 weights and gradients still do not fit (DeepSeek-V3, Kimi K2 on one H200) is built with
+   its experts halved until they do, which the record names too.
 2. matmul: ``qkv measure matmul`` on square bf16 matmuls 1k to 16k.
 3. attention: ``qkv measure attention --backend math|flash|efficient`` at 1k to 32k tokens, each
    backend's peak memory (``torch.cuda.max_memory_allocated``) against qkv's estimate; a backend
    whose estimate does not fit in the free memory is not run (the record says so).
 4. forward: ``qkv measure forward`` of a 7B-sized decoder (d 4096, 32 layers, d_ff 16384, V 32000).
-5. decode: one decode step of llama2-7b (bf16) at batch 1 and 32, timed, against ``qkv solve decode``.
+5. decode: one decode step of llama2-7b (bf16) at batch 1 and 32, timed, against ``qkv solve decode``;
+   on a GPU also replayed as a CUDA graph (the kernels without Python's launch of each).
 
 Every measurement is a ratio: the roofline (or ``qkv solve``) estimate ÷ the measured time, and the
 achieved FLOP/s or bytes/s ÷ the preset's peak (on a CPU, or a GPU with no preset, a peak measured
@@ -92,6 +95,25 @@ def reduced_layers(cfg) -> dict[str, int]:
     return {stack: min(n, keep) for stack, n in stack_layers(cfg).items()}
 
 
+def fewer_experts(cfg, free: int | None):
+    """``cfg`` at its reduced depth with the fewest halvings of its experts (never below top_k) that
+    let fp32 weights and gradients take at most 80 % of ``free`` bytes, or None when nothing need be
+    cut or nothing fits (the largest MoE presets: every kind of layer still built, the counts exact
+    for the config built, which the record names)."""
+    import solver.counting as counts
+    from solver.models.verify import with_layers
+
+    if not cfg.is_moe or free is None:
+        return None
+    n = cfg.n_experts
+    while n // 2 >= max(cfg.top_k, 2):
+        n //= 2
+        built = with_layers(cfg.replace(n_experts=n), reduced_layers(cfg))
+        if 3 * 4 * counts.param_breakdown(built).total_with_lora <= 0.8 * free:
+            return built
+    return None
+
+
 def shrink(cfg):
     """``cfg`` at toy widths (d_model 64, 4 heads, 4 experts, vocab 256) and reduced depth: the same
     kinds of layers (--tiny), every count still exact for the config built."""
@@ -161,10 +183,18 @@ def stage_verify(run: Run) -> None:
             continue
         began = time.perf_counter()
         record = attempt = None
-        for attempt in ("full", "reduced"):
-            built = cfg if attempt == "full" else with_layers(cfg, reduced_layers(cfg))
-            if attempt == "reduced" and stack_layers(built) == stack_layers(cfg):
-                break  # nothing to reduce
+        for attempt in ("full", "reduced", "fewer experts"):
+            if attempt == "fewer experts":
+                if record is not None or "refusing" not in str(item.get("error", "")):
+                    break  # built, or failed for a reason fewer experts would not mend
+                built = fewer_experts(cfg, run.free_bytes())
+                if built is None:
+                    break
+                item["experts"] = {"built": built.n_experts, "full": cfg.n_experts}
+            else:
+                built = cfg if attempt == "full" else with_layers(cfg, reduced_layers(cfg))
+                if attempt == "reduced" and stack_layers(built) == stack_layers(cfg):
+                    continue  # nothing to reduce
             try:
                 record = verify(built, run.device, batch=batch, seq=seq, name=name)
             except SolverInputError as e:
@@ -187,6 +217,8 @@ def stage_verify(run: Run) -> None:
         if record is None:
             item["status"] = "not built"
         else:
+            if "experts" in item and built.n_experts == cfg.n_experts:
+                item.pop("experts")
             item.update(status="ok" if record.ok else "MISMATCH", depth="full" if item["layers"] == full else "reduced",
                         checks=[c.to_json() for c in record.checks],
                         **{k: v for k, v in record.extra.items()})
@@ -241,12 +273,15 @@ def stage_matmul(run: Run) -> None:
 
 
 def attention_estimate(batch: int, heads: int, seq: int, d_head: int, element: int) -> dict[str, int]:
-    """qkv's estimate of the memory one SDPA call allocates beyond Q, K, V, by backend: math holds the
-    scores and their softmax (``2·B·h·T²`` elements, what ``qkv measure attention`` checks before it
-    runs) and the output; flash and efficient hold the output and one fp32 log-sum-exp per row."""
+    """qkv's estimate of the memory one causal SDPA call allocates beyond Q, K, V, by backend: math
+    as ``solver.counting.sdpa_math_workspace`` counts it (fp32 scores and softmax, what ``qkv
+    measure attention`` checks before it runs); flash holds the output and one fp32 log-sum-exp per
+    row; efficient the output alone (no log-sum-exp without gradients)."""
+    from solver.counting import sdpa_math_workspace
+
     out = batch * heads * seq * d_head * element
-    return {"math": 2 * batch * heads * seq * seq * element + out, "flash": out + 4 * batch * heads * seq,
-            "efficient": out + 4 * batch * heads * seq}
+    return {"math": sum(sdpa_math_workspace(batch, heads, seq, d_head, element, causal=True).values()),
+            "flash": out + 4 * batch * heads * seq, "efficient": out}
 
 
 def stage_attention(run: Run) -> None:
@@ -385,6 +420,8 @@ def stage_decode(run: Run) -> None:
                                                                                 dtype=run.dtype)),
                         note="the reference model concatenates each layer's cache with the new position "
                              "(a copy of the cache per step) and repeats GQA heads: more bytes than the bound")
+            if run.device.startswith("cuda"):  # the same step without Python launching each kernel
+                item["graph"] = graphed_timing(step, run, solved["answer"], b, repeats=10)
             base = step = None  # the cache freed before the next size
         except Exception as e:  # noqa: BLE001 - out of memory, a refusal: recorded, the run goes on
             item.update(status="error", error=f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}")
@@ -393,6 +430,36 @@ def stage_decode(run: Run) -> None:
         run.add(item)
     model = None
     run.free()
+
+
+def graphed_timing(step, run: Run, solved_s: float, breakdown: dict[str, Any], repeats: int) -> dict[str, Any]:
+    """``step`` captured once as a CUDA graph and replayed: the step's kernels alone, without the
+    time Python takes to launch each of them (which an eager decode step at batch 1 mostly is)."""
+    import torch
+
+    from drills.cli.hw import time_op
+
+    graph = None
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up off the capture stream, as torch.cuda.graphs asks
+            for _ in range(2):
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step()
+        t = time_op(graph.replay, run.device, warmup=2, repeats=repeats)["median_s"]
+        return {"status": "ok", "measured_s": t, "roofline_fraction": solved_s / t,
+                "achieved_bytes_per_s": breakdown["total_bytes"] / t, "achieved_flops_per_s": breakdown["flops"] / t,
+                "fraction_of_bandwidth": breakdown["total_bytes"] / t / run.fig["bandwidth"],
+                "fraction_of_peak": breakdown["flops"] / t / run.fig["peak_flops"], "bound": breakdown["bound"]}
+    except Exception as e:  # noqa: BLE001 - a step that cannot be captured: recorded, the run goes on
+        return {"status": "error", "error": f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}"}
+    finally:
+        graph = None
+        run.free()
 
 
 # ---- the run -----------------------------------------------------------------------------------
@@ -650,6 +717,8 @@ def _verify_page(items) -> list[str]:
 
         layers = m.get("layers") or {}
         built = ", ".join(f"{k} {v}/{m['full_layers'][k]}" for k, v in layers.items()) or "-"
+        if m.get("experts"):
+            built += f", experts {m['experts']['built']}/{m['experts']['full']}"
         flops = " / ".join(cell(f"flops[{q}]") for q in ("forward", "decode", "train"))
         status = m["status"] + (f": {m.get('error') or m.get('note')}" if m["status"] in ("not built", "skipped") else "")
         out.append(f"| {m['name']} | {', '.join(m['kinds'])} | {built} | {status} | {cell('params')} | {flops} | "
@@ -675,8 +744,9 @@ def _matmul_page(items) -> list[str]:
 
 def _attention_page(items) -> list[str]:
     out = HEAD + [_measure_row(i, f"T={i['seq']} {i['backend']}") for i in items]
-    out += ["", "Peak memory of one call beyond Q, K, V against qkv's estimate (math: scores and softmax, "
-                "2·B·h·T² elements, and the output; flash/efficient: the output and a log-sum-exp per row):", "",
+    out += ["", "Peak memory of one call beyond Q, K, V against qkv's estimate (math: "
+                "`solver.counting.sdpa_math_workspace`, fp32 scores and softmax, 9 bytes per score; flash: the "
+                "output and a log-sum-exp per row; efficient: the output):", "",
             "| T | backend | estimate | measured | measured ÷ estimate |", "|---|---|---|---|---|"]
     for i in items:
         if i["status"] == "ok" or i.get("memory_estimate_bytes"):
@@ -697,9 +767,12 @@ def _forward_page(items) -> list[str]:
 
 def _decode_page(items) -> list[str]:
     out = [HEAD[0].replace("| roofline |", "| qkv solve decode |"), HEAD[1]]
-    out += [_measure_row(i, f"{i['preset']}{' (toy widths)' if i.get('tiny') else ''} ({i.get('layers', '-')} layers) "
-                            f"B={i.get('batch')} "
-                            f"context {i.get('context')}") for i in items]
+    for i in items:
+        label = (f"{i['preset']}{' (toy widths)' if i.get('tiny') else ''} ({i.get('layers', '-')} layers) "
+                 f"B={i.get('batch')} context {i.get('context')}")
+        out.append(_measure_row(i, label))
+        if i.get("graph"):
+            out.append(_measure_row({**i, **i["graph"]}, label + ", replayed as a CUDA graph"))
     notes = {i["note"] for i in items if i.get("status") == "ok" and i.get("note")}
     return out + ([""] + sorted(notes) if notes else [])
 

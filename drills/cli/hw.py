@@ -592,11 +592,13 @@ def measure_attention(batch, seq, n_heads, d_head, n_kv_heads, causal, backend, 
         raise InputError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({G})", "--n-kv-heads")
     e = _element_size(dtype, device)
     parts = {"Q and output": 2 * batch * n_heads * seq * d_head * e, "K, V": 2 * batch * G * seq * d_head * e,
-             "K, V repeated": (2 * batch * n_heads * seq * d_head * e) if G != n_heads else 0,
-             "scores": 2 * batch * n_heads * seq * seq * e}  # the math backend's scores and softmax
+             "K, V repeated": (2 * batch * n_heads * seq * d_head * e) if G != n_heads else 0}
     if backend in ("flash", "efficient"):  # tiled: no score matrix, one log-sum-exp (fp32) per row instead
-        parts["scores"] = 0
         parts["log-sum-exp"] = 4 * batch * n_heads * seq
+    else:  # the math backend's fp32 scores and softmax (what auto may fall back to)
+        from solver.counting import sdpa_math_workspace
+
+        parts.update(sdpa_math_workspace(batch, n_heads, seq, d_head, e, causal))
     _fits(device, f"attention at B={batch} heads={n_heads} T={seq} d_head={d_head}", parts, hw_name=hw_name,
           peak_flops=peak_flops, bandwidth=bandwidth, peak_size=peak_size, copy_bytes=copy_bytes, element=e,
           param="--batch/--seq/--n-heads")

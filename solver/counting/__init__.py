@@ -25,6 +25,7 @@ from solver.counting.memory import (
     kv_cache_bytes,
     kv_cache_bytes_cfg,
     kv_cache_report,
+    sdpa_math_workspace,
     training_bytes,
     training_report,
     weights_bytes,
@@ -34,7 +35,7 @@ from solver.counting.params import ParamBreakdown, ParamComponent, param_breakdo
 
 __all__ = [
     "ADAM_BYTES", "FlopReport", "FlopTerm", "MemoryItem", "MemoryReport", "OtherOp", "ParamBreakdown",
-    "ParamComponent", "attention_scores_bytes", "attention_scores_report", "kv_cache_bytes", "kv_cache_bytes_cfg",
+    "ParamComponent", "attention_scores_bytes", "attention_scores_report", "sdpa_math_workspace", "kv_cache_bytes", "kv_cache_bytes_cfg",
     "kv_cache_report", "matmul_flops", "param_breakdown", "param_count", "symbol_values", "training_bytes",
     "training_report", "weights_bytes", "weights_report",
 ]

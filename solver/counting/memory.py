@@ -213,6 +213,26 @@ def attention_scores_report(batch: int, n_heads: int, seq: int, dtype: str = "fp
                         f"one layer, one matrix (the softmax output is another of the same size); dtype {dtype}")
 
 
+def sdpa_math_workspace(batch: int, n_heads: int, seq: int, d_head: int, element: int,
+                        causal: bool = False) -> dict[str, int]:
+    """Bytes PyTorch's *math* SDPA backend allocates beyond Q, K and V at its peak, by part.
+
+    Convention (PyTorch >= 2.5, ``_scaled_dot_product_attention_math``): fp16/bf16 inputs are
+    upcast, so the scores are fp32 whatever ``element`` (the input's bytes) is. At the peak two
+    fp32 B×h×T×T tensors are alive (the masked scores and their softmax) with one byte per score
+    (the safe softmax's check for rows that are all masked); a causal call adds its T×T mask as
+    fp32; and fp32 T×d tensors of 16 bytes per element of Q when upcast (copies of Q, K, V and the
+    output), 4 otherwise (the output), for T >= 4·d_head. Measured on an H200 (bench/gpu.py: within 0.01 % from 1k to 16k
+    tokens); its op-by-op allocations are traced on a CPU by tests/solver/counting/test_memory.py."""
+    for name, value in (("batch", batch), ("n_heads", n_heads), ("seq", seq), ("d_head", d_head)):
+        _positive(name, value)
+    scores = batch * n_heads * seq * seq
+    rows = batch * n_heads * seq * d_head
+    return {"scores and softmax (fp32)": 8 * scores, "all-masked-row flags (1 byte per score)": scores,
+            "causal mask (fp32)": 4 * seq * seq if causal else 0,
+            "fp32 T×d tensors": (16 if element < 4 else 4) * rows}
+
+
 # ---- training state ------------------------------------------------------------------
 #: Adam model-state bytes per parameter, by part.
 ADAM_BYTES: dict[str, tuple[tuple[str, int], ...]] = {

@@ -51,12 +51,16 @@ def estimate_bytes(cfg: ModelConfig, element_size: int) -> int:
 
 
 def available_bytes(device: str) -> int | None:
-    """Free memory on ``device`` (None when unknown)."""
+    """Free memory on ``device`` (None when unknown). On a GPU, what the driver reports free plus
+    the blocks PyTorch's caching allocator holds for this process and no tensor uses (a model
+    verified before this one leaves its memory there, free to reuse: found on an H200)."""
     if device.startswith("cuda"):
         import torch
 
-        free, _total = torch.cuda.mem_get_info(torch.device(device))
-        return int(free)
+        dev = torch.device(device)
+        free, _total = torch.cuda.mem_get_info(dev)
+        cached = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
+        return int(free) + max(0, int(cached))
     limits = [n for n in (_mem_available(), _cgroup_free(), _address_space_free()) if n is not None]
     return min(limits) if limits else None
 

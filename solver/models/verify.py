@@ -509,6 +509,10 @@ def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batc
         records = []
         for w in work:
             records.append(_verify_job(w))
+            if device != "meta":
+                import gc
+
+                gc.collect()  # the model just verified, before the next one's memory check
             if on_done:
                 on_done(records[-1])
         return records

@@ -88,3 +88,75 @@ def test_bad_dtype_is_a_clear_error():
         kv_cache_bytes(1, 1, 1, 1, 1, "fp12")
     with pytest.raises(SolverInputError, match="mode"):
         training_bytes(ModelConfig(), "fp16")
+
+
+# ---- the math SDPA backend's workspace, against the allocations PyTorch makes -------------------
+
+def _traced_peak(q, k, v, causal: bool) -> int:
+    """The most bytes alive at once among the tensors PyTorch's math SDPA backend allocates beyond
+    Q, K, V, traced op by op on a CPU (each output storage counted from its op until it is freed)."""
+    import weakref
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class Peak(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.live = self.peak = 0
+            self.seen = {t.untyped_storage().data_ptr() for t in (q, k, v)}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in tree_flatten(out)[0]:
+                if not isinstance(t, torch.Tensor):
+                    continue
+                storage = t.untyped_storage()
+                key, n = storage.data_ptr(), storage.nbytes()
+                if key in self.seen or n == 0:
+                    continue
+                self.seen.add(key)
+                self.live += n
+
+                def freed(n=n, key=key):
+                    self.live -= n
+                    self.seen.discard(key)
+                weakref.finalize(storage, freed)
+            self.peak = max(self.peak, self.live)
+            return out
+
+    tracker = Peak()
+    with sdpa_kernel(SDPBackend.MATH), tracker:
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return tracker.peak
+
+
+@given(batch=st.integers(1, 2), heads=st.integers(1, 4), seq=st.integers(16, 64), d_head=st.sampled_from([2, 4]),
+       half=st.booleans(), causal=st.booleans())
+def test_sdpa_math_workspace_bounds_the_allocations_traced(batch, heads, seq, d_head, half, causal):
+    """Two fp32 score tensors are alive at once whatever the input dtype (bf16 is upcast; a bf16
+    score matrix would be 2 bytes), and the estimate is the traced peak but for the 1-byte flag per
+    score, a kernel's own temporary the trace cannot see (the H200 run measures it)."""
+    import torch
+
+    from solver.counting import sdpa_math_workspace
+
+    torch.manual_seed(0)
+    dt = torch.bfloat16 if half else torch.float32
+    q, k, v = (torch.randn(batch, heads, seq, d_head, dtype=dt) for _ in range(3))
+    parts = sdpa_math_workspace(batch, heads, seq, d_head, 2 if half else 4, causal)
+    peak = _traced_peak(q, k, v, causal)
+    scores = batch * heads * seq * seq
+    assert peak >= 8 * scores
+    assert sum(parts.values()) - scores <= peak <= sum(parts.values())
+    assert parts["scores and softmax (fp32)"] == 8 * scores and parts["causal mask (fp32)"] == (4 * seq * seq if causal else 0)
+
+
+def test_sdpa_math_workspace_refuses_a_zero_size():
+    from solver.counting import sdpa_math_workspace
+
+    with pytest.raises(SolverInputError):
+        sdpa_math_workspace(1, 0, 16, 8, 2)

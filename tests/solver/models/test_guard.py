@@ -175,3 +175,20 @@ def test_sizes_are_bounded_in_process(args, message):
 def test_limits_are_stated_in_help(command, limit):
     text = " ".join(CliRunner().invoke(cli, ["solve", command, "--help"]).output.split())
     assert limit in text
+
+
+def test_gpu_memory_free_counts_the_blocks_torch_holds_unused(monkeypatch):
+    """A model verified before leaves its blocks in PyTorch's caching allocator: the driver reports
+    them used, but they are free to this process (the second of two models was refused on an H200
+    with 27 GB of the first one's weights still cached)."""
+    import torch
+
+    from solver.models import guard
+
+    gib = 2**30
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (122 * gib, 141 * gib))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 30 * gib)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 3 * gib)
+    assert guard.available_bytes("cuda") == 149 * gib
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 30 * gib)
+    assert guard.available_bytes("cuda") == 122 * gib

@@ -48,6 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from solver.models.verify import reduced_layers  # noqa: E402 - after the path  (the rules of --fit)
+
 #: (stage, share of --budget): the deadline of a stage is the start + budget × the shares up to it.
 STAGES = (("verify", 0.42), ("matmul", 0.10), ("attention", 0.22), ("forward", 0.10), ("decode", 0.16))
 #: Verified first: one preset of each kind (dense, MoE, latent attention, sliding window, ...).
@@ -84,34 +86,6 @@ def kinds(cfg) -> list[str]:
     if cfg.arch != "decoder":
         out.append(cfg.arch)
     return out
-
-
-def reduced_layers(cfg) -> dict[str, int]:
-    """The fewest layers per stack that keep every kind of layer ``cfg`` has: its dense first layers
-    and one MoE layer, a local and a global layer, and at least 2 (so a layer's FLOPs show)."""
-    from solver.models.verify import stack_layers
-
-    keep = max(2, cfg.first_dense_layers + max(1, cfg.moe_every) if cfg.is_moe else 2, cfg.global_every)
-    return {stack: min(n, keep) for stack, n in stack_layers(cfg).items()}
-
-
-def fewer_experts(cfg, free: int | None):
-    """``cfg`` at its reduced depth with the fewest halvings of its experts (never below top_k) that
-    let fp32 weights and gradients take at most 80 % of ``free`` bytes, or None when nothing need be
-    cut or nothing fits (the largest MoE presets: every kind of layer still built, the counts exact
-    for the config built, which the record names)."""
-    import solver.counting as counts
-    from solver.models.verify import with_layers
-
-    if not cfg.is_moe or free is None:
-        return None
-    n = cfg.n_experts
-    while n // 2 >= max(cfg.top_k, 2):
-        n //= 2
-        built = with_layers(cfg.replace(n_experts=n), reduced_layers(cfg))
-        if 3 * 4 * counts.param_breakdown(built).total_with_lora <= 0.8 * free:
-            return built
-    return None
 
 
 def shrink(cfg):
@@ -156,8 +130,7 @@ def verify_order(tiny: bool) -> list[str]:
 def stage_verify(run: Run) -> None:
     import solver.counting as counts
     from solver.counting.presets import get_preset
-    from solver.errors import SolverInputError
-    from solver.models.verify import stack_layers, verify, with_layers
+    from solver.models.verify import stack_layers, verify, verify_fitted, with_layers
 
     batch, seq = run.sizes["verify"]
     # the next model's time, estimated from those before it: the fastest so far, or at the lowest
@@ -182,43 +155,24 @@ def stage_verify(run: Run) -> None:
             run.skip(item, estimate)
             continue
         began = time.perf_counter()
-        record = attempt = None
-        for attempt in ("full", "reduced", "fewer experts"):
-            if attempt == "fewer experts":
-                if record is not None or "refusing" not in str(item.get("error", "")):
-                    break  # built, or failed for a reason fewer experts would not mend
-                built = fewer_experts(cfg, run.free_bytes())
-                if built is None:
-                    break
+        try:  # as ``qkv models verify --fit``: full, else at reduced depth, else with fewer experts
+            record, built = verify_fitted(cfg, run.device, batch=batch, seq=seq, name=name)
+        except Exception as e:  # noqa: BLE001 - a kernel missing: recorded, the run goes on
+            run.free()
+            record, built = None, cfg
+            item["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        if record is not None and record.error is not None:
+            item["error"], record = record.error, None
+        elif record is not None:
+            item["layers"] = stack_layers(built)
+            if built.n_experts != cfg.n_experts:
                 item["experts"] = {"built": built.n_experts, "full": cfg.n_experts}
-            else:
-                built = cfg if attempt == "full" else with_layers(cfg, reduced_layers(cfg))
-                if attempt == "reduced" and stack_layers(built) == stack_layers(cfg):
-                    continue  # nothing to reduce
-            try:
-                record = verify(built, run.device, batch=batch, seq=seq, name=name)
-            except SolverInputError as e:
-                record = None
-                item["error"] = e.args[0]
-                continue
-            except Exception as e:  # noqa: BLE001 - out of memory, a kernel missing: recorded, the run goes on
-                run.free()
-                item["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-                continue
-            if record.error is None:
-                item.pop("error", None)
-                item["layers"] = stack_layers(built)
-                break
-            item["error"] = record.error
-            record = None
         seconds = time.perf_counter() - began
         item["seconds"] = seconds
         run.free()
         if record is None:
             item["status"] = "not built"
         else:
-            if "experts" in item and built.n_experts == cfg.n_experts:
-                item.pop("experts")
             item.update(status="ok" if record.ok else "MISMATCH", depth="full" if item["layers"] == full else "reduced",
                         checks=[c.to_json() for c in record.checks],
                         **{k: v for k, v in record.extra.items()})

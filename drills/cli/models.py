@@ -122,10 +122,15 @@ def show(name: str, as_json: bool) -> None:
 @click.option("--full-train", is_flag=True,
               help="Measure train FLOPs with a backward pass of each whole model (slower), not on 1- and "
                    "2-layer slices of the stacks deeper than 2 layers.")
+@click.option("--fit", is_flag=True,
+              help="On cpu/cuda, build a model that does not fit (or would run past 120 s) at the fewest layers "
+                   "that keep every kind it has (dense first layers, MoE, local and global), then, for a large "
+                   "MoE, with its experts halved until it fits; the table names what was built, and the counts "
+                   "are exact for it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (described above).")
 @click.pass_context
 def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: int, seq: int, jobs: int,
-               full_train: bool, as_json: bool) -> None:
+               full_train: bool, fit: bool, as_json: bool) -> None:
     """Build each preset (all by default) and check its counts against the real PyTorch model.
 
     Parameters: numel of the built model's parameters vs the analytic count (in total and per
@@ -143,7 +148,9 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
                    "checks": [{"quantity", "analytic", "measured", "ok", "note"}]}]}
     quantity: params, params[GROUP], flops[forward|decode|train], kv_cache_bytes,
     kv_cache_bytes[+cross]; counts are exact integers. On cpu/cuda a model also has
-    "forward_seconds", on cuda "peak_memory" ({"math", "sdpa", "score_matrix_bytes"})."""
+    "forward_seconds", on cuda "peak_memory" ({"math", "sdpa", "score_matrix_bytes"}); with --fit,
+    a model built smaller has "built" ({"layers", "full_layers"} by stack, and "experts",
+    "full_experts" where they were halved)."""
     from drills.cli.extras import require_torch
     from solver.counting.presets import preset_names
     from solver.errors import SolverInputError
@@ -158,7 +165,7 @@ def verify_cmd(ctx: click.Context, names: tuple[str, ...], device: str, batch: i
         require_device(device)
     except SolverInputError as e:
         raise InputError(str(e.args[0]), "--device") from None
-    records = _run(presets, device, batch, seq, jobs, train="full" if full_train else "by-layers")
+    records = _run(presets, device, batch, seq, jobs, train="full" if full_train else "by-layers", fit=fit)
     if names and all(r.error is not None for r in records):  # nothing was run: one line, as for any refusal
         raise InputError(records[0].error if len(records) == 1 else
                          f"none of the models was built; {records[0].name}: {records[0].error}")
@@ -248,7 +255,7 @@ def auto_jobs(device: str, n_models: int, cores: int) -> int:
     return min(cores - 1, 4)
 
 
-def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> list:
+def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str, fit: bool = False) -> list:
     """Verify each preset with a progress bar on stderr (only on a terminal)."""
     import os
 
@@ -265,7 +272,7 @@ def _run(presets, device: str, batch: int, seq: int, jobs: int, train: str) -> l
         task = progress.add_task("verifying", total=len(presets))
         return verify_many([(p.name, p.config) for p in presets], device, batch=batch, seq=seq, jobs=jobs,
                            # on meta the decode step starts from a cache of zeros (no prefill to run)
-                           prefill="zeros" if device == "meta" else "run", train=train,
+                           prefill="zeros" if device == "meta" else "run", train=train, fit=fit,
                            on_done=lambda r: progress.update(task, advance=1, description=r.name))
 
 
@@ -275,6 +282,18 @@ def _cell(rec, quantity: str) -> str:
     except KeyError:
         return "-"
     return f"{c.measured:,}" if c.ok else f"[red]{c.measured:,} != {c.analytic:,}[/red]"
+
+
+def _built(rec) -> str:
+    """`` (4/61 layers, 128/256 experts)`` for a model --fit built smaller, else nothing."""
+    b = rec.extra.get("built")
+    if not b:
+        return ""
+    parts = [f"{b['layers'][k]}/{b['full_layers'][k]}{' ' + k if len(b['layers']) > 1 else ''} layers"
+             for k in b["layers"]]
+    if "experts" in b:
+        parts.append(f"{b['experts']}/{b['full_experts']} experts")
+    return f" ({', '.join(parts)})"
 
 
 def _verify_table(records) -> str:
@@ -287,6 +306,6 @@ def _verify_table(records) -> str:
         table.add_column(col, justify=justify)
     for r in records:
         status: Any = "OK" if r.ok else ("not built (below)" if r.error else "[red]MISMATCH[/red]")
-        table.add_row(r.name, _cell(r, "params"), _cell(r, "flops[forward]"), _cell(r, "flops[decode]"),
+        table.add_row(r.name + _built(r), _cell(r, "params"), _cell(r, "flops[forward]"), _cell(r, "flops[decode]"),
                       _cell(r, "flops[train]"), _cell(r, "kv_cache_bytes"), f"{r.seconds:.2f}", status)
     return _render(table)

@@ -491,8 +491,109 @@ def attention_peak_memory(cfg: ModelConfig, batch: int = 1, seq: int = 1024, dev
 
 # ---- many models ------------------------------------------------------------------------------
 
+# ---- a model too large for the device: built smaller, and named -------------------------------
+
+def reduced_layers(cfg: ModelConfig) -> dict[str, int]:
+    """The fewest layers per stack that keep every kind of layer ``cfg`` has: its dense first layers
+    and one MoE layer, a local and a global layer, and at least 2 (so a layer's FLOPs show)."""
+    keep = max(2, cfg.first_dense_layers + max(1, cfg.moe_every) if cfg.is_moe else 2, cfg.global_every)
+    return {stack: min(n, keep) for stack, n in stack_layers(cfg).items()}
+
+
+def fewer_experts(cfg: ModelConfig, free: int | None) -> ModelConfig | None:
+    """``cfg`` at its reduced depth with the fewest halvings of its experts (never below top_k) that
+    let fp32 weights and gradients (and as much again for the run) take at most 80 % of ``free``
+    bytes; None for a dense model, an unknown memory or when nothing fits. Every kind of layer is
+    still built; the counts are exact for the config built."""
+    from solver.counting import param_breakdown
+
+    if not cfg.is_moe or free is None:
+        return None
+    n = cfg.n_experts
+    while n // 2 >= max(cfg.top_k, 2):
+        n //= 2
+        built = with_layers(cfg.replace(n_experts=n), reduced_layers(cfg))
+        if 3 * 4 * param_breakdown(built).total_with_lora <= 0.8 * free:
+            return built
+    return None
+
+
+def _fits_message(error: str) -> bool:
+    """A refusal that a smaller build mends: the memory or the time guard's (not a bad input)."""
+    return error.startswith(("refusing to run", "refusing to build"))
+
+
+def verify_fitted(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: int = 128,
+                  name: str | None = None, prefill: str = "run", train: str = "by-layers"
+                  ) -> tuple[VerifyRecord, ModelConfig]:
+    """:func:`verify` of ``cfg``; where the memory or time guard refuses it (or the device runs out
+    of memory), again at :func:`reduced_layers`, then with :func:`fewer_experts`. Returns the record
+    and the config built: the record's ``extra["built"]`` names its layers and experts beside the
+    full model's whenever they differ (``qkv models verify --fit``, ``bench/gpu.py``)."""
+    from solver.models.guard import available_bytes
+
+    full = stack_layers(cfg)
+    reduced = with_layers(cfg, reduced_layers(cfg))
+    candidates = [lambda: cfg] + ([lambda: reduced] if reduced != cfg else [])
+    if device != "meta":  # the experts' count matters only where memory does
+        candidates.append(lambda: fewer_experts(cfg, available_bytes(device)))
+    record = None
+    built = cfg
+    for make in candidates:
+        attempt = make()
+        if attempt is None:
+            break
+        built = attempt
+        try:
+            record = verify(built, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)
+        except SolverInputError as e:
+            record = VerifyRecord(name or cfg.name or "model", device, batch, default_seq(cfg, seq),
+                                  error=_as_built(built, cfg) + e.args[0])
+            if not _fits_message(e.args[0]):
+                break
+            continue
+        except RuntimeError as e:  # the device ran out of memory after all: smaller, if it can be
+            if "out of memory" not in str(e):
+                raise
+            _release(device)
+            record = VerifyRecord(name or cfg.name or "model", device, batch, default_seq(cfg, seq),
+                                  error=_as_built(built, cfg) + f"out of memory on {device}: "
+                                                                  f"{str(e).splitlines()[0][:160]}")
+            continue
+        if record.error is None or not _fits_message(record.error):
+            break
+    if record is not None and record.error is None and built is not cfg:
+        record.extra["built"] = {"layers": stack_layers(built), "full_layers": full,
+                                 **({"experts": built.n_experts, "full_experts": cfg.n_experts}
+                                    if built.n_experts != cfg.n_experts else {})}
+    return record, built
+
+
+def _as_built(built: ModelConfig, cfg: ModelConfig) -> str:
+    """``"at 4/61 layers, 8/256 experts: "`` before the refusal of a smaller build (nothing for the model itself)."""
+    if built is cfg:
+        return ""
+    full, layers = stack_layers(cfg), stack_layers(built)
+    parts = [f"{layers[k]}/{full[k]}{' ' + k if len(full) > 1 else ''} layers" for k in layers]
+    if built.n_experts != cfg.n_experts:
+        parts.append(f"{built.n_experts}/{cfg.n_experts} experts")
+    return f"at {', '.join(parts)}: "
+
+
+def _release(device: str) -> None:
+    import gc
+
+    gc.collect()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
 def _verify_job(args: tuple) -> VerifyRecord:
-    cfg, device, batch, seq, name, prefill, train = args
+    cfg, device, batch, seq, name, prefill, train, fit = args
+    if fit:
+        return verify_fitted(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)[0]
     try:
         return verify(cfg, device, batch=batch, seq=seq, name=name, prefill=prefill, train=train)
     except SolverInputError as e:  # e.g. the memory guard: the model is not built
@@ -500,19 +601,19 @@ def _verify_job(args: tuple) -> VerifyRecord:
 
 
 def verify_many(named: list[tuple[str, ModelConfig]], device: str = "meta", batch: int = 1, seq: int = 128,
-                jobs: int = 1, prefill: str = "run", train: str = "by-layers", on_done=None) -> list[VerifyRecord]:
+                jobs: int = 1, prefill: str = "run", train: str = "by-layers", on_done=None,
+                fit: bool = False) -> list[VerifyRecord]:
     """:func:`verify` for each ``(name, config)``, in that order, in ``jobs`` processes (meta
     only: real builds stay in this process); ``on_done(record)`` is called as each finishes.
-    A model refused by the memory guard gets a record with ``error`` set instead of checks."""
-    work = [(cfg, device, batch, seq, name, prefill, train) for name, cfg in named]
+    A model refused by the memory guard gets a record with ``error`` set instead of checks; with
+    ``fit``, it is first built smaller (:func:`verify_fitted`)."""
+    work = [(cfg, device, batch, seq, name, prefill, train, fit) for name, cfg in named]
     if jobs <= 1 or device != "meta" or len(work) < 2:
         records = []
         for w in work:
             records.append(_verify_job(w))
             if device != "meta":
-                import gc
-
-                gc.collect()  # the model just verified, before the next one's memory check
+                _release(device)  # the model just verified, before the next one's memory check
             if on_done:
                 on_done(records[-1])
         return records

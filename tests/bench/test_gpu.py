@@ -115,34 +115,3 @@ def test_the_hard_limit_stops_the_run_and_still_writes(tmp_path, monkeypatch):
     assert rc == 0 and r["stopped"] == "stopped at the 0.3 s limit" and r["seconds"] < 30
     assert (tmp_path / "gpu_run.md").read_text().startswith("# qkv on ")
 
-
-@pytest.mark.parametrize("name", ["deepseek-v3", "kimi-k2"])
-def test_fewer_experts_halves_only_until_fp32_weights_and_gradients_fit(name):
-    """The largest MoE presets on one H200 (149 GB free, as the run read it): the fewest halvings of
-    the experts after which 12 bytes per parameter take at most 80 % of the memory, never below
-    top_k, at the reduced depth; every other field as the preset has it."""
-    import solver.counting as counts
-    from solver.counting.presets import get_preset
-    from solver.models.verify import stack_layers, with_layers
-
-    gpu = _load_bench()
-    cfg = get_preset(name).config
-    free = 149 * 10**9
-    built = gpu.fewer_experts(cfg, free)
-    assert built is not None and cfg.top_k <= built.n_experts < cfg.n_experts
-    assert cfg.n_experts % built.n_experts == 0 and (cfg.n_experts // built.n_experts) & 1 == 0
-    assert 12 * counts.param_breakdown(built).total_with_lora <= 0.8 * free
-    twice = with_layers(cfg.replace(n_experts=2 * built.n_experts), gpu.reduced_layers(cfg))
-    assert 12 * counts.param_breakdown(twice).total_with_lora > 0.8 * free  # one halving fewer would not fit
-    assert stack_layers(built) == gpu.reduced_layers(cfg)
-    assert built.replace(n_experts=cfg.n_experts, n_layers=cfg.n_layers) == cfg.replace(
-        **{k: getattr(built, k) for k in ("first_dense_layers",) if hasattr(built, k)})
-
-
-def test_fewer_experts_leaves_a_dense_model_and_an_unknown_memory_alone():
-    from solver.counting.presets import get_preset
-
-    gpu = _load_bench()
-    assert gpu.fewer_experts(get_preset("llama2-7b").config, 149 * 10**9) is None
-    assert gpu.fewer_experts(get_preset("deepseek-v3").config, None) is None
-    assert gpu.fewer_experts(get_preset("deepseek-v3").config, 10**6) is None  # nothing fits

@@ -94,9 +94,9 @@ def test_the_readme_quotes_the_run():
 
     def pct(x):
         return f"{100 * x:.1f} %"
-    experts = [i["experts"]["built"] for i in v if i.get("experts")]
+    experts = [f"{i['experts']['built']} of {i['experts']['full']}" for i in v if i.get("experts")]
     quoted = [f"{len([i for i in v if i['status'] == 'ok'])} of {len(v)} presets",
-              f"{sum(i['depth'] == 'full' for i in v)} at full depth", f"to {experts[0]} and {experts[1]}",
+              f"{sum(i['depth'] == 'full' for i in v)} at full depth", f"to {experts[0]} and {experts[1]})",
               f"{pct(m[8192]['fraction_of_peak'])} of the {RUN['reference']['peak_flops'] / 1e12:.1f} TFLOP/s",
               f"({pct(m[16384]['fraction_of_peak'])} at 16k)", f"{pct(att[(32768, 'flash')]['fraction_of_peak'])} with flash",
               f"{pct(att[(32768, 'efficient')]['fraction_of_peak'])} with the memory-efficient",

@@ -373,7 +373,8 @@ def stage_decode(run: Run) -> None:
                         kv_cache_bytes_analytic=int(counts.kv_cache_bytes_cfg(cfg, batch=batch, seq=seq - 1,
                                                                                 dtype=run.dtype)),
                         note="the reference model concatenates each layer's cache with the new position "
-                             "(a copy of the cache per step) and repeats GQA heads: more bytes than the bound")
+                             "(a copy of the cache per step) and repeats GQA heads: more bytes than the bound",
+                        **moved_by_reference(b, t, run.fig["bandwidth"]))
             if run.device.startswith("cuda"):  # the same step without Python launching each kernel
                 item["graph"] = graphed_timing(step, run, solved["answer"], b, repeats=10)
             base = step = None  # the cache freed before the next size
@@ -384,6 +385,17 @@ def stage_decode(run: Run) -> None:
         run.add(item)
     model = None
     run.free()
+
+
+def moved_by_reference(breakdown: dict[str, Any], t: float, bandwidth: float) -> dict[str, Any]:
+    """The bytes the reference model's decode step moves, beside the bound's (the weights once and
+    the cache once, ``qkv solve decode``): its ``torch.cat`` reads each layer's cache and writes it
+    again one position longer, and attention then reads it, so the cache moves three times. The
+    time at full bandwidth, and the share of it a step that took ``t`` seconds reached."""
+    moved = breakdown["weight_bytes"] + 3 * breakdown["kv_bytes"]
+    return {"weight_bytes": breakdown["weight_bytes"], "kv_bytes": breakdown["kv_bytes"],
+            "reference_model_bytes": moved, "reference_model_bound_s": moved / bandwidth,
+            "fraction_of_bandwidth_reference_model": moved / t / bandwidth}
 
 
 def graphed_timing(step, run: Run, solved_s: float, breakdown: dict[str, Any], repeats: int) -> dict[str, Any]:
@@ -408,7 +420,8 @@ def graphed_timing(step, run: Run, solved_s: float, breakdown: dict[str, Any], r
         return {"status": "ok", "measured_s": t, "roofline_fraction": solved_s / t,
                 "achieved_bytes_per_s": breakdown["total_bytes"] / t, "achieved_flops_per_s": breakdown["flops"] / t,
                 "fraction_of_bandwidth": breakdown["total_bytes"] / t / run.fig["bandwidth"],
-                "fraction_of_peak": breakdown["flops"] / t / run.fig["peak_flops"], "bound": breakdown["bound"]}
+                "fraction_of_peak": breakdown["flops"] / t / run.fig["peak_flops"], "bound": breakdown["bound"],
+                **moved_by_reference(breakdown, t, run.fig["bandwidth"])}
     except Exception as e:  # noqa: BLE001 - a step that cannot be captured: recorded, the run goes on
         return {"status": "error", "error": f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}"}
     finally:
@@ -728,7 +741,18 @@ def _decode_page(items) -> list[str]:
         if i.get("graph"):
             out.append(_measure_row({**i, **i["graph"]}, label + ", replayed as a CUDA graph"))
     notes = {i["note"] for i in items if i.get("status") == "ok" and i.get("note")}
-    return out + ([""] + sorted(notes) if notes else [])
+    out += [""] + sorted(notes) if notes else []
+    for i in items:
+        if i.get("status") == "ok" and "reference_model_bytes" in i:
+            graph = i.get("graph") or {}
+            out += ["", f"B={i['batch']}: the reference model moves {_g(float(i['reference_model_bytes']), 'B')} a step (the "
+                        f"weights, {_g(float(i['weight_bytes']), 'B')}, and the cache, {_g(float(i['kv_bytes']), 'B')}, three times: "
+                        f"read and written again by torch.cat, then read by attention), "
+                        f"{_g(i['reference_model_bound_s'], 's')} at full bandwidth: eager "
+                        f"{_pct(i['fraction_of_bandwidth_reference_model'])} of the bandwidth on those bytes"
+                        + (f", replayed as a CUDA graph {_pct(graph['fraction_of_bandwidth_reference_model'])}"
+                           if graph.get("status") == "ok" else "") + "."]
+    return out
 
 
 PAGES = {"verify": _verify_page, "matmul": _matmul_page, "attention": _attention_page, "forward": _forward_page,

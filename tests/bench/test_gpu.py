@@ -84,6 +84,12 @@ def test_verified_counts_equal_the_analytic_ones(tiny_run):
         if d["status"] == "ok":
             assert d["kv_cache_bytes"] == d["kv_cache_bytes_analytic"] > 0
             assert d["roofline_fraction"] == pytest.approx(d["solve_decode_s"] / d["measured_s"])
+            # the reference model's step moves the weights once and the cache three times (torch.cat
+            # reads and writes it, attention reads it): more than the bound's weights + cache
+            assert d["weight_bytes"] + d["kv_bytes"] == d["bytes"]
+            assert d["reference_model_bytes"] == d["weight_bytes"] + 3 * d["kv_bytes"] > d["bytes"]
+            assert d["fraction_of_bandwidth_reference_model"] == pytest.approx(
+                d["reference_model_bytes"] / d["measured_s"] / d["bandwidth"])
     for m in r["stages"][1]["items"]:
         if m["status"] == "ok":
             assert m["flops"] == 2 * m["n"] ** 3

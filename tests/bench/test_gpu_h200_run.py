@@ -82,6 +82,9 @@ def test_forward_and_decode_are_todays_counts():
         assert d["kv_cache_bytes"] == counts.kv_cache_bytes_cfg(llama, batch=d["batch"], seq=d["context"] - 1,
                                                                 dtype="bf16")
         assert d["graph"]["status"] == "ok" and d["graph"]["measured_s"] <= d["measured_s"]
+        assert d["reference_model_bytes"] == d["weight_bytes"] + 3 * d["kv_bytes"]
+        assert d["kv_bytes"] == counts.kv_cache_bytes_cfg(llama, batch=d["batch"], seq=d["context"], dtype="bf16")
+        assert d["weight_bytes"] == 2 * counts.param_breakdown(llama).total_with_lora
 
 
 def test_the_readme_quotes_the_run():
@@ -104,6 +107,9 @@ def test_the_readme_quotes_the_run():
               f"{pct(STAGES['forward'][0]['fraction_of_peak'])} of peak",
               f"{1e3 * d1['measured_s']:.1f} ms eager", f"{1e3 * d1['graph']['measured_s']:.1f} ms replayed",
               f"{1e3 * d1['solve_decode_s']:.1f} ms bound", f"({100 * d1['graph']['fraction_of_bandwidth']:.0f} % of the bandwidth)",
+              *(f"{pct(d['graph']['fraction_of_bandwidth_reference_model'])} of the bandwidth at batch {d['batch']}"
+                if d["batch"] == 1 else f"{pct(d['graph']['fraction_of_bandwidth_reference_model'])} at batch {d['batch']}"
+                for d in STAGES["decode"]),
               f"{round(RUN['seconds'])} s", RUN["info"]["date"][:10], "torch " + ".".join(RUN["info"]["torch"].split(".")[:2])]
     for q in quoted:
         assert q in para, q

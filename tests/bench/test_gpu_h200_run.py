@@ -115,3 +115,14 @@ def test_the_readme_quotes_the_run():
         assert q in para, q
     worst = max(abs(a["memory_ratio"] - 1) for a in STAGES["attention"] if a["backend"] == "math" and "memory_ratio" in a)
     assert worst < 1e-4 and "within 0.01 %" in para
+
+
+def test_the_page_is_the_json_written_by_the_script():
+    """bench/gpu_run_h200.md is what bench/gpu.py's ``markdown`` writes from the committed JSON: the
+    page and the figures it shows were not edited by hand."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_gpu", ROOT / "bench" / "gpu.py")
+    gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu)
+    assert gpu.markdown(RUN) == (ROOT / "bench" / "gpu_run_h200.md").read_text()

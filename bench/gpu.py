@@ -48,7 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from solver.models.verify import reduced_layers  # noqa: E402 - after the path  (the rules of --fit)
+from solver.models.verify import fp32_training_fits, reduced_layers  # noqa: E402 - after the path (the rules of --fit)
 
 #: (stage, share of --budget): the deadline of a stage is the start + budget × the shares up to it.
 STAGES = (("verify", 0.42), ("matmul", 0.10), ("attention", 0.22), ("forward", 0.10), ("decode", 0.16))
@@ -147,7 +147,7 @@ def stage_verify(run: Run) -> None:
             cfg = shrink(cfg)
         params = counts.param_breakdown(cfg).total_with_lora
         free = run.free_bytes()
-        if free is not None and 3 * 4 * params > 0.8 * free:  # fp32 weights and gradients will not fit: reduced
+        if free is not None and not fp32_training_fits(params, free):  # it will be built at reduced depth
             params = counts.param_breakdown(with_layers(cfg, reduced_layers(cfg))).total_with_lora
         estimate = max(fastest or 0.0, (per_param or 0.0) * params)
         item: dict[str, Any] = {"name": name, "kinds": kinds(cfg), "full_layers": full}

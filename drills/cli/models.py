@@ -286,14 +286,10 @@ def _cell(rec, quantity: str) -> str:
 
 def _built(rec) -> str:
     """`` (4/61 layers, 128/256 experts)`` for a model --fit built smaller, else nothing."""
+    from solver.models.verify import built_label
+
     b = rec.extra.get("built")
-    if not b:
-        return ""
-    parts = [f"{b['layers'][k]}/{b['full_layers'][k]}{' ' + k if len(b['layers']) > 1 else ''} layers"
-             for k in b["layers"]]
-    if "experts" in b:
-        parts.append(f"{b['experts']}/{b['full_experts']} experts")
-    return f" ({', '.join(parts)})"
+    return f" ({built_label(b)})" if b else ""
 
 
 def _verify_table(records) -> str:

@@ -513,9 +513,15 @@ def fewer_experts(cfg: ModelConfig, free: int | None) -> ModelConfig | None:
     while n // 2 >= max(cfg.top_k, 2):
         n //= 2
         built = with_layers(cfg.replace(n_experts=n), reduced_layers(cfg))
-        if 3 * 4 * param_breakdown(built).total_with_lora <= 0.8 * free:
+        if fp32_training_fits(param_breakdown(built).total_with_lora, free):
             return built
     return None
+
+
+def fp32_training_fits(params: int, free: int) -> bool:
+    """fp32 weights and gradients, and as much again for the run (12 bytes per parameter), in at most
+    80 % of ``free`` bytes: the rule :func:`fewer_experts` halves by (and bench/gpu.py plans its time by)."""
+    return 3 * 4 * params <= 0.8 * free
 
 
 def _fits_message(error: str) -> bool:
@@ -532,7 +538,6 @@ def verify_fitted(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: i
     full model's whenever they differ (``qkv models verify --fit``, ``bench/gpu.py``)."""
     from solver.models.guard import available_bytes
 
-    full = stack_layers(cfg)
     reduced = with_layers(cfg, reduced_layers(cfg))
     candidates = [lambda: cfg] + ([lambda: reduced] if reduced != cfg else [])
     if device != "meta":  # the experts' count matters only where memory does
@@ -563,21 +568,29 @@ def verify_fitted(cfg: ModelConfig, device: str = "meta", batch: int = 1, seq: i
         if record.error is None or not _fits_message(record.error):
             break
     if record is not None and record.error is None and built is not cfg:
-        record.extra["built"] = {"layers": stack_layers(built), "full_layers": full,
-                                 **({"experts": built.n_experts, "full_experts": cfg.n_experts}
-                                    if built.n_experts != cfg.n_experts else {})}
+        record.extra["built"] = what_was_built(built, cfg)
     return record, built
+
+
+def what_was_built(built: ModelConfig, cfg: ModelConfig) -> dict[str, Any]:
+    """The record's ``built``: the layers per stack built and the full model's, and the experts where
+    they were halved."""
+    return {"layers": stack_layers(built), "full_layers": stack_layers(cfg),
+            **({"experts": built.n_experts, "full_experts": cfg.n_experts} if built.n_experts != cfg.n_experts else {})}
+
+
+def built_label(built: dict[str, Any]) -> str:
+    """``4/61 layers, 128/256 experts`` (``2/6 encoder layers, 2/6 decoder layers``) for a record's ``built``."""
+    layers, full = built["layers"], built["full_layers"]
+    parts = [f"{layers[k]}/{full[k]}{' ' + k if len(full) > 1 else ''} layers" for k in layers]
+    if "experts" in built:
+        parts.append(f"{built['experts']}/{built['full_experts']} experts")
+    return ", ".join(parts)
 
 
 def _as_built(built: ModelConfig, cfg: ModelConfig) -> str:
     """``"at 4/61 layers, 8/256 experts: "`` before the refusal of a smaller build (nothing for the model itself)."""
-    if built is cfg:
-        return ""
-    full, layers = stack_layers(cfg), stack_layers(built)
-    parts = [f"{layers[k]}/{full[k]}{' ' + k if len(full) > 1 else ''} layers" for k in layers]
-    if built.n_experts != cfg.n_experts:
-        parts.append(f"{built.n_experts}/{cfg.n_experts} experts")
-    return f"at {', '.join(parts)}: "
+    return "" if built is cfg else f"at {built_label(what_was_built(built, cfg))}: "
 
 
 def _release(device: str) -> None:
